@@ -1,0 +1,30 @@
+"""The registry of agent adapters: one module a provider, each exposing ``ADAPTER``.
+
+Adding an agent means writing ``ingest/adapters/<agent>.py`` with the interface in
+``base.py`` and naming it here. Modules are imported only when asked for, so a
+command that needs one adapter does not pay for all of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from voyager.ingest.adapters.base import Adapter
+
+#: provider name -> module path. Order is the order scans and ``doctor`` report in.
+REGISTRY: dict[str, str] = {
+    "claude": "voyager.ingest.adapters.claude",
+    "codex": "voyager.ingest.adapters.codex",
+    "opencode": "voyager.ingest.adapters.opencode",
+}
+
+PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
+
+
+def get(name: str) -> Adapter:
+    """The adapter for provider ``name``; KeyError if there is none."""
+    return importlib.import_module(REGISTRY[name]).ADAPTER
+
+
+def all_adapters(names: list[str] | None = None) -> list[Adapter]:
+    return [get(n) for n in (names or PROVIDERS)]

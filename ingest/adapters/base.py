@@ -1,0 +1,152 @@
+"""The one small interface every agent adapter implements, and the items it streams.
+
+An adapter has two jobs and no others:
+
+* ``discover(env)`` yields the ``Source`` files (or databases) it would read, each
+  with a cheap stat ``Fingerprint``, plus a ``Notice`` for any place it could not
+  look into (an unreadable directory, say).
+* ``read(source, cursor)`` streams ``Session`` and ``Event`` items from one source,
+  then, for append-only sources, a final ``Cursor`` saying where it stopped; any
+  piece it had to skip comes as a ``Notice`` naming where and why.
+
+Adapters open provider files read-only and never write anywhere. They hold at most
+one session's worth of state in memory and yield as they go.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, Union
+
+import msgspec
+
+from voyager.model import Event, Session
+
+
+class Fingerprint(msgspec.Struct, frozen=True, kw_only=True):
+    """What a stat pass sees of a source; any difference means "look again".
+
+    For SQLite sources the ``-wal`` file's size and mtime are part of it, because a
+    running agent's new turns live there until a checkpoint.
+    """
+
+    size: int
+    mtime_ns: int
+    inode: int
+    wal_size: int = 0
+    wal_mtime_ns: int = 0
+
+
+class Source(msgspec.Struct, frozen=True, kw_only=True):
+    """One file or database an adapter reads. ``append_only`` sources may be read from a byte offset."""
+
+    provider: str
+    path: str
+    fingerprint: Fingerprint
+    append_only: bool = False
+
+
+class Cursor(msgspec.Struct, frozen=True, kw_only=True):
+    """Where reading an append-only source stopped, so the next scan reads only new bytes.
+
+    ``offset`` is just past the last complete line consumed; ``tail_hash`` hashes that
+    line so a rewrite of the file is detected; ``next_seq`` continues the session's
+    event counter; ``state`` is whatever small context the adapter needs to go on
+    (for example a call id to tool name map is *not* kept: results carry their id).
+    """
+
+    offset: int
+    next_seq: int
+    tail_hash: str
+    tail_start: int = 0
+    session: str | None = None
+    state: dict[str, Any] = {}
+
+
+class Notice(msgspec.Struct, frozen=True, kw_only=True):
+    """A piece of input that was skipped, where it was, and why. ``fatal``: the whole source."""
+
+    source: str
+    reason: str
+    where: str | None = None
+    fatal: bool = False
+
+    def describe(self) -> str:
+        where = f" ({self.where})" if self.where else ""
+        return f"{self.source}{where}: {self.reason}"
+
+
+Item = Union[Session, Event, Cursor, Notice]
+
+
+class Adapter(Protocol):
+    """What every adapter module's adapter object provides (see ``voyager.ingest.adapters.ADAPTERS``)."""
+
+    name: ClassVar[str]
+    #: A human label for doctor and help output, e.g. "Claude Code".
+    label: ClassVar[str]
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        """The places this adapter looks, for ``voyager doctor``."""
+        ...
+
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        """Yield every source under ``roots(env)`` with its fingerprint, and a Notice per place it could not look."""
+        ...
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        """Stream one source's sessions and events (from ``cursor`` when given), read-only."""
+        ...
+
+
+def fingerprint(path: str | os.PathLike[str], *, wal: bool = False) -> Fingerprint:
+    """Stat ``path`` (and its ``-wal`` sibling when ``wal``) into a Fingerprint. Raises OSError if it is gone."""
+    st = os.stat(path)
+    wal_size = wal_mtime = 0
+    if wal:
+        try:
+            wst = os.stat(f"{os.fspath(path)}-wal")
+            wal_size, wal_mtime = wst.st_size, wst.st_mtime_ns
+        except OSError:
+            pass
+    return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, wal_size=wal_size, wal_mtime_ns=wal_mtime)
+
+
+def walk_files(root: Path, pattern_suffix: str, provider: str, *, name_prefix: str = "") -> Iterator[Source | Notice]:
+    """Yield append-only Sources for files under ``root`` ending in ``pattern_suffix``.
+
+    Unreadable directories become Notices instead of aborting the walk; files that
+    vanish between listing and stat are simply not there. Order is sorted so scans
+    are deterministic.
+    """
+    if not root.is_dir():
+        return
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Notice(source=str(d), reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
+            continue
+        subdirs = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(Path(entry.path))
+                    continue
+                if not entry.name.endswith(pattern_suffix) or not entry.name.startswith(name_prefix):
+                    continue
+                st = entry.stat()
+            except OSError:
+                continue
+            yield Source(
+                provider=provider,
+                path=entry.path,
+                fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
+                append_only=True,
+            )
+        stack.extend(reversed(subdirs))

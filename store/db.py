@@ -1,0 +1,124 @@
+"""Opening Voyager's SQLite databases: private files, sane pragmas, forward-only migrations.
+
+Each database has its own ordered list of migrations, plain functions applied once in
+one ``BEGIN IMMEDIATE`` transaction and recorded in ``PRAGMA user_version``. The
+version is re-read after the write lock is taken, because several processes may open
+a brand-new database at the same instant. A database written by a newer Voyager
+(``user_version`` beyond what this build knows) is refused, never used.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+Migration = Callable[[sqlite3.Connection], None]
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class StoreError(Exception):
+    """A state database cannot be used; the message says why in one line."""
+
+
+class NewerSchemaError(StoreError):
+    """The database was written by a newer Voyager."""
+
+
+def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) -> sqlite3.Connection:
+    """Open (creating if needed) the database at ``path``, apply pending ``migrations``, return the connection.
+
+    Files are created 0600. WAL, ``synchronous=NORMAL`` and a busy timeout make
+    concurrent readers and one writer cheap and durable enough for an index that can
+    always be rebuilt from the sources.
+    """
+    if not readonly:
+        _precreate_private(path)
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if not readonly:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from exc
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(migrations):
+        conn.close()
+        raise NewerSchemaError(
+            f"{path} has schema version {version}, newer than this Voyager knows ({len(migrations)}); upgrade Voyager"
+        )
+    if version < len(migrations):
+        if readonly:
+            conn.close()
+            raise StoreError(f"{path} needs a schema upgrade; run a command that writes (for example `voyager scan`)")
+        _migrate(conn, path, migrations)
+    _fix_modes(path)
+    return conn
+
+
+def _precreate_private(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    except OSError as exc:
+        raise StoreError(f"cannot create {path}: {exc.strerror or exc}") from exc
+
+
+def _fix_modes(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        p = f"{path}{suffix}"
+        try:
+            if os.stat(p).st_mode & 0o077:
+                os.chmod(p, 0o600)
+        except OSError:
+            pass
+
+
+def _migrate(conn: sqlite3.Connection, path: Path, migrations: list[Migration]) -> None:
+    with transaction(conn):
+        # Re-read under the write lock: another process may have migrated meanwhile.
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(migrations):
+            raise NewerSchemaError(f"{path} has schema version {version}, newer than this Voyager knows; upgrade Voyager")
+        for number, migration in enumerate(migrations[version:], start=version + 1):
+            migration(conn)
+            conn.execute(f"PRAGMA user_version={number}")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, attempts: int = 50) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` with a bounded retry when another writer holds the lock.
+
+    The busy timeout already waits; the retry covers the cases SQLite reports busy at
+    once (a WAL checkpoint in progress, a deadlock-avoidance answer).
+    """
+    delay = 0.002
+    for attempt in range(attempts):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise StoreError(f"cannot write: {exc}") from exc
+            if attempt == attempts - 1:
+                raise StoreError(f"database stayed busy: {exc}") from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

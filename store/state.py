@@ -1,0 +1,224 @@
+"""Scan state and the sessions table: what was indexed, from where, and what it produced.
+
+Lives in ``<data dir>/state.db``. Rows here always describe a Tantivy commit that
+already happened (the pipeline commits the index first), so a crash in between costs
+a re-read of some sources, never a duplicate or a loss. Session metadata (title, cwd,
+repo…) is kept here rather than in every indexed event, so hits are joined with it at
+render time and a renamed session needs no reindex.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from voyager.model import Session
+from voyager.store.db import Migration, connect, transaction
+
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append
+
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE sources (
+            path TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            wal_size INTEGER NOT NULL DEFAULT 0,
+            wal_mtime_ns INTEGER NOT NULL DEFAULT 0,
+            cursor BLOB,
+            sessions TEXT NOT NULL DEFAULT '[]',
+            events INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ok',
+            detail TEXT,
+            indexed_at REAL NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            native_id TEXT NOT NULL,
+            source TEXT,
+            title TEXT,
+            cwd TEXT,
+            git_branch TEXT,
+            git_repo TEXT,
+            model TEXT,
+            started REAL,
+            updated REAL,
+            parent TEXT,
+            resume TEXT,
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            events INTEGER NOT NULL DEFAULT 0
+        )
+        """
+    )
+    db.execute("CREATE INDEX sessions_updated ON sessions(updated DESC)")
+    db.execute("CREATE INDEX sessions_source ON sessions(source)")
+    db.execute("CREATE INDEX sessions_native ON sessions(native_id)")
+    db.execute("CREATE TABLE scans (id INTEGER PRIMARY KEY, started REAL NOT NULL, finished REAL NOT NULL, summary TEXT NOT NULL)")
+
+
+class SourceState(msgspec.Struct, kw_only=True):
+    """What Voyager last indexed from one source file or database."""
+
+    path: str
+    provider: str
+    size: int
+    mtime_ns: int
+    inode: int
+    wal_size: int = 0
+    wal_mtime_ns: int = 0
+    cursor: bytes | None = None
+    sessions: list[str] = []
+    events: int = 0
+    status: str = "ok"
+    detail: str | None = None
+    indexed_at: float = 0.0
+
+
+class SessionRecord(msgspec.Struct, kw_only=True):
+    """A session row: the model's Session plus how many events are indexed for it."""
+
+    session: Session
+    events: int
+
+
+_SESSION_COLS = (
+    "id", "provider", "native_id", "source", "title", "cwd", "git_branch", "git_repo", "model",
+    "started", "updated", "parent", "resume", "tokens_in", "tokens_out",
+)
+_SOURCE_COLS = tuple(SourceState.__struct_fields__)
+
+
+def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
+    values = dict(zip(_SESSION_COLS + ("events",), row))
+    events = values.pop("events")
+    return SessionRecord(session=Session(**{k: v for k, v in values.items() if v is not None}), events=events)
+
+
+class StateStore:
+    """Scan state and sessions in ``state.db``; one instance per process, not thread-shared."""
+
+    def __init__(self, data_dir: Path, *, readonly: bool = False) -> None:
+        self.path = data_dir / "state.db"
+        self.conn = connect(self.path, MIGRATIONS, readonly=readonly)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- sources ---------------------------------------------------------------
+
+    def sources(self, provider: str | None = None) -> dict[str, SourceState]:
+        sql = f"SELECT {', '.join(_SOURCE_COLS)} FROM sources"
+        args: tuple = ()
+        if provider:
+            sql += " WHERE provider = ?"
+            args = (provider,)
+        out: dict[str, SourceState] = {}
+        for row in self.conn.execute(sql, args):
+            d = dict(zip(_SOURCE_COLS, row))
+            d["sessions"] = msgspec.json.decode(d["sessions"])
+            out[d["path"]] = SourceState(**d)
+        return out
+
+    def commit_scan(
+        self,
+        *,
+        sources: Iterable[SourceState] = (),
+        removed_sources: Iterable[str] = (),
+        sessions: Iterable[SessionRecord] = (),
+        removed_sessions: Iterable[str] = (),
+        event_deltas: dict[str, int] | None = None,
+    ) -> None:
+        """Record, in one transaction, what an index commit that already happened contains."""
+        with transaction(self.conn) as db:
+            db.executemany("DELETE FROM sources WHERE path = ?", [(p,) for p in removed_sources])
+            db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in removed_sessions])
+            db.executemany(
+                f"INSERT OR REPLACE INTO sources ({', '.join(_SOURCE_COLS)}) VALUES ({', '.join('?' * len(_SOURCE_COLS))})",
+                [
+                    tuple(msgspec.json.encode(s.sessions).decode() if c == "sessions" else getattr(s, c) for c in _SOURCE_COLS)
+                    for s in sources
+                ],
+            )
+            db.executemany(
+                f"INSERT OR REPLACE INTO sessions ({', '.join(_SESSION_COLS)}, events) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 1))})",
+                [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (r.events,) for r in sessions],
+            )
+            if event_deltas:
+                db.executemany(
+                    "UPDATE sessions SET events = events + ? WHERE id = ?", [(n, sid) for sid, n in event_deltas.items()]
+                )
+
+    def record_scan(self, started: float, summary: bytes) -> None:
+        with transaction(self.conn) as db:
+            db.execute("INSERT INTO scans (started, finished, summary) VALUES (?, ?, ?)", (started, time.time(), summary.decode()))
+            db.execute("DELETE FROM scans WHERE id NOT IN (SELECT id FROM scans ORDER BY id DESC LIMIT 50)")
+
+    def last_scan(self) -> tuple[float, float, str] | None:
+        row = self.conn.execute("SELECT started, finished, summary FROM scans ORDER BY id DESC LIMIT 1").fetchone()
+        return tuple(row) if row else None  # type: ignore[return-value]
+
+    # -- sessions --------------------------------------------------------------
+
+    def sessions_by_id(self, ids: Iterable[str]) -> dict[str, SessionRecord]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, SessionRecord] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            sql = f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
+            for row in self.conn.execute(sql, chunk):
+                rec = _row_to_session(row)
+                out[rec.session.id] = rec
+        return out
+
+    def list_sessions(
+        self, *, provider: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> tuple[int, list[SessionRecord]]:
+        where, args = ("WHERE provider = ?", [provider]) if provider else ("", [])
+        total = self.conn.execute(f"SELECT count(*) FROM sessions {where}", args).fetchone()[0]
+        sql = f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} ORDER BY coalesce(updated, started, 0) DESC, id LIMIT ? OFFSET ?"
+        rows = self.conn.execute(sql, [*args, -1 if limit is None else limit, offset]).fetchall()
+        return total, [_row_to_session(r) for r in rows]
+
+    def resolve_session(self, ref: str) -> list[str]:
+        """Session ids matching ``ref``: a Voyager id, a native id, or an unambiguous prefix of either."""
+        exact = self.conn.execute("SELECT id FROM sessions WHERE id = ? OR native_id = ?", (ref, ref)).fetchall()
+        if exact:
+            return [r[0] for r in exact]
+        pat = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self.conn.execute(
+            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 50",
+            (pat, pat),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def session_ids_where(self, *, cwd: str | None = None, repo: str | None = None) -> list[str]:
+        """Ids of sessions whose cwd (or git repo) contains the given text, case-insensitively."""
+        clauses, args = [], []
+        if cwd:
+            clauses.append("instr(lower(coalesce(cwd, '')), lower(?)) > 0")
+            args.append(cwd)
+        if repo:
+            clauses.append("(instr(lower(coalesce(git_repo, '')), lower(?)) > 0 OR instr(lower(coalesce(cwd, '')), lower(?)) > 0)")
+            args.extend([repo, repo])
+        sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
+        return [r[0] for r in self.conn.execute(sql, args)]
+
+    def counts(self) -> list[tuple[str, int, int]]:
+        """(provider, sessions, events) per provider."""
+        return [tuple(r) for r in self.conn.execute("SELECT provider, count(*), sum(events) FROM sessions GROUP BY provider ORDER BY provider")]  # type: ignore[misc]

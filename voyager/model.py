@@ -1,0 +1,150 @@
+"""The normalized data model every stage shares: sessions and their events.
+
+These msgspec Structs are the one schema of Voyager. Adapters in ``voyager.ingest``
+produce them from provider formats, ``voyager.search`` indexes them, ``voyager.store``
+keeps session metadata, and the CLI encodes them (and the result Structs below) as
+the JSON contract. Nothing here knows a provider format, Tantivy or SQL.
+
+Times are float seconds since the Unix epoch (UTC) or ``None`` when the provider did
+not say; nothing is invented.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+#: What an event is. ``meta`` is context a provider injected (system prompts,
+#: environment blocks, compaction summaries): searchable, never a human turn.
+#: ``checkpoint`` is task state a person saved with ``voyager checkpoint save``.
+Kind = Literal["user", "assistant", "reasoning", "tool_call", "tool_result", "meta", "checkpoint"]
+KINDS: tuple[str, ...] = ("user", "assistant", "reasoning", "tool_call", "tool_result", "meta", "checkpoint")
+
+#: Who produced an event's text: a person typing (``human``), the model (``agent``),
+#: a tool run (``tool``), the agent software itself (``provider``: injected context,
+#: synthetic turns, subagent prompts) or Voyager (``voyager``: checkpoints).
+Origin = Literal["human", "agent", "tool", "provider", "voyager"]
+
+#: Version of the JSON documents the CLI prints. Bump on any incompatible change.
+SCHEMA_VERSION = 1
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One conversation with one agent, as the provider stored it.
+
+    ``id`` is Voyager's id, ``"<provider>:<native_id>"``, unique across agents.
+    """
+
+    id: str
+    provider: str
+    native_id: str
+    title: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    git_repo: str | None = None
+    model: str | None = None
+    started: float | None = None
+    updated: float | None = None
+    parent: str | None = None
+    resume: str | None = None
+    source: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One searchable thing that happened in a session: a message, a tool call, its result.
+
+    ``seq`` is a stable per-session counter assigned by the adapter in stream order,
+    so a rescan of unchanged input yields the identical stream. ``exit_code`` is
+    ``None`` unless the provider recorded one (0 stays 0).
+    """
+
+    session: str
+    seq: int
+    kind: Kind
+    origin: Origin
+    text: str
+    ts: float | None = None
+    tool: str | None = None
+    call_id: str | None = None
+    exit_code: int | None = None
+    is_error: bool = False
+
+
+def session_id(provider: str, native_id: str) -> str:
+    """Voyager's id for a provider's session: unique across agents, stable across scans."""
+    return f"{provider}:{native_id}"
+
+
+# ---------------------------------------------------------------------------
+# Result documents: what the CLI prints with --json. One schema for search, show
+# and list, versioned by SCHEMA_VERSION and pinned by tests/test_json_contract.py.
+# ---------------------------------------------------------------------------
+
+
+class Hit(msgspec.Struct, kw_only=True):
+    """One matching event with the session facts a reader needs to act on it."""
+
+    session_id: str
+    provider: str
+    seq: int
+    kind: str
+    origin: str
+    timestamp: str | None
+    cwd: str | None
+    title: str | None
+    snippet: str
+    highlights: list[tuple[int, int]]
+    score: float
+    resume: str | None
+    tool: str | None = None
+    exit_code: int | None = None
+    hit_count: int | None = None
+    context: list[Event] | None = None
+
+
+class SearchResult(msgspec.Struct, kw_only=True):
+    """The document ``voyager search --json`` prints."""
+
+    schema_version: int
+    query: str
+    total: int
+    offset: int
+    hits: list[Hit]
+
+
+class SessionRow(msgspec.Struct, kw_only=True):
+    """A session as ``voyager list`` shows it."""
+
+    session_id: str
+    provider: str
+    native_id: str
+    title: str | None
+    cwd: str | None
+    git_branch: str | None
+    git_repo: str | None
+    model: str | None
+    started: str | None
+    updated: str | None
+    events: int
+    parent: str | None
+    resume: str | None
+    source: str | None
+
+
+class SessionList(msgspec.Struct, kw_only=True):
+    """The document ``voyager list --json`` prints."""
+
+    schema_version: int
+    total: int
+    sessions: list[SessionRow]
+
+
+class Timeline(msgspec.Struct, kw_only=True):
+    """The document ``voyager show --json`` prints: a session and (a window of) its events."""
+
+    schema_version: int
+    session: SessionRow
+    events: list[Event]

@@ -1,0 +1,81 @@
+"""Where things live: Voyager's private data dir and each agent's session store.
+
+Every location is derived from an environment mapping (``os.environ`` by default) so
+tests and the demo can point Voyager at a fake HOME without touching the real one.
+For each agent, ``VOYAGER_<AGENT>_…`` is an explicit override and is authoritative
+when set (no other place is probed); then the agent's own variable; then its default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+Env = Mapping[str, str]
+
+
+def _env(env: Env | None) -> Env:
+    return os.environ if env is None else env
+
+
+def home(env: Env | None = None) -> Path:
+    e = _env(env)
+    return Path(e.get("HOME") or os.path.expanduser("~"))
+
+
+def data_dir(env: Env | None = None) -> Path:
+    """Voyager's data dir: ``VOYAGER_HOME``, else ``$XDG_DATA_HOME/voyager``, else ``~/.local/share/voyager``."""
+    e = _env(env)
+    if e.get("VOYAGER_HOME"):
+        return Path(e["VOYAGER_HOME"]).expanduser()
+    if e.get("XDG_DATA_HOME"):
+        return Path(e["XDG_DATA_HOME"]).expanduser() / "voyager"
+    return home(e) / ".local" / "share" / "voyager"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) and make it 0700: index and state are private."""
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass
+    return path
+
+
+def claude_home(env: Env | None = None) -> Path:
+    """Claude Code's config dir: ``VOYAGER_CLAUDE_HOME``, ``CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    e = _env(env)
+    for key in ("VOYAGER_CLAUDE_HOME", "CLAUDE_CONFIG_DIR"):
+        if e.get(key):
+            return Path(e[key]).expanduser()
+    return home(e) / ".claude"
+
+
+def codex_home(env: Env | None = None) -> Path:
+    """Codex CLI's home: ``VOYAGER_CODEX_HOME``, ``CODEX_HOME``, else ``~/.codex``."""
+    e = _env(env)
+    for key in ("VOYAGER_CODEX_HOME", "CODEX_HOME"):
+        if e.get(key):
+            return Path(e[key]).expanduser()
+    return home(e) / ".codex"
+
+
+def opencode_db_override(env: Env | None = None) -> Path | None:
+    """An explicitly named OpenCode database (``VOYAGER_OPENCODE_DB``, then ``OPENCODE_DB``), if any."""
+    e = _env(env)
+    for key in ("VOYAGER_OPENCODE_DB", "OPENCODE_DB"):
+        if e.get(key):
+            return Path(e[key]).expanduser()
+    return None
+
+
+def opencode_home(env: Env | None = None) -> Path:
+    """OpenCode's data dir: ``VOYAGER_OPENCODE_HOME``, else ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``."""
+    e = _env(env)
+    if e.get("VOYAGER_OPENCODE_HOME"):
+        return Path(e["VOYAGER_OPENCODE_HOME"]).expanduser()
+    if e.get("XDG_DATA_HOME"):
+        return Path(e["XDG_DATA_HOME"]).expanduser() / "opencode"
+    return home(e) / ".local" / "share" / "opencode"
