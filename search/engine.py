@@ -1,0 +1,194 @@
+"""Answering a search: parse, compile, rank, cut snippets, join session metadata.
+
+``search()`` is the one function the CLI, the tests and the bench call. It opens the
+index read-only (a running scan never blocks it: readers see the last commit) and the
+state store for session metadata and session-scoped filters.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from voyager.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRow
+from voyager.search import query as qlang
+from voyager.search.snippets import make_snippet
+
+#: In --sessions mode, hits are grouped from this many best-scoring events.
+SESSION_WINDOW = 5000
+
+
+class SearchOptions(msgspec.Struct, kw_only=True):
+    limit: int = 20
+    offset: int = 0
+    providers: list[str] = []
+    kinds: list[str] = []
+    repo: str | None = None
+    cwd: str | None = None
+    session: str | None = None
+    since: str | None = None
+    until: str | None = None
+    sort: Literal["relevance", "recent"] = "relevance"
+    sessions: bool = False
+    context: int = 0
+    snippet_width: int = 240
+
+
+def iso(ts: float | None) -> str | None:
+    """A timestamp as ISO-8601 UTC with a ``Z``, or None."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def session_row(rec) -> SessionRow:
+    s = rec.session
+    return SessionRow(
+        session_id=s.id, provider=s.provider, native_id=s.native_id, title=s.title, cwd=s.cwd,
+        git_branch=s.git_branch, git_repo=s.git_repo, model=s.model, started=iso(s.started),
+        updated=iso(s.updated), events=rec.events, parent=s.parent, resume=s.resume, source=s.source,
+    )
+
+
+class Searcher:
+    """An open index plus state store: reuse one for many queries (the bench does)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        from voyager.ingest.adapters import PROVIDERS
+        from voyager.search.index import SearchIndex
+        from voyager.store.state import StateStore
+
+        self.data_dir = data_dir
+        self.index = SearchIndex(data_dir, create=False)
+        self.store = StateStore(data_dir)
+        self.providers = PROVIDERS
+        self.compiler = qlang.Compiler(self.index.schema, self._resolve, PROVIDERS)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _resolve(self, field: str, value: str) -> list[str]:
+        if field == "session":
+            return self.store.resolve_session(value)
+        if field == "cwd":
+            return self.store.session_ids_where(cwd=value)
+        return self.store.session_ids_where(repo=value)
+
+    def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
+        parsed = qlang.parse(query)
+        filters: list[qlang.Node] = []
+        for p in opts.providers:
+            filters.append(qlang._filter("provider", p))
+        if opts.kinds:
+            kinds = [qlang._filter("kind", k) for k in opts.kinds]
+            filters.append(kinds[0] if len(kinds) == 1 else qlang.Or(tuple(kinds)))
+        for name in ("repo", "cwd", "session", "since", "until"):
+            value = getattr(opts, name)
+            if value:
+                filters.append(qlang._filter(name, value))
+        if filters:
+            nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
+            parsed.root = nodes[0] if len(nodes) == 1 else qlang.And(nodes)
+        return parsed
+
+    def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
+        import tantivy
+
+        opts = opts or SearchOptions()
+        parsed = self.parse(query, opts)
+        q = self.compiler.compile(parsed)
+        searcher = self.index.searcher()
+        phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
+        if opts.sessions:
+            return self._search_sessions(query, q, searcher, phrases, opts)
+        want = opts.offset + opts.limit
+        if opts.sort == "recent" or not parsed.texts:
+            res = searcher.search(q, limit=max(want, 1), count=True, order_by_field="ts", order=tantivy.Order.Desc)
+            scored = [(0.0, addr) for _, addr in res.hits]
+        else:
+            res = searcher.search(q, limit=max(want, 1), count=True, weight_by_field="w")
+            scored = list(res.hits)
+        page = scored[opts.offset : want]
+        events = [(score, _doc_event(searcher, addr)) for score, addr in page]
+        if opts.sort != "recent" and parsed.texts:
+            # Recency breaks ties between equally relevant events.
+            events.sort(key=lambda se: (-round(se[0], 4), -(se[1].ts or 0.0)))
+        hits = self._hits(events, phrases, opts)
+        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=res.count, offset=opts.offset, hits=hits)
+
+    def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
+        res = searcher.search(q, limit=SESSION_WINDOW, count=True, weight_by_field="w")
+        keys = searcher.fast_field_values("sk", [addr for _, addr in res.hits]) if res.hits else []
+        best: dict[int, tuple[float, object]] = {}
+        counts: dict[int, int] = {}
+        for (score, addr), key in zip(res.hits, keys):
+            counts[key] = counts.get(key, 0) + 1
+            if key not in best:
+                best[key] = (score, addr)
+        order = list(best)
+        page = order[opts.offset : opts.offset + opts.limit]
+        events = [(best[k][0], _doc_event(searcher, best[k][1])) for k in page]
+        hits = self._hits(events, phrases, opts)
+        exact = res.count <= SESSION_WINDOW
+        agg_counts = self._session_counts(searcher, q) if not exact else {}
+        for h, k in zip(hits, page):
+            h.hit_count = counts[k] if exact else agg_counts.get(h.session_id, counts[k])
+        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order) if exact else max(len(order), len(agg_counts)), offset=opts.offset, hits=hits)
+
+    def _session_counts(self, searcher, q) -> dict[str, int]:
+        try:
+            agg = searcher.aggregate(q, {"s": {"terms": {"field": "session", "size": 100_000}}})
+        except Exception:
+            return {}
+        return {b["key"]: b["doc_count"] for b in agg.get("s", {}).get("buckets", [])}
+
+    def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
+        sessions = self.store.sessions_by_id(ev.session for _, ev in events)
+        hits = []
+        for score, ev in events:
+            rec = sessions.get(ev.session)
+            s = rec.session if rec else None
+            snippet, highlights = make_snippet(ev.text, phrases, width=opts.snippet_width)
+            hit = Hit(
+                session_id=ev.session,
+                provider=ev.session.partition(":")[0],
+                seq=ev.seq,
+                kind=ev.kind,
+                origin=ev.origin,
+                timestamp=iso(ev.ts),
+                cwd=s.cwd if s else None,
+                title=s.title if s else None,
+                snippet=snippet,
+                highlights=highlights,
+                score=round(float(score), 4),
+                resume=s.resume if s else None,
+                tool=ev.tool,
+                exit_code=ev.exit_code,
+            )
+            if opts.context > 0:
+                hit.context = self.index.session_events(ev.session, lo=max(0, ev.seq - opts.context), hi=ev.seq + opts.context)
+            hits.append(hit)
+        return hits
+
+
+def _doc_event(searcher, addr) -> Event:
+    from voyager.search.index import doc_to_event
+
+    return doc_to_event(searcher.doc(addr))
+
+
+def index_exists(data_dir: Path) -> bool:
+    return (data_dir / "index" / "meta.json").exists() and (data_dir / "state.db").exists()
+
+
+def search(data_dir: Path, query: str, opts: SearchOptions | None = None) -> SearchResult:
+    """Run one query against the index in ``data_dir``. Raises QueryError for a malformed query."""
+    s = Searcher(data_dir)
+    try:
+        return s.search(query, opts)
+    finally:
+        s.close()

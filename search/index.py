@@ -1,0 +1,248 @@
+"""The on-disk Tantivy index: its schema, the one writer, readers, and event round-trips.
+
+One document per event. ``body`` is the analyzed text (not stored); ``text`` keeps
+the event's original text (capped) as stored bytes for display; ``session`` is a raw
+term so a session's documents can be deleted by term and replaced. Session metadata
+(title, cwd, repo) is *not* copied into every event: it lives in the state store and
+is joined at render time.
+
+Ranking weight: ``w`` holds a per-kind weight that Tantivy applies as
+``score * log2(2 + w)``, which puts what a person typed above tool output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import tantivy
+
+from voyager.model import Event
+from voyager.search.analyzer import TOKENIZER_NAME, build_analyzer, normalize
+
+INDEX_DIRNAME = "index"
+#: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
+INDEX_VERSION = 1
+
+#: Default cap on the characters of one event that are indexed and stored.
+DEFAULT_MAX_EVENT_CHARS = 256 * 1024
+TRUNCATION_MARKER = "\n[… truncated by voyager: {n} more characters; `voyager show` reads the source]"
+
+#: log2(2 + w) multiplies BM25: user 3x, assistant/checkpoint 2x-3x, tools 1x-1.6x.
+KIND_WEIGHTS: dict[str, int] = {
+    "user": 6,
+    "checkpoint": 6,
+    "assistant": 2,
+    "reasoning": 1,
+    "tool_call": 1,
+    "tool_result": 0,
+    "meta": 0,
+}
+
+
+def max_event_chars() -> int:
+    """The per-event cap, from ``VOYAGER_MAX_EVENT_CHARS`` when set (documented in the README)."""
+    try:
+        return max(1024, int(os.environ.get("VOYAGER_MAX_EVENT_CHARS", DEFAULT_MAX_EVENT_CHARS)))
+    except ValueError:
+        return DEFAULT_MAX_EVENT_CHARS
+
+
+def build_schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("session", stored=True, fast=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("provider", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("kind", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("origin", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("tool", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("call_id", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_integer_field("seq", stored=True, indexed=True, fast=True)
+    sb.add_integer_field("ts", stored=True, indexed=True, fast=True)  # milliseconds; absent when unknown
+    sb.add_integer_field("exit", stored=True)
+    sb.add_boolean_field("err", stored=True)
+    sb.add_unsigned_field("w", fast=True)
+    sb.add_unsigned_field("sk", fast=True)  # session key: groups hits by session without stored reads
+    sb.add_text_field("body", tokenizer_name=TOKENIZER_NAME, index_option="position")
+    sb.add_bytes_field("text", stored=True, indexed=False)
+    return sb.build()
+
+
+def session_key(session_id: str) -> int:
+    """A 63-bit key for a session id, stored as a fast field for cheap grouping."""
+    return int.from_bytes(hashlib.blake2b(session_id.encode(), digest_size=8).digest(), "big") >> 1
+
+
+class IndexBusy(Exception):
+    """Another process holds the index writer."""
+
+
+class SearchIndex:
+    """An opened index: ``searcher()`` for reads, ``writer()`` for the one writer of this process."""
+
+    def __init__(self, data_dir: Path, *, create: bool = True) -> None:
+        self.path = data_dir / INDEX_DIRNAME
+        self.schema = build_schema()
+        version_file = self.path / "voyager-index-version"
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.path, 0o700)
+        if version_file.exists() and version_file.read_text().strip() != str(INDEX_VERSION):
+            # An index written by an incompatible Voyager: start over (sources are the truth).
+            for p in self.path.iterdir():
+                if p.is_file():
+                    p.unlink()
+        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        self.index.register_tokenizer(TOKENIZER_NAME, build_analyzer())
+        if create and not version_file.exists():
+            version_file.write_text(str(INDEX_VERSION))
+            os.chmod(version_file, 0o600)
+        self._writer: tantivy.IndexWriter | None = None
+
+    # -- reading ---------------------------------------------------------------
+
+    def searcher(self) -> tantivy.Searcher:
+        return self.index.searcher()
+
+    def reload(self) -> None:
+        self.index.reload()
+
+    def num_events(self) -> int:
+        return self.index.searcher().num_docs
+
+    def num_segments(self) -> int:
+        return self.index.searcher().num_segments
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
+
+    # -- writing ---------------------------------------------------------------
+
+    def writer(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            try:
+                self._writer = self.index.writer(heap_size=128_000_000, num_threads=min(2, os.cpu_count() or 1))
+            except ValueError as exc:
+                if "lock" in str(exc).lower():
+                    raise IndexBusy(str(exc)) from exc
+                raise
+        return self._writer
+
+    def add_events(self, events: Iterable[Event]) -> int:
+        """Add events as documents (uncommitted). Returns how many were added."""
+        w = self.writer()
+        cap = max_event_chars()
+        n = 0
+        for ev in events:
+            w.add_document(event_document(ev, cap))
+            n += 1
+        return n
+
+    def delete_session(self, session_id: str, *, from_seq: int | None = None) -> None:
+        """Delete a session's documents (all, or those with ``seq >= from_seq``), uncommitted."""
+        w = self.writer()
+        if from_seq is None or from_seq <= 0:
+            w.delete_documents_by_term("session", session_id)
+            return
+        q = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, from_seq, None),
+                ),
+            ]
+        )
+        w.delete_documents_by_query(q)
+
+    def commit(self) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+            self.index.reload()
+
+    def rollback(self) -> None:
+        if self._writer is not None:
+            self._writer.rollback()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.wait_merging_threads()
+            finally:
+                self._writer = None
+
+    # -- events back out -------------------------------------------------------
+
+    def session_events(self, session_id: str, *, lo: int | None = None, hi: int | None = None) -> list[Event]:
+        """A session's events in seq order, optionally only ``lo <= seq <= hi``."""
+        s = self.index.searcher()
+        q = tantivy.Query.term_query(self.schema, "session", session_id)
+        if lo is not None or hi is not None:
+            q = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, q),
+                    (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, lo, hi)),
+                ]
+            )
+        res = s.search(q, limit=max(1, s.num_docs), count=False, order_by_field="seq", order=tantivy.Order.Asc)
+        return [doc_to_event(s.doc(addr)) for _, addr in res.hits]
+
+    def iter_session_ids(self) -> Iterator[str]:
+        """Distinct session ids present in the index (for health checks)."""
+        s = self.index.searcher()
+        agg = s.aggregate(tantivy.Query.all_query(), {"s": {"terms": {"field": "session", "size": 1_000_000}}})
+        for bucket in agg.get("s", {}).get("buckets", []):
+            yield bucket["key"]
+
+
+def event_document(ev: Event, cap: int) -> tantivy.Document:
+    text = ev.text
+    if len(text) > cap:
+        text = text[:cap] + TRUNCATION_MARKER.format(n=len(ev.text) - cap)
+    doc = tantivy.Document()
+    doc.add_text("session", ev.session)
+    doc.add_text("provider", ev.session.split(":", 1)[0])
+    doc.add_text("kind", ev.kind)
+    doc.add_text("origin", ev.origin)
+    if ev.tool:
+        doc.add_text("tool", ev.tool)
+    if ev.call_id:
+        doc.add_text("call_id", ev.call_id)
+    doc.add_integer("seq", ev.seq)
+    if ev.ts is not None:
+        doc.add_integer("ts", int(ev.ts * 1000))
+    if ev.exit_code is not None:
+        doc.add_integer("exit", ev.exit_code)
+    if ev.is_error:
+        doc.add_boolean("err", True)
+    doc.add_unsigned("w", KIND_WEIGHTS.get(ev.kind, 0))
+    doc.add_unsigned("sk", session_key(ev.session))
+    body = normalize(text)
+    if ev.tool:
+        body = f"{ev.tool}\n{body}"
+    doc.add_text("body", body)
+    doc.add_bytes("text", text.encode("utf-8", "surrogatepass"))
+    return doc
+
+
+def _first(d: dict, key: str, default=None):
+    v = d.get(key)
+    return v[0] if v else default
+
+
+def doc_to_event(doc: tantivy.Document) -> Event:
+    d = doc.to_dict()
+    ts = _first(d, "ts")
+    return Event(
+        session=_first(d, "session"),
+        seq=_first(d, "seq"),
+        kind=_first(d, "kind"),
+        origin=_first(d, "origin"),
+        text=bytes(_first(d, "text", b"")).decode("utf-8", "replace"),
+        ts=None if ts is None else ts / 1000.0,
+        tool=_first(d, "tool"),
+        call_id=_first(d, "call_id"),
+        exit_code=_first(d, "exit"),
+        is_error=bool(_first(d, "err", False)),
+    )

@@ -1,0 +1,425 @@
+"""Voyager's query language: parsed into a small AST, then compiled to a Tantivy query.
+
+Syntax (documented in the README):
+
+* ``word word``: every term must match (AND); ``"exact phrase"``; ``-word`` or ``NOT word``
+  excludes; ``a OR b``; parentheses group; ``tensor*`` is a prefix.
+* ``provider:codex``, ``kind:tool_result`` (aliases ``tool``, ``user``, ``assistant``,
+  ``reasoning``, ``meta``, ``checkpoint``), ``repo:``, ``cwd:``, ``session:<id prefix>``,
+  ``since:2026-11-01`` / ``since:7d``, ``until:`` filter.
+* Anything else with a colon (``TypeError:``, ``http://x``) is plain text.
+
+A word is matched as typed: it is analyzed with the index's own analyzer, and if it
+yields several terms (``src/store/db.py``, ``数据``) they must be adjacent. Edge
+punctuation of an unquoted word (``TypeError:``, ``'NoneType'``) is dropped so a
+pasted error line just works; quote it to keep it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from voyager.model import KINDS
+from voyager.search.analyzer import tokens
+
+FILTER_FIELDS = ("provider", "kind", "repo", "cwd", "session", "since", "until")
+
+KIND_ALIASES: dict[str, tuple[str, ...]] = {
+    "tool": ("tool_call", "tool_result"),
+    "tools": ("tool_call", "tool_result"),
+    "call": ("tool_call",),
+    "result": ("tool_result",),
+    "output": ("tool_result",),
+    "prompt": ("user",),
+    "thinking": ("reasoning",),
+    **{k: (k,) for k in KINDS},
+}
+
+
+class QueryError(ValueError):
+    """The query cannot be parsed; the message says what is wrong and how to fix it."""
+
+
+# -- AST ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    """Text to match: one or more adjacent terms, optionally a prefix on the last one."""
+
+    text: str
+    prefix: bool = False
+    quoted: bool = False
+
+    def terms(self) -> list[str]:
+        return tokens(self.text)
+
+
+@dataclass(frozen=True)
+class Filter:
+    field: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Not:
+    node: "Node"
+
+
+@dataclass(frozen=True)
+class And:
+    nodes: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    nodes: tuple["Node", ...]
+
+
+Node = Text | Filter | Not | And | Or
+
+
+@dataclass
+class ParsedQuery:
+    """The AST plus what rendering needs: the positive texts to highlight."""
+
+    root: Node | None
+    texts: list[Text] = field(default_factory=list)
+
+
+# -- lexing -----------------------------------------------------------------------
+
+_EDGE_STRIP = ",;:!?'\"`"
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # "word" | "phrase" | "(" | ")" | "or" | "not" | "neg"
+    value: str = ""
+    field: str | None = None
+
+
+def _lex(q: str) -> list[_Tok]:
+    out: list[_Tok] = []
+    i, n = 0, len(q)
+    while i < n:
+        c = q[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c == '"':
+            j = q.find('"', i + 1)
+            if j < 0:
+                raise QueryError('unterminated quote: close the " or search for a literal quote as \'"\'')
+            out.append(_Tok("phrase", q[i + 1 : j]))
+            i = j + 1
+            continue
+        if c == "(":
+            out.append(_Tok("("))
+            i += 1
+            continue
+        # A word: up to whitespace, or a quote that starts a field value (cwd:"a b").
+        j = i
+        while j < n and not q[j].isspace():
+            if q[j] == '"':
+                break
+            j += 1
+        word = q[i:j]
+        # field:"quoted value"
+        if j < n and q[j] == '"' and word.endswith(":") and word[:-1].lstrip("-").lower() in FILTER_FIELDS:
+            k = q.find('"', j + 1)
+            if k < 0:
+                raise QueryError(f'unterminated quote after {word}: close the "')
+            neg = word.startswith("-")
+            if neg:
+                out.append(_Tok("neg"))
+            out.append(_Tok("word", q[j + 1 : k], field=word[:-1].lstrip("-").lower()))
+            i = k + 1
+            continue
+        if j < n and q[j] == '"' and not word:
+            continue
+        i = j
+        # Trailing ')' that close groups rather than belong to the word (foo.bar() keeps its pair).
+        closes = 0
+        while word.endswith(")") and word.count(")") > word.count("("):
+            word = word[:-1]
+            closes += 1
+        if word:
+            if word == "OR":
+                out.append(_Tok("or"))
+            elif word == "NOT":
+                out.append(_Tok("not"))
+            elif word.startswith("-") and len(word) > 1 and not word.startswith("--") and not word[1].isspace():
+                out.append(_Tok("neg"))
+                out.append(_word_tok(word[1:]))
+            else:
+                out.append(_word_tok(word))
+        out.extend(_Tok(")") for _ in range(closes))
+    return out
+
+
+def _word_tok(word: str) -> _Tok:
+    name, sep, value = word.partition(":")
+    if sep and name.lower() in FILTER_FIELDS:
+        if not value:
+            raise QueryError(f"{name}: needs a value, e.g. {name}:{_EXAMPLES[name.lower()]}")
+        return _Tok("word", value, field=name.lower())
+    return _Tok("word", word)
+
+
+_EXAMPLES = {
+    "provider": "codex",
+    "kind": "tool_result",
+    "repo": "voyager",
+    "cwd": "/home/me/project",
+    "session": "3f2a",
+    "since": "7d",
+    "until": "2026-11-01",
+}
+
+
+# -- parsing ----------------------------------------------------------------------
+
+
+class _Parser:
+    def __init__(self, toks: list[_Tok]) -> None:
+        self.toks = toks
+        self.i = 0
+        self.texts: list[Text] = []
+
+    def peek(self) -> _Tok | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def parse(self) -> Node | None:
+        if not self.toks:
+            return None
+        node = self.or_expr(negated=False)
+        if self.peek() is not None:
+            raise QueryError("unbalanced ')': remove it, or quote it to search for it: \")\"")
+        return node
+
+    def or_expr(self, negated: bool) -> Node:
+        nodes = [self.and_expr(negated)]
+        while (t := self.peek()) is not None and t.kind == "or":
+            self.i += 1
+            if self.peek() is None or self.peek().kind in (")", "or"):
+                raise QueryError('OR needs a term on both sides; to search for the word, quote it: "OR"')
+            nodes.append(self.and_expr(negated))
+        return nodes[0] if len(nodes) == 1 else Or(tuple(nodes))
+
+    def and_expr(self, negated: bool) -> Node:
+        nodes: list[Node] = []
+        while (t := self.peek()) is not None and t.kind not in (")", "or"):
+            nodes.append(self.unary(negated))
+        if not nodes:
+            t = self.peek()
+            if t is not None and t.kind == "or":
+                raise QueryError('OR needs a term on both sides; to search for the word, quote it: "OR"')
+            raise QueryError("empty group '()': put terms inside or quote the parentheses")
+        return nodes[0] if len(nodes) == 1 else And(tuple(nodes))
+
+    def unary(self, negated: bool) -> Node:
+        t = self.peek()
+        assert t is not None
+        if t.kind in ("neg", "not"):
+            self.i += 1
+            if self.peek() is None or self.peek().kind in (")", "or"):
+                raise QueryError("nothing to exclude after '-' or NOT; to search for a dash, quote it: \"-\"")
+            return Not(self.unary(not negated))
+        return self.atom(negated)
+
+    def atom(self, negated: bool) -> Node:
+        t = self.peek()
+        assert t is not None
+        self.i += 1
+        if t.kind == "(":
+            node = self.or_expr(negated)
+            if self.peek() is None or self.peek().kind != ")":
+                raise QueryError("unbalanced '(': close it with ')', or quote it to search for it: \"(\"")
+            self.i += 1
+            return node
+        if t.kind == ")":
+            raise QueryError("unbalanced ')': remove it, or quote it to search for it: \")\"")
+        if t.kind == "phrase":
+            node = Text(t.value, quoted=True)
+        elif t.field:
+            return _filter(t.field, t.value)
+        else:
+            word = t.value
+            prefix = word.endswith("*") and len(word) > 1
+            if prefix:
+                word = word.rstrip("*")
+            word = _strip_edges(word)
+            node = Text(word, prefix=prefix)
+        if not negated:
+            self.texts.append(node)
+        return node
+
+
+def _strip_edges(word: str) -> str:
+    stripped = word.strip(_EDGE_STRIP)
+    while stripped.endswith(".") and len(stripped) > 1:
+        stripped = stripped[:-1]
+    return stripped or word
+
+
+def _filter(name: str, value: str) -> Filter:
+    if name == "kind":
+        if value.lower() not in KIND_ALIASES:
+            raise QueryError(f"unknown kind '{value}': use one of {', '.join(sorted(KIND_ALIASES))}")
+        value = value.lower()
+    elif name in ("since", "until"):
+        parse_time(value, end=name == "until")  # validate now, one clear message
+    elif name == "provider":
+        value = value.lower()
+    return Filter(name, value)
+
+
+def parse(query: str) -> ParsedQuery:
+    """Parse ``query``; raises QueryError with a one-line, actionable message."""
+    p = _Parser(_lex(query))
+    root = p.parse()
+    return ParsedQuery(root=root, texts=p.texts)
+
+
+# -- time -------------------------------------------------------------------------
+
+_REL = re.compile(r"^(\d+)\s*([mhdwy])$", re.I)
+_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
+
+
+def parse_time(value: str, *, end: bool = False, now: float | None = None) -> float:
+    """Epoch seconds for ``7d``/``12h``/``2w`` ago, ``today``, ``yesterday`` or an ISO date/time.
+
+    A bare date used as an upper bound (``until:2026-11-01``) means the end of that day.
+    """
+    now = time.time() if now is None else now
+    v = value.strip().lower()
+    m = _REL.match(v)
+    if m:
+        return now - int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if v in ("today", "yesterday"):
+        day = datetime.fromtimestamp(now).astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+        if v == "yesterday":
+            day -= timedelta(days=1)
+        return (day + timedelta(days=1)).timestamp() if end else day.timestamp()
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise QueryError(f"cannot read time '{value}': use 7d, 12h, 2w, today, or a date like 2026-11-01") from None
+    if dt.tzinfo is None:
+        dt = dt.astimezone()  # local time, as a person means it
+    if end and len(value.strip()) == 10:
+        dt += timedelta(days=1)
+    return dt.timestamp()
+
+
+# -- compiling --------------------------------------------------------------------
+
+#: Resolves a cwd/repo/session filter to the session ids it admits.
+SessionResolver = Callable[[str, str], list[str]]
+
+
+def _rx_escape(term: str) -> str:
+    return re.sub(r"([\\.+*?()|\[\]{}^$#&\-~])", r"\\\1", term)
+
+
+class Compiler:
+    """Turns an AST into a Tantivy query for ``schema``; session-scoped filters go through ``resolve``."""
+
+    def __init__(self, schema, resolve: SessionResolver, providers: tuple[str, ...]) -> None:
+        import tantivy
+
+        self.t = tantivy
+        self.schema = schema
+        self.resolve = resolve
+        self.providers = providers
+
+    def compile(self, parsed: ParsedQuery, *, phrase_bonus: float = 2.0):
+        t = self.t
+        if parsed.root is None:
+            return t.Query.all_query()
+        q = self.node(parsed.root)
+        if q is None:
+            return t.Query.all_query()
+        # Exact-phrase bonus: a top-level AND of plain words scores higher where they stand together.
+        root = parsed.root
+        if isinstance(root, And):
+            words = [n for n in root.nodes if isinstance(n, Text) and not n.prefix]
+            if len(words) >= 2:
+                terms = [tok for w in words for tok in w.terms()]
+                if len(terms) >= 2:
+                    bonus = t.Query.boost_query(t.Query.phrase_query(self.schema, "body", terms), phrase_bonus)
+                    q = t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, bonus)])
+        return q
+
+    def node(self, node: Node):
+        t = self.t
+        if isinstance(node, Text):
+            return self.text(node)
+        if isinstance(node, Filter):
+            return self.filter(node)
+        if isinstance(node, Not):
+            inner = self.node(node.node)
+            if inner is None:
+                return None
+            return t.Query.boolean_query([(t.Occur.Must, t.Query.all_query()), (t.Occur.MustNot, inner)])
+        if isinstance(node, And):
+            clauses = []
+            for child in node.nodes:
+                if isinstance(child, Not):
+                    inner = self.node(child.node)
+                    if inner is not None:
+                        clauses.append((t.Occur.MustNot, inner))
+                    continue
+                q = self.node(child)
+                if q is not None:
+                    clauses.append((t.Occur.Must, q))
+            if not clauses:
+                return None
+            if all(occ == t.Occur.MustNot for occ, _ in clauses):
+                clauses.insert(0, (t.Occur.Must, t.Query.all_query()))
+            return t.Query.boolean_query(clauses)
+        if isinstance(node, Or):
+            subs = [q for q in (self.node(c) for c in node.nodes) if q is not None]
+            if not subs:
+                return None
+            return t.Query.boolean_query([(t.Occur.Should, q) for q in subs])
+        raise TypeError(node)
+
+    def text(self, node: Text):
+        t = self.t
+        terms = node.terms()
+        if not terms:
+            return None
+        if node.prefix:
+            if len(terms) == 1:
+                return t.Query.regex_query(self.schema, "body", _rx_escape(terms[0]) + ".*")
+            return t.Query.phrase_prefix_query(self.schema, "body", terms)
+        if len(terms) == 1:
+            return t.Query.term_query(self.schema, "body", terms[0])
+        return t.Query.phrase_query(self.schema, "body", terms)
+
+    def filter(self, f: Filter):
+        t = self.t
+        if f.field == "provider":
+            if f.value not in self.providers:
+                raise QueryError(f"unknown provider '{f.value}': use one of {', '.join(self.providers)}")
+            return t.Query.term_query(self.schema, "provider", f.value)
+        if f.field == "kind":
+            kinds = KIND_ALIASES[f.value]
+            if len(kinds) == 1:
+                return t.Query.term_query(self.schema, "kind", kinds[0])
+            return t.Query.term_set_query(self.schema, "kind", list(kinds))
+        if f.field in ("since", "until"):
+            ms = int(parse_time(f.value, end=f.field == "until") * 1000)
+            lo, hi = (ms, None) if f.field == "since" else (None, ms - 1)
+            return t.Query.range_query(self.schema, "ts", t.FieldType.Integer, lo, hi)
+        ids = self.resolve(f.field, f.value)
+        if not ids:
+            return t.Query.empty_query()
+        return t.Query.term_set_query(self.schema, "session", ids)

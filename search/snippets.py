@@ -1,0 +1,129 @@
+"""Cutting a readable excerpt around the best match, with highlight offsets.
+
+Tantivy's own snippet generator highlights single terms, so for ``数据`` it would
+light up every 数 and every 据 in the text. Here each positive query text becomes a
+regular expression that requires its terms in order, separated only by whitespace
+(exactly what adjacency in the index means), so the highlight shows what matched.
+Offsets are ``[start, end)`` into the returned snippet, in characters.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+
+# CJK ranges for the Python side (Python's ``re`` has no \p{Han}); used only to decide
+# where a word match may start or end, so an approximation costs a highlight at worst.
+_CJK = (
+    "\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_WORDCH = rf"[^\W{_CJK}]"
+
+
+@lru_cache(maxsize=256)
+def _pattern(terms: tuple[str, ...], prefix: bool) -> re.Pattern[str]:
+    parts = []
+    for i, term in enumerate(terms):
+        piece = re.escape(term)
+        if i == len(terms) - 1 and prefix:
+            piece += rf"{_WORDCH}*"
+        parts.append(piece)
+    body = r"\s*".join(parts)
+    first, last = terms[0], terms[-1]
+    lead = rf"(?<!{_WORDCH})" if re.match(_WORDCH, first[0]) else ""
+    trail = rf"(?!{_WORDCH})" if re.match(_WORDCH, last[-1]) and not prefix else ""
+    return re.compile(lead + body + trail, re.IGNORECASE)
+
+
+def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> list[tuple[int, int]]:
+    """All ``[start, end)`` spans in ``text`` where one of ``phrases`` (terms, is_prefix) occurs."""
+    if not phrases or not text:
+        return []
+    hay = text
+    if not text.isascii():
+        normalized = unicodedata.normalize("NFKC", text)
+        # Full-width forms normalize one-to-one; only then do offsets carry over.
+        if len(normalized) == len(text):
+            hay = normalized
+    spans: list[tuple[int, int]] = []
+    for terms, prefix in phrases:
+        if terms:
+            spans.extend(m.span() for m in _pattern(tuple(terms), prefix).finditer(hay) if m.end() > m.start())
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def make_snippet(
+    text: str, phrases: Sequence[tuple[tuple[str, ...], bool]], *, width: int = 240
+) -> tuple[str, list[tuple[int, int]]]:
+    """An excerpt of about ``width`` characters around the densest match, whitespace folded.
+
+    Returns the excerpt and highlight spans into it. With no match (a filter-only
+    query) the excerpt is the start of the text.
+    """
+    spans = find_spans(text, phrases)
+    if spans:
+        # The window that covers the most matches, anchored a little before the first.
+        best_start, best_count = spans[0][0], 0
+        j = 0
+        for i, (s, _) in enumerate(spans):
+            while j < len(spans) and spans[j][1] <= s + width:
+                j += 1
+            if j - i > best_count:
+                best_start, best_count = s, j - i
+        lo = max(0, best_start - width // 4)
+    else:
+        lo = 0
+    hi = min(len(text), lo + width)
+    if hi - lo < width:
+        lo = max(0, hi - width)
+    # Don't cut words in half where a nearby space allows.
+    if lo > 0:
+        sp = text.rfind(" ", max(0, lo - 20), lo)
+        if sp >= 0:
+            lo = sp + 1
+    if hi < len(text):
+        sp = text.find(" ", hi, min(len(text), hi + 20))
+        if sp >= 0:
+            hi = sp
+    out: list[str] = []
+    highlights: list[tuple[int, int]] = []
+    pos = 0  # length of the output so far
+    prefix = "…" if lo > 0 else ""
+    out.append(prefix)
+    pos += len(prefix)
+    # Fold runs of whitespace to one space while mapping highlight offsets.
+    span_iter = [(s, e) for s, e in spans if s >= lo and e <= hi]
+    k = 0
+    prev_space = False
+    open_at: int | None = None
+    for idx in range(lo, hi):
+        if k < len(span_iter) and idx == span_iter[k][0]:
+            open_at = pos
+        ch = text[idx]
+        if ch.isspace():
+            if not prev_space:
+                out.append(" ")
+                pos += 1
+            prev_space = True
+        else:
+            out.append(ch)
+            pos += 1
+            prev_space = False
+        if k < len(span_iter) and idx == span_iter[k][1] - 1:
+            if open_at is not None:
+                highlights.append((open_at, pos))
+            open_at = None
+            k += 1
+    if hi < len(text):
+        out.append("…")
+    return "".join(out), highlights

@@ -1,0 +1,484 @@
+"""The ``voyager`` command line: a thin click layer over ingest, search and store.
+
+Each command parses flags, calls one library function and renders its result as
+text (for people) or JSON (for scripts). stdout carries only results; progress,
+warnings and errors go to stderr. Exit codes: 0 found, 1 nothing found, 2 usage or
+query error, 3 busy (another scan holds the writer). Heavy modules are imported
+inside commands so ``voyager --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+EXIT_OK, EXIT_NONE, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
+
+
+class UserError(click.ClickException):
+    """A mistake the user can fix: one line on stderr, exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class Busy(click.ClickException):
+    exit_code = EXIT_BUSY
+
+
+# Subcommands that live in their own modules, imported only when invoked.
+LAZY_COMMANDS: dict[str, str] = {
+    "checkpoint": "voyager.checkpoint_cli:checkpoint",
+}
+
+
+class LazyGroup(click.Group):
+    """The root group: lazy subcommands, and one-line errors with the documented exit codes."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        try:
+            rv = super().main(args=args, prog_name=prog_name or "voyager", complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("voyager: interrupted", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            hint = ""
+            if isinstance(exc, click.UsageError) and not isinstance(exc, UserError):
+                cmd = exc.ctx.command_path if exc.ctx else "voyager"
+                hint = f" (see `{cmd} --help`)"
+            click.echo(f"voyager: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("voyager: interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            # `voyager search … | head` closed the pipe: not an error.
+            os._exit(0)
+        except Exception as exc:
+            from voyager.store.db import StoreError
+
+            if isinstance(exc, StoreError):
+                click.echo(f"voyager: {exc}", err=True)
+                sys.exit(EXIT_USAGE)
+            if os.environ.get("VOYAGER_DEBUG"):
+                raise
+            click.echo(f"voyager: internal error: {type(exc).__name__}: {exc} (set VOYAGER_DEBUG=1 for a traceback)", err=True)
+            sys.exit(4)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS:
+            import importlib
+
+            mod, _, attr = LAZY_COMMANDS[name].partition(":")
+            try:
+                return getattr(importlib.import_module(mod), attr)
+            except ImportError:
+                return None
+        return super().get_command(ctx, name)
+
+
+def data_dir() -> Path:
+    from voyager.paths import data_dir as _dd
+
+    return _dd()
+
+
+def emit_json(obj) -> None:
+    import msgspec
+
+    sys.stdout.buffer.write(msgspec.json.encode(obj) + b"\n")
+    sys.stdout.flush()
+
+
+def use_color(mode: str) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="voyager", prog_name="voyager")
+def cli() -> None:
+    """Find anything you or your coding agents ever said, ran or saw.
+
+    \b
+    Quick start:
+      voyager scan               index Claude Code, Codex and OpenCode history
+      voyager search "数据库"     search it (add --json for scripts)
+      voyager demo               try it on a bundled sample corpus
+
+    Data lives in $VOYAGER_HOME (default ~/.local/share/voyager), private to you.
+    """
+
+
+# -- scan ---------------------------------------------------------------------------
+
+
+def _run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
+              env=None, ddir: Path | None = None):
+    from voyager.ingest.pipeline import ScanBusy, scan
+
+    ddir = ddir or data_dir()
+    progress = None
+    if not quiet and sys.stderr.isatty():
+        progress = _progress_printer()
+
+    def on_notice(n) -> None:
+        if not quiet:
+            click.echo(f"voyager: skipped {n.describe()}", err=True)
+
+    try:
+        summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,
+                       progress=progress, on_notice=on_notice)
+    except ScanBusy as exc:
+        raise Busy(str(exc)) from None
+    finally:
+        if progress is not None:
+            click.echo("", err=True)
+    return summary
+
+
+def _progress_printer():
+    import time
+
+    t0 = time.monotonic()
+
+    def show(done: int, total: int, events: int) -> None:
+        el = max(time.monotonic() - t0, 1e-6)
+        rate = events / el
+        eta = (total - done) * (el / done) if done else 0
+        width = 24
+        fill = int(width * done / total) if total else width
+        sys.stderr.write(
+            f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sources  {events} events  "
+            f"{rate:,.0f}/s  eta {eta:4.0f}s "
+        )
+        sys.stderr.flush()
+
+    return show
+
+
+@cli.command()
+@click.option("--provider", "providers", multiple=True, help="Only this agent (repeatable): claude, codex, opencode.")
+@click.option("--keep-missing", is_flag=True, help="Keep sessions whose source files are gone.")
+@click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another scan to finish.")
+@click.option("--json", "as_json", is_flag=True, help="Print the scan summary as JSON on stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or skip messages on stderr.")
+def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: bool, quiet: bool) -> None:
+    """Index every agent's session history (only what changed since the last scan).
+
+    Sources that disappeared leave the index too, unless --keep-missing.
+    """
+    from voyager.ingest.adapters import PROVIDERS
+
+    for p in providers:
+        if p not in PROVIDERS:
+            raise UserError(f"unknown provider '{p}': use one of {', '.join(PROVIDERS)}")
+    summary = _run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait)
+    if as_json:
+        emit_json(summary)
+        return
+    if summary.touched == 0:
+        click.echo(f"Nothing changed: {summary.unchanged} sources up to date, {summary.sessions} sessions indexed "
+                   f"({summary.seconds:.2f}s).")
+    else:
+        click.echo(
+            f"Scanned {summary.sources} sources in {summary.seconds:.2f}s: {summary.new} new, {summary.grown} grown, "
+            f"{summary.changed} changed, {summary.unchanged} unchanged, {summary.removed} removed; "
+            f"{summary.events_added} events added, {summary.events_removed} removed; {summary.sessions} sessions indexed."
+        )
+    if summary.skipped:
+        click.echo(f"{len(summary.skipped)} pieces skipped (named above on stderr).", err=True)
+    if summary.sources == 0 and summary.sessions == 0:
+        click.echo("No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True)
+
+
+# -- search -------------------------------------------------------------------------
+
+_KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
+
+
+def _search_options(**kw):
+    from voyager.search.engine import SearchOptions
+
+    return SearchOptions(**kw)
+
+
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option("-n", "--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many hits (pagination).")
+@click.option("--provider", "providers", multiple=True, help="Only this agent (repeatable).")
+@click.option("--kind", "kinds", multiple=True, help="user, assistant, reasoning, tool (tool_call, tool_result), meta, checkpoint.")
+@click.option("--repo", help="Sessions whose git repo or cwd contains this.")
+@click.option("--cwd", help="Sessions whose working directory contains this.")
+@click.option("--session", help="One session (id, native id or prefix).")
+@click.option("--since", help="Newer than: 7d, 12h, 2026-11-01 …")
+@click.option("--until", help="Older than: a date or 7d …")
+@click.option("--sort", type=click.Choice(["relevance", "recent"]), default="relevance", show_default=True)
+@click.option("--sessions", "by_session", is_flag=True, help="One row per session: its best hit and hit count.")
+@click.option("-C", "--context", type=click.IntRange(0, 50), default=0, help="Show N events before and after each hit.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON hit per line on stdout.")
+@click.option("--no-refresh", is_flag=True, help="Don't look for new agent history first.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def search(query: tuple[str, ...], limit: int, offset: int, providers, kinds, repo, cwd, session, since, until,
+           sort: str, by_session: bool, context: int, as_json: bool, as_jsonl: bool, no_refresh: bool, color: str) -> None:
+    """Search everything your agents said, ran or saw.
+
+    \b
+    Words must all match; "quoted phrase"; -word excludes; a OR b; (groups);
+    prefix*; filters provider: kind: repo: cwd: session: since: until:
+    Examples:
+      voyager search 数据库 --provider codex
+      voyager search '"connection refused"' kind:tool since:7d
+      voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
+    """
+    from voyager.search.engine import index_exists
+    from voyager.search.query import QueryError
+
+    text = " ".join(query).strip()
+    if not text and not any([providers, kinds, repo, cwd, session, since, until]):
+        raise UserError("nothing to search for: give a query, e.g. voyager search \"connection refused\"")
+    from voyager.search.query import parse as parse_query
+
+    try:
+        parse_query(text)  # a malformed query fails before any work
+    except QueryError as exc:
+        raise UserError(f"bad query: {exc}") from None
+    ddir = data_dir()
+    if not no_refresh or not index_exists(ddir):
+        try:
+            _run_scan(quiet=not sys.stderr.isatty() or as_json or as_jsonl, ddir=ddir)
+        except Busy:
+            pass  # a scan is running: search what it has committed so far
+    if not index_exists(ddir):
+        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+    opts = _search_options(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
+                           cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
+                           context=context)
+    from voyager.search.engine import search as run_search
+
+    try:
+        result = run_search(ddir, text, opts)
+    except QueryError as exc:
+        raise UserError(f"bad query: {exc}") from None
+    if as_json:
+        emit_json(result)
+    elif as_jsonl:
+        import msgspec
+
+        enc = msgspec.json.Encoder()
+        out = sys.stdout.buffer
+        for h in result.hits:
+            out.write(enc.encode(h) + b"\n")
+        out.flush()
+    else:
+        _render_hits(result, use_color(color), by_session)
+    sys.exit(EXIT_OK if result.total else EXIT_NONE)
+
+
+def _short_id(session_id: str) -> str:
+    native = session_id.partition(":")[2]
+    return native[:12]
+
+
+def _render_hits(result, color: bool, by_session: bool) -> None:
+    from voyager.render import render_hit
+
+    if not result.hits:
+        click.echo("No matches." if result.total == 0 else f"No hits on this page ({result.total} in all).", err=True)
+        return
+    for h in result.hits:
+        click.echo(render_hit(h, color=color, by_session=by_session))
+    shown_to = result.offset + len(result.hits)
+    noun = "sessions" if by_session else "hits"
+    more = f"; next page: --offset {shown_to}" if shown_to < result.total else ""
+    click.echo(f"{result.offset + 1}-{shown_to} of {result.total} {noun}{more}", err=True)
+
+
+# -- list and show ----------------------------------------------------------------------
+
+
+@cli.command("list")
+@click.option("--provider", help="Only this agent.")
+@click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--json", "as_json", is_flag=True)
+def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
+    """Sessions, newest first."""
+    from voyager.model import SCHEMA_VERSION, SessionList
+    from voyager.search.engine import session_row
+    from voyager.store.state import StateStore
+
+    ddir = data_dir()
+    if not (ddir / "state.db").exists():
+        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+    store = StateStore(ddir)
+    try:
+        total, recs = store.list_sessions(provider=provider, limit=limit, offset=offset)
+    finally:
+        store.close()
+    rows = [session_row(r) for r in recs]
+    if as_json:
+        emit_json(SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=rows))
+    else:
+        for r in rows:
+            when = (r.updated or r.started or "")[:16].replace("T", " ")
+            title = r.title or r.cwd or ""
+            click.echo(f"{r.provider:<8} {_short_id(r.session_id):<12}  {when:<16}  {r.events:>6} ev  {title}")
+        click.echo(f"{offset + len(rows)} of {total} sessions", err=True)
+    sys.exit(EXIT_OK if rows else EXIT_NONE)
+
+
+@cli.command()
+@click.argument("session")
+@click.option("--around", type=int, help="Only a window around this seq.")
+@click.option("-C", "--context", "window", type=click.IntRange(0), default=10, show_default=True,
+              help="Events each side of --around.")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto")
+def show(session: str, around: int | None, window: int, as_json: bool, color: str) -> None:
+    """A session's timeline (id, native id or unambiguous prefix)."""
+    from voyager.model import SCHEMA_VERSION, Timeline
+    from voyager.search.engine import index_exists, session_row
+    from voyager.search.index import SearchIndex
+    from voyager.store.state import StateStore
+
+    ddir = data_dir()
+    if not index_exists(ddir):
+        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+    store = StateStore(ddir)
+    try:
+        ids = store.resolve_session(session)
+        if not ids:
+            raise UserError(f"no session matches '{session}' (see `voyager list`)")
+        if len(ids) > 1:
+            raise UserError(f"'{session}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}")
+        rec = store.sessions_by_id(ids)[ids[0]]
+    finally:
+        store.close()
+    lo = hi = None
+    if around is not None:
+        lo, hi = max(0, around - window), around + window
+    events = SearchIndex(ddir, create=False).session_events(ids[0], lo=lo, hi=hi)
+    row = session_row(rec)
+    if as_json:
+        emit_json(Timeline(schema_version=SCHEMA_VERSION, session=row, events=events))
+        return
+    from voyager.render import render_timeline
+
+    click.echo(render_timeline(row, events, color=use_color(color)))
+
+
+# -- stats, demo ------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def stats(as_json: bool) -> None:
+    """Sessions and events per agent, index size, last scan."""
+    import msgspec
+
+    from voyager.search.engine import index_exists
+    from voyager.search.index import SearchIndex
+    from voyager.store.state import StateStore
+
+    ddir = data_dir()
+    if not index_exists(ddir):
+        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+    store = StateStore(ddir)
+    idx = SearchIndex(ddir, create=False)
+    counts = store.counts()
+    last = store.last_scan()
+    store.close()
+    doc = {
+        "schema_version": 1,
+        "data_dir": str(ddir),
+        "providers": {p: {"sessions": s, "events": e or 0} for p, s, e in counts},
+        "index_events": idx.num_events(),
+        "index_bytes": idx.size_bytes(),
+        "index_segments": idx.num_segments(),
+        "last_scan": None if last is None else {"finished": last[1], "summary": msgspec.json.decode(last[2])},
+    }
+    if as_json:
+        emit_json(doc)
+        return
+    click.echo(f"data dir: {ddir}")
+    for p, c in doc["providers"].items():
+        click.echo(f"  {p:<9} {c['sessions']:>6} sessions {c['events']:>9} events")
+    click.echo(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments")
+    if last:
+        from voyager.search.engine import iso
+
+        click.echo(f"last scan: {iso(last[1])}")
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary data dir and print its path.")
+def demo(keep: bool) -> None:
+    """Index the bundled sample corpus into a temporary data dir and run a few searches."""
+    import shutil
+    import tempfile
+
+    from voyager.demo import CORPUS
+    from voyager.search.engine import SearchOptions, search as run_search
+
+    tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
+    env = {
+        "HOME": str(tmp / "home"),
+        "VOYAGER_CLAUDE_HOME": str(CORPUS / "claude"),
+        "VOYAGER_CODEX_HOME": str(CORPUS / "codex"),
+        "VOYAGER_OPENCODE_DB": str(tmp / "no-opencode.db"),
+    }
+    ddir = tmp / "data"
+    try:
+        summary = _run_scan(quiet=True, env=env, ddir=ddir)
+        click.echo(f"Indexed the demo corpus: {summary.sessions} sessions, {summary.events_added} events "
+                   f"in {summary.seconds:.2f}s.\n")
+        color = use_color("auto")
+        from voyager.render import render_hit
+
+        for q, opts in DEMO_QUERIES:
+            res = run_search(ddir, q, SearchOptions(limit=3, **opts))
+            flags = " ".join(f"--{k} {v}" if not isinstance(v, bool) else f"--{k}" for k, v in opts.items())
+            click.echo(click.style(f"$ voyager search {q!r} {flags}".rstrip(), bold=True) if color else f"$ voyager search {q!r} {flags}".rstrip())
+            for h in res.hits:
+                click.echo(render_hit(h, color=color, by_session=False))
+            click.echo(f"  ({res.total} hits)\n")
+        click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
+        if keep:
+            click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+DEMO_QUERIES: list[tuple[str, dict]] = [
+    ("数据库", {}),
+    ("データベース", {}),
+    ("데이터베이스", {}),
+    ("ERR_CONN_REFUSED_42", {}),
+    ('"NoneType" subscriptable', {"kind": "tool"}),
+]
+# SearchOptions wants lists for kinds; keep the demo table readable above.
+DEMO_QUERIES = [(q, {("kinds" if k == "kind" else k): ([v] if k == "kind" else v) for k, v in o.items()}) for q, o in DEMO_QUERIES]
+
+
+# -- entry point --------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point (``voyager`` and ``python -m voyager``)."""
+    cli.main(args=argv, prog_name="voyager")

@@ -1,0 +1,82 @@
+"""Text rendering for people: hits, session timelines. JSON goes through msgspec instead.
+
+Highlights come as ``[start, end)`` offsets from the search engine; here they become
+ANSI bold-yellow in a terminal, or stay plain when piped or ``NO_COLOR`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+
+from voyager.model import Event, Hit, SessionRow
+
+_KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
+_HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
+
+
+def highlight(text: str, spans: list[tuple[int, int]], color: bool) -> str:
+    if not color or not spans:
+        return text
+    out, pos = [], 0
+    for s, e in spans:
+        out.append(text[pos:s])
+        out.append(_HL + text[s:e] + _RESET)
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _home_short(path: str | None) -> str:
+    if not path:
+        return ""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
+
+
+def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
+    """Two lines a hit: who/when/what, then the snippet; context events indented below."""
+    when = (h.timestamp or "")[:16].replace("T", " ")
+    kind = _KIND_LABEL.get(h.kind, h.kind)
+    if h.tool:
+        kind = f"{kind}:{h.tool}"
+    if h.exit_code is not None:
+        kind += f" exit={h.exit_code}"
+    where = h.title or _home_short(h.cwd) or ""
+    native = h.session_id.partition(":")[2][:12]
+    count = f"  ({h.hit_count} hits)" if by_session and h.hit_count is not None else ""
+    head = f"{h.provider:<8} {native:<12} {when:<16} {kind:<12} {where}{count}"
+    if color:
+        head = _BOLD + head + _RESET
+    lines = [head, "    " + highlight(h.snippet, h.highlights, color)]
+    if h.context:
+        for ev in h.context:
+            mark = ">" if ev.seq == h.seq else " "
+            text = " ".join(ev.text.split())[:160]
+            line = f"  {mark} #{ev.seq:<5} {_KIND_LABEL.get(ev.kind, ev.kind):<10} {text}"
+            lines.append(_DIM + line + _RESET if color and ev.seq != h.seq else line)
+    if h.resume:
+        lines.append(("    " + _DIM + "resume: " + h.resume + _RESET) if color else "    resume: " + h.resume)
+    return "\n".join(lines)
+
+
+def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:
+    """A session header then one block per event, full text."""
+    head = [f"{row.provider} session {row.native_id}", f"  title:   {row.title or '-'}", f"  cwd:     {row.cwd or '-'}"]
+    if row.git_branch or row.git_repo:
+        head.append("  git:     " + " ".join(x for x in (row.git_repo, row.git_branch) if x))
+    head.append(f"  time:    {row.started or '?'} .. {row.updated or '?'}   {row.events} events")
+    if row.resume:
+        head.append(f"  resume:  {row.resume}")
+    out = ["\n".join(head), ""]
+    from datetime import datetime, timezone
+
+    for ev in events:
+        when = datetime.fromtimestamp(ev.ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if ev.ts else ""
+        label = _KIND_LABEL.get(ev.kind, ev.kind) + (f":{ev.tool}" if ev.tool else "")
+        if ev.exit_code is not None:
+            label += f" exit={ev.exit_code}"
+        title = f"#{ev.seq} {when} {label} ({ev.origin})"
+        out.append(_BOLD + title + _RESET if color else title)
+        out.append("    " + ev.text.replace("\n", "\n    "))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
