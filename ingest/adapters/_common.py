@@ -1,0 +1,256 @@
+"""Helpers shared by the JSONL adapters (Claude Code, Codex): times, text, session facts, cursors.
+
+Both agents append one JSON object a line and describe a session piecemeal (the id on
+one line, the model on another, the title in a side index), so both adapters need the
+same small machinery: parse ISO-8601 stamps without choking on provider quirks, join
+text blocks, render a command readably, accumulate what is known about the session as
+lines stream past (``SessionFacts``, small enough to live in a ``Cursor``), number
+events (``EventCounter``), and read side index files once per change rather than once
+per source (``cached_by_stat``). Nothing here knows either format's record types.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+import msgspec
+
+from voyager.ingest.adapters.base import Cursor, Notice
+from voyager.ingest.jsonl import Record, cursor_after
+from voyager.model import Event, Kind, Origin, Session
+
+_FRACTION = re.compile(r"\.(\d+)")
+_encode = msgspec.json.encode
+
+
+def parse_ts(value: Any) -> float | None:
+    """Epoch seconds from an ISO-8601 string (``Z`` or offset, any fraction length); ``None`` if unusable.
+
+    Python 3.10's ``fromisoformat`` accepts neither ``Z`` nor fractions other than 3 or
+    6 digits, both of which providers write, so the string is normalised first. A
+    stamp without a zone is taken as UTC: both agents write UTC.
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    m = _FRACTION.search(text)
+    if m and len(m.group(1)) != 6:
+        digits = (m.group(1) + "000000")[:6]
+        text = text[: m.start(1)] + digits + text[m.end(1):]
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def join_text(blocks: Any, types: Iterable[str] = ("text",), sep: str = "\n") -> str:
+    """Join the ``text`` of every block whose ``type`` is in ``types``; images and the rest are skipped."""
+    if isinstance(blocks, str):
+        return blocks
+    if not isinstance(blocks, list):
+        return ""
+    wanted = tuple(types)
+    parts = [
+        b["text"]
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") in wanted and isinstance(b.get("text"), str) and b["text"]
+    ]
+    return sep.join(parts)
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON of ``value`` with non-ASCII kept as is (so CJK input stays searchable)."""
+    try:
+        return _encode(value).decode("utf-8")
+    except (TypeError, msgspec.EncodeError):
+        return str(value)
+
+
+def render_argv(argv: list[Any]) -> str:
+    """A shell command for an argv list: the script of ``bash -lc <script>``, else a quoted join.
+
+    Agents wrap every command in a login shell; the script is what the model wrote and
+    what a person would search for.
+    """
+    parts = [str(a) for a in argv]
+    if len(parts) == 3 and os.path.basename(parts[0]) in {"bash", "sh", "zsh"} and parts[1] in {"-lc", "-c"}:
+        return parts[2]
+    return shlex.join(parts)
+
+
+def str_or_none(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else ``None`` (providers write ``""`` for "unknown")."""
+    return value if isinstance(value, str) and value else None
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` if it is an int (and not a bool, which JSON decoders also give as int), else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class SessionFacts:
+    """What is known so far about the session in one source, updated as lines stream by.
+
+    It round-trips through ``Cursor.state`` (``to_state``/``from_state``) so a resumed
+    read can describe the session without re-reading the head of the file.
+    """
+
+    _FIELDS = (
+        "native_id", "parent", "line_title", "cwd", "git_branch", "git_repo", "model",
+        "started", "updated", "tokens_in", "tokens_out",
+    )
+
+    def __init__(self) -> None:
+        self.native_id: str | None = None
+        self.parent: str | None = None
+        #: A title found in the file itself (Claude ``summary`` lines); a side index wins over it.
+        self.line_title: str | None = None
+        self.cwd: str | None = None
+        self.git_branch: str | None = None
+        self.git_repo: str | None = None
+        self.model: str | None = None
+        self.started: float | None = None
+        self.updated: float | None = None
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+
+    def observe_ts(self, ts: float | None) -> None:
+        """Widen [started, updated] to include ``ts``; lines are not guaranteed to be in time order."""
+        if ts is None:
+            return
+        if self.started is None or ts < self.started:
+            self.started = ts
+        if self.updated is None or ts > self.updated:
+            self.updated = ts
+
+    def to_state(self) -> dict[str, Any]:
+        return {k: v for k in self._FIELDS if (v := getattr(self, k)) is not None}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any] | None) -> SessionFacts:
+        facts = cls()
+        for key in cls._FIELDS:
+            if state and key in state:
+                setattr(facts, key, state[key])
+        return facts
+
+    def session(self, provider: str, *, title: str | None, resume: str | None, source: str) -> Session:
+        assert self.native_id is not None
+        from voyager.model import session_id
+
+        return Session(
+            id=session_id(provider, self.native_id),
+            provider=provider,
+            native_id=self.native_id,
+            title=title,
+            cwd=self.cwd,
+            git_branch=self.git_branch,
+            git_repo=self.git_repo,
+            model=self.model,
+            started=self.started,
+            updated=self.updated,
+            parent=self.parent,
+            resume=resume,
+            source=source,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+        )
+
+
+class EventCounter:
+    """Numbers the events of one session in stream order, from the cursor's ``next_seq``."""
+
+    def __init__(self, session: str, start: int) -> None:
+        self.session = session
+        self.seq = start
+
+    def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
+        """An Event, or ``None`` for empty text: an empty message has nothing to find."""
+        if not text or not text.strip():
+            return None
+        event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
+        self.seq += 1
+        return event
+
+
+class ReadProgress:
+    """Tracks the last *complete* record and the seq/state that go with it, to build the final Cursor.
+
+    A last line without its newline is still being written: its events are yielded (so
+    a finished file loses nothing) but the cursor stays before it, with the seq and
+    state as they were, so the next scan reads it again and gets the same seqs.
+    """
+
+    def __init__(self, path: str, cursor: Cursor | None) -> None:
+        self.path = path
+        self.cursor = cursor
+        self.last: Record | None = None
+        self.seq = cursor.next_seq if cursor else 0
+        self.state: dict[str, Any] = dict(cursor.state) if cursor else {}
+        self.fatal = False
+
+    def commit(self, record: Record, seq: int, state: dict[str, Any]) -> None:
+        self.last = record
+        self.seq = seq
+        self.state = state
+
+    def final(self, session: str | None) -> Cursor | None:
+        """The Cursor to yield last, or ``None`` after a fatal notice (the source could not be read)."""
+        if self.fatal:
+            return None
+        if self.last is None:
+            if self.cursor is not None:
+                # Nothing new and complete: stay exactly where we were.
+                return msgspec.structs.replace(self.cursor, session=session or self.cursor.session)
+            return cursor_after(self.path, None, next_seq=0, session=session, state=self.state)
+        state = dict(self.state)
+        state["line"] = self.last.lineno
+        return cursor_after(self.path, self.last, next_seq=self.seq, session=session, state=state)
+
+    def first_lineno(self) -> int:
+        return int(self.state.get("line", 0)) + 1 if self.cursor else 1
+
+
+_T = TypeVar("_T")
+_stat_cache: dict[str, tuple[tuple[int, int, int], Any]] = {}
+
+
+def cached_by_stat(path: str, load: Callable[[str], _T], default: _T) -> _T:
+    """``load(path)``, memoised until the file's size, mtime or inode changes; ``default`` if unreadable.
+
+    Side indexes (Claude's ``sessions-index.json``, Codex's ``session_index.jsonl``)
+    are shared by many sources; reading one per source would make a scan quadratic.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        _stat_cache.pop(path, None)
+        return default
+    key = (st.st_size, st.st_mtime_ns, st.st_ino)
+    hit = _stat_cache.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    try:
+        value = load(path)
+    except (OSError, ValueError, msgspec.DecodeError):
+        value = default
+    _stat_cache[path] = (key, value)
+    return value
+
+
+def pass_notices(items: Iterator[Record | Notice], progress: ReadProgress) -> Iterator[Record | Notice]:
+    """Records from ``read_records``, with each Notice also marking the read fatal when it is."""
+    for item in items:
+        if isinstance(item, Notice) and item.fatal:
+            progress.fatal = True
+        yield item

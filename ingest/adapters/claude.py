@@ -1,0 +1,362 @@
+"""The Claude Code adapter: ``<claude home>/projects/**/*.jsonl`` to Sessions and Events.
+
+Owns everything Voyager knows about Claude Code's transcript format (see FORMATS.md):
+which files are sessions, how a line maps to events, who wrote what (a person, the
+model, a tool, or Claude Code itself), and where a session's title lives. One file is
+one session; subagent transcripts (``agent-*.jsonl``, beside the sessions or under
+``<sessionId>/subagents/``) are sessions of their own whose ``parent`` is the session
+that spawned them.
+
+Reading is streaming and read-only: lines come from ``jsonl.read_records`` one at a
+time, the Session is yielded as soon as its id is known, then once more at the end if
+what is known about it grew (title, model, last timestamp), and a Cursor closes the
+stream so the next scan reads only appended lines.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+from voyager import paths
+from voyager.ingest.adapters._common import (
+    EventCounter,
+    ReadProgress,
+    SessionFacts,
+    cached_by_stat,
+    compact_json,
+    int_or_none,
+    join_text,
+    parse_ts,
+    pass_notices,
+    str_or_none,
+)
+from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
+from voyager.ingest.jsonl import read_records
+from voyager.model import Event, Session, session_id
+
+PROVIDER = "claude"
+
+#: User text that begins with one of these was written by Claude Code, not typed as a
+#: prompt: slash-command echoes, local command output, reminders it injects, hook output.
+_WRAPPER_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<command-contents>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<system-reminder>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-prompt-submit-hook>",
+    "<task-notification>",
+    "[Request interrupted by user",
+)
+
+#: Assistant lines with this model were made up by Claude Code (API errors, "No response requested").
+_SYNTHETIC_MODEL = "<synthetic>"
+
+_index_decoder = msgspec.json.Decoder()
+
+
+def is_wrapped_command(text: str) -> bool:
+    """True when user text is Claude Code's own wrapping (command tags, reminders), not a prompt."""
+    return text.lstrip().startswith(_WRAPPER_PREFIXES)
+
+
+def render_tool_input(name: str | None, tool_input: Any) -> str:
+    """What a person would search for in a tool call: the shell command for Bash, else compact JSON of the input."""
+    if name == "Bash" and isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
+        return tool_input["command"]
+    if tool_input is None:
+        return ""
+    return compact_json(tool_input)
+
+
+def resume_command(cwd: str | None, native_id: str) -> str:
+    """The command that reopens a session: ``claude --resume`` must run in the session's directory."""
+    if cwd:
+        return f"cd {shlex.quote(cwd)} && claude --resume {native_id}"
+    return f"claude --resume {native_id}"
+
+
+def _load_sessions_index(path: str) -> dict[str, str]:
+    with open(path, "rb") as fh:
+        doc = _index_decoder.decode(fh.read())
+    titles: dict[str, str] = {}
+    entries = doc.get("entries") if isinstance(doc, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
+            summary = str_or_none(entry.get("summary"))
+            if summary:
+                titles[entry["sessionId"]] = summary
+    return titles
+
+
+def index_title(project_dir: Path, native_id: str) -> str | None:
+    """The title ``<project dir>/sessions-index.json`` gives a session (renames included), if any.
+
+    A missing or corrupt index is no error: the title is simply unknown.
+    """
+    titles = cached_by_stat(str(project_dir / "sessions-index.json"), _load_sessions_index, {})
+    return titles.get(native_id)
+
+
+class _ClaudeRead:
+    """One pass over one transcript file (or its appended tail when resuming)."""
+
+    def __init__(self, source: Source, cursor: Cursor | None) -> None:
+        self.path = source.path
+        p = Path(source.path)
+        self.stem = p.stem
+        # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
+        # layout nests them as <project>/<parent sessionId>/subagents/agent-<id>.jsonl.
+        self.is_agent_file = p.name.startswith("agent-")
+        self.nested_parent = p.parent.parent.name if p.parent.name == "subagents" else None
+        self.project_dir = p.parent
+        self.cursor = cursor
+        self.facts = SessionFacts.from_state(cursor.state if cursor else None)
+        self.progress = ReadProgress(source.path, cursor)
+        self.counter: EventCounter | None = None
+        self.sent: Session | None = None
+        # The message id whose usage is pending: one API message may be split over several
+        # lines that repeat its usage, so it is counted once, from its last line.
+        usage = (cursor.state if cursor else {}).get("usage") or [0, 0, None, 0, 0]
+        self.done_in: int = usage[0]
+        self.done_out: int = usage[1]
+        self.usage_id: str | None = usage[2]
+        self.usage_in: int = usage[3]
+        self.usage_out: int = usage[4]
+        if self.facts.native_id is not None:
+            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+
+    # -- session -------------------------------------------------------------------
+
+    @property
+    def sid(self) -> str | None:
+        return self.counter.session if self.counter else None
+
+    def _title(self) -> str | None:
+        if self.facts.native_id and not self.is_agent_file:
+            found = index_title(self.project_dir, self.facts.native_id)
+            if found:
+                return found
+        return self.facts.line_title
+
+    def _session(self) -> Session:
+        native = self.facts.native_id
+        assert native is not None
+        if self.facts.parent:
+            # A subagent cannot be resumed on its own; its work lives on in the parent.
+            resume = resume_command(self.facts.cwd, self.facts.parent.split(":", 1)[1])
+        else:
+            resume = resume_command(self.facts.cwd, native)
+        return self.facts.session(PROVIDER, title=self._title(), resume=resume, source=self.path)
+
+    def _establish(self, line: dict[str, Any]) -> Session | None:
+        """Fix the session id at the first line that names one; returns the Session to yield first."""
+        if self.counter is not None:
+            return None
+        line_sid = str_or_none(line.get("sessionId"))
+        if self.is_agent_file:
+            self.facts.native_id = self.stem
+            parent = line_sid or self.nested_parent
+            if parent:
+                self.facts.parent = session_id(PROVIDER, parent)
+        else:
+            # The file is named after its session; the line's own id is the authority.
+            self.facts.native_id = line_sid or self.stem
+        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        self.sent = self._session()
+        return self.sent
+
+    def _state(self) -> dict[str, Any]:
+        state = self.facts.to_state()
+        if self.facts.tokens_in is not None:
+            state["usage"] = [self.done_in, self.done_out, self.usage_id, self.usage_in, self.usage_out]
+        return state
+
+    # -- the stream ------------------------------------------------------------------
+
+    def run(self) -> Iterator[Item]:
+        if self.counter is not None:
+            # Resuming: describe the session from the cursor, not by re-reading the head.
+            self.sent = self._session()
+            yield self.sent
+        offset = self.cursor.offset if self.cursor else 0
+        records = read_records(self.path, offset, self.progress.first_lineno())
+        for item in pass_notices(records, self.progress):
+            if isinstance(item, Notice):
+                yield item
+                continue
+            line = item.value
+            if isinstance(line, dict):
+                yield from self._line(line)
+            if item.complete:
+                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state())
+        if self.progress.fatal:
+            return
+        if self.counter is not None:
+            final = self._session()
+            if final != self.sent:
+                yield final
+        cursor = self.progress.final(self.sid)
+        if cursor is not None:
+            yield cursor
+
+    def _line(self, line: dict[str, Any]) -> Iterator[Item]:
+        kind = line.get("type")
+        if kind == "summary":
+            summary = str_or_none(line.get("summary"))
+            if summary:
+                self.facts.line_title = summary.strip()
+            return
+        if kind not in ("user", "assistant"):
+            return  # file-history-snapshot, system, and types not invented yet
+        message = line.get("message")
+        if not isinstance(message, dict):
+            return
+        self._observe(line)
+        first = self._establish(line)
+        if first is not None:
+            yield first
+        ts = parse_ts(line.get("timestamp"))
+        if kind == "user":
+            yield from self._user(line, message, ts)
+        else:
+            yield from self._assistant(line, message, ts)
+
+    def _observe(self, line: dict[str, Any]) -> None:
+        facts = self.facts
+        facts.observe_ts(parse_ts(line.get("timestamp")))
+        cwd = str_or_none(line.get("cwd"))
+        if cwd and facts.cwd is None:
+            facts.cwd = cwd
+        branch = str_or_none(line.get("gitBranch"))
+        if branch:
+            facts.git_branch = branch  # the latest: a session can switch branches
+
+    def _user(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
+        counter = self.counter
+        assert counter is not None
+        injected = line.get("isMeta") is True or line.get("isCompactSummary") is True
+        # In a subagent's transcript the "user" is the parent agent writing the task.
+        person = "provider" if (self.is_agent_file or line.get("isSidechain") is True) else "human"
+
+        def prompt(text: str) -> Event | None:
+            if injected or is_wrapped_command(text):
+                return counter.make("meta", "provider", text, ts=ts)
+            return counter.make("user", person, text, ts=ts)
+
+        content = message.get("content")
+        if isinstance(content, str):
+            if (ev := prompt(content)) is not None:
+                yield ev
+            return
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text" and isinstance(block.get("text"), str):
+                ev = prompt(block["text"])
+            elif btype == "tool_result":
+                ev = counter.make(
+                    "tool_result",
+                    "tool",
+                    join_text(block.get("content")),
+                    ts=ts,
+                    call_id=str_or_none(block.get("tool_use_id")),
+                    # Claude records no exit code in a tool result: exit_code stays None.
+                    is_error=block.get("is_error") is True,
+                )
+            else:
+                continue  # images, documents
+            if ev is not None:
+                yield ev
+
+    def _assistant(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
+        counter = self.counter
+        assert counter is not None
+        model = str_or_none(message.get("model"))
+        synthetic = model == _SYNTHETIC_MODEL or line.get("isApiErrorMessage") is True
+        if model and not synthetic:
+            self.facts.model = model
+        self._usage(message)
+        text_kind, text_origin = ("meta", "provider") if synthetic else ("assistant", "agent")
+        content = message.get("content")
+        if isinstance(content, str):
+            if (ev := counter.make(text_kind, text_origin, content, ts=ts)) is not None:
+                yield ev
+            return
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                ev = counter.make(text_kind, text_origin, block.get("text") if isinstance(block.get("text"), str) else None, ts=ts)
+            elif btype == "thinking":
+                thinking = block.get("thinking")
+                ev = counter.make("reasoning", "agent", thinking if isinstance(thinking, str) else None, ts=ts)
+            elif btype == "tool_use":
+                name = str_or_none(block.get("name"))
+                ev = counter.make(
+                    "tool_call",
+                    "agent",
+                    render_tool_input(name, block.get("input")),
+                    ts=ts,
+                    tool=name,
+                    call_id=str_or_none(block.get("id")),
+                )
+            else:
+                continue  # redacted_thinking has no readable text; unknown blocks are skipped
+            if ev is not None:
+                yield ev
+
+    def _usage(self, message: dict[str, Any]) -> None:
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            return
+        msg_id = str_or_none(message.get("id"))
+        if msg_id is None or msg_id != self.usage_id:
+            # A new API message: the previous one is finished, fold it into the totals.
+            self.done_in += self.usage_in
+            self.done_out += self.usage_out
+            self.usage_id = msg_id
+        self.usage_in = sum(
+            int_or_none(usage.get(k)) or 0
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        self.usage_out = int_or_none(usage.get("output_tokens")) or 0
+        self.facts.tokens_in = self.done_in + self.usage_in
+        self.facts.tokens_out = self.done_out + self.usage_out
+
+
+class ClaudeAdapter:
+    """Claude Code transcripts under ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``)."""
+
+    name: ClassVar[str] = "claude"
+    label: ClassVar[str] = "Claude Code"
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        return [paths.claude_home(env) / "projects"]
+
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        for root in self.roots(env):
+            yield from walk_files(root, ".jsonl", self.name)
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return _ClaudeRead(source, cursor).run()
+
+
+ADAPTER = ClaudeAdapter()
