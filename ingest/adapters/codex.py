@@ -1,0 +1,429 @@
+"""The Codex CLI adapter: ``$CODEX_HOME/{sessions,archived_sessions}/**/rollout-*.jsonl`` to Sessions and Events.
+
+Owns everything Voyager knows about Codex rollouts (see FORMATS.md): the current
+``{timestamp, type, payload}`` envelope and the early-2025 format without one, which
+records are the conversation and which only repeat it, and who wrote what.
+
+Codex writes most things twice: a ``response_item`` (what the model saw) and an
+``event_msg`` (what the UI showed). The rules that keep counts honest:
+
+* a person's prompt comes from ``event_msg.user_message``; ``response_item`` user
+  messages are then either injected context (meta) or duplicates and replays
+  (skipped). Rollouts that never wrote a ``user_message`` event (older ones) fall
+  back to the ``response_item`` user messages;
+* assistant text and reasoning come from ``response_item``; ``agent_message`` and
+  ``agent_reasoning`` events are skipped;
+* a tool's exit code is taken only from what Codex recorded with the output.
+
+One rollout is one session. Reading is streaming and read-only, like every adapter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+from voyager import paths
+from voyager.ingest.adapters._common import (
+    EventCounter,
+    ReadProgress,
+    SessionFacts,
+    cached_by_stat,
+    compact_json,
+    int_or_none,
+    join_text,
+    parse_ts,
+    pass_notices,
+    render_argv,
+    str_or_none,
+)
+from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
+from voyager.ingest.jsonl import read_records
+from voyager.model import Event, Kind, Origin, Session, session_id
+
+PROVIDER = "codex"
+
+#: User-role text that starts like this was put there by Codex (environment, AGENTS.md,
+#: instructions, notes about aborted turns), not typed by a person.
+_INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<developer_instructions>",
+    "<permissions instructions>",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md instructions",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+)
+
+#: A ``user_message`` event as serde writes it; the quotes make a match inside a JSON
+#: string impossible (there they are escaped), so a byte search is exact enough.
+_USER_MESSAGE_EVENT = re.compile(rb'"type"\s*:\s*"user_message"')
+_UUID_IN_NAME = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+_EXIT_CODE_LINE = re.compile(r"^Exit code: (-?\d+)")
+_PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)\s*$", re.M)
+_CWD_TAG = re.compile(r"<cwd>([^<\n]+)</cwd>")
+
+_decode = msgspec.json.Decoder().decode
+
+#: (kind, origin, text, extra Event fields) for one event about to be numbered.
+Draft = tuple[Kind, Origin, Any, dict[str, Any]]
+
+
+def is_injected(text: str) -> bool:
+    """True when user-role text is context Codex injected rather than a person's prompt."""
+    return text.lstrip().startswith(_INJECTED_PREFIXES)
+
+
+def render_call(arguments: Any) -> str:
+    """The searchable text of a function call: its shell command when it has one, else its arguments.
+
+    Shell tools pass ``command`` as an argv (``["bash", "-lc", "…"]``) or a string, or
+    ``cmd`` in newer versions; anything else is kept as the JSON Codex recorded.
+    """
+    parsed = arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = _decode(arguments)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return arguments
+    if isinstance(parsed, dict):
+        command = parsed.get("command", parsed.get("cmd"))
+        if isinstance(command, list) and command:
+            return render_argv(command)
+        if isinstance(command, str) and command:
+            return command
+    return arguments if isinstance(arguments, str) else compact_json(arguments)
+
+
+def parse_output(raw: Any) -> tuple[str, int | None]:
+    """Text and exit code of a tool output, as Codex recorded it.
+
+    The output is a string that is often JSON ``{"output", "metadata": {"exit_code"}}``;
+    plain text may begin ``Exit code: N`` (or carry ``Process exited with code N`` in
+    its header). Anything else has no exit code: ``None``, never a guess.
+    """
+    if isinstance(raw, list):
+        return join_text(raw, ("input_text", "output_text", "text")), None
+    if isinstance(raw, dict):
+        raw = raw.get("content", raw.get("output", ""))
+        if not isinstance(raw, str):
+            return compact_json(raw), None
+    if not isinstance(raw, str):
+        return "", None
+    stripped = raw.lstrip()
+    if stripped.startswith("{"):
+        try:
+            doc = _decode(stripped)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("output"), str):
+            meta = doc.get("metadata")
+            return doc["output"], int_or_none(meta.get("exit_code")) if isinstance(meta, dict) else None
+    m = _EXIT_CODE_LINE.match(stripped)
+    if m:
+        return raw, int(m.group(1))
+    header = raw.split("\nOutput:", 1)[0] if "\nOutput:" in raw else ""
+    m = _PROCESS_EXITED.search(header)
+    if m:
+        return raw, int(m.group(1))
+    return raw, None
+
+
+def has_user_message_event(path: str, start: int) -> bool:
+    """Whether ``path`` holds a ``user_message`` event at or after byte ``start`` (a chunked byte search).
+
+    Decides, before the first prompt is emitted, whether prompts come from events
+    (current rollouts) or from ``response_item`` messages (rollouts that predate the
+    events). In a current rollout the event follows its prompt within a few lines, so
+    the search stops in the first chunk.
+    """
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            tail = b""
+            while chunk := fh.read(1 << 20):
+                if _USER_MESSAGE_EVENT.search(tail + chunk):
+                    return True
+                tail = chunk[-64:]
+    except OSError:
+        pass
+    return False
+
+
+def codex_home_of(path: Path) -> Path | None:
+    """The ``$CODEX_HOME`` a rollout lives in: the parent of its ``sessions``/``archived_sessions`` dir."""
+    for ancestor in path.parents:
+        if ancestor.name in ("sessions", "archived_sessions"):
+            return ancestor.parent
+    return None
+
+
+def _load_session_index(path: str) -> dict[str, str]:
+    names: dict[str, str] = {}
+    with open(path, "rb") as fh:
+        for line in fh:
+            try:
+                entry = _decode(line)
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                continue  # a half-written last line or junk: the rest still counts
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                name = str_or_none(entry.get("thread_name"))
+                if name:
+                    names[entry["id"]] = name  # later lines are later renames
+    return names
+
+
+def index_title(codex_home: Path | None, native_id: str) -> str | None:
+    """The thread name ``$CODEX_HOME/session_index.jsonl`` gives a session, if any (absence is fine)."""
+    if codex_home is None:
+        return None
+    return cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {}).get(native_id)
+
+
+class _CodexRead:
+    """One pass over one rollout (or its appended tail when resuming)."""
+
+    def __init__(self, source: Source, cursor: Cursor | None) -> None:
+        self.path = source.path
+        p = Path(source.path)
+        m = _UUID_IN_NAME.search(p.name)
+        self.name_id = m.group(1) if m else p.stem
+        self.codex_home = codex_home_of(p)
+        self.cursor = cursor
+        state = cursor.state if cursor else {}
+        self.facts = SessionFacts.from_state(state)
+        #: Where prompts come from: "event" (user_message events), "response" (older
+        #: rollouts without them), or None until the first prompt forces a decision.
+        self.prompts: str | None = state.get("prompts")
+        self.progress = ReadProgress(source.path, cursor)
+        self.counter: EventCounter | None = None
+        self.sent: Session | None = None
+        self.record_start = 0
+        if self.facts.native_id is not None:
+            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+
+    def _session(self) -> Session:
+        native = self.facts.native_id
+        assert native is not None
+        return self.facts.session(
+            PROVIDER,
+            title=index_title(self.codex_home, native),
+            resume=f"codex resume {native}",
+            source=self.path,
+        )
+
+    def _establish(self, native_id: str | None) -> Session | None:
+        """Fix the session id (from session_meta, else the file name); returns the Session to yield first."""
+        if self.counter is not None:
+            return None
+        self.facts.native_id = native_id or self.name_id
+        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        self.sent = self._session()
+        return self.sent
+
+    def _state(self) -> dict[str, Any]:
+        state = self.facts.to_state()
+        if self.prompts is not None:
+            state["prompts"] = self.prompts
+        return state
+
+    def run(self) -> Iterator[Item]:
+        if self.counter is not None:
+            # Resuming: describe the session from the cursor, not by re-reading the head.
+            self.sent = self._session()
+            yield self.sent
+        offset = self.cursor.offset if self.cursor else 0
+        for item in pass_notices(read_records(self.path, offset, self.progress.first_lineno()), self.progress):
+            if isinstance(item, Notice):
+                yield item
+                continue
+            self.record_start = item.start
+            if isinstance(item.value, dict):
+                yield from self._emit(self._line(item.value))
+            if item.complete:
+                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state())
+        if self.progress.fatal:
+            return
+        if self.counter is not None:
+            final = self._session()
+            if final != self.sent:
+                yield final
+        cursor = self.progress.final(self.counter.session if self.counter else None)
+        if cursor is not None:
+            yield cursor
+
+    def _emit(self, drafts: Iterator[Draft | Session]) -> Iterator[Item]:
+        for draft in drafts:
+            if isinstance(draft, Session):
+                yield draft
+                continue
+            kind, origin, text, extra = draft
+            if not isinstance(text, str) or not text.strip():
+                continue
+            if self.counter is None:
+                first = self._establish(None)
+                if first is not None:
+                    yield first
+            assert self.counter is not None
+            event = self.counter.make(kind, origin, text, **extra)
+            if event is not None:
+                yield event
+
+    # -- one line ----------------------------------------------------------------------
+
+    def _line(self, line: dict[str, Any]) -> Iterator[Draft | Session]:
+        payload = line.get("payload")
+        if "payload" in line:
+            ts = parse_ts(line.get("timestamp"))
+            self.facts.observe_ts(ts)
+            if not isinstance(payload, dict):
+                return
+            kind = line.get("type")
+            if kind == "session_meta":
+                yield from self._meta(payload, ts)
+            elif kind == "turn_context":
+                self.facts.model = str_or_none(payload.get("model")) or self.facts.model
+                self.facts.cwd = self.facts.cwd or str_or_none(payload.get("cwd"))
+            elif kind == "response_item":
+                yield from self._item(payload, ts)
+            elif kind == "event_msg":
+                yield from self._event_msg(payload, ts)
+            elif kind == "compacted":
+                yield ("meta", "provider", payload.get("message"), {"ts": ts})
+            return  # other envelope types: new, unknown, skipped
+        if "type" in line:
+            # Older rollouts: bare response items, without timestamps.
+            yield from self._item(line, None)
+        elif "record_type" not in line and isinstance(line.get("id"), str):
+            # Older rollouts open with {id, timestamp, instructions}.
+            yield from self._meta(line, None)
+
+    def _meta(self, meta: dict[str, Any], ts: float | None) -> Iterator[Session]:
+        facts = self.facts
+        started = parse_ts(meta.get("timestamp"))
+        facts.observe_ts(started)
+        # The first session_meta names the session; any later one only fills gaps.
+        facts.cwd = facts.cwd or str_or_none(meta.get("cwd"))
+        git = meta.get("git")
+        if isinstance(git, dict):
+            facts.git_branch = facts.git_branch or str_or_none(git.get("branch"))
+            facts.git_repo = facts.git_repo or str_or_none(git.get("repository_url"))
+        first = self._establish(str_or_none(meta.get("id")))
+        if first is not None:
+            yield first
+
+    def _item(self, item: dict[str, Any], ts: float | None) -> Iterator[Draft]:
+        itype = item.get("type")
+        if itype == "message":
+            yield from self._message(item, ts)
+        elif itype == "reasoning":
+            text = join_text(item.get("summary"), ("summary_text",), "\n\n")
+            if not text:
+                text = join_text(item.get("content"), ("reasoning_text", "text"), "\n\n")
+            yield ("reasoning", "agent", text, {"ts": ts})
+        elif itype == "function_call":
+            name = str_or_none(item.get("name"))
+            yield ("tool_call", "agent", render_call(item.get("arguments")),
+                   {"ts": ts, "tool": name, "call_id": str_or_none(item.get("call_id"))})
+        elif itype == "custom_tool_call":
+            raw = item.get("input")
+            yield ("tool_call", "agent", raw if isinstance(raw, str) else compact_json(raw),
+                   {"ts": ts, "tool": str_or_none(item.get("name")), "call_id": str_or_none(item.get("call_id"))})
+        elif itype == "local_shell_call":
+            action = item.get("action")
+            command = action.get("command") if isinstance(action, dict) else None
+            text = render_argv(command) if isinstance(command, list) and command else compact_json(action)
+            yield ("tool_call", "agent", text,
+                   {"ts": ts, "tool": "local_shell", "call_id": str_or_none(item.get("call_id")) or str_or_none(item.get("id"))})
+        elif itype in ("function_call_output", "custom_tool_call_output"):
+            text, exit_code = parse_output(item.get("output"))
+            yield ("tool_result", "tool", text,
+                   {"ts": ts, "call_id": str_or_none(item.get("call_id")), "exit_code": exit_code})
+        elif itype == "web_search_call":
+            action = item.get("action")
+            query = action.get("query") if isinstance(action, dict) else None
+            text = query if isinstance(query, str) and query else (compact_json(action) if action else "")
+            yield ("tool_call", "agent", text, {"ts": ts, "tool": "web_search", "call_id": str_or_none(item.get("id"))})
+
+    def _message(self, item: dict[str, Any], ts: float | None) -> Iterator[Draft]:
+        role = item.get("role")
+        content = item.get("content")
+        if role == "assistant":
+            yield ("assistant", "agent", join_text(content, ("output_text", "text")), {"ts": ts})
+        elif role in ("developer", "system"):
+            yield ("meta", "provider", join_text(content, ("input_text", "output_text", "text")), {"ts": ts})
+        elif role == "user":
+            # Each input_text on its own: context and prompt can share one message.
+            if isinstance(content, str):
+                texts = [content]
+            elif isinstance(content, list):
+                texts = [
+                    b["text"]
+                    for b in content
+                    if isinstance(b, dict) and b.get("type") in ("input_text", "text") and isinstance(b.get("text"), str)
+                ]
+            else:
+                texts = []
+            for text in texts:
+                if is_injected(text):
+                    if self.facts.cwd is None and (m := _CWD_TAG.search(text)):
+                        self.facts.cwd = m.group(1).strip()
+                    yield ("meta", "provider", text, {"ts": ts})
+                    continue
+                if not text.strip():
+                    continue
+                if self.prompts is None:
+                    self.prompts = "event" if has_user_message_event(self.path, self.record_start) else "response"
+                if self.prompts == "response":
+                    yield ("user", "human", text, {"ts": ts})
+                # else: the user_message event carries this prompt (or this is a replay).
+
+    def _event_msg(self, payload: dict[str, Any], ts: float | None) -> Iterator[Draft]:
+        etype = payload.get("type")
+        if etype == "user_message":
+            text = payload.get("message")
+            kind = payload.get("kind")
+            if not isinstance(text, str) or (kind is not None and kind != "plain") or is_injected(text):
+                return  # injected context: its response_item copy is the meta event
+            self.prompts = "event"
+            yield ("user", "human", text, {"ts": ts})
+        elif etype == "token_count":
+            info = payload.get("info")
+            total = info.get("total_token_usage") if isinstance(info, dict) else None
+            if isinstance(total, dict):
+                # Totals are cumulative: the latest one describes the whole session.
+                tokens_in = int_or_none(total.get("input_tokens"))
+                tokens_out = int_or_none(total.get("output_tokens"))
+                if tokens_in is not None:
+                    self.facts.tokens_in = tokens_in
+                if tokens_out is not None:
+                    self.facts.tokens_out = tokens_out
+        # agent_message / agent_reasoning repeat response items; exec_command_end repeats
+        # the function_call_output; the rest is UI state. All skipped.
+
+
+class CodexAdapter:
+    """Codex CLI rollouts under ``$CODEX_HOME/sessions`` and ``$CODEX_HOME/archived_sessions``."""
+
+    name: ClassVar[str] = "codex"
+    label: ClassVar[str] = "Codex"
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        home = paths.codex_home(env)
+        return [home / "sessions", home / "archived_sessions"]
+
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        for root in self.roots(env):
+            yield from walk_files(root, ".jsonl", self.name, name_prefix="rollout-")
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return _CodexRead(source, cursor).run()
+
+
+ADAPTER = CodexAdapter()
