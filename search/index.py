@@ -86,6 +86,9 @@ class SearchIndex:
         self.schema = build_schema()
         version_file = self.path / "voyager-index-version"
         if create:
+            # Tantivy creates its files with the process umask; index content is as
+            # private as the conversations it came from, so make that umask 077.
+            os.umask(0o077)
             self.path.mkdir(parents=True, exist_ok=True)
             os.chmod(self.path, 0o700)
         if version_file.exists() and version_file.read_text().strip() != str(INDEX_VERSION):

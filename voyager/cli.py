@@ -120,6 +120,7 @@ def cli() -> None:
 
     Data lives in $VOYAGER_HOME (default ~/.local/share/voyager), private to you.
     """
+    os.umask(0o077)  # everything Voyager writes is private to the user
 
 
 # -- scan ---------------------------------------------------------------------------

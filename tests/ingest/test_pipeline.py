@@ -1,0 +1,173 @@
+"""The scan pipeline: incremental reads, replacement without duplicates, bad input named and survived."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+from voyager.ingest.pipeline import scan
+from voyager.paths import data_dir
+from voyager.search.engine import SearchOptions, search
+
+
+def _search(q: str, **kw):
+    return search(data_dir(), q, SearchOptions(**kw))
+
+
+def _all_events():
+    from voyager.search.index import SearchIndex
+
+    ix = SearchIndex(data_dir(), create=False)
+    out = []
+    for sid in ix.iter_session_ids():
+        out.extend((e.session, e.seq) for e in ix.session_events(sid))
+    return out
+
+
+def test_appended_lines_are_read_incrementally(home):
+    lines = claude_session_lines()
+    path = write_claude(home, lines[:3])
+    s1 = scan(data_dir())
+    assert s1.new == 1
+    n1 = len(_all_events())
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(lines[3:]))
+    s2 = scan(data_dir())
+    assert s2.grown == 1 and s2.changed == 0
+    events = _all_events()
+    assert len(events) == len(set(events)) > n1
+    assert _search("parse_config_v2", kinds=["assistant"]).total == 1
+    # Same result as a scan from scratch.
+    fresh = home / "fresh"
+    os.environ["VOYAGER_HOME"] = str(fresh)
+    try:
+        scan(data_dir())
+        assert sorted(_all_events()) == sorted(events)
+    finally:
+        os.environ["VOYAGER_HOME"] = str(home / "voyager-data")
+
+
+def test_partial_last_line_is_left_for_next_scan(home, run):
+    lines = claude_session_lines()
+    path = write_claude(home, lines[:5])
+    last = lines[5]
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(last[: len(last) // 2])  # the agent is mid-write
+    res = run("scan")
+    assert res.exit_code == 0
+    assert "incomplete" in res.stderr and str(path) in res.stderr
+    assert _search("guard").total == 0
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(last[len(last) // 2 :])
+    summary = json.loads(run("scan", "--json").stdout)
+    assert summary["grown"] == 1
+    assert _search("guard").total == 1
+    events = _all_events()
+    assert len(events) == len(set(events))
+
+
+def test_truncated_file_is_reindexed_from_scratch(home):
+    lines = claude_session_lines()
+    path = write_claude(home, lines)
+    scan(data_dir())
+    path.write_text("".join(lines[:2]), encoding="utf-8")
+    s = scan(data_dir())
+    assert s.changed == 1
+    assert _search("parse_config_v2", kinds=["assistant"]).total == 0
+    assert len(_all_events()) == 2
+
+
+def test_vanished_source_leaves_the_index_unless_kept(home):
+    p = write_claude(home, claude_session_lines())
+    write_codex(home, codex_session_lines())
+    scan(data_dir())
+    p.unlink()
+    s = scan(data_dir(), keep_missing=True)
+    assert s.removed == 0 and _search("数据库").total == 1
+    s = scan(data_dir())
+    assert s.removed == 1 and _search("数据库").total == 0
+    assert _search("데이터베이스").total >= 1
+
+
+def test_malformed_line_is_named_and_the_rest_is_kept(home, run):
+    lines = claude_session_lines()
+    lines.insert(2, '{"type": "user", "message": {broken json\n')
+    path = write_claude(home, lines)
+    res = run("scan")
+    assert res.exit_code == 0
+    assert f"{path} (line 3): malformed JSON" in res.stderr
+    assert _search("marmalade").total == 1 and _search("数据库").total == 1
+
+
+def test_binary_file_named_jsonl_is_skipped(home, run):
+    write_claude(home, claude_session_lines())
+    bad = home / ".claude" / "projects" / "-home-dev-shop" / "garbage.jsonl"
+    bad.write_bytes(b"\x00\x01\x02binary\xff\xfe" * 100)
+    res = run("scan", "--json")
+    assert res.exit_code == 0
+    summary = json.loads(res.stdout)
+    assert summary["failed"] == 1 and summary["new"] == 1
+    assert any(s["source"] == str(bad) and "binary" in s["reason"] for s in summary["skipped"])
+    assert "binary" in res.stderr
+
+
+def test_unreadable_directory_is_named_and_scan_goes_on(home, run, monkeypatch):
+    write_codex(home, codex_session_lines())
+    locked = home / ".claude" / "projects" / "-locked"
+    locked.mkdir(parents=True)
+    real_scandir = os.scandir
+
+    def scandir(path):  # tests run as root, where chmod 000 would not stop a read
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    res = run("scan")
+    assert res.exit_code == 0
+    assert str(locked) in res.stderr and "Permission denied" in res.stderr
+    assert _search("데이터베이스").total >= 1
+
+
+def test_file_vanishing_mid_scan(home, run, monkeypatch):
+    from voyager.ingest.adapters import claude
+
+    p = write_claude(home, claude_session_lines())
+    write_codex(home, codex_session_lines())
+    real_read = type(claude.ADAPTER).read
+
+    def read(self, source, cursor=None):
+        if source.path == str(p):
+            p.unlink()
+        return real_read(self, source, cursor)
+
+    monkeypatch.setattr(type(claude.ADAPTER), "read", read)
+    res = run("scan", "--json")
+    assert res.exit_code == 0
+    summary = json.loads(res.stdout)
+    assert summary["failed"] == 1 and summary["new"] == 1
+    assert any("vanished" in s["reason"] for s in summary["skipped"])
+
+
+def test_failing_source_keeps_what_was_indexed(home, monkeypatch):
+    p = write_claude(home, claude_session_lines())
+    scan(data_dir())
+    p.write_bytes(b"\x00" * 64)  # rewritten into garbage
+    s = scan(data_dir())
+    assert s.failed == 1
+    assert _search("数据库").total == 1  # the old events are still searchable
+
+
+def test_second_scan_while_one_runs_exits_3(home, run):
+    from voyager.ingest.pipeline import writer_lock
+
+    write_claude(home, claude_session_lines())
+    with writer_lock(data_dir()):
+        res = run("scan")
+        assert res.exit_code == 3
+        assert res.stderr.strip() == f"voyager: another scan is running (pid {os.getpid()})"
+        # Searches keep working meanwhile (they skip the refresh).
+        assert run("search", "--no-refresh", "数据库").exit_code in (1, 2)

@@ -1,0 +1,56 @@
+"""The wheel carries every module: build it, install it into a fresh venv, import them all."""
+
+from __future__ import annotations
+
+import pkgutil
+import site
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _modules() -> list[str]:
+    import voyager
+
+    names = ["voyager"]
+    for pkg, path in (("voyager", ROOT / "voyager"), ("voyager.search", ROOT / "search"), ("voyager.ingest", ROOT / "ingest"),
+                      ("voyager.ingest.adapters", ROOT / "ingest" / "adapters"), ("voyager.store", ROOT / "store")):
+        names.append(pkg)
+        names.extend(f"{pkg}.{m.name}" for m in pkgutil.iter_modules([str(path)]) if not m.name.startswith("__"))
+    assert voyager.__version__
+    return sorted(set(names))
+
+
+def test_wheel_installs_every_module(tmp_path):
+    wheel_dir = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    wheel = next(wheel_dir.glob("voyager-*.whl"))
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    py = env_dir / "bin" / "python"
+    # Dependencies come from this environment (no network); the package itself only from the wheel.
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    deps = [p for p in site.getsitepackages() if Path(p).exists()]
+    Path(purelib, "deps.pth").write_text("\n".join(deps) + "\n")
+    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=300)
+    mods = _modules()
+    code = (
+        "import importlib, sys\n"
+        f"mods = {mods!r}\n"
+        "for m in mods:\n"
+        "    mod = importlib.import_module(m)\n"
+        "    assert 'site-packages' in (mod.__file__ or ''), (m, mod.__file__)\n"
+        "from voyager.demo import CORPUS\n"
+        "assert any(CORPUS.rglob('*.jsonl')), 'demo corpus missing from the wheel'\n"
+        "print(len(mods))\n"
+    )
+    out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) == len(mods)
+    exe = env_dir / "bin" / "voyager"
+    assert subprocess.run([str(exe), "--help"], capture_output=True, timeout=60).returncode == 0
