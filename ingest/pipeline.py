@@ -21,11 +21,9 @@ fails before producing anything keeps what was indexed from it before.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
@@ -34,6 +32,7 @@ from voyager.ingest import adapters as registry
 from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Source
 from voyager.ingest.jsonl import tail_matches
 from voyager.model import Event, Session
+from voyager.lock import ScanBusy, writer_lock  # noqa: F401  (ScanBusy is part of this API)
 from voyager.paths import ensure_private_dir
 
 #: Commit the index and the state after this many added events, so a long first scan
@@ -70,43 +69,8 @@ class ScanSummary(msgspec.Struct, kw_only=True):
         return self.new + self.grown + self.changed + self.removed
 
 
-class ScanBusy(Exception):
-    """Another process is scanning; ``pid`` says which when known."""
-
-    def __init__(self, pid: int | None) -> None:
-        super().__init__(f"another scan is running (pid {pid if pid else 'unknown'})")
-        self.pid = pid
-
-
 ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
 NoticeFn = Callable[[Notice], None]
-
-
-@contextmanager
-def writer_lock(data_dir: Path, *, wait: float = 0.0) -> Iterator[None]:
-    """Hold the one-writer lock of ``data_dir`` (an fcntl lock on ``scan.lock``), waiting up to ``wait`` s."""
-    ensure_private_dir(data_dir)
-    path = data_dir / "scan.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    deadline = time.monotonic() + max(0.0, wait)
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    try:
-                        pid = int(os.pread(fd, 32, 0).decode().strip() or 0) or None
-                    except (ValueError, OSError):
-                        pid = None
-                    raise ScanBusy(pid) from None
-                time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _same(fp: Fingerprint, st) -> bool:
@@ -194,7 +158,8 @@ class _Scan:
                     old = known.get(item.path)
                     if old is None:
                         plan.append((item, "new"))
-                    elif old.status == "ok" and _same(item.fingerprint, old):
+                    elif _same(item.fingerprint, old):
+                        # Unchanged, including a source that failed before: it would fail the same way.
                         self.summary.unchanged += 1
                     elif old.status == "ok" and self._can_append(item, old):
                         plan.append((item, "grown"))
@@ -234,7 +199,7 @@ class _Scan:
 
     def _remove_source(self, old) -> None:
         for sid in old.sessions:
-            self.index.delete_session(sid)
+            self.index.delete_session(sid, keep_checkpoint=False)
         self.summary.events_removed += old.events
         self.summary.removed += 1
         self.pending_removed_sources.append(old.path)
@@ -308,7 +273,18 @@ class _Scan:
                 added += self.index.add_events(batch)
 
         if fatal is not None and not cleared:
+            # Nothing was replaced: keep the old sessions and events, remember the failure
+            # (doctor reports it) and the fingerprint (an unchanged bad file is not retried).
             self.summary.failed += 1
+            fp = source.fingerprint
+            self.pending_sources.append(
+                SourceState(
+                    path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
+                    wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=None,
+                    sessions=old_sessions, events=old.events if old is not None else 0,
+                    status="error", detail=fatal.reason, indexed_at=time.time(),
+                )
+            )
             return
         self.summary.events_added += added
         self.uncommitted_events += added

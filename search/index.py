@@ -142,18 +142,22 @@ class SearchIndex:
             n += 1
         return n
 
-    def delete_session(self, session_id: str, *, from_seq: int | None = None) -> None:
-        """Delete a session's documents (all, or those with ``seq >= from_seq``), uncommitted."""
+    def delete_session(self, session_id: str, *, from_seq: int | None = None, keep_checkpoint: bool = True) -> None:
+        """Delete a session's events (all, or those with ``seq >= from_seq``), uncommitted.
+
+        Its checkpoint event is kept unless ``keep_checkpoint`` is false (the session is gone).
+        """
         w = self.writer()
-        if from_seq is None or from_seq <= 0:
+        if not keep_checkpoint and (from_seq is None or from_seq <= 0):
             w.delete_documents_by_term("session", session_id)
             return
+        # Session events have seq >= 0; the checkpoint mirror (seq -1) survives a re-read.
         q = tantivy.Query.boolean_query(
             [
                 (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
                 (
                     tantivy.Occur.Must,
-                    tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, from_seq, None),
+                    tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, max(0, from_seq or 0), None),
                 ),
             ]
         )

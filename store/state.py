@@ -219,6 +219,19 @@ class StateStore:
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
         return [r[0] for r in self.conn.execute(sql, args)]
 
+    def failed_sources(self) -> dict[str, list[str]]:
+        """provider -> ["<path>: <reason>"] for sources whose last read failed."""
+        out: dict[str, list[str]] = {}
+        for provider, path, detail in self.conn.execute(
+            "SELECT provider, path, detail FROM sources WHERE status != 'ok' ORDER BY path"
+        ):
+            out.setdefault(provider, []).append(f"{path}: {detail}")
+        return out
+
+    def integrity(self) -> str:
+        """SQLite's own verdict on the state database ("ok" when healthy)."""
+        return "; ".join(r[0] for r in self.conn.execute("PRAGMA integrity_check"))
+
     def counts(self) -> list[tuple[str, int, int]]:
         """(provider, sessions, events) per provider."""
         return [tuple(r) for r in self.conn.execute("SELECT provider, count(*), sum(events) FROM sessions GROUP BY provider ORDER BY provider")]  # type: ignore[misc]

@@ -128,7 +128,8 @@ def cli() -> None:
 
 def _run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
               env=None, ddir: Path | None = None):
-    from voyager.ingest.pipeline import ScanBusy, scan
+    from voyager.ingest.pipeline import scan
+    from voyager.lock import ScanBusy
 
     ddir = ddir or data_dir()
     progress = None
@@ -424,6 +425,79 @@ def stats(as_json: bool) -> None:
         from voyager.search.engine import iso
 
         click.echo(f"last scan: {iso(last[1])}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def doctor(as_json: bool) -> None:
+    """Every agent: where Voyager looked, what it found, what it could not use and why; index health."""
+    from voyager.ingest.diagnose import diagnose
+    from voyager.search.engine import index_exists
+
+    ddir = data_dir()
+    indexed: dict[str, tuple[int, int]] = {}
+    failed: dict[str, list[str]] = {}
+    health: dict[str, object] = {"data_dir": str(ddir), "index": "missing", "state_db": "missing"}
+    if index_exists(ddir):
+        from voyager.search.index import SearchIndex
+        from voyager.store.state import StateStore
+
+        store = StateStore(ddir)
+        indexed = {p: (s, e or 0) for p, s, e in store.counts()}
+        failed = store.failed_sources()
+        health["state_db"] = store.integrity()
+        store.close()
+        idx = SearchIndex(ddir, create=False)
+        health.update(index="ok", index_events=idx.num_events(), index_segments=idx.num_segments(),
+                      index_bytes=idx.size_bytes())
+    cp = ddir / "checkpoints.db"
+    if cp.exists():
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(f"file:{cp}?mode=ro", uri=True)
+            health["checkpoints_db"] = "; ".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
+            conn.close()
+        except sqlite3.Error as exc:
+            health["checkpoints_db"] = f"unreadable: {exc}"
+    reports = diagnose(os.environ, indexed, failed)
+    if as_json:
+        emit_json({"schema_version": 1, "providers": reports, "health": health})
+        return
+    for r in reports:
+        click.echo(f"{r.label} ({r.provider})")
+        for root in r.roots:
+            click.echo(f"  looked in  {root}{'' if root in r.roots_found else '  (not there)'}")
+        shapes = ", ".join(f"{k}: {v}" for k, v in r.shapes.items())
+        click.echo(f"  found      {r.sources} sources, {r.bytes / 1e6:.1f} MB{f' ({shapes})' if shapes else ''}")
+        click.echo(f"  indexed    {r.indexed_sessions} sessions, {r.indexed_events} events")
+        for p in r.problems + r.failed_sources:
+            click.echo(f"  cannot use {p}")
+    click.echo("Voyager")
+    for k, v in health.items():
+        click.echo(f"  {k:<15} {v}")
+
+
+@cli.command()
+@click.option("--interval", type=click.FloatRange(0.2), default=2.0, show_default=True, help="Seconds between rescans.")
+@click.option("-q", "--quiet", is_flag=True)
+def watch(interval: float, quiet: bool) -> None:
+    """Keep the index fresh: rescan incrementally every --interval seconds until interrupted."""
+    import time
+
+    click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop)", err=True)
+    while True:
+        try:
+            summary = _run_scan(quiet=True, wait=interval)
+        except Busy as exc:
+            if not quiet:
+                click.echo(f"voyager: {exc.format_message()}; retrying", err=True)
+        else:
+            if summary.touched and not quiet:
+                click.echo(f"{time.strftime('%H:%M:%S')} +{summary.events_added} events "
+                           f"({summary.new} new, {summary.grown} grown, {summary.changed} changed, "
+                           f"{summary.removed} removed sources)", err=True)
+        time.sleep(interval)
 
 
 @cli.command()

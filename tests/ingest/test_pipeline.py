@@ -162,7 +162,7 @@ def test_failing_source_keeps_what_was_indexed(home, monkeypatch):
 
 
 def test_second_scan_while_one_runs_exits_3(home, run):
-    from voyager.ingest.pipeline import writer_lock
+    from voyager.lock import writer_lock
 
     write_claude(home, claude_session_lines())
     with writer_lock(data_dir()):

@@ -1,0 +1,67 @@
+"""What ``voyager doctor`` reports about the agents: where each adapter looked, what it found, what it could not use.
+
+Discovery here is the same stat pass a scan makes, so doctor tells the truth about
+what the next scan would see. Sources that failed in the last scan are taken from the
+state store, with the reason recorded then. Nothing is read beyond what discovery
+and (for SQLite sources) a schema probe need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from voyager.ingest import adapters as registry
+from voyager.ingest.adapters.base import Notice, Source
+
+
+class ProviderReport(msgspec.Struct, kw_only=True):
+    provider: str
+    label: str
+    roots: list[str]
+    roots_found: list[str]
+    sources: int
+    bytes: int
+    shapes: dict[str, int] = {}
+    problems: list[str] = []
+    indexed_sessions: int = 0
+    indexed_events: int = 0
+    failed_sources: list[str] = []
+
+
+def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]]) -> list[ProviderReport]:
+    """One report per registered adapter. ``indexed``: provider -> (sessions, events); ``failed``: provider -> reasons."""
+    reports = []
+    for name in registry.PROVIDERS:
+        try:
+            adapter = registry.get(name)
+        except Exception as exc:
+            reports.append(ProviderReport(provider=name, label=name, roots=[], roots_found=[], sources=0, bytes=0,
+                                          problems=[f"adapter unavailable: {type(exc).__name__}: {exc}"]))
+            continue
+        roots = [str(r) for r in adapter.roots(env)]
+        found = [r for r in roots if Path(r).exists()]
+        n = size = 0
+        shapes: dict[str, int] = {}
+        problems: list[str] = []
+        probe = getattr(importlib.import_module(registry.REGISTRY[name]), "probe", None)
+        for item in adapter.discover(env):
+            if isinstance(item, Notice):
+                problems.append(item.describe())
+                continue
+            assert isinstance(item, Source)
+            n += 1
+            size += item.fingerprint.size
+            if probe is not None:
+                shape = probe(item.path)
+                shapes[shape] = shapes.get(shape, 0) + 1
+                if shape in ("unknown-schema", "unreadable"):
+                    problems.append(f"{item.path}: {shape}")
+        sessions, events = indexed.get(name, (0, 0))
+        reports.append(ProviderReport(provider=name, label=adapter.label, roots=roots, roots_found=found, sources=n,
+                                      bytes=size, shapes=shapes, problems=problems, indexed_sessions=sessions,
+                                      indexed_events=events, failed_sources=failed.get(name, [])))
+    return reports
