@@ -22,7 +22,7 @@ import msgspec
 
 from voyager.ingest.adapters.base import Cursor, Notice
 from voyager.ingest.jsonl import Record, cursor_after
-from voyager.model import Event, Kind, Origin, Session
+from voyager.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
 _encode = msgspec.json.encode
@@ -146,8 +146,6 @@ class SessionFacts:
 
     def session(self, provider: str, *, title: str | None, resume: str | None, source: str) -> Session:
         assert self.native_id is not None
-        from voyager.model import session_id
-
         return Session(
             id=session_id(provider, self.native_id),
             provider=provider,

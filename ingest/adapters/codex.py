@@ -43,7 +43,7 @@ from voyager.ingest.adapters._common import (
 )
 from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
 from voyager.ingest.jsonl import read_records
-from voyager.model import Event, Kind, Origin, Session, session_id
+from voyager.model import Kind, Origin, Session, session_id
 
 PROVIDER = "codex"
 
