@@ -36,8 +36,16 @@ from voyager.lock import ScanBusy, writer_lock  # noqa: F401  (ScanBusy is part 
 from voyager.paths import ensure_private_dir
 
 #: Commit the index and the state after this many added events, so a long first scan
-#: makes progress durable and keeps the writer's memory bounded.
+#: makes progress durable and keeps the writer's memory bounded
+#: (``VOYAGER_COMMIT_EVERY_EVENTS`` overrides it).
 COMMIT_EVERY_EVENTS = 200_000
+
+
+def _commit_every() -> int:
+    try:
+        return max(1, int(os.environ.get("VOYAGER_COMMIT_EVERY_EVENTS", COMMIT_EVERY_EVENTS)))
+    except ValueError:
+        return COMMIT_EVERY_EVENTS
 
 
 class Skipped(msgspec.Struct, frozen=True):
@@ -171,9 +179,10 @@ class _Scan:
                     if old.provider in scanned_providers and path not in seen:
                         self._remove_source(old)
             total = len(plan)
+            commit_every = _commit_every()
             for done, (source, why) in enumerate(plan, start=1):
                 self._read_source(source, why, known.get(source.path))
-                if self.uncommitted_events >= COMMIT_EVERY_EVENTS:
+                if self.uncommitted_events >= commit_every:
                     self._commit()
                 if self.progress:
                     self.progress(done, total, self.summary.events_added)
