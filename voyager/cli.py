@@ -515,11 +515,10 @@ def demo(keep: bool) -> None:
         "HOME": str(tmp / "home"),
         "VOYAGER_CLAUDE_HOME": str(CORPUS / "claude"),
         "VOYAGER_CODEX_HOME": str(CORPUS / "codex"),
-        "VOYAGER_OPENCODE_DB": str(tmp / "no-opencode.db"),
     }
     ddir = tmp / "data"
     try:
-        summary = _run_scan(quiet=True, env=env, ddir=ddir)
+        summary = _run_scan(quiet=True, env=env, ddir=ddir, providers=["claude", "codex"])
         click.echo(f"Indexed the demo corpus: {summary.sessions} sessions, {summary.events_added} events "
                    f"in {summary.seconds:.2f}s.\n")
         color = use_color("auto")
