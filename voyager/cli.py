@@ -303,7 +303,7 @@ def _render_hits(result, color: bool, by_session: bool) -> None:
         click.echo("No matches." if result.total == 0 else f"No hits on this page ({result.total} in all).", err=True)
         return
     for h in result.hits:
-        click.echo(render_hit(h, color=color, by_session=by_session))
+        click.echo(render_hit(h, color=color, by_session=by_session), color=color)
     shown_to = result.offset + len(result.hits)
     noun = "sessions" if by_session else "hits"
     more = f"; next page: --offset {shown_to}" if shown_to < result.total else ""
@@ -375,13 +375,26 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
     if around is not None:
         lo, hi = max(0, around - window), around + window
     events = SearchIndex(ddir, create=False).session_events(ids[0], lo=lo, hi=hi)
+    capped = {e.seq for e in events if e.text.endswith(CAPPED_SUFFIX) and e.seq >= 0}
+    if capped and rec.session.source:
+        import msgspec
+
+        from voyager.ingest.reread import full_texts
+
+        texts = full_texts(rec.session.provider, rec.session.source, ids[0], capped)
+        events = [msgspec.structs.replace(e, text=texts[e.seq]) if e.seq in texts else e for e in events]
     row = session_row(rec)
     if as_json:
         emit_json(Timeline(schema_version=SCHEMA_VERSION, session=row, events=events))
         return
     from voyager.render import render_timeline
 
-    click.echo(render_timeline(row, events, color=use_color(color)))
+    colored = use_color(color)
+    click.echo(render_timeline(row, events, color=colored), color=colored)
+
+
+#: How a capped event's stored text ends (see voyager.search.index.TRUNCATION_MARKER).
+CAPPED_SUFFIX = "`voyager show` reads the source]"
 
 
 # -- stats, demo ------------------------------------------------------------------------
@@ -529,7 +542,7 @@ def demo(keep: bool) -> None:
             flags = " ".join(f"--{k} {v}" if not isinstance(v, bool) else f"--{k}" for k, v in opts.items())
             click.echo(click.style(f"$ voyager search {q!r} {flags}".rstrip(), bold=True) if color else f"$ voyager search {q!r} {flags}".rstrip())
             for h in res.hits:
-                click.echo(render_hit(h, color=color, by_session=False))
+                click.echo(render_hit(h, color=color, by_session=False), color=color)
             click.echo(f"  ({res.total} hits)\n")
         click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
         if keep:
