@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import shlex
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
@@ -25,6 +26,8 @@ from voyager.ingest.jsonl import Record, cursor_after
 from voyager.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
+#: Python 3.11's fromisoformat reads ``Z`` and any fraction length itself: the fast path.
+_NATIVE_ISO = sys.version_info >= (3, 11)
 _encode = msgspec.json.encode
 
 
@@ -37,6 +40,13 @@ def parse_ts(value: Any) -> float | None:
     """
     if not isinstance(value, str) or not value:
         return None
+    if _NATIVE_ISO:
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return (dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)).timestamp()
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -197,10 +207,18 @@ class ReadProgress:
         self.state: dict[str, Any] = dict(cursor.state) if cursor else {}
         self.fatal = False
 
-    def commit(self, record: Record, seq: int, state: dict[str, Any]) -> None:
+    def commit(self, record: Record, seq: int, state: dict[str, Any] | Callable[[], dict[str, Any]]) -> None:
+        """Record progress after a complete record. ``state`` may be a callable: it is then
+        evaluated only once it matters (at the end, or before an incomplete record), which
+        keeps a per-line dict build off the hot path."""
         self.last = record
         self.seq = seq
-        self.state = state
+        self.state = state  # type: ignore[assignment]
+
+    def freeze(self) -> None:
+        """Evaluate a pending state now: the record about to be processed is incomplete and must not leak into it."""
+        if callable(self.state):
+            self.state = self.state()
 
     def final(self, session: str | None) -> Cursor | None:
         """The Cursor to yield last, or ``None`` after a fatal notice (the source could not be read)."""
@@ -211,6 +229,7 @@ class ReadProgress:
                 # Nothing new and complete: stay exactly where we were.
                 return msgspec.structs.replace(self.cursor, session=session or self.cursor.session)
             return cursor_after(self.path, None, next_seq=0, session=session, state=self.state)
+        self.freeze()
         state = dict(self.state)
         state["line"] = self.last.lineno
         return cursor_after(self.path, self.last, next_seq=self.seq, session=session, state=state)

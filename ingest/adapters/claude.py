@@ -196,11 +196,13 @@ class _ClaudeRead:
             if isinstance(item, Notice):
                 yield item
                 continue
+            if not item.complete:
+                self.progress.freeze()  # the cursor's state must not include a half-written line
             line = item.value
             if isinstance(line, dict):
                 yield from self._line(line)
             if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state())
+                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
         if self.progress.fatal:
             return
         if self.counter is not None:
@@ -223,19 +225,19 @@ class _ClaudeRead:
         message = line.get("message")
         if not isinstance(message, dict):
             return
-        self._observe(line)
+        ts = parse_ts(line.get("timestamp"))
+        self._observe(line, ts)
         first = self._establish(line)
         if first is not None:
             yield first
-        ts = parse_ts(line.get("timestamp"))
         if kind == "user":
             yield from self._user(line, message, ts)
         else:
             yield from self._assistant(line, message, ts)
 
-    def _observe(self, line: dict[str, Any]) -> None:
+    def _observe(self, line: dict[str, Any], ts: float | None) -> None:
         facts = self.facts
-        facts.observe_ts(parse_ts(line.get("timestamp")))
+        facts.observe_ts(ts)
         cwd = str_or_none(line.get("cwd"))
         if cwd and facts.cwd is None:
             facts.cwd = cwd

@@ -243,11 +243,13 @@ class _CodexRead:
             if isinstance(item, Notice):
                 yield item
                 continue
+            if not item.complete:
+                self.progress.freeze()  # the cursor's state must not include a half-written line
             self.record_start = item.start
             if isinstance(item.value, dict):
                 yield from self._emit(self._line(item.value))
             if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state())
+                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
         if self.progress.fatal:
             return
         if self.counter is not None:
