@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 import time
+
+import msgspec
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from voyager.model import KINDS
@@ -47,8 +48,7 @@ class QueryError(ValueError):
 # -- AST ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Text:
+class Text(msgspec.Struct, frozen=True):
     """Text to match: one or more adjacent terms, optionally a prefix on the last one."""
 
     text: str
@@ -59,36 +59,31 @@ class Text:
         return tokens(self.text)
 
 
-@dataclass(frozen=True)
-class Filter:
+class Filter(msgspec.Struct, frozen=True):
     field: str
     value: str
 
 
-@dataclass(frozen=True)
-class Not:
+class Not(msgspec.Struct, frozen=True):
     node: "Node"
 
 
-@dataclass(frozen=True)
-class And:
+class And(msgspec.Struct, frozen=True):
     nodes: tuple["Node", ...]
 
 
-@dataclass(frozen=True)
-class Or:
+class Or(msgspec.Struct, frozen=True):
     nodes: tuple["Node", ...]
 
 
 Node = Text | Filter | Not | And | Or
 
 
-@dataclass
-class ParsedQuery:
+class ParsedQuery(msgspec.Struct):
     """The AST plus what rendering needs: the positive texts to highlight."""
 
-    root: Node | None
-    texts: list[Text] = field(default_factory=list)
+    root: "Node | None"
+    texts: list[Text] = []
 
 
 # -- lexing -----------------------------------------------------------------------
@@ -96,8 +91,7 @@ class ParsedQuery:
 _EDGE_STRIP = ",;:!?'\"`"
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(msgspec.Struct, frozen=True):
     kind: str  # "word" | "phrase" | "(" | ")" | "or" | "not" | "neg"
     value: str = ""
     field: str | None = None

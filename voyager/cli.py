@@ -204,6 +204,9 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
         click.echo(f"{len(summary.skipped)} pieces skipped (named above on stderr).", err=True)
     if summary.sources == 0 and summary.sessions == 0:
         click.echo("No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True)
+    if summary.failed and not (summary.new + summary.grown + summary.changed + summary.unchanged - summary.failed > 0):
+        click.echo(f"voyager: none of the {summary.failed} sources found could be read (see above)", err=True)
+        sys.exit(EXIT_NONE)
 
 
 # -- search -------------------------------------------------------------------------

@@ -171,3 +171,14 @@ def test_second_scan_while_one_runs_exits_3(home, run):
         assert res.stderr.strip() == f"voyager: another scan is running (pid {os.getpid()})"
         # Searches keep working meanwhile (they skip the refresh).
         assert run("search", "--no-refresh", "数据库").exit_code in (1, 2)
+
+
+def test_scan_exits_1_when_nothing_could_be_read(home, run):
+    bad = home / ".claude" / "projects" / "-x" / "bad.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\x00" * 10)
+    res = run("scan")
+    assert res.exit_code == 1
+    assert "could be read" in res.stderr
+    write_codex(home, codex_session_lines())
+    assert run("scan").exit_code == 0
