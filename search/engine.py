@@ -18,6 +18,9 @@ from voyager.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRow
 from voyager.search import query as qlang
 from voyager.search.snippets import make_snippet
 
+#: Score added to events of a session whose title contains the query's words.
+TITLE_BOOST = 1.5
+
 #: In --sessions mode, hits are grouped from this many best-scoring events.
 SESSION_WINDOW = 5000
 
@@ -101,6 +104,7 @@ class Searcher:
         opts = opts or SearchOptions()
         parsed = self.parse(query, opts)
         q = self.compiler.compile(parsed)
+        q = self._title_boost(q, parsed)
         searcher = self.index.searcher()
         phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
         if opts.sessions:
@@ -119,6 +123,17 @@ class Searcher:
             events.sort(key=lambda se: (-round(se[0], 4), -(se[1].ts or 0.0)))
         hits = self._hits(events, phrases, opts)
         return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=res.count, offset=opts.offset, hits=hits)
+
+    def _title_boost(self, q, parsed: qlang.ParsedQuery):
+        """Lift the events of sessions whose title says what was searched for (titles are what people see)."""
+        import tantivy
+
+        words = [t.text for t in parsed.texts if not t.prefix and t.text.strip()]
+        ids = self.store.session_ids_titled(words) if words else []
+        if not ids:
+            return q
+        boost = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self.index.schema, "session", ids), TITLE_BOOST)
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Should, boost)])
 
     def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
         res = searcher.search(q, limit=SESSION_WINDOW, count=True, weight_by_field="w")

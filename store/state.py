@@ -219,6 +219,14 @@ class StateStore:
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
         return [r[0] for r in self.conn.execute(sql, args)]
 
+    def session_ids_titled(self, words: list[str], limit: int = 1000) -> list[str]:
+        """Ids of sessions whose title contains every one of ``words`` (ASCII case-insensitive)."""
+        if not words:
+            return []
+        where = " AND ".join("instr(lower(title), lower(?)) > 0" for _ in words)
+        sql = f"SELECT id FROM sessions WHERE title IS NOT NULL AND {where} LIMIT ?"
+        return [r[0] for r in self.conn.execute(sql, [*words, limit])]
+
     def failed_sources(self) -> dict[str, list[str]]:
         """provider -> ["<path>: <reason>"] for sources whose last read failed."""
         out: dict[str, list[str]] = {}

@@ -180,3 +180,17 @@ def test_real_subprocess_json_through_jq(corpus):
     assert run_subprocess("--help", env=env).returncode == 0
     mod = subprocess.run([sys.executable, "-m", "voyager", "--version"], capture_output=True, text=True)
     assert mod.returncode == 0 and "voyager" in mod.stdout
+
+
+def test_session_title_lifts_its_events(home, run):
+    import json as _json
+
+    a = claude_session_lines(sid="aaaaaaaa-0000-4000-8000-000000000001")
+    b = claude_session_lines(sid="bbbbbbbb-0000-4000-8000-000000000002")
+    summary = _json.dumps({"type": "summary", "summary": "Fix the marmalade importer", "leafUuid": "a3"}) + "\n"
+    write_claude(home, a, sid="aaaaaaaa-0000-4000-8000-000000000001", project="-p-a")
+    write_claude(home, b + [summary], sid="bbbbbbbb-0000-4000-8000-000000000002", project="-p-b")
+    run("scan")
+    hits = run.json("search", "--json", "marmalade")["hits"]
+    assert hits[0]["session_id"] == "claude:bbbbbbbb-0000-4000-8000-000000000002"
+    assert hits[0]["title"] == "Fix the marmalade importer"
