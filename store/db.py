@@ -29,6 +29,10 @@ class NewerSchemaError(StoreError):
     """The database was written by a newer Voyager."""
 
 
+class BusyError(StoreError):
+    """Another writer held the database lock for longer than the busy timeout and retries."""
+
+
 def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path``, apply pending ``migrations``, return the connection.
 
@@ -45,9 +49,7 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
             conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if not readonly:
-            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-            if mode != "wal":
-                conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
     except sqlite3.Error as exc:
@@ -67,10 +69,30 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
     return conn
 
 
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    # Switching a new file to WAL needs an exclusive lock, and SQLite answers "locked"
+    # at once (without the busy handler) when several processes open a brand-new
+    # database together; retry for as long as the busy timeout would have waited.
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
 def _precreate_private(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    except FileExistsError as exc:  # mkdir met a file where a directory should be
+        raise StoreError(f"cannot create {path}: {exc.filename or path.parent} is not a directory") from exc
     except OSError as exc:
         raise StoreError(f"cannot create {path}: {exc.strerror or exc}") from exc
 
@@ -112,13 +134,15 @@ def transaction(conn: sqlite3.Connection, *, attempts: int = 50) -> Iterator[sql
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise StoreError(f"cannot write: {exc}") from exc
             if attempt == attempts - 1:
-                raise StoreError(f"database stayed busy: {exc}") from exc
+                raise BusyError(f"database stayed busy: {exc}") from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
     try:
         yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    else:
         conn.execute("COMMIT")
+    except BaseException:
+        # SQLite may already have rolled back on its own (SQLITE_FULL, I/O errors); a
+        # second ROLLBACK would then raise and hide the error that matters.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
