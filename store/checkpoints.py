@@ -694,7 +694,8 @@ class CheckpointStore:
             row = self.conn.execute(_LOAD, (sid,)).fetchone()
             n = self.conn.execute("SELECT count(*) FROM snapshots WHERE session_id = ?", (sid,)).fetchone()[0]
         finally:
-            self.conn.execute("COMMIT")
+            if self.conn.in_transaction:  # an error may already have ended it
+                self.conn.execute("COMMIT")
         cp = None if row is None else _row_to_checkpoint(sid, row)
         return StatusResult(session_id=sid, checkpoint=cp, snapshots=n)
 
