@@ -29,7 +29,7 @@ from pathlib import Path
 import msgspec
 
 from voyager.ingest import adapters as registry
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Source
+from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, Unchanged
 from voyager.ingest.jsonl import tail_matches
 from voyager.model import Event, Session
 from voyager.lock import ScanBusy, writer_lock  # noqa: F401  (ScanBusy is part of this API)
@@ -219,41 +219,44 @@ class _Scan:
 
         adapter = registry.get(source.provider)
         cursor: Cursor | None = None
-        if why == "grown":
+        if why == "grown" or (why == "changed" and not source.append_only and old is not None
+                              and old.status == "ok" and old.cursor is not None):
+            # Grown JSONL: resume at the byte offset. A multi-session database: the cursor
+            # tells the adapter which sessions it can report as Unchanged.
             cursor = _cursor_decode(old.cursor)
+        appending = why == "grown"
         old_sessions: list[str] = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
         sessions: dict[str, Session] = {}
         max_seq: dict[str, int] = {}
         first_prompt: dict[str, str] = {}
         bounds: dict[str, list[float]] = {}
-        cleared = False
+        replaced: set[str] = set()
+        unchanged: set[str] = set()
         fatal: Notice | None = None
         new_cursor: Cursor | None = None
         added = 0
 
-        def clear_old() -> None:
-            # Deferred until the read produced something: a source that fails outright
-            # keeps what was indexed from it before.
-            nonlocal cleared
-            cleared = True
-            if cursor is not None and cursor.session:
+        def replace(sid: str) -> None:
+            # Deferred until the read produced an event for the session: a source that
+            # fails outright keeps what was indexed from it before.
+            replaced.add(sid)
+            if appending and cursor is not None and cursor.session:
                 self.index.delete_session(cursor.session, from_seq=cursor.next_seq)
-            else:
-                for sid in old_sessions:
-                    self.index.delete_session(sid)
+            elif not appending:
+                self.index.delete_session(sid)
 
         batch: list[Event] = []
         try:
             for item in adapter.read(source, cursor):
                 if isinstance(item, Event):
-                    if not cleared:
-                        clear_old()
+                    sid = item.session
+                    if sid not in replaced:
+                        replace(sid)
                     batch.append(item)
                     if len(batch) >= 2048:
                         added += self.index.add_events(batch)
                         batch.clear()
-                    sid = item.session
                     if item.seq > max_seq.get(sid, -1):
                         max_seq[sid] = item.seq
                     if item.ts is not None:
@@ -267,6 +270,8 @@ class _Scan:
                         first_prompt[sid] = item.text
                 elif isinstance(item, Session):
                     sessions[item.id] = _merge_session(sessions.get(item.id) or (prior[item.id].session if item.id in prior else None), item)
+                elif isinstance(item, Unchanged):
+                    unchanged.add(item.session)
                 elif isinstance(item, Cursor):
                     new_cursor = item
                 elif isinstance(item, Notice):
@@ -278,8 +283,15 @@ class _Scan:
         except Exception as exc:  # an adapter bug must not lose the rest of the scan
             fatal = Notice(source=source.path, reason=f"adapter error: {type(exc).__name__}: {exc}", fatal=True)
             self.notice(fatal)
-            if batch and cleared:
+            if batch:
                 added += self.index.add_events(batch)
+        cleared = bool(replaced)
+        if fatal is None and not appending:
+            # Sessions the source no longer yields events for (emptied or deleted) lose their old events.
+            for sid in old_sessions:
+                if sid not in replaced and sid not in unchanged:
+                    self.index.delete_session(sid, keep_checkpoint=sid in sessions)
+                    cleared = True
 
         if fatal is not None and not cleared:
             # Nothing was replaced: keep the old sessions and events, remember the failure
@@ -304,19 +316,22 @@ class _Scan:
         else:
             self.summary.changed += 1
 
-        ids = list(dict.fromkeys(list(sessions) + list(max_seq) + (old_sessions if cursor is not None else [])))
+        ids = list(dict.fromkeys(list(sessions) + list(max_seq) + sorted(unchanged) + (old_sessions if appending else [])))
         records = []
         for sid in ids:
+            if sid in unchanged and sid not in sessions and sid in prior:
+                records.append(prior[sid])
+                continue
             sess = sessions.get(sid) or (prior[sid].session if sid in prior else None)
             if sess is None:  # events without a header: keep what the id says
                 provider, _, native = sid.partition(":")
                 sess = Session(id=sid, provider=provider, native_id=native)
             records.append(SessionRecord(session=self._finish_session(sess, source, bounds.get(sid), first_prompt.get(sid)),
                                          events=max_seq[sid] + 1 if sid in max_seq else (prior[sid].events if sid in prior else 0)))
-        if cursor is None:
-            # A whole re-read replaced everything this source had indexed before.
-            self.summary.events_removed += sum(r.events for r in prior.values())
-            self.pending_removed_sessions.extend(s for s in old_sessions if s not in sessions and s not in max_seq)
+        if not appending:
+            # A re-read replaced everything this source had indexed before, but what it reported Unchanged.
+            self.summary.events_removed += sum(r.events for sid, r in prior.items() if sid not in unchanged)
+            self.pending_removed_sessions.extend(s for s in old_sessions if s not in ids)
         else:
             self.summary.events_removed += max(0, (old.events if old else 0) - cursor.next_seq)
         fp = source.fingerprint

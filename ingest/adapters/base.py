@@ -6,7 +6,9 @@ An adapter has two jobs and no others:
   with a cheap stat ``Fingerprint``, plus a ``Notice`` for any place it could not
   look into (an unreadable directory, say).
 * ``read(source, cursor)`` streams ``Session`` and ``Event`` items from one source,
-  then, for append-only sources, a final ``Cursor`` saying where it stopped; any
+  then, for append-only sources, a final ``Cursor`` saying where it stopped (a
+  multi-session database may yield one too, and ``Unchanged`` for each session it
+  skipped because the cursor shows it did not change); any
   piece it had to skip comes as a ``Notice`` naming where and why.
 
 Adapters open provider files read-only and never write anywhere. They hold at most
@@ -78,7 +80,14 @@ class Notice(msgspec.Struct, frozen=True, kw_only=True):
         return f"{self.source}{where}: {self.reason}"
 
 
-Item = Union[Session, Event, Cursor, Notice]
+class Unchanged(msgspec.Struct, frozen=True, kw_only=True):
+    """A multi-session source's way to say "this session's rows did not change since the cursor":
+    the pipeline keeps its indexed events instead of expecting them again."""
+
+    session: str
+
+
+Item = Union[Session, Event, Cursor, Notice, Unchanged]
 
 
 class Adapter(Protocol):
@@ -108,7 +117,10 @@ def fingerprint(path: str | os.PathLike[str], *, wal: bool = False) -> Fingerpri
     if wal:
         try:
             wst = os.stat(f"{os.fspath(path)}-wal")
-            wal_size, wal_mtime = wst.st_size, wst.st_mtime_ns
+            # An empty WAL holds nothing; SQLite itself creates one when a reader opens the
+            # database, so its mtime must not count as a change.
+            if wst.st_size:
+                wal_size, wal_mtime = wst.st_size, wst.st_mtime_ns
         except OSError:
             pass
     return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, wal_size=wal_size, wal_mtime_ns=wal_mtime)

@@ -24,6 +24,7 @@ through SQLite cursors; nothing fetches a whole table.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager import paths
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source, fingerprint
+from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source, Unchanged, fingerprint
 from voyager.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "opencode"
@@ -413,7 +414,29 @@ def _loads(text: Any) -> dict[str, Any]:
 class _Db:
     """One open database and what its schema offers; builds the queries each table set needs."""
 
+    #: Signatures from the previous read (session id -> list), when resuming; None reads all.
+    known: dict[str, Any] | None = None
+
+    def row_aggregates(self, gen: str, parts: bool) -> dict[str, list[Any]]:
+        """session id -> [message count, newest message update, max message id, same for parts], in two grouped queries."""
+        msg = "message" if gen == "v1" else "session_message"
+        part = "part" if gen == "v1" else ("session_part" if parts else None)
+        out: dict[str, list[Any]] = {}
+        if msg not in self.schema or "session_id" not in self.cols(msg):
+            return out
+        upd = "max(time_updated)" if "time_updated" in self.cols(msg) else "NULL"
+        for sid, n, newest, top in self.conn.execute(f"SELECT session_id, count(*), {upd}, max(id) FROM {msg} GROUP BY session_id"):
+            out[sid] = [n, newest, top, 0, None, None]
+        if part and part in self.schema and "message_id" in self.cols(part):
+            pupd = "max(p.time_updated)" if "time_updated" in self.cols(part) else "NULL"
+            for sid, n, newest, top in self.conn.execute(
+                f"SELECT m.session_id, count(*), {pupd}, max(p.id) FROM {part} p JOIN {msg} m ON p.message_id = m.id GROUP BY m.session_id"
+            ):
+                out.setdefault(sid, [0, None, None, 0, None, None])[3:] = [n, newest, top]
+        return out
+
     def __init__(self, conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], source: str) -> None:
+        self.signatures_out: dict[str, list[Any]] = {}
         self.conn = conn
         self.schema = schema
         self.source = source
@@ -684,7 +707,7 @@ def _migration_state(db: _Db, ctx: _Ctx) -> Iterator[Notice | tuple[str | None, 
     yield (phase, cursor)
 
 
-def _read_db(source: Source) -> Iterator[Item]:
+def _read_db(source: Source, known: dict[str, Any] | None = None) -> Iterator[Item]:
     path = source.path
     ctx = _Ctx(path)
     try:
@@ -706,12 +729,15 @@ def _read_db(source: Source) -> Iterator[Item]:
             tables = ", ".join(sorted(schema)) or "no tables"
             yield Notice(source=path, reason=f"unknown-schema: no OpenCode table set recognised ({tables})", fatal=True)
             return
+        db = _Db(conn, schema, path)
+        db.known = known
         try:
-            yield from _read_shape(_Db(conn, schema, path), shape, ctx)
+            yield from _read_shape(db, shape, ctx)
         except sqlite3.DatabaseError as exc:
             yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True)
             return
         yield from ctx.summary()
+        yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": db.signatures_out})
     finally:
         conn.close()
 
@@ -747,10 +773,21 @@ def _read_shape(db: _Db, shape: str, ctx: _Ctx) -> Iterator[Item]:
     yield from _read_sessions(db, ctx, db.sessions("session", where, params), gen="v1", parts=False)
 
 
+def _row_digest(row: sqlite3.Row) -> str:
+    return hashlib.blake2b(repr(tuple(row)).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
 def _read_sessions(db: _Db, ctx: _Ctx, rows: Iterable[sqlite3.Row], *, gen: str, parts: bool) -> Iterator[Item]:
+    aggregates = db.row_aggregates(gen, parts)
     for row in rows:
         native = row["id"]
         if not isinstance(native, str) or not native:
+            continue
+        # A session's signature: its own row, and count/newest of its message and part rows.
+        signature = [gen, _row_digest(row), *aggregates.get(native, ())]
+        db.signatures_out[native] = signature
+        if db.known is not None and db.known.get(native) == signature:
+            yield Unchanged(session=session_id(PROVIDER, native))
             continue
         meta = db.session_meta(row, gen=gen)
         yield meta
@@ -990,11 +1027,17 @@ class OpenCodeAdapter:
         yield Source(provider=PROVIDER, path=str(db), fingerprint=fp, append_only=False)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        """Every session of ``source`` (Session first, then its events, seq from 0); ``cursor`` is unused."""
+        """Every session of ``source`` (Session first, then its events, seq from 0).
+
+        For a database, the final Cursor records each session's row signature; given that
+        cursor back, sessions whose rows did not change are reported ``Unchanged`` instead
+        of being read again. The JSON tree is always read whole.
+        """
         if Path(source.path).is_dir():
             yield from _read_tree(source)
         else:
-            yield from _read_db(source)
+            known = cursor.state.get("sessions") if cursor is not None else None
+            yield from _read_db(source, known if isinstance(known, dict) else None)
 
 
 ADAPTER = OpenCodeAdapter()
