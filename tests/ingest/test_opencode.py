@@ -24,7 +24,7 @@ import pytest
 from voyager.ingest import synth
 from voyager.ingest import synth_opencode as so
 from voyager.ingest.adapters import get
-from voyager.ingest.adapters.base import Fingerprint, Notice, Source, fingerprint
+from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, fingerprint
 from voyager.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
 
 from voyager.model import Event, Session
@@ -51,6 +51,7 @@ class Read:
         self.events: dict[str, list[Event]] = defaultdict(list)
         self.notices: list[Notice] = []
         self.order: list[str] = []
+        self.cursor: Cursor | None = None
         current = None
         for item in ADAPTER.read(source(path)):
             if isinstance(item, Session):
@@ -61,6 +62,8 @@ class Read:
             elif isinstance(item, Event):
                 assert item.session == current, "an event arrived outside its session"
                 self.events[item.session.split(":", 1)[1]].append(item)
+            elif isinstance(item, Cursor):
+                self.cursor = item  # a database's per-session signatures, for the next scan
             else:
                 assert isinstance(item, Notice)
                 self.notices.append(item)
