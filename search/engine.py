@@ -7,7 +7,6 @@ state store for session metadata and session-scoped filters.
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal

@@ -22,7 +22,7 @@ import time
 
 import msgspec
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from voyager.model import KINDS
 from voyager.search.analyzer import tokens

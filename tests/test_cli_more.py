@@ -6,10 +6,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
-from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, voyager_exe, write_claude
+from tests.conftest import CLAUDE_SID, claude_session_lines, voyager_exe, write_claude
 
 
 def test_event_text_cap_and_show_reads_the_source(home, run, monkeypatch):

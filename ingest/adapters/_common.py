@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from voyager.ingest.adapters.base import Cursor, Notice
-from voyager.ingest.jsonl import Record, cursor_after
+from voyager.ingest.jsonl import Record, cursor_after, read_records
 from voyager.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -271,3 +271,55 @@ def pass_notices(items: Iterator[Record | Notice], progress: ReadProgress) -> It
         if isinstance(item, Notice) and item.fatal:
             progress.fatal = True
         yield item
+
+
+class JsonlSessionRead:
+    """The read loop both JSONL adapters share: one file is one session, resumable from a Cursor.
+
+    Subclasses set ``path``, ``cursor``, ``progress``, ``counter`` and ``sent`` in their
+    ``__init__`` and provide ``_session()`` (the Session as known so far), ``_state()``
+    (what the cursor must carry to resume) and ``_record(record)`` (the items one
+    decoded line yields). This loop owns the order of things: the Session first when
+    resuming, notices passed through, progress committed only after complete lines (and
+    frozen before a half-written one), the final Session if it changed, then the Cursor.
+    """
+
+    path: str
+    cursor: Cursor | None
+    progress: ReadProgress
+    counter: EventCounter | None
+    sent: Session | None
+
+    def _session(self) -> Session:
+        raise NotImplementedError
+
+    def _state(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _record(self, record: Record) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def run(self) -> Iterator[Any]:
+        if self.counter is not None:
+            # Resuming: describe the session from the cursor, not by re-reading the head.
+            self.sent = self._session()
+            yield self.sent
+        offset = self.cursor.offset if self.cursor else 0
+        for item in pass_notices(read_records(self.path, offset, self.progress.first_lineno()), self.progress):
+            if isinstance(item, Notice):
+                yield item
+                continue
+            if not item.complete:
+                self.progress.freeze()  # the cursor's state must not include a half-written line
+            yield from self._record(item)
+            if item.complete:
+                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
+        if self.progress.fatal:
+            return
+        if self.counter is not None:
+            final = self._session()
+            if final != self.sent:
+                yield final
+        cursor = self.progress.final(self.counter.session if self.counter else None)
+        if cursor is not None:
+            yield cursor

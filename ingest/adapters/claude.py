@@ -25,6 +25,7 @@ import msgspec
 from voyager import paths
 from voyager.ingest.adapters._common import (
     EventCounter,
+    JsonlSessionRead,
     ReadProgress,
     SessionFacts,
     cached_by_stat,
@@ -32,11 +33,10 @@ from voyager.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
-    pass_notices,
     str_or_none,
 )
 from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
-from voyager.ingest.jsonl import read_records
+from voyager.ingest.jsonl import Record
 from voyager.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -109,7 +109,7 @@ def index_title(project_dir: Path, native_id: str) -> str | None:
     return titles.get(native_id)
 
 
-class _ClaudeRead:
+class _ClaudeRead(JsonlSessionRead):
     """One pass over one transcript file (or its appended tail when resuming)."""
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
@@ -185,33 +185,9 @@ class _ClaudeRead:
 
     # -- the stream ------------------------------------------------------------------
 
-    def run(self) -> Iterator[Item]:
-        if self.counter is not None:
-            # Resuming: describe the session from the cursor, not by re-reading the head.
-            self.sent = self._session()
-            yield self.sent
-        offset = self.cursor.offset if self.cursor else 0
-        records = read_records(self.path, offset, self.progress.first_lineno())
-        for item in pass_notices(records, self.progress):
-            if isinstance(item, Notice):
-                yield item
-                continue
-            if not item.complete:
-                self.progress.freeze()  # the cursor's state must not include a half-written line
-            line = item.value
-            if isinstance(line, dict):
-                yield from self._line(line)
-            if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
-        if self.progress.fatal:
-            return
-        if self.counter is not None:
-            final = self._session()
-            if final != self.sent:
-                yield final
-        cursor = self.progress.final(self.sid)
-        if cursor is not None:
-            yield cursor
+    def _record(self, record: Record) -> Iterator[Item]:
+        if isinstance(record.value, dict):
+            yield from self._line(record.value)
 
     def _line(self, line: dict[str, Any]) -> Iterator[Item]:
         kind = line.get("type")

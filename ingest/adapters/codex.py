@@ -30,6 +30,7 @@ import msgspec
 from voyager import paths
 from voyager.ingest.adapters._common import (
     EventCounter,
+    JsonlSessionRead,
     ReadProgress,
     SessionFacts,
     cached_by_stat,
@@ -37,12 +38,11 @@ from voyager.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
-    pass_notices,
     render_argv,
     str_or_none,
 )
 from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
-from voyager.ingest.jsonl import read_records
+from voyager.ingest.jsonl import Record
 from voyager.model import Kind, Origin, Session, session_id
 
 PROVIDER = "codex"
@@ -186,7 +186,7 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
     return cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {}).get(native_id)
 
 
-class _CodexRead:
+class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
@@ -233,32 +233,10 @@ class _CodexRead:
             state["prompts"] = self.prompts
         return state
 
-    def run(self) -> Iterator[Item]:
-        if self.counter is not None:
-            # Resuming: describe the session from the cursor, not by re-reading the head.
-            self.sent = self._session()
-            yield self.sent
-        offset = self.cursor.offset if self.cursor else 0
-        for item in pass_notices(read_records(self.path, offset, self.progress.first_lineno()), self.progress):
-            if isinstance(item, Notice):
-                yield item
-                continue
-            if not item.complete:
-                self.progress.freeze()  # the cursor's state must not include a half-written line
-            self.record_start = item.start
-            if isinstance(item.value, dict):
-                yield from self._emit(self._line(item.value))
-            if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
-        if self.progress.fatal:
-            return
-        if self.counter is not None:
-            final = self._session()
-            if final != self.sent:
-                yield final
-        cursor = self.progress.final(self.counter.session if self.counter else None)
-        if cursor is not None:
-            yield cursor
+    def _record(self, record: Record) -> Iterator[Item]:
+        self.record_start = record.start
+        if isinstance(record.value, dict):
+            yield from self._emit(self._line(record.value))
 
     def _emit(self, drafts: Iterator[Draft | Session]) -> Iterator[Item]:
         for draft in drafts:

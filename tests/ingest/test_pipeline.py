@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 
-from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager.ingest.pipeline import scan
 from voyager.paths import data_dir
 from voyager.search.engine import SearchOptions, search

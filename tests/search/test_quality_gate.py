@@ -13,7 +13,6 @@ import pytest
 
 from voyager.ingest import synth
 from voyager.ingest.pipeline import scan
-from voyager.paths import data_dir
 from voyager.search.engine import SearchOptions, Searcher
 
 
@@ -51,7 +50,6 @@ def _plant(conv: synth.Conversation, place: str, needle: str) -> None:
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
-    import os
 
     home = tmp_path_factory.mktemp("gate")
     env = {"HOME": str(home), "VOYAGER_CLAUDE_HOME": str(home / "claude"), "VOYAGER_CODEX_HOME": str(home / "codex"),
