@@ -1,0 +1,28 @@
+"""The scenarios, in the order a full run executes them: name -> function(Context) -> ScenarioResult.
+
+Order matters only for reuse (``append_one`` continues from ``ingest_5000``'s data
+dirs, ``baseline`` from ``search``'s corpora); each scenario builds what it needs when
+run alone with ``--only``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bench.context import Context
+from bench.model import ScenarioResult
+from bench.scenarios.checkpoint import checkpoint
+from bench.scenarios.ingest import append_one, ingest_5000
+from bench.scenarios.rescan import rescan_noop
+from bench.scenarios.search import baseline, search
+
+Scenario = Callable[[Context], ScenarioResult]
+
+SCENARIOS: dict[str, Scenario] = {
+    "ingest_5000": ingest_5000,
+    "append_one": append_one,
+    "rescan_noop": rescan_noop,
+    "checkpoint": checkpoint,
+    "search": search,
+    "baseline": baseline,
+}

@@ -1,0 +1,203 @@
+"""ingest_5000 and append_one: one long session in each real format, indexed whole, then grown by a message.
+
+``ingest_5000`` writes a 5,000-message session (English and CJK prose, code, tool calls
+with ~4 KB outputs, reasoning) as a Claude Code transcript, a Codex rollout and an
+OpenCode 1.x database, and times a full scan of each in a child process (so peak RSS
+is the scan's). Planted tokens must then be found exactly once, as the right kind.
+
+``append_one`` continues from those data dirs: it appends one message the way the agent
+would (lines at the end of the JSONL file; new rows in the database), then times the
+incremental scan and the search that follows, in-process, as ``voyager search`` does
+them (``engine.search`` opens the index afresh, so it sees the new commit).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+from voyager.ingest import synth
+
+from bench import corpus
+from bench.child import IngestRun
+from bench.context import Context
+from bench.model import Check, Metric, ScenarioResult, Target
+from bench.util import ProviderHomes, mb, ms, run_child
+
+FORMATS: tuple[str, ...] = ("claude", "codex", "opencode")
+FORMAT_LABEL = {"claude": "Claude Code JSONL", "codex": "Codex rollout JSONL", "opencode": "OpenCode SQLite (v1)"}
+
+
+class Appender(Protocol):
+    def append(self, n: int) -> None:
+        """Add the ``n``-th extra message (1-based) to the source, as the agent would."""
+
+
+@dataclass
+class Ingested:
+    """A provider home holding the long session, and the data dir a full scan built from it."""
+
+    provider: str
+    homes: ProviderHomes
+    source: Path
+    data_dir: Path
+    appender: Appender
+    appended: int = 0
+
+
+class _JsonlAppender:
+    def __init__(self, split: corpus.SplitWrite) -> None:
+        self.split = split
+
+    def append(self, n: int) -> None:
+        with open(self.split.path, "ab") as fh:
+            fh.write(self.split.appends[n - 1])
+
+
+def _conversation(ctx: Context) -> synth.Conversation:
+    conv = ctx.cache.get("ingest_conversation")
+    if conv is None:
+        conv = ctx.cache["ingest_conversation"] = corpus.ingest_conversation(ctx.sizes.ingest_messages,
+                                                                             extra=ctx.sizes.append_rounds)
+    return conv
+
+
+def _write_source(ctx: Context, provider: str) -> tuple[ProviderHomes, Path, Appender]:
+    conv = _conversation(ctx)
+    n = ctx.sizes.ingest_messages
+    homes = ProviderHomes.under(ctx.dir(f"ingest-{provider}") / "homes")
+    if provider == "claude":
+        split = corpus.write_claude_split(conv, homes.claude_projects, n)
+        return homes, Path(split.path), _JsonlAppender(split)
+    if provider == "codex":
+        split = corpus.write_codex_split(conv, Path(homes.codex), n)
+        return homes, Path(split.path), _JsonlAppender(split)
+    db = corpus.write_opencode_v1(Path(homes.opencode_db), [msgspec.structs.replace(conv, turns=conv.turns[:n])])
+    appender = corpus.OpenCodeAppender(db, conv, n, ctx.dir(f"ingest-{provider}") / "full.db")
+    return homes, db, appender
+
+
+def _source_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+
+def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
+    from voyager.search.engine import SearchOptions, search
+
+    checks = []
+    for token, kind in corpus.INGEST_NEEDLES:
+        res = search(data_dir, token, SearchOptions(limit=10))
+        kinds = [h.kind for h in res.hits]
+        ok = res.total == 1 and kinds == [kind]
+        checks.append(Check(name=f"{provider}: '{token}' found once as {kind}", ok=ok,
+                            detail=None if ok else f"total={res.total} kinds={kinds}"))
+    return checks
+
+
+def ensure_ingested(ctx: Context, provider: str) -> Ingested:
+    """The ingested long session for ``provider``; built in-process if ingest_5000 did not run."""
+    got = ctx.ingested.get(provider)
+    if got is None:
+        from voyager.ingest.pipeline import scan
+
+        homes, source, appender = _write_source(ctx, provider)
+        data_dir = ctx.dir(f"ingest-{provider}") / "data"
+        scan(data_dir, homes.env(), providers=[provider])
+        got = ctx.ingested[provider] = Ingested(provider=provider, homes=homes, source=source, data_dir=data_dir,
+                                                appender=appender)
+    return got
+
+
+def ingest_5000(ctx: Context) -> ScenarioResult:
+    res = ScenarioResult(name="ingest_5000", description=f"full index of one {ctx.sizes.ingest_messages:,}-message "
+                         "session per format (child process; wall, events/s, MB/s, peak RSS, index size)")
+    t = time.perf_counter()
+    _conversation(ctx)
+    res.notes.append(f"corpus generated in {time.perf_counter() - t:.2f} s (synth.generate, output_bytes=4000)")
+    for provider in FORMATS:
+        t = time.perf_counter()
+        homes, source, appender = _write_source(ctx, provider)
+        size = _source_bytes(source)
+        res.notes.append(f"{provider}: wrote {mb(size):.1f} MB in {time.perf_counter() - t:.2f} s ({source.name})")
+        runs: list[IngestRun] = []
+        dirs = [ctx.dir(f"ingest-{provider}") / f"data-{r}" for r in range(ctx.sizes.ingest_runs)]
+        for data_dir in dirs:
+            out = run_child(["ingest", "--data-dir", str(data_dir), "--provider", provider], homes.env())
+            runs.append(msgspec.json.decode(out, type=IngestRun))
+        data_dir = dirs[-1]
+        run = sorted(runs, key=lambda x: x.seconds)[len(runs) // 2]  # the median run
+        g = FORMAT_LABEL[provider]
+        res.metrics += [
+            Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
+            Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
+                   target=Target(op=">=", value=20_000)),
+            Metric(name="source MB/s", value=round(mb(size) / run.seconds, 1), unit="MB/s", group=g),
+            Metric(name="events", value=run.events, unit="", group=g),
+            Metric(name="source size", value=mb(size), unit="MB", group=g),
+            Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
+            Metric(name="peak RSS", value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g),
+            Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g),
+        ]
+        if len(runs) > 1:
+            res.metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
+                                      group=g))
+        ok = run.failed == 0 and run.events > 0
+        res.checks.append(Check(name=f"{provider}: scan read the session", ok=ok,
+                                detail=None if ok else f"events={run.events} failed={run.failed}"))
+        if run.skipped:
+            res.notes.append(f"{provider}: the scan reported {run.skipped} skipped piece(s)")
+        res.checks += _needle_checks(provider, data_dir)
+        ctx.ingested[provider] = Ingested(provider=provider, homes=homes, source=source, data_dir=data_dir,
+                                          appender=appender)
+    return res
+
+
+def append_one(ctx: Context) -> ScenarioResult:
+    from voyager.ingest.pipeline import scan
+    from voyager.search.engine import SearchOptions, search
+
+    res = ScenarioResult(name="append_one", description="append one message to the ingested session, then "
+                         "incremental scan + the next search, in-process (median of rounds)")
+    for provider in FORMATS:
+        ing = ensure_ingested(ctx, provider)
+        env = ing.homes.env()
+        refresh: list[float] = []
+        query: list[float] = []
+        reread: list[int] = []
+        how: list[str] = []
+        for _ in range(ctx.sizes.append_rounds):
+            ing.appended += 1
+            ing.appender.append(ing.appended)
+            t0 = time.perf_counter()
+            summary = scan(ing.data_dir, env, providers=[provider])
+            t1 = time.perf_counter()
+            token = f"{corpus.APPEND_TOKEN}{ing.appended}"
+            found = search(ing.data_dir, token, SearchOptions(limit=5))
+            t2 = time.perf_counter()
+            refresh.append(t1 - t0)
+            query.append(t2 - t1)
+            reread.append(summary.events_added)
+            how.append("grown" if summary.grown else "changed" if summary.changed else "unchanged")
+            kinds = [h.kind for h in found.hits]
+            want = _conversation(ctx).turns[ctx.sizes.ingest_messages + ing.appended - 1].role  # user or assistant
+            ok = found.total == 1 and kinds == [want]
+            res.checks.append(Check(name=f"{provider}: appended message {ing.appended} found once, as {want}", ok=ok,
+                                    detail=None if ok else f"total={found.total} kinds={kinds} scan={how[-1]}"))
+        g = FORMAT_LABEL[provider]
+        total = [a + b for a, b in zip(refresh, query, strict=True)]
+        res.metrics += [
+            Metric(name="refresh + search", value=ms(statistics.median(total)), unit="ms", group=g,
+                   target=Target(op="<=", value=60)),
+            Metric(name="refresh (scan)", value=ms(statistics.median(refresh)), unit="ms", group=g),
+            Metric(name="search after refresh", value=ms(statistics.median(query)), unit="ms", group=g),
+            Metric(name="refresh + search, worst", value=ms(max(total)), unit="ms", group=g),
+            Metric(name="events (re)indexed per append", value=statistics.median(reread), unit="", group=g),
+        ]
+        res.notes.append(f"{provider}: source classified as {', '.join(sorted(set(how)))}; "
+                         f"{ing.appended} message(s) appended in total")
+    return res
+

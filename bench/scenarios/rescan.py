@@ -1,0 +1,83 @@
+"""rescan_noop: many unchanged sources, and what a scan that has nothing to do costs.
+
+Half the sources are Claude Code transcripts, half Codex rollouts (4 messages each,
+written by the shared writers from one template). After a first full scan, every
+further scan must find every source unchanged and read nothing: that is checked, and
+its time measured in-process and through the CLI (``voyager scan --json``, which is what
+``voyager search`` pays before searching unless ``--no-refresh``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import msgspec
+
+from bench import corpus
+from bench.context import Context
+from bench.model import Check, Metric, ScenarioResult, Target
+from bench.util import ProviderHomes, child_env, mb, ms, voyager_command
+
+#: The issue's target: a no-op scan of 10,000 sources in 300 ms, i.e. 30 µs a source.
+TARGET_MS_AT_10K = 300.0
+
+
+def rescan_noop(ctx: Context) -> ScenarioResult:
+    from voyager.ingest.pipeline import scan
+
+    n = ctx.sizes.rescan_sources
+    res = ScenarioResult(name="rescan_noop", description=f"no-op scan of {n:,} unchanged sources "
+                         "(Claude Code + Codex files)")
+    homes = ProviderHomes.under(ctx.dir("rescan") / "homes")
+    data_dir = ctx.dir("rescan") / "data"
+    env = homes.env()
+    t = time.perf_counter()
+    written = corpus.write_tiny_sources(n, homes.claude_projects, Path(homes.codex))
+    res.notes.append(f"wrote {n:,} sources ({mb(written):.1f} MB) in {time.perf_counter() - t:.2f} s")
+    t = time.perf_counter()
+    first = scan(data_dir, env, providers=["claude", "codex"])
+    first_s = time.perf_counter() - t
+    res.checks.append(Check(name=f"first scan indexed all {n:,} sources", ok=first.new == n and first.failed == 0,
+                            detail=f"new={first.new} failed={first.failed}"))
+    runs: list[float] = []
+    untouched = True
+    for _ in range(ctx.sizes.rescan_runs):
+        t = time.perf_counter()
+        again = scan(data_dir, env, providers=["claude", "codex"])
+        runs.append(time.perf_counter() - t)
+        untouched = untouched and again.touched == 0 and again.unchanged == n and again.events_added == 0
+    res.checks.append(Check(name="no-op scans read nothing", ok=untouched))
+    cli = _cli_noop(data_dir, env, reps=ctx.sizes.rescan_runs)
+    p50 = statistics.median(runs)
+    res.metrics += [
+        Metric(name="no-op scan", value=ms(p50), unit="ms", group=f"{n:,} sources",
+               target=Target(op="<=", value=TARGET_MS_AT_10K) if n == 10_000 else None),
+        Metric(name="no-op scan per source", value=round(p50 / n * 1e6, 2), unit="µs", group=f"{n:,} sources",
+               target=Target(op="<=", value=TARGET_MS_AT_10K * 1000 / 10_000)),
+        Metric(name="no-op scan, best", value=ms(min(runs)), unit="ms", group=f"{n:,} sources"),
+        Metric(name="CLI `voyager scan` wall, no-op", value=ms(statistics.median(cli)), unit="ms",
+               group=f"{n:,} sources"),
+        Metric(name="first full scan", value=round(first_s, 2), unit="s", group=f"{n:,} sources"),
+        Metric(name="first scan, per source", value=round(first_s / n * 1000, 3), unit="ms", group=f"{n:,} sources"),
+    ]
+    return res
+
+
+def _cli_noop(data_dir: Path, env: dict[str, str], *, reps: int) -> list[float]:
+    cmd = [*voyager_command(), "scan", "--json", "-q"]
+    full_env = child_env({**env, "VOYAGER_HOME": str(data_dir)})
+    out: list[float] = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, env=full_env, capture_output=True, timeout=300, check=False)
+        out.append(time.perf_counter() - t)
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace")[-500:]
+            raise RuntimeError(f"voyager scan failed ({proc.returncode}): {err}")
+        summary = msgspec.json.decode(proc.stdout)
+        if summary.get("events_added"):
+            raise RuntimeError(f"CLI no-op scan indexed {summary['events_added']} events")
+    return out
