@@ -110,10 +110,9 @@ def _metric_line(m: Metric) -> str:
 def _query_grid(queries: list[QueryStat], out: list[str]) -> None:
     sizes = sorted({q.events for q in queries})
     engines = sorted({q.engine for q in queries}, reverse=True)  # voyager first
-    names: list[tuple[str, str]] = []
+    names: dict[str, str] = {}  # name -> the query as first seen (a filter needle's provider varies by size)
     for q in queries:
-        if (q.name, q.query) not in names:
-            names.append((q.name, q.query))
+        names.setdefault(q.name, q.query)
     by = {(q.engine, q.events, q.name): q for q in queries}
     head = f"    {'query':<44}"
     for n in sizes:
@@ -121,7 +120,7 @@ def _query_grid(queries: list[QueryStat], out: list[str]) -> None:
             head += f" {e[:3] + ' ' + size_label(n) + ' p50':>15}"
         head += f" {'found ' + size_label(n):>12}"
     out.append(head + "   (ms; found = voyager/baseline of planted)")
-    for name, query in names:
+    for name, query in names.items():
         line = f"    {(name + ': ' + query)[:44]:<44}"
         for n in sizes:
             found = []

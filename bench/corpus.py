@@ -261,7 +261,7 @@ _NEEDLE_SPECS: tuple[tuple[str, str, str, tuple[tuple[str, int, int], ...], tupl
     ("Hangul pair (2 chars)", "햇살", "cjk2", (("햇살이", 2, 0),), ()),
     ("CJK run (4 chars)", "蝴蝶结构", "cjk3", (("蝴蝶结构", 3, 1),), (("结构蝴蝶", 1),)),
     ("CJK pair planted only apart", "鹦鹉", "apart", (), (("鹦 the parser 鹉", 4), ("鹉鹦", 1))),
-    ("rare word + provider filter", "zorblax provider:claude", "filter", (), ()),
+    ("rare word + provider filter", "zorblax provider:…", "filter", (), ()),  # provider chosen below
 )
 
 #: Queries without a planted answer: latency only. (name, query, category, sessions mode)
@@ -364,8 +364,11 @@ class EventCorpus:
             if n.category == "prefix":
                 n.expected = [self.key(i) for i in by_text["zorblax"] + by_text["zorblet"]]
             if n.category == "filter":
-                n.expected = [self.key(i) for i in by_text["zorblax"] if self.provider_of(i) == "claude"]
-                n.providers = ["claude"]
+                # The provider of one planted event, so the filter always keeps some and drops the rest.
+                provider = self.provider_of(by_text["zorblax"][0])
+                n.query = f"zorblax provider:{provider}"
+                n.expected = [self.key(i) for i in by_text["zorblax"] if self.provider_of(i) == provider]
+                n.providers = [provider]
 
     # -- addressing --------------------------------------------------------------
 
