@@ -192,7 +192,9 @@ class _Scan:
         self.summary.seconds = round(time.time() - t0, 3)
         self.summary.providers = {p: s for p, s, _ in self.store.counts()}
         self.summary.sessions = sum(self.summary.providers.values())
-        self.store.record_scan(t0, msgspec.json.encode(self.summary))
+        if self.summary.touched or self.summary.failed or self.summary.skipped:
+            # A no-op scan (every search starts with one) writes nothing at all.
+            self.store.record_scan(t0, msgspec.json.encode(self.summary))
         self.store.close()
         return self.summary
 

@@ -406,7 +406,7 @@ CAPPED_SUFFIX = "`voyager show` reads the source]"
 @cli.command()
 @click.option("--json", "as_json", is_flag=True)
 def stats(as_json: bool) -> None:
-    """Sessions and events per agent, index size, last scan."""
+    """Sessions and events per agent, index size, the last scan that changed something."""
     import msgspec
 
     from voyager.search.engine import index_exists

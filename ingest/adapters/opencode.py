@@ -34,6 +34,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
+
 from voyager import paths
 from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source, Unchanged, fingerprint
 from voyager.model import Event, Kind, Origin, Session, session_id
@@ -394,13 +396,19 @@ class _Emitter:
             self.ctx.unknown[f"message:{mtype}"] += 1
 
 
+_json_decode = msgspec.json.Decoder().decode  # several times faster than json.loads on part rows
+
+
 def _loads(text: Any) -> dict[str, Any]:
     """Parse a JSON object column; ValueError when it is not one (the caller names the row)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if not isinstance(text, str):  # NULL or a number where JSON text belongs
         raise ValueError(f"expected JSON text, got {type(text).__name__}")
-    value = json.loads(text)
+    try:
+        value = _json_decode(text)
+    except msgspec.DecodeError as exc:  # callers catch ValueError and name the row
+        raise ValueError(str(exc)) from None
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
