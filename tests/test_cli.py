@@ -162,7 +162,7 @@ def test_demo_runs_and_finds_cjk(home, run):
     blocks = res.stdout.split("$ voyager search ")[1:]
     assert len(blocks) >= 4
     for block in blocks:  # every demo query finds something in the bundled corpus
-        assert "(0 hits)" not in block and "hits)" in block, block
+        assert "(0 hits)" not in block and ("hits)" in block or "(1 hit)" in block), block
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq not installed")

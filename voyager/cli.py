@@ -520,6 +520,7 @@ def watch(interval: float, quiet: bool) -> None:
 @click.option("--keep", is_flag=True, help="Keep the temporary data dir and print its path.")
 def demo(keep: bool) -> None:
     """Index the bundled sample corpus into a temporary data dir and run a few searches."""
+    import shlex
     import shutil
     import tempfile
 
@@ -540,13 +541,13 @@ def demo(keep: bool) -> None:
         color = use_color("auto")
         from voyager.render import render_hit
 
-        for q, opts in DEMO_QUERIES:
+        for q, flags, opts in DEMO_QUERIES:
             res = run_search(ddir, q, SearchOptions(limit=3, **opts))
-            flags = " ".join(f"--{k} {v}" if not isinstance(v, bool) else f"--{k}" for k, v in opts.items())
-            click.echo(click.style(f"$ voyager search {q!r} {flags}".rstrip(), bold=True) if color else f"$ voyager search {q!r} {flags}".rstrip())
+            shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
+            click.echo(click.style(shown, bold=True) if color else shown, color=color)
             for h in res.hits:
                 click.echo(render_hit(h, color=color, by_session=False), color=color)
-            click.echo(f"  ({res.total} hits)\n")
+            click.echo(f"  ({res.total} {'hit' if res.total == 1 else 'hits'})\n")
         click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
@@ -555,15 +556,14 @@ def demo(keep: bool) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-DEMO_QUERIES: list[tuple[str, dict]] = [
-    ("数据库", {}),
-    ("データベース", {}),
-    ("데이터베이스", {}),
-    ("ERR_CONN_REFUSED_42", {}),
-    ('"NoneType" subscriptable', {"kind": "tool"}),
+#: (query, extra CLI flags as a user would type them, the same as SearchOptions fields)
+DEMO_QUERIES: list[tuple[str, str, dict]] = [
+    ("数据库", "", {}),
+    ("データベース", "", {}),
+    ("데이터베이스", "", {}),
+    ("ERR_CONN_REFUSED_42", "", {}),
+    ('"NoneType" subscriptable', "--kind tool", {"kinds": ["tool"]}),
 ]
-# SearchOptions wants lists for kinds; keep the demo table readable above.
-DEMO_QUERIES = [(q, {("kinds" if k == "kind" else k): ([v] if k == "kind" else v) for k, v in o.items()}) for q, o in DEMO_QUERIES]
 
 
 # -- entry point --------------------------------------------------------------------------
