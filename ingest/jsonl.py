@@ -26,6 +26,18 @@ MAX_NAMED_BAD_LINES = 5
 _decode = msgspec.json.Decoder().decode
 
 
+def _decode_lenient(line: bytes):
+    """Decode one line; a line that is JSON but not valid UTF-8 keeps its text, with U+FFFD where bytes were bad."""
+    try:
+        return _decode(line)
+    except msgspec.DecodeError:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            return _decode(line.decode("utf-8", "replace"))
+        raise
+
+
 class Record(msgspec.Struct, frozen=True):
     """One decoded JSON object and where its line sits in the file."""
 
@@ -63,16 +75,16 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
-        yield Notice(source=path, reason="vanished before it could be read", fatal=True)
+        yield Notice(source=path, reason="vanished before it could be read", fatal=True, transient=True)
         return
     except OSError as exc:
-        yield Notice(source=path, reason=f"cannot open: {exc.strerror or exc}", fatal=True)
+        yield Notice(source=path, reason=f"cannot open: {exc.strerror or exc}", fatal=True, transient=True)
         return
     with fh:
         try:
             fh.seek(offset)
         except OSError as exc:
-            yield Notice(source=path, reason=f"cannot seek: {exc}", fatal=True)
+            yield Notice(source=path, reason=f"cannot seek: {exc}", fatal=True, transient=True)
             return
         pos = offset
         buf = b""
@@ -81,7 +93,7 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
             try:
                 chunk = fh.read(_CHUNK)
             except OSError as exc:
-                yield Notice(source=path, reason=f"read failed: {exc.strerror or exc}", fatal=True)
+                yield Notice(source=path, reason=f"read failed: {exc.strerror or exc}", fatal=True, transient=True)
                 return
             if first and chunk:
                 first = False
@@ -101,7 +113,7 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
                 if not stripped:
                     continue
                 try:
-                    value = _decode(stripped)
+                    value = _decode_lenient(stripped)
                 except (msgspec.DecodeError, UnicodeDecodeError) as exc:
                     bad += 1
                     if bad <= MAX_NAMED_BAD_LINES:
@@ -111,7 +123,7 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
         if buf.strip():
             lineno += 1
             try:
-                value = _decode(buf.strip())
+                value = _decode_lenient(buf.strip())
             except (msgspec.DecodeError, UnicodeDecodeError):
                 yield Notice(source=path, reason="last line is incomplete (no newline yet); left for the next scan", where=f"line {lineno}")
             else:

@@ -131,7 +131,13 @@ class _Scan:
         self.on_notice = on_notice
         self.store = StateStore(self.data_dir)
         self.index = SearchIndex(self.data_dir)
+        if self.store.index_id() != self.index.index_id:
+            # The scan state describes another index (it was reset, rebuilt or deleted):
+            # forget it, so every source is read into this one.
+            self.store.reset_scan_state(self.index.index_id)
         self.summary = ScanSummary()
+        # Sessions some live source still yields: a removed source may only take the others.
+        self.live_sessions: set[str] = set()
         # Work done since the last commit, written to the state store right after it.
         self.pending_sources: list = []
         self.pending_sessions: dict[str, object] = {}
@@ -166,18 +172,18 @@ class _Scan:
                     old = known.get(item.path)
                     if old is None:
                         plan.append((item, "new"))
-                    elif _same(item.fingerprint, old):
-                        # Unchanged, including a source that failed before: it would fail the same way.
+                    elif _same(item.fingerprint, old) and old.status != "retry":
+                        # Unchanged, including a source whose content failed before: it would fail the same way.
                         self.summary.unchanged += 1
+                        self.live_sessions.update(old.sessions)
                     elif old.status == "ok" and self._can_append(item, old):
                         plan.append((item, "grown"))
                     else:
                         plan.append((item, "changed"))
             self.summary.sources = len(seen)
-            if not self.keep_missing:
-                for path, old in known.items():
-                    if old.provider in scanned_providers and path not in seen:
-                        self._remove_source(old)
+            gone = [] if self.keep_missing else [
+                old for path, old in known.items() if old.provider in scanned_providers and path not in seen
+            ]
             total = len(plan)
             commit_every = _commit_every()
             for done, (source, why) in enumerate(plan, start=1):
@@ -186,13 +192,16 @@ class _Scan:
                     self._commit()
                 if self.progress:
                     self.progress(done, total, self.summary.events_added)
+            # Removals last: a session that moved (an archived rollout) is claimed by its new source.
+            for old in gone:
+                self._remove_source(old)
             self._commit()
         finally:
             self.index.close()
         self.summary.seconds = round(time.time() - t0, 3)
         self.summary.providers = {p: s for p, s, _ in self.store.counts()}
         self.summary.sessions = sum(self.summary.providers.values())
-        if self.summary.touched or self.summary.failed or self.summary.skipped:
+        if self.summary.touched or self.summary.failed:
             # A no-op scan (every search starts with one) writes nothing at all.
             self.store.record_scan(t0, msgspec.json.encode(self.summary))
         self.store.close()
@@ -209,12 +218,15 @@ class _Scan:
         return tail_matches(source.path, cur.tail_start, cur.offset, cur.tail_hash)
 
     def _remove_source(self, old) -> None:
-        for sid in old.sessions:
-            self.index.delete_session(sid, keep_checkpoint=False)
-        self.summary.events_removed += old.events
+        orphans = [sid for sid in old.sessions if sid not in self.live_sessions]
+        prior = self.store.sessions_by_id(orphans)
+        for sid in orphans:
+            # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
+            self.index.delete_session(sid)
+        self.summary.events_removed += sum(r.events for r in prior.values())
         self.summary.removed += 1
         self.pending_removed_sources.append(old.path)
-        self.pending_removed_sessions.extend(old.sessions)
+        self.pending_removed_sessions.extend(orphans)
 
     def _read_source(self, source: Source, why: str, old) -> None:
         from voyager.store.state import SessionRecord, SourceState
@@ -305,9 +317,10 @@ class _Scan:
                     path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
                     wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=None,
                     sessions=old_sessions, events=old.events if old is not None else 0,
-                    status="error", detail=fatal.reason, indexed_at=time.time(),
+                    status="retry" if fatal.transient else "error", detail=fatal.reason, indexed_at=time.time(),
                 )
             )
+            self.live_sessions.update(old_sessions)
             return
         self.summary.events_added += added
         self.uncommitted_events += added
@@ -349,13 +362,14 @@ class _Scan:
                 cursor=_cursor_encode(new_cursor) if new_cursor is not None else None,
                 sessions=ids,
                 events=sum(r.events for r in records),
-                status="ok" if fatal is None else "error",
+                status="ok" if fatal is None else ("retry" if fatal.transient else "error"),
                 detail=fatal.reason if fatal is not None else None,
                 indexed_at=time.time(),
             )
         )
         for r in records:
             self.pending_sessions[r.session.id] = r
+        self.live_sessions.update(ids)
 
     @staticmethod
     def _finish_session(sess: Session, source: Source, bounds: list[float] | None, first_prompt: str | None) -> Session:

@@ -44,7 +44,10 @@ def iso(ts: float | None) -> str | None:
     """A timestamp as ISO-8601 UTC with a ``Z``, or None."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):  # a provider wrote a time no calendar can show
+        return None
 
 
 def session_row(rec) -> SessionRow:
@@ -75,7 +78,7 @@ class Searcher:
 
     def _resolve(self, field: str, value: str) -> list[str]:
         if field == "session":
-            return self.store.resolve_session(value)
+            return self.store.resolve_session(value, limit=100_000)
         if field == "cwd":
             return self.store.session_ids_where(cwd=value)
         return self.store.session_ids_where(repo=value)
@@ -144,6 +147,9 @@ class Searcher:
             if key not in best:
                 best[key] = (score, addr)
         order = list(best)
+        if opts.sort == "recent":
+            stamps = dict(zip(best, searcher.fast_field_values("ts", [a for _, a in best.values()])))
+            order.sort(key=lambda k: -(stamps.get(k) or 0))
         page = order[opts.offset : opts.offset + opts.limit]
         events = [(best[k][0], _doc_event(searcher, best[k][1])) for k in page]
         hits = self._hits(events, phrases, opts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -93,16 +94,28 @@ class SearchIndex:
             os.umask(0o077)
             self.path.mkdir(parents=True, exist_ok=True)
             os.chmod(self.path, 0o700)
-        if version_file.exists() and version_file.read_text().strip() != str(INDEX_VERSION):
-            # An index written by an incompatible Voyager: start over (sources are the truth).
+        if create and version_file.exists() and version_file.read_text().strip() != str(INDEX_VERSION):
+            # An index written by an incompatible Voyager: start over (sources are the truth;
+            # the new index gets a new id, so the scan state is dropped too).
             for p in self.path.iterdir():
                 if p.is_file():
                     p.unlink()
         self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
         self.index.register_tokenizer(TOKENIZER_NAME, build_analyzer())
+        id_file = self.path / "voyager-index-id"
         if create and not version_file.exists():
             version_file.write_text(str(INDEX_VERSION))
             os.chmod(version_file, 0o600)
+            id_file.unlink(missing_ok=True)
+        if create and not id_file.exists():
+            # A new identity for every new (or reset) index: the scan state records which
+            # index it describes, and starts over when that is not this one.
+            id_file.write_text(uuid.uuid4().hex)
+        try:
+            #: This index's identity; None for an index directory that was never set up.
+            self.index_id: str | None = id_file.read_text().strip()
+        except OSError:
+            self.index_id = None
         self._writer: tantivy.IndexWriter | None = None
 
     # -- reading ---------------------------------------------------------------
@@ -115,6 +128,10 @@ class SearchIndex:
 
     def num_events(self) -> int:
         return self.index.searcher().num_docs
+
+    def count_kind(self, kind: str) -> int:
+        """How many events of ``kind`` the index holds."""
+        return self.index.searcher().search(tantivy.Query.term_query(self.schema, "kind", kind), limit=1, count=True).count
 
     def num_segments(self) -> int:
         return self.index.searcher().num_segments

@@ -134,7 +134,9 @@ def _lex(q: str) -> list[_Tok]:
             out.append(_Tok("word", q[j + 1 : k], field=word[:-1].lstrip("-").lower()))
             i = k + 1
             continue
-        if j < n and q[j] == '"' and not word:
+        if j < n and q[j] == '"' and word in ("-", "NOT"):
+            out.append(_Tok("neg" if word == "-" else "not"))  # -"phrase" excludes the phrase
+            i = j
             continue
         i = j
         # Trailing ')' that close groups rather than belong to the word (foo.bar() keeps its pair).
@@ -291,7 +293,22 @@ def parse_time(value: str, *, end: bool = False, now: float | None = None) -> fl
 
     A bare date used as an upper bound (``until:2026-11-01``) means the end of that day.
     """
-    now = time.time() if now is None else now
+    try:
+        ts = _parse_time(value, end=end, now=time.time() if now is None else now)
+    except QueryError:
+        raise
+    except (OverflowError, ValueError, OSError):
+        ts = float("nan")
+    if not (MIN_TIME <= ts <= MAX_TIME):  # also false for NaN
+        raise QueryError(f"time '{value}' is out of range: use a date between 1970 and 9999, or 7d, 12h, 2w")
+    return ts
+
+
+#: The times a filter may name (seconds): the Unix epoch to the end of year 9999.
+MIN_TIME, MAX_TIME = 0.0, 253402300799.0
+
+
+def _parse_time(value: str, *, end: bool, now: float) -> float:
     v = value.strip().lower()
     m = _REL.match(v)
     if m:
@@ -339,7 +356,7 @@ class Compiler:
             return t.Query.all_query()
         q = self.node(parsed.root)
         if q is None:
-            return t.Query.all_query()
+            raise QueryError("nothing searchable in the query: give a word, a \"phrase\" or a filter")
         # Exact-phrase bonus: a top-level AND of plain words scores higher where they stand together.
         root = parsed.root
         if isinstance(root, And):

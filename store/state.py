@@ -72,6 +72,12 @@ def m001_initial(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE scans (id INTEGER PRIMARY KEY, started REAL NOT NULL, finished REAL NOT NULL, summary TEXT NOT NULL)")
 
 
+@migration
+def m002_meta(db: sqlite3.Connection) -> None:
+    # Which index these rows describe (see SearchIndex.index_id), and other single facts.
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
 class SourceState(msgspec.Struct, kw_only=True):
     """What Voyager last indexed from one source file or database."""
 
@@ -119,6 +125,20 @@ class StateStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    # -- identity --------------------------------------------------------------
+
+    def index_id(self) -> str | None:
+        """The id of the index the scan state describes (None before the first scan)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'index_id'").fetchone()
+        return row[0] if row else None
+
+    def reset_scan_state(self, index_id: str | None) -> None:
+        """Forget every source and session: they described another index. Scan history stays."""
+        with transaction(self.conn) as db:
+            db.execute("DELETE FROM sources")
+            db.execute("DELETE FROM sessions")
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (index_id or "",))
 
     # -- sources ---------------------------------------------------------------
 
@@ -195,15 +215,15 @@ class StateStore:
         rows = self.conn.execute(sql, [*args, -1 if limit is None else limit, offset]).fetchall()
         return total, [_row_to_session(r) for r in rows]
 
-    def resolve_session(self, ref: str) -> list[str]:
+    def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
         """Session ids matching ``ref``: a Voyager id, a native id, or an unambiguous prefix of either."""
         exact = self.conn.execute("SELECT id FROM sessions WHERE id = ? OR native_id = ?", (ref, ref)).fetchall()
         if exact:
             return [r[0] for r in exact]
         pat = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = self.conn.execute(
-            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 50",
-            (pat, pat),
+            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+            (pat, pat, limit),
         ).fetchall()
         return [r[0] for r in rows]
 

@@ -26,11 +26,11 @@ def home(tmp_path, monkeypatch) -> Path:
     h = tmp_path / "home"
     h.mkdir()
     for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "OPENCODE_DB", "VOYAGER_CLAUDE_HOME",
-                "VOYAGER_CODEX_HOME", "VOYAGER_OPENCODE_HOME", "NO_COLOR"):
+                "VOYAGER_CODEX_HOME", "VOYAGER_OPENCODE_HOME", "VOYAGER_OPENCODE_DB", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.setenv("VOYAGER_HOME", str(h / "voyager-data"))
-    monkeypatch.setenv("VOYAGER_OPENCODE_DB", str(h / "no-opencode" / "opencode.db"))
+    monkeypatch.setenv("VOYAGER_OPENCODE_HOME", str(h / "no-opencode"))  # nothing there, nothing to report
     return h
 
 

@@ -194,3 +194,19 @@ def test_session_title_lifts_its_events(home, run):
     hits = run.json("search", "--json", "marmalade")["hits"]
     assert hits[0]["session_id"] == "claude:bbbbbbbb-0000-4000-8000-000000000002"
     assert hits[0]["title"] == "Fix the marmalade importer"
+
+
+def test_query_edge_cases_from_review(corpus, run):
+    run("scan")
+    both = run.json("search", "--json", "connection refused")["total"]
+    assert run.json("search", "--json", 'connection -"no such phrase"')["total"] == both
+    assert run.json("search", "--json", 'connection -"connection refused"')["total"] < both
+    for q in ['""', "**", "since:99999999999999999999d x", "until:9999-12-31T23:59:59+00:00x", "since:0001-01-01 x"]:
+        res = run("search", q)
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1, (q, res.stderr)
+    for args in (["search", "--offset", "99999999999999999999", "x"], ["list", "-n", "99999999999999999999"],
+                 ["show", CLAUDE_SID, "--around", "99999999999999999999"]):
+        res = run(*args)
+        assert res.exit_code == 2 and "Traceback" not in res.stderr, args
+    recent = run.json("search", "--json", "--sessions", "--sort", "recent", "the OR postgres OR 数据库")["hits"]
+    assert [h["provider"] for h in recent] == ["codex", "claude"]

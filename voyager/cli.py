@@ -16,6 +16,8 @@ from pathlib import Path
 import click
 
 EXIT_OK, EXIT_NONE, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
+#: The largest count or offset an option takes (what SQLite and Tantivy can hold).
+MAX_INT = 2**62
 
 
 class UserError(click.ClickException):
@@ -223,7 +225,7 @@ def _search_options(**kw):
 @cli.command()
 @click.argument("query", nargs=-1)
 @click.option("-n", "--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many hits (pagination).")
+@click.option("--offset", type=click.IntRange(0, MAX_INT), default=0, help="Skip this many hits (pagination).")
 @click.option("--provider", "providers", multiple=True, help="Only this agent (repeatable).")
 @click.option("--kind", "kinds", multiple=True, help="user, assistant, reasoning, tool (tool_call, tool_result), meta, checkpoint.")
 @click.option("--repo", help="Sessions whose git repo or cwd contains this.")
@@ -318,8 +320,8 @@ def _render_hits(result, color: bool, by_session: bool) -> None:
 
 @cli.command("list")
 @click.option("--provider", help="Only this agent.")
-@click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("-n", "--limit", type=click.IntRange(1, MAX_INT), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0, MAX_INT), default=0)
 @click.option("--json", "as_json", is_flag=True)
 def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Sessions, newest first."""
@@ -349,8 +351,8 @@ def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> No
 
 @cli.command()
 @click.argument("session")
-@click.option("--around", type=int, help="Only a window around this seq.")
-@click.option("-C", "--context", "window", type=click.IntRange(0), default=10, show_default=True,
+@click.option("--around", type=click.IntRange(-1, MAX_INT), help="Only a window around this seq.")
+@click.option("-C", "--context", "window", type=click.IntRange(0, 100_000), default=10, show_default=True,
               help="Events each side of --around.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto")
@@ -464,8 +466,12 @@ def doctor(as_json: bool) -> None:
         health["state_db"] = store.integrity()
         store.close()
         idx = SearchIndex(ddir, create=False)
-        health.update(index="ok", index_events=idx.num_events(), index_segments=idx.num_segments(),
-                      index_bytes=idx.size_bytes())
+        state_events = sum(e for _, e in indexed.values())
+        index_events = idx.num_events() - idx.count_kind("checkpoint")
+        health.update(index="ok" if index_events == state_events else
+                      f"out of step: {index_events} events indexed, the scan state says {state_events} "
+                      "(the next scan repairs it; `voyager scan`)",
+                      index_events=idx.num_events(), index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
     cp = ddir / "checkpoints.db"
     if cp.exists():
         import sqlite3

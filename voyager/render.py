@@ -68,10 +68,10 @@ def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str
     if row.resume:
         head.append(f"  resume:  {row.resume}")
     out = ["\n".join(head), ""]
-    from datetime import datetime, timezone
+    from voyager.search.engine import iso
 
     for ev in events:
-        when = datetime.fromtimestamp(ev.ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if ev.ts else ""
+        when = (iso(ev.ts) or "").replace("T", " ").rstrip("Z")
         label = _KIND_LABEL.get(ev.kind, ev.kind) + (f":{ev.tool}" if ev.tool else "")
         if ev.exit_code is not None:
             label += f" exit={ev.exit_code}"

@@ -46,7 +46,7 @@ def parse_ts(value: Any) -> float | None:
         except ValueError:
             pass
         else:
-            return (dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)).timestamp()
+            return _plausible((dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)).timestamp())
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -60,7 +60,12 @@ def parse_ts(value: Any) -> float | None:
         return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    return _plausible(dt.timestamp())
+
+
+def _plausible(ts: float) -> float | None:
+    """A time between 1970 and 9999, or None: anything else is a corrupt stamp, not a date to show."""
+    return ts if 0.0 <= ts <= 253402300799.0 else None
 
 
 def join_text(blocks: Any, types: Iterable[str] = ("text",), sep: str = "\n") -> str:

@@ -74,6 +74,9 @@ class Notice(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
     where: str | None = None
     fatal: bool = False
+    #: The failure may pass (a permission, an I/O error, a locked database): retry the
+    #: source on the next scan even if it looks unchanged.
+    transient: bool = False
 
     def describe(self) -> str:
         where = f" ({self.where})" if self.where else ""
@@ -149,6 +152,9 @@ def walk_files(root: Path, pattern_suffix: str, provider: str, *, name_prefix: s
             try:
                 if entry.is_dir(follow_symlinks=False):
                     subdirs.append(Path(entry.path))
+                    continue
+                if entry.is_symlink():
+                    # A link to a session file would make two sources of one session.
                     continue
                 if not entry.name.endswith(pattern_suffix) or not entry.name.startswith(name_prefix):
                     continue

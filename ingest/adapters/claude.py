@@ -171,8 +171,10 @@ class _ClaudeRead(JsonlSessionRead):
             if parent:
                 self.facts.parent = session_id(PROVIDER, parent)
         else:
-            # The file is named after its session; the line's own id is the authority.
-            self.facts.native_id = line_sid or self.stem
+            # The file is the session: Claude Code names it after the session id, and
+            # `claude --resume` looks it up by that name. Lines copied into a resumed or
+            # forked transcript still carry the old session's id, so they cannot decide.
+            self.facts.native_id = self.stem
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
         self.sent = self._session()
         return self.sent

@@ -371,6 +371,10 @@ class _CodexRead(JsonlSessionRead):
             kind = payload.get("kind")
             if not isinstance(text, str) or (kind is not None and kind != "plain") or is_injected(text):
                 return  # injected context: its response_item copy is the meta event
+            if self.prompts == "response":
+                # An earlier (incremental) read took prompts from response items before
+                # this event was written: it repeats a prompt already indexed.
+                return
             self.prompts = "event"
             yield ("user", "human", text, {"ts": ts})
         elif etype == "token_count":

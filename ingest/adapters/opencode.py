@@ -715,13 +715,18 @@ def _migration_state(db: _Db, ctx: _Ctx) -> Iterator[Notice | tuple[str | None, 
     yield (phase, cursor)
 
 
+def _transient(exc: Exception) -> bool:
+    """A locked or momentarily unopenable database is worth retrying; a corrupt one is not."""
+    return isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc) and "not a database" not in str(exc)
+
+
 def _read_db(source: Source, known: dict[str, Any] | None = None) -> Iterator[Item]:
     path = source.path
     ctx = _Ctx(path)
     try:
         conn = connect_readonly(path)
     except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True)
+        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
         return
     try:
         try:
@@ -730,7 +735,7 @@ def _read_db(source: Source, known: dict[str, Any] | None = None) -> Iterator[It
             conn.execute("BEGIN")
             schema = _schema(conn)
         except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True)
+            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
             return
         shape = detect_shape(schema)
         if shape == "unknown-schema":
@@ -742,7 +747,7 @@ def _read_db(source: Source, known: dict[str, Any] | None = None) -> Iterator[It
         try:
             yield from _read_shape(db, shape, ctx)
         except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True)
+            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
             return
         yield from ctx.summary()
         yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": db.signatures_out})

@@ -6,7 +6,7 @@ import json
 import os
 
 
-from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
+from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager.ingest.pipeline import scan
 from voyager.paths import data_dir
 from voyager.search.engine import SearchOptions, search
@@ -181,3 +181,98 @@ def test_scan_exits_1_when_nothing_could_be_read(home, run):
     assert "could be read" in res.stderr
     write_codex(home, codex_session_lines())
     assert run("scan").exit_code == 0
+
+
+# -- what a review found -------------------------------------------------------------------
+
+
+def test_a_lost_index_is_refilled_by_the_next_scan(home):
+    import shutil
+
+    write_claude(home, claude_session_lines())
+    scan(data_dir())
+    shutil.rmtree(data_dir() / "index")
+    s = scan(data_dir())
+    assert s.new == 1 and _search("数据库").total == 1
+
+
+def test_symlinked_session_file_is_not_a_second_source(home):
+    p = write_claude(home, claude_session_lines())
+    (p.parent / "link.jsonl").symlink_to(p)
+    s = scan(data_dir())
+    assert s.sources == 1
+    assert len(_all_events()) == len(set(_all_events()))
+
+
+def test_copied_lines_from_another_session_do_not_collide(home):
+    lines = claude_session_lines()
+    write_claude(home, lines)
+    fork = "aaaaaaaa-1111-4222-8333-444444444444"
+    write_claude(home, lines[:3] + [lines[5].replace("guard", "fork-only-guard")], sid=fork)  # lines keep the old sessionId
+    scan(data_dir())
+    assert {h.session_id for h in _search("marmalade").hits} == {f"claude:{CLAUDE_SID}", f"claude:{fork}"}
+    assert _search("parse_config_v2", kinds=["assistant"]).total == 2
+
+
+def test_a_transient_read_failure_is_retried(home, monkeypatch):
+    import builtins
+
+    p = write_claude(home, claude_session_lines())
+    real_open = builtins.open
+
+    def deny(path, *a, **kw):
+        if str(path) == str(p):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", deny)
+    assert scan(data_dir()).failed == 1
+    monkeypatch.setattr(builtins, "open", real_open)
+    s = scan(data_dir())  # the file itself did not change
+    assert s.failed == 0 and _search("数据库").total == 1
+
+
+def test_codex_prompt_is_not_doubled_when_a_scan_lands_between_its_two_copies(home):
+    lines = codex_session_lines()
+    # Cut right after the response_item copy of the prompt, before its user_message event is written.
+    cut = next(i for i, line in enumerate(lines) if '"role": "user"' in line and "5432" in line) + 1
+    lines[cut - 1], lines[cut - 2] = lines[cut - 2], lines[cut - 1]  # the response_item first
+    path = write_codex(home, lines[: cut - 1])
+    scan(data_dir())
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(lines[cut - 1 :]))
+    scan(data_dir())
+    assert _search("5432", kinds=["user"]).total == 1
+
+
+def test_an_archived_rollout_keeps_its_session_and_checkpoint(home, run):
+    p = write_codex(home, codex_session_lines())
+    run("scan")
+    assert run("checkpoint", "save", "codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "--objective", "zebraquux goal").exit_code == 0
+    archived = home / ".codex" / "archived_sessions" / p.name
+    archived.parent.mkdir(parents=True)
+    p.rename(archived)
+    s = json.loads(run("scan", "--json").stdout)
+    assert s["removed"] == 1 and s["new"] == 1
+    assert _search("zebraquux").total == 1
+    assert _search("데이터베이스").total >= 1
+    assert run.json("list", "--json")["total"] == 1
+
+
+def test_impossible_timestamps_do_not_break_list_or_search(home, run):
+    lines = claude_session_lines()
+    lines[1] = lines[1].replace("2026-11-20T10:00:00.000Z", "0001-01-01T00:00:00+14:00")
+    write_claude(home, lines)
+    run("scan")
+    assert run("list").exit_code == 0
+    res = run("search", "--json", "数据库")
+    assert res.exit_code == 0 and json.loads(res.stdout)["hits"][0]["timestamp"] is None
+
+
+def test_non_utf8_bytes_keep_the_line(home):
+    lines = claude_session_lines()
+    raw = "".join(lines).encode().replace("marmalade".encode(), b"marmalade \xff\xfe")
+    p = write_claude(home, lines)
+    p.write_bytes(raw)
+    s = scan(data_dir())
+    assert not s.skipped and _search("marmalade").total == 1
