@@ -29,7 +29,7 @@ from pathlib import Path
 import msgspec
 
 from voyager.ingest import adapters as registry
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, Unchanged
+from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged
 from voyager.ingest.jsonl import tail_matches
 from voyager.model import Event, Session
 from voyager.lock import ScanBusy, writer_lock  # noqa: F401  (ScanBusy is part of this API)
@@ -247,6 +247,7 @@ class _Scan:
         bounds: dict[str, list[float]] = {}
         replaced: set[str] = set()
         unchanged: set[str] = set()
+        kept: dict[str, int] = {}  # session -> events kept from before (a Partial re-read)
         fatal: Notice | None = None
         new_cursor: Cursor | None = None
         added = 0
@@ -286,6 +287,12 @@ class _Scan:
                     sessions[item.id] = _merge_session(sessions.get(item.id) or (prior[item.id].session if item.id in prior else None), item)
                 elif isinstance(item, Unchanged):
                     unchanged.add(item.session)
+                elif isinstance(item, Partial):
+                    # Only the end of this session is read again: keep its events before from_seq.
+                    replaced.add(item.session)
+                    kept[item.session] = item.from_seq
+                    self.index.delete_session(item.session, from_seq=item.from_seq)
+                    max_seq[item.session] = item.from_seq - 1
                 elif isinstance(item, Cursor):
                     new_cursor = item
                 elif isinstance(item, Notice):
@@ -345,7 +352,9 @@ class _Scan:
                                          events=max_seq[sid] + 1 if sid in max_seq else (prior[sid].events if sid in prior else 0)))
         if not appending:
             # A re-read replaced everything this source had indexed before, but what it reported Unchanged.
-            self.summary.events_removed += sum(r.events for sid, r in prior.items() if sid not in unchanged)
+            self.summary.events_removed += sum(
+                max(0, r.events - kept.get(sid, 0)) for sid, r in prior.items() if sid not in unchanged
+            )
             self.pending_removed_sessions.extend(s for s in old_sessions if s not in ids)
         else:
             self.summary.events_removed += max(0, (old.events if old else 0) - cursor.next_seq)

@@ -90,7 +90,15 @@ class Unchanged(msgspec.Struct, frozen=True, kw_only=True):
     session: str
 
 
-Item = Union[Session, Event, Cursor, Notice, Unchanged]
+class Partial(msgspec.Struct, frozen=True, kw_only=True):
+    """A multi-session source re-reads only the end of a session: its events before ``from_seq``
+    stay indexed, and the events that follow replace everything from ``from_seq`` on."""
+
+    session: str
+    from_seq: int
+
+
+Item = Union[Session, Event, Cursor, Notice, Unchanged, Partial]
 
 
 class Adapter(Protocol):

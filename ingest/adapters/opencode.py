@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from voyager import paths
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source, Unchanged, fingerprint
+from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source, Unchanged, fingerprint
 from voyager.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "opencode"
@@ -279,6 +279,8 @@ class _Emitter:
         self.subagent = subagent
         self.ctx = ctx
         self.seq = 0
+        #: (message id, seq of its first event) of the last message seen.
+        self.last_message: tuple[Any, int] | None = None
 
     def _event(self, kind: Kind, origin: Origin, text: str, ts: float | None, **kw: Any) -> Event:
         ev = Event(session=self.sid, seq=self.seq, kind=kind, origin=origin, text=text, ts=ts, **kw)
@@ -432,15 +434,19 @@ class _Db:
         out: dict[str, list[Any]] = {}
         if msg not in self.schema or "session_id" not in self.cols(msg):
             return out
-        upd = "max(time_updated)" if "time_updated" in self.cols(msg) else "NULL"
-        for sid, n, newest, top in self.conn.execute(f"SELECT session_id, count(*), {upd}, max(id) FROM {msg} GROUP BY session_id"):
-            out[sid] = [n, newest, top, 0, None, None]
+        # The sum of update times moves when any one row is updated, not only the newest.
+        upd = "max(time_updated), total(time_updated)" if "time_updated" in self.cols(msg) else "NULL, NULL"
+        for sid, n, newest, updates, top in self.conn.execute(
+            f"SELECT session_id, count(*), {upd}, max(id) FROM {msg} GROUP BY session_id"
+        ):
+            out[sid] = [n, newest, updates, top, 0, None, None, None]
         if part and part in self.schema and "message_id" in self.cols(part):
-            pupd = "max(p.time_updated)" if "time_updated" in self.cols(part) else "NULL"
-            for sid, n, newest, top in self.conn.execute(
-                f"SELECT m.session_id, count(*), {pupd}, max(p.id) FROM {part} p JOIN {msg} m ON p.message_id = m.id GROUP BY m.session_id"
+            pupd = "max(p.time_updated), total(p.time_updated)" if "time_updated" in self.cols(part) else "NULL, NULL"
+            for sid, n, newest, updates, top in self.conn.execute(
+                f"SELECT m.session_id, count(*), {pupd}, max(p.id) FROM {part} p JOIN {msg} m ON p.message_id = m.id "
+                "GROUP BY m.session_id"
             ):
-                out.setdefault(sid, [0, None, None, 0, None, None])[3:] = [n, newest, top]
+                out.setdefault(sid, [0, None, None, None, 0, None, None, None])[4:] = [n, newest, updates, top]
         return out
 
     def __init__(self, conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], source: str) -> None:
@@ -558,33 +564,76 @@ class _Db:
 
     # -- events -------------------------------------------------------------
 
-    def v1_events(self, native: str, em: _Emitter, ctx: _Ctx) -> Iterator[Event | Notice]:
-        """A v1 session's messages and parts, one joined cursor, in (time_created, id) order."""
+    def key_columns(self, gen: str) -> list[str]:
+        """The columns that order a session's messages (what ``seq`` follows), as present."""
+        table = "message" if gen == "v1" else "session_message"
+        names = ("time_created", "id") if gen == "v1" else ("seq", "time_created", "id")
+        have = self.cols(table)
+        return [n for n in names if n in have or n == "id"]
+
+    def _from_key(self, gen: str, from_key: list[Any] | None) -> tuple[str, tuple[Any, ...]]:
+        if from_key is None:
+            return "", ()
+        cols = ", ".join(f"m.{c}" for c in self.key_columns(gen))
+        return f" AND ({cols}) >= ({', '.join('?' * len(from_key))})", tuple(from_key)
+
+    def v1_events(self, native: str, em: _Emitter, ctx: _Ctx, from_key: list[Any] | None = None) -> Iterator[Event | Notice]:
+        """A v1 session's messages and parts (from message ``from_key`` on), one joined cursor, in (time_created, id) order."""
         m_ts = "m.time_created" if "time_created" in self.cols("message") else "NULL"
+        where, params = self._from_key("v1", from_key)
         sql = (
             f"SELECT m.id AS mid, {m_ts} AS mts, m.data AS mdata, p.id AS pid, p.data AS pdata "
-            f"FROM message m LEFT JOIN part p ON p.message_id = m.id WHERE m.session_id = ? "
+            f"FROM message m LEFT JOIN part p ON p.message_id = m.id WHERE m.session_id = ?{where} "
             f"ORDER BY {self._order('message', 'm', 'time_created', 'id')}, "
             f"{self._order('part', 'p', 'time_created', 'id')}"
         )
-        yield from _grouped(self.conn.execute(sql, (native,)), em, ctx, v2=False)
+        yield from _grouped(self.conn.execute(sql, (native, *params)), em, ctx, v2=False)
 
-    def v2_events(self, native: str, em: _Emitter, ctx: _Ctx, *, parts: bool) -> Iterator[Event | Notice]:
+    def v2_events(self, native: str, em: _Emitter, ctx: _Ctx, *, parts: bool,
+                  from_key: list[Any] | None = None) -> Iterator[Event | Notice]:
         """A v2 session's ``session_message`` rows (ordered by OpenCode's own ``seq``), with their parts if any."""
         m_ts = "m.time_created" if "time_created" in self.cols("session_message") else "NULL"
         order = self._order("session_message", "m", "seq", "time_created", "id")
+        where, params = self._from_key("v2", from_key)
         if parts:
             sql = (
                 f"SELECT m.id AS mid, m.type AS mtype, {m_ts} AS mts, m.data AS mdata, p.id AS pid, p.data AS pdata "
-                f"FROM session_message m LEFT JOIN session_part p ON p.message_id = m.id WHERE m.session_id = ? "
+                f"FROM session_message m LEFT JOIN session_part p ON p.message_id = m.id WHERE m.session_id = ?{where} "
                 f"ORDER BY {order}, {self._order('session_part', 'p', 'time_created', 'id')}"
             )
         else:
             sql = (
                 f"SELECT m.id AS mid, m.type AS mtype, {m_ts} AS mts, m.data AS mdata, NULL AS pid, NULL AS pdata "
-                f"FROM session_message m WHERE m.session_id = ? ORDER BY {order}"
+                f"FROM session_message m WHERE m.session_id = ?{where} ORDER BY {order}"
             )
-        yield from _grouped(self.conn.execute(sql, (native,)), em, ctx, v2=True)
+        yield from _grouped(self.conn.execute(sql, (native, *params)), em, ctx, v2=True)
+
+    def tail_of(self, native: str, gen: str, parts: bool, last_mid: Any, start_seq: int) -> list[Any] | None:
+        """What resuming this session at its last message needs: [message key, seq at that message,
+        signature of everything before it]. None when the key cannot be read."""
+        table = "message" if gen == "v1" else "session_message"
+        cols = self.key_columns(gen)
+        row = self.conn.execute(f"SELECT {', '.join(cols)} FROM {table} WHERE id = ?", (last_mid,)).fetchone()
+        if row is None:
+            return None
+        key = list(row)
+        return [key, start_seq, self.prefix_signature(native, gen, parts, key)]
+
+    def prefix_signature(self, native: str, gen: str, parts: bool, key: list[Any]) -> list[Any]:
+        """Count and newest update of a session's messages (and their parts) before message ``key``."""
+        msg = "message" if gen == "v1" else "session_message"
+        part = "part" if gen == "v1" else ("session_part" if parts else None)
+        where, params = self._from_key(gen, key)
+        where = where.replace(">=", "<")
+        upd = "max(m.time_updated), total(m.time_updated)" if "time_updated" in self.cols(msg) else "NULL, NULL"
+        out = list(self.conn.execute(f"SELECT count(*), {upd} FROM {msg} m WHERE m.session_id = ?{where}",
+                                     (native, *params)).fetchone())
+        if part and part in self.schema and "message_id" in self.cols(part):
+            pupd = "max(p.time_updated), total(p.time_updated)" if "time_updated" in self.cols(part) else "NULL, NULL"
+            out += list(self.conn.execute(
+                f"SELECT count(*), {pupd} FROM {part} p JOIN {msg} m ON p.message_id = m.id WHERE m.session_id = ?{where}",
+                (native, *params)).fetchone())
+        return out
 
 
 def _grouped(rows: Iterable[sqlite3.Row], em: _Emitter, ctx: _Ctx, *, v2: bool) -> Iterator[Event | Notice]:
@@ -600,6 +649,7 @@ def _grouped(rows: Iterable[sqlite3.Row], em: _Emitter, ctx: _Ctx, *, v2: bool) 
             if cur is not None:
                 yield from cur.finish(em)
             cur_id = row["mid"]
+            em.last_message = (cur_id, em.seq)  # where a later read may resume this session
             cur = _Message.from_row(row, v2=v2, ctx=ctx)
             if cur.notice is not None:
                 yield cur.notice
@@ -798,17 +848,40 @@ def _read_sessions(db: _Db, ctx: _Ctx, rows: Iterable[sqlite3.Row], *, gen: str,
             continue
         # A session's signature: its own row, and count/newest of its message and part rows.
         signature = [gen, _row_digest(row), *aggregates.get(native, ())]
-        db.signatures_out[native] = signature
-        if db.known is not None and db.known.get(native) == signature:
+        before = db.known.get(native) if db.known is not None else None
+        if not isinstance(before, dict):
+            before = None
+        if before is not None and before.get("sig") == signature:
+            db.signatures_out[native] = before
             yield Unchanged(session=session_id(PROVIDER, native))
             continue
+        # Changed. If only its last message and newer ones did (the usual case while an agent
+        # works: new turns, the streaming reply's parts), read from that message on.
+        tail = before.get("tail") if before is not None else None
+        resume_key: list[Any] | None = None
+        # (The session row itself changes with every turn; of it, only the parent decides how
+        # events are mapped, so that is what must be the same.)
+        if (tail and len(tail) == 4 and before["sig"][0] == gen and tail[3] == _col(row, "parent_id")
+                and db.prefix_signature(native, gen, parts, tail[0]) == tail[2]):
+            resume_key = tail[0]
         meta = db.session_meta(row, gen=gen)
         yield meta
         em = _Emitter(meta.id, subagent=meta.parent is not None, ctx=ctx)
+        if resume_key is not None:
+            em.seq = tail[1]
+            yield Partial(session=meta.id, from_seq=tail[1])
         if gen == "v1":
-            yield from db.v1_events(native, em, ctx)
+            yield from db.v1_events(native, em, ctx, from_key=resume_key)
         else:
-            yield from db.v2_events(native, em, ctx, parts=parts)
+            yield from db.v2_events(native, em, ctx, parts=parts, from_key=resume_key)
+        entry: dict[str, Any] = {"sig": signature}
+        if em.last_message is not None:
+            found = db.tail_of(native, gen, parts, em.last_message[0], em.last_message[1])
+            if found is not None:
+                entry["tail"] = [*found, _col(row, "parent_id")]
+        elif resume_key is not None:
+            entry["tail"] = tail  # nothing from the key on any more: keep the old resume point
+        db.signatures_out[native] = entry
 
 
 # ---------------------------------------------------------------------------

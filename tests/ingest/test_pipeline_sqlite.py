@@ -56,3 +56,57 @@ def test_only_changed_sessions_are_reread(home, monkeypatch, inline):
     monkeypatch.setenv("VOYAGER_HOME", str(home / "fresh"))
     scan(data_dir(), providers=["opencode"])
     assert _index_events() == incremental
+
+
+def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch):
+    db = home / "oc" / "opencode.db"
+    db.parent.mkdir()
+    monkeypatch.setenv("VOYAGER_OPENCODE_DB", str(db))
+    conv = synth.generate(seed=5, messages=40, session_id="ses_0000longone")
+    synth_opencode.write_v1(db, [conv])
+    first = scan(data_dir(), providers=["opencode"])
+    total = first.events_added
+
+    conn = sqlite3.connect(db)
+    last_ms = conn.execute("SELECT max(time_created) FROM message").fetchone()[0]
+
+    def add_turn(n: int, text: str) -> None:
+        w = synth_opencode.V1Writer(conn)
+        mid = f"msg_zzzz{n:04d}"
+        w.message("ses_0000longone", mid, {"role": "user", "time": {"created": last_ms + n}}, last_ms + n)
+        w.part("ses_0000longone", mid, f"prt_zzzz{n:04d}", {"type": "text", "text": text}, last_ms + n)
+        conn.execute("UPDATE session SET time_updated = ? WHERE id = 'ses_0000longone'", (last_ms + n,))
+        conn.commit()
+
+    add_turn(1, "a brand new question about quasars")
+    second = scan(data_dir(), providers=["opencode"])
+    # The tail (the last message, read again, and the new one), not the whole session.
+    assert second.changed == 1 and second.events_added <= 8 < total and second.events_removed <= 7, second
+    assert search_total("quasars") == 1
+
+    # The streaming reply's part grows in place: still only the tail.
+    conn.execute("UPDATE part SET data = json_set(data, '$.text', 'a brand new question about quasars and pulsars'), "
+                 "time_updated = time_updated + 1 WHERE id = 'prt_zzzz0001'")
+    conn.commit()
+    third = scan(data_dir(), providers=["opencode"])
+    assert third.events_added <= 2 and search_total("pulsars") == 1 and search_total("quasars") == 1
+
+    # An old part edited: the whole session is read again.
+    conn.execute("UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = time_updated + 1 "
+                 "WHERE id = (SELECT min(id) FROM part)")
+    conn.commit()
+    conn.close()
+    fourth = scan(data_dir(), providers=["opencode"])
+    assert fourth.events_added >= total
+    incremental = _index_events()
+    assert len(incremental) == len(set((s, q) for s, q, _ in incremental))
+
+    monkeypatch.setenv("VOYAGER_HOME", str(home / "fresh"))
+    scan(data_dir(), providers=["opencode"])
+    assert _index_events() == incremental
+
+
+def search_total(q: str) -> int:
+    from voyager.search.engine import SearchOptions, search
+
+    return search(data_dir(), q, SearchOptions()).total
