@@ -12,9 +12,7 @@ Ranking weight: ``w`` holds a per-kind weight that Tantivy applies as
 
 from __future__ import annotations
 
-import hashlib
 import os
-import uuid
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -74,6 +72,8 @@ def build_schema() -> tantivy.Schema:
 @lru_cache(maxsize=4096)
 def session_key(session_id: str) -> int:
     """A 63-bit key for a session id, stored as a fast field for cheap grouping (cached: one hash a session)."""
+    import hashlib  # only writers need it; a search should not pay for importing it
+
     return int.from_bytes(hashlib.blake2b(session_id.encode(), digest_size=8).digest(), "big") >> 1
 
 
@@ -110,7 +110,7 @@ class SearchIndex:
         if create and not id_file.exists():
             # A new identity for every new (or reset) index: the scan state records which
             # index it describes, and starts over when that is not this one.
-            id_file.write_text(uuid.uuid4().hex)
+            id_file.write_text(os.urandom(16).hex())
         try:
             #: This index's identity; None for an index directory that was never set up.
             self.index_id: str | None = id_file.read_text().strip()
