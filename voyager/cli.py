@@ -213,14 +213,6 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
 
 # -- search -------------------------------------------------------------------------
 
-_KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
-
-
-def _search_options(**kw):
-    from voyager.search.engine import SearchOptions
-
-    return SearchOptions(**kw)
-
 
 @cli.command()
 @click.argument("query", nargs=-1)
@@ -252,7 +244,7 @@ def search(query: tuple[str, ...], limit: int, offset: int, providers, kinds, re
       voyager search '"connection refused"' kind:tool since:7d
       voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
     """
-    from voyager.search.engine import index_exists
+    from voyager.search.engine import SearchOptions, index_exists
     from voyager.search.query import QueryError
 
     text = " ".join(query).strip()
@@ -272,7 +264,7 @@ def search(query: tuple[str, ...], limit: int, offset: int, providers, kinds, re
             pass  # a scan is running: search what it has committed so far
     if not index_exists(ddir):
         raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
-    opts = _search_options(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
+    opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
                            cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
                            context=context)
     from voyager.search.engine import search as run_search

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from voyager.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager.ingest.adapters.claude import ADAPTER
-from voyager.model import Event, Session
+
+from tests.ingest._items import cursor_of, events, last_session, notices
+from voyager.model import Session
 
 SID = "5f0c2a9e-1b7d-4c3e-9a21-7e6d5c4b3a20"
 CWD = "/home/dev/inventory api"
@@ -85,24 +86,6 @@ def source(path: Path) -> Source:
 
 def read(path: Path, cursor: Cursor | None = None) -> list[Any]:
     return list(ADAPTER.read(source(path), cursor))
-
-
-def events(items: list[Any]) -> list[Event]:
-    return [i for i in items if isinstance(i, Event)]
-
-
-def notices(items: list[Any]) -> list[Notice]:
-    return [i for i in items if isinstance(i, Notice)]
-
-
-def last_session(items: list[Any]) -> Session:
-    return [i for i in items if isinstance(i, Session)][-1]
-
-
-def cursor_of(items: list[Any]) -> Cursor:
-    found = [i for i in items if isinstance(i, Cursor)]
-    assert len(found) == 1 and items[-1] is found[0], "exactly one Cursor, last"
-    return found[0]
 
 
 @pytest.fixture

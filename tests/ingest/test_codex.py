@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from voyager.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager.ingest.adapters.codex import ADAPTER, parse_output, render_call
-from voyager.model import Event, Session
+
+from tests.ingest._items import cursor_of, events, last_session, notices
+from voyager.model import Session
 
 SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 CWD = "/home/dev/payments"
@@ -75,24 +76,6 @@ def append(path: Path, lines: list[Any]) -> None:
 def read(path: Path, cursor: Cursor | None = None) -> list[Any]:
     src = Source(provider="codex", path=str(path), fingerprint=fingerprint(path), append_only=True)
     return list(ADAPTER.read(src, cursor))
-
-
-def events(items: list[Any]) -> list[Event]:
-    return [i for i in items if isinstance(i, Event)]
-
-
-def notices(items: list[Any]) -> list[Notice]:
-    return [i for i in items if isinstance(i, Notice)]
-
-
-def last_session(items: list[Any]) -> Session:
-    return [i for i in items if isinstance(i, Session)][-1]
-
-
-def cursor_of(items: list[Any]) -> Cursor:
-    found = [i for i in items if isinstance(i, Cursor)]
-    assert len(found) == 1 and items[-1] is found[0], "exactly one Cursor, last"
-    return found[0]
 
 
 @pytest.fixture
