@@ -20,11 +20,11 @@ from pathlib import Path
 import tantivy
 
 from voyager.model import Event
-from voyager.search.analyzer import TOKENIZER_NAME, build_analyzer, normalize
+from voyager.search.analyzer import TOKENIZER_NAME, build_analyzer, prepare
 
 INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: whitespace tokenizer over ``prepare``d text; every char >= U+0800 a token
 
 #: Default cap on the characters of one event that are indexed and stored.
 DEFAULT_MAX_EVENT_CHARS = 256 * 1024
@@ -244,10 +244,7 @@ def event_document(ev: Event, cap: int) -> tantivy.Document:
         doc.add_boolean("err", True)
     doc.add_unsigned("w", KIND_WEIGHTS.get(ev.kind, 0))
     doc.add_unsigned("sk", session_key(ev.session))
-    body = normalize(text)
-    if ev.tool:
-        body = f"{ev.tool}\n{body}"
-    doc.add_text("body", body)
+    doc.add_text("body", prepare(f"{ev.tool}\n{text}" if ev.tool else text))
     doc.add_bytes("text", text.encode("utf-8", "surrogatepass"))
     return doc
 

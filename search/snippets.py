@@ -14,21 +14,16 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-# CJK ranges for the Python side (Python's ``re`` has no \p{Han}); used only to decide
-# where a word match may start or end, so an approximation costs a highlight at worst.
-_CJK_RANGES = (
-    (0x1100, 0x11FF), (0x3005, 0x3007), (0x3040, 0x30FF), (0x3130, 0x318F), (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F),
-    (0x20000, 0x3134F),
-)
-
 
 def _is_word_char(ch: str) -> bool:
-    """A character that continues a word token (letters, digits, marks, ``_``), CJK excluded."""
-    if ch == "_" or ch.isalnum():
-        o = ord(ch)
-        return o < 0x1100 or not any(lo <= o <= hi for lo, hi in _CJK_RANGES)
-    return unicodedata.category(ch).startswith("M")
+    """A character that continues a word token: below U+0800, a letter, digit, mark or ``_``.
+
+    The analyzer's rule (``voyager.search.analyzer``): from U+0800 up every character
+    is a token by itself, so it never extends a match.
+    """
+    if ch >= "\u0800":
+        return False
+    return ch == "_" or ch.isalnum() or unicodedata.category(ch).startswith("M")
 
 
 @lru_cache(maxsize=256)

@@ -36,3 +36,61 @@ def test_normalize_keeps_ascii_identity():
 
 def test_overlong_tokens_are_dropped():
     assert tokens("a" * 500 + " ok") == ["ok"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("テストcase数据abc", ["テ", "ス", "ト", "case", "数", "据", "abc"]),  # wide chars glued to words
+        ("«hello» ¿qué?", ["«", "hello", "»", "¿", "qué", "?"]),  # two-byte punctuation splits
+        ("كلمة، أخرى", ["كلمة", "،", "أخرى"]),  # Arabic comma
+        ("ภาษาไทย", ["ภ", "า", "ษ", "า", "ไ", "ท", "ย"]),  # Thai has no spaces: per character too
+        ("emoji😀x", ["emoji", "😀", "x"]),  # four-byte characters
+        ("a\x00b\x1cc", ["a", "\x00", "b", "\x1c", "c"]),  # controls are symbols, not word glue
+        ("tab\there\u3000全角", ["tab", "here", "全", "角"]),  # ideographic space separates
+        ("x—y→z", ["x", "—", "y", "→", "z"]),
+    ],
+)
+def test_tokens_edges(text, expected):
+    assert tokens(text) == expected
+
+
+def test_lone_surrogates_do_not_break_tokenizing():
+    toks = tokens("lone \ud800 surrogate")
+    assert toks == ["lone", "?", "surrogate"]
+
+
+def test_split_tokens_leaves_plain_words_alone():
+    from voyager.search.analyzer import split_tokens
+
+    s = "just words_and spaces\n123"
+    assert split_tokens(s) is s
+
+
+def test_prepared_text_matches_the_reference_rule():
+    """The index's tokens equal those of a slow, obviously-correct tokenizer of the documented rule."""
+    import random
+    import re
+    import unicodedata
+
+    def reference(text: str) -> list[str]:
+        out: list[str] = []
+        word = ""
+        for ch in unicodedata.normalize("NFKC", text):
+            if ch < "\u0800" and (ch == "_" or ch.isalnum() or unicodedata.category(ch)[0] == "M"):
+                word += ch
+                continue
+            if word:
+                out.append(word)
+                word = ""
+            if not re.match(r"\s", ch) or ch in "\x1c\x1d\x1e\x1f":
+                out.append(ch)
+        if word:
+            out.append(word)
+        return out
+
+    alphabet = "ab_Z9 .-/(é×«\u0301\u00a0数据テスト한\u0e20😀،\t\n\x1c"
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert tokens(text) == [t.lower() for t in reference(text)], repr(text)
