@@ -176,6 +176,54 @@ def voyager_command() -> list[str]:
     return [sys.executable, "-m", "voyager"]
 
 
+def cli_env(extra: Mapping[str, str], pycache: Path) -> dict[str, str]:
+    """The environment for a timed ``voyager`` child: :func:`child_env` with bytecode cached in ``pycache``.
+
+    A user's install has its modules compiled (pip does it at install time; a checkout
+    writes ``__pycache__`` on first run). ``child_env`` forbids writing bytecode, which
+    would make every timed run recompile Voyager's sources (about 15 ms), so here bytecode
+    goes to ``pycache`` in the sandbox instead (``PYTHONPYCACHEPREFIX``; time a warm-up
+    run first). No ``PYTHONPATH``: the CLI imports only what is installed.
+    """
+    env = child_env(extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPATH", None)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def install_wheel(work: Path) -> list[str]:
+    """Build a wheel of this checkout and install it, not editable, into a new venv under ``work``.
+
+    That is what ``pip install .`` or ``pipx install .`` gives a user: no editable-install
+    finder in ``site``, modules compiled at install time. The venv sees this interpreter's
+    site-packages for the dependencies (a ``.pth`` line, as tests/test_packaging.py does),
+    so nothing is downloaded. Returns the command that runs its ``voyager`` script; raises
+    ``subprocess.CalledProcessError`` when pip cannot build or install.
+    """
+    import shutil
+    import site
+    import venv
+
+    src = work / "src"
+    shutil.copytree(REPO_ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache"))
+    wheels = work / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
+                   check=True, capture_output=True, timeout=300)
+    wheel = next(wheels.glob("voyager-*.whl"))
+    env_dir = work / "venv"
+    venv.create(env_dir, with_pip=False)
+    py = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    deps = [p for p in [*site.getsitepackages(), site.getusersitepackages()] if Path(p).exists()]
+    Path(purelib, "deps.pth").write_text("\n".join(deps) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, capture_output=True, timeout=300)
+    return [str(env_dir / "bin" / "voyager")]
+
+
 def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
 

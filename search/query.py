@@ -284,7 +284,8 @@ def parse(query: str) -> ParsedQuery:
 
 # -- time -------------------------------------------------------------------------
 
-_REL = re.compile(r"^(\d+)\s*([mhdwy])$", re.I)
+#: A relative time (``7d``, ``12h``); compiled on first use (``re``'s cache), not at import.
+_REL = r"^(\d+)\s*([mhdwy])$"
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "y": 365 * 86400}
 
 
@@ -310,7 +311,7 @@ MIN_TIME, MAX_TIME = 0.0, 253402300799.0
 
 def _parse_time(value: str, *, end: bool, now: float) -> float:
     v = value.strip().lower()
-    m = _REL.match(v)
+    m = re.match(_REL, v, re.I)
     if m:
         return now - int(m.group(1)) * _UNITS[m.group(2).lower()]
     if v in ("today", "yesterday"):

@@ -1,6 +1,6 @@
 """``python -m voyager`` runs the same CLI as the ``voyager`` console script."""
 
-from voyager.cli import main
+from voyager.main import main
 
 if __name__ == "__main__":
     main()

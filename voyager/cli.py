@@ -5,6 +5,11 @@ text (for people) or JSON (for scripts). stdout carries only results; progress,
 warnings and errors go to stderr. Exit codes: 0 found, 1 nothing found, 2 usage or
 query error, 3 busy (another scan holds the writer). Heavy modules are imported
 inside commands so ``voyager --help`` starts fast.
+
+The console script enters through :mod:`voyager.main`, which runs a plain
+``voyager search`` without importing this module (the command, its option table and
+what it shares with the others live in :mod:`voyager.search_cmd` and
+:mod:`voyager.cmdutil`); everything else comes here.
 """
 
 from __future__ import annotations
@@ -12,23 +17,26 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
-EXIT_OK, EXIT_NONE, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
-#: The largest count or offset an option takes (what SQLite and Tantivy can hold).
-MAX_INT = 2**62
-
-
-class UserError(click.ClickException):
-    """A mistake the user can fix: one line on stderr, exit 2."""
-
-    exit_code = EXIT_USAGE
-
-
-class Busy(click.ClickException):
-    exit_code = EXIT_BUSY
-
+from voyager import search_cmd
+from voyager.cmdutil import (
+    EXIT_NONE,
+    EXIT_OK,
+    EXIT_USAGE,
+    MAX_INT,
+    Busy,
+    UserError,
+    VoyagerError,
+    data_dir,
+    emit_json,
+    private_umask,
+    run_scan,
+    use_color,
+)
+from voyager.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
 
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
@@ -50,10 +58,13 @@ class LazyGroup(click.Group):
             sys.exit(130)
         except click.ClickException as exc:
             hint = ""
-            if isinstance(exc, click.UsageError) and not isinstance(exc, UserError):
+            if isinstance(exc, click.UsageError):
                 cmd = exc.ctx.command_path if exc.ctx else "voyager"
                 hint = f" (see `{cmd} --help`)"
             click.echo(f"voyager: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except VoyagerError as exc:
+            click.echo(f"voyager: {exc}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("voyager: interrupted", err=True)
@@ -88,25 +99,19 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-def data_dir() -> Path:
-    from voyager.paths import data_dir as _dd
+def exit_as_command_error(exc: BaseException) -> NoReturn:
+    """Report ``exc``, raised by ``voyager search`` run without click (see voyager.main), as the CLI reports it.
 
-    return _dd()
+    It is raised again from inside a command run by a root group like ``cli``, so click and
+    ``LazyGroup.main`` handle it exactly as if the click command had raised it.
+    """
 
+    def fail() -> None:
+        raise exc
 
-def emit_json(obj) -> None:
-    import msgspec
-
-    sys.stdout.buffer.write(msgspec.json.encode(obj) + b"\n")
-    sys.stdout.flush()
-
-
-def use_color(mode: str) -> bool:
-    if mode == "always":
-        return True
-    if mode == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
+    group = LazyGroup(name="voyager", commands=[click.Command("search", callback=fail)])
+    group.main(args=["search"], prog_name="voyager")
+    raise AssertionError("LazyGroup.main always exits")  # pragma: no cover
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -122,55 +127,10 @@ def cli() -> None:
 
     Data lives in $VOYAGER_HOME (default ~/.local/share/voyager), private to you.
     """
-    os.umask(0o077)  # everything Voyager writes is private to the user
+    private_umask()
 
 
 # -- scan ---------------------------------------------------------------------------
-
-
-def _run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
-              env=None, ddir: Path | None = None):
-    from voyager.ingest.pipeline import scan
-    from voyager.lock import ScanBusy
-
-    ddir = ddir or data_dir()
-    progress = None
-    if not quiet and sys.stderr.isatty():
-        progress = _progress_printer()
-
-    def on_notice(n) -> None:
-        if not quiet:
-            click.echo(f"voyager: skipped {n.describe()}", err=True)
-
-    try:
-        summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,
-                       progress=progress, on_notice=on_notice)
-    except ScanBusy as exc:
-        raise Busy(str(exc)) from None
-    finally:
-        if progress is not None:
-            click.echo("", err=True)
-    return summary
-
-
-def _progress_printer():
-    import time
-
-    t0 = time.monotonic()
-
-    def show(done: int, total: int, events: int) -> None:
-        el = max(time.monotonic() - t0, 1e-6)
-        rate = events / el
-        eta = (total - done) * (el / done) if done else 0
-        width = 24
-        fill = int(width * done / total) if total else width
-        sys.stderr.write(
-            f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sources  {events} events  "
-            f"{rate:,.0f}/s  eta {eta:4.0f}s "
-        )
-        sys.stderr.flush()
-
-    return show
 
 
 @cli.command()
@@ -189,7 +149,7 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
     for p in providers:
         if p not in PROVIDERS:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(PROVIDERS)}")
-    summary = _run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait)
+    summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait)
     if as_json:
         emit_json(summary)
         return
@@ -214,26 +174,24 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
 # -- search -------------------------------------------------------------------------
 
 
-@cli.command()
-@click.argument("query", nargs=-1)
-@click.option("-n", "--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
-@click.option("--offset", type=click.IntRange(0, MAX_INT), default=0, help="Skip this many hits (pagination).")
-@click.option("--provider", "providers", multiple=True, help="Only this agent (repeatable).")
-@click.option("--kind", "kinds", multiple=True, help="user, assistant, reasoning, tool (tool_call, tool_result), meta, checkpoint.")
-@click.option("--repo", help="Sessions whose git repo or cwd contains this.")
-@click.option("--cwd", help="Sessions whose working directory contains this.")
-@click.option("--session", help="One session (id, native id or prefix).")
-@click.option("--since", help="Newer than: 7d, 12h, 2026-11-01 …")
-@click.option("--until", help="Older than: a date or 7d …")
-@click.option("--sort", type=click.Choice(["relevance", "recent"]), default="relevance", show_default=True)
-@click.option("--sessions", "by_session", is_flag=True, help="One row per session: its best hit and hit count.")
-@click.option("-C", "--context", type=click.IntRange(0, 50), default=0, help="Show N events before and after each hit.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-@click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON hit per line on stdout.")
-@click.option("--no-refresh", is_flag=True, help="Don't look for new agent history first.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def search(query: tuple[str, ...], limit: int, offset: int, providers, kinds, repo, cwd, session, since, until,
-           sort: str, by_session: bool, context: int, as_json: bool, as_jsonl: bool, no_refresh: bool, color: str) -> None:
+def _click_option(opt: SearchOption) -> click.Option:
+    """The click declaration of one row of ``SEARCH_OPTIONS``."""
+    attrs: dict = {"help": opt.help, "multiple": opt.multiple}
+    if opt.kind == "flag":
+        attrs["is_flag"] = True
+    elif opt.kind == "int":
+        attrs["type"] = click.IntRange(*opt.bounds)
+    elif opt.kind == "choice":
+        attrs["type"] = click.Choice(opt.choices)
+    if opt.default is not None:
+        attrs["default"] = opt.default
+    if opt.show_default:
+        attrs["show_default"] = True
+    return click.Option([*opt.decls, opt.dest], **attrs)
+
+
+@cli.command(params=[click.Argument([QUERY_PARAM], nargs=-1), *map(_click_option, SEARCH_OPTIONS)])
+def search(**params: object) -> None:
     """Search everything your agents said, ran or saw.
 
     \b
@@ -244,67 +202,12 @@ def search(query: tuple[str, ...], limit: int, offset: int, providers, kinds, re
       voyager search '"connection refused"' kind:tool since:7d
       voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
     """
-    from voyager.search.engine import SearchOptions, index_exists
-    from voyager.search.query import QueryError
-
-    text = " ".join(query).strip()
-    if not text and not any([providers, kinds, repo, cwd, session, since, until]):
-        raise UserError("nothing to search for: give a query, e.g. voyager search \"connection refused\"")
-    from voyager.search.query import parse as parse_query
-
-    try:
-        parse_query(text)  # a malformed query fails before any work
-    except QueryError as exc:
-        raise UserError(f"bad query: {exc}") from None
-    ddir = data_dir()
-    if not no_refresh or not index_exists(ddir):
-        try:
-            _run_scan(quiet=not sys.stderr.isatty() or as_json or as_jsonl, ddir=ddir)
-        except Busy:
-            pass  # a scan is running: search what it has committed so far
-    if not index_exists(ddir):
-        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
-    opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
-                           cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
-                           context=context)
-    from voyager.search.engine import search as run_search
-
-    try:
-        result = run_search(ddir, text, opts)
-    except QueryError as exc:
-        raise UserError(f"bad query: {exc}") from None
-    if as_json:
-        emit_json(result)
-    elif as_jsonl:
-        import msgspec
-
-        enc = msgspec.json.Encoder()
-        out = sys.stdout.buffer
-        for h in result.hits:
-            out.write(enc.encode(h) + b"\n")
-        out.flush()
-    else:
-        _render_hits(result, use_color(color), by_session)
-    sys.exit(EXIT_OK if result.total else EXIT_NONE)
+    search_cmd.search_command(**params)  # type: ignore[arg-type]
 
 
 def _short_id(session_id: str) -> str:
     native = session_id.partition(":")[2]
     return native[:12]
-
-
-def _render_hits(result, color: bool, by_session: bool) -> None:
-    from voyager.render import render_hit
-
-    if not result.hits:
-        click.echo("No matches." if result.total == 0 else f"No hits on this page ({result.total} in all).", err=True)
-        return
-    for h in result.hits:
-        click.echo(render_hit(h, color=color, by_session=by_session), color=color)
-    shown_to = result.offset + len(result.hits)
-    noun = "sessions" if by_session else "hits"
-    more = f"; next page: --offset {shown_to}" if shown_to < result.total else ""
-    click.echo(f"{result.offset + 1}-{shown_to} of {result.total} {noun}{more}", err=True)
 
 
 # -- list and show ----------------------------------------------------------------------
@@ -502,10 +405,10 @@ def watch(interval: float, quiet: bool) -> None:
     click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop)", err=True)
     while True:
         try:
-            summary = _run_scan(quiet=True, wait=interval)
+            summary = run_scan(quiet=True, wait=interval)
         except Busy as exc:
             if not quiet:
-                click.echo(f"voyager: {exc.format_message()}; retrying", err=True)
+                click.echo(f"voyager: {exc}; retrying", err=True)
         else:
             if summary.touched and not quiet:
                 click.echo(f"{time.strftime('%H:%M:%S')} +{summary.events_added} events "
@@ -533,7 +436,7 @@ def demo(keep: bool) -> None:
     }
     ddir = tmp / "data"
     try:
-        summary = _run_scan(quiet=True, env=env, ddir=ddir, providers=["claude", "codex"])
+        summary = run_scan(quiet=True, env=env, ddir=ddir, providers=["claude", "codex"])
         click.echo(f"Indexed the demo corpus: {summary.sessions} sessions, {summary.events_added} events "
                    f"in {summary.seconds:.2f}s.\n")
         color = use_color("auto")
@@ -568,5 +471,5 @@ DEMO_QUERIES: list[tuple[str, str, dict]] = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point (``voyager`` and ``python -m voyager``)."""
+    """The click CLI on ``argv`` (default ``sys.argv[1:]``): what :func:`voyager.main.main` hands over."""
     cli.main(args=argv, prog_name="voyager")
