@@ -140,10 +140,11 @@ def build_analyzer():  # -> tantivy.TextAnalyzer
 
 
 @lru_cache(maxsize=1)
-def _analyzer():
+def analyzer():  # -> tantivy.TextAnalyzer
+    """The one analyzer of this process (built once: indexes register it, queries use it)."""
     return build_analyzer()
 
 
 def tokens(text: str) -> list[str]:
     """The terms ``text`` produces, exactly as the index sees them."""
-    return _analyzer().analyze(prepare(text))
+    return analyzer().analyze(prepare(text))

@@ -20,7 +20,7 @@ from pathlib import Path
 import tantivy
 
 from voyager.model import Event
-from voyager.search.analyzer import TOKENIZER_NAME, build_analyzer, prepare
+from voyager.search.analyzer import TOKENIZER_NAME, analyzer, prepare
 
 INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
@@ -101,7 +101,7 @@ class SearchIndex:
                 if p.is_file():
                     p.unlink()
         self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
-        self.index.register_tokenizer(TOKENIZER_NAME, build_analyzer())
+        self.index.register_tokenizer(TOKENIZER_NAME, analyzer())
         id_file = self.path / "voyager-index-id"
         if create and not version_file.exists():
             version_file.write_text(str(INDEX_VERSION))
