@@ -48,14 +48,16 @@ APPEND_TOKEN = "vgrappended"
 
 
 def ingest_conversation(messages: int, *, seed: int = 5000, output_bytes: int = 4000,
-                        extra: int = 0) -> synth.Conversation:
+                        extra: int = 0, pools: tuple[list[str], ...] = synth.MIXED_POOLS) -> synth.Conversation:
     """A ``messages``-message session (plus ``extra`` more for appends) with ``INGEST_NEEDLES`` planted.
 
-    ``output_bytes`` makes every tool output long (the generator's default is 400 bytes).
+    ``output_bytes`` makes every tool output long (the generator's default is 400 bytes);
+    ``pools`` picks the language mix (``synth.MIXED_POOLS``: half CJK; ``LATIN_POOLS``).
     The needles go in the middle of the session, the deep one at the end of a tool output,
     so a parser that drops or duplicates anything shows up as a wrong hit count.
     """
-    conv = synth.generate(seed, messages + extra, output_bytes=output_bytes, cwd="/home/dev/bench-project")
+    conv = synth.generate(seed, messages + extra, output_bytes=output_bytes, cwd="/home/dev/bench-project",
+                          pools=pools)
     turns = conv.turns[:messages]
     mid = len(turns) // 2
     user = next(t for t in turns[mid:] if t.role == "user")

@@ -69,9 +69,14 @@ _JA = ["インデックス", "を", "確認", "して", "ください", "テス�
 _KO = ["인덱스를", "확인", "하고", "테스트를", "실행", "합니다", "설정", "오류", "수정"]
 
 
-def prose(rng: random.Random, words: int) -> str:
-    """A sentence-ish run of mixed-language words; deterministic for a given ``rng`` state."""
-    pools = (_EN, _EN, _CODE, _ZH, _JA, _KO)
+#: The default mix: half the words Chinese, Japanese or Korean (a CJK-dense stress case).
+MIXED_POOLS: tuple[list[str], ...] = (_EN, _EN, _CODE, _ZH, _JA, _KO)
+#: English and code, one word in twenty Chinese: closer to most people's sessions.
+LATIN_POOLS: tuple[list[str], ...] = (_EN,) * 10 + (_CODE,) * 9 + (_ZH,)
+
+
+def prose(rng: random.Random, words: int, pools: tuple[list[str], ...] = MIXED_POOLS) -> str:
+    """A sentence-ish run of words drawn from ``pools``; deterministic for a given ``rng`` state."""
     out = []
     for _ in range(words):
         out.append(rng.choice(rng.choice(pools)))
@@ -79,11 +84,13 @@ def prose(rng: random.Random, words: int) -> str:
 
 
 def generate(seed: int, messages: int, *, session_id: str | None = None, start: float = 1_790_000_000.0,
-             output_bytes: int = 400, cwd: str = "/home/dev/project") -> Conversation:
+             output_bytes: int = 400, cwd: str = "/home/dev/project",
+             pools: tuple[list[str], ...] = MIXED_POOLS) -> Conversation:
     """A deterministic conversation of ``messages`` messages (user and assistant alternate).
 
     Every third assistant message runs a tool whose output is about ``output_bytes`` long;
-    every other one carries reasoning. Same seed, same conversation, on every machine.
+    every other one carries reasoning. Words come from ``pools`` (see ``prose``). Same
+    seed, same conversation, on every machine.
     """
     rng = random.Random(seed)
     sid = session_id or f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a{rng.getrandbits(12):03x}-{rng.getrandbits(48):012x}"
@@ -92,14 +99,14 @@ def generate(seed: int, messages: int, *, session_id: str | None = None, start: 
     for i in range(messages):
         ts += rng.uniform(1.0, 30.0)
         if i % 2 == 0:
-            turns.append(Turn(role="user", text=prose(rng, rng.randint(5, 30)), ts=ts))
+            turns.append(Turn(role="user", text=prose(rng, rng.randint(5, 30), pools), ts=ts))
             continue
         calls = []
         if i % 3 == 0:
             out = []
             size = 0
             while size < output_bytes:
-                line = prose(rng, 12)
+                line = prose(rng, 12, pools)
                 out.append(line)
                 size += len(line) + 1
             calls.append(
@@ -114,9 +121,9 @@ def generate(seed: int, messages: int, *, session_id: str | None = None, start: 
         turns.append(
             Turn(
                 role="assistant",
-                text=prose(rng, rng.randint(10, 60)),
+                text=prose(rng, rng.randint(10, 60), pools),
                 ts=ts,
-                reasoning=prose(rng, 20) if i % 4 == 1 else None,
+                reasoning=prose(rng, 20, pools) if i % 4 == 1 else None,
                 tool_calls=calls,
             )
         )
