@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from tests.conftest import CLAUDE_SID, claude_session_lines, voyager_exe, write_claude
 
 
@@ -74,13 +76,15 @@ def test_stats_and_doctor(corpus, home, run):
     assert "cannot use" in text and str(home / ".claude" / "projects") in text
 
 
-def test_watch_picks_up_an_appended_message(home):
+def test_watch_picks_up_an_appended_message(home, tmp_path):
     lines = claude_session_lines()
     path = write_claude(home, lines[:3])
     env = dict(os.environ)
     subprocess.run(voyager_exe() + ["scan", "-q"], env=env, check=True, timeout=60)
-    proc = subprocess.Popen(voyager_exe() + ["watch", "--interval", "0.3", "-q"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # faulthandler: if watch ever hangs, SIGABRT makes it print every thread's stack.
+    err = tmp_path / "watch.stderr"
+    proc = subprocess.Popen(voyager_exe() + ["watch", "--interval", "0.3", "-q"], env={**env, "PYTHONFAULTHANDLER": "1"},
+                            stdout=subprocess.DEVNULL, stderr=err.open("wb"))
     try:
         time.sleep(0.5)
         with open(path, "a", encoding="utf-8") as fh:
@@ -92,7 +96,12 @@ def test_watch_picks_up_an_appended_message(home):
                                capture_output=True, text=True, timeout=60)
             found = r.returncode == 0
             time.sleep(0.2)
-        assert found
+        assert found, "watch did not index the appended message"
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(timeout=20)
+            pytest.fail("watch ignored SIGINT for 20 s; its stacks:\n" + err.read_text(errors="replace")[-6000:])
