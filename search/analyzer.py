@@ -25,7 +25,7 @@ around every token that is not a word run, using only whole-buffer byte operatio
 (``bytes.translate`` to see which separators occur, one ``bytes.replace`` per
 separator that does, one regex scan for a wide character glued to a word), and the
 index's own tokenizer just splits on whitespace. Indexing the bench's CJK-heavy
-session went from ~0.9 to ~0.25 CPU-seconds in Tantivy for ~0.15 s in Python.
+session went from ~0.9 to ~0.25 CPU-seconds in Tantivy for ~0.19 s in Python.
 """
 
 from __future__ import annotations
