@@ -211,7 +211,9 @@ def install_wheel(work: Path) -> list[str]:
     wheels = work / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
                    check=True, capture_output=True, timeout=300)
-    wheel = next(wheels.glob("voyager-*.whl"))
+    wheel = next(wheels.glob("voyager-*.whl"), None)
+    if wheel is None:
+        raise OSError(f"pip wheel left no voyager wheel in {wheels}")
     env_dir = work / "venv"
     venv.create(env_dir, with_pip=False)
     py = env_dir / "bin" / "python"

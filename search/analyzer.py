@@ -3,29 +3,32 @@
 One rule, applied identically to indexed text and to queries (``prepare`` then the
 analyzer registered on the index as ``voyager``), so the two can never disagree:
 
-* Every character from U+0800 up is a token by itself. That is all of Chinese,
-  Japanese (kanji, kana, the long-vowel mark) and Korean (Hangul), and the other
-  scripts written without spaces (Thai, Lao, Khmer, Myanmar). A query of n such
+* Characters of scripts written without spaces are tokens by themselves: Chinese,
+  Japanese (kanji, kana, the long-vowel mark), Korean (Hangul), Yi, and Thai, Lao,
+  Tibetan, Myanmar, Khmer and Tai scripts (``UNSPACED``), and with them everything
+  from U+3000 up (CJK blocks, Hangul syllables, emoji, and a few rare scripts such as
+  Vai or Meetei Mayek, which then search as substrings). A query of n such
   characters is a phrase of n adjacent positions, so ``数据`` matches "数据库" and
   never "数字和据点": exact substring search at any length, including the
-  two-character queries trigram indexes cannot answer. (Symbols in that range —
-  dashes, quotes, arrows, emoji — are single tokens as well.)
-* Below U+0800 (Latin, Greek, Cyrillic, Hebrew, Arabic …), runs of letters, digits,
-  combining marks and ``_`` are one token (``ERR_VOYAGER_00012``, ``my_var``,
-  ``naïve``), so identifiers match exactly and a neighbour id does not.
-* Every other non-space character is a token of its own (``.``, ``/``, ``+``, ``-``,
-  ``«``, ``،``), so ``src/store/db.py``, ``foo.bar()``, ``c++`` and ``--no-verify`` are
-  phrases that keep their punctuation instead of collapsing into common words.
+  two-character queries trigram indexes cannot answer.
+* Runs of other letters, digits, combining marks and ``_`` are one token
+  (``ERR_VOYAGER_00012``, ``my_var``, ``naïve``, ``Việt``, ``हिन्दी``), so identifiers
+  and words match exactly and a neighbour id does not.
+* Every other character that is not whitespace is a token of its own (``.``, ``/``,
+  ``+``, ``-``, ``«``, ``،``, ``—``, emoji), so ``src/store/db.py``, ``foo.bar()``,
+  ``c++`` and ``--no-verify`` are phrases that keep their punctuation instead of
+  collapsing into common words. Whitespace is Unicode's (``\\v``, U+0085, U+2028 …).
 * Text is NFKC-normalized (full-width ``ＡＢＣ１２３`` is ``ABC123``, half-width kana
   are full-width) and lower-cased.
 
 Why the work is split this way: Tantivy's regex tokenizer costs about 500 ns per
 token, and per-character CJK text is mostly tokens. ``prepare`` instead puts a space
-around every token that is not a word run, using only whole-buffer byte operations
+around every token that is not a word run, mostly with whole-buffer byte operations
 (``bytes.translate`` to see which separators occur, one ``bytes.replace`` per
-separator that does, one regex scan for a wide character glued to a word), and the
-index's own tokenizer just splits on whitespace. Indexing the bench's CJK-heavy
-session went from ~0.9 to ~0.25 CPU-seconds in Tantivy for ~0.19 s in Python.
+separator that does; a regex scan only for a CJK character glued to a word, and for
+the few blocks that mix letters and symbols), and the index's own tokenizer just
+splits on ASCII whitespace. Indexing the bench's CJK-heavy session went from ~0.9 to
+~0.25 CPU-seconds in Tantivy for ~0.19 s in Python.
 """
 
 from __future__ import annotations
@@ -40,45 +43,98 @@ TOKENIZER_NAME = "voyager"
 #: from the index rather than bloating the term dictionary.
 MAX_TOKEN_BYTES = 200
 
-#: Characters from here up are one token each (the UTF-8 encodings of 3 and 4 bytes).
-WIDE_FROM = 0x800
+#: Scripts written without spaces between words, below U+3000 (from U+3000 up, every
+#: character is a token by itself anyway).
+UNSPACED: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x0F00, 0x0FFF),  # Tibetan
+    (0x1000, 0x109F),  # Myanmar
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x1780, 0x17FF),  # Khmer
+    (0x1950, 0x19FF),  # Tai Le, New Tai Lue, Khmer symbols
+    (0x1A20, 0x1AAF),  # Tai Tham
+    (0x2E80, 0x2FFF),  # CJK and Kangxi radicals, ideographic description characters
+)
+#: From here up, every character is a token by itself.
+SOLO_FROM = 0x3000
 
-#: Bytes that never start a separate token: ASCII word characters, ASCII whitespace,
-#: and UTF-8 continuation bytes. Deleting them leaves the bytes that might (ASCII
-#: symbols and the lead bytes of multi-byte characters), in far fewer bytes.
+#: Unicode's White_Space characters (Tantivy's whitespace tokenizer knows only ASCII's).
+WHITESPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+
+
+def is_word_char(ch: str) -> bool:
+    """A character that joins its neighbours into one token: ``_``, or a letter, digit or mark of a spaced script."""
+    if ch == "_":
+        return True
+    code = ord(ch)
+    if code >= SOLO_FROM:
+        return False
+    if unicodedata.category(ch)[0] not in "LNM":
+        return False
+    return not any(lo <= code <= hi for lo, hi in UNSPACED)
+
+
+# -- the fast path: bytes ---------------------------------------------------------
+
+#: Bytes that never start a separate token: ASCII word characters, the ASCII whitespace
+#: Tantivy splits on, and UTF-8 continuation bytes. Deleting them leaves the bytes
+#: that might (ASCII symbols and the lead bytes of multi-byte characters).
 _QUIET = bytes(
     sorted(
-        set(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\n\r\x0b\x0c")
+        set(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\n\r\x0c")
         | set(range(0x80, 0xC0))
     )
 )
-#: ASCII symbol byte -> the same byte with a space on each side.
+#: ASCII symbol byte -> the byte with a space on each side (vertical tab -> a space).
 _ASCII_SPACED = {b: b" " + bytes((b,)) + b" " for b in range(0x80) if b not in _QUIET}
-
-#: Lead bytes of the 3- and 4-byte UTF-8 sequences (characters from U+0800 up), each
-#: with a space put in front of it.
-_WIDE_LEADS = bytes(range(0xE0, 0xF5))
-_WIDE_SPACED = tuple((bytes((b,)), b" " + bytes((b,))) for b in _WIDE_LEADS)
-
-#: A wide character followed directly by a word character (``用pytest``): the one
-#: boundary a byte replacement cannot see, since it lies after the character's
-#: continuation bytes. (A regex over the text is cheaper here than over its bytes.)
-_WIDE_THEN_WORD = re.compile("([\u0800-\U0010ffff])(?=[0-9A-Za-z_\u0080-\u07ff])")
+_ASCII_SPACED[0x0B] = b" "
+#: Lead bytes of the characters from U+3000 up: every one is a token, so a space goes
+#: in front of each.
+_SOLO_LEADS = frozenset(range(0xE3, 0xF5))
+#: Lead bytes of U+0800–U+2FFF, where letters of spaced scripts and symbols mix.
+_MIXED_LEADS = frozenset((0xE0, 0xE1, 0xE2))
+_IDEOGRAPHIC_SPACE = "\u3000".encode()
 
 
 @lru_cache(maxsize=1)
-def _symbols_by_lead() -> dict[int, tuple[tuple[bytes, bytes], ...]]:
-    """Two-byte UTF-8 symbols (not a letter, digit, mark or space), grouped by lead byte.
+def _solo_then_other() -> re.Pattern[str]:
+    """A character from U+3000 up followed directly by one below it other than a space
+    or control (``用pytest``): the boundary a byte replacement cannot see, since it lies
+    after the character's continuation bytes. Compiled on first use (~1.5 ms; the
+    negated class compiles four times faster than the same range spelt out)."""
+    return re.compile("([^\\x00-\\u2fff])(?=[\\x21-\\u2fff])")
 
-    Built on first use (a few hundred microseconds), so a search over ASCII pays nothing.
-    """
+
+@lru_cache(maxsize=1)
+def _mixed_solo() -> re.Pattern[str]:
+    """U+0800–U+2FFF's characters that are tokens by themselves. Built on first use (~5 ms)."""
+    unspaced = {c for lo, hi in UNSPACED for c in range(lo, hi + 1)}
+    category = unicodedata.category
+    codes = [c for c in range(0x800, SOLO_FROM)
+             if (c in unspaced or category(chr(c))[0] not in "LNM") and chr(c) not in WHITESPACE]
+    ranges: list[str] = []
+    start = prev = codes[0]
+    for c in (*codes[1:], -1):
+        if c != prev + 1:
+            ranges.append(f"\\u{start:04x}" if start == prev else f"\\u{start:04x}-\\u{prev:04x}")
+            start = c
+        prev = c
+    return re.compile("([" + "".join(ranges) + "])")
+
+
+@lru_cache(maxsize=1)
+def _two_byte_table() -> dict[int, tuple[tuple[bytes, bytes], ...]]:
+    """Two-byte characters (U+0080–U+07FF) that are not word characters, by lead byte:
+    symbols get a space on each side, whitespace becomes a space. Built on first use."""
     groups: dict[int, list[tuple[bytes, bytes]]] = {}
-    for code in range(0x80, WIDE_FROM):
+    for code in range(0x80, 0x800):
         ch = chr(code)
-        if unicodedata.category(ch)[0] in "LNM" or ch.isspace():
+        if is_word_char(ch):
             continue
         enc = ch.encode()
-        groups.setdefault(enc[0], []).append((enc, b" " + enc + b" "))
+        groups.setdefault(enc[0], []).append((enc, b" " if ch in WHITESPACE else b" " + enc + b" "))
     return {lead: tuple(pairs) for lead, pairs in groups.items()}
 
 
@@ -92,8 +148,9 @@ def normalize(text: str) -> str:
 def split_tokens(text: str) -> str:
     """``text`` with a space around every token that is not a word run (see the module rules).
 
-    Splitting the result on whitespace gives exactly the tokens (before lower-casing
-    and the length cap). Returns ``text`` itself when there is nothing to separate.
+    Splitting the result on ASCII whitespace gives exactly the tokens (before
+    lower-casing and the length cap). Returns ``text`` itself when there is nothing to
+    separate.
     """
     # A lone surrogate (undecodable input some providers write) becomes "?": Tantivy
     # only takes valid Unicode.
@@ -101,25 +158,31 @@ def split_tokens(text: str) -> str:
     present = data.translate(None, _QUIET)
     if not present:
         return text
-    narrow = present.translate(None, _WIDE_LEADS)
-    if len(narrow) != len(present):
-        # A space after each wide character that is glued to what follows (``用pytest``)...
-        parts = _WIDE_THEN_WORD.split(text)
+    kinds = set(present)
+    if not kinds.isdisjoint(_SOLO_LEADS):
+        parts = _solo_then_other().split(text)
         if len(parts) > 1:
             parts[1::2] = [ch + " " for ch in parts[1::2]]
             data = "".join(parts).encode("utf-8", "replace")
-        # ...and before every wide character, one pass per lead byte that occurs.
-        for lead, spaced in _WIDE_SPACED:
-            if lead in present:
-                data = data.replace(lead, spaced)
-    for byte in set(narrow):
+        if 0xE3 in kinds and _IDEOGRAPHIC_SPACE in data:
+            data = data.replace(_IDEOGRAPHIC_SPACE, b" ")
+        for lead in kinds & _SOLO_LEADS:
+            data = data.replace(bytes((lead,)), b" " + bytes((lead,)))
+    for byte in kinds:
         if byte < 0x80:
             data = data.replace(bytes((byte,)), _ASCII_SPACED[byte])
-        else:
-            for enc, spaced in _symbols_by_lead().get(byte, ()):
+        elif byte < 0xE0:
+            for enc, spaced in _two_byte_table().get(byte, ()):
                 if enc in data:
                     data = data.replace(enc, spaced)
-    return data.decode()
+    out = data.decode()
+    if not kinds.isdisjoint(_MIXED_LEADS):
+        if 0xE1 in kinds or 0xE2 in kinds:
+            for ws in WHITESPACE:
+                if ws >= "\u1680" and ws in out:
+                    out = out.replace(ws, " ")
+        out = " ".join(_mixed_solo().split(out))
+    return out
 
 
 def prepare(text: str) -> str:

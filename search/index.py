@@ -24,7 +24,7 @@ from voyager.search.analyzer import TOKENIZER_NAME, analyzer, prepare
 
 INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
-INDEX_VERSION = 2  # 2: whitespace tokenizer over ``prepare``d text; every char >= U+0800 a token
+INDEX_VERSION = 3  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules)
 
 #: Default cap on the characters of one event that are indexed and stored.
 DEFAULT_MAX_EVENT_CHARS = 256 * 1024

@@ -14,16 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-
-def _is_word_char(ch: str) -> bool:
-    """A character that continues a word token: below U+0800, a letter, digit, mark or ``_``.
-
-    The analyzer's rule (``voyager.search.analyzer``): from U+0800 up every character
-    is a token by itself, so it never extends a match.
-    """
-    if ch >= "\u0800":
-        return False
-    return ch == "_" or ch.isalnum() or unicodedata.category(ch).startswith("M")
+from voyager.search.analyzer import is_word_char as _is_word_char
 
 
 @lru_cache(maxsize=256)

@@ -94,6 +94,7 @@ REFUSED = [
     ["x", "-n5"], ["x", "-n=5"], ["x", "--limit", "abc"], ["x", "--limit", "+5"], ["x", "--limit", "5_0"],
     ["x", "--json=1"], ["x", "--sort", "RECENT"], ["x", "--color", "yes"], ["x", "-C", "51"], ["x", "--lim", "3"],
     ["x", "-Cn"], ["x", "--version"], ["-5"],
+    ["x", "--offset", "9" * 5000], ["x", "--limit", "0" * 5000 + "5"],  # past Python's int() digit limit
 ]
 
 
@@ -115,7 +116,7 @@ def test_fast_reader_never_disagrees_with_click_fuzzed():
              "--sort", "recent", "relevance", "RECENT", "--color", "never", "always", "--provider", "codex",
              "--kind", "tool", "--repo", "--sessions", "--session", "-C", "-C3", "50", "51", "--no-refresh",
              "--help", "-h", "--since", "7d", "--until", "--cwd", "--lim", "-Cn", "--context=2", "--provider=x",
-             "x=y", "-xyz", "--no-refresh=1", "--sort=recent", "--color="]
+             "x=y", "-xyz", "--no-refresh=1", "--sort=recent", "--color=", "0" * 30 + "7", "9" * 30]
     rng = random.Random(20261130)
     accepted = 0
     for _ in range(3000):

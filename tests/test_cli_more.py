@@ -86,9 +86,10 @@ def test_watch_picks_up_an_appended_message(home, tmp_path):
     # SIGINT back to its default in the child: a test run started in the background
     # (``cmd &`` in a script) inherits SIGINT ignored, and Python then keeps ignoring it,
     # as a background job should; Ctrl-C from a terminal is what this test stands for.
-    proc = subprocess.Popen(voyager_exe() + ["watch", "--interval", "0.3", "-q"], env={**env, "PYTHONFAULTHANDLER": "1"},
-                            stdout=subprocess.DEVNULL, stderr=err.open("wb"),
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    with err.open("wb") as err_fh:
+        proc = subprocess.Popen(voyager_exe() + ["watch", "--interval", "0.3", "-q"],
+                                env={**env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.DEVNULL, stderr=err_fh,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         time.sleep(0.5)
         with open(path, "a", encoding="utf-8") as fh:

@@ -143,7 +143,9 @@ def parse_search_args(args: Sequence[str]) -> dict[str, Any] | None:
 def _convert(opt: SearchOption, raw: str) -> int | str | None:
     """``raw`` as ``opt``'s value, or None where click would refuse it or read it in a way not copied here."""
     if opt.kind == "int":
-        if not (raw.isascii() and raw.isdigit()):
+        # Plain ASCII digits, and not many of them: Python refuses to parse over 4,300
+        # digits, leading zeros included, and click then reports the value itself.
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 100:
             return None
         number = int(raw)
         lo, hi = opt.bounds

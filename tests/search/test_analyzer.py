@@ -49,6 +49,10 @@ def test_overlong_tokens_are_dropped():
         ("a\x00b\x1cc", ["a", "\x00", "b", "\x1c", "c"]),  # controls are symbols, not word glue
         ("tab\there\u3000全角", ["tab", "here", "全", "角"]),  # ideographic space separates
         ("x—y→z", ["x", "—", "y", "→", "z"]),
+        ("Việt Nam", ["việt", "nam"]),  # letters above U+0800 in spaced scripts stay words
+        ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),
+        ("a\x0bb\x85c\u2028d\u1680e", ["a", "b", "c", "d", "e"]),  # Unicode whitespace separates
+        ("하고b", ["하", "고", "b"]),
     ],
 )
 def test_tokens_edges(text, expected):
@@ -70,27 +74,35 @@ def test_split_tokens_leaves_plain_words_alone():
 def test_prepared_text_matches_the_reference_rule():
     """The index's tokens equal those of a slow, obviously-correct tokenizer of the documented rule."""
     import random
-    import re
     import unicodedata
+
+    from voyager.search.analyzer import UNSPACED
+
+    # Unicode's White_Space property, written out (Python's isspace() adds \x1c-\x1f).
+    white = set("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | {chr(c) for c in range(0x2000, 0x200B)}
+
+    def solo_script(code: int) -> bool:
+        return code >= 0x3000 or any(lo <= code <= hi for lo, hi in UNSPACED)
 
     def reference(text: str) -> list[str]:
         out: list[str] = []
         word = ""
         for ch in unicodedata.normalize("NFKC", text):
-            if ch < "\u0800" and (ch == "_" or ch.isalnum() or unicodedata.category(ch)[0] == "M"):
+            if ch == "_" or (unicodedata.category(ch)[0] in "LNM" and not solo_script(ord(ch))):
                 word += ch
                 continue
             if word:
                 out.append(word)
                 word = ""
-            if not re.match(r"\s", ch) or ch in "\x1c\x1d\x1e\x1f":
+            if ch not in white:
                 out.append(ch)
         if word:
             out.append(word)
         return out
 
-    alphabet = "ab_Z9 .-/(é×«\u0301\u00a0数据テスト한\u0e20😀،\t\n\x1c"
+    alphabet = ("ab_Z9 .-/(é×«\u0301\u00a0数据テスト한고\u0e20😀،\t\n\x1c\x0b\x85\u2028\u1680\u3000—→ệहि\u093f"
+                "ꙁ\ua4d0\ua000ᄀ\u2e80\ufe0f\u00ad")
     rng = random.Random(7)
-    for _ in range(3000):
+    for _ in range(5000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         assert tokens(text) == [t.lower() for t in reference(text)], repr(text)
