@@ -78,8 +78,8 @@ def m002_meta(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-class SourceState(msgspec.Struct, kw_only=True):
-    """What Voyager last indexed from one source file or database."""
+class SourceState(msgspec.Struct):
+    """What Voyager last indexed from one source file or database (fields in column order)."""
 
     path: str
     provider: str
@@ -108,6 +108,7 @@ _SESSION_COLS = (
     "started", "updated", "parent", "resume", "tokens_in", "tokens_out",
 )
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
+_decode_sessions = msgspec.json.Decoder(list[str]).decode
 
 
 def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
@@ -148,11 +149,13 @@ class StateStore:
         if provider:
             sql += " WHERE provider = ?"
             args = (provider,)
+        # Every search's refresh reads all of them: a row goes straight into its Struct
+        # (positional, as the columns are the fields in order), no dict in between.
+        make = SourceState
+        decode = _decode_sessions
         out: dict[str, SourceState] = {}
         for row in self.conn.execute(sql, args):
-            d = dict(zip(_SOURCE_COLS, row))
-            d["sessions"] = msgspec.json.decode(d["sessions"])
-            out[d["path"]] = SourceState(**d)
+            out[row[0]] = make(*row[:8], decode(row[8]), *row[9:])
         return out
 
     def commit_scan(
