@@ -39,8 +39,8 @@ from functools import lru_cache
 
 TOKENIZER_NAME = "voyager"
 
-#: Longest token kept (bytes); longer runs (base64 blobs, minified code) are dropped
-#: from the index rather than bloating the term dictionary.
+#: Tokens of this many bytes or more (base64 blobs, minified code) are dropped from the
+#: index rather than bloating the term dictionary (Tantivy's remove_long keeps shorter ones).
 MAX_TOKEN_BYTES = 200
 
 #: Scripts written without spaces between words, below U+3000 (from U+3000 up, every

@@ -13,6 +13,7 @@ Ranking weight: ``w`` holds a per-kind weight that Tantivy applies as
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,9 @@ from voyager.search.analyzer import TOKENIZER_NAME, analyzer, prepare
 INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
 INDEX_VERSION = 3  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules)
+#: What the version file holds: the format, and the Unicode version the analyzer's NFKC
+#: and character classes came from (a Python upgrade can change them: rebuild then too).
+INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
 
 #: Default cap on the characters of one event that are indexed and stored.
 DEFAULT_MAX_EVENT_CHARS = 256 * 1024
@@ -94,7 +98,7 @@ class SearchIndex:
             os.umask(0o077)
             self.path.mkdir(parents=True, exist_ok=True)
             os.chmod(self.path, 0o700)
-        if create and version_file.exists() and version_file.read_text().strip() != str(INDEX_VERSION):
+        if create and version_file.exists() and version_file.read_text().strip() != INDEX_FORMAT:
             # An index written by an incompatible Voyager: start over (sources are the truth;
             # the new index gets a new id, so the scan state is dropped too).
             for p in self.path.iterdir():
@@ -104,7 +108,7 @@ class SearchIndex:
         self.index.register_tokenizer(TOKENIZER_NAME, analyzer())
         id_file = self.path / "voyager-index-id"
         if create and not version_file.exists():
-            version_file.write_text(str(INDEX_VERSION))
+            version_file.write_text(INDEX_FORMAT)
             os.chmod(version_file, 0o600)
             id_file.unlink(missing_ok=True)
         if create and not id_file.exists():

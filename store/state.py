@@ -108,6 +108,7 @@ _SESSION_COLS = (
     "started", "updated", "parent", "resume", "tokens_in", "tokens_out",
 )
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
+_SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
 _decode_sessions = msgspec.json.Decoder(list[str]).decode
 
 
@@ -154,8 +155,9 @@ class StateStore:
         make = SourceState
         decode = _decode_sessions
         out: dict[str, SourceState] = {}
+        at = _SESSIONS_AT
         for row in self.conn.execute(sql, args):
-            out[row[0]] = make(*row[:8], decode(row[8]), *row[9:])
+            out[row[0]] = make(*row[:at], decode(row[at]), *row[at + 1 :])
         return out
 
     def commit_scan(

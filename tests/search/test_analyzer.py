@@ -36,6 +36,7 @@ def test_normalize_keeps_ascii_identity():
 
 def test_overlong_tokens_are_dropped():
     assert tokens("a" * 500 + " ok") == ["ok"]
+    assert tokens("a" * 199) == ["a" * 199] and tokens("a" * 200) == []  # MAX_TOKEN_BYTES is the first dropped
 
 
 @pytest.mark.parametrize(
