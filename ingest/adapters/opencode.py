@@ -427,24 +427,45 @@ class _Db:
     #: Signatures from the previous read (session id -> list), when resuming; None reads all.
     known: dict[str, Any] | None = None
 
-    def row_aggregates(self, gen: str, parts: bool) -> dict[str, list[Any]]:
-        """session id -> [message count, newest message update, max message id, same for parts], in two grouped queries."""
+    def _tables(self, gen: str, parts: bool) -> tuple[str, str | None]:
+        """The message table of ``gen`` and its part table (None when there is none to read)."""
         msg = "message" if gen == "v1" else "session_message"
         part = "part" if gen == "v1" else ("session_part" if parts else None)
+        if part is not None and (part not in self.schema or "message_id" not in self.cols(part)):
+            part = None
+        return msg, part
+
+    def _updates(self, table: str, alias: str) -> tuple[str, str]:
+        """SQL for the max and the sum of a table's update times (``NULL`` without the column).
+
+        The sum moves when any one row is updated, not only the newest. It is summed mod
+        2^32 so it stays exact integer arithmetic (SQLite's ``total()`` is a float, which
+        loses single milliseconds past 2^53) and cannot overflow; exact, because a session's
+        prefix signature is its whole sum minus the sum of its tail.
+        """
+        if "time_updated" not in self.cols(table):
+            return "NULL", "NULL"
+        return f"max({alias}.time_updated)", f"sum({alias}.time_updated % 4294967296)"
+
+    def _part_owner(self, part: str) -> str:
+        """Which session a part row belongs to: its own ``session_id`` when it has one (no join needed)."""
+        return "p.session_id" if "session_id" in self.cols(part) else "m.session_id"
+
+    def row_aggregates(self, gen: str, parts: bool) -> dict[str, list[Any]]:
+        """session id -> [message count, newest update, update sum, max id, the same four for parts], in two grouped queries."""
+        msg, part = self._tables(gen, parts)
         out: dict[str, list[Any]] = {}
         if msg not in self.schema or "session_id" not in self.cols(msg):
             return out
-        # The sum of update times moves when any one row is updated, not only the newest.
-        upd = "max(time_updated), total(time_updated)" if "time_updated" in self.cols(msg) else "NULL, NULL"
         for sid, n, newest, updates, top in self.conn.execute(
-            f"SELECT session_id, count(*), {upd}, max(id) FROM {msg} GROUP BY session_id"
+            f"SELECT m.session_id, count(*), {', '.join(self._updates(msg, 'm'))}, max(m.id) FROM {msg} m GROUP BY m.session_id"
         ):
             out[sid] = [n, newest, updates, top, 0, None, None, None]
-        if part and part in self.schema and "message_id" in self.cols(part):
-            pupd = "max(p.time_updated), total(p.time_updated)" if "time_updated" in self.cols(part) else "NULL, NULL"
+        if part is not None:
+            owner = self._part_owner(part)
+            join = "" if owner.startswith("p.") else f" JOIN {msg} m ON p.message_id = m.id"
             for sid, n, newest, updates, top in self.conn.execute(
-                f"SELECT m.session_id, count(*), {pupd}, max(p.id) FROM {part} p JOIN {msg} m ON p.message_id = m.id "
-                "GROUP BY m.session_id"
+                f"SELECT {owner}, count(*), {', '.join(self._updates(part, 'p'))}, max(p.id) FROM {part} p{join} GROUP BY {owner}"
             ):
                 out.setdefault(sid, [0, None, None, None, 0, None, None, None])[4:] = [n, newest, updates, top]
         return out
@@ -608,7 +629,8 @@ class _Db:
             )
         yield from _grouped(self.conn.execute(sql, (native, *params)), em, ctx, v2=True)
 
-    def tail_of(self, native: str, gen: str, parts: bool, last_mid: Any, start_seq: int) -> list[Any] | None:
+    def tail_of(self, native: str, gen: str, parts: bool, last_mid: Any, start_seq: int,
+                whole: list[Any]) -> list[Any] | None:
         """What resuming this session at its last message needs: [message key, seq at that message,
         signature of everything before it]. None when the key cannot be read."""
         table = "message" if gen == "v1" else "session_message"
@@ -617,23 +639,38 @@ class _Db:
         if row is None:
             return None
         key = list(row)
-        return [key, start_seq, self.prefix_signature(native, gen, parts, key)]
+        return [key, start_seq, self.prefix_signature(native, gen, parts, key, whole)]
 
-    def prefix_signature(self, native: str, gen: str, parts: bool, key: list[Any]) -> list[Any]:
-        """Count and newest update of a session's messages (and their parts) before message ``key``."""
-        msg = "message" if gen == "v1" else "session_message"
-        part = "part" if gen == "v1" else ("session_part" if parts else None)
+    def prefix_signature(self, native: str, gen: str, parts: bool, key: list[Any], whole: list[Any]) -> list[Any]:
+        """Count and update sum of a session's messages (and their parts) before message ``key``.
+
+        ``whole`` is the session's row aggregates; the prefix is that minus the rows from
+        ``key`` on, which are few (the last turn), so this reads a handful of rows through the
+        (session, key) index instead of the whole session.
+        """
+        msg, part = self._tables(gen, parts)
         where, params = self._from_key(gen, key)
-        where = where.replace(">=", "<")
-        upd = "max(m.time_updated), total(m.time_updated)" if "time_updated" in self.cols(msg) else "NULL, NULL"
-        out = list(self.conn.execute(f"SELECT count(*), {upd} FROM {msg} m WHERE m.session_id = ?{where}",
-                                     (native, *params)).fetchone())
-        if part and part in self.schema and "message_id" in self.cols(part):
-            pupd = "max(p.time_updated), total(p.time_updated)" if "time_updated" in self.cols(part) else "NULL, NULL"
-            out += list(self.conn.execute(
-                f"SELECT count(*), {pupd} FROM {part} p JOIN {msg} m ON p.message_id = m.id WHERE m.session_id = ?{where}",
-                (native, *params)).fetchone())
-        return out
+        _, m_upd = self._updates(msg, "m")
+        tail = list(self.conn.execute(f"SELECT count(*), {m_upd} FROM {msg} m WHERE m.session_id = ?{where}",
+                                      (native, *params)).fetchone())
+        if part is not None:
+            _, p_upd = self._updates(part, "p")
+            owner = self._part_owner(part)
+            also = f" AND {owner} = ?" if owner.startswith("p.") else ""
+            tail += list(self.conn.execute(
+                f"SELECT count(*), {p_upd} FROM {part} p JOIN {msg} m ON p.message_id = m.id "
+                f"WHERE m.session_id = ?{also}{where}", (native, *((native,) if also else ()), *params)).fetchone())
+        else:
+            tail += [0, None]
+        w = whole or [0, None, None, None, 0, None, None, None]
+        return [_minus(w[0], tail[0]), _minus(w[2], tail[1]), _minus(w[4], tail[2]), _minus(w[6], tail[3])]
+
+
+def _minus(whole: int | None, tail: int | None) -> int | None:
+    """``whole - tail`` of counts or integer sums, where SQL NULL (no rows, no such column) is 0."""
+    if whole is None and tail is None:
+        return None
+    return (whole or 0) - (tail or 0)
 
 
 def _grouped(rows: Iterable[sqlite3.Row], em: _Emitter, ctx: _Ctx, *, v2: bool) -> Iterator[Event | Notice]:
@@ -846,7 +883,7 @@ def _read_sessions(db: _Db, ctx: _Ctx, rows: Iterable[sqlite3.Row], *, gen: str,
         native = row["id"]
         if not isinstance(native, str) or not native:
             continue
-        # A session's signature: its own row, and count/newest of its message and part rows.
+        # A session's signature: its own row, and the aggregates of its message and part rows.
         signature = [gen, _row_digest(row), *aggregates.get(native, ())]
         before = db.known.get(native) if db.known is not None else None
         if not isinstance(before, dict):
@@ -861,8 +898,9 @@ def _read_sessions(db: _Db, ctx: _Ctx, rows: Iterable[sqlite3.Row], *, gen: str,
         resume_key: list[Any] | None = None
         # (The session row itself changes with every turn; of it, only the parent decides how
         # events are mapped, so that is what must be the same.)
+        whole = aggregates.get(native, [])
         if (tail and len(tail) == 4 and before["sig"][0] == gen and tail[3] == _col(row, "parent_id")
-                and db.prefix_signature(native, gen, parts, tail[0]) == tail[2]):
+                and db.prefix_signature(native, gen, parts, tail[0], whole) == tail[2]):
             resume_key = tail[0]
         meta = db.session_meta(row, gen=gen)
         yield meta
@@ -876,7 +914,7 @@ def _read_sessions(db: _Db, ctx: _Ctx, rows: Iterable[sqlite3.Row], *, gen: str,
             yield from db.v2_events(native, em, ctx, parts=parts, from_key=resume_key)
         entry: dict[str, Any] = {"sig": signature}
         if em.last_message is not None:
-            found = db.tail_of(native, gen, parts, em.last_message[0], em.last_message[1])
+            found = db.tail_of(native, gen, parts, em.last_message[0], em.last_message[1], whole)
             if found is not None:
                 entry["tail"] = [*found, _col(row, "parent_id")]
         elif resume_key is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -58,23 +59,32 @@ def test_only_changed_sessions_are_reread(home, monkeypatch, inline):
     assert _index_events() == incremental
 
 
-def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch):
+@pytest.mark.parametrize("part_session_id", [True, False], ids=["part-has-session_id", "parts-joined-to-messages"])
+def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_session_id):
     db = home / "oc" / "opencode.db"
     db.parent.mkdir()
     monkeypatch.setenv("VOYAGER_OPENCODE_DB", str(db))
     conv = synth.generate(seed=5, messages=40, session_id="ses_0000longone")
     synth_opencode.write_v1(db, [conv])
+    conn = sqlite3.connect(db)
+    if not part_session_id:  # a schema whose parts name only their message
+        conn.executescript("DROP INDEX part_session_idx; ALTER TABLE part DROP COLUMN session_id;")
     first = scan(data_dir(), providers=["opencode"])
     total = first.events_added
 
-    conn = sqlite3.connect(db)
     last_ms = conn.execute("SELECT max(time_created) FROM message").fetchone()[0]
+
+    def add_part(mid: str, pid: str, text: str, ms: int) -> None:
+        cols = "id, message_id, time_created, time_updated, data" + (", session_id" if part_session_id else "")
+        values = (pid, mid, ms, ms, json.dumps({"type": "text", "text": text})) + (
+            ("ses_0000longone",) if part_session_id else ())
+        conn.execute(f"INSERT INTO part ({cols}) VALUES ({', '.join('?' * len(values))})", values)
 
     def add_turn(n: int, text: str) -> None:
         w = synth_opencode.V1Writer(conn)
         mid = f"msg_zzzz{n:04d}"
         w.message("ses_0000longone", mid, {"role": "user", "time": {"created": last_ms + n}}, last_ms + n)
-        w.part("ses_0000longone", mid, f"prt_zzzz{n:04d}", {"type": "text", "text": text}, last_ms + n)
+        add_part(mid, f"prt_zzzz{n:04d}", text, last_ms + n)
         conn.execute("UPDATE session SET time_updated = ? WHERE id = 'ses_0000longone'", (last_ms + n,))
         conn.commit()
 
@@ -91,13 +101,24 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch):
     third = scan(data_dir(), providers=["opencode"])
     assert third.events_added <= 2 and search_total("pulsars") == 1 and search_total("quasars") == 1
 
-    # An old part edited: the whole session is read again.
+    # Another turn: still only the tail (the resume point moved on with the last read).
+    add_turn(2, "and one about nebulae")
+    assert scan(data_dir(), providers=["opencode"]).events_added <= 8 and search_total("nebulae") == 1
+
+    # An old part edited by a single millisecond: the whole session is read again.
     conn.execute("UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = time_updated + 1 "
                  "WHERE id = (SELECT min(id) FROM part)")
     conn.commit()
-    conn.close()
     fourth = scan(data_dir(), providers=["opencode"])
-    assert fourth.events_added >= total
+    assert fourth.events_added >= total and search_total("rewritten history") == 1
+
+    # A part added to an old message, nothing else touched: read again too.
+    first_mid = conn.execute("SELECT id FROM message ORDER BY time_created, id LIMIT 1").fetchone()[0]
+    add_part(first_mid, "prt_0000inserted", "a late footnote on magnetars", last_ms - 10**6)
+    conn.commit()
+    conn.close()
+    fifth = scan(data_dir(), providers=["opencode"])
+    assert fifth.events_added >= total and search_total("magnetars") == 1
     incremental = _index_events()
     assert len(incremental) == len(set((s, q) for s, q, _ in incremental))
 
