@@ -16,12 +16,13 @@ import os
 import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 
 import tantivy
 
 from voyager.model import Event
-from voyager.search.analyzer import TOKENIZER_NAME, analyzer, prepare
+from voyager.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
 
 INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
@@ -32,6 +33,8 @@ INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
 
 #: Default cap on the characters of one event that are indexed and stored.
 DEFAULT_MAX_EVENT_CHARS = 256 * 1024
+#: Events are prepared for the index this many at a time (see ``analyzer.prepare_many``).
+PREPARE_BATCH = 256
 TRUNCATION_MARKER = "\n[… truncated by voyager: {n} more characters; `voyager show` reads the source]"
 
 #: log2(2 + w) multiplies BM25: user 3x, assistant/checkpoint 2x-3x, tools 1x-1.6x.
@@ -163,9 +166,13 @@ class SearchIndex:
         w = self.writer()
         cap = max_event_chars()
         n = 0
-        for ev in events:
-            w.add_document(event_document(ev, cap))
-            n += 1
+        it = iter(events)
+        while chunk := list(islice(it, PREPARE_BATCH)):
+            texts = [capped_text(ev.text, cap) for ev in chunk]
+            bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in zip(chunk, texts)])
+            for ev, text, body in zip(chunk, texts, bodies):
+                w.add_document(event_document(ev, text, body))
+            n += len(chunk)
         return n
 
     def delete_session(self, session_id: str, *, from_seq: int | None = None, keep_checkpoint: bool = True) -> None:
@@ -229,10 +236,15 @@ class SearchIndex:
             yield bucket["key"]
 
 
-def event_document(ev: Event, cap: int) -> tantivy.Document:
-    text = ev.text
+def capped_text(text: str, cap: int) -> str:
+    """``text`` cut to ``cap`` characters, with a marker saying how many more there were."""
     if len(text) > cap:
-        text = text[:cap] + TRUNCATION_MARKER.format(n=len(ev.text) - cap)
+        return text[:cap] + TRUNCATION_MARKER.format(n=len(text) - cap)
+    return text
+
+
+def event_document(ev: Event, text: str, body: str) -> tantivy.Document:
+    """The document of ``ev``: ``text`` is its stored (capped) text, ``body`` the prepared text to index."""
     doc = tantivy.Document()
     doc.add_text("session", ev.session)
     doc.add_text("provider", ev.session.split(":", 1)[0])
@@ -251,7 +263,7 @@ def event_document(ev: Event, cap: int) -> tantivy.Document:
         doc.add_boolean("err", True)
     doc.add_unsigned("w", KIND_WEIGHTS.get(ev.kind, 0))
     doc.add_unsigned("sk", session_key(ev.session))
-    doc.add_text("body", prepare(f"{ev.tool}\n{text}" if ev.tool else text))
+    doc.add_text("body", body)
     doc.add_bytes("text", text.encode("utf-8", "surrogatepass"))
     return doc
 

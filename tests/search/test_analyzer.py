@@ -107,3 +107,39 @@ def test_prepared_text_matches_the_reference_rule():
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         assert tokens(text) == [t.lower() for t in reference(text)], repr(text)
+
+
+def test_prepare_many_gives_each_text_the_tokens_prepare_does():
+    """Texts prepared together (joined, split back) tokenize exactly as when prepared alone."""
+    import random
+
+    from voyager.search import analyzer as A
+
+    an = A.analyzer()
+    # Edges that could leak across the joins: the separator itself, empty texts, a leading
+    # combining mark (NFKC must not compose it with what precedes), trailing CJK, whitespace.
+    alphabet = ["a", "Z9", "_", " ", ".", "数", "据", "テ", "한", "\u0301", "é", "\x1e", "\x1c", "\u3000", "\u2028",
+                "😀", "ệ", "\t", "\n", "—", "(", "\ud800", "ｱ", "ＡＢ"]
+    rng = random.Random(11)
+    for trial in range(400):
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(0, 40))]
+        if trial % 4:  # most batches without the separator, so they really go through the joined path
+            texts = [t.replace("\x1e", "") for t in texts]
+        A.BATCH_CHARS = rng.choice((8, 64, 32 * 1024))  # groups of one, of a few, and of all
+        try:
+            got = A.prepare_many(texts)
+        finally:
+            A.BATCH_CHARS = 32 * 1024
+        assert [an.analyze(p) for p in got] == [an.analyze(A.prepare(t)) for t in texts], texts
+
+
+def test_prepare_many_joins_texts():
+    """The joined path is taken (it is the point): one prepare call for a batch of plain texts."""
+    from unittest import mock
+
+    from voyager.search import analyzer as A
+
+    with mock.patch.object(A, "prepare", wraps=A.prepare) as spy:
+        out = A.prepare_many(["用pytest跑测试", "foo.bar()", "", "数据库"])
+    assert spy.call_count == 1
+    assert [o.split() for o in out] == [["用", "pytest", "跑", "测", "试"], ["foo", ".", "bar", "(", ")"], [], ["数", "据", "库"]]
