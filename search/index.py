@@ -16,7 +16,6 @@ import os
 import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from itertools import islice
 from pathlib import Path
 
 import tantivy
@@ -33,8 +32,10 @@ INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
 
 #: Default cap on the characters of one event that are indexed and stored.
 DEFAULT_MAX_EVENT_CHARS = 256 * 1024
-#: Events are prepared for the index this many at a time (see ``analyzer.prepare_many``).
-PREPARE_BATCH = 256
+#: Events are prepared for the index in chunks of about this many characters (see
+#: ``analyzer.prepare_many``): enough to share its per-call work, little memory beside the
+#: one event a cap allows.
+PREPARE_BATCH_CHARS = 128 * 1024
 TRUNCATION_MARKER = "\n[… truncated by voyager: {n} more characters; `voyager show` reads the source]"
 
 #: log2(2 + w) multiplies BM25: user 3x, assistant/checkpoint 2x-3x, tools 1x-1.6x.
@@ -166,14 +167,25 @@ class SearchIndex:
         w = self.writer()
         cap = max_event_chars()
         n = 0
-        it = iter(events)
-        while chunk := list(islice(it, PREPARE_BATCH)):
-            texts = [capped_text(ev.text, cap) for ev in chunk]
-            bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in zip(chunk, texts)])
-            for ev, text, body in zip(chunk, texts, bodies):
-                w.add_document(event_document(ev, text, body))
-            n += len(chunk)
+        chunk: list[tuple[Event, str]] = []
+        size = 0
+        for ev in events:
+            text = capped_text(ev.text, cap)
+            chunk.append((ev, text))
+            size += len(text)
+            if size >= PREPARE_BATCH_CHARS:
+                n += self._add_chunk(w, chunk)
+                chunk, size = [], 0
+        if chunk:
+            n += self._add_chunk(w, chunk)
         return n
+
+    @staticmethod
+    def _add_chunk(w: tantivy.IndexWriter, chunk: list[tuple[Event, str]]) -> int:
+        bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in chunk])
+        for (ev, text), body in zip(chunk, bodies):
+            w.add_document(event_document(ev, text, body))
+        return len(chunk)
 
     def delete_session(self, session_id: str, *, from_seq: int | None = None, keep_checkpoint: bool = True) -> None:
         """Delete a session's events (all, or those with ``seq >= from_seq``), uncommitted.
