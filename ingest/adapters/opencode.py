@@ -438,17 +438,27 @@ class _Db:
     def _updates(self, table: str, alias: str) -> tuple[str, str]:
         """SQL for the max and the sum of a table's update times (``NULL`` without the column).
 
-        The sum moves when any one row is updated, not only the newest. It is summed mod
-        2^32 so it stays exact integer arithmetic (SQLite's ``total()`` is a float, which
-        loses single milliseconds past 2^53) and cannot overflow; exact, because a session's
-        prefix signature is its whole sum minus the sum of its tail.
+        The sum moves when any one row is updated, not only the newest. It is an integer
+        sum (SQLite's ``total()`` is a float, which loses single milliseconds past 2^53),
+        exact, because a session's prefix signature is its whole sum minus the sum of its
+        tail; of the times mod 2^32, so it cannot overflow. OpenCode stores integer
+        milliseconds; a REAL time counts in thousandths and an ISO-text one through
+        ``julianday`` in milliseconds, so an edit within the same second still shows.
         """
         if "time_updated" not in self.cols(table):
             return "NULL", "NULL"
-        return f"max({alias}.time_updated)", f"sum({alias}.time_updated % 4294967296)"
+        col = f"{alias}.time_updated"
+        as_int = (f"CASE typeof({col}) WHEN 'integer' THEN {col} WHEN 'real' THEN CAST({col} * 1000 AS INTEGER) "
+                  f"WHEN 'text' THEN CAST(julianday({col}) * 86400000 AS INTEGER) END")
+        return f"max({col})", f"sum(({as_int}) % 4294967296)"
 
     def _part_owner(self, part: str) -> str:
-        """Which session a part row belongs to: its own ``session_id`` when it has one (no join needed)."""
+        """Which session a part row counts for: its own ``session_id`` when it has one (no join needed).
+
+        OpenCode sets it to its message's session. A part whose ``session_id`` disagrees is
+        still read with its message; only its later edits then go unnoticed until that
+        message's session changes otherwise (malformed data; the join to tell would cost a
+        lookup for every part on every rescan)."""
         return "p.session_id" if "session_id" in self.cols(part) else "m.session_id"
 
     def row_aggregates(self, gen: str, parts: bool) -> dict[str, list[Any]]:

@@ -131,3 +131,32 @@ def search_total(q: str) -> int:
     from voyager.search.engine import SearchOptions, search
 
     return search(data_dir(), q, SearchOptions()).total
+
+
+@pytest.mark.parametrize("stored", ["real-seconds", "iso-text"])
+def test_an_old_edit_within_the_same_second_is_noticed_whatever_the_time_type(home, monkeypatch, stored):
+    """Update times stored as REAL seconds or ISO text (not OpenCode's integer ms) still sign every edit."""
+    db = home / "oc" / "opencode.db"
+    db.parent.mkdir()
+    monkeypatch.setenv("VOYAGER_OPENCODE_DB", str(db))
+    synth_opencode.write_v1(db, [synth.generate(seed=9, messages=30, session_id="ses_0000timetypes")])
+    conn = sqlite3.connect(db)
+    to_type = ("time_updated / 1000.0" if stored == "real-seconds"
+               else "strftime('%Y-%m-%dT%H:%M:%f', time_updated / 1000.0, 'unixepoch')")
+    conn.executescript(f"UPDATE message SET time_updated = {to_type}; UPDATE part SET time_updated = {to_type};")
+    conn.commit()
+    total = scan(data_dir(), providers=["opencode"]).events_added
+
+    # A new turn (resumable on its own) together with an old part edited 0.25 s later.
+    last_ms = conn.execute("SELECT max(time_created) FROM message").fetchone()[0]
+    w = synth_opencode.V1Writer(conn)
+    w.message("ses_0000timetypes", "msg_zzzz0001", {"role": "user", "time": {"created": last_ms + 1}}, last_ms + 1)
+    w.part("ses_0000timetypes", "msg_zzzz0001", "prt_zzzz0001", {"type": "text", "text": "about quasars"}, last_ms + 1)
+    bump = "time_updated + 0.25" if stored == "real-seconds" else (
+        "strftime('%Y-%m-%dT%H:%M:%f', julianday(time_updated) + 0.25 / 86400)")
+    conn.execute(f"UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = {bump} "
+                 "WHERE id = (SELECT min(id) FROM part)")
+    conn.commit()
+    conn.close()
+    again = scan(data_dir(), providers=["opencode"])
+    assert again.events_added >= total and search_total("rewritten history") == 1 and search_total("quasars") == 1
