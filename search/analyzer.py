@@ -28,7 +28,8 @@ around every token that is not a word run, mostly with whole-buffer byte operati
 separator that does; a regex scan only for a CJK character glued to a word, and for
 the few blocks that mix letters and symbols), and the index's own tokenizer just
 splits on ASCII whitespace. Indexing the bench's CJK-heavy session went from ~0.9 to
-~0.25 CPU-seconds in Tantivy for ~0.19 s in Python.
+~0.25 CPU-seconds in Tantivy for ~0.17 s in Python (texts prepared in batches:
+``prepare_many``).
 """
 
 from __future__ import annotations
