@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from voyager.ingest.adapters.base import Notice
+from voyager.ingest.adapters.base import Cursor, Notice
 
 _CHUNK = 1 << 20
 #: Name at most this many bad lines per file; the rest are counted in one summary notice.
@@ -53,15 +53,20 @@ def line_hash(line: bytes) -> str:
     return hashlib.blake2b(line, digest_size=12).hexdigest()
 
 
-def tail_matches(path: str, start: int, end: int, expected: str) -> bool:
-    """True if bytes ``[start, end)`` of ``path`` still hash to ``expected`` (the prefix is unchanged)."""
+def _read_span(path: str, start: int, end: int) -> bytes | None:
+    """Bytes ``[start, end)`` of ``path`` (fewer if it is shorter now); None if it cannot be read."""
     try:
         with open(path, "rb") as fh:
             fh.seek(start)
-            data = fh.read(end - start)
+            return fh.read(end - start)
     except OSError:
-        return False
-    return len(data) == end - start and line_hash(data.rstrip(b"\n")) == expected
+        return None
+
+
+def tail_matches(path: str, start: int, end: int, expected: str) -> bool:
+    """True if bytes ``[start, end)`` of ``path`` still hash to ``expected`` (the prefix is unchanged)."""
+    data = _read_span(path, start, end)
+    return data is not None and len(data) == end - start and line_hash(data.rstrip(b"\n")) == expected
 
 
 def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[Record | Notice]:
@@ -142,16 +147,9 @@ def cursor_after(path: str, record: Record | None, *, next_seq: int, session: st
 
     ``None`` record means nothing complete was consumed: resume from the start.
     """
-    from voyager.ingest.adapters.base import Cursor
-
     if record is None:
         return Cursor(offset=0, next_seq=0, tail_hash="", tail_start=0, session=session, state=state or {})
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(record.start)
-            data = fh.read(record.end - record.start)
-    except OSError:
-        data = b""
+    data = _read_span(path, record.start, record.end) or b""
     return Cursor(
         offset=record.end,
         next_seq=next_seq,

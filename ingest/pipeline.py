@@ -95,6 +95,20 @@ _cursor_decode = msgspec.msgpack.Decoder(Cursor).decode
 _cursor_encode = msgspec.msgpack.Encoder().encode
 
 
+def _source_row(source: Source, *, cursor: bytes | None, sessions: list[str], events: int,
+                fatal: Notice | None) -> SourceState:
+    """The state row for ``source`` as just read: its fingerprint, and ok / retry / error by ``fatal``."""
+    from voyager.store.state import SourceState
+
+    fp = source.fingerprint
+    return SourceState(
+        path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
+        wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=cursor, sessions=sessions, events=events,
+        status="ok" if fatal is None else ("retry" if fatal.transient else "error"),
+        detail=fatal.reason if fatal is not None else None, indexed_at=time.time(),
+    )
+
+
 def _merge_session(old: Session | None, new: Session) -> Session:
     if old is None:
         return new
@@ -229,7 +243,7 @@ class _Scan:
         self.pending_removed_sessions.extend(orphans)
 
     def _read_source(self, source: Source, why: str, old) -> None:
-        from voyager.store.state import SessionRecord, SourceState
+        from voyager.store.state import SessionRecord
 
         adapter = registry.get(source.provider)
         cursor: Cursor | None = None
@@ -318,15 +332,8 @@ class _Scan:
             # Nothing was replaced: keep the old sessions and events, remember the failure
             # (doctor reports it) and the fingerprint (an unchanged bad file is not retried).
             self.summary.failed += 1
-            fp = source.fingerprint
-            self.pending_sources.append(
-                SourceState(
-                    path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
-                    wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=None,
-                    sessions=old_sessions, events=old.events if old is not None else 0,
-                    status="retry" if fatal.transient else "error", detail=fatal.reason, indexed_at=time.time(),
-                )
-            )
+            self.pending_sources.append(_source_row(source, cursor=None, sessions=old_sessions,
+                                                    events=old.events if old is not None else 0, fatal=fatal))
             self.live_sessions.update(old_sessions)
             return
         self.summary.events_added += added
@@ -358,24 +365,9 @@ class _Scan:
             self.pending_removed_sessions.extend(s for s in old_sessions if s not in ids)
         else:
             self.summary.events_removed += max(0, (old.events if old else 0) - cursor.next_seq)
-        fp = source.fingerprint
-        self.pending_sources.append(
-            SourceState(
-                path=source.path,
-                provider=source.provider,
-                size=fp.size,
-                mtime_ns=fp.mtime_ns,
-                inode=fp.inode,
-                wal_size=fp.wal_size,
-                wal_mtime_ns=fp.wal_mtime_ns,
-                cursor=_cursor_encode(new_cursor) if new_cursor is not None else None,
-                sessions=ids,
-                events=sum(r.events for r in records),
-                status="ok" if fatal is None else ("retry" if fatal.transient else "error"),
-                detail=fatal.reason if fatal is not None else None,
-                indexed_at=time.time(),
-            )
-        )
+        self.pending_sources.append(_source_row(
+            source, cursor=_cursor_encode(new_cursor) if new_cursor is not None else None, sessions=ids,
+            events=sum(r.events for r in records), fatal=fatal))
         for r in records:
             self.pending_sessions[r.session.id] = r
         self.live_sessions.update(ids)

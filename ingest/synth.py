@@ -130,11 +130,6 @@ def generate(seed: int, messages: int, *, session_id: str | None = None, start: 
     return Conversation(id=sid, cwd=cwd, title=None, model="synthetic-model-1", started=start, turns=turns)
 
 
-def iter_turns(conv: Conversation) -> Iterator[Turn]:
-    """The turns in order (a hook for writers that stream)."""
-    yield from conv.turns
-
-
 # ---------------------------------------------------------------------------
 # Writers: a Conversation in each agent's real on-disk format.
 #
@@ -213,7 +208,7 @@ def claude_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Ite
         prev, parent = parent, me
         return me, iso_z(ts), prev
 
-    for t, turn in enumerate(iter_turns(conv) if turns is None else turns):
+    for t, turn in enumerate(conv.turns if turns is None else turns):
         if turn.role == "user":
             me, stamp, prev = envelope(turn.ts)
             yield line({"parentUuid": prev, **base, "type": "user",
@@ -319,7 +314,7 @@ def codex_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Iter
                                   "exclude_slash_tmp": False},
                "model": conv.model, "effort": "medium", "summary": "auto"}
     total_in = total_out = 0
-    for t, turn in enumerate(iter_turns(conv) if turns is None else turns):
+    for t, turn in enumerate(conv.turns if turns is None else turns):
         ts = turn.ts
         if turn.role == "user":
             yield line(ts, "response_item",

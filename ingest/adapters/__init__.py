@@ -25,6 +25,3 @@ def get(name: str) -> Adapter:
     """The adapter for provider ``name``; KeyError if there is none."""
     return importlib.import_module(REGISTRY[name]).ADAPTER
 
-
-def all_adapters(names: list[str] | None = None) -> list[Adapter]:
-    return [get(n) for n in (names or PROVIDERS)]

@@ -270,14 +270,6 @@ def cached_by_stat(path: str, load: Callable[[str], _T], default: _T) -> _T:
     return value
 
 
-def pass_notices(items: Iterator[Record | Notice], progress: ReadProgress) -> Iterator[Record | Notice]:
-    """Records from ``read_records``, with each Notice also marking the read fatal when it is."""
-    for item in items:
-        if isinstance(item, Notice) and item.fatal:
-            progress.fatal = True
-        yield item
-
-
 class JsonlSessionRead:
     """The read loop both JSONL adapters share: one file is one session, resumable from a Cursor.
 
@@ -310,8 +302,10 @@ class JsonlSessionRead:
             self.sent = self._session()
             yield self.sent
         offset = self.cursor.offset if self.cursor else 0
-        for item in pass_notices(read_records(self.path, offset, self.progress.first_lineno()), self.progress):
+        for item in read_records(self.path, offset, self.progress.first_lineno()):
             if isinstance(item, Notice):
+                if item.fatal:
+                    self.progress.fatal = True
                 yield item
                 continue
             if not item.complete:

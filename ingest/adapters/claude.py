@@ -164,17 +164,14 @@ class _ClaudeRead(JsonlSessionRead):
         """Fix the session id at the first line that names one; returns the Session to yield first."""
         if self.counter is not None:
             return None
-        line_sid = str_or_none(line.get("sessionId"))
+        # The file is the session: Claude Code names it after the session id, and
+        # `claude --resume` looks it up by that name. Lines copied into a resumed or
+        # forked transcript still carry the old session's id, so they cannot decide.
+        self.facts.native_id = self.stem
         if self.is_agent_file:
-            self.facts.native_id = self.stem
-            parent = line_sid or self.nested_parent
+            parent = str_or_none(line.get("sessionId")) or self.nested_parent
             if parent:
                 self.facts.parent = session_id(PROVIDER, parent)
-        else:
-            # The file is the session: Claude Code names it after the session id, and
-            # `claude --resume` looks it up by that name. Lines copied into a resumed or
-            # forked transcript still carry the old session's id, so they cannot decide.
-            self.facts.native_id = self.stem
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
         self.sent = self._session()
         return self.sent

@@ -37,6 +37,8 @@ from typing import Any, ClassVar
 import msgspec
 
 from voyager import paths
+from voyager.ingest.adapters._common import int_or_none as _int
+from voyager.ingest.adapters._common import str_or_none as _str
 from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source, Unchanged, fingerprint
 from voyager.model import Event, Kind, Origin, Session, session_id
 
@@ -154,17 +156,6 @@ def _secs(ms: Any) -> float | None:
     if isinstance(ms, bool) or not isinstance(ms, (int, float)):
         return None
     return ms / 1000.0
-
-
-def _int(value: Any) -> int | None:
-    """An integer the provider recorded, else None (booleans are not exit codes)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value != "" else None
 
 
 def _dict(value: Any) -> dict[str, Any]:
