@@ -86,11 +86,11 @@ class Searcher:
     def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
         parsed = qlang.parse(query)
         filters: list[qlang.Node] = []
-        for p in opts.providers:
-            filters.append(qlang._filter("provider", p))
-        if opts.kinds:
-            kinds = [qlang._filter("kind", k) for k in opts.kinds]
-            filters.append(kinds[0] if len(kinds) == 1 else qlang.Or(tuple(kinds)))
+        # A repeated --provider or --kind means any of them.
+        for field, values in (("provider", opts.providers), ("kind", opts.kinds)):
+            if values:
+                alts = [qlang._filter(field, v) for v in values]
+                filters.append(alts[0] if len(alts) == 1 else qlang.Or(tuple(alts)))
         for name in ("repo", "cwd", "session", "since", "until"):
             value = getattr(opts, name)
             if value:

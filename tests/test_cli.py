@@ -70,6 +70,11 @@ def test_jsonl_limit_provider_kind(corpus, run):
     assert len(run.json("search", "--json", "--limit", "1", "the OR postgres OR migration")["hits"]) == 1
     only_codex = run.json("search", "--json", "--provider", "codex", "the OR postgres OR migration OR 数据库")
     assert only_codex["hits"] and {h["provider"] for h in only_codex["hits"]} == {"codex"}
+    # Repeated, --provider means any of them (as --kind does), not all at once.
+    q = "the OR postgres OR migration OR 数据库"
+    both = run.json("search", "--json", "--provider", "codex", "--provider", "claude", q)
+    each = sum(run.json("search", "--json", "--provider", p, q)["total"] for p in ("codex", "claude"))
+    assert both["total"] == each > only_codex["total"]
     tools = run.json("search", "--json", "--kind", "tool", "pytest OR pg_isready OR TypeError OR ERR_CONN_REFUSED_42")
     assert {h["kind"] for h in tools["hits"]} <= {"tool_call", "tool_result"} and len(tools["hits"]) == 4
 
