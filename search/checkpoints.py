@@ -19,20 +19,12 @@ CHECKPOINT_SEQ = -1
 
 def index_checkpoint(data_dir: Path, session_id: str, text: str | None, *, ts: float | None = None, wait: float = 10.0) -> None:
     """Replace ``session_id``'s checkpoint event with ``text`` (None or empty: remove it). Commits."""
-    import tantivy
-
     from voyager.search.index import SearchIndex
 
     with writer_lock(data_dir, wait=wait):
         ix = SearchIndex(data_dir)
         try:
-            w = ix.writer()
-            w.delete_documents_by_query(
-                tantivy.Query.boolean_query([
-                    (tantivy.Occur.Must, tantivy.Query.term_query(ix.schema, "session", session_id)),
-                    (tantivy.Occur.Must, tantivy.Query.term_query(ix.schema, "kind", "checkpoint")),
-                ])
-            )
+            ix.delete_checkpoint(session_id)
             if text:
                 ix.add_events([Event(session=session_id, seq=CHECKPOINT_SEQ, kind="checkpoint", origin="voyager",
                                      text=text, ts=time.time() if ts is None else ts)])

@@ -131,9 +131,6 @@ class SearchIndex:
     def searcher(self) -> tantivy.Searcher:
         return self.index.searcher()
 
-    def reload(self) -> None:
-        self.index.reload()
-
     def num_events(self) -> int:
         return self.index.searcher().num_docs
 
@@ -208,14 +205,19 @@ class SearchIndex:
         )
         w.delete_documents_by_query(q)
 
+    def delete_checkpoint(self, session_id: str) -> None:
+        """Delete ``session_id``'s checkpoint event (the one ``delete_session`` keeps), uncommitted."""
+        self.writer().delete_documents_by_query(
+            tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
+                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "kind", "checkpoint")),
+            ])
+        )
+
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
             self.index.reload()
-
-    def rollback(self) -> None:
-        if self._writer is not None:
-            self._writer.rollback()
 
     def close(self) -> None:
         if self._writer is not None:
@@ -241,7 +243,7 @@ class SearchIndex:
         return [doc_to_event(s.doc(addr)) for _, addr in res.hits]
 
     def iter_session_ids(self) -> Iterator[str]:
-        """Distinct session ids present in the index (for health checks)."""
+        """Distinct session ids present in the index (tests compare an index with the sources this way)."""
         s = self.index.searcher()
         agg = s.aggregate(tantivy.Query.all_query(), {"s": {"terms": {"field": "session", "size": 1_000_000}}})
         for bucket in agg.get("s", {}).get("buckets", []):

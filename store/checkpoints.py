@@ -47,13 +47,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from voyager.model import SCHEMA_VERSION
-from voyager.store.db import BusyError, Migration, StoreError, connect, transaction
+from voyager.store.db import BusyError, Migration, StoreError, connect, like_prefix, transaction
 
 __all__ = [
     "PAYLOAD_VERSION",
@@ -153,7 +153,7 @@ class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
 
     def payload(self) -> CheckpointPayload:
         """The user-authored fields alone."""
-        return CheckpointPayload(**{f: getattr(self, f) for f in PAYLOAD_FIELDS})
+        return CheckpointPayload(**_fields(self))
 
 
 class CheckpointPatch(msgspec.Struct, frozen=True, kw_only=True):
@@ -293,7 +293,7 @@ def decode_payload(data: bytes | str) -> CheckpointPayload:
         raise CheckpointError(
             f"invalid checkpoint document: schema_version {doc.schema_version}, this Voyager reads {PAYLOAD_VERSION}"
         )
-    return _normalize(CheckpointPayload(**{f: getattr(doc, f) for f in PAYLOAD_FIELDS}))
+    return _normalize(CheckpointPayload(**_fields(doc)))
 
 
 # ---------------------------------------------------------------------------
@@ -747,11 +747,10 @@ class CheckpointStore:
         exact = self.conn.execute("SELECT id FROM sessions WHERE id = ?", (ref,)).fetchall()
         if exact:
             return [exact[0][0]]
-        pat = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self.conn.execute(
             "SELECT id FROM sessions WHERE id LIKE ?1 ESCAPE '\\' OR substr(id, instr(id, ':') + 1) LIKE ?1 ESCAPE '\\' "
             "ORDER BY id LIMIT ?2",
-            (pat + "%", limit),
+            (like_prefix(ref), limit),
         ).fetchall()
         return [r[0] for r in rows]
 
@@ -953,7 +952,8 @@ class CheckpointStore:
         return RestoreResult(session_id=sid, changed=True, restored=snap_name, pre_restore=pre, checkpoint=cp)
 
 
-def _fields(p: CheckpointPayload) -> dict[str, object]:
+def _fields(p: object) -> dict[str, Any]:
+    """The payload fields of ``p`` (a payload, a checkpoint or a checkpoint document)."""
     return {f: getattr(p, f) for f in PAYLOAD_FIELDS}
 
 

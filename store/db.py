@@ -69,6 +69,11 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
     return conn
 
 
+def like_prefix(ref: str) -> str:
+    """A LIKE pattern (for ``ESCAPE '\\'``) matching what starts with ``ref`` taken literally."""
+    return ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def _enable_wal(conn: sqlite3.Connection) -> None:
     # Switching a new file to WAL needs an exclusive lock, and SQLite answers "locked"
     # at once (without the busy handler) when several processes open a brand-new

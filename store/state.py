@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from voyager.model import Session
-from voyager.store.db import Migration, connect, transaction
+from voyager.store.db import Migration, connect, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
@@ -167,7 +167,6 @@ class StateStore:
         removed_sources: Iterable[str] = (),
         sessions: Iterable[SessionRecord] = (),
         removed_sessions: Iterable[str] = (),
-        event_deltas: dict[str, int] | None = None,
     ) -> None:
         """Record, in one transaction, what an index commit that already happened contains."""
         with transaction(self.conn) as db:
@@ -184,10 +183,6 @@ class StateStore:
                 f"INSERT OR REPLACE INTO sessions ({', '.join(_SESSION_COLS)}, events) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 1))})",
                 [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (r.events,) for r in sessions],
             )
-            if event_deltas:
-                db.executemany(
-                    "UPDATE sessions SET events = events + ? WHERE id = ?", [(n, sid) for sid, n in event_deltas.items()]
-                )
 
     def record_scan(self, started: float, summary: bytes) -> None:
         with transaction(self.conn) as db:
@@ -225,7 +220,7 @@ class StateStore:
         exact = self.conn.execute("SELECT id FROM sessions WHERE id = ? OR native_id = ?", (ref, ref)).fetchall()
         if exact:
             return [r[0] for r in exact]
-        pat = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pat = like_prefix(ref)
         rows = self.conn.execute(
             "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' OR native_id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
             (pat, pat, limit),
