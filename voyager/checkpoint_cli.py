@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import click
-import msgspec
 
+from voyager.cmdutil import emit_json
 from voyager.paths import data_dir as default_data_dir
 from voyager.paths import ensure_private_dir
 
@@ -178,11 +178,6 @@ def _writable_data_dir(path: Path) -> Path:
         raise CheckpointCLIError(f"cannot create data dir {path}: {exc.strerror or exc}") from None
 
 
-def _emit_json(doc: msgspec.Struct) -> None:
-    sys.stdout.buffer.write(msgspec.json.encode(doc) + b"\n")
-    sys.stdout.flush()
-
-
 def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
@@ -283,7 +278,7 @@ def save(
     if result.changed and result.checkpoint is not None:
         _index_hook(data_dir, result.session_id, result.checkpoint)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     elif result.changed:
         click.echo(f"saved {result.session_id} (snapshot {result.snapshot})")
     else:
@@ -316,7 +311,7 @@ def status(ctx: click.Context, session: str, as_json: bool) -> None:
         with _store(c.data_dir) as store:
             result = store.status(resolved.session_id)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     elif result.checkpoint is None:
         click.echo(f"no checkpoint for {result.session_id}")
     else:
@@ -356,7 +351,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
         with _store(c.data_dir) as store:
             rows = store.list()
     if as_json:
-        _emit_json(CheckpointList(sessions=rows))
+        emit_json(CheckpointList(sessions=rows))
         return
     if not rows:
         click.echo("no checkpoints")
@@ -382,7 +377,7 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
         with _store(c.data_dir) as store:
             snaps = store.snapshots(resolved.session_id)
     if as_json:
-        _emit_json(SnapshotList(session_id=resolved.session_id, snapshots=snaps))
+        emit_json(SnapshotList(session_id=resolved.session_id, snapshots=snaps))
         return
     if not snaps:
         click.echo(f"no snapshots for {resolved.session_id}")
@@ -427,7 +422,7 @@ def _after_restore(data_dir: Path, result: Any, as_json: bool, verb: str) -> Non
     if result.changed:
         _index_hook(data_dir, result.session_id, result.checkpoint)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     elif result.changed:
         extra = f"; previous state kept as {result.pre_restore}" if result.pre_restore else ""
         click.echo(f"{verb} {result.restored} for {result.session_id}{extra}")
@@ -453,7 +448,7 @@ def clear(ctx: click.Context, session: str, as_json: bool) -> None:
     if result.cleared:
         _index_hook(c.data_dir, result.session_id, None)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     elif result.cleared:
         click.echo(f"cleared {result.session_id} ({result.snapshots} snapshots deleted)")
     else:
@@ -479,6 +474,6 @@ def handoff(ctx: click.Context, session: str, as_json: bool) -> None:
     with _store(c.data_dir) as store:
         path = store.handoff(resolved.session_id, out_dir)
     if as_json:
-        _emit_json(HandoffResult(session_id=resolved.session_id, path=str(path)))
+        emit_json(HandoffResult(session_id=resolved.session_id, path=str(path)))
     else:
         click.echo(str(path))

@@ -27,6 +27,7 @@ from voyager.cmdutil import (
     EXIT_OK,
     EXIT_USAGE,
     MAX_INT,
+    NO_INDEX,
     Busy,
     UserError,
     VoyagerError,
@@ -226,7 +227,7 @@ def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> No
 
     ddir = data_dir()
     if not (ddir / "state.db").exists():
-        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+        raise UserError(NO_INDEX)
     store = StateStore(ddir)
     try:
         total, recs = store.list_sessions(provider=provider, limit=limit, offset=offset)
@@ -255,12 +256,12 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
     """A session's timeline (id, native id or unambiguous prefix)."""
     from voyager.model import SCHEMA_VERSION, Timeline
     from voyager.search.engine import index_exists, session_row
-    from voyager.search.index import SearchIndex
+    from voyager.search.index import TRUNCATION_MARKER, SearchIndex
     from voyager.store.state import StateStore
 
     ddir = data_dir()
     if not index_exists(ddir):
-        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+        raise UserError(NO_INDEX)
     store = StateStore(ddir)
     try:
         ids = store.resolve_session(session)
@@ -275,7 +276,8 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
     if around is not None:
         lo, hi = max(0, around - window), around + window
     events = SearchIndex(ddir, create=False).session_events(ids[0], lo=lo, hi=hi)
-    capped = {e.seq for e in events if e.text.endswith(CAPPED_SUFFIX) and e.seq >= 0}
+    suffix = TRUNCATION_MARKER.rpartition("; ")[2]  # how a capped event's stored text ends
+    capped = {e.seq for e in events if e.text.endswith(suffix) and e.seq >= 0}
     if capped and rec.session.source:
         import msgspec
 
@@ -293,10 +295,6 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
     click.echo(render_timeline(row, events, color=colored), color=colored)
 
 
-#: How a capped event's stored text ends (see voyager.search.index.TRUNCATION_MARKER).
-CAPPED_SUFFIX = "`voyager show` reads the source]"
-
-
 # -- stats, demo ------------------------------------------------------------------------
 
 
@@ -306,20 +304,21 @@ def stats(as_json: bool) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
     import msgspec
 
+    from voyager.model import SCHEMA_VERSION
     from voyager.search.engine import index_exists
     from voyager.search.index import SearchIndex
     from voyager.store.state import StateStore
 
     ddir = data_dir()
     if not index_exists(ddir):
-        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+        raise UserError(NO_INDEX)
     store = StateStore(ddir)
     idx = SearchIndex(ddir, create=False)
     counts = store.counts()
     last = store.last_scan()
     store.close()
     doc = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "data_dir": str(ddir),
         "providers": {p: {"sessions": s, "events": e or 0} for p, s, e in counts},
         "index_events": idx.num_events(),
@@ -345,7 +344,9 @@ def stats(as_json: bool) -> None:
 def doctor(as_json: bool) -> None:
     """Every agent: where Voyager looked, what it found, what it could not use and why; index health."""
     from voyager.ingest.diagnose import diagnose
+    from voyager.model import SCHEMA_VERSION
     from voyager.search.engine import index_exists
+    from voyager.store.checkpoints import default_path
 
     ddir = data_dir()
     indexed: dict[str, tuple[int, int]] = {}
@@ -362,12 +363,13 @@ def doctor(as_json: bool) -> None:
         store.close()
         idx = SearchIndex(ddir, create=False)
         state_events = sum(e for _, e in indexed.values())
-        index_events = idx.num_events() - idx.count_kind("checkpoint")
+        num_events = idx.num_events()
+        index_events = num_events - idx.count_kind("checkpoint")
         health.update(index="ok" if index_events == state_events else
                       f"out of step: {index_events} events indexed, the scan state says {state_events} "
                       "(the next scan repairs it; `voyager scan`)",
-                      index_events=idx.num_events(), index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
-    cp = ddir / "checkpoints.db"
+                      index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
+    cp = default_path(ddir)
     if cp.exists():
         import sqlite3
 
@@ -379,7 +381,7 @@ def doctor(as_json: bool) -> None:
             health["checkpoints_db"] = f"unreadable: {exc}"
     reports = diagnose(os.environ, indexed, failed)
     if as_json:
-        emit_json({"schema_version": 1, "providers": reports, "health": health})
+        emit_json({"schema_version": SCHEMA_VERSION, "providers": reports, "health": health})
         return
     for r in reports:
         click.echo(f"{r.label} ({r.provider})")

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from voyager.paths import data_dir
+
 EXIT_OK, EXIT_NONE, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 #: The largest count or offset an option takes (what SQLite and Tantivy can hold).
 MAX_INT = 2**62
@@ -49,10 +51,8 @@ def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> 
     click.echo(message, err=err, color=color)
 
 
-def data_dir() -> Path:
-    from voyager.paths import data_dir as _dd
-
-    return _dd()
+#: What a command that needs the index says when there is none.
+NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
 
 
 def emit_json(obj: Any) -> None:

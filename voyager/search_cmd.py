@@ -21,6 +21,7 @@ from voyager.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
     MAX_INT,
+    NO_INDEX,
     Busy,
     UserError,
     data_dir,
@@ -178,8 +179,8 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
             run_scan(quiet=not sys.stderr.isatty() or as_json or as_jsonl, ddir=ddir)
         except Busy:
             pass  # a scan is running: search what it has committed so far
-    if not index_exists(ddir):
-        raise UserError("no index yet: run `voyager scan` (or `voyager demo` to try it)")
+        if not index_exists(ddir):
+            raise UserError(NO_INDEX)
     opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
                          cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
                          context=context)

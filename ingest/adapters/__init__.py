@@ -8,8 +8,10 @@ command that needs one adapter does not pay for all of them.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from voyager.ingest.adapters.base import Adapter
+if TYPE_CHECKING:
+    from voyager.ingest.adapters.base import Adapter
 
 #: provider name -> module path. Order is the order scans and ``doctor`` report in.
 REGISTRY: dict[str, str] = {
