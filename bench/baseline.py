@@ -27,6 +27,8 @@ from voyager.search.query import KIND_ALIASES
 
 from voyager.model import Event
 
+from bench.util import file_bytes
+
 #: The old design's per-event cap, in UTF-8 bytes.
 BODY_CAP_BYTES = 600
 
@@ -109,7 +111,7 @@ class Fts5Baseline:
         self.conn.close()
 
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+        return file_bytes(self.path)
 
     def build(self, batches: Iterable[list[Event]]) -> int:
         """Insert every event in one transaction, then build the filter indexes; returns events added."""

@@ -23,6 +23,7 @@ import random
 import sqlite3
 import struct
 from collections.abc import Iterable, Iterator
+from itertools import accumulate
 from pathlib import Path
 
 import msgspec
@@ -304,7 +305,7 @@ class EventCorpus:
         rng = random.Random(seed)
         vocab = _vocabulary(rng, 6000)
         weights = [1.0 / (r + 1) for r in range(len(vocab))]
-        cum = list(_accumulate(weights))
+        cum = list(accumulate(weights))
 
         def words(k: int) -> str:
             return " ".join(rng.choices(vocab, cum_weights=cum, k=k))
@@ -329,7 +330,7 @@ class EventCorpus:
             s = min(rng.randint(20, 800), n_events - total)
             sizes.append(s)
             total += s
-        self.starts = list(_accumulate([0] + sizes[:-1]))
+        self.starts = list(accumulate([0] + sizes[:-1]))
         self.sizes = sizes
         self.sessions = [self._session(i) for i in range(len(sizes))]
         # Needle placement: distinct events, spread over the whole stream.
@@ -479,10 +480,3 @@ def read_spool(path: Path) -> Iterator[list[Event]]:
 def _write_frame(fh, data: bytes) -> None:
     fh.write(struct.pack("<I", len(data)))
     fh.write(data)
-
-
-def _accumulate(xs: list[float] | list[int]):
-    total = 0
-    for x in xs:
-        total += x
-        yield total

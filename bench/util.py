@@ -68,6 +68,11 @@ def repeat(fn: Callable[[], object], *, reps: int, warmup: int = 1, budget: floa
     return out
 
 
+def file_bytes(path: Path) -> int:
+    """Size of ``path`` with its companions (a database's ``-wal`` and ``-shm``)."""
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+
 def dir_bytes(path: Path) -> int:
     """Total size of the regular files under ``path``."""
     if path.is_file():

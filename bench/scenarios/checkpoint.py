@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import random
 import time
-from pathlib import Path
 
 from bench.context import Context
 from bench.model import Check, Metric, Reference, ScenarioResult, Target
-from bench.util import Quantiles, ms, us
+from bench.util import Quantiles, file_bytes, ms, us
 
 #: The old design's numbers, as the issue quotes them.
 SEED = {"save_ms": 80.0, "load_us": 50.0, "first_open_ms": 2700.0, "close_ms": 1000.0}
@@ -22,11 +21,8 @@ SESSIONS = 50
 
 
 def checkpoint(ctx: Context) -> ScenarioResult:
-    try:
-        from voyager.store.checkpoints import CheckpointPatch, CheckpointStore
-    except ImportError as exc:  # the store is being written by another engineer
-        return ScenarioResult(name="checkpoint", description="checkpoint store latencies",
-                              notes=[f"skipped: voyager.store.checkpoints not importable ({exc})"])
+    from voyager.store.checkpoints import CheckpointPatch, CheckpointStore
+
     sz = ctx.sizes
     res = ScenarioResult(name="checkpoint", description=f"{sz.checkpoint_saves:,} saves (half changed, half "
                          f"unchanged) over {SESSIONS} sessions, {sz.checkpoint_loads:,} loads, opens and closes")
@@ -127,9 +123,5 @@ def checkpoint(ctx: Context) -> ScenarioResult:
         Metric(name="close p50", value=ms(Quantiles.of(reclose + first_close).p50), unit="ms", group="open/close",
                target=Target(op="<=", value=5), reference=seed("close_ms")),
     ]
-    res.notes.append(f"database after the run: {_size(path) / 1e6:.2f} MB (with -wal)")
+    res.notes.append(f"database after the run: {file_bytes(path) / 1e6:.2f} MB (with -wal)")
     return res
-
-
-def _size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))

@@ -26,7 +26,7 @@ from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
 from bench.model import Check, Metric, ScenarioResult, Target
-from bench.util import ProviderHomes, mb, ms, run_child
+from bench.util import ProviderHomes, file_bytes, mb, ms, run_child
 
 FORMATS: tuple[str, ...] = ("claude", "codex", "opencode")
 FORMAT_LABEL = {"claude": "Claude Code JSONL", "codex": "Codex rollout JSONL", "opencode": "OpenCode SQLite (v1)"}
@@ -82,10 +82,6 @@ def _write_source(ctx: Context, provider: str) -> tuple[ProviderHomes, Path, App
     return homes, db, appender
 
 
-def _source_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-
-
 def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
     from voyager.search.engine import SearchOptions, search
 
@@ -116,7 +112,7 @@ def ensure_ingested(ctx: Context, provider: str) -> Ingested:
 def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
              label: str) -> Path:
     """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
-    size = _source_bytes(source)
+    size = file_bytes(source)
     runs: list[IngestRun] = []
     dirs = [ctx.dir(f"ingest-{key}") / f"data-{r}" for r in range(ctx.sizes.ingest_runs)]
     for data_dir in dirs:
@@ -157,7 +153,7 @@ def ingest_5000(ctx: Context) -> ScenarioResult:
     for provider in FORMATS:
         t = time.perf_counter()
         homes, source, appender = _write_source(ctx, provider)
-        res.notes.append(f"{provider}: wrote {mb(_source_bytes(source)):.1f} MB in {time.perf_counter() - t:.2f} s "
+        res.notes.append(f"{provider}: wrote {mb(file_bytes(source)):.1f} MB in {time.perf_counter() - t:.2f} s "
                          f"({source.name})")
         data_dir = _measure(ctx, res, provider, provider, homes, source, FORMAT_LABEL[provider])
         ctx.ingested[provider] = Ingested(provider=provider, homes=homes, source=source, data_dir=data_dir,

@@ -12,7 +12,7 @@ import pytest
 from voyager.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager.ingest.adapters.claude import ADAPTER
 
-from tests.ingest._items import cursor_of, events, last_session, notices
+from tests.ingest._items import append, cursor_of, events, last_session, notices, write
 from voyager.model import Session
 
 SID = "5f0c2a9e-1b7d-4c3e-9a21-7e6d5c4b3a20"
@@ -63,21 +63,6 @@ def tool_use(call_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, A
 
 def tool_result(call_id: str, content: Any, is_error: bool = False) -> dict[str, Any]:
     return {"tool_use_id": call_id, "type": "tool_result", "content": content, "is_error": is_error}
-
-
-def write(path: Path, lines: list[Any], *, raw_tail: bytes = b"") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        for line in lines:
-            fh.write(line if isinstance(line, bytes) else json.dumps(line, ensure_ascii=False).encode() + b"\n")
-        fh.write(raw_tail)
-    return path
-
-
-def append(path: Path, lines: list[Any]) -> None:
-    with open(path, "ab") as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False).encode() + b"\n")
 
 
 def source(path: Path) -> Source:

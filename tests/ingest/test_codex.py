@@ -11,7 +11,7 @@ import pytest
 from voyager.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager.ingest.adapters.codex import ADAPTER, parse_output, render_call
 
-from tests.ingest._items import cursor_of, events, last_session, notices
+from tests.ingest._items import append, cursor_of, events, last_session, notices, write
 from voyager.model import Session
 
 SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -56,21 +56,6 @@ def output(n: int, call_id: str, out: str) -> dict[str, Any]:
 
 def shell_out(text: str, code: int) -> str:
     return json.dumps({"output": text, "metadata": {"exit_code": code, "duration_seconds": 0.4}})
-
-
-def write(path: Path, lines: list[Any], *, raw_tail: bytes = b"") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        for line in lines:
-            fh.write(line if isinstance(line, bytes) else json.dumps(line, ensure_ascii=False).encode() + b"\n")
-        fh.write(raw_tail)
-    return path
-
-
-def append(path: Path, lines: list[Any]) -> None:
-    with open(path, "ab") as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False).encode() + b"\n")
 
 
 def read(path: Path, cursor: Cursor | None = None) -> list[Any]:
