@@ -412,6 +412,10 @@ def _loads(text: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
+#: Each table generation's message table.
+_MSG_TABLE = {"v1": "message", "v2": "session_message"}
+
+
 class _Db:
     """One open database and what its schema offers; builds the queries each table set needs."""
 
@@ -420,7 +424,7 @@ class _Db:
 
     def _tables(self, gen: str, parts: bool) -> tuple[str, str | None]:
         """The message table of ``gen`` and its part table (None when there is none to read)."""
-        msg = "message" if gen == "v1" else "session_message"
+        msg = _MSG_TABLE[gen]
         part = "part" if gen == "v1" else ("session_part" if parts else None)
         if part is not None and (part not in self.schema or "message_id" not in self.cols(part)):
             part = None
@@ -588,7 +592,7 @@ class _Db:
 
     def key_columns(self, gen: str) -> list[str]:
         """The columns that order a session's messages (what ``seq`` follows), as present."""
-        table = "message" if gen == "v1" else "session_message"
+        table = _MSG_TABLE[gen]
         names = ("time_created", "id") if gen == "v1" else ("seq", "time_created", "id")
         have = self.cols(table)
         return [n for n in names if n in have or n == "id"]
@@ -634,7 +638,7 @@ class _Db:
                 whole: list[Any]) -> list[Any] | None:
         """What resuming this session at its last message needs: [message key, seq at that message,
         signature of everything before it]. None when the key cannot be read."""
-        table = "message" if gen == "v1" else "session_message"
+        table = _MSG_TABLE[gen]
         cols = self.key_columns(gen)
         row = self.conn.execute(f"SELECT {', '.join(cols)} FROM {table} WHERE id = ?", (last_mid,)).fetchone()
         if row is None:
