@@ -23,9 +23,9 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from voyager.search.query import KIND_ALIASES
+from voyager_sessions.search.query import KIND_ALIASES
 
-from voyager.model import Event
+from voyager_sessions.model import Event
 
 from bench.util import file_bytes
 

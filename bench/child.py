@@ -33,10 +33,10 @@ class IngestRun(msgspec.Struct, kw_only=True):
 
 
 def ingest(data_dir: Path, provider: str) -> IngestRun:
-    from voyager.ingest import adapters
-    from voyager.ingest.pipeline import scan
-    from voyager.search.index import SearchIndex  # noqa: F401 - import cost stays out of the timing
-    from voyager.store.state import StateStore  # noqa: F401
+    from voyager_sessions.ingest import adapters
+    from voyager_sessions.ingest.pipeline import scan
+    from voyager_sessions.search.index import SearchIndex  # noqa: F401 - import cost stays out of the timing
+    from voyager_sessions.store.state import StateStore  # noqa: F401
 
     # Import (and, in a fresh checkout run with PYTHONDONTWRITEBYTECODE, compile) the
     # adapter before the clock starts: an installed copy has its bytecode already.

@@ -3,12 +3,12 @@
 Two kinds of input, both fully determined by a seed:
 
 * **Provider files** for the scenarios that measure parsing and scanning. The text comes
-  from ``voyager.ingest.synth.generate`` and the bytes from the shared writers
+  from ``voyager_sessions.ingest.synth.generate`` and the bytes from the shared writers
   (``synth.write_claude``/``claude_lines``, ``synth.codex_lines``,
   ``synth_opencode.V1Writer``/``add_v1``): the formats are described once, for the tests
   and the bench alike. Nothing here knows a provider's format.
 * **Event streams** (``EventCorpus``) for the search scenarios, which measure search
-  rather than parsing: ``voyager.model.Event`` Structs go straight into
+  rather than parsing: ``voyager_sessions.model.Event`` Structs go straight into
   ``SearchIndex.add_events`` (and into the FTS5 baseline), spooled once to a msgpack file
   so both builds read identical input and generation is not counted as build time.
   Needles (rare words, identifiers with look-alike neighbours, a phrase, CJK pairs and
@@ -27,9 +27,9 @@ from itertools import accumulate
 from pathlib import Path
 
 import msgspec
-from voyager.ingest import synth
+from voyager_sessions.ingest import synth
 
-from voyager.model import Event, Session
+from voyager_sessions.model import Event, Session
 
 # ---------------------------------------------------------------------------
 # One long session in every format (ingest_5000, append_one)
@@ -127,7 +127,7 @@ def write_opencode_v1(path: Path, convs: Iterable[synth.Conversation]) -> Path:
     Uses the shared ``synth_opencode`` row writers; ``write_v1`` itself commits every row
     (about 2 s per 1,000 messages), which is too slow for a 5,000-message session.
     """
-    from voyager.ingest import synth_opencode
+    from voyager_sessions.ingest import synth_opencode
 
     path.parent.mkdir(parents=True, exist_ok=True)
     w = synth_opencode.V1Writer.create(path)
@@ -148,7 +148,7 @@ class OpenCodeAppender:
     """
 
     def __init__(self, db: Path, conv: synth.Conversation, messages: int, scratch: Path) -> None:
-        from voyager.ingest.synth_opencode import (
+        from voyager_sessions.ingest.synth_opencode import (
             _msg_id,  # the id scheme the writer used
         )
 

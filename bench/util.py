@@ -174,11 +174,11 @@ def run_child(args: list[str], env: Mapping[str, str], *, timeout: float = 600) 
 
 
 def voyager_command() -> list[str]:
-    """How to run the installed CLI: the ``voyager`` script next to this interpreter, else ``-m voyager``."""
+    """How to run the installed CLI: the ``voyager`` script next to this interpreter, else ``-m voyager_sessions``."""
     script = Path(sys.executable).parent / "voyager"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "voyager"]
+    return [sys.executable, "-m", "voyager_sessions"]
 
 
 def cli_env(extra: Mapping[str, str], pycache: Path) -> dict[str, str]:
@@ -216,7 +216,7 @@ def install_wheel(work: Path) -> list[str]:
     wheels = work / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
                    check=True, capture_output=True, timeout=300)
-    wheel = next(wheels.glob("voyager-*.whl"), None)
+    wheel = next(wheels.glob("voyager_sessions-*.whl"), None)
     if wheel is None:
         raise OSError(f"pip wheel left no voyager wheel in {wheels}")
     env_dir = work / "venv"

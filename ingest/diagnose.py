@@ -14,8 +14,8 @@ from pathlib import Path
 
 import msgspec
 
-from voyager.ingest import adapters as registry
-from voyager.ingest.adapters.base import Notice, Source
+from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest.adapters.base import Notice, Source
 
 
 class ProviderReport(msgspec.Struct, kw_only=True):

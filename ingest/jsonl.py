@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from voyager.ingest.adapters.base import Cursor, Notice
+from voyager_sessions.ingest.adapters.base import Cursor, Notice
 
 _CHUNK = 1 << 20
 #: Name at most this many bad lines per file; the rest are counted in one summary notice.

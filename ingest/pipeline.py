@@ -28,12 +28,12 @@ from pathlib import Path
 
 import msgspec
 
-from voyager.ingest import adapters as registry
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged
-from voyager.ingest.jsonl import tail_matches
-from voyager.model import Event, Session
-from voyager.lock import ScanBusy, writer_lock  # noqa: F401  (ScanBusy is part of this API)
-from voyager.paths import ensure_private_dir
+from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged
+from voyager_sessions.ingest.jsonl import tail_matches
+from voyager_sessions.model import Event, Session
+from voyager_sessions.lock import ScanBusy, writer_lock  # noqa: F401  (ScanBusy is part of this API)
+from voyager_sessions.paths import ensure_private_dir
 
 #: Commit the index and the state after this many added events, so a long first scan
 #: makes progress durable and keeps the writer's memory bounded
@@ -98,7 +98,7 @@ _cursor_encode = msgspec.msgpack.Encoder().encode
 def _source_row(source: Source, *, cursor: bytes | None, sessions: list[str], events: int,
                 fatal: Notice | None) -> SourceState:
     """The state row for ``source`` as just read: its fingerprint, and ok / retry / error by ``fatal``."""
-    from voyager.store.state import SourceState
+    from voyager_sessions.store.state import SourceState
 
     fp = source.fingerprint
     return SourceState(
@@ -134,8 +134,8 @@ def scan(
 
 class _Scan:
     def __init__(self, data_dir, env, providers, keep_missing, progress, on_notice) -> None:
-        from voyager.search.index import SearchIndex
-        from voyager.store.state import StateStore
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
 
         self.data_dir = ensure_private_dir(data_dir)
         self.env = env
@@ -243,7 +243,7 @@ class _Scan:
         self.pending_removed_sessions.extend(orphans)
 
     def _read_source(self, source: Source, why: str, old) -> None:
-        from voyager.store.state import SessionRecord
+        from voyager_sessions.store.state import SessionRecord
 
         adapter = registry.get(source.provider)
         cursor: Cursor | None = None

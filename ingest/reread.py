@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from voyager.ingest import adapters as registry
-from voyager.ingest.adapters.base import Source, fingerprint
-from voyager.model import Event
+from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest.adapters.base import Source, fingerprint
+from voyager_sessions.model import Event
 
 
 def full_texts(provider: str, source_path: str, session_id: str, seqs: set[int]) -> dict[int, str]:

@@ -3,7 +3,7 @@
 Owns the description of OpenCode's on-disk layouts for tests, the bench and the demo:
 the JSON ``storage/`` tree, the v1 SQLite tables, v2 with ``session_part``, v2 inline,
 and a 1.x database part-way through (or done with) OpenCode 2's copy into ``session_v2``.
-The adapter (``voyager.ingest.adapters.opencode``) must read what these write; the tests
+The adapter (``voyager_sessions.ingest.adapters.opencode``) must read what these write; the tests
 compare both against plain SQL over the same files, so a writer that drifted from the
 adapter's expectations shows up as an oracle mismatch, not a silent pass.
 
@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from voyager.ingest.synth import Conversation, ToolCall, Turn
+from voyager_sessions.ingest.synth import Conversation, ToolCall, Turn
 
 PROVIDER_ID = "synthetic"
 

@@ -1,6 +1,6 @@
 """Making checkpoints searchable: one ``checkpoint`` event per session, replaced on every save.
 
-The checkpoint store (``voyager.store.checkpoints``) owns the state; this module only
+The checkpoint store (``voyager_sessions.store.checkpoints``) owns the state; this module only
 mirrors its rendered text into the index as the session's event ``seq = -1`` so that
 ``voyager search`` finds an objective or a blocker beside the session's own messages
 and ``voyager show`` lists it first. Scans keep it when they replace a session's events.
@@ -11,15 +11,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from voyager.lock import writer_lock
-from voyager.model import Event
+from voyager_sessions.lock import writer_lock
+from voyager_sessions.model import Event
 
 CHECKPOINT_SEQ = -1
 
 
 def index_checkpoint(data_dir: Path, session_id: str, text: str | None, *, ts: float | None = None, wait: float = 10.0) -> None:
     """Replace ``session_id``'s checkpoint event with ``text`` (None or empty: remove it). Commits."""
-    from voyager.search.index import SearchIndex
+    from voyager_sessions.search.index import SearchIndex
 
     with writer_lock(data_dir, wait=wait):
         ix = SearchIndex(data_dir)

@@ -13,9 +13,9 @@ from typing import Literal
 
 import msgspec
 
-from voyager.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRow
-from voyager.search import query as qlang
-from voyager.search.snippets import make_snippet
+from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRow
+from voyager_sessions.search import query as qlang
+from voyager_sessions.search.snippets import make_snippet
 
 #: Score added to events of a session whose title contains the query's words.
 TITLE_BOOST = 1.5
@@ -63,9 +63,9 @@ class Searcher:
     """An open index plus state store: reuse one for many queries (the bench does)."""
 
     def __init__(self, data_dir: Path) -> None:
-        from voyager.ingest.adapters import PROVIDERS
-        from voyager.search.index import SearchIndex
-        from voyager.store.state import StateStore
+        from voyager_sessions.ingest.adapters import PROVIDERS
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
 
         self.data_dir = data_dir
         self.index = SearchIndex(data_dir, create=False)
@@ -196,7 +196,7 @@ class Searcher:
 
 
 def _doc_event(searcher, addr) -> Event:
-    from voyager.search.index import doc_to_event
+    from voyager_sessions.search.index import doc_to_event
 
     return doc_to_event(searcher.doc(addr))
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import tantivy
 
-from voyager.model import Event
-from voyager.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
+from voyager_sessions.model import Event
+from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
 
 INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.

@@ -24,8 +24,8 @@ import msgspec
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from voyager.model import KINDS
-from voyager.search.analyzer import tokens
+from voyager_sessions.model import KINDS
+from voyager_sessions.search.analyzer import tokens
 
 FILTER_FIELDS = ("provider", "kind", "repo", "cwd", "session", "since", "until")
 

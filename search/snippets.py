@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-from voyager.search.analyzer import is_word_char as _is_word_char
+from voyager_sessions.search.analyzer import is_word_char as _is_word_char
 
 
 @lru_cache(maxsize=256)

@@ -52,8 +52,8 @@ from typing import Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from voyager.model import SCHEMA_VERSION
-from voyager.store.db import BusyError, Migration, StoreError, connect, like_prefix, transaction
+from voyager_sessions.model import SCHEMA_VERSION
+from voyager_sessions.store.db import BusyError, Migration, StoreError, connect, like_prefix, transaction
 
 __all__ = [
     "PAYLOAD_VERSION",
@@ -632,7 +632,7 @@ class CheckpointStore:
     - :meth:`handoff` ``(session_id, out_dir) -> Path``: write the Markdown hand-off.
     - :meth:`project_of` / :meth:`find_sessions`: what a caller needs to pick a project and resolve an id.
 
-    Errors are :class:`~voyager.store.db.StoreError` (``BusyError`` if another writer
+    Errors are :class:`~voyager_sessions.store.db.StoreError` (``BusyError`` if another writer
     held the lock too long, :class:`CheckpointError` for refused requests), each with a
     one-line message.
     """

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import msgspec
 
-from voyager.model import Session
-from voyager.store.db import Migration, connect, like_prefix, transaction
+from voyager_sessions.model import Session
+from voyager_sessions.store.db import Migration, connect, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append

@@ -129,7 +129,7 @@ class Run:
     """Invoke the real CLI in-process (click's CliRunner) with stdout and stderr kept apart."""
 
     def __call__(self, *args: str, input: str | None = None):
-        from voyager.cli import cli
+        from voyager_sessions.cli import cli
 
         return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
 
@@ -145,9 +145,9 @@ def run() -> Run:
 
 
 def voyager_exe() -> list[str]:
-    """The installed console script when present (a real subprocess), else ``python -m voyager``."""
+    """The installed console script when present (a real subprocess), else ``python -m voyager_sessions``."""
     exe = Path(sys.executable).with_name("voyager")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "voyager"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "voyager_sessions"]
 
 
 def run_subprocess(*args: str, env: dict | None = None, input: str | None = None) -> subprocess.CompletedProcess:

@@ -183,7 +183,7 @@ def test_real_subprocess_json_through_jq(corpus):
     bad = run_subprocess("search", "(", env=env)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
     assert run_subprocess("--help", env=env).returncode == 0
-    mod = subprocess.run([sys.executable, "-m", "voyager", "--version"], capture_output=True, text=True)
+    mod = subprocess.run([sys.executable, "-m", "voyager_sessions", "--version"], capture_output=True, text=True)
     assert mod.returncode == 0 and "voyager" in mod.stdout
 
 

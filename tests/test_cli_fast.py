@@ -1,9 +1,9 @@
-"""``voyager search`` without click (voyager.main) behaves exactly like the click command.
+"""``voyager search`` without click (voyager_sessions.main) behaves exactly like the click command.
 
 Three layers: the option table is the click command's definition; the fast argv reader
 never accepts what click refuses and, where it accepts, yields click's own values
 (fixed vectors plus a seeded fuzz); and whole runs (stdout, stderr, exit code, errors
-the command raises) match between ``voyager.main.main`` and ``voyager.cli.main``.
+the command raises) match between ``voyager_sessions.main.main`` and ``voyager_sessions.cli.main``.
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ import sys
 import click
 import pytest
 
-from voyager import search_cmd
-from voyager.cli import cli
-from voyager.cmdutil import Busy, UserError
-from voyager.main import COMPLETE_VAR
-from voyager.main import main as fast_main
-from voyager.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, parse_search_args
+from voyager_sessions import search_cmd
+from voyager_sessions.cli import cli
+from voyager_sessions.cmdutil import Busy, UserError
+from voyager_sessions.main import COMPLETE_VAR
+from voyager_sessions.main import main as fast_main
+from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, parse_search_args
 
 SEARCH = cli.commands["search"]
 
 
 @pytest.fixture(autouse=True)
 def _unfreeze():
-    """voyager.main.main freezes what start-up imported (meant for a process about to exit); undo it here."""
+    """voyager_sessions.main.main freezes what start-up imported (meant for a process about to exit); undo it here."""
     yield
     gc.unfreeze()
 
@@ -139,7 +139,7 @@ def _outcome(entry, argv: list[str], capfd) -> tuple[object, str, str]:
 
 
 def _click_main(argv: list[str]) -> None:
-    from voyager.cli import main
+    from voyager_sessions.cli import main
 
     main(argv)
 
@@ -192,7 +192,7 @@ def test_a_fresh_data_dir_matches(home, capfd):
 
 
 def _store_error() -> Exception:
-    from voyager.store.db import StoreError
+    from voyager_sessions.store.db import StoreError
 
     return StoreError("cannot open state.db: disk I/O error")
 
@@ -218,7 +218,7 @@ def test_errors_the_command_raises_are_reported_alike(exc, home, capfd, monkeypa
 def test_a_broken_install_is_reported_alike(home, capfd, monkeypatch):
     # An import the search needs fails: the same one-line internal error either way.
     monkeypatch.setitem(sys.modules, "msgspec", None)
-    for name in [m for m in sys.modules if m in ("voyager.model", "voyager.search") or m.startswith("voyager.search.")]:
+    for name in [m for m in sys.modules if m in ("voyager_sessions.model", "voyager_sessions.search") or m.startswith("voyager_sessions.search.")]:
         monkeypatch.delitem(sys.modules, name)
     argv = ["search", "x", "--no-refresh", "--json"]
     fast = _outcome(fast_main, argv, capfd)
@@ -250,7 +250,7 @@ def test_console_script_searches_without_importing_click(corpus, run):
     assert run("scan").exit_code == 0
     code = ("import atexit, sys\n"
             "atexit.register(lambda: sys.stderr.write('click imported: %s\\n' % ('click' in sys.modules)))\n"
-            "from voyager.main import main\n"
+            "from voyager_sessions.main import main\n"
             "main()\n")
     for argv, rc in ((["search", "数据", "--json", "--no-refresh"], 0), (["search", "qwertyuiopasdf", "--json"], 1),
                      (["search", "(", "--json"], 2)):
@@ -265,7 +265,7 @@ def test_fast_path_sets_the_private_umask(corpus, run):
     assert run("scan").exit_code == 0
     code = ("import atexit, os, sys\n"
             "atexit.register(lambda: sys.stderr.write('umask %o\\n' % os.umask(0)))\n"
-            "from voyager.{} import main\n"
+            "from voyager_sessions.{} import main\n"
             "main()\n")
     for module in ("main", "cli"):
         proc = subprocess.run([sys.executable, "-c", code.format(module), "search", "数据", "--json", "--no-refresh"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from voyager.model import SCHEMA_VERSION
+from voyager_sessions.model import SCHEMA_VERSION
 
 HIT_FIELDS = {"session_id", "provider", "seq", "kind", "origin", "timestamp", "cwd", "title", "snippet", "highlights",
               "score", "resume", "tool", "exit_code", "hit_count", "context"}

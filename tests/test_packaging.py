@@ -13,14 +13,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules() -> list[str]:
-    import voyager
+    import voyager_sessions
 
-    names = ["voyager"]
-    for pkg, path in (("voyager", ROOT / "voyager"), ("voyager.search", ROOT / "search"), ("voyager.ingest", ROOT / "ingest"),
-                      ("voyager.ingest.adapters", ROOT / "ingest" / "adapters"), ("voyager.store", ROOT / "store")):
+    names = ["voyager_sessions"]
+    for pkg, path in (("voyager_sessions", ROOT / "voyager_sessions"), ("voyager_sessions.search", ROOT / "search"), ("voyager_sessions.ingest", ROOT / "ingest"),
+                      ("voyager_sessions.ingest.adapters", ROOT / "ingest" / "adapters"), ("voyager_sessions.store", ROOT / "store")):
         names.append(pkg)
         names.extend(f"{pkg}.{m.name}" for m in pkgutil.iter_modules([str(path)]) if not m.name.startswith("__"))
-    assert voyager.__version__
+    assert voyager_sessions.__version__
     return sorted(set(names))
 
 
@@ -28,7 +28,7 @@ def test_wheel_installs_every_module(tmp_path):
     wheel_dir = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
                    check=True, capture_output=True, timeout=300)
-    wheel = next(wheel_dir.glob("voyager-*.whl"))
+    wheel = next(wheel_dir.glob("voyager_sessions-*.whl"))
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
@@ -45,7 +45,7 @@ def test_wheel_installs_every_module(tmp_path):
         "for m in mods:\n"
         "    mod = importlib.import_module(m)\n"
         "    assert 'site-packages' in (mod.__file__ or ''), (m, mod.__file__)\n"
-        "from voyager.demo import CORPUS\n"
+        "from voyager_sessions.demo import CORPUS\n"
         "assert any(CORPUS.rglob('*.jsonl')), 'demo corpus missing from the wheel'\n"
         "print(len(mods))\n"
     )

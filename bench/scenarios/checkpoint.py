@@ -21,7 +21,7 @@ SESSIONS = 50
 
 
 def checkpoint(ctx: Context) -> ScenarioResult:
-    from voyager.store.checkpoints import CheckpointPatch, CheckpointStore
+    from voyager_sessions.store.checkpoints import CheckpointPatch, CheckpointStore
 
     sz = ctx.sizes
     res = ScenarioResult(name="checkpoint", description=f"{sz.checkpoint_saves:,} saves (half changed, half "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 import msgspec
-from voyager.ingest import synth
+from voyager_sessions.ingest import synth
 
 from bench import corpus
 from bench.child import IngestRun
@@ -83,7 +83,7 @@ def _write_source(ctx: Context, provider: str) -> tuple[ProviderHomes, Path, App
 
 
 def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
-    from voyager.search.engine import SearchOptions, search
+    from voyager_sessions.search.engine import SearchOptions, search
 
     checks = []
     for token, kind in corpus.INGEST_NEEDLES:
@@ -99,7 +99,7 @@ def ensure_ingested(ctx: Context, provider: str) -> Ingested:
     """The ingested long session for ``provider``; built in-process if ingest_5000 did not run."""
     got = ctx.ingested.get(provider)
     if got is None:
-        from voyager.ingest.pipeline import scan
+        from voyager_sessions.ingest.pipeline import scan
 
         homes, source, appender = _write_source(ctx, provider)
         data_dir = ctx.dir(f"ingest-{provider}") / "data"
@@ -168,8 +168,8 @@ def ingest_5000(ctx: Context) -> ScenarioResult:
 
 
 def append_one(ctx: Context) -> ScenarioResult:
-    from voyager.ingest.pipeline import scan
-    from voyager.search.engine import SearchOptions, search
+    from voyager_sessions.ingest.pipeline import scan
+    from voyager_sessions.search.engine import SearchOptions, search
 
     res = ScenarioResult(name="append_one", description="append one message to the ingested session, then "
                          "incremental scan + the next search, in-process (median of rounds)")

@@ -89,9 +89,9 @@ def _sessions_of(keys: list[str]) -> set[str]:
 
 
 def _build_voyager(corpus: EventCorpus, spool: Path, data_dir: Path) -> float:
-    from voyager.ingest.pipeline import COMMIT_EVERY_EVENTS
-    from voyager.search.index import SearchIndex
-    from voyager.store.state import SessionRecord, StateStore
+    from voyager_sessions.ingest.pipeline import COMMIT_EVERY_EVENTS
+    from voyager_sessions.search.index import SearchIndex
+    from voyager_sessions.store.state import SessionRecord, StateStore
 
     t0 = time.perf_counter()
     index = SearchIndex(data_dir)
@@ -112,7 +112,7 @@ def _build_voyager(corpus: EventCorpus, spool: Path, data_dir: Path) -> float:
 
 def _check_needle(searcher, q: Query, stat: QueryStat, label: str) -> Check:
     """Run needle query ``q`` with room for every expected hit; fill ``stat``'s found/wrong; judge it."""
-    from voyager.search.engine import SearchOptions
+    from voyager_sessions.search.engine import SearchOptions
 
     assert q.needle is not None
     want = list(q.needle.expected)
@@ -137,8 +137,8 @@ def ensure_search_run(ctx: Context, n: int) -> SearchRun:
     run = ctx.search_runs.get(n)
     if run is not None:
         return run
-    from voyager.search.engine import Searcher, SearchOptions
-    from voyager.search.index import SearchIndex
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+    from voyager_sessions.search.index import SearchIndex
 
     label = size_label(n)
     root = ctx.dir(f"search-{label}")

@@ -11,13 +11,13 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from voyager.ingest.adapters.base import Adapter
+    from voyager_sessions.ingest.adapters.base import Adapter
 
 #: provider name -> module path. Order is the order scans and ``doctor`` report in.
 REGISTRY: dict[str, str] = {
-    "claude": "voyager.ingest.adapters.claude",
-    "codex": "voyager.ingest.adapters.codex",
-    "opencode": "voyager.ingest.adapters.opencode",
+    "claude": "voyager_sessions.ingest.adapters.claude",
+    "codex": "voyager_sessions.ingest.adapters.codex",
+    "opencode": "voyager_sessions.ingest.adapters.opencode",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

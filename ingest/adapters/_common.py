@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from voyager.ingest.adapters.base import Cursor, Notice
-from voyager.ingest.jsonl import Record, cursor_after, read_records
-from voyager.model import Event, Kind, Origin, Session, session_id
+from voyager_sessions.ingest.adapters.base import Cursor, Notice
+from voyager_sessions.ingest.jsonl import Record, cursor_after, read_records
+from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
 #: Python 3.11's fromisoformat reads ``Z`` and any fraction length itself: the fast path.

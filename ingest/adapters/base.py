@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Protocol, Union
 
 import msgspec
 
-from voyager.model import Event, Session
+from voyager_sessions.model import Event, Session
 
 
 class Fingerprint(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,7 +102,7 @@ Item = Union[Session, Event, Cursor, Notice, Unchanged, Partial]
 
 
 class Adapter(Protocol):
-    """What every adapter module's adapter object provides (see ``voyager.ingest.adapters.ADAPTERS``)."""
+    """What every adapter module's adapter object provides (see ``voyager_sessions.ingest.adapters.ADAPTERS``)."""
 
     name: ClassVar[str]
     #: A human label for doctor and help output, e.g. "Claude Code".

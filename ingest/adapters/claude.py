@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager import paths
-from voyager.ingest.adapters._common import (
+from voyager_sessions import paths
+from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
     ReadProgress,
@@ -35,9 +35,9 @@ from voyager.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
-from voyager.ingest.jsonl import Record
-from voyager.model import Event, Session, session_id
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
+from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
 

@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager import paths
-from voyager.ingest.adapters._common import (
+from voyager_sessions import paths
+from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
     ReadProgress,
@@ -41,9 +41,9 @@ from voyager.ingest.adapters._common import (
     render_argv,
     str_or_none,
 )
-from voyager.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
-from voyager.ingest.jsonl import Record
-from voyager.model import Kind, Origin, Session, session_id
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
+from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.model import Kind, Origin, Session, session_id
 
 PROVIDER = "codex"
 

@@ -36,11 +36,11 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager import paths
-from voyager.ingest.adapters._common import int_or_none as _int
-from voyager.ingest.adapters._common import str_or_none as _str
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source, Unchanged, fingerprint
-from voyager.model import Event, Kind, Origin, Session, session_id
+from voyager_sessions import paths
+from voyager_sessions.ingest.adapters._common import int_or_none as _int
+from voyager_sessions.ingest.adapters._common import str_or_none as _str
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source, Unchanged, fingerprint
+from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "opencode"
 

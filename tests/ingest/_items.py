@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from voyager.ingest.adapters.base import Cursor, Notice
+from voyager_sessions.ingest.adapters.base import Cursor, Notice
 
-from voyager.model import Event, Session
+from voyager_sessions.model import Event, Session
 
 
 def events(items: list[Any]) -> list[Event]:

@@ -10,12 +10,12 @@ import sys
 import time
 from collections import Counter
 
-from voyager.ingest import synth
-from voyager.ingest.adapters import get
-from voyager.ingest.pipeline import scan
-from voyager.model import Event
-from voyager.paths import data_dir
-from voyager.search.index import SearchIndex
+from voyager_sessions.ingest import synth
+from voyager_sessions.ingest.adapters import get
+from voyager_sessions.ingest.pipeline import scan
+from voyager_sessions.model import Event
+from voyager_sessions.paths import data_dir
+from voyager_sessions.search.index import SearchIndex
 
 TRIALS = 20
 
@@ -54,7 +54,7 @@ def test_sigkill_at_random_points_then_rescan(home):
         convs.append(conv)
         (synth.write_claude if i % 2 == 0 else synth.write_codex)(conv, projects if i % 2 == 0 else codex)
     env = dict(os.environ, VOYAGER_COMMIT_EVERY_EVENTS="40")
-    exe = [sys.executable, "-m", "voyager", "scan", "-q"]
+    exe = [sys.executable, "-m", "voyager_sessions", "scan", "-q"]
     t0 = time.monotonic()
     subprocess.run(exe, env=env, check=True, timeout=120)
     full = time.monotonic() - t0

@@ -1,6 +1,6 @@
 """The OpenCode adapter: every storage shape, read-only, checked against independent oracles.
 
-Synthetic stores come from ``voyager.ingest.synth_opencode``; two databases were written by
+Synthetic stores come from ``voyager_sessions.ingest.synth_opencode``; two databases were written by
 the real OpenCode 1.18.33 CLI (``../shared/fixtures/opencode-1.18.33`` with its live WAL, and
 ``tests/fixtures/opencode/real-1.18.33`` from ``opencode import``). Oracles are plain sqlite3
 (or plain file reads for the JSON tree) over the same files and never import the adapter.
@@ -21,13 +21,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from voyager.ingest import synth
-from voyager.ingest import synth_opencode as so
-from voyager.ingest.adapters import get
-from voyager.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, fingerprint
-from voyager.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
+from voyager_sessions.ingest import synth
+from voyager_sessions.ingest import synth_opencode as so
+from voyager_sessions.ingest.adapters import get
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, fingerprint
+from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
 
-from voyager.model import Event, Session
+from voyager_sessions.model import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_FIXTURE = ROOT.parent / "shared" / "fixtures" / "opencode-1.18.33"

@@ -7,9 +7,9 @@ import os
 
 
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
-from voyager.ingest.pipeline import scan
-from voyager.paths import data_dir
-from voyager.search.engine import SearchOptions, search
+from voyager_sessions.ingest.pipeline import scan
+from voyager_sessions.paths import data_dir
+from voyager_sessions.search.engine import SearchOptions, search
 
 
 def _search(q: str, **kw):
@@ -17,7 +17,7 @@ def _search(q: str, **kw):
 
 
 def _all_events():
-    from voyager.search.index import SearchIndex
+    from voyager_sessions.search.index import SearchIndex
 
     ix = SearchIndex(data_dir(), create=False)
     out = []
@@ -132,7 +132,7 @@ def test_unreadable_directory_is_named_and_scan_goes_on(home, run, monkeypatch):
 
 
 def test_file_vanishing_mid_scan(home, run, monkeypatch):
-    from voyager.ingest.adapters import claude
+    from voyager_sessions.ingest.adapters import claude
 
     p = write_claude(home, claude_session_lines())
     write_codex(home, codex_session_lines())
@@ -161,7 +161,7 @@ def test_failing_source_keeps_what_was_indexed(home, monkeypatch):
 
 
 def test_second_scan_while_one_runs_exits_3(home, run):
-    from voyager.lock import writer_lock
+    from voyager_sessions.lock import writer_lock
 
     write_claude(home, claude_session_lines())
     with writer_lock(data_dir()):

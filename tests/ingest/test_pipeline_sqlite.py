@@ -7,10 +7,10 @@ import sqlite3
 
 import pytest
 
-from voyager.ingest import synth, synth_opencode
-from voyager.ingest.pipeline import scan
-from voyager.paths import data_dir
-from voyager.search.index import SearchIndex
+from voyager_sessions.ingest import synth, synth_opencode
+from voyager_sessions.ingest.pipeline import scan
+from voyager_sessions.paths import data_dir
+from voyager_sessions.search.index import SearchIndex
 
 
 def _index_events():
@@ -44,7 +44,7 @@ def test_only_changed_sessions_are_reread(home, monkeypatch, inline):
     assert second.changed == 1
     assert second.events_added <= per_session + 2  # one session read again, not five
     assert second.sessions == 4
-    from voyager.store.state import StateStore
+    from voyager_sessions.store.state import StateStore
 
     store = StateStore(data_dir())
     assert store.sessions_by_id(["opencode:ses_0002abcdef"])["opencode:ses_0002abcdef"].session.title == "zanzibar retitled"
@@ -128,7 +128,7 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_
 
 
 def search_total(q: str) -> int:
-    from voyager.search.engine import SearchOptions, search
+    from voyager_sessions.search.engine import SearchOptions, search
 
     return search(data_dir(), q, SearchOptions()).total
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from voyager.demo import CORPUS
-from voyager.ingest import synth
-from voyager.ingest.adapters import claude, codex
-from voyager.ingest.adapters.base import Adapter, Cursor, Notice, Source, fingerprint
-from voyager.model import Event, Session
+from voyager_sessions.demo import CORPUS
+from voyager_sessions.ingest import synth
+from voyager_sessions.ingest.adapters import claude, codex
+from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Notice, Source, fingerprint
+from voyager_sessions.model import Event, Session
 
 
 def read(adapter: Adapter, path: Path) -> list[Any]:

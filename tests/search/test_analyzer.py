@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voyager.search.analyzer import normalize, tokens
+from voyager_sessions.search.analyzer import normalize, tokens
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ def test_lone_surrogates_do_not_break_tokenizing():
 
 
 def test_split_tokens_leaves_plain_words_alone():
-    from voyager.search.analyzer import split_tokens
+    from voyager_sessions.search.analyzer import split_tokens
 
     s = "just words_and spaces\n123"
     assert split_tokens(s) is s
@@ -77,7 +77,7 @@ def test_prepared_text_matches_the_reference_rule():
     import random
     import unicodedata
 
-    from voyager.search.analyzer import UNSPACED
+    from voyager_sessions.search.analyzer import UNSPACED
 
     # Unicode's White_Space property, written out (Python's isspace() adds \x1c-\x1f).
     white = set("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | {chr(c) for c in range(0x2000, 0x200B)}
@@ -113,7 +113,7 @@ def test_prepare_many_gives_each_text_the_tokens_prepare_does():
     """Texts prepared together (joined, split back) tokenize exactly as when prepared alone."""
     import random
 
-    from voyager.search import analyzer as A
+    from voyager_sessions.search import analyzer as A
 
     an = A.analyzer()
     # Edges that could leak across the joins: the separator itself, empty texts, a leading
@@ -137,7 +137,7 @@ def test_prepare_many_joins_texts():
     """The joined path is taken (it is the point): one prepare call for a batch of plain texts."""
     from unittest import mock
 
-    from voyager.search import analyzer as A
+    from voyager_sessions.search import analyzer as A
 
     with mock.patch.object(A, "prepare", wraps=A.prepare) as spy:
         out = A.prepare_many(["用pytest跑测试", "foo.bar()", "", "数据库"])

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from voyager.ingest import synth
-from voyager.ingest.pipeline import scan
-from voyager.search.engine import SearchOptions, Searcher
+from voyager_sessions.ingest import synth
+from voyager_sessions.ingest.pipeline import scan
+from voyager_sessions.search.engine import SearchOptions, Searcher
 
 
 def _cjk_pair(m: int) -> str:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from voyager.search.query import And, Filter, Not, Or, QueryError, Text, parse, parse_time
+from voyager_sessions.search.query import And, Filter, Not, Or, QueryError, Text, parse, parse_time
 
 
 def test_and_phrase_not_or_groups_prefix():

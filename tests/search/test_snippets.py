@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voyager.search.snippets import find_spans, make_snippet
+from voyager_sessions.search.snippets import find_spans, make_snippet
 
 
 def test_cjk_pair_highlights_only_adjacent():

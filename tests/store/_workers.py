@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from voyager.store.checkpoints import CheckpointPatch, CheckpointStore
+from voyager_sessions.store.checkpoints import CheckpointPatch, CheckpointStore
 
 
 def _barrier(barrier_dir: Path) -> None:

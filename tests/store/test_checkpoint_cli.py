@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from voyager.checkpoint_cli import Resolved, checkpoint
-from voyager.model import Session
-from voyager.store.checkpoints import CheckpointStore, default_path
-from voyager.store.db import BusyError
-from voyager.store.state import SessionRecord, StateStore
+from voyager_sessions.checkpoint_cli import Resolved, checkpoint
+from voyager_sessions.model import Session
+from voyager_sessions.store.checkpoints import CheckpointStore, default_path
+from voyager_sessions.store.db import BusyError
+from voyager_sessions.store.state import SessionRecord, StateStore
 
 SID = "claude:aaaa-1111"
 
@@ -28,9 +28,9 @@ SID = "claude:aaaa-1111"
 def search_hook(monkeypatch) -> list[tuple[Path, str, str]]:
     """Record calls to the search hook instead of committing a real index in every test."""
     calls: list[tuple[Path, str, str]] = []
-    fake = types.ModuleType("voyager.search.checkpoints")
+    fake = types.ModuleType("voyager_sessions.search.checkpoints")
     fake.index_checkpoint = lambda data_dir, sid, text: calls.append((Path(data_dir), sid, text))  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "voyager.search.checkpoints", fake)
+    monkeypatch.setitem(sys.modules, "voyager_sessions.search.checkpoints", fake)
     return calls
 
 
@@ -301,19 +301,19 @@ def test_changes_call_the_search_hook(run, home: Path, search_hook: list) -> Non
 
 
 def test_no_search_module_means_no_hook(run, monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "voyager.search.checkpoints", None)  # import raises ModuleNotFoundError
+    monkeypatch.setitem(sys.modules, "voyager_sessions.search.checkpoints", None)  # import raises ModuleNotFoundError
     r = run("save", SID, "--title", "t")
     assert r.exit_code == 0 and r.stderr == ""
 
 
 def test_failing_search_hook_is_a_warning_not_a_lost_save(run, monkeypatch) -> None:
-    fake = types.ModuleType("voyager.search.checkpoints")
+    fake = types.ModuleType("voyager_sessions.search.checkpoints")
 
     def broken(*args: object) -> None:
         raise RuntimeError("index is\nbroken")
 
     fake.index_checkpoint = broken  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "voyager.search.checkpoints", fake)
+    monkeypatch.setitem(sys.modules, "voyager_sessions.search.checkpoints", fake)
     r = run("save", SID, "--title", "t")
     assert r.exit_code == 0 and r.stdout.startswith("saved")
     assert r.stderr.strip() == "warning: checkpoint saved, but the search index was not updated: index is broken"
@@ -362,7 +362,7 @@ def test_full_disk_is_one_error(run, home: Path, monkeypatch) -> None:
 
 # -- as a real process ---------------------------------------------------------------------------------
 
-_MAIN = "from voyager.checkpoint_cli import checkpoint; checkpoint(prog_name='voyager checkpoint')"
+_MAIN = "from voyager_sessions.checkpoint_cli import checkpoint; checkpoint(prog_name='voyager checkpoint')"
 
 
 def test_subprocess_round_trip_and_clean_errors(home: Path) -> None:

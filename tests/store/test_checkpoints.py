@@ -14,8 +14,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from voyager.store import checkpoints as cps
-from voyager.store.checkpoints import (
+from voyager_sessions.store import checkpoints as cps
+from voyager_sessions.store.checkpoints import (
     Checkpoint,
     CheckpointError,
     CheckpointPatch,
@@ -26,7 +26,7 @@ from voyager.store.checkpoints import (
     handoff_filename,
     merge,
 )
-from voyager.store.db import NewerSchemaError, StoreError, connect
+from voyager_sessions.store.db import NewerSchemaError, StoreError, connect
 
 WORKERS = Path(__file__).with_name("_workers.py")
 SID = "claude:0001"

@@ -1,9 +1,9 @@
-"""The console entry point (``voyager`` and ``python -m voyager``): a plain search skips click.
+"""The console entry point (``voyager`` and ``python -m voyager_sessions``): a plain search skips click.
 
 Importing click and building the command tree costs more than answering a search of a
-million events, so ``voyager search …`` whose arguments :func:`voyager.search_cmd.parse_search_args`
+million events, so ``voyager search …`` whose arguments :func:`voyager_sessions.search_cmd.parse_search_args`
 reads completely runs the command directly. Everything else (another command, ``--help``,
-a mistake in the arguments, shell completion) goes to the click CLI in :mod:`voyager.cli`,
+a mistake in the arguments, shell completion) goes to the click CLI in :mod:`voyager_sessions.cli`,
 which also reports anything the direct run raises, so messages and exit codes are the
 same either way.
 
@@ -30,12 +30,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     gc.disable()
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["search"] and not os.environ.get(COMPLETE_VAR):
-        from voyager.search_cmd import parse_search_args
+        from voyager_sessions.search_cmd import parse_search_args
 
         params = parse_search_args(args[1:])
         if params is not None:
             _search(params, collecting)
-    from voyager.cli import main as cli_main
+    from voyager_sessions.cli import main as cli_main
 
     _started(collecting)
     cli_main(argv)  # None stays None: click reads sys.argv itself, as it always did
@@ -50,13 +50,13 @@ def _started(collecting: bool) -> None:
 
 def _search(params: dict, collecting: bool) -> NoReturn:
     """``voyager search`` with parsed ``params``, as the click group runs it (umask first, errors reported alike)."""
-    from voyager.cmdutil import private_umask
-    from voyager.search_cmd import search_command
+    from voyager_sessions.cmdutil import private_umask
+    from voyager_sessions.search_cmd import search_command
 
     private_umask()
     try:
         try:
-            from voyager.search import engine  # noqa: F401  (most of what a search imports: frozen with the rest)
+            from voyager_sessions.search import engine  # noqa: F401  (most of what a search imports: frozen with the rest)
         finally:
             _started(collecting)
         search_command(**params)
@@ -64,6 +64,6 @@ def _search(params: dict, collecting: bool) -> NoReturn:
         failure: BaseException = exc
     else:
         sys.exit(0)
-    from voyager.cli import exit_as_command_error
+    from voyager_sessions.cli import exit_as_command_error
 
     exit_as_command_error(failure)

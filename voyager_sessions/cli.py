@@ -6,10 +6,10 @@ warnings and errors go to stderr. Exit codes: 0 found, 1 nothing found, 2 usage 
 query error, 3 busy (another scan holds the writer). Heavy modules are imported
 inside commands so ``voyager --help`` starts fast.
 
-The console script enters through :mod:`voyager.main`, which runs a plain
+The console script enters through :mod:`voyager_sessions.main`, which runs a plain
 ``voyager search`` without importing this module (the command, its option table and
-what it shares with the others live in :mod:`voyager.search_cmd` and
-:mod:`voyager.cmdutil`); everything else comes here.
+what it shares with the others live in :mod:`voyager_sessions.search_cmd` and
+:mod:`voyager_sessions.cmdutil`); everything else comes here.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import NoReturn
 
 import click
 
-from voyager import search_cmd
-from voyager.cmdutil import (
+from voyager_sessions import search_cmd
+from voyager_sessions.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
     EXIT_USAGE,
@@ -37,11 +37,11 @@ from voyager.cmdutil import (
     run_scan,
     use_color,
 )
-from voyager.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
+from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
 
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
-    "checkpoint": "voyager.checkpoint_cli:checkpoint",
+    "checkpoint": "voyager_sessions.checkpoint_cli:checkpoint",
 }
 
 
@@ -74,7 +74,7 @@ class LazyGroup(click.Group):
             # `voyager search … | head` closed the pipe: not an error.
             os._exit(0)
         except Exception as exc:
-            from voyager.store.db import StoreError
+            from voyager_sessions.store.db import StoreError
 
             if isinstance(exc, StoreError):
                 click.echo(f"voyager: {exc}", err=True)
@@ -101,7 +101,7 @@ class LazyGroup(click.Group):
 
 
 def exit_as_command_error(exc: BaseException) -> NoReturn:
-    """Report ``exc``, raised by ``voyager search`` run without click (see voyager.main), as the CLI reports it.
+    """Report ``exc``, raised by ``voyager search`` run without click (see voyager_sessions.main), as the CLI reports it.
 
     It is raised again from inside a command run by a root group like ``cli``, so click and
     ``LazyGroup.main`` handle it exactly as if the click command had raised it.
@@ -116,7 +116,7 @@ def exit_as_command_error(exc: BaseException) -> NoReturn:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="voyager", prog_name="voyager")
+@click.version_option(package_name="voyager-sessions", prog_name="voyager")
 def cli() -> None:
     """Find anything you or your coding agents ever said, ran or saw.
 
@@ -145,7 +145,7 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
 
     Sources that disappeared leave the index too, unless --keep-missing.
     """
-    from voyager.ingest.adapters import PROVIDERS
+    from voyager_sessions.ingest.adapters import PROVIDERS
 
     for p in providers:
         if p not in PROVIDERS:
@@ -221,9 +221,9 @@ def _short_id(session_id: str) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Sessions, newest first."""
-    from voyager.model import SCHEMA_VERSION, SessionList
-    from voyager.search.engine import session_row
-    from voyager.store.state import StateStore
+    from voyager_sessions.model import SCHEMA_VERSION, SessionList
+    from voyager_sessions.search.engine import session_row
+    from voyager_sessions.store.state import StateStore
 
     ddir = data_dir()
     if not (ddir / "state.db").exists():
@@ -254,10 +254,10 @@ def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> No
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto")
 def show(session: str, around: int | None, window: int, as_json: bool, color: str) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
-    from voyager.model import SCHEMA_VERSION, Timeline
-    from voyager.search.engine import index_exists, session_row
-    from voyager.search.index import TRUNCATION_MARKER, SearchIndex
-    from voyager.store.state import StateStore
+    from voyager_sessions.model import SCHEMA_VERSION, Timeline
+    from voyager_sessions.search.engine import index_exists, session_row
+    from voyager_sessions.search.index import TRUNCATION_MARKER, SearchIndex
+    from voyager_sessions.store.state import StateStore
 
     ddir = data_dir()
     if not index_exists(ddir):
@@ -281,7 +281,7 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
     if capped and rec.session.source:
         import msgspec
 
-        from voyager.ingest.reread import full_texts
+        from voyager_sessions.ingest.reread import full_texts
 
         texts = full_texts(rec.session.provider, rec.session.source, ids[0], capped)
         events = [msgspec.structs.replace(e, text=texts[e.seq]) if e.seq in texts else e for e in events]
@@ -289,7 +289,7 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
     if as_json:
         emit_json(Timeline(schema_version=SCHEMA_VERSION, session=row, events=events))
         return
-    from voyager.render import render_timeline
+    from voyager_sessions.render import render_timeline
 
     colored = use_color(color)
     click.echo(render_timeline(row, events, color=colored), color=colored)
@@ -304,10 +304,10 @@ def stats(as_json: bool) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
     import msgspec
 
-    from voyager.model import SCHEMA_VERSION
-    from voyager.search.engine import index_exists
-    from voyager.search.index import SearchIndex
-    from voyager.store.state import StateStore
+    from voyager_sessions.model import SCHEMA_VERSION
+    from voyager_sessions.search.engine import index_exists
+    from voyager_sessions.search.index import SearchIndex
+    from voyager_sessions.store.state import StateStore
 
     ddir = data_dir()
     if not index_exists(ddir):
@@ -334,7 +334,7 @@ def stats(as_json: bool) -> None:
         click.echo(f"  {p:<9} {c['sessions']:>6} sessions {c['events']:>9} events")
     click.echo(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments")
     if last:
-        from voyager.search.engine import iso
+        from voyager_sessions.search.engine import iso
 
         click.echo(f"last scan: {iso(last[1])}")
 
@@ -343,18 +343,18 @@ def stats(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def doctor(as_json: bool) -> None:
     """Every agent: where Voyager looked, what it found, what it could not use and why; index health."""
-    from voyager.ingest.diagnose import diagnose
-    from voyager.model import SCHEMA_VERSION
-    from voyager.search.engine import index_exists
-    from voyager.store.checkpoints import default_path
+    from voyager_sessions.ingest.diagnose import diagnose
+    from voyager_sessions.model import SCHEMA_VERSION
+    from voyager_sessions.search.engine import index_exists
+    from voyager_sessions.store.checkpoints import default_path
 
     ddir = data_dir()
     indexed: dict[str, tuple[int, int]] = {}
     failed: dict[str, list[str]] = {}
     health: dict[str, object] = {"data_dir": str(ddir), "index": "missing", "state_db": "missing"}
     if index_exists(ddir):
-        from voyager.search.index import SearchIndex
-        from voyager.store.state import StateStore
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
 
         store = StateStore(ddir)
         indexed = {p: (s, e or 0) for p, s, e in store.counts()}
@@ -427,8 +427,8 @@ def demo(keep: bool) -> None:
     import shutil
     import tempfile
 
-    from voyager.demo import CORPUS
-    from voyager.search.engine import SearchOptions, search as run_search
+    from voyager_sessions.demo import CORPUS
+    from voyager_sessions.search.engine import SearchOptions, search as run_search
 
     tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
     env = {
@@ -442,7 +442,7 @@ def demo(keep: bool) -> None:
         click.echo(f"Indexed the demo corpus: {summary.sessions} sessions, {summary.events_added} events "
                    f"in {summary.seconds:.2f}s.\n")
         color = use_color("auto")
-        from voyager.render import render_hit
+        from voyager_sessions.render import render_hit
 
         for q, flags, opts in DEMO_QUERIES:
             res = run_search(ddir, q, SearchOptions(limit=3, **opts))
@@ -473,5 +473,5 @@ DEMO_QUERIES: list[tuple[str, str, dict]] = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The click CLI on ``argv`` (default ``sys.argv[1:]``): what :func:`voyager.main.main` hands over."""
+    """The click CLI on ``argv`` (default ``sys.argv[1:]``): what :func:`voyager_sessions.main.main` hands over."""
     cli.main(args=argv, prog_name="voyager")

@@ -1,9 +1,9 @@
 """What the commands share and that needs no click: exit codes, user errors, output helpers, the refresh scan.
 
 ``voyager search`` runs without importing click when its arguments are plain (see
-:mod:`voyager.main`), so everything it calls lives here or below; :mod:`voyager.cli`
+:mod:`voyager_sessions.main`), so everything it calls lives here or below; :mod:`voyager_sessions.cli`
 imports the same names for the other commands. Errors are plain exceptions carrying
-their exit code; whichever path raised one, :class:`voyager.cli.LazyGroup` prints it
+their exit code; whichever path raised one, :class:`voyager_sessions.cli.LazyGroup` prints it
 as one ``voyager: …`` line on stderr.
 """
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voyager.paths import data_dir
+from voyager_sessions.paths import data_dir
 
 EXIT_OK, EXIT_NONE, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 #: The largest count or offset an option takes (what SQLite and Tantivy can hold).
@@ -73,8 +73,8 @@ def use_color(mode: str) -> bool:
 def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
              env: Any = None, ddir: Path | None = None) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
-    from voyager.ingest.pipeline import scan
-    from voyager.lock import ScanBusy
+    from voyager_sessions.ingest.pipeline import scan
+    from voyager_sessions.lock import ScanBusy
 
     ddir = ddir or data_dir()
     progress = None

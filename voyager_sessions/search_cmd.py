@@ -1,6 +1,6 @@
 """``voyager search`` without click: its options (one table), a strict argv reader, and the command itself.
 
-``SEARCH_OPTIONS`` is the one definition of the command's options: :mod:`voyager.cli`
+``SEARCH_OPTIONS`` is the one definition of the command's options: :mod:`voyager_sessions.cli`
 builds the click command from it, and :func:`parse_search_args` reads argv with it so
 that a plain ``voyager search …`` never imports click (about 20 ms, a third of the wall
 time of a search). The reader accepts only spellings whose meaning is certain and returns
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from voyager.cmdutil import (
+from voyager_sessions.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
     MAX_INT,
@@ -161,13 +161,13 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
                    since: str | None, until: str | None, sort: str, by_session: bool, context: int, as_json: bool,
                    as_jsonl: bool, no_refresh: bool, color: str) -> None:
     """Run ``voyager search`` with parsed parameters; exits 0 when something matched, 1 when nothing did."""
-    from voyager.search.engine import SearchOptions, index_exists
-    from voyager.search.query import QueryError
+    from voyager_sessions.search.engine import SearchOptions, index_exists
+    from voyager_sessions.search.query import QueryError
 
     text = " ".join(query).strip()
     if not text and not any([providers, kinds, repo, cwd, session, since, until]):
         raise UserError("nothing to search for: give a query, e.g. voyager search \"connection refused\"")
-    from voyager.search.query import parse as parse_query
+    from voyager_sessions.search.query import parse as parse_query
 
     try:
         parse_query(text)  # a malformed query fails before any work
@@ -184,7 +184,7 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
     opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
                          cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
                          context=context)
-    from voyager.search.engine import search as run_search
+    from voyager_sessions.search.engine import search as run_search
 
     try:
         result = run_search(ddir, text, opts)
@@ -206,7 +206,7 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
 
 
 def _render_hits(result: Any, color: bool, by_session: bool) -> None:
-    from voyager.render import render_hit
+    from voyager_sessions.render import render_hit
 
     if not result.hits:
         echo("No matches." if result.total == 0 else f"No hits on this page ({result.total} in all).", err=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from voyager.model import Event, Hit, SessionRow
+from voyager_sessions.model import Event, Hit, SessionRow
 
 _KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
 _HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -68,7 +68,7 @@ def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str
     if row.resume:
         head.append(f"  resume:  {row.resume}")
     out = ["\n".join(head), ""]
-    from voyager.search.engine import iso
+    from voyager_sessions.search.engine import iso
 
     for ev in events:
         when = (iso(ev.ts) or "").replace("T", " ").rstrip("Z")

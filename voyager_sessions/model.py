@@ -1,7 +1,7 @@
 """The normalized data model every stage shares: sessions and their events.
 
-These msgspec Structs are the one schema of Voyager. Adapters in ``voyager.ingest``
-produce them from provider formats, ``voyager.search`` indexes them, ``voyager.store``
+These msgspec Structs are the one schema of Voyager. Adapters in ``voyager_sessions.ingest``
+produce them from provider formats, ``voyager_sessions.search`` indexes them, ``voyager_sessions.store``
 keeps session metadata, and the CLI encodes them (and the result Structs below) as
 the JSON contract. Nothing here knows a provider format, Tantivy or SQL.
 

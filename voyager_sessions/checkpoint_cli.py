@@ -1,4 +1,4 @@
-"""``voyager checkpoint …``: a thin click layer over :class:`voyager.store.checkpoints.CheckpointStore`.
+"""``voyager checkpoint …``: a thin click layer over :class:`voyager_sessions.store.checkpoints.CheckpointStore`.
 
 This module owns argument parsing, resolving what the user typed as SESSION to a
 Voyager session id, and rendering results as text or JSON. Every decision about
@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 
 import click
 
-from voyager.cmdutil import emit_json
-from voyager.paths import data_dir as default_data_dir
-from voyager.paths import ensure_private_dir
+from voyager_sessions.cmdutil import emit_json
+from voyager_sessions.paths import data_dir as default_data_dir
+from voyager_sessions.paths import ensure_private_dir
 
 # Store modules are imported inside functions: `voyager --help` must not pay for them.
 
@@ -76,8 +76,8 @@ def resolve(data_dir: Path, ref: str) -> Resolved:
     looks like a Voyager id (``provider:native``) is accepted as given, so an agent can
     checkpoint a session before the next scan has seen it.
     """
-    from voyager.store.checkpoints import CheckpointError, default_path, require_id
-    from voyager.store.db import StoreError
+    from voyager_sessions.store.checkpoints import CheckpointError, default_path, require_id
+    from voyager_sessions.store.db import StoreError
 
     try:
         ref = require_id(ref, "session")
@@ -87,7 +87,7 @@ def resolve(data_dir: Path, ref: str) -> Resolved:
     ids: list[str] = []
     cwd: str | None = None
     if (data_dir / "state.db").exists():
-        from voyager.store.state import StateStore
+        from voyager_sessions.store.state import StateStore
 
         try:
             state = StateStore(data_dir, readonly=True)
@@ -135,7 +135,7 @@ def _project_for(store: Any, resolved: Resolved) -> str:
 
 @contextmanager
 def _store(data_dir: Path) -> Iterator[Any]:
-    from voyager.store.checkpoints import CheckpointStore, default_path
+    from voyager_sessions.store.checkpoints import CheckpointStore, default_path
 
     store = CheckpointStore.open(default_path(data_dir))
     try:
@@ -148,7 +148,7 @@ class _Group(click.Group):
     """Turns store errors raised by any subcommand into one-line CLI errors."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from voyager.store.db import BusyError, StoreError
+        from voyager_sessions.store.db import BusyError, StoreError
 
         try:
             return super().invoke(ctx)
@@ -185,22 +185,22 @@ def _when(ts: float | None) -> str:
 def _index_hook(data_dir: Path, session_id: str, cp: Any | None) -> None:
     """Tell the search index the checkpoint changed (``cp=None``: it is gone), if this build can.
 
-    The hook lives in ``voyager.search.checkpoints`` (owned by the search code); empty
+    The hook lives in ``voyager_sessions.search.checkpoints`` (owned by the search code); empty
     text removes the session's checkpoint document. The checkpoint is already
     committed, so a failing hook is a warning, never an error: a stale search entry is
     fixed by the next save, a lost save could not be.
     """
     try:
-        module = importlib.import_module("voyager.search.checkpoints")
+        module = importlib.import_module("voyager_sessions.search.checkpoints")
     except ModuleNotFoundError as exc:
-        if exc.name in ("voyager.search", "voyager.search.checkpoints"):
+        if exc.name in ("voyager_sessions.search", "voyager_sessions.search.checkpoints"):
             return  # this build has no search integration for checkpoints
         _warn(f"checkpoint saved, but the search index was not updated: {exc}")
         return
     except ImportError as exc:
         _warn(f"checkpoint saved, but the search index was not updated: {exc}")
         return
-    from voyager.store.checkpoints import checkpoint_text
+    from voyager_sessions.store.checkpoints import checkpoint_text
 
     try:
         module.index_checkpoint(data_dir, session_id, checkpoint_text(cp) if cp is not None else "")
@@ -254,7 +254,7 @@ def save(
     """
     from msgspec import UNSET
 
-    from voyager.store.checkpoints import CheckpointPatch, decode_payload
+    from voyager_sessions.store.checkpoints import CheckpointPatch, decode_payload
 
     c = _obj(ctx)
     # Read and validate the document before anything else: a bad one writes nothing.
@@ -302,7 +302,7 @@ def _read_document(source: str) -> bytes:
 @click.pass_context
 def status(ctx: click.Context, session: str, as_json: bool) -> None:
     """Show SESSION's checkpoint. Exit 1 if it has none."""
-    from voyager.store.checkpoints import StatusResult, default_path
+    from voyager_sessions.store.checkpoints import StatusResult, default_path
 
     c = _obj(ctx)
     resolved = c.resolver(c.data_dir, session)
@@ -343,7 +343,7 @@ def _render_status(cp: Any, snapshots: int) -> str:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List sessions that have a checkpoint, most recently updated first."""
-    from voyager.store.checkpoints import CheckpointList, default_path
+    from voyager_sessions.store.checkpoints import CheckpointList, default_path
 
     c = _obj(ctx)
     rows = []
@@ -368,7 +368,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
     """List SESSION's snapshots, newest first; * marks the one the current state came from."""
-    from voyager.store.checkpoints import SnapshotList, default_path
+    from voyager_sessions.store.checkpoints import SnapshotList, default_path
 
     c = _obj(ctx)
     resolved = c.resolver(c.data_dir, session)
@@ -436,7 +436,7 @@ def _after_restore(data_dir: Path, result: Any, as_json: bool, verb: str) -> Non
 @click.pass_context
 def clear(ctx: click.Context, session: str, as_json: bool) -> None:
     """Delete SESSION's checkpoint and all its snapshots (permanent)."""
-    from voyager.store.checkpoints import ClearResult, default_path
+    from voyager_sessions.store.checkpoints import ClearResult, default_path
 
     c = _obj(ctx)
     resolved = c.resolver(c.data_dir, session)
@@ -464,7 +464,7 @@ def handoff(ctx: click.Context, session: str, as_json: bool) -> None:
 
     The file is derived output under <data dir>/checkpoints/; it is never read back.
     """
-    from voyager.store.checkpoints import CheckpointError, HandoffResult, default_path
+    from voyager_sessions.store.checkpoints import CheckpointError, HandoffResult, default_path
 
     c = _obj(ctx)
     resolved = c.resolver(c.data_dir, session)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from voyager.paths import ensure_private_dir
+from voyager_sessions.paths import ensure_private_dir
 
 
 class ScanBusy(Exception):

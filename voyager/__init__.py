@@ -1,9 +1,0 @@
-"""Voyager: find anything you or your coding agents ever said, ran or saw.
-
-The package is split by owner (see DESIGN.md): ``voyager.ingest`` knows provider
-formats, ``voyager.search`` knows Tantivy, ``voyager.store`` owns Voyager's own
-SQLite databases, and ``voyager.cli`` is a thin click layer over them. Imports
-here stay empty so that ``voyager --help`` starts fast.
-"""
-
-__version__ = "0.1.0"
