@@ -34,7 +34,7 @@ class IngestRun(msgspec.Struct, kw_only=True):
 
 def ingest(data_dir: Path, provider: str) -> IngestRun:
     from voyager_sessions.ingest import adapters
-    from voyager_sessions.ingest.pipeline import scan
+    from voyager_sessions.scan import scan
     from voyager_sessions.search.index import SearchIndex  # noqa: F401 - import cost stays out of the timing
     from voyager_sessions.store.state import StateStore  # noqa: F401
 

@@ -27,7 +27,7 @@ from itertools import accumulate
 from pathlib import Path
 
 import msgspec
-from voyager_sessions.ingest import synth
+import synth
 
 from voyager_sessions.model import Event, Session
 
@@ -127,7 +127,7 @@ def write_opencode_v1(path: Path, convs: Iterable[synth.Conversation]) -> Path:
     Uses the shared ``synth_opencode`` row writers; ``write_v1`` itself commits every row
     (about 2 s per 1,000 messages), which is too slow for a 5,000-message session.
     """
-    from voyager_sessions.ingest import synth_opencode
+    from synth import opencode as synth_opencode
 
     path.parent.mkdir(parents=True, exist_ok=True)
     w = synth_opencode.V1Writer.create(path)
@@ -148,7 +148,7 @@ class OpenCodeAppender:
     """
 
     def __init__(self, db: Path, conv: synth.Conversation, messages: int, scratch: Path) -> None:
-        from voyager_sessions.ingest.synth_opencode import (
+        from synth.opencode import (
             _msg_id,  # the id scheme the writer used
         )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import Event
+from voyager_sessions.paths import DataDir
 
 CHECKPOINT_SEQ = -1
 
@@ -22,7 +23,7 @@ def index_checkpoint(data_dir: Path, session_id: str, text: str | None, *, ts: f
     from voyager_sessions.search.index import SearchIndex
 
     with writer_lock(data_dir, wait=wait):
-        ix = SearchIndex(data_dir)
+        ix = SearchIndex(DataDir(data_dir).index)
         try:
             ix.delete_checkpoint(session_id)
             if text:

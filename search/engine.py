@@ -1,19 +1,21 @@
 """Answering a search: parse, compile, rank, cut snippets, join session metadata.
 
-``search()`` is the one function the CLI, the tests and the bench call. It opens the
-index read-only (a running scan never blocks it: readers see the last commit) and the
-state store for session metadata and session-scoped filters.
+:class:`Searcher` knows Tantivy and the query language and nothing else: the caller
+hands it an open :class:`~voyager_sessions.search.index.SearchIndex`, a
+:class:`SessionCatalog` (what it needs to know about sessions: their metadata for hits,
+and which ones a ``session:``, ``cwd:``, ``repo:`` filter or a title names) and the
+provider names the ``provider:`` filter accepts. The application layer
+(:mod:`voyager_sessions.api`) wires it to the state store.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal, Protocol
 
 import msgspec
 
-from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRow
+from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, iso
 from voyager_sessions.search import query as qlang
 from voyager_sessions.search.snippets import make_snippet
 
@@ -22,6 +24,26 @@ TITLE_BOOST = 1.5
 
 #: In --sessions mode, hits are grouped from this many best-scoring events.
 SESSION_WINDOW = 5000
+
+
+class SessionCatalog(Protocol):
+    """What a search needs to know about sessions (the state store provides it)."""
+
+    def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
+        """Ids of the sessions ``ref`` names: an id, a native id or a prefix of either."""
+        ...
+
+    def session_ids_where(self, *, cwd: str | None = None, repo: str | None = None) -> list[str]:
+        """Ids of the sessions whose cwd (or repo) contains the text."""
+        ...
+
+    def session_ids_titled(self, words: list[str], limit: int = 1000) -> list[str]:
+        """Ids of the sessions whose title contains every word."""
+        ...
+
+    def sessions_by_id(self, ids: Iterable[str]) -> Mapping[str, SessionRecord]:
+        """The stored sessions among ``ids``."""
+        ...
 
 
 class SearchOptions(msgspec.Struct, kw_only=True):
@@ -40,48 +62,21 @@ class SearchOptions(msgspec.Struct, kw_only=True):
     snippet_width: int = 240
 
 
-def iso(ts: float | None) -> str | None:
-    """A timestamp as ISO-8601 UTC with a ``Z``, or None."""
-    if ts is None:
-        return None
-    try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):  # a provider wrote a time no calendar can show
-        return None
-
-
-def session_row(rec) -> SessionRow:
-    s = rec.session
-    return SessionRow(
-        session_id=s.id, provider=s.provider, native_id=s.native_id, title=s.title, cwd=s.cwd,
-        git_branch=s.git_branch, git_repo=s.git_repo, model=s.model, started=iso(s.started),
-        updated=iso(s.updated), events=rec.events, parent=s.parent, resume=s.resume, source=s.source,
-    )
-
-
 class Searcher:
-    """An open index plus state store: reuse one for many queries (the bench does)."""
+    """An open index and a session catalog, ready for many queries (the bench and the server reuse one)."""
 
-    def __init__(self, data_dir: Path) -> None:
-        from voyager_sessions.ingest.adapters import PROVIDERS
-        from voyager_sessions.search.index import SearchIndex
-        from voyager_sessions.store.state import StateStore
-
-        self.data_dir = data_dir
-        self.index = SearchIndex(data_dir, create=False)
-        self.store = StateStore(data_dir)
-        self.providers = PROVIDERS
-        self.compiler = qlang.Compiler(self.index.schema, self._resolve, PROVIDERS)
-
-    def close(self) -> None:
-        self.store.close()
+    def __init__(self, index, catalog: SessionCatalog, providers: Sequence[str]) -> None:
+        self.index = index
+        self.catalog = catalog
+        self.providers = tuple(providers)
+        self.compiler = qlang.Compiler(self.index.schema, self._resolve, self.providers)
 
     def _resolve(self, field: str, value: str) -> list[str]:
         if field == "session":
-            return self.store.resolve_session(value, limit=100_000)
+            return self.catalog.resolve_session(value, limit=100_000)
         if field == "cwd":
-            return self.store.session_ids_where(cwd=value)
-        return self.store.session_ids_where(repo=value)
+            return self.catalog.session_ids_where(cwd=value)
+        return self.catalog.session_ids_where(repo=value)
 
     def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
         parsed = qlang.parse(query)
@@ -131,7 +126,7 @@ class Searcher:
         import tantivy
 
         words = [t.text for t in parsed.texts if not t.prefix and t.text.strip()]
-        ids = self.store.session_ids_titled(words) if words else []
+        ids = self.catalog.session_ids_titled(words) if words else []
         if not ids:
             return q
         boost = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self.index.schema, "session", ids), TITLE_BOOST)
@@ -167,7 +162,7 @@ class Searcher:
         return {b["key"]: b["doc_count"] for b in agg.get("s", {}).get("buckets", [])}
 
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
-        sessions = self.store.sessions_by_id(ev.session for _, ev in events)
+        sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)
         hits = []
         for score, ev in events:
             rec = sessions.get(ev.session)
@@ -199,16 +194,3 @@ def _doc_event(searcher, addr) -> Event:
     from voyager_sessions.search.index import doc_to_event
 
     return doc_to_event(searcher.doc(addr))
-
-
-def index_exists(data_dir: Path) -> bool:
-    return (data_dir / "index" / "meta.json").exists() and (data_dir / "state.db").exists()
-
-
-def search(data_dir: Path, query: str, opts: SearchOptions | None = None) -> SearchResult:
-    """Run one query against the index in ``data_dir``. Raises QueryError for a malformed query."""
-    s = Searcher(data_dir)
-    try:
-        return s.search(query, opts)
-    finally:
-        s.close()

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import tantivy
 
+from voyager_sessions.errors import Busy
 from voyager_sessions.model import Event
 from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
 
-INDEX_DIRNAME = "index"
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
-INDEX_VERSION = 3  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules)
+INDEX_VERSION = 4  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules); 4: title events
 #: What the version file holds: the format, and the Unicode version the analyzer's NFKC
 #: and character classes came from (a Python upgrade can change them: rebuild then too).
 INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
@@ -47,6 +47,7 @@ KIND_WEIGHTS: dict[str, int] = {
     "tool_call": 1,
     "tool_result": 0,
     "meta": 0,
+    "title": 6,
 }
 
 
@@ -85,15 +86,16 @@ def session_key(session_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(session_id.encode(), digest_size=8).digest(), "big") >> 1
 
 
-class IndexBusy(Exception):
+class IndexBusy(Busy):
     """Another process holds the index writer."""
 
 
 class SearchIndex:
     """An opened index: ``searcher()`` for reads, ``writer()`` for the one writer of this process."""
 
-    def __init__(self, data_dir: Path, *, create: bool = True) -> None:
-        self.path = data_dir / INDEX_DIRNAME
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        """Open the index in directory ``path`` (``DataDir.index``), creating it when ``create``."""
+        self.path = path
         self.schema = build_schema()
         version_file = self.path / "voyager-index-version"
         if create:
@@ -187,7 +189,7 @@ class SearchIndex:
     def delete_session(self, session_id: str, *, from_seq: int | None = None, keep_checkpoint: bool = True) -> None:
         """Delete a session's events (all, or those with ``seq >= from_seq``), uncommitted.
 
-        Its checkpoint event is kept unless ``keep_checkpoint`` is false (the session is gone).
+        Its checkpoint and title events (seq < 0) are kept unless ``keep_checkpoint`` is false (the session is gone).
         """
         w = self.writer()
         if not keep_checkpoint and (from_seq is None or from_seq <= 0):
@@ -207,10 +209,17 @@ class SearchIndex:
 
     def delete_checkpoint(self, session_id: str) -> None:
         """Delete ``session_id``'s checkpoint event (the one ``delete_session`` keeps), uncommitted."""
+        self._delete_kind(session_id, "checkpoint")
+
+    def delete_title(self, session_id: str) -> None:
+        """Delete ``session_id``'s title event (kept, like the checkpoint, when its events are replaced), uncommitted."""
+        self._delete_kind(session_id, "title")
+
+    def _delete_kind(self, session_id: str, kind: str) -> None:
         self.writer().delete_documents_by_query(
             tantivy.Query.boolean_query([
                 (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
-                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "kind", "checkpoint")),
+                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)),
             ])
         )
 

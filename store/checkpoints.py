@@ -455,7 +455,9 @@ def handoff_filename(session_id: str) -> str:
 
 def default_path(data_dir: Path) -> Path:
     """Where the checkpoint database lives in a data dir."""
-    return data_dir / "checkpoints.db"
+    from voyager_sessions.paths import DataDir
+
+    return DataDir(data_dir).checkpoints_db
 
 
 # ---------------------------------------------------------------------------

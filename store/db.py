@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from voyager_sessions.errors import EXIT_BUSY, StoreError
+
 Migration = Callable[[sqlite3.Connection], None]
 
 BUSY_TIMEOUT_MS = 5000
 
-
-class StoreError(Exception):
-    """A state database cannot be used; the message says why in one line."""
+__all__ = ["BusyError", "Migration", "NewerSchemaError", "StoreError", "connect", "like_prefix", "transaction"]
 
 
 class NewerSchemaError(StoreError):
@@ -30,7 +30,9 @@ class NewerSchemaError(StoreError):
 
 
 class BusyError(StoreError):
-    """Another writer held the database lock for longer than the busy timeout and retries."""
+    """Another writer held the database lock for longer than the busy timeout and retries: exit 3."""
+
+    exit_code = EXIT_BUSY
 
 
 def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) -> sqlite3.Connection:
@@ -67,6 +69,18 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
         _migrate(conn, path, migrations)
     _fix_modes(path)
     return conn
+
+
+def integrity(path: Path) -> str:
+    """SQLite's own verdict on the database at ``path`` ("ok" when healthy), opened read-only."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return "; ".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return f"unreadable: {exc}"
 
 
 def like_prefix(ref: str) -> str:

@@ -13,10 +13,11 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
-from voyager_sessions.model import Session
+from voyager_sessions.model import Session, SessionRecord
 from voyager_sessions.store.db import Migration, connect, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []
@@ -78,6 +79,18 @@ def m002_meta(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+@migration
+def m003_title_source(db: sqlite3.Connection) -> None:
+    # Who named the session (user, agent, prompt): a user's title outranks a generated one.
+    db.execute("ALTER TABLE sessions ADD COLUMN title_source TEXT")
+
+
+#: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
+#: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
+#: could not be used: not read again until it changes).
+SourceStatus = Literal["ok", "retry", "error"]
+
+
 class SourceState(msgspec.Struct):
     """What Voyager last indexed from one source file or database (fields in column order)."""
 
@@ -91,21 +104,14 @@ class SourceState(msgspec.Struct):
     cursor: bytes | None = None
     sessions: list[str] = []
     events: int = 0
-    status: str = "ok"
+    status: SourceStatus = "ok"
     detail: str | None = None
     indexed_at: float = 0.0
 
 
-class SessionRecord(msgspec.Struct, kw_only=True):
-    """A session row: the model's Session plus how many events are indexed for it."""
-
-    session: Session
-    events: int
-
-
 _SESSION_COLS = (
     "id", "provider", "native_id", "source", "title", "cwd", "git_branch", "git_repo", "model",
-    "started", "updated", "parent", "resume", "tokens_in", "tokens_out",
+    "started", "updated", "parent", "resume", "tokens_in", "tokens_out", "title_source",
 )
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
 _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
@@ -121,8 +127,8 @@ def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
 class StateStore:
     """Scan state and sessions in ``state.db``; one instance per process, not thread-shared."""
 
-    def __init__(self, data_dir: Path, *, readonly: bool = False) -> None:
-        self.path = data_dir / "state.db"
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
         self.conn = connect(self.path, MIGRATIONS, readonly=readonly)
 
     def close(self) -> None:
@@ -255,10 +261,6 @@ class StateStore:
         ):
             out.setdefault(provider, []).append(f"{path}: {detail}")
         return out
-
-    def integrity(self) -> str:
-        """SQLite's own verdict on the state database ("ok" when healthy)."""
-        return "; ".join(r[0] for r in self.conn.execute("PRAGMA integrity_check"))
 
     def counts(self) -> list[tuple[str, int, int]]:
         """(provider, sessions, events) per provider."""

@@ -9,7 +9,7 @@ from voyager_sessions.model import SCHEMA_VERSION
 HIT_FIELDS = {"session_id", "provider", "seq", "kind", "origin", "timestamp", "cwd", "title", "snippet", "highlights",
               "score", "resume", "tool", "exit_code", "hit_count", "context"}
 SESSION_FIELDS = {"session_id", "provider", "native_id", "title", "cwd", "git_branch", "git_repo", "model", "started",
-                  "updated", "events", "parent", "resume", "source"}
+                  "updated", "events", "parent", "resume", "source", "title_source"}
 SCAN_FIELDS = {"schema_version", "sources", "new", "grown", "changed", "unchanged", "failed", "removed", "sessions",
                "events_added", "events_removed", "skipped", "seconds", "providers"}
 

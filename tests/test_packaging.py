@@ -9,17 +9,32 @@ import sys
 import venv
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules() -> list[str]:
+    """Every module of every package pyproject.toml declares, found on disk through its package-dir mapping."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+; CI runs 3.11
+
     import voyager_sessions
 
-    names = ["voyager_sessions"]
-    for pkg, path in (("voyager_sessions", ROOT / "voyager_sessions"), ("voyager_sessions.search", ROOT / "search"), ("voyager_sessions.ingest", ROOT / "ingest"),
-                      ("voyager_sessions.ingest.adapters", ROOT / "ingest" / "adapters"), ("voyager_sessions.store", ROOT / "store")):
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    mapping = tool["package-dir"]
+    names = []
+    for pkg in tool["packages"]:
+        # voyager_sessions.ingest.adapters -> ingest/adapters (the longest mapped prefix decides).
+        prefix = max((k for k in mapping if pkg == k or pkg.startswith(k + ".")), key=len)
+        path = ROOT / mapping[prefix] / pkg[len(prefix) + 1:].replace(".", "/")
         names.append(pkg)
-        names.extend(f"{pkg}.{m.name}" for m in pkgutil.iter_modules([str(path)]) if not m.name.startswith("__"))
+        names.extend(f"{pkg}.{m.name}" for m in pkgutil.iter_modules([str(path)]) if not m.ispkg and not m.name.startswith("__"))
+    # A package on disk that pyproject.toml forgot would be missing from the wheel.
+    for prefix, folder in mapping.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            pkg = ".".join([prefix, *rel.parts])
+            assert pkg in tool["packages"], f"{pkg} is not listed in pyproject.toml's packages"
     assert voyager_sessions.__version__
     return sorted(set(names))
 
@@ -29,6 +44,10 @@ def test_wheel_installs_every_module(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
                    check=True, capture_output=True, timeout=300)
     wheel = next(wheel_dir.glob("voyager_sessions-*.whl"))
+    import zipfile
+
+    shipped = {n.split("/", 1)[0] for n in zipfile.ZipFile(wheel).namelist()}
+    assert not shipped & {"synth", "bench", "tests"}, shipped  # development code stays out of the wheel
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"

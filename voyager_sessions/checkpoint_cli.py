@@ -26,7 +26,7 @@ import click
 
 from voyager_sessions.cmdutil import emit_json
 from voyager_sessions.paths import data_dir as default_data_dir
-from voyager_sessions.paths import ensure_private_dir
+from voyager_sessions.paths import DataDir, ensure_private_dir
 
 # Store modules are imported inside functions: `voyager --help` must not pay for them.
 
@@ -86,11 +86,11 @@ def resolve(data_dir: Path, ref: str) -> Resolved:
 
     ids: list[str] = []
     cwd: str | None = None
-    if (data_dir / "state.db").exists():
+    if DataDir(data_dir).state_db.exists():
         from voyager_sessions.store.state import StateStore
 
         try:
-            state = StateStore(data_dir, readonly=True)
+            state = StateStore(DataDir(data_dir).state_db, readonly=True)
         except StoreError as exc:
             _warn(f"session index unavailable ({exc}); matching {ref!r} against checkpoints only")
         else:

@@ -27,7 +27,6 @@ from voyager_sessions.cmdutil import (
     EXIT_OK,
     EXIT_USAGE,
     MAX_INT,
-    NO_INDEX,
     Busy,
     UserError,
     VoyagerError,
@@ -37,6 +36,7 @@ from voyager_sessions.cmdutil import (
     run_scan,
     use_color,
 )
+from voyager_sessions.paths import DataDir
 from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
 
 # Subcommands that live in their own modules, imported only when invoked.
@@ -221,28 +221,19 @@ def _short_id(session_id: str) -> str:
 @click.option("--json", "as_json", is_flag=True)
 def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Sessions, newest first."""
-    from voyager_sessions.model import SCHEMA_VERSION, SessionList
-    from voyager_sessions.search.engine import session_row
-    from voyager_sessions.store.state import StateStore
+    from voyager_sessions import api
 
-    ddir = data_dir()
-    if not (ddir / "state.db").exists():
-        raise UserError(NO_INDEX)
-    store = StateStore(ddir)
-    try:
-        total, recs = store.list_sessions(provider=provider, limit=limit, offset=offset)
-    finally:
-        store.close()
-    rows = [session_row(r) for r in recs]
+    with api.reader(data_dir()) as r:
+        doc = r.list_sessions(provider=provider, limit=limit, offset=offset)
     if as_json:
-        emit_json(SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=rows))
+        emit_json(doc)
     else:
-        for r in rows:
-            when = (r.updated or r.started or "")[:16].replace("T", " ")
-            title = r.title or r.cwd or ""
-            click.echo(f"{r.provider:<8} {_short_id(r.session_id):<12}  {when:<16}  {r.events:>6} ev  {title}")
-        click.echo(f"{offset + len(rows)} of {total} sessions", err=True)
-    sys.exit(EXIT_OK if rows else EXIT_NONE)
+        for row in doc.sessions:
+            when = (row.updated or row.started or "")[:16].replace("T", " ")
+            title = row.title or row.cwd or ""
+            click.echo(f"{row.provider:<8} {_short_id(row.session_id):<12}  {when:<16}  {row.events:>6} ev  {title}")
+        click.echo(f"{offset + len(doc.sessions)} of {doc.total} sessions", err=True)
+    sys.exit(EXIT_OK if doc.sessions else EXIT_NONE)
 
 
 @cli.command()
@@ -254,45 +245,17 @@ def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> No
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto")
 def show(session: str, around: int | None, window: int, as_json: bool, color: str) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
-    from voyager_sessions.model import SCHEMA_VERSION, Timeline
-    from voyager_sessions.search.engine import index_exists, session_row
-    from voyager_sessions.search.index import TRUNCATION_MARKER, SearchIndex
-    from voyager_sessions.store.state import StateStore
+    from voyager_sessions import api
 
-    ddir = data_dir()
-    if not index_exists(ddir):
-        raise UserError(NO_INDEX)
-    store = StateStore(ddir)
-    try:
-        ids = store.resolve_session(session)
-        if not ids:
-            raise UserError(f"no session matches '{session}' (see `voyager list`)")
-        if len(ids) > 1:
-            raise UserError(f"'{session}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}")
-        rec = store.sessions_by_id(ids)[ids[0]]
-    finally:
-        store.close()
-    lo = hi = None
-    if around is not None:
-        lo, hi = max(0, around - window), around + window
-    events = SearchIndex(ddir, create=False).session_events(ids[0], lo=lo, hi=hi)
-    suffix = TRUNCATION_MARKER.rpartition("; ")[2]  # how a capped event's stored text ends
-    capped = {e.seq for e in events if e.text.endswith(suffix) and e.seq >= 0}
-    if capped and rec.session.source:
-        import msgspec
-
-        from voyager_sessions.ingest.reread import full_texts
-
-        texts = full_texts(rec.session.provider, rec.session.source, ids[0], capped)
-        events = [msgspec.structs.replace(e, text=texts[e.seq]) if e.seq in texts else e for e in events]
-    row = session_row(rec)
+    with api.reader(data_dir()) as r:
+        doc = r.show(session, around=around, window=window)
     if as_json:
-        emit_json(Timeline(schema_version=SCHEMA_VERSION, session=row, events=events))
+        emit_json(doc)
         return
     from voyager_sessions.render import render_timeline
 
     colored = use_color(color)
-    click.echo(render_timeline(row, events, color=colored), color=colored)
+    click.echo(render_timeline(doc.session, doc.events, color=colored), color=colored)
 
 
 # -- stats, demo ------------------------------------------------------------------------
@@ -302,86 +265,33 @@ def show(session: str, around: int | None, window: int, as_json: bool, color: st
 @click.option("--json", "as_json", is_flag=True)
 def stats(as_json: bool) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
-    import msgspec
+    from voyager_sessions import api
 
-    from voyager_sessions.model import SCHEMA_VERSION
-    from voyager_sessions.search.engine import index_exists
-    from voyager_sessions.search.index import SearchIndex
-    from voyager_sessions.store.state import StateStore
-
-    ddir = data_dir()
-    if not index_exists(ddir):
-        raise UserError(NO_INDEX)
-    store = StateStore(ddir)
-    idx = SearchIndex(ddir, create=False)
-    counts = store.counts()
-    last = store.last_scan()
-    store.close()
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "data_dir": str(ddir),
-        "providers": {p: {"sessions": s, "events": e or 0} for p, s, e in counts},
-        "index_events": idx.num_events(),
-        "index_bytes": idx.size_bytes(),
-        "index_segments": idx.num_segments(),
-        "last_scan": None if last is None else {"finished": last[1], "summary": msgspec.json.decode(last[2])},
-    }
+    with api.reader(data_dir()) as r:
+        doc = r.stats()
     if as_json:
         emit_json(doc)
         return
-    click.echo(f"data dir: {ddir}")
+    click.echo(f"data dir: {doc['data_dir']}")
     for p, c in doc["providers"].items():
         click.echo(f"  {p:<9} {c['sessions']:>6} sessions {c['events']:>9} events")
     click.echo(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments")
-    if last:
-        from voyager_sessions.search.engine import iso
+    if doc["last_scan"]:
+        from voyager_sessions.model import iso
 
-        click.echo(f"last scan: {iso(last[1])}")
+        click.echo(f"last scan: {iso(doc['last_scan']['finished'])}")
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True)
 def doctor(as_json: bool) -> None:
     """Every agent: where Voyager looked, what it found, what it could not use and why; index health."""
-    from voyager_sessions.ingest.diagnose import diagnose
-    from voyager_sessions.model import SCHEMA_VERSION
-    from voyager_sessions.search.engine import index_exists
-    from voyager_sessions.store.checkpoints import default_path
+    from voyager_sessions import api
 
-    ddir = data_dir()
-    indexed: dict[str, tuple[int, int]] = {}
-    failed: dict[str, list[str]] = {}
-    health: dict[str, object] = {"data_dir": str(ddir), "index": "missing", "state_db": "missing"}
-    if index_exists(ddir):
-        from voyager_sessions.search.index import SearchIndex
-        from voyager_sessions.store.state import StateStore
-
-        store = StateStore(ddir)
-        indexed = {p: (s, e or 0) for p, s, e in store.counts()}
-        failed = store.failed_sources()
-        health["state_db"] = store.integrity()
-        store.close()
-        idx = SearchIndex(ddir, create=False)
-        state_events = sum(e for _, e in indexed.values())
-        num_events = idx.num_events()
-        index_events = num_events - idx.count_kind("checkpoint")
-        health.update(index="ok" if index_events == state_events else
-                      f"out of step: {index_events} events indexed, the scan state says {state_events} "
-                      "(the next scan repairs it; `voyager scan`)",
-                      index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
-    cp = default_path(ddir)
-    if cp.exists():
-        import sqlite3
-
-        try:
-            conn = sqlite3.connect(f"file:{cp}?mode=ro", uri=True)
-            health["checkpoints_db"] = "; ".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
-            conn.close()
-        except sqlite3.Error as exc:
-            health["checkpoints_db"] = f"unreadable: {exc}"
-    reports = diagnose(os.environ, indexed, failed)
+    doc = api.doctor(DataDir(data_dir()), os.environ)
+    reports, health = doc["providers"], doc["health"]
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, "providers": reports, "health": health})
+        emit_json(doc)
         return
     for r in reports:
         click.echo(f"{r.label} ({r.provider})")
@@ -428,7 +338,8 @@ def demo(keep: bool) -> None:
     import tempfile
 
     from voyager_sessions.demo import CORPUS
-    from voyager_sessions.search.engine import SearchOptions, search as run_search
+    from voyager_sessions.api import search as run_search
+    from voyager_sessions.search.engine import SearchOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
     env = {

@@ -14,29 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands' vocabulary)
+    EXIT_BUSY,
+    EXIT_NONE,
+    EXIT_OK,
+    EXIT_USAGE,
+    MAX_INT,
+    Busy,
+    UserError,
+    VoyagerError,
+)
 from voyager_sessions.paths import data_dir
-
-EXIT_OK, EXIT_NONE, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
-#: The largest count or offset an option takes (what SQLite and Tantivy can hold).
-MAX_INT = 2**62
-
-
-class VoyagerError(Exception):
-    """A failure reported as one line on stderr (``voyager: <message>``), exit ``exit_code``."""
-
-    exit_code = EXIT_USAGE
-
-
-class UserError(VoyagerError):
-    """A mistake the user can fix: one line on stderr, exit 2."""
-
-    exit_code = EXIT_USAGE
-
-
-class Busy(VoyagerError):
-    """Another scan holds the writer: exit 3."""
-
-    exit_code = EXIT_BUSY
 
 
 def private_umask() -> None:
@@ -49,10 +37,6 @@ def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> 
     import click
 
     click.echo(message, err=err, color=color)
-
-
-#: What a command that needs the index says when there is none.
-NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
 
 
 def emit_json(obj: Any) -> None:
@@ -73,9 +57,7 @@ def use_color(mode: str) -> bool:
 def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
              env: Any = None, ddir: Path | None = None) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
-    from voyager_sessions.ingest.pipeline import scan
-    from voyager_sessions.lock import ScanBusy
-
+    from voyager_sessions.scan import scan
     ddir = ddir or data_dir()
     progress = None
     if not quiet and sys.stderr.isatty():
@@ -88,8 +70,6 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
     try:
         summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,
                        progress=progress, on_notice=on_notice)
-    except ScanBusy as exc:
-        raise Busy(str(exc)) from None
     finally:
         if progress is not None:
             echo("", err=True)

@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from voyager_sessions.paths import ensure_private_dir
+from voyager_sessions.errors import Busy
+from voyager_sessions.paths import DataDir, ensure_private_dir
 
 
-class ScanBusy(Exception):
+class ScanBusy(Busy):
     """Another process is writing the index; ``pid`` says which when known."""
 
     def __init__(self, pid: int | None) -> None:
@@ -29,7 +30,7 @@ class ScanBusy(Exception):
 def writer_lock(data_dir: Path, *, wait: float = 0.0) -> Iterator[None]:
     """Hold the one-writer lock of ``data_dir`` (an fcntl lock on ``scan.lock``), waiting up to ``wait`` s."""
     ensure_private_dir(data_dir)
-    path = data_dir / "scan.lock"
+    path = DataDir(data_dir).lock
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + max(0.0, wait)
     try:

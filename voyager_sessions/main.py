@@ -56,7 +56,8 @@ def _search(params: dict, collecting: bool) -> NoReturn:
     private_umask()
     try:
         try:
-            from voyager_sessions.search import engine  # noqa: F401  (most of what a search imports: frozen with the rest)
+            from voyager_sessions import api  # noqa: F401  (most of what a search imports: frozen with the rest)
+            from voyager_sessions.search import engine, index  # noqa: F401
         finally:
             _started(collecting)
         search_command(**params)

@@ -11,15 +11,23 @@ not say; nothing is invented.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Literal
 
 import msgspec
 
 #: What an event is. ``meta`` is context a provider injected (system prompts,
 #: environment blocks, compaction summaries): searchable, never a human turn.
-#: ``checkpoint`` is task state a person saved with ``voyager checkpoint save``.
-Kind = Literal["user", "assistant", "reasoning", "tool_call", "tool_result", "meta", "checkpoint"]
-KINDS: tuple[str, ...] = ("user", "assistant", "reasoning", "tool_call", "tool_result", "meta", "checkpoint")
+#: ``checkpoint`` is task state a person saved with ``voyager checkpoint save``; ``title`` is a
+#: session's title as the agent or the person named it (never a copy of the first prompt), so
+#: that searching for what a session is called finds it.
+Kind = Literal["user", "assistant", "reasoning", "tool_call", "tool_result", "meta", "checkpoint", "title"]
+KINDS: tuple[str, ...] = ("user", "assistant", "reasoning", "tool_call", "tool_result", "meta", "checkpoint", "title")
+
+#: Where a session's title came from, strongest first: a person named it (``user``), the
+#: agent generated it (``agent``), or it is the first prompt cut short (``prompt``).
+TitleSource = Literal["user", "agent", "prompt"]
+TITLE_RANK: dict[str | None, int] = {"user": 3, "agent": 2, None: 2, "prompt": 1}
 
 #: Who produced an event's text: a person typing (``human``), the model (``agent``),
 #: a tool run (``tool``), the agent software itself (``provider``: injected context,
@@ -40,6 +48,9 @@ class Session(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     provider: str
     native_id: str
     title: str | None = None
+    #: Who named the session (see ``TitleSource``); None when the adapter cannot tell
+    #: (the title then ranks as the agent's, above the first prompt).
+    title_source: TitleSource | None = None
     cwd: str | None = None
     git_branch: str | None = None
     git_repo: str | None = None
@@ -76,6 +87,23 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 def session_id(provider: str, native_id: str) -> str:
     """Voyager's id for a provider's session: unique across agents, stable across scans."""
     return f"{provider}:{native_id}"
+
+
+class SessionRecord(msgspec.Struct, kw_only=True):
+    """A session as the state store keeps it: the Session plus how many events are indexed for it."""
+
+    session: Session
+    events: int
+
+
+def iso(ts: float | None) -> str | None:
+    """A timestamp as ISO-8601 UTC with a ``Z``, or None."""
+    if ts is None:
+        return None
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):  # a provider wrote a time no calendar can show
+        return None
 
 
 # ---------------------------------------------------------------------------
@@ -132,6 +160,8 @@ class SessionRow(msgspec.Struct, kw_only=True):
     parent: str | None
     resume: str | None
     source: str | None
+    #: Where the title came from: ``user``, ``agent`` or ``prompt`` (see ``TitleSource``).
+    title_source: str | None = None
 
 
 class SessionList(msgspec.Struct, kw_only=True):
@@ -148,3 +178,14 @@ class Timeline(msgspec.Struct, kw_only=True):
     schema_version: int
     session: SessionRow
     events: list[Event]
+
+
+def session_row(rec: SessionRecord) -> SessionRow:
+    """The JSON contract's view of a stored session."""
+    s = rec.session
+    return SessionRow(
+        session_id=s.id, provider=s.provider, native_id=s.native_id, title=s.title, cwd=s.cwd,
+        git_branch=s.git_branch, git_repo=s.git_repo, model=s.model, started=iso(s.started),
+        updated=iso(s.updated), events=rec.events, parent=s.parent, resume=s.resume, source=s.source,
+        title_source=s.title_source,
+    )

@@ -34,6 +34,55 @@ def data_dir(env: Env | None = None) -> Path:
     return home(e) / ".local" / "share" / "voyager"
 
 
+class DataDir:
+    """The one owner of the data dir's layout: every file Voyager keeps is named here and nowhere else.
+
+    ``index/`` (Tantivy), ``state.db`` (scan state and sessions), ``checkpoints.db``
+    (checkpoints: not derived from the sources, so never reset with the index),
+    ``checkpoints/`` (Markdown hand-offs, derived output), ``scan.lock`` (the one-writer
+    lock) and ``serve.sock`` (the resident server's socket).
+    """
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"DataDir({str(self.root)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.root)
+
+    @property
+    def index(self) -> Path:
+        return self.root / "index"
+
+    @property
+    def state_db(self) -> Path:
+        return self.root / "state.db"
+
+    @property
+    def checkpoints_db(self) -> Path:
+        return self.root / "checkpoints.db"
+
+    @property
+    def handoffs(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "scan.lock"
+
+    @property
+    def socket(self) -> Path:
+        return self.root / "serve.sock"
+
+    def has_index(self) -> bool:
+        """True once a scan has written an index and its state (what every reading command needs)."""
+        return (self.index / "meta.json").exists() and self.state_db.exists()
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` (and parents) and make it 0700: index and state are private."""
     path.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from voyager_sessions.model import Event, Hit, SessionRow
+from voyager_sessions.model import Event, Hit, SessionRow, iso
 
 _KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
 _HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -68,8 +68,6 @@ def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str
     if row.resume:
         head.append(f"  resume:  {row.resume}")
     out = ["\n".join(head), ""]
-    from voyager_sessions.search.engine import iso
-
     for ev in events:
         when = (iso(ev.ts) or "").replace("T", " ").rstrip("Z")
         label = _KIND_LABEL.get(ev.kind, ev.kind) + (f":{ev.tool}" if ev.tool else "")

@@ -21,7 +21,6 @@ from voyager_sessions.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
     MAX_INT,
-    NO_INDEX,
     Busy,
     UserError,
     data_dir,
@@ -161,7 +160,9 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
                    since: str | None, until: str | None, sort: str, by_session: bool, context: int, as_json: bool,
                    as_jsonl: bool, no_refresh: bool, color: str) -> None:
     """Run ``voyager search`` with parsed parameters; exits 0 when something matched, 1 when nothing did."""
-    from voyager_sessions.search.engine import SearchOptions, index_exists
+    from voyager_sessions.api import NO_INDEX
+    from voyager_sessions.paths import DataDir
+    from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.query import QueryError
 
     text = " ".join(query).strip()
@@ -174,17 +175,17 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
     except QueryError as exc:
         raise UserError(f"bad query: {exc}") from None
     ddir = data_dir()
-    if not no_refresh or not index_exists(ddir):
+    if not no_refresh or not DataDir(ddir).has_index():
         try:
             run_scan(quiet=not sys.stderr.isatty() or as_json or as_jsonl, ddir=ddir)
         except Busy:
             pass  # a scan is running: search what it has committed so far
-        if not index_exists(ddir):
+        if not DataDir(ddir).has_index():
             raise UserError(NO_INDEX)
     opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
                          cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
                          context=context)
-    from voyager_sessions.search.engine import search as run_search
+    from voyager_sessions.api import search as run_search
 
     try:
         result = run_search(ddir, text, opts)

@@ -8,7 +8,7 @@ is the scan's). Planted tokens must then be found exactly once, as the right kin
 ``append_one`` continues from those data dirs: it appends one message the way the agent
 would (lines at the end of the JSONL file; new rows in the database), then times the
 incremental scan and the search that follows, in-process, as ``voyager search`` does
-them (``engine.search`` opens the index afresh, so it sees the new commit).
+them (``api.search`` opens the index afresh, so it sees the new commit).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 import msgspec
-from voyager_sessions.ingest import synth
+import synth
 
 from bench import corpus
 from bench.child import IngestRun
@@ -83,7 +83,8 @@ def _write_source(ctx: Context, provider: str) -> tuple[ProviderHomes, Path, App
 
 
 def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
-    from voyager_sessions.search.engine import SearchOptions, search
+    from voyager_sessions.api import search
+    from voyager_sessions.search.engine import SearchOptions
 
     checks = []
     for token, kind in corpus.INGEST_NEEDLES:
@@ -99,7 +100,7 @@ def ensure_ingested(ctx: Context, provider: str) -> Ingested:
     """The ingested long session for ``provider``; built in-process if ingest_5000 did not run."""
     got = ctx.ingested.get(provider)
     if got is None:
-        from voyager_sessions.ingest.pipeline import scan
+        from voyager_sessions.scan import scan
 
         homes, source, appender = _write_source(ctx, provider)
         data_dir = ctx.dir(f"ingest-{provider}") / "data"
@@ -168,8 +169,9 @@ def ingest_5000(ctx: Context) -> ScenarioResult:
 
 
 def append_one(ctx: Context) -> ScenarioResult:
-    from voyager_sessions.ingest.pipeline import scan
-    from voyager_sessions.search.engine import SearchOptions, search
+    from voyager_sessions.scan import scan
+    from voyager_sessions.api import search
+    from voyager_sessions.search.engine import SearchOptions
 
     res = ScenarioResult(name="append_one", description="append one message to the ingested session, then "
                          "incremental scan + the next search, in-process (median of rounds)")

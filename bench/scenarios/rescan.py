@@ -26,7 +26,7 @@ TARGET_MS_AT_10K = 300.0
 
 
 def rescan_noop(ctx: Context) -> ScenarioResult:
-    from voyager_sessions.ingest.pipeline import scan
+    from voyager_sessions.scan import scan
 
     n = ctx.sizes.rescan_sources
     res = ScenarioResult(name="rescan_noop", description=f"no-op scan of {n:,} unchanged sources "

@@ -89,12 +89,14 @@ def _sessions_of(keys: list[str]) -> set[str]:
 
 
 def _build_voyager(corpus: EventCorpus, spool: Path, data_dir: Path) -> float:
-    from voyager_sessions.ingest.pipeline import COMMIT_EVERY_EVENTS
+    from voyager_sessions.scan.run import COMMIT_EVERY_EVENTS
+    from voyager_sessions.model import SessionRecord
+    from voyager_sessions.paths import DataDir
     from voyager_sessions.search.index import SearchIndex
-    from voyager_sessions.store.state import SessionRecord, StateStore
+    from voyager_sessions.store.state import StateStore
 
     t0 = time.perf_counter()
-    index = SearchIndex(data_dir)
+    index = SearchIndex(DataDir(data_dir).index)
     pending = 0
     for batch in read_spool(spool):
         pending += index.add_events(batch)
@@ -103,7 +105,7 @@ def _build_voyager(corpus: EventCorpus, spool: Path, data_dir: Path) -> float:
             pending = 0
     index.commit()
     index.close()
-    store = StateStore(data_dir)
+    store = StateStore(DataDir(data_dir).state_db)
     store.commit_scan(sessions=[SessionRecord(session=s, events=n)
                                 for s, n in zip(corpus.sessions, corpus.sizes, strict=True)])
     store.close()
@@ -137,7 +139,9 @@ def ensure_search_run(ctx: Context, n: int) -> SearchRun:
     run = ctx.search_runs.get(n)
     if run is not None:
         return run
-    from voyager_sessions.search.engine import Searcher, SearchOptions
+    from voyager_sessions.api import Reader
+    from voyager_sessions.paths import DataDir
+    from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.index import SearchIndex
 
     label = size_label(n)
@@ -149,11 +153,11 @@ def ensure_search_run(ctx: Context, n: int) -> SearchRun:
     gen_s = time.perf_counter() - t
     data_dir = root / "voyager"
     build_s = _build_voyager(corpus, spool, data_dir)
-    segments = SearchIndex(data_dir, create=False).num_segments()
+    segments = SearchIndex(DataDir(data_dir).index, create=False).num_segments()
     run = ctx.search_runs[n] = SearchRun(events=n, corpus=corpus, spool=spool, text_bytes=text_bytes,
                                          data_dir=data_dir, build_s=build_s, index_bytes=dir_bytes(data_dir / "index"))
     t = time.perf_counter()
-    searcher = Searcher(data_dir)
+    searcher = Reader(DataDir(data_dir))
     open_s = time.perf_counter() - t
     run.notes.append(f"{label}: generated {len(corpus.sessions):,} sessions, {mb(text_bytes):.0f} MB of text in "
                      f"{gen_s:.1f} s; index has {segments} segment(s); Searcher opened in {ms(open_s):.1f} ms")

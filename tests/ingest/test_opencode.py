@@ -21,8 +21,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from voyager_sessions.ingest import synth
-from voyager_sessions.ingest import synth_opencode as so
+import synth
+from synth import opencode as so
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint

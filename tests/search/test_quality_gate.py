@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from voyager_sessions.ingest import synth
-from voyager_sessions.ingest.pipeline import scan
-from voyager_sessions.search.engine import SearchOptions, Searcher
+import synth
+from voyager_sessions.scan import scan
+from voyager_sessions.api import Reader
+from voyager_sessions.paths import DataDir
+from voyager_sessions.search.engine import SearchOptions
 
 
 def _cjk_pair(m: int) -> str:
@@ -82,7 +84,7 @@ def planted(tmp_path_factory):
     ddir = home / "data"
     summary = scan(ddir, env, providers=["claude", "codex"])
     assert summary.new == n_sessions and not summary.skipped
-    s = Searcher(ddir)
+    s = Reader(DataDir(ddir))
     yield s, needles, apart
     s.close()
 

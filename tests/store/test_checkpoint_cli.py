@@ -19,7 +19,9 @@ from voyager_sessions.checkpoint_cli import Resolved, checkpoint
 from voyager_sessions.model import Session
 from voyager_sessions.store.checkpoints import CheckpointStore, default_path
 from voyager_sessions.store.db import BusyError
-from voyager_sessions.store.state import SessionRecord, StateStore
+from voyager_sessions.model import SessionRecord
+from voyager_sessions.paths import DataDir
+from voyager_sessions.store.state import StateStore
 
 SID = "claude:aaaa-1111"
 
@@ -59,7 +61,7 @@ def _one_line_error(result, code: int = 2) -> str:
 
 
 def _index(home: Path, *sessions: Session) -> None:
-    state = StateStore(home)
+    state = StateStore(DataDir(home).state_db)
     state.commit_scan(sessions=[SessionRecord(session=s, events=1) for s in sessions])
     state.close()
 

@@ -7,14 +7,15 @@ import sqlite3
 
 import pytest
 
-from voyager_sessions.ingest import synth, synth_opencode
-from voyager_sessions.ingest.pipeline import scan
-from voyager_sessions.paths import data_dir
+import synth
+from synth import opencode as synth_opencode
+from voyager_sessions.scan import scan
+from voyager_sessions.paths import DataDir, data_dir
 from voyager_sessions.search.index import SearchIndex
 
 
 def _index_events():
-    ix = SearchIndex(data_dir(), create=False)
+    ix = SearchIndex(DataDir(data_dir()).index, create=False)
     return sorted((e.session, e.seq, e.text) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
 
 
@@ -46,7 +47,7 @@ def test_only_changed_sessions_are_reread(home, monkeypatch, inline):
     assert second.sessions == 4
     from voyager_sessions.store.state import StateStore
 
-    store = StateStore(data_dir())
+    store = StateStore(DataDir(data_dir()).state_db)
     assert store.sessions_by_id(["opencode:ses_0002abcdef"])["opencode:ses_0002abcdef"].session.title == "zanzibar retitled"
     assert store.sessions_by_id(["opencode:ses_0004abcdef"]) == {}
     store.close()
@@ -128,7 +129,8 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_
 
 
 def search_total(q: str) -> int:
-    from voyager_sessions.search.engine import SearchOptions, search
+    from voyager_sessions.api import search
+    from voyager_sessions.search.engine import SearchOptions
 
     return search(data_dir(), q, SearchOptions()).total
 

@@ -10,11 +10,11 @@ import sys
 import time
 from collections import Counter
 
-from voyager_sessions.ingest import synth
+import synth
 from voyager_sessions.ingest.adapters import get
-from voyager_sessions.ingest.pipeline import scan
+from voyager_sessions.scan import scan
 from voyager_sessions.model import Event
-from voyager_sessions.paths import data_dir
+from voyager_sessions.paths import DataDir, data_dir
 from voyager_sessions.search.index import SearchIndex
 
 TRIALS = 20
@@ -34,7 +34,7 @@ def _expected(env) -> Counter:
 
 
 def _indexed() -> tuple[Counter, int]:
-    ix = SearchIndex(data_dir(), create=False)
+    ix = SearchIndex(DataDir(data_dir()).index, create=False)
     seen: Counter = Counter()
     dup = 0
     for sid in ix.iter_session_ids():

@@ -7,9 +7,10 @@ import os
 
 
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
-from voyager_sessions.ingest.pipeline import scan
-from voyager_sessions.paths import data_dir
-from voyager_sessions.search.engine import SearchOptions, search
+from voyager_sessions.scan import scan
+from voyager_sessions.paths import DataDir, data_dir
+from voyager_sessions.api import search
+from voyager_sessions.search.engine import SearchOptions
 
 
 def _search(q: str, **kw):
@@ -19,7 +20,7 @@ def _search(q: str, **kw):
 def _all_events():
     from voyager_sessions.search.index import SearchIndex
 
-    ix = SearchIndex(data_dir(), create=False)
+    ix = SearchIndex(DataDir(data_dir()).index, create=False)
     out = []
     for sid in ix.iter_session_ids():
         out.extend((e.session, e.seq) for e in ix.session_events(sid))

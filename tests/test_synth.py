@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from voyager_sessions.demo import CORPUS
-from voyager_sessions.ingest import synth
+import synth
 from voyager_sessions.ingest.adapters import claude, codex
 from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Notice, Source, fingerprint
 from voyager_sessions.model import Event, Session

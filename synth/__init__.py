@@ -1,9 +1,9 @@
-"""Synthetic sessions in real provider formats, for tests, the bench and the demo.
+"""Synthetic sessions in real provider formats, for the tests and the bench (a development package: not installed).
 
 One neutral description of a conversation (``Conversation`` of ``Turn``s with
 ``ToolCall``s) is generated deterministically from a seed, then written in each
 agent's real on-disk format by a writer function (``write_claude``, ``write_codex``
-here; OpenCode's SQLite shapes in ``voyager_sessions.ingest.synth_opencode``). Tests and the
+here; OpenCode's SQLite shapes in ``synth.opencode``). Tests and the
 bench share these builders so a format is described once. Everything written is
 invented text: no real person's data.
 """

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.ingest.synth import Conversation, ToolCall, Turn
+from synth import Conversation, ToolCall, Turn
 
 PROVIDER_ID = "synthetic"
 

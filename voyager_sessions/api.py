@@ -1,0 +1,165 @@
+"""The application's read side: search, list, show, stats and session resolving, as documents.
+
+Every front end (the click CLI, the lean ``voyager search`` path, ``voyager serve`` and
+``voyager mcp``) answers through these functions, so their answers are the same
+documents (the JSON contract's Structs) whichever way a request came. This is where the
+layers meet: the search engine is handed the state store as its session catalog and
+the registry's provider names; ``show`` reads capped texts back through the adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from voyager_sessions.errors import UserError
+from voyager_sessions.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.paths import DataDir
+
+#: What a command that needs the index says when there is none.
+NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
+
+
+def require_index(ddir: DataDir) -> None:
+    """Raise the one-line "no index yet" error unless a scan has written an index."""
+    if not ddir.has_index():
+        raise UserError(NO_INDEX)
+
+
+def provider_names() -> tuple[str, ...]:
+    """Every registered provider, in registry order (what ``provider:`` accepts)."""
+    from voyager_sessions.ingest.adapters import PROVIDERS
+
+    return PROVIDERS
+
+
+class Reader:
+    """The index and the state store opened for reading: one per request, or one a server keeps."""
+
+    def __init__(self, ddir: DataDir) -> None:
+        from voyager_sessions.search.engine import Searcher
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        self.ddir = ddir
+        self.index = SearchIndex(ddir.index, create=False)
+        self.state = StateStore(ddir.state_db)
+        self.searcher = Searcher(self.index, self.state, provider_names())
+
+    def close(self) -> None:
+        self.state.close()
+
+    def reload(self) -> None:
+        """See what was committed since this reader opened (a server calls it after a scan)."""
+        self.index.index.reload()
+
+    # -- the documents ------------------------------------------------------------
+
+    def search(self, query: str, opts: Any = None) -> SearchResult:
+        return self.searcher.search(query, opts)
+
+    def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
+        total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)
+        return SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=[session_row(r) for r in recs])
+
+    def resolve(self, ref: str) -> SessionRecord:
+        """The one session ``ref`` names (id, native id or unambiguous prefix), or a one-line UserError."""
+        ids = resolve_ids(self.state, ref)
+        return self.state.sessions_by_id(ids)[ids[0]]
+
+    def show(self, ref: str, *, around: int | None = None, window: int = 10) -> Timeline:
+        """A session's timeline (or the window of ``window`` events each side of seq ``around``)."""
+        from voyager_sessions.search.index import TRUNCATION_MARKER
+
+        rec = self.resolve(ref)
+        sid = rec.session.id
+        lo = hi = None
+        if around is not None:
+            lo, hi = max(0, around - window), around + window
+        events = self.index.session_events(sid, lo=lo, hi=hi)
+        suffix = TRUNCATION_MARKER.rpartition("; ")[2]  # how a capped event's stored text ends
+        capped = {e.seq for e in events if e.text.endswith(suffix) and e.seq >= 0}
+        if capped and rec.session.source:
+            from voyager_sessions.ingest.reread import full_texts
+
+            texts = full_texts(rec.session.provider, rec.session.source, sid, capped)
+            events = [msgspec.structs.replace(e, text=texts[e.seq]) if e.seq in texts else e for e in events]
+        return Timeline(schema_version=SCHEMA_VERSION, session=session_row(rec), events=events)
+
+    def stats(self) -> dict[str, Any]:
+        counts = self.state.counts()
+        last = self.state.last_scan()
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "data_dir": str(self.ddir.root),
+            "providers": {p: {"sessions": s, "events": e or 0} for p, s, e in counts},
+            "index_events": self.index.num_events(),
+            "index_bytes": self.index.size_bytes(),
+            "index_segments": self.index.num_segments(),
+            "last_scan": None if last is None else {"finished": last[1], "summary": msgspec.json.decode(last[2])},
+        }
+
+
+@contextmanager
+def reader(ddir: DataDir | Path) -> Iterator[Reader]:
+    """A :class:`Reader` for one request; "no index yet" when there is none."""
+    ddir = ddir if isinstance(ddir, DataDir) else DataDir(ddir)
+    require_index(ddir)
+    r = Reader(ddir)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def resolve_ids(catalog: Any, ref: str) -> list[str]:
+    """The one id ``ref`` names, as a one-element list; a one-line UserError when it names none or several."""
+    ids = catalog.resolve_session(ref)
+    if not ids:
+        raise UserError(f"no session matches '{ref}' (see `voyager list`)")
+    if len(ids) > 1:
+        raise UserError(f"'{ref}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}; give more of the id")
+    return ids
+
+
+def search(data_dir: DataDir | Path, query: str, opts: Any = None) -> SearchResult:
+    """Run one query against the index in ``data_dir``. Raises QueryError for a malformed query."""
+    with reader(data_dir) as r:
+        return r.search(query, opts)
+
+
+def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
+    """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
+    from voyager_sessions.ingest.diagnose import diagnose
+    from voyager_sessions.store.db import integrity
+
+    indexed: dict[str, tuple[int, int]] = {}
+    failed: dict[str, list[str]] = {}
+    health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
+    if ddir.has_index():
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        store = StateStore(ddir.state_db)
+        try:
+            indexed = {p: (s, e or 0) for p, s, e in store.counts()}
+            failed = store.failed_sources()
+        finally:
+            store.close()
+        health["state_db"] = integrity(ddir.state_db)
+        idx = SearchIndex(ddir.index, create=False)
+        state_events = sum(e for _, e in indexed.values())
+        num_events = idx.num_events()
+        # Checkpoint and title events are Voyager's own, not counted in the scan state.
+        index_events = num_events - idx.count_kind("checkpoint") - idx.count_kind("title")
+        health.update(index="ok" if index_events == state_events else
+                      f"out of step: {index_events} events indexed, the scan state says {state_events} "
+                      "(the next scan repairs it; `voyager scan`)",
+                      index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
+    if ddir.checkpoints_db.exists():
+        health["checkpoints_db"] = integrity(ddir.checkpoints_db)
+    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed), "health": health}

@@ -1,0 +1,65 @@
+"""The one family of errors Voyager reports to a person, and the exit codes they mean.
+
+Every layer raises these (or a subclass named for its case); the front ends (the click
+CLI, the lean search path, the server and the MCP server) print one line,
+``voyager: <message>``, and exit with ``exit_code``. Nothing else decides an exit code.
+
+Exit codes, as ``grep``'s: 0 something matched, 1 nothing matched, 2 a usage, query or
+data error the user can act on, 3 busy (another writer holds the index), 4 an internal
+error (a bug: reported with a hint to set ``VOYAGER_DEBUG=1`` for a traceback).
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_NONE = 1
+EXIT_USAGE = 2
+EXIT_BUSY = 3
+EXIT_INTERNAL = 4
+
+#: The largest count or offset an option takes (what SQLite and Tantivy can hold).
+MAX_INT = 2**62
+
+
+def one_line(message: object) -> str:
+    """``message`` as one line: whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(str(message).split())
+
+
+class VoyagerError(Exception):
+    """A failure reported as one line on stderr (``voyager: <message>``), exit ``exit_code``."""
+
+    exit_code: int = EXIT_USAGE
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(one_line(message))
+
+
+class UserError(VoyagerError):
+    """A mistake the user can fix (a bad option, an unknown session, a malformed query): exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class Busy(VoyagerError):
+    """Another process holds what this one needs to write (the index writer, a database): exit 3."""
+
+    exit_code = EXIT_BUSY
+
+
+class StoreError(VoyagerError):
+    """One of Voyager's own databases cannot be used; the message says why: exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class DiskFull(VoyagerError):
+    """The data dir's disk is full: nothing was lost, the next run after space is freed goes on: exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class IndexDamaged(VoyagerError):
+    """The search index cannot be opened or read; ``voyager scan --rebuild`` makes it anew from the sources."""
+
+    exit_code = EXIT_USAGE

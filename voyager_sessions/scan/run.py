@@ -1,0 +1,225 @@
+"""Running a scan: discover, plan, read every source that changed, commit in the crash-safe order.
+
+Commit order is the crash-safety contract: Tantivy commits first, then the state rows
+that describe it. A crash in between leaves old fingerprints behind, so the next scan
+re-reads those sources and replaces (never duplicates) their documents. A source that
+fails before producing anything keeps what was indexed from it before. A source no
+longer discovered takes its sessions out of the index (unless ``keep_missing``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import msgspec
+
+from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest.adapters.base import Notice, Source
+from voyager_sessions.lock import writer_lock
+from voyager_sessions.model import SessionRecord
+from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.scan.plan import Why, classify, resume_cursor
+from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
+from voyager_sessions.scan.summary import ScanSummary, Skipped
+
+#: Commit the index and the state after this many added events, so a long first scan
+#: makes progress durable and keeps the writer's memory bounded
+#: (``VOYAGER_COMMIT_EVERY_EVENTS`` overrides it).
+COMMIT_EVERY_EVENTS = 200_000
+
+ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
+NoticeFn = Callable[[Notice], None]
+
+
+def _commit_every() -> int:
+    try:
+        return max(1, int(os.environ.get("VOYAGER_COMMIT_EVERY_EVENTS", COMMIT_EVERY_EVENTS)))
+    except ValueError:
+        return COMMIT_EVERY_EVENTS
+
+
+def scan(
+    data_dir: Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    providers: list[str] | None = None,
+    keep_missing: bool = False,
+    wait: float = 0.0,
+    progress: ProgressFn | None = None,
+    on_notice: NoticeFn | None = None,
+) -> ScanSummary:
+    """Bring the index in ``data_dir`` up to date with every provider's sources.
+
+    Raises :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer
+    for longer than ``wait`` seconds.
+    """
+    env = os.environ if env is None else env
+    with writer_lock(data_dir, wait=wait):
+        return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice).run()
+
+
+class Scan:
+    """One scan of one data dir, holding the writer lock (its caller took it)."""
+
+    def __init__(self, ddir: DataDir, env: Mapping[str, str], providers: list[str] | None, keep_missing: bool,
+                 progress: ProgressFn | None, on_notice: NoticeFn | None) -> None:
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        ensure_private_dir(ddir.root)
+        self.ddir = ddir
+        self.env = env
+        self.providers = providers or list(registry.PROVIDERS)
+        self.keep_missing = keep_missing
+        self.progress = progress
+        self.on_notice = on_notice
+        self.store = StateStore(ddir.state_db)
+        self.index = SearchIndex(ddir.index)
+        if self.store.index_id() != self.index.index_id:
+            # The scan state describes another index (it was reset, rebuilt or deleted):
+            # forget it, so every source is read into this one.
+            self.store.reset_scan_state(self.index.index_id)
+        self.summary = ScanSummary()
+        # Sessions some live source still yields: a removed source may only take the others.
+        self.live_sessions: set[str] = set()
+        # Work done since the last commit, written to the state store right after it.
+        self.pending_sources: list = []
+        self.pending_sessions: dict[str, SessionRecord] = {}
+        self.pending_removed_sources: list[str] = []
+        self.pending_removed_sessions: list[str] = []
+        self.uncommitted_events = 0
+
+    def notice(self, n: Notice) -> None:
+        self.summary.skipped.append(Skipped(source=n.source, reason=n.reason, where=n.where))
+        if self.on_notice:
+            self.on_notice(n)
+
+    # -- the whole scan --------------------------------------------------------------
+
+    def run(self) -> ScanSummary:
+        t0 = time.time()
+        try:
+            known = self.store.sources()
+            plan, seen, scanned = self._plan(known)
+            self.summary.sources = len(seen)
+            gone = [] if self.keep_missing else [
+                old for path, old in known.items() if old.provider in scanned and path not in seen
+            ]
+            total = len(plan)
+            commit_every = _commit_every()
+            for done, (source, why) in enumerate(plan, start=1):
+                self._read(source, why, known.get(source.path))
+                if self.uncommitted_events >= commit_every:
+                    self._commit()
+                if self.progress:
+                    self.progress(done, total, self.summary.events_added)
+            # Removals last: a session that moved (an archived rollout) is claimed by its new source.
+            for old in gone:
+                self._remove_source(old)
+            self._commit()
+        finally:
+            self.index.close()
+        self.summary.seconds = round(time.time() - t0, 3)
+        self.summary.providers = {p: s for p, s, _ in self.store.counts()}
+        self.summary.sessions = sum(self.summary.providers.values())
+        if self.summary.touched or self.summary.failed:
+            # A no-op scan (every search starts with one) writes nothing at all.
+            self.store.record_scan(t0, msgspec.json.encode(self.summary))
+        self.store.close()
+        return self.summary
+
+    def _plan(self, known: dict) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
+        """Discover every provider's sources and classify them against ``known`` (the state rows)."""
+        plan: list[tuple[Source, Why]] = []
+        seen: set[str] = set()
+        scanned: set[str] = set()
+        for name in self.providers:
+            try:
+                adapter = registry.get(name)
+            except Exception as exc:  # one broken adapter must not stop the others
+                self.notice(Notice(source=name, reason=f"adapter unavailable: {type(exc).__name__}: {exc}", fatal=True))
+                continue
+            scanned.add(name)
+            for item in adapter.discover(self.env):
+                if isinstance(item, Notice):
+                    self.notice(item)
+                    continue
+                seen.add(item.path)
+                old = known.get(item.path)
+                why = classify(item, old)
+                if why is None:
+                    self.summary.unchanged += 1
+                    self.live_sessions.update(old.sessions)
+                else:
+                    plan.append((item, why))
+        return plan, seen, scanned
+
+    # -- one source ------------------------------------------------------------------
+
+    def _read(self, source: Source, why: Why, old) -> None:
+        adapter = registry.get(source.provider)
+        old_sessions = list(old.sessions) if old is not None else []
+        prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
+        cursor = resume_cursor(source, why, old)
+        read = SourceRead(source, why, old, cursor, self.index, prior, self.notice)
+        try:
+            for item in adapter.read(source, cursor):
+                read.take(item)
+        except Exception as exc:  # an adapter bug must not lose the rest of the scan
+            read.fail(exc)
+        self._apply(read.finish())
+
+    def _apply(self, out: SourceOutcome) -> None:
+        """Count what one read did and queue its rows for the next commit."""
+        row = out.state_row
+        self.pending_sources.append(row)
+        if out.failed:
+            self.summary.failed += 1
+            self.live_sessions.update(row.sessions)
+            return
+        self.summary.events_added += out.events_added
+        self.summary.events_removed += out.events_removed
+        self.uncommitted_events += out.events_added
+        if out.why == "new":
+            self.summary.new += 1
+        elif out.why == "grown":
+            self.summary.grown += 1
+        else:
+            self.summary.changed += 1
+        self.pending_removed_sessions.extend(out.removed_sessions)
+        for r in out.sessions:
+            self.pending_sessions[r.session.id] = r
+        self.live_sessions.update(row.sessions)
+
+    def _remove_source(self, old) -> None:
+        orphans = [sid for sid in old.sessions if sid not in self.live_sessions]
+        prior = self.store.sessions_by_id(orphans)
+        for sid in orphans:
+            # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
+            self.index.delete_session(sid)
+            self.index.delete_title(sid)
+        self.summary.events_removed += sum(r.events for r in prior.values())
+        self.summary.removed += 1
+        self.pending_removed_sources.append(old.path)
+        self.pending_removed_sessions.extend(orphans)
+
+    # -- commits ---------------------------------------------------------------------
+
+    def _commit(self) -> None:
+        if not (self.pending_sources or self.pending_removed_sources or self.pending_sessions):
+            return
+        self.index.commit()  # first the index...
+        self.store.commit_scan(  # ...then the rows that describe it
+            sources=self.pending_sources,
+            removed_sources=self.pending_removed_sources,
+            sessions=self.pending_sessions.values(),
+            removed_sessions=self.pending_removed_sessions,
+        )
+        self.pending_sources = []
+        self.pending_sessions = {}
+        self.pending_removed_sources = []
+        self.pending_removed_sessions = []
+        self.uncommitted_events = 0

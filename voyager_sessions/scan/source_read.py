@@ -1,0 +1,278 @@
+"""Reading one source: its adapter's stream turned into index documents and the state rows that describe them.
+
+:class:`SourceRead` consumes the items an adapter yields (Session, Event, Unchanged,
+Partial, Cursor, Notice), one at a time, in named steps: events go to the index in
+batches (a session's old documents are deleted only once the read produced an event
+for it, so a source that fails outright keeps what was indexed from it before);
+sessions are merged with what was known; the end of the stream is closed by
+:meth:`finish`, which returns a :class:`SourceOutcome` for the scan to commit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Source, Unchanged
+from voyager_sessions.model import TITLE_RANK, Event, Session, SessionRecord
+from voyager_sessions.scan.plan import Why, encode_cursor
+
+#: Events are handed to the index in batches of this many.
+BATCH = 2048
+
+
+class SourceOutcome(msgspec.Struct, kw_only=True):
+    """What reading one source amounts to, for the state store (written after the index commits)."""
+
+    why: Why
+    failed: bool
+    state_row: Any  # store.state.SourceState
+    sessions: list[SessionRecord] = []
+    removed_sessions: list[str] = []
+    events_added: int = 0
+    events_removed: int = 0
+
+
+def merge_session(old: Session | None, new: Session) -> Session:
+    """``new``'s known fields over ``old``'s; a title only replaces one of a weaker or equal source."""
+    if old is None:
+        return new
+    fields = {f: v for f in Session.__struct_fields__ if (v := getattr(new, f)) is not None}
+    if "title" in fields:
+        if old.title is not None and TITLE_RANK[new.title_source] < TITLE_RANK[old.title_source]:
+            del fields["title"]
+            fields.pop("title_source", None)
+        else:
+            fields["title_source"] = new.title_source  # None too: the new title's source, not the old one's
+    return msgspec.structs.replace(old, **fields)
+
+
+def title_from_prompt(text: str, limit: int = 80) -> str:
+    """A title made of the first prompt: one line, at most ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def source_row(source: Source, *, cursor: bytes | None, sessions: list[str], events: int, fatal: Notice | None) -> Any:
+    """The state row for ``source`` as just read: its fingerprint, and ok / retry / error by ``fatal``."""
+    from voyager_sessions.store.state import SourceState
+
+    fp = source.fingerprint
+    return SourceState(
+        path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
+        wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=cursor, sessions=sessions, events=events,
+        status="ok" if fatal is None else ("retry" if fatal.transient else "error"),
+        detail=fatal.reason if fatal is not None else None, indexed_at=time.time(),
+    )
+
+
+class SourceRead:
+    """One read of one source, from its first item to the rows that record it.
+
+    ``index`` is the scan's open SearchIndex; ``prior`` the stored records of the sessions
+    the source held before; ``notice`` reports a skipped piece.
+    """
+
+    def __init__(self, source: Source, why: Why, old: Any, cursor: Cursor | None, index: Any,
+                 prior: Mapping[str, SessionRecord], notice: Callable[[Notice], None]) -> None:
+        self.source = source
+        self.why = why
+        self.old = old
+        self.cursor = cursor
+        self.index = index
+        self.prior = prior
+        self.notice = notice
+        self.appending = why == "grown"
+        self.old_sessions: list[str] = list(old.sessions) if old is not None else []
+        self.sessions: dict[str, Session] = {}
+        self.max_seq: dict[str, int] = {}
+        self.first_prompt: dict[str, str] = {}
+        self.bounds: dict[str, list[float]] = {}
+        self.replaced: set[str] = set()
+        self.unchanged: set[str] = set()
+        self.kept: dict[str, int] = {}  # session -> events kept from before (a Partial re-read)
+        self.fatal: Notice | None = None
+        self.new_cursor: Cursor | None = None
+        self.added = 0
+        self.batch: list[Event] = []
+        self.items = 0
+
+    # -- the stream ------------------------------------------------------------------
+
+    def take(self, item: Any) -> None:
+        """Consume one item of the adapter's stream."""
+        self.items += 1
+        if isinstance(item, Event):
+            self.on_event(item)
+        elif isinstance(item, Session):
+            prior = self.prior.get(item.id)
+            self.sessions[item.id] = merge_session(self.sessions.get(item.id) or (prior.session if prior else None), item)
+        elif isinstance(item, Unchanged):
+            self.unchanged.add(item.session)
+        elif isinstance(item, Partial):
+            self.on_partial(item)
+        elif isinstance(item, Cursor):
+            self.new_cursor = item
+        elif isinstance(item, Notice):
+            self.notice(item)
+            if item.fatal:
+                self.fatal = item
+
+    def on_event(self, ev: Event) -> None:
+        sid = ev.session
+        if sid not in self.replaced:
+            self.replace(sid)
+        self.batch.append(ev)
+        if len(self.batch) >= BATCH:
+            self.flush()
+        if ev.seq > self.max_seq.get(sid, -1):
+            self.max_seq[sid] = ev.seq
+        if ev.ts is not None:
+            b = self.bounds.get(sid)
+            if b is None:
+                self.bounds[sid] = [ev.ts, ev.ts]
+            else:
+                if ev.ts < b[0]:
+                    b[0] = ev.ts
+                if ev.ts > b[1]:
+                    b[1] = ev.ts
+        if ev.kind == "user" and ev.origin == "human" and sid not in self.first_prompt:
+            self.first_prompt[sid] = ev.text
+
+    def replace(self, sid: str) -> None:
+        """Delete what ``sid`` had indexed before, now that this read produced an event for it."""
+        self.replaced.add(sid)
+        if self.appending:
+            if self.cursor is not None and self.cursor.session:
+                # The old incomplete tail (seq >= next_seq) is read again: replace it.
+                self.index.delete_session(self.cursor.session, from_seq=self.cursor.next_seq)
+        else:
+            self.index.delete_session(sid)
+
+    def on_partial(self, item: Partial) -> None:
+        """Only the end of this session is read again: keep its events before ``from_seq``."""
+        self.replaced.add(item.session)
+        self.kept[item.session] = item.from_seq
+        self.index.delete_session(item.session, from_seq=item.from_seq)
+        self.max_seq[item.session] = item.from_seq - 1
+
+    def flush(self) -> None:
+        if self.batch:
+            self.added += self.index.add_events(self.batch)
+            self.batch.clear()
+
+    def fail(self, exc: BaseException) -> None:
+        """An adapter bug: it must not lose the rest of the scan. What was read so far stays."""
+        self.fatal = Notice(source=self.source.path, reason=f"adapter error: {type(exc).__name__}: {exc}", fatal=True)
+        self.notice(self.fatal)
+
+    # -- the end ---------------------------------------------------------------------
+
+    def finish(self) -> SourceOutcome:
+        """Close the read: drop sessions the source no longer yields, and describe what it holds now."""
+        self.flush()
+        cleared = bool(self.replaced)
+        if self.fatal is None and not self.appending:
+            # Sessions the source no longer yields events for (emptied or deleted) lose their old events.
+            for sid in self.old_sessions:
+                if sid not in self.replaced and sid not in self.unchanged:
+                    self.index.delete_session(sid, keep_checkpoint=sid in self.sessions)
+                    cleared = True
+        if self.fatal is not None and not cleared:
+            return self._failed()
+        ids = list(dict.fromkeys(list(self.sessions) + list(self.max_seq) + sorted(self.unchanged)
+                                 + (self.old_sessions if self.appending else [])))
+        records = [self._record(sid) for sid in ids]
+        if not self.appending:
+            # A re-read replaced everything this source had indexed before, but what it reported Unchanged.
+            removed = sum(max(0, r.events - self.kept.get(sid, 0)) for sid, r in self.prior.items() if sid not in self.unchanged)
+            gone = [s for s in self.old_sessions if s not in ids]
+        else:
+            removed = max(0, (self.old.events if self.old else 0) - self.cursor.next_seq) if self.cursor else 0
+            gone = []
+        for rec in records:
+            self._sync_title(rec)
+        row = source_row(self.source, cursor=encode_cursor(self.new_cursor) if self.new_cursor is not None else None,
+                         sessions=ids, events=sum(r.events for r in records), fatal=self.fatal)
+        return SourceOutcome(why=self.why, failed=False, state_row=row, sessions=records, removed_sessions=gone,
+                             events_added=self.added, events_removed=removed)
+
+    def _failed(self) -> SourceOutcome:
+        """Nothing was replaced: keep the old sessions and events, remember the failure (doctor
+        reports it) and the fingerprint (an unchanged bad file is not retried)."""
+        row = source_row(self.source, cursor=None, sessions=self.old_sessions,
+                         events=self.old.events if self.old is not None else 0, fatal=self.fatal)
+        return SourceOutcome(why=self.why, failed=True, state_row=row)
+
+    def _record(self, sid: str) -> SessionRecord:
+        prior = self.prior.get(sid)
+        if sid in self.unchanged and sid not in self.sessions and prior is not None:
+            return prior
+        sess = self.sessions.get(sid) or (prior.session if prior else None)
+        if sess is None:  # events without a header: keep what the id says
+            provider, _, native = sid.partition(":")
+            sess = Session(id=sid, provider=provider, native_id=native)
+        if sid in self.max_seq:
+            events = self.max_seq[sid] + 1
+        else:
+            events = prior.events if prior else 0
+        return SessionRecord(session=self._complete(sess, sid), events=events)
+
+    def _complete(self, sess: Session, sid: str) -> Session:
+        """Fill what the events tell when the provider's header did not: times, a title, the source."""
+        fields: dict[str, object] = {}
+        bounds = self.bounds.get(sid)
+        if bounds is not None:
+            if sess.started is None or bounds[0] < sess.started:
+                fields["started"] = bounds[0]
+            if sess.updated is None or bounds[1] > sess.updated:
+                fields["updated"] = bounds[1]
+        prompt = self.first_prompt.get(sid)
+        if prompt:
+            if sess.title is None:
+                fields["title"] = title_from_prompt(prompt)
+                fields["title_source"] = "prompt"
+            elif sess.title_source is None and _copies(sess.title, prompt):
+                fields["title_source"] = "prompt"
+        if sess.source is None:
+            fields["source"] = self.source.path
+        return msgspec.structs.replace(sess, **fields) if fields else sess
+
+    def _sync_title(self, rec: SessionRecord) -> None:
+        """Keep the session's title event (seq -2, kind ``title``) equal to a title the agent or a person gave it.
+
+        A title made of the first prompt is not indexed again: the prompt is.
+        """
+        s = rec.session
+        prior = self.prior.get(s.id)
+        before = _indexed_title(prior.session) if prior is not None else None
+        now = _indexed_title(s)
+        if before == now:
+            return
+        if before is not None:
+            self.index.delete_title(s.id)
+        if now is not None:
+            self.index.add_events([Event(session=s.id, seq=TITLE_SEQ, kind="title",
+                                         origin="human" if s.title_source == "user" else "provider",
+                                         text=now, ts=s.updated or s.started)])
+
+
+#: The seq of a session's title event: before its checkpoint (-1) and its events (0…).
+TITLE_SEQ = -2
+
+
+def _indexed_title(s: Session) -> str | None:
+    """The title text a session's title event holds, or None when it has none (no title, or the first prompt's)."""
+    if not s.title or not s.title.strip() or s.title_source == "prompt":
+        return None
+    return s.title
+
+
+def _copies(title: str, prompt: str) -> bool:
+    """True when ``title`` is the prompt cut short (what many agents store as a title)."""
+    t = " ".join(title.split()).rstrip("…").rstrip(".").strip()
+    p = " ".join(prompt.split())
+    return bool(t) and p.startswith(t)
