@@ -15,9 +15,9 @@ Anything else is ``unknown-schema``; a file SQLite cannot read is ``unreadable``
 reported as a fatal ``Notice`` from ``read`` (never as "0 sessions"), and ``probe(path)``
 names the shape for ``voyager doctor``.
 
-Read-only is a contract, not a habit: databases open as ``file:…?mode=ro`` with
-``PRAGMA query_only=1`` and never ``immutable=1`` (which would hide turns still in the
-``-wal``). A whole source is read inside one read transaction so the migrating shape sees
+Read-only is a contract, not a habit: databases open through
+:func:`voyager_sessions.ingest.sqlite.connect_readonly` (``mode=ro``, ``query_only``, and
+``immutable`` only when there is no ``-wal`` to hide). A whole source is read inside one read transaction so the migrating shape sees
 the kv cursor and both table sets at the same instant. Rows stream one session at a time
 through SQLite cursors; nothing fetches a whole table.
 """
@@ -40,6 +40,9 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source, Unchanged, fingerprint
+from voyager_sessions.ingest.sqlite import connect_readonly
+from voyager_sessions.ingest.sqlite import is_transient as _transient
+from voyager_sessions.ingest.sqlite import tables as _schema
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "opencode"
@@ -73,34 +76,6 @@ _NOISE_MESSAGES = frozenset({"idle"})
 # ---------------------------------------------------------------------------
 # Opening and recognising a database
 # ---------------------------------------------------------------------------
-
-
-def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """Open ``path`` so that neither SQLite nor this process can change it.
-
-    ``mode=ro`` opens the file read-only at the OS level; ``query_only`` makes any write
-    statement an error even if a bug tried one. ``immutable=1`` is never used: it tells
-    SQLite to ignore the ``-wal``, which holds a running agent's newest turns.
-    """
-    uri = Path(path).resolve().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=5.0, isolation_level=None)
-    try:
-        conn.execute("PRAGMA query_only=1")
-        conn.row_factory = sqlite3.Row
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _schema(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
-    """Table name -> column names, for every table in the database."""
-    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    out: dict[str, frozenset[str]] = {}
-    for name in names:
-        cols = conn.execute(f'PRAGMA table_info("{name.replace(chr(34), chr(34) * 2)}")').fetchall()
-        out[name] = frozenset(c[1] for c in cols)
-    return out
 
 
 def _has(schema: Mapping[str, frozenset[str]], table: str) -> bool:
@@ -805,11 +780,6 @@ def _migration_state(db: _Db, ctx: _Ctx) -> Iterator[Notice | tuple[str | None, 
             reason=f"unknown migration phase {phase!r}; reading 1.x sessions below the cursor",
         )
     yield (phase, cursor)
-
-
-def _transient(exc: Exception) -> bool:
-    """A locked or momentarily unopenable database is worth retrying; a corrupt one is not."""
-    return isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc) and "not a database" not in str(exc)
 
 
 def _read_db(source: Source, known: dict[str, Any] | None = None) -> Iterator[Item]:

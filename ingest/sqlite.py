@@ -1,0 +1,87 @@
+"""Reading an agent's SQLite database without changing it, or creating anything beside it.
+
+Every adapter that reads a provider's SQLite store opens it through
+:func:`connect_readonly`: ``file:…?mode=ro`` (read-only at the OS level) and ``PRAGMA
+query_only=1`` (any write statement is an error, even from a bug). When the database has
+no ``-wal`` beside it, it is opened ``immutable=1`` as well: SQLite then takes no locks
+and creates no ``-wal`` or ``-shm`` file (a WAL-mode database a clean exit left without
+them would otherwise get both). With a ``-wal`` present, ``immutable`` would hide the
+rows still in it (most agents keep their newest turns there), so it is not used.
+
+:func:`sqlite_source` is the discovery side: a database is one Source whose fingerprint
+includes its ``-wal``, so a new turn still in the WAL is seen by the stat pass.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
+
+#: How long a read waits for an agent's write lock before the source is retried next scan.
+BUSY_TIMEOUT_S = 5.0
+
+
+def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True) -> sqlite3.Connection:
+    """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc)."""
+    p = Path(path).resolve()
+    uri = "file:" + quote(str(p)) + "?mode=ro"
+    if not os.path.exists(f"{p}-wal"):
+        uri += "&immutable=1"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA query_only=1")
+        if row_factory:
+            conn.row_factory = sqlite3.Row
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def tables(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    """Table name -> column names, for every table in the database."""
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    out: dict[str, frozenset[str]] = {}
+    for name in names:
+        cols = conn.execute(f'PRAGMA table_info("{name.replace(chr(34), chr(34) * 2)}")').fetchall()
+        out[name] = frozenset(c[1] for c in cols)
+    return out
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A locked or momentarily unopenable database is worth retrying next scan; a corrupt one is not."""
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and "malformed" not in text and "not a database" not in text
+
+
+def sqlite_source(provider: str, path: Path, *, named: bool = False) -> Iterator[Source | Notice]:
+    """The Source for the database at ``path`` (its fingerprint includes the ``-wal``), if it is a regular file.
+
+    ``named``: the user named this path (an override variable), so its absence is worth a
+    notice; a default location that does not exist is simply not there.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if named:
+            yield Notice(source=str(path), reason=f"unreadable: {exc.strerror or exc}", fatal=True)
+        return
+    if not _is_regular(st.st_mode):
+        yield Notice(source=str(path), reason="not a regular file; skipped", fatal=True)
+        return
+    try:
+        fp = fingerprint(path, wal=True)
+    except OSError:
+        return
+    yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False)
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
