@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from voyager_sessions.paths import agent_variables
+
 CLAUDE_SID = "5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f"
 CODEX_SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 
@@ -25,8 +27,7 @@ def home(tmp_path, monkeypatch) -> Path:
     """A fake HOME; VOYAGER_HOME inside it; every agent variable cleared or pointed inside."""
     h = tmp_path / "home"
     h.mkdir()
-    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "OPENCODE_DB", "VOYAGER_CLAUDE_HOME",
-                "VOYAGER_CODEX_HOME", "VOYAGER_OPENCODE_HOME", "VOYAGER_OPENCODE_DB", "NO_COLOR"):
+    for var in (*agent_variables(), "XDG_CONFIG_HOME", "NO_COLOR"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.setenv("VOYAGER_HOME", str(h / "voyager-data"))

@@ -93,38 +93,55 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+#: Where each agent keeps its sessions: for each *home* (an agent, or one surface of an agent
+#: that has several), the variables that name it, in order, each with the path below it.
+#: The first variable that is set wins; ``HOME`` is always set, so the last entry is the
+#: default. Every home's first variable is Voyager's own override (``VOYAGER_<…>``): when it
+#: is set it is authoritative, nothing else is probed for that home. Adapters, the tests'
+#: fake HOME and the bench all read this one table (see ``docs/agents.md``).
+AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
+    "claude": (("VOYAGER_CLAUDE_HOME", ""), ("CLAUDE_CONFIG_DIR", ""), ("HOME", ".claude")),
+    "codex": (("VOYAGER_CODEX_HOME", ""), ("CODEX_HOME", ""), ("HOME", ".codex")),
+    "opencode": (("VOYAGER_OPENCODE_HOME", ""), ("XDG_DATA_HOME", "opencode"), ("HOME", ".local/share/opencode")),
+    # A database named outright: authoritative, no directory is probed (an empty path means "not named").
+    "opencode.db": (("VOYAGER_OPENCODE_DB", ""), ("OPENCODE_DB", "")),
+}
+
+
+def agent_home(name: str, env: Env | None = None) -> Path | None:
+    """The directory (or file) of home ``name`` in ``AGENT_HOMES``: the first of its variables that is set.
+
+    None when none of its variables is set (only for homes without a ``HOME`` default).
+    """
+    e = _env(env)
+    for var, sub in AGENT_HOMES[name]:
+        value = home(e) if var == "HOME" else e.get(var)
+        if value:
+            base = Path(value).expanduser()
+            return base / sub if sub else base
+    return None
+
+
+def agent_variables() -> list[str]:
+    """Every variable ``AGENT_HOMES`` reads but ``HOME`` (tests clear them all for a fake HOME)."""
+    return sorted({var for entries in AGENT_HOMES.values() for var, _ in entries if var != "HOME"})
+
+
 def claude_home(env: Env | None = None) -> Path:
     """Claude Code's config dir: ``VOYAGER_CLAUDE_HOME``, ``CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    e = _env(env)
-    for key in ("VOYAGER_CLAUDE_HOME", "CLAUDE_CONFIG_DIR"):
-        if e.get(key):
-            return Path(e[key]).expanduser()
-    return home(e) / ".claude"
+    return agent_home("claude", env)  # type: ignore[return-value]
 
 
 def codex_home(env: Env | None = None) -> Path:
     """Codex CLI's home: ``VOYAGER_CODEX_HOME``, ``CODEX_HOME``, else ``~/.codex``."""
-    e = _env(env)
-    for key in ("VOYAGER_CODEX_HOME", "CODEX_HOME"):
-        if e.get(key):
-            return Path(e[key]).expanduser()
-    return home(e) / ".codex"
+    return agent_home("codex", env)  # type: ignore[return-value]
 
 
 def opencode_db_override(env: Env | None = None) -> Path | None:
     """An explicitly named OpenCode database (``VOYAGER_OPENCODE_DB``, then ``OPENCODE_DB``), if any."""
-    e = _env(env)
-    for key in ("VOYAGER_OPENCODE_DB", "OPENCODE_DB"):
-        if e.get(key):
-            return Path(e[key]).expanduser()
-    return None
+    return agent_home("opencode.db", env)
 
 
 def opencode_home(env: Env | None = None) -> Path:
     """OpenCode's data dir: ``VOYAGER_OPENCODE_HOME``, else ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``."""
-    e = _env(env)
-    if e.get("VOYAGER_OPENCODE_HOME"):
-        return Path(e["VOYAGER_OPENCODE_HOME"]).expanduser()
-    if e.get("XDG_DATA_HOME"):
-        return Path(e["XDG_DATA_HOME"]).expanduser() / "opencode"
-    return home(e) / ".local" / "share" / "opencode"
+    return agent_home("opencode", env)  # type: ignore[return-value]
