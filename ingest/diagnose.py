@@ -30,10 +30,14 @@ class ProviderReport(msgspec.Struct, kw_only=True):
     indexed_sessions: int = 0
     indexed_events: int = 0
     failed_sources: list[str] = []
+    #: Sources read with some pieces skipped (unknown records, malformed lines): what was skipped.
+    notes: list[str] = []
 
 
-def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]]) -> list[ProviderReport]:
-    """One report per registered adapter. ``indexed``: provider -> (sessions, events); ``failed``: provider -> reasons."""
+def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]],
+             noted: dict[str, list[str]] | None = None) -> list[ProviderReport]:
+    """One report per registered adapter. ``indexed``: provider -> (sessions, events); ``failed`` and
+    ``noted``: provider -> "<path>: <reason>" for sources that failed, or were read with pieces skipped."""
     reports = []
     for name in registry.PROVIDERS:
         try:
@@ -63,5 +67,6 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
         sessions, events = indexed.get(name, (0, 0))
         reports.append(ProviderReport(provider=name, label=adapter.label, roots=roots, roots_found=found, sources=n,
                                       bytes=size, shapes=shapes, problems=problems, indexed_sessions=sessions,
-                                      indexed_events=events, failed_sources=failed.get(name, [])))
+                                      indexed_events=events, failed_sources=failed.get(name, []),
+                                      notes=(noted or {}).get(name, [])))
     return reports

@@ -12,30 +12,80 @@ next scan reads it again and the pipeline replaces what it produced.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Notice
+from voyager_sessions.ingest.files import open_regular, read_notice
 
 _CHUNK = 1 << 20
 #: Name at most this many bad lines per file; the rest are counted in one summary notice.
 MAX_NAMED_BAD_LINES = 5
+#: A line longer than this is skipped (named) without being held in memory: no event's
+#: indexed text can come near it (the per-event cap is 256 Ki characters), and a JSON
+#: decoder needs the whole line at once. ``VOYAGER_MAX_LINE_BYTES`` changes it.
+MAX_LINE_BYTES = 64 << 20
+_BOM = b"\xef\xbb\xbf"
 
 _decode = msgspec.json.Decoder().decode
 
 
-def _decode_lenient(line: bytes):
-    """Decode one line; a line that is JSON but not valid UTF-8 keeps its text, with U+FFFD where bytes were bad."""
+class BadLine(ValueError):
+    """A line that is not a JSON record; the message says why, in a few words."""
+
+
+def max_line_bytes() -> int:
+    try:
+        return max(1 << 16, int(os.environ.get("VOYAGER_MAX_LINE_BYTES", MAX_LINE_BYTES)))
+    except ValueError:
+        return MAX_LINE_BYTES
+
+
+def decode_line(line: bytes) -> Any:
+    """One JSON value from ``line``, as leniently as the data allows; :class:`BadLine` when it is none.
+
+    The fast path is msgspec. What it refuses is tried again with the standard
+    library on text decoded with U+FFFD for invalid UTF-8: that reads lone UTF-16
+    surrogate escapes (``"\\ud83d"``, what ``JSON.stringify`` writes when a string is cut
+    inside an emoji), which are then replaced by U+FFFD too. A value nested too deeply
+    for either decoder is refused, never a crash.
+    """
     try:
         return _decode(line)
-    except msgspec.DecodeError:
+    except RecursionError:
+        raise BadLine("nested too deeply") from None
+    except msgspec.DecodeError as exc:
+        first = exc
+    if b"\x00" in line:
+        raise BadLine("binary data (NUL bytes, what a crash or power loss leaves), not JSON")
+    try:
+        value = json.loads(line.decode("utf-8", "replace"))
+    except RecursionError:
+        raise BadLine("nested too deeply") from None
+    except ValueError:
+        raise BadLine(f"malformed JSON: {_short(first)}") from None
+    return scrub_surrogates(value)
+
+
+def scrub_surrogates(value: Any, depth: int = 0) -> Any:
+    """``value`` with every lone surrogate in its strings (keys included) replaced by U+FFFD."""
+    if isinstance(value, str):
         try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            return _decode(line.decode("utf-8", "replace"))
-        raise
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if depth > 2000:
+        return value
+    if isinstance(value, list):
+        return [scrub_surrogates(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k, depth + 1): scrub_surrogates(v, depth + 1) for k, v in value.items()}
+    return value
 
 
 class Record(msgspec.Struct, frozen=True):
@@ -56,7 +106,7 @@ def line_hash(line: bytes) -> str:
 def _read_span(path: str, start: int, end: int) -> bytes | None:
     """Bytes ``[start, end)`` of ``path`` (fewer if it is shorter now); None if it cannot be read."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(start)
             return fh.read(end - start)
     except OSError:
@@ -72,18 +122,18 @@ def tail_matches(path: str, start: int, end: int, expected: str) -> bool:
 def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[Record | Notice]:
     """Yield every JSON object in ``path`` from byte ``offset``, with Notices for what had to be skipped.
 
-    The file is opened read-only and read in 1 MiB chunks, so memory stays flat on a
-    file of any size.
+    The file is opened read-only (a regular file only: never a FIFO that could block)
+    and read in 1 MiB chunks, in linear time whatever the line lengths; memory stays
+    within one line (at most ``MAX_LINE_BYTES``) plus a chunk. Each line stands alone:
+    a NUL byte, a byte-order mark, deep nesting or broken JSON costs that line only.
     """
     bad = 0
     lineno = first_lineno - 1
+    limit = max_line_bytes()
     try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
-        yield Notice(source=path, reason="vanished before it could be read", fatal=True, transient=True)
-        return
+        fh = open_regular(path)
     except OSError as exc:
-        yield Notice(source=path, reason=f"cannot open: {exc.strerror or exc}", fatal=True, transient=True)
+        yield read_notice(path, exc, what="open")
         return
     with fh:
         try:
@@ -92,49 +142,76 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
             yield Notice(source=path, reason=f"cannot seek: {exc}", fatal=True, transient=True)
             return
         pos = offset
-        buf = b""
-        first = True
+        pending: list[bytes] = []  # the start of a line that continues in the next chunk
+        pending_len = 0
+        oversize = False
+        at_start = offset == 0
         while True:
             try:
                 chunk = fh.read(_CHUNK)
             except OSError as exc:
                 yield Notice(source=path, reason=f"read failed: {exc.strerror or exc}", fatal=True, transient=True)
                 return
-            if first and chunk:
-                first = False
-                if b"\x00" in chunk[:8192]:
-                    yield Notice(source=path, reason="binary data, not a JSONL text file", where=f"byte {offset}", fatal=True)
-                    return
             if not chunk:
                 break
-            buf += chunk
-            lines = buf.split(b"\n")
-            buf = lines.pop()
-            for line in lines:
+            pieces = chunk.split(b"\n")
+            tail = pieces.pop()  # what follows the chunk's last newline: the next line's start
+            for piece in pieces:
                 lineno += 1
                 start = pos
-                pos += len(line) + 1
-                stripped = line.strip()
-                if not stripped:
-                    continue
-                try:
-                    value = _decode_lenient(stripped)
-                except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+                length = pending_len + len(piece)
+                pos += length + 1
+                if oversize or length > limit:
                     bad += 1
                     if bad <= MAX_NAMED_BAD_LINES:
-                        yield Notice(source=path, reason=f"malformed JSON skipped: {_short(exc)}", where=f"line {lineno}")
-                    continue
-                yield Record(value=value, start=start, end=pos, complete=True, lineno=lineno)
-        if buf.strip():
+                        yield Notice(source=path, reason=f"line of {length:,} bytes skipped (longer than "
+                                     f"{limit:,}: VOYAGER_MAX_LINE_BYTES)", where=f"line {lineno}")
+                else:
+                    line = b"".join(pending) + piece if pending else piece
+                    if at_start and line.startswith(_BOM):
+                        line = line[len(_BOM):]
+                    stripped = line.strip()
+                    if stripped:
+                        try:
+                            value = decode_line(stripped)
+                        except BadLine as exc:
+                            bad += 1
+                            if bad <= MAX_NAMED_BAD_LINES:
+                                yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")
+                        else:
+                            yield Record(value=value, start=start, end=pos, complete=True, lineno=lineno)
+                at_start = False
+                pending, pending_len, oversize = [], 0, False
+            if tail:
+                if not oversize:
+                    pending.append(tail)
+                    pending_len += len(tail)
+                    if pending_len > limit:
+                        pending, oversize = [], True  # counted on, not held: the line is skipped at its end
+                else:
+                    pending_len += len(tail)
+        if pending_len:
+            # A last line without its newline: still being written, or the file's unterminated end.
             lineno += 1
+            line = b"".join(pending)
+            if at_start and line.startswith(_BOM):
+                line = line[len(_BOM):]
             try:
-                value = _decode_lenient(buf.strip())
-            except (msgspec.DecodeError, UnicodeDecodeError):
-                yield Notice(source=path, reason="last line is incomplete (no newline yet); left for the next scan", where=f"line {lineno}")
+                if oversize or not line.strip():
+                    raise BadLine("too long" if oversize else "blank")
+                value = decode_line(line.strip())
+            except BadLine as exc:
+                if "NUL" in str(exc):  # no newline will make it JSON
+                    yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")
+                else:
+                    yield Notice(source=path, reason="last line is incomplete (no newline yet); left for the next scan",
+                                 where=f"line {lineno}")
             else:
-                yield Record(value=value, start=pos, end=pos + len(buf), complete=False, lineno=lineno)
+                yield Record(value=value, start=pos, end=pos + pending_len, complete=False, lineno=lineno)
+    if offset == 0 and pos == 0 and not pending_len:
+        yield Notice(source=path, reason="empty file: nothing to index yet")
     if bad > MAX_NAMED_BAD_LINES:
-        yield Notice(source=path, reason=f"{bad} malformed JSON lines skipped in all ({bad - MAX_NAMED_BAD_LINES} not named)")
+        yield Notice(source=path, reason=f"{bad} lines skipped in all ({bad - MAX_NAMED_BAD_LINES} not named)")
 
 
 def _short(exc: Exception) -> str:

@@ -255,10 +255,15 @@ class StateStore:
 
     def failed_sources(self) -> dict[str, list[str]]:
         """provider -> ["<path>: <reason>"] for sources whose last read failed."""
+        return self._details("status != 'ok'")
+
+    def noted_sources(self) -> dict[str, list[str]]:
+        """provider -> ["<path>: skipped …"] for sources read with pieces skipped (what doctor reports)."""
+        return self._details("status = 'ok' AND detail IS NOT NULL")
+
+    def _details(self, where: str) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for provider, path, detail in self.conn.execute(
-            "SELECT provider, path, detail FROM sources WHERE status != 'ok' ORDER BY path"
-        ):
+        for provider, path, detail in self.conn.execute(f"SELECT provider, path, detail FROM sources WHERE {where} ORDER BY path"):
             out.setdefault(provider, []).append(f"{path}: {detail}")
         return out
 

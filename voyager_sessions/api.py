@@ -139,6 +139,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
 
     indexed: dict[str, tuple[int, int]] = {}
     failed: dict[str, list[str]] = {}
+    noted: dict[str, list[str]] = {}
     health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
     if ddir.has_index():
         from voyager_sessions.search.index import SearchIndex
@@ -148,6 +149,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
         try:
             indexed = {p: (s, e or 0) for p, s, e in store.counts()}
             failed = store.failed_sources()
+            noted = store.noted_sources()
         finally:
             store.close()
         health["state_db"] = integrity(ddir.state_db)
@@ -162,4 +164,4 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
                       index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
     if ddir.checkpoints_db.exists():
         health["checkpoints_db"] = integrity(ddir.checkpoints_db)
-    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed), "health": health}
+    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted), "health": health}

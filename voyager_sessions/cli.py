@@ -302,6 +302,8 @@ def doctor(as_json: bool) -> None:
         click.echo(f"  indexed    {r.indexed_sessions} sessions, {r.indexed_events} events")
         for p in r.problems + r.failed_sources:
             click.echo(f"  cannot use {p}")
+        for p in r.notes:
+            click.echo(f"  note       {p}")
     click.echo("Voyager")
     for k, v in health.items():
         click.echo(f"  {k:<15} {v}")

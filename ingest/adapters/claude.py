@@ -35,7 +35,8 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, walk_files
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Event, Session, session_id
 

@@ -216,19 +216,17 @@ def test_copied_lines_from_another_session_do_not_collide(home):
 
 
 def test_a_transient_read_failure_is_retried(home, monkeypatch):
-    import builtins
-
     p = write_claude(home, claude_session_lines())
-    real_open = builtins.open
+    real_open = os.open
 
     def deny(path, *a, **kw):
         if str(path) == str(p):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *a, **kw)
 
-    monkeypatch.setattr(builtins, "open", deny)
+    monkeypatch.setattr(os, "open", deny)
     assert scan(data_dir()).failed == 1
-    monkeypatch.setattr(builtins, "open", real_open)
+    monkeypatch.setattr(os, "open", real_open)
     s = scan(data_dir())  # the file itself did not change
     assert s.failed == 0 and _search("数据库").total == 1
 

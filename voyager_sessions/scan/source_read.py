@@ -56,16 +56,30 @@ def title_from_prompt(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def source_row(source: Source, *, cursor: bytes | None, sessions: list[str], events: int, fatal: Notice | None) -> Any:
-    """The state row for ``source`` as just read: its fingerprint, and ok / retry / error by ``fatal``."""
+#: At most this many skipped pieces are remembered with a source (``voyager doctor`` shows them).
+NOTES_KEPT = 3
+
+
+def source_row(source: Source, *, cursor: bytes | None, sessions: list[str], events: int, fatal: Notice | None,
+               skipped: list[Notice] = ()) -> Any:  # type: ignore[assignment]
+    """The state row for ``source`` as just read: its fingerprint, ok / retry / error by ``fatal``, and
+    (for a source read with pieces skipped) what was skipped, for ``voyager doctor``."""
     from voyager_sessions.store.state import SourceState
 
     fp = source.fingerprint
+    if fatal is not None:
+        detail: str | None = fatal.reason
+    elif skipped:
+        named = "; ".join(n.describe().removeprefix(source.path).lstrip(": ") for n in skipped[:NOTES_KEPT])
+        more = f" (and {len(skipped) - NOTES_KEPT} more)" if len(skipped) > NOTES_KEPT else ""
+        detail = f"skipped {named}{more}"
+    else:
+        detail = None
     return SourceState(
         path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
         wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=cursor, sessions=sessions, events=events,
         status="ok" if fatal is None else ("retry" if fatal.transient else "error"),
-        detail=fatal.reason if fatal is not None else None, indexed_at=time.time(),
+        detail=detail, indexed_at=time.time(),
     )
 
 
@@ -98,19 +112,22 @@ class SourceRead:
         self.new_cursor: Cursor | None = None
         self.added = 0
         self.batch: list[Event] = []
-        self.items = 0
+        self.substance = 0  # Sessions, Events and Unchanged seen: what makes a read "something"
+        self.skipped: list[Notice] = []  # pieces skipped on the way
 
     # -- the stream ------------------------------------------------------------------
 
     def take(self, item: Any) -> None:
         """Consume one item of the adapter's stream."""
-        self.items += 1
         if isinstance(item, Event):
+            self.substance += 1
             self.on_event(item)
         elif isinstance(item, Session):
+            self.substance += 1
             prior = self.prior.get(item.id)
             self.sessions[item.id] = merge_session(self.sessions.get(item.id) or (prior.session if prior else None), item)
         elif isinstance(item, Unchanged):
+            self.substance += 1
             self.unchanged.add(item.session)
         elif isinstance(item, Partial):
             self.on_partial(item)
@@ -120,6 +137,8 @@ class SourceRead:
             self.notice(item)
             if item.fatal:
                 self.fatal = item
+            else:
+                self.skipped.append(item)
 
     def on_event(self, ev: Event) -> None:
         sid = ev.session
@@ -174,6 +193,17 @@ class SourceRead:
     def finish(self) -> SourceOutcome:
         """Close the read: drop sessions the source no longer yields, and describe what it holds now."""
         self.flush()
+        if self.fatal is None and not self.substance and self.skipped and not self.appending:
+            # Every piece was skipped (binary data, garbage, records of no known shape): the
+            # source as a whole could not be used. Say so once, and keep what it held before.
+            self.fatal = Notice(source=self.source.path, fatal=True,
+                                reason=f"nothing readable in it ({self.skipped[0].reason})")
+        elif self.fatal is None and not self.substance and not self.appending and self.source.fingerprint.size:
+            # Records were read, but none of a shape the adapter knows: never silently empty.
+            unknown = Notice(source=self.source.path, reason=f"no session in it: no record of a shape Voyager's "
+                                                              f"{self.source.provider} adapter knows")
+            self.notice(unknown)
+            self.skipped.append(unknown)
         cleared = bool(self.replaced)
         if self.fatal is None and not self.appending:
             # Sessions the source no longer yields events for (emptied or deleted) lose their old events.
@@ -196,7 +226,7 @@ class SourceRead:
         for rec in records:
             self._sync_title(rec)
         row = source_row(self.source, cursor=encode_cursor(self.new_cursor) if self.new_cursor is not None else None,
-                         sessions=ids, events=sum(r.events for r in records), fatal=self.fatal)
+                         sessions=ids, events=sum(r.events for r in records), fatal=self.fatal, skipped=self.skipped)
         return SourceOutcome(why=self.why, failed=False, state_row=row, sessions=records, removed_sessions=gone,
                              events_added=self.added, events_removed=removed)
 

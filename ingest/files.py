@@ -1,0 +1,166 @@
+"""Finding and opening an agent's files: regular files only, nothing that can block, every skip named.
+
+Adapters never ``open()`` a provider path themselves. :func:`open_regular` opens it
+without blocking (a FIFO named ``*.jsonl`` would otherwise hang a scan forever) and
+refuses anything but a regular file. :func:`walk_files` is the discovery walk every
+file-based adapter shares: deterministic order, regular files only (a FIFO, socket or
+device with a session's name is named and skipped), symlinks followed once (a symlinked
+project directory is walked; a loop or a second path to the same directory is named and
+not walked again; a symlinked file becomes the file it points to, so one file is one
+source however many links lead to it), unreadable directories named.
+:func:`folder_fingerprint` is the stat pass for a session kept as several files in one
+folder. Nothing here reads a byte of content.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from voyager_sessions.ingest.adapters.base import Fingerprint, Notice, Source
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, socket, device or directory: never read as a session file."""
+
+
+def kind_of(mode: int) -> str:
+    """A person's word for a file type (for notices)."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for reading, binary, only if it is a regular file; never blocks.
+
+    ``O_NONBLOCK`` makes opening a FIFO return at once (instead of waiting for a writer);
+    the ``fstat`` that follows then refuses it. Raises :class:`NotRegularFile` (an
+    ``OSError``) for anything but a regular file, and the usual ``OSError`` otherwise.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"{kind_of(st.st_mode)}, not a regular file")
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_notice(path: str, exc: OSError, *, what: str = "read") -> Notice:
+    """The Notice for a file that could not be opened or read: vanished, not regular, or an OS error."""
+    if isinstance(exc, NotRegularFile):
+        return Notice(source=path, reason=f"{exc}; skipped", fatal=True)
+    if isinstance(exc, FileNotFoundError):
+        return Notice(source=path, reason="vanished before it could be read", fatal=True, transient=True)
+    return Notice(source=path, reason=f"cannot {what}: {exc.strerror or exc}", fatal=True, transient=True)
+
+
+def walk_files(
+    root: Path,
+    suffix: str,
+    provider: str,
+    *,
+    name_prefix: str = "",
+    append_only: bool = True,
+    match: Callable[[str], bool] | None = None,
+    skip_dir: Callable[[str], bool] | None = None,
+) -> Iterator[Source | Notice]:
+    """Yield a Source for every regular file under ``root`` whose name ends with ``suffix`` (and starts
+    with ``name_prefix``, or satisfies ``match`` when given), and a Notice for every place that could not
+    be looked into or every file of that name that cannot be read as one.
+
+    ``skip_dir(name)`` prunes directories the adapter knows hold no sessions. Sources are
+    yielded in sorted order, so scans are deterministic.
+    """
+    wanted = match or (lambda name: name.endswith(suffix) and name.startswith(name_prefix))
+    try:
+        root_st = os.stat(root)
+    except OSError:
+        return
+    if not stat.S_ISDIR(root_st.st_mode):
+        return
+    walked: set[tuple[int, int]] = {(root_st.st_dev, root_st.st_ino)}
+    yielded: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield Notice(source=str(d), reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            try:
+                link = entry.is_symlink()
+                st = os.stat(entry.path)  # follows a symlink: what it leads to decides
+            except OSError as exc:
+                if link:
+                    yield Notice(source=entry.path, reason=f"symlink not followed: {exc.strerror or exc}")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if skip_dir is not None and skip_dir(entry.name):
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in walked:
+                    if link:
+                        yield Notice(source=entry.path, reason="symlink to a directory already walked (a loop?); not followed again")
+                    continue
+                walked.add(key)
+                if wanted(entry.name):
+                    yield Notice(source=entry.path, reason="a directory named like a session file; looked inside it")
+                subdirs.append(Path(entry.path))
+                continue
+            if not wanted(entry.name):
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                yield Notice(source=entry.path, reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in yielded:
+                continue  # a second path (a link) to a file already found
+            yielded.add(key)
+            yield Source(
+                provider=provider,
+                path=os.path.realpath(entry.path) if link else entry.path,
+                fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
+                append_only=append_only,
+            )
+        stack.extend(reversed(subdirs))
+
+
+def folder_fingerprint(folder: Path, files: Iterable[Path]) -> Fingerprint:
+    """One fingerprint for a session kept as several files: any file added, removed, grown or touched changes it.
+
+    ``size`` is their total size, ``mtime_ns`` the newest mtime (the folder's own
+    included: a removal touches it), ``wal_size`` the number of files. Files that vanish
+    between listing and stat simply do not count.
+    """
+    st = os.stat(folder)
+    total = count = 0
+    newest = st.st_mtime_ns
+    for f in files:
+        try:
+            fst = os.stat(f)
+        except OSError:
+            continue
+        total += fst.st_size
+        count += 1
+        newest = max(newest, fst.st_mtime_ns)
+    return Fingerprint(size=total, mtime_ns=newest, inode=st.st_ino, wal_size=count, wal_mtime_ns=0)
