@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ MAX_NAMED_BAD_LINES = 5
 #: decoder needs the whole line at once. ``VOYAGER_MAX_LINE_BYTES`` changes it.
 MAX_LINE_BYTES = 64 << 20
 _BOM = b"\xef\xbb\xbf"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _decode = msgspec.json.Decoder().decode
 
@@ -77,7 +79,7 @@ def scrub_surrogates(value: Any, depth: int = 0) -> Any:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            return _SURROGATE.sub("\ufffd", value)
         return value
     if depth > 2000:
         return value

@@ -153,21 +153,23 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
     summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait)
     if as_json:
         emit_json(summary)
-        return
-    if summary.touched == 0:
+    elif summary.touched == 0 and not summary.failed:
         click.echo(f"Nothing changed: {summary.unchanged} sources up to date, {summary.sessions} sessions indexed "
                    f"({summary.seconds:.2f}s).")
     else:
         click.echo(
             f"Scanned {summary.sources} sources in {summary.seconds:.2f}s: {summary.new} new, {summary.grown} grown, "
-            f"{summary.changed} changed, {summary.unchanged} unchanged, {summary.removed} removed; "
+            f"{summary.changed} changed, {summary.unchanged} unchanged, {summary.removed} removed"
+            f"{f', {summary.failed} failed' if summary.failed else ''}; "
             f"{summary.events_added} events added, {summary.events_removed} removed; {summary.sessions} sessions indexed."
         )
-    if summary.skipped:
+    if summary.skipped and not quiet:
         click.echo(f"{len(summary.skipped)} pieces skipped (named above on stderr).", err=True)
-    if summary.sources == 0 and summary.sessions == 0:
+    if summary.sources == 0 and summary.sessions == 0 and not quiet:
         click.echo("No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True)
-    if summary.failed and not (summary.new + summary.grown + summary.changed + summary.unchanged - summary.failed > 0):
+    read_ok = summary.new + summary.grown + summary.changed + summary.unchanged
+    if summary.failed and not read_ok:
+        # Every source found failed: nothing is searchable. Partial success is success (exit 0).
         click.echo(f"voyager: none of the {summary.failed} sources found could be read (see above)", err=True)
         sys.exit(EXIT_NONE)
 

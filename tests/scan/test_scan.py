@@ -184,6 +184,51 @@ def test_scan_exits_1_when_nothing_could_be_read(home, run):
     assert run("scan").exit_code == 0
 
 
+def test_partial_success_is_success_and_names_what_failed(home, run):
+    # One source fails (binary junk), another is indexed: exit 0 in text and JSON mode alike.
+    write_claude(home, claude_session_lines())
+    bad = home / ".codex" / "sessions" / "2026" / "11" / "21" / "rollout-2026-11-21T08-00-00-x.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\x00\x01" * 20 + b"\n")
+    res = run("scan")
+    assert res.exit_code == 0, res.stderr
+    assert "1 failed" in res.stdout and str(bad) in res.stderr and "could be read" not in res.stderr
+    bad.write_bytes(b"\x00\x02" * 20 + b"\n")
+    res = run("scan", "--json")
+    doc = json.loads(res.stdout)
+    assert res.exit_code == 0 and doc["failed"] == 1 and any(s["source"] == str(bad) for s in doc["skipped"])
+
+
+def test_a_fifo_named_like_a_session_does_not_hang_a_scan(home):
+    import subprocess
+
+    from tests.conftest import voyager_exe
+
+    write_claude(home, claude_session_lines())
+    fifo = home / ".claude" / "projects" / "-home-dev-shop" / "stuck.jsonl"
+    os.mkfifo(fifo)
+    proc = subprocess.run(voyager_exe() + ["scan"], capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{fifo}: a FIFO, not a regular file; skipped" in proc.stderr
+    assert _search("数据库").total == 1
+
+
+def test_an_empty_file_and_an_unknown_shape_are_named(home, run):
+    write_claude(home, claude_session_lines())
+    empty = home / ".claude" / "projects" / "-home-dev-shop" / "empty.jsonl"
+    empty.write_bytes(b"")
+    wrong = home / ".codex" / "sessions" / "2026" / "11" / "21" / "rollout-2026-11-21T08-00-00-wrong.jsonl"
+    wrong.parent.mkdir(parents=True)
+    wrong.write_text('{"hello": "world"}\n{"foo": [1, 2]}\n')
+    res = run("scan")
+    assert res.exit_code == 0
+    assert f"{empty}: empty file" in res.stderr
+    assert f"{wrong}: no session in it" in res.stderr
+    doc = run.json("doctor", "--json")
+    codex = next(p for p in doc["providers"] if p["provider"] == "codex")
+    assert any(str(wrong) in n for n in codex["notes"])
+
+
 # -- what a review found -------------------------------------------------------------------
 
 

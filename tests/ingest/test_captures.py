@@ -1,0 +1,195 @@
+"""Every adapter against what its agent's real CLI wrote: ``shared/fixtures/agents/<agent>-<version>/``.
+
+Each capture is copied into a fresh HOME and scanned through the real CLI; then every
+marker ``truth.json`` places in a session file must be found, with the right kind,
+origin, provider and session: a prompt is exactly one ``user``/``human`` event, the
+markers of a turn share one session, a subagent's markers sit in a session whose parent
+is the main session, a compaction summary is ``meta``, reasoning is ``reasoning``. The
+scan must leave every provider file byte-identical and create nothing beside them.
+
+The captures live outside the repository (``../shared``, read-only input shared by the
+team and CI); when they cannot be found these tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Run
+from voyager_sessions.ingest.adapters import PROVIDERS
+from voyager_sessions.paths import agent_variables
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_dir() -> Path | None:
+    """``shared/`` beside the checkout (or ``$VOYAGER_SHARED_DIR``, or ``/work/shared``), if present."""
+    for candidate in (os.environ.get("VOYAGER_SHARED_DIR"), ROOT.parent / "shared", "/work/shared"):
+        if candidate and (Path(candidate) / "fixtures" / "agents").is_dir():
+            return Path(candidate)
+    return None
+
+
+SHARED = shared_dir()
+CAPTURES = SHARED / "fixtures" / "agents" if SHARED else None
+
+#: truth.json's ``agent`` -> Voyager's provider name, where they differ.
+PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe"}
+
+#: Markers that stand in a provider file but must not be found, and why.
+NOT_INDEXED = {
+    # Kilo deleted this chunk summary (message.removed.1); it survives only in its event log.
+    "SUMMARY_T2KILO33d91d": "deleted by Kilo; only its event-sourcing log keeps it",
+}
+
+
+def captures() -> list[str]:
+    if CAPTURES is None:
+        return []
+    return sorted(d.name for d in CAPTURES.iterdir() if (d / "truth.json").is_file())
+
+
+def provider_of(capture: str) -> str:
+    agent = json.loads((CAPTURES / capture / "truth.json").read_text())["agent"]  # type: ignore[operator]
+    return PROVIDER_OF_AGENT.get(agent, agent)
+
+
+def _params() -> Iterator[Any]:
+    for name in captures():
+        provider = provider_of(name)
+        if provider in PROVIDERS:
+            yield pytest.param(name, id=name)
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root`` (directories listed as "dir").
+
+    A ``-shm`` beside a ``-wal`` is listed, not hashed: it is SQLite's shared-memory index of
+    the WAL, which every reader of a database with a live WAL maintains (the agent's own
+    reads rewrite it too); Voyager cannot read those rows without it. It must still not be
+    created where there was none.
+    """
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_dir() and not p.is_symlink():
+            out[rel] = "dir"
+        elif p.name.endswith("-shm") and p.with_name(p.name[:-4] + "-wal").exists():
+            out[rel] = "shm"
+        else:
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+class Capture:
+    """One capture copied into a fresh HOME and scanned; searches go through the real CLI."""
+
+    def __init__(self, name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.name = name
+        self.truth = json.loads((CAPTURES / name / "truth.json").read_text())  # type: ignore[operator]
+        self.provider = provider_of(name)
+        self.home = tmp / "home"
+        shutil.copytree(CAPTURES / name, self.home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))  # type: ignore[operator]
+        for var in (*agent_variables(), "XDG_CONFIG_HOME", "NO_COLOR"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("HOME", str(self.home))
+        self.data = tmp / "voyager-data"  # outside HOME: the tree check sees only the agent's files
+        monkeypatch.setenv("VOYAGER_HOME", str(self.data))
+        self.run = Run()
+        self.before = _tree(self.home)
+        res = self.run("scan", "--json")
+        assert res.exit_code == 0, res.stderr
+        self.scan = json.loads(res.stdout)
+        self.scan_stderr = res.stderr
+        self._hits: dict[str, list[dict]] = {}
+
+    def hits(self, marker: str) -> list[dict]:
+        if marker not in self._hits:
+            res = self.run("search", marker, "--json", "--no-refresh", "--limit", "100")
+            assert res.exit_code in (0, 1), res.stderr
+            self._hits[marker] = json.loads(res.stdout)["hits"]
+        return self._hits[marker]
+
+    def in_files(self, marker: str) -> bool:
+        """True when truth.json places ``marker`` in a file the agent wrote."""
+        return bool(self.truth.get("marker_files", {}).get(marker))
+
+    def sessions(self) -> dict[str, dict]:
+        doc = self.run.json("list", "--json", "--limit", "1000")
+        return {s["session_id"]: s for s in doc["sessions"]}
+
+
+@pytest.fixture
+def capture(request, tmp_path, monkeypatch) -> Capture:
+    return Capture(request.param, tmp_path, monkeypatch)
+
+
+pytestmark = pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found beside the checkout")
+
+
+@pytest.mark.parametrize("capture", list(_params()), indirect=True)
+def test_capture(capture: Capture) -> None:
+    c = capture
+    turns = c.truth["turns"]
+    main_session: str | None = None
+    for turn in turns:
+        if turn.get("subagent"):
+            continue
+        markers = {k: v for k, v in turn.items() if k.endswith("_marker") and c.in_files(v) and v not in NOT_INDEXED}
+        sessions_of_turn: list[set[str]] = []
+        for key, marker in markers.items():
+            hits = c.hits(marker)
+            assert hits, f"{marker} ({key}) not found"
+            assert {h["provider"] for h in hits} == {c.provider}, (marker, hits)
+            kinds = {h["kind"] for h in hits}
+            if key == "prompt_marker":
+                human = [h for h in hits if h["kind"] == "user" and h["origin"] == "human"]
+                assert len(human) == 1, f"{marker}: {len(human)} human prompts, want 1: {hits}"
+                main_session = main_session or human[0]["session_id"]
+            elif key == "think_marker":
+                assert "reasoning" in kinds, (marker, kinds)
+            elif key == "reply_marker":
+                assert "assistant" in kinds, (marker, kinds)
+            elif key == "tool_marker":
+                assert "tool_result" in kinds or "SUB" in marker, (marker, kinds)
+            elif key == "summary_marker":
+                assert kinds == {"meta"}, (marker, kinds)
+                assert not any(h["origin"] == "human" for h in hits)
+            elif key == "title_marker":
+                assert "title" in kinds, (marker, kinds)
+            if "SUB" not in marker:  # a subagent's marker may stand in the subagent's session only
+                sessions_of_turn.append({h["session_id"] for h in hits})
+        if sessions_of_turn:
+            common = set.intersection(*sessions_of_turn)
+            assert common, f"the markers of turn {turn} are in no common session: {sessions_of_turn}"
+    assert main_session is not None, "no human prompt found at all"
+
+    sessions = c.sessions()
+    for turn in turns:
+        if not turn.get("subagent"):
+            continue
+        for key, marker in turn.items():
+            if not key.endswith("_marker") or not c.in_files(marker) or marker in NOT_INDEXED:
+                continue
+            hits = c.hits(marker)
+            assert hits, f"subagent marker {marker} ({key}) not found"
+            children = {h["session_id"] for h in hits if sessions.get(h["session_id"], {}).get("parent") == main_session}
+            assert children, f"{marker}: no hit in a session whose parent is {main_session}: {hits}"
+            if key == "prompt_marker":
+                assert not any(h["origin"] == "human" for h in hits), f"{marker}: a subagent's prompt is not a person's"
+
+    # Read-only: every file byte-identical, nothing created or removed beside them.
+    assert _tree(c.home) == c.before
+    # Never silently empty: the scan read something and named nothing it did not know.
+    assert c.scan["sessions"] >= 1 and c.scan["failed"] == 0, c.scan
+    doc = c.run.json("doctor", "--json")
+    report = next(p for p in doc["providers"] if p["provider"] == c.provider)
+    assert report["indexed_sessions"] >= 1 and not report["failed_sources"], report

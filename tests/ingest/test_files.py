@@ -1,0 +1,65 @@
+"""Discovery of session files: regular files only, every skip named, symlinks followed once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from voyager_sessions.ingest.adapters.base import Notice, Source
+from voyager_sessions.ingest.files import folder_fingerprint, walk_files
+
+
+def _walk(root: Path) -> tuple[list[Source], list[Notice]]:
+    items = list(walk_files(root, ".jsonl", "claude"))
+    return [i for i in items if isinstance(i, Source)], [i for i in items if isinstance(i, Notice)]
+
+
+def test_special_files_and_directories_named_like_sessions_are_named(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.jsonl").write_text("{}\n")
+    os.mkfifo(tmp_path / "p" / "fifo.jsonl")
+    (tmp_path / "p" / "dir.jsonl").mkdir()
+    (tmp_path / "p" / "dir.jsonl" / "inner.jsonl").write_text("{}\n")
+    sources, notices = _walk(tmp_path)
+    assert [Path(s.path).name for s in sources] == ["a.jsonl", "inner.jsonl"]
+    reasons = {Path(n.source).name: n.reason for n in notices}
+    assert "FIFO" in reasons["fifo.jsonl"] and "directory named like a session file" in reasons["dir.jsonl"]
+
+
+def test_a_symlinked_project_directory_is_walked_once(tmp_path: Path) -> None:
+    real = tmp_path / "elsewhere" / "-home-dev-x"
+    real.mkdir(parents=True)
+    (real / "s.jsonl").write_text("{}\n")
+    root = tmp_path / "projects"
+    root.mkdir()
+    (root / "-home-dev-x").symlink_to(real, target_is_directory=True)
+    (root / "again").symlink_to(real, target_is_directory=True)  # a second path to the same directory
+    (root / "loop").symlink_to(root, target_is_directory=True)  # a loop back to the root
+    sources, notices = _walk(root)
+    assert len(sources) == 1 and Path(sources[0].path).name == "s.jsonl"
+    assert {Path(n.source).name for n in notices} == {"again", "loop"}
+    assert all("already walked" in n.reason for n in notices)
+
+
+def test_a_symlinked_file_is_one_source_with_its_real_path(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    real = tmp_path / "p" / "real.jsonl"
+    real.write_text("{}\n")
+    (tmp_path / "p" / "alias.jsonl").symlink_to(real)
+    (tmp_path / "p" / "broken.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    sources, notices = _walk(tmp_path)
+    assert [s.path for s in sources] == [os.path.realpath(real)]
+    assert [Path(n.source).name for n in notices] == ["broken.jsonl"]
+
+
+def test_folder_fingerprint_changes_with_any_file(tmp_path: Path) -> None:
+    d = tmp_path / "conv"
+    d.mkdir()
+    a, b = d / "a.json", d / "b.json"
+    a.write_text("1")
+    fp1 = folder_fingerprint(d, [a])
+    b.write_text("22")
+    fp2 = folder_fingerprint(d, [a, b])
+    assert fp1 != fp2 and fp2.size == 3 and fp2.wal_size == 2
+    os.utime(a, ns=(0, fp2.mtime_ns + 10**9))
+    assert folder_fingerprint(d, [a, b]) != fp2
