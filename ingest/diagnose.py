@@ -21,6 +21,10 @@ from voyager_sessions.ingest.adapters.base import Notice, Source
 class ProviderReport(msgspec.Struct, kw_only=True):
     provider: str
     label: str
+    #: ``observed`` (tested on files the real CLI wrote) or ``documented`` (from public descriptions).
+    evidence: str = "documented"
+    #: The agent versions whose real files the adapter was tested on.
+    versions: list[str] = []
     roots: list[str]
     roots_found: list[str]
     sources: int
@@ -65,7 +69,8 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
                 if shape in ("unknown-schema", "unreadable"):
                     problems.append(f"{item.path}: {shape}")
         sessions, events = indexed.get(name, (0, 0))
-        reports.append(ProviderReport(provider=name, label=adapter.label, roots=roots, roots_found=found, sources=n,
+        reports.append(ProviderReport(provider=name, label=adapter.label, evidence=adapter.evidence,
+                                      versions=list(adapter.versions), roots=roots, roots_found=found, sources=n,
                                       bytes=size, shapes=shapes, problems=problems, indexed_sessions=sessions,
                                       indexed_events=events, failed_sources=failed.get(name, []),
                                       notes=(noted or {}).get(name, [])))

@@ -36,6 +36,7 @@ from voyager_sessions.cmdutil import (
     run_scan,
     use_color,
 )
+from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.paths import DataDir
 from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
 
@@ -122,7 +123,7 @@ def cli() -> None:
 
     \b
     Quick start:
-      voyager scan               index Claude Code, Codex and OpenCode history
+      voyager scan               index every coding agent's history (see voyager doctor)
       voyager search "数据库"     search it (add --json for scripts)
       voyager demo               try it on a bundled sample corpus
 
@@ -135,7 +136,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--provider", "providers", multiple=True, help="Only this agent (repeatable): claude, codex, opencode.")
+@click.option("--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(PROVIDERS)}.")
 @click.option("--keep-missing", is_flag=True, help="Keep sessions whose source files are gone.")
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another scan to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scan summary as JSON on stdout.")
@@ -296,7 +297,8 @@ def doctor(as_json: bool) -> None:
         emit_json(doc)
         return
     for r in reports:
-        click.echo(f"{r.label} ({r.provider})")
+        seen = f"observed: {', '.join(r.versions)}" if r.evidence == "observed" else "documented, not yet observed"
+        click.echo(f"{r.label} ({r.provider}) - {seen}")
         for root in r.roots:
             click.echo(f"  looked in  {root}{'' if root in r.roots_found else '  (not there)'}")
         shapes = ", ".join(f"{k}: {v}" for k, v in r.shapes.items())

@@ -1,12 +1,14 @@
-"""Helpers shared by the JSONL adapters (Claude Code, Codex): times, text, session facts, cursors.
+"""Helpers every adapter shares: times, text, session facts, event numbering, cursors, unknown records.
 
-Both agents append one JSON object a line and describe a session piecemeal (the id on
-one line, the model on another, the title in a side index), so both adapters need the
-same small machinery: parse ISO-8601 stamps without choking on provider quirks, join
-text blocks, render a command readably, accumulate what is known about the session as
-lines stream past (``SessionFacts``, small enough to live in a ``Cursor``), number
-events (``EventCounter``), and read side index files once per change rather than once
-per source (``cached_by_stat``). Nothing here knows either format's record types.
+Agents describe a session piecemeal (the id on one line, the model on another, the
+title in a side file), so adapters share the same small machinery: parse ISO-8601 and
+epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join text
+blocks, render a command readably, accumulate what is known about the session as
+records stream past (``SessionFacts``, small enough to live in a ``Cursor``), number
+events (``EventCounter``), read side files once per change rather than once per source
+(``cached_by_stat``), count records of kinds the adapter does not know so that a format
+change is reported, never silent (``UnknownRecords``), and the read loop of an
+append-only JSONL session (``JsonlSessionRead``). Nothing here knows an agent's format.
 """
 
 from __future__ import annotations
@@ -68,6 +70,22 @@ def _plausible(ts: float) -> float | None:
     return ts if 0.0 <= ts <= 253402300799.0 else None
 
 
+def epoch(value: Any) -> float | None:
+    """Epoch seconds from a number in seconds or milliseconds (or an ISO string); None if unusable.
+
+    Agents write epoch seconds (float), epoch milliseconds (int) or ISO text; a number
+    beyond year 5138 in seconds is taken as milliseconds.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        ts = float(value)
+        if ts > 1e11:
+            ts /= 1000.0
+        return _plausible(ts)
+    return parse_ts(value)
+
+
 def join_text(blocks: Any, types: Iterable[str] = ("text",), sep: str = "\n") -> str:
     """Join the ``text`` of every block whose ``type`` is in ``types``; images and the rest are skipped."""
     if isinstance(blocks, str):
@@ -121,7 +139,7 @@ class SessionFacts:
     """
 
     _FIELDS = (
-        "native_id", "parent", "line_title", "cwd", "git_branch", "git_repo", "model",
+        "native_id", "parent", "line_title", "user_title", "cwd", "git_branch", "git_repo", "model",
         "started", "updated", "tokens_in", "tokens_out",
     )
 
@@ -130,6 +148,8 @@ class SessionFacts:
         self.parent: str | None = None
         #: A title found in the file itself (Claude ``summary`` lines); a side index wins over it.
         self.line_title: str | None = None
+        #: A title the person set (a rename), found in the file itself: it wins over every other.
+        self.user_title: str | None = None
         self.cwd: str | None = None
         self.git_branch: str | None = None
         self.git_repo: str | None = None
@@ -159,13 +179,15 @@ class SessionFacts:
                 setattr(facts, key, state[key])
         return facts
 
-    def session(self, provider: str, *, title: str | None, resume: str | None, source: str) -> Session:
+    def session(self, provider: str, *, title: str | None, resume: str | None, source: str,
+                title_source: str | None = None) -> Session:
         assert self.native_id is not None
         return Session(
             id=session_id(provider, self.native_id),
             provider=provider,
             native_id=self.native_id,
             title=title,
+            title_source=title_source if title else None,  # type: ignore[arg-type]
             cwd=self.cwd,
             git_branch=self.git_branch,
             git_repo=self.git_repo,
@@ -286,6 +308,8 @@ class JsonlSessionRead:
     progress: ReadProgress
     counter: EventCounter | None
     sent: Session | None
+    #: Records of kinds the adapter does not know, named in one notice at the end (optional).
+    unknown: UnknownRecords | None = None
 
     def _session(self) -> Session:
         raise NotImplementedError
@@ -315,6 +339,8 @@ class JsonlSessionRead:
                 self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
         if self.progress.fatal:
             return
+        if self.unknown is not None and (notice := self.unknown.notice(self.path)) is not None:
+            yield notice
         if self.counter is not None:
             final = self._session()
             if final != self.sent:
@@ -322,3 +348,32 @@ class JsonlSessionRead:
         cursor = self.progress.final(self.counter.session if self.counter else None)
         if cursor is not None:
             yield cursor
+
+
+class UnknownRecords:
+    """Counts the records of kinds an adapter does not know, to name them in one notice at the end of a read.
+
+    An agent that changes its format must not make its sessions vanish silently: what
+    the adapter skips because it does not recognise it is reported (``voyager scan`` on
+    stderr and in ``--json``, ``voyager doctor``), with the agent's version when the
+    files say it.
+    """
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.counts: dict[str, int] = {}
+        self.version: str | None = None
+
+    def saw(self, kind: Any) -> None:
+        key = kind if isinstance(kind, str) and kind else repr(kind)[:40]
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def notice(self, source: str) -> Notice | None:
+        """One Notice naming what was skipped, or None when every record was known."""
+        if not self.counts:
+            return None
+        total = sum(self.counts.values())
+        kinds = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])[:5])
+        who = f"{self.label} {self.version}" if self.version else self.label
+        return Notice(source=source, reason=f"{total} record{'s' if total != 1 else ''} of a kind Voyager does not know "
+                                            f"skipped ({kinds}); written by {who}")

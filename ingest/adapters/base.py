@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, Union
+from typing import Any, ClassVar, Literal, Protocol, Union
 
 import msgspec
 
@@ -100,13 +100,22 @@ class Partial(msgspec.Struct, frozen=True, kw_only=True):
 
 Item = Union[Session, Event, Cursor, Notice, Unchanged, Partial]
 
+#: How Voyager knows an agent's format: ``observed`` (tested on files the real CLI wrote,
+#: ``shared/fixtures/agents/``) or ``documented`` (built from public descriptions and peers'
+#: test data; not yet seen on a real install).
+Evidence = Literal["observed", "documented"]
+
 
 class Adapter(Protocol):
-    """What every adapter module's adapter object provides (see ``voyager_sessions.ingest.adapters.ADAPTERS``)."""
+    """What every adapter module's ``ADAPTER`` object provides (registered in ``voyager_sessions.ingest.adapters``)."""
 
     name: ClassVar[str]
     #: A human label for doctor and help output, e.g. "Claude Code".
     label: ClassVar[str]
+    #: ``observed`` or ``documented`` (see ``Evidence``); ``voyager doctor`` shows it.
+    evidence: ClassVar[Evidence]
+    #: The agent versions whose real files the adapter was tested on (empty when documented).
+    versions: ClassVar[tuple[str, ...]]
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         """The places this adapter looks, for ``voyager doctor``."""

@@ -28,6 +28,7 @@ from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     ReadProgress,
     SessionFacts,
+    UnknownRecords,
     cached_by_stat,
     compact_json,
     int_or_none,
@@ -35,8 +36,8 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.files import open_regular, walk_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Event, Session, session_id
 
@@ -83,31 +84,52 @@ def render_tool_input(name: str | None, tool_input: Any) -> str:
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """The command that reopens a session: ``claude --resume`` must run in the session's directory."""
-    if cwd:
-        return f"cd {shlex.quote(cwd)} && claude --resume {native_id}"
-    return f"claude --resume {native_id}"
+    command = f"claude --resume {shlex.quote(native_id)}"
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
 
 
-def _load_sessions_index(path: str) -> dict[str, str]:
-    with open(path, "rb") as fh:
+#: Record types that are not conversation (bookkeeping Claude Code writes beside it):
+#: skipped without a word. Anything else that is neither a message nor one of these is
+#: counted and named, so a format change never hides sessions silently.
+_NOT_CONVERSATION = frozenset({
+    "system", "file-history-snapshot", "queue-operation", "last-prompt", "attachment", "api-request-shape",
+    "api-request-blob", "api-request", "atis-latch", "tools-used", "cost-state", "mode", "agent-name", "progress",
+    "tag", "pr-link", "worktree-state",
+})
+
+
+def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
+    with open_regular(path) as fh:
         doc = _index_decoder.decode(fh.read())
-    titles: dict[str, str] = {}
+    titles: dict[str, tuple[str, str]] = {}
     entries = doc.get("entries") if isinstance(doc, dict) else None
     for entry in entries if isinstance(entries, list) else ():
         if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
+            custom = str_or_none(entry.get("customTitle"))
             summary = str_or_none(entry.get("summary"))
-            if summary:
-                titles[entry["sessionId"]] = summary
+            if custom:
+                titles[entry["sessionId"]] = (custom, "user")
+            elif summary:
+                titles[entry["sessionId"]] = (summary, "agent")
     return titles
 
 
-def index_title(project_dir: Path, native_id: str) -> str | None:
-    """The title ``<project dir>/sessions-index.json`` gives a session (renames included), if any.
-
-    A missing or corrupt index is no error: the title is simply unknown.
-    """
+def index_title(project_dir: Path, native_id: str) -> tuple[str, str] | None:
+    """The title ``<project dir>/sessions-index.json`` gives a session, with its source (``user`` for a
+    rename, ``agent`` for a generated summary), if any. A missing or corrupt index is no error."""
     titles = cached_by_stat(str(project_dir / "sessions-index.json"), _load_sessions_index, {})
     return titles.get(native_id)
+
+
+class UsageTally(msgspec.Struct):
+    """Token usage so far. One API message may be split over several lines that repeat its usage, so the
+    pending message (``pending_id``) is counted once, from its last line, then folded into ``done``."""
+
+    done_in: int = 0
+    done_out: int = 0
+    pending_id: str | None = None
+    pending_in: int = 0
+    pending_out: int = 0
 
 
 class _ClaudeRead(JsonlSessionRead):
@@ -127,14 +149,12 @@ class _ClaudeRead(JsonlSessionRead):
         self.progress = ReadProgress(source.path, cursor)
         self.counter: EventCounter | None = None
         self.sent: Session | None = None
-        # The message id whose usage is pending: one API message may be split over several
-        # lines that repeat its usage, so it is counted once, from its last line.
-        usage = (cursor.state if cursor else {}).get("usage") or [0, 0, None, 0, 0]
-        self.done_in: int = usage[0]
-        self.done_out: int = usage[1]
-        self.usage_id: str | None = usage[2]
-        self.usage_in: int = usage[3]
-        self.usage_out: int = usage[4]
+        self.unknown = UnknownRecords("Claude Code")
+        saved = (cursor.state if cursor else {}).get("usage")
+        try:
+            self.usage = msgspec.convert(saved, UsageTally) if isinstance(saved, dict) else UsageTally()
+        except msgspec.ValidationError:
+            self.usage = UsageTally()
         if self.facts.native_id is not None:
             self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
@@ -144,12 +164,15 @@ class _ClaudeRead(JsonlSessionRead):
     def sid(self) -> str | None:
         return self.counter.session if self.counter else None
 
-    def _title(self) -> str | None:
+    def _title(self) -> tuple[str | None, str | None]:
+        """The session's title and who gave it: a rename in the file, else the side index, else a summary line."""
+        if self.facts.user_title:
+            return self.facts.user_title, "user"
         if self.facts.native_id and not self.is_agent_file:
             found = index_title(self.project_dir, self.facts.native_id)
             if found:
                 return found
-        return self.facts.line_title
+        return self.facts.line_title, "agent"
 
     def _session(self) -> Session:
         native = self.facts.native_id
@@ -159,7 +182,8 @@ class _ClaudeRead(JsonlSessionRead):
             resume = resume_command(self.facts.cwd, self.facts.parent.split(":", 1)[1])
         else:
             resume = resume_command(self.facts.cwd, native)
-        return self.facts.session(PROVIDER, title=self._title(), resume=resume, source=self.path)
+        title, title_source = self._title()
+        return self.facts.session(PROVIDER, title=title, title_source=title_source, resume=resume, source=self.path)
 
     def _establish(self, line: dict[str, Any]) -> Session | None:
         """Fix the session id at the first line that names one; returns the Session to yield first."""
@@ -180,7 +204,7 @@ class _ClaudeRead(JsonlSessionRead):
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
         if self.facts.tokens_in is not None:
-            state["usage"] = [self.done_in, self.done_out, self.usage_id, self.usage_in, self.usage_out]
+            state["usage"] = msgspec.structs.asdict(self.usage)
         return state
 
     # -- the stream ------------------------------------------------------------------
@@ -191,13 +215,23 @@ class _ClaudeRead(JsonlSessionRead):
 
     def _line(self, line: dict[str, Any]) -> Iterator[Item]:
         kind = line.get("type")
+        version = line.get("version")
+        if isinstance(version, str):
+            self.unknown.version = version
         if kind == "summary":
             summary = str_or_none(line.get("summary"))
             if summary:
                 self.facts.line_title = summary.strip()
             return
+        if kind == "custom-title":  # /rename: the last one wins
+            custom = str_or_none(line.get("customTitle"))
+            if custom and custom.strip():
+                self.facts.user_title = custom.strip()
+            return
         if kind not in ("user", "assistant"):
-            return  # file-history-snapshot, system, and types not invented yet
+            if kind not in _NOT_CONVERSATION:
+                self.unknown.saw(kind)
+            return
         message = line.get("message")
         if not isinstance(message, dict):
             return
@@ -305,19 +339,20 @@ class _ClaudeRead(JsonlSessionRead):
         usage = message.get("usage")
         if not isinstance(usage, dict):
             return
+        tally = self.usage
         msg_id = str_or_none(message.get("id"))
-        if msg_id is None or msg_id != self.usage_id:
+        if msg_id is None or msg_id != tally.pending_id:
             # A new API message: the previous one is finished, fold it into the totals.
-            self.done_in += self.usage_in
-            self.done_out += self.usage_out
-            self.usage_id = msg_id
-        self.usage_in = sum(
+            tally.done_in += tally.pending_in
+            tally.done_out += tally.pending_out
+            tally.pending_id = msg_id
+        tally.pending_in = sum(
             int_or_none(usage.get(k)) or 0
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
-        self.usage_out = int_or_none(usage.get("output_tokens")) or 0
-        self.facts.tokens_in = self.done_in + self.usage_in
-        self.facts.tokens_out = self.done_out + self.usage_out
+        tally.pending_out = int_or_none(usage.get("output_tokens")) or 0
+        self.facts.tokens_in = tally.done_in + tally.pending_in
+        self.facts.tokens_out = tally.done_out + tally.pending_out
 
 
 class ClaudeAdapter:
@@ -325,6 +360,8 @@ class ClaudeAdapter:
 
     name: ClassVar[str] = "claude"
     label: ClassVar[str] = "Claude Code"
+    evidence: ClassVar[Evidence] = "observed"
+    versions: ClassVar[tuple[str, ...]] = ("2.0.14", "2.1.328")
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [paths.claude_home(env) / "projects"]

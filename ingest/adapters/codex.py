@@ -21,6 +21,7 @@ One rollout is one session. Reading is streaming and read-only, like every adapt
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,6 +34,7 @@ from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     ReadProgress,
     SessionFacts,
+    UnknownRecords,
     cached_by_stat,
     compact_json,
     int_or_none,
@@ -41,7 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
     render_argv,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Kind, Origin, Session, session_id
@@ -71,6 +73,10 @@ _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)\s*$", re.M)
 _CWD_TAG = re.compile(r"<cwd>([^<\n]+)</cwd>")
 
 _decode = msgspec.json.Decoder().decode
+
+#: Envelope types that carry no conversation (usage records, world state): skipped without
+#: a word. Any other unknown type is counted and named.
+_NOT_CONVERSATION = frozenset({"token_usage_record", "world_state"})
 
 #: (kind, origin, text, extra Event fields) for one event about to be numbered.
 Draft = tuple[Kind, Origin, Any, dict[str, Any]]
@@ -157,6 +163,17 @@ def has_user_message_event(path: str, start: int) -> bool:
     return False
 
 
+def _provenances(item: dict[str, Any]) -> list[str | None]:
+    """The provenance type (``user``, ``harness`` …) of each content item of a message, where Codex recorded it."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    entries = meta.get("content_item_metadata") if isinstance(meta, dict) else None
+    out: list[str | None] = []
+    for entry in entries if isinstance(entries, list) else ():
+        prov = entry.get("provenance") if isinstance(entry, dict) else None
+        out.append(str_or_none(prov.get("type")) if isinstance(prov, dict) else None)
+    return out
+
+
 def codex_home_of(path: Path) -> Path | None:
     """The ``$CODEX_HOME`` a rollout lives in: the parent of its ``sessions``/``archived_sessions`` dir."""
     for ancestor in path.parents:
@@ -205,6 +222,7 @@ class _CodexRead(JsonlSessionRead):
         self.progress = ReadProgress(source.path, cursor)
         self.counter: EventCounter | None = None
         self.sent: Session | None = None
+        self.unknown = UnknownRecords("Codex")
         self.record_start = 0
         if self.facts.native_id is not None:
             self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
@@ -215,7 +233,8 @@ class _CodexRead(JsonlSessionRead):
         return self.facts.session(
             PROVIDER,
             title=index_title(self.codex_home, native),
-            resume=f"codex resume {native}",
+            title_source="user",  # session_index.jsonl holds the names people give threads
+            resume=f"codex resume {shlex.quote(native)}",
             source=self.path,
         )
 
@@ -277,7 +296,9 @@ class _CodexRead(JsonlSessionRead):
                 yield from self._event_msg(payload, ts)
             elif kind == "compacted":
                 yield ("meta", "provider", payload.get("message"), {"ts": ts})
-            return  # other envelope types: new, unknown, skipped
+            elif kind not in _NOT_CONVERSATION:
+                self.unknown.saw(kind)
+            return
         if "type" in line:
             # Older rollouts: bare response items, without timestamps.
             yield from self._item(line, None)
@@ -287,6 +308,9 @@ class _CodexRead(JsonlSessionRead):
 
     def _meta(self, meta: dict[str, Any], ts: float | None) -> Iterator[Session]:
         facts = self.facts
+        version = str_or_none(meta.get("cli_version"))
+        if version:
+            self.unknown.version = version
         started = parse_ts(meta.get("timestamp"))
         facts.observe_ts(started)
         # The first session_meta names the session; any later one only fills gaps.
@@ -342,17 +366,22 @@ class _CodexRead(JsonlSessionRead):
         elif role == "user":
             # Each input_text on its own: context and prompt can share one message.
             if isinstance(content, str):
-                texts = [content]
+                blocks = [content]
             elif isinstance(content, list):
-                texts = [
-                    b["text"]
-                    for b in content
-                    if isinstance(b, dict) and b.get("type") in ("input_text", "text") and isinstance(b.get("text"), str)
-                ]
+                blocks = content
             else:
-                texts = []
-            for text in texts:
-                if is_injected(text):
+                blocks = []
+            provenance = _provenances(item)
+            for i, block in enumerate(blocks):
+                if isinstance(block, str):
+                    text = block
+                elif isinstance(block, dict) and block.get("type") in ("input_text", "text") and isinstance(block.get("text"), str):
+                    text = block["text"]
+                else:
+                    continue
+                # Codex 0.16x says who wrote each piece (user / harness); older rollouts only tell by their tags.
+                who = provenance[i] if i < len(provenance) else None
+                if who not in (None, "user") or (who is None and is_injected(text)):
                     if self.facts.cwd is None and (m := _CWD_TAG.search(text)):
                         self.facts.cwd = m.group(1).strip()
                     yield ("meta", "provider", text, {"ts": ts})
@@ -398,6 +427,8 @@ class CodexAdapter:
 
     name: ClassVar[str] = "codex"
     label: ClassVar[str] = "Codex"
+    evidence: ClassVar[Evidence] = "observed"
+    versions: ClassVar[tuple[str, ...]] = ("0.169.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         home = paths.codex_home(env)

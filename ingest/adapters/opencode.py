@@ -39,7 +39,17 @@ import msgspec
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
-from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source, Unchanged, fingerprint
+from voyager_sessions.ingest.adapters.base import (
+    Cursor,
+    Evidence,
+    Fingerprint,
+    Item,
+    Notice,
+    Partial,
+    Source,
+    Unchanged,
+    fingerprint,
+)
 from voyager_sessions.ingest.sqlite import connect_readonly
 from voyager_sessions.ingest.sqlite import is_transient as _transient
 from voyager_sessions.ingest.sqlite import tables as _schema
@@ -1096,6 +1106,8 @@ class OpenCodeAdapter:
 
     name: ClassVar[str] = PROVIDER
     label: ClassVar[str] = "OpenCode"
+    evidence: ClassVar[Evidence] = "observed"
+    versions: ClassVar[tuple[str, ...]] = ("1.18.33",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         override = paths.opencode_db_override(env)

@@ -167,7 +167,7 @@ def test_text_blocks_beside_images_are_prompts(projects: Path) -> None:
     assert (event.kind, event.origin, event.text) == ("user", "human", "what is in this screenshot?")
 
 
-def test_unknown_and_broken_lines_are_skipped_silently(projects: Path) -> None:
+def test_unknown_and_broken_lines_are_skipped_and_unknown_kinds_named(projects: Path) -> None:
     lines = [
         {"type": "file-history-snapshot", "snapshot": {}},
         base(1, type="system", subtype="compact_boundary", content="Conversation compacted"),
@@ -183,7 +183,10 @@ def test_unknown_and_broken_lines_are_skipped_silently(projects: Path) -> None:
     ]
     items = read(write(session_file(projects), lines))
     assert [(e.seq, e.text) for e in events(items)] == [(0, "the one real prompt")]
-    assert notices(items) == []
+    # Known bookkeeping is skipped without a word; a record type Claude Code did not write
+    # before is named once (never silently empty after a format change), with the version.
+    [notice] = notices(items)
+    assert "brand-new-type" in notice.reason and "Claude Code 2.0.14" in notice.reason and not notice.fatal
 
 
 def test_synthetic_assistant_messages_are_provider_meta(projects: Path) -> None:

@@ -1,0 +1,77 @@
+"""Reading whole JSON documents: a session kept as one JSON file, or a folder of one-event JSON files.
+
+Agents that rewrite a session file in place (Cline's ``*.messages.json``, Gemini's older
+``session-*.json``, Vibe's chunks, OpenHands' per-event files) are read whole through
+:func:`read_json`: a regular file only (never blocks), lenient about encodings (invalid
+UTF-8 and lone UTF-16 surrogates become U+FFFD, as in the JSONL reader), refusing
+absurd nesting and documents beyond a size cap, and answering a :class:`~voyager_sessions.ingest.adapters.base.Notice`
+instead of raising, so one broken file costs that file only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from voyager_sessions.ingest.adapters.base import Notice
+from voyager_sessions.ingest.files import open_regular, read_notice
+from voyager_sessions.ingest.jsonl import BadLine, decode_line
+
+#: A JSON document larger than this is not read (named instead): no session file comes near it,
+#: and it is decoded in memory whole. ``VOYAGER_MAX_JSON_BYTES`` changes it.
+MAX_JSON_BYTES = 256 << 20
+
+
+def max_json_bytes() -> int:
+    try:
+        return max(1 << 16, int(os.environ.get("VOYAGER_MAX_JSON_BYTES", MAX_JSON_BYTES)))
+    except ValueError:
+        return MAX_JSON_BYTES
+
+
+def read_json(path: str | os.PathLike[str], *, fatal: bool = True) -> Any | Notice:
+    """The JSON value in the file at ``path``, or a Notice saying why it could not be read.
+
+    ``fatal`` is what the Notice says about the source: True when the file *is* the
+    source (a session file), False when it is one piece of a larger source (one event
+    file of a folder, a side file holding a title).
+    """
+    name = os.fspath(path)
+    try:
+        with open_regular(name) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            limit = max_json_bytes()
+            if size > limit:
+                return Notice(source=name, reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
+                              fatal=fatal)
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        notice = read_notice(name, exc)
+        return notice if fatal else Notice(source=name, reason=notice.reason, transient=notice.transient)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data.strip():
+        return Notice(source=name, reason="empty file: nothing to index yet", fatal=False)
+    try:
+        return decode_line(data.strip())
+    except BadLine as exc:
+        # A document rewritten in place may be caught half-written: worth a retry.
+        return Notice(source=name, reason=f"{exc}; skipped", fatal=fatal, transient=True)
+
+
+def read_json_object(path: str | os.PathLike[str], *, fatal: bool = True) -> dict[str, Any] | Notice:
+    """Like :func:`read_json`, for a document that must be a JSON object."""
+    value = read_json(path, fatal=fatal)
+    if isinstance(value, Notice) or isinstance(value, dict):
+        return value
+    return Notice(source=os.fspath(path), reason=f"a JSON {type(value).__name__}, not an object; skipped", fatal=fatal)
+
+
+def sorted_files(folder: Path, suffix: str) -> list[Path]:
+    """The regular files in ``folder`` whose names end with ``suffix``, in name order ([] if unreadable)."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(Path(e.path) for e in it if e.name.endswith(suffix) and e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
