@@ -1,0 +1,40 @@
+"""Session text is hostile input: what Voyager prints must never drive the terminal that shows it.
+
+Text from sessions (messages, titles, paths, tool names, ids) may hold terminal control
+sequences: ``ESC[2J`` clears the screen, OSC 52 writes the clipboard, OSC 0 retitles the
+window, a bare CR overwrites what was printed. :func:`printable` turns every control
+character (C0, DEL and C1, U+009B CSI included) into a visible stand-in of the same
+length (one character for one), so highlight offsets computed on the text stay valid and
+Voyager's own colours, added afterwards, are the only escape sequences in the output.
+:func:`escape_json_controls` does the same for JSON: C0 is escaped by every JSON encoder;
+DEL and the C1 range are valid JSON as raw characters, so a careless ``jq -r`` would print
+them: they are written as ``\\u00XX`` escapes instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: C0 controls become the Unicode "control pictures" (␀ … ␟), DEL becomes ␡, C1 controls
+#: (U+0080 … U+009F, CSI among them) the replacement character: all visible, all one wide.
+_SINGLE_LINE = {c: 0x2400 + c for c in range(0x20)}
+_SINGLE_LINE[0x7F] = 0x2421
+_SINGLE_LINE.update({c: 0xFFFD for c in range(0x80, 0xA0)})
+_MULTI_LINE = dict(_SINGLE_LINE)
+del _MULTI_LINE[0x0A], _MULTI_LINE[0x09]  # newlines and tabs keep a timeline readable
+
+_JSON_CONTROLS = re.compile(rb"\x7f|\xc2[\x80-\x9f]")
+
+
+def printable(text: str | None, *, multiline: bool = False) -> str:
+    """``text`` with every control character replaced by a visible stand-in (newlines and tabs kept if ``multiline``)."""
+    if not text:
+        return text or ""
+    return text.translate(_MULTI_LINE if multiline else _SINGLE_LINE)
+
+
+def escape_json_controls(data: bytes) -> bytes:
+    """Encoded JSON with DEL and the C1 controls written as ``\\u00XX`` escapes (still the same JSON value)."""
+    if b"\x7f" not in data and b"\xc2" not in data:
+        return data
+    return _JSON_CONTROLS.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
