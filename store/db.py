@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from voyager_sessions.errors import EXIT_BUSY, StoreError
+from voyager_sessions.errors import EXIT_BUSY, Busy, StoreError
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -29,8 +29,8 @@ class NewerSchemaError(StoreError):
     """The database was written by a newer Voyager."""
 
 
-class BusyError(StoreError):
-    """Another writer held the database lock for longer than the busy timeout and retries: exit 3."""
+class BusyError(StoreError, Busy):
+    """Another writer held the database lock for longer than the busy timeout and retries: exit 3 (a ``Busy``)."""
 
     exit_code = EXIT_BUSY
 

@@ -1,4 +1,4 @@
-"""The checkpoint store: its eight invariants, history semantics, durability and concurrency."""
+"""The checkpoint store (``store/checkpoints/db.py``): its eight invariants, history, durability, concurrency."""
 
 from __future__ import annotations
 
@@ -14,18 +14,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from voyager_sessions.store import checkpoints as cps
-from voyager_sessions.store.checkpoints import (
-    Checkpoint,
-    CheckpointError,
-    CheckpointPatch,
-    CheckpointPayload,
-    CheckpointStore,
-    checkpoint_text,
-    decode_payload,
-    handoff_filename,
-    merge,
-)
+from voyager_sessions.store.checkpoints import CheckpointError, CheckpointPatch, CheckpointStore, model, schema
+from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES
 from voyager_sessions.store.db import NewerSchemaError, StoreError, connect
 
 WORKERS = Path(__file__).with_name("_workers.py")
@@ -71,50 +61,6 @@ def test_database_is_private_and_wal(db_path: Path, store: CheckpointStore) -> N
     assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
-
-
-def test_merge_rules() -> None:
-    base = CheckpointPayload(title="t", status="s", next_steps=("a", "b"), completed_steps=("z",))
-    out = merge(base, P(status="", add_done=("a", "z"), add_next=("c", "b"), add_files=(" f ", "f")))
-    assert out.status is None  # blank clears
-    assert out.title == "t"  # untouched fields stay
-    assert out.completed_steps == ("z", "a")  # no duplicates
-    assert out.next_steps == ("b", "c")  # finishing a step moves it out of next
-    assert out.files_touched == ("f",)  # stripped, deduplicated
-    replaced = merge(base, P(replace=CheckpointPayload(title="new"), add_next=("x",)))
-    assert replaced == CheckpointPayload(title="new", next_steps=("x",))
-    with pytest.raises(CheckpointError, match=r"next\[0\] is empty"):
-        merge(base, P(add_next=("  ",)))
-
-
-def test_decode_payload_validates_and_accepts_status_output(store: CheckpointStore) -> None:
-    assert decode_payload(b'{"title": "t", "next_steps": ["a"]}') == CheckpointPayload(title="t", next_steps=("a",))
-    cp = store.save(SID, "p", P(title="t", add_done=("d",))).checkpoint
-    assert decode_payload(msgspec.json.encode(cp)) == cp.payload()  # status --json's checkpoint feeds back
-    for bad, why in [
-        (b"not json", "malformed"),
-        (b'{"title": 3}', "Expected `str | null`, got `int` - at `$.title`"),
-        (b'{"next_steps": "a"}', "next_steps"),
-        (b'{"tittle": "t"}', "unknown field `tittle`"),
-        (b'{"schema_version": 2}', "schema_version 2"),
-        (b'{"blockers": [""]}', r"blockers\[0\] is empty"),
-        (b"[]", "Expected `object`"),
-    ]:
-        with pytest.raises(CheckpointError, match=why) as info:
-            decode_payload(bad)
-        assert "\n" not in str(info.value)
-
-
-def test_checkpoint_text_is_searchable_plain_text() -> None:
-    cp = Checkpoint(session_id=SID, project_id="p", title="T", objective="O", status="S", current_plan="Plan",
-                    completed_steps=("d1",), next_steps=("n1",), blockers=("b1",), files_touched=("f.py",),
-                    notes="N", created_at=1.0, updated_at=2.0)
-    text = checkpoint_text(cp)
-    for piece in ("O", "S", "Plan", "Done: d1", "Next: n1", "Blocker: b1", "File: f.py", "Notes: N"):
-        assert piece in text
-    assert checkpoint_text(cp) == text  # deterministic
-    assert checkpoint_text(CheckpointPayload()) == ""
-
 
 # -- invariant 1: session isolation -----------------------------------------------------
 
@@ -184,7 +130,7 @@ def test_save_holds_the_write_lock_while_merging(db_path: Path, store: Checkpoin
     store.save(SID, "p", P(title="t"))
     other = sqlite3.connect(db_path, isolation_level=None, timeout=0)
     seen = []
-    real_merge = cps.merge
+    real_merge = model.merge
 
     def spying_merge(current, patch):
         # While save() merges, no other connection may start a write.
@@ -193,11 +139,11 @@ def test_save_holds_the_write_lock_while_merging(db_path: Path, store: Checkpoin
         seen.append(True)
         return real_merge(current, patch)
 
-    cps.merge = spying_merge
+    model.merge = spying_merge
     try:
         store.save(SID, "p", P(status="s"))
     finally:
-        cps.merge = real_merge
+        model.merge = real_merge
         other.close()
     assert seen == [True]
 
@@ -360,7 +306,7 @@ def test_list_is_newest_first(store: CheckpointStore) -> None:
 
 
 def test_snapshot_names_are_unique_within_one_millisecond(store: CheckpointStore, monkeypatch) -> None:
-    monkeypatch.setattr(cps.time, "time_ns", lambda: 1_700_000_000_000_000_000)
+    monkeypatch.setattr(schema.time, "time_ns", lambda: 1_700_000_000_000_000_000)
     names = [store.save(SID, "p", P(status=str(i))).snapshot for i in range(5)]
     assert len(set(names)) == 5
     assert all(re.fullmatch(rf"auto-1700000000000-{os.getpid()}\d{{4}}", n) for n in names)
@@ -376,7 +322,7 @@ def test_snapshot_name_collision_is_refused_by_the_schema(store: CheckpointStore
 
 def test_a_colliding_name_is_retried_not_replaced(store: CheckpointStore, monkeypatch) -> None:
     names = iter(["auto-1-1", "auto-1-1", "auto-1-2"])
-    monkeypatch.setattr(cps, "_snapshot_name", lambda kind: next(names))
+    monkeypatch.setattr(schema, "snapshot_name", lambda kind: next(names))
     assert store.save(SID, "p", P(title="a")).snapshot == "auto-1-1"
     assert store.save(SID, "p", P(title="b")).snapshot == "auto-1-2"
     assert len(store.snapshots(SID)) == 2
@@ -397,11 +343,6 @@ def test_handoff_names_stay_inside_the_directory(tmp_path: Path, store: Checkpoi
     text = path.read_text()
     assert text.startswith("# Hand-off: t second line\n") and "- [ ] n" in text
     assert (path.stat().st_mode & 0o777) == 0o600
-
-
-def test_handoff_names_do_not_collide() -> None:
-    ids = ["a/b", "a_b", "a:b", "a b", "a.b", "A/B", "x" * 100 + "1", "x" * 100 + "2"]
-    assert len({handoff_filename(i) for i in ids}) == len(ids)
 
 
 def test_handoff_is_never_read_back(tmp_path: Path, store: CheckpointStore) -> None:
@@ -441,7 +382,7 @@ def test_rows_cannot_claim_a_project_their_session_is_not_in(store: CheckpointSt
 
 def test_schema_version_and_newer_database_refused(db_path: Path) -> None:
     with CheckpointStore.open(db_path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(cps.MIGRATIONS)
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS)
         store.conn.execute("PRAGMA user_version = 99")
     with pytest.raises(NewerSchemaError, match="schema version 99, newer than this Voyager knows") as info:
         CheckpointStore.open(db_path)
@@ -456,7 +397,7 @@ def test_a_failing_migration_leaves_the_database_untouched(db_path: Path) -> Non
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        connect(db_path, [*cps.MIGRATIONS, m002_broken])
+        connect(db_path, [*schema.MIGRATIONS, m002_broken])
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").fetchone()[0] == 0
@@ -475,7 +416,7 @@ def test_six_concurrent_first_opens_create_the_schema_once(tmp_path: Path, db_pa
     for p in procs:
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
-        assert out.strip() == str(len(cps.MIGRATIONS))
+        assert out.strip() == str(len(schema.MIGRATIONS))
     conn = sqlite3.connect(db_path)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
     assert tables == ["checkpoints", "projects", "sessions", "snapshots"]
@@ -522,7 +463,7 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(store: CheckpointStore) -
 
 def test_oversized_payload_is_refused(store: CheckpointStore) -> None:
     with pytest.raises(CheckpointError, match="limit"):
-        store.save(SID, "p", P(notes="x" * (cps.MAX_PAYLOAD_BYTES + 1)))
+        store.save(SID, "p", P(notes="x" * (MAX_PAYLOAD_BYTES + 1)))
     assert store.load(SID) is None
 
 

@@ -1,13 +1,12 @@
-"""``voyager checkpoint …`` through click's CliRunner and as a real subprocess.
+"""``voyager checkpoint …`` through the root command (click's CliRunner) and as a real subprocess.
 
-The main CLI registers this group lazily; until then the group object is invoked
-directly, which is exactly what the registration will call.
+Every call goes through ``voyager_sessions.cli.cli``, so errors are printed by the root
+group exactly as every other command's: one ``voyager: …`` line and the family's exit code.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -15,12 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from voyager_sessions.checkpoint_cli import Resolved, checkpoint
-from voyager_sessions.model import Session
-from voyager_sessions.store.checkpoints import CheckpointStore, default_path
-from voyager_sessions.store.db import BusyError
-from voyager_sessions.model import SessionRecord
+from tests.conftest import claude_session_lines, run_subprocess, write_claude
+from voyager_sessions.checkpoint_cli import Resolved
+from voyager_sessions.cli import cli
+from voyager_sessions.model import Session, SessionRecord
 from voyager_sessions.paths import DataDir
+from voyager_sessions.store.checkpoints import CheckpointStore
+from voyager_sessions.store.db import BusyError
 from voyager_sessions.store.state import StateStore
 
 SID = "claude:aaaa-1111"
@@ -37,8 +37,9 @@ def search_hook(monkeypatch) -> list[tuple[Path, str, str]]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "voyager-home"
+def home(home: Path) -> Path:
+    """The data dir (VOYAGER_HOME) inside the fake HOME of tests/conftest.py, not created yet."""
+    return home / "voyager-data"
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def run(home: Path):
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None, obj: dict | None = None):
-        return runner.invoke(checkpoint, list(args), input=input, obj=obj, env={"VOYAGER_HOME": str(home)})
+        return runner.invoke(cli, ["checkpoint", *args], input=input, obj=obj, env={"VOYAGER_HOME": str(home)})
 
     return invoke
 
@@ -55,7 +56,7 @@ def _one_line_error(result, code: int = 2) -> str:
     assert result.exit_code == code, (result.exit_code, result.output, result.stderr)
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert len(lines) == 1 and lines[0].startswith("voyager: "), result.stderr
     assert "Traceback" not in result.stderr
     return lines[0]
 
@@ -79,10 +80,11 @@ def test_save_status_round_trip_text(run, home: Path) -> None:
     assert r.exit_code == 0
     r = run("status", SID)
     assert r.exit_code == 0
-    for text in ("Fix login", "in progress", "log in works", "[x] write test", "[ ] fix bug", "! flaky CI",
-                 "src/login.py", "ask Ana", "2 snapshots", "  2. fix"):
+    for text in ("Fix login", "in progress", "Objective:\n  log in works", "Done:\n  [x] write test",
+                 "Next:\n  [ ] fix bug", "Blockers:\n  flaky CI", "Files:\n  src/login.py", "Notes:\n  ask Ana",
+                 "2 snapshots", "  2. fix"):
         assert text in r.stdout
-    assert (default_path(home).stat().st_mode & 0o777) == 0o600
+    assert (DataDir(home).checkpoints_db.stat().st_mode & 0o777) == 0o600
     assert (home.stat().st_mode & 0o777) == 0o700
 
 
@@ -137,7 +139,7 @@ def test_from_json_stdin_accepts_status_output(run) -> None:
 @pytest.mark.parametrize("doc", ['{"title": 5}', '{"next_steps": [1]}', "{", '{"titel": "x"}', '{"schema_version": 9}', "null"])
 def test_bad_document_is_one_error_and_writes_nothing(run, home: Path, doc: str) -> None:
     run("save", SID, "--title", "kept")
-    before = default_path(home).read_bytes(), json.loads(run("status", SID, "--json").stdout)
+    before = DataDir(home).checkpoints_db.read_bytes(), json.loads(run("status", SID, "--json").stdout)
     line = _one_line_error(run("save", SID, "--from-json", "-", "--status", "also not written", input=doc))
     assert "invalid checkpoint document" in line
     assert json.loads(run("status", SID, "--json").stdout) == before[1]
@@ -240,11 +242,24 @@ def test_resolves_native_ids_and_prefixes_through_the_index(run, home: Path) -> 
     assert cp["session_id"] == "claude:abc123" and cp["title"] == "by prefix"
     assert cp["project_id"] == "/work/repo"  # the session's cwd names its project
     line = _one_line_error(run("status", "ab"))
-    assert "matches 2 sessions" in line and "claude:abc123" in line and "codex:abd999" in line
-    assert "no session matches 'zzz'" in _one_line_error(run("save", "zzz", "--title", "t"))
+    assert line == "voyager: 'ab' is ambiguous: claude:abc123, codex:abd999; give more of the id"
+    assert _one_line_error(run("save", "zzz", "--title", "t")) == "voyager: no session matches 'zzz' (see `voyager list`)"
     # Not indexed (yet) but a full Voyager id: accepted as given, with the default project.
     doc = json.loads(run("save", "opencode:new", "--title", "t", "--json").stdout)
     assert doc["checkpoint"]["project_id"] == "default"
+
+
+def test_show_and_checkpoint_say_no_match_and_ambiguous_alike(run, home: Path) -> None:
+    fake_home = home.parent
+    for sid in ("5f1c0000-aaaa", "5f1c0000-bbbb"):
+        write_claude(fake_home, claude_session_lines(sid), sid=sid)
+    assert CliRunner().invoke(cli, ["scan", "-q"]).exit_code == 0
+    for ref in ("zzz", "5f1c"):
+        shown = CliRunner().invoke(cli, ["show", ref])
+        saved = run("save", ref, "--title", "t")
+        assert _one_line_error(shown) == _one_line_error(saved)
+    assert "ambiguous: claude:5f1c0000-aaaa, claude:5f1c0000-bbbb;" in _one_line_error(saved)
+    assert not DataDir(home).checkpoints_db.exists() or run("list", "--json").stdout.count("session_id") == 0
 
 
 def test_resolves_against_checkpoints_when_the_index_does_not_know(run) -> None:
@@ -332,7 +347,7 @@ def test_data_dir_that_is_a_file(run, home: Path) -> None:
 
 def test_newer_database_is_refused(run, home: Path) -> None:
     run("save", SID, "--title", "t")
-    with CheckpointStore.open(default_path(home)) as store:
+    with CheckpointStore.open(DataDir(home).checkpoints_db) as store:
         store.conn.execute("PRAGMA user_version = 42")
     line = _one_line_error(run("status", SID))
     assert "newer than this Voyager knows" in line and "upgrade Voyager" in line
@@ -364,23 +379,20 @@ def test_full_disk_is_one_error(run, home: Path, monkeypatch) -> None:
 
 # -- as a real process ---------------------------------------------------------------------------------
 
-_MAIN = "from voyager_sessions.checkpoint_cli import checkpoint; checkpoint(prog_name='voyager checkpoint')"
-
 
 def test_subprocess_round_trip_and_clean_errors(home: Path) -> None:
     env = {"VOYAGER_HOME": str(home), "PATH": "/usr/bin:/bin"}
 
-    def cli(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", _MAIN, *args], env=env, input=input,
-                              capture_output=True, text=True, timeout=60)
+    def voyager(*args: str, input: str | None = None):
+        return run_subprocess("checkpoint", *args, env=env, input=input)
 
-    r = cli("save", SID, "--title", "from a process", "--done", "one", "--json")
+    r = voyager("save", SID, "--title", "from a process", "--done", "one", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["checkpoint"]["completed_steps"] == ["one"]
-    r = cli("status", SID)
+    r = voyager("status", SID)
     assert r.returncode == 0 and "from a process" in r.stdout and r.stderr == ""
-    r = cli("save", SID, "--from-json", "-", input='{"title": ["no"]}')
+    r = voyager("save", SID, "--from-json", "-", input='{"title": ["no"]}')
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: invalid checkpoint document")
-    r = cli("save", "nothing-like-an-id", "--title", "t")
-    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("voyager: invalid checkpoint document")
+    r = voyager("save", "nothing-like-an-id", "--title", "t")
+    assert (r.returncode, r.stderr) == (2, "voyager: no session matches 'nothing-like-an-id' (see `voyager list`)\n")
