@@ -189,6 +189,17 @@ def test_snapshots_restore_undo(run) -> None:
     assert "no snapshot named" in _one_line_error(run("restore", SID, "--snapshot", "auto-nope"))
 
 
+def test_restore_after_undo_goes_back_again(run) -> None:
+    for status in ("s1", "s2", "s3"):
+        run("save", SID, "--status", status)
+
+    def step(*args: str) -> str:
+        doc = json.loads(run(*args, SID, "--json").stdout)
+        return doc["checkpoint"]["status"]
+
+    assert [step("restore"), step("undo"), step("restore"), step("restore")] == ["s2", "s3", "s2", "s1"]
+
+
 def test_snapshots_json_shape(run) -> None:
     run("save", SID, "--title", "t", "--next", "n")
     doc = json.loads(run("snapshots", SID, "--json").stdout)

@@ -289,11 +289,14 @@ class CheckpointStore:
             else:
                 # "Before the current state": older than the snapshot the current state
                 # came from, so repeated restores walk back through history, and with a
-                # different payload, so a restore is never a no-op when history has more.
+                # different payload, so a restore is never a no-op when history has more
+                # (after an undo the auto snapshot just below holds the current payload).
+                # The payload column is TEXT: compared with a BLOB it never equals, so
+                # the current payload is bound as text.
                 target = db.execute(
                     f"SELECT {SNAPSHOT_COLS} FROM snapshots WHERE session_id = ? AND kind != 'pre-restore' "
                     "AND id < ? AND payload != ? ORDER BY id DESC LIMIT 1",
-                    (sid, based_on if based_on is not None else 1 << 62, current_json),
+                    (sid, based_on if based_on is not None else 1 << 62, current_json.decode()),
                 ).fetchone()
                 if target is None:
                     raise CheckpointError(f"session {sid} has no earlier snapshot to restore")

@@ -244,6 +244,30 @@ def test_default_restore_walks_back_and_undo_walks_forward(store: CheckpointStor
     assert store.load(SID).status == "v3"
 
 
+def test_restore_after_undo_walks_back_again(store: CheckpointStore) -> None:
+    # Issue 15, item 11: after an undo, restore answered "unchanged" with the current
+    # version forever instead of going to the newest older snapshot that differs.
+    for status in ("s1", "s2", "s3"):
+        store.save(SID, "p", P(status=status))
+    assert store.restore(SID).checkpoint.status == "s2"
+    assert store.undo(SID).checkpoint.status == "s3"
+    again = store.restore(SID)
+    assert again.changed and again.checkpoint.status == "s2" and again.pre_restore
+    assert store.restore(SID).checkpoint.status == "s1"
+    assert store.undo(SID).checkpoint.status == "s2"
+    assert store.undo(SID).checkpoint.status == "s3"
+
+
+def test_default_restore_from_a_restored_pre_restore_snapshot_skips_its_equal(store: CheckpointStore) -> None:
+    store.save(SID, "p", P(status="a"))
+    store.save(SID, "p", P(status="b"))
+    pre = store.restore(SID).pre_restore  # -> a; the pre-restore snapshot holds b
+    assert store.restore(SID, pre).checkpoint.status == "b"
+    # The auto snapshot just older than that pre-restore one also holds b: skip it.
+    r = store.restore(SID)
+    assert r.changed and r.checkpoint.status == "a"
+
+
 def test_restore_by_name_and_save_after_restore(store: CheckpointStore) -> None:
     first = store.save(SID, "p", P(title="t", add_next=("a",))).snapshot
     store.save(SID, "p", P(add_done=("a",)))
