@@ -6,7 +6,10 @@ group exactly as every other command's: one ``voyager: …`` line and the family
 
 from __future__ import annotations
 
+import io
 import json
+import resource
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -14,12 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import claude_session_lines, run_subprocess, write_claude
+from tests.conftest import claude_session_lines, run_subprocess, voyager_exe, write_claude
 from voyager_sessions.checkpoint_cli import Resolved
 from voyager_sessions.cli import cli
 from voyager_sessions.model import Session, SessionRecord
 from voyager_sessions.paths import DataDir
-from voyager_sessions.store.checkpoints import CheckpointStore
+from voyager_sessions.store.checkpoints import MAX_PAYLOAD_BYTES, CheckpointStore
 from voyager_sessions.store.db import BusyError
 from voyager_sessions.store.state import StateStore
 
@@ -147,6 +150,50 @@ def test_bad_document_is_one_error_and_writes_nothing(run, home: Path, doc: str)
 
 def test_missing_json_file_is_one_error(run) -> None:
     assert "cannot read" in _one_line_error(run("save", SID, "--from-json", "/nonexistent/cp.json"))
+
+
+class _Endless(io.RawIOBase):
+    """A stdin that never ends (``cat /dev/zero |``), failing the test if more than ``allowed`` bytes are read."""
+
+    def __init__(self, allowed: int) -> None:
+        self.allowed, self.served = allowed, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        assert self.served <= self.allowed, f"read {self.served} bytes of an endless stdin"
+        buf[:] = b" " * len(buf)
+        self.served += len(buf)
+        return len(buf)
+
+
+def test_endless_stdin_document_is_refused_after_the_limit(run) -> None:
+    stdin = _Endless(allowed=MAX_PAYLOAD_BYTES + (1 << 16))
+    line = _one_line_error(run("save", SID, "--from-json", "-", input=stdin))
+    assert line == f"voyager: invalid checkpoint document: larger than the limit of {MAX_PAYLOAD_BYTES} bytes"
+
+
+def test_document_over_the_limit_is_refused_even_when_its_payload_is_small(run, tmp_path: Path) -> None:
+    doc = tmp_path / "padded.json"
+    doc.write_bytes(b'{"title": "t"}' + b" " * MAX_PAYLOAD_BYTES)
+    assert "larger than the limit" in _one_line_error(run("save", SID, "--from-json", str(doc)))
+    doc.write_bytes(b'{"title": "t"}'.ljust(MAX_PAYLOAD_BYTES))  # exactly at the limit: fine
+    assert run("save", SID, "--from-json", str(doc)).exit_code == 0
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_dev_zero_document_is_refused_in_bounded_memory(home: Path) -> None:
+    # Issue 15, item 12: this grew without bound (7 GB in 6 s). The address-space cap
+    # turns the old behaviour into a quick MemoryError instead of a swapping machine.
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    r = subprocess.run(voyager_exe() + ["checkpoint", "save", SID, "--from-json", "/dev/zero"],
+                       env={"VOYAGER_HOME": str(home), "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True, timeout=60, preexec_fn=cap)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == f"voyager: invalid checkpoint document: larger than the limit of {MAX_PAYLOAD_BYTES} bytes\n"
 
 
 # -- list, snapshots, restore, undo, clear, handoff ---------------------------------------------
@@ -308,6 +355,15 @@ def test_injected_resolver_is_used(run) -> None:
 @pytest.mark.parametrize("ref", ["", "   ", "a\x00b"])
 def test_malformed_session_ref_is_an_error(run, ref: str) -> None:
     _one_line_error(run("save", ref, "--title", "t"))
+
+
+@pytest.mark.parametrize("ref", ["claude:", ":x", ":"])
+def test_half_a_voyager_id_is_malformed_not_a_prefix_or_a_new_session(run, home: Path, ref: str) -> None:
+    _index(home, Session(id="claude:only-one", provider="claude", native_id="only-one"))
+    for command in (("save", ref, "--title", "t"), ("status", ref), ("clear", ref)):
+        line = _one_line_error(run(*command))
+        assert line == f"voyager: session {ref!r} is malformed: expected <provider>:<id>, like claude:4f2a"
+    assert run("list", "--json").stdout.count("session_id") == 0
 
 
 # -- search hook ----------------------------------------------------------------------------------

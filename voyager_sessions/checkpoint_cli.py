@@ -66,9 +66,9 @@ def resolve(data_dir: Path, ref: str) -> Resolved:
     session before the next scan has seen it.
     """
     from voyager_sessions.api import resolve_ids
-    from voyager_sessions.store.checkpoints import require_id
+    from voyager_sessions.store.checkpoints import require_session_id
 
-    ref = require_id(ref, "session")
+    ref = require_session_id(ref, "session")
     catalog = _Sessions(DataDir(data_dir), ref)
     try:
         sid = resolve_ids(catalog, ref)[0]
@@ -272,14 +272,37 @@ def save(
 
 
 def _read_document(source: str) -> bytes:
-    if source == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+    """The ``--from-json`` document, read no further than one byte past the limit (``/dev/zero`` never ends)."""
+    from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES, document_too_large
+
     try:
-        with open(source, "rb") as f:
-            return f.read()
+        if source == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is None:  # a text-only stdin (an embedding host): its characters, encoded
+                data = sys.stdin.read(MAX_PAYLOAD_BYTES + 1).encode("utf-8")
+            else:
+                data = _read_capped(stream, MAX_PAYLOAD_BYTES + 1)
+        else:
+            with open(source, "rb") as f:
+                data = _read_capped(f, MAX_PAYLOAD_BYTES + 1)
     except OSError as exc:
         raise UserError(f"cannot read {source}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise document_too_large()
+    return data
+
+
+def _read_capped(stream: Any, limit: int) -> bytes:
+    # A pipe answers a read with what it has, so loop; never ask for more than the cap.
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = stream.read(min(1 << 16, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 @checkpoint.command()

@@ -50,6 +50,7 @@ from voyager_sessions.store.checkpoints.model import (
     decode_payload,
     merge,
     require_id,
+    require_session_id,
 )
 from voyager_sessions.store.checkpoints.render import (
     LABELS,
@@ -86,4 +87,5 @@ __all__ = [
     "render_handoff",
     "render_status",
     "require_id",
+    "require_session_id",
 ]

@@ -42,6 +42,7 @@ from voyager_sessions.store.checkpoints.model import (
     StatusResult,
     payload_fields,
     require_id,
+    require_session_id,
 )
 from voyager_sessions.store.checkpoints.render import handoff_filename, render_handoff
 from voyager_sessions.store.checkpoints.schema import (
@@ -148,7 +149,7 @@ class CheckpointStore:
 
     def load(self, session_id: str) -> Checkpoint | None:
         """The session's current checkpoint, or ``None``."""
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         try:
             row = self.conn.execute(LOAD, (sid,)).fetchone()
         except sqlite3.Error as exc:
@@ -158,7 +159,7 @@ class CheckpointStore:
     @_sql_errors("read checkpoint")
     def status(self, session_id: str) -> StatusResult:
         """The checkpoint and its snapshot count, read in one transaction so they agree."""
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         self.conn.execute("BEGIN")
         try:
             row = self.conn.execute(LOAD, (sid,)).fetchone()
@@ -172,7 +173,7 @@ class CheckpointStore:
     @_sql_errors("read checkpoint")
     def project_of(self, session_id: str) -> str | None:
         """The project a session is bound to, or ``None`` if the store does not know the session."""
-        row = self.conn.execute(SESSION_PROJECT, (require_id(session_id),)).fetchone()
+        row = self.conn.execute(SESSION_PROJECT, (require_session_id(session_id),)).fetchone()
         return row[0] if row else None
 
     @_sql_errors("list checkpoints")
@@ -195,7 +196,7 @@ class CheckpointStore:
     @_sql_errors("list snapshots")
     def snapshots(self, session_id: str) -> list[Snapshot]:
         """The session's snapshot history, newest first."""
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         row = self.conn.execute("SELECT based_on FROM checkpoints WHERE session_id = ?", (sid,)).fetchone()
         based_on = row[0] if row else None
         rows = self.conn.execute(
@@ -213,7 +214,7 @@ class CheckpointStore:
     @_sql_errors("find sessions")
     def find_sessions(self, ref: str, limit: int = 50) -> list[str]:
         """Ids of sessions with a checkpoint matching ``ref``: exactly, by prefix, or by the part after ``provider:``."""
-        ref = require_id(ref, "session reference")
+        ref = require_session_id(ref, "session reference")
         exact = self.conn.execute("SELECT id FROM sessions WHERE id = ?", (ref,)).fetchall()
         if exact:
             return [exact[0][0]]
@@ -235,7 +236,7 @@ class CheckpointStore:
         project can change). If the merged payload equals the stored one nothing is
         written: no row update, no ``updated_at`` move, no snapshot.
         """
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         pid = require_id(project_id, "project id")
         with transaction(self.conn) as db:
             row = db.execute(LOAD_FOR_WRITE, (sid,)).fetchone()
@@ -274,7 +275,7 @@ class CheckpointStore:
         :meth:`undo` can bring it back. Restoring a payload equal to the current one
         writes nothing.
         """
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         if name is not None:
             name = require_id(name, "snapshot name")
         with transaction(self.conn) as db:
@@ -310,7 +311,7 @@ class CheckpointStore:
         before that, if its snapshot is still kept. Undo takes no pre-restore snapshot
         itself: the state it replaces is already in history (pruning keeps it).
         """
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         with transaction(self.conn) as db:
             stored, _ = self._current_for_write(db, sid)
             target = db.execute(
@@ -330,7 +331,7 @@ class CheckpointStore:
     @_sql_errors("clear checkpoint")
     def clear(self, session_id: str) -> ClearResult:
         """Delete the session's checkpoint and its whole history. Permanent."""
-        sid = require_id(session_id)
+        sid = require_session_id(session_id)
         with transaction(self.conn) as db:
             n = db.execute("SELECT count(*) FROM snapshots WHERE session_id = ?", (sid,)).fetchone()[0]
             # Deleting the session row cascades to its checkpoint and snapshots, and

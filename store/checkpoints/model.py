@@ -20,7 +20,8 @@ from voyager_sessions.model import SCHEMA_VERSION
 PAYLOAD_VERSION = 1
 
 #: A checkpoint is a note about a task, not a log: a cap keeps loads cheap and catches
-#: a mistaken ``--from-json`` of some unrelated large file.
+#: a mistaken ``--from-json`` of some unrelated large file. It bounds the stored payload
+#: and the document ``--from-json`` reads (which stops reading one byte past it).
 MAX_PAYLOAD_BYTES = 1 << 20
 
 MAX_ID_CHARS = 512
@@ -217,6 +218,8 @@ _document_decoder = msgspec.json.Decoder(_PayloadDocument)
 
 def decode_payload(data: bytes | str) -> CheckpointPayload:
     """Validate a JSON checkpoint document into a payload; one-line :class:`CheckpointError` if it is not one."""
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise document_too_large()
     try:
         doc = _document_decoder.decode(data)
     except msgspec.DecodeError as exc:  # ValidationError is a subclass
@@ -226,6 +229,11 @@ def decode_payload(data: bytes | str) -> CheckpointPayload:
             f"invalid checkpoint document: schema_version {doc.schema_version}, this Voyager reads {PAYLOAD_VERSION}"
         )
     return normalize(CheckpointPayload(**payload_fields(doc)))
+
+
+def document_too_large() -> CheckpointError:
+    """The one error for a document past ``MAX_PAYLOAD_BYTES`` (whoever reads it may notice first)."""
+    return CheckpointError(f"invalid checkpoint document: larger than the limit of {MAX_PAYLOAD_BYTES} bytes")
 
 
 def require_id(value: object, what: str = "session id") -> str:
@@ -243,6 +251,19 @@ def require_id(value: object, what: str = "session id") -> str:
     if value != value.strip() or _CONTROL.search(value):
         raise CheckpointError(f"{what} {value!r} has surrounding blanks or control characters")
     return value
+
+
+def require_session_id(value: object, what: str = "session id") -> str:
+    """:func:`require_id`, and a ``provider:native`` id must have both halves.
+
+    ``claude:`` would otherwise be a prefix naming every Claude session (or, before a
+    scan has seen any, a session of its own), and ``:x`` a session of no provider.
+    """
+    sid = require_id(value, what)
+    provider, colon, native = sid.partition(":")
+    if colon and (not provider or not native):
+        raise CheckpointError(f"{what} {sid!r} is malformed: expected <provider>:<id>, like claude:4f2a")
+    return sid
 
 
 def _clean_text(value: str | None, field: str) -> str | None:

@@ -86,6 +86,15 @@ def test_bad_session_ids_raise_and_never_bind(store: CheckpointStore, bad: objec
         assert store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("bad", ["claude:", ":x", ":"])
+def test_half_a_provider_id_is_not_a_session_id(store: CheckpointStore, bad: str) -> None:
+    for call in (lambda: store.save(bad, "p", P(title="t")), lambda: store.load(bad), lambda: store.clear(bad),
+                 lambda: store.find_sessions(bad)):
+        with pytest.raises(CheckpointError, match="malformed"):
+            call()
+    assert store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+
+
 def test_sessions_are_isolated(store: CheckpointStore) -> None:
     store.save(SID, "p", P(title="mine", add_next=("a",)))
     store.save(SID, "p", P(title="mine 2"))
