@@ -6,9 +6,12 @@ group exactly as every other command's: one ``voyager: …`` line and the family
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import types
@@ -23,6 +26,8 @@ from voyager_sessions.cli import cli
 from voyager_sessions.model import Session, SessionRecord
 from voyager_sessions.paths import DataDir
 from voyager_sessions.store.checkpoints import MAX_PAYLOAD_BYTES, CheckpointStore
+from voyager_sessions.store import db as store_db
+from voyager_sessions.store.checkpoints import db as checkpoints_db
 from voyager_sessions.store.db import BusyError
 from voyager_sessions.store.state import StateStore
 
@@ -428,20 +433,65 @@ def test_busy_database_exits_3(run, monkeypatch) -> None:
     _one_line_error(run("save", SID, "--title", "t"), code=3)
 
 
-def test_full_disk_is_one_error(run, home: Path, monkeypatch) -> None:
-    run("save", SID, "--title", "t")
-    real_open = CheckpointStore.open
+def _disk_full(*args: object) -> None:
+    raise sqlite3.OperationalError("database or disk is full")  # what sqlite3 raises for SQLITE_FULL
 
-    def tiny(path: Path, **kw: object) -> CheckpointStore:
-        store = real_open(path, **kw)
-        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
-        store.conn.execute(f"PRAGMA max_page_count = {pages}")
-        return store
 
-    monkeypatch.setattr(CheckpointStore, "open", staticmethod(tiny))
-    assert "disk or database full" in _one_line_error(run("save", SID, "--note", "x" * 300_000))
+def test_full_disk_on_save_is_one_line_and_loses_nothing(run, home: Path, monkeypatch) -> None:
+    # Issue 15, item 16: a full disk said "disk I/O error"; the previous checkpoint must survive.
+    run("save", SID, "--title", "kept", "--next", "n")
+    before = run("status", SID, "--json").stdout
+    monkeypatch.setattr(CheckpointStore, "_write", _disk_full)  # after the snapshot row, before COMMIT
+    line = _one_line_error(run("save", SID, "--title", "lost", "--done", "n"))
+    assert line == f"voyager: no space left on device ({DataDir(home).checkpoints_db})"
     monkeypatch.undo()
-    assert json.loads(run("status", SID, "--json").stdout)["checkpoint"]["notes"] is None
+    assert run("status", SID, "--json").stdout == before  # same payload, same updated_at, one snapshot
+
+
+def test_full_disk_when_sqlite_says_only_io_error(run, home: Path, monkeypatch) -> None:
+    # Growing the WAL index on a full disk fails as SQLITE_IOERR_SHMSIZE ("disk I/O error"):
+    # the filesystem's free space tells a full disk from a failing one.
+    run("save", SID, "--title", "kept")
+
+    def io_error(conn: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store_db, "_enable_wal", io_error)
+    monkeypatch.setattr(store_db, "free_bytes", lambda path: 0)
+    line = _one_line_error(run("save", SID, "--title", "lost"))
+    assert line == f"voyager: no space left on device ({DataDir(home).checkpoints_db})"
+    monkeypatch.setattr(store_db, "free_bytes", lambda path: 10 << 30)
+    line = _one_line_error(run("save", SID, "--title", "lost"))
+    assert line == f"voyager: cannot open {DataDir(home).checkpoints_db}: disk I/O error"
+    monkeypatch.undo()
+    assert json.loads(run("status", SID, "--json").stdout)["checkpoint"]["title"] == "kept"
+
+
+def test_full_disk_on_handoff_is_one_line_and_keeps_the_old_file(run, home: Path, monkeypatch) -> None:
+    run("save", SID, "--title", "first")
+    path = Path(run("handoff", SID).stdout.strip())
+    old = path.read_bytes()
+    run("save", SID, "--title", "second")
+    real_fdopen = os.fdopen
+
+    class FullFile:
+        def __init__(self, fd: int, mode: str) -> None:
+            self.f = real_fdopen(fd, mode)
+
+        def __enter__(self) -> "FullFile":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.f.close()
+
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoints_db.os, "fdopen", FullFile)
+    line = _one_line_error(run("handoff", SID))
+    monkeypatch.undo()
+    assert line == f"voyager: no space left on device ({path})"
+    assert path.read_bytes() == old and sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
 # -- as a real process ---------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import click
 
 from voyager_sessions.cmdutil import emit_json
-from voyager_sessions.errors import UserError, one_line
+from voyager_sessions.errors import DiskFull, UserError, no_space, one_line
 from voyager_sessions.paths import DataDir, ensure_private_dir
 from voyager_sessions.paths import data_dir as default_data_dir
 
@@ -165,6 +165,8 @@ def _writable(path: Path, what: str) -> Path:
     try:
         return ensure_private_dir(path)
     except OSError as exc:
+        if no_space(exc):
+            raise DiskFull.at(path) from None
         raise UserError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
 
 

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import msgspec
 
-from voyager_sessions.errors import one_line
+from voyager_sessions.errors import DiskFull, VoyagerError, no_space, one_line
 from voyager_sessions.store.checkpoints import model, schema
 from voyager_sessions.store.checkpoints.model import (
     EMPTY,
@@ -56,7 +56,7 @@ from voyager_sessions.store.checkpoints.schema import (
     UPSERT,
     row_to_checkpoint,
 )
-from voyager_sessions.store.db import BusyError, StoreError, connect, like_prefix, transaction
+from voyager_sessions.store.db import BusyError, StoreError, connect, disk_full, like_prefix, transaction
 
 #: Snapshots kept per session besides the protected ones (see ``schema.PRUNE``).
 DEFAULT_HISTORY_LIMIT = 20
@@ -134,15 +134,17 @@ class CheckpointStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
+    def _error(self, action: str, exc: sqlite3.Error) -> VoyagerError:
+        # Every write runs in one transaction, which SQLite rolls back when it fails, so
+        # each of these means "nothing was written; the previous checkpoint stands".
         msg = one_line(str(exc))
         low = msg.lower()
         if "locked" in low or "busy" in low:
             return BusyError(f"cannot {action}: {self.path} is busy (another writer held it too long)")
         if "readonly" in low or "read-only" in low:
             return StoreError(f"cannot {action}: {self.path} is read-only")
-        if "full" in low:
-            return StoreError(f"cannot {action}: disk or database full ({self.path}); nothing was written")
+        if disk_full(exc, self.path):
+            return DiskFull.at(self.path)
         return StoreError(f"cannot {action}: {msg} ({self.path})")
 
     # -- reads -------------------------------------------------------------------
@@ -356,6 +358,8 @@ class CheckpointStore:
         try:
             _atomic_write(path, render_handoff(cp).encode("utf-8"))
         except OSError as exc:
+            if no_space(exc):
+                raise DiskFull.at(path) from None
             raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         return path
 

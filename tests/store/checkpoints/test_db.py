@@ -16,6 +16,7 @@ import pytest
 
 from voyager_sessions.store.checkpoints import CheckpointError, CheckpointPatch, CheckpointStore, model, schema
 from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES
+from voyager_sessions.errors import DiskFull
 from voyager_sessions.store.db import NewerSchemaError, StoreError, connect
 
 WORKERS = Path(__file__).with_name("_workers.py")
@@ -486,12 +487,32 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(store: CheckpointStore) -
     before = store.load(SID)
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     store.conn.execute(f"PRAGMA max_page_count = {pages}")  # the database cannot grow: a full disk
-    with pytest.raises(StoreError, match="disk or database full") as info:
+    with pytest.raises(DiskFull) as info:
         store.save(SID, "p", P(notes="x" * 200_000))
-    assert "\n" not in str(info.value)
+    assert str(info.value) == f"no space left on device ({store.path})"
     assert not store.conn.in_transaction
     assert store.load(SID) == before and len(store.snapshots(SID)) == 1
     assert store.save(SID, "p", P(status="tiny")).changed  # small writes still fit in free pages
+
+
+def test_disk_full_mid_write_keeps_the_previous_state(store: CheckpointStore, monkeypatch) -> None:
+    store.save(SID, "p", P(title="one"))
+    store.save(SID, "p", P(title="two", add_next=("a",)))
+    before, snaps = store.load(SID), store.snapshots(SID)
+    real_prune = store._prune
+
+    def full_after_writing(db: sqlite3.Connection, sid: str, based_on: int) -> None:
+        real_prune(db, sid, based_on)  # the row and the snapshot are written, not committed
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "_prune", full_after_writing)
+    for call in (lambda: store.save(SID, "p", P(title="three")), lambda: store.restore(SID)):
+        with pytest.raises(DiskFull) as info:
+            call()
+        assert str(info.value) == f"no space left on device ({store.path})"
+        assert not store.conn.in_transaction
+    monkeypatch.undo()
+    assert store.load(SID) == before and store.snapshots(SID) == snaps
 
 
 def test_oversized_payload_is_refused(store: CheckpointStore) -> None:
