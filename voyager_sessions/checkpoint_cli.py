@@ -84,13 +84,12 @@ class _Sessions:
         self.ddir = ddir
         self.state: Any = None
         if ddir.state_db.exists():
-            from voyager_sessions.errors import VoyagerError
             from voyager_sessions.store.state import StateStore
 
             try:
                 self.state = StateStore(ddir.state_db, readonly=True)
-            except VoyagerError as exc:
-                _warn(f"session index unavailable ({exc}); matching {ref!r} against checkpoints only")
+            except Exception as exc:  # a damaged index must not block checkpoints
+                _warn(f"session index unavailable ({one_line(exc)}); matching {ref!r} against checkpoints only")
 
     def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
         ids = self._indexed(lambda state: state.resolve_session(ref, limit), [])

@@ -69,7 +69,7 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def _sql_errors(action: str) -> Callable[[F], F]:
-    """Turn any sqlite3 error raised by the wrapped method into a one-line StoreError."""
+    """Turn any sqlite3 error raised by the wrapped method into one of the error family (see ``_error``)."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
