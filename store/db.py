@@ -16,21 +16,23 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from voyager_sessions.errors import EXIT_BUSY, StoreError
+from voyager_sessions.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space
 
 Migration = Callable[[sqlite3.Connection], None]
 
 BUSY_TIMEOUT_MS = 5000
 
-__all__ = ["BusyError", "Migration", "NewerSchemaError", "StoreError", "connect", "like_prefix", "transaction"]
+__all__ = [
+    "BusyError", "Migration", "NewerSchemaError", "StoreError", "connect", "disk_full", "like_prefix", "transaction",
+]
 
 
 class NewerSchemaError(StoreError):
     """The database was written by a newer Voyager."""
 
 
-class BusyError(StoreError):
-    """Another writer held the database lock for longer than the busy timeout and retries: exit 3."""
+class BusyError(StoreError, Busy):
+    """Another writer held the database lock for longer than the busy timeout and retries: exit 3 (a ``Busy``)."""
 
     exit_code = EXIT_BUSY
 
@@ -55,6 +57,8 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
     except sqlite3.Error as exc:
+        if disk_full(exc, path):
+            raise DiskFull.at(path) from exc
         raise StoreError(f"cannot open {path}: {exc}") from exc
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > len(migrations):
@@ -66,7 +70,13 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
         if readonly:
             conn.close()
             raise StoreError(f"{path} needs a schema upgrade; run a command that writes (for example `voyager scan`)")
-        _migrate(conn, path, migrations)
+        try:
+            _migrate(conn, path, migrations)
+        except sqlite3.Error as exc:
+            conn.close()
+            if disk_full(exc, path):
+                raise DiskFull.at(path) from exc
+            raise StoreError(f"cannot upgrade the schema of {path}: {exc}") from exc
     _fix_modes(path)
     return conn
 
@@ -81,6 +91,41 @@ def integrity(path: Path) -> str:
             conn.close()
     except sqlite3.Error as exc:
         return f"unreadable: {exc}"
+
+
+def disk_full(exc: BaseException, path: Path) -> bool:
+    """True when ``exc``, raised while writing the database at ``path``, means its disk is full.
+
+    SQLite says so plainly (SQLITE_FULL, "database or disk is full") when a page write
+    fails, but a full disk met while creating or growing the WAL index (``-shm``)
+    comes back as a bare "disk I/O error" (SQLITE_IOERR_SHMSIZE); then the free space
+    of the file system holding ``path`` decides, so a failing disk is not called full.
+    """
+    if no_space(exc):
+        return True
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    message = str(exc).lower()
+    if "database or disk is full" in message:
+        return True
+    return "disk i/o error" in message and free_bytes(path) < LOW_SPACE_BYTES
+
+
+#: Below this much free space an SQLite I/O error is taken for a full disk (a WAL
+#: frame, a page of -shm and the filesystem's own metadata need more than that).
+LOW_SPACE_BYTES = 1 << 20
+
+
+def free_bytes(path: Path) -> int:
+    """Bytes this process may still write on the file system holding ``path`` (huge if unknown)."""
+    for candidate in (path, *path.parents):
+        try:
+            st = os.statvfs(candidate)
+        except OSError:
+            continue
+        # Root may use the blocks reserved for it; everyone else only the available ones.
+        return (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+    return 1 << 62
 
 
 def like_prefix(ref: str) -> str:
@@ -113,6 +158,8 @@ def _precreate_private(path: Path) -> None:
     except FileExistsError as exc:  # mkdir met a file where a directory should be
         raise StoreError(f"cannot create {path}: {exc.filename or path.parent} is not a directory") from exc
     except OSError as exc:
+        if no_space(exc):
+            raise DiskFull.at(path) from exc
         raise StoreError(f"cannot create {path}: {exc.strerror or exc}") from exc
 
 

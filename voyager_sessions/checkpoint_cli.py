@@ -1,14 +1,16 @@
 """``voyager checkpoint …``: a thin click layer over :class:`voyager_sessions.store.checkpoints.CheckpointStore`.
 
 This module owns argument parsing, resolving what the user typed as SESSION to a
-Voyager session id, and rendering results as text or JSON. Every decision about
-state (merging, snapshots, undo, pruning) lives in the store, so the same behaviour
-serves the CLI, tests and any future server.
+Voyager session id, and printing results as text or JSON. Every decision about state
+(merging, snapshots, undo, pruning) lives in the store, and every text rendering in
+:mod:`voyager_sessions.store.checkpoints.render`, so the same behaviour serves the
+CLI, tests and any future server.
 
 Conventions (see DESIGN.md): results on stdout, diagnostics on stderr; ``--json``
-prints msgspec-encoded result Structs carrying ``schema_version``; a user error is one
-line on stderr and exit 2; a database held too long by another writer is exit 3;
-``status`` of a session without a checkpoint is exit 1 ("no hits").
+prints msgspec-encoded result Structs carrying ``schema_version``; errors are the one
+family of :mod:`voyager_sessions.errors`, printed by the root group as one
+``voyager: …`` line (2 for a user or environment error, 3 for a database held too long
+by another writer); ``status`` of a session without a checkpoint is exit 1 ("no hits").
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,8 +26,9 @@ from typing import Any, NamedTuple
 import click
 
 from voyager_sessions.cmdutil import emit_json
-from voyager_sessions.paths import data_dir as default_data_dir
+from voyager_sessions.errors import DiskFull, UserError, no_space, one_line
 from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.paths import data_dir as default_data_dir
 
 # Store modules are imported inside functions: `voyager --help` must not pay for them.
 
@@ -40,23 +42,8 @@ class Resolved(NamedTuple):
     cwd: str | None
 
 
-#: ``resolver(data_dir, ref) -> Resolved``; raises :class:`CheckpointCLIError` when ``ref`` names no single session.
+#: ``resolver(data_dir, ref) -> Resolved``; raises a one-line ``UserError`` when ``ref`` names no single session.
 Resolver = Callable[[Path, str], Resolved]
-
-
-class CheckpointCLIError(click.ClickException):
-    """A user error: printed as one ``Error: …`` line on stderr, exit 2."""
-
-    exit_code = 2
-
-    def __init__(self, message: str) -> None:
-        super().__init__(" ".join(str(message).split()))
-
-
-class BusyCLIError(CheckpointCLIError):
-    """Another writer held the checkpoint database too long: exit 3, try again."""
-
-    exit_code = 3
 
 
 def _warn(message: str) -> None:
@@ -71,50 +58,66 @@ def _warn(message: str) -> None:
 def resolve(data_dir: Path, ref: str) -> Resolved:
     """Turn a Voyager id, a provider-native id or an unambiguous prefix into a session id.
 
-    The index's session table is asked first (it may not exist yet: Voyager may never
-    have scanned); then sessions that already have a checkpoint; finally a ref that
-    looks like a Voyager id (``provider:native``) is accepted as given, so an agent can
-    checkpoint a session before the next scan has seen it.
+    The one resolver (:func:`voyager_sessions.api.resolve_ids`, which ``show`` uses too)
+    decides and words "no session" and "ambiguous"; what it asks is, in order: the
+    index's session table (it may not exist yet: Voyager may never have scanned), then
+    the sessions that already have a checkpoint, and finally a ref that is a well-formed
+    Voyager id (``provider:native``) is taken as given, so an agent can checkpoint a
+    session before the next scan has seen it.
     """
-    from voyager_sessions.store.checkpoints import CheckpointError, default_path, require_id
-    from voyager_sessions.store.db import StoreError
+    from voyager_sessions.api import resolve_ids
+    from voyager_sessions.store.checkpoints import require_session_id
 
+    ref = require_session_id(ref, "session")
+    catalog = _Sessions(DataDir(data_dir), ref)
     try:
-        ref = require_id(ref, "session")
-    except CheckpointError as exc:
-        raise CheckpointCLIError(str(exc)) from None
+        sid = resolve_ids(catalog, ref)[0]
+        return Resolved(sid, catalog.cwd(sid))
+    finally:
+        catalog.close()
 
-    ids: list[str] = []
-    cwd: str | None = None
-    if DataDir(data_dir).state_db.exists():
-        from voyager_sessions.store.state import StateStore
 
-        try:
-            state = StateStore(DataDir(data_dir).state_db, readonly=True)
-        except StoreError as exc:
-            _warn(f"session index unavailable ({exc}); matching {ref!r} against checkpoints only")
-        else:
+class _Sessions:
+    """The session catalog ``resolve`` hands the shared resolver: the index, then checkpoints, then the ref itself."""
+
+    def __init__(self, ddir: DataDir, ref: str) -> None:
+        self.ddir = ddir
+        self.state: Any = None
+        if ddir.state_db.exists():
+            from voyager_sessions.store.state import StateStore
+
             try:
-                ids = state.resolve_session(ref)
-                if len(ids) == 1:
-                    rec = state.sessions_by_id(ids).get(ids[0])
-                    cwd = rec.session.cwd if rec else None
+                self.state = StateStore(ddir.state_db, readonly=True)
             except Exception as exc:  # a damaged index must not block checkpoints
-                _warn(f"session index unreadable ({' '.join(str(exc).split())})")
-                ids = []
-            finally:
-                state.close()
-    if not ids and default_path(data_dir).exists():
-        with _store(data_dir) as store:
-            ids = store.find_sessions(ref)
-    if len(ids) == 1:
-        return Resolved(ids[0], cwd)
-    if len(ids) > 1:
-        shown = ", ".join(ids[:10]) + (f" (and {len(ids) - 10} more)" if len(ids) > 10 else "")
-        raise CheckpointCLIError(f"{ref!r} matches {len(ids)} sessions: {shown}; give more of the id")
-    if ":" in ref:
-        return Resolved(ref, None)
-    raise CheckpointCLIError(f"no session matches {ref!r}; give a full id like claude:<id> (see `voyager list`)")
+                _warn(f"session index unavailable ({one_line(exc)}); matching {ref!r} against checkpoints only")
+
+    def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
+        ids = self._indexed(lambda state: state.resolve_session(ref, limit), [])
+        if not ids and self.ddir.checkpoints_db.exists():
+            with _store(self.ddir) as store:
+                ids = store.find_sessions(ref, limit)
+        if not ids and ":" in ref:
+            ids = [ref]
+        return ids
+
+    def cwd(self, session_id: str) -> str | None:
+        rec = self._indexed(lambda state: state.sessions_by_id([session_id]).get(session_id), None)
+        return rec.session.cwd if rec is not None else None
+
+    def _indexed(self, ask: Callable[[Any], Any], default: Any) -> Any:
+        if self.state is None:
+            return default
+        try:
+            return ask(self.state)
+        except Exception as exc:  # a damaged index must not block checkpoints
+            _warn(f"session index unreadable ({one_line(exc)})")
+            self.close()
+            return default
+
+    def close(self) -> None:
+        if self.state is not None:
+            self.state.close()
+            self.state = None
 
 
 def _project_for(store: Any, resolved: Resolved) -> str:
@@ -134,55 +137,39 @@ def _project_for(store: Any, resolved: Resolved) -> str:
 
 
 @contextmanager
-def _store(data_dir: Path) -> Iterator[Any]:
-    from voyager_sessions.store.checkpoints import CheckpointStore, default_path
+def _store(ddir: DataDir) -> Iterator[Any]:
+    from voyager_sessions.store.checkpoints import CheckpointStore
 
-    store = CheckpointStore.open(default_path(data_dir))
+    store = CheckpointStore.open(ddir.checkpoints_db)
     try:
         yield store
     finally:
         store.close()
 
 
-class _Group(click.Group):
-    """Turns store errors raised by any subcommand into one-line CLI errors."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        from voyager_sessions.store.db import BusyError, StoreError
-
-        try:
-            return super().invoke(ctx)
-        except BusyError as exc:
-            raise BusyCLIError(str(exc)) from None
-        except StoreError as exc:
-            raise CheckpointCLIError(str(exc)) from None
-        except OSError as exc:
-            where = f" {exc.filename}" if exc.filename else ""
-            raise CheckpointCLIError(f"cannot write{where}: {exc.strerror or exc}") from None
-
-
 class _Ctx(NamedTuple):
-    data_dir: Path
+    ddir: DataDir
     resolver: Resolver
+
+    def resolve(self, ref: str) -> Resolved:
+        return self.resolver(self.ddir.root, ref)
 
 
 def _obj(ctx: click.Context) -> _Ctx:
     obj = ctx.find_object(dict) or {}
-    return _Ctx(Path(obj.get("data_dir") or default_data_dir()), obj.get("resolver") or resolve)
+    return _Ctx(DataDir(obj.get("data_dir") or default_data_dir()), obj.get("resolver") or resolve)
 
 
-def _writable_data_dir(path: Path) -> Path:
+def _writable(path: Path, what: str) -> Path:
     try:
         return ensure_private_dir(path)
     except OSError as exc:
-        raise CheckpointCLIError(f"cannot create data dir {path}: {exc.strerror or exc}") from None
+        if no_space(exc):
+            raise DiskFull.at(path) from None
+        raise UserError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
 
 
-def _when(ts: float | None) -> str:
-    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-
-
-def _index_hook(data_dir: Path, session_id: str, cp: Any | None) -> None:
+def _index_hook(ddir: DataDir, session_id: str, cp: Any | None) -> None:
     """Tell the search index the checkpoint changed (``cp=None``: it is gone), if this build can.
 
     The hook lives in ``voyager_sessions.search.checkpoints`` (owned by the search code); empty
@@ -203,9 +190,9 @@ def _index_hook(data_dir: Path, session_id: str, cp: Any | None) -> None:
     from voyager_sessions.store.checkpoints import checkpoint_text
 
     try:
-        module.index_checkpoint(data_dir, session_id, checkpoint_text(cp) if cp is not None else "")
+        module.index_checkpoint(ddir.root, session_id, checkpoint_text(cp) if cp is not None else "")
     except Exception as exc:
-        _warn(f"checkpoint saved, but the search index was not updated: {' '.join(str(exc).split())}")
+        _warn(f"checkpoint saved, but the search index was not updated: {one_line(exc)}")
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -216,7 +203,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the re
 # ---------------------------------------------------------------------------
 
 
-@click.group(cls=_Group)
+@click.group()
 def checkpoint() -> None:
     """Save, inspect and restore the task state of a session.
 
@@ -271,12 +258,12 @@ def save(
         notes=UNSET if note is None else note,
         add_done=done, add_next=next_, add_blockers=blocker, add_files=file_,
     )
-    data_dir = _writable_data_dir(c.data_dir)
-    resolved = c.resolver(data_dir, session)
-    with _store(data_dir) as store:
+    _writable(c.ddir.root, "data dir")
+    resolved = c.resolve(session)
+    with _store(c.ddir) as store:
         result = store.save(resolved.session_id, _project_for(store, resolved), patch)
     if result.changed and result.checkpoint is not None:
-        _index_hook(data_dir, result.session_id, result.checkpoint)
+        _index_hook(c.ddir, result.session_id, result.checkpoint)
     if as_json:
         emit_json(result)
     elif result.changed:
@@ -286,14 +273,37 @@ def save(
 
 
 def _read_document(source: str) -> bytes:
-    if source == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+    """The ``--from-json`` document, read no further than one byte past the limit (``/dev/zero`` never ends)."""
+    from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES, document_too_large
+
     try:
-        with open(source, "rb") as f:
-            return f.read()
+        if source == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            if stream is None:  # a text-only stdin (an embedding host): its characters, encoded
+                data = sys.stdin.read(MAX_PAYLOAD_BYTES + 1).encode("utf-8")
+            else:
+                data = _read_capped(stream, MAX_PAYLOAD_BYTES + 1)
+        else:
+            with open(source, "rb") as f:
+                data = _read_capped(f, MAX_PAYLOAD_BYTES + 1)
     except OSError as exc:
-        raise CheckpointCLIError(f"cannot read {source}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot read {source}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise document_too_large()
+    return data
+
+
+def _read_capped(stream: Any, limit: int) -> bytes:
+    # A pipe answers a read with what it has, so loop; never ask for more than the cap.
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = stream.read(min(1 << 16, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 @checkpoint.command()
@@ -302,40 +312,22 @@ def _read_document(source: str) -> bytes:
 @click.pass_context
 def status(ctx: click.Context, session: str, as_json: bool) -> None:
     """Show SESSION's checkpoint. Exit 1 if it has none."""
-    from voyager_sessions.store.checkpoints import StatusResult, default_path
+    from voyager_sessions.store.checkpoints import StatusResult, render_status
 
     c = _obj(ctx)
-    resolved = c.resolver(c.data_dir, session)
+    resolved = c.resolve(session)
     result = StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0)
-    if default_path(c.data_dir).exists():  # a read must not create the database
-        with _store(c.data_dir) as store:
+    if c.ddir.checkpoints_db.exists():  # a read must not create the database
+        with _store(c.ddir) as store:
             result = store.status(resolved.session_id)
     if as_json:
         emit_json(result)
     elif result.checkpoint is None:
         click.echo(f"no checkpoint for {result.session_id}")
     else:
-        click.echo(_render_status(result.checkpoint, result.snapshots))
+        click.echo(render_status(result.checkpoint, result.snapshots))
     if result.checkpoint is None:
         ctx.exit(1)
-
-
-def _render_status(cp: Any, snapshots: int) -> str:
-    lines = [f"{cp.session_id}  (project {cp.project_id})"]
-    for label, value in (("Title", cp.title), ("Status", cp.status), ("Objective", cp.objective)):
-        if value:
-            lines.append(f"{label + ':':<11}{value}")
-    lines.append(f"{'Updated:':<11}{_when(cp.updated_at)}  ({snapshots} snapshot{'s' if snapshots != 1 else ''})")
-    for label, value in (("Summary", cp.summary), ("Plan", cp.current_plan)):
-        if value:
-            lines += ["", f"{label}:"] + [f"  {line}" for line in value.splitlines()]
-    for label, items, mark in (("Done", cp.completed_steps, "[x] "), ("Next", cp.next_steps, "[ ] "),
-                               ("Blockers", cp.blockers, "! "), ("Files", cp.files_touched, "")):
-        if items:
-            lines += ["", f"{label}:"] + [f"  {mark}{item}" for item in items]
-    if cp.notes:
-        lines += ["", "Notes:"] + [f"  {line}" for line in cp.notes.splitlines()]
-    return "\n".join(lines)
 
 
 @checkpoint.command("list")
@@ -343,12 +335,13 @@ def _render_status(cp: Any, snapshots: int) -> str:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List sessions that have a checkpoint, most recently updated first."""
-    from voyager_sessions.store.checkpoints import CheckpointList, default_path
+    from voyager_sessions.store.checkpoints import CheckpointList
+    from voyager_sessions.store.checkpoints.render import when
 
     c = _obj(ctx)
     rows = []
-    if default_path(c.data_dir).exists():
-        with _store(c.data_dir) as store:
+    if c.ddir.checkpoints_db.exists():
+        with _store(c.ddir) as store:
             rows = store.list()
     if as_json:
         emit_json(CheckpointList(sessions=rows))
@@ -359,7 +352,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     for r in rows:
         title = r.title or "(untitled)"
         state = f" [{r.status}]" if r.status else ""
-        click.echo(f"{_when(r.updated_at)}  {r.session_id}  {title}{state}  ({r.snapshots} snapshots)")
+        click.echo(f"{when(r.updated_at)}  {r.session_id}  {title}{state}  ({r.snapshots} snapshots)")
 
 
 @checkpoint.command()
@@ -368,13 +361,14 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
     """List SESSION's snapshots, newest first; * marks the one the current state came from."""
-    from voyager_sessions.store.checkpoints import SnapshotList, default_path
+    from voyager_sessions.store.checkpoints import SnapshotList
+    from voyager_sessions.store.checkpoints.render import when
 
     c = _obj(ctx)
-    resolved = c.resolver(c.data_dir, session)
+    resolved = c.resolve(session)
     snaps = []
-    if default_path(c.data_dir).exists():
-        with _store(c.data_dir) as store:
+    if c.ddir.checkpoints_db.exists():
+        with _store(c.ddir) as store:
             snaps = store.snapshots(resolved.session_id)
     if as_json:
         emit_json(SnapshotList(session_id=resolved.session_id, snapshots=snaps))
@@ -385,8 +379,8 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
     for s in snaps:
         mark = "*" if s.current else " "
         about = s.payload.status or s.payload.title or ""
-        restored = f"  restored {_when(s.restored_at)}" if s.restored_at else ""
-        click.echo(f"{mark} {s.name:<38} {s.kind:<11} {_when(s.captured_at)}  {about}{restored}".rstrip())
+        restored = f"  restored {when(s.restored_at)}" if s.restored_at else ""
+        click.echo(f"{mark} {s.name:<38} {s.kind:<11} {when(s.captured_at)}  {about}{restored}".rstrip())
 
 
 @checkpoint.command()
@@ -397,11 +391,11 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
 def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -> None:
     """Make a snapshot SESSION's current checkpoint. The replaced state is kept for `undo`."""
     c = _obj(ctx)
-    data_dir = _writable_data_dir(c.data_dir)
-    resolved = c.resolver(data_dir, session)
-    with _store(data_dir) as store:
+    _writable(c.ddir.root, "data dir")
+    resolved = c.resolve(session)
+    with _store(c.ddir) as store:
         result = store.restore(resolved.session_id, name)
-    _after_restore(data_dir, result, as_json, "restored")
+    _after_restore(c.ddir, result, as_json, "restored")
 
 
 @checkpoint.command()
@@ -411,16 +405,16 @@ def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -
 def undo(ctx: click.Context, session: str, as_json: bool) -> None:
     """Revert SESSION's last restore."""
     c = _obj(ctx)
-    data_dir = _writable_data_dir(c.data_dir)
-    resolved = c.resolver(data_dir, session)
-    with _store(data_dir) as store:
+    _writable(c.ddir.root, "data dir")
+    resolved = c.resolve(session)
+    with _store(c.ddir) as store:
         result = store.undo(resolved.session_id)
-    _after_restore(data_dir, result, as_json, "undid restore: back to")
+    _after_restore(c.ddir, result, as_json, "undid restore: back to")
 
 
-def _after_restore(data_dir: Path, result: Any, as_json: bool, verb: str) -> None:
+def _after_restore(ddir: DataDir, result: Any, as_json: bool, verb: str) -> None:
     if result.changed:
-        _index_hook(data_dir, result.session_id, result.checkpoint)
+        _index_hook(ddir, result.session_id, result.checkpoint)
     if as_json:
         emit_json(result)
     elif result.changed:
@@ -436,17 +430,17 @@ def _after_restore(data_dir: Path, result: Any, as_json: bool, verb: str) -> Non
 @click.pass_context
 def clear(ctx: click.Context, session: str, as_json: bool) -> None:
     """Delete SESSION's checkpoint and all its snapshots (permanent)."""
-    from voyager_sessions.store.checkpoints import ClearResult, default_path
+    from voyager_sessions.store.checkpoints import ClearResult
 
     c = _obj(ctx)
-    resolved = c.resolver(c.data_dir, session)
-    if default_path(c.data_dir).exists():
-        with _store(c.data_dir) as store:
+    resolved = c.resolve(session)
+    if c.ddir.checkpoints_db.exists():
+        with _store(c.ddir) as store:
             result = store.clear(resolved.session_id)
     else:
         result = ClearResult(session_id=resolved.session_id, cleared=False, snapshots=0)
     if result.cleared:
-        _index_hook(c.data_dir, result.session_id, None)
+        _index_hook(c.ddir, result.session_id, None)
     if as_json:
         emit_json(result)
     elif result.cleared:
@@ -464,14 +458,14 @@ def handoff(ctx: click.Context, session: str, as_json: bool) -> None:
 
     The file is derived output under <data dir>/checkpoints/; it is never read back.
     """
-    from voyager_sessions.store.checkpoints import CheckpointError, HandoffResult, default_path
+    from voyager_sessions.store.checkpoints import CheckpointError, HandoffResult
 
     c = _obj(ctx)
-    resolved = c.resolver(c.data_dir, session)
-    if not default_path(c.data_dir).exists():
+    resolved = c.resolve(session)
+    if not c.ddir.checkpoints_db.exists():
         raise CheckpointError(f"session {resolved.session_id} has no checkpoint")
-    out_dir = _writable_data_dir(c.data_dir / "checkpoints")
-    with _store(c.data_dir) as store:
+    out_dir = _writable(c.ddir.handoffs, "hand-off directory")
+    with _store(c.ddir) as store:
         path = store.handoff(resolved.session_id, out_dir)
     if as_json:
         emit_json(HandoffResult(session_id=resolved.session_id, path=str(path)))

@@ -25,7 +25,6 @@ from voyager_sessions import search_cmd
 from voyager_sessions.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
-    EXIT_USAGE,
     MAX_INT,
     Busy,
     UserError,
@@ -75,11 +74,6 @@ class LazyGroup(click.Group):
             # `voyager search … | head` closed the pipe: not an error.
             os._exit(0)
         except Exception as exc:
-            from voyager_sessions.store.db import StoreError
-
-            if isinstance(exc, StoreError):
-                click.echo(f"voyager: {exc}", err=True)
-                sys.exit(EXIT_USAGE)
             if os.environ.get("VOYAGER_DEBUG"):
                 raise
             click.echo(f"voyager: internal error: {type(exc).__name__}: {exc} (set VOYAGER_DEBUG=1 for a traceback)", err=True)

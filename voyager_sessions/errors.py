@@ -11,6 +11,8 @@ error (a bug: reported with a hint to set ``VOYAGER_DEBUG=1`` for a traceback).
 
 from __future__ import annotations
 
+import errno
+
 EXIT_OK = 0
 EXIT_NONE = 1
 EXIT_USAGE = 2
@@ -57,6 +59,16 @@ class DiskFull(VoyagerError):
     """The data dir's disk is full: nothing was lost, the next run after space is freed goes on: exit 2."""
 
     exit_code = EXIT_USAGE
+
+    @classmethod
+    def at(cls, path: object) -> DiskFull:
+        """The one line a full disk is reported with, naming the file that could not be written."""
+        return cls(f"no space left on device ({path})")
+
+
+def no_space(exc: BaseException) -> bool:
+    """True when ``exc`` is the operating system saying the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 class IndexDamaged(VoyagerError):

@@ -1,12 +1,17 @@
-"""``voyager checkpoint …`` through click's CliRunner and as a real subprocess.
+"""``voyager checkpoint …`` through the root command (click's CliRunner) and as a real subprocess.
 
-The main CLI registers this group lazily; until then the group object is invoked
-directly, which is exactly what the registration will call.
+Every call goes through ``voyager_sessions.cli.cli``, so errors are printed by the root
+group exactly as every other command's: one ``voyager: …`` line and the family's exit code.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
+import resource
+import sqlite3
 import subprocess
 import sys
 import types
@@ -15,12 +20,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from voyager_sessions.checkpoint_cli import Resolved, checkpoint
-from voyager_sessions.model import Session
-from voyager_sessions.store.checkpoints import CheckpointStore, default_path
-from voyager_sessions.store.db import BusyError
-from voyager_sessions.model import SessionRecord
+from tests.conftest import claude_session_lines, run_subprocess, voyager_exe, write_claude
+from voyager_sessions.checkpoint_cli import Resolved
+from voyager_sessions.cli import cli
+from voyager_sessions.model import Session, SessionRecord
 from voyager_sessions.paths import DataDir
+from voyager_sessions.store.checkpoints import MAX_PAYLOAD_BYTES, CheckpointStore
+from voyager_sessions.store import db as store_db
+from voyager_sessions.store.checkpoints import db as checkpoints_db
+from voyager_sessions.store.db import BusyError
 from voyager_sessions.store.state import StateStore
 
 SID = "claude:aaaa-1111"
@@ -37,8 +45,9 @@ def search_hook(monkeypatch) -> list[tuple[Path, str, str]]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "voyager-home"
+def home(home: Path) -> Path:
+    """The data dir (VOYAGER_HOME) inside the fake HOME of tests/conftest.py, not created yet."""
+    return home / "voyager-data"
 
 
 @pytest.fixture
@@ -46,7 +55,7 @@ def run(home: Path):
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None, obj: dict | None = None):
-        return runner.invoke(checkpoint, list(args), input=input, obj=obj, env={"VOYAGER_HOME": str(home)})
+        return runner.invoke(cli, ["checkpoint", *args], input=input, obj=obj, env={"VOYAGER_HOME": str(home)})
 
     return invoke
 
@@ -55,7 +64,7 @@ def _one_line_error(result, code: int = 2) -> str:
     assert result.exit_code == code, (result.exit_code, result.output, result.stderr)
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert len(lines) == 1 and lines[0].startswith("voyager: "), result.stderr
     assert "Traceback" not in result.stderr
     return lines[0]
 
@@ -79,10 +88,11 @@ def test_save_status_round_trip_text(run, home: Path) -> None:
     assert r.exit_code == 0
     r = run("status", SID)
     assert r.exit_code == 0
-    for text in ("Fix login", "in progress", "log in works", "[x] write test", "[ ] fix bug", "! flaky CI",
-                 "src/login.py", "ask Ana", "2 snapshots", "  2. fix"):
+    for text in ("Fix login", "in progress", "Objective:\n  log in works", "Done:\n  [x] write test",
+                 "Next:\n  [ ] fix bug", "Blockers:\n  flaky CI", "Files:\n  src/login.py", "Notes:\n  ask Ana",
+                 "2 snapshots", "  2. fix"):
         assert text in r.stdout
-    assert (default_path(home).stat().st_mode & 0o777) == 0o600
+    assert (DataDir(home).checkpoints_db.stat().st_mode & 0o777) == 0o600
     assert (home.stat().st_mode & 0o777) == 0o700
 
 
@@ -137,7 +147,7 @@ def test_from_json_stdin_accepts_status_output(run) -> None:
 @pytest.mark.parametrize("doc", ['{"title": 5}', '{"next_steps": [1]}', "{", '{"titel": "x"}', '{"schema_version": 9}', "null"])
 def test_bad_document_is_one_error_and_writes_nothing(run, home: Path, doc: str) -> None:
     run("save", SID, "--title", "kept")
-    before = default_path(home).read_bytes(), json.loads(run("status", SID, "--json").stdout)
+    before = DataDir(home).checkpoints_db.read_bytes(), json.loads(run("status", SID, "--json").stdout)
     line = _one_line_error(run("save", SID, "--from-json", "-", "--status", "also not written", input=doc))
     assert "invalid checkpoint document" in line
     assert json.loads(run("status", SID, "--json").stdout) == before[1]
@@ -145,6 +155,50 @@ def test_bad_document_is_one_error_and_writes_nothing(run, home: Path, doc: str)
 
 def test_missing_json_file_is_one_error(run) -> None:
     assert "cannot read" in _one_line_error(run("save", SID, "--from-json", "/nonexistent/cp.json"))
+
+
+class _Endless(io.RawIOBase):
+    """A stdin that never ends (``cat /dev/zero |``), failing the test if more than ``allowed`` bytes are read."""
+
+    def __init__(self, allowed: int) -> None:
+        self.allowed, self.served = allowed, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        assert self.served <= self.allowed, f"read {self.served} bytes of an endless stdin"
+        buf[:] = b" " * len(buf)
+        self.served += len(buf)
+        return len(buf)
+
+
+def test_endless_stdin_document_is_refused_after_the_limit(run) -> None:
+    stdin = _Endless(allowed=MAX_PAYLOAD_BYTES + (1 << 16))
+    line = _one_line_error(run("save", SID, "--from-json", "-", input=stdin))
+    assert line == f"voyager: invalid checkpoint document: larger than the limit of {MAX_PAYLOAD_BYTES} bytes"
+
+
+def test_document_over_the_limit_is_refused_even_when_its_payload_is_small(run, tmp_path: Path) -> None:
+    doc = tmp_path / "padded.json"
+    doc.write_bytes(b'{"title": "t"}' + b" " * MAX_PAYLOAD_BYTES)
+    assert "larger than the limit" in _one_line_error(run("save", SID, "--from-json", str(doc)))
+    doc.write_bytes(b'{"title": "t"}'.ljust(MAX_PAYLOAD_BYTES))  # exactly at the limit: fine
+    assert run("save", SID, "--from-json", str(doc)).exit_code == 0
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_dev_zero_document_is_refused_in_bounded_memory(home: Path) -> None:
+    # Issue 15, item 12: this grew without bound (7 GB in 6 s). The address-space cap
+    # turns the old behaviour into a quick MemoryError instead of a swapping machine.
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    r = subprocess.run(voyager_exe() + ["checkpoint", "save", SID, "--from-json", "/dev/zero"],
+                       env={"VOYAGER_HOME": str(home), "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True, timeout=60, preexec_fn=cap)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == f"voyager: invalid checkpoint document: larger than the limit of {MAX_PAYLOAD_BYTES} bytes\n"
 
 
 # -- list, snapshots, restore, undo, clear, handoff ---------------------------------------------
@@ -185,6 +239,17 @@ def test_snapshots_restore_undo(run) -> None:
     assert json.loads(run("status", SID, "--json").stdout)["checkpoint"]["status"] == "v3"
     assert "no restore to undo" in _one_line_error(run("undo", SID))
     assert "no snapshot named" in _one_line_error(run("restore", SID, "--snapshot", "auto-nope"))
+
+
+def test_restore_after_undo_goes_back_again(run) -> None:
+    for status in ("s1", "s2", "s3"):
+        run("save", SID, "--status", status)
+
+    def step(*args: str) -> str:
+        doc = json.loads(run(*args, SID, "--json").stdout)
+        return doc["checkpoint"]["status"]
+
+    assert [step("restore"), step("undo"), step("restore"), step("restore")] == ["s2", "s3", "s2", "s1"]
 
 
 def test_snapshots_json_shape(run) -> None:
@@ -240,11 +305,24 @@ def test_resolves_native_ids_and_prefixes_through_the_index(run, home: Path) -> 
     assert cp["session_id"] == "claude:abc123" and cp["title"] == "by prefix"
     assert cp["project_id"] == "/work/repo"  # the session's cwd names its project
     line = _one_line_error(run("status", "ab"))
-    assert "matches 2 sessions" in line and "claude:abc123" in line and "codex:abd999" in line
-    assert "no session matches 'zzz'" in _one_line_error(run("save", "zzz", "--title", "t"))
+    assert line == "voyager: 'ab' is ambiguous: claude:abc123, codex:abd999; give more of the id"
+    assert _one_line_error(run("save", "zzz", "--title", "t")) == "voyager: no session matches 'zzz' (see `voyager list`)"
     # Not indexed (yet) but a full Voyager id: accepted as given, with the default project.
     doc = json.loads(run("save", "opencode:new", "--title", "t", "--json").stdout)
     assert doc["checkpoint"]["project_id"] == "default"
+
+
+def test_show_and_checkpoint_say_no_match_and_ambiguous_alike(run, home: Path) -> None:
+    fake_home = home.parent
+    for sid in ("5f1c0000-aaaa", "5f1c0000-bbbb"):
+        write_claude(fake_home, claude_session_lines(sid), sid=sid)
+    assert CliRunner().invoke(cli, ["scan", "-q"]).exit_code == 0
+    for ref in ("zzz", "5f1c"):
+        shown = CliRunner().invoke(cli, ["show", ref])
+        saved = run("save", ref, "--title", "t")
+        assert _one_line_error(shown) == _one_line_error(saved)
+    assert "ambiguous: claude:5f1c0000-aaaa, claude:5f1c0000-bbbb;" in _one_line_error(saved)
+    assert not DataDir(home).checkpoints_db.exists() or run("list", "--json").stdout.count("session_id") == 0
 
 
 def test_resolves_against_checkpoints_when_the_index_does_not_know(run) -> None:
@@ -282,6 +360,15 @@ def test_injected_resolver_is_used(run) -> None:
 @pytest.mark.parametrize("ref", ["", "   ", "a\x00b"])
 def test_malformed_session_ref_is_an_error(run, ref: str) -> None:
     _one_line_error(run("save", ref, "--title", "t"))
+
+
+@pytest.mark.parametrize("ref", ["claude:", ":x", ":"])
+def test_half_a_voyager_id_is_malformed_not_a_prefix_or_a_new_session(run, home: Path, ref: str) -> None:
+    _index(home, Session(id="claude:only-one", provider="claude", native_id="only-one"))
+    for command in (("save", ref, "--title", "t"), ("status", ref), ("clear", ref)):
+        line = _one_line_error(run(*command))
+        assert line == f"voyager: session {ref!r} is malformed: expected <provider>:<id>, like claude:4f2a"
+    assert run("list", "--json").stdout.count("session_id") == 0
 
 
 # -- search hook ----------------------------------------------------------------------------------
@@ -332,7 +419,7 @@ def test_data_dir_that_is_a_file(run, home: Path) -> None:
 
 def test_newer_database_is_refused(run, home: Path) -> None:
     run("save", SID, "--title", "t")
-    with CheckpointStore.open(default_path(home)) as store:
+    with CheckpointStore.open(DataDir(home).checkpoints_db) as store:
         store.conn.execute("PRAGMA user_version = 42")
     line = _one_line_error(run("status", SID))
     assert "newer than this Voyager knows" in line and "upgrade Voyager" in line
@@ -346,41 +433,83 @@ def test_busy_database_exits_3(run, monkeypatch) -> None:
     _one_line_error(run("save", SID, "--title", "t"), code=3)
 
 
-def test_full_disk_is_one_error(run, home: Path, monkeypatch) -> None:
-    run("save", SID, "--title", "t")
-    real_open = CheckpointStore.open
+def _disk_full(*args: object) -> None:
+    raise sqlite3.OperationalError("database or disk is full")  # what sqlite3 raises for SQLITE_FULL
 
-    def tiny(path: Path, **kw: object) -> CheckpointStore:
-        store = real_open(path, **kw)
-        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
-        store.conn.execute(f"PRAGMA max_page_count = {pages}")
-        return store
 
-    monkeypatch.setattr(CheckpointStore, "open", staticmethod(tiny))
-    assert "disk or database full" in _one_line_error(run("save", SID, "--note", "x" * 300_000))
+def test_full_disk_on_save_is_one_line_and_loses_nothing(run, home: Path, monkeypatch) -> None:
+    # Issue 15, item 16: a full disk said "disk I/O error"; the previous checkpoint must survive.
+    run("save", SID, "--title", "kept", "--next", "n")
+    before = run("status", SID, "--json").stdout
+    monkeypatch.setattr(CheckpointStore, "_write", _disk_full)  # after the snapshot row, before COMMIT
+    line = _one_line_error(run("save", SID, "--title", "lost", "--done", "n"))
+    assert line == f"voyager: no space left on device ({DataDir(home).checkpoints_db})"
     monkeypatch.undo()
-    assert json.loads(run("status", SID, "--json").stdout)["checkpoint"]["notes"] is None
+    assert run("status", SID, "--json").stdout == before  # same payload, same updated_at, one snapshot
+
+
+def test_full_disk_when_sqlite_says_only_io_error(run, home: Path, monkeypatch) -> None:
+    # Growing the WAL index on a full disk fails as SQLITE_IOERR_SHMSIZE ("disk I/O error"):
+    # the filesystem's free space tells a full disk from a failing one.
+    run("save", SID, "--title", "kept")
+
+    def io_error(conn: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store_db, "_enable_wal", io_error)
+    monkeypatch.setattr(store_db, "free_bytes", lambda path: 0)
+    line = _one_line_error(run("save", SID, "--title", "lost"))
+    assert line == f"voyager: no space left on device ({DataDir(home).checkpoints_db})"
+    monkeypatch.setattr(store_db, "free_bytes", lambda path: 10 << 30)
+    line = _one_line_error(run("save", SID, "--title", "lost"))
+    assert line == f"voyager: cannot open {DataDir(home).checkpoints_db}: disk I/O error"
+    monkeypatch.undo()
+    assert json.loads(run("status", SID, "--json").stdout)["checkpoint"]["title"] == "kept"
+
+
+def test_full_disk_on_handoff_is_one_line_and_keeps_the_old_file(run, home: Path, monkeypatch) -> None:
+    run("save", SID, "--title", "first")
+    path = Path(run("handoff", SID).stdout.strip())
+    old = path.read_bytes()
+    run("save", SID, "--title", "second")
+    real_fdopen = os.fdopen
+
+    class FullFile:
+        def __init__(self, fd: int, mode: str) -> None:
+            self.f = real_fdopen(fd, mode)
+
+        def __enter__(self) -> "FullFile":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.f.close()
+
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoints_db.os, "fdopen", FullFile)
+    line = _one_line_error(run("handoff", SID))
+    monkeypatch.undo()
+    assert line == f"voyager: no space left on device ({path})"
+    assert path.read_bytes() == old and sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
 # -- as a real process ---------------------------------------------------------------------------------
-
-_MAIN = "from voyager_sessions.checkpoint_cli import checkpoint; checkpoint(prog_name='voyager checkpoint')"
 
 
 def test_subprocess_round_trip_and_clean_errors(home: Path) -> None:
     env = {"VOYAGER_HOME": str(home), "PATH": "/usr/bin:/bin"}
 
-    def cli(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", _MAIN, *args], env=env, input=input,
-                              capture_output=True, text=True, timeout=60)
+    def voyager(*args: str, input: str | None = None):
+        return run_subprocess("checkpoint", *args, env=env, input=input)
 
-    r = cli("save", SID, "--title", "from a process", "--done", "one", "--json")
+    r = voyager("save", SID, "--title", "from a process", "--done", "one", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["checkpoint"]["completed_steps"] == ["one"]
-    r = cli("status", SID)
+    r = voyager("status", SID)
     assert r.returncode == 0 and "from a process" in r.stdout and r.stderr == ""
-    r = cli("save", SID, "--from-json", "-", input='{"title": ["no"]}')
+    r = voyager("save", SID, "--from-json", "-", input='{"title": ["no"]}')
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("Error: invalid checkpoint document")
-    r = cli("save", "nothing-like-an-id", "--title", "t")
-    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("voyager: invalid checkpoint document")
+    r = voyager("save", "nothing-like-an-id", "--title", "t")
+    assert (r.returncode, r.stderr) == (2, "voyager: no session matches 'nothing-like-an-id' (see `voyager list`)\n")

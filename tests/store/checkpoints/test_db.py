@@ -1,4 +1,4 @@
-"""The checkpoint store: its eight invariants, history semantics, durability and concurrency."""
+"""The checkpoint store (``store/checkpoints/db.py``): its eight invariants, history, durability, concurrency."""
 
 from __future__ import annotations
 
@@ -14,18 +14,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from voyager_sessions.store import checkpoints as cps
-from voyager_sessions.store.checkpoints import (
-    Checkpoint,
-    CheckpointError,
-    CheckpointPatch,
-    CheckpointPayload,
-    CheckpointStore,
-    checkpoint_text,
-    decode_payload,
-    handoff_filename,
-    merge,
-)
+from voyager_sessions.store.checkpoints import CheckpointError, CheckpointPatch, CheckpointStore, model, schema
+from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES
+from voyager_sessions.errors import DiskFull
 from voyager_sessions.store.db import NewerSchemaError, StoreError, connect
 
 WORKERS = Path(__file__).with_name("_workers.py")
@@ -72,50 +63,6 @@ def test_database_is_private_and_wal(db_path: Path, store: CheckpointStore) -> N
     assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
 
-
-def test_merge_rules() -> None:
-    base = CheckpointPayload(title="t", status="s", next_steps=("a", "b"), completed_steps=("z",))
-    out = merge(base, P(status="", add_done=("a", "z"), add_next=("c", "b"), add_files=(" f ", "f")))
-    assert out.status is None  # blank clears
-    assert out.title == "t"  # untouched fields stay
-    assert out.completed_steps == ("z", "a")  # no duplicates
-    assert out.next_steps == ("b", "c")  # finishing a step moves it out of next
-    assert out.files_touched == ("f",)  # stripped, deduplicated
-    replaced = merge(base, P(replace=CheckpointPayload(title="new"), add_next=("x",)))
-    assert replaced == CheckpointPayload(title="new", next_steps=("x",))
-    with pytest.raises(CheckpointError, match=r"next\[0\] is empty"):
-        merge(base, P(add_next=("  ",)))
-
-
-def test_decode_payload_validates_and_accepts_status_output(store: CheckpointStore) -> None:
-    assert decode_payload(b'{"title": "t", "next_steps": ["a"]}') == CheckpointPayload(title="t", next_steps=("a",))
-    cp = store.save(SID, "p", P(title="t", add_done=("d",))).checkpoint
-    assert decode_payload(msgspec.json.encode(cp)) == cp.payload()  # status --json's checkpoint feeds back
-    for bad, why in [
-        (b"not json", "malformed"),
-        (b'{"title": 3}', "Expected `str | null`, got `int` - at `$.title`"),
-        (b'{"next_steps": "a"}', "next_steps"),
-        (b'{"tittle": "t"}', "unknown field `tittle`"),
-        (b'{"schema_version": 2}', "schema_version 2"),
-        (b'{"blockers": [""]}', r"blockers\[0\] is empty"),
-        (b"[]", "Expected `object`"),
-    ]:
-        with pytest.raises(CheckpointError, match=why) as info:
-            decode_payload(bad)
-        assert "\n" not in str(info.value)
-
-
-def test_checkpoint_text_is_searchable_plain_text() -> None:
-    cp = Checkpoint(session_id=SID, project_id="p", title="T", objective="O", status="S", current_plan="Plan",
-                    completed_steps=("d1",), next_steps=("n1",), blockers=("b1",), files_touched=("f.py",),
-                    notes="N", created_at=1.0, updated_at=2.0)
-    text = checkpoint_text(cp)
-    for piece in ("O", "S", "Plan", "Done: d1", "Next: n1", "Blocker: b1", "File: f.py", "Notes: N"):
-        assert piece in text
-    assert checkpoint_text(cp) == text  # deterministic
-    assert checkpoint_text(CheckpointPayload()) == ""
-
-
 # -- invariant 1: session isolation -----------------------------------------------------
 
 
@@ -138,6 +85,15 @@ def test_bad_session_ids_raise_and_never_bind(store: CheckpointStore, bad: objec
             call()
     for table in ("sessions", "checkpoints", "snapshots"):
         assert store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("bad", ["claude:", ":x", ":"])
+def test_half_a_provider_id_is_not_a_session_id(store: CheckpointStore, bad: str) -> None:
+    for call in (lambda: store.save(bad, "p", P(title="t")), lambda: store.load(bad), lambda: store.clear(bad),
+                 lambda: store.find_sessions(bad)):
+        with pytest.raises(CheckpointError, match="malformed"):
+            call()
+    assert store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
 
 
 def test_sessions_are_isolated(store: CheckpointStore) -> None:
@@ -184,7 +140,7 @@ def test_save_holds_the_write_lock_while_merging(db_path: Path, store: Checkpoin
     store.save(SID, "p", P(title="t"))
     other = sqlite3.connect(db_path, isolation_level=None, timeout=0)
     seen = []
-    real_merge = cps.merge
+    real_merge = model.merge
 
     def spying_merge(current, patch):
         # While save() merges, no other connection may start a write.
@@ -193,11 +149,11 @@ def test_save_holds_the_write_lock_while_merging(db_path: Path, store: Checkpoin
         seen.append(True)
         return real_merge(current, patch)
 
-    cps.merge = spying_merge
+    model.merge = spying_merge
     try:
         store.save(SID, "p", P(status="s"))
     finally:
-        cps.merge = real_merge
+        model.merge = real_merge
         other.close()
     assert seen == [True]
 
@@ -298,6 +254,30 @@ def test_default_restore_walks_back_and_undo_walks_forward(store: CheckpointStor
     assert store.load(SID).status == "v3"
 
 
+def test_restore_after_undo_walks_back_again(store: CheckpointStore) -> None:
+    # Issue 15, item 11: after an undo, restore answered "unchanged" with the current
+    # version forever instead of going to the newest older snapshot that differs.
+    for status in ("s1", "s2", "s3"):
+        store.save(SID, "p", P(status=status))
+    assert store.restore(SID).checkpoint.status == "s2"
+    assert store.undo(SID).checkpoint.status == "s3"
+    again = store.restore(SID)
+    assert again.changed and again.checkpoint.status == "s2" and again.pre_restore
+    assert store.restore(SID).checkpoint.status == "s1"
+    assert store.undo(SID).checkpoint.status == "s2"
+    assert store.undo(SID).checkpoint.status == "s3"
+
+
+def test_default_restore_from_a_restored_pre_restore_snapshot_skips_its_equal(store: CheckpointStore) -> None:
+    store.save(SID, "p", P(status="a"))
+    store.save(SID, "p", P(status="b"))
+    pre = store.restore(SID).pre_restore  # -> a; the pre-restore snapshot holds b
+    assert store.restore(SID, pre).checkpoint.status == "b"
+    # The auto snapshot just older than that pre-restore one also holds b: skip it.
+    r = store.restore(SID)
+    assert r.changed and r.checkpoint.status == "a"
+
+
 def test_restore_by_name_and_save_after_restore(store: CheckpointStore) -> None:
     first = store.save(SID, "p", P(title="t", add_next=("a",))).snapshot
     store.save(SID, "p", P(add_done=("a",)))
@@ -360,7 +340,7 @@ def test_list_is_newest_first(store: CheckpointStore) -> None:
 
 
 def test_snapshot_names_are_unique_within_one_millisecond(store: CheckpointStore, monkeypatch) -> None:
-    monkeypatch.setattr(cps.time, "time_ns", lambda: 1_700_000_000_000_000_000)
+    monkeypatch.setattr(schema.time, "time_ns", lambda: 1_700_000_000_000_000_000)
     names = [store.save(SID, "p", P(status=str(i))).snapshot for i in range(5)]
     assert len(set(names)) == 5
     assert all(re.fullmatch(rf"auto-1700000000000-{os.getpid()}\d{{4}}", n) for n in names)
@@ -376,7 +356,7 @@ def test_snapshot_name_collision_is_refused_by_the_schema(store: CheckpointStore
 
 def test_a_colliding_name_is_retried_not_replaced(store: CheckpointStore, monkeypatch) -> None:
     names = iter(["auto-1-1", "auto-1-1", "auto-1-2"])
-    monkeypatch.setattr(cps, "_snapshot_name", lambda kind: next(names))
+    monkeypatch.setattr(schema, "snapshot_name", lambda kind: next(names))
     assert store.save(SID, "p", P(title="a")).snapshot == "auto-1-1"
     assert store.save(SID, "p", P(title="b")).snapshot == "auto-1-2"
     assert len(store.snapshots(SID)) == 2
@@ -397,11 +377,6 @@ def test_handoff_names_stay_inside_the_directory(tmp_path: Path, store: Checkpoi
     text = path.read_text()
     assert text.startswith("# Hand-off: t second line\n") and "- [ ] n" in text
     assert (path.stat().st_mode & 0o777) == 0o600
-
-
-def test_handoff_names_do_not_collide() -> None:
-    ids = ["a/b", "a_b", "a:b", "a b", "a.b", "A/B", "x" * 100 + "1", "x" * 100 + "2"]
-    assert len({handoff_filename(i) for i in ids}) == len(ids)
 
 
 def test_handoff_is_never_read_back(tmp_path: Path, store: CheckpointStore) -> None:
@@ -441,7 +416,7 @@ def test_rows_cannot_claim_a_project_their_session_is_not_in(store: CheckpointSt
 
 def test_schema_version_and_newer_database_refused(db_path: Path) -> None:
     with CheckpointStore.open(db_path) as store:
-        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(cps.MIGRATIONS)
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS)
         store.conn.execute("PRAGMA user_version = 99")
     with pytest.raises(NewerSchemaError, match="schema version 99, newer than this Voyager knows") as info:
         CheckpointStore.open(db_path)
@@ -456,7 +431,7 @@ def test_a_failing_migration_leaves_the_database_untouched(db_path: Path) -> Non
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        connect(db_path, [*cps.MIGRATIONS, m002_broken])
+        connect(db_path, [*schema.MIGRATIONS, m002_broken])
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").fetchone()[0] == 0
@@ -475,7 +450,7 @@ def test_six_concurrent_first_opens_create_the_schema_once(tmp_path: Path, db_pa
     for p in procs:
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
-        assert out.strip() == str(len(cps.MIGRATIONS))
+        assert out.strip() == str(len(schema.MIGRATIONS))
     conn = sqlite3.connect(db_path)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
     assert tables == ["checkpoints", "projects", "sessions", "snapshots"]
@@ -512,17 +487,37 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(store: CheckpointStore) -
     before = store.load(SID)
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     store.conn.execute(f"PRAGMA max_page_count = {pages}")  # the database cannot grow: a full disk
-    with pytest.raises(StoreError, match="disk or database full") as info:
+    with pytest.raises(DiskFull) as info:
         store.save(SID, "p", P(notes="x" * 200_000))
-    assert "\n" not in str(info.value)
+    assert str(info.value) == f"no space left on device ({store.path})"
     assert not store.conn.in_transaction
     assert store.load(SID) == before and len(store.snapshots(SID)) == 1
     assert store.save(SID, "p", P(status="tiny")).changed  # small writes still fit in free pages
 
 
+def test_disk_full_mid_write_keeps_the_previous_state(store: CheckpointStore, monkeypatch) -> None:
+    store.save(SID, "p", P(title="one"))
+    store.save(SID, "p", P(title="two", add_next=("a",)))
+    before, snaps = store.load(SID), store.snapshots(SID)
+    real_prune = store._prune
+
+    def full_after_writing(db: sqlite3.Connection, sid: str, based_on: int) -> None:
+        real_prune(db, sid, based_on)  # the row and the snapshot are written, not committed
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "_prune", full_after_writing)
+    for call in (lambda: store.save(SID, "p", P(title="three")), lambda: store.restore(SID)):
+        with pytest.raises(DiskFull) as info:
+            call()
+        assert str(info.value) == f"no space left on device ({store.path})"
+        assert not store.conn.in_transaction
+    monkeypatch.undo()
+    assert store.load(SID) == before and store.snapshots(SID) == snaps
+
+
 def test_oversized_payload_is_refused(store: CheckpointStore) -> None:
     with pytest.raises(CheckpointError, match="limit"):
-        store.save(SID, "p", P(notes="x" * (cps.MAX_PAYLOAD_BYTES + 1)))
+        store.save(SID, "p", P(notes="x" * (MAX_PAYLOAD_BYTES + 1)))
     assert store.load(SID) is None
 
 
