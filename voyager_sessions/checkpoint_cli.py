@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import click
 
 from voyager_sessions.cmdutil import emit_json
+from voyager_sessions.textsafe import printable
 from voyager_sessions.errors import DiskFull, UserError, no_space, one_line
 from voyager_sessions.paths import DataDir, ensure_private_dir
 from voyager_sessions.paths import data_dir as default_data_dir
@@ -47,7 +48,12 @@ Resolver = Callable[[Path, str], Resolved]
 
 
 def _warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    click.echo(f"warning: {printable(message)}", err=True)
+
+
+def _out(text: str) -> None:
+    """Print ``text`` for a person: checkpoint text comes from sessions and agents, so control characters are made visible."""
+    click.echo(printable(text, multiline=True))
 
 
 # ---------------------------------------------------------------------------
@@ -267,9 +273,9 @@ def save(
     if as_json:
         emit_json(result)
     elif result.changed:
-        click.echo(f"saved {result.session_id} (snapshot {result.snapshot})")
+        _out(f"saved {result.session_id} (snapshot {result.snapshot})")
     else:
-        click.echo(f"unchanged {result.session_id}: nothing written")
+        _out(f"unchanged {result.session_id}: nothing written")
 
 
 def _read_document(source: str) -> bytes:
@@ -323,9 +329,9 @@ def status(ctx: click.Context, session: str, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     elif result.checkpoint is None:
-        click.echo(f"no checkpoint for {result.session_id}")
+        _out(f"no checkpoint for {result.session_id}")
     else:
-        click.echo(render_status(result.checkpoint, result.snapshots))
+        _out(render_status(result.checkpoint, result.snapshots))
     if result.checkpoint is None:
         ctx.exit(1)
 
@@ -347,12 +353,12 @@ def list_(ctx: click.Context, as_json: bool) -> None:
         emit_json(CheckpointList(sessions=rows))
         return
     if not rows:
-        click.echo("no checkpoints")
+        _out("no checkpoints")
         return
     for r in rows:
         title = r.title or "(untitled)"
         state = f" [{r.status}]" if r.status else ""
-        click.echo(f"{when(r.updated_at)}  {r.session_id}  {title}{state}  ({r.snapshots} snapshots)")
+        _out(f"{when(r.updated_at)}  {r.session_id}  {title}{state}  ({r.snapshots} snapshots)")
 
 
 @checkpoint.command()
@@ -374,13 +380,13 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
         emit_json(SnapshotList(session_id=resolved.session_id, snapshots=snaps))
         return
     if not snaps:
-        click.echo(f"no snapshots for {resolved.session_id}")
+        _out(f"no snapshots for {resolved.session_id}")
         return
     for s in snaps:
         mark = "*" if s.current else " "
         about = s.payload.status or s.payload.title or ""
         restored = f"  restored {when(s.restored_at)}" if s.restored_at else ""
-        click.echo(f"{mark} {s.name:<38} {s.kind:<11} {when(s.captured_at)}  {about}{restored}".rstrip())
+        _out(f"{mark} {s.name:<38} {s.kind:<11} {when(s.captured_at)}  {about}{restored}".rstrip())
 
 
 @checkpoint.command()
@@ -419,9 +425,9 @@ def _after_restore(ddir: DataDir, result: Any, as_json: bool, verb: str) -> None
         emit_json(result)
     elif result.changed:
         extra = f"; previous state kept as {result.pre_restore}" if result.pre_restore else ""
-        click.echo(f"{verb} {result.restored} for {result.session_id}{extra}")
+        _out(f"{verb} {result.restored} for {result.session_id}{extra}")
     else:
-        click.echo(f"unchanged {result.session_id}: already equal to {result.restored}")
+        _out(f"unchanged {result.session_id}: already equal to {result.restored}")
 
 
 @checkpoint.command()
@@ -444,9 +450,9 @@ def clear(ctx: click.Context, session: str, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     elif result.cleared:
-        click.echo(f"cleared {result.session_id} ({result.snapshots} snapshots deleted)")
+        _out(f"cleared {result.session_id} ({result.snapshots} snapshots deleted)")
     else:
-        click.echo(f"no checkpoint for {result.session_id}: nothing to clear")
+        _out(f"no checkpoint for {result.session_id}: nothing to clear")
 
 
 @checkpoint.command()
@@ -470,4 +476,4 @@ def handoff(ctx: click.Context, session: str, as_json: bool) -> None:
     if as_json:
         emit_json(HandoffResult(session_id=resolved.session_id, path=str(path)))
     else:
-        click.echo(str(path))
+        _out(str(path))

@@ -38,6 +38,7 @@ from voyager_sessions.cmdutil import (
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.paths import DataDir
 from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
+from voyager_sessions.textsafe import printable
 
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
@@ -65,7 +66,7 @@ class LazyGroup(click.Group):
             click.echo(f"voyager: {exc.format_message()}{hint}", err=True)
             sys.exit(exc.exit_code)
         except VoyagerError as exc:
-            click.echo(f"voyager: {exc}", err=True)
+            click.echo(f"voyager: {printable(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("voyager: interrupted", err=True)
@@ -76,7 +77,8 @@ class LazyGroup(click.Group):
         except Exception as exc:
             if os.environ.get("VOYAGER_DEBUG"):
                 raise
-            click.echo(f"voyager: internal error: {type(exc).__name__}: {exc} (set VOYAGER_DEBUG=1 for a traceback)", err=True)
+            click.echo(f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} "
+                       "(set VOYAGER_DEBUG=1 for a traceback)", err=True)
             sys.exit(4)
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -227,8 +229,8 @@ def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> No
     else:
         for row in doc.sessions:
             when = (row.updated or row.started or "")[:16].replace("T", " ")
-            title = row.title or row.cwd or ""
-            click.echo(f"{row.provider:<8} {_short_id(row.session_id):<12}  {when:<16}  {row.events:>6} ev  {title}")
+            title = printable(row.title or row.cwd or "")
+            click.echo(f"{row.provider:<8} {printable(_short_id(row.session_id)):<12}  {when:<16}  {row.events:>6} ev  {title}")
         click.echo(f"{offset + len(doc.sessions)} of {doc.total} sessions", err=True)
     sys.exit(EXIT_OK if doc.sessions else EXIT_NONE)
 

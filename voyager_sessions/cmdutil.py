@@ -40,9 +40,12 @@ def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> 
 
 
 def emit_json(obj: Any) -> None:
+    """``obj`` as one JSON document on stdout (C1 controls and DEL escaped: see ``textsafe``)."""
     import msgspec
 
-    sys.stdout.buffer.write(msgspec.json.encode(obj) + b"\n")
+    from voyager_sessions.textsafe import escape_json_controls
+
+    sys.stdout.buffer.write(escape_json_controls(msgspec.json.encode(obj)) + b"\n")
     sys.stdout.flush()
 
 
@@ -65,7 +68,9 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
 
     def on_notice(n: Any) -> None:
         if not quiet:
-            echo(f"voyager: skipped {n.describe()}", err=True)
+            from voyager_sessions.textsafe import printable
+
+            echo(f"voyager: skipped {printable(n.describe())}", err=True)
 
     try:
         summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,

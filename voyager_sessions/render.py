@@ -1,7 +1,11 @@
 """Text rendering for people: hits, session timelines. JSON goes through msgspec instead.
 
-Highlights come as ``[start, end)`` offsets from the search engine; here they become
-ANSI bold-yellow in a terminal, or stay plain when piped or ``NO_COLOR`` is set.
+Every string that came from a session (text, title, cwd, tool name, ids, the resume
+command) passes :func:`~voyager_sessions.textsafe.printable` before Voyager adds its own
+colours, so the only escape sequences in the output are Voyager's. Highlights come as
+``[start, end)`` offsets from the search engine (``printable`` keeps lengths, so they stay
+valid); here they become ANSI bold-yellow in a terminal, or stay plain when piped or
+``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -9,12 +13,15 @@ from __future__ import annotations
 import os
 
 from voyager_sessions.model import Event, Hit, SessionRow, iso
+from voyager_sessions.textsafe import printable as _p
 
 _KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
 _HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
 
 
 def highlight(text: str, spans: list[tuple[int, int]], color: bool) -> str:
+    """``text`` made printable, with ``spans`` in bold yellow when ``color``."""
+    text = _p(text)
     if not color or not spans:
         return text
     out, pos = [], 0
@@ -38,11 +45,11 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     when = (h.timestamp or "")[:16].replace("T", " ")
     kind = _KIND_LABEL.get(h.kind, h.kind)
     if h.tool:
-        kind = f"{kind}:{h.tool}"
+        kind = f"{kind}:{_p(h.tool)}"
     if h.exit_code is not None:
         kind += f" exit={h.exit_code}"
-    where = h.title or _home_short(h.cwd) or ""
-    native = h.session_id.partition(":")[2][:12]
+    where = _p(h.title or _home_short(h.cwd) or "")
+    native = _p(h.session_id.partition(":")[2][:12])
     count = f"  ({h.hit_count} hits)" if by_session and h.hit_count is not None else ""
     head = f"{h.provider:<8} {native:<12} {when:<16} {kind:<12} {where}{count}"
     if color:
@@ -51,30 +58,34 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     if h.context:
         for ev in h.context:
             mark = ">" if ev.seq == h.seq else " "
-            text = " ".join(ev.text.split())[:160]
+            text = _p(" ".join(ev.text.split())[:160])
             line = f"  {mark} #{ev.seq:<5} {_KIND_LABEL.get(ev.kind, ev.kind):<10} {text}"
             lines.append(_DIM + line + _RESET if color and ev.seq != h.seq else line)
     if h.resume:
-        lines.append(("    " + _DIM + "resume: " + h.resume + _RESET) if color else "    resume: " + h.resume)
+        resume = _p(h.resume)
+        lines.append(("    " + _DIM + "resume: " + resume + _RESET) if color else "    resume: " + resume)
     return "\n".join(lines)
 
 
 def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:
     """A session header then one block per event, full text."""
-    head = [f"{row.provider} session {row.native_id}", f"  title:   {row.title or '-'}", f"  cwd:     {row.cwd or '-'}"]
+    head = [f"{row.provider} session {_p(row.native_id)}", f"  title:   {_p(row.title) or '-'}",
+            f"  cwd:     {_p(row.cwd) or '-'}"]
     if row.git_branch or row.git_repo:
-        head.append("  git:     " + " ".join(x for x in (row.git_repo, row.git_branch) if x))
+        head.append("  git:     " + " ".join(_p(x) for x in (row.git_repo, row.git_branch) if x))
+    if row.parent:
+        head.append(f"  parent:  {_p(row.parent)}")
     head.append(f"  time:    {row.started or '?'} .. {row.updated or '?'}   {row.events} events")
     if row.resume:
-        head.append(f"  resume:  {row.resume}")
+        head.append(f"  resume:  {_p(row.resume)}")
     out = ["\n".join(head), ""]
     for ev in events:
         when = (iso(ev.ts) or "").replace("T", " ").rstrip("Z")
-        label = _KIND_LABEL.get(ev.kind, ev.kind) + (f":{ev.tool}" if ev.tool else "")
+        label = _KIND_LABEL.get(ev.kind, ev.kind) + (f":{_p(ev.tool)}" if ev.tool else "")
         if ev.exit_code is not None:
             label += f" exit={ev.exit_code}"
         title = f"#{ev.seq} {when} {label} ({ev.origin})"
         out.append(_BOLD + title + _RESET if color else title)
-        out.append("    " + ev.text.replace("\n", "\n    "))
+        out.append("    " + _p(ev.text, multiline=True).replace("\n", "\n    "))
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -196,10 +196,12 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
     elif as_jsonl:
         import msgspec
 
+        from voyager_sessions.textsafe import escape_json_controls
+
         enc = msgspec.json.Encoder()
         out = sys.stdout.buffer
         for h in result.hits:
-            out.write(enc.encode(h) + b"\n")
+            out.write(escape_json_controls(enc.encode(h)) + b"\n")
         out.flush()
     else:
         _render_hits(result, use_color(color), by_session)
