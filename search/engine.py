@@ -22,6 +22,9 @@ from voyager_sessions.search.snippets import make_snippet
 #: Score added to events of a session whose title contains the query's words.
 TITLE_BOOST = 1.5
 
+#: A title boost looks for at most this many of the query's words in titles.
+TITLE_WORDS = 8
+
 #: In --sessions mode, hits are grouped from this many best-scoring events.
 SESSION_WINDOW = 5000
 
@@ -106,7 +109,9 @@ class Searcher:
         phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
         if opts.sessions:
             return self._search_sessions(query, q, searcher, phrases, opts)
-        want = opts.offset + opts.limit
+        # Never ask for more hits than there are documents: an offset of 10^11 would make
+        # Tantivy allocate for that many (and abort the process); past the end is an empty page.
+        want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
         if opts.sort == "recent" or not parsed.texts:
             res = searcher.search(q, limit=max(want, 1), count=True, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0.0, addr) for _, addr in res.hits]
@@ -125,7 +130,9 @@ class Searcher:
         """Lift the events of sessions whose title says what was searched for (titles are what people see)."""
         import tantivy
 
-        words = [t.text for t in parsed.texts if not t.prefix and t.text.strip()]
+        # The few longest words say most about a title (and a pasted log line of a thousand
+        # words must not become a thousand-clause lookup).
+        words = sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[:TITLE_WORDS]
         ids = self.catalog.session_ids_titled(words) if words else []
         if not ids:
             return q

@@ -181,11 +181,25 @@ _EXAMPLES = {
 # -- parsing ----------------------------------------------------------------------
 
 
+#: Limits that keep any query answerable: deeper nesting or more words than these is a
+#: query too large to run (exit 2, one line), never a crash. A pasted log line of a
+#: thousand words stays well within them.
+MAX_DEPTH = 64
+MAX_WORDS = 4096
+MAX_QUERY_CHARS = 64 * 1024
+
+
 class _Parser:
     def __init__(self, toks: list[_Tok]) -> None:
         self.toks = toks
         self.i = 0
+        self.depth = 0
         self.texts: list[Text] = []
+
+    def deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise QueryError(f"query nested more than {MAX_DEPTH} levels deep (parentheses or NOT): too large to run")
 
     def peek(self) -> _Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -225,7 +239,10 @@ class _Parser:
             self.i += 1
             if self.peek() is None or self.peek().kind in (")", "or"):
                 raise QueryError("nothing to exclude after '-' or NOT; to search for a dash, quote it: \"-\"")
-            return Not(self.unary(not negated))
+            self.deeper()
+            node = Not(self.unary(not negated))
+            self.depth -= 1
+            return node
         return self.atom(negated)
 
     def atom(self, negated: bool) -> Node:
@@ -233,10 +250,12 @@ class _Parser:
         assert t is not None
         self.i += 1
         if t.kind == "(":
+            self.deeper()
             node = self.or_expr(negated)
             if self.peek() is None or self.peek().kind != ")":
                 raise QueryError("unbalanced '(': close it with ')', or quote it to search for it: \"(\"")
             self.i += 1
+            self.depth -= 1
             return node
         if t.kind == ")":
             raise QueryError("unbalanced ')': remove it, or quote it to search for it: \")\"")
@@ -277,7 +296,12 @@ def _filter(name: str, value: str) -> Filter:
 
 def parse(query: str) -> ParsedQuery:
     """Parse ``query``; raises QueryError with a one-line, actionable message."""
-    p = _Parser(_lex(query))
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"query of {len(query):,} characters: too large to run (at most {MAX_QUERY_CHARS:,})")
+    toks = _lex(query)
+    if len(toks) > MAX_WORDS:
+        raise QueryError(f"query of {len(toks):,} words: too large to run (at most {MAX_WORDS:,})")
+    p = _Parser(toks)
     root = p.parse()
     return ParsedQuery(root=root, texts=p.texts)
 

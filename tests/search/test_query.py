@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -70,3 +71,34 @@ def test_parse_time():
     assert parse_time("2026-11-01T00:00:00+00:00") == day
     assert parse_time("2026-11-01", end=True) - parse_time("2026-11-01") == 86400
     assert parse_time("today") <= time.time()
+
+
+# -- queries too large, offsets too far (issue 15, items 9 and 10) ----------------------------
+
+
+def test_an_offset_past_the_end_is_an_empty_page(corpus, run):
+    assert run("scan").exit_code == 0
+    for offset in ("100000000000", str(2**62)):
+        res = run("search", "数据库", "--json", "--no-refresh", "--offset", offset)
+        assert res.exit_code == 0, res.stderr  # the query matched (total 1); this page is simply empty
+        doc = json.loads(res.stdout)
+        assert doc["hits"] == [] and doc["total"] == 1 and doc["offset"] == int(offset)
+    res = run("search", "数据库", "--sessions", "--json", "--no-refresh", "--offset", "100000000000")
+    assert res.exit_code == 0 and json.loads(res.stdout)["hits"] == []
+
+
+def test_a_pasted_log_line_of_a_thousand_words_just_works(corpus, run):
+    assert run("scan").exit_code == 0
+    words = " ".join(f"w{i}" for i in range(1000))
+    res = run("search", f"{words} TypeError", "--json", "--no-refresh")
+    assert res.exit_code == 1 and json.loads(res.stdout)["total"] == 0, res.stderr
+    res = run("search", "TypeError: 'NoneType' object is not subscriptable " * 120, "--json", "--no-refresh")
+    assert res.exit_code == 0, res.stderr
+
+
+def test_a_query_too_large_to_run_is_one_line_and_exit_2(corpus, run):
+    assert run("scan").exit_code == 0
+    for query in ("(" * 500 + "x" + ")" * 500, "NOT " * 300 + "x", " ".join(["x"] * 5000)):
+        res = run("search", "--json", "--no-refresh", "--", query)
+        assert res.exit_code == 2, (query[:20], res.stderr)
+        assert res.stderr.count("\n") == 1 and "too large to run" in res.stderr
