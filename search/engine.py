@@ -99,12 +99,23 @@ class Searcher:
         return parsed
 
     def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
-        import tantivy
+        """Answer ``query``: a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index."""
+        from voyager_sessions.search.index import damaged
 
         opts = opts or SearchOptions()
         parsed = self.parse(query, opts)
         q = self.compiler.compile(parsed)
         q = self._title_boost(q, parsed)
+        try:
+            return self._search(query, parsed, q, opts)
+        except qlang.QueryError:
+            raise
+        except ValueError as exc:  # what tantivy-py raises for an unreadable segment
+            raise damaged(self.index.path, exc) from None
+
+    def _search(self, query: str, parsed: qlang.ParsedQuery, q, opts: SearchOptions) -> SearchResult:
+        import tantivy
+
         searcher = self.index.searcher()
         phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
         if opts.sessions:

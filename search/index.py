@@ -20,7 +20,7 @@ from pathlib import Path
 
 import tantivy
 
-from voyager_sessions.errors import Busy
+from voyager_sessions.errors import Busy, IndexDamaged
 from voyager_sessions.model import Event
 from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
 
@@ -90,6 +90,21 @@ class IndexBusy(Busy):
     """Another process holds the index writer."""
 
 
+def damaged(path: Path, exc: BaseException) -> IndexDamaged:
+    """The one-line error for an index Tantivy cannot read (a truncated ``meta.json``, a lost segment)."""
+    detail = " ".join(str(exc).split())
+    detail = detail if len(detail) <= 160 else detail[:157] + "..."
+    return IndexDamaged(f"the search index in {path} is damaged ({detail}); `voyager scan --rebuild` "
+                        "makes it anew from your agents' files (nothing of yours is lost)")
+
+
+def wipe(path: Path) -> None:
+    """Delete the index files in ``path`` (a reset or a rebuild): the index is derived, the sources are the truth."""
+    for p in path.iterdir():
+        if p.is_file() or p.is_symlink():
+            p.unlink()
+
+
 class SearchIndex:
     """An opened index: ``searcher()`` for reads, ``writer()`` for the one writer of this process."""
 
@@ -107,11 +122,13 @@ class SearchIndex:
         if create and version_file.exists() and version_file.read_text().strip() != INDEX_FORMAT:
             # An index written by an incompatible Voyager: start over (sources are the truth;
             # the new index gets a new id, so the scan state is dropped too).
-            for p in self.path.iterdir():
-                if p.is_file():
-                    p.unlink()
-        self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
-        self.index.register_tokenizer(TOKENIZER_NAME, analyzer())
+            wipe(self.path)
+        try:
+            self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+            self.index.register_tokenizer(TOKENIZER_NAME, analyzer())
+            self.index.searcher()  # opens every segment: a missing or truncated file shows here
+        except ValueError as exc:
+            raise damaged(self.path, exc) from None
         id_file = self.path / "voyager-index-id"
         if create and not version_file.exists():
             version_file.write_text(INDEX_FORMAT)

@@ -134,10 +134,12 @@ def search(data_dir: DataDir | Path, query: str, opts: Any = None) -> SearchResu
 
 def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
+    from voyager_sessions.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
     from voyager_sessions.store.db import integrity
 
     indexed: dict[str, tuple[int, int]] = {}
+    idx = None
     failed: dict[str, list[str]] = {}
     noted: dict[str, list[str]] = {}
     health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
@@ -153,7 +155,12 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
         finally:
             store.close()
         health["state_db"] = integrity(ddir.state_db)
-        idx = SearchIndex(ddir.index, create=False)
+        try:
+            idx = SearchIndex(ddir.index, create=False)
+        except IndexDamaged as exc:
+            health["index"] = str(exc)
+            idx = None
+    if idx is not None:
         state_events = sum(e for _, e in indexed.values())
         num_events = idx.num_events()
         # Checkpoint and title events are Voyager's own, not counted in the scan state.

@@ -134,10 +134,11 @@ def cli() -> None:
 @cli.command()
 @click.option("--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(PROVIDERS)}.")
 @click.option("--keep-missing", is_flag=True, help="Keep sessions whose source files are gone.")
+@click.option("--rebuild", is_flag=True, help="Build the index anew from every source (a damaged index is rebuilt anyway).")
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another scan to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scan summary as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or skip messages on stderr.")
-def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: bool, quiet: bool) -> None:
+def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: float, as_json: bool, quiet: bool) -> None:
     """Index every agent's session history (only what changed since the last scan).
 
     Sources that disappeared leave the index too, unless --keep-missing.
@@ -147,7 +148,8 @@ def scan(providers: tuple[str, ...], keep_missing: bool, wait: float, as_json: b
     for p in providers:
         if p not in PROVIDERS:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(PROVIDERS)}")
-    summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait)
+    summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait,
+                       rebuild=rebuild)
     if as_json:
         emit_json(summary)
     elif summary.touched == 0 and not summary.failed:

@@ -58,7 +58,7 @@ def use_color(mode: str) -> bool:
 
 
 def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
-             env: Any = None, ddir: Path | None = None) -> Any:
+             env: Any = None, ddir: Path | None = None, rebuild: bool = False) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
     from voyager_sessions.scan import scan
     ddir = ddir or data_dir()
@@ -74,7 +74,7 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
 
     try:
         summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,
-                       progress=progress, on_notice=on_notice)
+                       progress=progress, on_notice=on_notice, rebuild=rebuild)
     finally:
         if progress is not None:
             echo("", err=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.scan import scan
@@ -320,3 +322,43 @@ def test_non_utf8_bytes_keep_the_line(home):
     p.write_bytes(raw)
     s = scan(data_dir())
     assert not s.skipped and _search("marmalade").total == 1
+
+
+# -- a damaged index (issue 15, item 13) -----------------------------------------------------------
+
+
+def _damage(how: str) -> None:
+    index = DataDir(data_dir()).index
+    if how == "meta":
+        meta = index / "meta.json"
+        meta.write_text(meta.read_text()[: 200])
+    else:
+        next(index.glob("*.idx")).unlink()
+
+
+@pytest.mark.parametrize("how", ["meta", "segment"])
+def test_a_damaged_index_is_named_and_rebuilt(corpus, run, how):
+    assert run("scan").exit_code == 0
+    _damage(how)
+    # A read that cannot rebuild says what is wrong and how to fix it, in one line (exit 2, not 4).
+    res = run("search", "数据库", "--no-refresh")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert "damaged" in res.stderr and "voyager scan --rebuild" in res.stderr
+    doc = run.json("doctor", "--json")
+    assert "damaged" in doc["health"]["index"]
+    # A search with its refresh (and any scan) rebuilds it from the sources, safely: it is derived data.
+    res = run("search", "数据库", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["total"] == 1
+    assert run.json("doctor", "--json")["health"]["index"] == "ok"
+
+
+def test_scan_rebuild_keeps_checkpoints_searchable(corpus, run):
+    assert run("scan").exit_code == 0
+    res = run("checkpoint", "save", CLAUDE_SID[:8], "--objective", "zeppelin migration plan")
+    assert res.exit_code == 0, res.stderr
+    assert run.json("search", "zeppelin", "--json", "--no-refresh")["total"] == 1
+    summary = json.loads(run("scan", "--rebuild", "--json").stdout)
+    assert summary["new"] == 2 and summary["events_removed"] == 0
+    assert run.json("search", "zeppelin", "--json", "--no-refresh")["total"] == 1
+    assert run.json("search", "数据库", "--json", "--no-refresh")["total"] == 1

@@ -50,23 +50,25 @@ def scan(
     wait: float = 0.0,
     progress: ProgressFn | None = None,
     on_notice: NoticeFn | None = None,
+    rebuild: bool = False,
 ) -> ScanSummary:
     """Bring the index in ``data_dir`` up to date with every provider's sources.
 
-    Raises :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer
-    for longer than ``wait`` seconds.
+    ``rebuild`` starts from an empty index (every source is read again); an index that
+    cannot be read is rebuilt the same way, with a notice. Raises
+    :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer for longer
+    than ``wait`` seconds.
     """
     env = os.environ if env is None else env
     with writer_lock(data_dir, wait=wait):
-        return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice).run()
+        return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice, rebuild=rebuild).run()
 
 
 class Scan:
     """One scan of one data dir, holding the writer lock (its caller took it)."""
 
     def __init__(self, ddir: DataDir, env: Mapping[str, str], providers: list[str] | None, keep_missing: bool,
-                 progress: ProgressFn | None, on_notice: NoticeFn | None) -> None:
-        from voyager_sessions.search.index import SearchIndex
+                 progress: ProgressFn | None, on_notice: NoticeFn | None, *, rebuild: bool = False) -> None:
         from voyager_sessions.store.state import StateStore
 
         ensure_private_dir(ddir.root)
@@ -76,13 +78,14 @@ class Scan:
         self.keep_missing = keep_missing
         self.progress = progress
         self.on_notice = on_notice
+        self.summary = ScanSummary()
         self.store = StateStore(ddir.state_db)
-        self.index = SearchIndex(ddir.index)
-        if self.store.index_id() != self.index.index_id:
+        self.index = self._open_index(rebuild)
+        self.reset = self.store.index_id() != self.index.index_id
+        if self.reset:
             # The scan state describes another index (it was reset, rebuilt or deleted):
             # forget it, so every source is read into this one.
             self.store.reset_scan_state(self.index.index_id)
-        self.summary = ScanSummary()
         # Sessions some live source still yields: a removed source may only take the others.
         self.live_sessions: set[str] = set()
         # Work done since the last commit, written to the state store right after it.
@@ -91,6 +94,21 @@ class Scan:
         self.pending_removed_sources: list[str] = []
         self.pending_removed_sessions: list[str] = []
         self.uncommitted_events = 0
+        self._force_commit = False
+
+    def _open_index(self, rebuild: bool):
+        """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
+        from voyager_sessions.errors import IndexDamaged
+        from voyager_sessions.search.index import SearchIndex, wipe
+
+        if rebuild and self.ddir.index.is_dir():
+            wipe(self.ddir.index)
+        try:
+            return SearchIndex(self.ddir.index)
+        except IndexDamaged as exc:
+            self.notice(Notice(source=str(self.ddir.index), reason=f"{exc}: rebuilding it from the sources now"))
+            wipe(self.ddir.index)
+            return SearchIndex(self.ddir.index)
 
     def notice(self, n: Notice) -> None:
         self.summary.skipped.append(Skipped(source=n.source, reason=n.reason, where=n.where))
@@ -119,6 +137,8 @@ class Scan:
             # Removals last: a session that moved (an archived rollout) is claimed by its new source.
             for old in gone:
                 self._remove_source(old)
+            if self.reset:
+                self._mirror_checkpoints()
             self._commit()
         finally:
             self.index.close()
@@ -206,11 +226,38 @@ class Scan:
         self.pending_removed_sources.append(old.path)
         self.pending_removed_sessions.extend(orphans)
 
+    def _mirror_checkpoints(self) -> None:
+        """A new index has no checkpoint events: mirror every saved checkpoint into it again (checkpoints.db is the truth)."""
+        if not self.ddir.checkpoints_db.exists():
+            return
+        from voyager_sessions.model import Event
+        from voyager_sessions.search.checkpoints import CHECKPOINT_SEQ
+        from voyager_sessions.store.checkpoints import CheckpointStore, checkpoint_text
+
+        try:
+            store = CheckpointStore.open(self.ddir.checkpoints_db, readonly=True)
+        except Exception as exc:  # checkpoints stay safe in their database; search just lacks them for now
+            self.notice(Notice(source=str(self.ddir.checkpoints_db), reason=f"checkpoints not mirrored into the new index: {exc}"))
+            return
+        try:
+            events = []
+            for summary in store.list():
+                cp = store.load(summary.session_id)
+                if cp is not None and (text := checkpoint_text(cp)):
+                    events.append(Event(session=cp.session_id, seq=CHECKPOINT_SEQ, kind="checkpoint", origin="voyager",
+                                        text=text, ts=summary.updated_at))
+            if events:
+                self.index.add_events(events)
+                self._force_commit = True
+        finally:
+            store.close()
+
     # -- commits ---------------------------------------------------------------------
 
     def _commit(self) -> None:
-        if not (self.pending_sources or self.pending_removed_sources or self.pending_sessions):
+        if not (self.pending_sources or self.pending_removed_sources or self.pending_sessions or self._force_commit):
             return
+        self._force_commit = False
         self.index.commit()  # first the index...
         self.store.commit_scan(  # ...then the rows that describe it
             sources=self.pending_sources,
