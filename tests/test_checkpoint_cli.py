@@ -414,7 +414,7 @@ def test_failing_search_hook_is_a_warning_not_a_lost_save(run, monkeypatch) -> N
 def test_data_dir_that_is_a_file(run, home: Path) -> None:
     home.parent.mkdir(parents=True, exist_ok=True)
     home.write_text("")
-    assert "cannot create data dir" in _one_line_error(run("save", SID, "--title", "t"))
+    assert "is not a directory" in _one_line_error(run("save", SID, "--title", "t"))
 
 
 def test_newer_database_is_refused(run, home: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -215,3 +216,30 @@ def test_query_edge_cases_from_review(corpus, run):
         assert res.exit_code == 2 and "Traceback" not in res.stderr, args
     recent = run.json("search", "--json", "--sessions", "--sort", "recent", "the OR postgres OR 数据库")["hits"]
     assert [h["provider"] for h in recent] == ["codex", "claude"]
+
+
+# -- the data dir's permissions (issue 15, item 15) -------------------------------------------------
+
+
+def test_a_data_dir_voyager_creates_is_private(corpus, run, home):
+    assert run("scan").exit_code == 0
+    ddir = home / "voyager-data"
+    assert stat.S_IMODE(ddir.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) & 0o077 == 0 for p in ddir.rglob("*"))
+
+
+def test_an_existing_data_dir_is_never_chmodded(corpus, run, home, monkeypatch):
+    shared = home / "shared-tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("VOYAGER_HOME", str(shared))
+    res = run("scan")
+    assert res.exit_code == 2 and "others can write into it" in res.stderr and res.stderr.count("\n") == 1
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777 and not any(shared.iterdir())
+    readable = home / "readable"
+    readable.mkdir()
+    readable.chmod(0o755)
+    monkeypatch.setenv("VOYAGER_HOME", str(readable))
+    res = run("scan")
+    assert res.exit_code == 0 and "readable by others (mode 0755)" in res.stderr
+    assert stat.S_IMODE(readable.stat().st_mode) == 0o755

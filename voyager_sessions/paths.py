@@ -9,6 +9,9 @@ when set (no other place is probed); then the agent's own variable; then its def
 from __future__ import annotations
 
 import os
+import shlex
+import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -83,13 +86,43 @@ class DataDir:
         return (self.index / "meta.json").exists() and self.state_db.exists()
 
 
+_warned: set[str] = set()
+
+
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) and make it 0700: index and state are private."""
-    path.mkdir(parents=True, exist_ok=True)
+    """Make ``path`` ready to hold Voyager's private data, never changing a directory Voyager did not create.
+
+    A directory Voyager creates is 0700. An existing one is used as it is: one that others
+    can read is used with a warning (once per process) naming its mode; one that others can
+    write into (``/tmp`` and other shared, world-writable directories) is refused with a
+    ``UserError``, because anyone could then plant or swap the index, the state or the socket.
+    """
     try:
-        os.chmod(path, 0o700)
-    except OSError:
-        pass
+        st = os.stat(path)
+    except FileNotFoundError:
+        if path.parent != path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:  # another process made it meanwhile: judge it below
+            st = os.stat(path)
+        else:
+            os.chmod(path, 0o700)  # the umask may have narrowed it further, never widened: be exact
+            return path
+    if not stat.S_ISDIR(st.st_mode):
+        from voyager_sessions.errors import UserError
+
+        raise UserError(f"{path} is not a directory: point VOYAGER_HOME at a directory of your own")
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o022:
+        from voyager_sessions.errors import UserError
+
+        raise UserError(f"refusing to keep Voyager's data in {path}: others can write into it (mode {mode:04o}); "
+                        "point VOYAGER_HOME at a directory of your own")
+    if mode & 0o044 and str(path) not in _warned:
+        _warned.add(str(path))
+        sys.stderr.write(f"voyager: warning: {path} is readable by others (mode {mode:04o}); the index holds your "
+                         f"conversations: `chmod 700 {shlex.quote(str(path))}` makes it private\n")
     return path
 
 
