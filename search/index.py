@@ -20,7 +20,8 @@ from pathlib import Path
 
 import tantivy
 
-from voyager_sessions.errors import Busy, IndexDamaged
+from voyager_sessions.errors import Busy, DiskFull, IndexDamaged, IndexWriteError, no_space
+from voyager_sessions.paths import LOW_SPACE_BYTES, free_bytes
 from voyager_sessions.model import Event
 from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
 
@@ -90,6 +91,33 @@ class IndexBusy(Busy):
     """Another process holds the index writer."""
 
 
+def write_failed(path: Path, exc: BaseException) -> DiskFull | IndexWriteError:
+    """What a failed index write means: a full disk (one line, nothing lost) or another write error."""
+    text = str(exc)
+    if no_space(exc) or "No space left" in text or "os error 28" in text or free_bytes(path) < LOW_SPACE_BYTES:
+        return DiskFull.at(path)
+    detail = " ".join(text.split())
+    return IndexWriteError(f"cannot write the search index in {path}: {detail[:200]}")
+
+
+def _writes(method):
+    """Index writes report a full disk as ``DiskFull`` and other failures as ``IndexWriteError``, never as a bare
+    "ValueError: An error occurred in a thread" (which the scan would blame on the session being read)."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (IndexBusy, IndexWriteError, DiskFull):
+            raise
+        except (ValueError, OSError, RuntimeError) as exc:
+            self._broken = True
+            raise write_failed(self.path, exc) from None
+
+    return wrapper
+
+
 def damaged(path: Path, exc: BaseException) -> IndexDamaged:
     """The one-line error for an index Tantivy cannot read (a truncated ``meta.json``, a lost segment)."""
     detail = " ".join(str(exc).split())
@@ -144,6 +172,7 @@ class SearchIndex:
         except OSError:
             self.index_id = None
         self._writer: tantivy.IndexWriter | None = None
+        self._broken = False  # a write failed: closing must not raise again over the first error
 
     # -- reading ---------------------------------------------------------------
 
@@ -178,6 +207,7 @@ class SearchIndex:
                 raise
         return self._writer
 
+    @_writes
     def add_events(self, events: Iterable[Event]) -> int:
         """Add events as documents (uncommitted). Returns how many were added."""
         w = self.writer()
@@ -203,6 +233,7 @@ class SearchIndex:
             w.add_document(event_document(ev, text, body))
         return len(chunk)
 
+    @_writes
     def delete_session(self, session_id: str, *, from_seq: int | None = None, keep_checkpoint: bool = True) -> None:
         """Delete a session's events (all, or those with ``seq >= from_seq``), uncommitted.
 
@@ -232,6 +263,7 @@ class SearchIndex:
         """Delete ``session_id``'s title event (kept, like the checkpoint, when its events are replaced), uncommitted."""
         self._delete_kind(session_id, "title")
 
+    @_writes
     def _delete_kind(self, session_id: str, kind: str) -> None:
         self.writer().delete_documents_by_query(
             tantivy.Query.boolean_query([
@@ -240,17 +272,24 @@ class SearchIndex:
             ])
         )
 
+    @_writes
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
             self.index.reload()
 
     def close(self) -> None:
+        """Let the writer finish its merges and release it; uncommitted work is dropped (after a failed
+        write there is nothing worth keeping, and the error that matters was already raised)."""
         if self._writer is not None:
+            writer, self._writer = self._writer, None
             try:
-                self._writer.wait_merging_threads()
-            finally:
-                self._writer = None
+                if self._broken:
+                    writer.rollback()
+                writer.wait_merging_threads()
+            except (ValueError, OSError, RuntimeError) as exc:
+                if not self._broken:
+                    raise write_failed(self.path, exc) from None
 
     # -- events back out -------------------------------------------------------
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from voyager_sessions.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space
+from voyager_sessions.paths import LOW_SPACE_BYTES, free_bytes
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -48,7 +49,7 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
         _precreate_private(path)
     try:
         if readonly:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            conn = _connect_readonly(path)
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -111,23 +112,6 @@ def disk_full(exc: BaseException, path: Path) -> bool:
     return "disk i/o error" in message and free_bytes(path) < LOW_SPACE_BYTES
 
 
-#: Below this much free space an SQLite I/O error is taken for a full disk (a WAL
-#: frame, a page of -shm and the filesystem's own metadata need more than that).
-LOW_SPACE_BYTES = 1 << 20
-
-
-def free_bytes(path: Path) -> int:
-    """Bytes this process may still write on the file system holding ``path`` (huge if unknown)."""
-    for candidate in (path, *path.parents):
-        try:
-            st = os.statvfs(candidate)
-        except OSError:
-            continue
-        # Root may use the blocks reserved for it; everyone else only the available ones.
-        return (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
-    return 1 << 62
-
-
 def like_prefix(ref: str) -> str:
     """A LIKE pattern (for ``ESCAPE '\\'``) matching what starts with ``ref`` taken literally."""
     return ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -151,12 +135,52 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             delay = min(delay * 2, 0.05)
 
 
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection that still works on a full disk.
+
+    ``mode=ro`` must create the WAL index (``-shm``) when it is missing, which a full disk
+    refuses ("disk I/O error"). A database without a ``-wal`` holds everything in its
+    main file, so it is then read ``immutable=1`` (no lock, no ``-shm``): searching keeps
+    working while nothing can be written.
+    """
+    timeout = BUSY_TIMEOUT_MS / 1000
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=timeout)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        try:
+            wal_bytes = os.path.getsize(f"{path}-wal")  # the failed attempt may have left an empty one
+        except OSError:
+            wal_bytes = 0
+        if wal_bytes or not disk_full(exc, path):
+            raise
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None, timeout=timeout)
+
+
 def _precreate_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (with the umask), only if it does not exist.
+
+    Never open and close an existing database file here: closing any descriptor of a
+    file releases every POSIX lock this process holds on it, so a long-lived process (a
+    server, ``watch``) that already has the database open would lose SQLite's locks, and
+    another process could then delete the WAL under it.
+    """
+    if path.exists():
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     except FileExistsError as exc:  # mkdir met a file where a directory should be
         raise StoreError(f"cannot create {path}: {exc.filename or path.parent} is not a directory") from exc
+    except OSError as exc:
+        if no_space(exc):
+            raise DiskFull.at(path) from exc
+        raise StoreError(f"cannot create {path}: {exc.strerror or exc}") from exc
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    except FileExistsError:
+        return  # another process created it meanwhile: it is not open in this one
     except OSError as exc:
         if no_space(exc):
             raise DiskFull.at(path) from exc

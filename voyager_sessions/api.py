@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.errors import UserError
+from voyager_sessions.errors import StoreError, UserError
 from voyager_sessions.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
 from voyager_sessions.paths import DataDir
 
@@ -47,7 +47,11 @@ class Reader:
 
         self.ddir = ddir
         self.index = SearchIndex(ddir.index, create=False)
-        self.state = StateStore(ddir.state_db)
+        try:
+            # Reading never writes: a read-only connection keeps search working on a full disk.
+            self.state = StateStore(ddir.state_db, readonly=True)
+        except StoreError:  # a schema upgrade is due: the one write a read may need
+            self.state = StateStore(ddir.state_db)
         self.searcher = Searcher(self.index, self.state, provider_names())
 
     def close(self) -> None:

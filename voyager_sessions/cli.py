@@ -318,19 +318,20 @@ def watch(interval: float, quiet: bool) -> None:
     """Keep the index fresh: rescan incrementally every --interval seconds until interrupted."""
     import time
 
+    from voyager_sessions.scan.watch import keep_fresh
+
+    def on_scan(summary) -> None:
+        if summary.touched and not quiet:
+            click.echo(f"{time.strftime('%H:%M:%S')} +{summary.events_added} events "
+                       f"({summary.new} new, {summary.grown} grown, {summary.changed} changed, "
+                       f"{summary.removed} removed sources)", err=True)
+
+    def on_error(exc: VoyagerError, delay: float) -> None:
+        # Always said, even with -q: a watcher that silently stopped working would be worse.
+        click.echo(f"voyager: {printable(str(exc))}; retrying in {delay:g}s", err=True)
+
     click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop)", err=True)
-    while True:
-        try:
-            summary = run_scan(quiet=True, wait=interval)
-        except Busy as exc:
-            if not quiet:
-                click.echo(f"voyager: {exc}; retrying", err=True)
-        else:
-            if summary.touched and not quiet:
-                click.echo(f"{time.strftime('%H:%M:%S')} +{summary.events_added} events "
-                           f"({summary.new} new, {summary.grown} grown, {summary.changed} changed, "
-                           f"{summary.removed} removed sources)", err=True)
-        time.sleep(interval)
+    keep_fresh(lambda: run_scan(quiet=True, wait=interval), interval=interval, on_scan=on_scan, on_error=on_error)
 
 
 @cli.command()

@@ -71,6 +71,13 @@ def no_space(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
+class IndexWriteError(VoyagerError):
+    """The search index could not be written for a reason other than a full disk: exit 4 (nothing is lost:
+    the scan state is written only after the index commits, so the next scan does the work again)."""
+
+    exit_code = EXIT_INTERNAL
+
+
 class IndexDamaged(VoyagerError):
     """The search index cannot be opened or read; ``voyager scan --rebuild`` makes it anew from the sources."""
 

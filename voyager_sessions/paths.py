@@ -86,6 +86,23 @@ class DataDir:
         return (self.index / "meta.json").exists() and self.state_db.exists()
 
 
+#: Below this much free space a write error is taken for a full disk (a WAL frame, a page of
+#: ``-shm``, a segment's first block and the filesystem's own metadata need more than that).
+LOW_SPACE_BYTES = 1 << 20
+
+
+def free_bytes(path: Path) -> int:
+    """Bytes this process may still write on the file system holding ``path`` (huge if unknown)."""
+    for candidate in (path, *path.parents):
+        try:
+            st = os.statvfs(candidate)
+        except OSError:
+            continue
+        # Root may use the blocks reserved for it; everyone else only the available ones.
+        return (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+    return 1 << 62
+
+
 _warned: set[str] = set()
 
 

@@ -23,6 +23,7 @@ from voyager_sessions.cmdutil import (
     MAX_INT,
     Busy,
     UserError,
+    VoyagerError,
     data_dir,
     echo,
     emit_json,
@@ -180,6 +181,13 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
             run_scan(quiet=not sys.stderr.isatty() or as_json or as_jsonl, ddir=ddir)
         except Busy:
             pass  # a scan is running: search what it has committed so far
+        except VoyagerError as exc:
+            if not DataDir(ddir).has_index():
+                raise
+            # The refresh could not write (a full disk, say): answer from what is indexed, and say so.
+            from voyager_sessions.textsafe import printable
+
+            echo(f"voyager: not refreshed ({printable(str(exc))}); searching what is indexed", err=True)
         if not DataDir(ddir).has_index():
             raise UserError(NO_INDEX)
     opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,

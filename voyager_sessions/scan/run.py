@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from voyager_sessions.errors import VoyagerError
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.lock import writer_lock
@@ -188,6 +189,8 @@ class Scan:
         try:
             for item in adapter.read(source, cursor):
                 read.take(item)
+        except VoyagerError:  # the index or the disk failed, not the source: stop the scan, lose nothing
+            raise
         except Exception as exc:  # an adapter bug must not lose the rest of the scan
             read.fail(exc)
         self._apply(read.finish())
