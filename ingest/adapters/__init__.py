@@ -18,6 +18,7 @@ REGISTRY: dict[str, str] = {
     "claude": "voyager_sessions.ingest.adapters.claude",
     "codex": "voyager_sessions.ingest.adapters.codex",
     "opencode": "voyager_sessions.ingest.adapters.opencode",
+    "pi": "voyager_sessions.ingest.adapters.pi",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
