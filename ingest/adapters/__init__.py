@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "codex": "voyager_sessions.ingest.adapters.codex",
     "opencode": "voyager_sessions.ingest.adapters.opencode",
     "pi": "voyager_sessions.ingest.adapters.pi",
+    "hermes": "voyager_sessions.ingest.adapters.hermes",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
