@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "opencode": "voyager_sessions.ingest.adapters.opencode",
     "pi": "voyager_sessions.ingest.adapters.pi",
     "hermes": "voyager_sessions.ingest.adapters.hermes",
+    "kimi": "voyager_sessions.ingest.adapters.kimi",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
