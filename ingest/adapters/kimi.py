@@ -228,6 +228,9 @@ class _FolderRead(JsonlSessionRead):
             return _kimi_code.title(_object(lay.session_dir / "state.json"))
         if lay.parent:
             meta = _object(lay.folder / "meta.json")
+            spec = meta.get("launch_spec")
+            if isinstance(spec, dict) and str_or_none(spec.get("effective_model")):
+                self.facts.model = spec["effective_model"]
             return str_or_none(meta.get("description")), "agent"
         state = _object(lay.folder / "state.json")
         title = str_or_none(state.get("custom_title"))

@@ -193,13 +193,14 @@ def test_a_subagent_folder_is_a_child_session_and_its_copies_in_the_parent_are_s
     write(sub / "wire.jsonl", [META, wire(20, "TurnBegin", user_input="Summarise the failures SUBTASK_K1"),
                                wire(21, "ContentPart", type="text", text="SUBREPLY_K1 from the child")])
     (sub / "meta.json").write_text(json.dumps({"agent_id": "a1b2c3d4", "subagent_type": "coder",
-                                               "description": "Summarise failures", "status": "completed"}))
+                                               "description": "Summarise failures", "status": "completed",
+                                               "launch_spec": {"effective_model": "kimi-k2-turbo"}}))
     assert not any("SUBREPLY_K1" in e.text for e in events(read(folder))), "the parent's copy is skipped"
     items = read(sub)
     assert got(items) == [("user", "provider", "Summarise the failures SUBTASK_K1"),
                           ("assistant", "agent", "SUBREPLY_K1 from the child")]
     s = last_session(items)
-    assert s.id == f"kimi:{SID}/a1b2c3d4" and s.parent == f"kimi:{SID}" and s.cwd == CWD
+    assert s.id == f"kimi:{SID}/a1b2c3d4" and s.parent == f"kimi:{SID}" and s.cwd == CWD and s.model == "kimi-k2-turbo"
     assert (s.title, s.title_source) == ("Summarise failures", "agent") and s.resume == f"cd {CWD} && kimi -r {SID}"
     assert {Path(x.path).name for x in ADAPTER.discover({"HOME": str(tmp_path)})} == {SID, "a1b2c3d4"}
 
