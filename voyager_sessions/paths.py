@@ -155,6 +155,17 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "opencode": (("VOYAGER_OPENCODE_HOME", ""), ("XDG_DATA_HOME", "opencode"), ("HOME", ".local/share/opencode")),
     # A database named outright: authoritative, no directory is probed (an empty path means "not named").
     "opencode.db": (("VOYAGER_OPENCODE_DB", ""), ("OPENCODE_DB", "")),
+    # Pi's agent dir (sessions in ``sessions/`` below it); PI_CODING_AGENT_SESSION_DIR names the
+    # sessions dir itself and is read beside it unless VOYAGER_PI_HOME is set.
+    "pi": (("VOYAGER_PI_HOME", ""), ("PI_CODING_AGENT_DIR", ""), ("HOME", ".pi/agent")),
+    "pi.sessions": (("PI_CODING_AGENT_SESSION_DIR", ""),),
+    # Oh My Pi, a fork of Pi writing the same session format under its own agent dir.
+    "omp": (("VOYAGER_OMP_HOME", ""), ("OMP_CODING_AGENT_DIR", ""), ("HOME", ".omp/agent")),
+    # Kimi CLI (the Python CLI, up to 1.x) keeps everything in its "share dir".
+    "kimi": (("VOYAGER_KIMI_HOME", ""), ("KIMI_SHARE_DIR", ""), ("HOME", ".kimi")),
+    # Kimi Code, the CLI that replaced it.
+    "kimi.code": (("VOYAGER_KIMI_CODE_HOME", ""), ("KIMI_CODE_HOME", ""), ("HOME", ".kimi-code")),
+    "hermes": (("VOYAGER_HERMES_HOME", ""), ("HERMES_HOME", ""), ("HOME", ".hermes")),
 }
 
 

@@ -18,6 +18,9 @@ REGISTRY: dict[str, str] = {
     "claude": "voyager_sessions.ingest.adapters.claude",
     "codex": "voyager_sessions.ingest.adapters.codex",
     "opencode": "voyager_sessions.ingest.adapters.opencode",
+    "pi": "voyager_sessions.ingest.adapters.pi",
+    "hermes": "voyager_sessions.ingest.adapters.hermes",
+    "kimi": "voyager_sessions.ingest.adapters.kimi",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -1,0 +1,303 @@
+"""The Pi adapter: ``<pi agent dir>/sessions/--<cwd>--/<time>_<id>.jsonl`` to Sessions and Events.
+
+Owns what Voyager knows about Pi's session files (pi-mono's coding agent, and Oh My Pi,
+its fork, which writes the same format under ``~/.omp/agent``). A file is one session:
+a ``session`` header line (its id, cwd, start time and, for a fork, the file it was
+forked from), then entries that form a tree through ``id``/``parentId``. Branching
+(``/tree``, ``/branch``) adds a second child to an earlier entry instead of rewriting
+anything, so every entry is indexed in line order: a branch left behind is still
+something that was said.
+
+Entry kinds: ``message`` (roles ``user``, ``assistant`` with ``thinking``/``text``/
+``toolCall`` blocks, ``toolResult``, ``bashExecution`` for a ``!command`` the person
+ran, ``custom``/``hookMessage``, ``branchSummary``, ``compactionSummary``),
+``model_change``, ``thinking_level_change``, ``session_info`` (the name a person gave the
+session: its title), ``custom_message``, ``compaction``, ``branch_summary``, ``label``
+and ``custom`` (extension state, not conversation: skipped). Pi keeps no copies of a
+prompt, so nothing needs de-duplicating. Files are append-only; reading resumes at the
+byte where the last scan stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from voyager_sessions import paths
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    JsonlSessionRead,
+    ReadProgress,
+    SessionFacts,
+    UnknownRecords,
+    compact_json,
+    epoch,
+    int_or_none,
+    join_text,
+    parse_ts,
+    str_or_none,
+)
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.model import Kind, Origin, Session, session_id
+
+PROVIDER = "pi"
+
+#: Tools whose ``arguments.command`` is a shell command: indexed as the command itself.
+_SHELL_TOOLS = frozenset({"bash", "shell", "exec", "terminal"})
+
+#: Entry kinds that are not conversation and carry nothing to search: skipped without a word.
+_NOT_CONVERSATION = frozenset({"custom"})
+
+#: What one entry amounts to before it is numbered: (kind, origin, text, Event fields).
+Draft = tuple[Kind, Origin, Any, dict[str, Any]]
+
+
+def native_id_of_file(name: str) -> str:
+    """The session id in a session file's name, ``<time>_<id>.jsonl``; the stem when there is no ``_``."""
+    stem = name[:-6] if name.endswith(".jsonl") else name
+    _, sep, rest = stem.partition("_")
+    return rest if sep and rest else stem
+
+
+def resume_command(binary: str, cwd: str | None, native_id: str) -> str:
+    """``pi --session <id>`` (an id prefix is accepted) looks the id up among the sessions of the
+    directory it runs in first and offers to fork one found elsewhere: so it runs in the cwd."""
+    command = f"{binary} --session {shlex.quote(native_id)}" if binary == "pi" else \
+        f"{binary} --resume {shlex.quote(native_id)}"
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+def _is_omp(path: str) -> bool:
+    """True when ``path`` lies in Oh My Pi's agent dir (resumed with ``omp``, not ``pi``)."""
+    if f"{os.sep}.omp{os.sep}" in path:
+        return True
+    root = paths.agent_home("omp", os.environ)
+    if root is None:
+        return False
+    try:
+        return Path(path).resolve().is_relative_to(root.expanduser().resolve())
+    except (OSError, ValueError):
+        return False
+
+
+def render_call(name: str | None, arguments: Any) -> str:
+    """A shell tool's command as typed; compact JSON of any other tool's arguments."""
+    if isinstance(arguments, dict) and (name or "").lower() in _SHELL_TOOLS and isinstance(arguments.get("command"), str):
+        return arguments["command"]
+    if arguments is None:
+        return ""
+    return compact_json(arguments)
+
+
+class _PiRead(JsonlSessionRead):
+    """One pass over one session file (or what was appended to it since the cursor)."""
+
+    def __init__(self, source: Source, cursor: Cursor | None) -> None:
+        self.path = source.path
+        self.name_id = native_id_of_file(Path(source.path).name)
+        self.binary = "omp" if _is_omp(source.path) else "pi"
+        self.cursor = cursor
+        state = cursor.state if cursor else {}
+        self.facts = SessionFacts.from_state(state)
+        self.progress = ReadProgress(source.path, cursor)
+        self.counter: EventCounter | None = None
+        self.sent: Session | None = None
+        self.unknown = UnknownRecords("Oh My Pi" if self.binary == "omp" else "Pi")
+        if self.facts.native_id is not None:
+            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+
+    # -- session -------------------------------------------------------------------
+
+    def _session(self) -> Session:
+        native = self.facts.native_id
+        assert native is not None
+        return self.facts.session(PROVIDER, title=self.facts.user_title, title_source="user",
+                                  resume=resume_command(self.binary, self.facts.cwd, native), source=self.path)
+
+    def _establish(self, native_id: str | None) -> Session | None:
+        """Fix the session id (the header's, else the file name's); returns the Session to yield first."""
+        if self.counter is not None:
+            return None
+        self.facts.native_id = native_id or self.name_id
+        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        self.sent = self._session()
+        return self.sent
+
+    def _state(self) -> dict[str, Any]:
+        return self.facts.to_state()
+
+    # -- the stream ------------------------------------------------------------------
+
+    def _record(self, record: Record) -> Iterator[Item]:
+        if not isinstance(record.value, dict):
+            return
+        for draft in self._entry(record.value):
+            if isinstance(draft, Session):
+                yield draft
+                continue
+            kind, origin, text, extra = draft
+            if not isinstance(text, str) or not text.strip():
+                continue
+            first = self._establish(None)
+            if first is not None:
+                yield first
+            assert self.counter is not None
+            event = self.counter.make(kind, origin, text, **extra)
+            if event is not None:
+                yield event
+
+    def _entry(self, entry: dict[str, Any]) -> Iterator[Draft | Session]:
+        kind = entry.get("type")
+        ts = parse_ts(entry.get("timestamp"))
+        if kind == "session":
+            yield from self._header(entry, ts)
+            return
+        self.facts.observe_ts(ts)
+        if kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict):
+                yield from self._message(message, epoch(message.get("timestamp")) or ts)
+        elif kind == "model_change":
+            model = str_or_none(entry.get("modelId"))
+            if model:
+                self.facts.model = model
+                provider = str_or_none(entry.get("provider"))
+                yield ("meta", "provider", f"model: {provider}/{model}" if provider else f"model: {model}", {"ts": ts})
+        elif kind == "thinking_level_change":
+            level = str_or_none(entry.get("thinkingLevel"))
+            yield ("meta", "provider", f"thinking level: {level}" if level else None, {"ts": ts})
+        elif kind == "session_info":
+            # /name: the latest one wins; an empty name clears it.
+            name = entry.get("name")
+            self.facts.user_title = name.strip() if isinstance(name, str) and name.strip() else None
+        elif kind == "custom_message":
+            yield ("meta", "provider", join_text(entry.get("content")), {"ts": ts})
+        elif kind in ("compaction", "branch_summary"):
+            yield ("meta", "provider", entry.get("summary"), {"ts": ts})
+        elif kind == "label":
+            label = str_or_none(entry.get("label"))
+            yield ("meta", "provider", f"label: {label}" if label else None, {"ts": ts})
+        elif kind not in _NOT_CONVERSATION:
+            self.unknown.saw(kind)
+
+    def _header(self, entry: dict[str, Any], ts: float | None) -> Iterator[Session]:
+        facts = self.facts
+        version = entry.get("version")
+        if isinstance(version, int) and not isinstance(version, bool):
+            self.unknown.version = f"(session format v{version})"
+        facts.observe_ts(ts)
+        facts.cwd = facts.cwd or str_or_none(entry.get("cwd"))
+        parent = str_or_none(entry.get("parentSession"))
+        if parent and facts.parent is None:
+            # A fork names the file it was forked from; that file's name carries its id.
+            facts.parent = session_id(PROVIDER, native_id_of_file(parent.replace("\\", "/").rsplit("/", 1)[-1]))
+        first = self._establish(str_or_none(entry.get("id")))
+        if first is not None:
+            yield first
+
+    def _message(self, message: dict[str, Any], ts: float | None) -> Iterator[Draft]:
+        role = message.get("role")
+        if role == "user":
+            yield ("user", "human", join_text(message.get("content")), {"ts": ts})
+        elif role == "assistant":
+            yield from self._assistant(message, ts)
+        elif role == "toolResult":
+            yield ("tool_result", "tool", join_text(message.get("content")),
+                   {"ts": ts, "tool": str_or_none(message.get("toolName")),
+                    "call_id": str_or_none(message.get("toolCallId")), "is_error": message.get("isError") is True})
+        elif role == "bashExecution":
+            # A command the person ran with ``!``: their tool run, with the exit code Pi recorded.
+            command = message.get("command")
+            yield ("tool_call", "human", command, {"ts": ts, "tool": "bash"})
+            code = int_or_none(message.get("exitCode"))
+            output = message.get("output")
+            yield ("tool_result", "tool", output if isinstance(output, str) else None,
+                   {"ts": ts, "tool": "bash", "exit_code": code,
+                    "is_error": (code is not None and code != 0) or message.get("cancelled") is True})
+        elif role in ("custom", "hookMessage"):
+            yield ("meta", "provider", join_text(message.get("content")), {"ts": ts})
+        elif role in ("branchSummary", "compactionSummary"):
+            yield ("meta", "provider", message.get("summary"), {"ts": ts})
+        else:
+            self.unknown.saw(f"message:{role}")
+
+    def _assistant(self, message: dict[str, Any], ts: float | None) -> Iterator[Draft]:
+        model = str_or_none(message.get("model"))
+        if model:
+            self.facts.model = model
+        self._usage(message.get("usage"))
+        content = message.get("content")
+        if isinstance(content, str):
+            yield ("assistant", "agent", content, {"ts": ts})
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                yield ("assistant", "agent", block.get("text"), {"ts": ts})
+            elif btype == "thinking":
+                yield ("reasoning", "agent", block.get("thinking"), {"ts": ts})
+            elif btype == "toolCall":
+                name = str_or_none(block.get("name"))
+                yield ("tool_call", "agent", render_call(name, block.get("arguments")),
+                       {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
+        if message.get("stopReason") in ("error", "aborted"):
+            # Pi's own account of a failed request, not the model's words.
+            yield ("meta", "provider", message.get("errorMessage"), {"ts": ts, "is_error": True})
+
+    def _usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        tokens_in = sum(int_or_none(usage.get(k)) or 0 for k in ("input", "cacheRead", "cacheWrite"))
+        tokens_out = int_or_none(usage.get("output")) or 0
+        self.facts.tokens_in = (self.facts.tokens_in or 0) + tokens_in
+        self.facts.tokens_out = (self.facts.tokens_out or 0) + tokens_out
+
+
+class PiAdapter:
+    """Pi's (and Oh My Pi's) session files under their agent dirs' ``sessions/``."""
+
+    name: ClassVar[str] = PROVIDER
+    label: ClassVar[str] = "Pi"
+    evidence: ClassVar[Evidence] = "observed"
+    versions: ClassVar[tuple[str, ...]] = ("0.73.1",)
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        """Pi's sessions dir(s), then Oh My Pi's. ``VOYAGER_PI_HOME`` names Pi's agent dir and is
+        authoritative for Pi; otherwise ``PI_CODING_AGENT_SESSION_DIR`` (the sessions dir itself) is
+        read beside the agent dir's ``sessions/`` (sessions written before it was set stay there)."""
+        found: list[Path] = []
+        if not env.get("VOYAGER_PI_HOME"):
+            extra = paths.agent_home("pi.sessions", env)
+            if extra is not None:
+                found.append(extra)
+        for home in ("pi", "omp"):
+            base = paths.agent_home(home, env)
+            if base is not None:
+                found.append(base / "sessions")
+        unique: dict[str, Path] = {}
+        for root in found:
+            unique.setdefault(os.path.normpath(str(root)), root)
+        return list(unique.values())
+
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        seen: set[str] = set()
+        for root in self.roots(env):
+            for item in walk_files(root, ".jsonl", self.name):
+                # A sessions dir inside another one (an override pointing below the default): once.
+                if isinstance(item, Source):
+                    if item.path in seen:
+                        continue
+                    seen.add(item.path)
+                yield item
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return _PiRead(source, cursor).run()
+
+
+ADAPTER = PiAdapter()
