@@ -225,7 +225,7 @@ def test_an_empty_file_and_an_unknown_shape_are_named(home, run):
     res = run("scan")
     assert res.exit_code == 0
     assert f"{empty}: empty file" in res.stderr
-    assert f"{wrong}: no session in it" in res.stderr
+    assert f"{wrong}: no session found in it" in res.stderr
     doc = run.json("doctor", "--json")
     codex = next(p for p in doc["providers"] if p["provider"] == "codex")
     assert any(str(wrong) in n for n in codex["notes"])

@@ -200,8 +200,8 @@ class SourceRead:
                                 reason=f"nothing readable in it ({self.skipped[0].reason})")
         elif self.fatal is None and not self.substance and not self.appending and self.source.fingerprint.size:
             # Records were read, but none of a shape the adapter knows: never silently empty.
-            unknown = Notice(source=self.source.path, reason=f"no session in it: no record of a shape Voyager's "
-                                                              f"{self.source.provider} adapter knows")
+            unknown = Notice(source=self.source.path, reason=f"no session found in it (empty, or of a shape Voyager's "
+                                                              f"{self.source.provider} adapter does not know)")
             self.notice(unknown)
             self.skipped.append(unknown)
         cleared = bool(self.replaced)
