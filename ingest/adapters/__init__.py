@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "hermes": "voyager_sessions.ingest.adapters.hermes",
     "kimi": "voyager_sessions.ingest.adapters.kimi",
     "gemini": "voyager_sessions.ingest.adapters.gemini",
+    "qwen": "voyager_sessions.ingest.adapters.qwen",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
