@@ -48,7 +48,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
-from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Event, Session, session_id
 
@@ -264,6 +264,9 @@ class QwenAdapter:
         return [home / "projects"] if home is not None else []
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        home = paths.agent_home("qwen", env)
+        if home is not None:
+            yield from self._older_shape(home / "tmp")
         for root in self.roots(env):
             for project in subdirs(root):
                 if isinstance(project, Notice):
@@ -273,6 +276,20 @@ class QwenAdapter:
                 # folders of a project hold state that is not a transcript.
                 yield from walk_files(project / "chats", ".jsonl", PROVIDER)
                 yield from walk_files(project / "subagents", ".jsonl", PROVIDER, name_prefix="agent-")
+
+    @staticmethod
+    def _older_shape(tmp: Path) -> Iterator[Notice]:
+        """Name, never guess at, sessions in the shape early Qwen Code inherited from Gemini CLI
+        (``tmp/<sha256(cwd)>/chats/session-*.json``, per peers; not seen on a real install):
+        a store Voyager cannot read must not look empty."""
+        for folder in subdirs(tmp):
+            if isinstance(folder, Notice):
+                continue
+            chats = folder / "chats"
+            found = [f for f in sorted_files(chats, ".json") if f.name.startswith("session-")]
+            if found:
+                yield Notice(source=str(chats), reason=f"{len(found)} session file(s) in an older Qwen Code shape "
+                                                       "(Gemini CLI's session-*.json) that Voyager does not read yet")
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _QwenRead(source, cursor).run()

@@ -196,6 +196,14 @@ def test_discovery_finds_sessions_archives_and_subagents_only(qwen: Path) -> Non
     assert sorted(s.path for s in found) == sorted(map(str, (main, archived, sub)))
 
 
+def test_sessions_in_the_older_gemini_shape_are_named_not_silently_skipped(qwen: Path) -> None:
+    chats = qwen / "tmp" / hashlib.sha256(CWD.encode()).hexdigest() / "chats"
+    write(chats / "session-2025-08-01T10-00-abcd1234.json", [{"sessionId": "abcd1234", "messages": []}])
+    (qwen / "tmp" / "other").mkdir()
+    [notice] = [n for n in ADAPTER.discover({"HOME": str(qwen.parent)}) if not isinstance(n, Source)]
+    assert notice.source == str(chats) and "older Qwen Code shape" in notice.reason and not notice.fatal
+
+
 def test_env_precedence(tmp_path: Path) -> None:
     for name in ("home/.qwen", "qwenhome", "runtime", "override"):
         write(tmp_path / name / "projects" / "p" / "chats" / f"{name.replace('/', '_')}.jsonl", [prompt(0, name)])
