@@ -9,14 +9,15 @@ project directory is walked; a loop or a second path to the same directory is na
 not walked again; a symlinked file becomes the file it points to, so one file is one
 source however many links lead to it), unreadable directories named.
 :func:`folder_fingerprint` is the stat pass for a session kept as several files in one
-folder. Nothing here reads a byte of content.
+folder, :func:`group_fingerprint` the one for a session kept as several files a walk found.
+Nothing here reads a byte of content.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -145,6 +146,29 @@ def walk_files(
         stack.extend(reversed(subdirs))
 
 
+def subdirs(root: Path) -> Iterator[Path | Notice]:
+    """The directories directly under ``root`` (symlinks to one included), in name order; a Notice
+    if ``root`` exists but cannot be listed, nothing if it does not exist.
+
+    For stores kept as one folder a project (``<root>/<project>/chats/…``), whose adapters
+    walk only the folders that hold sessions, not everything else a project folder keeps.
+    """
+    try:
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        yield Notice(source=str(root), reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                yield Path(entry.path)
+        except OSError:
+            continue
+
+
 def folder_fingerprint(folder: Path, files: Iterable[Path]) -> Fingerprint:
     """One fingerprint for a session kept as several files: any file added, removed, grown or touched changes it.
 
@@ -164,3 +188,18 @@ def folder_fingerprint(folder: Path, files: Iterable[Path]) -> Fingerprint:
         count += 1
         newest = max(newest, fst.st_mtime_ns)
     return Fingerprint(size=total, mtime_ns=newest, inode=st.st_ino, wal_size=count, wal_mtime_ns=0)
+
+
+def group_fingerprint(parts: Sequence[Fingerprint]) -> Fingerprint:
+    """One fingerprint for a session kept as several files that a walk already statted (no stat here).
+
+    Like :func:`folder_fingerprint` without the folder: ``size`` is their total size,
+    ``mtime_ns`` the newest mtime, ``inode`` the first file's, ``wal_size`` the number of
+    files, so a file added, removed, grown or touched changes it. The folder's own mtime
+    is left out on purpose: such files share a folder with other sessions, whose every
+    new file would otherwise make this one look changed.
+    """
+    if not parts:
+        raise ValueError("a group of no files has no fingerprint")
+    return Fingerprint(size=sum(p.size for p in parts), mtime_ns=max(p.mtime_ns for p in parts),
+                       inode=parts[0].inode, wal_size=len(parts), wal_mtime_ns=0)

@@ -166,6 +166,10 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Kimi Code, the CLI that replaced it.
     "kimi.code": (("VOYAGER_KIMI_CODE_HOME", ""), ("KIMI_CODE_HOME", ""), ("HOME", ".kimi-code")),
     "hermes": (("VOYAGER_HERMES_HOME", ""), ("HERMES_HOME", ""), ("HOME", ".hermes")),
+    # The `.gemini` dir itself; GEMINI_CLI_HOME replaces HOME for Gemini CLI (it keeps `.gemini` below it).
+    "gemini": (("VOYAGER_GEMINI_HOME", ""), ("GEMINI_CLI_HOME", ".gemini"), ("HOME", ".gemini")),
+    # Qwen Code keeps `projects/` under its runtime dir, which defaults to its config dir (`QWEN_HOME`).
+    "qwen": (("VOYAGER_QWEN_HOME", ""), ("QWEN_RUNTIME_DIR", ""), ("QWEN_HOME", ""), ("HOME", ".qwen")),
 }
 
 

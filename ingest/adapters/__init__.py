@@ -21,6 +21,8 @@ REGISTRY: dict[str, str] = {
     "pi": "voyager_sessions.ingest.adapters.pi",
     "hermes": "voyager_sessions.ingest.adapters.hermes",
     "kimi": "voyager_sessions.ingest.adapters.kimi",
+    "gemini": "voyager_sessions.ingest.adapters.gemini",
+    "qwen": "voyager_sessions.ingest.adapters.qwen",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

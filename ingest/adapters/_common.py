@@ -7,12 +7,15 @@ blocks, render a command readably, accumulate what is known about the session as
 records stream past (``SessionFacts``, small enough to live in a ``Cursor``), number
 events (``EventCounter``), read side files once per change rather than once per source
 (``cached_by_stat``), count records of kinds the adapter does not know so that a format
-change is reported, never silent (``UnknownRecords``), and the read loop of an
-append-only JSONL session (``JsonlSessionRead``). Nothing here knows an agent's format.
+change is reported, never silent (``UnknownRecords``), the read loop of an
+append-only JSONL session (``JsonlSessionRead``), and what a whole re-read of a session
+rewritten in place must yield so that an added turn costs what it adds
+(``reread_delta``). Nothing here knows an agent's format.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -23,7 +26,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from voyager_sessions.ingest.adapters.base import Cursor, Notice
+from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Unchanged
 from voyager_sessions.ingest.jsonl import Record, cursor_after, read_records
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
@@ -377,3 +380,35 @@ class UnknownRecords:
         who = f"{self.label} {self.version}" if self.version else self.label
         return Notice(source=source, reason=f"{total} record{'s' if total != 1 else ''} of a kind Voyager does not know "
                                             f"skipped ({kinds}); written by {who}")
+
+
+_encode_event = msgspec.msgpack.Encoder().encode
+
+
+def reread_delta(session: str, events: list[Event], before: Any) -> tuple[list[Any], list[Any]]:
+    """What a whole re-read of one session yields, given what the last read of it indexed.
+
+    A session kept in a file rewritten in place (or replayed from a log whose snapshots
+    replace history) is read whole again when it changes, but most changes only add a
+    turn at the end. ``before`` is the ``[count, digest]`` this function returned for the
+    session last time (the adapter keeps it in the Cursor's ``state``). When the first
+    ``count`` events hash the same now, the items are ``Partial`` and only the events that
+    follow (or ``Unchanged`` when none follow), so the index pays for what was added;
+    otherwise every event, and the scan replaces the session. ``events`` must be numbered
+    from 0 in order. Returns the items and the ``[count, digest]`` to keep for next time.
+    """
+    known: int | None = None
+    if isinstance(before, (list, tuple)) and len(before) == 2 and isinstance(before[1], str):
+        known = int_or_none(before[0])
+    digest = hashlib.blake2b(digest_size=12)
+    prefix = digest.hexdigest() if known == 0 else None
+    for i, ev in enumerate(events, start=1):
+        digest.update(_encode_event(ev))
+        if i == known:
+            prefix = digest.hexdigest()
+    now = [len(events), digest.hexdigest()]
+    if known is None or prefix is None or prefix != before[1]:
+        return list(events), now
+    if known == len(events):
+        return [Unchanged(session=session)], now
+    return [Partial(session=session, from_seq=known), *events[known:]], now

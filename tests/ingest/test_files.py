@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from voyager_sessions.ingest.adapters.base import Notice, Source
-from voyager_sessions.ingest.files import folder_fingerprint, walk_files
+from voyager_sessions.ingest.adapters.base import Fingerprint
+from voyager_sessions.ingest.files import folder_fingerprint, group_fingerprint, subdirs, walk_files
 
 
 def _walk(root: Path) -> tuple[list[Source], list[Notice]]:
@@ -63,3 +64,21 @@ def test_folder_fingerprint_changes_with_any_file(tmp_path: Path) -> None:
     assert fp1 != fp2 and fp2.size == 3 and fp2.wal_size == 2
     os.utime(a, ns=(0, fp2.mtime_ns + 10**9))
     assert folder_fingerprint(d, [a, b]) != fp2
+
+
+def test_group_fingerprint_sums_the_members_without_the_folder() -> None:
+    a = Fingerprint(size=10, mtime_ns=5, inode=7)
+    b = Fingerprint(size=3, mtime_ns=9, inode=8)
+    assert group_fingerprint([a, b]) == Fingerprint(size=13, mtime_ns=9, inode=7, wal_size=2)
+    assert group_fingerprint([a]) != group_fingerprint([a, b]), "a file added is a change"
+
+
+def test_subdirs_lists_folders_in_order_and_names_an_unreadable_root(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "file.jsonl").write_text("{}\n")
+    (tmp_path / "link").symlink_to(tmp_path / "a", target_is_directory=True)
+    assert list(subdirs(tmp_path)) == [tmp_path / "a", tmp_path / "b", tmp_path / "link"]
+    assert list(subdirs(tmp_path / "absent")) == []
+    [notice] = list(subdirs(tmp_path / "file.jsonl"))
+    assert isinstance(notice, Notice) and notice.fatal

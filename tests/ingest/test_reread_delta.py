@@ -1,0 +1,45 @@
+"""``reread_delta``: a session read whole again yields only what it added since the last read."""
+
+from __future__ import annotations
+
+from voyager_sessions.ingest.adapters._common import EventCounter, reread_delta
+from voyager_sessions.ingest.adapters.base import Partial, Unchanged
+from voyager_sessions.model import Event
+
+
+def numbered(*texts: str) -> list[Event]:
+    counter = EventCounter("gemini:s", 0)
+    return [e for t in texts if (e := counter.make("assistant", "agent", t)) is not None]
+
+
+def test_a_first_read_yields_every_event() -> None:
+    evs = numbered("a", "b")
+    items, kept = reread_delta("gemini:s", evs, None)
+    assert items == evs and kept[0] == 2
+
+
+def test_the_same_events_again_are_unchanged() -> None:
+    _, kept = reread_delta("gemini:s", numbered("a", "b"), None)
+    items, again = reread_delta("gemini:s", numbered("a", "b"), kept)
+    assert items == [Unchanged(session="gemini:s")] and again == kept
+
+
+def test_events_added_at_the_end_come_after_a_partial() -> None:
+    _, kept = reread_delta("gemini:s", numbered("a", "b"), None)
+    evs = numbered("a", "b", "c")
+    items, now = reread_delta("gemini:s", evs, kept)
+    assert items == [Partial(session="gemini:s", from_seq=2), evs[2]] and now[0] == 3
+
+
+def test_a_change_before_the_end_or_fewer_events_replace_everything() -> None:
+    _, kept = reread_delta("gemini:s", numbered("a", "b"), None)
+    changed = numbered("a", "B", "c")
+    assert reread_delta("gemini:s", changed, kept)[0] == changed
+    shorter = numbered("a")
+    assert reread_delta("gemini:s", shorter, kept)[0] == shorter
+
+
+def test_a_state_of_another_shape_is_ignored() -> None:
+    evs = numbered("a")
+    for junk in ({}, [1], ["x", "y"], [1, 2], "nope"):
+        assert reread_delta("gemini:s", evs, junk)[0] == evs
