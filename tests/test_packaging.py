@@ -39,6 +39,7 @@ def _modules() -> list[str]:
     return sorted(set(names))
 
 
+@pytest.mark.slow
 def test_wheel_installs_every_module(tmp_path):
     wheel_dir = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],

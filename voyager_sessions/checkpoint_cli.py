@@ -6,7 +6,7 @@ Voyager session id, and printing results as text or JSON. Every decision about s
 :mod:`voyager_sessions.store.checkpoints.render`, so the same behaviour serves the
 CLI, tests and any future server.
 
-Conventions (see DESIGN.md): results on stdout, diagnostics on stderr; ``--json``
+Conventions (see docs/architecture.md): results on stdout, diagnostics on stderr; ``--json``
 prints msgspec-encoded result Structs carrying ``schema_version``; errors are the one
 family of :mod:`voyager_sessions.errors`, printed by the root group as one
 ``voyager: …`` line (2 for a user or environment error, 3 for a database held too long

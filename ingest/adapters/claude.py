@@ -1,6 +1,6 @@
 """The Claude Code adapter: ``<claude home>/projects/**/*.jsonl`` to Sessions and Events.
 
-Owns everything Voyager knows about Claude Code's transcript format (see FORMATS.md):
+Owns everything Voyager knows about Claude Code's transcript format (see docs/agents.md):
 which files are sessions, how a line maps to events, who wrote what (a person, the
 model, a tool, or Claude Code itself), and where a session's title lives. One file is
 one session; subagent transcripts (``agent-*.jsonl``, beside the sessions or under

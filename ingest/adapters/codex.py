@@ -1,6 +1,6 @@
 """The Codex CLI adapter: ``$CODEX_HOME/{sessions,archived_sessions}/**/rollout-*.jsonl`` to Sessions and Events.
 
-Owns everything Voyager knows about Codex rollouts (see FORMATS.md): the current
+Owns everything Voyager knows about Codex rollouts (see docs/agents.md): the current
 ``{timestamp, type, payload}`` envelope and the early-2025 format without one, which
 records are the conversation and which only repeat it, and who wrote what.
 

@@ -773,6 +773,7 @@ def test_migrating_with_parts_and_an_unknown_phase(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_5000_message_session_streams_in_modest_memory(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     c = synth.generate(5, 5000, session_id="ses_big0000000", output_bytes=20_000)

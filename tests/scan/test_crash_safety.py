@@ -10,6 +10,8 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 import synth
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.scan import scan
@@ -44,6 +46,7 @@ def _indexed() -> tuple[Counter, int]:
     return seen, dup
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_then_rescan(home):
     rng = random.Random(20261130)
     projects = home / ".claude" / "projects"

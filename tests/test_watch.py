@@ -1,0 +1,48 @@
+"""`voyager watch`: a long-running rescan that picks up new turns and stops on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.conftest import claude_session_lines, voyager_exe, write_claude
+
+
+def test_watch_picks_up_an_appended_message(home, tmp_path):
+    lines = claude_session_lines()
+    path = write_claude(home, lines[:3])
+    env = dict(os.environ)
+    subprocess.run(voyager_exe() + ["scan", "-q"], env=env, check=True, timeout=60)
+    # faulthandler: if watch ever hangs, SIGABRT makes it print every thread's stack.
+    err = tmp_path / "watch.stderr"
+    # SIGINT back to its default in the child: a test run started in the background
+    # (``cmd &`` in a script) inherits SIGINT ignored, and Python then keeps ignoring it,
+    # as a background job should; Ctrl-C from a terminal is what this test stands for.
+    with err.open("wb") as err_fh:
+        proc = subprocess.Popen(voyager_exe() + ["watch", "--interval", "0.3", "-q"],
+                                env={**env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.DEVNULL, stderr=err_fh,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(0.5)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(lines[5])
+        deadline = time.monotonic() + 20
+        found = False
+        while time.monotonic() < deadline and not found:
+            r = subprocess.run(voyager_exe() + ["search", "--no-refresh", "--json", "guard"], env=env,
+                               capture_output=True, text=True, timeout=60)
+            found = r.returncode == 0
+            time.sleep(0.2)
+        assert found, "watch did not index the appended message"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            proc.wait(timeout=20)
+            pytest.fail("watch ignored SIGINT for 20 s; its stacks:\n" + err.read_text(errors="replace")[-6000:])
