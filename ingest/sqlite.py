@@ -59,11 +59,12 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "malformed" not in text and "not a database" not in text
 
 
-def sqlite_source(provider: str, path: Path, *, named: bool = False) -> Iterator[Source | Notice]:
+def sqlite_source(provider: str, path: Path, *, named: bool = False, empty_ok: bool = False) -> Iterator[Source | Notice]:
     """The Source for the database at ``path`` (its fingerprint includes the ``-wal``), if it is a regular file.
 
     ``named``: the user named this path (an override variable), so its absence is worth a
-    notice; a default location that does not exist is simply not there.
+    notice; a default location that does not exist is simply not there. ``empty_ok``: see
+    :class:`~voyager_sessions.ingest.adapters.base.Source`.
     """
     try:
         st = os.stat(path)
@@ -78,7 +79,7 @@ def sqlite_source(provider: str, path: Path, *, named: bool = False) -> Iterator
         fp = fingerprint(path, wal=True)
     except OSError:
         return
-    yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False)
+    yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False, empty_ok=empty_ok)
 
 
 def _is_regular(mode: int) -> bool:
