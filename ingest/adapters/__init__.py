@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "pi": "voyager_sessions.ingest.adapters.pi",
     "hermes": "voyager_sessions.ingest.adapters.hermes",
     "kimi": "voyager_sessions.ingest.adapters.kimi",
+    "cursor": "voyager_sessions.ingest.adapters.cursor",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
