@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "hermes": "voyager_sessions.ingest.adapters.hermes",
     "kimi": "voyager_sessions.ingest.adapters.kimi",
     "cursor": "voyager_sessions.ingest.adapters.cursor",
+    "copilot-vscode": "voyager_sessions.ingest.adapters.copilot_vscode",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
