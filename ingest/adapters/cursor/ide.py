@@ -383,9 +383,8 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                 composers_out[cid] = [sig, sum(1 for i in produced if isinstance(i, Event))]
                 yield from produced
         if table_exists(conn, "ItemTable"):
-            fallback = Path(path).parent.name
-            for key in _aichat.CHAT_KEYS[:1]:
-                yield from _legacy_tabs(conn, key, path, cwd, fallback, known_tabs, tabs_out, unknown)
+            yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS[:1], PROVIDER, path, cwd=cwd,
+                                         fallback=Path(path).parent.name, known=known_tabs, out=tabs_out, unknown=unknown)
     except sqlite3.DatabaseError as exc:
         yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
         return
@@ -412,30 +411,6 @@ def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None
         return
     yield from _composer_items(conn, cid, doc, source=path, cwd=cwd, workspaces=workspaces, unknown=unknown,
                                notices=notices)
-
-
-def _legacy_tabs(conn: sqlite3.Connection, key: str, path: str, cwd: str | None, fallback: str,
-                 known: dict[str, Any], out: dict[str, Any], unknown: UnknownRecords) -> Iterator[Item]:
-    text = item(conn, "ItemTable", key)
-    if text is None:
-        return
-    try:
-        doc = _decode(text)
-    except BadLine as exc:
-        yield Notice(source=path, where=key, reason=f"{exc}; legacy chat skipped")
-        return
-    for index, tab in enumerate(_aichat.tabs(doc)):
-        native = _aichat.tab_native_id(tab, fallback, index)
-        sig = _aichat.signature(tab)
-        before = known.get(native)
-        if isinstance(before, list) and len(before) == 2 and before[0] == sig:
-            out[native] = before
-            if before[1]:
-                yield Unchanged(session=session_id(PROVIDER, native))
-            continue
-        produced = list(_aichat.tab_items(PROVIDER, native, tab, cwd=cwd, source=path, unknown=unknown))
-        out[native] = [sig, sum(1 for i in produced if isinstance(i, Event))]
-        yield from produced
 
 
 def probe_state_db(path: str) -> str:
