@@ -14,10 +14,12 @@ Variants, all read (peers disagree on which a given install has; ``probe`` names
 
 These databases are large and shared with the editor: only the chat keys are read, by key
 range through the primary-key index. A re-read after the database changed (it changes
-whenever the editor runs) costs one pass over the composer headers and the bubble keys
-to compute each composer's signature (a digest of its header and of its bubbles' keys and
-sizes: bubbles carry no timestamp in every version), then reads only the composers whose
-signature changed; the others are reported ``Unchanged``. A null composer (an internal
+whenever the editor runs) costs one pass over the composer headers and one over the bubble
+keys to compute each composer's signature (a digest of its header and of its bubbles' keys,
+row ids and byte sizes, never their text: bubbles carry no timestamp in every version),
+then reads only the composers whose signature changed; the others are ``Unchanged``. (The
+byte size needs SQLite 3.43+; with an older library a bubble rewritten in place by an
+``UPDATE``, its header unchanged, waits for its composer's next change.) A null composer (an internal
 marker), one with no bubble, and drafts never sent yield nothing; a composer that is not
 JSON is named in a Notice. Bubbles the header no longer lists (reverted turns) are not
 indexed. The session's cwd comes from the bubbles (``workspaceProjectDir``,
@@ -265,19 +267,36 @@ def _layout(db: Path) -> tuple[str | None, Path | None]:
     return None, None
 
 
+#: A value's size in bytes, read from the record header without loading the value (SQLite 3.43+);
+#: older libraries have no such function, and ``length()`` of text would read every bubble.
+_BYTE_SIZE = "octet_length(value)" if sqlite3.sqlite_version_info >= (3, 43, 0) else "NULL"
+
+
+def _row_identity(conn: sqlite3.Connection) -> str:
+    """What identifies a row's version in the bubble pass: its rowid (a write replaces the row, the
+    table being ``UNIQUE ON CONFLICT REPLACE``, so a rewritten bubble gets a new one) and its size."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (KV,)).fetchone()
+    without_rowid = row is not None and isinstance(row[0], str) and "WITHOUT ROWID" in row[0].upper()
+    return f"key, {'NULL' if without_rowid else 'rowid'}, {_BYTE_SIZE}"
+
+
 def _signatures(conn: sqlite3.Connection) -> dict[str, Any]:
-    """composer id -> a running digest of its header and of its bubbles' keys and sizes (one pass each)."""
+    """composer id -> a running digest of its header and of its bubbles' keys, row ids and sizes.
+
+    Bubbles carry no timestamp in every version, so their rows are identified instead; the
+    pass reads only the key index and record headers, never a bubble's text.
+    """
     sigs: dict[str, Any] = {}
     for key, value in items(conn, KV, COMPOSER):
         text = as_text(value)
         h = hashlib.blake2b(digest_size=12)
         h.update(b"null" if text is None else text.encode("utf-8", "surrogatepass"))
         sigs[key[len(COMPOSER):]] = h
-    for key, size in items(conn, KV, BUBBLE, "key, length(value)"):
+    for key, rowid, size in items(conn, KV, BUBBLE, _row_identity(conn)):
         cid, _, bubble = key[len(BUBBLE):].partition(":")
         h = sigs.get(cid)
         if h is not None:
-            h.update(f"\x00{bubble}\x00{size}".encode("utf-8", "surrogatepass"))
+            h.update(f"\x00{bubble}\x00{rowid}\x00{size}".encode("utf-8", "surrogatepass"))
     return sigs
 
 
