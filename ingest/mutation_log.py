@@ -87,8 +87,10 @@ def apply_push(state: Any, path: list[Any], values: Any, start: Any) -> None:
         arr = parent[last]
     else:
         raise _PathError(f"cannot push into a {type(parent).__name__}")
-    if not isinstance(arr, list):
-        arr = []
+    if arr is None:
+        arr = []  # a missing array starts empty (VS Code: ``current[key] || []``)
+    elif not isinstance(arr, list):
+        raise _PathError(f"push onto a {type(arr).__name__}, not an array")
     if isinstance(start, int) and not isinstance(start, bool) and start >= 0:
         del arr[start:]
     if isinstance(values, list):
