@@ -68,7 +68,7 @@ def read_legacy(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     out: dict[str, list] = {}
     unknown = UnknownRecords("Windsurf")
     try:
-        conn = connect_readonly(path)
+        conn = connect_readonly(path, lenient_text=True)
     except sqlite3.Error as exc:
         yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
         return
@@ -125,7 +125,7 @@ def probe(path: str | os.PathLike[str]) -> str:
     if os.path.isdir(p):
         return ENCRYPTED
     try:
-        conn = connect_readonly(p)
+        conn = connect_readonly(p, lenient_text=True)
     except sqlite3.Error:
         return "unreadable"
     try:

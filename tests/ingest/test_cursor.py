@@ -286,6 +286,20 @@ def test_changed_database_rereads_only_changed_composers(home, run, monkeypatch)
     assert doc["unchanged"] == doc["sources"] and doc["changed"] == doc["new"] == 0
 
 
+def test_invalid_utf8_costs_only_its_own_bytes(home, run):
+    db = kv_db(home / APP / "globalStorage" / "state.vscdb",
+               composer("c-u", "u", [("u", {"type": 1, "text": "placeholder"}), ("r", {"type": 2, "text": "UTFNEIGHBOURCUR ok"})]))
+    conn = sqlite3.connect(db)
+    bad = json.dumps({"type": 1, "text": "UTFBROKENCUR "}).encode().replace(b"CUR ", b"CUR \xff\xfe bytes")
+    conn.execute("UPDATE cursorDiskKV SET value = CAST(? AS TEXT) WHERE key = 'bubbleId:c-u:u'", (bad,))
+    conn.commit()
+    conn.close()
+    doc = scan(run)
+    assert doc["failed"] == 0
+    assert one(run, "UTFNEIGHBOURCUR", "assistant")["session_id"] == "cursor:c-u"
+    assert "\ufffd" in one(run, "UTFBROKENCUR", "user", "human")["snippet"]
+
+
 def test_empty_stores_are_quiet(home, run):
     kv_db(home / APP / "globalStorage" / "state.vscdb", {"composerData:draft": {"composerId": "draft", "name": "draft"}},
           {"workbench.editor.state": "{}"})

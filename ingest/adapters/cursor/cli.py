@@ -236,7 +236,7 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
     path = source.path
     store = Path(path)
     try:
-        conn = connect_readonly(path)
+        conn = connect_readonly(path, lenient_text=True)
     except sqlite3.Error as exc:
         yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
         return
@@ -286,7 +286,7 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
 def has_messages(store: Path) -> bool:
     """True when a chat store holds any blob (a chat that got past its first message); never raises."""
     try:
-        conn = connect_readonly(store)
+        conn = connect_readonly(store, lenient_text=True)
     except sqlite3.Error:
         return False
     try:
@@ -301,7 +301,7 @@ def has_messages(store: Path) -> bool:
 def probe_store(path: str) -> str:
     """``cli-tree`` (a root to walk), ``cli-flat`` (JSON blobs, no root), ``cli-empty``, or ``unreadable``."""
     try:
-        conn = connect_readonly(path)
+        conn = connect_readonly(path, lenient_text=True)
     except sqlite3.Error:
         return "unreadable"
     try:

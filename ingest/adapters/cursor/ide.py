@@ -218,7 +218,7 @@ def workspace_composer_ids(db: Path) -> list[str]:
         return hit[1]
     ids: list[str] = []
     try:
-        conn = connect_readonly(db)
+        conn = connect_readonly(db, lenient_text=True)
         try:
             if table_exists(conn, "ItemTable"):
                 doc = _decode(item(conn, "ItemTable", WORKSPACE_COMPOSERS))
@@ -375,7 +375,7 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     known_composers = state.get("composers") if isinstance(state.get("composers"), dict) else {}
     known_tabs = state.get("tabs") if isinstance(state.get("tabs"), dict) else {}
     try:
-        conn = connect_readonly(path)
+        conn = connect_readonly(path, lenient_text=True)
     except sqlite3.Error as exc:
         yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
         return
@@ -435,7 +435,7 @@ def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None
 def probe_state_db(path: str) -> str:
     """Which of the variants a ``state.vscdb`` holds: ``+``-joined names, ``no-chat``, or ``unreadable``."""
     try:
-        conn = connect_readonly(path)
+        conn = connect_readonly(path, lenient_text=True)
     except sqlite3.Error:
         return "unreadable"
     try:

@@ -90,7 +90,7 @@ def richer_copy(uuid: str, cursor_home: Path | None, app_dirs: Iterable[Path]) -
         if not db.is_file():
             continue
         try:
-            conn = connect_readonly(db)
+            conn = connect_readonly(db, lenient_text=True)
         except sqlite3.Error:
             continue
         try:
