@@ -30,7 +30,6 @@ composer (its ``workspace.json``).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -83,10 +82,10 @@ def _decode(text: str | None) -> Any:
 
 def _json_field(value: Any) -> Any:
     """``rawArgs``/``params``/``result`` are JSON *strings* inside the bubble; decoded, or the string as is."""
-    if isinstance(value, str):
+    if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
-        except ValueError:
+            return decode_line(value.encode("utf-8", "surrogatepass"))
+        except BadLine:  # malformed or absurdly nested: keep the text as written
             return value
     return value
 
