@@ -66,7 +66,9 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
             if probe is not None:
                 shape = probe(item.path)
                 shapes[shape] = shapes.get(shape, 0) + 1
-                if shape in ("unknown-schema", "unreadable"):
+                # "unreadable (why)" names a store that is there but cannot be read (Windsurf's Cascade).
+                already = any(f.startswith(f"{item.path}: ") for f in failed.get(name, ()))
+                if (shape == "unknown-schema" or shape.startswith("unreadable")) and not already:
                     problems.append(f"{item.path}: {shape}")
         sessions, events = indexed.get(name, (0, 0))
         reports.append(ProviderReport(provider=name, label=adapter.label, evidence=adapter.evidence,

@@ -78,6 +78,7 @@ def walk_files(
     *,
     name_prefix: str = "",
     append_only: bool = True,
+    empty_ok: bool = False,
     match: Callable[[str], bool] | None = None,
     skip_dir: Callable[[str], bool] | None = None,
 ) -> Iterator[Source | Notice]:
@@ -142,6 +143,7 @@ def walk_files(
                 path=os.path.realpath(entry.path) if link else entry.path,
                 fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
                 append_only=append_only,
+                empty_ok=empty_ok,
             )
         stack.extend(reversed(subdirs))
 

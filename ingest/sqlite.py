@@ -26,8 +26,18 @@ from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 BUSY_TIMEOUT_S = 5.0
 
 
-def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True) -> sqlite3.Connection:
-    """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc)."""
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
+                     lenient_text: bool = False) -> sqlite3.Connection:
+    """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc).
+
+    ``lenient_text``: TEXT cells that are not valid UTF-8 come back with U+FFFD in place of
+    the bad bytes, instead of failing the whole query (the default ``sqlite3`` behaviour),
+    so one corrupt value costs that value only.
+    """
     p = Path(path).resolve()
     uri = "file:" + quote(str(p)) + "?mode=ro"
     if not os.path.exists(f"{p}-wal"):
@@ -37,6 +47,8 @@ def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True) 
         conn.execute("PRAGMA query_only=1")
         if row_factory:
             conn.row_factory = sqlite3.Row
+        if lenient_text:
+            conn.text_factory = _lenient_text
     except BaseException:
         conn.close()
         raise
@@ -59,11 +71,12 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "malformed" not in text and "not a database" not in text
 
 
-def sqlite_source(provider: str, path: Path, *, named: bool = False) -> Iterator[Source | Notice]:
+def sqlite_source(provider: str, path: Path, *, named: bool = False, empty_ok: bool = False) -> Iterator[Source | Notice]:
     """The Source for the database at ``path`` (its fingerprint includes the ``-wal``), if it is a regular file.
 
     ``named``: the user named this path (an override variable), so its absence is worth a
-    notice; a default location that does not exist is simply not there.
+    notice; a default location that does not exist is simply not there. ``empty_ok``: see
+    :class:`~voyager_sessions.ingest.adapters.base.Source`.
     """
     try:
         st = os.stat(path)
@@ -78,7 +91,7 @@ def sqlite_source(provider: str, path: Path, *, named: bool = False) -> Iterator
         fp = fingerprint(path, wal=True)
     except OSError:
         return
-    yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False)
+    yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False, empty_ok=empty_ok)
 
 
 def _is_regular(mode: int) -> bool:

@@ -170,6 +170,16 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "gemini": (("VOYAGER_GEMINI_HOME", ""), ("GEMINI_CLI_HOME", ".gemini"), ("HOME", ".gemini")),
     # Qwen Code keeps `projects/` under its runtime dir, which defaults to its config dir (`QWEN_HOME`).
     "qwen": (("VOYAGER_QWEN_HOME", ""), ("QWEN_RUNTIME_DIR", ""), ("QWEN_HOME", ""), ("HOME", ".qwen")),
+    # Cursor CLI's home (chats/, projects/*/agent-transcripts/); CURSOR_CONFIG_DIR moves the CLI's
+    # config dir (Cursor's CLI docs; deja-vu reads its chats there too: *verify*).
+    "cursor": (("VOYAGER_CURSOR_HOME", ""), ("CURSOR_CONFIG_DIR", ""), ("HOME", ".cursor")),
+    # VS Code-style user dirs (``…/<App>/User``): only Voyager's override here; unset, the
+    # adapter probes ``vscode_user_dirs(env, app)`` (the default differs by platform).
+    "cursor.app": (("VOYAGER_CURSOR_APP_DIR", ""),),
+    "copilot-vscode.app": (("VOYAGER_COPILOT_VSCODE_HOME", ""),),
+    # Windsurf's own home (cascade/), and its editor's user dir.
+    "windsurf": (("VOYAGER_WINDSURF_HOME", ""), ("HOME", ".codeium/windsurf")),
+    "windsurf.app": (("VOYAGER_WINDSURF_APP_DIR", ""),),
 }
 
 
@@ -210,3 +220,18 @@ def opencode_db_override(env: Env | None = None) -> Path | None:
 def opencode_home(env: Env | None = None) -> Path:
     """OpenCode's data dir: ``VOYAGER_OPENCODE_HOME``, else ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``."""
     return agent_home("opencode", env)  # type: ignore[return-value]
+
+
+def vscode_user_dirs(env: Env | None, app: str, *, platform: str | None = None) -> list[Path]:
+    """The candidate ``…/<app>/User`` dirs of a VS Code-family editor (``Code``, ``Cursor``, ``Windsurf`` …).
+
+    Electron keeps an app's user data under its platform's config dir: on macOS
+    ``~/Library/Application Support/<app>/User``; elsewhere ``$XDG_CONFIG_HOME/<app>/User``,
+    else ``~/.config/<app>/User``. ``platform`` defaults to ``sys.platform`` (tests pass
+    ``"darwin"`` to check the macOS layout on Linux). Windows (``%APPDATA%``) is not probed.
+    """
+    e = _env(env)
+    if (platform or sys.platform) == "darwin":
+        return [home(e) / "Library" / "Application Support" / app / "User"]
+    config = Path(e["XDG_CONFIG_HOME"]).expanduser() if e.get("XDG_CONFIG_HOME") else home(e) / ".config"
+    return [config / app / "User"]

@@ -23,6 +23,9 @@ REGISTRY: dict[str, str] = {
     "kimi": "voyager_sessions.ingest.adapters.kimi",
     "gemini": "voyager_sessions.ingest.adapters.gemini",
     "qwen": "voyager_sessions.ingest.adapters.qwen",
+    "cursor": "voyager_sessions.ingest.adapters.cursor",
+    "copilot-vscode": "voyager_sessions.ingest.adapters.copilot_vscode",
+    "windsurf": "voyager_sessions.ingest.adapters.windsurf",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -42,12 +42,19 @@ class Fingerprint(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Source(msgspec.Struct, frozen=True, kw_only=True):
-    """One file or database an adapter reads. ``append_only`` sources may be read from a byte offset."""
+    """One file or database an adapter reads. ``append_only`` sources may be read from a byte offset.
+
+    ``empty_ok``: holding no session is normal for this source, not a sign of a format the
+    adapter does not know (an editor's ``state.vscdb`` shared with everything else the
+    editor keeps; a chat store created before its first message). A read that yields
+    nothing from it is then simply empty, not reported as "no session in it".
+    """
 
     provider: str
     path: str
     fingerprint: Fingerprint
     append_only: bool = False
+    empty_ok: bool = False
 
 
 class Cursor(msgspec.Struct, frozen=True, kw_only=True):

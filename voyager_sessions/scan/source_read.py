@@ -198,7 +198,8 @@ class SourceRead:
             # source as a whole could not be used. Say so once, and keep what it held before.
             self.fatal = Notice(source=self.source.path, fatal=True,
                                 reason=f"nothing readable in it ({self.skipped[0].reason})")
-        elif self.fatal is None and not self.substance and not self.appending and self.source.fingerprint.size:
+        elif (self.fatal is None and not self.substance and not self.appending and self.source.fingerprint.size
+              and not self.source.empty_ok):
             # Records were read, but none of a shape the adapter knows: never silently empty.
             unknown = Notice(source=self.source.path, reason=f"no session found in it (empty, or of a shape Voyager's "
                                                               f"{self.source.provider} adapter does not know)")

@@ -1,0 +1,355 @@
+"""Copilot Chat in VS Code: the editor's own chat-session files, read-only, into Sessions and Events.
+
+Where (FAD, FR; AGENTS.md): ``<Code | Code - Insiders | VSCodium>/User/`` then
+``workspaceStorage/<ws>/chatSessions/<id>.json|.jsonl`` (cwd: ``<ws>/workspace.json``
+``folder``), ``globalStorage/emptyWindowChatSessions/`` (no folder) and
+``globalStorage/transferredChatSessions/`` (a session moving between windows; skipped when
+a workspace already holds the same id). ``VOYAGER_COPILOT_VSCODE_HOME`` names one user dir
+and nothing else is probed.
+
+Variants (``probe`` names them): ``json`` (a serialized session, version 3; March 2025 to
+1.108) and ``jsonl`` (1.109+: a mutation log replayed by ``ingest/mutation_log.py``; a value
+a later entry overwrote is gone). When both exist for one id the ``.jsonl`` is read.
+
+A session is ``requests``; each request is one turn:
+
+* ``message.text`` is what the person typed (``user``/``human``);
+* ``response`` parts: markdown (no ``kind``, or ``markdownContent``/``markdownVuln``), run
+  together into one ``assistant`` event per stretch of text, inline references kept as
+  their names; ``thinking`` -> ``reasoning``; ``toolInvocationSerialized`` -> ``tool_call``
+  (a terminal command's command line; other tools their input, else the message VS Code
+  showed) and ``tool_result`` when output was kept (a terminal's output and exit code, a
+  tool's ``resultDetails``); ``warning``/``confirmation`` -> ``meta``; progress, edit groups,
+  code-block links and the like carry no text and are skipped by name; anything else is
+  counted and named.
+* ``result.errorDetails`` -> ``meta`` marked as an error.
+
+Only requests answered by GitHub Copilot are kept (``agent.extensionId`` / ``agent.id``
+starting ``github.copilot``, or no agent recorded, as in older files): the same store
+holds other extensions' chat participants (``@azure``, ``@mermaid`` …): their requests are
+left out, and named in a Notice where they share a session with Copilot. There is
+no command to reopen a chat outside the editor: ``resume`` is None.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from voyager_sessions import paths
+from voyager_sessions.ingest import mutation_log
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    compact_json,
+    epoch,
+    int_or_none,
+    str_or_none,
+)
+from voyager_sessions.ingest.adapters._vscode import uri_path, workspace_dirs, workspace_folder
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.model import Event, Session, session_id
+
+PROVIDER = "copilot-vscode"
+#: The VS Code builds whose user dirs hold these sessions.
+APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium")
+SUFFIXES = (".jsonl", ".json")
+
+#: Response parts that carry no searchable text of their own (UI bookkeeping): skipped by name.
+_SILENT_PARTS = frozenset({
+    "codeblockUri", "textEditGroup", "notebookEditGroup", "undoStop", "prepareToolInvocation", "progressMessage",
+    "progressTask", "progressTaskSerialized", "command", "mcpServersStarting", "extensions", "pullRequest",
+    "multiDiffData", "codeCitation", "treeData", "hook", "elicitation", "elicitationSerialized", "questionCarousel",
+    "clearToPreviousToolInvocation", "workspaceEdit", "references", "textEdit", "notebookEdit", "move",
+    "toolInvocation", "usedContext", "contentReference", "agentDetection",
+})
+
+
+def user_dirs(env: Mapping[str, str]) -> list[Path]:
+    override = paths.agent_home("copilot-vscode.app", env)
+    if override is not None:
+        return [override]
+    return [d for app in APPS for d in paths.vscode_user_dirs(env, app)]
+
+
+def _session_files(folder: Path) -> list[Source | Notice]:
+    """Session files in one container; a ``.json`` is dropped when the same id also has a ``.jsonl``."""
+    found = list(walk_files(folder, "", PROVIDER, append_only=False, empty_ok=True,
+                            match=lambda n: n.endswith(SUFFIXES) and not n.startswith(".")))
+    logs = {s.path[: -len(".jsonl")] for s in found if isinstance(s, Source) and s.path.endswith(".jsonl")}
+    return [i for i in found if not (isinstance(i, Source) and i.path.endswith(".json") and i.path[:-5] in logs)]
+
+
+def _stem(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# ---------------------------------------------------------------------------
+# One session document -> events
+# ---------------------------------------------------------------------------
+
+
+def _md(value: Any) -> str | None:
+    """Text of a string or an ``IMarkdownString`` (``{"value": …}``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("value"), str):
+        return value["value"]
+    return None
+
+
+def responder(request: dict[str, Any]) -> str | None:
+    """None when GitHub Copilot answered (or no agent is recorded); else who did (extension or agent id)."""
+    agent = request.get("agent")
+    if not isinstance(agent, dict):
+        return None
+    ext = agent.get("extensionId")
+    ext_id = str_or_none(ext.get("value")) if isinstance(ext, dict) else str_or_none(ext)
+    agent_id = str_or_none(agent.get("id"))
+    if any(v.lower().startswith("github.copilot") for v in (ext_id, agent_id) if v):
+        return None
+    return ext_id or agent_id
+
+
+def _reference_name(part: dict[str, Any]) -> str | None:
+    name = str_or_none(part.get("name"))
+    if name:
+        return name
+    ref = part.get("inlineReference")
+    if isinstance(ref, dict):
+        target = ref.get("uri") if isinstance(ref.get("uri"), dict) else ref
+        found = str_or_none(target.get("fsPath")) or str_or_none(target.get("path")) or uri_path(target.get("external"))
+        return posixpath.basename(found) if found else str_or_none(ref.get("name"))
+    return None
+
+
+def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) -> Iterator[Event]:
+    tool = str_or_none(part.get("toolId"))
+    call_id = str_or_none(part.get("toolCallId"))
+    data = part.get("toolSpecificData") if isinstance(part.get("toolSpecificData"), dict) else {}
+    details = part.get("resultDetails")
+    output: str | None = None
+    exit_code: int | None = None
+    kind = data.get("kind")
+    if kind == "terminal":
+        line = data.get("commandLine")
+        if isinstance(line, dict):
+            call = str_or_none(line.get("userEdited")) or str_or_none(line.get("toolEdited")) or str_or_none(line.get("original"))
+        else:
+            call = str_or_none(data.get("command"))  # the older shape
+        out = data.get("terminalCommandOutput")
+        output = str_or_none(out.get("text")) if isinstance(out, dict) else None
+        state = data.get("terminalCommandState")
+        exit_code = int_or_none(state.get("exitCode")) if isinstance(state, dict) else None
+    elif kind == "input":
+        raw = data.get("rawInput")
+        call = compact_json(raw) if raw is not None else None
+    elif kind == "subagent":
+        call = str_or_none(data.get("prompt")) or str_or_none(data.get("description"))
+        output = str_or_none(data.get("result"))
+    else:
+        call = None
+    if call is None and isinstance(details, dict):
+        call = str_or_none(details.get("input"))
+    if call is None:
+        call = _md(part.get("pastTenseMessage")) or _md(part.get("invocationMessage"))
+    if (ev := counter.make("tool_call", "agent", call or tool, ts=ts, tool=tool, call_id=call_id)) is not None:
+        yield ev
+    is_error = False
+    if output is None and isinstance(details, dict):
+        outs = details.get("output")
+        if isinstance(outs, list):
+            texts = [o["value"] for o in outs if isinstance(o, dict) and isinstance(o.get("value"), str)]
+            output = "\n".join(texts) or None
+        is_error = details.get("isError") is True
+    elif output is None and isinstance(details, list):
+        named = [uri_path(d.get("external")) or str_or_none(d.get("path")) for d in details if isinstance(d, dict)]
+        output = "\n".join(n for n in named if n) or None
+    if output is not None:
+        ev = counter.make("tool_result", "tool", output, ts=ts, tool=tool, call_id=call_id, exit_code=exit_code,
+                          is_error=is_error)
+        if ev is not None:
+            yield ev
+
+
+def _response_events(counter: EventCounter, parts: Any, ts: float | None, unknown: UnknownRecords) -> Iterator[Event]:
+    text: list[str] = []
+
+    def flush() -> Iterator[Event]:
+        if text and (ev := counter.make("assistant", "agent", "".join(text), ts=ts)) is not None:
+            yield ev
+        text.clear()
+
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("kind")
+        if kind is None or kind == "markdownContent" or kind == "markdownVuln":
+            value = _md(part) if kind is None else _md(part.get("content"))
+            if value:
+                text.append(value)
+        elif kind == "inlineReference":
+            if name := _reference_name(part):
+                text.append(name)
+        elif kind == "thinking":
+            yield from flush()
+            value = part.get("value")
+            thought = "".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else str_or_none(value)
+            if (ev := counter.make("reasoning", "agent", thought, ts=ts)) is not None:
+                yield ev
+        elif kind == "toolInvocationSerialized":
+            yield from flush()
+            yield from _tool_events(counter, part, ts)
+        elif kind in ("warning", "confirmation"):
+            yield from flush()
+            said = [_md(part.get("title")), _md(part.get("message")), _md(part.get("content"))]
+            if (ev := counter.make("meta", "provider", "\n".join(s for s in said if s), ts=ts)) is not None:
+                yield ev
+        elif kind in _SILENT_PARTS:
+            continue
+        else:
+            unknown.saw(f"response part {kind!r}")
+    yield from flush()
+
+
+def session_items(doc: dict[str, Any], native: str, *, cwd: str | None, source: str,
+                  unknown: UnknownRecords) -> tuple[list[Session | Event], dict[str, int]]:
+    """The Session and Events of one session document, and {responder: requests} that were not Copilot's."""
+    sid = session_id(PROVIDER, native)
+    counter = EventCounter(sid, 0)
+    events: list[Event] = []
+    others: dict[str, int] = {}
+    model = None
+    tokens_in = tokens_out = 0
+    times: list[float] = []
+    requests = doc.get("requests")
+    for request in requests if isinstance(requests, list) else ():
+        if not isinstance(request, dict):
+            continue
+        who = responder(request)
+        if who is not None:
+            others[who] = others.get(who, 0) + 1
+            continue
+        ts = epoch(request.get("timestamp"))
+        if ts is not None:
+            times.append(ts)
+        message = request.get("message")
+        prompt = _md({"value": message.get("text")}) if isinstance(message, dict) else _md(message)
+        if (ev := counter.make("user", "human", prompt, ts=ts)) is not None:
+            events.append(ev)
+        events.extend(_response_events(counter, request.get("response"), ts, unknown))
+        result = request.get("result") if isinstance(request.get("result"), dict) else {}
+        error = result.get("errorDetails")
+        if isinstance(error, dict) and (ev := counter.make("meta", "provider", str_or_none(error.get("message")), ts=ts,
+                                                           is_error=True)) is not None:
+            events.append(ev)
+        meta = result.get("metadata")
+        if isinstance(meta, dict):
+            tokens_in += int_or_none(meta.get("promptTokens")) or 0
+            tokens_out += int_or_none(meta.get("outputTokens")) or 0
+        model = str_or_none(request.get("modelId")) or model
+    if not events:
+        return [], others
+    started = epoch(doc.get("creationDate"))
+    updated = epoch(doc.get("lastMessageDate")) or (max(times) if times else None)
+    session = Session(id=sid, provider=PROVIDER, native_id=native, title=str_or_none(doc.get("customTitle")), cwd=cwd,
+                      model=model, started=started if started is not None else (min(times) if times else None),
+                      updated=updated, resume=None, source=source, tokens_in=tokens_in or None,
+                      tokens_out=tokens_out or None)
+    return [session, *events], others
+
+
+def _cwd_of(path: Path) -> str | None:
+    """The folder of the workspace a ``chatSessions`` file belongs to (None for global containers)."""
+    folder = path.parent
+    if folder.name == "chatSessions" and folder.parent.parent.name == "workspaceStorage":
+        return workspace_folder(folder.parent)
+    return None
+
+
+def read_session(source: Source) -> Iterator[Item]:
+    path = source.path
+    notices: list[Notice] = []
+    if path.endswith(".jsonl"):
+        doc, notices = mutation_log.replay(path)
+        if doc is None and not any(n.fatal for n in notices):
+            notices.append(Notice(source=path, reason="no initial state (kind 0) in the log: nothing to replay",
+                                  fatal=True))
+    else:
+        doc = read_json(path)
+        if isinstance(doc, Notice):
+            notices.append(doc)
+            doc = None
+    yield from notices
+    if doc is None or any(n.fatal for n in notices):
+        return
+    if not isinstance(doc, dict) or not ("requests" in doc or "sessionId" in doc):
+        yield Notice(source=path, reason="not a chat session (no sessionId, no requests); skipped")
+        return
+    unknown = UnknownRecords("VS Code")
+    version = doc.get("version")
+    if isinstance(version, int) and not isinstance(version, bool):
+        unknown.version = f"(session format {version})"
+    produced, others = session_items(doc, _stem(path), cwd=_cwd_of(Path(path)), source=path, unknown=unknown)
+    yield from produced
+    # A session only other participants answered is theirs, not Copilot's: nothing to say. Where
+    # they share a session with Copilot, what was left out is named.
+    if others and produced:
+        named = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(others.items()))
+        yield Notice(source=path, reason=f"{sum(others.values())} request(s) answered by other chat participants "
+                                         f"than GitHub Copilot skipped ({named})")
+    if (notice := unknown.notice(path)) is not None:
+        yield notice
+
+
+class CopilotVSCodeAdapter:
+    """Copilot Chat's sessions in VS Code's (and Insiders', VSCodium's) storage; see the module doc."""
+
+    name: ClassVar[str] = PROVIDER
+    label: ClassVar[str] = "Copilot Chat (VS Code)"
+    evidence: ClassVar[Evidence] = "documented"
+    versions: ClassVar[tuple[str, ...]] = ()
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        return user_dirs(env)
+
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        for user in user_dirs(env):
+            in_workspaces: set[str] = set()
+            for ws in workspace_dirs(user):
+                if (ws / "chatSessions").is_dir():
+                    for item in _session_files(ws / "chatSessions"):
+                        if isinstance(item, Source):
+                            in_workspaces.add(_stem(item.path))
+                        yield item
+            yield from _session_files(user / "globalStorage" / "emptyWindowChatSessions")
+            for item in _session_files(user / "globalStorage" / "transferredChatSessions"):
+                if isinstance(item, Source) and _stem(item.path) in in_workspaces:
+                    continue  # arrived in its new window: that copy is read
+                yield item
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        """One session file, whole (a log is replayed from its start: a later entry may rewrite an earlier one)."""
+        return read_session(source)
+
+
+def probe(path: str | os.PathLike[str]) -> str:
+    """``jsonl`` (mutation log) or ``json`` (with its format version, e.g. ``json-v3``)."""
+    p = os.fspath(path)
+    if p.endswith(".jsonl"):
+        return "jsonl"
+    doc = read_json(p)
+    version = doc.get("version") if isinstance(doc, dict) else None
+    return f"json-v{version}" if isinstance(version, int) and not isinstance(version, bool) else "json"
+
+
+ADAPTER = CopilotVSCodeAdapter()

@@ -1,0 +1,105 @@
+"""Documented agents against peers' samples: ``shared/fixtures/peers/<agent>/`` (see its README).
+
+A sample HOME is copied into a fresh temporary HOME (the shared files are read-only input)
+and scanned through the real CLI; ``check_markers`` then holds every marker of its
+``truth.json`` to the contract: a prompt is exactly one ``user`` event (``human``, or
+``provider`` for a subagent's task), a reply, tool or thinking marker is found with its kind,
+a meta marker is never a person's prompt, a stale marker (text a later write replaced) is
+never found. ``tree`` hashes every file so a test can prove the scan changed nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Run
+from tests.ingest.test_captures import shared_dir
+
+SHARED = shared_dir()
+PEERS = SHARED / "fixtures" / "peers" if SHARED else None
+
+
+def peer_dir(agent: str) -> Path:
+    if PEERS is None or not (PEERS / agent / "truth.json").is_file():
+        pytest.skip(f"shared/fixtures/peers/{agent} not found beside the checkout")
+    return PEERS / agent
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root`` ("dir" for directories): the read-only witness.
+
+    Voyager's own data dir (``voyager-data``, which the ``home`` fixture keeps inside HOME) is not the agent's.
+    """
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if rel == "voyager-data" or rel.startswith("voyager-data/"):
+            continue
+        out[rel] = "dir" if p.is_dir() and not p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+class PeerHome:
+    """A peer sample copied into ``home`` (the test's fake HOME) and scanned once through the CLI."""
+
+    def __init__(self, agent: str, home: Path, run: Run) -> None:
+        src = peer_dir(agent)
+        self.truth: dict[str, Any] = json.loads((src / "truth.json").read_text())
+        shutil.copytree(src / "home", home, dirs_exist_ok=True)
+        for p in home.rglob("*"):  # the shared copies are read-only; the fake HOME is ours
+            p.chmod(p.stat().st_mode | 0o200)
+        self.home = home
+        self.run = run
+        self.before = tree(home)
+        res = run("scan", "--json")
+        assert res.exit_code == 0, res.stderr
+        self.scan = json.loads(res.stdout)
+        self.stderr = res.stderr
+
+    def hits(self, marker: str) -> list[dict]:
+        res = self.run("search", json.dumps(marker, ensure_ascii=False), "--json", "--no-refresh", "--limit", "200")
+        assert res.exit_code in (0, 1), res.stderr
+        return json.loads(res.stdout)["hits"]
+
+    def sessions(self) -> dict[str, dict]:
+        return {s["session_id"]: s for s in self.run.json("list", "--json", "--limit", "1000")["sessions"]}
+
+
+def check_markers(peer: PeerHome, provider: str, *, subagent_turns: tuple[str, ...] = ()) -> None:
+    """Every marker of the sample's ``truth.json`` (``subagent_turns``: substrings of the ``session`` of turns
+    whose prompt a parent agent wrote, so ``user`` with origin ``provider``)."""
+    sessions = peer.sessions()
+    for turn in peer.truth["turns"]:
+        sub = any(s in turn["session"] for s in subagent_turns)
+        for key, marker in turn.items():
+            if not key.endswith("_marker"):
+                continue
+            hits = peer.hits(marker)
+            where = f"{marker!r} ({key}, {turn['session']})"
+            if key == "stale_marker":
+                assert not hits, f"{where}: overwritten text was indexed: {hits}"
+                continue
+            assert hits, f"{where} not found"
+            assert {h["provider"] for h in hits} == {provider}, (where, hits)
+            kinds = {h["kind"] for h in hits}
+            if key == "prompt_marker":
+                users = [h for h in hits if h["kind"] == "user"]
+                assert len(users) == 1, f"{where}: {len(users)} prompts, want 1: {hits}"
+                assert users[0]["origin"] == ("provider" if sub else "human"), (where, users)
+                if sub:
+                    parent = sessions[users[0]["session_id"]].get("parent")
+                    assert parent and parent in sessions, f"{where}: subagent session without its parent"
+            elif key == "reply_marker":
+                assert "assistant" in kinds, (where, kinds)
+            elif key == "tool_marker":
+                assert kinds & {"tool_call", "tool_result"}, (where, kinds)
+            elif key == "thinking_marker":
+                assert "reasoning" in kinds, (where, kinds)
+            elif key == "meta_marker":
+                assert not any(h["kind"] == "user" and h["origin"] == "human" for h in hits), (where, hits)
