@@ -166,6 +166,10 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Kimi Code, the CLI that replaced it.
     "kimi.code": (("VOYAGER_KIMI_CODE_HOME", ""), ("KIMI_CODE_HOME", ""), ("HOME", ".kimi-code")),
     "hermes": (("VOYAGER_HERMES_HOME", ""), ("HERMES_HOME", ""), ("HOME", ".hermes")),
+    # GitHub Copilot CLI moves its whole config dir with COPILOT_HOME (as --config-dir does).
+    "copilot": (("VOYAGER_COPILOT_HOME", ""), ("COPILOT_HOME", ""), ("HOME", ".copilot")),
+    # Factory documents no variable that moves ~/.factory (FACTORY_API_KEY is a key, not a place).
+    "droid": (("VOYAGER_DROID_HOME", ""), ("HOME", ".factory")),
 }
 
 

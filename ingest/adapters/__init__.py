@@ -21,6 +21,8 @@ REGISTRY: dict[str, str] = {
     "pi": "voyager_sessions.ingest.adapters.pi",
     "hermes": "voyager_sessions.ingest.adapters.hermes",
     "kimi": "voyager_sessions.ingest.adapters.kimi",
+    "copilot": "voyager_sessions.ingest.adapters.copilot",
+    "droid": "voyager_sessions.ingest.adapters.droid",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
