@@ -40,6 +40,8 @@ class FlatYamlError(ValueError):
 def parse_flat_yaml(text: str) -> dict[str, str | None]:
     """The top-level ``key: scalar`` pairs of ``text``; nested values read as ``None``."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the text after the last newline is no line
     if lines and lines[0].startswith("\ufeff"):
         lines[0] = lines[0][1:]
     out: dict[str, str | None] = {}
