@@ -192,7 +192,9 @@ class _CopilotRead(JsonlSessionRead):
             state["version"] = self.unknown.version
         agents = dict(self.saved_agents)
         for agent_id, route in self.agents.items():
-            agents[agent_id] = {"seq": route.counter.seq, "facts": route.facts.to_state()}
+            # Its id and parent follow from the log and the agentId: not kept (cursors stay small).
+            facts = {k: v for k, v in route.facts.to_state().items() if k not in ("native_id", "parent")}
+            agents[agent_id] = {"seq": route.counter.seq, "facts": facts}
         if agents:
             state["agents"] = agents
         return state
@@ -284,14 +286,10 @@ class _CopilotRead(JsonlSessionRead):
     def _user_message(self, route: _Route, data: dict[str, Any], ts: float | None) -> Iterator[Item]:
         # data.content is what was typed; transformedContent repeats it with an injected date.
         text = data.get("content")
-        source = str_or_none(data.get("source"))
-        if route is not self.main or (source or "").startswith("agent"):
-            # A subagent's task, written by the agent that delegated it.
-            yield from self._emit(route, "user", "provider", text, ts=ts)
-        elif source in (None, "user"):
-            yield from self._emit(route, "user", "human", text, ts=ts)
-        else:
-            yield from self._emit(route, "meta", "provider", text, ts=ts)
+        # A subagent's task (source "agent-<session id>") was written by the agent that delegated
+        # it. Other sources are not documented: a person's prompt must not be lost to a guess.
+        by_agent = route is not self.main or (str_or_none(data.get("source")) or "").startswith("agent")
+        yield from self._emit(route, "user", "provider" if by_agent else "human", text, ts=ts)
 
     def _assistant_message(self, route: _Route, data: dict[str, Any], ts: float | None) -> Iterator[Item]:
         route.facts.model = str_or_none(data.get("model")) or route.facts.model

@@ -218,10 +218,11 @@ def test_errors_and_warnings_are_provider_meta(tmp_path: Path) -> None:
     assert [(e.kind, e.origin, e.text) for e in evs][-1] == ("meta", "provider", "RATE_LIMITED_429")
 
 
-def test_a_user_message_from_another_source_is_not_a_persons_prompt(tmp_path: Path) -> None:
-    lines = [start(0), prompt(1, "typed by a person"), prompt(2, "written by the system", source="system")]
+def test_a_user_message_an_agent_wrote_is_not_a_persons_prompt(tmp_path: Path) -> None:
+    lines = [start(0), prompt(1, "typed by a person", source="user"), prompt(2, "written by an agent", source="agent-x"),
+             prompt(3, "typed, from a source not documented", source="cli")]
     evs = events(read(write_session(tmp_path, lines)))
-    assert [(e.kind, e.origin) for e in evs] == [("user", "human"), ("meta", "provider")]
+    assert [(e.kind, e.origin) for e in evs] == [("user", "human"), ("user", "provider"), ("user", "human")]
 
 
 def test_unknown_and_broken_lines_are_skipped_and_unknown_kinds_named(tmp_path: Path) -> None:
