@@ -180,6 +180,10 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Windsurf's own home (cascade/), and its editor's user dir.
     "windsurf": (("VOYAGER_WINDSURF_HOME", ""), ("HOME", ".codeium/windsurf")),
     "windsurf.app": (("VOYAGER_WINDSURF_APP_DIR", ""),),
+    # GitHub Copilot CLI moves its whole config dir with COPILOT_HOME (as --config-dir does).
+    "copilot": (("VOYAGER_COPILOT_HOME", ""), ("COPILOT_HOME", ""), ("HOME", ".copilot")),
+    # Factory documents no variable that moves ~/.factory (FACTORY_API_KEY is a key, not a place).
+    "droid": (("VOYAGER_DROID_HOME", ""), ("HOME", ".factory")),
 }
 
 

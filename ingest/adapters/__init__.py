@@ -26,6 +26,8 @@ REGISTRY: dict[str, str] = {
     "cursor": "voyager_sessions.ingest.adapters.cursor",
     "copilot-vscode": "voyager_sessions.ingest.adapters.copilot_vscode",
     "windsurf": "voyager_sessions.ingest.adapters.windsurf",
+    "copilot": "voyager_sessions.ingest.adapters.copilot",
+    "droid": "voyager_sessions.ingest.adapters.droid",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
