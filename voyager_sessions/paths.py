@@ -170,6 +170,14 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "gemini": (("VOYAGER_GEMINI_HOME", ""), ("GEMINI_CLI_HOME", ".gemini"), ("HOME", ".gemini")),
     # Qwen Code keeps `projects/` under its runtime dir, which defaults to its config dir (`QWEN_HOME`).
     "qwen": (("VOYAGER_QWEN_HOME", ""), ("QWEN_RUNTIME_DIR", ""), ("QWEN_HOME", ""), ("HOME", ".qwen")),
+    # Mistral Vibe's home (``VIBE_HOME``, else ~/.vibe); sessions live in its logs/session/.
+    "vibe": (("VOYAGER_VIBE_HOME", ""), ("VIBE_HOME", ""), ("HOME", ".vibe")),
+    # OpenHands' persistence dir (OpenHands CLI: ``OPENHANDS_PERSISTENCE_DIR``, else ~/.openhands):
+    # V0 sessions live in its sessions/ ...
+    "openhands": (("VOYAGER_OPENHANDS_HOME", ""), ("OPENHANDS_PERSISTENCE_DIR", ""), ("HOME", ".openhands")),
+    # ... and V1 conversations in its conversations/, which ``OPENHANDS_CONVERSATIONS_DIR`` can move.
+    "openhands.conversations": (("VOYAGER_OPENHANDS_HOME", "conversations"), ("OPENHANDS_CONVERSATIONS_DIR", ""),
+                                ("OPENHANDS_PERSISTENCE_DIR", "conversations"), ("HOME", ".openhands/conversations")),
 }
 
 
