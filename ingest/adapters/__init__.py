@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "gemini": "voyager_sessions.ingest.adapters.gemini",
     "qwen": "voyager_sessions.ingest.adapters.qwen",
     "vibe": "voyager_sessions.ingest.adapters.vibe",
+    "openhands": "voyager_sessions.ingest.adapters.openhands",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
