@@ -27,9 +27,10 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._openhands_common import EVENTS, LABEL, PROVIDER
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.adapters.openhands import EVENTS, LABEL, PROVIDER, read_event_folder
-from voyager_sessions.ingest.eventdir import event_files, folder_fingerprint
+from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
+from voyager_sessions.ingest.files import subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.model import Event, Session
 
@@ -59,17 +60,16 @@ def is_v0(folder: Path) -> bool:
 
 
 def v0_sources(root: Path) -> Iterator[Source | Notice]:
-    from voyager_sessions.ingest.adapters.openhands import _subdirs
-
-    folders, problem = _subdirs(root)
-    if problem is not None:
-        yield problem
-    for folder in folders:
+    """A Source per V0 session folder under ``root``."""
+    for folder in subdirs(root):
+        if isinstance(folder, Notice):
+            yield folder
+            continue
         files = event_files(folder / EVENTS, V0_EVENT)
         if not files and not (folder / METADATA).is_file():
             continue
         try:
-            fp = folder_fingerprint(folder, [folder / METADATA], folder / EVENTS, files)
+            fp = event_folder_fingerprint(folder, [folder / METADATA], folder / EVENTS, files)
         except OSError:
             continue
         yield Source(provider=PROVIDER, path=str(folder), fingerprint=fp, append_only=False)
@@ -172,4 +172,5 @@ def read_v0(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
     files = event_files(folder / EVENTS, V0_EVENT)
     unknown = UnknownRecords(f"{LABEL} (V0)")
-    yield from read_event_folder(source, cursor, files, facts, make_session, V0Mapper, unknown)
+    yield from read_event_folder(source, cursor, files, facts, make_session, lambda counter: V0Mapper(counter, unknown),
+                                 unknown)

@@ -61,6 +61,10 @@ _FAILED = frozenset({"failed", "error", "errored", "denied", "rejected"})
 _PENDING = frozenset({"pending", "running", "in_progress", "queued", "awaiting_approval"})
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _safe(name: Any) -> str | None:
     return name if isinstance(name, str) and _SAFE_NAME.fullmatch(name) and ".." not in name else None
 
@@ -110,8 +114,7 @@ class _Generation:
         name = _safe(ref.get("path")) or default_name
         doc = read_json_object(self.dir / name, fatal=False)
         if isinstance(doc, Notice):
-            if not doc.reason.startswith("vanished"):
-                self.notices.append(doc)
+            self.notices.append(doc)  # the history may still be readable: say what is missing, go on
             return {}
         return doc
 
@@ -282,33 +285,15 @@ def _result_text(state: dict[str, Any], output: dict[str, Any], structured: dict
     return compact_json(structured) if structured else ""
 
 
-def read_unified(source: Source) -> Iterator[Item]:
-    """Every event of one unified session folder, in the order of its live generation's history."""
-    folder = Path(source.path)
-    gen = _Generation(folder)
-    failure = gen.open()
-    if failure is not None:
-        yield failure
-        return
-    meta: dict[str, Any] = {}
-    if (folder / META).exists():
-        got = read_json_object(folder / META, fatal=False)
-        if isinstance(got, Notice):
-            yield got
-        else:
-            meta = got
-    projection = gen.document("projection_state", "projection-state.json")
-    runtime = gen.document("runtime_state", "runtime-state.json")
-    identity = runtime.get("identity") if isinstance(runtime.get("identity"), dict) else {}
-    rmeta = runtime.get("session_metadata") if isinstance(runtime.get("session_metadata"), dict) else {}
-    snapshot = projection.get("snapshot") if isinstance(projection.get("snapshot"), dict) else {}
-    psession = snapshot.get("session") if isinstance(snapshot.get("session"), dict) else {}
-
+def _facts(folder: Path, gen: _Generation, meta: dict[str, Any], runtime: dict[str, Any],
+           psession: dict[str, Any]) -> SessionFacts:
+    """What the session's pointer, meta.json, runtime and projection state say about it."""
+    identity = _dict(runtime.get("identity"))
+    rmeta = _dict(runtime.get("session_metadata"))
     facts = SessionFacts()
     facts.native_id = (str_or_none(gen.current.get("session_id")) or str_or_none(meta.get("session_id"))
                        or folder.name)
-    env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
-    facts.cwd = str_or_none(env.get("working_directory")) or str_or_none(rmeta.get("cwd"))
+    facts.cwd = str_or_none(_dict(meta.get("environment")).get("working_directory")) or str_or_none(rmeta.get("cwd"))
     facts.git_branch = str_or_none(meta.get("git_branch"))
     parent = (str_or_none(meta.get("parent_session_id")) or str_or_none(identity.get("parent_session_id"))
               or str_or_none(rmeta.get("parent_session_id")) or str_or_none(psession.get("parentSessionId")))
@@ -318,15 +303,38 @@ def read_unified(source: Source) -> Iterator[Item]:
     for stamp in (parse_ts(meta.get("start_time")), parse_ts(meta.get("end_time")),
                   epoch(psession.get("createdAt")), epoch(psession.get("updatedAt"))):
         facts.observe_ts(stamp)
-    usage = psession.get("tokenUsage") if isinstance(psession.get("tokenUsage"), dict) else {}
+    usage = _dict(psession.get("tokenUsage"))
     facts.tokens_in = int_or_none(usage.get("inputTokens"))
     facts.tokens_out = int_or_none(usage.get("outputTokens"))
-    subagent = identity.get("kind") == "subagent"
+    return facts
+
+
+def read_unified(source: Source) -> Iterator[Item]:
+    """Every event of one unified session folder, in the order of its live generation's history."""
+    folder = Path(source.path)
+    gen = _Generation(folder)
+    failure = gen.open()
+    if failure is not None:
+        yield failure
+        return
+    meta: dict[str, Any] = {}
+    if (folder / META).exists():  # a subagent has none
+        got = read_json_object(folder / META, fatal=False)
+        if isinstance(got, Notice):
+            yield got
+        else:
+            meta = got
+    projection = gen.document("projection_state", "projection-state.json")
+    runtime = gen.document("runtime_state", "runtime-state.json")
+    psession = _dict(_dict(projection.get("snapshot")).get("session"))
+    facts = _facts(folder, gen, meta, runtime, psession)
+    subagent = _dict(runtime.get("identity")).get("kind") == "subagent"
 
     unknown = UnknownRecords(LABEL)
     unknown.version = gen.version
-    counter = EventCounter(session_id(PROVIDER, facts.native_id), 0)
-    mapper = _Mapper(counter, unknown, subagent=subagent)
+    mapper = _Mapper(EventCounter(session_id(PROVIDER, facts.native_id or folder.name), 0), unknown, subagent=subagent)
+    # The whole history is held (one session's worth): entries are upserted, and the title's source
+    # depends on the first prompt.
     events: list[Event] = []
     for entry in upsert(gen.entries(projection)):
         for ev in mapper.events(entry):
@@ -338,16 +346,10 @@ def read_unified(source: Source) -> Iterator[Item]:
     title, title_source = title_of(titled.get("title"), titled.get("title_source", titled.get("titleSource")),
                                    mapper.first_prompt)
     # A subagent is reached through the session that spawned it.
-    resume_id = facts.parent.split(":", 1)[1] if subagent and facts.parent else facts.native_id
+    resume_id = facts.parent.split(":", 1)[1] if subagent and facts.parent else (facts.native_id or folder.name)
     yield facts.session(PROVIDER, title=title, title_source=title_source,
                         resume=resume_command(facts.cwd, resume_id), source=source.path)
     yield from events
     yield from gen.notices
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
-
-
-def session_dir_ok(folder: Path) -> bool:
-    """True when ``folder`` looks like a unified session (it has its ``CURRENT`` pointer)."""
-    return (folder / CURRENT).is_file()
-

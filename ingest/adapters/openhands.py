@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -47,21 +45,18 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
-from voyager_sessions.ingest.eventdir import EventFile, EventFolderProgress, event_files, folder_fingerprint
-from voyager_sessions.ingest.files import kind_of
+from voyager_sessions.ingest.adapters._openhands_common import EVENTS, LABEL, PROVIDER, dashed, is_hex32, resume_command
+from voyager_sessions.ingest.adapters._openhands_v0 import is_v0, read_v0, v0_root, v0_sources
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
+from voyager_sessions.ingest.files import kind_of, subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.model import Event, Session, session_id
 
-PROVIDER = "openhands"
-LABEL = "OpenHands"
-
 BASE_STATE = "base_state.json"
-EVENTS = "events"
 SUBAGENTS = "subagents"
 #: The writer pads the number to five digits but does not cap it.
 V1_EVENT = re.compile(r"event-(\d{5,})-[0-9A-Fa-f-]{8,}\.json")
-_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 
 #: Events that are not conversation: state changes, streaming, logs, hooks, requests. Skipped silently.
 _BOOKKEEPING = frozenset({
@@ -74,29 +69,8 @@ _ECHOES = frozenset({"FinishObservation", "ThinkObservation"})
 _ACP_DONE = frozenset({"completed", "failed", "error", "cancelled"})
 
 
-def dashed(name: str) -> str:
-    """The conversation id OpenHands shows and resumes (dashed UUID) for a folder named with its 32 hex digits."""
-    if _HEX32.fullmatch(name):
-        h = name.lower()
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-    return name
-
-
-def resume_command(cwd: str | None, conversation: str) -> str:
-    """``openhands --resume <uuid>``, in the conversation's working directory when it is known."""
-    command = f"openhands --resume {shlex.quote(conversation)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-class EventMapper(Protocol):
-    counter: EventCounter
-    unknown: UnknownRecords
-
-    def events(self, doc: dict[str, Any]) -> Iterator[Event]: ...
 
 
 class V1Mapper:
@@ -233,53 +207,13 @@ def _call_text(action: Any, tool_call: Any) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Reading a folder of event files (V1 here, V0 in _openhands_v0)
+# Reading a V1 conversation
 # ---------------------------------------------------------------------------
-
-
-def read_event_folder(source: Source, cursor: Cursor | None, files: list[EventFile], facts: SessionFacts,
-                      make_session: Callable[[SessionFacts], Session],
-                      make_mapper: Callable[[EventCounter, UnknownRecords], EventMapper],
-                      unknown: UnknownRecords) -> Iterator[Item]:
-    """The session, then (when the cursor's prefix of files is intact) a ``Partial`` and only the files after
-    it, else every file; the session again if reading widened its times; a Cursor remembering the prefix."""
-    state = cursor.state if cursor is not None else {}
-    progress = EventFolderProgress(state)
-    start = progress.start(files)
-    if start:  # the files already read set the session's times: carry them on
-        for key in ("started", "updated"):
-            if isinstance(state.get(key), (int, float)) and not isinstance(state.get(key), bool):
-                facts.observe_ts(float(state[key]))
-    first = make_session(facts)
-    sid = first.id
-    yield first
-    if start:
-        yield Partial(session=sid, from_seq=progress.next_seq)
-    counter = EventCounter(sid, progress.next_seq)
-    mapper = make_mapper(counter, unknown)
-    for f in files[start:]:
-        doc = read_json_object(f.path, fatal=False)
-        if isinstance(doc, Notice):
-            progress.failed()
-            yield doc
-            continue
-        for ev in mapper.events(doc):
-            facts.observe_ts(ev.ts)
-            yield ev
-        progress.done(f, counter.seq)
-    final = make_session(facts)
-    if final != first:
-        yield final
-    if (notice := unknown.notice(source.path)) is not None:
-        yield notice
-    out = progress.state()
-    out.update({k: v for k, v in (("started", facts.started), ("updated", facts.updated)) if v is not None})
-    yield Cursor(offset=0, next_seq=progress.next_seq, tail_hash="", session=sid, state=out)
 
 
 def _v1_facts(folder: Path, base: dict[str, Any]) -> SessionFacts:
     facts = SessionFacts()
-    facts.native_id = dashed(folder.name) if _HEX32.fullmatch(folder.name) else (str_or_none(base.get("id")) or folder.name)
+    facts.native_id = dashed(folder.name) if is_hex32(folder.name) else (str_or_none(base.get("id")) or folder.name)
     facts.cwd = str_or_none(_dict(base.get("workspace")).get("working_dir"))
     facts.model = str_or_none(_dict(_dict(base.get("agent")).get("llm")).get("model"))
     tokens_in = tokens_out = None
@@ -313,9 +247,9 @@ def read_v1(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         return f.session(PROVIDER, title=None, resume=resume_command(f.cwd, target), source=source.path)
 
     files = event_files(folder / EVENTS, V1_EVENT)
+    unknown = UnknownRecords(LABEL)
     yield from read_event_folder(source, cursor, files, facts, make_session,
-                                 lambda counter, unknown: V1Mapper(counter, unknown, subagent=subagent),
-                                 UnknownRecords(LABEL))
+                                 lambda counter: V1Mapper(counter, unknown, subagent=subagent), unknown)
 
 
 # ---------------------------------------------------------------------------
@@ -323,33 +257,15 @@ def read_v1(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 # ---------------------------------------------------------------------------
 
 
-def _subdirs(root: Path) -> tuple[list[Path], Notice | None]:
-    try:
-        with os.scandir(root) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except FileNotFoundError:
-        return [], None
-    except OSError as exc:
-        return [], Notice(source=str(root), reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
-    out = []
-    for e in entries:
-        try:
-            if stat.S_ISDIR(os.stat(e.path).st_mode):
-                out.append(Path(e.path))
-        except OSError:
-            continue
-    return out, None
-
-
 def v1_sources(root: Path, *, depth: int = 0) -> Iterator[Source | Notice]:
     """A Source per conversation folder under ``root`` (and per subagent conversation inside one)."""
-    folders, problem = _subdirs(root)
-    if problem is not None:
-        yield problem
-    for folder in folders:
+    for folder in subdirs(root):
+        if isinstance(folder, Notice):
+            yield folder
+            continue
         has_events = (folder / EVENTS).is_dir()
         if not has_events and not (folder / BASE_STATE).exists():
-            if _HEX32.fullmatch(folder.name):
+            if is_hex32(folder.name):
                 yield Notice(source=str(folder), reason=f"no {BASE_STATE} and no {EVENTS}/: not a conversation "
                                                         f"Voyager can read (yet); skipped")
             continue
@@ -359,7 +275,7 @@ def v1_sources(root: Path, *, depth: int = 0) -> Iterator[Source | Notice]:
             continue
         files = event_files(folder / EVENTS, V1_EVENT)
         try:
-            fp = folder_fingerprint(folder, [base], folder / EVENTS, files)
+            fp = event_folder_fingerprint(folder, [base], folder / EVENTS, files)
         except OSError:
             continue
         yield Source(provider=PROVIDER, path=str(folder), fingerprint=fp, append_only=False)
@@ -372,8 +288,6 @@ def probe(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if (p / BASE_STATE).exists() or event_files(p / EVENTS, V1_EVENT):
         return "v1-conversation"
-    from voyager_sessions.ingest.adapters._openhands_v0 import is_v0
-
     return "v0-session" if is_v0(p) else "unknown-schema"
 
 
@@ -386,20 +300,14 @@ class OpenHandsAdapter:
     versions: ClassVar[tuple[str, ...]] = ("1.16.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        from voyager_sessions.ingest.adapters._openhands_v0 import v0_root
-
         return [paths.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        from voyager_sessions.ingest.adapters._openhands_v0 import v0_sources
-
         conversations, sessions = self.roots(env)
         yield from v1_sources(conversations)
         yield from v0_sources(sessions)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        from voyager_sessions.ingest.adapters._openhands_v0 import is_v0, read_v0
-
         folder = Path(source.path)
         if not (folder / BASE_STATE).exists() and is_v0(folder):
             return read_v0(source, cursor)

@@ -111,6 +111,7 @@ def _legacy_id(folder: Path) -> str | None:
 
 
 def _legacy_sources(root: Path, walk: _Walk, unified_ids: set[str]) -> Iterator[Source | Notice]:
+    unified_id8 = {u[:8] for u in unified_ids}
     entries, problem = _entries(root)
     if problem is not None:
         yield problem
@@ -134,7 +135,7 @@ def _legacy_sources(root: Path, walk: _Walk, unified_ids: set[str]) -> Iterator[
             yield Notice(source=str(msgs), reason=f"{kind_of(mst.st_mode)}, not a regular file; skipped")
             continue
         id8 = folder_id8(entry.name)
-        if id8 and any(u.startswith(id8) for u in unified_ids) and _legacy_id(folder) in unified_ids:
+        if id8 in unified_id8 and _legacy_id(folder) in unified_ids:
             continue  # the same session is in the unified store: read once, from there
         try:
             meta = os.stat(folder / "meta.json")
