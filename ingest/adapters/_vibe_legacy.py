@@ -151,8 +151,7 @@ def facts_from_meta(meta: dict[str, Any], folder: Path | None) -> SessionFacts:
     """What ``meta.json`` (or a 1.x file's ``metadata``) says about the session, with the side index as fallback."""
     entry = index_entry(folder) if folder is not None else {}
     facts = SessionFacts()
-    facts.native_id = (str_or_none(meta.get("session_id")) or str_or_none(entry.get("session_id"))
-                       or (folder_id8(folder.name) if folder is not None else None))
+    facts.native_id = str_or_none(meta.get("session_id")) or str_or_none(entry.get("session_id"))
     env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
     facts.cwd = str_or_none(env.get("working_directory")) or str_or_none(entry.get("cwd"))
     facts.git_branch = str_or_none(meta.get("git_branch"))
@@ -192,6 +191,12 @@ class LegacyRead(JsonlSessionRead):
             meta = {}
         self.meta = meta
         self.facts = facts_from_meta(meta, self.folder)
+        if self.facts.native_id is None:
+            # Vibe writes messages.jsonl, then meta.json: caught in between, the session's id is not known
+            # yet (the folder name holds 8 of its characters). Indexing it under a guess would leave a
+            # second session behind once meta.json appears.
+            self.notices.append(Notice(source=str(self.folder / META), fatal=True, transient=True,
+                                       reason="no session id in meta.json or the session index yet; read again next scan"))
         state = cursor.state if cursor else {}
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id or self.folder.name), self.progress.seq)
         self.mapper = MessageMapper(self.counter, self.unknown)
@@ -212,7 +217,8 @@ class LegacyRead(JsonlSessionRead):
 
     def run(self) -> Iterator[Any]:
         yield from self.notices
-        yield from super().run()
+        if self.facts.native_id is not None:
+            yield from super().run()
 
 
 def read_single_file(source: Source) -> Iterator[Item]:

@@ -470,3 +470,20 @@ def test_an_empty_store_is_quiet_and_a_fifo_never_blocks(home: Path, run) -> Non
     os.mkfifo(folder / "messages.jsonl")
     summary = json.loads(run("scan", "--json").stdout)
     assert any("FIFO" in s["reason"] for s in summary["skipped"])
+
+
+def test_a_legacy_session_caught_before_its_meta_json_is_retried_not_guessed(home: Path, run) -> None:
+    root = home / ".vibe" / "logs" / "session"
+    path = write_legacy(root, legacy_lines())
+    (path.parent / "meta.json").unlink()
+    first = json.loads(run("scan", "--json").stdout)
+    assert first["failed"] == 1 and first["sessions"] == 0
+    _doc(path.parent / "meta.json", legacy_meta())
+    second = json.loads(run("scan", "--json").stdout)
+    assert second["failed"] == 0 and second["events_added"] == 8
+    assert [s["session_id"] for s in run.json("list", "--json")["sessions"]] == [f"vibe:{LEGACY_SID}"]
+    # The side index is enough to name it.
+    (path.parent / "meta.json").unlink()
+    _doc(root / ".session_index.json", {path.parent.name: {"session_id": LEGACY_SID, "cwd": CWD}})
+    items = read_all(root)
+    assert last_session(items).id == f"vibe:{LEGACY_SID}" and last_session(items).cwd == CWD
