@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import sha256_tree
 from tests.ingest._items import cursor_of, events, last_session, notices
+from tests.test_hostile import EVIL, _stub
 from voyager_sessions.ingest.adapters.base import Partial, Source
 from voyager_sessions.ingest.adapters.openhands import ADAPTER, dashed, probe
 
@@ -394,3 +395,22 @@ def test_a_fifo_named_like_an_event_never_blocks(convs: Path) -> None:
     c.add(msg(1, "user", "hi"))
     os.mkfifo(c.folder / "events" / f"event-00001-{uuid.uuid4()}.json")
     assert [e.text for e in events(read_all(convs))] == ["hi"]
+
+
+@pytest.mark.parametrize("evil", EVIL)
+def test_resume_commands_run_the_agent_with_the_exact_id_in_the_exact_directory(tmp_path: Path, evil: str) -> None:
+    pwned = tmp_path / "pwned"
+    ident = evil.format(pwned=pwned).replace("/", "_")  # the id is a folder name
+    cwd = tmp_path / f"dir {evil.format(pwned=pwned)}".replace("/", "_")
+    cwd.mkdir()
+    convs = tmp_path / "oh" / "conversations"
+    Conversation(convs, ident, base_state(ident, cwd=str(cwd))).add(msg(1, "user", "hi"))
+    bin_dir, log = tmp_path / "bin", tmp_path / "argv.log"
+    bin_dir.mkdir()
+    _stub(bin_dir, "openhands", log)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    s = last_session(read_all(convs))
+    proc = subprocess.run(["sh", "-c", s.resume], capture_output=True, text=True, env=env, timeout=30)
+    assert proc.returncode == 0, (s.resume, proc.stderr)
+    assert not pwned.exists()
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [[str(cwd), "--resume", ident]]

@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import sha256_tree
 from tests.ingest._items import append, cursor_of, events, last_session, notices, write
+from tests.test_hostile import EVIL, _stub
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.vibe import ADAPTER, probe
 
@@ -487,3 +488,25 @@ def test_a_legacy_session_caught_before_its_meta_json_is_retried_not_guessed(hom
     _doc(root / ".session_index.json", {path.parent.name: {"session_id": LEGACY_SID, "cwd": CWD}})
     items = read_all(root)
     assert last_session(items).id == f"vibe:{LEGACY_SID}" and last_session(items).cwd == CWD
+
+
+@pytest.mark.parametrize("evil", EVIL)
+def test_resume_commands_run_the_agent_with_the_exact_id_in_the_exact_directory(tmp_path: Path, evil: str) -> None:
+    pwned = tmp_path / "pwned"
+    ident = evil.format(pwned=pwned)
+    cwd = tmp_path / f"dir {ident}".replace("/", "_")
+    cwd.mkdir()
+    root = tmp_path / "vibe" / "logs" / "session"
+    Unified(root, sid=ident, folder_name="f00d").publish(
+        turn_one(), meta=meta_json(ident, environment={"working_directory": str(cwd)}))
+    write_legacy(root, legacy_lines(), meta=legacy_meta(ident + " 2", environment={"working_directory": str(cwd)}))
+    bin_dir, log = tmp_path / "bin", tmp_path / "argv.log"
+    bin_dir.mkdir()
+    _stub(bin_dir, "vibe", log)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    for s in [i for i in read_all(root) if hasattr(i, "resume")]:
+        proc = subprocess.run(["sh", "-c", s.resume], capture_output=True, text=True, env=env, timeout=30)
+        assert proc.returncode == 0, (s.resume, proc.stderr)
+    assert not pwned.exists()
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(calls) == sorted([[str(cwd), "--resume", ident], [str(cwd), "--resume", ident + " 2"]])
