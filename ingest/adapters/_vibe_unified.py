@@ -18,8 +18,9 @@ with its result: ``state.output.structured_content.returncode`` is the exit code
 generation's ``runtime-state.json`` gives the identity (``subagent`` / ``root`` / ``fork``)
 and the active model; ``projection-state.json`` the token usage.
 
-A session is re-read whole when what defines it changes (``CURRENT``, ``meta.json``):
-a new generation may rewrite any earlier entry.
+A session is re-read whole when what defines it changes (``CURRENT``, ``meta.json``): a
+new generation may rewrite any earlier entry. What reaches the index is only what follows
+the part of the history that is unchanged since the last read (``reread_delta``).
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    reread_delta,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER, model_of, resume_command, title_of
-from voyager_sessions.ingest.adapters.base import Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.model import Event, session_id
 
@@ -309,8 +311,13 @@ def _facts(folder: Path, gen: _Generation, meta: dict[str, Any], runtime: dict[s
     return facts
 
 
-def read_unified(source: Source) -> Iterator[Item]:
-    """Every event of one unified session folder, in the order of its live generation's history."""
+def read_unified(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+    """Every event of one unified session folder, in the order of its live generation's history.
+
+    The history is rebuilt whole from the live generation; given the last read's ``cursor``,
+    only what follows an unchanged prefix is yielded (after a ``Partial``), so a new turn
+    costs the index what it adds.
+    """
     folder = Path(source.path)
     gen = _Generation(folder)
     failure = gen.open()
@@ -347,9 +354,12 @@ def read_unified(source: Source) -> Iterator[Item]:
                                    mapper.first_prompt)
     # A subagent is reached through the session that spawned it.
     resume_id = facts.parent.split(":", 1)[1] if subagent and facts.parent else (facts.native_id or folder.name)
-    yield facts.session(PROVIDER, title=title, title_source=title_source,
-                        resume=resume_command(facts.cwd, resume_id), source=source.path)
-    yield from events
+    session = facts.session(PROVIDER, title=title, title_source=title_source,
+                            resume=resume_command(facts.cwd, resume_id), source=source.path)
+    yield session
+    items, delta = reread_delta(session.id, events, (cursor.state if cursor is not None else {}).get("history"))
+    yield from items
     yield from gen.notices
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
+    yield Cursor(offset=0, next_seq=len(events), tail_hash="", session=session.id, state={"history": delta})

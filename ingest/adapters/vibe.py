@@ -203,7 +203,7 @@ class VibeAdapter:
         if path.name == MESSAGES:
             return LegacyRead(source, cursor).run()
         if path.is_dir():
-            return read_unified(source)
+            return read_unified(source, cursor)
         return read_single_file(source)
 
 

@@ -271,7 +271,7 @@ def test_a_title_cut_from_the_first_prompt_is_the_prompts(root: Path) -> None:
     assert last_session(read_all(root)).title_source == "prompt"
 
 
-def test_a_new_generation_is_read_whole_once_current_points_at_it(home: Path, run) -> None:
+def test_a_new_generation_is_read_once_current_points_at_it_and_costs_what_it_adds(home: Path, run) -> None:
     root = home / ".vibe" / "logs" / "session"
     u = Unified(root)
     u.publish(turn_one(), meta=meta_json())
@@ -283,10 +283,18 @@ def test_a_new_generation_is_read_whole_once_current_points_at_it(home: Path, ru
     u.gen -= 8
     u.publish(turn_one() + [message("user-6", "user", "PROMPT_TWO_q2", 20)], meta=meta_json())
     second = json.loads(run("scan", "--json").stdout)
-    assert second["changed"] == 1 and second["events_added"] == 7 and second["events_removed"] == 6
+    assert second["changed"] == 1 and second["events_added"] == 1 and second["events_removed"] == 0
     hits = run.json("search", "PROMPT_TWO_q2", "--json", "--no-refresh")["hits"]
-    assert [(h["kind"], h["origin"]) for h in hits] == [("user", "human")]
+    assert [(h["kind"], h["origin"], h["seq"]) for h in hits] == [("user", "human", 6)]
     assert len(run.json("search", "PROMPT_ONE_q1", "--json", "--no-refresh", "--kind", "user")["hits"]) == 1
+    # A generation that rewrote an earlier entry: the session is replaced, not appended to.
+    rewritten = turn_one()
+    rewritten[4] = message("assistant-2", "assistant", "REPLY_REWRITTEN_q2", 6)
+    u.publish(rewritten + [message("user-6", "user", "PROMPT_TWO_q2", 20)], meta=meta_json())
+    third = json.loads(run("scan", "--json").stdout)
+    assert third["events_added"] == 7 and third["events_removed"] == 7
+    assert not run.json("search", "REPLY_ONE_q1", "--json", "--no-refresh")["hits"]
+    assert run.json("list", "--json")["sessions"][0]["events"] == 7
 
 
 def test_an_agent_title_is_searchable(home: Path, run) -> None:
