@@ -184,6 +184,14 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "copilot": (("VOYAGER_COPILOT_HOME", ""), ("COPILOT_HOME", ""), ("HOME", ".copilot")),
     # Factory documents no variable that moves ~/.factory (FACTORY_API_KEY is a key, not a place).
     "droid": (("VOYAGER_DROID_HOME", ""), ("HOME", ".factory")),
+    # Mistral Vibe's home (``VIBE_HOME``, else ~/.vibe); sessions live in its logs/session/.
+    "vibe": (("VOYAGER_VIBE_HOME", ""), ("VIBE_HOME", ""), ("HOME", ".vibe")),
+    # OpenHands' persistence dir (OpenHands CLI: ``OPENHANDS_PERSISTENCE_DIR``, else ~/.openhands):
+    # V0 sessions live in its sessions/ ...
+    "openhands": (("VOYAGER_OPENHANDS_HOME", ""), ("OPENHANDS_PERSISTENCE_DIR", ""), ("HOME", ".openhands")),
+    # ... and V1 conversations in its conversations/, which ``OPENHANDS_CONVERSATIONS_DIR`` can move.
+    "openhands.conversations": (("VOYAGER_OPENHANDS_HOME", "conversations"), ("OPENHANDS_CONVERSATIONS_DIR", ""),
+                                ("OPENHANDS_PERSISTENCE_DIR", "conversations"), ("HOME", ".openhands/conversations")),
 }
 
 

@@ -28,6 +28,8 @@ REGISTRY: dict[str, str] = {
     "windsurf": "voyager_sessions.ingest.adapters.windsurf",
     "copilot": "voyager_sessions.ingest.adapters.copilot",
     "droid": "voyager_sessions.ingest.adapters.droid",
+    "vibe": "voyager_sessions.ingest.adapters.vibe",
+    "openhands": "voyager_sessions.ingest.adapters.openhands",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -22,7 +22,7 @@ import sys
 import shlex
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -36,12 +36,14 @@ _NATIVE_ISO = sys.version_info >= (3, 11)
 _encode = msgspec.json.encode
 
 
-def parse_ts(value: Any) -> float | None:
+def parse_ts(value: Any, *, naive: Literal["utc", "local"] = "utc") -> float | None:
     """Epoch seconds from an ISO-8601 string (``Z`` or offset, any fraction length); ``None`` if unusable.
 
     Python 3.10's ``fromisoformat`` accepts neither ``Z`` nor fractions other than 3 or
     6 digits, both of which providers write, so the string is normalised first. A
-    stamp without a zone is taken as UTC: both agents write UTC.
+    stamp without a zone is taken as UTC (what most agents mean), or as this machine's
+    local time with ``naive="local"`` for agents that write ``datetime.now().isoformat()``
+    (OpenHands): sessions are read on the machine that wrote them.
     """
     if not isinstance(value, str) or not value:
         return None
@@ -51,7 +53,7 @@ def parse_ts(value: Any) -> float | None:
         except ValueError:
             pass
         else:
-            return _plausible((dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)).timestamp())
+            return _plausible(_aware(dt, naive).timestamp())
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -63,9 +65,19 @@ def parse_ts(value: Any) -> float | None:
         dt = datetime.fromisoformat(text)
     except ValueError:
         return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return _plausible(dt.timestamp())
+    return _plausible(_aware(dt, naive).timestamp())
+
+
+def _aware(dt: datetime, naive: str) -> datetime:
+    """``dt`` with a zone: its own, else UTC, else (``naive="local"``) the local zone at that date."""
+    if dt.tzinfo is not None:
+        return dt
+    if naive == "local":
+        try:
+            return dt.astimezone()  # a naive datetime is local time to astimezone()
+        except (OverflowError, OSError, ValueError):
+            pass
+    return dt.replace(tzinfo=timezone.utc)
 
 
 def _plausible(ts: float) -> float | None:
