@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "kimi": "voyager_sessions.ingest.adapters.kimi",
     "gemini": "voyager_sessions.ingest.adapters.gemini",
     "qwen": "voyager_sessions.ingest.adapters.qwen",
+    "aider": "voyager_sessions.ingest.adapters.aider",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
