@@ -24,6 +24,8 @@ REGISTRY: dict[str, str] = {
     "gemini": "voyager_sessions.ingest.adapters.gemini",
     "qwen": "voyager_sessions.ingest.adapters.qwen",
     "aider": "voyager_sessions.ingest.adapters.aider",
+    "cline": "voyager_sessions.ingest.adapters.cline",
+    "roo": "voyager_sessions.ingest.adapters.roo",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
