@@ -44,7 +44,7 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import EventCounter
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
-from voyager_sessions.ingest.jsonl import line_hash
+from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "aider"
@@ -265,19 +265,17 @@ class _AiderRead:
         self.mtime: float | None = None
         # The commit point: everything before ``offset`` was yielded for good.
         self.commit_offset = 0
-        self.commit_tail: tuple[int, bytes] = (0, b"")
+        self.commit_tail = 0
         self.commit_seq = 0
         self.commit_state: dict[str, Any] = {}
-        # The last non-blank line read and the blank lines after it: the cursor's tail (a blank line
-        # alone would prove nothing about the file being the same).
-        self.tail: list[tuple[int, bytes]] = []
+        self.committed = False  # a commit point was set in this pass
+        # Where the last non-blank line read starts: the cursor's tail runs from there to the commit
+        # point (a blank line alone would prove nothing about the file being the same).
+        self.tail = 0
+        self.oversized = 0
         if cursor is not None and cursor.session and isinstance(cursor.state.get("native_id"), str):
             self.run = _Run(**cursor.state)
             self.counter = EventCounter(cursor.session, cursor.next_seq)
-            self.commit_offset = cursor.offset
-            self.commit_seq = cursor.next_seq
-            self.commit_state = dict(cursor.state)
-            self.commit_tail = (cursor.tail_start, b"")
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -313,14 +311,23 @@ class _AiderRead:
                 self.sent = self._session()
                 yield self.sent
             pos = offset
+            limit = max_line_bytes()
             try:
-                for raw in fh:
+                while raw := fh.readline(limit + 1):
+                    size = len(raw)
+                    if size > limit and not raw.endswith(b"\n"):
+                        # A line longer than any event can hold: skipped (named), never held in memory.
+                        while True:
+                            more = fh.readline(1 << 20)
+                            size += len(more)
+                            if not more or more.endswith(b"\n"):
+                                break
+                        self.oversized += 1
+                        raw = f"[{size:,} bytes not read: a line longer than VOYAGER_MAX_LINE_BYTES]\n".encode()
                     yield from self._line(raw, pos)
                     if raw.strip():
-                        self.tail = [(pos, raw)]
-                    else:
-                        self.tail.append((pos, raw))
-                    pos += len(raw)
+                        self.tail = pos
+                    pos += size
             except OSError as exc:
                 yield Notice(source=self.path, reason=f"read failed: {exc.strerror or exc}", fatal=True, transient=True)
                 return
@@ -329,6 +336,9 @@ class _AiderRead:
         if self.orphans:
             yield Notice(source=self.path, reason=f"{self.orphans} line{'s' if self.orphans != 1 else ''} before the first "
                                                   "'# aider chat started at' heading skipped (no run to put them in)")
+        if self.oversized:
+            yield Notice(source=self.path, reason=f"{self.oversized} line(s) longer than {limit:,} bytes skipped "
+                                                  "(VOYAGER_MAX_LINE_BYTES)")
         if pos == 0 and offset == 0:
             yield Notice(source=self.path, reason="empty file: nothing to index yet")
         yield self._cursor()
@@ -338,7 +348,7 @@ class _AiderRead:
         if line.startswith("# aider chat started at ") and (m := _HEADING.fullmatch(line)):
             yield from self._close_run(final=True)
             yield from self._open_run(pos, m.group(1))
-            self._commit(pos + len(raw), [(pos, raw)])
+            self._commit(pos + len(raw), pos)
             return
         if self.run is None:
             if line.strip():
@@ -419,25 +429,24 @@ class _AiderRead:
 
     # -- the cursor ----------------------------------------------------------------------------
 
-    def _commit(self, offset: int, tail: list[tuple[int, bytes]]) -> None:
+    def _commit(self, offset: int, tail: int) -> None:
         assert self.run is not None and self.counter is not None
+        self.committed = True
         self.commit_offset = offset
-        if tail:
-            self.commit_tail = (tail[0][0], b"".join(raw for _, raw in tail))
+        self.commit_tail = tail
         self.commit_seq = self.counter.seq
         self.commit_state = self.run.state()
 
     def _cursor(self) -> Cursor:
-        if self.run is None or self.commit_offset == 0:
+        if not self.committed:
+            # Nothing became final in this pass: stay exactly where the last read stopped.
+            if self.cursor is not None and self.run is not None:
+                return self.cursor
             return Cursor(offset=0, next_seq=0, tail_hash="", tail_start=0, session=None, state={})
-        start, raw = self.commit_tail
-        if not raw:  # nothing read before the commit point in this pass: the old cursor's tail stands
-            assert self.cursor is not None
-            return Cursor(offset=self.cursor.offset, next_seq=self.cursor.next_seq, tail_hash=self.cursor.tail_hash,
-                          tail_start=self.cursor.tail_start, session=self.cursor.session, state=dict(self.cursor.state))
-        return Cursor(offset=self.commit_offset, next_seq=self.commit_seq, tail_hash=line_hash(raw.rstrip(b"\n")),
-                      tail_start=start, session=session_id(PROVIDER, self.commit_state["native_id"]),
-                      state=self.commit_state)
+        # The scan checks that bytes [tail, offset) are unchanged before it appends (jsonl.tail_matches).
+        span = Record(value=None, start=self.commit_tail, end=self.commit_offset, complete=True, lineno=0)
+        return cursor_after(self.path, span, next_seq=self.commit_seq,
+                            session=session_id(PROVIDER, self.commit_state["native_id"]), state=self.commit_state)
 
 
 class AiderAdapter:

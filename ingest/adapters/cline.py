@@ -113,9 +113,9 @@ def resume_command(root_id: str) -> str:
 # -- the CLI's messages file ------------------------------------------------------------------
 
 
-def _result_text(content: Any) -> tuple[str, bool]:
-    """A tool result's text, and whether it reports a failure. ``run_commands`` answers one
-    ``{query, result, success}`` per command; ``spawn_agent`` a JSON string holding the subagent's ``text``."""
+def _result_text(content: Any) -> tuple[str, bool, int]:
+    """A tool result's text, whether it reports a failure, and how many commands it answers. ``run_commands``
+    answers one ``{query, result, success}`` per command; ``spawn_agent`` a JSON string holding the subagent's ``text``."""
     if isinstance(content, str):
         stripped = content.lstrip()
         if stripped.startswith("{"):
@@ -124,13 +124,15 @@ def _result_text(content: Any) -> tuple[str, bool]:
             except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                 doc = None
             if isinstance(doc, dict) and isinstance(doc.get("text"), str):
-                return doc["text"], False
-        return content, False
+                return doc["text"], False, 1
+        return content, False, 1
     if isinstance(content, list):
         parts: list[str] = []
         failed = False
+        commands = 0
         for item in content:
             if isinstance(item, dict) and "result" in item:
+                commands += 1
                 parts.append(item["result"] if isinstance(item["result"], str) else compact_json(item["result"]))
                 failed = failed or item.get("success") is False
             elif isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
@@ -139,8 +141,8 @@ def _result_text(content: Any) -> tuple[str, bool]:
                 parts.append(item)
             elif item is not None:
                 parts.append(compact_json(item))
-        return "\n".join(p for p in parts if p), failed
-    return ("" if content is None else compact_json(content)), False
+        return "\n".join(p for p in parts if p), failed, max(commands, 1)
+    return ("" if content is None else compact_json(content)), False, 1
 
 
 class _CliRead:
@@ -254,8 +256,9 @@ class _CliRead:
                 continue
             btype = block.get("type")
             if btype == "tool_result":
-                text, failed = _result_text(block.get("content"))
-                codes = _EXITED.findall(text)
+                text, failed, commands = _result_text(block.get("content"))
+                # The exit code only where the text records it for the one command the result answers.
+                codes = _EXITED.findall(text) if commands == 1 else []
                 ev = counter.make("tool_result", "tool", text, ts=ts, tool=str_or_none(block.get("name")),
                                   call_id=str_or_none(block.get("tool_use_id")),
                                   exit_code=int(codes[0]) if len(codes) == 1 else None,

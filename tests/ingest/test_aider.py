@@ -309,3 +309,17 @@ def test_a_long_append_then_a_new_run_loses_nothing(home: Path, run) -> None:
     doc = json.loads(run("scan", "--json").stdout)
     # Only the last run's open block ("Tokens", 1 event) was read again and replaced.
     assert (doc["grown"], doc["events_added"], doc["events_removed"]) == (1, 3, 1)
+
+
+def test_a_line_beyond_the_cap_is_skipped_and_the_cursor_stays_exact(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOYAGER_MAX_LINE_BYTES", str(1 << 16))
+    huge = "x" * 70_000
+    path = write(project / HISTORY_NAME, run_text("2026-11-20 10:00:00", "before", f"start\n{huge}\nend"))
+    items = read(path)
+    (reply,) = by_kind(items, "assistant")
+    assert reply.startswith("start\n[70,001 bytes not read") and reply.endswith("\nend")
+    assert any("longer than 65,536 bytes" in n.reason for n in notices(items))
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n#### after  \n\nfine\n")
+    again = read(path, cursor_of(items))
+    assert by_kind(again, "user") == ["after"] and by_kind(again, "assistant") == ["fine"]
