@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import claude_session_lines, write_claude
 from tests.ingest._items import cursor_of, events, notices
-from tests.ingest._shell import HOSTILE_NAMES, shell_words
+from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
 from voyager_sessions.ingest.adapters.aider import ADAPTER, HISTORY_NAME, cut_prompt
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, fingerprint
 from voyager_sessions.model import Session
@@ -272,6 +272,7 @@ def test_resume_command_survives_hostile_directory_names(tmp_path: Path, name: s
     (s,) = sessions(read(path)).values()
     assert s.cwd == str(project)
     assert shell_words(s.resume) == ["cd", str(project), "&&", "aider", "--restore-chat-history"]
+    assert run_with_stub(s.resume, "aider", tmp_path) == (str(project), ["--restore-chat-history"])
 
 
 def test_one_scan_follows_the_cwds_other_agents_name(home: Path, tmp_path: Path, run) -> None:

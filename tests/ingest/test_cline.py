@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.ingest._items import events, notices
-from tests.ingest._shell import HOSTILE_NAMES, shell_words
+from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
 from tests.ingest.test_captures import shared_dir
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.cline import ADAPTER, extension_dirs, probe, sessions_dir
@@ -173,6 +173,7 @@ def test_cli_resume_command_survives_hostile_ids(tmp_path: Path, name: str) -> N
     (s,) = sessions(items).values()
     assert s.native_id == name
     assert shell_words(s.resume) == ["cline", "--id", name]
+    assert run_with_stub(s.resume, "cline", tmp_path)[1] == ["--id", name]
 
 
 def test_where_the_cli_store_is(tmp_path: Path) -> None:
