@@ -83,20 +83,31 @@ def task_title(task: Any) -> str | None:
 # -- discovery ---------------------------------------------------------------------------------
 
 
-def discover_tasks(storage: Path, provider: str, label: str, meta_files: tuple[str, ...]) -> Iterator[Source | Notice]:
+def discover_tasks(storage: Path, provider: str, label: str, meta_files: tuple[str, ...],
+                   index: str | None = None) -> Iterator[Source | Notice]:
     """A Source for every ``<storage>/tasks/<id>/`` with a conversation file; a Notice for a task without one.
 
     The source is the folder; its fingerprint covers the conversation file read and the
     ``meta_files`` beside it, so a change to any of them means "read the task again".
+    ``index``: a file (relative to ``storage``) that lists tasks; when it lists some but no
+    task folder is there, that is named (never silently empty).
     """
     tasks = storage / "tasks"
     try:
         with os.scandir(tasks) as it:
             folders = sorted(e.path for e in it if is_dir(e))
     except FileNotFoundError:
-        return
+        folders = []
     except OSError as exc:
         yield Notice(source=str(tasks), reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
+        return
+    if not folders:
+        try:
+            listed = index is not None and os.stat(storage / index).st_size > len("[]")
+        except OSError:
+            listed = False
+        if listed:
+            yield Notice(source=str(storage / index), reason=f"{label} lists tasks here but keeps no task folder in {tasks}")
         return
     found = 0
     for name in folders:

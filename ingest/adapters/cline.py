@@ -105,6 +105,16 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
             yield Notice(source=folder, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index")
 
 
+def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
+    """Never silently empty: the CLI's session index exists but not one session file was found beside it."""
+    data = paths.agent_home("cline", env)
+    index = data / "db" / "sessions.db" if data is not None else None
+    if index is not None and index.is_file():
+        yield Notice(source=str(index), reason=f"the Cline CLI keeps a session index here but no session file was found "
+                                               f"under {sessions_dir(env)} (moved? Voyager reads CLINE_SESSION_DATA_DIR "
+                                               "and CLINE_DATA_DIR)")
+
+
 def resume_command(root_id: str) -> str:
     """``cline --id <id>`` reopens a session in the TUI (a subagent through its root session)."""
     return f"cline --id {shlex.quote(root_id)}"
@@ -317,9 +327,15 @@ class ClineAdapter:
         return [sessions_dir(env), *(d / "tasks" for d in extension_dirs(env))]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        yield from discover_cli(sessions_dir(env))
+        found = False
+        for item in discover_cli(sessions_dir(env)):
+            found = found or isinstance(item, Source)
+            yield item
+        if not found:
+            yield from _index_without_sessions(env)
         for storage in extension_dirs(env):
-            yield from tasks.discover_tasks(storage, PROVIDER, "Cline (VS Code)", ("task_metadata.json",))
+            yield from tasks.discover_tasks(storage, PROVIDER, "Cline (VS Code)", ("task_metadata.json",),
+                                            index="state/taskHistory.json")
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         if os.path.isdir(source.path):

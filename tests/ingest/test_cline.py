@@ -200,6 +200,10 @@ def test_discovery_skips_copies_and_names_a_manifest_without_messages(tmp_path: 
     (notice,) = [n for n in found if isinstance(n, Notice)]
     assert notice.source == str(lonely) and "without its .messages.json" in notice.reason
     assert probe(str(path)) == "cli"
+    # The index without any session file beside it is named, not silently empty.
+    moved = {"HOME": str(tmp_path), "CLINE_SESSION_DATA_DIR": str(tmp_path / "elsewhere")}
+    (notice,) = ADAPTER.discover(moved)
+    assert notice.source == str(data / "db" / "sessions.db") and "no session file" in notice.reason
 
 
 # -- the VS Code extension's task folders --------------------------------------------------------------
@@ -325,6 +329,12 @@ def test_extension_dirs_every_vscode_family_app_and_overrides(tmp_path: Path) ->
     xdg = tmp_path / "xdg"
     write_task(xdg / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev", "1", ui_messages=[ui(1, "say", "text", "x")])
     assert extension_dirs({**env, "XDG_CONFIG_HOME": str(xdg)})[0] == xdg / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+    orphan = storage_in(home, "Code - Insiders")
+    shutil.rmtree(orphan / "tasks")
+    (orphan / "state").mkdir()
+    (orphan / "state" / "taskHistory.json").write_text('[{"id": "1", "task": "gone"}]')
+    assert any(isinstance(n, Notice) and n.source == str(orphan / "state" / "taskHistory.json")
+               for n in ADAPTER.discover(env)), "a task list without task folders is named"
     only = {**env, "VOYAGER_CLINE_VSCODE_HOME": str(storage_in(home, "Cursor")), "VOYAGER_CLINE_HOME": str(tmp_path / "none")}
     assert [Path(s.path).parts[-6] for s in ADAPTER.discover(only) if isinstance(s, Source)] == ["Cursor"]
 
