@@ -391,6 +391,8 @@ class TaskRead:
             header = _RESULT_HEADER.match(rest)
             if header:
                 in_result = header.group(1).split(" ", 1)[0]
+                if header.end() == len(rest):
+                    continue  # a header alone: the result follows in the next block
             if rest.startswith("<environment_details>") or in_result is None:
                 ev = self.counter.make("meta", "provider", rest, ts=ts)
             else:

@@ -303,10 +303,10 @@ def test_api_history_when_there_is_no_ui_view(tmp_path: Path) -> None:
     ])
     evs = events(read_task(folder))
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("meta", "provider"), ("assistant", "agent"), ("tool_result", "tool"), ("tool_result", "tool"),
+        ("user", "human"), ("meta", "provider"), ("assistant", "agent"), ("tool_result", "tool"),
         ("meta", "provider"), ("tool_call", "agent"), ("tool_result", "tool"), ("user", "human")]
-    assert evs[0].text == "给 API 加上限流 LIMIT_FIG" and evs[8].text == "再加一个测试 MORE_FIG"
-    assert evs[4].tool == "execute_command" and "GREP_FIG" in evs[4].text
+    assert evs[0].text == "给 API 加上限流 LIMIT_FIG" and evs[7].text == "再加一个测试 MORE_FIG"
+    assert evs[3].tool == "execute_command" and evs[3].text == "src/limiter.ts: export class Limiter GREP_FIG"
     assert probe(str(folder)) == "api_conversation_history"
 
 
