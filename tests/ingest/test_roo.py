@@ -173,3 +173,9 @@ def test_scan_is_read_only_and_a_rewrite_replaces_the_task(home: Path, run) -> N
     assert sorted((h["kind"], h["origin"]) for h in hits) == [("tool_call", "agent"), ("user", "provider")]
     sessions = {s["native_id"]: s for s in run.json("list", "--json", "--provider", "roo")["sessions"]}
     assert sessions[CHILD]["parent"] == f"roo:{PARENT}"
+
+
+def test_an_unknown_kind_is_named_briefly(tmp_path: Path) -> None:
+    folder = write_task(storage(tmp_path), "long", [say(1, "text", "task"), say(2, "x" * 10_000, "?")])
+    (notice,) = notices(read(folder))
+    assert "say:xxx" in notice.reason and len(notice.reason) < 300
