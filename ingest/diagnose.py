@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 
 from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.ingest.adapters.base import Notice, Source
+from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discover
 
 
 class ProviderReport(msgspec.Struct, kw_only=True):
@@ -39,9 +39,10 @@ class ProviderReport(msgspec.Struct, kw_only=True):
 
 
 def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]],
-             noted: dict[str, list[str]] | None = None) -> list[ProviderReport]:
+             noted: dict[str, list[str]] | None = None, hints: Hints | None = None) -> list[ProviderReport]:
     """One report per registered adapter. ``indexed``: provider -> (sessions, events); ``failed`` and
-    ``noted``: provider -> "<path>: <reason>" for sources that failed, or were read with pieces skipped."""
+    ``noted``: provider -> "<path>: <reason>" for sources that failed, or were read with pieces skipped;
+    ``hints``: what the scan would hand adapters that ask for them (see ``base.Hints``)."""
     reports = []
     for name in registry.PROVIDERS:
         try:
@@ -56,7 +57,7 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
         shapes: dict[str, int] = {}
         problems: list[str] = []
         probe = getattr(importlib.import_module(registry.REGISTRY[name]), "probe", None)
-        for item in adapter.discover(env):
+        for item in discover(adapter, env, hints):
             if isinstance(item, Notice):
                 problems.append(item.describe())
                 continue

@@ -245,6 +245,10 @@ class StateStore:
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
         return [r[0] for r in self.conn.execute(sql, args)]
 
+    def known_cwds(self) -> set[str]:
+        """Every working directory an indexed session names (the scan hands them to adapters that ask)."""
+        return {r[0] for r in self.conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != ''")}
+
     def session_ids_titled(self, words: list[str], limit: int = 1000) -> list[str]:
         """Ids of sessions whose title contains every one of ``words`` (ASCII case-insensitive)."""
         if not words:

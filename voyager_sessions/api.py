@@ -142,10 +142,13 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     from voyager_sessions.ingest.diagnose import diagnose
     from voyager_sessions.store.db import integrity
 
+    from voyager_sessions.ingest.adapters.base import Hints
+
     indexed: dict[str, tuple[int, int]] = {}
     idx = None
     failed: dict[str, list[str]] = {}
     noted: dict[str, list[str]] = {}
+    hints = Hints()
     health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
     if ddir.has_index():
         from voyager_sessions.search.index import SearchIndex
@@ -156,6 +159,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
             indexed = {p: (s, e or 0) for p, s, e in store.counts()}
             failed = store.failed_sources()
             noted = store.noted_sources()
+            hints = Hints(cwds=frozenset(store.known_cwds()))
         finally:
             store.close()
         health["state_db"] = integrity(ddir.state_db)
@@ -175,4 +179,4 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
                       index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
     if ddir.checkpoints_db.exists():
         health["checkpoints_db"] = integrity(ddir.checkpoints_db)
-    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted), "health": health}
+    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints), "health": health}

@@ -12,7 +12,7 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 Env = Mapping[str, str]
@@ -192,6 +192,18 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # ... and V1 conversations in its conversations/, which ``OPENHANDS_CONVERSATIONS_DIR`` can move.
     "openhands.conversations": (("VOYAGER_OPENHANDS_HOME", "conversations"), ("OPENHANDS_CONVERSATIONS_DIR", ""),
                                 ("OPENHANDS_PERSISTENCE_DIR", "conversations"), ("HOME", ".openhands/conversations")),
+    # Aider keeps its history in each project: this is the directory searched with its children
+    # (see ingest/adapters/aider.py for the other places: known cwds, VOYAGER_AIDER_ROOTS).
+    "aider": (("VOYAGER_AIDER_HOME", ""), ("HOME", "")),
+    # The Cline CLI's data dir (sessions/, db/); CLINE_DIR is the config dir that holds data/.
+    "cline": (("VOYAGER_CLINE_HOME", ""), ("CLINE_DATA_DIR", ""), ("CLINE_DIR", "data"), ("HOME", ".cline/data")),
+    # CLINE_SESSION_DATA_DIR moves sessions/ out of the data dir (unset: <cline>/sessions).
+    "cline.sessions": (("CLINE_SESSION_DATA_DIR", ""),),
+    # The VS Code extension's storage dir (globalStorage/saoudrizwan.claude-dev) named outright;
+    # unset: that folder under every VS Code-family user dir (vscode_user_dirs).
+    "cline.vscode": (("VOYAGER_CLINE_VSCODE_HOME", ""),),
+    # Roo Code's storage dir (globalStorage/rooveterinaryinc.roo-cline), likewise.
+    "roo": (("VOYAGER_ROO_HOME", ""),),
 }
 
 
@@ -209,9 +221,15 @@ def agent_home(name: str, env: Env | None = None) -> Path | None:
     return None
 
 
+#: Variables that steer where agents' sessions are found without naming a home (lists of roots,
+#: a file name): adapters read them directly; tests clear them with the others.
+AGENT_EXTRA_VARIABLES: tuple[str, ...] = ("VOYAGER_AIDER_ROOTS", "AIDER_CHAT_HISTORY_FILE")
+
+
 def agent_variables() -> list[str]:
-    """Every variable ``AGENT_HOMES`` reads but ``HOME`` (tests clear them all for a fake HOME)."""
-    return sorted({var for entries in AGENT_HOMES.values() for var, _ in entries if var != "HOME"})
+    """Every variable ``AGENT_HOMES`` reads but ``HOME``, and ``AGENT_EXTRA_VARIABLES`` (tests clear them all for a fake HOME)."""
+    homes = {var for entries in AGENT_HOMES.values() for var, _ in entries if var != "HOME"}
+    return sorted(homes | set(AGENT_EXTRA_VARIABLES))
 
 
 def claude_home(env: Env | None = None) -> Path:
@@ -234,16 +252,33 @@ def opencode_home(env: Env | None = None) -> Path:
     return agent_home("opencode", env)  # type: ignore[return-value]
 
 
-def vscode_user_dirs(env: Env | None, app: str, *, platform: str | None = None) -> list[Path]:
-    """The candidate ``…/<app>/User`` dirs of a VS Code-family editor (``Code``, ``Cursor``, ``Windsurf`` …).
+#: VS Code and the forks whose user dirs extensions keep their data in, by the app's folder name.
+VSCODE_APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium", "Cursor")
 
-    Electron keeps an app's user data under its platform's config dir: on macOS
-    ``~/Library/Application Support/<app>/User``; elsewhere ``$XDG_CONFIG_HOME/<app>/User``,
-    else ``~/.config/<app>/User``. ``platform`` defaults to ``sys.platform`` (tests pass
-    ``"darwin"`` to check the macOS layout on Linux). Windows (``%APPDATA%``) is not probed.
+
+def vscode_user_dirs(env: Env | None = None, apps: Sequence[str] = VSCODE_APPS, *,
+                     platform: str | None = None) -> list[Path]:
+    """The ``User`` dir of each VS Code-family app in ``apps`` (existing or not), in ``apps`` order.
+
+    An extension's global data lives in ``<User>/globalStorage/<publisher.extension>/`` and a
+    workspace's in ``<User>/workspaceStorage/<hash>/``. Where the app keeps ``User``:
+    Linux and the BSDs ``$XDG_CONFIG_HOME/<App>/User``, else ``~/.config/<App>/User``; macOS
+    ``~/Library/Application Support/<App>/User``; Windows ``%APPDATA%\\<App>\\User``. Shared by every
+    adapter that reads an editor extension's store (Cline, Roo Code, Cursor, Copilot Chat, …).
     """
     e = _env(env)
-    if (platform or sys.platform) == "darwin":
-        return [home(e) / "Library" / "Application Support" / app / "User"]
-    config = Path(e["XDG_CONFIG_HOME"]).expanduser() if e.get("XDG_CONFIG_HOME") else home(e) / ".config"
-    return [config / app / "User"]
+    if isinstance(apps, str):  # one app by name: ``vscode_user_dirs(env, "Cursor")``
+        apps = (apps,)
+    plat = sys.platform if platform is None else platform
+    if plat == "darwin":
+        base = home(e) / "Library" / "Application Support"
+    elif plat.startswith("win"):
+        base = Path(e["APPDATA"]) if e.get("APPDATA") else home(e) / "AppData" / "Roaming"
+    else:
+        base = Path(e["XDG_CONFIG_HOME"]).expanduser() if e.get("XDG_CONFIG_HOME") else home(e) / ".config"
+    return [base / app / "User" for app in apps]
+
+
+def vscode_extension_dirs(extension: str, env: Env | None = None, apps: Sequence[str] = VSCODE_APPS) -> list[Path]:
+    """``<User>/globalStorage/<extension>`` for every VS Code-family app (``extension`` = ``publisher.name``, lower case)."""
+    return [user / "globalStorage" / extension for user in vscode_user_dirs(env, apps)]

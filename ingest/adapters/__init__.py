@@ -30,6 +30,9 @@ REGISTRY: dict[str, str] = {
     "droid": "voyager_sessions.ingest.adapters.droid",
     "vibe": "voyager_sessions.ingest.adapters.vibe",
     "openhands": "voyager_sessions.ingest.adapters.openhands",
+    "aider": "voyager_sessions.ingest.adapters.aider",
+    "cline": "voyager_sessions.ingest.adapters.cline",
+    "roo": "voyager_sessions.ingest.adapters.roo",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -380,7 +380,8 @@ class UnknownRecords:
         self.version: str | None = None
 
     def saw(self, kind: Any) -> None:
-        key = kind if isinstance(kind, str) and kind else repr(kind)[:40]
+        # A kind is named from the file itself: a hostile one must not make the notice huge.
+        key = kind[:60] if isinstance(kind, str) and kind else repr(kind)[:40]
         self.counts[key] = self.counts.get(key, 0) + 1
 
     def notice(self, source: str) -> Notice | None:

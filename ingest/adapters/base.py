@@ -13,6 +13,12 @@ An adapter has two jobs and no others:
 
 Adapters open provider files read-only and never write anywhere. They hold at most
 one session's worth of state in memory and yield as they go.
+
+An agent with no fixed place for its sessions (Aider keeps a history file in each
+project) may ask for ``Hints``: what Voyager already knows that can lead to them (the
+working directories other sessions name). It says so with ``uses_hints = True`` and a
+``discover(env, hints)`` that takes them; :func:`discover` passes them only to such
+adapters, so every other adapter keeps the one-argument ``discover(env)``.
 """
 
 from __future__ import annotations
@@ -107,6 +113,17 @@ class Partial(msgspec.Struct, frozen=True, kw_only=True):
 
 Item = Union[Session, Event, Cursor, Notice, Unchanged, Partial]
 
+
+class Hints(msgspec.Struct, frozen=True, kw_only=True):
+    """What the caller of ``discover`` already knows that may point to sources no fixed location names.
+
+    ``cwds``: the working directories of indexed sessions (every agent's), absolute paths
+    as the sessions recorded them. The scan takes them from its state store; adapters
+    never read Voyager's own databases.
+    """
+
+    cwds: frozenset[str] = frozenset()
+
 #: How Voyager knows an agent's format: ``observed`` (tested on files the real CLI wrote,
 #: ``shared/fixtures/agents/``) or ``documented`` (built from public descriptions and peers'
 #: test data; not yet seen on a real install).
@@ -135,6 +152,13 @@ class Adapter(Protocol):
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         """Stream one source's sessions and events (from ``cursor`` when given), read-only."""
         ...
+
+
+def discover(adapter: Adapter, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
+    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter that declares ``uses_hints``."""
+    if getattr(adapter, "uses_hints", False):
+        return adapter.discover(env, hints or Hints())  # type: ignore[call-arg]
+    return adapter.discover(env)
 
 
 def fingerprint(path: str | os.PathLike[str], *, wal: bool = False) -> Fingerprint:

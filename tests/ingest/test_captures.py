@@ -51,6 +51,14 @@ NOT_INDEXED = {
 }
 
 
+#: Providers whose captures ran no tool: their ``TOOLOUT_`` markers stand only in the prompt (which
+#: quotes the command), so they must be found, but not as tool output. Why, per provider:
+NO_TOOL_RUN = {
+    # Aider 0.86 edits files and has no shell tool the model calls; the scripted model answered in text.
+    "aider": "the reply is text only: nothing was run, the command is only quoted in the prompt",
+}
+
+
 def captures() -> list[str]:
     if CAPTURES is None:
         return []
@@ -159,7 +167,7 @@ def test_capture(capture: Capture) -> None:
             elif key == "reply_marker":
                 assert "assistant" in kinds, (marker, kinds)
             elif key == "tool_marker":
-                assert "tool_result" in kinds or "SUB" in marker, (marker, kinds)
+                assert "tool_result" in kinds or "SUB" in marker or c.provider in NO_TOOL_RUN, (marker, kinds)
             elif key == "summary_marker":
                 assert kinds == {"meta"}, (marker, kinds)
                 assert not any(h["origin"] == "human" for h in hits)

@@ -18,7 +18,7 @@ import msgspec
 
 from voyager_sessions.errors import VoyagerError
 from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.ingest.adapters.base import Notice, Source
+from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discover
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
@@ -80,6 +80,12 @@ class Scan:
         self.progress = progress
         self.on_notice = on_notice
         self.summary = ScanSummary()
+        self.noticed: set[str] = set()  # the sources named so far (a second discovery names nothing twice)
+        # Adapters that asked for hints, the cwds they were given, and the cwds of sessions read since.
+        self.hinted: list[str] = []
+        self.hint_cwds: frozenset[str] | None = None
+        self.read_cwds: set[str] = set()
+        self.known: dict = {}
         self.store = StateStore(ddir.state_db)
         self.index = self._open_index(rebuild)
         self.reset = self.store.index_id() != self.index.index_id
@@ -112,6 +118,7 @@ class Scan:
             return SearchIndex(self.ddir.index)
 
     def notice(self, n: Notice) -> None:
+        self.noticed.add(n.source)
         self.summary.skipped.append(Skipped(source=n.source, reason=n.reason, where=n.where))
         if self.on_notice:
             self.on_notice(n)
@@ -123,18 +130,15 @@ class Scan:
         try:
             known = self.store.sources()
             plan, seen, scanned = self._plan(known)
+            self._read_all(plan, 0, len(plan))
+            # Sessions read just now may name working directories that lead an adapter which asked
+            # for hints (Aider) to histories not found before: one more discovery for those only.
+            more = self._plan_hinted(seen)
+            self._read_all(more, len(plan), len(plan) + len(more))
             self.summary.sources = len(seen)
             gone = [] if self.keep_missing else [
                 old for path, old in known.items() if old.provider in scanned and path not in seen
             ]
-            total = len(plan)
-            commit_every = _commit_every()
-            for done, (source, why) in enumerate(plan, start=1):
-                self._read(source, why, known.get(source.path))
-                if self.uncommitted_events >= commit_every:
-                    self._commit()
-                if self.progress:
-                    self.progress(done, total, self.summary.events_added)
             # Removals last: a session that moved (an archived rollout) is claimed by its new source.
             for old in gone:
                 self._remove_source(old)
@@ -152,8 +156,24 @@ class Scan:
         self.store.close()
         return self.summary
 
+    def _read_all(self, plan: list[tuple[Source, Why]], done: int, total: int) -> None:
+        commit_every = _commit_every()
+        for done, (source, why) in enumerate(plan, start=done + 1):
+            self._read(source, why, self.known.get(source.path))
+            if self.uncommitted_events >= commit_every:
+                self._commit()
+            if self.progress:
+                self.progress(done, total, self.summary.events_added)
+
+    def _hints(self) -> Hints:
+        """What adapters that asked for hints get: the working directories of every indexed session."""
+        if self.hint_cwds is None:
+            self.hint_cwds = frozenset(self.store.known_cwds())
+        return Hints(cwds=self.hint_cwds)
+
     def _plan(self, known: dict) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
         """Discover every provider's sources and classify them against ``known`` (the state rows)."""
+        self.known = known
         plan: list[tuple[Source, Why]] = []
         seen: set[str] = set()
         scanned: set[str] = set()
@@ -164,19 +184,41 @@ class Scan:
                 self.notice(Notice(source=name, reason=f"adapter unavailable: {type(exc).__name__}: {exc}", fatal=True))
                 continue
             scanned.add(name)
-            for item in adapter.discover(self.env):
-                if isinstance(item, Notice):
-                    self.notice(item)
-                    continue
-                seen.add(item.path)
-                old = known.get(item.path)
-                why = classify(item, old)
-                if why is None:
-                    self.summary.unchanged += 1
-                    self.live_sessions.update(old.sessions)
-                else:
-                    plan.append((item, why))
+            hinted = getattr(adapter, "uses_hints", False)
+            if hinted:
+                self.hinted.append(name)
+            for item in discover(adapter, self.env, self._hints() if hinted else None):
+                self._consider(item, plan, seen)
         return plan, seen, scanned
+
+    def _plan_hinted(self, seen: set[str]) -> list[tuple[Source, Why]]:
+        """Sources that the cwds of sessions read in this scan lead hint-using adapters to, not seen before."""
+        new_cwds = self.read_cwds - (self.hint_cwds or frozenset())
+        plan: list[tuple[Source, Why]] = []
+        if not new_cwds:
+            return plan
+        for name in self.hinted:
+            for item in discover(registry.get(name), self.env, Hints(cwds=frozenset(new_cwds))):
+                if isinstance(item, Notice) and item.source in self.noticed:
+                    continue  # the first discovery named it already
+                if isinstance(item, Source) and item.path in seen:
+                    continue
+                self._consider(item, plan, seen)
+        return plan
+
+    def _consider(self, item: Source | Notice, plan: list[tuple[Source, Why]], seen: set[str]) -> None:
+        """Plan the read of one discovered source (or report a place discovery could not look into)."""
+        if isinstance(item, Notice):
+            self.notice(item)
+            return
+        seen.add(item.path)
+        old = self.known.get(item.path)
+        why = classify(item, old)
+        if why is None:
+            self.summary.unchanged += 1
+            self.live_sessions.update(old.sessions)
+        else:
+            plan.append((item, why))
 
     # -- one source ------------------------------------------------------------------
 
@@ -215,6 +257,8 @@ class Scan:
         self.pending_removed_sessions.extend(out.removed_sessions)
         for r in out.sessions:
             self.pending_sessions[r.session.id] = r
+            if r.session.cwd:
+                self.read_cwds.add(r.session.cwd)
         self.live_sessions.update(row.sessions)
 
     def _remove_source(self, old) -> None:

@@ -165,9 +165,10 @@ class SourceRead:
         """Delete what ``sid`` had indexed before, now that this read produced an event for it."""
         self.replaced.add(sid)
         if self.appending:
-            if self.cursor is not None and self.cursor.session:
-                # The old incomplete tail (seq >= next_seq) is read again: replace it.
-                self.index.delete_session(self.cursor.session, from_seq=self.cursor.next_seq)
+            if self.cursor is not None and sid == self.cursor.session:
+                # The old incomplete tail (seq >= next_seq) is read again: replace it. A session that
+                # starts after the cursor (a file holding several, like Aider's) is new: nothing to delete.
+                self.index.delete_session(sid, from_seq=self.cursor.next_seq)
         else:
             self.index.delete_session(sid)
 
@@ -222,7 +223,9 @@ class SourceRead:
             removed = sum(max(0, r.events - self.kept.get(sid, 0)) for sid, r in self.prior.items() if sid not in self.unchanged)
             gone = [s for s in self.old_sessions if s not in ids]
         else:
-            removed = max(0, (self.old.events if self.old else 0) - self.cursor.next_seq) if self.cursor else 0
+            # Only the cursor's session had events at or past the cursor (the tail read again).
+            tail = self.prior.get(self.cursor.session) if self.cursor and self.cursor.session else None
+            removed = max(0, tail.events - self.cursor.next_seq) if tail is not None and self.cursor else 0
             gone = []
         for rec in records:
             self._sync_title(rec)
