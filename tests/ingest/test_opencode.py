@@ -30,7 +30,9 @@ from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly,
 from voyager_sessions.model import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_FIXTURE = ROOT.parent / "shared" / "fixtures" / "opencode-1.18.33"
+# ../shared beside the repository, or beside the directory holding a worktree of it.
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "fixtures").is_dir()), ROOT.parent / "shared")
+SHARED_FIXTURE = SHARED / "fixtures" / "opencode-1.18.33"
 CLI_FIXTURE = ROOT / "tests" / "fixtures" / "opencode" / "real-1.18.33" / "opencode.db"
 
 # ---------------------------------------------------------------------------
@@ -476,6 +478,24 @@ def test_cli_written_edge_cases(tmp_path: Path) -> None:
     # step-start / step-finish are noise, not unknown types.
     assert not read.notices
     assert adapter_counts(read) == {sid: +c for sid, c in oracle(db, "v1").items()}
+
+
+def test_a_cursor_from_an_older_release_reads_every_session_again(tmp_path: Path) -> None:
+    """Marks are typed records; a state of another shape (the positional lists of before) is not trusted."""
+    cs = convs(2, 6)
+    db = build("v1", tmp_path, cs)
+    first = Read(db)
+    assert first.cursor is not None
+    marks = first.cursor.state["sessions"]
+    assert set(marks) == {c.id for c in cs}
+    legacy = {sid: {"sig": ["v1", "0" * 20, 6, 1, 2, "m", 0, None, None, None], "tail": [["x"], 3, [1, 2, 0, None], None]}
+              for sid in marks}
+    items = list(ADAPTER.read(source(db), Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": legacy})))
+    again = [i for i in items if isinstance(i, Session)]
+    assert [s.native_id for s in again] == first.order  # read whole, nothing skipped as unchanged
+    assert not [i for i in items if isinstance(i, Notice)]
+    same = list(ADAPTER.read(source(db), first.cursor))
+    assert not [i for i in same if isinstance(i, (Session, Event))]  # the current marks still skip everything
 
 
 # ---------------------------------------------------------------------------
