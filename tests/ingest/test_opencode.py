@@ -20,11 +20,12 @@ import tracemalloc
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import msgspec
 import pytest
 import synth
 from synth import opencode as so
 from voyager_sessions.ingest.adapters import get
-from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, fingerprint
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
 
 from voyager_sessions.model import Event, Session
@@ -786,6 +787,153 @@ def test_migrating_with_parts_and_an_unknown_phase(tmp_path: Path) -> None:
     read = Read(db)
     assert set(read.sessions) == {c.id for c in cs}
     assert any("unknown migration phase" in n.reason and not n.fatal for n in read.notices)
+
+
+# ---------------------------------------------------------------------------
+# databases without the indexes OpenCode creates
+# ---------------------------------------------------------------------------
+
+
+def drop_lookup_indexes(db: Path) -> list[str]:
+    """Drop every index that finds a session's messages or a message's parts (what a per-session read needs)."""
+    conn = sqlite3.connect(db)
+    dropped = []
+    for table, column in (("message", "session_id"), ("session_message", "session_id"), ("part", "message_id"),
+                          ("session_part", "message_id")):
+        for name, origin in [(r[1], r[3]) for r in conn.execute(f"PRAGMA index_list({table})")]:
+            if origin == "c" and conn.execute(f"PRAGMA index_info({name})").fetchone()[2] == column:
+                conn.execute(f"DROP INDEX {name}")
+                dropped.append(name)
+    conn.commit()
+    conn.close()
+    return dropped
+
+
+def _twin(shape: str, tmp: Path, cs: list[synth.Conversation]) -> tuple[Path, Path]:
+    """The same database twice: as OpenCode indexes it, and without the lookup indexes."""
+    with_ix = build(shape, tmp / "indexed", cs)
+    without = tmp / "bare" / with_ix.name
+    without.parent.mkdir()
+    conn = sqlite3.connect(with_ix)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    shutil.copyfile(with_ix, without)
+    assert drop_lookup_indexes(without)
+    return with_ix, without
+
+
+def _traced(path: Path, cursor: Cursor | None = None) -> tuple[list, list[str]]:
+    """Everything one read yields, and every SQL statement it ran."""
+    from voyager_sessions.ingest.adapters.opencode import db as dbmod
+
+    statements: list[str] = []
+    real = dbmod.connect_readonly
+
+    def tracing(*a, **k):
+        conn = real(*a, **k)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dbmod, "connect_readonly", tracing)
+        items = list(ADAPTER.read(source(path), cursor))
+    return items, statements
+
+
+def _sourceless(items: list) -> list:
+    """The items without the database path each Session names (the two twins live in two places)."""
+    return [msgspec.structs.replace(i, source=None) if isinstance(i, Session) else i
+            for i in items if not isinstance(i, Cursor)]
+
+
+def _by_session(items: list) -> dict[str, list]:
+    out: dict[str, list] = defaultdict(list)
+    for it in _sourceless(items):
+        if isinstance(it, (Session, Event, Partial, Unchanged)):
+            out[it.id if isinstance(it, Session) else it.session].append(it)
+    return dict(out)
+
+
+@pytest.mark.parametrize("shape", ["v1", "v2", "v2-inline", "migrating"])
+def test_without_lookup_indexes_one_pass_gives_the_same_sessions_and_events(tmp_path: Path, shape: str) -> None:
+    cs = convs(6, 16)
+    with_ix, without = _twin(shape, tmp_path, cs)
+    # Sessions whose row lacks model and tokens take both from their messages, in either way of reading.
+    for d in (with_ix, without):
+        conn = sqlite3.connect(d)
+        conn.execute(f"UPDATE {'session' if shape == 'v1' else 'session_v2'} SET model = NULL, tokens_input = 0, "
+                     f"tokens_output = 0 WHERE id IN (?, ?)", (cs[0].id, cs[3].id))
+        conn.commit()
+        conn.close()
+    indexed, _ = _traced(with_ix)
+    bare, statements = _traced(without)
+    assert probe(without) == probe(with_ix) == shape
+    sessions = {s.native_id: s for s in indexed if isinstance(s, Session)}
+    assert sessions[cs[0].id].model == "synthetic/synthetic-model-1" and sessions[cs[0].id].tokens_in
+    assert _sourceless(bare) == _sourceless(indexed)
+    # One statement reads the rows of all sessions; none asks for one session's messages.
+    per_session = [q for q in statements if "m.session_id = ?" in q]
+    assert per_session == [], per_session[:3]
+    selects = [q for q in statements if q.startswith("SELECT") and "sqlite_master" not in q]
+    # Per slice: aggregates (2), projects, workspaces, the sessions, the pass, tokens and model; per session its row by id.
+    assert len(selects) <= 8 * 2 + len(cs), selects
+
+
+@pytest.mark.parametrize("shape", ["v1", "v2", "v2-inline"])
+def test_without_lookup_indexes_a_rescan_reads_only_what_changed(tmp_path: Path, shape: str) -> None:
+    cs = convs(5, 12)
+    with_ix, without = _twin(shape, tmp_path, cs)
+    cursors = {d: Read(d).cursor for d in (with_ix, without)}
+    msg, part = ("message", "part") if shape == "v1" else ("session_message", "session_part")
+    for d in (with_ix, without):
+        conn = sqlite3.connect(d)
+        # cs[1]: its last message grows (read from there); cs[2]: an old row edited (read whole).
+        conn.execute(f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
+                     f"(SELECT max(id) FROM {msg} WHERE session_id = ?)", (cs[1].id,))
+        conn.execute(f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
+                     f"(SELECT min(id) FROM {msg} WHERE session_id = ?)", (cs[2].id,))
+        if shape != "v2-inline":
+            conn.execute(f"UPDATE {part} SET data = json_set(data, '$.text', 'edited tail text') WHERE id = "
+                         f"(SELECT max(p.id) FROM {part} p JOIN {msg} m ON m.id = p.message_id "
+                         f"WHERE m.session_id = ? AND json_extract(p.data, '$.type') = 'text')", (cs[1].id,))
+        conn.commit()
+        conn.close()
+    indexed, _ = _traced(with_ix, cursors[with_ix])
+    bare, _ = _traced(without, cursors[without])
+    a, b = _by_session(indexed), _by_session(bare)
+    assert a == b
+    kinds = {sid: {type(i).__name__ for i in items} for sid, items in b.items()}
+    assert kinds[f"opencode:{cs[1].id}"] >= {"Session", "Partial", "Event"}
+    assert "Partial" not in kinds[f"opencode:{cs[2].id}"] and "Event" in kinds[f"opencode:{cs[2].id}"]
+    assert kinds[f"opencode:{cs[0].id}"] == {"Unchanged"}
+
+
+def test_has_index_counts_only_complete_indexes_led_by_the_column(tmp_path: Path) -> None:
+    from voyager_sessions.ingest.sqlite import has_index
+
+    db = tmp_path / "x.db"
+    conn = sqlite3.connect(db)
+    conn.executescript("""
+        CREATE TABLE a (id TEXT PRIMARY KEY, session_id TEXT, seq INT, data TEXT);
+        CREATE INDEX a_partial ON a (session_id) WHERE json_valid(data);
+        CREATE INDEX a_second ON a (seq, session_id);
+        CREATE TABLE b (session_id TEXT, seq INT, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+        CREATE TABLE c (id TEXT, session_id TEXT);
+        CREATE INDEX c_expr ON c (lower(session_id));
+        CREATE TABLE d (session_id TEXT, seq INT);
+        CREATE UNIQUE INDEX d_seq ON d (session_id, seq);
+    """)
+    conn.close()
+    conn = connect_readonly(db)
+    try:
+        assert not has_index(conn, "a", "session_id")  # partial, or not the first column
+        assert has_index(conn, "a", "id") and has_index(conn, "a", "seq")
+        assert has_index(conn, "b", "session_id")  # the primary key of a WITHOUT ROWID table
+        assert not has_index(conn, "c", "session_id")  # an expression is not the column
+        assert has_index(conn, "d", "session_id")
+        assert not has_index(conn, "missing", "session_id")
+    finally:
+        conn.close()
 
 
 # ---------------------------------------------------------------------------

@@ -7,14 +7,23 @@ grouped pass over the message and part tables gives every session's
 ``Unchanged``, the others are read whole or, when only their last message and newer ones
 changed, from that message on (``Partial``).
 
-Rows stream through SQLite cursors, one session per query; nothing fetches a whole table.
+Rows stream through SQLite cursors; nothing fetches a whole table. Where the message table
+has an index on ``session_id`` (and the part table one on ``message_id``), each session is
+one indexed query. OpenCode creates those indexes, but a database without them (copied,
+repaired, written by another tool) would make every per-session query scan the whole
+table; there the sessions to read come from one ordered pass instead
+(:meth:`SliceReader.read_pass`), and what the per-session queries would have answered
+(tokens, model, the rows before the last message) is gathered on the way.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+import msgspec
 
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
@@ -32,7 +41,7 @@ from voyager_sessions.ingest.adapters.opencode.schema import (
     detect_shape,
     layout,
 )
-from voyager_sessions.ingest.sqlite import connect_readonly, tables
+from voyager_sessions.ingest.sqlite import connect_readonly, has_index, tables
 from voyager_sessions.ingest.sqlite import is_transient as _transient
 from voyager_sessions.model import Event, Session
 
@@ -40,6 +49,29 @@ from voyager_sessions.model import Event, Session
 def _col(row: sqlite3.Row, name: str) -> Any:
     """A column that may not exist in this release's table."""
     return row[name] if name in row.keys() else None
+
+
+def _json_list(values: list[str]) -> str:
+    """A list as one JSON parameter, for ``json_each(?)``: no limit on how many, one statement."""
+    return msgspec.json.encode(values).decode()
+
+
+def sqlite_order(values: Iterable[Any]) -> tuple[tuple[int, Any], ...]:
+    """A sort key that orders row values as SQLite's ``ORDER BY`` does: NULL, numbers, text, blobs.
+
+    (Text compares by code point, which is the byte order of its UTF-8: SQLite's BINARY collation.)
+    """
+    out = []
+    for v in values:
+        if v is None:
+            out.append((0, 0))
+        elif isinstance(v, (int, float)):
+            out.append((1, v))
+        elif isinstance(v, str):
+            out.append((2, v))
+        else:
+            out.append((3, bytes(v)))
+    return tuple(out)
 
 
 class Database:
@@ -53,6 +85,7 @@ class Database:
         self.product = product
         self.projects = self._projects()
         self.branches = self._branches()
+        self._indexed: dict[Generation, bool] = {}
 
     def cols(self, table: str) -> frozenset[str]:
         return self.schema.get(table, frozenset())
@@ -67,6 +100,15 @@ class Database:
         """The columns that order a session's messages (what ``seq`` follows), as present."""
         have = self.cols(gen.messages)
         return [n for n in gen.message_order if n in have or n == "id"]
+
+    def indexed(self, gen: Generation) -> bool:
+        """Whether one session's messages (and their parts) can be found without scanning whole tables."""
+        if gen not in self._indexed:
+            ok = has_index(self.conn, gen.messages, "session_id")
+            if ok and gen.parts is not None:
+                ok = has_index(self.conn, gen.parts, "message_id")
+            self._indexed[gen] = ok
+        return self._indexed[gen]
 
     # -- update times ---------------------------------------------------------
 
@@ -185,12 +227,14 @@ class Database:
 
     # -- messages and parts ---------------------------------------------------
 
-    def walk_sql(self, gen: Generation, where: str, *, counted: bool = False) -> str:
+    def walk_sql(self, gen: Generation, where: str, *, counted: bool = False, among: bool = False) -> str:
         """The (message, part) rows a :class:`Walk` consumes: messages by their key, parts by (time, id).
 
         Columns by position (``SID`` … ``KEYS``, then the key columns). ``counted`` adds each
         row's update time and each part's owner, for a walk that keeps the rows' signature
         itself; otherwise those are NULL (computing them costs a little on every row).
+        ``among``: the rows of every session a JSON array parameter lists, sessions in the
+        order :meth:`sessions` reads them.
         """
         msg, part = gen.messages, gen.parts
         mcols = self.cols(msg)
@@ -198,8 +242,14 @@ class Database:
         m_ts = "m.time_created" if "time_created" in mcols else "NULL"
         mtype = "m.type" if gen.typed else "NULL"
         mupd = self.update_value(msg, "m") if counted else "NULL"
-        frm = f"{msg} m"
-        order = self.order(msg, "m", gen.message_order)
+        frm, order = f"{msg} m", self.order(msg, "m", gen.message_order)
+        if among:
+            # One scan of the messages (CROSS JOIN keeps them the outer loop: the other way round
+            # would scan them once per session), each looking up its session by primary key for
+            # the order sessions are read in, then one sort.
+            frm += f" CROSS JOIN {gen.sessions} s ON s.id = m.session_id"
+            where = f"m.session_id IN (SELECT value FROM json_each(?)) AND {where}"
+            order = f"{self.order(gen.sessions, 's', SESSION_ORDER)}, {order}"
         if part is None:
             pcols = "NULL, NULL, NULL, NULL"
         else:
@@ -220,6 +270,14 @@ class Database:
         """One session's rows (from message ``from_key`` on) through the (session, key) index."""
         where, params = self._from_key(gen, from_key)
         return self.conn.execute(self.walk_sql(gen, f"m.session_id = ?{where}"), (native, *params))
+
+    def pass_rows(self, gen: Generation, natives: list[str]) -> Iterator[sqlite3.Row]:
+        """The rows of every session in ``natives``, in that order, counted, from one statement.
+
+        SQLite finds and orders them once (a transient index on ``session_id``, then a sort
+        of each session's rows) instead of scanning the tables once per session.
+        """
+        return self.conn.execute(self.walk_sql(gen, "1", counted=True, among=True), (_json_list(natives),))
 
     def suffix_from(self, gen: Generation, native: str, key: list[Any]) -> sg.Suffix:
         """Count and update sums of a session's messages from ``key`` on, and of their parts.
@@ -243,32 +301,58 @@ class Database:
 
 
 class SessionFacts:
-    """What a Session header needs from a session's messages when its own row does not say: tokens, model."""
+    """What a Session header needs from a session's messages when its own row does not say: tokens, model.
 
-    def __init__(self, db: Database, gen: Generation) -> None:
+    Indexed tables answer one session at a time. Without an index every such question would
+    scan the table, so the answers for all the sessions of a pass (``natives``) come from one
+    grouped query each, asked the first time one of them is needed.
+    """
+
+    def __init__(self, db: Database, gen: Generation, natives: list[str] | None = None) -> None:
         self.db = db
         self.gen = gen
+        self.natives = natives
+        self._tokens: dict[str, tuple[int | None, int | None]] | None = None
+        self._models: dict[str, str | None] | None = None
+
+    def _among(self) -> tuple[str, tuple[Any, ...]]:
+        return " AND m.session_id IN (SELECT value FROM json_each(?))", (_json_list(self.natives or []),)
 
     def tokens(self, native: str) -> tuple[int | None, int | None]:
-        gen = self.gen
+        gen, conn = self.gen, self.db.conn
+        head = (f"SELECT m.session_id, sum(json_extract(m.data, '$.tokens.input')), "
+                f"sum(json_extract(m.data, '$.tokens.output')) FROM {gen.messages} m "
+                f"WHERE json_valid(m.data){gen.assistant_filter}")
         try:
             # json_extract runs in SQLite: no message body is materialised in Python.
-            row = self.db.conn.execute(
-                f"SELECT sum(json_extract(m.data, '$.tokens.input')), sum(json_extract(m.data, '$.tokens.output')) "
-                f"FROM {gen.messages} m WHERE m.session_id = ? AND json_valid(m.data){gen.assistant_filter}",
-                (native,)).fetchone()
+            if self.natives is None:
+                row = conn.execute(f"{head} AND m.session_id = ?", (native,)).fetchone()
+                return _int(row[1]), _int(row[2])
+            if self._tokens is None:
+                among, params = self._among()
+                self._tokens = {sid: (_int(a), _int(b))
+                                for sid, a, b in conn.execute(f"{head}{among} GROUP BY m.session_id", params)}
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             return None, None
-        return _int(row[0]), _int(row[1])
+        return self._tokens.get(native, (None, None))
 
     def model(self, native: str) -> str | None:
         """The model of the newest assistant message that names one (within ``model_lookback`` messages)."""
         gen, db = self.gen, self.db
         order = db.order(gen.messages, "m", gen.message_order, desc=True)
-        rows = db.conn.execute(
-            f"SELECT m.data FROM {gen.messages} m WHERE m.session_id = ?{gen.assistant_filter} "
-            f"ORDER BY {order} LIMIT {gen.model_lookback}", (native,))
-        return _first_model(gen, (data for (data,) in rows))
+        if self.natives is None:
+            rows = db.conn.execute(
+                f"SELECT m.data FROM {gen.messages} m WHERE m.session_id = ?{gen.assistant_filter} "
+                f"ORDER BY {order} LIMIT {gen.model_lookback}", (native,))
+            return _first_model(gen, (data for (data,) in rows))
+        if self._models is None:
+            among, params = self._among()
+            sql = (f"SELECT sid, data FROM (SELECT m.session_id AS sid, m.data AS data, row_number() OVER "
+                   f"(PARTITION BY m.session_id ORDER BY {order}) AS rn FROM {gen.messages} m "
+                   f"WHERE 1{gen.assistant_filter}{among}) WHERE rn <= {gen.model_lookback} ORDER BY sid, rn")
+            self._models = {sid: _first_model(gen, (data for _sid, data in group))
+                            for sid, group in itertools.groupby(db.conn.execute(sql, params), key=lambda r: r[0])}
+        return self._models.get(native)
 
 
 def _first_model(gen: Generation, datas: Iterable[Any]) -> str | None:
@@ -425,6 +509,14 @@ class _Message:
 # ---------------------------------------------------------------------------
 
 
+class _Pending(msgspec.Struct):
+    """A session to read in the ordered pass: what deciding that took, nothing of its rows."""
+
+    native: str
+    sig: sg.Signature
+    tail: sg.Tail | None
+
+
 class SliceReader:
     """Reads one slice of a database's layout against the marks of the previous read."""
 
@@ -442,7 +534,9 @@ class SliceReader:
     def read(self) -> Iterator[Item]:
         gen, db = self.gen, self.db
         aggregates = db.aggregates(gen)
+        indexed = db.indexed(gen)
         facts = SessionFacts(db, gen)
+        pending: list[_Pending] = []
         for row in db.sessions(self.slice):
             native = row["id"]
             if not isinstance(native, str) or not native:
@@ -458,7 +552,12 @@ class SliceReader:
             if tail is not None and (before.sig.generation != gen.name or tail.parent != _col(row, "parent_id")
                                      or len(tail.key) != self.nkeys):
                 tail = None
-            yield from self._read_session(row, sig, tail, facts)
+            if indexed:
+                yield from self._read_session(row, sig, tail, facts)
+            else:
+                pending.append(_Pending(native, sig, tail))
+        if pending:
+            yield from self.read_pass(pending)
 
     def _start(self, row: sqlite3.Row, facts: SessionFacts) -> tuple[Session, Emitter]:
         meta = self.db.session_meta(self.gen, row, facts)
@@ -480,6 +579,51 @@ class SliceReader:
         last = None if walk.last_key is None else self._prefix(native, sig, walk.last_key)
         self._remember(native, sig, walk, last, tail if resume else None, _col(row, "parent_id"))
 
+    def read_pass(self, pending: list[_Pending]) -> Iterator[Item]:
+        """The sessions of ``pending``, in order, from one statement over tables without the indexes.
+
+        A session that may resume at its last message has the rows before that message walked
+        without emitting, counted, and compared with what they were; if they differ, that one
+        session is read again whole (one more scan, for an edit of an old row).
+        """
+        gen, db = self.gen, self.db
+        natives = [p.native for p in pending]
+        facts = SessionFacts(db, gen, natives)
+        groups = itertools.groupby(db.pass_rows(gen, natives), key=lambda r: r[SID])
+        head = next(groups, None)
+        for p in pending:
+            rows: Iterator[sqlite3.Row] = iter(())
+            if head is not None and head[0] == p.native:
+                rows, head = head[1], None
+            row = db.session_row(gen, p.native)
+            if row is not None:
+                yield from self._read_walked(row, p, rows, facts)
+            if head is None:
+                head = next(groups, None)  # (skips what a session read again whole left of its rows)
+
+    def _read_walked(self, row: sqlite3.Row, p: _Pending, rows: Iterator[sqlite3.Row],
+                     facts: SessionFacts) -> Iterator[Item]:
+        meta, em = self._start(row, facts)
+        yield meta
+        resume = False
+        counted = True
+        if p.tail is not None:
+            rows, before = _split(rows, p.tail.key, p.native)
+            resume = _direct_prefix(p.sig, before) == p.tail.prefix
+            if not resume:
+                rows, counted = self.db.session_rows(self.gen, p.native), False
+        if resume:
+            assert p.tail is not None
+            em.seq = p.tail.seq
+            yield Partial(session=meta.id, from_seq=p.tail.seq)
+        walk = Walk(self.gen, p.native, em, self.ctx, counted=counted)
+        yield from walk.run(rows)
+        last = None
+        if walk.last_key is not None:
+            last = (sg.prefix(p.sig, walk.last_rows, has_parts=self.has_parts) if counted
+                    else self._prefix(p.native, p.sig, walk.last_key))
+        self._remember(p.native, p.sig, walk, last, p.tail if resume else None, _col(row, "parent_id"))
+
     def _prefix(self, native: str, sig: sg.Signature, key: list[Any]) -> sg.Prefix:
         """What came before message ``key``: the whole minus the rows from it on (a few, through the index)."""
         return sg.prefix(sig, self.db.suffix_from(self.gen, native, key), has_parts=self.has_parts)
@@ -493,6 +637,31 @@ class SliceReader:
         elif resumed is not None:
             tail = resumed  # nothing from the key on any more: keep the old resume point
         self.marks[native] = sg.Mark(sig, tail)
+
+
+def _split(rows: Iterator[sqlite3.Row], key: list[Any], native: str) -> tuple[Iterator[sqlite3.Row], sg.Suffix]:
+    """Consume the rows of the messages before ``key``, counting them; return the rest and the count."""
+    limit = sqlite_order(key)
+    counted = sg.Suffix()
+    mid: object = object()
+    for row in rows:
+        if row[MID] != mid:
+            if sqlite_order(row[KEYS:]) >= limit:
+                return itertools.chain((row,), rows), counted
+            mid = row[MID]
+            counted.add_message(row[MUPD])
+        if row[PID] is not None and row[POWNER] == native:
+            counted.add_part(row[PUPD])
+    return iter(()), counted
+
+
+def _direct_prefix(sig: sg.Signature, before: sg.Suffix) -> sg.Prefix:
+    """The prefix as :func:`signature.prefix` has it (the whole minus the rest) from the rows before, counted.
+
+    An SQL sum over no value is NULL, and whole minus rest is then NULL only where the whole is.
+    """
+    return sg.Prefix(before.messages, None if sig.messages.updates is None else (before.message_updates or 0),
+                     before.parts, None if sig.parts.updates is None else (before.part_updates or 0))
 
 
 # ---------------------------------------------------------------------------
