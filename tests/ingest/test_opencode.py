@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # ../shared beside the repository, or beside the directory holding a worktree of it.
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "fixtures").is_dir()), ROOT.parent / "shared")
 SHARED_FIXTURE = SHARED / "fixtures" / "opencode-1.18.33"
+AGENT_FIXTURES = SHARED / "fixtures" / "agents"
 CLI_FIXTURE = ROOT / "tests" / "fixtures" / "opencode" / "real-1.18.33" / "opencode.db"
 
 # ---------------------------------------------------------------------------
@@ -394,6 +395,7 @@ def test_unicode_survives(tmp_path: Path, shape: str) -> None:
 # ---------------------------------------------------------------------------
 
 needs_shared = pytest.mark.skipif(not SHARED_FIXTURE.is_dir(), reason="../shared/fixtures/opencode-1.18.33 not present")
+needs_agents = pytest.mark.skipif(not AGENT_FIXTURES.is_dir(), reason="../shared/fixtures/agents not present")
 
 
 @needs_shared
@@ -1040,6 +1042,56 @@ def test_the_connection_refuses_writes(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA query_only").fetchone()[0] == 1
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------------------
+# nothing is created beside a database (issue 15, item 14)
+# ---------------------------------------------------------------------------
+
+
+def listing(d: Path) -> dict[str, str]:
+    """Every entry of ``d`` (names, so a created file shows) with the sha256 of each file's bytes."""
+    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in sorted(d.iterdir())}
+
+
+def _every_reading_command(run) -> None:
+    """What a person runs: a scan, a rescan, a search (which refreshes), list, show, doctor."""
+    for args in (("scan",), ("scan",), ("search", "migration", "--json"), ("list", "--json"), ("doctor", "--json")):
+        res = run(*args)
+        assert res.exit_code in (0, 1), (args, res.exit_code, res.stderr)
+
+
+def test_a_cleanly_closed_wal_database_gets_no_wal_or_shm_beside_it(home: Path, run, monkeypatch) -> None:
+    """OpenCode leaves a WAL-mode database without -wal/-shm after a clean exit; reading must not create them."""
+    data = home / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    so.write_v1(data / "opencode.db", convs(2, 6))  # WAL mode; closing the writer removes -wal and -shm
+    conn = sqlite3.connect(data / "opencode.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    before = listing(data)
+    assert set(before) == {"opencode.db"}
+    _every_reading_command(run)
+    assert listing(data) == before
+    assert run.json("list", "--json")["total"] == 2  # it was read, not skipped
+
+
+@needs_agents
+def test_the_real_capture_with_its_wal_keeps_db_and_wal_bytes(home: Path, run, monkeypatch) -> None:
+    """A database whose newest rows are only in its -wal: read them all, change neither file."""
+    shutil.copytree(AGENT_FIXTURES / "opencode-1.18.33" / ".local", home / ".local", copy_function=shutil.copyfile)
+    data = home / ".local" / "share" / "opencode"
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    before = listing(data)
+    assert set(before) == {"opencode.db", "opencode.db-wal", "opencode.db-shm"}
+    _every_reading_command(run)
+    after = listing(data)
+    assert set(after) == set(before)
+    # SQLite may rebuild the -shm (the WAL index, shared memory by design); the database and its log stay as they were.
+    assert (after["opencode.db"], after["opencode.db-wal"]) == (before["opencode.db"], before["opencode.db-wal"])
+    hits = run.json("search", "PROMPT_T2OPEN1dd4a8", "--json")["hits"]  # a turn only the -wal holds
+    assert [h["kind"] for h in hits] == ["user"]
 
 
 # ---------------------------------------------------------------------------
