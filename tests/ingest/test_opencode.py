@@ -1,7 +1,8 @@
 """The OpenCode adapter: every storage shape, read-only, checked against independent oracles.
 
-Synthetic stores come from ``voyager_sessions.ingest.synth_opencode``; two databases were written by
-the real OpenCode 1.18.33 CLI (``../shared/fixtures/opencode-1.18.33`` with its live WAL, and
+Synthetic stores come from ``synth.opencode``; real databases were written by the OpenCode 1.18.33
+CLI (``../shared/fixtures/opencode-1.18.33`` with its live WAL, the captures in
+``../shared/fixtures/agents/opencode-1.18.33*`` checked through the CLI, and
 ``tests/fixtures/opencode/real-1.18.33`` from ``opencode import``). Oracles are plain sqlite3
 (or plain file reads for the JSON tree) over the same files and never import the adapter.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -24,6 +26,16 @@ import msgspec
 import pytest
 import synth
 from synth import opencode as so
+from tests.ingest._opencode_family import (
+    SHARED,
+    check_title,
+    check_turns,
+    hits,
+    install,
+    needs_captures,
+    scan_capture,
+    sessions,
+)
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
@@ -31,10 +43,7 @@ from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly,
 from voyager_sessions.model import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
-# ../shared beside the repository, or beside the directory holding a worktree of it.
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "fixtures").is_dir()), ROOT.parent / "shared")
 SHARED_FIXTURE = SHARED / "fixtures" / "opencode-1.18.33"
-AGENT_FIXTURES = SHARED / "fixtures" / "agents"
 CLI_FIXTURE = ROOT / "tests" / "fixtures" / "opencode" / "real-1.18.33" / "opencode.db"
 
 # ---------------------------------------------------------------------------
@@ -395,7 +404,6 @@ def test_unicode_survives(tmp_path: Path, shape: str) -> None:
 # ---------------------------------------------------------------------------
 
 needs_shared = pytest.mark.skipif(not SHARED_FIXTURE.is_dir(), reason="../shared/fixtures/opencode-1.18.33 not present")
-needs_agents = pytest.mark.skipif(not AGENT_FIXTURES.is_dir(), reason="../shared/fixtures/agents not present")
 
 
 @needs_shared
@@ -414,7 +422,9 @@ def test_real_1_18_33_with_live_wal_every_part_text_is_emitted(tmp_path: Path) -
     emitted = set(read.texts())
     for p in parts:
         if p["type"] in ("text", "reasoning"):
-            assert p["text"] in emitted
+            # `opencode run` wrapped its prompts in quotes; the event holds what the person typed.
+            quoted = p["type"] == "text" and len(p["text"]) > 1 and p["text"][0] == p["text"][-1] == '"'
+            assert (p["text"][1:-1] if quoted else p["text"]) in emitted
         elif p["type"] == "tool":
             assert p["state"]["output"] in emitted
             assert json.dumps(p["state"]["input"], ensure_ascii=False, sort_keys=True) in emitted
@@ -1077,10 +1087,10 @@ def test_a_cleanly_closed_wal_database_gets_no_wal_or_shm_beside_it(home: Path, 
     assert run.json("list", "--json")["total"] == 2  # it was read, not skipped
 
 
-@needs_agents
+@needs_captures
 def test_the_real_capture_with_its_wal_keeps_db_and_wal_bytes(home: Path, run, monkeypatch) -> None:
     """A database whose newest rows are only in its -wal: read them all, change neither file."""
-    shutil.copytree(AGENT_FIXTURES / "opencode-1.18.33" / ".local", home / ".local", copy_function=shutil.copyfile)
+    install("opencode-1.18.33", home)
     data = home / ".local" / "share" / "opencode"
     monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
     before = listing(data)
@@ -1209,3 +1219,74 @@ def test_workspace_branch_and_git_project(tmp_path: Path) -> None:
     assert (a.cwd, a.git_repo, a.git_branch) == ("/home/dev/repo/sub", "/home/dev/repo", "feature/索引")
     # The catch-all "global" project (worktree "/", no vcs) is not a repository.
     assert (b.git_repo, b.git_branch) == (None, None)
+
+
+# ---------------------------------------------------------------------------
+# prompts, titles and resume commands as the real CLI leaves them
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stored", "typed"), [
+    ('"fix the bug"', "fix the bug"),  # `opencode run "fix the bug"`: one argument with a space, quoted
+    ('"say \\"hi\\" now"', 'say "hi" now'),  # its quotes escaped inside
+    ('"a b" "c d"', '"a b" "c d"'),  # two quoted arguments: not one pair to strip
+    ('fix "the bug"', 'fix "the bug"'),
+    ('"', '"'),
+    ('""', '""'),  # nothing inside: an empty prompt is no event either way; keep the text
+    ("plain", "plain"),
+])
+def test_run_prompts_lose_the_quotes_the_cli_added(stored: str, typed: str) -> None:
+    from voyager_sessions.ingest.adapters.opencode.emit import unwrap_prompt
+
+    assert unwrap_prompt(stored) == (typed if stored != '""' else "")
+
+
+@pytest.mark.parametrize(("stored", "title"), [
+    ("New session - 2026-12-01T08:06:43.991Z", None),
+    ("Child session - 2026-12-01T08:06:43.991Z", None),
+    ("New Session - 2025-01-02T03:04:05.006Z", None),  # early releases capitalised it
+    ("迁移 TITLE_OPEN1dd4a8", "迁移 TITLE_OPEN1dd4a8"),
+    ("New session - notes on the parser", "New session - notes on the parser"),
+    ("New session", "New session"),
+    ("  ", None),
+])
+def test_the_placeholder_title_is_no_title(tmp_path: Path, stored: str, title: str | None) -> None:
+    db = tmp_path / "opencode.db"
+    w = so.V1Writer.create(db)
+    w.session("ses_t", directory="/d", title=stored, created=0, updated=0)
+    w.conn.close()
+    (s,) = Read(db).sessions.values()
+    assert (s.title, s.title_source) == (title, "agent" if title else None)
+
+
+def test_hostile_ids_and_directories_resume_quoted(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    w = so.V1Writer.create(db)
+    sid, directory = "ses_$(touch /tmp/pwned)`id`;x", "/home/dev/it's \"here\"; rm -rf ~\n"
+    w.session(sid, directory=directory, title="t", created=0, updated=0)
+    w.session("ses_nodir", directory="", title="t", created=0, updated=0)
+    w.conn.close()
+    read = Read(db)
+    assert shlex.split(read.sessions[sid].resume) == ["opencode", directory, "--session", sid]
+    assert read.sessions["ses_nodir"].resume == "opencode --session ses_nodir"
+
+
+@needs_captures
+@pytest.mark.parametrize("name", ["opencode-1.18.33", "opencode-1.18.33-subagent"])
+def test_real_capture(home: Path, run, monkeypatch, name: str) -> None:
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    truth = install(name, home)
+    scan_capture(run, "opencode")
+    turns = check_turns(run, truth, "opencode")
+    main = turns[0]
+    check_title(run, truth, main)
+    listed = sessions(run)
+    assert listed[main]["resume"] == f"opencode /home/dev/proj --session {listed[main]['native_id']}"
+    subagent = [i for i, t in enumerate(truth["turns"]) if t.get("subagent")]
+    assert len(listed) == 1 + len(subagent)
+    for i in subagent:
+        child = listed[turns[i]]
+        assert child["parent"] == main and child["title_source"] == "agent"
+        # The parent's task call names the child's session; its result carries the child's reply.
+        results = [h for h in hits(run, truth["turns"][i]["reply_marker"]) if h["session_id"] == main]
+        assert [h["kind"] for h in results] == ["tool_result"]

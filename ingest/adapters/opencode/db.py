@@ -29,7 +29,16 @@ from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.adapters.opencode import signature as sg
-from voyager_sessions.ingest.adapters.opencode.emit import Ctx, Emitter, as_dict, loads, model_name, secs
+from voyager_sessions.ingest.adapters.opencode.emit import (
+    Ctx,
+    Emitter,
+    agent_title,
+    as_dict,
+    is_summary,
+    loads,
+    model_name,
+    secs,
+)
 from voyager_sessions.ingest.adapters.opencode.product import Product
 from voyager_sessions.ingest.adapters.opencode.schema import (
     MIGRATION_KEY,
@@ -206,12 +215,14 @@ class Database:
             if s_in is not None or s_out is not None:
                 tokens_in, tokens_out = s_in, s_out
         model = model_name(_col(row, "model")) or facts.model(native)
+        title = agent_title(_col(row, "title"))
         p = self.product
         return Session(
             id=p.session_id(native),
             provider=p.name,
             native_id=native,
-            title=_str(_col(row, "title")),
+            title=title,
+            title_source="agent" if title else None,
             cwd=directory,
             git_repo=self.projects.get(_col(row, "project_id")),
             git_branch=self.branches.get(_col(row, "workspace_id")),
@@ -477,9 +488,7 @@ class _Message:
             if m.role not in ("user", "assistant"):
                 ctx.unknown[f"message:{m.role or '?'}"] += 1
                 return m
-        # v1 marks a compaction summary with ``summary: true`` on an assistant message
-        # (a user message's ``summary`` is an object of diffs, not this flag).
-        m.summary = m.role == "assistant" and m.data.get("summary") is True
+        m.summary = is_summary(m.role, m.data)
         m.ok = True
         return m
 

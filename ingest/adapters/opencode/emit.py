@@ -10,6 +10,7 @@ helpers (times, error texts, JSON columns) live here because every reader needs 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -57,6 +58,28 @@ def model_name(model: Any) -> str | None:
 def _text(value: Any) -> str | None:
     """Text worth an event: a string with something other than whitespace in it."""
     return value if isinstance(value, str) and value.strip() else None
+
+
+# The title OpenCode gives a session before its title side call answers ("New session - " and an
+# ISO time; "Child session - " for a subagent's). It names no session: it must not be indexed as a title.
+_PLACEHOLDER_TITLE = re.compile(r"(new|child) session - \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", re.IGNORECASE)
+
+
+def agent_title(value: Any) -> str | None:
+    """A session's title as the agent named it (its title side call), or None while it is still the placeholder."""
+    title = _str(value)
+    if title is None or not title.strip() or _PLACEHOLDER_TITLE.fullmatch(title.strip()):
+        return None
+    return title
+
+
+def is_summary(role: str, message: Mapping[str, Any]) -> bool:
+    """Whether an assistant message is a compaction summary (``summary: true``, agent or mode ``compaction``).
+
+    (A user message's ``summary`` is an object of diffs, not this flag.)
+    """
+    return role == "assistant" and (message.get("summary") is True or message.get("mode") == "compaction"
+                                    or message.get("agent") == "compaction")
 
 
 def unwrap_prompt(text: str) -> str:
@@ -168,7 +191,8 @@ class Emitter:
         if text := _text(text):
             # A subagent's "user" turn is a prompt written by the parent agent, not a person.
             origin: Origin = "provider" if self.subagent else "human"
-            yield self._event("user", origin, text, ts)
+            if text := _text(unwrap_prompt(text)):
+                yield self._event("user", origin, text, ts)
 
     def meta(self, text: Any, ts: float | None, *, is_error: bool = False) -> Iterator[Event]:
         if text := _text(text):

@@ -18,7 +18,16 @@ from typing import Any
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Fingerprint, Item, Notice, Source
-from voyager_sessions.ingest.adapters.opencode.emit import Ctx, Emitter, as_dict, loads, model_name, secs
+from voyager_sessions.ingest.adapters.opencode.emit import (
+    Ctx,
+    Emitter,
+    agent_title,
+    as_dict,
+    is_summary,
+    loads,
+    model_name,
+    secs,
+)
 from voyager_sessions.ingest.adapters.opencode.product import Product
 from voyager_sessions.ingest.adapters.opencode.schema import V1, V2
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
@@ -168,11 +177,13 @@ def _read_session(storage: Path, src: str, product: Product, native: str, info: 
     times = as_dict(info.get("time"))
     directory = _str(info.get("directory"))
     parent = _str(info.get("parentID"))
+    title = agent_title(info.get("title"))
     meta = Session(
         id=product.session_id(native),
         provider=product.name,
         native_id=native,
-        title=_str(info.get("title")),
+        title=title,
+        title_source="agent" if title else None,
         cwd=directory,
         git_repo=_project(storage, info.get("projectID"), projects),
         model=model,
@@ -192,7 +203,7 @@ def _read_session(storage: Path, src: str, product: Product, native: str, info: 
             ctx.unknown[f"message:{role}"] += 1
             continue
         ts = secs(created) if created else None
-        summary = role == "assistant" and m.get("summary") is True
+        summary = is_summary(role, m)
         parts = []
         for pfile in _json_files(storage / "part" / mid):
             try:
