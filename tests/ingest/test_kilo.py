@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import synth
 from synth import opencode as so
-from tests.ingest._opencode_family import check_title, check_turns, hits, install, needs_captures, scan_capture, sessions
+from tests.ingest._opencode_family import check_prompts, check_title, hits, install, needs_captures, scan_capture, sessions
 from voyager_sessions.ingest.adapters import PROVIDERS, get
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.kilo import ADAPTER, probe
@@ -107,7 +107,7 @@ def test_real_capture(home: Path, run, name: str) -> None:
     truth = install(name, home)
     summary = scan_capture(run, "kilo")
     assert summary["providers"] == {"kilo": 1}
-    turns = check_turns(run, truth, "kilo")
+    turns = check_prompts(run, truth)
     main = turns[0]
     check_title(run, truth, main)
     s = sessions(run)[main]

@@ -28,8 +28,8 @@ import synth
 from synth import opencode as so
 from tests.ingest._opencode_family import (
     SHARED,
+    check_prompts,
     check_title,
-    check_turns,
     hits,
     install,
     needs_captures,
@@ -1277,7 +1277,7 @@ def test_real_capture(home: Path, run, monkeypatch, name: str) -> None:
     monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
     truth = install(name, home)
     scan_capture(run, "opencode")
-    turns = check_turns(run, truth, "opencode")
+    turns = check_prompts(run, truth)
     main = turns[0]
     check_title(run, truth, main)
     listed = sessions(run)
