@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
 import shlex
 import shutil
 import sqlite3
@@ -1290,3 +1291,37 @@ def test_real_capture(home: Path, run, monkeypatch, name: str) -> None:
         # The parent's task call names the child's session; its result carries the child's reply.
         results = [h for h in hits(run, truth["turns"][i]["reply_marker"]) if h["session_id"] == main]
         assert [h["kind"] for h in results] == ["tool_result"]
+
+
+@pytest.mark.parametrize("provider", ["opencode", "kilo"])
+@pytest.mark.parametrize("evil", ["x; touch {pwned} #", "$(touch {pwned})", "`touch {pwned}`", "it's \"q\"\nline"])
+def test_resume_commands_run_as_written_with_hostile_ids_and_directories(home: Path, run, monkeypatch, tmp_path: Path,
+                                                                        provider: str, evil: str) -> None:
+    """The resume command, run by a shell, reaches the agent with the id and directory whole and runs nothing else."""
+    pwned = tmp_path / "pwned"
+    ident = "ses_" + evil.format(pwned=pwned)
+    directory = tmp_path / ("dir " + evil.format(pwned=pwned)).replace("/", "_")
+    directory.mkdir()
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    db = home / ".local" / "share" / provider / f"{provider}.db"
+    db.parent.mkdir(parents=True)
+    w = so.V1Writer.create(db)
+    w.session(ident, directory=str(directory), title="hostile zanzibar", created=0, updated=0)
+    w.conn.close()
+    assert run("scan").exit_code == 0
+    (s,) = run.json("list", "--json")["sessions"]
+    bin_dir, log = tmp_path / "bin", tmp_path / "argv.log"
+    bin_dir.mkdir()
+    stub = bin_dir / provider
+    stub.write_text(f"#!/usr/bin/env python3\nimport json, os, sys\n"
+                    f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n")
+    stub.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["sh", "-c", s["resume"]], capture_output=True, text=True, env=env, timeout=30, cwd=tmp_path)
+    assert proc.returncode == 0, (s["resume"], proc.stderr)
+    assert not pwned.exists()
+    (call,) = [json.loads(line) for line in log.read_text().splitlines()]
+    if provider == "opencode":  # the directory is opencode's project argument
+        assert call == [str(tmp_path), str(directory), "--session", ident]
+    else:  # kilo runs in the directory
+        assert call == [str(directory), "--session", ident]
