@@ -696,6 +696,20 @@ def test_malformed_rows_cost_only_themselves(tmp_path: Path) -> None:
     assert not any(n.fatal for n in read.notices)
 
 
+def test_a_text_cell_that_is_not_utf8_costs_only_its_bad_bytes(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    so.write_v1(db, convs(2, 4))
+    conn = sqlite3.connect(db)
+    bad = '{"type":"text","text":"caf\xff ok"}'.encode("latin-1")
+    conn.execute("UPDATE part SET data = CAST(? AS TEXT) WHERE id = (SELECT min(id) FROM part)", (bad,))
+    conn.commit()
+    conn.close()
+    read = Read(db)
+    assert not [n for n in read.notices if n.fatal]
+    assert "caf\ufffd ok" in read.texts()
+    assert len(read.sessions) == 2 and all(read.events[sid] for sid in read.sessions)
+
+
 def test_resume_command_quotes_the_directory(tmp_path: Path) -> None:
     cs = convs(1, 2)
     so.write_v1(tmp_path / "opencode.db", cs)

@@ -706,7 +706,8 @@ def read_db(source: Source, product: Product, known: dict[str, sg.Mark] | None =
     path = source.path
     ctx = Ctx(path)
     try:
-        conn = connect_readonly(path)
+        # lenient_text: a TEXT cell that is not UTF-8 costs its own bad bytes (U+FFFD), not the database.
+        conn = connect_readonly(path, lenient_text=True)
     except sqlite3.Error as exc:
         yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
         return
