@@ -259,7 +259,7 @@ def opencode_home(env: Env | None = None) -> Path:
 VSCODE_APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium", "Cursor")
 
 
-def vscode_user_dirs(env: Env | None = None, apps: str | Sequence[str] = VSCODE_APPS, *
+def vscode_user_dirs(env: Env | None = None, apps: str | Sequence[str] = VSCODE_APPS, *,
                      platform: str | None = None) -> list[Path]:
     """The ``User`` dir of each VS Code-family app in ``apps`` (existing or not), in ``apps`` order.
 
