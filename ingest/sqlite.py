@@ -65,6 +65,28 @@ def tables(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
     return out
 
 
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def has_index(conn: sqlite3.Connection, table: str, column: str) -> bool:
+    """True when a complete (not partial) index of ``table`` starts with ``column``.
+
+    Then ``WHERE column = ?`` is a lookup; without one it scans the whole table, so a
+    reader that would ask once per key should read the table in one ordered pass instead.
+    Agents create the indexes they need, but a store copied, repaired or written by an
+    older release may lack them.
+    """
+    for entry in conn.execute(f"PRAGMA index_list({_quoted(table)})").fetchall():
+        name, partial = entry[1], entry[4] if len(entry) > 4 else 0
+        if partial:  # usable only for queries that repeat its WHERE
+            continue
+        cols = conn.execute(f"PRAGMA index_info({_quoted(name)})").fetchall()
+        if cols and min(cols, key=lambda c: c[0])[2] == column:
+            return True
+    return False
+
+
 def is_transient(exc: BaseException) -> bool:
     """A locked or momentarily unopenable database is worth retrying next scan; a corrupt one is not."""
     text = str(exc)

@@ -204,6 +204,9 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "cline.vscode": (("VOYAGER_CLINE_VSCODE_HOME", ""),),
     # Roo Code's storage dir (globalStorage/rooveterinaryinc.roo-cline), likewise.
     "roo": (("VOYAGER_ROO_HOME", ""),),
+    # Kilo Code CLI, OpenCode's fork: the same layout in its own data dir (kilo.db).
+    "kilo": (("VOYAGER_KILO_HOME", ""), ("XDG_DATA_HOME", "kilo"), ("HOME", ".local/share/kilo")),
+    "kilo.db": (("VOYAGER_KILO_DB", ""),),
 }
 
 

@@ -33,6 +33,7 @@ REGISTRY: dict[str, str] = {
     "aider": "voyager_sessions.ingest.adapters.aider",
     "cline": "voyager_sessions.ingest.adapters.cline",
     "roo": "voyager_sessions.ingest.adapters.roo",
+    "kilo": "voyager_sessions.ingest.adapters.kilo",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

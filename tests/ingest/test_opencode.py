@@ -1,7 +1,8 @@
 """The OpenCode adapter: every storage shape, read-only, checked against independent oracles.
 
-Synthetic stores come from ``voyager_sessions.ingest.synth_opencode``; two databases were written by
-the real OpenCode 1.18.33 CLI (``../shared/fixtures/opencode-1.18.33`` with its live WAL, and
+Synthetic stores come from ``synth.opencode``; real databases were written by the OpenCode 1.18.33
+CLI (``../shared/fixtures/opencode-1.18.33`` with its live WAL, the captures in
+``../shared/fixtures/agents/opencode-1.18.33*`` checked through the CLI, and
 ``tests/fixtures/opencode/real-1.18.33`` from ``opencode import``). Oracles are plain sqlite3
 (or plain file reads for the JSON tree) over the same files and never import the adapter.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -20,17 +23,28 @@ import tracemalloc
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import msgspec
 import pytest
 import synth
 from synth import opencode as so
+from tests.ingest._opencode_family import (
+    SHARED,
+    check_prompts,
+    check_title,
+    hits,
+    install,
+    needs_captures,
+    scan_capture,
+    sessions,
+)
 from voyager_sessions.ingest.adapters import get
-from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Source, fingerprint
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
 
 from voyager_sessions.model import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_FIXTURE = ROOT.parent / "shared" / "fixtures" / "opencode-1.18.33"
+SHARED_FIXTURE = SHARED / "fixtures" / "opencode-1.18.33"
 CLI_FIXTURE = ROOT / "tests" / "fixtures" / "opencode" / "real-1.18.33" / "opencode.db"
 
 # ---------------------------------------------------------------------------
@@ -409,7 +423,9 @@ def test_real_1_18_33_with_live_wal_every_part_text_is_emitted(tmp_path: Path) -
     emitted = set(read.texts())
     for p in parts:
         if p["type"] in ("text", "reasoning"):
-            assert p["text"] in emitted
+            # `opencode run` wrapped its prompts in quotes; the event holds what the person typed.
+            quoted = p["type"] == "text" and len(p["text"]) > 1 and p["text"][0] == p["text"][-1] == '"'
+            assert (p["text"][1:-1] if quoted else p["text"]) in emitted
         elif p["type"] == "tool":
             assert p["state"]["output"] in emitted
             assert json.dumps(p["state"]["input"], ensure_ascii=False, sort_keys=True) in emitted
@@ -476,6 +492,24 @@ def test_cli_written_edge_cases(tmp_path: Path) -> None:
     # step-start / step-finish are noise, not unknown types.
     assert not read.notices
     assert adapter_counts(read) == {sid: +c for sid, c in oracle(db, "v1").items()}
+
+
+def test_a_cursor_from_an_older_release_reads_every_session_again(tmp_path: Path) -> None:
+    """Marks are typed records; a state of another shape (the positional lists of before) is not trusted."""
+    cs = convs(2, 6)
+    db = build("v1", tmp_path, cs)
+    first = Read(db)
+    assert first.cursor is not None
+    marks = first.cursor.state["sessions"]
+    assert set(marks) == {c.id for c in cs}
+    legacy = {sid: {"sig": ["v1", "0" * 20, 6, 1, 2, "m", 0, None, None, None], "tail": [["x"], 3, [1, 2, 0, None], None]}
+              for sid in marks}
+    items = list(ADAPTER.read(source(db), Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": legacy})))
+    again = [i for i in items if isinstance(i, Session)]
+    assert [s.native_id for s in again] == first.order  # read whole, nothing skipped as unchanged
+    assert not [i for i in items if isinstance(i, Notice)]
+    same = list(ADAPTER.read(source(db), first.cursor))
+    assert not [i for i in same if isinstance(i, (Session, Event))]  # the current marks still skip everything
 
 
 # ---------------------------------------------------------------------------
@@ -662,6 +696,20 @@ def test_malformed_rows_cost_only_themselves(tmp_path: Path) -> None:
     assert not any(n.fatal for n in read.notices)
 
 
+def test_a_text_cell_that_is_not_utf8_costs_only_its_bad_bytes(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    so.write_v1(db, convs(2, 4))
+    conn = sqlite3.connect(db)
+    bad = '{"type":"text","text":"caf\xff ok"}'.encode("latin-1")
+    conn.execute("UPDATE part SET data = CAST(? AS TEXT) WHERE id = (SELECT min(id) FROM part)", (bad,))
+    conn.commit()
+    conn.close()
+    read = Read(db)
+    assert not [n for n in read.notices if n.fatal]
+    assert "caf\ufffd ok" in read.texts()
+    assert len(read.sessions) == 2 and all(read.events[sid] for sid in read.sessions)
+
+
 def test_resume_command_quotes_the_directory(tmp_path: Path) -> None:
     cs = convs(1, 2)
     so.write_v1(tmp_path / "opencode.db", cs)
@@ -769,6 +817,153 @@ def test_migrating_with_parts_and_an_unknown_phase(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------
+# databases without the indexes OpenCode creates
+# ---------------------------------------------------------------------------
+
+
+def drop_lookup_indexes(db: Path) -> list[str]:
+    """Drop every index that finds a session's messages or a message's parts (what a per-session read needs)."""
+    conn = sqlite3.connect(db)
+    dropped = []
+    for table, column in (("message", "session_id"), ("session_message", "session_id"), ("part", "message_id"),
+                          ("session_part", "message_id")):
+        for name, origin in [(r[1], r[3]) for r in conn.execute(f"PRAGMA index_list({table})")]:
+            if origin == "c" and conn.execute(f"PRAGMA index_info({name})").fetchone()[2] == column:
+                conn.execute(f"DROP INDEX {name}")
+                dropped.append(name)
+    conn.commit()
+    conn.close()
+    return dropped
+
+
+def _twin(shape: str, tmp: Path, cs: list[synth.Conversation]) -> tuple[Path, Path]:
+    """The same database twice: as OpenCode indexes it, and without the lookup indexes."""
+    with_ix = build(shape, tmp / "indexed", cs)
+    without = tmp / "bare" / with_ix.name
+    without.parent.mkdir()
+    conn = sqlite3.connect(with_ix)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    shutil.copyfile(with_ix, without)
+    assert drop_lookup_indexes(without)
+    return with_ix, without
+
+
+def _traced(path: Path, cursor: Cursor | None = None) -> tuple[list, list[str]]:
+    """Everything one read yields, and every SQL statement it ran."""
+    from voyager_sessions.ingest.adapters.opencode import db as dbmod
+
+    statements: list[str] = []
+    real = dbmod.connect_readonly
+
+    def tracing(*a, **k):
+        conn = real(*a, **k)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dbmod, "connect_readonly", tracing)
+        items = list(ADAPTER.read(source(path), cursor))
+    return items, statements
+
+
+def _sourceless(items: list) -> list:
+    """The items without the database path each Session names (the two twins live in two places)."""
+    return [msgspec.structs.replace(i, source=None) if isinstance(i, Session) else i
+            for i in items if not isinstance(i, Cursor)]
+
+
+def _by_session(items: list) -> dict[str, list]:
+    out: dict[str, list] = defaultdict(list)
+    for it in _sourceless(items):
+        if isinstance(it, (Session, Event, Partial, Unchanged)):
+            out[it.id if isinstance(it, Session) else it.session].append(it)
+    return dict(out)
+
+
+@pytest.mark.parametrize("shape", ["v1", "v2", "v2-inline", "migrating"])
+def test_without_lookup_indexes_one_pass_gives_the_same_sessions_and_events(tmp_path: Path, shape: str) -> None:
+    cs = convs(6, 16)
+    with_ix, without = _twin(shape, tmp_path, cs)
+    # Sessions whose row lacks model and tokens take both from their messages, in either way of reading.
+    for d in (with_ix, without):
+        conn = sqlite3.connect(d)
+        conn.execute(f"UPDATE {'session' if shape == 'v1' else 'session_v2'} SET model = NULL, tokens_input = 0, "
+                     f"tokens_output = 0 WHERE id IN (?, ?)", (cs[0].id, cs[3].id))
+        conn.commit()
+        conn.close()
+    indexed, _ = _traced(with_ix)
+    bare, statements = _traced(without)
+    assert probe(without) == probe(with_ix) == shape
+    sessions = {s.native_id: s for s in indexed if isinstance(s, Session)}
+    assert sessions[cs[0].id].model == "synthetic/synthetic-model-1" and sessions[cs[0].id].tokens_in
+    assert _sourceless(bare) == _sourceless(indexed)
+    # One statement reads the rows of all sessions; none asks for one session's messages.
+    per_session = [q for q in statements if "m.session_id = ?" in q]
+    assert per_session == [], per_session[:3]
+    selects = [q for q in statements if q.startswith("SELECT") and "sqlite_master" not in q]
+    # Per slice: aggregates (2), projects, workspaces, the sessions, the pass, tokens and model; per session its row by id.
+    assert len(selects) <= 8 * 2 + len(cs), selects
+
+
+@pytest.mark.parametrize("shape", ["v1", "v2", "v2-inline"])
+def test_without_lookup_indexes_a_rescan_reads_only_what_changed(tmp_path: Path, shape: str) -> None:
+    cs = convs(5, 12)
+    with_ix, without = _twin(shape, tmp_path, cs)
+    cursors = {d: Read(d).cursor for d in (with_ix, without)}
+    msg, part = ("message", "part") if shape == "v1" else ("session_message", "session_part")
+    for d in (with_ix, without):
+        conn = sqlite3.connect(d)
+        # cs[1]: its last message grows (read from there); cs[2]: an old row edited (read whole).
+        conn.execute(f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
+                     f"(SELECT max(id) FROM {msg} WHERE session_id = ?)", (cs[1].id,))
+        conn.execute(f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
+                     f"(SELECT min(id) FROM {msg} WHERE session_id = ?)", (cs[2].id,))
+        if shape != "v2-inline":
+            conn.execute(f"UPDATE {part} SET data = json_set(data, '$.text', 'edited tail text') WHERE id = "
+                         f"(SELECT max(p.id) FROM {part} p JOIN {msg} m ON m.id = p.message_id "
+                         f"WHERE m.session_id = ? AND json_extract(p.data, '$.type') = 'text')", (cs[1].id,))
+        conn.commit()
+        conn.close()
+    indexed, _ = _traced(with_ix, cursors[with_ix])
+    bare, _ = _traced(without, cursors[without])
+    a, b = _by_session(indexed), _by_session(bare)
+    assert a == b
+    kinds = {sid: {type(i).__name__ for i in items} for sid, items in b.items()}
+    assert kinds[f"opencode:{cs[1].id}"] >= {"Session", "Partial", "Event"}
+    assert "Partial" not in kinds[f"opencode:{cs[2].id}"] and "Event" in kinds[f"opencode:{cs[2].id}"]
+    assert kinds[f"opencode:{cs[0].id}"] == {"Unchanged"}
+
+
+def test_has_index_counts_only_complete_indexes_led_by_the_column(tmp_path: Path) -> None:
+    from voyager_sessions.ingest.sqlite import has_index
+
+    db = tmp_path / "x.db"
+    conn = sqlite3.connect(db)
+    conn.executescript("""
+        CREATE TABLE a (id TEXT PRIMARY KEY, session_id TEXT, seq INT, data TEXT);
+        CREATE INDEX a_partial ON a (session_id) WHERE json_valid(data);
+        CREATE INDEX a_second ON a (seq, session_id);
+        CREATE TABLE b (session_id TEXT, seq INT, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+        CREATE TABLE c (id TEXT, session_id TEXT);
+        CREATE INDEX c_expr ON c (lower(session_id));
+        CREATE TABLE d (session_id TEXT, seq INT);
+        CREATE UNIQUE INDEX d_seq ON d (session_id, seq);
+    """)
+    conn.close()
+    conn = connect_readonly(db)
+    try:
+        assert not has_index(conn, "a", "session_id")  # partial, or not the first column
+        assert has_index(conn, "a", "id") and has_index(conn, "a", "seq")
+        assert has_index(conn, "b", "session_id")  # the primary key of a WITHOUT ROWID table
+        assert not has_index(conn, "c", "session_id")  # an expression is not the column
+        assert has_index(conn, "d", "session_id")
+        assert not has_index(conn, "missing", "session_id")
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------------
 # streaming and memory
 # ---------------------------------------------------------------------------
 
@@ -872,6 +1067,56 @@ def test_the_connection_refuses_writes(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA query_only").fetchone()[0] == 1
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------------------
+# nothing is created beside a database (issue 15, item 14)
+# ---------------------------------------------------------------------------
+
+
+def listing(d: Path) -> dict[str, str]:
+    """Every entry of ``d`` (names, so a created file shows) with the sha256 of each file's bytes."""
+    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in sorted(d.iterdir())}
+
+
+def _every_reading_command(run) -> None:
+    """What a person runs: a scan, a rescan, a search (which refreshes), list, show, doctor."""
+    for args in (("scan",), ("scan",), ("search", "migration", "--json"), ("list", "--json"), ("doctor", "--json")):
+        res = run(*args)
+        assert res.exit_code in (0, 1), (args, res.exit_code, res.stderr)
+
+
+def test_a_cleanly_closed_wal_database_gets_no_wal_or_shm_beside_it(home: Path, run, monkeypatch) -> None:
+    """OpenCode leaves a WAL-mode database without -wal/-shm after a clean exit; reading must not create them."""
+    data = home / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    so.write_v1(data / "opencode.db", convs(2, 6))  # WAL mode; closing the writer removes -wal and -shm
+    conn = sqlite3.connect(data / "opencode.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    before = listing(data)
+    assert set(before) == {"opencode.db"}
+    _every_reading_command(run)
+    assert listing(data) == before
+    assert run.json("list", "--json")["total"] == 2  # it was read, not skipped
+
+
+@needs_captures
+def test_the_real_capture_with_its_wal_keeps_db_and_wal_bytes(home: Path, run, monkeypatch) -> None:
+    """A database whose newest rows are only in its -wal: read them all, change neither file."""
+    install("opencode-1.18.33", home)
+    data = home / ".local" / "share" / "opencode"
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    before = listing(data)
+    assert set(before) == {"opencode.db", "opencode.db-wal", "opencode.db-shm"}
+    _every_reading_command(run)
+    after = listing(data)
+    assert set(after) == set(before)
+    # SQLite may rebuild the -shm (the WAL index, shared memory by design); the database and its log stay as they were.
+    assert (after["opencode.db"], after["opencode.db-wal"]) == (before["opencode.db"], before["opencode.db-wal"])
+    hits = run.json("search", "PROMPT_T2OPEN1dd4a8", "--json")["hits"]  # a turn only the -wal holds
+    assert [h["kind"] for h in hits] == ["user"]
 
 
 # ---------------------------------------------------------------------------
@@ -989,3 +1234,108 @@ def test_workspace_branch_and_git_project(tmp_path: Path) -> None:
     assert (a.cwd, a.git_repo, a.git_branch) == ("/home/dev/repo/sub", "/home/dev/repo", "feature/索引")
     # The catch-all "global" project (worktree "/", no vcs) is not a repository.
     assert (b.git_repo, b.git_branch) == (None, None)
+
+
+# ---------------------------------------------------------------------------
+# prompts, titles and resume commands as the real CLI leaves them
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stored", "typed"), [
+    ('"fix the bug"', "fix the bug"),  # `opencode run "fix the bug"`: one argument with a space, quoted
+    ('"say \\"hi\\" now"', 'say "hi" now'),  # its quotes escaped inside
+    ('"a b" "c d"', '"a b" "c d"'),  # two quoted arguments: not one pair to strip
+    ('fix "the bug"', 'fix "the bug"'),
+    ('"', '"'),
+    ('""', '""'),  # nothing inside: an empty prompt is no event either way; keep the text
+    ("plain", "plain"),
+])
+def test_run_prompts_lose_the_quotes_the_cli_added(stored: str, typed: str) -> None:
+    from voyager_sessions.ingest.adapters.opencode.emit import unwrap_prompt
+
+    assert unwrap_prompt(stored) == (typed if stored != '""' else "")
+
+
+@pytest.mark.parametrize(("stored", "title"), [
+    ("New session - 2026-12-01T08:06:43.991Z", None),
+    ("Child session - 2026-12-01T08:06:43.991Z", None),
+    ("New Session - 2025-01-02T03:04:05.006Z", None),  # early releases capitalised it
+    ("迁移 TITLE_OPEN1dd4a8", "迁移 TITLE_OPEN1dd4a8"),
+    ("New session - notes on the parser", "New session - notes on the parser"),
+    ("New session", "New session"),
+    ("  ", None),
+])
+def test_the_placeholder_title_is_no_title(tmp_path: Path, stored: str, title: str | None) -> None:
+    db = tmp_path / "opencode.db"
+    w = so.V1Writer.create(db)
+    w.session("ses_t", directory="/d", title=stored, created=0, updated=0)
+    w.conn.close()
+    (s,) = Read(db).sessions.values()
+    assert (s.title, s.title_source) == (title, "agent" if title else None)
+
+
+def test_hostile_ids_and_directories_resume_quoted(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    w = so.V1Writer.create(db)
+    sid, directory = "ses_$(touch /tmp/pwned)`id`;x", "/home/dev/it's \"here\"; rm -rf ~\n"
+    w.session(sid, directory=directory, title="t", created=0, updated=0)
+    w.session("ses_nodir", directory="", title="t", created=0, updated=0)
+    w.conn.close()
+    read = Read(db)
+    assert shlex.split(read.sessions[sid].resume) == ["opencode", directory, "--session", sid]
+    assert read.sessions["ses_nodir"].resume == "opencode --session ses_nodir"
+
+
+@needs_captures
+@pytest.mark.parametrize("name", ["opencode-1.18.33", "opencode-1.18.33-subagent"])
+def test_real_capture(home: Path, run, monkeypatch, name: str) -> None:
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    truth = install(name, home)
+    scan_capture(run, "opencode")
+    turns = check_prompts(run, truth)
+    main = turns[0]
+    check_title(run, truth, main)
+    listed = sessions(run)
+    assert listed[main]["resume"] == f"opencode /home/dev/proj --session {listed[main]['native_id']}"
+    subagent = [i for i, t in enumerate(truth["turns"]) if t.get("subagent")]
+    assert len(listed) == 1 + len(subagent)
+    for i in subagent:
+        child = listed[turns[i]]
+        assert child["parent"] == main and child["title_source"] == "agent"
+        # The parent's task call names the child's session; its result carries the child's reply.
+        results = [h for h in hits(run, truth["turns"][i]["reply_marker"]) if h["session_id"] == main]
+        assert [h["kind"] for h in results] == ["tool_result"]
+
+
+@pytest.mark.parametrize("provider", ["opencode", "kilo"])
+@pytest.mark.parametrize("evil", ["x; touch {pwned} #", "$(touch {pwned})", "`touch {pwned}`", "it's \"q\"\nline"])
+def test_resume_commands_run_as_written_with_hostile_ids_and_directories(home: Path, run, monkeypatch, tmp_path: Path,
+                                                                        provider: str, evil: str) -> None:
+    """The resume command, run by a shell, reaches the agent with the id and directory whole and runs nothing else."""
+    pwned = tmp_path / "pwned"
+    ident = "ses_" + evil.format(pwned=pwned)
+    directory = tmp_path / ("dir " + evil.format(pwned=pwned)).replace("/", "_")
+    directory.mkdir()
+    monkeypatch.delenv("VOYAGER_OPENCODE_HOME")
+    db = home / ".local" / "share" / provider / f"{provider}.db"
+    db.parent.mkdir(parents=True)
+    w = so.V1Writer.create(db)
+    w.session(ident, directory=str(directory), title="hostile zanzibar", created=0, updated=0)
+    w.conn.close()
+    assert run("scan").exit_code == 0
+    (s,) = run.json("list", "--json")["sessions"]
+    bin_dir, log = tmp_path / "bin", tmp_path / "argv.log"
+    bin_dir.mkdir()
+    stub = bin_dir / provider
+    stub.write_text(f"#!/usr/bin/env python3\nimport json, os, sys\n"
+                    f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n")
+    stub.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["sh", "-c", s["resume"]], capture_output=True, text=True, env=env, timeout=30, cwd=tmp_path)
+    assert proc.returncode == 0, (s["resume"], proc.stderr)
+    assert not pwned.exists()
+    (call,) = [json.loads(line) for line in log.read_text().splitlines()]
+    if provider == "opencode":  # the directory is opencode's project argument
+        assert call == [str(tmp_path), str(directory), "--session", ident]
+    else:  # kilo runs in the directory
+        assert call == [str(directory), "--session", ident]
