@@ -235,24 +235,8 @@ def agent_variables() -> list[str]:
     return sorted(homes | set(AGENT_EXTRA_VARIABLES))
 
 
-def claude_home(env: Env | None = None) -> Path:
-    """Claude Code's config dir: ``VOYAGER_CLAUDE_HOME``, ``CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    return agent_home("claude", env)  # type: ignore[return-value]
 
 
-def codex_home(env: Env | None = None) -> Path:
-    """Codex CLI's home: ``VOYAGER_CODEX_HOME``, ``CODEX_HOME``, else ``~/.codex``."""
-    return agent_home("codex", env)  # type: ignore[return-value]
-
-
-def opencode_db_override(env: Env | None = None) -> Path | None:
-    """An explicitly named OpenCode database (``VOYAGER_OPENCODE_DB``, then ``OPENCODE_DB``), if any."""
-    return agent_home("opencode.db", env)
-
-
-def opencode_home(env: Env | None = None) -> Path:
-    """OpenCode's data dir: ``VOYAGER_OPENCODE_HOME``, else ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``."""
-    return agent_home("opencode", env)  # type: ignore[return-value]
 
 
 #: VS Code and the forks whose user dirs extensions keep their data in, by the app's folder name.

@@ -364,7 +364,7 @@ class ClaudeAdapter:
     versions: ClassVar[tuple[str, ...]] = ("2.0.14", "2.1.328")
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [paths.claude_home(env) / "projects"]
+        return [paths.agent_home("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for root in self.roots(env):

@@ -431,7 +431,7 @@ class CodexAdapter:
     versions: ClassVar[tuple[str, ...]] = ("0.169.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.codex_home(env)
+        home = paths.agent_home("codex", env)
         return [home / "sessions", home / "archived_sessions"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
