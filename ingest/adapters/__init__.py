@@ -34,6 +34,7 @@ REGISTRY: dict[str, str] = {
     "cline": "voyager_sessions.ingest.adapters.cline",
     "roo": "voyager_sessions.ingest.adapters.roo",
     "kilo": "voyager_sessions.ingest.adapters.kilo",
+    "dsh": "voyager_sessions.ingest.adapters.dsh",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
