@@ -35,6 +35,7 @@ REGISTRY: dict[str, str] = {
     "roo": "voyager_sessions.ingest.adapters.roo",
     "kilo": "voyager_sessions.ingest.adapters.kilo",
     "dsh": "voyager_sessions.ingest.adapters.dsh",
+    "zed": "voyager_sessions.ingest.adapters.zed",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
