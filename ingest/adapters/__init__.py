@@ -36,6 +36,7 @@ REGISTRY: dict[str, str] = {
     "kilo": "voyager_sessions.ingest.adapters.kilo",
     "dsh": "voyager_sessions.ingest.adapters.dsh",
     "zed": "voyager_sessions.ingest.adapters.zed",
+    "goose": "voyager_sessions.ingest.adapters.goose",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
