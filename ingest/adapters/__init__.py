@@ -37,6 +37,7 @@ REGISTRY: dict[str, str] = {
     "dsh": "voyager_sessions.ingest.adapters.dsh",
     "zed": "voyager_sessions.ingest.adapters.zed",
     "goose": "voyager_sessions.ingest.adapters.goose",
+    "crush": "voyager_sessions.ingest.adapters.crush",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
