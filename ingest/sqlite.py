@@ -185,3 +185,13 @@ def open_store(path: str, label: str, required: dict[str, frozenset[str]]) -> tu
         return Notice(source=path, fatal=True,
                       reason=f"unknown-schema: not a {label} store Voyager knows (missing {'; '.join(missing)}; has {found})")
     return conn, schema
+
+
+def probe_store(path: str | os.PathLike[str], label: str, required: dict[str, frozenset[str]], shape: str) -> str:
+    """``shape`` when the database at ``path`` has what the adapter reads, else ``unknown-schema`` or
+    ``unreadable`` (what ``voyager doctor`` shows for a store before any scan)."""
+    opened = open_store(os.fspath(path), label, required)
+    if isinstance(opened, Notice):
+        return "unknown-schema" if opened.reason.startswith("unknown-schema") else "unreadable"
+    opened[0].close()
+    return shape

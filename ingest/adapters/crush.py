@@ -55,7 +55,14 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.sqlite import SessionSignatures, digest, is_transient, open_store, sqlite_source
+from voyager_sessions.ingest.sqlite import (
+    SessionSignatures,
+    digest,
+    is_transient,
+    open_store,
+    probe_store,
+    sqlite_source,
+)
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "crush"
@@ -250,6 +257,11 @@ def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Ite
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
     yield signatures.cursor()
+
+
+def probe(path: str) -> str:
+    """``crush.db`` for a database Voyager can read, else what is wrong with it (for ``voyager doctor``)."""
+    return probe_store(path, LABEL, _REQUIRED, "crush.db")
 
 
 class CrushAdapter:

@@ -60,6 +60,7 @@ from voyager_sessions.ingest.sqlite import (
     digest,
     is_transient,
     open_store,
+    probe_store,
     sqlite_source,
 )
 from voyager_sessions.model import Event, Session, session_id
@@ -349,6 +350,13 @@ def _read_legacy(source: Source) -> Iterator[Item]:
     final = facts.session(PROVIDER, title=title, title_source="agent", resume=None, source=source.path)
     if final != sent:
         yield final
+
+
+def probe(path: str) -> str:
+    """``sessions.db`` or ``legacy-jsonl`` for what Voyager reads, else what is wrong (for ``voyager doctor``)."""
+    if path.endswith(".jsonl"):
+        return "legacy-jsonl"
+    return probe_store(path, LABEL, _REQUIRED, "sessions.db")
 
 
 class GooseAdapter:

@@ -43,7 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import SessionSignatures, is_transient, open_store, sqlite_source
+from voyager_sessions.ingest.sqlite import SessionSignatures, is_transient, open_store, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "zed"
@@ -293,6 +293,11 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         yield zstd.missing_notice(source.path, LABEL, fatal=True,
                                   detail=f"{compressed_unread} of {len(rows)} threads are zstd-compressed")
     yield signatures.cursor()
+
+
+def probe(path: str) -> str:
+    """``threads`` for a threads database Voyager can read, else what is wrong with it (for ``voyager doctor``)."""
+    return probe_store(path, LABEL, _REQUIRED, "threads")
 
 
 class ZedAdapter:

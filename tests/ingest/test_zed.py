@@ -203,9 +203,12 @@ def test_an_unknown_schema_is_named_not_empty(tmp_path, monkeypatch):
     conn.execute("CREATE TABLE conversations (id TEXT, body TEXT)")
     conn.commit()
     conn.close()
+    report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "zed")
+    assert report["shapes"] == {"unknown-schema": 1} and any("unknown-schema" in p for p in report["problems"])
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert doc["failed"] == 1 and "unknown-schema" in res.stderr and "threads" in res.stderr
+    assert sorted(p.name for p in db.parent.iterdir()) == ["threads.db"]  # probed and read, nothing created
 
 
 def test_voyager_variable_is_authoritative(tmp_path, monkeypatch):
