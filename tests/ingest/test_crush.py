@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.ingest._peers import PeerHome, check_markers, fake_home, needs_peers
-from tests.ingest.test_captures import _tree
+from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters.crush import ADAPTER, resume_command
 
 # Crush's migrations, folded (initial + summary_message_id + provider + is_summary_message).
@@ -89,45 +88,43 @@ def kinds(run, query: str) -> list[tuple[str, str]]:
     return [(h["kind"], h["origin"]) for h in search(run, query)]
 
 
-@needs_peers
-def test_peer_sample_as_it_is_names_the_missing_data_dirs(tmp_path, monkeypatch):
+def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run):
     # The sample's projects.json points at /home/dev/...: with HOME elsewhere those dirs do not exist.
-    peer = PeerHome("crush", tmp_path, monkeypatch)
-    res = peer.run("scan", "--json")
-    doc = json.loads(res.stdout)
+    peer = PeerHome("crush", home, run)
+    doc = peer.scan
     assert doc["sessions"] == 0
     missing = [s for s in doc["skipped"] if "does not exist" in s["reason"]]
     assert {s["where"] for s in missing} == {"project /test/project", "project /work/crush"}, doc
-    assert "/home/dev/.local/share/crush/projects/test-project" in res.stderr
-    doctor = peer.run("doctor").stdout
+    assert "/home/dev/.local/share/crush/projects/test-project" in peer.stderr
+    doctor = run("doctor").stdout
     assert "/home/dev/.local/share/crush/projects/work-crush does not exist" in doctor
-    assert peer.unchanged()
+    assert tree(home) == peer.before
 
 
-@needs_peers
-def test_peer_sample_read_through_a_projects_json_of_its_own(tmp_path, monkeypatch):
-    peer = PeerHome("crush", tmp_path, monkeypatch)
-    global_dir = peer.home / ".local/share/crush"
+def test_peer_sample_read_through_a_projects_json_of_its_own(home, run):
+    peer = PeerHome("crush", home, run)  # scanned once as it is: nothing readable (see above)
+    global_dir = home / ".local/share/crush"
     write_projects(global_dir, [{"path": "/test/project", "data_dir": str(global_dir / "projects" / "test-project")},
                                 {"path": "/work/crush", "data_dir": str(global_dir / "projects" / "work-crush")}])
-    peer.before = _tree(peer.home)
-    doc = peer.scan()
+    peer.before = tree(home)
+    doc = run.json("scan", "--json")
     assert doc["failed"] == 0 and doc["sessions"] == 4, doc
     check_markers(peer, "crush")
+    report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "crush")
+    assert report["evidence"] == "documented" and report["shapes"] == {"crush.db": 2} and not report["failed_sources"]
     sessions = peer.sessions()
     assert sessions["crush:live"]["cwd"] == "/test/project"
     assert sessions["crush:crush-1"]["resume"] == "crush --cwd /work/crush --session crush-1"
     err = next(h for h in peer.hits("ContextWindowExceededError"))
     assert err["kind"] == "meta" and err["origin"] == "provider"
-    assert peer.unchanged()
+    assert tree(home) == peer.before
 
 
-def test_documented_shape(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_documented_shape(home, run, tmp_path):
     project = tmp_path / "proj dir" / "app"
     project_store(home, project)
     write_projects(home / ".local/share/crush", [{"path": str(project), "data_dir": ".crush"}])  # relative: the project's
-    before = _tree(home), _tree(project)
+    before = tree(home), tree(project)
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["sessions"] == 2 and doc["failed"] == 0, doc
@@ -154,11 +151,10 @@ def test_documented_shape(tmp_path, monkeypatch):
     assert task["parent"] == "crush:s-main" and task["resume"] is None
     assert main["cwd"] == str(project) and main["title"] == "修复构建"
     assert shlex.split(main["resume"]) == ["crush", "--cwd", str(project), "--session", "s-main"]
-    assert (_tree(home), _tree(project)) == before
+    assert (tree(home), tree(project)) == before
 
 
-def test_home_crush_db_and_change_detection_within_one_second(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_home_crush_db_and_change_detection_within_one_second(home, run, tmp_path):
     db = project_store(home, home)  # ~/.crush/crush.db, listed nowhere
     first = run.json("scan", "--json")
     assert first["sessions"] == 2
@@ -186,8 +182,7 @@ def test_resume_command_survives_hostile_paths_and_ids():
         assert parts[2] == (project or "/d/.crush")
 
 
-def test_crush_global_data_and_the_voyager_variable(tmp_path, monkeypatch):
-    home, _ = fake_home(tmp_path, monkeypatch)
+def test_crush_global_data_and_the_voyager_variable(home, tmp_path):
     project = tmp_path / "p"
     project_store(home, project)
     elsewhere = tmp_path / "crush-global"
@@ -202,8 +197,7 @@ def test_crush_global_data_and_the_voyager_variable(tmp_path, monkeypatch):
     assert ADAPTER.roots(env) == [override / "projects.json", override / "crush.db"]
 
 
-def test_a_broken_projects_json_is_named(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_a_broken_projects_json_is_named(home, run, tmp_path):
     global_dir = home / ".local/share/crush"
     global_dir.mkdir(parents=True)
     (global_dir / "projects.json").write_text('{"projects": [')

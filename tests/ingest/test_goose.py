@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.ingest._peers import PeerHome, check_markers, fake_home, needs_peers
-from tests.ingest.test_captures import _tree
+from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters.goose import ADAPTER, resume_command
 
 SCHEMA = [
@@ -102,26 +101,32 @@ def kinds(run, query: str) -> list[tuple[str, str]]:
     return [(h["kind"], h["origin"]) for h in search(run, query)]
 
 
-@needs_peers
-def test_peer_samples(tmp_path, monkeypatch):
-    peer = PeerHome("goose", tmp_path, monkeypatch)
-    doc = peer.scan()
-    assert doc["failed"] == 0 and doc["sessions"] == 2, doc
-    # "authentication" is the prompt of a sub_agent session (parent_session_id 'parent'): the parent
-    # agent wrote it, so it is a user event of origin provider, never human (the rule every adapter keeps).
-    check_markers(peer, "goose", subagent_prompts=frozenset({"authentication"}))
+def test_peer_samples(home, run):
+    peer = PeerHome("goose", home, run)
+    assert peer.scan["failed"] == 0 and peer.scan["sessions"] == 2, peer.scan
+    # "authentication" is the prompt of a sub_agent session: the parent agent wrote it, so it is a user
+    # event of origin provider, never human (the rule every adapter keeps). Its parent session
+    # ('parent') is not in the sample, so that prompt is checked here rather than by check_markers,
+    # which also wants the parent indexed.
+    child_prompt = "authentication"
+    peer.truth = {**peer.truth, "turns": [{k: v for k, v in t.items() if v != child_prompt} for t in peer.truth["turns"]]}
+    check_markers(peer, "goose")
+    users = [h for h in peer.hits(child_prompt) if h["kind"] == "user"]
+    assert [(h["origin"], h["session_id"]) for h in users] == [("provider", "goose:child")]
     sessions = peer.sessions()
     assert sessions["goose:child"]["parent"] == "goose:parent"
+    report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "goose")
+    assert report["evidence"] == "documented" and not report["failed_sources"]
+    assert report["shapes"] == {"sessions.db": 1, "legacy-jsonl": 1}, report
     # The unknown block type is named with the schema version; the known non-conversation blocks are meta.
     assert "block futureContent" in peer.stderr and "schema 15" in peer.stderr
     assert {(h["kind"], h["origin"]) for h in peer.hits("Approve the proposed edit")} == {("meta", "provider")}
-    assert peer.unchanged()
+    assert tree(home) == peer.before
 
 
-def test_documented_shape(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_documented_shape(home, run, tmp_path):
     write_db(home, [MAIN, SUB], messages())
-    before = _tree(home)
+    before = tree(home)
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["sessions"] == 2 and doc["failed"] == 0, doc
@@ -147,11 +152,10 @@ def test_documented_shape(tmp_path, monkeypatch):
     shown = run.json("show", "goose:20261102_1", "--json")["session"]
     assert shown["model"] == "claude-sonnet-4-6" and shown["title_source"] == "user"
     assert search(run, "修复部署脚本")[0]["kind"] == "title"  # a person named it: searchable by its name
-    assert _tree(home) == before
+    assert tree(home) == before
 
 
-def test_only_sessions_that_changed_are_read_again(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_only_sessions_that_changed_are_read_again(home, run, tmp_path):
     db = write_db(home, [MAIN, SUB], messages())
     first = run.json("scan", "--json")
     assert run.json("scan", "--json")["unchanged"] == 1
@@ -165,8 +169,7 @@ def test_only_sessions_that_changed_are_read_again(tmp_path, monkeypatch):
     assert kinds(run, "SUB_SECOND") == [("assistant", "agent")] and len(search(run, "DEPLOY_DENIED_13")) == 1
 
 
-def test_legacy_jsonl_read_once(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_legacy_jsonl_read_once(home, run, tmp_path):
     write_db(home, [MAIN], messages()[:2])
     meta = {"description": "旧版会话", "working_dir": "/home/dev/old", "message_count": 2}
     lines = [meta, {"id": "m1", "role": "user", "created": 1_750_000_000, "content": [text("旧版提示 LEGACY_PROMPT")]},
@@ -196,8 +199,7 @@ def test_resume_command_survives_hostile_ids_and_paths(tmp_path):
             assert parts[:2] == ["cd", cwd] and parts[3:7] == ["goose", "session", "--resume", "--session-id"]
 
 
-def test_goose_path_root_and_the_voyager_variable(tmp_path, monkeypatch):
-    home, _ = fake_home(tmp_path, monkeypatch)
+def test_goose_path_root_and_the_voyager_variable(home, tmp_path):
     write_db(home, [MAIN], messages()[:1])
     root = tmp_path / "goose-root"
     db = root / "data" / "sessions" / "sessions.db"

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._peers import PeerHome, check_markers, fake_home, needs_peers
-from tests.ingest.test_captures import _tree
+from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters.zed import ADAPTER, first_folder, result_text
 
@@ -101,19 +100,18 @@ def kinds(run, query: str) -> list[tuple[str, str]]:
     return [(h["kind"], h["origin"]) for h in search(run, query)]
 
 
-@needs_peers
-def test_peer_sample(tmp_path, monkeypatch):
-    peer = PeerHome("zed", tmp_path, monkeypatch)
-    doc = peer.scan()
-    assert doc["failed"] == 0 and doc["sessions"] == 2, doc
+def test_peer_sample(home, run):
+    peer = PeerHome("zed", home, run)
+    assert peer.scan["failed"] == 0 and peer.scan["sessions"] == 2, peer.scan
     check_markers(peer, "zed")
     assert {(h["kind"], h["origin"]) for h in peer.hits("reasoning is not indexed")} == {("reasoning", "agent")}
     assert {s["title"] for s in peer.sessions().values()} == {"legacy zed thread", "read the zed thread store"}
-    assert peer.unchanged()
+    report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "zed")
+    assert report["evidence"] == "documented" and report["shapes"] == {"threads": 1} and not report["failed_sources"]
+    assert tree(home) == peer.before
 
 
-def test_documented_shape(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_documented_shape(home, run, tmp_path):
     write_db(home, [
         row("t-main", modern()),
         row("t-sub", subagent("t-main"), parent="t-main"),
@@ -124,7 +122,7 @@ def test_documented_shape(tmp_path, monkeypatch):
                           "messages": [{"User": {"id": "f", "content": [{"Text": "FOLDER_ORDER_PROMPT"}]}}]},
             folders="/a/first-sorted\n/b/opened-first", order="1,0"),
     ])
-    before = _tree(home)
+    before = tree(home)
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["sessions"] == 4 and doc["failed"] == 0, doc
@@ -156,11 +154,10 @@ def test_documented_shape(tmp_path, monkeypatch):
     reasons = " | ".join(f"{s.get('where')}: {s['reason']}" for s in doc["skipped"])
     assert "thread t-broken" in reasons and "thread t-odd" in reasons and "brotli" in reasons, reasons
     assert "agent content FutureContent" in reasons, reasons
-    assert _tree(home) == before
+    assert tree(home) == before
 
 
-def test_only_threads_whose_row_changed_are_read_again(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_only_threads_whose_row_changed_are_read_again(home, run, tmp_path):
     db = write_db(home, [row("t-main", modern()), row("t-sub", subagent("t-main"), parent="t-main")])
     first = run.json("scan", "--json")
     assert run.json("scan", "--json")["unchanged"] == 1
@@ -179,8 +176,7 @@ def test_only_threads_whose_row_changed_are_read_again(tmp_path, monkeypatch):
     assert len(search(run, "ERR_HASH_9")) == 1
 
 
-def test_without_zstd_plain_threads_are_read_and_compressed_ones_named(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_without_zstd_plain_threads_are_read_and_compressed_ones_named(home, run, tmp_path):
     write_db(home, [row("t-main", modern()), row("t-legacy", legacy(), compressed=False)])
     saved = (zstd.backend(), zstd._BACKEND[1] if zstd._BACKEND else None)
     zstd.use_backend(None)
@@ -195,8 +191,7 @@ def test_without_zstd_plain_threads_are_read_and_compressed_ones_named(tmp_path,
     assert doc["sessions"] == 2 and search(run, "ERR_HASH_9") and len(search(run, "LEGACY_REPLY")) == 1
 
 
-def test_an_unknown_schema_is_named_not_empty(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_an_unknown_schema_is_named_not_empty(home, run, tmp_path):
     db = home / ".local/share/zed/threads/threads.db"
     db.parent.mkdir(parents=True)
     conn = sqlite3.connect(db)
@@ -211,8 +206,7 @@ def test_an_unknown_schema_is_named_not_empty(tmp_path, monkeypatch):
     assert sorted(p.name for p in db.parent.iterdir()) == ["threads.db"]  # probed and read, nothing created
 
 
-def test_voyager_variable_is_authoritative(tmp_path, monkeypatch):
-    home, run = fake_home(tmp_path, monkeypatch)
+def test_voyager_variable_is_authoritative(home, run, tmp_path):
     write_db(home, [row("t-main", modern())])
     other = tmp_path / "zed-data"
     write_db(other, [row("t-sub", subagent("x"))], base=".")
