@@ -52,6 +52,7 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     epoch,
     int_or_none,
+    reread_delta,
     str_or_none,
     tool_call_text,
 )
@@ -147,7 +148,7 @@ class _DshRead:
 
     # -- the stream of records -------------------------------------------------------
 
-    def run(self) -> Iterator[Item]:
+    def run(self, cursor: Cursor | None) -> Iterator[Item]:
         if self.path.endswith(".zstd"):
             if not zstd.available():
                 yield zstd.missing_notice(self.path, LABEL, fatal=True)
@@ -155,25 +156,36 @@ class _DshRead:
             records = self._zstd_records()
         else:
             records = self._plain_records()
+        # The log is read whole, but only what is new is indexed again (reread_delta): one
+        # session's events are held until the end of the file says which those are.
+        events: list[Event] = []
         fatal = False
-        for item in records:
-            if isinstance(item, Notice):
-                fatal = fatal or item.fatal
-                yield item
+        for record in records:
+            if isinstance(record, Notice):
+                fatal = fatal or record.fatal
+                yield record
                 continue
-            yield from self._record(item)
-        if fatal and self.counter is None:
-            return
+            for item in self._record(record):
+                if isinstance(item, Event):
+                    events.append(item)
+                else:
+                    yield item
         if self.counter is None:
-            yield Notice(source=self.path, reason=f"no session in it: no {LABEL} record Voyager knows")
+            if not fatal:
+                yield Notice(source=self.path, reason=f"no session in it: no {LABEL} record Voyager knows")
             return
         for key in list(self.streams):
-            yield from self._flush(key)
+            events.extend(self._flush(key))
         if (notice := self.unknown.notice(self.path)) is not None:
             yield notice
         final = self._session()
         if final != self.sent:
             yield final
+        before = cursor.state.get("history") if cursor is not None else None
+        items, delta = reread_delta(final.id, events, before)
+        yield from items
+        if not fatal:
+            yield Cursor(offset=0, next_seq=len(events), tail_hash="", session=final.id, state={"history": delta})
 
     def _zstd_records(self) -> Iterator[Any]:
         for item in zstd.stream_lines(self.path):
@@ -385,7 +397,7 @@ class DshAdapter:
                 compressed = 0
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _DshRead(source).run()
+        return _DshRead(source).run(cursor)
 
 
 ADAPTER = DshAdapter()

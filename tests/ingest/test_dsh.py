@@ -201,9 +201,16 @@ def test_a_changed_log_is_read_again_whole_and_an_unchanged_one_not_at_all(home,
     with open(path, "ab") as fh:  # the harness appends a frame
         fh.write(_C.compress(json.dumps(more, ensure_ascii=False).encode() + b"\n"))
     again = run.json("scan", "--json")
-    assert again["changed"] == 1 and again["events_added"] == first["events_added"] + 1 and again["events_removed"] == first["events_added"]
+    # Read whole, but only the new turn is indexed: the events before it are the same as last time.
+    assert again["changed"] == 1 and again["events_added"] == 1 and again["events_removed"] == 0, (first, again)
     assert [h["kind"] for h in search(run, "SECOND_TURN_42")] == ["user"]
-    assert len(search(run, "迁移失败")) == 1  # replaced, not duplicated
+    assert len(search(run, "迁移失败")) == 1  # kept, not duplicated
+    # A rewrite that changes earlier lines replaces the whole session.
+    records[3]["data"]["content"][0]["text"] = "改写过的提示 REWRITTEN_PROMPT"
+    write_log(home, SID, records)
+    third = run.json("scan", "--json")
+    assert third["changed"] == 1 and third["events_removed"] == first["events_added"] + 1, third
+    assert len(search(run, "REWRITTEN_PROMPT")) == 1 and search(run, "迁移失败") == [] and search(run, "SECOND_TURN_42") == []
 
 
 def test_a_half_written_last_frame_and_a_bad_line_cost_only_themselves(home, run):
