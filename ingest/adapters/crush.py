@@ -5,8 +5,9 @@ Where (disputed among peers, so both are read): Crush registers every project it
 ``$XDG_DATA_HOME/crush``, default ``~/.local/share/crush``): ``{"projects": [{"path",
 "data_dir", …}]}``, each project's sessions in ``<data_dir>/crush.db`` (``data_dir`` defaults
 to ``<project>/.crush``; a relative one is taken from the project's path, as Crush does);
-fast-resume and agent-trace read it that way. FAD/cass read ``~/.crush/crush.db``, which is
-also read. A ``data_dir`` that ``projects.json`` lists but that does not exist is named in
+fast-resume and agent-trace read it that way. FAD/cass read ``~/.crush/crush.db`` and
+``./.crush/crush.db``: the first is read, the second in every working directory Voyager's
+indexed sessions ran in (the scan's hints). A ``data_dir`` that ``projects.json`` lists but that does not exist is named in
 a Notice (a moved or deleted project), never skipped silently.
 
 Shape (Crush's own migrations; agent-trace's and fast-resume's test schemas):
@@ -28,8 +29,9 @@ messages' count, update times and total size (``updated_at`` has second resoluti
 streaming reply is updated within the second), kept in ``Cursor.state``.
 
 Resume: ``crush --cwd <project> --session <id>`` (Crush's root command took ``-s/--session``
-in March 2026, #2422; ``-c/--cwd`` names the project); for a database found outside
-``projects.json``, ``crush --data-dir <dir> --session <id>``.
+in March 2026, #2422; ``-c/--cwd`` names the project: the one ``projects.json`` lists, or the
+directory holding a ``.crush`` data dir); for a database in another directory,
+``crush --data-dir <dir> --session <id>``.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
@@ -187,7 +189,8 @@ def _session(source: str, row: sqlite3.Row, project: str | None) -> Session:
 
 
 def _project_of(db: str, env_dirs: list[Path]) -> str | None:
-    """The project whose data dir holds ``db``, from ``projects.json`` (None when it is not listed)."""
+    """The project whose data dir holds ``db``: as ``projects.json`` lists it, else the directory
+    that holds a default ``.crush`` data dir (Crush looks for the nearest ``.crush`` upwards)."""
     here = os.path.realpath(os.path.dirname(db))
     for global_dir in env_dirs:
         listed = projects(global_dir)
@@ -196,7 +199,8 @@ def _project_of(db: str, env_dirs: list[Path]) -> str | None:
         for project, data_dir in listed:
             if os.path.realpath(data_dir) == here:
                 return project
-    return None
+    folder = os.path.dirname(db)
+    return os.path.dirname(folder) if os.path.basename(folder) == ".crush" else None
 
 
 def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Iterator[Item]:
@@ -271,6 +275,7 @@ class CrushAdapter:
     label: ClassVar[str] = LABEL
     evidence: ClassVar[Evidence] = "documented"
     versions: ClassVar[tuple[str, ...]] = ()
+    uses_hints: ClassVar[bool] = True
 
     def _global_dirs(self, env: Mapping[str, str]) -> list[Path]:
         return [p for p in (paths.agent_home("crush", env),) if p is not None]
@@ -280,7 +285,7 @@ class CrushAdapter:
         home = paths.agent_home("crush.home", env)
         return list(dict.fromkeys([*found, *([home / DB_NAME] if home is not None else [])]))
 
-    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+    def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
         seen: set[str] = set()
         named = bool(env.get("VOYAGER_CRUSH_HOME"))
         for global_dir in self._global_dirs(env):
@@ -300,7 +305,16 @@ class CrushAdapter:
                     yield from sqlite_source(PROVIDER, db)
         home = paths.agent_home("crush.home", env)
         if home is not None and os.path.realpath(home / DB_NAME) not in seen:
+            seen.add(os.path.realpath(home / DB_NAME))
             yield from sqlite_source(PROVIDER, home / DB_NAME)
+        if not named:
+            # A project's .crush/crush.db that projects.json does not list (an older Crush, or one
+            # run with another global data dir), in the directories Voyager's sessions ran in.
+            for cwd in sorted(hints.cwds if hints else ()):
+                db = Path(cwd) / ".crush" / DB_NAME
+                if db.is_file() and os.path.realpath(db) not in seen:
+                    seen.add(os.path.realpath(db))
+                    yield from sqlite_source(PROVIDER, db)
         if named and home is not None and not (home / DB_NAME).exists() and not (home / PROJECTS).exists():
             yield Notice(source=str(home), reason=f"VOYAGER_CRUSH_HOME names a directory with no {PROJECTS} and no {DB_NAME}")
 

@@ -2,9 +2,11 @@
 
 Where: ``<sessions>/<--cwd slug-->/<session dir>/session.jsonl.zstd`` under ``$DSH_HOME/sessions``
 (default ``~/.dsh/sessions``), ``~/.deepseek-harness/sessions`` and ``~/.config/dsh/sessions``
-(the other roots the harness's PyPI companion probes). The harness can be configured to
-write raw lines (``session.jsonl``): both are read, and when a directory holds both, the
-compressed log (the default) is the session and the other a copy.
+(the other roots the harness's PyPI companion probes), and ``<cwd>/.dsh/sessions`` in the
+working directories of sessions Voyager has indexed (the companion probes ``./.dsh/sessions``
+too). The harness can be configured to write raw lines (``session.jsonl``): both are read,
+and when a directory holds both, the compressed log (the default) is the session and the
+other a copy.
 
 The log is written as consecutive zstd frames (one line a frame, or several lines a
 frame) and rewritten or appended frame by frame, so a changed file is read again whole
@@ -56,7 +58,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
 from voyager_sessions.model import Event, Session, session_id
@@ -377,14 +379,20 @@ class DshAdapter:
     label: ClassVar[str] = LABEL
     evidence: ClassVar[Evidence] = "documented"
     versions: ClassVar[tuple[str, ...]] = ()
+    uses_hints: ClassVar[bool] = True
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         found = [paths.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p for p in found if p is not None))
 
-    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+    def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
         compressed = 0
-        for root in self.roots(env):
+        roots = self.roots(env)
+        if not env.get("VOYAGER_DSH_HOME"):
+            # The harness may keep a project's sessions in the project (its companion probes
+            # ./.dsh/sessions): looked for in the directories Voyager's indexed sessions ran in.
+            roots += [p for cwd in sorted(hints.cwds if hints else ()) if (p := Path(cwd) / ".dsh" / "sessions").is_dir()]
+        for root in dict.fromkeys(roots):
             for item in walk_files(root, COMPRESSED, PROVIDER, append_only=False, match=lambda n: n in (COMPRESSED, PLAIN)):
                 if isinstance(item, Source):
                     if item.path.endswith(".zstd"):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest._peers import PeerHome, check_markers, tree
+from voyager_sessions.ingest.adapters.base import Hints, Notice
 from voyager_sessions.ingest.adapters.crush import ADAPTER, resume_command
 
 # Crush's migrations, folded (initial + summary_message_id + provider + is_summary_message).
@@ -159,7 +160,9 @@ def test_home_crush_db_and_change_detection_within_one_second(home, run, tmp_pat
     first = run.json("scan", "--json")
     assert first["sessions"] == 2
     sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
-    assert shlex.split(sessions["crush:s-main"]["resume"]) == ["crush", "--data-dir", str(home / ".crush"), "--session", "s-main"]
+    # ~/.crush is the default data dir of the project HOME: that is where Crush finds it again.
+    assert sessions["crush:s-main"]["cwd"] == str(home)
+    assert shlex.split(sessions["crush:s-main"]["resume"]) == ["crush", "--cwd", str(home), "--session", "s-main"]
     assert run.json("scan", "--json")["unchanged"] == 1
     # A streaming reply rewrites its row within the same second: same updated_at, longer parts.
     conn = sqlite3.connect(db)
@@ -203,3 +206,25 @@ def test_a_broken_projects_json_is_named(home, run, tmp_path):
     (global_dir / "projects.json").write_text('{"projects": [')
     res = run("scan", "--json")
     assert "projects.json" in res.stderr and "malformed JSON" in res.stderr
+
+
+def test_a_project_crush_db_is_found_through_the_cwds_of_indexed_sessions(home, run, tmp_path):
+    project = tmp_path / "unlisted"
+    project_store(home, project)  # <project>/.crush/crush.db, in no projects.json
+    assert [s for s in ADAPTER.discover({"HOME": str(home)}, Hints()) if not isinstance(s, Notice)] == []
+    found = [s.path for s in ADAPTER.discover({"HOME": str(home)}, Hints(cwds=frozenset({str(project), "/nowhere"})))]
+    assert found == [str(project / ".crush" / "crush.db")]
+    # Through the scan: a session of another agent that ran in the project leads to it.
+    dsh_log = home / ".dsh/sessions/--p--/session-1/session.jsonl"
+    dsh_log.parent.mkdir(parents=True)
+    dsh_log.write_text(json.dumps({"type": "session", "version": 0, "id": "session-1", "createdAt": 1, "cwd": str(project)}) + "\n"
+                       + json.dumps({"type": "user/message", "seq": 0, "time": 2, "data": {
+                           "content": [{"type": "text", "text": "hello"}], "source": {"kind": "user"}}}) + "\n")
+    doc = run.json("scan", "--json")
+    assert doc["providers"].get("crush") == 2, doc
+    sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
+    assert sessions["crush:s-main"]["cwd"] == str(project)
+    # The override is authoritative: no hinted directory is looked into either.
+    named = list(ADAPTER.discover({"HOME": str(home), "VOYAGER_CRUSH_HOME": str(tmp_path / "o")},
+                                  Hints(cwds=frozenset({str(project)}))))
+    assert [type(i).__name__ for i in named] == ["Notice"] and named[0].source == str(tmp_path / "o")

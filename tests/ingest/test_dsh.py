@@ -10,6 +10,7 @@ import pytest
 
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest import zstd
+from voyager_sessions.ingest.adapters.base import Hints
 from voyager_sessions.ingest.adapters.dsh import ADAPTER, decode_segment
 
 zstandard = pytest.importorskip("zstandard")
@@ -274,3 +275,13 @@ def test_voyager_variable_is_authoritative_then_dsh_home(home, tmp_path):
     found = [s.path for s in ADAPTER.discover(env) if hasattr(s, "fingerprint")]
     assert len(found) == 1 and CHILD in found[0]  # DSH_HOME replaces ~/.dsh
     assert (home / ".deepseek-harness" / "sessions") in ADAPTER.roots(env)
+
+
+def test_a_project_local_sessions_dir_is_found_through_hints(home, tmp_path):
+    project = tmp_path / "proj"
+    write_log(project, SID, main_session()[:13])  # <project>/.dsh/sessions/...
+    assert [s for s in ADAPTER.discover({"HOME": str(home)}, Hints()) if hasattr(s, "fingerprint")] == []
+    found = [s.path for s in ADAPTER.discover({"HOME": str(home)}, Hints(cwds=frozenset({str(project), "/nowhere"})))]
+    assert len(found) == 1 and found[0].startswith(str(project / ".dsh" / "sessions"))
+    env = {"HOME": str(home), "VOYAGER_DSH_HOME": str(tmp_path / "o")}
+    assert list(ADAPTER.discover(env, Hints(cwds=frozenset({str(project)})))) == []  # the override is authoritative
