@@ -375,11 +375,14 @@ class GooseAdapter:
         roots = self.roots(env)
         db = roots[0] / DB_NAME
         yield from sqlite_source(PROVIDER, db, named=bool(env.get("VOYAGER_GOOSE_HOME")))
-        migrated = _db_ids(str(db)) if db.is_file() else frozenset()
+        migrated: frozenset[str] | None = None  # read from sessions.db only once a legacy file turns up
         for root in roots:
             for item in walk_files(root, ".jsonl", PROVIDER, append_only=False, skip_dir=lambda _name: True):
-                if isinstance(item, Source) and Path(item.path).name.removesuffix(".jsonl") in migrated:
-                    continue  # Goose copied it into sessions.db: the database copy is the session
+                if isinstance(item, Source):
+                    if migrated is None:
+                        migrated = _db_ids(str(db)) if db.is_file() else frozenset()
+                    if Path(item.path).name.removesuffix(".jsonl") in migrated:
+                        continue  # Goose copied it into sessions.db: the database copy is the session
                 yield item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
