@@ -135,12 +135,16 @@ class _Frames:
         self.error: type[BaseException] = self.mod.ZstdError
         self.frames = 0
         self.pending = False
+        # zstandard's context is reused for every frame (a log may hold one frame per line, and
+        # a context costs far more to make than to reset); the stdlib's decoder is one frame's.
+        self._ctx = self.mod.ZstdDecompressor(max_window_size=1 << WINDOW_LOG_MAX) if self.name == "zstandard" else None
+        self._options = None if self._ctx is not None else {self.mod.DecompressionParameter.window_log_max: WINDOW_LOG_MAX}
         self._dec = self._new()
 
     def _new(self) -> Any:
-        if self.name == "zstandard":
-            return self.mod.ZstdDecompressor(max_window_size=1 << WINDOW_LOG_MAX).decompressobj()
-        return self.mod.ZstdDecompressor(options={self.mod.DecompressionParameter.window_log_max: WINDOW_LOG_MAX})
+        if self._ctx is not None:
+            return self._ctx.decompressobj()
+        return self.mod.ZstdDecompressor(options=self._options)
 
     def _decompress(self, data: bytes) -> Iterator[bytes]:
         """What ``data`` decodes to in the current frame. The standard library's decoder takes an
