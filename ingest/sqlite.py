@@ -10,6 +10,8 @@ rows still in it (most agents keep their newest turns there), so it is not used.
 
 :func:`sqlite_source` is the discovery side: a database is one Source whose fingerprint
 includes its ``-wal``, so a new turn still in the WAL is seen by the stat pass.
+:func:`open_store` opens one for reading and checks its tables; :class:`SessionSignatures`
+is the per-session change detection every multi-session store shares.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
+from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 
 #: How long a read waits for an agent's write lock before the source is retried next scan.
 BUSY_TIMEOUT_S = 5.0
@@ -120,3 +122,76 @@ def _is_regular(mode: int) -> bool:
     import stat
 
     return stat.S_ISREG(mode)
+
+
+def digest(*values: object) -> str:
+    """A short, stable digest of row values (what a session's signature keeps of a row)."""
+    import hashlib
+
+    return hashlib.blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
+class SessionSignatures:
+    """Per-session change detection for a database that holds many sessions, kept in ``Cursor.state``.
+
+    A read computes each session's signature from cheap columns (update times, row counts,
+    lengths); :meth:`same` says whether it equals the one the last read recorded (then the
+    adapter yields ``Unchanged`` instead of reading the session again), and :meth:`cursor`
+    is the Cursor that carries this read's signatures to the next. A session whose read
+    failed is simply not recorded: the next read tries it again.
+    """
+
+    def __init__(self, cursor: Cursor | None) -> None:
+        known = cursor.state.get("sessions") if cursor is not None else None
+        self.known: dict[str, object] = known if isinstance(known, dict) else {}
+        self.out: dict[str, list[object]] = {}
+
+    def same(self, native: str, signature: list[object]) -> bool:
+        """True when ``native``'s signature is the one recorded last time (and it is kept for the next)."""
+        if self.known.get(native) == signature:
+            self.out[native] = signature
+            return True
+        return False
+
+    def record(self, native: str, signature: list[object]) -> None:
+        self.out[native] = signature
+
+    def cursor(self) -> Cursor:
+        return Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": self.out})
+
+
+def open_store(path: str, label: str, required: dict[str, frozenset[str]]) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
+    """Open ``path`` read-only inside one read transaction and check it has ``required`` tables and columns.
+
+    A database that cannot be opened, or lacks what the adapter reads, is a fatal Notice
+    naming the agent and what is missing (never "0 sessions"). The caller closes the
+    connection.
+    """
+    try:
+        conn = connect_readonly(path)
+    except sqlite3.Error as exc:
+        return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    try:
+        conn.execute("BEGIN")  # one snapshot for the whole read, even while the agent writes
+        schema = tables(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    missing = [f"{t}({', '.join(sorted(cols - schema.get(t, frozenset())))})" if t in schema else t
+               for t, cols in required.items() if t not in schema or not cols <= schema[t]]
+    if missing:
+        conn.close()
+        found = ", ".join(sorted(schema)) or "no tables"
+        return Notice(source=path, fatal=True,
+                      reason=f"unknown-schema: not a {label} store Voyager knows (missing {'; '.join(missing)}; has {found})")
+    return conn, schema
+
+
+def probe_store(path: str | os.PathLike[str], label: str, required: dict[str, frozenset[str]], shape: str) -> str:
+    """``shape`` when the database at ``path`` has what the adapter reads, else ``unknown-schema`` or
+    ``unreadable`` (what ``voyager doctor`` shows for a store before any scan)."""
+    opened = open_store(os.fspath(path), label, required)
+    if isinstance(opened, Notice):
+        return "unknown-schema" if opened.reason.startswith("unknown-schema") else "unreadable"
+    opened[0].close()
+    return shape

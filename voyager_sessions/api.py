@@ -179,4 +179,8 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
                       index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
     if ddir.checkpoints_db.exists():
         health["checkpoints_db"] = integrity(ddir.checkpoints_db)
+    from voyager_sessions.ingest import zstd
+
+    # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
+    health["zstd"] = zstd.backend() or f"not installed: install {zstd.INSTALL_HINT} to read DeepSeek Harness and Zed sessions"
     return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints), "health": health}

@@ -207,6 +207,21 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Kilo Code CLI, OpenCode's fork: the same layout in its own data dir (kilo.db).
     "kilo": (("VOYAGER_KILO_HOME", ""), ("XDG_DATA_HOME", "kilo"), ("HOME", ".local/share/kilo")),
     "kilo.db": (("VOYAGER_KILO_DB", ""),),
+    # DeepSeek Harness: its own DSH_HOME, then the other roots its PyPI companion probes. With
+    # VOYAGER_DSH_HOME set every entry names the same directory (the override is authoritative).
+    "dsh": (("VOYAGER_DSH_HOME", "sessions"), ("DSH_HOME", "sessions"), ("HOME", ".dsh/sessions")),
+    "dsh.alt": (("VOYAGER_DSH_HOME", "sessions"), ("HOME", ".deepseek-harness/sessions")),
+    "dsh.config": (("VOYAGER_DSH_HOME", "sessions"), ("XDG_CONFIG_HOME", "dsh/sessions"), ("HOME", ".config/dsh/sessions")),
+    # Zed's data dir on Linux (Flatpak first, as Zed itself does), then macOS's.
+    "zed": (("VOYAGER_ZED_HOME", ""), ("FLATPAK_XDG_DATA_HOME", "zed"), ("XDG_DATA_HOME", "zed"), ("HOME", ".local/share/zed")),
+    "zed.mac": (("VOYAGER_ZED_HOME", ""), ("HOME", "Library/Application Support/Zed")),
+    # Goose: the directory of sessions.db (and legacy *.jsonl); GOOSE_PATH_ROOT is Goose's own root.
+    "goose": (("VOYAGER_GOOSE_HOME", "sessions"), ("GOOSE_PATH_ROOT", "data/sessions"), ("XDG_DATA_HOME", "goose/sessions"),
+              ("HOME", ".local/share/goose/sessions")),
+    "goose.legacy": (("VOYAGER_GOOSE_HOME", "sessions"), ("HOME", ".goose/sessions")),
+    # Crush: its global data dir (projects.json lists every project's data dir), then ~/.crush.
+    "crush": (("VOYAGER_CRUSH_HOME", ""), ("CRUSH_GLOBAL_DATA", ""), ("XDG_DATA_HOME", "crush"), ("HOME", ".local/share/crush")),
+    "crush.home": (("VOYAGER_CRUSH_HOME", ""), ("HOME", ".crush")),
 }
 
 

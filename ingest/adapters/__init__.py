@@ -34,6 +34,10 @@ REGISTRY: dict[str, str] = {
     "cline": "voyager_sessions.ingest.adapters.cline",
     "roo": "voyager_sessions.ingest.adapters.roo",
     "kilo": "voyager_sessions.ingest.adapters.kilo",
+    "dsh": "voyager_sessions.ingest.adapters.dsh",
+    "zed": "voyager_sessions.ingest.adapters.zed",
+    "goose": "voyager_sessions.ingest.adapters.goose",
+    "crush": "voyager_sessions.ingest.adapters.crush",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

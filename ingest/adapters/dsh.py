@@ -1,0 +1,411 @@
+"""The DeepSeek Harness adapter (``dsh``, documented): zstd-compressed JSONL session logs.
+
+Where: ``<sessions>/<--cwd slug-->/<session dir>/session.jsonl.zstd`` under ``$DSH_HOME/sessions``
+(default ``~/.dsh/sessions``), ``~/.deepseek-harness/sessions`` and ``~/.config/dsh/sessions``
+(the other roots the harness's PyPI companion probes), and ``<cwd>/.dsh/sessions`` in the
+working directories of sessions Voyager has indexed (the companion probes ``./.dsh/sessions``
+too). The harness can be configured to write raw lines (``session.jsonl``): both are read,
+and when a directory holds both, the compressed log (the default) is the session and the
+other a copy.
+
+The log is written as consecutive zstd frames (one line a frame, or several lines a
+frame) and rewritten or appended frame by frame, so a changed file is read again whole
+(``append_only=False``): appending frames could be resumed only by proving every earlier
+frame untouched, which a stat cannot. Decompression streams through ``ingest/zstd.py``.
+
+The first line is the session header (``id``, ``createdAt`` ms, ``cwd``, and for a fork or
+a subagent ``parentSession``, ``origin: "subagent"``, ``seedLength``: the events before
+``seedLength`` are the parent's, copied, and are not indexed again). Every other line is
+``{type, seq, time (ms), data}``; the mapping (from deja-vu's reader, verified against dsh
+0.1.1-rc.2, and agentsview's, which pins the format in its tests):
+
+* ``user/message``: ``data.source.kind == "user"`` is a person's prompt (in a subagent's
+  session, the parent agent's: user/provider); any other source (``plugin``: the runtime
+  context, skill catalogues) is injected text, ``meta``.
+* ``assistant/message``: the complete reply: ``text`` blocks are ``assistant``, ``reasoning``
+  blocks ``reasoning``, ``tool-call`` blocks ``tool_call``. Its streamed copies
+  (``assistant/chunk`` deltas and block ends, packed ``text-chunks``/``reasoning-chunks``/
+  ``tool-call-chunks`` rows) are indexed only for a step that never got its complete
+  message (an interrupted run), and then once.
+* ``tool/call`` (the same call as a ``tool-call`` block, indexed once) and ``tool/result``
+  (nested ``tool-result`` blocks; ``isError``; no exit code is recorded).
+* ``compaction/summary`` is ``meta``; ``session/title`` names the session (the newest wins;
+  ``source.kind: "user"`` is a person's rename).
+* A surface event whose ``surfaceOp`` is a ``replace`` rewrites messages already in the log
+  (compaction, pruning): a copy, not indexed.
+
+Resume: none. The seed product printed ``dsh --resume``, but deja-vu found no bundle that
+takes it in dsh 0.1.1-rc.2 and no exact form could be pinned, so no command is printed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from voyager_sessions import paths
+from voyager_sessions.ingest import zstd
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    SessionFacts,
+    UnknownRecords,
+    epoch,
+    int_or_none,
+    reread_delta,
+    str_or_none,
+    tool_call_text,
+)
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
+from voyager_sessions.model import Event, Session, session_id
+
+PROVIDER = "dsh"
+LABEL = "DeepSeek Harness"
+COMPRESSED = "session.jsonl.zstd"
+PLAIN = "session.jsonl"
+_HOMES = ("dsh", "dsh.alt", "dsh.config")
+
+#: Tools whose input is a shell command (the command is what a person searches for).
+_SHELL_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run_command", "run_shell_command", "terminal"})
+
+#: Event types that carry nothing to index (lifecycle, settings, bookkeeping): known, skipped.
+_SILENT = frozenset({
+    "turn/start", "step/start", "permission/preset", "agent-preset/selected", "agent/inbox/spliced",
+    "approval/asked", "approval/decided", "approval/policy", "command/done", "command/run",
+    "compaction/end", "compaction/prune", "compaction/start", "feedback/record", "goal/change",
+    "hook/invoked", "hook/result", "llm/retry", "llm/retry-started", "plan/mode", "request/context",
+    "sandbox/mode", "schedule/change", "session/end-seed", "session/title-llm-request",
+    "subagent/descriptor", "todo/write", "tool-workflow/agent-end", "tool-workflow/agent-start",
+    "tool-workflow/run-end", "tool-workflow/run-start", "tool/code-dispatch", "tool/code-dispatch-start",
+    "web/deepseek-search-llm-request",
+})
+_PACKED = {"text-chunks": "text", "reasoning-chunks": "reasoning", "tool-call-chunks": None}
+_ESCAPE = re.compile(r"(?:~[0-9A-Fa-f]{4})+")
+
+
+def decode_segment(name: str) -> str:
+    """A session directory name back to the harness's id: ``~XXXX`` escapes are UTF-16 code units."""
+    def unescape(m: re.Match[str]) -> str:
+        units = bytes.fromhex("".join(m.group(0)[i + 1:i + 5] for i in range(0, len(m.group(0)), 5)))
+        return units.decode("utf-16-be", "replace")
+    return _ESCAPE.sub(unescape, name)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _blocks(value: Any) -> list[dict[str, Any]]:
+    return [b for b in value if isinstance(b, dict)] if isinstance(value, list) else []
+
+
+def _texts(blocks: Any, kind: str = "text") -> str:
+    return "\n".join(b["text"] for b in _blocks(blocks) if b.get("type") == kind and isinstance(b.get("text"), str) and b["text"])
+
+
+def _replaces(record: dict[str, Any]) -> bool:
+    """A surface event that rewrites messages already in the log (``{"op": "replace", …}``): a copy."""
+    op = record.get("surfaceOp")
+    return isinstance(op, dict) or (isinstance(op, str) and op != "append")
+
+
+class _Stream:
+    """What one step (turn, step) streamed: kept only until its complete message arrives."""
+
+    def __init__(self, ts: float | None) -> None:
+        self.ts = ts
+        self.blocks: dict[Any, dict[str, Any]] = {}
+
+    def add(self, index: Any, kind: str, text: Any, ts: float | None, *, whole: bool = False) -> None:
+        if not isinstance(text, str) or not text:
+            return
+        block = self.blocks.setdefault((index, kind), {"parts": [], "whole": None})
+        if whole:
+            block["whole"] = text
+        else:
+            block["parts"].append(text)
+        self.ts = ts or self.ts
+
+
+class _DshRead:
+    """One session log, from its header to its last line."""
+
+    def __init__(self, source: Source) -> None:
+        self.path = source.path
+        self.facts = SessionFacts()
+        self.counter: EventCounter | None = None
+        self.sent: Session | None = None
+        self.seed = 0
+        self.subagent = False
+        self.title: str | None = None
+        self.title_kind: str | None = None
+        self.calls: dict[str, str | None] = {}  # call id -> tool name, for every call indexed
+        self.streams: dict[tuple[Any, Any], _Stream] = {}
+        self.unknown = UnknownRecords(LABEL)
+        self.first = True
+
+    # -- the stream of records -------------------------------------------------------
+
+    def run(self, cursor: Cursor | None) -> Iterator[Item]:
+        if self.path.endswith(".zstd"):
+            if not zstd.available():
+                yield zstd.missing_notice(self.path, LABEL, fatal=True)
+                return
+            records = self._zstd_records()
+        else:
+            records = self._plain_records()
+        # The log is read whole, but only what is new is indexed again (reread_delta): one
+        # session's events are held until the end of the file says which those are.
+        events: list[Event] = []
+        fatal = False
+        for record in records:
+            if isinstance(record, Notice):
+                fatal = fatal or record.fatal
+                yield record
+                continue
+            for item in self._record(record):
+                if isinstance(item, Event):
+                    events.append(item)
+                else:
+                    yield item
+        if self.counter is None:
+            if not fatal:
+                yield Notice(source=self.path, reason=f"no session in it: no {LABEL} record Voyager knows")
+            return
+        for key in list(self.streams):
+            events.extend(self._flush(key))
+        if (notice := self.unknown.notice(self.path)) is not None:
+            yield notice
+        final = self._session()
+        if final != self.sent:
+            yield final
+        before = cursor.state.get("history") if cursor is not None else None
+        items, delta = reread_delta(final.id, events, before)
+        yield from items
+        if not fatal:
+            yield Cursor(offset=0, next_seq=len(events), tail_hash="", session=final.id, state={"history": delta})
+
+    def _zstd_records(self) -> Iterator[Any]:
+        for item in zstd.stream_lines(self.path):
+            if isinstance(item, Notice):
+                yield item
+                continue
+            line = item.data.strip()
+            if not line:
+                continue
+            try:
+                yield decode_line(line)
+            except BadLine as exc:
+                if item.complete:
+                    yield Notice(source=self.path, reason=f"{exc}; line skipped", where=f"line {item.lineno}")
+
+    def _plain_records(self) -> Iterator[Any]:
+        for item in read_records(self.path):
+            yield item if isinstance(item, Notice) else item.value
+
+    def _record(self, record: Any) -> Iterator[Item]:
+        if not isinstance(record, dict):
+            self.unknown.saw(f"a JSON {type(record).__name__}")
+            return
+        rtype = record.get("type")
+        if self.first:
+            self.first = False
+            yield from self._start(record if rtype == "session" else None)
+            if rtype == "session":
+                return
+        elif rtype == "session":
+            return  # a second header: nothing new to index
+        seq = int_or_none(record.get("seq0" if rtype in _PACKED else "seq"))
+        if self.seed and seq is not None and seq < self.seed:
+            return  # copied from the parent session when this one was forked: indexed there
+        data = _dict(record.get("data"))
+        ts = epoch(record.get("time0" if rtype in _PACKED else "time"))
+        self.facts.observe_ts(ts)
+        if rtype == "user/message":
+            if not _replaces(record):
+                yield from self._user(data, ts)
+        elif rtype == "assistant/message":
+            if not _replaces(record):
+                yield from self._assistant(data, ts)
+        elif rtype == "assistant/chunk":
+            self._chunk(data, ts)
+        elif rtype in _PACKED:
+            kind = _PACKED[rtype]
+            if kind is not None:
+                stream = self._stream(data, ts)
+                for text in data.get("texts") if isinstance(data.get("texts"), list) else ():
+                    stream.add(data.get("index"), kind, text, ts)
+        elif rtype == "tool/call":
+            yield from self._call(str_or_none(data.get("callId")), str_or_none(data.get("name")), data.get("arguments"), ts)
+        elif rtype == "tool/result":
+            if not _replaces(record):
+                yield from self._result(data, ts)
+        elif rtype == "compaction/summary":
+            summary = data.get("summary")
+            yield from self._emit("meta", "provider", _texts(summary) or _texts(summary, "reasoning"), ts)
+        elif rtype == "session/title":
+            title = str_or_none(data.get("title"))
+            if title and title.strip():
+                self.title, self.title_kind = title, str_or_none(_dict(data.get("source")).get("kind"))
+        elif rtype == "request/header":
+            model = str_or_none(_dict(_dict(data.get("header")).get("config")).get("model"))
+            self.facts.model = self.facts.model or model
+        elif rtype == "step/end":
+            yield from self._flush((data.get("turn"), data.get("step")))
+        elif rtype == "turn/end":
+            for key in [k for k in self.streams if k[0] == data.get("turn")]:
+                yield from self._flush(key)
+        elif rtype in _SILENT or record.get("ignorable") is True:
+            return
+        else:
+            self.unknown.saw(rtype)
+
+    def _start(self, header: dict[str, Any] | None) -> Iterator[Item]:
+        folder = os.path.basename(os.path.dirname(self.path))
+        native = str_or_none(header.get("id")) if header else None
+        if header is None:
+            yield Notice(source=self.path, where="line 1",
+                         reason="no session header; the session is named after its directory")
+        self.facts.native_id = native or decode_segment(folder)
+        if header:
+            self.facts.cwd = str_or_none(header.get("cwd"))
+            self.facts.observe_ts(epoch(header.get("createdAt")))
+            parent = str_or_none(header.get("parentSession"))
+            self.facts.parent = session_id(PROVIDER, parent) if parent else None
+            self.subagent = header.get("origin") == "subagent" or bool(parent and (int_or_none(header.get("delegationDepth")) or 0) > 0)
+            self.seed = int_or_none(header.get("seedLength")) or 0
+        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), 0)
+        self.sent = self._session()
+        yield self.sent
+
+    def _session(self) -> Session:
+        title_source = {"user": "user", "fallback": None}.get(self.title_kind or "", "agent") if self.title else None
+        return self.facts.session(PROVIDER, title=self.title, title_source=title_source, resume=None, source=self.path)
+
+    def _emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
+        if self.counter is not None and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+            yield ev
+
+    # -- record kinds ----------------------------------------------------------------
+
+    def _user(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
+        text = _texts(data.get("content"))
+        if _dict(data.get("source")).get("kind") == "user":
+            yield from self._emit("user", "provider" if self.subagent else "human", text, ts)
+        else:
+            yield from self._emit("meta", "provider", text, ts)
+
+    def _assistant(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
+        # The complete message supersedes what this step streamed.
+        self.streams.pop((data.get("turn"), data.get("step")), None)
+        message = _dict(data.get("message"))
+        self.facts.model = str_or_none(_dict(message.get("source")).get("model")) or self.facts.model
+        usage = _dict(data.get("usage"))
+        if usage:
+            tokens_in = sum(int_or_none(usage.get(k)) or 0 for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
+            self.facts.tokens_in = (self.facts.tokens_in or 0) + tokens_in
+            self.facts.tokens_out = (self.facts.tokens_out or 0) + (int_or_none(usage.get("outputTokens")) or 0)
+        for block in _blocks(message.get("content")):
+            btype = block.get("type")
+            if btype == "text":
+                yield from self._emit("assistant", "agent", str_or_none(block.get("text")), ts)
+            elif btype == "reasoning":
+                yield from self._emit("reasoning", "agent", str_or_none(block.get("text")), ts)
+            elif btype == "tool-call":
+                yield from self._call(str_or_none(block.get("id")), str_or_none(block.get("name")), block.get("arguments"), ts)
+            elif btype != "image":  # an image has no text to find
+                self.unknown.saw(f"content block {btype}")
+
+    def _call(self, call_id: str | None, name: str | None, arguments: Any, ts: float | None) -> Iterator[Event]:
+        if call_id is not None and call_id in self.calls:
+            return  # the same call, written as a message block and as a tool/call record
+        if call_id is not None:
+            self.calls[call_id] = name
+        yield from self._emit("tool_call", "agent", tool_call_text(name, arguments, _SHELL_TOOLS) or (name or ""),
+                              ts, tool=name, call_id=call_id)
+
+    def _result(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
+        message = _dict(data.get("message"))
+        error = _dict(data.get("error"))
+        for block in _blocks(message.get("content")):
+            if block.get("type") != "tool-result":
+                self.unknown.saw(f"tool result block {block.get('type')}")
+                continue
+            call_id = str_or_none(block.get("toolCallId")) or str_or_none(_dict(message.get("source")).get("callId"))
+            text = _texts(block.get("content")) or _error_text(error)
+            yield from self._emit("tool_result", "tool", text, ts, tool=self.calls.get(call_id or ""), call_id=call_id,
+                                  is_error=block.get("isError") is True or bool(error))
+
+    def _stream(self, data: dict[str, Any], ts: float | None) -> _Stream:
+        key = (data.get("turn"), data.get("step"))
+        if key not in self.streams:
+            self.streams[key] = _Stream(ts)
+        return self.streams[key]
+
+    def _chunk(self, data: dict[str, Any], ts: float | None) -> None:
+        chunk = _dict(data.get("chunk"))
+        ctype = chunk.get("type")
+        index = chunk.get("index")
+        if ctype in ("text-delta", "reasoning-delta"):
+            self._stream(data, ts).add(index, "text" if ctype == "text-delta" else "reasoning", chunk.get("text"), ts)
+        elif ctype == "block-end":
+            block = _dict(chunk.get("block"))
+            if block.get("type") in ("text", "reasoning"):
+                self._stream(data, ts).add(index, block["type"], block.get("text"), ts, whole=True)
+
+    def _flush(self, key: tuple[Any, Any]) -> Iterator[Event]:
+        """A step that ended without its complete message: what it streamed, once (an interrupted run)."""
+        stream = self.streams.pop(key, None)
+        if stream is None:
+            return
+        order = sorted(stream.blocks.items(), key=lambda kv: (0, kv[0][0], "") if isinstance(kv[0][0], int) else (1, 0, repr(kv[0][0])))
+        for (_, kind), block in order:
+            text = block["whole"] or "".join(block["parts"])
+            yield from self._emit("reasoning" if kind == "reasoning" else "assistant", "agent", text, stream.ts)
+
+
+def _error_text(error: dict[str, Any]) -> str:
+    return ": ".join(str(error[k]) for k in ("name", "code", "message") if isinstance(error.get(k), str) and error[k])
+
+
+class DshAdapter:
+    """DeepSeek Harness session logs (``session.jsonl.zstd``) under its sessions roots."""
+
+    name: ClassVar[str] = PROVIDER
+    label: ClassVar[str] = LABEL
+    evidence: ClassVar[Evidence] = "documented"
+    versions: ClassVar[tuple[str, ...]] = ()
+    uses_hints: ClassVar[bool] = True
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        found = [paths.agent_home(h, env) for h in _HOMES]
+        return list(dict.fromkeys(p for p in found if p is not None))
+
+    def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
+        compressed = 0
+        roots = self.roots(env)
+        if not env.get("VOYAGER_DSH_HOME"):
+            # The harness may keep a project's sessions in the project (its companion probes
+            # ./.dsh/sessions): looked for in the directories Voyager's indexed sessions ran in.
+            roots += [p for cwd in sorted(hints.cwds if hints else ()) if (p := Path(cwd) / ".dsh" / "sessions").is_dir()]
+        for root in dict.fromkeys(roots):
+            for item in walk_files(root, COMPRESSED, PROVIDER, append_only=False, match=lambda n: n in (COMPRESSED, PLAIN)):
+                if isinstance(item, Source):
+                    if item.path.endswith(".zstd"):
+                        compressed += 1
+                    elif os.path.exists(item.path + ".zstd"):
+                        continue  # the same session in both encodings: the compressed log is the session
+                yield item
+            if compressed and not zstd.available():
+                yield zstd.missing_notice(str(root), LABEL, fatal=False, detail=f"{compressed} session logs found")
+                compressed = 0
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return _DshRead(source).run(cursor)
+
+
+ADAPTER = DshAdapter()

@@ -1,0 +1,230 @@
+"""Crush (``crush``, documented): the peers' samples, and databases written here from Crush's own migrations."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.ingest._peers import PeerHome, check_markers, tree
+from voyager_sessions.ingest.adapters.base import Hints, Notice
+from voyager_sessions.ingest.adapters.crush import ADAPTER, resume_command
+
+# Crush's migrations, folded (initial + summary_message_id + provider + is_summary_message).
+SCHEMA = [
+    """CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0.0,
+        updated_at INTEGER NOT NULL, created_at INTEGER NOT NULL, summary_message_id TEXT, todos TEXT)""",
+    """CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,
+        parts TEXT NOT NULL default '[]', model TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        finished_at INTEGER, provider TEXT, is_summary_message INTEGER DEFAULT 0 NOT NULL)""",
+]
+
+
+def part(ptype: str, **data: Any) -> dict[str, Any]:
+    return {"type": ptype, "data": data}
+
+
+def write_db(data_dir: Path, sessions: list[tuple], messages: list[tuple]) -> Path:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    db = data_dir / "crush.db"
+    conn = sqlite3.connect(db)
+    for stmt in SCHEMA:
+        conn.execute(stmt)
+    conn.executemany("INSERT INTO sessions (id, parent_session_id, title, prompt_tokens, completion_tokens, "
+                     "updated_at, created_at) VALUES (?,?,?,?,?,?,?)", sessions)
+    conn.executemany("INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, "
+                     "is_summary_message) VALUES (?,?,?,?,?,?,?,?)",
+                     [(i, s, r, p if isinstance(p, str) else json.dumps(p, ensure_ascii=False), "claude-sonnet-4", t, t, summary)
+                      for i, s, r, p, t, summary in messages])
+    conn.commit()
+    conn.close()
+    return db
+
+
+def write_projects(global_dir: Path, entries: list[dict[str, Any]]) -> None:
+    global_dir.mkdir(parents=True, exist_ok=True)
+    (global_dir / "projects.json").write_text(json.dumps({"projects": entries}, ensure_ascii=False, indent=2))
+
+
+def project_store(home: Path, project: Path) -> Path:
+    sessions = [("s-main", None, "修复构建", 1200, 300, 1_793_000_050, 1_793_000_000),
+                ("s-task", "s-main", "Task: find the flaky test", 0, 0, 1_793_000_030, 1_793_000_020),
+                ("title-s-main", "s-main", "Generate a title", 0, 0, 1_793_000_001, 1_793_000_001)]
+    messages = [
+        ("m1", "s-main", "user", [part("text", text="构建失败了，跑一下 go build 看看 BUILD_PROMPT")], 1_793_000_000, 0),
+        ("m2", "s-main", "assistant", [part("reasoning", thinking="先看编译错误 THINKING_MARK"),
+                                       part("text", text="我来运行构建。"),
+                                       part("tool_call", id="call-1", name="bash",
+                                            input=json.dumps({"command": "go build ./..."}), finished=True),
+                                       part("finish", reason="tool_use", time=1_793_000_002)], 1_793_000_001, 0),
+        ("m3", "s-main", "tool", [part("tool_result", tool_call_id="call-1", name="bash",
+                                       content="./main.go:12: undefined: 配置 BUILD_ERR_12", is_error=True)], 1_793_000_003, 0),
+        ("m4", "s-main", "user", [part("shell_command", command="go vet ./... HUMAN_SHELL", output="vet: ok", exit_code=2)],
+         1_793_000_004, 0),
+        ("m5", "s-main", "assistant", "{not json", 1_793_000_005, 0),
+        ("m6", "s-main", "assistant", [part("text", text="Summary of the work so far COMPACTION_SUMMARY")], 1_793_000_006, 1),
+        ("m7", "s-main", "assistant", [part("hologram", x=1), part("text", text="改好了，变量名拼错了。"),
+                                       part("finish", reason="end_turn", time=1_793_000_008)], 1_793_000_007, 0),
+        ("m8", "s-main", "assistant", [part("finish", reason="error", message="Bad Request",
+                                            details="context window exceeded PROVIDER_ERROR")], 1_793_000_009, 0),
+        ("t1", "s-task", "user", [part("text", text="找出不稳定的测试 SUBTASK_PROMPT")], 1_793_000_020, 0),
+        ("t2", "s-task", "assistant", [part("text", text="TestRetry 不稳定 SUBTASK_REPLY")], 1_793_000_021, 0),
+        ("x1", "title-s-main", "user", [part("text", text="Generate a title for: 构建失败了 TITLE_CALL_COPY")], 1_793_000_001, 0),
+    ]
+    return write_db(project / ".crush", sessions, messages)
+
+
+def search(run, query: str) -> list[dict[str, Any]]:
+    res = run("search", query, "--json", "--no-refresh", "--limit", "50")
+    assert res.exit_code in (0, 1), res.stderr
+    return json.loads(res.stdout)["hits"]
+
+
+def kinds(run, query: str) -> list[tuple[str, str]]:
+    return [(h["kind"], h["origin"]) for h in search(run, query)]
+
+
+def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run):
+    # The sample's projects.json points at /home/dev/...: with HOME elsewhere those dirs do not exist.
+    peer = PeerHome("crush", home, run)
+    doc = peer.scan
+    assert doc["sessions"] == 0
+    missing = [s for s in doc["skipped"] if "does not exist" in s["reason"]]
+    assert {s["where"] for s in missing} == {"project /test/project", "project /work/crush"}, doc
+    assert "/home/dev/.local/share/crush/projects/test-project" in peer.stderr
+    doctor = run("doctor").stdout
+    assert "/home/dev/.local/share/crush/projects/work-crush does not exist" in doctor
+    assert tree(home) == peer.before
+
+
+def test_peer_sample_read_through_a_projects_json_of_its_own(home, run):
+    peer = PeerHome("crush", home, run)  # scanned once as it is: nothing readable (see above)
+    global_dir = home / ".local/share/crush"
+    write_projects(global_dir, [{"path": "/test/project", "data_dir": str(global_dir / "projects" / "test-project")},
+                                {"path": "/work/crush", "data_dir": str(global_dir / "projects" / "work-crush")}])
+    peer.before = tree(home)
+    doc = run.json("scan", "--json")
+    assert doc["failed"] == 0 and doc["sessions"] == 4, doc
+    check_markers(peer, "crush")
+    report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "crush")
+    assert report["evidence"] == "documented" and report["shapes"] == {"crush.db": 2} and not report["failed_sources"]
+    sessions = peer.sessions()
+    assert sessions["crush:live"]["cwd"] == "/test/project"
+    assert sessions["crush:crush-1"]["resume"] == "crush --cwd /work/crush --session crush-1"
+    err = next(h for h in peer.hits("ContextWindowExceededError"))
+    assert err["kind"] == "meta" and err["origin"] == "provider"
+    assert tree(home) == peer.before
+
+
+def test_documented_shape(home, run, tmp_path):
+    project = tmp_path / "proj dir" / "app"
+    project_store(home, project)
+    write_projects(home / ".local/share/crush", [{"path": str(project), "data_dir": ".crush"}])  # relative: the project's
+    before = tree(home), tree(project)
+    res = run("scan", "--json")
+    doc = json.loads(res.stdout)
+    assert res.exit_code == 0 and doc["sessions"] == 2 and doc["failed"] == 0, doc
+    assert kinds(run, "BUILD_PROMPT") == [("user", "human")]
+    assert kinds(run, "THINKING_MARK") == [("reasoning", "agent")]
+    assert kinds(run, "运行构建") == [("assistant", "agent")]
+    calls = search(run, '"go build ./..."')
+    assert [(h["kind"], h["tool"]) for h in calls] == [("tool_call", "bash")]
+    out = search(run, "BUILD_ERR_12")
+    assert [(h["kind"], h["origin"], h["tool"], h["exit_code"]) for h in out] == [("tool_result", "tool", "bash", None)]
+    shell = search(run, "HUMAN_SHELL")
+    assert [(h["kind"], h["origin"]) for h in shell] == [("tool_call", "human")]
+    vet = [h for h in search(run, "vet") if h["kind"] == "tool_result"]
+    assert [(h["tool"], h["exit_code"]) for h in vet] == [("shell", 2)]  # the one exit code Crush records
+    assert kinds(run, "COMPACTION_SUMMARY") == [("meta", "provider")]
+    assert kinds(run, "拼错") == [("assistant", "agent")]  # after the malformed row
+    assert kinds(run, "PROVIDER_ERROR") == [("meta", "provider")]
+    assert kinds(run, "SUBTASK_PROMPT") == [("user", "provider")] and kinds(run, "SUBTASK_REPLY") == [("assistant", "agent")]
+    assert search(run, "TITLE_CALL_COPY") == []  # the title side call copies the prompt
+    reasons = " | ".join(f"{s.get('where')}: {s['reason']}" for s in doc["skipped"])
+    assert "session s-main, message 5" in reasons and "part hologram" in reasons, reasons
+    sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
+    main, task = sessions["crush:s-main"], sessions["crush:s-task"]
+    assert task["parent"] == "crush:s-main" and task["resume"] is None
+    assert main["cwd"] == str(project) and main["title"] == "修复构建"
+    assert shlex.split(main["resume"]) == ["crush", "--cwd", str(project), "--session", "s-main"]
+    assert (tree(home), tree(project)) == before
+
+
+def test_home_crush_db_and_change_detection_within_one_second(home, run, tmp_path):
+    db = project_store(home, home)  # ~/.crush/crush.db, listed nowhere
+    first = run.json("scan", "--json")
+    assert first["sessions"] == 2
+    sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
+    # ~/.crush is the default data dir of the project HOME: that is where Crush finds it again.
+    assert sessions["crush:s-main"]["cwd"] == str(home)
+    assert shlex.split(sessions["crush:s-main"]["resume"]) == ["crush", "--cwd", str(home), "--session", "s-main"]
+    assert run.json("scan", "--json")["unchanged"] == 1
+    # A streaming reply rewrites its row within the same second: same updated_at, longer parts.
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE messages SET parts = ? WHERE id = 't2'",
+                 (json.dumps([part("text", text="TestRetry 不稳定 SUBTASK_REPLY，原因是共享端口 STREAMED_MORE")],
+                             ensure_ascii=False),))
+    conn.commit()
+    conn.close()
+    again = run.json("scan", "--json")
+    assert again["changed"] == 1 and again["events_added"] == 2 and again["events_removed"] == 2, again
+    assert kinds(run, "STREAMED_MORE") == [("assistant", "agent")] and len(search(run, "BUILD_PROMPT")) == 1
+
+
+def test_resume_command_survives_hostile_paths_and_ids():
+    for native, project in [("s; rm -rf ~", "/tmp/a b/$(reboot)"), ("`id`'\"", "/x\ny"), ("-s", None)]:
+        cmd = resume_command(native, project, "/d/.crush")
+        assert subprocess.run(["sh", "-n", "-c", cmd], capture_output=True).returncode == 0, cmd
+        parts = shlex.split(cmd)
+        assert parts[-1] == native and parts[-2] == "--session"
+        assert parts[2] == (project or "/d/.crush")
+
+
+def test_crush_global_data_and_the_voyager_variable(home, tmp_path):
+    project = tmp_path / "p"
+    project_store(home, project)
+    elsewhere = tmp_path / "crush-global"
+    write_projects(elsewhere, [{"path": str(project), "data_dir": str(project / ".crush")}])
+    env = {"HOME": str(home), "CRUSH_GLOBAL_DATA": str(elsewhere)}
+    assert [s.path for s in ADAPTER.discover(env)] == [str(project / ".crush" / "crush.db")]
+    override = tmp_path / "override"
+    override.mkdir()
+    env["VOYAGER_CRUSH_HOME"] = str(override)
+    found = list(ADAPTER.discover(env))
+    assert len(found) == 1 and "VOYAGER_CRUSH_HOME" in found[0].reason  # named, and nothing else probed
+    assert ADAPTER.roots(env) == [override / "projects.json", override / "crush.db"]
+
+
+def test_a_broken_projects_json_is_named(home, run, tmp_path):
+    global_dir = home / ".local/share/crush"
+    global_dir.mkdir(parents=True)
+    (global_dir / "projects.json").write_text('{"projects": [')
+    res = run("scan", "--json")
+    assert "projects.json" in res.stderr and "malformed JSON" in res.stderr
+
+
+def test_a_project_crush_db_is_found_through_the_cwds_of_indexed_sessions(home, run, tmp_path):
+    project = tmp_path / "unlisted"
+    project_store(home, project)  # <project>/.crush/crush.db, in no projects.json
+    assert [s for s in ADAPTER.discover({"HOME": str(home)}, Hints()) if not isinstance(s, Notice)] == []
+    found = [s.path for s in ADAPTER.discover({"HOME": str(home)}, Hints(cwds=frozenset({str(project), "/nowhere"})))]
+    assert found == [str(project / ".crush" / "crush.db")]
+    # Through the scan: a session of another agent that ran in the project leads to it.
+    dsh_log = home / ".dsh/sessions/--p--/session-1/session.jsonl"
+    dsh_log.parent.mkdir(parents=True)
+    dsh_log.write_text(json.dumps({"type": "session", "version": 0, "id": "session-1", "createdAt": 1, "cwd": str(project)}) + "\n"
+                       + json.dumps({"type": "user/message", "seq": 0, "time": 2, "data": {
+                           "content": [{"type": "text", "text": "hello"}], "source": {"kind": "user"}}}) + "\n")
+    doc = run.json("scan", "--json")
+    assert doc["providers"].get("crush") == 2, doc
+    sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
+    assert sessions["crush:s-main"]["cwd"] == str(project)
+    # The override is authoritative: no hinted directory is looked into either.
+    named = list(ADAPTER.discover({"HOME": str(home), "VOYAGER_CRUSH_HOME": str(tmp_path / "o")},
+                                  Hints(cwds=frozenset({str(project)}))))
+    assert [type(i).__name__ for i in named] == ["Notice"] and named[0].source == str(tmp_path / "o")
