@@ -201,3 +201,11 @@ def test_capture(capture: Capture) -> None:
     doc = c.run.json("doctor", "--json")
     report = next(p for p in doc["providers"] if p["provider"] == c.provider)
     assert report["indexed_sessions"] >= 1 and not report["failed_sources"], report
+
+
+@pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found beside the checkout")
+def test_every_capture_has_its_adapter() -> None:
+    # A capture whose agent Voyager does not read would return nothing for it, silently.
+    missing = {name: provider_of(name) for name in captures() if provider_of(name) not in PROVIDERS}
+    assert not missing, missing
+    assert len(captures()) >= 26
