@@ -361,7 +361,7 @@ class ClaudeAdapter:
     name: ClassVar[str] = "claude"
     label: ClassVar[str] = "Claude Code"
     evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("2.0.14", "2.1.328")
+    versions: ClassVar[tuple[str, ...]] = ("2.1.328",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [paths.agent_home("claude", env) / "projects"]
