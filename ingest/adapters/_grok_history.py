@@ -13,7 +13,9 @@ shapes are pinned by agentsview's fixtures, serialised through Grok Build's own 
 **updates.jsonl** (the ACP stream, one update a line: ``{timestamp, method, params: {update:
 {sessionUpdate, …}}}``, or the bare notification in older files). Chunks are merged into
 messages: consecutive ``user_message_chunk``\\ s of one prompt (``_meta.promptIndex``), of
-``agent_message_chunk`` and of ``agent_thought_chunk``; ``tool_call`` and a completed or
+``agent_message_chunk`` and of ``agent_thought_chunk``; an interjection's text is its
+``displayText`` (the chunk's text is the frame the model saw); a ``hostTurn`` user chunk is
+the host's, not a person's: ``meta``; ``tool_call`` and a completed or
 failed ``tool_call_update`` are the call and its result. An xAI ``rewind_marker``
 (``target_prompt_index``) truncates the conversation to before that prompt, as Grok does:
 what was rewound away is not indexed. Compaction checkpoints keep what came before (the
@@ -199,8 +201,10 @@ class UpdatesReducer:
     def _update(self, update: dict[str, Any], ts: float | None, xai: bool) -> None:
         tag = update.get("sessionUpdate")
         meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
-        if tag in ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk") and meta.get("hostTurn") is True:
-            self._close()  # a turn the host started: a boundary, with nothing a person or the model said
+        if tag == "user_message_chunk" and meta.get("hostTurn") is True:
+            # A turn the host started (not a person): Grok's own rebuild drops its text; it stays
+            # searchable here as context, never as a prompt.
+            self._chunk("meta", "provider", update, ts, boundary=True)
         elif tag == "user_message_chunk":
             self._user(update, meta, ts)
         elif tag == "agent_message_chunk":
@@ -251,10 +255,11 @@ class UpdatesReducer:
         if text:
             self.run.parts.append(text)
 
-    def _chunk(self, kind: Kind, origin: Origin, update: dict[str, Any], ts: float | None) -> None:
-        if self.run is None or self.run.kind != kind:
+    def _chunk(self, kind: Kind, origin: Origin, update: dict[str, Any], ts: float | None,
+               boundary: bool = False) -> None:
+        if self.run is None or self.run.kind != kind or (boundary and self.run.prompt != -2):
             self._close()
-            self.run = _Run(kind, origin, ts, None)
+            self.run = _Run(kind, origin, ts, -2 if boundary else None)
         text = content_text(update.get("content"))
         if text:
             self.run.parts.append(text)
