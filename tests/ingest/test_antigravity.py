@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from tests.ingest._items import append, events, notices, write
-from tests.ingest._peer_home import PeerScan, tree
+from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.antigravity import ADAPTER, probe, split_request
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
 from voyager_sessions.model import Session
+
 
 CID = "7d1e2f3a-4b5c-4d6e-8f9a-0b1c2d3e4f5a"
 
@@ -61,8 +62,8 @@ def read(path: Path) -> list[Any]:
 
 
 def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
-    peer = PeerScan("antigravity", home, run)
-    peer.check("antigravity")
+    peer = PeerHome("antigravity", home, run)
+    check_sample(peer, "antigravity")
     # The trimmed capture's GENERIC steps are of a type Voyager does not know: named, not guessed.
     assert "GENERIC" in peer.stderr
     shapes = {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["antigravity"]["shapes"]

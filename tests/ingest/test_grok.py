@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from tests.ingest._items import append, events, notices, write
-from tests.ingest._peer_home import PeerScan, tree
+from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.grok import ADAPTER, probe
 from voyager_sessions.model import Session
+
 
 CWD = "/home/dev/商店"
 GROUP = "%2Fhome%2Fdev%2F%E5%95%86%E5%BA%97"
@@ -105,8 +106,8 @@ def drafts(items: list[Any]) -> list[tuple[str, str, str]]:
 
 
 def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
-    peer = PeerScan("grok", home, run)
-    peer.check("grok")
+    peer = PeerHome("grok", home, run)
+    check_sample(peer, "grok")
     report = {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["grok"]
     assert report["shapes"] == {"chat-history-v1": 1, "updates-jsonl": 1, "grok.db": 1}
     # The synthetic project instructions are context, indexed as meta.
@@ -114,7 +115,7 @@ def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
 
 
 def test_the_legacy_chat_format_passes_too(home: Path, run) -> None:
-    PeerScan("grok-legacy", home, run).check("grok")
+    check_sample(PeerHome("grok-legacy", home, run), "grok")
     assert {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["grok"]["shapes"] == {
         "chat-history-v0": 1}
 

@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 
 from tests.ingest._items import append, events, notices, write
-from tests.ingest._peer_home import PeerScan, tree
+from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.kiro import ADAPTER, probe
 from voyager_sessions.model import Session
+
 
 SID = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
 CWD = "/home/dev/商店"
@@ -77,8 +78,8 @@ def drafts(items: list[Any]) -> list[tuple[str, str, str]]:
 
 
 def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
-    peer = PeerScan("kiro", home, run)
-    peer.check("kiro")
+    peer = PeerHome("kiro", home, run)
+    check_sample(peer, "kiro")
     sessions = peer.sessions()
     # The transcript copy in the SQLite row is never indexed: its prompt is one event, not two.
     assert sessions["kiro:sqlite-session"]["events"] == 4
@@ -86,7 +87,7 @@ def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
 
 
 def test_probe_names_each_documented_variant(home: Path, run) -> None:
-    PeerScan("kiro", home, run)
+    PeerHome("kiro", home, run)
     shapes = {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["kiro"]["shapes"]
     assert shapes == {"cli-jsonl": 1, "cli-sqlite": 1, "ide-workspace-json": 1, "app-support-workspace-json": 2,
                       "ide-chat": 1}

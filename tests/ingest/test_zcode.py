@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from tests.ingest._items import events, notices
-from tests.ingest._peer_home import PeerScan, tree
+from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.zcode import ADAPTER, probe
 from voyager_sessions.model import Session
+
 
 SCHEMA = """
 CREATE TABLE session (id TEXT PRIMARY KEY NOT NULL, project_id TEXT, workspace_id TEXT, directory TEXT, title TEXT,
@@ -107,8 +108,8 @@ def db(home: Path):
 
 
 def test_the_peers_sample_passes_every_marker(home: Path, run) -> None:
-    peer = PeerScan("zcode", home, run)
-    peer.check("zcode")
+    peer = PeerHome("zcode", home, run)
+    check_sample(peer, "zcode")
     report = {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["zcode"]
     assert report["shapes"] == {"session+message+part": 1} and report["evidence"] == "documented"
 
