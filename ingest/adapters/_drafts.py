@@ -29,6 +29,7 @@ Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 _decode = msgspec.json.Decoder().decode
 _INT = re.compile(r"-?\d{1,10}")
+_ABSOLUTE = re.compile(r"^(/|[A-Za-z]:[\\/]|\\\\)")
 
 
 def number(counter: EventCounter, drafts: Iterable[Draft]) -> Iterator[Event]:
@@ -91,3 +92,14 @@ def epoch_text(value: Any) -> Any:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     return value
+
+
+def absolute_path(text: Any) -> str | None:
+    """``text`` when it is an absolute POSIX or Windows path without NUL, else ``None``.
+
+    Several agents name a session's folder after its cwd (base64, percent-encoding); what such
+    a name decodes to is taken for a cwd only when it names one place wherever it is used.
+    """
+    if isinstance(text, str) and _ABSOLUTE.match(text) and "\x00" not in text:
+        return text
+    return None

@@ -7,7 +7,8 @@ ms)`` (AV, whose sample mirrors kiro-cli's serde types). ``value`` holds ``histo
 ``CancelledToolUses {prompt, tool_use_results}``; ``assistant`` is ``Response {content}``
 or ``ToolUse {content, tool_uses: [{id, name, args}]}``. The same row also keeps a
 ``transcript``: the conversation again as display lines (``> prompt``, the reply). That is
-a copy and is never indexed.
+a copy and is never indexed; so is a conversation whose id the CLI also keeps as a JSONL
+session (``~/.kiro/sessions/cli/<id>.jsonl``), which is read from there.
 
 The database is also kiro-cli's auth and settings store, so it changes when nothing was
 said: each conversation's ``(updated_at, length(value))`` is its signature in the Cursor,
@@ -38,8 +39,12 @@ def has_conversations(schema: dict[str, frozenset[str]]) -> bool:
     return TABLE in schema and _COLUMNS <= schema[TABLE]
 
 
-def read_db(source: Source, known: dict[str, Any] | None) -> Iterator[Item]:
-    """Every conversation in ``conversations_v2``; with the last read's signatures, untouched ones as Unchanged."""
+def read_db(source: Source, known: dict[str, Any] | None, elsewhere: frozenset[str] = frozenset()) -> Iterator[Item]:
+    """Every conversation in ``conversations_v2``; with the last read's signatures, untouched ones as Unchanged.
+
+    ``elsewhere``: conversation ids the CLI also keeps as JSONL sessions. Those are read there
+    (a CLI that moved to JSONL may carry its older conversations over), so not twice.
+    """
     path = source.path
     try:
         conn = connect_readonly(path)
@@ -52,7 +57,7 @@ def read_db(source: Source, known: dict[str, Any] | None) -> Iterator[Item]:
             schema = tables(conn)
             out: dict[str, Any] = {}
             if has_conversations(schema):
-                out = yield from _conversations(conn, schema[TABLE], path, known or {})
+                out = yield from _conversations(conn, schema[TABLE], path, known or {}, elsewhere)
         except sqlite3.DatabaseError as exc:
             yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
             return
@@ -62,8 +67,8 @@ def read_db(source: Source, known: dict[str, Any] | None) -> Iterator[Item]:
         conn.close()
 
 
-def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str,
-                   known: dict[str, Any]) -> Iterator[Item]:
+def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, known: dict[str, Any],
+                   elsewhere: frozenset[str]) -> Iterator[Item]:
     created = "created_at" if "created_at" in cols else "NULL"
     updated = "updated_at" if "updated_at" in cols else "NULL"
     rows = conn.execute(f"SELECT rowid, key, conversation_id, {created}, {updated}, length(value) FROM {TABLE} "
@@ -73,6 +78,8 @@ def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str,
     for rowid, key, native, created_at, updated_at, size in rows:
         if not isinstance(native, str) or not native:
             continue
+        if native in elsewhere:
+            continue  # a copy, like the transcript: never a second session (and no notice: nothing was lost)
         sig = [updated_at, size, key]
         if known.get(native) == sig:
             out[native] = sig

@@ -38,7 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, number
+from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, epoch_text, number
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
@@ -50,7 +50,6 @@ _INJECTED_PREFIXES = ("# System Prompt", "# Identity", "<identity>", "## Include
 #: The first user turn of a session continued after compaction (the summary it resumes from).
 _SUMMARY = re.compile(r"^\s*(#\s*Conversation\s*Summary|##\s*TASK\s*\d+\b)", re.IGNORECASE)
 _WRAPPER = re.compile(r"^\s*<kiro-ide-message>(.*?)(</kiro-ide-message>\s*)?$", re.DOTALL)
-_ABSOLUTE = re.compile(r"^(/|[A-Za-z]:[\\/]|\\\\)")
 
 
 def decode_workspace(name: str) -> str | None:
@@ -62,7 +61,7 @@ def decode_workspace(name: str) -> str | None:
         path = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None
-    return path if _ABSOLUTE.match(path) and "\x00" not in path else None
+    return absolute_path(path)
 
 
 def prompt_kind(text: str) -> str:

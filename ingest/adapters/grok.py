@@ -45,7 +45,7 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, int_or_none, str_or_none
-from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, number, tool_text
 from voyager_sessions.ingest.adapters._grok_history import SHELL_TOOLS, HistoryMapper, UpdatesReducer, content_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular
@@ -116,8 +116,9 @@ def _cwd_of(group: Path, summary: dict[str, Any]) -> str | None:
     except OSError:
         pass
     decoded = unquote(group.name)
-    # deja-vu's sample leaves out the leading "%2F"; a name that decodes to no path at all is not a cwd.
-    return decoded if "/" in decoded or "\\" in decoded else None
+    # Only an absolute path is a cwd: deja-vu's sample folder ("workspace%2Fregistry-demo") lacks the
+    # leading "%2F", and a relative path would name a different directory wherever it is used.
+    return absolute_path(decoded)
 
 
 def _folder_ids(sessions: Path) -> dict[str, Path]:
@@ -252,7 +253,6 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
         f"SELECT session_id, count(*), max({seq}), total(length(message_json)) FROM messages GROUP BY session_id")}
     order = "created_at, id" if "created_at" in scols else "id"
     out: dict[str, Any] = {}
-    skipped = 0
     unknown = UnknownRecords("Grok (grok.db)")
     for row in conn.execute(f"SELECT * FROM sessions ORDER BY {order}").fetchall():
         row = dict(zip(row.keys(), tuple(row)))
@@ -260,8 +260,7 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
         if not isinstance(native, str) or not native or native not in sigs:
             continue
         if native in folders:
-            skipped += 1  # the same session as a session folder: that copy is read
-            continue
+            continue  # the same session as a session folder: that copy is read (a copy is no loss to report)
         sig = [_digest(tuple(row.values())), *sigs[native]]
         if known.get(native) == sig:
             out[native] = sig
@@ -284,8 +283,6 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
                       started=epoch(row.get("created_at")) or (min(times) if times else None),
                       updated=max(times) if times else None, source=path)
         yield from number(EventCounter(sid, 0), drafts)
-    if skipped:
-        yield Notice(source=path, reason=f"{skipped} session(s) also kept as session folders: read from the folders")
     if (notice := unknown.notice(path)) is not None:
         yield notice
     return out

@@ -119,6 +119,17 @@ def _subdirs(folder: Path) -> Iterator[Path | Notice]:
             yield Path(entry.path)
 
 
+def jsonl_ids(env: Mapping[str, str]) -> frozenset[str]:
+    """The ids of the CLI's JSONL sessions (file names; no file is read), which the SQLite store must not repeat."""
+    kiro = paths.agent_home("kiro", env)
+    assert kiro is not None
+    try:
+        with os.scandir(kiro / "sessions" / "cli") as it:
+            return frozenset(e.name[:-6] for e in it if e.name.endswith(".jsonl"))
+    except OSError:
+        return frozenset()
+
+
 def _workspace_json(name: str) -> bool:
     return name.endswith(".json") and name != "sessions.json"
 
@@ -186,7 +197,7 @@ class KiroAdapter:
         if path.endswith(".json"):
             return _kiro_ide.read_workspace_json(source)
         known = cursor.state.get("sessions") if cursor is not None else None
-        return _kiro_db.read_db(source, known if isinstance(known, dict) else None)
+        return _kiro_db.read_db(source, known if isinstance(known, dict) else None, jsonl_ids(os.environ))
 
 
 ADAPTER = KiroAdapter()

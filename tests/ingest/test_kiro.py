@@ -246,6 +246,16 @@ def test_untouched_conversations_come_back_unchanged(home: Path) -> None:
     assert {e.session for e in events(second)} == {"kiro:c2"} and events(second)[-1].text == "再来一次 AGAIN_PROMPT"
 
 
+def test_a_conversation_kept_as_jsonl_too_is_read_once(home: Path, run) -> None:
+    write_cli(home, "c1")
+    write_db(home, [conversation("c1", "请检查数据库迁移 MIGRATE_KIRO_PROMPT"), conversation("c2", "只在库里 ONLY_DB")])
+    summary = run.json("scan", "--json")
+    assert (summary["failed"], summary["sessions"]) == (0, 2)
+    hits = run.json("search", "MIGRATE_KIRO_PROMPT", "--json", "--no-refresh")["hits"]
+    assert [(h["session_id"], h["kind"]) for h in hits] == [("kiro:c1", "user")]
+    assert run.json("search", "ONLY_DB", "--json", "--no-refresh")["hits"][0]["session_id"] == "kiro:c2"
+
+
 def test_a_kiro_cli_database_without_conversations_is_no_error(home: Path, run) -> None:
     path = home / ".local" / "share" / "kiro-cli" / "data.sqlite3"
     path.parent.mkdir(parents=True)
