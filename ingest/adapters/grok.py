@@ -335,7 +335,7 @@ class GrokAdapter:
     """Grok Build's session folders and its ``grok.db``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Grok Build (xAI)"
+    label: ClassVar[str] = "Grok Build"
     evidence: ClassVar[Evidence] = "documented"
     versions: ClassVar[tuple[str, ...]] = ()
 
