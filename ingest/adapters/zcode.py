@@ -126,7 +126,24 @@ class _Db:
     def rows(self, native: str) -> Iterator[tuple[Any, Any, Any, Any, Any]]:
         """(message id, message time, message data, part time, part data) in message then part order."""
         m_time = self.col("message", "time_created", "m.")
-        if self.parts:
+        if self.parts and "session_id" in self.schema["part"]:
+            # Two lookups by session instead of a join: without an index on part.message_id
+            # (agentsview's schema has none) SQLite would build one for every session read.
+            p_time = self.col("part", "time_created")
+            parts: dict[Any, list[tuple[Any, Any, Any]]] = {}
+            for pid, mid, p_ts, data in self.conn.execute(
+                    f"SELECT id, message_id, {p_time}, data FROM part WHERE session_id = ?", (native,)):
+                parts.setdefault(mid, []).append((p_ts if p_ts is not None else "", pid, data))
+            for mid, ts, data in self.conn.execute(
+                    f"SELECT m.id, {m_time}, m.data FROM message m WHERE m.session_id = ? "
+                    f"ORDER BY coalesce({m_time}, ''), m.rowid", (native,)):
+                own = parts.pop(mid, None)
+                if not own:
+                    yield mid, ts, data, None, None
+                    continue
+                for p_ts, _pid, p_data in sorted(own, key=lambda t: (str(t[0]), str(t[1]))):
+                    yield mid, ts, data, p_ts or None, p_data
+        elif self.parts:
             p_time = self.col("part", "time_created", "p.")
             yield from self.conn.execute(
                 f"SELECT m.id, {m_time}, m.data, {p_time}, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id "
