@@ -222,6 +222,17 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Crush: its global data dir (projects.json lists every project's data dir), then ~/.crush.
     "crush": (("VOYAGER_CRUSH_HOME", ""), ("CRUSH_GLOBAL_DATA", ""), ("XDG_DATA_HOME", "crush"), ("HOME", ".local/share/crush")),
     "crush.home": (("VOYAGER_CRUSH_HOME", ""), ("HOME", ".crush")),
+    # Kiro has three homes and no variable of its own for any (none documented): ~/.kiro (the
+    # CLI's JSONL sessions), the IDE's VS Code-style user dir (unset: vscode_user_dirs(env, "Kiro"),
+    # and the macOS one beside it wherever Voyager runs), and kiro-cli's data dir (data.sqlite3).
+    "kiro": (("VOYAGER_KIRO_HOME", ""), ("HOME", ".kiro")),
+    "kiro.app": (("VOYAGER_KIRO_APP_DIR", ""),),
+    "kiro.cli": (("VOYAGER_KIRO_CLI_HOME", ""), ("XDG_DATA_HOME", "kiro-cli"), ("HOME", ".local/share/kiro-cli")),
+    # The folder holding Antigravity's ``antigravity*`` dirs (CLI, IDE, desktop); no variable of its own.
+    "antigravity": (("VOYAGER_ANTIGRAVITY_HOME", ""), ("HOME", ".gemini")),
+    "zcode": (("VOYAGER_ZCODE_HOME", ""), ("HOME", ".zcode")),
+    # xAI's Grok Build; GROK_HOME relocates its whole tree (sessions/, grok.db).
+    "grok": (("VOYAGER_GROK_HOME", ""), ("GROK_HOME", ""), ("HOME", ".grok")),
 }
 
 

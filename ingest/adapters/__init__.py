@@ -38,6 +38,10 @@ REGISTRY: dict[str, str] = {
     "zed": "voyager_sessions.ingest.adapters.zed",
     "goose": "voyager_sessions.ingest.adapters.goose",
     "crush": "voyager_sessions.ingest.adapters.crush",
+    "kiro": "voyager_sessions.ingest.adapters.kiro",
+    "antigravity": "voyager_sessions.ingest.adapters.antigravity",
+    "zcode": "voyager_sessions.ingest.adapters.zcode",
+    "grok": "voyager_sessions.ingest.adapters.grok",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -103,3 +103,23 @@ def check_markers(peer: PeerHome, provider: str, *, subagent_turns: tuple[str, .
                 assert "reasoning" in kinds, (where, kinds)
             elif key == "meta_marker":
                 assert not any(h["kind"] == "user" and h["origin"] == "human" for h in hits), (where, hits)
+
+
+def check_turns_share_a_session(peer: PeerHome) -> None:
+    """The prompt, reply, tool and thinking markers of one turn were said in one session (a turn split
+    across sessions means an adapter put part of a conversation under another id)."""
+    kinds = {"prompt_marker": {"user"}, "reply_marker": {"assistant"}, "tool_marker": {"tool_call", "tool_result"},
+             "thinking_marker": {"reasoning"}}
+    for turn in peer.truth["turns"]:
+        found = [{h["session_id"] for h in peer.hits(turn[key]) if h["kind"] in wanted}
+                 for key, wanted in kinds.items() if key in turn]
+        if found:
+            assert set.intersection(*found), f"{turn['session']}: its markers are in different sessions: {found}"
+
+
+def check_sample(peer: PeerHome, provider: str, *, subagent_turns: tuple[str, ...] = ()) -> None:
+    """All of the above: nothing failed, every marker, each turn in one session, and the sample byte-identical."""
+    assert peer.scan["failed"] == 0, peer.scan
+    check_markers(peer, provider, subagent_turns=subagent_turns)
+    check_turns_share_a_session(peer)
+    assert tree(peer.home) == peer.before, "the scan changed or created files in the agent's store"
