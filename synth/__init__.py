@@ -3,9 +3,9 @@
 One neutral description of a conversation (``Conversation`` of ``Turn``s with
 ``ToolCall``s) is generated deterministically from a seed, then written in each
 agent's real on-disk format by a writer function (``write_claude``, ``write_codex``
-here; OpenCode's SQLite shapes in ``synth.opencode``). Tests and the
-bench share these builders so a format is described once. Everything written is
-invented text: no real person's data.
+here; OpenCode's SQLite shapes in ``synth.opencode``; the Cline CLI's whole-file JSON
+in ``synth.cline``). Tests and the bench share these builders so a format is described
+once. Everything written is invented text: no real person's data.
 """
 
 from __future__ import annotations

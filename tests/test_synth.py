@@ -13,7 +13,9 @@ import pytest
 
 from voyager_sessions.demo import CORPUS
 import synth
-from voyager_sessions.ingest.adapters import claude, codex
+from synth import cline as synth_cline
+from tests.ingest.test_captures import CAPTURES
+from voyager_sessions.ingest.adapters import claude, cline, codex
 from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Notice, Source, fingerprint
 from voyager_sessions.model import Event, Session
 
@@ -184,6 +186,121 @@ def test_big_sessions_stream_through(tmp_path: Path) -> None:
         assert [e.seq for e in events] == list(range(len(events)))
         assert +Counter(e.kind for e in events if e.kind != "meta") == expected_counts(conv)
         assert isinstance(items[-1], Cursor) and items[-1].offset == path.stat().st_size
+
+
+# -- Cline CLI format (one JSON document rewritten whole) ---------------------------------------------
+
+
+def cline_read(path: Path) -> list[Any]:
+    src = Source(provider="cline", path=str(path), fingerprint=fingerprint(path), append_only=False)
+    return list(cline.ADAPTER.read(src))
+
+
+def shape(value: Any) -> Any:
+    """Keys (in order) and value types, lists by their first item: what a document looks like without its text."""
+    if isinstance(value, dict):
+        return [(k, shape(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_cline_file_layout_and_fields(tmp_path: Path) -> None:
+    conv = sample()
+    path = synth_cline.write_cline(conv, tmp_path / "data")
+    sid = path.parent.name
+    assert re.fullmatch(r"\d{13}_[a-z0-9]{5}", sid) and sid == synth_cline.session_id(conv)
+    assert path == tmp_path / "data" / "sessions" / sid / f"{sid}.messages.json"
+    assert sorted(p.name for p in path.parent.iterdir()) == [f"{sid}.json", f"{sid}.messages.json"]
+    raw = path.read_bytes()
+    doc = json.loads(raw)
+    assert raw == (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode(), "JSON.stringify(doc, null, 2) + newline"
+    assert doc["sessionId"] == sid and doc["origin"]["version"] == synth_cline.CLINE_VERSION
+    msgs = doc["messages"]
+    assert len({m["id"] for m in msgs}) == len(msgs)
+    prompts = [m for m in msgs if m["role"] == "user" and m["content"][0]["type"] == "text"]
+    assert [m["content"][0]["text"] for m in prompts] == [f'<user_input mode="act">{t.text}</user_input>'
+                                                          for t in conv.turns if t.role == "user"]
+    assert [m["ts"] for m in msgs] == sorted(m["ts"] for m in msgs)
+    man = json.loads(path.with_name(f"{sid}.json").read_bytes())
+    first = next(t.text for t in conv.turns if t.role == "user")
+    assert (man["session_id"], man["cwd"], man["prompt"], man["metadata"]["title"]) == (sid, conv.cwd, first, first[:120])
+    assert man["messages_path"] == str(path)
+
+
+@pytest.mark.skipif(CAPTURES is None, reason="the shared captures are not here")
+def test_cline_shape_is_the_captures(tmp_path: Path) -> None:
+    """Every record kind the capture holds has its shape here: keys in the CLI's order, values of its types."""
+    assert CAPTURES is not None
+    real_dir = CAPTURES / "cline-3.0.65" / ".cline" / "data" / "sessions" / "1796113544695_44rte"
+    real = json.loads((real_dir / "1796113544695_44rte.messages.json").read_bytes())
+    real_manifest = json.loads((real_dir / "1796113544695_44rte.json").read_bytes())
+    conv = synth.generate(11, 12)  # message 3 runs a shell command, as in the capture
+    path = synth_cline.write_cline(conv, tmp_path / "data")
+    doc = json.loads(path.read_bytes())
+    assert shape({**doc, "messages": []}) == shape({**real, "messages": []})
+    kinds = lambda d: {json.dumps(shape(m)) for m in d["messages"]}  # noqa: E731
+    assert kinds(real) <= kinds(doc)
+    ours = json.loads(path.with_name(f"{path.parent.name}.json").read_bytes())
+    # The capture's manifest also carries the hub's stale-session marker (terminal_marker*): not every session has it.
+    real_meta = {k: v for k, v in real_manifest["metadata"].items() if not k.startswith("terminal_marker")}
+    assert shape({**ours, "metadata": {}}) == shape({**real_manifest, "metadata": {}})
+    assert shape(ours["metadata"]) == shape(real_meta)
+
+
+def test_cline_round_trip(tmp_path: Path) -> None:
+    conv = sample()
+    conv.turns[9].tool_calls[0].exit_code = 2  # one failing command beside the passing ones
+    path = synth_cline.write_cline(conv, tmp_path / "data")
+    items = cline_read(path)
+    events = [i for i in items if isinstance(i, Event)]
+    assert +Counter(e.kind for e in events) == expected_counts(conv)
+    assert {e.origin for e in events if e.kind == "user"} == {"human"}
+    assert [e.text for e in events if e.kind == "user"] == [t.text for t in conv.turns if t.role == "user"]
+    calls = {c.call_id: c for t in conv.turns for c in t.tool_calls}
+    results = {e.call_id: e for e in events if e.kind == "tool_result"}
+    assert set(results) == {cid for cid, c in calls.items() if c.output is not None}
+    for cid, event in results.items():
+        call = calls[cid]
+        failed = call.exit_code not in (None, 0)
+        # The CLI records an exit code only in a failing command's text.
+        assert event.exit_code == (call.exit_code if failed else None) and event.is_error == failed
+        assert event.text.startswith(call.output or "")
+    assert sorted(e.exit_code for e in results.values() if e.is_error) == [2]
+    assert [e.seq for e in events] == list(range(len(events)))
+    session = [i for i in items if isinstance(i, Session)][-1]
+    first = next(t.text for t in conv.turns if t.role == "user")
+    assert (session.native_id, session.title, session.cwd, session.model) == (
+        path.parent.name, first[:120], conv.cwd, conv.model)
+    assert session.started == conv.started and session.resume == f"cline --id {path.parent.name}"
+    assert not [i for i in items if isinstance(i, Notice)]
+
+
+def test_cline_rewrite_keeps_the_earlier_messages(tmp_path: Path) -> None:
+    """Writing n turns, then n + 1, rewrites the same n messages and adds the new one, as the CLI does."""
+    conv = sample()
+    path = synth_cline.write_cline(conv, tmp_path / "data", turns=conv.turns[:-1])
+    before = json.loads(path.read_bytes())["messages"]
+    assert synth_cline.write_cline(conv, tmp_path / "data") == path
+    after = json.loads(path.read_bytes())["messages"]
+    assert after[: len(before)] == before and len(after) > len(before)
+    again = synth_cline.write_cline(conv, tmp_path / "again")
+    assert sha(again) == sha(path), "deterministic"
+
+
+def test_cline_scan_finds_every_kind(home: Path, run) -> None:
+    """``voyager scan`` reads the written session from the CLI's default store, each kind where it belongs."""
+    conv = sample()
+    conv.turns[4].text += " vgrclineneedle"
+    synth_cline.write_cline(conv, home / ".cline" / "data")
+    summary = json.loads(run("scan", "--json").stdout)
+    assert summary["providers"]["cline"] == 1 and summary["failed"] == 0 and summary["skipped"] == []
+    assert summary["events_added"] == sum(expected_counts(conv).values())
+    hits = run.json("search", "vgrclineneedle", "--json", "--no-refresh")["hits"]
+    assert [(h["provider"], h["kind"], h["origin"]) for h in hits] == [("cline", "user", "human")]
+    for kind in ("assistant", "reasoning", "tool_call", "tool_result"):
+        found = run.json("search", f"kind:{kind}", "--json", "--no-refresh", "--limit", "100")
+        assert found["total"] == expected_counts(conv)[kind], kind
 
 
 # -- the bundled demo corpus ---------------------------------------------------------------------------
