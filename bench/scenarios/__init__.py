@@ -13,6 +13,7 @@ from bench.context import Context
 from bench.model import ScenarioResult
 from bench.scenarios.checkpoint import checkpoint
 from bench.scenarios.ingest import append_one, ingest_5000
+from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
 
@@ -25,4 +26,5 @@ SCENARIOS: dict[str, Scenario] = {
     "checkpoint": checkpoint,
     "search": search,
     "baseline": baseline,
+    "ingest_formats": ingest_formats,
 }
