@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
+    reread_delta,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
@@ -158,8 +159,11 @@ def _result_text(content: Any) -> tuple[str, bool, int]:
 class _CliRead:
     """One read of one ``*.messages.json`` (a root session or one of its subagents)."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, cursor: Cursor | None = None) -> None:
         self.path = Path(source.path)
+        #: What the last read indexed of this session ([count, digest]): the CLI rewrites the whole file
+        #: after each message, and a new turn should cost what it adds (see ``reread_delta``).
+        self.before = cursor.state.get("delta") if cursor is not None else None
         self.folder = self.path.parent
         self.root_id = self.folder.name
         self.stem = self.path.name[: -len(MESSAGES_SUFFIX)]
@@ -203,7 +207,8 @@ class _CliRead:
                                      epoch(doc.get("updated_at")), self.last_ts) if t is not None), default=None)
             return Session(
                 id=sid, provider=PROVIDER, native_id=native,
-                title=str_or_none(meta.get("title")) if self.is_root else None,
+                # The CLI's title is the first prompt cut to 120 characters (no title call).
+                title=str_or_none(meta.get("title")) if self.is_root else None, title_source="prompt",
                 cwd=str_or_none(manifest.get("cwd")) or str_or_none(manifest.get("workspace_root")),
                 model=self.model or str_or_none(manifest.get("model")),
                 started=(epoch(manifest.get("started_at")) if self.is_root else None) or self.first_ts,
@@ -216,9 +221,10 @@ class _CliRead:
         first = session()
         yield first
         # The CLI wraps what a person typed; where a session does, unwrapped user text was injected.
-        wraps = "<user_input" in compact_json([m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"])
+        wraps = any("<user_input" in text for text in _user_texts(messages))
         person: Origin = "human" if self.is_root else "provider"
         seen: set[str] = set()
+        events: list[Event] = []
         for message in messages:
             if not isinstance(message, dict):
                 self.unknown.saw(type(message).__name__)
@@ -238,17 +244,26 @@ class _CliRead:
                 continue
             role = message.get("role")
             if role == "user":
-                yield from self._user(counter, blocks, ts, person, wraps)
+                produced = self._user(counter, blocks, ts, person, wraps)
             elif role == "assistant":
                 self._assistant_facts(message)
-                yield from tasks.assistant_blocks(counter, blocks, ts, self.unknown)
+                produced = tasks.assistant_blocks(counter, blocks, ts, self.unknown)
             else:
                 self.unknown.saw(f"role:{role}")
+                continue
+            for item in produced:
+                if isinstance(item, Event):
+                    events.append(item)
+                else:
+                    yield item
+        items, now = reread_delta(sid, events, self.before)
+        yield from items
         if (notice := self.unknown.notice(str(self.path))) is not None:
             yield notice
         last = session()
         if last != first:
             yield last
+        yield Cursor(offset=0, next_seq=0, tail_hash="", session=sid, state={"delta": now})
 
     def _assistant_facts(self, message: dict[str, Any]) -> None:
         info = message.get("modelInfo")
@@ -341,7 +356,20 @@ class ClineAdapter:
         if os.path.isdir(source.path):
             folder = Path(source.path)
             return tasks.TaskRead(source, PROVIDER, "Cline (VS Code)", extension_facts(folder)).run()
-        return _CliRead(source).run()
+        return _CliRead(source, cursor).run()
+
+
+def _user_texts(messages: list[Any]) -> Iterator[str]:
+    """The text blocks (and string contents) of the user messages: where a prompt wrapper can stand."""
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                yield content
+            elif isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                        yield block["text"]
 
 
 def probe(path: str) -> str:

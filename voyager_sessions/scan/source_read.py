@@ -45,8 +45,8 @@ def merge_session(old: Session | None, new: Session) -> Session:
         if old.title is not None and TITLE_RANK[new.title_source] < TITLE_RANK[old.title_source]:
             del fields["title"]
             fields.pop("title_source", None)
-        else:
-            fields["title_source"] = new.title_source  # None too: the new title's source, not the old one's
+        elif new.title_source is not None or new.title != old.title:
+            fields["title_source"] = new.title_source  # a new title brings its own source, even an unknown one
     return msgspec.structs.replace(old, **fields)
 
 
