@@ -227,7 +227,7 @@ class Scan:
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
         cursor = resume_cursor(source, why, old)
-        read = SourceRead(source, why, old, cursor, self.index, prior, self.notice)
+        read = SourceRead(source, why, old, cursor, self.index, prior, self.notice, elsewhere=self._session_elsewhere)
         try:
             for item in adapter.read(source, cursor):
                 read.take(item)
@@ -236,6 +236,13 @@ class Scan:
         except Exception as exc:  # an adapter bug must not lose the rest of the scan
             read.fail(exc)
         self._apply(read.finish())
+
+    def _session_elsewhere(self, sid: str) -> SessionRecord | None:
+        """A session as another source left it: queued by this scan, else as stored (None when new)."""
+        pending = self.pending_sessions.get(sid)
+        if pending is not None:
+            return pending
+        return self.store.sessions_by_id([sid]).get(sid)
 
     def _apply(self, out: SourceOutcome) -> None:
         """Count what one read did and queue its rows for the next commit."""

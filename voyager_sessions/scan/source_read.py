@@ -37,11 +37,17 @@ class SourceOutcome(msgspec.Struct, kw_only=True):
 
 
 def merge_session(old: Session | None, new: Session) -> Session:
-    """``new``'s known fields over ``old``'s; a title only replaces one of a weaker or equal source."""
+    """``new``'s known fields over ``old``'s; a title only replaces one of a weaker or equal source.
+
+    A title and its source travel together: a read that found no title (an appended tail, a
+    copy without the rename) leaves the known title *and* who gave it as they were.
+    """
     if old is None:
-        return new
+        return new if new.title is not None or new.title_source is None else msgspec.structs.replace(new, title_source=None)
     fields = {f: v for f in Session.__struct_fields__ if (v := getattr(new, f)) is not None}
-    if "title" in fields:
+    if "title" not in fields:
+        fields.pop("title_source", None)
+    else:
         if old.title is not None and TITLE_RANK[new.title_source] < TITLE_RANK[old.title_source]:
             del fields["title"]
             fields.pop("title_source", None)
@@ -87,11 +93,15 @@ class SourceRead:
     """One read of one source, from its first item to the rows that record it.
 
     ``index`` is the scan's open SearchIndex; ``prior`` the stored records of the sessions
-    the source held before; ``notice`` reports a skipped piece.
+    the source held before; ``notice`` reports a skipped piece; ``elsewhere`` (optional) finds
+    what is known of a session this source did not hold before (read from another source,
+    in this scan or an earlier one), so a session that moved or stands in two sources keeps
+    the strongest title either gave it.
     """
 
     def __init__(self, source: Source, why: Why, old: Any, cursor: Cursor | None, index: Any,
-                 prior: Mapping[str, SessionRecord], notice: Callable[[Notice], None]) -> None:
+                 prior: Mapping[str, SessionRecord], notice: Callable[[Notice], None],
+                 elsewhere: Callable[[str], SessionRecord | None] | None = None) -> None:
         self.source = source
         self.why = why
         self.old = old
@@ -99,6 +109,7 @@ class SourceRead:
         self.index = index
         self.prior = prior
         self.notice = notice
+        self.elsewhere = elsewhere
         self.appending = why == "grown"
         self.old_sessions: list[str] = list(old.sessions) if old is not None else []
         self.sessions: dict[str, Session] = {}
@@ -124,8 +135,7 @@ class SourceRead:
             self.on_event(item)
         elif isinstance(item, Session):
             self.substance += 1
-            prior = self.prior.get(item.id)
-            self.sessions[item.id] = merge_session(self.sessions.get(item.id) or (prior.session if prior else None), item)
+            self.sessions[item.id] = merge_session(self._known(item.id), item)
         elif isinstance(item, Unchanged):
             self.substance += 1
             self.unchanged.add(item.session)
@@ -139,6 +149,16 @@ class SourceRead:
                 self.fatal = item
             else:
                 self.skipped.append(item)
+
+    def _known(self, sid: str) -> Session | None:
+        """What is known of session ``sid`` before this item: this read's, the source's before, another source's."""
+        if sid in self.sessions:
+            return self.sessions[sid]
+        prior = self.prior.get(sid)
+        if prior is not None:
+            return prior.session
+        other = self.elsewhere(sid) if self.elsewhere is not None else None
+        return other.session if other is not None else None
 
     def on_event(self, ev: Event) -> None:
         sid = ev.session
@@ -281,7 +301,8 @@ class SourceRead:
         A title made of the first prompt is not indexed again: the prompt is.
         """
         s = rec.session
-        prior = self.prior.get(s.id)
+        # What the index holds now: indexed by this source's last read, or by another source's.
+        prior = self.prior.get(s.id) or (self.elsewhere(s.id) if self.elsewhere is not None else None)
         before = _indexed_title(prior.session) if prior is not None else None
         now = _indexed_title(s)
         if before == now:
