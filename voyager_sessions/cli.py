@@ -43,6 +43,8 @@ from voyager_sessions.textsafe import printable
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
     "checkpoint": "voyager_sessions.checkpoint_cli:checkpoint",
+    "export": "voyager_sessions.handover_cli:export",
+    "resume": "voyager_sessions.handover_cli:resume",
 }
 
 

@@ -43,7 +43,8 @@ class DataDir:
     ``index/`` (Tantivy), ``state.db`` (scan state and sessions), ``checkpoints.db``
     (checkpoints: not derived from the sources, so never reset with the index),
     ``checkpoints/`` (Markdown hand-offs, derived output), ``scan.lock`` (the one-writer
-    lock) and ``serve.sock`` (the resident server's socket).
+    lock), ``serve.sock`` (the resident server's socket) and ``last-search.json`` (the first
+    hit of the last ``voyager search``, which ``voyager resume -`` reopens).
     """
 
     __slots__ = ("root",)
@@ -80,6 +81,10 @@ class DataDir:
     @property
     def socket(self) -> Path:
         return self.root / "serve.sock"
+
+    @property
+    def last_search(self) -> Path:
+        return self.root / "last-search.json"
 
     def has_index(self) -> bool:
         """True once a scan has written an index and its state (what every reading command needs)."""

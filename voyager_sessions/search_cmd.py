@@ -199,6 +199,9 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
         result = run_search(ddir, text, opts)
     except QueryError as exc:
         raise UserError(f"bad query: {exc}") from None
+    from voyager_sessions.lastsearch import remember
+
+    remember(DataDir(ddir), text, result.hits)  # what `voyager resume -` reopens; never fails the search
     if as_json:
         emit_json(result)
     elif as_jsonl:
