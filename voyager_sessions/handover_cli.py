@@ -106,7 +106,7 @@ def export(session: str, fmt: str | None, output: Path | None, force: bool, reda
     data = render(doc, fmt)
     if redact:
         named = ", ".join(f"{name} ×{n}" for name, n in sorted(counts.items()))
-        click.echo(f"voyager: redacted {sum(counts.values())} secrets{f' ({named})' if named else ''}", err=True)
+        click.echo(f"voyager: redacted {sum(counts.values())} matches{f' ({named})' if named else ''}", err=True)
     if to_file:
         write_private(output, data, force=force)  # type: ignore[arg-type]
         click.echo(f"voyager: wrote {printable(str(output))} ({fmt}, {len(doc.timeline.events)} events, "

@@ -55,14 +55,11 @@ def load_checkpoint(ddir: DataDir, session_id: str) -> Checkpoint | None:
         return None
     if cp is None:
         return None
-    fields: list[tuple[str, str | list[str]]] = []
+    fields: list[tuple[str, str, str | list[str]]] = []
     for lb in LABELS:
         value = getattr(cp, lb.field)
-        if lb.shape == "list":
-            if value:
-                fields.append((lb.label, [lb.mark + item for item in value]))
-        elif value:
-            fields.append((lb.label, value))
+        if value:
+            fields.append((lb.label, lb.shape, [lb.mark + item for item in value] if lb.shape == "list" else value))
     return Checkpoint(fields=fields, updated=iso(cp.updated_at))
 
 
@@ -88,8 +85,8 @@ def redact_doc(doc: ExportDoc, counts: Counter[str]) -> ExportDoc:
     checkpoint = doc.checkpoint
     if checkpoint is not None:
         checkpoint = msgspec.structs.replace(checkpoint, fields=[
-            (label, [redact(v, counts) for v in value] if isinstance(value, list) else redact(value, counts))
-            for label, value in checkpoint.fields])
+            (label, shape, [redact(v, counts) for v in value] if isinstance(value, list) else redact(value, counts))
+            for label, shape, value in checkpoint.fields])
     return msgspec.structs.replace(doc, timeline=Timeline(schema_version=tl.schema_version, session=row, events=events),
                                    checkpoint=checkpoint)
 

@@ -31,9 +31,13 @@ OWN_SEQ_BELOW = 0
 
 
 class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
-    """A saved checkpoint as an export shows it: labelled fields in their order, and when it changed."""
+    """A saved checkpoint as an export shows it: its set fields in their order, and when it changed.
 
-    fields: list[tuple[str, str | list[str]]]
+    Each field is ``(label, shape, value)``, shape as in ``store.checkpoints.render.LABELS``:
+    ``line`` (a short value), ``text`` (prose) or ``list`` (items, each with its checkbox).
+    """
+
+    fields: list[tuple[str, str, str | list[str]]]
     updated: str | None = None
 
 
@@ -157,7 +161,7 @@ def failed(block: Block) -> bool:
 
 def facts(row: SessionRow, agent: str) -> list[tuple[str, str]]:
     """The session's facts, labelled, in reading order; only those the agent recorded."""
-    by = {"user": "named by the user", "agent": f"named by {agent}", "prompt": "the first prompt"}
+    by = {"user": "named by the user", "agent": f"named by {agent}", "prompt": "from the first prompt"}
     out: list[tuple[str, str]] = [("Agent", f"{agent} ({row.provider})"), ("Session", row.session_id)]
     if row.title:
         out.append(("Title", f"{row.title} ({by.get(row.title_source or 'agent', 'named by ' + agent)})"))

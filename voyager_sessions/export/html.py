@@ -121,12 +121,16 @@ def render(doc: ExportDoc) -> str:
         if doc.checkpoint.updated:
             out.append(f'<p class="meta">Saved with voyager checkpoint, updated '
                        f'{escape(doc.checkpoint.updated.replace("T", " ").replace("Z", " UTC"))}</p>')
-        for label, value in doc.checkpoint.fields:
-            out.append(f'<div class="who">{escape(label)}</div>')
+        short = [(label, value) for label, shape, value in doc.checkpoint.fields if shape == "line"]
+        if short:
+            out += ['<dl class="facts">', *(f"<dt>{escape(label)}</dt><dd>{_e(str(value))}</dd>" for label, value in short),
+                    "</dl>"]
+        for label, shape, value in doc.checkpoint.fields:
             if isinstance(value, list):
-                out += ['<ul class="cp">', *(f"<li>{_e(item)}</li>" for item in value), "</ul>"]
-            else:
-                out.append(f'<p class="text">{_e(value, multiline=True)}</p>')
+                out += [f'<div class="who">{escape(label)}</div>', '<ul class="cp">',
+                        *(f"<li>{_e(item)}</li>" for item in value), "</ul>"]
+            elif shape != "line":
+                out += [f'<div class="who">{escape(label)}</div>', f'<p class="text">{_e(value, multiline=True)}</p>']
     out.append("<h2>Timeline</h2>")
     for block in blocks(doc.timeline.events):
         ev = block.first

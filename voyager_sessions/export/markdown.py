@@ -133,10 +133,13 @@ def render(doc: ExportDoc) -> str:
         out += ["## Checkpoint", ""]
         if doc.checkpoint.updated:
             out += [f"_Saved with `voyager checkpoint`, updated {when_iso(doc.checkpoint.updated)}._", ""]
-        for label, value in doc.checkpoint.fields:
+        short = [(label, value) for label, shape, value in doc.checkpoint.fields if shape == "line"]
+        if short:
+            out += [*(f"- **{label}:** {_inline(printable(' '.join(str(value).split())))}" for label, value in short), ""]
+        for label, shape, value in doc.checkpoint.fields:
             if isinstance(value, list):
-                out += [f"**{label}**", "", *(f"- {_inline(printable(item))}" for item in value), ""]
-            else:
+                out += [f"**{label}**", "", *(f"- {_inline(printable(' '.join(item.split())))}" for item in value), ""]
+            elif shape != "line":
                 out += [f"**{label}**", "", prose(value), ""]
     out += ["## Timeline", ""]
     agent = printable(doc.agent)

@@ -44,9 +44,12 @@ _E = r"(?![A-Za-z0-9_-])"
 _SECRET_NAME = (r"[A-Za-z0-9_.-]*?(?:(?:password|passwd|passphrase|secret|api[_-]?key|access[_-]?key"
                 r"|private[_-]?key)[A-Za-z0-9_]*|token)")
 #: A value that is data, not code or a placeholder: at least 4 characters, not a call or an index
-#: (``getpass()``, ``env["X"]``), not a reference (``$X``, ``${X}``, ``<your key>``), not a literal.
+#: (``getpass()``, ``env["X"]``), not a reference (``$X``, ``${X}``, ``<your key>``, ``settings.key``),
+#: not a literal.
 _LITERALS = r"(?:true|false|null|none|nil|undefined|str|string|bytes|int|required|optional)(?![A-Za-z0-9_])"
-_BARE = r"(?![\"'$`{<(\[=])(?!" + _LITERALS + r")[^\s\"'&,;)(\[\]{}<>]{4,}(?=[\s\"'&,;)\]}>]|$)"
+_END = r"(?=[\s\"'&,;)\]}>]|$)"
+_REFERENCE = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+" + _END  # settings.api_key, self.password
+_BARE = r"(?![\"'$`{<(\[=])(?!" + _LITERALS + r")(?!" + _REFERENCE + r")[^\s\"'&,;)(\[\]{}<>]{4,}" + _END
 
 #: Order matters where shapes nest: the most specific first (an Anthropic key also starts ``sk-``).
 #: Every pattern starts only at a boundary its own characters cannot continue, so no text,
@@ -69,7 +72,7 @@ PATTERNS: tuple[Pattern, ...] = (
                         r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
     _p("bearer-token", r"(?<![A-Za-z0-9_-])(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
     # user:password@ in a URL.
-    _p("url-password", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
+    _p("url-password", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\[\]]+:(?P<secret>[^\s/@]+)@"),
     # --password VALUE on a command line.
     _p("password-flag", r"(?<![A-Za-z0-9_-])--(?i:password|passwd|token|api-key|secret)(?:\s+|=)(?P<bare>" + _BARE + ")"),
     # NAME=value, NAME: value, "name": "value" where the name says it is secret.
