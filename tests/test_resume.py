@@ -31,18 +31,23 @@ from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
 
 #: The program each resumable agent is reopened with.
 BINARY = {
-    "claude": "claude", "codex": "codex", "opencode": "opencode", "pi": "pi", "hermes": "hermes", "kimi": "kimi",
-    "gemini": "gemini", "qwen": "qwen", "cursor": "cursor-agent", "copilot": "copilot", "droid": "droid",
-    "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
+    "claude": "claude", "codex": "codex", "opencode": "opencode", "kilo": "kilo", "pi": "pi", "hermes": "hermes",
+    "kimi": "kimi", "gemini": "gemini", "qwen": "qwen", "cursor": "cursor-agent", "copilot": "copilot",
+    "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
+    "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
 }
-#: Agents that reopen their sessions only inside their own app, and why.
+#: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
 NO_RESUME = {
     "copilot-vscode": "chats reopen in VS Code",
     "windsurf": "Cascade reopens in the editor",
     "roo": "tasks reopen in the VS Code extension",
+    "antigravity": "no resume command known",
+    "zcode": "an app, no command",
+    "dsh": "no resume command found in its releases",
+    "zed": "threads reopen in the editor",
 }
-#: Resumable agents with no real capture: built by their test module's writer (see _synthetic).
-SYNTHETIC = {"cursor"}
+#: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
+SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose"}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -175,7 +180,7 @@ def _capture_params() -> list:
 
 @pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found beside the checkout")
 @pytest.mark.parametrize("capture", _capture_params())
-def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path) -> None:
+def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path, run, monkeypatch) -> None:
     provider = provider_of(capture)
     home = tmp_path / "home"
     shutil.copytree(CAPTURES / capture, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))  # type: ignore[operator]
@@ -185,9 +190,13 @@ def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path) ->
     data = tmp_path / "data"
     bin_dir, log = stub_agents(tmp_path, [BINARY[provider]])
     env = resume_env(data, home, bin_dir)
-    scanned = run_subprocess("scan", "-q", env=env)
-    assert scanned.returncode == 0, scanned.stderr
-    rows = json.loads(run_subprocess("list", "--json", "--limit", "1000", env=env).stdout)["sessions"]
+    for var in (*agent_variables(), "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("VOYAGER_HOME", str(data))
+    scanned = run("scan", "-q")  # in process (fast); only the resume that must exec runs in a subprocess
+    assert scanned.exit_code == 0, scanned.stderr
+    rows = run.json("list", "--json", "--limit", "1000")["sessions"]
     rows = [r for r in rows if r["provider"] == provider and r["resume"]]
     assert rows, f"{capture}: no resumable session"
     by_id = {r["session_id"]: r for r in rows}
@@ -210,7 +219,7 @@ def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path) ->
             assert ids & set(args), (row, args)
 
 
-def test_resume_hostile_names_claude(home, tmp_path: Path) -> None:
+def test_resume_hostile_names_claude(home, run, tmp_path: Path) -> None:
     """An id and a directory full of shell syntax reach the agent as they are, and run nothing."""
     bad_dir = tmp_path / "proj; touch pwned $(touch pwned) `touch pwned` it's"
     bad_dir.mkdir()
@@ -220,28 +229,80 @@ def test_resume_hostile_names_claude(home, tmp_path: Path) -> None:
     write_claude(home, lines, sid=sid)
     bin_dir, log = stub_agents(tmp_path, ["claude"])
     env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
-    assert run_subprocess("scan", "-q", env=env).returncode == 0
+    assert run("scan", "-q").exit_code == 0
     name, ran_in, pwd, *args = resume_in_subprocess(f"claude:{sid}", env, log, tmp_path)
     assert (name, ran_in, pwd, args) == ("claude", str(bad_dir), str(bad_dir), ["--resume", sid])
     printed = run_subprocess("resume", f"claude:{sid}", "--print", env=env)
     assert printed.returncode == 0 and shlex.split(printed.stdout) == ["cd", str(bad_dir), "&&", "claude", "--resume", sid]
 
 
-def test_resume_cursor_cli_chat(home, tmp_path: Path) -> None:
-    """Cursor's CLI has no capture: its chat store is written by the cursor tests' writer."""
+def _cursor(home: Path, work: Path) -> tuple[str, list[str]]:
     from urllib.parse import quote
 
     from tests.ingest.test_cursor import CLI_MESSAGES, cli_store
 
-    work = tmp_path / "项目 a;b"
-    work.mkdir()
     chat = "chat $(id) 1"
     cli_store(home / ".cursor" / "chats" / ("f" * 32) / chat / "store.db", CLI_MESSAGES, workspace="file://" + quote(str(work)))
-    bin_dir, log = stub_agents(tmp_path, ["cursor-agent"])
+    return f"cursor:{chat}", ["--resume", chat]
+
+
+def _kiro(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_kiro import write_cli
+
+    sid = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
+    write_cli(home, sid, meta={"session_id": sid, "cwd": str(work), "title": "x", "created_at": "2026-12-01T08:00:00Z"})
+    return f"kiro:{sid}", ["chat", "--resume-id", sid]
+
+
+def _grok(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest._items import write
+    from tests.ingest.test_grok import folder, history, summary
+
+    sid = "019f7000-0000-7000-8000-0000000000a1"
+    path = folder(home, sid)
+    summary(path, sid)
+    doc = json.loads((path / "summary.json").read_text())
+    doc["info"]["cwd"] = str(work)
+    (path / "summary.json").write_text(json.dumps(doc))
+    write(path / "chat_history.jsonl", history())
+    return f"grok:{sid}", ["--resume", sid]
+
+
+def _crush(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_crush import project_store, write_projects
+
+    project_store(home, work)
+    write_projects(home / ".local/share/crush", [{"path": str(work), "data_dir": ".crush"}])
+    return "crush:s-main", ["--cwd", str(work), "--session", "s-main"]
+
+
+def _goose(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_goose import MAIN, messages, write_db
+
+    write_db(home, [dict(MAIN, working_dir=str(work))], [m for m in messages() if m[0] == MAIN["id"]])
+    return f"goose:{MAIN['id']}", ["session", "--resume", "--session-id", MAIN["id"]]
+
+
+#: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
+SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose}
+
+
+def test_synthetic_writers_cover_the_agents_without_captures() -> None:
+    assert set(SYNTHETIC_WRITERS) == SYNTHETIC
+
+
+@pytest.mark.parametrize("provider", sorted(SYNTHETIC_WRITERS))
+def test_resume_hands_a_written_session_to_its_agent(provider: str, home, run, tmp_path: Path) -> None:
+    """Agents with no capture: a session from their format writer, in a directory named with shell syntax."""
+    work = tmp_path / "项目 a;b $(touch pwned)"
+    work.mkdir()
+    sid, expected = SYNTHETIC_WRITERS[provider](home, work)
+    bin_dir, log = stub_agents(tmp_path, [BINARY[provider]])
     env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
-    assert run_subprocess("scan", "-q", env=env).returncode == 0
-    name, ran_in, pwd, *args = resume_in_subprocess(f"cursor:{chat}", env, log, tmp_path)
-    assert (name, ran_in, pwd, args) == ("cursor-agent", str(work), str(work), ["--resume", chat])
+    scanned = run("scan", "-q")
+    assert scanned.exit_code == 0, scanned.stderr
+    name, ran_in, pwd, *args = resume_in_subprocess(sid, env, log, tmp_path)
+    assert (name, ran_in, pwd, args) == (BINARY[provider], str(work), str(work), expected)
 
 
 # -- what resume says instead --------------------------------------------------------------------------------
