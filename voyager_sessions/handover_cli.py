@@ -72,7 +72,7 @@ def resume(session: str, print_only: bool) -> None:
     if gaps:
         raise UserError(f"cannot resume {s.id} in {agent}: {'; '.join(gaps)} "
                         f"(`voyager resume {shlex.quote(s.id)} --print` shows the command)")
-    where = f" in {how.cwd}" if how.cwd else ""
+    where = f" in {printable(how.cwd)}" if how.cwd else ""
     click.echo(f"voyager: resuming {agent} session {printable(s.native_id)}{where}", err=True)
     hand_over(how)
 
