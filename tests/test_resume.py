@@ -301,6 +301,8 @@ def test_resume_hands_a_written_session_to_its_agent(provider: str, home, run, t
     env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
     scanned = run("scan", "-q")
     assert scanned.exit_code == 0, scanned.stderr
+    (row,) = [r for r in run.json("list", "--json")["sessions"] if r["session_id"] == sid]
+    assert parse_command(row["resume"]) is not None, f"{row['resume']!r} is not in the adapters' quoted shape"
     name, ran_in, pwd, *args = resume_in_subprocess(sid, env, log, tmp_path)
     assert (name, ran_in, pwd, args) == (BINARY[provider], str(work), str(work), expected)
 
