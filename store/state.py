@@ -141,6 +141,15 @@ class StateStore:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'index_id'").fetchone()
         return row[0] if row else None
 
+    def get_meta(self, key: str) -> str | None:
+        """A single fact the scan keeps between runs (``meta`` table), or None."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with transaction(self.conn) as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     def reset_scan_state(self, index_id: str | None) -> None:
         """Forget every source and session: they described another index. Scan history stays."""
         with transaction(self.conn) as db:

@@ -22,6 +22,7 @@ from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discove
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.scan import absent
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
@@ -177,7 +178,14 @@ class Scan:
         plan: list[tuple[Source, Why]] = []
         seen: set[str] = set()
         scanned: set[str] = set()
+        raw = self.store.get_meta(absent.META_KEY)
+        memory = absent.load(raw, self.env)
         for name in self.providers:
+            places = memory.agents.get(name)
+            if places is not None and absent.still_absent(places):
+                # Nothing can be there: no adapter import, no discovery (and its old sources, if any, go).
+                scanned.add(name)
+                continue
             try:
                 adapter = registry.get(name)
             except Exception as exc:  # one broken adapter must not stop the others
@@ -189,6 +197,9 @@ class Scan:
                 self.hinted.append(name)
             for item in discover(adapter, self.env, self._hints() if hinted else None):
                 self._consider(item, plan, seen)
+            absent.remember(memory, name, adapter, self.env)
+        if (kept := absent.dump(memory)) != raw:
+            self.store.set_meta(absent.META_KEY, kept)
         return plan, seen, scanned
 
     def _plan_hinted(self, seen: set[str]) -> list[tuple[Source, Why]]:
