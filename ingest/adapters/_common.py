@@ -3,9 +3,10 @@
 Agents describe a session piecemeal (the id on one line, the model on another, the
 title in a side file), so adapters share the same small machinery: parse ISO-8601 and
 epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join text
-blocks, render a command readably, accumulate what is known about the session as
-records stream past (``SessionFacts``, small enough to live in a ``Cursor``), number
-events (``EventCounter``), read side files once per change rather than once per source
+blocks, render a command readably, build a resume command with every word quoted
+(``resume_in``), accumulate what is known about the session as records stream past
+(``SessionFacts``, small enough to live in a ``Cursor``), number events
+(``EventCounter``), read side files once per change rather than once per source
 (``cached_by_stat``), count records of kinds the adapter does not know so that a format
 change is reported, never silent (``UnknownRecords``), the read loop of an
 append-only JSONL session (``JsonlSessionRead``), and what a whole re-read of a session
@@ -134,6 +135,17 @@ def render_argv(argv: list[Any]) -> str:
     if len(parts) == 3 and os.path.basename(parts[0]) in {"bash", "sh", "zsh"} and parts[1] in {"-lc", "-c"}:
         return parts[2]
     return shlex.join(parts)
+
+
+def resume_in(cwd: str | None, *argv: str) -> str:
+    """The shell command ``argv`` with every word quoted, run in ``cwd`` when it is known (``cd <cwd> && …``).
+
+    Session ids and paths come from the agent's files and may hold any shell metacharacter,
+    so nothing reaches the command unquoted; most agents look a session up among those of
+    the directory they run in, hence the ``cd``.
+    """
+    command = shlex.join(argv)
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
 
 
 def str_or_none(value: Any) -> str | None:

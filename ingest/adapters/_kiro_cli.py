@@ -19,7 +19,6 @@ block Voyager does not know are counted and named, never guessed.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, exit_code, number, tool_text
@@ -53,8 +53,7 @@ _QUIET_BLOCKS = frozenset({"image"})
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``kiro-cli chat --resume-id <id>``: kiro.dev's session-management page documents it, and sessions
     are kept per directory, so it runs in the session's cwd."""
-    command = f"kiro-cli chat --resume-id {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "kiro-cli", "chat", "--resume-id", native_id)
 
 
 def _load_object(path: str) -> dict[str, Any]:

@@ -15,7 +15,6 @@ stream so the next scan reads only appended lines.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,6 +33,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -84,8 +84,7 @@ def render_tool_input(name: str | None, tool_input: Any) -> str:
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """The command that reopens a session: ``claude --resume`` must run in the session's directory."""
-    command = f"claude --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "claude", "--resume", native_id)
 
 
 #: Record types that are not conversation (bookkeeping Claude Code writes beside it):

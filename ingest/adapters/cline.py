@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     reread_delta,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
@@ -118,7 +118,7 @@ def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
 
 def resume_command(root_id: str) -> str:
     """``cline --id <id>`` reopens a session in the TUI (a subagent through its root session)."""
-    return f"cline --id {shlex.quote(root_id)}"
+    return resume_in(None, "cline", "--id", root_id)
 
 
 # -- the CLI's messages file ------------------------------------------------------------------

@@ -21,7 +21,6 @@ One rollout is one session. Reading is streaming and read-only, like every adapt
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,6 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     render_argv,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -234,7 +234,7 @@ class _CodexRead(JsonlSessionRead):
             PROVIDER,
             title=index_title(self.codex_home, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=f"codex resume {shlex.quote(native)}",
+            resume=resume_in(None, "codex", "resume", native),
             source=self.path,
         )
 

@@ -24,7 +24,6 @@ OpenAI-style ``chatMessages``, documented by peers, not observed here), is read 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -42,6 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
@@ -71,8 +71,7 @@ _decode = msgspec.json.Decoder().decode
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``copilot --resume <id>``, run in the session's directory when it is known (the agent works there)."""
-    command = f"copilot --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "copilot", "--resume", native_id)
 
 
 def render_call(name: str | None, arguments: Any) -> str:

@@ -37,7 +37,6 @@ directory holding a ``.crush`` data dir); for a database in another directory,
 from __future__ import annotations
 
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -52,6 +51,7 @@ from voyager_sessions.ingest.adapters._common import (
     cached_by_stat,
     epoch,
     int_or_none,
+    resume_in,
     str_or_none,
     tool_call_text,
 )
@@ -111,9 +111,9 @@ def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
 def resume_command(native: str, project: str | None, data_dir: str | None) -> str | None:
     """The shell command that reopens session ``native`` in its project (every part quoted)."""
     if project:
-        return f"crush --cwd {shlex.quote(project)} --session {shlex.quote(native)}"
+        return resume_in(None, "crush", "--cwd", project, "--session", native)
     if data_dir:
-        return f"crush --data-dir {shlex.quote(data_dir)} --session {shlex.quote(native)}"
+        return resume_in(None, "crush", "--data-dir", data_dir, "--session", native)
     return None
 
 

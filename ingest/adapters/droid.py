@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -44,6 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -67,8 +67,7 @@ _BOOKKEEPING = frozenset({"agent_turn_outcome", "todo_state"})
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``droid --resume <id>`` (Droid fetches the session from Factory's servers), run in the session's directory."""
-    command = f"droid --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "droid", "--resume", native_id)
 
 
 def exit_code_in(text: str) -> int | None:

@@ -31,7 +31,6 @@ Resume: ``goose session --resume --session-id <id>`` (goose-cli's ``session`` co
 
 from __future__ import annotations
 
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -48,6 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     parse_ts,
+    resume_in,
     str_or_none,
     tool_call_text,
 )
@@ -98,8 +98,7 @@ def _loads(text: Any) -> Any:
 
 def resume_command(native: str, cwd: str | None) -> str:
     """The shell command that reopens session ``native`` (every part quoted: ids and paths are hostile)."""
-    command = f"goose session --resume --session-id {shlex.quote(native)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "goose", "session", "--resume", "--session-id", native)
 
 
 def _is_shell(tool: str | None) -> bool:

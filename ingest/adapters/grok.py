@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -44,7 +43,14 @@ from urllib.parse import unquote
 import msgspec
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, int_or_none, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    epoch,
+    int_or_none,
+    resume_in,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, number, tool_text
 from voyager_sessions.ingest.adapters._grok_history import SHELL_TOOLS, HistoryMapper, UpdatesReducer, content_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
@@ -71,8 +77,7 @@ def grok_home(env: Mapping[str, str]) -> Path:
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``grok --resume <id>`` in the session's directory (Grok keeps sessions per working directory)."""
-    command = f"grok --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "grok", "--resume", native_id)
 
 
 def _subdirs(folder: Path) -> Iterator[Path | Notice]:

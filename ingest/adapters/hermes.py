@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -52,6 +51,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     join_text,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source, Unchanged
@@ -84,9 +84,7 @@ _decode = json.JSONDecoder().decode
 
 def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str:
     """``hermes chat --resume <id>`` (``hermes --profile <name> …`` for a profile's store), in the cwd."""
-    prefix = f"hermes --profile {shlex.quote(profile)} " if profile else "hermes "
-    command = f"{prefix}chat --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "hermes", *(("--profile", profile) if profile else ()), "chat", "--resume", native_id)
 
 
 def _json(text: Any) -> Any:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -48,6 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     join_text,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
@@ -76,8 +76,7 @@ _json = msgspec.json.Decoder().decode
 
 def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str:
     """Kimi looks sessions up per working directory: ``kimi -r <id>`` (Kimi Code: ``kimi --session <id>``) in the cwd."""
-    command = f"kimi --session {shlex.quote(native_id)}" if code else f"kimi -r {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "kimi", "--session" if code else "-r", native_id)
 
 
 def render_call(name: str | None, arguments: Any) -> str:

@@ -21,7 +21,6 @@ byte where the last scan stopped.
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,6 +37,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -67,9 +67,7 @@ def native_id_of_file(name: str) -> str:
 def resume_command(binary: str, cwd: str | None, native_id: str) -> str:
     """``pi --session <id>`` (an id prefix is accepted) looks the id up among the sessions of the
     directory it runs in first and offers to fork one found elsewhere: so it runs in the cwd."""
-    command = f"{binary} --session {shlex.quote(native_id)}" if binary == "pi" else \
-        f"{binary} --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, binary, "--session" if binary == "pi" else "--resume", native_id)
 
 
 def _is_omp(path: str) -> bool:

@@ -29,7 +29,6 @@ costs what it adds.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -44,6 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     int_or_none,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -62,8 +62,7 @@ _NOTIFICATION = "<task-notification>"
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``qwen --resume <session id>``, run in the session's directory: sessions are kept per project."""
-    command = f"qwen --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "qwen", "--resume", native_id)
 
 
 def _subagent_parent(path: Path) -> str | None:

@@ -23,14 +23,13 @@ be reversed).
 from __future__ import annotations
 
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, str_or_none
+from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, resume_in, str_or_none
 from voyager_sessions.ingest.adapters._vscode import uri_path
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor._messages import sdk_message_events
@@ -47,8 +46,7 @@ MAX_NODES = 1_000_000
 
 def resume_command(cwd: str | None, chat_id: str) -> str:
     """``cursor-agent --resume <chat id>`` (Cursor's CLI docs), in the chat's directory: chats are kept per cwd."""
-    command = f"cursor-agent --resume {shlex.quote(chat_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "cursor-agent", "--resume", chat_id)
 
 
 def _columns(schema: dict[str, frozenset[str]], table: str) -> tuple[str, str] | None:
