@@ -60,10 +60,10 @@ from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
-    is_transient,
     open_store,
     probe_store,
     sqlite_source,
+    unreadable,
 )
 from voyager_sessions.model import Event, Session, session_id
 
@@ -254,7 +254,7 @@ def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Ite
                 yield meta
             signatures.record(native, signature)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(source.path, exc)
         return
     finally:
         conn.close()
@@ -265,7 +265,7 @@ def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Ite
 
 def probe(path: str) -> str:
     """``crush.db`` for a database Voyager can read, else what is wrong with it (for ``voyager doctor``)."""
-    return probe_store(path, LABEL, _REQUIRED, "crush.db")
+    return probe_store(path, _REQUIRED, "crush.db")
 
 
 class CrushAdapter:

@@ -58,10 +58,10 @@ from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     connect_readonly,
     digest,
-    is_transient,
     open_store,
     probe_store,
     sqlite_source,
+    unreadable,
 )
 from voyager_sessions.model import Event, Session, session_id
 
@@ -281,7 +281,7 @@ def _read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                 yield from mapper.events(role, blocks, visible, epoch(created))
             signatures.record(native, signature)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(source.path, exc)
         return
     finally:
         conn.close()
@@ -355,7 +355,7 @@ def probe(path: str) -> str:
     """``sessions.db`` or ``legacy-jsonl`` for what Voyager reads, else what is wrong (for ``voyager doctor``)."""
     if path.endswith(".jsonl"):
         return "legacy-jsonl"
-    return probe_store(path, LABEL, _REQUIRED, "sessions.db")
+    return probe_store(path, _REQUIRED, "sessions.db")
 
 
 class GooseAdapter:

@@ -46,7 +46,6 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
-    join_text,
     resume_in,
     str_or_none,
 )

@@ -43,7 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import SessionSignatures, is_transient, open_store, probe_store, sqlite_source
+from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, probe_store, sqlite_source, unreadable
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "zed"
@@ -282,7 +282,7 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                                meta.updated, unknown).events(doc)
             signatures.record(native, signature)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(source.path, exc)
         return
     finally:
         conn.close()
@@ -297,7 +297,7 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
 def probe(path: str) -> str:
     """``threads`` for a threads database Voyager can read, else what is wrong with it (for ``voyager doctor``)."""
-    return probe_store(path, LABEL, _REQUIRED, "threads")
+    return probe_store(path, _REQUIRED, "threads")
 
 
 class ZedAdapter:

@@ -20,6 +20,7 @@ import pytest
 
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters import cursor as cursor_pkg
+from voyager_sessions.ingest import sqlite as sqlite_kit
 from voyager_sessions.ingest.adapters.cursor import ADAPTER, cli, ide, probe, transcripts
 
 APP = Path(".config/Cursor/User")
@@ -280,7 +281,7 @@ def test_changed_database_rereads_only_changed_composers(home, run, monkeypatch)
     # Nothing changed: the stat pass decides, no database is opened at all.
     def refuse(*args, **kwargs):
         raise AssertionError("a no-op rescan opened a database")
-    for module in (ide, cli, transcripts):
+    for module in (ide, cli, transcripts, sqlite_kit):  # the kit's opener too: open_store calls it
         monkeypatch.setattr(module, "connect_readonly", refuse)
     doc = scan(run)
     assert doc["unchanged"] == doc["sources"] and doc["changed"] == doc["new"] == 0

@@ -850,8 +850,8 @@ def _twin(shape: str, tmp: Path, cs: list[synth.Conversation]) -> tuple[Path, Pa
 
 
 def _traced(path: Path, cursor: Cursor | None = None) -> tuple[list, list[str]]:
-    """Everything one read yields, and every SQL statement it ran."""
-    from voyager_sessions.ingest.adapters.opencode import db as dbmod
+    """Everything one read yields, and every SQL statement it ran (on connections the kit's opener made)."""
+    from voyager_sessions.ingest import sqlite as dbmod
 
     statements: list[str] = []
     real = dbmod.connect_readonly

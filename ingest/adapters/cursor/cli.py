@@ -34,7 +34,7 @@ from voyager_sessions.ingest.adapters._vscode import uri_path
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor._messages import sdk_message_events
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient
+from voyager_sessions.ingest.sqlite import connect_readonly, open_store, unreadable
 from voyager_sessions.ingest.sqlite import tables as schema_of
 from voyager_sessions.model import Event, Session, session_id
 
@@ -233,15 +233,13 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
     """The one chat of a ``store.db``: a Session and its Events (nothing when it holds no message)."""
     path = source.path
     store = Path(path)
-    try:
-        conn = connect_readonly(path, lenient_text=True)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "Cursor CLI", {}, lenient_text=True)
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
     unknown = UnknownRecords("Cursor CLI")
     try:
-        conn.execute("BEGIN")
-        schema = schema_of(conn)
         cols = _columns(schema, "blobs")
         if cols is None:
             tables = ", ".join(sorted(schema)) or "no tables"
@@ -266,7 +264,7 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         if walk is not None:
             yield from walk.notices
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(path, exc)
         return
     finally:
         conn.close()
