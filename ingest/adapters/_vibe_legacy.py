@@ -27,7 +27,6 @@ import msgspec
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
-    ReadProgress,
     SessionFacts,
     UnknownRecords,
     cached_by_stat,
@@ -177,27 +176,24 @@ def session_of(facts: SessionFacts, meta: dict[str, Any], first_prompt: str | No
 class LegacyRead(JsonlSessionRead):
     """One pass over a legacy session's ``messages.jsonl`` (from the cursor's offset), described by its ``meta.json``."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, LABEL)
         self.folder = Path(source.path).parent
-        self.cursor = cursor
-        self.progress = ReadProgress(source.path, cursor)
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords(LABEL)
         self.notices: list[Notice] = []
         meta = read_json_object(self.folder / META, fatal=False)
         if isinstance(meta, Notice):
             self.notices.append(meta)
             meta = {}
         self.meta = meta
-        self.facts = facts_from_meta(meta, self.folder)
+        self.facts = facts_from_meta(meta, self.folder)  # meta.json describes the session, not the cursor
         if self.facts.native_id is None:
             # Vibe writes messages.jsonl, then meta.json: caught in between, the session's id is not known
             # yet (the folder name holds 8 of its characters). Indexing it under a guess would leave a
             # second session behind once meta.json appears.
             self.notices.append(Notice(source=str(self.folder / META), fatal=True, transient=True,
                                        reason="no session id in meta.json or the session index yet; read again next scan"))
-        state = cursor.state if cursor else {}
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id or self.folder.name), self.progress.seq)
         self.mapper = MessageMapper(self.counter, self.unknown)
         if isinstance(state.get("first_prompt"), str):

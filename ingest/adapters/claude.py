@@ -23,11 +23,7 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     int_or_none,
@@ -134,8 +130,10 @@ class UsageTally(msgspec.Struct):
 class _ClaudeRead(JsonlSessionRead):
     """One pass over one transcript file (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        saved = self._start(source.path, cursor, "Claude Code").get("usage")
         p = Path(source.path)
         self.stem = p.stem
         # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
@@ -143,19 +141,10 @@ class _ClaudeRead(JsonlSessionRead):
         self.is_agent_file = p.name.startswith("agent-")
         self.nested_parent = p.parent.parent.name if p.parent.name == "subagents" else None
         self.project_dir = p.parent
-        self.cursor = cursor
-        self.facts = SessionFacts.from_state(cursor.state if cursor else None)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Claude Code")
-        saved = (cursor.state if cursor else {}).get("usage")
         try:
             self.usage = msgspec.convert(saved, UsageTally) if isinstance(saved, dict) else UsageTally()
         except msgspec.ValidationError:
             self.usage = UsageTally()
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
     # -- session -------------------------------------------------------------------
 
@@ -191,14 +180,11 @@ class _ClaudeRead(JsonlSessionRead):
         # The file is the session: Claude Code names it after the session id, and
         # `claude --resume` looks it up by that name. Lines copied into a resumed or
         # forked transcript still carry the old session's id, so they cannot decide.
-        self.facts.native_id = self.stem
         if self.is_agent_file:
             parent = str_or_none(line.get("sessionId")) or self.nested_parent
             if parent:
                 self.facts.parent = session_id(PROVIDER, parent)
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
+        return self._begin(self.stem)
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()

@@ -29,11 +29,7 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     int_or_none,
@@ -46,7 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.model import Kind, Origin, Session
 
 PROVIDER = "codex"
 
@@ -207,25 +203,18 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
 class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, "Codex")
         p = Path(source.path)
         m = _UUID_IN_NAME.search(p.name)
         self.name_id = m.group(1) if m else p.stem
         self.codex_home = codex_home_of(p)
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
         #: Where prompts come from: "event" (user_message events), "response" (older
         #: rollouts without them), or None until the first prompt forces a decision.
         self.prompts: str | None = state.get("prompts")
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Codex")
         self.record_start = 0
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
     def _session(self) -> Session:
         native = self.facts.native_id
@@ -242,10 +231,7 @@ class _CodexRead(JsonlSessionRead):
         """Fix the session id (from session_meta, else the file name); returns the Session to yield first."""
         if self.counter is not None:
             return None
-        self.facts.native_id = native_id or self.name_id
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
+        return self._begin(native_id or self.name_id)
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
@@ -256,24 +242,7 @@ class _CodexRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         self.record_start = record.start
         if isinstance(record.value, dict):
-            yield from self._emit(self._line(record.value))
-
-    def _emit(self, drafts: Iterator[Draft | Session]) -> Iterator[Item]:
-        for draft in drafts:
-            if isinstance(draft, Session):
-                yield draft
-                continue
-            kind, origin, text, extra = draft
-            if not isinstance(text, str) or not text.strip():
-                continue
-            if self.counter is None:
-                first = self._establish(None)
-                if first is not None:
-                    yield first
-            assert self.counter is not None
-            event = self.counter.make(kind, origin, text, **extra)
-            if event is not None:
-                yield event
+            yield from self._numbered(self._line(record.value), self.name_id)
 
     # -- one line ----------------------------------------------------------------------
 

@@ -34,7 +34,6 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
-    ReadProgress,
     SessionFacts,
     UnknownRecords,
     compact_json,
@@ -115,17 +114,12 @@ class _Route:
 class _CopilotRead(JsonlSessionRead):
     """One pass over one ``events.jsonl`` (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, LABEL)
         self.folder = Path(source.path).parent
         self.native_id = self.folder.name
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords(LABEL)
         self.unknown.version = str_or_none(state.get("version"))
         saved = state.get("agents")
         self.saved_agents: dict[str, Any] = dict(saved) if isinstance(saved, dict) else {}
@@ -135,8 +129,7 @@ class _CopilotRead(JsonlSessionRead):
         self.facts.observe_ts(parse_ts(self.workspace.get("created_at")))
         self.facts.observe_ts(parse_ts(self.workspace.get("updated_at")))
         self.main: _Route | None = None
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        if self.counter is not None:
             self.main = _Route(self.facts, self.counter)
 
     # -- sessions --------------------------------------------------------------------
@@ -164,11 +157,10 @@ class _CopilotRead(JsonlSessionRead):
     def _main(self) -> Iterator[Session]:
         """Fix the main session at its first record; yields its Session the first time."""
         if self.main is None:
-            self.facts.native_id = self.native_id
-            self.counter = EventCounter(session_id(PROVIDER, self.native_id), self.progress.seq)
+            sent = self._begin(self.native_id)
+            assert self.counter is not None
             self.main = _Route(self.facts, self.counter)
-            self.sent = self._session()
-            yield self.sent
+            yield sent
 
     def _agent(self, agent_id: str) -> Iterator[Session]:
         """Make sure the route for subagent ``agent_id`` exists (its Session comes with its first event)."""

@@ -37,11 +37,7 @@ import msgspec
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     epoch,
@@ -169,22 +165,16 @@ def stream_of(folder: Path) -> Path | None:
 class _FolderRead(JsonlSessionRead):
     """One pass over one session folder's stream (or what was appended to it since the cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, layout: _Layout, stream: Path, cursor: Cursor | None) -> None:
+        state = self._start(str(stream), cursor, "Kimi Code" if layout.code else "Kimi CLI")
         self.layout = layout
-        self.path = str(stream)
         self.stream_name = stream.name
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(self.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Kimi Code" if layout.code else "Kimi CLI")
         self.subagent = layout.parent is not None
-        self.facts.native_id = layout.native_id
+        self._identify(layout.native_id)
         if layout.parent:
             self.facts.parent = session_id(PROVIDER, layout.parent)
-        self.counter = EventCounter(session_id(PROVIDER, layout.native_id), self.progress.seq)
         self.inode = os.stat(stream).st_ino
         self.mapper: Callable[[dict[str, Any]], Iterator[Draft]]
         if layout.code:

@@ -27,11 +27,7 @@ from typing import Any, ClassVar
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     compact_json,
     epoch,
     int_or_none,
@@ -95,19 +91,12 @@ def render_call(name: str | None, arguments: Any) -> str:
 class _PiRead(JsonlSessionRead):
     """One pass over one session file (or what was appended to it since the cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
-        self.name_id = native_id_of_file(Path(source.path).name)
         self.binary = "omp" if _is_omp(source.path) else "pi"
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Oh My Pi" if self.binary == "omp" else "Pi")
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        self._start(source.path, cursor, "Oh My Pi" if self.binary == "omp" else "Pi")
+        self.name_id = native_id_of_file(Path(source.path).name)
 
     # -- session -------------------------------------------------------------------
 
@@ -121,33 +110,13 @@ class _PiRead(JsonlSessionRead):
         """Fix the session id (the header's, else the file name's); returns the Session to yield first."""
         if self.counter is not None:
             return None
-        self.facts.native_id = native_id or self.name_id
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
-
-    def _state(self) -> dict[str, Any]:
-        return self.facts.to_state()
+        return self._begin(native_id or self.name_id)
 
     # -- the stream ------------------------------------------------------------------
 
     def _record(self, record: Record) -> Iterator[Item]:
-        if not isinstance(record.value, dict):
-            return
-        for draft in self._entry(record.value):
-            if isinstance(draft, Session):
-                yield draft
-                continue
-            kind, origin, text, extra = draft
-            if not isinstance(text, str) or not text.strip():
-                continue
-            first = self._establish(None)
-            if first is not None:
-                yield first
-            assert self.counter is not None
-            event = self.counter.make(kind, origin, text, **extra)
-            if event is not None:
-                yield event
+        if isinstance(record.value, dict):
+            yield from self._numbered(self._entry(record.value), self.name_id)
 
     def _entry(self, entry: dict[str, Any]) -> Iterator[Draft | Session]:
         kind = entry.get("type")
