@@ -39,10 +39,11 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Kind, Origin, Session
+from voyager_sessions.model import Session
 
 PROVIDER = "codex"
 
@@ -73,9 +74,6 @@ _decode = msgspec.json.Decoder().decode
 #: Envelope types that carry no conversation (usage records, world state): skipped without
 #: a word. Any other unknown type is counted and named.
 _NOT_CONVERSATION = frozenset({"token_usage_record", "world_state"})
-
-#: (kind, origin, text, extra Event fields) for one event about to be numbered.
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 
 def is_injected(text: str) -> bool:

@@ -45,15 +45,14 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft, number
+from voyager_sessions.ingest.adapters._kimi_code import render_call
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, tail_matches
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.model import Origin, Session, session_id
 
 PROVIDER = "kimi"
-
-#: (kind, origin, text, Event fields) of one event before it is numbered.
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 #: Wire events with nothing to search (turn and step bookkeeping, status, approvals, hooks, MCP).
 _WIRE_SKIPPED = frozenset({
@@ -62,7 +61,6 @@ _WIRE_SKIPPED = frozenset({
     "ApprovalRequest", "ApprovalResponse", "ApprovalRequestResolved", "ToolCallRequest", "ToolCallPart",
 })
 #: Tools whose ``command`` argument is a shell command: indexed as the command.
-_SHELL_TOOLS = frozenset({"Shell", "Bash", "shell", "bash"})
 #: What Kimi CLI prepends to the summary that replaces a compacted context.
 _COMPACTION_OUTPUT = "Previous context has been compacted"
 
@@ -72,19 +70,6 @@ _json = msgspec.json.Decoder().decode
 def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str:
     """Kimi looks sessions up per working directory: ``kimi -r <id>`` (Kimi Code: ``kimi --session <id>``) in the cwd."""
     return resume_in(cwd, "kimi", "--session" if code else "-r", native_id)
-
-
-def render_call(name: str | None, arguments: Any) -> str:
-    """A shell tool's command as typed; else the arguments as compact JSON (decoded when they are a JSON string)."""
-    args = arguments
-    if isinstance(arguments, str):
-        try:
-            args = _json(arguments)
-        except msgspec.DecodeError:
-            return arguments
-    if isinstance(args, dict) and name in _SHELL_TOOLS and isinstance(args.get("command"), str):
-        return args["command"]
-    return "" if args is None else compact_json(args)
 
 
 def parts_text(content: Any, *, drop_system: bool = False) -> str:
@@ -242,11 +227,7 @@ class _FolderRead(JsonlSessionRead):
         if not isinstance(record.value, dict):
             return
         assert self.counter is not None
-        for kind, origin, text, extra in self.mapper(record.value):
-            if isinstance(text, str) and text.strip():
-                event = self.counter.make(kind, origin, text, **extra)
-                if event is not None:
-                    yield event
+        yield from number(self.counter, self.mapper(record.value))
 
     def _person(self) -> Origin:
         # In a subagent's log the "user" is the parent agent handing over its task.

@@ -36,10 +36,11 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.model import Session, session_id
 
 PROVIDER = "pi"
 
@@ -48,9 +49,6 @@ _SHELL_TOOLS = frozenset({"bash", "shell", "exec", "terminal"})
 
 #: Entry kinds that are not conversation and carry nothing to search: skipped without a word.
 _NOT_CONVERSATION = frozenset({"custom"})
-
-#: What one entry amounts to before it is numbered: (kind, origin, text, Event fields).
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 
 def native_id_of_file(name: str) -> str:
