@@ -41,7 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.files import open_regular, walk_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Session
 
@@ -145,7 +145,7 @@ def has_user_message_event(path: str, start: int) -> bool:
     the search stops in the first chunk.
     """
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(start)
             tail = b""
             while chunk := fh.read(1 << 20):
@@ -178,7 +178,7 @@ def codex_home_of(path: Path) -> Path | None:
 
 def _load_session_index(path: str) -> dict[str, str]:
     names: dict[str, str] = {}
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:  # a side file too: a FIFO of its name must not hang the scan
         for line in fh:
             try:
                 entry = _decode(line)

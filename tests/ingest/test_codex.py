@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -327,6 +328,14 @@ def test_title_from_session_index_in_archived_sessions(home: Path) -> None:
 
 def test_no_session_index_means_no_title(home: Path) -> None:
     assert last_session(read(write(rollout(home), [meta()]))).title is None
+
+
+def test_a_fifo_named_session_index_is_passed_over_not_waited_on(home: Path) -> None:
+    # Opened blocking, a FIFO with the side index's name would hang the scan until a writer came.
+    path = write(rollout(home), current_rollout())
+    os.mkfifo(home / "session_index.jsonl")
+    items = read(path)
+    assert last_session(items).title is None and events(items)
 
 
 # -- streaming contract -----------------------------------------------------------------------------

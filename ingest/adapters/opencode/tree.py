@@ -30,6 +30,7 @@ from voyager_sessions.ingest.adapters.opencode.emit import (
 )
 from voyager_sessions.ingest.adapters.opencode.product import Product
 from voyager_sessions.ingest.adapters.opencode.schema import V1, V2
+from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
 from voyager_sessions.model import Session
 
@@ -73,7 +74,7 @@ def _json_files(d: Path) -> list[Path]:
 
 
 def _load_file(p: Path) -> dict[str, Any]:
-    with open(p, "rb") as f:  # read-only by construction
+    with open_regular(p) as f:  # read-only, and never a FIFO that would block
         return loads(f.read())
 
 
