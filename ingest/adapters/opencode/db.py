@@ -485,7 +485,7 @@ class _Message:
             role = m.data.get("role")
             m.role = role if isinstance(role, str) else ""
             if m.role not in ("user", "assistant"):
-                ctx.unknown[f"message:{m.role or '?'}"] += 1
+                ctx.unknown.saw(f"message:{m.role or '?'}")
                 return m
         m.summary = is_summary(m.role, m.data)
         m.ok = True
@@ -703,7 +703,7 @@ def _migration_state(db: Database, ctx: Ctx) -> Iterator[Notice | Migration]:
 def read_db(source: Source, product: Product, known: dict[str, sg.Mark] | None = None) -> Iterator[Item]:
     """Every session of the database at ``source`` (Session first, then its events), then a Cursor of marks."""
     path = source.path
-    ctx = Ctx(path)
+    ctx = Ctx(path, product.label)
     # One read transaction for the whole source: the kv cursor, session_v2 and the 1.x tables
     # are then one consistent snapshot even while OpenCode writes. lenient_text: a TEXT cell
     # that is not UTF-8 costs its own bad bytes (U+FFFD), not the database.

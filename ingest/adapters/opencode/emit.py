@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
 
+from voyager_sessions.ingest.adapters._common import UnknownRecords
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Notice
@@ -157,20 +157,18 @@ def loads(text: Any) -> dict[str, Any]:
 
 
 class Ctx:
-    """What reading one source accumulates: skipped-type counts, reported once at the end."""
+    """What reading one source accumulates: the records of kinds Voyager does not know, named once at the end."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, label: str) -> None:
         self.source = source
-        self.unknown: Counter[str] = Counter()
+        self.unknown = UnknownRecords(label)
 
     def malformed(self, where: str, exc: Exception) -> Notice:
         return Notice(source=self.source, where=where, reason=f"malformed JSON, row skipped: {exc}")
 
     def summary(self) -> Iterator[Notice]:
-        if self.unknown:
-            detail = ", ".join(f"{k}={n}" for k, n in sorted(self.unknown.items()))
-            total = sum(self.unknown.values())
-            yield Notice(source=self.source, reason=f"skipped {total} record(s) of unknown type: {detail}")
+        if (notice := self.unknown.notice(self.source)) is not None:
+            yield notice
 
 
 class Emitter:
@@ -237,7 +235,7 @@ class Emitter:
         elif ptype in NOISE_PARTS:
             return
         else:
-            self.ctx.unknown[f"part:{ptype}"] += 1
+            self.ctx.unknown.saw(f"part:{ptype}")
 
     def _tool(self, part: Mapping[str, Any], ts: float | None) -> Iterator[Event]:
         state = as_dict(part.get("state"))
@@ -294,4 +292,4 @@ class Emitter:
         elif mtype in NOISE_MESSAGES:
             return
         else:
-            self.ctx.unknown[f"message:{mtype}"] += 1
+            self.ctx.unknown.saw(f"message:{mtype}")

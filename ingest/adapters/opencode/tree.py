@@ -101,7 +101,7 @@ def _db_session_ids(db_path: Path) -> set[str]:
 
 def read_tree(source: Source, product: Product) -> Iterator[Item]:
     storage = Path(source.path)
-    ctx = Ctx(source.path)
+    ctx = Ctx(source.path, product.label)
     if not (storage / "session").is_dir():
         yield Notice(source=source.path, reason="unknown-schema: no session/ directory in the storage tree", fatal=True)
         return
@@ -201,7 +201,7 @@ def _read_session(storage: Path, src: str, product: Product, native: str, info: 
     for created, mid, m in msgs:
         role = m.get("role")
         if role not in ("user", "assistant"):
-            ctx.unknown[f"message:{role}"] += 1
+            ctx.unknown.saw(f"message:{role}")
             continue
         ts = secs(created) if created else None
         summary = is_summary(role, m)
