@@ -195,6 +195,13 @@ class SessionFacts:
         if self.updated is None or ts > self.updated:
             self.updated = ts
 
+    def observe_place(self, cwd: Any, branch: Any) -> None:
+        """The first working directory records name (the session's), and the latest git branch (a session can
+        switch branches); what is not a non-empty string is no information."""
+        if self.cwd is None:
+            self.cwd = str_or_none(cwd)
+        self.git_branch = str_or_none(branch) or self.git_branch
+
     def to_state(self) -> dict[str, Any]:
         return {k: v for k in self._FIELDS if (v := getattr(self, k)) is not None}
 

@@ -221,7 +221,8 @@ class _ClaudeRead(JsonlSessionRead):
         if not isinstance(message, dict):
             return
         ts = parse_ts(line.get("timestamp"))
-        self._observe(line, ts)
+        self.facts.observe_ts(ts)
+        self.facts.observe_place(line.get("cwd"), line.get("gitBranch"))
         first = self._establish(line)
         if first is not None:
             yield first
@@ -229,16 +230,6 @@ class _ClaudeRead(JsonlSessionRead):
             yield from self._user(line, message, ts)
         else:
             yield from self._assistant(line, message, ts)
-
-    def _observe(self, line: dict[str, Any], ts: float | None) -> None:
-        facts = self.facts
-        facts.observe_ts(ts)
-        cwd = str_or_none(line.get("cwd"))
-        if cwd and facts.cwd is None:
-            facts.cwd = cwd
-        branch = str_or_none(line.get("gitBranch"))
-        if branch:
-            facts.git_branch = branch  # the latest: a session can switch branches
 
     def _user(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
         counter = self.counter

@@ -121,7 +121,8 @@ class _QwenRead(JsonlSessionRead):
             self.unknown.saw(kind if isinstance(kind, str) else "record without a type")
             return
         ts = parse_ts(line.get("timestamp"))
-        self._observe(line, ts)
+        self.facts.observe_ts(ts)
+        self.facts.observe_place(line.get("cwd"), line.get("gitBranch"))
         first = self._establish(line)
         if first is not None:
             yield first
@@ -136,16 +137,6 @@ class _QwenRead(JsonlSessionRead):
             yield from self._assistant(line, parts, ts)
         else:
             yield from self._tool_result(line, parts, ts)
-
-    def _observe(self, line: dict[str, Any], ts: float | None) -> None:
-        facts = self.facts
-        facts.observe_ts(ts)
-        cwd = str_or_none(line.get("cwd"))
-        if cwd and facts.cwd is None:
-            facts.cwd = cwd
-        branch = str_or_none(line.get("gitBranch"))
-        if branch:
-            facts.git_branch = branch
 
     def _user(self, line: dict[str, Any], parts: list[dict[str, Any]], ts: float | None) -> Iterator[Event]:
         counter = self.counter
