@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Unchanged
-from voyager_sessions.ingest.jsonl import Record, cursor_after, read_records
+from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, read_records
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -509,7 +509,7 @@ def tool_call_text(tool: str | None, arguments: Any, shell_tools: Iterable[str] 
     value = arguments
     if isinstance(arguments, str):
         try:
-            value = msgspec.json.decode(arguments)
+            value = decode_json(arguments)
         except (msgspec.DecodeError, RecursionError):
             return arguments
     if tool is not None and tool in shell_tools and isinstance(value, dict):

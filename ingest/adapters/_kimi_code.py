@@ -40,6 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.files import open_regular
+from voyager_sessions.ingest.jsonl import decode_json
 
 #: Record types with nothing to search (the agent's configuration and bookkeeping).
 SKIPPED = frozenset({
@@ -59,7 +60,7 @@ _SHELL_TOOLS = frozenset({"Bash", "Shell", "bash", "shell"})
 _TITLE_KINDS = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
 _BASH_TAG = re.compile(r"</?bash-(?:input|stdout|stderr)>")
 
-_json = msgspec.json.Decoder().decode
+_json = decode_json
 
 
 class CodeState(msgspec.Struct):

@@ -27,12 +27,13 @@ from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecord
 from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER, SHELL_TOOLS, failed, tool_result
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
 from voyager_sessions.model import Session, session_id
 
 TABLE = "conversations_v2"
 _COLUMNS = frozenset({"key", "conversation_id", "value"})
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def has_conversations(schema: dict[str, frozenset[str]]) -> bool:

@@ -40,7 +40,7 @@ from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER, model
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 MESSAGES = "messages.jsonl"
@@ -50,12 +50,11 @@ INDEX = ".session_index.json"
 #: Tool names whose ``command`` argument is a shell command (rendered as the command itself).
 _SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command"})
 
-_index_decoder = msgspec.json.Decoder()
 
 
 def _load_index(path: str) -> dict[str, dict[str, Any]]:
     with open_regular(path) as fh:
-        doc = _index_decoder.decode(fh.read())
+        doc = decode_json(fh.read())
     return {k: v for k, v in doc.items() if isinstance(k, str) and isinstance(v, dict)} if isinstance(doc, dict) else {}
 
 
@@ -127,7 +126,7 @@ class MessageMapper:
         args: Any = raw
         if isinstance(raw, str):
             try:
-                args = msgspec.json.decode(raw)
+                args = decode_json(raw)
             except msgspec.DecodeError:
                 args = raw  # a half-streamed argument string: index it as written
         if isinstance(args, dict) and name in _SHELL_TOOLS and isinstance(args.get("command"), str):

@@ -34,7 +34,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -60,8 +60,6 @@ _WRAPPER_PREFIXES = (
 
 #: Assistant lines with this model were made up by Claude Code (API errors, "No response requested").
 _SYNTHETIC_MODEL = "<synthetic>"
-
-_index_decoder = msgspec.json.Decoder()
 
 
 def is_wrapped_command(text: str) -> bool:
@@ -95,7 +93,7 @@ _NOT_CONVERSATION = frozenset({
 
 def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
     with open_regular(path) as fh:
-        doc = _index_decoder.decode(fh.read())
+        doc = decode_json(fh.read())
     titles: dict[str, tuple[str, str]] = {}
     entries = doc.get("entries") if isinstance(doc, dict) else None
     for entry in entries if isinstance(entries, list) else ():

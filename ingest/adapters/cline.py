@@ -44,6 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
@@ -55,7 +56,7 @@ _USER_INPUT = re.compile(r"<user_input(?:\s[^>]*)?>(.*?)</user_input>", re.S)
 #: How a failed command's result ends (the CLI records no exit code otherwise).
 _EXITED = re.compile(r"\[Command exited with code (-?\d+)\]")
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 # -- where -------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Session
 
 PROVIDER = "codex"
@@ -69,7 +69,7 @@ _EXIT_CODE_LINE = re.compile(r"^Exit code: (-?\d+)")
 _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)\s*$", re.M)
 _CWD_TAG = re.compile(r"<cwd>([^<\n]+)</cwd>")
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 #: Envelope types that carry no conversation (usage records, world state): skipped without
 #: a word. Any other unknown type is counted and named.

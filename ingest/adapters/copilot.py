@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Kind, Origin, Session, session_id
 
 PROVIDER = "copilot"
@@ -65,7 +65,7 @@ _BOOKKEEPING = frozenset({
     "subagent.completed",
 })
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def resume_command(cwd: str | None, native_id: str) -> str:

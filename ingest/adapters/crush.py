@@ -57,6 +57,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
@@ -80,7 +81,7 @@ _SHELL_TOOLS = frozenset({"bash"})
 #: Finish reasons that end a turn without anything to read.
 _QUIET_FINISH = frozenset({"end_turn", "tool_use", "stop", "max_tokens", "unknown"})
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -53,7 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsonl import read_records
+from voyager_sessions.ingest.jsonl import decode_json, read_records
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     connect_readonly,
@@ -78,7 +78,7 @@ _SHELL_SUFFIXES = ("shell", "__shell", "bash")
 #: Blocks that carry no text to find.
 _SILENT = frozenset({"image", "redactedThinking", "conversationCompacted"})
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def _dict(value: Any) -> dict[str, Any]:

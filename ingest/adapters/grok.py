@@ -55,7 +55,7 @@ from voyager_sessions.ingest.adapters._grok_history import SHELL_TOOLS, HistoryM
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import Record, read_records
+from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
@@ -72,7 +72,7 @@ UPDATES = "updates.jsonl"
 SUMMARY = "summary.json"
 DB_NAME = "grok.db"
 _DB_REQUIRED = {"sessions": frozenset({"id"}), "messages": frozenset({"session_id", "role", "message_json"})}
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def grok_home(env: Mapping[str, str]) -> Path:

@@ -49,7 +49,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters._kimi_code import render_call
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular, read_notice
-from voyager_sessions.ingest.jsonl import Record, tail_matches
+from voyager_sessions.ingest.jsonl import Record, decode_json, tail_matches
 from voyager_sessions.model import Origin, Session, session_id
 
 PROVIDER = "kimi"
@@ -64,7 +64,7 @@ _WIRE_SKIPPED = frozenset({
 #: What Kimi CLI prepends to the summary that replaces a compacted context.
 _COMPACTION_OUTPUT = "Previous context has been compacted"
 
-_json = msgspec.json.Decoder().decode
+_json = decode_json
 
 
 def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str:

@@ -51,6 +51,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import kind_of, subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 BASE_STATE = "base_state.json"
@@ -197,7 +198,7 @@ def _call_text(action: Any, tool_call: Any) -> str:
     args = _dict(tool_call).get("arguments")
     if isinstance(args, str):
         try:
-            decoded = msgspec.json.decode(args)
+            decoded = decode_json(args)
         except msgspec.DecodeError:
             return args
         if isinstance(decoded, dict) and isinstance(decoded.get("command"), str):

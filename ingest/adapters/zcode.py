@@ -38,6 +38,7 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, int_or_none, str_or_none
 from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
@@ -53,7 +54,7 @@ PROVIDER = "zcode"
 _REQUIRED = {"session": frozenset({"id"}), "message": frozenset({"id", "session_id", "data"})}
 _PART = frozenset({"id", "message_id", "data"})
 SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command", "terminal"})
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def db_path(env: Mapping[str, str]) -> Path:

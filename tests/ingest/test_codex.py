@@ -303,6 +303,19 @@ def test_render_call(arguments: str, text: str) -> None:
     assert render_call(arguments) == text
 
 
+def test_arguments_and_output_nested_too_deeply_cost_only_themselves(home: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    path = write(rollout(home), [*current_rollout(),
+                                 env(20, "response_item", {"type": "function_call", "name": "shell", "arguments": deep,
+                                                           "call_id": "call_9"}),
+                                 output(21, "call_9", "{" + deep)])
+    items = read(path)
+    texts = [e.text for e in events(items)]
+    assert "the charge test fails with ERR_CONN_REFUSED_42" in texts  # the neighbours are all there
+    assert deep in texts and "{" + deep in texts  # kept as written
+    assert not any(n.fatal for n in notices(items))
+
+
 # -- titles ----------------------------------------------------------------------------------------
 
 

@@ -1340,3 +1340,12 @@ def test_resume_commands_run_as_written_with_hostile_ids_and_directories(home: P
         assert call == [str(tmp_path), str(directory), "--session", ident]
     else:  # kilo runs in the directory
         assert call == [str(directory), "--session", ident]
+
+
+def test_a_row_nested_too_deeply_is_malformed_json_not_a_crash() -> None:
+    from voyager_sessions.ingest.adapters.opencode.emit import loads, model_name
+
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(ValueError):  # the caller names the row and reads on
+        loads(deep)
+    assert model_name(deep) == deep
