@@ -148,6 +148,11 @@ def resume_in(cwd: str | None, *argv: str) -> str:
     return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one: a field of the wrong type reads as absent."""
+    return value if isinstance(value, dict) else {}
+
+
 def str_or_none(value: Any) -> str | None:
     """``value`` if it is a non-empty string, else ``None`` (providers write ``""`` for "unknown")."""
     return value if isinstance(value, str) and value else None

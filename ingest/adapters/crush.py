@@ -48,6 +48,7 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     int_or_none,
@@ -84,10 +85,6 @@ _QUIET_FINISH = frozenset({"end_turn", "tool_use", "stop", "max_tokens", "unknow
 _decode = decode_json
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
     """(project path, data dir) for every project ``projects.json`` lists, or a Notice when it cannot be read."""
     doc = cached_by_stat(str(global_dir / PROJECTS), lambda p: read_json_object(p, fatal=False), None)
@@ -97,7 +94,7 @@ def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
         return doc
     out = []
     for entry in doc.get("projects") if isinstance(doc.get("projects"), list) else ():
-        entry = _dict(entry)
+        entry = as_dict(entry)
         project, data_dir = str_or_none(entry.get("path")), str_or_none(entry.get("data_dir"))
         if data_dir is None:
             if project is None:
@@ -136,8 +133,8 @@ class _Mapper:
             self.unknown.saw(f"role {role}")
             return
         for part in parts:
-            part = _dict(part)
-            ptype, data = part.get("type"), _dict(part.get("data"))
+            part = as_dict(part)
+            ptype, data = part.get("type"), as_dict(part.get("data"))
             if ptype == "text":
                 text = str_or_none(data.get("text"))
                 if summary or role == "system":

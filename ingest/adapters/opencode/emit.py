@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.ingest.adapters._common import UnknownRecords
+from voyager_sessions.ingest.adapters._common import UnknownRecords, as_dict
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Notice
@@ -35,10 +35,6 @@ def secs(ms: Any) -> float | None:
     if isinstance(ms, bool) or not isinstance(ms, (int, float)):
         return None
     return ms / 1000.0
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def model_name(model: Any) -> str | None:
