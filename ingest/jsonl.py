@@ -7,6 +7,10 @@ is not text at all, a file that vanished. A last line without its newline is sti
 being written by the agent: it is decoded if it already parses (so a finished file
 that lacks a final newline loses nothing) but it is never counted as consumed, so the
 next scan reads it again and the pipeline replaces what it produced.
+
+``decode_line`` is that lenient decoding of one line; ``decode_json`` the strict one for
+JSON kept inside a record (tool arguments, a column, a side file's lines), which every
+adapter uses so that a value nested too deeply is bad JSON like any other.
 """
 
 from __future__ import annotations
@@ -71,6 +75,20 @@ def decode_line(line: bytes) -> Any:
     except ValueError:
         raise BadLine(f"malformed JSON: {_short(first)}") from None
     return scrub_surrogates(value)
+
+
+def decode_json(data: str | bytes) -> Any:
+    """``data`` decoded as JSON, strictly and fast, for JSON kept inside a record: tool arguments, a database
+    column, a side file.
+
+    Bad JSON raises ``msgspec.DecodeError`` (a ``ValueError``), and so does a value nested too
+    deeply to decode: as the ``RecursionError`` msgspec raises it would escape the adapter and
+    cost the whole source, not the one value.
+    """
+    try:
+        return _decode(data)
+    except RecursionError:
+        raise msgspec.DecodeError("JSON nested too deeply") from None
 
 
 def scrub_surrogates(value: Any, depth: int = 0) -> Any:

@@ -10,8 +10,10 @@ rows still in it (most agents keep their newest turns there), so it is not used.
 
 :func:`sqlite_source` is the discovery side: a database is one Source whose fingerprint
 includes its ``-wal``, so a new turn still in the WAL is seen by the stat pass.
-:func:`open_store` opens one for reading and checks its tables; :class:`SessionSignatures`
-is the per-session change detection every multi-session store shares.
+:func:`open_store` opens one for reading and checks its tables (:func:`unreadable` is the
+Notice when SQLite cannot read it), :func:`read_schema` and :func:`probe_store` are what
+``voyager doctor``'s probes ask; :class:`SessionSignatures` is the per-session change
+detection every multi-session store shares.
 """
 
 from __future__ import annotations
@@ -95,6 +97,31 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "malformed" not in text and "not a database" not in text
 
 
+def unreadable(path: str, exc: BaseException) -> Notice:
+    """The fatal Notice for a database SQLite could not open or read; retried next scan when the failure may pass."""
+    return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+
+
+def missing_tables(schema: dict[str, frozenset[str]], required: dict[str, frozenset[str]]) -> list[str]:
+    """What ``schema`` lacks of ``required`` (table -> columns): ``table``, or ``table(column, …)`` for one it has."""
+    return [f"{t}({', '.join(sorted(cols - schema.get(t, frozenset())))})" if t in schema else t
+            for t, cols in required.items() if t not in schema or not cols <= schema[t]]
+
+
+def read_schema(path: str | os.PathLike[str]) -> dict[str, frozenset[str]] | None:
+    """The tables and columns of the database at ``path``, or None when SQLite cannot read it (what probes ask)."""
+    try:
+        conn = connect_readonly(path)
+    except sqlite3.Error:
+        return None
+    try:
+        return tables(conn)
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        conn.close()
+
+
 def sqlite_source(provider: str, path: Path, *, named: bool = False, empty_ok: bool = False) -> Iterator[Source | Notice]:
     """The Source for the database at ``path`` (its fingerprint includes the ``-wal``), if it is a regular file.
 
@@ -138,60 +165,61 @@ class SessionSignatures:
     lengths); :meth:`same` says whether it equals the one the last read recorded (then the
     adapter yields ``Unchanged`` instead of reading the session again), and :meth:`cursor`
     is the Cursor that carries this read's signatures to the next. A session whose read
-    failed is simply not recorded: the next read tries it again.
+    failed is simply not recorded: the next read tries it again. A signature is any
+    JSON-able value (a list of column aggregates, or a dict when the adapter also keeps
+    where a session's last read stopped, read from :attr:`known`).
     """
 
     def __init__(self, cursor: Cursor | None) -> None:
         known = cursor.state.get("sessions") if cursor is not None else None
         self.known: dict[str, object] = known if isinstance(known, dict) else {}
-        self.out: dict[str, list[object]] = {}
+        self.out: dict[str, object] = {}
 
-    def same(self, native: str, signature: list[object]) -> bool:
+    def same(self, native: str, signature: object) -> bool:
         """True when ``native``'s signature is the one recorded last time (and it is kept for the next)."""
         if self.known.get(native) == signature:
             self.out[native] = signature
             return True
         return False
 
-    def record(self, native: str, signature: list[object]) -> None:
+    def record(self, native: str, signature: object) -> None:
         self.out[native] = signature
 
     def cursor(self) -> Cursor:
         return Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": self.out})
 
 
-def open_store(path: str, label: str, required: dict[str, frozenset[str]]) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
+def open_store(path: str, label: str, required: dict[str, frozenset[str]], *,
+               lenient_text: bool = False) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
     """Open ``path`` read-only inside one read transaction and check it has ``required`` tables and columns.
 
     A database that cannot be opened, or lacks what the adapter reads, is a fatal Notice
-    naming the agent and what is missing (never "0 sessions"). The caller closes the
-    connection.
+    naming the agent and what is missing (never "0 sessions"). ``lenient_text``: see
+    :func:`connect_readonly`. The caller closes the connection.
     """
     try:
-        conn = connect_readonly(path)
+        conn = connect_readonly(path, lenient_text=lenient_text)
     except sqlite3.Error as exc:
-        return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        return unreadable(path, exc)
     try:
         conn.execute("BEGIN")  # one snapshot for the whole read, even while the agent writes
         schema = tables(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
-    missing = [f"{t}({', '.join(sorted(cols - schema.get(t, frozenset())))})" if t in schema else t
-               for t, cols in required.items() if t not in schema or not cols <= schema[t]]
-    if missing:
+        return unreadable(path, exc)
+    lacking = missing_tables(schema, required)
+    if lacking:
         conn.close()
         found = ", ".join(sorted(schema)) or "no tables"
         return Notice(source=path, fatal=True,
-                      reason=f"unknown-schema: not a {label} store Voyager knows (missing {'; '.join(missing)}; has {found})")
+                      reason=f"unknown-schema: not a {label} store Voyager knows (missing {'; '.join(lacking)}; has {found})")
     return conn, schema
 
 
-def probe_store(path: str | os.PathLike[str], label: str, required: dict[str, frozenset[str]], shape: str) -> str:
+def probe_store(path: str | os.PathLike[str], required: dict[str, frozenset[str]], shape: str) -> str:
     """``shape`` when the database at ``path`` has what the adapter reads, else ``unknown-schema`` or
     ``unreadable`` (what ``voyager doctor`` shows for a store before any scan)."""
-    opened = open_store(os.fspath(path), label, required)
-    if isinstance(opened, Notice):
-        return "unknown-schema" if opened.reason.startswith("unknown-schema") else "unreadable"
-    opened[0].close()
-    return shape
+    schema = read_schema(path)
+    if schema is None:
+        return "unreadable"
+    return "unknown-schema" if missing_tables(schema, required) else shape

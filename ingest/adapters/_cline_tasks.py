@@ -48,12 +48,13 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 UI_MESSAGES = "ui_messages.json"
 API_HISTORY = "api_conversation_history.json"
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 class TaskFacts(msgspec.Struct, kw_only=True):

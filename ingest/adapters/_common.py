@@ -3,9 +3,10 @@
 Agents describe a session piecemeal (the id on one line, the model on another, the
 title in a side file), so adapters share the same small machinery: parse ISO-8601 and
 epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join text
-blocks, render a command readably, accumulate what is known about the session as
-records stream past (``SessionFacts``, small enough to live in a ``Cursor``), number
-events (``EventCounter``), read side files once per change rather than once per source
+blocks, render a command readably, build a resume command with every word quoted
+(``resume_in``), accumulate what is known about the session as records stream past
+(``SessionFacts``, small enough to live in a ``Cursor``), number events
+(``EventCounter``), read side files once per change rather than once per source
 (``cached_by_stat``), count records of kinds the adapter does not know so that a format
 change is reported, never silent (``UnknownRecords``), the read loop of an
 append-only JSONL session (``JsonlSessionRead``), and what a whole re-read of a session
@@ -22,12 +23,12 @@ import sys
 import shlex
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
-from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Unchanged
-from voyager_sessions.ingest.jsonl import Record, cursor_after, read_records
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Unchanged
+from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, read_records
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -136,6 +137,22 @@ def render_argv(argv: list[Any]) -> str:
     return shlex.join(parts)
 
 
+def resume_in(cwd: str | None, *argv: str) -> str:
+    """The shell command ``argv`` with every word quoted, run in ``cwd`` when it is known (``cd <cwd> && …``).
+
+    Session ids and paths come from the agent's files and may hold any shell metacharacter,
+    so nothing reaches the command unquoted; most agents look a session up among those of
+    the directory they run in, hence the ``cd``.
+    """
+    command = shlex.join(argv)
+    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one: a field of the wrong type reads as absent."""
+    return value if isinstance(value, dict) else {}
+
+
 def str_or_none(value: Any) -> str | None:
     """``value`` if it is a non-empty string, else ``None`` (providers write ``""`` for "unknown")."""
     return value if isinstance(value, str) and value else None
@@ -182,6 +199,13 @@ class SessionFacts:
             self.started = ts
         if self.updated is None or ts > self.updated:
             self.updated = ts
+
+    def observe_place(self, cwd: Any, branch: Any) -> None:
+        """The first working directory records name (the session's), and the latest git branch (a session can
+        switch branches); what is not a non-empty string is no information."""
+        if self.cwd is None:
+            self.cwd = str_or_none(cwd)
+        self.git_branch = str_or_none(branch) or self.git_branch
 
     def to_state(self) -> dict[str, Any]:
         return {k: v for k in self._FIELDS if (v := getattr(self, k)) is not None}
@@ -308,29 +332,82 @@ def cached_by_stat(path: str, load: Callable[[str], _T], default: _T) -> _T:
 
 
 class JsonlSessionRead:
-    """The read loop both JSONL adapters share: one file is one session, resumable from a Cursor.
+    """The read loop every JSONL adapter shares: one file is one session, resumable from a Cursor.
 
-    Subclasses set ``path``, ``cursor``, ``progress``, ``counter`` and ``sent`` in their
-    ``__init__`` and provide ``_session()`` (the Session as known so far), ``_state()``
-    (what the cursor must carry to resume) and ``_record(record)`` (the items one
-    decoded line yields). This loop owns the order of things: the Session first when
-    resuming, notices passed through, progress committed only after complete lines (and
-    frozen before a half-written one), the final Session if it changed, then the Cursor.
+    Subclasses name their ``provider``, call :meth:`_start` first thing in ``__init__`` (or
+    set ``path``, ``cursor``, ``progress``, ``counter`` and ``sent`` themselves), and
+    provide ``_session()`` (the Session as known so far) and ``_record(record)`` (the
+    items one decoded line yields); ``_state()`` (what the cursor must carry to resume)
+    is the session's facts unless they override it. :meth:`_begin` fixes the session's
+    id when the file first names it. This loop owns the order of things: the Session
+    first when resuming, notices passed through, progress committed only after complete
+    lines (and frozen before a half-written one), the final Session if it changed, then
+    the Cursor.
     """
 
+    #: The provider whose ids the sessions get.
+    provider: ClassVar[str]
     path: str
     cursor: Cursor | None
     progress: ReadProgress
     counter: EventCounter | None
     sent: Session | None
+    facts: SessionFacts
     #: Records of kinds the adapter does not know, named in one notice at the end (optional).
     unknown: UnknownRecords | None = None
+
+    def _start(self, path: str, cursor: Cursor | None, label: str) -> dict[str, Any]:
+        """What every read starts from: the file, the cursor and progress from it, the session's facts as the
+        cursor kept them (with their counter when the cursor knows the session's id), unknown kinds counted
+        under ``label``. Returns the cursor's state, for what else the subclass kept in it."""
+        state = cursor.state if cursor else {}
+        self.path = path
+        self.cursor = cursor
+        self.progress = ReadProgress(path, cursor)
+        self.facts = SessionFacts.from_state(state)
+        self.counter = None
+        self.sent = None
+        self.unknown = UnknownRecords(label)
+        if self.facts.native_id is not None:
+            self._identify(self.facts.native_id)
+        return state
+
+    def _identify(self, native_id: str) -> None:
+        """Fix the session's id, and number its events from where the cursor left off."""
+        self.facts.native_id = native_id
+        self.counter = EventCounter(session_id(self.provider, native_id), self.progress.seq)
+
+    def _begin(self, native_id: str) -> Session:
+        """Fix the session's id at the first record that names it; returns the Session to yield first."""
+        self._identify(native_id)
+        self.sent = self._session()
+        return self.sent
+
+    def _numbered(self, drafts: Iterable[Any], name_id: str) -> Iterator[Item]:
+        """The Events of ``drafts`` (``(kind, origin, text, fields)``; a Session among them passes through).
+
+        A draft without text makes no event. The first one with text begins the session
+        under ``name_id`` (what the file's name says) when no record named it before.
+        """
+        for draft in drafts:
+            if isinstance(draft, Session):
+                yield draft
+                continue
+            kind, origin, text, fields = draft
+            if not isinstance(text, str) or not text.strip():
+                continue
+            if self.counter is None:
+                yield self._begin(name_id)
+            assert self.counter is not None
+            event = self.counter.make(kind, origin, text, **fields)
+            if event is not None:
+                yield event
 
     def _session(self) -> Session:
         raise NotImplementedError
 
     def _state(self) -> dict[str, Any]:
-        raise NotImplementedError
+        return self.facts.to_state()
 
     def _record(self, record: Record) -> Iterator[Any]:
         raise NotImplementedError
@@ -437,7 +514,7 @@ def tool_call_text(tool: str | None, arguments: Any, shell_tools: Iterable[str] 
     value = arguments
     if isinstance(arguments, str):
         try:
-            value = msgspec.json.decode(arguments)
+            value = decode_json(arguments)
         except (msgspec.DecodeError, RecursionError):
             return arguments
     if tool is not None and tool in shell_tools and isinstance(value, dict):

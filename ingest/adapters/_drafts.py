@@ -22,12 +22,13 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.ingest.adapters._common import EventCounter, compact_json
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Kind, Origin
 
 #: (kind, origin, text, Event fields) of one event before it is numbered.
 Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 _INT = re.compile(r"-?\d{1,10}")
 _ABSOLUTE = re.compile(r"^(/|[A-Za-z]:[\\/]|\\\\)")
 

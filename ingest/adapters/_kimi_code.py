@@ -38,10 +38,9 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.files import open_regular
-from voyager_sessions.model import Kind, Origin
-
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
+from voyager_sessions.ingest.jsonl import decode_json
 
 #: Record types with nothing to search (the agent's configuration and bookkeeping).
 SKIPPED = frozenset({
@@ -61,7 +60,7 @@ _SHELL_TOOLS = frozenset({"Bash", "Shell", "bash", "shell"})
 _TITLE_KINDS = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
 _BASH_TAG = re.compile(r"</?bash-(?:input|stdout|stderr)>")
 
-_json = msgspec.json.Decoder().decode
+_json = decode_json
 
 
 class CodeState(msgspec.Struct):
@@ -105,7 +104,10 @@ def _text(content: Any, types: tuple[str, ...] = ("text",)) -> str:
     return "\n".join(out)
 
 
-def render_args(name: str | None, args: Any) -> str:
+def render_call(name: str | None, args: Any) -> str:
+    """A shell tool's command as typed; else the arguments as compact JSON (decoded when they are a JSON string).
+
+    Kimi CLI's and Kimi Code's tools take the same arguments, so both layouts render them here."""
     if isinstance(args, str):
         try:
             args = _json(args)
@@ -179,7 +181,7 @@ def _message(message: dict[str, Any], ts: float | None, subagent: bool) -> Itera
         for call in message.get("toolCalls") or ():
             if isinstance(call, dict):
                 name = str_or_none(call.get("name"))
-                yield ("tool_call", "agent", render_args(name, call.get("arguments")),
+                yield ("tool_call", "agent", render_call(name, call.get("arguments")),
                        {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))})
     elif role == "tool":
         yield ("tool_result", "tool", _text(content), {"ts": ts, "call_id": str_or_none(message.get("toolCallId")),
@@ -199,7 +201,7 @@ def _loop_event(event: dict[str, Any], ts: float | None, unknown: UnknownRecords
                 yield ("reasoning", "agent", part.get("think"), {"ts": ts})
     elif etype == "tool.call":
         name = str_or_none(event.get("name"))
-        yield ("tool_call", "agent", render_args(name, event.get("args")),
+        yield ("tool_call", "agent", render_call(name, event.get("args")),
                {"ts": ts, "tool": name, "call_id": str_or_none(event.get("toolCallId"))})
     elif etype == "tool.result":
         result = event.get("result") if isinstance(event.get("result"), dict) else {}

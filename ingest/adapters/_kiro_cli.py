@@ -19,28 +19,24 @@ block Voyager does not know are counted and named, never guessed.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     epoch,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, exit_code, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Source
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsonl import Record, decode_line
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.model import Session
 
 PROVIDER = "kiro"
 
@@ -53,8 +49,7 @@ _QUIET_BLOCKS = frozenset({"image"})
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``kiro-cli chat --resume-id <id>``: kiro.dev's session-management page documents it, and sessions
     are kept per directory, so it runs in the session's cwd."""
-    command = f"kiro-cli chat --resume-id {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "kiro-cli", "chat", "--resume-id", native_id)
 
 
 def _load_object(path: str) -> dict[str, Any]:
@@ -117,23 +112,17 @@ def failed(status: Any) -> bool:
 class KiroStreamRead(JsonlSessionRead):
     """One pass over one Kiro JSONL session (or what was appended since the cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None, *, layout: str) -> None:
-        self.path = source.path
+        self._start(source.path, cursor, "Kiro CLI" if layout == "cli-jsonl" else "Kiro")
         self.layout = layout
-        self.cursor = cursor
-        self.progress = ReadProgress(source.path, cursor)
-        self.facts = SessionFacts.from_state(cursor.state if cursor else {})
-        self.unknown = UnknownRecords("Kiro CLI" if layout == "cli-jsonl" else "Kiro")
-        self.sent: Session | None = None
         path = Path(source.path)
         self.meta_path = path.with_suffix(".json") if layout == "cli-jsonl" else path.parent / "session.json"
-        if self.facts.native_id is None:
+        if self.counter is None:  # the cursor does not know the session yet
             meta = side_file(self.meta_path)
             fallback = path.stem if layout == "cli-jsonl" else path.parent.name.removeprefix("sess_")
-            self.facts.native_id = (str_or_none(meta.get("session_id")) or str_or_none(meta.get("sessionId"))
-                                    or fallback)
-        self.counter: EventCounter | None = EventCounter(session_id(PROVIDER, self.facts.native_id),
-                                                         self.progress.seq)
+            self._identify(str_or_none(meta.get("session_id")) or str_or_none(meta.get("sessionId")) or fallback)
 
     def _session(self) -> Session:
         meta = side_file(self.meta_path)
@@ -149,9 +138,6 @@ class KiroStreamRead(JsonlSessionRead):
             title = None  # kiro-cli names a session after its id until it has a title
         resume = resume_command(facts.cwd, native) if self.layout == "cli-jsonl" else None
         return facts.session(PROVIDER, title=title, resume=resume, source=self.path)
-
-    def _state(self) -> dict[str, Any]:
-        return self.facts.to_state()
 
     def _record(self, record: Record) -> Iterator[Item]:
         value = record.value

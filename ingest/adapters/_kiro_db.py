@@ -27,53 +27,50 @@ from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecord
 from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER, SHELL_TOOLS, failed, tool_result
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient, tables
+from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
 from voyager_sessions.model import Session, session_id
 
 TABLE = "conversations_v2"
 _COLUMNS = frozenset({"key", "conversation_id", "value"})
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def has_conversations(schema: dict[str, frozenset[str]]) -> bool:
     return TABLE in schema and _COLUMNS <= schema[TABLE]
 
 
-def read_db(source: Source, known: dict[str, Any] | None, elsewhere: frozenset[str] = frozenset()) -> Iterator[Item]:
+def read_db(source: Source, cursor: Cursor | None, elsewhere: frozenset[str] = frozenset()) -> Iterator[Item]:
     """Every conversation in ``conversations_v2``; with the last read's signatures, untouched ones as Unchanged.
 
     ``elsewhere``: conversation ids the CLI also keeps as JSONL sessions. Those are read there
     (a CLI that moved to JSONL may carry its older conversations over), so not twice.
     """
     path = source.path
-    try:
-        conn = connect_readonly(path)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "kiro-cli", {})  # one snapshot while kiro-cli writes
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
+    signatures = SessionSignatures(cursor)
     try:
-        try:
-            conn.execute("BEGIN")  # one snapshot while kiro-cli writes
-            schema = tables(conn)
-            out: dict[str, Any] = {}
-            if has_conversations(schema):
-                out = yield from _conversations(conn, schema[TABLE], path, known or {}, elsewhere)
-        except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
-            return
         # No conversations_v2: a kiro-cli that has not chatted yet (the file is its auth store too).
-        yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": out})
+        if has_conversations(schema):
+            yield from _conversations(conn, schema[TABLE], path, signatures, elsewhere)
+    except sqlite3.DatabaseError as exc:
+        yield unreadable(path, exc)
+        return
     finally:
         conn.close()
+    yield signatures.cursor()
 
 
-def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, known: dict[str, Any],
+def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, signatures: SessionSignatures,
                    elsewhere: frozenset[str]) -> Iterator[Item]:
     created = "created_at" if "created_at" in cols else "NULL"
     updated = "updated_at" if "updated_at" in cols else "NULL"
     rows = conn.execute(f"SELECT rowid, key, conversation_id, {created}, {updated}, length(value) FROM {TABLE} "
                         f"ORDER BY {created}, conversation_id").fetchall()
-    out: dict[str, Any] = {}
     unknown = UnknownRecords("kiro-cli")
     for rowid, key, native, created_at, updated_at, size in rows:
         if not isinstance(native, str) or not native:
@@ -81,8 +78,7 @@ def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, kn
         if native in elsewhere:
             continue  # a copy, like the transcript: never a second session (and no notice: nothing was lost)
         sig = [updated_at, size, key]
-        if known.get(native) == sig:
-            out[native] = sig
+        if signatures.same(native, sig):
             yield Unchanged(session=session_id(PROVIDER, native))
             continue
         (value,) = conn.execute(f"SELECT value FROM {TABLE} WHERE rowid = ?", (rowid,)).fetchone()
@@ -94,11 +90,10 @@ def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, kn
         if not isinstance(doc, dict):
             yield Notice(source=path, where=f"conversation {native}", reason="not a JSON object, row skipped")
             continue
-        out[native] = sig
+        signatures.record(native, sig)
         yield from _conversation(doc, native, key, created_at, updated_at, path, unknown)
     if (notice := unknown.notice(path)) is not None:
         yield notice
-    return out
 
 
 def _conversation(doc: dict[str, Any], native: str, key: Any, created_at: Any, updated_at: Any, path: str,

@@ -8,7 +8,8 @@ one-event files; they differ in everything else.
 from __future__ import annotations
 
 import re
-import shlex
+
+from voyager_sessions.ingest.adapters._common import resume_in
 
 PROVIDER = "openhands"
 LABEL = "OpenHands"
@@ -32,5 +33,4 @@ def dashed(name: str) -> str:
 
 def resume_command(cwd: str | None, conversation: str) -> str:
     """``openhands --resume <uuid>``, in the conversation's working directory when it is known."""
-    command = f"openhands --resume {shlex.quote(conversation)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "openhands", "--resume", conversation)

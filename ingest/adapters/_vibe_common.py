@@ -8,10 +8,9 @@ version run with ``--legacy-harness``; ``_vibe_legacy``). Both describe a sessio
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
-from voyager_sessions.ingest.adapters._common import str_or_none
+from voyager_sessions.ingest.adapters._common import resume_in, str_or_none
 
 PROVIDER = "vibe"
 LABEL = "Mistral Vibe"
@@ -22,8 +21,7 @@ _PERSON_TITLE_SOURCES = frozenset({"manual", "user"})
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``vibe --resume <id>``, run in the session's directory when it is known (its tools work there)."""
-    command = f"vibe --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "vibe", "--resume", native_id)
 
 
 def copies_prompt(title: str, prompt: str | None) -> bool:

@@ -27,7 +27,6 @@ import msgspec
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
-    ReadProgress,
     SessionFacts,
     UnknownRecords,
     cached_by_stat,
@@ -41,7 +40,7 @@ from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER, model
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 MESSAGES = "messages.jsonl"
@@ -51,12 +50,11 @@ INDEX = ".session_index.json"
 #: Tool names whose ``command`` argument is a shell command (rendered as the command itself).
 _SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command"})
 
-_index_decoder = msgspec.json.Decoder()
 
 
 def _load_index(path: str) -> dict[str, dict[str, Any]]:
     with open_regular(path) as fh:
-        doc = _index_decoder.decode(fh.read())
+        doc = decode_json(fh.read())
     return {k: v for k, v in doc.items() if isinstance(k, str) and isinstance(v, dict)} if isinstance(doc, dict) else {}
 
 
@@ -128,7 +126,7 @@ class MessageMapper:
         args: Any = raw
         if isinstance(raw, str):
             try:
-                args = msgspec.json.decode(raw)
+                args = decode_json(raw)
             except msgspec.DecodeError:
                 args = raw  # a half-streamed argument string: index it as written
         if isinstance(args, dict) and name in _SHELL_TOOLS and isinstance(args.get("command"), str):
@@ -177,27 +175,24 @@ def session_of(facts: SessionFacts, meta: dict[str, Any], first_prompt: str | No
 class LegacyRead(JsonlSessionRead):
     """One pass over a legacy session's ``messages.jsonl`` (from the cursor's offset), described by its ``meta.json``."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, LABEL)
         self.folder = Path(source.path).parent
-        self.cursor = cursor
-        self.progress = ReadProgress(source.path, cursor)
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords(LABEL)
         self.notices: list[Notice] = []
         meta = read_json_object(self.folder / META, fatal=False)
         if isinstance(meta, Notice):
             self.notices.append(meta)
             meta = {}
         self.meta = meta
-        self.facts = facts_from_meta(meta, self.folder)
+        self.facts = facts_from_meta(meta, self.folder)  # meta.json describes the session, not the cursor
         if self.facts.native_id is None:
             # Vibe writes messages.jsonl, then meta.json: caught in between, the session's id is not known
             # yet (the folder name holds 8 of its characters). Indexing it under a guess would leave a
             # second session behind once meta.json appears.
             self.notices.append(Notice(source=str(self.folder / META), fatal=True, transient=True,
                                        reason="no session id in meta.json or the session index yet; read again next scan"))
-        state = cursor.state if cursor else {}
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id or self.folder.name), self.progress.seq)
         self.mapper = MessageMapper(self.counter, self.unknown)
         if isinstance(state.get("first_prompt"), str):

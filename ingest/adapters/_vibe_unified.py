@@ -34,6 +34,7 @@ from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     SessionFacts,
     UnknownRecords,
+    as_dict,
     compact_json,
     epoch,
     int_or_none,
@@ -61,10 +62,6 @@ _TYPED_SOURCES = frozenset({"turn_start", "turn_steer"})
 _FAILED = frozenset({"failed", "error", "errored", "denied", "rejected"})
 #: Effect states that have no result yet: nothing is invented for a tool still running.
 _PENDING = frozenset({"pending", "running", "in_progress", "queued", "awaiting_approval"})
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _safe(name: Any) -> str | None:
@@ -290,12 +287,12 @@ def _result_text(state: dict[str, Any], output: dict[str, Any], structured: dict
 def _facts(folder: Path, gen: _Generation, meta: dict[str, Any], runtime: dict[str, Any],
            psession: dict[str, Any]) -> SessionFacts:
     """What the session's pointer, meta.json, runtime and projection state say about it."""
-    identity = _dict(runtime.get("identity"))
-    rmeta = _dict(runtime.get("session_metadata"))
+    identity = as_dict(runtime.get("identity"))
+    rmeta = as_dict(runtime.get("session_metadata"))
     facts = SessionFacts()
     facts.native_id = (str_or_none(gen.current.get("session_id")) or str_or_none(meta.get("session_id"))
                        or folder.name)
-    facts.cwd = str_or_none(_dict(meta.get("environment")).get("working_directory")) or str_or_none(rmeta.get("cwd"))
+    facts.cwd = str_or_none(as_dict(meta.get("environment")).get("working_directory")) or str_or_none(rmeta.get("cwd"))
     facts.git_branch = str_or_none(meta.get("git_branch"))
     parent = (str_or_none(meta.get("parent_session_id")) or str_or_none(identity.get("parent_session_id"))
               or str_or_none(rmeta.get("parent_session_id")) or str_or_none(psession.get("parentSessionId")))
@@ -305,7 +302,7 @@ def _facts(folder: Path, gen: _Generation, meta: dict[str, Any], runtime: dict[s
     for stamp in (parse_ts(meta.get("start_time")), parse_ts(meta.get("end_time")),
                   epoch(psession.get("createdAt")), epoch(psession.get("updatedAt"))):
         facts.observe_ts(stamp)
-    usage = _dict(psession.get("tokenUsage"))
+    usage = as_dict(psession.get("tokenUsage"))
     facts.tokens_in = int_or_none(usage.get("inputTokens"))
     facts.tokens_out = int_or_none(usage.get("outputTokens"))
     return facts
@@ -333,9 +330,9 @@ def read_unified(source: Source, cursor: Cursor | None = None) -> Iterator[Item]
             meta = got
     projection = gen.document("projection_state", "projection-state.json")
     runtime = gen.document("runtime_state", "runtime-state.json")
-    psession = _dict(_dict(projection.get("snapshot")).get("session"))
+    psession = as_dict(as_dict(projection.get("snapshot")).get("session"))
     facts = _facts(folder, gen, meta, runtime, psession)
-    subagent = _dict(runtime.get("identity")).get("kind") == "subagent"
+    subagent = as_dict(runtime.get("identity")).get("kind") == "subagent"
 
     unknown = UnknownRecords(LABEL)
     unknown.version = gen.version

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import stat
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import EventCounter
+from voyager_sessions.ingest.adapters._common import EventCounter, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
@@ -166,8 +165,8 @@ def local_time(text: str) -> float | None:
 def resume_command(path: str, cwd: str | None) -> str:
     """Reopen a project's chat: ``aider --restore-chat-history`` in the project (naming the file if not the default)."""
     if cwd is not None and os.path.basename(path) == HISTORY_NAME:
-        return f"cd {shlex.quote(cwd)} && aider --restore-chat-history"
-    return f"aider --chat-history-file {shlex.quote(path)} --restore-chat-history"
+        return resume_in(cwd, "aider", "--restore-chat-history")
+    return resume_in(None, "aider", "--chat-history-file", path, "--restore-chat-history")
 
 
 def _line_break(line: str) -> str:

@@ -38,20 +38,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
-    parse_ts,
-    str_or_none,
-)
+from voyager_sessions.ingest.adapters._common import JsonlSessionRead, parse_ts, str_or_none
 from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.model import Session
 
 PROVIDER = "antigravity"
 TRANSCRIPTS = ("transcript_full.jsonl", "transcript.jsonl")
@@ -120,22 +112,14 @@ def _arguments(args: Any) -> Any:
 class _TranscriptRead(JsonlSessionRead):
     """One pass over one brain transcript (or what was appended to it since the cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
-        self.cursor = cursor
-        self.progress = ReadProgress(source.path, cursor)
-        self.facts = SessionFacts.from_state(cursor.state if cursor else {})
-        self.facts.native_id = Path(source.path).parent.parent.parent.name
-        self.unknown = UnknownRecords("Antigravity")
-        self.sent: Session | None = None
-        self.counter: EventCounter | None = EventCounter(session_id(PROVIDER, self.facts.native_id),
-                                                         self.progress.seq)
+        self._start(source.path, cursor, "Antigravity")
+        self._identify(Path(source.path).parent.parent.parent.name)
 
     def _session(self) -> Session:
         return self.facts.session(PROVIDER, title=None, resume=None, source=self.path)
-
-    def _state(self) -> dict[str, Any]:
-        return self.facts.to_state()
 
     def _record(self, record: Record) -> Iterator[Item]:
         step = record.value

@@ -15,7 +15,6 @@ stream so the next scan reads only appended lines.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,21 +23,18 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -65,8 +61,6 @@ _WRAPPER_PREFIXES = (
 #: Assistant lines with this model were made up by Claude Code (API errors, "No response requested").
 _SYNTHETIC_MODEL = "<synthetic>"
 
-_index_decoder = msgspec.json.Decoder()
-
 
 def is_wrapped_command(text: str) -> bool:
     """True when user text is Claude Code's own wrapping (command tags, reminders), not a prompt."""
@@ -84,8 +78,7 @@ def render_tool_input(name: str | None, tool_input: Any) -> str:
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """The command that reopens a session: ``claude --resume`` must run in the session's directory."""
-    command = f"claude --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "claude", "--resume", native_id)
 
 
 #: Record types that are not conversation (bookkeeping Claude Code writes beside it):
@@ -100,7 +93,7 @@ _NOT_CONVERSATION = frozenset({
 
 def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
     with open_regular(path) as fh:
-        doc = _index_decoder.decode(fh.read())
+        doc = decode_json(fh.read())
     titles: dict[str, tuple[str, str]] = {}
     entries = doc.get("entries") if isinstance(doc, dict) else None
     for entry in entries if isinstance(entries, list) else ():
@@ -135,8 +128,10 @@ class UsageTally(msgspec.Struct):
 class _ClaudeRead(JsonlSessionRead):
     """One pass over one transcript file (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        saved = self._start(source.path, cursor, "Claude Code").get("usage")
         p = Path(source.path)
         self.stem = p.stem
         # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
@@ -144,19 +139,10 @@ class _ClaudeRead(JsonlSessionRead):
         self.is_agent_file = p.name.startswith("agent-")
         self.nested_parent = p.parent.parent.name if p.parent.name == "subagents" else None
         self.project_dir = p.parent
-        self.cursor = cursor
-        self.facts = SessionFacts.from_state(cursor.state if cursor else None)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Claude Code")
-        saved = (cursor.state if cursor else {}).get("usage")
         try:
             self.usage = msgspec.convert(saved, UsageTally) if isinstance(saved, dict) else UsageTally()
         except msgspec.ValidationError:
             self.usage = UsageTally()
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
     # -- session -------------------------------------------------------------------
 
@@ -192,14 +178,11 @@ class _ClaudeRead(JsonlSessionRead):
         # The file is the session: Claude Code names it after the session id, and
         # `claude --resume` looks it up by that name. Lines copied into a resumed or
         # forked transcript still carry the old session's id, so they cannot decide.
-        self.facts.native_id = self.stem
         if self.is_agent_file:
             parent = str_or_none(line.get("sessionId")) or self.nested_parent
             if parent:
                 self.facts.parent = session_id(PROVIDER, parent)
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
+        return self._begin(self.stem)
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
@@ -236,7 +219,8 @@ class _ClaudeRead(JsonlSessionRead):
         if not isinstance(message, dict):
             return
         ts = parse_ts(line.get("timestamp"))
-        self._observe(line, ts)
+        self.facts.observe_ts(ts)
+        self.facts.observe_place(line.get("cwd"), line.get("gitBranch"))
         first = self._establish(line)
         if first is not None:
             yield first
@@ -244,16 +228,6 @@ class _ClaudeRead(JsonlSessionRead):
             yield from self._user(line, message, ts)
         else:
             yield from self._assistant(line, message, ts)
-
-    def _observe(self, line: dict[str, Any], ts: float | None) -> None:
-        facts = self.facts
-        facts.observe_ts(ts)
-        cwd = str_or_none(line.get("cwd"))
-        if cwd and facts.cwd is None:
-            facts.cwd = cwd
-        branch = str_or_none(line.get("gitBranch"))
-        if branch:
-            facts.git_branch = branch  # the latest: a session can switch branches
 
     def _user(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
         counter = self.counter

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,11 +38,13 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     reread_delta,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
@@ -55,7 +56,7 @@ _USER_INPUT = re.compile(r"<user_input(?:\s[^>]*)?>(.*?)</user_input>", re.S)
 #: How a failed command's result ends (the CLI records no exit code otherwise).
 _EXITED = re.compile(r"\[Command exited with code (-?\d+)\]")
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 # -- where -------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
 
 def resume_command(root_id: str) -> str:
     """``cline --id <id>`` reopens a session in the TUI (a subagent through its root session)."""
-    return f"cline --id {shlex.quote(root_id)}"
+    return resume_in(None, "cline", "--id", root_id)
 
 
 # -- the CLI's messages file ------------------------------------------------------------------

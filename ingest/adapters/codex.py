@@ -21,7 +21,6 @@ One rollout is one session. Reading is streaming and read-only, like every adapt
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,23 +29,21 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     int_or_none,
     join_text,
     parse_ts,
     render_argv,
+    resume_in,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.ingest.files import open_regular, walk_files
+from voyager_sessions.ingest.jsonl import Record, decode_json
+from voyager_sessions.model import Session
 
 PROVIDER = "codex"
 
@@ -72,14 +69,11 @@ _EXIT_CODE_LINE = re.compile(r"^Exit code: (-?\d+)")
 _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)\s*$", re.M)
 _CWD_TAG = re.compile(r"<cwd>([^<\n]+)</cwd>")
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 #: Envelope types that carry no conversation (usage records, world state): skipped without
 #: a word. Any other unknown type is counted and named.
 _NOT_CONVERSATION = frozenset({"token_usage_record", "world_state"})
-
-#: (kind, origin, text, extra Event fields) for one event about to be numbered.
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 
 def is_injected(text: str) -> bool:
@@ -151,7 +145,7 @@ def has_user_message_event(path: str, start: int) -> bool:
     the search stops in the first chunk.
     """
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             fh.seek(start)
             tail = b""
             while chunk := fh.read(1 << 20):
@@ -184,7 +178,7 @@ def codex_home_of(path: Path) -> Path | None:
 
 def _load_session_index(path: str) -> dict[str, str]:
     names: dict[str, str] = {}
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:  # a side file too: a FIFO of its name must not hang the scan
         for line in fh:
             try:
                 entry = _decode(line)
@@ -207,25 +201,18 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
 class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, "Codex")
         p = Path(source.path)
         m = _UUID_IN_NAME.search(p.name)
         self.name_id = m.group(1) if m else p.stem
         self.codex_home = codex_home_of(p)
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
         #: Where prompts come from: "event" (user_message events), "response" (older
         #: rollouts without them), or None until the first prompt forces a decision.
         self.prompts: str | None = state.get("prompts")
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Codex")
         self.record_start = 0
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
     def _session(self) -> Session:
         native = self.facts.native_id
@@ -234,7 +221,7 @@ class _CodexRead(JsonlSessionRead):
             PROVIDER,
             title=index_title(self.codex_home, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=f"codex resume {shlex.quote(native)}",
+            resume=resume_in(None, "codex", "resume", native),
             source=self.path,
         )
 
@@ -242,10 +229,7 @@ class _CodexRead(JsonlSessionRead):
         """Fix the session id (from session_meta, else the file name); returns the Session to yield first."""
         if self.counter is not None:
             return None
-        self.facts.native_id = native_id or self.name_id
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
+        return self._begin(native_id or self.name_id)
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
@@ -256,24 +240,7 @@ class _CodexRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         self.record_start = record.start
         if isinstance(record.value, dict):
-            yield from self._emit(self._line(record.value))
-
-    def _emit(self, drafts: Iterator[Draft | Session]) -> Iterator[Item]:
-        for draft in drafts:
-            if isinstance(draft, Session):
-                yield draft
-                continue
-            kind, origin, text, extra = draft
-            if not isinstance(text, str) or not text.strip():
-                continue
-            if self.counter is None:
-                first = self._establish(None)
-                if first is not None:
-                    yield first
-            assert self.counter is not None
-            event = self.counter.make(kind, origin, text, **extra)
-            if event is not None:
-                yield event
+            yield from self._numbered(self._line(record.value), self.name_id)
 
     # -- one line ----------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ OpenAI-style ``chatMessages``, documented by peers, not observed here), is read 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,20 +34,20 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
-    ReadProgress,
     SessionFacts,
     UnknownRecords,
     compact_json,
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Kind, Origin, Session, session_id
 
 PROVIDER = "copilot"
@@ -66,13 +65,12 @@ _BOOKKEEPING = frozenset({
     "subagent.completed",
 })
 
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``copilot --resume <id>``, run in the session's directory when it is known (the agent works there)."""
-    command = f"copilot --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "copilot", "--resume", native_id)
 
 
 def render_call(name: str | None, arguments: Any) -> str:
@@ -116,17 +114,12 @@ class _Route:
 class _CopilotRead(JsonlSessionRead):
     """One pass over one ``events.jsonl`` (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, LABEL)
         self.folder = Path(source.path).parent
         self.native_id = self.folder.name
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords(LABEL)
         self.unknown.version = str_or_none(state.get("version"))
         saved = state.get("agents")
         self.saved_agents: dict[str, Any] = dict(saved) if isinstance(saved, dict) else {}
@@ -136,8 +129,7 @@ class _CopilotRead(JsonlSessionRead):
         self.facts.observe_ts(parse_ts(self.workspace.get("created_at")))
         self.facts.observe_ts(parse_ts(self.workspace.get("updated_at")))
         self.main: _Route | None = None
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        if self.counter is not None:
             self.main = _Route(self.facts, self.counter)
 
     # -- sessions --------------------------------------------------------------------
@@ -165,11 +157,10 @@ class _CopilotRead(JsonlSessionRead):
     def _main(self) -> Iterator[Session]:
         """Fix the main session at its first record; yields its Session the first time."""
         if self.main is None:
-            self.facts.native_id = self.native_id
-            self.counter = EventCounter(session_id(PROVIDER, self.native_id), self.progress.seq)
+            sent = self._begin(self.native_id)
+            assert self.counter is not None
             self.main = _Route(self.facts, self.counter)
-            self.sent = self._session()
-            yield self.sent
+            yield sent
 
     def _agent(self, agent_id: str) -> Iterator[Session]:
         """Make sure the route for subagent ``agent_id`` exists (its Session comes with its first event)."""

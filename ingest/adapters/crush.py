@@ -37,7 +37,6 @@ directory holding a ``.crush`` data dir); for a database in another directory,
 from __future__ import annotations
 
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -49,21 +48,24 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     int_or_none,
+    resume_in,
     str_or_none,
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
-    is_transient,
     open_store,
     probe_store,
     sqlite_source,
+    unreadable,
 )
 from voyager_sessions.model import Event, Session, session_id
 
@@ -80,11 +82,7 @@ _SHELL_TOOLS = frozenset({"bash"})
 #: Finish reasons that end a turn without anything to read.
 _QUIET_FINISH = frozenset({"end_turn", "tool_use", "stop", "max_tokens", "unknown"})
 
-_decode = msgspec.json.Decoder().decode
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+_decode = decode_json
 
 
 def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
@@ -96,7 +94,7 @@ def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
         return doc
     out = []
     for entry in doc.get("projects") if isinstance(doc.get("projects"), list) else ():
-        entry = _dict(entry)
+        entry = as_dict(entry)
         project, data_dir = str_or_none(entry.get("path")), str_or_none(entry.get("data_dir"))
         if data_dir is None:
             if project is None:
@@ -111,9 +109,9 @@ def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
 def resume_command(native: str, project: str | None, data_dir: str | None) -> str | None:
     """The shell command that reopens session ``native`` in its project (every part quoted)."""
     if project:
-        return f"crush --cwd {shlex.quote(project)} --session {shlex.quote(native)}"
+        return resume_in(None, "crush", "--cwd", project, "--session", native)
     if data_dir:
-        return f"crush --data-dir {shlex.quote(data_dir)} --session {shlex.quote(native)}"
+        return resume_in(None, "crush", "--data-dir", data_dir, "--session", native)
     return None
 
 
@@ -135,8 +133,8 @@ class _Mapper:
             self.unknown.saw(f"role {role}")
             return
         for part in parts:
-            part = _dict(part)
-            ptype, data = part.get("type"), _dict(part.get("data"))
+            part = as_dict(part)
+            ptype, data = part.get("type"), as_dict(part.get("data"))
             if ptype == "text":
                 text = str_or_none(data.get("text"))
                 if summary or role == "system":
@@ -254,7 +252,7 @@ def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Ite
                 yield meta
             signatures.record(native, signature)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(source.path, exc)
         return
     finally:
         conn.close()
@@ -265,7 +263,7 @@ def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Ite
 
 def probe(path: str) -> str:
     """``crush.db`` for a database Voyager can read, else what is wrong with it (for ``voyager doctor``)."""
-    return probe_store(path, LABEL, _REQUIRED, "crush.db")
+    return probe_store(path, _REQUIRED, "crush.db")
 
 
 class CrushAdapter:

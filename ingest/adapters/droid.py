@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,24 +32,21 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     epoch,
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.model import Kind, Origin, Session
 
 PROVIDER = "droid"
 LABEL = "Factory Droid"
@@ -67,8 +63,7 @@ _BOOKKEEPING = frozenset({"agent_turn_outcome", "todo_state"})
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``droid --resume <id>`` (Droid fetches the session from Factory's servers), run in the session's directory."""
-    command = f"droid --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "droid", "--resume", native_id)
 
 
 def exit_code_in(text: str) -> int | None:
@@ -132,17 +127,12 @@ def settings_path(log: Path) -> Path:
 class _DroidRead(JsonlSessionRead):
     """One pass over one Droid JSONL file (or its appended tail when resuming)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        state = self._start(source.path, cursor, LABEL)
         p = Path(source.path)
         self.stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords(LABEL)
         self.title: str | None = str_or_none(state.get("title"))
         self.title_by_user = state.get("title_by_user") is True
         #: Whether the title is the first prompt (None until the first prompt is seen).
@@ -151,8 +141,6 @@ class _DroidRead(JsonlSessionRead):
         self.last_reply: str | None = str_or_none(state.get("last_reply"))
         settings = settings_path(p)
         self.settings = cached_by_stat(str(settings), _load_settings, _Settings()) if settings.exists() else _Settings()
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
     # -- session -------------------------------------------------------------------
 
@@ -178,10 +166,7 @@ class _DroidRead(JsonlSessionRead):
     def _establish(self, native_id: str | None) -> Iterator[Session]:
         """Fix the session id at the first record that names one (else the file name); yields the Session once."""
         if self.counter is None:
-            self.facts.native_id = native_id or self.stem
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-            self.sent = self._session()
-            yield self.sent
+            yield self._begin(native_id or self.stem)
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()

@@ -52,6 +52,7 @@ from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     SessionFacts,
     UnknownRecords,
+    as_dict,
     epoch,
     int_or_none,
     reread_delta,
@@ -93,10 +94,6 @@ def decode_segment(name: str) -> str:
         units = bytes.fromhex("".join(m.group(0)[i + 1:i + 5] for i in range(0, len(m.group(0)), 5)))
         return units.decode("utf-16-be", "replace")
     return _ESCAPE.sub(unescape, name)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _blocks(value: Any) -> list[dict[str, Any]]:
@@ -222,7 +219,7 @@ class _DshRead:
         seq = int_or_none(record.get("seq0" if rtype in _PACKED else "seq"))
         if self.seed and seq is not None and seq < self.seed:
             return  # copied from the parent session when this one was forked: indexed there
-        data = _dict(record.get("data"))
+        data = as_dict(record.get("data"))
         ts = epoch(record.get("time0" if rtype in _PACKED else "time"))
         self.facts.observe_ts(ts)
         if rtype == "user/message":
@@ -250,9 +247,9 @@ class _DshRead:
         elif rtype == "session/title":
             title = str_or_none(data.get("title"))
             if title and title.strip():
-                self.title, self.title_kind = title, str_or_none(_dict(data.get("source")).get("kind"))
+                self.title, self.title_kind = title, str_or_none(as_dict(data.get("source")).get("kind"))
         elif rtype == "request/header":
-            model = str_or_none(_dict(_dict(data.get("header")).get("config")).get("model"))
+            model = str_or_none(as_dict(as_dict(data.get("header")).get("config")).get("model"))
             self.facts.model = self.facts.model or model
         elif rtype == "step/end":
             yield from self._flush((data.get("turn"), data.get("step")))
@@ -294,7 +291,7 @@ class _DshRead:
 
     def _user(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
         text = _texts(data.get("content"))
-        if _dict(data.get("source")).get("kind") == "user":
+        if as_dict(data.get("source")).get("kind") == "user":
             yield from self._emit("user", "provider" if self.subagent else "human", text, ts)
         else:
             yield from self._emit("meta", "provider", text, ts)
@@ -302,9 +299,9 @@ class _DshRead:
     def _assistant(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
         # The complete message supersedes what this step streamed.
         self.streams.pop((data.get("turn"), data.get("step")), None)
-        message = _dict(data.get("message"))
-        self.facts.model = str_or_none(_dict(message.get("source")).get("model")) or self.facts.model
-        usage = _dict(data.get("usage"))
+        message = as_dict(data.get("message"))
+        self.facts.model = str_or_none(as_dict(message.get("source")).get("model")) or self.facts.model
+        usage = as_dict(data.get("usage"))
         if usage:
             tokens_in = sum(int_or_none(usage.get(k)) or 0 for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
             self.facts.tokens_in = (self.facts.tokens_in or 0) + tokens_in
@@ -329,13 +326,13 @@ class _DshRead:
                               ts, tool=name, call_id=call_id)
 
     def _result(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
-        message = _dict(data.get("message"))
-        error = _dict(data.get("error"))
+        message = as_dict(data.get("message"))
+        error = as_dict(data.get("error"))
         for block in _blocks(message.get("content")):
             if block.get("type") != "tool-result":
                 self.unknown.saw(f"tool result block {block.get('type')}")
                 continue
-            call_id = str_or_none(block.get("toolCallId")) or str_or_none(_dict(message.get("source")).get("callId"))
+            call_id = str_or_none(block.get("toolCallId")) or str_or_none(as_dict(message.get("source")).get("callId"))
             text = _texts(block.get("content")) or _error_text(error)
             yield from self._emit("tool_result", "tool", text, ts, tool=self.calls.get(call_id or ""), call_id=call_id,
                                   is_error=block.get("isError") is True or bool(error))
@@ -347,13 +344,13 @@ class _DshRead:
         return self.streams[key]
 
     def _chunk(self, data: dict[str, Any], ts: float | None) -> None:
-        chunk = _dict(data.get("chunk"))
+        chunk = as_dict(data.get("chunk"))
         ctype = chunk.get("type")
         index = chunk.get("index")
         if ctype in ("text-delta", "reasoning-delta"):
             self._stream(data, ts).add(index, "text" if ctype == "text-delta" else "reasoning", chunk.get("text"), ts)
         elif ctype == "block-end":
-            block = _dict(chunk.get("block"))
+            block = as_dict(chunk.get("block"))
             if block.get("type") in ("text", "reasoning"):
                 self._stream(data, ts).add(index, block["type"], block.get("text"), ts, whole=True)
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,6 +54,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     parse_ts,
     reread_delta,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -78,8 +78,7 @@ _PAIRED = "_response"
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``gemini --resume <session id>``, run in the session's project: sessions are looked up per directory."""
-    command = f"gemini --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "gemini", "--resume", native_id)
 
 
 def _id8(name: str) -> str | None:

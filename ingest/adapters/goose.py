@@ -31,7 +31,6 @@ Resume: ``goose session --resume --session-id <id>`` (goose-cli's ``session`` co
 
 from __future__ import annotations
 
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -44,24 +43,26 @@ from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     SessionFacts,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     int_or_none,
     parse_ts,
+    resume_in,
     str_or_none,
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsonl import read_records
+from voyager_sessions.ingest.jsonl import decode_json, read_records
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     connect_readonly,
     digest,
-    is_transient,
     open_store,
     probe_store,
     sqlite_source,
+    unreadable,
 )
 from voyager_sessions.model import Event, Session, session_id
 
@@ -78,11 +79,7 @@ _SHELL_SUFFIXES = ("shell", "__shell", "bash")
 #: Blocks that carry no text to find.
 _SILENT = frozenset({"image", "redactedThinking", "conversationCompacted"})
 
-_decode = msgspec.json.Decoder().decode
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+_decode = decode_json
 
 
 def _loads(text: Any) -> Any:
@@ -98,8 +95,7 @@ def _loads(text: Any) -> Any:
 
 def resume_command(native: str, cwd: str | None) -> str:
     """The shell command that reopens session ``native`` (every part quoted: ids and paths are hostile)."""
-    command = f"goose session --resume --session-id {shlex.quote(native)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "goose", "session", "--resume", "--session-id", native)
 
 
 def _is_shell(tool: str | None) -> bool:
@@ -112,10 +108,10 @@ def _content_text(blocks: Any) -> str:
         return blocks
     parts = []
     for b in blocks if isinstance(blocks, list) else ():
-        b = _dict(b)
+        b = as_dict(b)
         text = b.get("text")
         if not isinstance(text, str):
-            text = _dict(b.get("resource")).get("text")
+            text = as_dict(b.get("resource")).get("text")
         if isinstance(text, str) and text:
             parts.append(text)
     return "\n".join(parts)
@@ -139,7 +135,7 @@ class _Message:
             self.unknown.saw(f"role {role}")
             return
         for block in content if isinstance(content, list) else ():
-            block = _dict(block)
+            block = as_dict(block)
             btype = block.get("type")
             if btype == "text":
                 text = str_or_none(block.get("text"))
@@ -162,8 +158,8 @@ class _Message:
 
     def _request(self, block: dict[str, Any], ts: float | None) -> Iterator[Event]:
         call_id = str_or_none(block.get("id"))
-        call = _dict(block.get("toolCall"))
-        value = _dict(call.get("value"))
+        call = as_dict(block.get("toolCall"))
+        value = as_dict(call.get("value"))
         name = str_or_none(value.get("name"))
         self.tools[call_id or ""] = name
         if call.get("status") == "error" or not value:
@@ -176,20 +172,20 @@ class _Message:
 
     def _response(self, block: dict[str, Any], ts: float | None) -> Iterator[Event]:
         call_id = str_or_none(block.get("id"))
-        result = _dict(block.get("toolResult"))
+        result = as_dict(block.get("toolResult"))
         value = result.get("value")
         if result.get("status") == "error":
             text, is_error = str_or_none(result.get("error")) or "", True
         else:
-            items = value if isinstance(value, list) else _dict(value).get("content")
-            text, is_error = _content_text(items), _dict(value).get("isError") is True
+            items = value if isinstance(value, list) else as_dict(value).get("content")
+            text, is_error = _content_text(items), as_dict(value).get("isError") is True
         yield from self.emit("tool_result", "tool", text, ts, tool=self.tools.get(call_id or ""), call_id=call_id,
                              is_error=is_error)
 
 
 def _notice_text(block: dict[str, Any]) -> str | None:
     """What Goose showed: a confirmation prompt, an elicitation, a notification (shapes vary by release)."""
-    data = _dict(block.get("data"))
+    data = as_dict(block.get("data"))
     for holder in (block, data):
         for key in ("msg", "message", "prompt", "text", "reason"):
             if isinstance(holder.get(key), str) and holder[key].strip():
@@ -205,7 +201,7 @@ def _notice_text(block: dict[str, Any]) -> str | None:
 
 def _model(config: Any) -> str | None:
     try:
-        cfg = _dict(_loads(config)) if config is not None else {}
+        cfg = as_dict(_loads(config)) if config is not None else {}
     except ValueError:
         return None
     for key in ("model_name", "modelName", "model"):
@@ -274,7 +270,7 @@ def _read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                     f"FROM messages WHERE session_id = ? ORDER BY {order}", (native,)):
                 try:
                     blocks = _loads(content)
-                    visible = _dict(_loads(metadata) if metadata else {}).get("userVisible") is not False
+                    visible = as_dict(_loads(metadata) if metadata else {}).get("userVisible") is not False
                 except ValueError as exc:
                     yield Notice(source=source.path, where=f"session {native}, message {mid}",
                                  reason=f"malformed JSON, message skipped: {exc}")
@@ -282,7 +278,7 @@ def _read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                 yield from mapper.events(role, blocks, visible, epoch(created))
             signatures.record(native, signature)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(source.path, exc)
         return
     finally:
         conn.close()
@@ -341,7 +337,7 @@ def _read_legacy(source: Source) -> Iterator[Item]:
             yield sent
         ts = epoch(line.get("created"))
         facts.observe_ts(ts)
-        visible = _dict(line.get("metadata")).get("userVisible") is not False
+        visible = as_dict(line.get("metadata")).get("userVisible") is not False
         yield from mapper.events(line.get("role"), line.get("content"), visible, ts)
     if sent is None:
         return
@@ -356,7 +352,7 @@ def probe(path: str) -> str:
     """``sessions.db`` or ``legacy-jsonl`` for what Voyager reads, else what is wrong (for ``voyager doctor``)."""
     if path.endswith(".jsonl"):
         return "legacy-jsonl"
-    return probe_store(path, LABEL, _REQUIRED, "sessions.db")
+    return probe_store(path, _REQUIRED, "sessions.db")
 
 
 class GooseAdapter:

@@ -32,9 +32,7 @@ specific session", sessions kept per working directory: ``cd <cwd> && grok --res
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -44,14 +42,28 @@ from urllib.parse import unquote
 import msgspec
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, int_or_none, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    epoch,
+    int_or_none,
+    resume_in,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, number, tool_text
 from voyager_sessions.ingest.adapters._grok_history import SHELL_TOOLS, HistoryMapper, UpdatesReducer, content_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import Record, read_records
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient, sqlite_source, tables
+from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
+from voyager_sessions.ingest.sqlite import (
+    SessionSignatures,
+    digest,
+    open_store,
+    probe_store,
+    sqlite_source,
+    unreadable,
+)
 from voyager_sessions.model import Session, session_id
 
 PROVIDER = "grok"
@@ -60,7 +72,7 @@ UPDATES = "updates.jsonl"
 SUMMARY = "summary.json"
 DB_NAME = "grok.db"
 _DB_REQUIRED = {"sessions": frozenset({"id"}), "messages": frozenset({"session_id", "role", "message_json"})}
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def grok_home(env: Mapping[str, str]) -> Path:
@@ -71,8 +83,7 @@ def grok_home(env: Mapping[str, str]) -> Path:
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``grok --resume <id>`` in the session's directory (Grok keeps sessions per working directory)."""
-    command = f"grok --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "grok", "--resume", native_id)
 
 
 def _subdirs(folder: Path) -> Iterator[Path | Notice]:
@@ -211,39 +222,27 @@ def _inherited(summary: dict[str, Any], parent: str | None, folder: Path) -> int
 # -- grok.db ------------------------------------------------------------------------------
 
 
-def _digest(values: tuple[Any, ...]) -> str:
-    return hashlib.blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
-
-
-def read_db(source: Source, known: dict[str, Any]) -> Iterator[Item]:
+def read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     path = source.path
-    try:
-        conn = connect_readonly(path)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "Grok grok.db", _DB_REQUIRED)
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
+    signatures = SessionSignatures(cursor)
     try:
-        try:
-            conn.execute("BEGIN")
-            schema = tables(conn)
-            missing = [t for t, cols in _DB_REQUIRED.items() if t not in schema or not cols <= schema[t]]
-            if missing:
-                found = ", ".join(sorted(schema)) or "no tables"
-                yield Notice(source=path, fatal=True, reason=f"unknown-schema: not a Grok grok.db (no usable "
-                                                             f"{', '.join(missing)}; {found})")
-                return
-            folders = _folder_ids(Path(path).parent / "sessions")
-            out = yield from _db_sessions(conn, schema, path, known, folders)
-        except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
-            return
-        yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": out})
+        folders = _folder_ids(Path(path).parent / "sessions")
+        yield from _db_sessions(conn, schema, path, signatures, folders)
+    except sqlite3.DatabaseError as exc:
+        yield unreadable(path, exc)
+        return
     finally:
         conn.close()
+    yield signatures.cursor()
 
 
-def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], path: str, known: dict[str, Any],
-                 folders: dict[str, Path]) -> Iterator[Item]:
+def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], path: str,
+                 signatures: SessionSignatures, folders: dict[str, Path]) -> Iterator[Item]:
     scols, mcols = schema["sessions"], schema["messages"]
     workspaces: dict[Any, str] = {}
     if {"id", "canonical_path"} <= schema.get("workspaces", frozenset()):
@@ -252,7 +251,6 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
     sigs = {sid: [n, top, size] for sid, n, top, size in conn.execute(
         f"SELECT session_id, count(*), max({seq}), total(length(message_json)) FROM messages GROUP BY session_id")}
     order = "created_at, id" if "created_at" in scols else "id"
-    out: dict[str, Any] = {}
     unknown = UnknownRecords("Grok (grok.db)")
     for row in conn.execute(f"SELECT * FROM sessions ORDER BY {order}").fetchall():
         row = dict(zip(row.keys(), tuple(row)))
@@ -261,12 +259,11 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
             continue
         if native in folders:
             continue  # the same session as a session folder: that copy is read (a copy is no loss to report)
-        sig = [_digest(tuple(row.values())), *sigs[native]]
-        if known.get(native) == sig:
-            out[native] = sig
+        sig = [digest(*row.values()), *sigs[native]]
+        if signatures.same(native, sig):
             yield Unchanged(session=session_id(PROVIDER, native))
             continue
-        out[native] = sig
+        signatures.record(native, sig)
         sid = session_id(PROVIDER, native)
         cwd = str_or_none(row.get("cwd_last")) or workspaces.get(row.get("workspace_id"))
         ts_col = "created_at" if "created_at" in mcols else "NULL"
@@ -285,7 +282,6 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
         yield from number(EventCounter(sid, 0), drafts)
     if (notice := unknown.notice(path)) is not None:
         yield notice
-    return out
 
 
 def _db_message(role: Any, body: Any, ts: float | None, unknown: UnknownRecords) -> Iterator[Draft]:
@@ -365,8 +361,7 @@ class GrokAdapter:
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         if os.path.isdir(source.path):
             return read_folder(source)
-        known = cursor.state.get("sessions") if cursor is not None else None
-        return read_db(source, known if isinstance(known, dict) else {})
+        return read_db(source, cursor)
 
 
 ADAPTER = GrokAdapter()
@@ -385,14 +380,4 @@ def probe(path: str | os.PathLike[str]) -> str:
             if isinstance(item, Record) and isinstance(item.value, dict):
                 return "chat-history-v1" if "type" in item.value else "chat-history-v0"
         return "unknown-schema"
-    try:
-        conn = connect_readonly(p)
-    except sqlite3.Error:
-        return "unreadable"
-    try:
-        schema = tables(conn)
-    except sqlite3.DatabaseError:
-        return "unreadable"
-    finally:
-        conn.close()
-    return "grok.db" if all(t in schema and c <= schema[t] for t, c in _DB_REQUIRED.items()) else "unknown-schema"
+    return probe_store(p, _DB_REQUIRED, "grok.db")

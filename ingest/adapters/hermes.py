@@ -35,10 +35,8 @@ flipping flags, a rewind, deleted rows) is re-read whole.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -52,10 +50,18 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     join_text,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source, Unchanged
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient, sqlite_source, tables
+from voyager_sessions.ingest.sqlite import (
+    SessionSignatures,
+    digest,
+    open_store,
+    probe_store,
+    sqlite_source,
+    unreadable,
+)
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "hermes"
@@ -84,9 +90,7 @@ _decode = json.JSONDecoder().decode
 
 def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str:
     """``hermes chat --resume <id>`` (``hermes --profile <name> …`` for a profile's store), in the cwd."""
-    prefix = f"hermes --profile {shlex.quote(profile)} " if profile else "hermes "
-    command = f"{prefix}chat --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "hermes", *(("--profile", profile) if profile else ()), "chat", "--resume", native_id)
 
 
 def _json(text: Any) -> Any:
@@ -131,10 +135,6 @@ def message_text(content: Any) -> str:
         if isinstance(parts, list) and all(isinstance(p, dict) and "type" in p for p in parts):
             return join_text(parts, types=("text", "input_text"))
     return content
-
-
-def _digest(values: tuple[Any, ...]) -> str:
-    return hashlib.blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 class _Store:
@@ -194,7 +194,7 @@ def _profile_of(path: str) -> str | None:
 
 def _row_key(row: sqlite3.Row) -> str:
     """What makes a row a copy of another: the same role, content and tool fields."""
-    return _digest((row["role"], row["content"], row["tool_call_id"], row["tool_calls"]))
+    return digest(row["role"], row["content"], row["tool_call_id"], row["tool_calls"])
 
 
 def _is_subagent(srow: sqlite3.Row) -> bool:
@@ -304,42 +304,30 @@ def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None) -> Session
     )
 
 
-def _read_store(source: Source, known: dict[str, Any] | None) -> Iterator[Item]:
+def _read_store(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     path = source.path
-    try:
-        conn = connect_readonly(path)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "Hermes Agent", _REQUIRED)  # one snapshot for the whole read, while Hermes writes
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
     try:
-        try:
-            conn.execute("BEGIN")  # one snapshot for the whole read, while Hermes writes
-            schema = tables(conn)
-        except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
-            return
-        missing = [t for t, cols in _REQUIRED.items() if t not in schema or not cols <= schema[t]]
-        if missing:
-            found = ", ".join(sorted(schema)) or "no tables"
-            yield Notice(source=path, fatal=True,
-                         reason=f"unknown-schema: not a Hermes Agent state database (no usable {', '.join(missing)}; {found})")
-            return
         store = _Store(conn, schema, path)
+        signatures = SessionSignatures(cursor)
         try:
-            out = yield from _read_sessions(store, known or {})
+            yield from _read_sessions(store, signatures)
         except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+            yield unreadable(path, exc)
             return
         if (notice := store.unknown.notice(path)) is not None:
             yield notice
-        yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": out})
+        yield signatures.cursor()
     finally:
         conn.close()
 
 
-def _read_sessions(store: _Store, known: dict[str, Any]) -> Iterator[Item]:
-    """Every session with messages, Unchanged / Partial / whole as its signature says; returns the new signatures."""
-    out: dict[str, Any] = {}
+def _read_sessions(store: _Store, signatures: SessionSignatures) -> Iterator[Item]:
+    """Every session with messages, Unchanged / Partial / whole as its signature says (kept in ``signatures``)."""
     srows = store.sessions()
     ended_by_compression = {r["id"] for r in srows if r["end_reason"] == "compression"}
     sigs = store.signatures()
@@ -349,10 +337,11 @@ def _read_sessions(store: _Store, known: dict[str, Any]) -> Iterator[Item]:
         if not isinstance(native, str) or not native or sig is None:
             continue  # a session without a single message has nothing to find
         sid = session_id(PROVIDER, native)
-        digest = _digest(tuple(srow))
-        before = known.get(native) if isinstance(known.get(native), dict) else None
-        if before is not None and before.get("sig") == sig and before.get("row") == digest:
-            out[native] = before
+        row_digest = digest(*srow)
+        before = signatures.known.get(native)
+        before = before if isinstance(before, dict) else None
+        if before is not None and before.get("sig") == sig and before.get("row") == row_digest:
+            signatures.record(native, before)
             yield Unchanged(session=sid)
             continue
         parent = srow["parent_session_id"]
@@ -374,8 +363,7 @@ def _read_sessions(store: _Store, known: dict[str, Any]) -> Iterator[Item]:
         counter = EventCounter(sid, start)
         reader = _SessionRead(store, srow, counter, subagent=_is_subagent(srow), seen=seen)
         yield from reader.rows(store.messages(native, after))
-        out[native] = {"sig": sig, "row": digest, "seq": counter.seq, "last": sig[1], "dedup": dedup}
-    return out
+        signatures.record(native, {"sig": sig, "row": row_digest, "seq": counter.seq, "last": sig[1], "dedup": dedup})
 
 
 class HermesAdapter:
@@ -405,8 +393,7 @@ class HermesAdapter:
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         """Every session of one state.db; with the last read's Cursor, untouched sessions come as Unchanged."""
-        known = cursor.state.get("sessions") if cursor is not None else None
-        yield from _read_store(source, known if isinstance(known, dict) else None)
+        yield from _read_store(source, cursor)
 
 
 def _unread_transcripts(home: Path) -> Iterator[Notice]:
@@ -429,15 +416,4 @@ ADAPTER = HermesAdapter()
 
 def probe(path: str | os.PathLike[str]) -> str:
     """``state.db`` when the file holds Hermes's tables, ``unknown-schema`` or ``unreadable`` otherwise (for doctor)."""
-    try:
-        conn = connect_readonly(path)
-    except sqlite3.Error:
-        return "unreadable"
-    try:
-        schema = tables(conn)
-    except sqlite3.DatabaseError:
-        return "unreadable"
-    finally:
-        conn.close()
-    ok = all(t in schema and cols <= schema[t] for t, cols in _REQUIRED.items())
-    return "state.db" if ok else "unknown-schema"
+    return probe_store(path, _REQUIRED, "state.db")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,27 +37,22 @@ import msgspec
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     cached_by_stat,
     compact_json,
     epoch,
     int_or_none,
-    join_text,
+    resume_in,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft, number
+from voyager_sessions.ingest.adapters._kimi_code import render_call
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular, read_notice
-from voyager_sessions.ingest.jsonl import Record, tail_matches
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.ingest.jsonl import Record, decode_json, tail_matches
+from voyager_sessions.model import Origin, Session, session_id
 
 PROVIDER = "kimi"
-
-#: (kind, origin, text, Event fields) of one event before it is numbered.
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 #: Wire events with nothing to search (turn and step bookkeeping, status, approvals, hooks, MCP).
 _WIRE_SKIPPED = frozenset({
@@ -67,30 +61,15 @@ _WIRE_SKIPPED = frozenset({
     "ApprovalRequest", "ApprovalResponse", "ApprovalRequestResolved", "ToolCallRequest", "ToolCallPart",
 })
 #: Tools whose ``command`` argument is a shell command: indexed as the command.
-_SHELL_TOOLS = frozenset({"Shell", "Bash", "shell", "bash"})
 #: What Kimi CLI prepends to the summary that replaces a compacted context.
 _COMPACTION_OUTPUT = "Previous context has been compacted"
 
-_json = msgspec.json.Decoder().decode
+_json = decode_json
 
 
 def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str:
     """Kimi looks sessions up per working directory: ``kimi -r <id>`` (Kimi Code: ``kimi --session <id>``) in the cwd."""
-    command = f"kimi --session {shlex.quote(native_id)}" if code else f"kimi -r {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
-
-
-def render_call(name: str | None, arguments: Any) -> str:
-    """A shell tool's command as typed; else the arguments as compact JSON (decoded when they are a JSON string)."""
-    args = arguments
-    if isinstance(arguments, str):
-        try:
-            args = _json(arguments)
-        except msgspec.DecodeError:
-            return arguments
-    if isinstance(args, dict) and name in _SHELL_TOOLS and isinstance(args.get("command"), str):
-        return args["command"]
-    return "" if args is None else compact_json(args)
+    return resume_in(cwd, "kimi", "--session" if code else "-r", native_id)
 
 
 def parts_text(content: Any, *, drop_system: bool = False) -> str:
@@ -171,22 +150,16 @@ def stream_of(folder: Path) -> Path | None:
 class _FolderRead(JsonlSessionRead):
     """One pass over one session folder's stream (or what was appended to it since the cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, layout: _Layout, stream: Path, cursor: Cursor | None) -> None:
+        state = self._start(str(stream), cursor, "Kimi Code" if layout.code else "Kimi CLI")
         self.layout = layout
-        self.path = str(stream)
         self.stream_name = stream.name
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(self.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Kimi Code" if layout.code else "Kimi CLI")
         self.subagent = layout.parent is not None
-        self.facts.native_id = layout.native_id
+        self._identify(layout.native_id)
         if layout.parent:
             self.facts.parent = session_id(PROVIDER, layout.parent)
-        self.counter = EventCounter(session_id(PROVIDER, layout.native_id), self.progress.seq)
         self.inode = os.stat(stream).st_ino
         self.mapper: Callable[[dict[str, Any]], Iterator[Draft]]
         if layout.code:
@@ -254,11 +227,7 @@ class _FolderRead(JsonlSessionRead):
         if not isinstance(record.value, dict):
             return
         assert self.counter is not None
-        for kind, origin, text, extra in self.mapper(record.value):
-            if isinstance(text, str) and text.strip():
-                event = self.counter.make(kind, origin, text, **extra)
-                if event is not None:
-                    yield event
+        yield from number(self.counter, self.mapper(record.value))
 
     def _person(self) -> Origin:
         # In a subagent's log the "user" is the parent agent handing over its task.

@@ -31,7 +31,6 @@ known that the current CLI resumes them by id, so none is given.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,7 +39,7 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _kiro_cli, _kiro_db, _kiro_ide
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of
-from voyager_sessions.ingest.sqlite import connect_readonly, sqlite_source, tables
+from voyager_sessions.ingest.sqlite import read_schema, sqlite_source
 
 PROVIDER = _kiro_cli.PROVIDER
 SHAPES: tuple[str, ...] = ("cli-jsonl", "session-dir-jsonl", "cli-sqlite", "cli-sqlite-without-conversations",
@@ -196,8 +195,7 @@ class KiroAdapter:
             return _kiro_ide.read_chat(source)
         if path.endswith(".json"):
             return _kiro_ide.read_workspace_json(source)
-        known = cursor.state.get("sessions") if cursor is not None else None
-        return _kiro_db.read_db(source, known if isinstance(known, dict) else None, jsonl_ids(os.environ))
+        return _kiro_db.read_db(source, cursor, jsonl_ids(os.environ))
 
 
 ADAPTER = KiroAdapter()
@@ -212,14 +210,7 @@ def probe(path: str | os.PathLike[str]) -> str:
         return "ide-chat"
     if p.suffix == ".json":
         return _kiro_ide.probe_json(p)
-    try:
-        conn = connect_readonly(p)
-    except sqlite3.Error:
+    schema = read_schema(p)
+    if schema is None:
         return "unreadable"
-    try:
-        schema = tables(conn)
-    except sqlite3.DatabaseError:
-        return "unreadable"
-    finally:
-        conn.close()
     return "cli-sqlite" if _kiro_db.has_conversations(schema) else "cli-sqlite-without-conversations"

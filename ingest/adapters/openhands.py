@@ -39,6 +39,7 @@ from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     SessionFacts,
     UnknownRecords,
+    as_dict,
     compact_json,
     int_or_none,
     join_text,
@@ -51,6 +52,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import kind_of, subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 BASE_STATE = "base_state.json"
@@ -67,10 +69,6 @@ _BOOKKEEPING = frozenset({
 _ECHOES = frozenset({"FinishObservation", "ThinkObservation"})
 #: ACP tool call states after which the call has its result (earlier updates would repeat it).
 _ACP_DONE = frozenset({"completed", "failed", "error", "cancelled"})
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 class V1Mapper:
@@ -113,7 +111,7 @@ class V1Mapper:
         yield from self._one("reasoning", "agent", text, ts)
 
     def _message(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
-        msg = _dict(doc.get("llm_message"))
+        msg = as_dict(doc.get("llm_message"))
         text = join_text(msg.get("content"))
         source = doc.get("source")
         if source == "user":
@@ -157,12 +155,12 @@ class V1Mapper:
         if kind == "AgentErrorEvent":
             yield from self._one("tool_result", "tool", doc.get("error"), ts, tool=tool, call_id=call_id, is_error=True)
             return
-        obs = _dict(doc.get("observation"))
+        obs = as_dict(doc.get("observation"))
         if obs.get("kind") in _ECHOES:
             return
         exit_code = int_or_none(obs.get("exit_code"))
         if exit_code is None and "exit_code" not in obs:
-            exit_code = int_or_none(_dict(obs.get("metadata")).get("exit_code"))
+            exit_code = int_or_none(as_dict(obs.get("metadata")).get("exit_code"))
         if exit_code == -1:
             exit_code = None  # OpenHands' "still running after the soft timeout", not an exit status
         text = join_text(obs.get("content"))
@@ -194,10 +192,10 @@ def _call_text(action: Any, tool_call: Any) -> str:
             return action["command"]
         fields = {k: v for k, v in action.items() if k != "kind" and v not in (None, "", [], {})}
         return compact_json(fields) if fields else str(action.get("kind") or "")
-    args = _dict(tool_call).get("arguments")
+    args = as_dict(tool_call).get("arguments")
     if isinstance(args, str):
         try:
-            decoded = msgspec.json.decode(args)
+            decoded = decode_json(args)
         except msgspec.DecodeError:
             return args
         if isinstance(decoded, dict) and isinstance(decoded.get("command"), str):
@@ -214,11 +212,11 @@ def _call_text(action: Any, tool_call: Any) -> str:
 def _v1_facts(folder: Path, base: dict[str, Any]) -> SessionFacts:
     facts = SessionFacts()
     facts.native_id = dashed(folder.name) if is_hex32(folder.name) else (str_or_none(base.get("id")) or folder.name)
-    facts.cwd = str_or_none(_dict(base.get("workspace")).get("working_dir"))
-    facts.model = str_or_none(_dict(_dict(base.get("agent")).get("llm")).get("model"))
+    facts.cwd = str_or_none(as_dict(base.get("workspace")).get("working_dir"))
+    facts.model = str_or_none(as_dict(as_dict(base.get("agent")).get("llm")).get("model"))
     tokens_in = tokens_out = None
-    for usage in _dict(_dict(base.get("stats")).get("usage_to_metrics")).values():
-        acc = _dict(_dict(usage).get("accumulated_token_usage"))
+    for usage in as_dict(as_dict(base.get("stats")).get("usage_to_metrics")).values():
+        acc = as_dict(as_dict(usage).get("accumulated_token_usage"))
         if (n := int_or_none(acc.get("prompt_tokens"))) is not None:
             tokens_in = (tokens_in or 0) + n
         if (n := int_or_none(acc.get("completion_tokens"))) is not None:

@@ -21,29 +21,26 @@ byte where the last scan stopped.
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
     compact_json,
     epoch,
     int_or_none,
     join_text,
     parse_ts,
+    resume_in,
     str_or_none,
 )
+from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.model import Session, session_id
 
 PROVIDER = "pi"
 
@@ -52,9 +49,6 @@ _SHELL_TOOLS = frozenset({"bash", "shell", "exec", "terminal"})
 
 #: Entry kinds that are not conversation and carry nothing to search: skipped without a word.
 _NOT_CONVERSATION = frozenset({"custom"})
-
-#: What one entry amounts to before it is numbered: (kind, origin, text, Event fields).
-Draft = tuple[Kind, Origin, Any, dict[str, Any]]
 
 
 def native_id_of_file(name: str) -> str:
@@ -67,9 +61,7 @@ def native_id_of_file(name: str) -> str:
 def resume_command(binary: str, cwd: str | None, native_id: str) -> str:
     """``pi --session <id>`` (an id prefix is accepted) looks the id up among the sessions of the
     directory it runs in first and offers to fork one found elsewhere: so it runs in the cwd."""
-    command = f"{binary} --session {shlex.quote(native_id)}" if binary == "pi" else \
-        f"{binary} --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, binary, "--session" if binary == "pi" else "--resume", native_id)
 
 
 def _is_omp(path: str) -> bool:
@@ -97,19 +89,12 @@ def render_call(name: str | None, arguments: Any) -> str:
 class _PiRead(JsonlSessionRead):
     """One pass over one session file (or what was appended to it since the cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
-        self.name_id = native_id_of_file(Path(source.path).name)
         self.binary = "omp" if _is_omp(source.path) else "pi"
-        self.cursor = cursor
-        state = cursor.state if cursor else {}
-        self.facts = SessionFacts.from_state(state)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Oh My Pi" if self.binary == "omp" else "Pi")
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
+        self._start(source.path, cursor, "Oh My Pi" if self.binary == "omp" else "Pi")
+        self.name_id = native_id_of_file(Path(source.path).name)
 
     # -- session -------------------------------------------------------------------
 
@@ -123,33 +108,13 @@ class _PiRead(JsonlSessionRead):
         """Fix the session id (the header's, else the file name's); returns the Session to yield first."""
         if self.counter is not None:
             return None
-        self.facts.native_id = native_id or self.name_id
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
-
-    def _state(self) -> dict[str, Any]:
-        return self.facts.to_state()
+        return self._begin(native_id or self.name_id)
 
     # -- the stream ------------------------------------------------------------------
 
     def _record(self, record: Record) -> Iterator[Item]:
-        if not isinstance(record.value, dict):
-            return
-        for draft in self._entry(record.value):
-            if isinstance(draft, Session):
-                yield draft
-                continue
-            kind, origin, text, extra = draft
-            if not isinstance(text, str) or not text.strip():
-                continue
-            first = self._establish(None)
-            if first is not None:
-                yield first
-            assert self.counter is not None
-            event = self.counter.make(kind, origin, text, **extra)
-            if event is not None:
-                yield event
+        if isinstance(record.value, dict):
+            yield from self._numbered(self._entry(record.value), self.name_id)
 
     def _entry(self, entry: dict[str, Any]) -> Iterator[Draft | Session]:
         kind = entry.get("type")

@@ -29,23 +29,13 @@ costs what it adds.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _genai
-from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    JsonlSessionRead,
-    ReadProgress,
-    SessionFacts,
-    UnknownRecords,
-    int_or_none,
-    parse_ts,
-    str_or_none,
-)
+from voyager_sessions.ingest.adapters._common import JsonlSessionRead, int_or_none, parse_ts, resume_in, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
@@ -62,8 +52,7 @@ _NOTIFICATION = "<task-notification>"
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``qwen --resume <session id>``, run in the session's directory: sessions are kept per project."""
-    command = f"qwen --resume {shlex.quote(native_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "qwen", "--resume", native_id)
 
 
 def _subagent_parent(path: Path) -> str | None:
@@ -76,22 +65,16 @@ def _subagent_parent(path: Path) -> str | None:
 class _QwenRead(JsonlSessionRead):
     """One pass over one transcript (or its appended tail when resuming from a Cursor)."""
 
+    provider = PROVIDER
+
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.path = source.path
+        self._start(source.path, cursor, "Qwen Code")
         p = Path(source.path)
         self.stem = p.stem
         self.parent_dir = _subagent_parent(p)
-        self.cursor = cursor
-        self.facts = SessionFacts.from_state(cursor.state if cursor else None)
-        self.progress = ReadProgress(source.path, cursor)
-        self.counter: EventCounter | None = None
-        self.sent: Session | None = None
-        self.unknown = UnknownRecords("Qwen Code")
         self.title: str | None = None
         if self.parent_dir is not None:
             self._read_meta(p.with_name(p.stem + ".meta.json"))
-        if self.facts.native_id is not None:
-            self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
 
     def _read_meta(self, path: Path) -> None:
         """A subagent's ``.meta.json``: the task description its parent gave it (its title), its model."""
@@ -120,16 +103,9 @@ class _QwenRead(JsonlSessionRead):
             # The records carry the parent's sessionId; the file names the agent, after the
             # tool call that started it: unique within its parent only, hence the parent's id
             # after it (after, so that a prefix of the parent's id still names the parent alone).
-            self.facts.native_id = f"{self.stem}@{self.parent_dir}"
             self.facts.parent = session_id(PROVIDER, str_or_none(line.get("sessionId")) or self.parent_dir)
-        else:
-            self.facts.native_id = self.stem  # Qwen Code names the file after the session id
-        self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), self.progress.seq)
-        self.sent = self._session()
-        return self.sent
-
-    def _state(self) -> dict[str, Any]:
-        return self.facts.to_state()
+            return self._begin(f"{self.stem}@{self.parent_dir}")
+        return self._begin(self.stem)  # Qwen Code names the file after the session id
 
     # -- the stream ------------------------------------------------------------------
 
@@ -145,7 +121,8 @@ class _QwenRead(JsonlSessionRead):
             self.unknown.saw(kind if isinstance(kind, str) else "record without a type")
             return
         ts = parse_ts(line.get("timestamp"))
-        self._observe(line, ts)
+        self.facts.observe_ts(ts)
+        self.facts.observe_place(line.get("cwd"), line.get("gitBranch"))
         first = self._establish(line)
         if first is not None:
             yield first
@@ -160,16 +137,6 @@ class _QwenRead(JsonlSessionRead):
             yield from self._assistant(line, parts, ts)
         else:
             yield from self._tool_result(line, parts, ts)
-
-    def _observe(self, line: dict[str, Any], ts: float | None) -> None:
-        facts = self.facts
-        facts.observe_ts(ts)
-        cwd = str_or_none(line.get("cwd"))
-        if cwd and facts.cwd is None:
-            facts.cwd = cwd
-        branch = str_or_none(line.get("gitBranch"))
-        if branch:
-            facts.git_branch = branch
 
     def _user(self, line: dict[str, Any], parts: list[dict[str, Any]], ts: float | None) -> Iterator[Event]:
         counter = self.counter

@@ -29,7 +29,7 @@ from voyager_sessions.ingest.adapters._common import UnknownRecords
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, table_exists, workspace_dirs, workspace_folder
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient, sqlite_source
+from voyager_sessions.ingest.sqlite import connect_readonly, open_store, sqlite_source, unreadable
 
 PROVIDER = "windsurf"
 #: What ``probe`` and the read say about Cascade's store.
@@ -67,19 +67,18 @@ def read_legacy(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     known = known if isinstance(known, dict) else {}
     out: dict[str, list] = {}
     unknown = UnknownRecords("Windsurf")
-    try:
-        conn = connect_readonly(path, lenient_text=True)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "Windsurf", {}, lenient_text=True)
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
     try:
-        conn.execute("BEGIN")
-        if table_exists(conn, "ItemTable"):
+        if "ItemTable" in schema:
             ws = Path(path).parent
             yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS, PROVIDER, path, cwd=workspace_folder(ws),
                                          fallback=ws.name, known=known, out=out, unknown=unknown)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(path, exc)
         return
     finally:
         conn.close()

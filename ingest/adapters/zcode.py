@@ -26,7 +26,6 @@ app: there is no resume command.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -39,14 +38,23 @@ from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, int_or_none, str_or_none
 from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient, sqlite_source, tables
+from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.sqlite import (
+    SessionSignatures,
+    digest,
+    missing_tables,
+    open_store,
+    read_schema,
+    sqlite_source,
+    unreadable,
+)
 from voyager_sessions.model import Session, session_id
 
 PROVIDER = "zcode"
 _REQUIRED = {"session": frozenset({"id"}), "message": frozenset({"id", "session_id", "data"})}
 _PART = frozenset({"id", "message_id", "data"})
 SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command", "terminal"})
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def db_path(env: Mapping[str, str]) -> Path:
@@ -68,10 +76,6 @@ def _json(value: Any) -> Any:
 
 def _ts(value: Any) -> float | None:
     return epoch(epoch_text(value))
-
-
-def _digest(values: tuple[Any, ...]) -> str:
-    return hashlib.blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 class _Db:
@@ -155,51 +159,41 @@ class _Db:
                 f"ORDER BY coalesce({m_time}, ''), m.rowid", (native,))
 
 
-def _read(source: Source, known: dict[str, Any]) -> Iterator[Item]:
+def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     path = source.path
-    try:
-        conn = connect_readonly(path)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "ZCode", _REQUIRED)  # one snapshot while ZCode writes
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
+    signatures = SessionSignatures(cursor)
     try:
         try:
-            conn.execute("BEGIN")  # one snapshot while ZCode writes
-            schema = tables(conn)
-            missing = [t for t, cols in _REQUIRED.items() if t not in schema or not cols <= schema[t]]
-            if missing:
-                found = ", ".join(sorted(schema)) or "no tables"
-                yield Notice(source=path, fatal=True, reason=f"unknown-schema: not a ZCode database (no usable "
-                                                             f"{', '.join(missing)}; {found})")
-                return
             db = _Db(conn, schema, path)
-            out = yield from _sessions(db, known)
+            yield from _sessions(db, signatures)
         except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+            yield unreadable(path, exc)
             return
         if (notice := db.unknown.notice(path)) is not None:
             yield notice
-        yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": out})
+        yield signatures.cursor()
     finally:
         conn.close()
 
 
-def _sessions(db: _Db, known: dict[str, Any]) -> Iterator[Item]:
+def _sessions(db: _Db, signatures: SessionSignatures) -> Iterator[Item]:
     sigs = db.signatures()
-    out: dict[str, Any] = {}
     order = db.col("session", "time_created")
     for row in db.conn.execute(f"SELECT * FROM session ORDER BY coalesce({order}, ''), id").fetchall():
         native = row["id"]
         if not isinstance(native, str) or not native or native not in sigs:
             continue  # a session with no message has nothing to find
-        sig = [_digest(tuple(row)), *sigs[native]]
-        if known.get(native) == sig:
-            out[native] = sig
+        sig = [digest(*row), *sigs[native]]
+        if signatures.same(native, sig):
             yield Unchanged(session=session_id(PROVIDER, native))
             continue
-        out[native] = sig
+        signatures.record(native, sig)
         yield from _session(db, row)
-    return out
 
 
 def _session(db: _Db, row: sqlite3.Row) -> Iterator[Item]:
@@ -323,8 +317,7 @@ class ZCodeAdapter:
         yield from sqlite_source(PROVIDER, db_path(env), named=bool(env.get("VOYAGER_ZCODE_HOME")))
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        known = cursor.state.get("sessions") if cursor is not None else None
-        return _read(source, known if isinstance(known, dict) else {})
+        return _read(source, cursor)
 
 
 ADAPTER = ZCodeAdapter()
@@ -332,16 +325,9 @@ ADAPTER = ZCodeAdapter()
 
 def probe(path: str | os.PathLike[str]) -> str:
     """``session+message+part`` (the documented schema), ``session+message`` (no part table), or a problem."""
-    try:
-        conn = connect_readonly(path)
-    except sqlite3.Error:
+    schema = read_schema(path)
+    if schema is None:
         return "unreadable"
-    try:
-        schema = tables(conn)
-    except sqlite3.DatabaseError:
-        return "unreadable"
-    finally:
-        conn.close()
-    if any(t not in schema or not cols <= schema[t] for t, cols in _REQUIRED.items()):
+    if missing_tables(schema, _REQUIRED):
         return "unknown-schema"
     return "session+message+part" if "part" in schema and _PART <= schema["part"] else "session+message"

@@ -36,6 +36,7 @@ from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     int_or_none,
     parse_ts,
     str_or_none,
@@ -43,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import SessionSignatures, is_transient, open_store, probe_store, sqlite_source
+from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, probe_store, sqlite_source, unreadable
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "zed"
@@ -53,10 +54,6 @@ _REQUIRED = {"threads": frozenset({"id", "summary", "updated_at", "data_type", "
 _OPTIONAL = ("parent_id", "folder_paths", "folder_paths_order", "created_at")
 #: Zed's shell tool: its input's ``command`` is what a person searches for.
 _SHELL_TOOLS = frozenset({"terminal", "bash"})
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _tagged(item: Any) -> tuple[str | None, Any]:
@@ -115,9 +112,9 @@ class _Thread:
         for message in doc.get("messages") if isinstance(doc.get("messages"), list) else ():
             tag, value = _tagged(message)
             if tag == "User":
-                yield from self._user(_dict(value))
+                yield from self._user(as_dict(value))
             elif tag == "Agent":
-                yield from self._agent(_dict(value))
+                yield from self._agent(as_dict(value))
             elif tag == "Resume":
                 continue  # "continue where you left off": no text
             elif isinstance(message, dict) and "role" in message:
@@ -126,7 +123,7 @@ class _Thread:
                 self.unknown.saw(f"message {tag or type(message).__name__}")
         summary = doc.get("detailed_summary")
         if isinstance(summary, dict):  # agent-1: {"Generated": {"text": …}}
-            summary = _dict(summary.get("Generated")).get("text")
+            summary = as_dict(summary.get("Generated")).get("text")
         yield from self.emit("meta", "provider", str_or_none(summary))
 
     def _user(self, message: dict[str, Any]) -> Iterator[Event]:
@@ -135,21 +132,21 @@ class _Thread:
             if tag == "Text":
                 yield from self.prompt(str_or_none(value))
             elif tag == "Mention":
-                mention = _dict(value)
+                mention = as_dict(value)
                 yield from self.emit("meta", "provider", str_or_none(mention.get("content")) or str_or_none(mention.get("uri")))
             elif tag != "Image":
                 self.unknown.saw(f"user content {tag}")
 
     def _agent(self, message: dict[str, Any]) -> Iterator[Event]:
-        results = _dict(message.get("tool_results"))
+        results = as_dict(message.get("tool_results"))
         for item in message.get("content") if isinstance(message.get("content"), list) else ():
             tag, value = _tagged(item)
             if tag == "Text":
                 yield from self.emit("assistant", "agent", str_or_none(value))
             elif tag == "Thinking":
-                yield from self.emit("reasoning", "agent", str_or_none(_dict(value).get("text")))
+                yield from self.emit("reasoning", "agent", str_or_none(as_dict(value).get("text")))
             elif tag == "ToolUse":
-                use = _dict(value)
+                use = as_dict(value)
                 call_id, name = str_or_none(use.get("id")), str_or_none(use.get("name"))
                 tool_input = use.get("input") if use.get("input") is not None else use.get("raw_input")
                 yield from self.emit("tool_call", "agent", tool_call_text(name, tool_input, _SHELL_TOOLS) or name,
@@ -162,7 +159,7 @@ class _Thread:
             yield from self._result(result)
 
     def _result(self, result: Any) -> Iterator[Event]:
-        r = _dict(result)
+        r = as_dict(result)
         yield from self.emit("tool_result", "tool", result_text(r.get("content")), tool=str_or_none(r.get("tool_name")),
                              call_id=str_or_none(r.get("tool_use_id")), is_error=r.get("is_error") is True)
 
@@ -176,7 +173,7 @@ class _Thread:
         yield from self.emit("meta", "provider", str_or_none(message.get("context")))
         names: dict[str, str | None] = {}
         for seg in message.get("segments") if isinstance(message.get("segments"), list) else ():
-            seg = _dict(seg)
+            seg = as_dict(seg)
             stype, text = seg.get("type"), str_or_none(seg.get("text"))
             if stype == "redacted_thinking":
                 continue
@@ -187,13 +184,13 @@ class _Thread:
             else:
                 yield from self.emit("assistant" if stype == "text" else "reasoning", "agent", text)
         for use in message.get("tool_uses") if isinstance(message.get("tool_uses"), list) else ():
-            use = _dict(use)
+            use = as_dict(use)
             call_id, name = str_or_none(use.get("id")), str_or_none(use.get("name"))
             names[call_id or ""] = name
             yield from self.emit("tool_call", "agent", tool_call_text(name, use.get("input"), _SHELL_TOOLS) or name,
                                  tool=name, call_id=call_id)
         for result in message.get("tool_results") if isinstance(message.get("tool_results"), list) else ():
-            r = _dict(result)
+            r = as_dict(result)
             call_id = str_or_none(r.get("tool_use_id"))
             yield from self.emit("tool_result", "tool", result_text(r.get("content")), tool=names.get(call_id or ""),
                                  call_id=call_id, is_error=r.get("is_error") is True)
@@ -223,16 +220,16 @@ def _decode(source: str, native: str, data_type: Any, data: Any) -> dict[str, An
 
 def _session(source: str, row: sqlite3.Row, doc: dict[str, Any], cols: frozenset[str]) -> Session:
     native = row["id"]
-    parent = str_or_none(row["parent_id"]) or str_or_none(_dict(doc.get("subagent_context")).get("parent_thread_id"))
+    parent = str_or_none(row["parent_id"]) or str_or_none(as_dict(doc.get("subagent_context")).get("parent_thread_id"))
     cwd = first_folder(row["folder_paths"], row["folder_paths_order"]) if "folder_paths" in cols else None
     if cwd is None:  # agent-1 threads name their worktrees in the project snapshot
-        trees = _dict(doc.get("initial_project_snapshot")).get("worktree_snapshots")
-        cwd = str_or_none(_dict(trees[0]).get("worktree_path")) if isinstance(trees, list) and trees else None
-    model = _dict(doc.get("model"))
+        trees = as_dict(doc.get("initial_project_snapshot")).get("worktree_snapshots")
+        cwd = str_or_none(as_dict(trees[0]).get("worktree_path")) if isinstance(trees, list) and trees else None
+    model = as_dict(doc.get("model"))
     model_name = str_or_none(model.get("model"))
     if model_name and str_or_none(model.get("provider")):
         model_name = f"{model['provider']}/{model_name}"
-    usage = _dict(doc.get("cumulative_token_usage"))
+    usage = as_dict(doc.get("cumulative_token_usage"))
     title = str_or_none(row["summary"]) or str_or_none(doc.get("title")) or str_or_none(doc.get("summary"))
     updated = parse_ts(row["updated_at"]) or parse_ts(doc.get("updated_at"))
     return Session(
@@ -282,7 +279,7 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                                meta.updated, unknown).events(doc)
             signatures.record(native, signature)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(source.path, exc)
         return
     finally:
         conn.close()
@@ -297,7 +294,7 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
 def probe(path: str) -> str:
     """``threads`` for a threads database Voyager can read, else what is wrong with it (for ``voyager doctor``)."""
-    return probe_store(path, LABEL, _REQUIRED, "threads")
+    return probe_store(path, _REQUIRED, "threads")
 
 
 class ZedAdapter:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Run
+from tests.ingest._cli import search, sessions
 from tests.ingest.test_captures import shared_dir
 
 SHARED = shared_dir()
@@ -63,12 +64,10 @@ class PeerHome:
         self.stderr = res.stderr
 
     def hits(self, marker: str) -> list[dict]:
-        res = self.run("search", json.dumps(marker, ensure_ascii=False), "--json", "--no-refresh", "--limit", "200")
-        assert res.exit_code in (0, 1), res.stderr
-        return json.loads(res.stdout)["hits"]
+        return search(self.run, json.dumps(marker, ensure_ascii=False), limit=200)
 
     def sessions(self) -> dict[str, dict]:
-        return {s["session_id"]: s for s in self.run.json("list", "--json", "--limit", "1000")["sessions"]}
+        return sessions(self.run)
 
 
 def check_markers(peer: PeerHome, provider: str, *, subagent_turns: tuple[str, ...] = ()) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.ingest._items import events, notices
+from tests.ingest._peers import PeerHome, check_sample
 from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
 from tests.ingest.test_captures import shared_dir
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
@@ -393,8 +394,5 @@ def test_scan_of_the_shared_samples_is_read_only(home: Path, run) -> None:
 
 
 @pytest.mark.parametrize("sample", ["cline", "cline-cli"])
-def test_peer_samples(sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.ingest._peer_samples import check_markers, scan_peer
-
-    run, truth, _ = scan_peer(sample, tmp_path, monkeypatch)
-    check_markers(run, truth, "cline")
+def test_peer_samples(sample: str, home: Path, run) -> None:
+    check_sample(PeerHome(sample, home, run), "cline")

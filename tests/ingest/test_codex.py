@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -302,6 +303,19 @@ def test_render_call(arguments: str, text: str) -> None:
     assert render_call(arguments) == text
 
 
+def test_arguments_and_output_nested_too_deeply_cost_only_themselves(home: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    path = write(rollout(home), [*current_rollout(),
+                                 env(20, "response_item", {"type": "function_call", "name": "shell", "arguments": deep,
+                                                           "call_id": "call_9"}),
+                                 output(21, "call_9", "{" + deep)])
+    items = read(path)
+    texts = [e.text for e in events(items)]
+    assert "the charge test fails with ERR_CONN_REFUSED_42" in texts  # the neighbours are all there
+    assert deep in texts and "{" + deep in texts  # kept as written
+    assert not any(n.fatal for n in notices(items))
+
+
 # -- titles ----------------------------------------------------------------------------------------
 
 
@@ -327,6 +341,14 @@ def test_title_from_session_index_in_archived_sessions(home: Path) -> None:
 
 def test_no_session_index_means_no_title(home: Path) -> None:
     assert last_session(read(write(rollout(home), [meta()]))).title is None
+
+
+def test_a_fifo_named_session_index_is_passed_over_not_waited_on(home: Path) -> None:
+    # Opened blocking, a FIFO with the side index's name would hang the scan until a writer came.
+    path = write(rollout(home), current_rollout())
+    os.mkfifo(home / "session_index.jsonl")
+    items = read(path)
+    assert last_session(items).title is None and events(items)
 
 
 # -- streaming contract -----------------------------------------------------------------------------

@@ -492,3 +492,11 @@ def test_a_legacy_file_that_is_no_session_is_named(tmp_path: Path) -> None:
     path.write_text(json.dumps({"sessionId": "x"}))
     items = list(ADAPTER.read(Source(provider="copilot", path=str(path), fingerprint=fingerprint(path))))
     assert [n.reason for n in notices(items)] == ["no chatMessages list: not a Copilot CLI session document"]
+
+
+def test_a_tool_request_nested_too_deeply_is_kept_as_written() -> None:
+    from voyager_sessions.ingest.adapters.copilot import render_call
+
+    deep = "[" * 100_000 + "]" * 100_000  # msgspec's RecursionError must not escape the read
+    assert render_call("bash", deep) == deep
+    assert render_call("bash", '{"command": "ls -la"}') == "ls -la"

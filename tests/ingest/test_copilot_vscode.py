@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.ingest._cli import hits, one, scan, sessions
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters.copilot_vscode import ADAPTER, probe, responder, user_dirs
 from voyager_sessions.ingest.mutation_log import replay
@@ -74,30 +75,6 @@ def rich_session() -> dict[str, Any]:
                 request("r3", "second turn PROMPT2CVS", [],
                         result={"errorDetails": {"message": "ERRORCVS rate limited", "responseIsFiltered": False}}),
             ]}
-
-
-def hits(run, query: str) -> list[dict]:
-    res = run("search", json.dumps(query, ensure_ascii=False), "--json", "--no-refresh", "--limit", "100")
-    assert res.exit_code in (0, 1), res.stderr
-    return json.loads(res.stdout)["hits"]
-
-
-def one(run, query: str, kind: str, origin: str | None = None) -> dict:
-    found = [h for h in hits(run, query) if h["kind"] == kind and (origin is None or h["origin"] == origin)]
-    assert len(found) == 1, (query, kind, hits(run, query))
-    return found[0]
-
-
-def scan(run) -> dict:
-    res = run("scan", "--json")
-    assert res.exit_code == 0, res.stderr
-    doc = json.loads(res.stdout)
-    doc["stderr"] = res.stderr
-    return doc
-
-
-def sessions(run) -> dict[str, dict]:
-    return {s["session_id"]: s for s in run.json("list", "--json", "--limit", "1000")["sessions"]}
 
 
 def test_peer_samples_every_marker(home, run):

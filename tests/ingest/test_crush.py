@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.ingest._cli import kinds, search
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters.base import Hints, Notice
 from voyager_sessions.ingest.adapters.crush import ADAPTER, resume_command
@@ -77,16 +78,6 @@ def project_store(home: Path, project: Path) -> Path:
         ("x1", "title-s-main", "user", [part("text", text="Generate a title for: 构建失败了 TITLE_CALL_COPY")], 1_793_000_001, 0),
     ]
     return write_db(project / ".crush", sessions, messages)
-
-
-def search(run, query: str) -> list[dict[str, Any]]:
-    res = run("search", query, "--json", "--no-refresh", "--limit", "50")
-    assert res.exit_code in (0, 1), res.stderr
-    return json.loads(res.stdout)["hits"]
-
-
-def kinds(run, query: str) -> list[tuple[str, str]]:
-    return [(h["kind"], h["origin"]) for h in search(run, query)]
 
 
 def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run):

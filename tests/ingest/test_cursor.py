@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from tests.ingest._cli import hits, one, scan, sessions
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters import cursor as cursor_pkg
+from voyager_sessions.ingest import sqlite as sqlite_kit
 from voyager_sessions.ingest.adapters.cursor import ADAPTER, cli, ide, probe, transcripts
 
 APP = Path(".config/Cursor/User")
@@ -162,30 +164,6 @@ def text(t: str) -> dict[str, Any]:
     return {"type": "text", "text": t}
 
 
-def hits(run, query: str) -> list[dict]:
-    res = run("search", json.dumps(query, ensure_ascii=False), "--json", "--no-refresh", "--limit", "100")
-    assert res.exit_code in (0, 1), res.stderr
-    return json.loads(res.stdout)["hits"]
-
-
-def one(run, query: str, kind: str, origin: str | None = None) -> dict:
-    found = [h for h in hits(run, query) if h["kind"] == kind and (origin is None or h["origin"] == origin)]
-    assert len(found) == 1, (query, kind, hits(run, query))
-    return found[0]
-
-
-def scan(run) -> dict:
-    res = run("scan", "--json")
-    assert res.exit_code == 0, res.stderr
-    doc = json.loads(res.stdout)
-    doc["stderr"] = res.stderr
-    return doc
-
-
-def sessions(run) -> dict[str, dict]:
-    return {s["session_id"]: s for s in run.json("list", "--json", "--limit", "1000")["sessions"]}
-
-
 # ---------------------------------------------------------------------------
 # peers' samples
 # ---------------------------------------------------------------------------
@@ -280,7 +258,7 @@ def test_changed_database_rereads_only_changed_composers(home, run, monkeypatch)
     # Nothing changed: the stat pass decides, no database is opened at all.
     def refuse(*args, **kwargs):
         raise AssertionError("a no-op rescan opened a database")
-    for module in (ide, cli, transcripts):
+    for module in (ide, cli, transcripts, sqlite_kit):  # the kit's opener too: open_store calls it
         monkeypatch.setattr(module, "connect_readonly", refuse)
     doc = scan(run)
     assert doc["unchanged"] == doc["sources"] and doc["changed"] == doc["new"] == 0

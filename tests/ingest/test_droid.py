@@ -51,7 +51,7 @@ def store_lines() -> list[dict[str, Any]]:
     return [
         session_start(),
         msg(1, "user", text("<system-reminder>\nDeferred tools: INJECTED_TOOL_LIST\n</system-reminder>"),
-            text("<system-reminder>Current date: 2026-11-04.</system-reminder>"), msg_id=f"context-m-2", visibility="llm_only"),
+            text("<system-reminder>Current date: 2026-11-04.</system-reminder>"), msg_id="context-m-2", visibility="llm_only"),
         msg(2, "user", text(PROMPT), interactionMode="auto"),
         msg(3, "assistant", {"type": "thinking", "signature": "s", "thinking": "The tax is applied twice GUAVA_REASONING"},
             text("我先看看代码。"),

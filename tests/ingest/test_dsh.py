@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.ingest._cli import search
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters.base import Hints
@@ -117,12 +118,6 @@ def child_session() -> list[Any]:
         ev(6, "step/end", t),
         ev(7, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
     ]
-
-
-def search(run, query: str) -> list[dict[str, Any]]:
-    res = run("search", query, "--json", "--no-refresh", "--limit", "50")
-    assert res.exit_code in (0, 1), res.stderr
-    return json.loads(res.stdout)["hits"]
 
 
 # ---------------------------------------------------------------------------

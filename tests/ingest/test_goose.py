@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.ingest._cli import kinds, search
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters.goose import ADAPTER, resume_command
 
@@ -89,16 +90,6 @@ def messages() -> list[tuple]:
         (s, "user", [text("检查 nginx 配置里的 upstream SUBAGENT_PROMPT")], 1_793_000_100, VISIBLE),
         (s, "assistant", [text("upstream 指向了旧端口 SUBAGENT_REPLY")], 1_793_000_101, VISIBLE),
     ]
-
-
-def search(run, query: str) -> list[dict[str, Any]]:
-    res = run("search", query, "--json", "--no-refresh", "--limit", "50")
-    assert res.exit_code in (0, 1), res.stderr
-    return json.loads(res.stdout)["hits"]
-
-
-def kinds(run, query: str) -> list[tuple[str, str]]:
-    return [(h["kind"], h["origin"]) for h in search(run, query)]
 
 
 def test_peer_samples(home, run):

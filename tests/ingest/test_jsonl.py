@@ -7,8 +7,11 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import msgspec
+import pytest
+
 from voyager_sessions.ingest.adapters.base import Notice
-from voyager_sessions.ingest.jsonl import Record, read_records
+from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
 
 
 def _records(path: Path, offset: int = 0) -> tuple[list[Record], list[Notice]]:
@@ -31,6 +34,13 @@ def test_a_deeply_nested_line_costs_that_line_only(tmp_path: Path) -> None:
     with p.open("ab") as fh:
         fh.write(_line({"n": 4}))
     assert [r.value["n"] for r in _records(p, recs[-1].end)[0]] == [4]
+
+
+def test_json_inside_a_record_nested_too_deeply_is_bad_json_not_a_crash() -> None:
+    # msgspec raises RecursionError for it; escaping the adapter, that would cost the whole source.
+    with pytest.raises(msgspec.DecodeError, match="nested too deeply"):
+        decode_json("[" * 100_000 + "]" * 100_000)
+    assert decode_json(b'{"a": ["\\u6570"]}') == {"a": ["\u6570"]}
 
 
 def test_a_lone_surrogate_escape_is_read_and_replaced(tmp_path: Path) -> None:

@@ -180,6 +180,8 @@ def test_render_call() -> None:
     assert render_call("Shell", '{"command": "echo 输出", "timeout": 5}') == "echo 输出"
     assert render_call("WriteFile", '{"path": "a", "content": "\\u6570\\u636e"}') == '{"path":"a","content":"数据"}'
     assert render_call("Shell", "{broken") == "{broken"
+    deep = "[" * 100_000 + "]" * 100_000  # too deep to decode: kept as written, never a crash
+    assert render_call("Shell", deep) == deep
 
 
 # -- Kimi CLI: subagents -----------------------------------------------------------------------------

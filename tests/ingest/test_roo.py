@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.ingest._items import events, notices
+from tests.ingest._peers import PeerHome, check_sample
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.roo import ADAPTER, probe, storage_dirs
 from voyager_sessions.model import Session
@@ -147,11 +146,8 @@ def test_vscode_user_dirs_per_platform() -> None:
     assert vscode_user_dirs(env, ("Code",), platform="win32") == [Path("/w/Code/User")]
 
 
-def test_peer_samples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.ingest._peer_samples import check_markers, scan_peer
-
-    run, truth, home = scan_peer("roo", tmp_path, monkeypatch)
-    check_markers(run, truth, "roo")
+def test_peer_samples(home: Path, run) -> None:
+    check_sample(PeerHome("roo", home, run), "roo")
     report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "roo")
     assert report["evidence"] == "documented" and report["versions"] == []
     assert report["shapes"] == {"api_conversation_history": 1, "ui_messages": 3}

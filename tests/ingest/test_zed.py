@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.ingest._cli import kinds, search
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters.zed import ADAPTER, first_folder, result_text
@@ -88,16 +89,6 @@ def row(tid: str, doc: dict[str, Any] | bytes, *, compressed: bool = True, paren
     title = doc.get("title") or doc.get("summary") if isinstance(doc, dict) else "broken"
     return (tid, title, updated, "zstd" if compressed else "json", _C.compress(raw) if compressed else raw.decode(),
             parent, folders, order, updated)
-
-
-def search(run, query: str) -> list[dict[str, Any]]:
-    res = run("search", query, "--json", "--no-refresh", "--limit", "50")
-    assert res.exit_code in (0, 1), res.stderr
-    return json.loads(res.stdout)["hits"]
-
-
-def kinds(run, query: str) -> list[tuple[str, str]]:
-    return [(h["kind"], h["origin"]) for h in search(run, query)]
 
 
 def test_peer_sample(home, run):

@@ -23,19 +23,18 @@ be reversed).
 from __future__ import annotations
 
 import os
-import shlex
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, str_or_none
+from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, resume_in, str_or_none
 from voyager_sessions.ingest.adapters._vscode import uri_path
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor._messages import sdk_message_events
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient
+from voyager_sessions.ingest.sqlite import connect_readonly, open_store, unreadable
 from voyager_sessions.ingest.sqlite import tables as schema_of
 from voyager_sessions.model import Event, Session, session_id
 
@@ -47,8 +46,7 @@ MAX_NODES = 1_000_000
 
 def resume_command(cwd: str | None, chat_id: str) -> str:
     """``cursor-agent --resume <chat id>`` (Cursor's CLI docs), in the chat's directory: chats are kept per cwd."""
-    command = f"cursor-agent --resume {shlex.quote(chat_id)}"
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    return resume_in(cwd, "cursor-agent", "--resume", chat_id)
 
 
 def _columns(schema: dict[str, frozenset[str]], table: str) -> tuple[str, str] | None:
@@ -235,15 +233,13 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
     """The one chat of a ``store.db``: a Session and its Events (nothing when it holds no message)."""
     path = source.path
     store = Path(path)
-    try:
-        conn = connect_readonly(path, lenient_text=True)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "Cursor CLI", {}, lenient_text=True)
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
     unknown = UnknownRecords("Cursor CLI")
     try:
-        conn.execute("BEGIN")
-        schema = schema_of(conn)
         cols = _columns(schema, "blobs")
         if cols is None:
             tables = ", ".join(sorted(schema)) or "no tables"
@@ -268,7 +264,7 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         if walk is not None:
             yield from walk.notices
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(path, exc)
         return
     finally:
         conn.close()

@@ -58,7 +58,7 @@ from voyager_sessions.ingest.adapters._vscode import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.adapters.cursor._messages import SHELL_TOOLS, render_tool_input, split_user_text
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import connect_readonly, is_transient
+from voyager_sessions.ingest.sqlite import connect_readonly, open_store, unreadable
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "cursor"
@@ -373,19 +373,18 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     state = cursor.state if cursor is not None else {}
     known_composers = state.get("composers") if isinstance(state.get("composers"), dict) else {}
     known_tabs = state.get("tabs") if isinstance(state.get("tabs"), dict) else {}
-    try:
-        conn = connect_readonly(path, lenient_text=True)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+    opened = open_store(path, "Cursor", {}, lenient_text=True)  # one snapshot: headers and bubbles as of one instant
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
     unknown = UnknownRecords("Cursor")
     composers_out: dict[str, Any] = {}
     tabs_out: dict[str, Any] = {}
     try:
-        conn.execute("BEGIN")  # one snapshot: headers and bubbles as of the same instant
         cwd, user_dir = _layout(Path(path))
         workspaces = _WorkspaceMap(user_dir) if user_dir is not None else None
-        if table_exists(conn, KV):
+        if KV in schema:
             notices: list[Notice] = []
             for cid, digest in sorted(_signatures(conn).items()):
                 sig = digest.hexdigest()
@@ -400,11 +399,11 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                 notices.clear()
                 composers_out[cid] = [sig, sum(1 for i in produced if isinstance(i, Event))]
                 yield from produced
-        if table_exists(conn, "ItemTable"):
+        if "ItemTable" in schema:
             yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS[:1], PROVIDER, path, cwd=cwd,
                                          fallback=Path(path).parent.name, known=known_tabs, out=tabs_out, unknown=unknown)
     except sqlite3.DatabaseError as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
+        yield unreadable(path, exc)
         return
     finally:
         conn.close()

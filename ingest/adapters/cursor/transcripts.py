@@ -274,7 +274,7 @@ def _tool_args(body: list[str]) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     params: dict[str, str] = {}
     for line in raw.splitlines():

@@ -23,7 +23,6 @@ Read-only is a contract, not a habit: databases open through
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from voyager_sessions.ingest.adapters.opencode.db import read_db
 from voyager_sessions.ingest.adapters.opencode.product import OPENCODE, Product
 from voyager_sessions.ingest.adapters.opencode.schema import MIGRATION_KEY, SHAPES, detect_shape
 from voyager_sessions.ingest.adapters.opencode.tree import read_tree, tree_fingerprint
-from voyager_sessions.ingest.sqlite import connect_readonly, sqlite_source, tables
+from voyager_sessions.ingest.sqlite import connect_readonly, read_schema, sqlite_source
 
 __all__ = ["ADAPTER", "MIGRATION_KEY", "SHAPES", "OpenCodeAdapter", "Product", "connect_readonly", "detect_shape",
            "probe", "tree_fingerprint"]
@@ -46,16 +45,8 @@ def probe(path: str | os.PathLike[str]) -> str:
         return "json" if (p / "session").is_dir() else "unknown-schema"
     if not p.is_file():
         return "unreadable"
-    try:
-        conn = connect_readonly(p)
-    except sqlite3.Error:
-        return "unreadable"
-    try:
-        return detect_shape(tables(conn))
-    except sqlite3.DatabaseError:
-        return "unreadable"
-    finally:
-        conn.close()
+    schema = read_schema(p)
+    return "unreadable" if schema is None else detect_shape(schema)
 
 
 class OpenCodeAdapter:

@@ -50,8 +50,7 @@ from voyager_sessions.ingest.adapters.opencode.schema import (
     detect_shape,
     layout,
 )
-from voyager_sessions.ingest.sqlite import connect_readonly, has_index, tables
-from voyager_sessions.ingest.sqlite import is_transient as _transient
+from voyager_sessions.ingest.sqlite import has_index, open_store, unreadable
 from voyager_sessions.model import Event, Session
 
 
@@ -486,7 +485,7 @@ class _Message:
             role = m.data.get("role")
             m.role = role if isinstance(role, str) else ""
             if m.role not in ("user", "assistant"):
-                ctx.unknown[f"message:{m.role or '?'}"] += 1
+                ctx.unknown.saw(f"message:{m.role or '?'}")
                 return m
         m.summary = is_summary(m.role, m.data)
         m.ok = True
@@ -704,22 +703,16 @@ def _migration_state(db: Database, ctx: Ctx) -> Iterator[Notice | Migration]:
 def read_db(source: Source, product: Product, known: dict[str, sg.Mark] | None = None) -> Iterator[Item]:
     """Every session of the database at ``source`` (Session first, then its events), then a Cursor of marks."""
     path = source.path
-    ctx = Ctx(path)
-    try:
-        # lenient_text: a TEXT cell that is not UTF-8 costs its own bad bytes (U+FFFD), not the database.
-        conn = connect_readonly(path, lenient_text=True)
-    except sqlite3.Error as exc:
-        yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
+    ctx = Ctx(path, product.label)
+    # One read transaction for the whole source: the kv cursor, session_v2 and the 1.x tables
+    # are then one consistent snapshot even while OpenCode writes. lenient_text: a TEXT cell
+    # that is not UTF-8 costs its own bad bytes (U+FFFD), not the database.
+    opened = open_store(path, product.label, {}, lenient_text=True)
+    if isinstance(opened, Notice):
+        yield opened
         return
+    conn, schema = opened
     try:
-        try:
-            # One read transaction for the whole source: the kv cursor, session_v2 and the
-            # 1.x tables are then one consistent snapshot even while OpenCode writes.
-            conn.execute("BEGIN")
-            schema = tables(conn)
-        except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
-            return
         shape = detect_shape(schema)
         if shape == "unknown-schema":
             names = ", ".join(sorted(schema)) or "no tables"
@@ -738,7 +731,7 @@ def read_db(source: Source, product: Product, known: dict[str, sg.Mark] | None =
             for sl in layout(shape, schema, migration):
                 yield from SliceReader(db, sl, ctx, known, marks).read()
         except sqlite3.DatabaseError as exc:
-            yield Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=_transient(exc))
+            yield unreadable(path, exc)
             return
         yield from ctx.summary()
         yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": sg.dump(marks)})

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
 
+from voyager_sessions.ingest.adapters._common import UnknownRecords, as_dict
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Notice
+from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Kind, Origin
 
 # Part / content types that carry no searchable text (bookkeeping of the agent loop).
@@ -36,16 +37,12 @@ def secs(ms: Any) -> float | None:
     return ms / 1000.0
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def model_name(model: Any) -> str | None:
     """``provider/model`` (how OpenCode's own ``-m`` flag names a model) from the shapes it stores."""
     if isinstance(model, str):
         try:
             model = json.loads(model)
-        except ValueError:
+        except (ValueError, RecursionError):
             return model or None
     m = as_dict(model)
     ident = _str(m.get("id")) or _str(m.get("modelID"))
@@ -138,7 +135,7 @@ def _render_input(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-_json_decode = msgspec.json.Decoder().decode  # several times faster than json.loads on part rows
+_json_decode = decode_json  # msgspec: several times faster than json.loads on part rows
 
 
 def loads(text: Any) -> dict[str, Any]:
@@ -157,20 +154,18 @@ def loads(text: Any) -> dict[str, Any]:
 
 
 class Ctx:
-    """What reading one source accumulates: skipped-type counts, reported once at the end."""
+    """What reading one source accumulates: the records of kinds Voyager does not know, named once at the end."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, label: str) -> None:
         self.source = source
-        self.unknown: Counter[str] = Counter()
+        self.unknown = UnknownRecords(label)
 
     def malformed(self, where: str, exc: Exception) -> Notice:
         return Notice(source=self.source, where=where, reason=f"malformed JSON, row skipped: {exc}")
 
     def summary(self) -> Iterator[Notice]:
-        if self.unknown:
-            detail = ", ".join(f"{k}={n}" for k, n in sorted(self.unknown.items()))
-            total = sum(self.unknown.values())
-            yield Notice(source=self.source, reason=f"skipped {total} record(s) of unknown type: {detail}")
+        if (notice := self.unknown.notice(self.source)) is not None:
+            yield notice
 
 
 class Emitter:
@@ -237,7 +232,7 @@ class Emitter:
         elif ptype in NOISE_PARTS:
             return
         else:
-            self.ctx.unknown[f"part:{ptype}"] += 1
+            self.ctx.unknown.saw(f"part:{ptype}")
 
     def _tool(self, part: Mapping[str, Any], ts: float | None) -> Iterator[Event]:
         state = as_dict(part.get("state"))
@@ -294,4 +289,4 @@ class Emitter:
         elif mtype in NOISE_MESSAGES:
             return
         else:
-            self.ctx.unknown[f"message:{mtype}"] += 1
+            self.ctx.unknown.saw(f"message:{mtype}")

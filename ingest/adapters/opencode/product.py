@@ -8,13 +8,13 @@ provider name, a path or a command.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 
 from voyager_sessions import paths
+from voyager_sessions.ingest.adapters._common import resume_in
 from voyager_sessions.ingest.adapters.base import Evidence
 from voyager_sessions.model import session_id
 
@@ -46,12 +46,9 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
 
     def resume(self, directory: str | None, native: str) -> str:
         """The shell command that reopens session ``native``; every part is quoted (ids and paths are data)."""
-        cmd = f"{shlex.quote(self.binary)} --session {shlex.quote(native)}"
-        if not directory:
-            return cmd
-        if self.dir_argument:
-            return f"{shlex.quote(self.binary)} {shlex.quote(directory)} --session {shlex.quote(native)}"
-        return f"cd {shlex.quote(directory)} && {cmd}"
+        if directory and self.dir_argument:
+            return resume_in(None, self.binary, directory, "--session", native)
+        return resume_in(directory, self.binary, "--session", native)
 
     def named_db(self, env: Mapping[str, str]) -> Path | None:
         """The database an override variable names, if any."""

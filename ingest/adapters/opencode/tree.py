@@ -30,6 +30,7 @@ from voyager_sessions.ingest.adapters.opencode.emit import (
 )
 from voyager_sessions.ingest.adapters.opencode.product import Product
 from voyager_sessions.ingest.adapters.opencode.schema import V1, V2
+from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
 from voyager_sessions.model import Session
 
@@ -73,7 +74,7 @@ def _json_files(d: Path) -> list[Path]:
 
 
 def _load_file(p: Path) -> dict[str, Any]:
-    with open(p, "rb") as f:  # read-only by construction
+    with open_regular(p) as f:  # read-only, and never a FIFO that would block
         return loads(f.read())
 
 
@@ -100,7 +101,7 @@ def _db_session_ids(db_path: Path) -> set[str]:
 
 def read_tree(source: Source, product: Product) -> Iterator[Item]:
     storage = Path(source.path)
-    ctx = Ctx(source.path)
+    ctx = Ctx(source.path, product.label)
     if not (storage / "session").is_dir():
         yield Notice(source=source.path, reason="unknown-schema: no session/ directory in the storage tree", fatal=True)
         return
@@ -200,7 +201,7 @@ def _read_session(storage: Path, src: str, product: Product, native: str, info: 
     for created, mid, m in msgs:
         role = m.get("role")
         if role not in ("user", "assistant"):
-            ctx.unknown[f"message:{role}"] += 1
+            ctx.unknown.saw(f"message:{role}")
             continue
         ts = secs(created) if created else None
         summary = is_summary(role, m)
