@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+import msgspec
+
 from voyager_sessions.ingest.adapters.base import Fingerprint, Notice, Source
 
 
@@ -169,6 +171,23 @@ def subdirs(root: Path) -> Iterator[Path | Notice]:
                 yield Path(entry.path)
         except OSError:
             continue
+
+
+def with_side_file(source: Source, side: Path | str) -> Source:
+    """``source`` whose fingerprint also sees ``side``, a small file that holds some of its session's facts.
+
+    A rename, a model switch or a title often changes only such a file (Copilot's
+    ``workspace.yaml``, Droid's ``.settings.json``, Cline's manifest, Codex's and Claude's
+    session indexes). Its size and mtime go where a database's ``-wal`` would: a change there
+    alone makes the scan read the source again (an append-only one from its offset, which
+    costs nothing), and the session's facts are refreshed. A missing side file changes nothing.
+    """
+    try:
+        st = os.stat(side)
+    except OSError:
+        return source
+    fp = msgspec.structs.replace(source.fingerprint, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
+    return msgspec.structs.replace(source, fingerprint=fp)
 
 
 def folder_fingerprint(folder: Path, files: Iterable[Path]) -> Fingerprint:

@@ -33,7 +33,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files
+from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
@@ -342,7 +342,11 @@ class ClaudeAdapter:
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for root in self.roots(env):
-            yield from walk_files(root, ".jsonl", self.name)
+            for item in walk_files(root, ".jsonl", self.name):
+                if isinstance(item, Source):
+                    # A session renamed in its project's sessions-index.json is seen by the stat pass.
+                    item = with_side_file(item, Path(item.path).parent / "sessions-index.json")
+                yield item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _ClaudeRead(source, cursor).run()

@@ -41,7 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files
+from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Session
 
@@ -402,8 +402,11 @@ class CodexAdapter:
         return [home / "sessions", home / "archived_sessions"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
+        index = paths.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
         for root in self.roots(env):
-            yield from walk_files(root, ".jsonl", self.name, name_prefix="rollout-")
+            for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-"):
+                yield with_side_file(item, index) if isinstance(item, Source) else item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _CodexRead(source, cursor).run()

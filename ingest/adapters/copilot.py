@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
-from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json
@@ -407,20 +407,6 @@ def read_legacy(source: Source) -> Iterator[Item]:
 # -- discovery -----------------------------------------------------------------------------------
 
 
-def _with_workspace(source: Source, workspace: Path) -> Source:
-    """``source`` whose fingerprint also sees ``workspace.yaml`` (a rename changes only that file).
-
-    The YAML's size and mtime go where a database's ``-wal`` would: a change there alone
-    reads the log on from its offset (nothing new) and refreshes the session's title.
-    """
-    try:
-        st = os.stat(workspace)
-    except OSError:
-        return source
-    fp = msgspec.structs.replace(source.fingerprint, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
-    return msgspec.structs.replace(source, fingerprint=fp)
-
-
 def _session_logs(root: Path) -> Iterator[Source | Notice]:
     """``<root>/<session id>/events.jsonl`` for every session folder, in name order."""
     try:
@@ -437,7 +423,7 @@ def _session_logs(root: Path) -> Iterator[Source | Notice]:
                                skip_dir=lambda _name: True):
             if isinstance(item, Source):
                 found += 1
-                item = _with_workspace(item, Path(folder.path) / "workspace.yaml")
+                item = with_side_file(item, Path(folder.path) / "workspace.yaml")  # a rename changes only that file
             yield item
     if folders and not found:
         yield Notice(source=str(root), reason=f"{len(folders)} session folder{'s' if len(folders) != 1 else ''} of "

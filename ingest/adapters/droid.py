@@ -22,7 +22,6 @@ same rules; a log whose session the store also holds is a copy and is not read.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -43,7 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files
+from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
 from voyager_sessions.model import Kind, Origin, Session
@@ -351,20 +350,6 @@ def _head_session_id(path: str) -> str | None:
     return None
 
 
-def _with_settings(source: Source) -> Source:
-    """``source`` whose fingerprint also sees its ``.settings.json`` (model and tokens change there).
-
-    Its size and mtime go where a database's ``-wal`` would: a change there alone reads
-    the log on from its offset (nothing new) and refreshes the session's facts.
-    """
-    try:
-        st = os.stat(settings_path(Path(source.path)))
-    except OSError:
-        return source
-    fp = msgspec.structs.replace(source.fingerprint, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
-    return msgspec.structs.replace(source, fingerprint=fp)
-
-
 class DroidAdapter:
     """Factory Droid sessions under ``~/.factory/sessions`` (and stream-json logs under ``~/.factory/projects``)."""
 
@@ -384,7 +369,7 @@ class DroidAdapter:
         for item in walk_files(sessions_root, ".jsonl", self.name):
             if isinstance(item, Source):
                 stored.add(Path(item.path).name[: -len(".jsonl")])
-                item = _with_settings(item)
+                item = with_side_file(item, settings_path(Path(item.path)))  # model and tokens change there
             yield item
         for item in walk_files(projects_root, ".jsonl", self.name):
             if isinstance(item, Source):

@@ -136,3 +136,25 @@ def test_title_is_shown_in_list_search_sessions_and_show(home, run) -> None:
     assert "Migration hotfix" in by_session.stdout.splitlines()[0]
     shown = run("show", CLAUDE_SID[:8], "--color", "never")
     assert "title:   Migration hotfix" in shown.stdout
+
+
+def test_a_rename_in_a_side_index_reaches_the_title_without_touching_the_session(home, run):
+    # Codex keeps thread names in session_index.jsonl, Claude Code in each project's
+    # sessions-index.json: a rename changes only that file, and the next scan sees it.
+    from tests.conftest import CLAUDE_SID, CODEX_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+
+    claude = write_claude(home, claude_session_lines())
+    write_codex(home, codex_session_lines())
+    assert run("scan").exit_code == 0
+    (home / ".codex" / "session_index.jsonl").write_text(
+        json.dumps({"id": CODEX_SID, "thread_name": "Zeppelin retry plan", "updated_at": "2026-11-21T09:00:00Z"}) + "\n")
+    (claude.parent / "sessions-index.json").write_text(json.dumps(
+        {"version": 1, "entries": [{"sessionId": CLAUDE_SID, "customTitle": "Marmoset migration"}]}))
+    doc = json.loads(run("scan", "--json").stdout)
+    assert doc["grown"] == 2 and doc["events_added"] == 0  # read on from the offset: nothing new, only the title
+    rows = {r["provider"]: r for r in run.json("list", "--json")["sessions"]}
+    assert (rows["codex"]["title"], rows["codex"]["title_source"]) == ("Zeppelin retry plan", "user")
+    assert (rows["claude"]["title"], rows["claude"]["title_source"]) == ("Marmoset migration", "user")
+    for words, provider in (("zeppelin retry", "codex"), ("marmoset", "claude")):
+        hits = run.json("search", words, "--json", "--no-refresh")["hits"]
+        assert [(h["provider"], h["kind"]) for h in hits] == [(provider, "title")], words
