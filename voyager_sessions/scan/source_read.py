@@ -78,7 +78,7 @@ def source_row(source: Source, *, cursor: bytes | None, sessions: list[str], eve
     elif skipped:
         named = "; ".join(n.describe().removeprefix(source.path).lstrip(": ") for n in skipped[:NOTES_KEPT])
         more = f" (and {len(skipped) - NOTES_KEPT} more)" if len(skipped) > NOTES_KEPT else ""
-        detail = f"skipped {named}{more}"
+        detail = f"{named}{more}"
     else:
         detail = None
     return SourceState(
