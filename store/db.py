@@ -38,7 +38,8 @@ class BusyError(StoreError, Busy):
     exit_code = EXIT_BUSY
 
 
-def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path, migrations: list[Migration], *, readonly: bool = False,
+            check_same_thread: bool = True) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path``, apply pending ``migrations``, return the connection.
 
     Files are created 0600. WAL, ``synchronous=NORMAL`` and a busy timeout make
@@ -49,9 +50,10 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False) 
         _precreate_private(path)
     try:
         if readonly:
-            conn = _connect_readonly(path)
+            conn = _connect_readonly(path, check_same_thread)
         else:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   check_same_thread=check_same_thread)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if not readonly:
             _enable_wal(conn)
@@ -135,7 +137,7 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             delay = min(delay * 2, 0.05)
 
 
-def _connect_readonly(path: Path) -> sqlite3.Connection:
+def _connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
     """A read-only connection that still works on a full disk.
 
     ``mode=ro`` must create the WAL index (``-shm``) when it is missing, which a full disk
@@ -144,7 +146,8 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     working while nothing can be written.
     """
     timeout = BUSY_TIMEOUT_MS / 1000
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=timeout)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=timeout,
+                           check_same_thread=check_same_thread)
     try:
         conn.execute("PRAGMA user_version").fetchone()
         return conn
@@ -156,7 +159,8 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
             wal_bytes = 0
         if wal_bytes or not disk_full(exc, path):
             raise
-    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None, timeout=timeout)
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None, timeout=timeout,
+                           check_same_thread=check_same_thread)
 
 
 def _precreate_private(path: Path) -> None:

@@ -125,11 +125,15 @@ def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
 
 
 class StateStore:
-    """Scan state and sessions in ``state.db``; one instance per process, not thread-shared."""
+    """Scan state and sessions in ``state.db``; used by one thread at a time.
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    ``lendable`` lets the connection pass from one thread to the next (the server's
+    reader pool lends it to one request at a time); it is never used by two at once.
+    """
+
+    def __init__(self, path: Path, *, readonly: bool = False, lendable: bool = False) -> None:
         self.path = path
-        self.conn = connect(self.path, MIGRATIONS, readonly=readonly)
+        self.conn = connect(self.path, MIGRATIONS, readonly=readonly, check_same_thread=not lendable)
 
     def close(self) -> None:
         self.conn.close()

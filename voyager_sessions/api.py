@@ -38,9 +38,13 @@ def provider_names() -> tuple[str, ...]:
 
 
 class Reader:
-    """The index and the state store opened for reading: one per request, or one a server keeps."""
+    """The index and the state store opened for reading: one per request, or several a server keeps.
 
-    def __init__(self, ddir: DataDir) -> None:
+    ``shared``: a server's reader, lent to one request thread at a time (see
+    ``voyager_sessions.serve.fresh.ReaderPool``).
+    """
+
+    def __init__(self, ddir: DataDir, *, shared: bool = False) -> None:
         from voyager_sessions.search.engine import Searcher
         from voyager_sessions.search.index import SearchIndex
         from voyager_sessions.store.state import StateStore
@@ -49,9 +53,9 @@ class Reader:
         self.index = SearchIndex(ddir.index, create=False)
         try:
             # Reading never writes: a read-only connection keeps search working on a full disk.
-            self.state = StateStore(ddir.state_db, readonly=True)
+            self.state = StateStore(ddir.state_db, readonly=True, lendable=shared)
         except StoreError:  # a schema upgrade is due: the one write a read may need
-            self.state = StateStore(ddir.state_db)
+            self.state = StateStore(ddir.state_db, lendable=shared)
         self.searcher = Searcher(self.index, self.state, provider_names())
 
     def close(self) -> None:

@@ -21,23 +21,23 @@ from typing import NoReturn
 
 import click
 
-from voyager_sessions import search_cmd
+from voyager_sessions import read_cmd, search_cmd
+from voyager_sessions.argv import Option
 from voyager_sessions.cmdutil import (
     EXIT_NONE,
-    EXIT_OK,
-    MAX_INT,
     Busy,
     UserError,
     VoyagerError,
     data_dir,
     emit_json,
+    failure,
     private_umask,
     run_scan,
     use_color,
 )
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.paths import DataDir
-from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, SearchOption
+from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS
 from voyager_sessions.textsafe import printable
 
 # Subcommands that live in their own modules, imported only when invoked.
@@ -45,6 +45,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "checkpoint": "voyager_sessions.checkpoint_cli:checkpoint",
     "export": "voyager_sessions.handover_cli:export",
     "resume": "voyager_sessions.handover_cli:resume",
+    "serve": "voyager_sessions.serve_cli:serve",
+    "mcp": "voyager_sessions.serve_cli:mcp",
 }
 
 
@@ -67,21 +69,19 @@ class LazyGroup(click.Group):
                 hint = f" (see `{cmd} --help`)"
             click.echo(f"voyager: {exc.format_message()}{hint}", err=True)
             sys.exit(exc.exit_code)
-        except VoyagerError as exc:
-            click.echo(f"voyager: {printable(str(exc))}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("voyager: interrupted", err=True)
-            sys.exit(130)
+        except (VoyagerError, KeyboardInterrupt) as exc:
+            line, code = failure(exc)
+            click.echo(line, err=True)
+            sys.exit(code)
         except BrokenPipeError:
             # `voyager search … | head` closed the pipe: not an error.
             os._exit(0)
         except Exception as exc:
             if os.environ.get("VOYAGER_DEBUG"):
                 raise
-            click.echo(f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} "
-                       "(set VOYAGER_DEBUG=1 for a traceback)", err=True)
-            sys.exit(4)
+            line, code = failure(exc)
+            click.echo(line, err=True)
+            sys.exit(code)
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -124,6 +124,7 @@ def cli() -> None:
       voyager scan               index every coding agent's history (see voyager doctor)
       voyager search "数据库"     search it (add --json for scripts)
       voyager demo               try it on a bundled sample corpus
+      voyager serve --detach     keep the index open: every search answers faster
 
     Data lives in $VOYAGER_HOME (default ~/.local/share/voyager), private to you.
     """
@@ -178,8 +179,8 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
 # -- search -------------------------------------------------------------------------
 
 
-def _click_option(opt: SearchOption) -> click.Option:
-    """The click declaration of one row of ``SEARCH_OPTIONS``."""
+def _click_option(opt: Option) -> click.Option:
+    """The click declaration of one row of an option table (``SEARCH_OPTIONS``, ``read_cmd.LIST_OPTIONS`` …)."""
     attrs: dict = {"help": opt.help, "multiple": opt.multiple}
     if opt.kind == "flag":
         attrs["is_flag"] = True
@@ -209,80 +210,28 @@ def search(**params: object) -> None:
     search_cmd.search_command(**params)  # type: ignore[arg-type]
 
 
-def _short_id(session_id: str) -> str:
-    native = session_id.partition(":")[2]
-    return native[:12]
-
-
 # -- list and show ----------------------------------------------------------------------
 
 
-@cli.command("list")
-@click.option("--provider", help="Only this agent.")
-@click.option("-n", "--limit", type=click.IntRange(1, MAX_INT), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(0, MAX_INT), default=0)
-@click.option("--json", "as_json", is_flag=True)
-def list_cmd(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
+@cli.command("list", params=list(map(_click_option, read_cmd.LIST_OPTIONS)))
+def list_cmd(**params: object) -> None:
     """Sessions, newest first."""
-    from voyager_sessions import api
-
-    with api.reader(data_dir()) as r:
-        doc = r.list_sessions(provider=provider, limit=limit, offset=offset)
-    if as_json:
-        emit_json(doc)
-    else:
-        for row in doc.sessions:
-            when = (row.updated or row.started or "")[:16].replace("T", " ")
-            title = printable(row.title or row.cwd or "")
-            click.echo(f"{row.provider:<8} {printable(_short_id(row.session_id)):<12}  {when:<16}  {row.events:>6} ev  {title}")
-        click.echo(f"{offset + len(doc.sessions)} of {doc.total} sessions", err=True)
-    sys.exit(EXIT_OK if doc.sessions else EXIT_NONE)
+    read_cmd.list_command(**params)  # type: ignore[arg-type]
 
 
-@cli.command()
-@click.argument("session")
-@click.option("--around", type=click.IntRange(-1, MAX_INT), help="Only a window around this seq.")
-@click.option("-C", "--context", "window", type=click.IntRange(0, 100_000), default=10, show_default=True,
-              help="Events each side of --around.")
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto")
-def show(session: str, around: int | None, window: int, as_json: bool, color: str) -> None:
+@cli.command(params=[click.Argument([read_cmd.SHOW_SESSION.dest]), *map(_click_option, read_cmd.SHOW_OPTIONS)])
+def show(**params: object) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
-    from voyager_sessions import api
-
-    with api.reader(data_dir()) as r:
-        doc = r.show(session, around=around, window=window)
-    if as_json:
-        emit_json(doc)
-        return
-    from voyager_sessions.render import render_timeline
-
-    colored = use_color(color)
-    click.echo(render_timeline(doc.session, doc.events, color=colored), color=colored)
+    read_cmd.show_command(**params)  # type: ignore[arg-type]
 
 
 # -- stats, demo ------------------------------------------------------------------------
 
 
-@cli.command()
-@click.option("--json", "as_json", is_flag=True)
-def stats(as_json: bool) -> None:
+@cli.command(params=list(map(_click_option, read_cmd.STATS_OPTIONS)))
+def stats(**params: object) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
-    from voyager_sessions import api
-
-    with api.reader(data_dir()) as r:
-        doc = r.stats()
-    if as_json:
-        emit_json(doc)
-        return
-    click.echo(f"data dir: {doc['data_dir']}")
-    for p, c in doc["providers"].items():
-        click.echo(f"  {p:<9} {c['sessions']:>6} sessions {c['events']:>9} events")
-    click.echo(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments")
-    if doc["last_scan"]:
-        from voyager_sessions.model import iso
-
-        click.echo(f"last scan: {iso(doc['last_scan']['finished'])}")
+    read_cmd.stats_command(**params)  # type: ignore[arg-type]
 
 
 @cli.command()

@@ -16,6 +16,7 @@ from typing import Any
 
 from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands' vocabulary)
     EXIT_BUSY,
+    EXIT_INTERNAL,
     EXIT_NONE,
     EXIT_OK,
     EXIT_USAGE,
@@ -24,7 +25,14 @@ from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands'
     UserError,
     VoyagerError,
 )
-from voyager_sessions.paths import data_dir
+from voyager_sessions import invocation
+from voyager_sessions.paths import data_dir as _default_data_dir
+
+
+def data_dir() -> Path:
+    """The data dir this command works on: the client's, for a command a server runs for one."""
+    inv = invocation.current()
+    return _default_data_dir() if inv is None else inv.data_dir
 
 
 def private_umask() -> None:
@@ -33,10 +41,14 @@ def private_umask() -> None:
 
 
 def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> None:
-    """``click.echo``, importing click only when something is printed as text (``--json`` never is)."""
+    """``click.echo``, importing click only when something is printed as text (``--json`` never is).
+
+    Output goes where the current invocation says (a client's captured streams under
+    ``voyager serve``), so click strips colours or not exactly as it would there.
+    """
     import click
 
-    click.echo(message, err=err, color=color)
+    click.echo(message, file=invocation.text_stream(err), err=err, color=color)
 
 
 def emit_json(obj: Any) -> None:
@@ -45,8 +57,9 @@ def emit_json(obj: Any) -> None:
 
     from voyager_sessions.textsafe import escape_json_controls
 
-    sys.stdout.buffer.write(escape_json_controls(msgspec.json.encode(obj)) + b"\n")
-    sys.stdout.flush()
+    out = invocation.binary_stdout()
+    out.write(escape_json_controls(msgspec.json.encode(obj)) + b"\n")
+    out.flush()
 
 
 def use_color(mode: str) -> bool:
@@ -54,7 +67,50 @@ def use_color(mode: str) -> bool:
         return True
     if mode == "never" or os.environ.get("NO_COLOR"):
         return False
-    return sys.stdout.isatty()
+    return invocation.isatty(err=False)
+
+
+def failure(exc: BaseException) -> tuple[str, int]:
+    """The one line (without newline) and the exit code a command's failure is reported with.
+
+    A ``VoyagerError`` is its message; an interrupt is exit 130; anything else is a bug,
+    exit 4 with a hint (``VOYAGER_DEBUG=1`` makes the CLI raise instead). The click CLI
+    and ``voyager serve`` report through this one function, so they say the same.
+    """
+    from voyager_sessions.textsafe import printable
+
+    if isinstance(exc, VoyagerError):
+        return f"voyager: {printable(str(exc))}", exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "voyager: interrupted", 130
+    return (f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} "
+            "(set VOYAGER_DEBUG=1 for a traceback)", EXIT_INTERNAL)
+
+
+def notice_line(notice: Any) -> str:
+    """How a skipped piece met during a scan is reported on stderr."""
+    from voyager_sessions.textsafe import printable
+
+    return f"voyager: skipped {printable(notice.describe())}"
+
+
+def open_reader(ddir: Path) -> Any:
+    """A context manager yielding an ``api.Reader`` of ``ddir``: the server's, or one opened for this command."""
+    inv = invocation.current()
+    if inv is not None and inv.backend is not None:
+        return inv.backend.reader(ddir)
+    from voyager_sessions import api
+
+    return api.reader(ddir)
+
+
+def refresh_scan(ddir: Path, *, quiet: bool) -> None:
+    """The refresh before a search: ``run_scan`` here, the server's own scan there; raises as ``run_scan`` does."""
+    inv = invocation.current()
+    if inv is not None and inv.backend is not None:
+        inv.backend.refresh(ddir, quiet)
+    else:
+        run_scan(quiet=quiet, ddir=ddir)
 
 
 def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
@@ -63,14 +119,13 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
     from voyager_sessions.scan import scan
     ddir = ddir or data_dir()
     progress = None
-    if not quiet and sys.stderr.isatty():
+    # A progress bar only on this process's own terminal: never into a capture for a client.
+    if not quiet and invocation.current() is None and sys.stderr.isatty():
         progress = _progress_printer()
 
     def on_notice(n: Any) -> None:
         if not quiet:
-            from voyager_sessions.textsafe import printable
-
-            echo(f"voyager: skipped {printable(n.describe())}", err=True)
+            echo(notice_line(n), err=True)
 
     try:
         summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,

@@ -1,11 +1,17 @@
-"""The console entry point (``voyager`` and ``python -m voyager_sessions``): a plain search skips click.
+"""The console entry point (``voyager`` and ``python -m voyager_sessions``): plain reading commands skip click.
 
 Importing click and building the command tree costs more than answering a search of a
-million events, so ``voyager search …`` whose arguments :func:`voyager_sessions.search_cmd.parse_search_args`
-reads completely runs the command directly. Everything else (another command, ``--help``,
-a mistake in the arguments, shell completion) goes to the click CLI in :mod:`voyager_sessions.cli`,
-which also reports anything the direct run raises, so messages and exit codes are the
-same either way.
+million events, so ``voyager search`` (and ``list``, ``show``, ``stats``) whose
+arguments :func:`voyager_sessions.commands.parse` reads completely go another way:
+
+1. to a running ``voyager serve`` for this data dir, through :mod:`voyager_sessions.serve.client`,
+   which imports only the standard library and prints exactly what the command would
+   have printed here (the server runs the very same function);
+2. when none answers, ``search`` runs here directly, and the others through click.
+
+Everything else (another command, ``--help``, a mistake in the arguments, shell
+completion) goes to the click CLI in :mod:`voyager_sessions.cli`, which also reports
+anything the direct run raises, so messages and exit codes are the same every way.
 
 Start-up runs with the cyclic garbage collector off, and what it imported is then
 frozen out of later collections (:func:`_started`): imports allocate a lot and free
@@ -23,22 +29,39 @@ from typing import NoReturn
 #: click's shell-completion variable for prog_name ``voyager``; when set, click must answer.
 COMPLETE_VAR = "_VOYAGER_COMPLETE"
 
+#: The commands read without click (see voyager_sessions.commands.READ_COMMANDS).
+_READING = ("search", "list", "show", "stats")
+
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``); always exits."""
     collecting = gc.isenabled()
     gc.disable()
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["search"] and not os.environ.get(COMPLETE_VAR):
-        from voyager_sessions.search_cmd import parse_search_args
+    if args[:1] and args[0] in _READING and not os.environ.get(COMPLETE_VAR):
+        from voyager_sessions.commands import parse
 
-        params = parse_search_args(args[1:])
+        params = parse(args[0], args[1:])
         if params is not None:
-            _search(params, collecting)
+            _forward(args[0], params)
+            if args[0] == "search":
+                _search(params, collecting)
     from voyager_sessions.cli import main as cli_main
 
     _started(collecting)
     cli_main(argv)  # None stays None: click reads sys.argv itself, as it always did
+
+
+def _forward(cmd: str, params: dict) -> None:
+    """Exit with the server's answer when a server for this data dir gives one; return when none does."""
+    from voyager_sessions.cmdutil import private_umask
+    from voyager_sessions.paths import data_dir
+    from voyager_sessions.serve.client import forward
+
+    private_umask()
+    code = forward(cmd, params, str(data_dir()))
+    if code is not None:
+        sys.exit(code)
 
 
 def _started(collecting: bool) -> None:
@@ -50,8 +73,8 @@ def _started(collecting: bool) -> None:
 
 def _search(params: dict, collecting: bool) -> NoReturn:
     """``voyager search`` with parsed ``params``, as the click group runs it (umask first, errors reported alike)."""
+    from voyager_sessions import search_cmd
     from voyager_sessions.cmdutil import private_umask
-    from voyager_sessions.search_cmd import search_command
 
     private_umask()
     try:
@@ -60,7 +83,7 @@ def _search(params: dict, collecting: bool) -> NoReturn:
             from voyager_sessions.search import engine, index  # noqa: F401
         finally:
             _started(collecting)
-        search_command(**params)
+        search_cmd.search_command(**params)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported below exactly as click reports it
         failure: BaseException = exc
     else:

@@ -43,8 +43,10 @@ class DataDir:
     ``index/`` (Tantivy), ``state.db`` (scan state and sessions), ``checkpoints.db``
     (checkpoints: not derived from the sources, so never reset with the index),
     ``checkpoints/`` (Markdown hand-offs, derived output), ``scan.lock`` (the one-writer
-    lock), ``serve.sock`` (the resident server's socket) and ``last-search.json`` (the first
-    hit of the last ``voyager search``, which ``voyager resume -`` reopens).
+    lock), ``last-search.json`` (the first hit of the last ``voyager search``, which
+    ``voyager resume -`` reopens), and the resident server's ``serve.sock`` (its socket),
+    ``serve.lock`` (held while it runs: one server per data dir) and ``serve.log`` (its
+    stderr when detached).
     """
 
     __slots__ = ("root",)
@@ -85,6 +87,14 @@ class DataDir:
     @property
     def last_search(self) -> Path:
         return self.root / "last-search.json"
+
+    @property
+    def serve_lock(self) -> Path:
+        return self.root / "serve.lock"
+
+    @property
+    def serve_log(self) -> Path:
+        return self.root / "serve.log"
 
     def has_index(self) -> bool:
         """True once a scan has written an index and its state (what every reading command needs)."""

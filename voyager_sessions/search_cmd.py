@@ -1,14 +1,12 @@
-"""``voyager search`` without click: its options (one table), a strict argv reader, and the command itself.
+"""``voyager search`` without click: its options (one table), its argv reader, and the command itself.
 
 ``SEARCH_OPTIONS`` is the one definition of the command's options: :mod:`voyager_sessions.cli`
-builds the click command from it, and :func:`parse_search_args` reads argv with it so
-that a plain ``voyager search …`` never imports click (about 20 ms, a third of the wall
-time of a search). The reader accepts only spellings whose meaning is certain and returns
-exactly the values click would pass; for anything else (``--help``, an unknown or
-malformed option, an out-of-range value, ``-n5``-style bundling) it returns None and
-click parses, reports and exits as it always did. ``tests/test_cli_fast.py`` holds the
-two to the same results. Text output still goes through ``click.echo`` (imported then),
-so ``--json`` and ``--jsonl`` are the click-free paths.
+builds the click command from it, and :func:`parse_search_args` reads argv with it (see
+:mod:`voyager_sessions.argv`) so that a plain ``voyager search …`` never imports click
+(about 20 ms, a third of the wall time of a search). Text output still goes through
+``click.echo`` (imported then), so ``--json`` and ``--jsonl`` are the click-free paths.
+The command writes and reads through :mod:`voyager_sessions.invocation`, so ``voyager
+serve`` runs this very function for its clients and their output is the same bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +15,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from voyager_sessions.cmdutil import (
+from voyager_sessions import invocation
+from voyager_sessions.argv import Option, Positional, parse_args
+from voyager_sessions.cmdutil import (  # noqa: F401  (MAX_INT: the tables' bound)
     EXIT_NONE,
     EXIT_OK,
     MAX_INT,
@@ -27,37 +27,14 @@ from voyager_sessions.cmdutil import (
     data_dir,
     echo,
     emit_json,
-    run_scan,
+    open_reader,
+    refresh_scan,
     use_color,
 )
 
 
-class SearchOption:
-    """One option of ``voyager search``: how click declares it and how the fast reader reads it.
-
-    ``kind`` is ``flag`` (no value), ``text``, ``int`` (within ``bounds``, inclusive) or
-    ``choice`` (one of ``choices``). ``default`` is None where click has none (text
-    options give None, flags False, ``multiple`` options an empty tuple). A plain
-    class because creating a NamedTuple class costs about 1.5 ms at import.
-    """
-
-    __slots__ = ("bounds", "choices", "decls", "default", "dest", "help", "kind", "multiple", "show_default")
-
-    def __init__(self, decls: tuple[str, ...], dest: str, kind: str, default: int | str | None = None, *,
-                 multiple: bool = False, bounds: tuple[int, int] = (0, 0), choices: tuple[str, ...] = (),
-                 help: str | None = None, show_default: bool = False) -> None:
-        self.decls = decls
-        self.dest = dest
-        self.kind = kind
-        self.default = default
-        self.multiple = multiple
-        self.bounds = bounds
-        self.choices = choices
-        self.help = help
-        self.show_default = show_default
-
-    def __repr__(self) -> str:
-        return f"SearchOption({'/'.join(self.decls)} -> {self.dest})"
+#: The option class (its name when only ``search`` had a table).
+SearchOption = Option
 
 
 #: The positional words of the query (click: an argument with ``nargs=-1``).
@@ -84,76 +61,12 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(("--color",), "color", "choice", "auto", choices=("auto", "always", "never"), show_default=True),
 )
 
-_BY_DECL: dict[str, SearchOption] = {d: o for o in SEARCH_OPTIONS for d in o.decls}
+_QUERY = Positional(QUERY_PARAM, -1)
 
 
 def parse_search_args(args: Sequence[str]) -> dict[str, Any] | None:
-    """The parameters click would pass for ``voyager search ARGS``, or None to leave ``args`` to click.
-
-    Read: words (anywhere; all of them after ``--``), ``--opt VALUE``, ``--opt=VALUE``,
-    ``-n VALUE``, ``-C VALUE`` and flags. A value is taken as given, as click takes it;
-    an int must be plain ASCII digits within its bounds, a choice one of its choices.
-    Repeating a non-multiple option keeps the last value, as click does.
-    """
-    values: dict[str, Any] = {}
-    words: list[str] = []
-    i, n = 0, len(args)
-    while i < n:
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            words.extend(args[i:])
-            break
-        if arg[:1] != "-" or arg == "-":
-            words.append(arg)
-            continue
-        name, eq, inline = arg.partition("=")
-        if eq and not name.startswith("--"):
-            return None  # click reads "-n=5" as "-n" with value "=5"; let it say so
-        opt = _BY_DECL.get(name)
-        if opt is None:
-            return None
-        if opt.kind == "flag":
-            if eq:
-                return None
-            values[opt.dest] = True
-            continue
-        if eq:
-            raw = inline
-        elif i < n:
-            raw = args[i]
-            i += 1
-        else:
-            return None
-        value = _convert(opt, raw)
-        if value is None:
-            return None
-        if opt.multiple:
-            values[opt.dest] = (*values.get(opt.dest, ()), value)
-        else:
-            values[opt.dest] = value
-    params: dict[str, Any] = {QUERY_PARAM: tuple(words)}
-    for opt in SEARCH_OPTIONS:
-        if opt.dest in values:
-            params[opt.dest] = values[opt.dest]
-        else:
-            params[opt.dest] = () if opt.multiple else False if opt.kind == "flag" else opt.default
-    return params
-
-
-def _convert(opt: SearchOption, raw: str) -> int | str | None:
-    """``raw`` as ``opt``'s value, or None where click would refuse it or read it in a way not copied here."""
-    if opt.kind == "int":
-        # Plain ASCII digits, and not many of them: Python refuses to parse over 4,300
-        # digits, leading zeros included, and click then reports the value itself.
-        if not (raw.isascii() and raw.isdigit()) or len(raw) > 100:
-            return None
-        number = int(raw)
-        lo, hi = opt.bounds
-        return number if lo <= number <= hi else None
-    if opt.kind == "choice":
-        return raw if raw in opt.choices else None
-    return raw
+    """The parameters click would pass for ``voyager search ARGS``, or None to leave ``args`` to click."""
+    return parse_args(SEARCH_OPTIONS, args, _QUERY)
 
 
 def search_command(query: tuple[str, ...], limit: int, offset: int, providers: tuple[str, ...],
@@ -178,7 +91,7 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
     ddir = data_dir()
     if not no_refresh or not DataDir(ddir).has_index():
         try:
-            run_scan(quiet=not sys.stderr.isatty() or as_json or as_jsonl, ddir=ddir)
+            refresh_scan(ddir, quiet=not invocation.isatty(err=True) or as_json or as_jsonl)
         except Busy:
             pass  # a scan is running: search what it has committed so far
         except VoyagerError as exc:
@@ -193,10 +106,9 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
     opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
                          cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
                          context=context)
-    from voyager_sessions.api import search as run_search
-
     try:
-        result = run_search(ddir, text, opts)
+        with open_reader(ddir) as reader:
+            result = reader.search(text, opts)
     except QueryError as exc:
         raise UserError(f"bad query: {exc}") from None
     from voyager_sessions.lastsearch import remember
@@ -210,7 +122,7 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
         from voyager_sessions.textsafe import escape_json_controls
 
         enc = msgspec.json.Encoder()
-        out = sys.stdout.buffer
+        out = invocation.binary_stdout()
         for h in result.hits:
             out.write(escape_json_controls(enc.encode(h)) + b"\n")
         out.flush()

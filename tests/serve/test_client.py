@@ -1,0 +1,214 @@
+"""The client: standard library only, and a server that is missing, stale, hung or broken costs little.
+
+Whatever goes wrong before the whole answer has arrived, the client prints nothing and
+the command runs in its own process, so the output is still the command's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.serve.conftest import cli, make_env, write_corpus
+from voyager_sessions.paths import DataDir
+from voyager_sessions.serve import client, protocol
+
+HEAVY = ("tantivy", "msgspec", "click", "sqlite3", "voyager_sessions.api", "voyager_sessions.search")
+
+_RECORD = ("import atexit, sys\n"
+           "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+           "from voyager_sessions.main import main\n"
+           "main()\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "parse_config_v2", "--json"], ["search", "parse_config_v2"], ["search", "数据库", "--jsonl", "-C", "1"],
+    ["list"], ["show", "5f1c", "--json"], ["stats"], ["search", "("],
+], ids=" ".join)
+def test_forwarding_imports_only_the_standard_library(served, argv):
+    env, server = served
+    before = server.status()["answered"]
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _RECORD, *argv], capture_output=True, env=env,
+                          timeout=60, check=False)
+    err = proc.stderr.decode()
+    modules = err.rpartition("MODULES ")[2].split()
+    assert modules, err
+    for heavy in HEAVY:
+        assert not any(m == heavy or m.startswith(heavy + ".") for m in modules), (heavy, argv)
+    # -X importtime lists every import the process made, the interpreter's own start included.
+    imported = {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+    assert "voyager_sessions.serve.client" in imported
+    assert not {m for m in imported if m.split(".")[0] in ("tantivy", "msgspec", "click")}, argv
+    assert server.status()["answered"] == before + 1
+    assert proc.stdout == cli(env, *argv, server=False).out
+
+
+def test_no_server_or_a_stale_socket_falls_back_at_once(tmp_path):
+    env = make_env(tmp_path)
+    write_corpus(env)
+    assert cli(env, "scan", "-q", server=False).code == 0
+    path = str(DataDir(env["VOYAGER_HOME"]).socket)
+    request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
+    t0 = time.perf_counter()
+    assert client.exchange(path, request) is None  # no socket
+    # A socket file whose server is gone: connect is refused.
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(path)
+    stale.close()
+    assert os.path.exists(path)
+    assert client.exchange(path, request) is None
+    assert time.perf_counter() - t0 < 0.05
+    assert cli(env, "search", "postgres", "--json") == cli(env, "search", "postgres", "--json", server=False)
+
+
+class FakeServer:
+    """A socket at the data dir's path that misbehaves as ``behave(conn)`` says."""
+
+    def __init__(self, path: str, behave) -> None:
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(path)
+        self.sock.listen(16)
+        self.behave = behave
+        self.conns: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            threading.Thread(target=self.behave, args=(conn,), daemon=True).start()
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def _read_line(conn: socket.socket) -> None:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+
+
+def _silent(conn):  # accepts, never acknowledges
+    _read_line(conn)
+    time.sleep(30)
+
+
+def _ack_then_hang(conn):
+    _read_line(conn)
+    conn.sendall(b"\n")
+    time.sleep(30)
+
+
+def _ack_then_die(conn):
+    _read_line(conn)
+    conn.sendall(b"\n")
+    conn.close()
+
+
+def _garbage(conn):
+    _read_line(conn)
+    conn.sendall(b"\n{not json\n")
+    conn.close()
+
+
+def _short_body(conn):
+    _read_line(conn)
+    conn.sendall(b'\n{"v":1,"exit":0,"stdout":100,"stderr":[]}\nonly this')
+    conn.close()
+
+
+def _bad_offsets(conn):
+    _read_line(conn)
+    conn.sendall(b'\n{"v":1,"exit":0,"stdout":2,"stderr":[[5,"x"]]}\nab')
+    conn.close()
+
+
+def _wrong_version(conn):
+    _read_line(conn)
+    conn.sendall(b'\n{"v":2,"exit":0,"stdout":0,"stderr":[]}\n')
+    conn.close()
+
+
+@pytest.mark.parametrize("behave, bound", [
+    (_silent, 0.05), (_ack_then_die, 0.05), (_garbage, 0.05), (_short_body, 0.05), (_bad_offsets, 0.05),
+    (_wrong_version, 0.05), (_ack_then_hang, 1.0),
+], ids=lambda x: getattr(x, "__name__", str(x)))
+def test_a_broken_server_costs_little_and_changes_nothing(tmp_path, behave, bound):
+    env = {**make_env(tmp_path), "VOYAGER_SERVER_WAIT_MS": "50"}
+    write_corpus(env)
+    assert cli(env, "scan", "-q", server=False).code == 0
+    path = str(DataDir(env["VOYAGER_HOME"]).socket)
+    fake = FakeServer(path, behave)
+    try:
+        request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
+        t0 = time.perf_counter()
+        assert client.exchange(path, request, idle_timeout=bound) is None
+        elapsed = time.perf_counter() - t0
+        # The bound (the ack timeout, ~50 ms; for a server that acknowledged then fell silent, the
+        # idle timeout) plus room for a loaded CI machine.
+        assert elapsed < bound + 0.25, elapsed
+        if behave is _silent:
+            assert elapsed >= protocol.ACK_TIMEOUT * 0.9  # it did wait for the acknowledgement, no longer
+        # The CLI, whatever the server did, prints the command's own output, once.
+        for argv in (["search", "postgres", "--json"], ["search", "parse_config_v2", "-C", "1"], ["list"]):
+            if behave is _ack_then_hang:
+                continue  # the CLI would wait for the idle timeout (5 s) before falling back: covered above
+            assert cli(env, *argv) == cli(env, *argv, server=False), argv
+    finally:
+        fake.close()
+
+
+def test_a_stopped_server_costs_the_ack_timeout_then_answers_again(served):
+    env, server = served
+    path = str(server.ddir.socket)
+    request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
+    server.signal(signal.SIGSTOP)
+    try:
+        t0 = time.perf_counter()
+        assert client.exchange(path, request) is None
+        assert time.perf_counter() - t0 < 0.3
+        quick = {**env, "VOYAGER_SERVER_WAIT_MS": "50"}
+        assert cli(quick, "stats", "--json") == cli(quick, "stats", "--json", server=False)
+    finally:
+        server.signal(signal.SIGCONT)
+    time.sleep(0.2)
+    got = client.exchange(path, request, ack_timeout=2.0)
+    assert got is not None and got[0]["exit"] == 0
+
+
+def test_socket_path_of_any_length_works(tmp_path):
+    # sun_path holds ~107 bytes; a deep data dir is reached through /proc/self/fd on Linux.
+    if not hasattr(os, "O_PATH"):
+        pytest.skip("no O_PATH here")
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    env = make_env(deep)
+    write_corpus(env)
+    assert len(str(DataDir(env["VOYAGER_HOME"]).socket)) > 110
+    assert cli(env, "scan", "-q", server=False).code == 0
+    from tests.serve.conftest import ServerProcess
+
+    server = ServerProcess(env)
+    try:
+        before = server.status()["answered"]
+        assert cli(env, "search", "postgres", "--json") == cli(env, "search", "postgres", "--json", server=False)
+        assert server.status()["answered"] == before + 1
+    finally:
+        assert server.stop() == 0
+    assert not Path(DataDir(env["VOYAGER_HOME"]).socket).exists()

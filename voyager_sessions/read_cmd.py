@@ -1,0 +1,91 @@
+"""``voyager list``, ``show`` and ``stats`` without click: their option tables and the commands themselves.
+
+As for ``search`` (:mod:`voyager_sessions.search_cmd`), each table is the one
+definition of a command's options: :mod:`voyager_sessions.cli` builds the click command
+from it, and :func:`voyager_sessions.argv.parse_args` reads argv with it so that
+:mod:`voyager_sessions.main` can hand a plain ``voyager list …`` to a running server
+without importing click. The commands read and write through
+:mod:`voyager_sessions.invocation`, so ``voyager serve`` runs these very functions for its
+clients and the bytes they print are the same whichever process printed them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from voyager_sessions.argv import Option, Positional
+from voyager_sessions.cmdutil import EXIT_NONE, EXIT_OK, MAX_INT, data_dir, echo, emit_json, open_reader, use_color
+
+LIST_OPTIONS: tuple[Option, ...] = (
+    Option(("--provider",), "provider", "text", help="Only this agent."),
+    Option(("-n", "--limit"), "limit", "int", 50, bounds=(1, MAX_INT), show_default=True),
+    Option(("--offset",), "offset", "int", 0, bounds=(0, MAX_INT)),
+    Option(("--json",), "as_json", "flag"),
+)
+
+SHOW_SESSION = Positional("session", 1)
+SHOW_OPTIONS: tuple[Option, ...] = (
+    Option(("--around",), "around", "int", bounds=(-1, MAX_INT), help="Only a window around this seq."),
+    Option(("-C", "--context"), "window", "int", 10, bounds=(0, 100_000), show_default=True,
+           help="Events each side of --around."),
+    Option(("--json",), "as_json", "flag"),
+    Option(("--color",), "color", "choice", "auto", choices=("auto", "always", "never")),
+)
+
+STATS_OPTIONS: tuple[Option, ...] = (
+    Option(("--json",), "as_json", "flag"),
+)
+
+
+def _short_id(session_id: str) -> str:
+    return session_id.partition(":")[2][:12]
+
+
+def list_command(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
+    """Sessions, newest first; exits 0 when the page has any, 1 when it has none."""
+    from voyager_sessions.textsafe import printable
+
+    with open_reader(data_dir()) as r:
+        doc = r.list_sessions(provider=provider, limit=limit, offset=offset)
+    if as_json:
+        emit_json(doc)
+    else:
+        for row in doc.sessions:
+            when = (row.updated or row.started or "")[:16].replace("T", " ")
+            title = printable(row.title or row.cwd or "")
+            echo(f"{row.provider:<8} {printable(_short_id(row.session_id)):<12}  {when:<16}  {row.events:>6} ev  {title}")
+        echo(f"{offset + len(doc.sessions)} of {doc.total} sessions", err=True)
+    sys.exit(EXIT_OK if doc.sessions else EXIT_NONE)
+
+
+def show_command(session: str, around: int | None, window: int, as_json: bool, color: str) -> None:
+    """A session's timeline (id, native id or unambiguous prefix), or the window around seq ``around``."""
+    with open_reader(data_dir()) as r:
+        doc = r.show(session, around=around, window=window)
+    if as_json:
+        emit_json(doc)
+        return
+    from voyager_sessions.render import render_timeline
+
+    colored = use_color(color)
+    echo(render_timeline(doc.session, doc.events, color=colored), color=colored)
+
+
+def stats_command(as_json: bool) -> None:
+    """Sessions and events per agent, index size, the last scan that changed something."""
+    ddir = data_dir()
+    with open_reader(ddir) as r:
+        doc: dict[str, Any] = r.stats()
+    doc["data_dir"] = str(ddir)  # as this command names it (a server may know the same dir by another spelling)
+    if as_json:
+        emit_json(doc)
+        return
+    echo(f"data dir: {doc['data_dir']}")
+    for p, c in doc["providers"].items():
+        echo(f"  {p:<9} {c['sessions']:>6} sessions {c['events']:>9} events")
+    echo(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments")
+    if doc["last_scan"]:
+        from voyager_sessions.model import iso
+
+        echo(f"last scan: {iso(doc['last_scan']['finished'])}")

@@ -1,0 +1,230 @@
+"""What the server reads from and how it stays fresh: a pool of open readers and one scan at a time.
+
+:class:`Scans` runs the server's scans one at a time and lets callers share them: a
+search that asks for a refresh waits for a scan that *started after it arrived* (so it
+sees whatever was appended before it was sent, as an in-process refresh would) and every
+request waiting meanwhile is answered by that same scan. The keep-fresh loop (``watch``'s
+:func:`~voyager_sessions.scan.watch.keep_fresh`) goes through it too. The scans take the
+data dir's writer lock as every scan does, so another process scanning meanwhile is no
+trouble: a request's refresh that finds it busy answers from what is committed, exactly
+as ``voyager search`` does.
+
+:class:`ReaderPool` lends each request an ``api.Reader`` of its own (SQLite connections
+and Tantivy searchers are not for two threads at once) and keeps each one current: before
+a reader is lent, the index's ``meta.json`` is looked at (one ``stat``) and the reader
+reloaded if any process committed since, or opened anew if the index was rebuilt.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voyager_sessions.errors import VoyagerError
+from voyager_sessions.paths import DataDir
+
+
+@dataclass
+class ScanOutcome:
+    """One scan's result as its waiting requests need it."""
+
+    number: int
+    started: float
+    seconds: float = 0.0
+    summary: Any = None
+    notices: list[Any] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+class Scans:
+    """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
+
+    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None,
+                 on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
+        if scan is None:
+            from voyager_sessions.scan import scan as scan_fn
+
+            scan = scan_fn
+        self._scan = scan
+        self._ddir = ddir
+        self._on_done = on_done
+        self._cond = threading.Condition()
+        self._started = 0
+        self._running = False
+        self._last: ScanOutcome | None = None
+        self.count = 0
+
+    @property
+    def last(self) -> ScanOutcome | None:
+        return self._last
+
+    def fresh(self) -> ScanOutcome:
+        """The outcome of a scan that started after this call: run one, or wait for the one about to run."""
+        with self._cond:
+            wanted = self._started + 1
+            while True:
+                if self._last is not None and self._last.number >= wanted:
+                    return self._last
+                if not self._running:
+                    self._running = True
+                    self._started += 1
+                    number = self._started
+                    break
+                self._cond.wait()
+        outcome = ScanOutcome(number=number, started=time.time())
+        t0 = time.perf_counter()
+        try:
+            outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
+        except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
+            outcome.error = exc
+        outcome.seconds = time.perf_counter() - t0
+        with self._cond:
+            self._last = outcome
+            self._running = False
+            self.count += 1
+            self._cond.notify_all()
+        self._on_done(outcome)
+        return outcome
+
+
+class _Pooled:
+    __slots__ = ("reader", "signature")
+
+    def __init__(self, reader: Any, signature: tuple) -> None:
+        self.reader = reader
+        self.signature = signature
+
+
+def index_signature(ddir: DataDir) -> tuple:
+    """What changes when any process commits to the index (``meta.json`` is replaced) or rebuilds it."""
+    out: list[Any] = []
+    for path in (ddir.index, ddir.index / "voyager-index-id", ddir.index / "meta.json"):
+        try:
+            st = os.stat(path)
+            out.append((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class ReaderPool:
+    """Up to ``size`` open ``api.Reader``s of one data dir, each lent to one request at a time."""
+
+    def __init__(self, ddir: DataDir, size: int) -> None:
+        self.ddir = ddir
+        self.size = size
+        self._idle: queue.LifoQueue[_Pooled] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+        self._closed = False
+        self._lock = threading.Lock()
+        self._all: set[_Pooled] = set()
+
+    @contextmanager
+    def reader(self) -> Iterator[Any]:
+        """A current reader for the ``with`` block; "no index yet" as ``api.reader`` says it."""
+        from voyager_sessions.api import require_index
+
+        require_index(self.ddir)
+        self._slots.acquire()
+        pooled = None
+        try:
+            pooled = self._current()
+            yield pooled.reader
+        except BaseException:
+            if pooled is not None:  # a reader that failed mid-request is not trusted again
+                self._discard(pooled)
+                pooled = None
+            raise
+        finally:
+            if pooled is not None:
+                self._idle.put(pooled)
+            self._slots.release()
+
+    def _current(self) -> _Pooled:
+        signature = index_signature(self.ddir)
+        try:
+            pooled = self._idle.get_nowait()
+        except queue.Empty:
+            return self._open(signature)
+        if pooled.signature == signature:
+            return pooled
+        if pooled.signature[:2] == signature[:2]:
+            pooled.reader.reload()  # the same index, new commits
+            pooled.signature = signature
+            return pooled
+        self._discard(pooled)  # rebuilt: another index in the same place
+        return self._open(signature)
+
+    def _open(self, signature: tuple) -> _Pooled:
+        from voyager_sessions.api import Reader
+
+        pooled = _Pooled(Reader(self.ddir, shared=True), signature)
+        with self._lock:
+            self._all.add(pooled)
+        return pooled
+
+    def _discard(self, pooled: _Pooled) -> None:
+        with self._lock:
+            self._all.discard(pooled)
+        try:
+            pooled.reader.close()
+        except Exception:  # noqa: BLE001 - closing a broken reader must not hide the first error
+            pass
+
+    def close(self) -> None:
+        with self._lock:
+            every = list(self._all)
+            self._all.clear()
+        for pooled in every:
+            try:
+                pooled.reader.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+class ServerBackend:
+    """The :class:`~voyager_sessions.invocation.Backend` of ``voyager serve``: pooled readers, shared scans."""
+
+    def __init__(self, pool: ReaderPool, scans: Scans) -> None:
+        self.pool = pool
+        self.scans = scans
+
+    def reader(self, ddir: Path) -> Any:
+        return self.pool.reader()
+
+    def refresh(self, ddir: Path, quiet: bool) -> None:
+        """What ``run_scan(quiet=quiet)`` does before a search, with a scan that started after this request."""
+        from voyager_sessions.cmdutil import echo, notice_line
+
+        outcome = self.scans.fresh()
+        if not quiet:
+            for notice in outcome.notices:
+                echo(notice_line(notice), err=True)
+        if outcome.error is not None:
+            raise outcome.error
+
+
+def scan_for_keep_fresh(scans: Scans) -> Callable[[], Any]:
+    """``keep_fresh``'s ``scan()``: a shared scan; a bug in it becomes a failure to back off from, not a dead thread."""
+
+    def run() -> Any:
+        outcome = scans.fresh()
+        if outcome.error is None:
+            return outcome.summary
+        if isinstance(outcome.error, VoyagerError):
+            raise outcome.error
+        raise _ScanBug(f"internal error: {type(outcome.error).__name__}: {outcome.error}")
+
+    return run
+
+
+class _ScanBug(VoyagerError):
+    """An unexpected exception in a background scan: reported, retried with backoff."""
+

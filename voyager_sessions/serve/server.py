@@ -1,0 +1,373 @@
+"""The resident server: a Unix socket in the data dir, a thread per connection, the index kept open and fresh.
+
+Each connection carries one request (see :mod:`.protocol`). Its thread checks the peer
+(the same user only), reads the request line within :data:`~.protocol.REQUEST_DEADLINE`
+and :data:`~.protocol.MAX_REQUEST_BYTES`, acknowledges it with a newline, runs the
+command through :func:`voyager_sessions.commands.run_captured` with a pooled reader and
+the shared scans of :mod:`.fresh`, and sends the header and stdout. A malformed,
+oversized or slow request gets one line saying so and the connection is closed; nothing
+a client sends can stop the server or reach another client. A heartbeat thread sends a
+newline each second to every connection still waiting, so a client can tell a long
+refresh from a hung server. Another thread keeps the index fresh with ``keep_fresh``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from voyager_sessions.paths import DataDir
+from voyager_sessions.serve import protocol
+from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
+
+#: Connections served at once; one more is told the server is busy (its client runs the command itself).
+MAX_CONNECTIONS = 64
+
+#: Error handlers a client's stdout may use (what Python sets up for a UTF-8 stdout).
+_STDOUT_ERRORS = frozenset({"strict", "surrogateescape", "replace", "backslashreplace", "ignore",
+                            "xmlcharrefreplace", "namereplace", "surrogatepass"})
+
+#: Seconds a stopping server waits for requests in flight and for a scan in progress.
+STOP_GRACE = 10.0
+
+
+class RequestError(Exception):
+    """What was wrong with a request, as the one line its client is sent."""
+
+
+class _Connection:
+    """One client connection while its request is worked on (the heartbeat writes to it too)."""
+
+    __slots__ = ("done", "lock", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.lock = threading.Lock()
+        self.done = False
+
+
+def _log_to_stderr(message: str) -> None:
+    sys.stderr.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} voyager serve: {message}\n")
+    sys.stderr.flush()
+
+
+class Server:
+    """``voyager serve`` on one data dir; :meth:`serve` runs until :meth:`stop` (a signal, or a ``stop`` request)."""
+
+    def __init__(self, ddir: DataDir, *, interval: float = 5.0, readers: int | None = None,
+                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True) -> None:
+        self.ddir = ddir
+        self.interval = interval
+        self.log = log
+        self.verbose = verbose
+        self.env = protocol.answer_env(os.environ)
+        st = os.stat(ddir.root)
+        self._dir_id = (st.st_dev, st.st_ino)
+        self.scans = Scans(ddir, on_done=self._scanned)
+        self.pool = ReaderPool(ddir, readers or min(4, max(2, os.cpu_count() or 2)))
+        self.backend = ServerBackend(self.pool, self.scans)
+        self.stopping = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._lock = threading.Lock()
+        self._inflight: set[_Connection] = set()
+        self._active = 0
+        self.started = time.time()
+        self.counts = {"requests": 0, "answered": 0, "fallbacks": 0, "errors": 0}
+
+    # -- running -----------------------------------------------------------------
+
+    def serve(self, listener: socket.socket) -> None:
+        """Accept connections on ``listener`` until stopped; then wait briefly for what is in flight."""
+        threads = [threading.Thread(target=self._keep_fresh, name="voyager-keep-fresh", daemon=True),
+                   threading.Thread(target=self._heartbeat, name="voyager-heartbeat", daemon=True)]
+        for t in threads:
+            t.start()
+        listener.setblocking(False)
+        with selectors.DefaultSelector() as sel:
+            sel.register(listener, selectors.EVENT_READ)
+            sel.register(self._wake_r, selectors.EVENT_READ)
+            while not self.stopping.is_set():
+                for key, _ in sel.select(timeout=1.0):
+                    if key.fileobj is listener:
+                        self._accept(listener)
+        deadline = time.monotonic() + STOP_GRACE
+        while self._active and time.monotonic() < deadline:
+            time.sleep(0.01)
+        threads[0].join(max(0.0, deadline - time.monotonic()))
+        self.pool.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+    def stop(self) -> None:
+        """Stop accepting and return from :meth:`serve` (safe from a signal handler and any thread)."""
+        self.stopping.set()
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def _accept(self, listener: socket.socket) -> None:
+        try:
+            conn, _ = listener.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return
+        conn.setblocking(True)
+        with self._lock:
+            full = self._active >= MAX_CONNECTIONS
+            if not full:
+                self._active += 1
+        if full:
+            self._refuse(conn, "the server is busy (too many connections)")
+            return
+        threading.Thread(target=self._handle, args=(conn,), name="voyager-request", daemon=True).start()
+
+    def _keep_fresh(self) -> None:
+        from voyager_sessions.scan.watch import keep_fresh
+        from voyager_sessions.textsafe import printable
+
+        def on_error(exc: Exception, delay: float) -> None:
+            from voyager_sessions.errors import Busy
+
+            if not isinstance(exc, Busy):  # another process scanning is not news
+                self.log(f"scan failed: {printable(str(exc))}; retrying in {delay:g}s")
+
+        keep_fresh(scan_for_keep_fresh(self.scans), interval=self.interval, on_error=on_error, stop=self.stopping)
+
+    def _scanned(self, outcome: ScanOutcome) -> None:
+        summary = outcome.summary
+        if self.verbose and summary is not None and summary.touched:
+            self.log(f"+{summary.events_added} events ({summary.new} new, {summary.grown} grown, "
+                     f"{summary.changed} changed, {summary.removed} removed sources) in {outcome.seconds:.2f}s")
+
+    def _heartbeat(self) -> None:
+        while not self.stopping.wait(protocol.HEARTBEAT_INTERVAL):
+            with self._lock:
+                waiting = list(self._inflight)
+            for conn in waiting:
+                with conn.lock:
+                    if conn.done:
+                        continue
+                    try:
+                        conn.sock.send(b"\n", socket.MSG_DONTWAIT)
+                    except OSError:
+                        pass  # the client left; its thread finds out when it answers
+
+    # -- one connection ------------------------------------------------------------
+
+    def _handle(self, sock: socket.socket) -> None:
+        conn = _Connection(sock)
+        try:
+            with self._lock:
+                self.counts["requests"] += 1
+            try:
+                if not self._same_user(sock):
+                    raise RequestError("refused: this server answers only the user it runs as")
+                request = self._read(sock)
+            except RequestError as exc:
+                self._count("errors")
+                self._reply_error(sock, str(exc))
+                return
+            sock.sendall(b"\n")  # acknowledged: the client now waits for as long as heartbeats come
+            with self._lock:
+                self._inflight.add(conn)
+            header, body = self._answer(request)
+            data = json.dumps({"v": protocol.VERSION, **header}, separators=(",", ":")).encode("ascii") + b"\n" + body
+            with conn.lock:
+                conn.done = True
+                sock.settimeout(protocol.IDLE_TIMEOUT)
+                sock.sendall(data)
+        except OSError:
+            pass  # the client went away: nothing to tell it
+        except Exception as exc:  # noqa: BLE001 - a bug answering one request must not take the server down
+            self._count("errors")
+            self.log(f"internal error answering a request: {type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._inflight.discard(conn)
+                self._active -= 1
+            sock.close()
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self.counts[name] += 1
+
+    def _same_user(self, sock: socket.socket) -> bool:
+        uid = peer_uid(sock)
+        return uid is None or uid == os.geteuid()
+
+    def _read(self, sock: socket.socket) -> dict[str, Any]:
+        deadline = time.monotonic() + protocol.REQUEST_DEADLINE
+        buf = bytearray()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RequestError(f"request not received within {protocol.REQUEST_DEADLINE:g} s")
+            sock.settimeout(remaining)
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                raise RequestError(f"request not received within {protocol.REQUEST_DEADLINE:g} s") from None
+            end = chunk.find(b"\n")
+            buf += chunk if end < 0 else chunk[:end]
+            if len(buf) > protocol.MAX_REQUEST_BYTES:
+                raise RequestError(f"request larger than {protocol.MAX_REQUEST_BYTES} bytes")
+            if end >= 0:
+                break
+            if not chunk:
+                raise RequestError("connection closed before the end of the request line")
+        try:
+            request = json.loads(bytes(buf))
+        except ValueError as exc:
+            raise RequestError(f"malformed request: not one line of JSON ({exc})") from None
+        if not isinstance(request, dict):
+            raise RequestError("malformed request: not a JSON object")
+        if request.get("v") != protocol.VERSION:
+            raise RequestError(f"unsupported protocol version {request.get('v')!r}: this server speaks "
+                               f"{protocol.VERSION}")
+        return request
+
+    def _reply_error(self, sock: socket.socket, message: str) -> None:
+        """Tell the client what was wrong, then let it finish sending (so it can read the line) and close."""
+        try:
+            sock.settimeout(1.0)
+            sock.sendall(json.dumps({"v": protocol.VERSION, "error": message}).encode("ascii") + b"\n")
+            sock.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + 0.5
+            drained = 0
+            while time.monotonic() < deadline and drained < 4 * protocol.MAX_REQUEST_BYTES:
+                sock.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
+
+    def _refuse(self, sock: socket.socket, message: str) -> None:
+        self._count("errors")
+        try:
+            sock.settimeout(0.1)
+            sock.sendall(json.dumps({"v": protocol.VERSION, "error": message}).encode("ascii") + b"\n")
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+    # -- answers -----------------------------------------------------------------
+
+    def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        from voyager_sessions import commands
+
+        cmd = request.get("cmd")
+        if cmd == "status":
+            return {"status": self.status(request.get("env"))}, b""
+        if cmd == "stop":
+            status = self.status(None)
+            status["stopping"] = True
+            self.stop()
+            return {"status": status}, b""
+        try:
+            params = commands.validate(cmd, request.get("args")) if isinstance(cmd, str) else None
+            if params is None:
+                raise ValueError(f"unknown command {cmd!r}")
+            data_dir, stdout_tty, stderr_tty, errors = self._client(request)
+        except ValueError as exc:
+            self._count("errors")
+            return {"error": f"malformed request: {exc}"}, b""
+        why = self._cannot_answer(request, data_dir)
+        if why:
+            self._count("fallbacks")
+            return {"fallback": why}, b""
+        from voyager_sessions.invocation import Capture, Invocation
+
+        capture = Capture(stdout_tty=stdout_tty, stderr_tty=stderr_tty, encoding="utf-8", errors=errors)
+        code = commands.run_captured(cmd, params, Invocation(capture, Path(data_dir), self.backend))
+        body = capture.stdout_bytes()
+        self._count("answered")
+        return {"exit": code, "stdout": len(body), "stderr": capture.stderr_parts}, body
+
+    @staticmethod
+    def _client(request: dict[str, Any]) -> tuple[str, bool, bool, str]:
+        data_dir = request.get("data_dir")
+        if not isinstance(data_dir, str) or not data_dir:
+            raise ValueError("data_dir must be a path")
+        tty = request.get("tty")
+        if not (isinstance(tty, list) and len(tty) == 2 and all(isinstance(t, bool) for t in tty)):
+            raise ValueError("tty must be [stdout_is_a_terminal, stderr_is_a_terminal]")
+        stdout = request.get("stdout")
+        if not (isinstance(stdout, list) and len(stdout) == 2 and all(isinstance(x, str) for x in stdout)):
+            raise ValueError("stdout must be [encoding, errors]")
+        encoding, errors = stdout
+        if encoding.lower().replace("-", "").replace("_", "") != "utf8":
+            raise ValueError(f"stdout encoding {encoding!r} is not UTF-8")
+        if errors not in _STDOUT_ERRORS:
+            raise ValueError(f"unknown stdout error handler {errors!r}")
+        env = request.get("env")
+        if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+            raise ValueError("env must map names to strings")
+        return data_dir, tty[0], tty[1], errors
+
+    def _cannot_answer(self, request: dict[str, Any], data_dir: str) -> str | None:
+        """Why this server would not answer as the client's own process would, or None."""
+        try:
+            st = os.stat(data_dir)
+        except OSError:
+            return "the client's data dir cannot be read here"
+        if (st.st_dev, st.st_ino) != self._dir_id:
+            return "the client uses another data dir"
+        differ = protocol.env_difference(self.env, protocol.answer_env(request["env"]))
+        if differ:
+            return f"the client's environment differs from the server's: {', '.join(differ)}"
+        return None
+
+    def status(self, client_env: Any) -> dict[str, Any]:
+        from voyager_sessions import __version__
+        from voyager_sessions.model import iso
+
+        last = self.scans.last
+        with self._lock:
+            counts = dict(self.counts)
+            active = self._active
+        doc: dict[str, Any] = {
+            "pid": os.getpid(), "version": __version__, "protocol": protocol.VERSION,
+            "data_dir": str(self.ddir.root), "socket": str(self.ddir.socket),
+            "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
+            "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
+            **counts, "scans": self.scans.count,
+            "last_scan": None if last is None else {
+                "started": iso(last.started), "seconds": round(last.seconds, 3),
+                "events_added": getattr(last.summary, "events_added", None),
+                "error": None if last.error is None else str(last.error)},
+        }
+        if isinstance(client_env, dict):
+            theirs = {k: v for k, v in client_env.items() if isinstance(k, str) and isinstance(v, str)}
+            doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs))
+        return doc
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end of a Unix socket, or None where the system cannot say."""
+    if hasattr(socket, "SO_PEERCRED"):  # Linux
+        try:
+            _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                  struct.calcsize("3i")))
+            return uid
+        except OSError:
+            return None
+    if sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {u_int cr_version; uid_t cr_uid; …}
+        try:
+            raw = sock.getsockopt(0, 0x001, 76)
+            return struct.unpack_from("=II", raw)[1]
+        except OSError:
+            return None
+    return None

@@ -1,0 +1,125 @@
+"""``voyager serve`` (with ``status`` and ``stop``) and ``voyager mcp``: the click commands of the service.
+
+Loaded only when one of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`).
+The work is in :mod:`voyager_sessions.serve`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from voyager_sessions.cmdutil import EXIT_BUSY, EXIT_NONE, data_dir, emit_json
+from voyager_sessions.paths import DataDir
+
+
+@click.group(invoke_without_command=True)
+@click.option("--interval", type=click.FloatRange(0.2), default=5.0, show_default=True,
+              help="Seconds between background rescans (a search still refreshes first).")
+@click.option("--detach", is_flag=True, help="Run in the background; its log goes to serve.log in the data dir.")
+@click.option("-q", "--quiet", is_flag=True, help="Log only errors.")
+@click.pass_context
+def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool) -> None:
+    """Keep the index open and fresh in one resident process for this data dir.
+
+    While it runs, `voyager search`, `list`, `show` and `stats` (and `voyager mcp`) answer
+    through it: the same output, without starting the search engine each time. It listens
+    on a Unix socket in the data dir, private to you; it stops on SIGTERM or Ctrl-C.
+
+    \b
+      voyager serve              run in the foreground (for systemd, launchd, a terminal)
+      voyager serve --detach     run in the background
+      voyager serve status       is one running, and what has it done
+      voyager serve stop         stop it
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from voyager_sessions.serve import control
+
+    ddir = DataDir(data_dir())
+    if detach:
+        pid, log = control.detach(ddir, interval=interval, verbose=not quiet)
+        click.echo(f"voyager: serving {ddir.root} (pid {pid}; log: {log})", err=True)
+        return
+    control.run_foreground(ddir, interval=interval, verbose=not quiet)
+
+
+@serve.command("status")
+@click.option("--json", "as_json", is_flag=True)
+def serve_status(as_json: bool) -> None:
+    """Whether a server runs for this data dir, and what it has done. Exit 1 when none runs."""
+    import os
+
+    from voyager_sessions.serve import control
+
+    ddir = DataDir(data_dir())
+    doc = control.status(ddir)
+    if doc is None:
+        pid = control.holder(ddir)
+        if as_json:
+            emit_json({"running": False, "data_dir": str(ddir.root), "pid": pid if pid and pid > 0 else None})
+        elif pid is not None:
+            click.echo(f"voyager: a server (pid {pid if pid > 0 else 'unknown'}) holds {ddir.root} but does not "
+                       "answer", err=True)
+        else:
+            stale = " (a socket left by a stopped server is replaced by the next one)" if os.path.lexists(
+                ddir.socket) else ""
+            click.echo(f"voyager: no server is running on {ddir.root}{stale}", err=True)
+        sys.exit(EXIT_BUSY if pid is not None else EXIT_NONE)
+    if as_json:
+        emit_json({"running": True, **doc})
+        return
+    click.echo(f"serving {doc['data_dir']} (pid {doc['pid']}, up {_duration(doc['uptime_s'])}, "
+               f"voyager {doc['version']}, protocol {doc['protocol']})")
+    click.echo(f"  socket     {doc['socket']}")
+    click.echo(f"  requests   {doc['requests']}: {doc['answered']} answered, {doc['fallbacks']} left to their "
+               f"client, {doc['errors']} refused")
+    last = doc.get("last_scan")
+    scans = f"{doc['scans']} (every {doc['interval_s']:g}s and before each search)"
+    if last:
+        scans += f"; last at {last['started']}, {last['seconds']:.3f}s"
+        if last.get("error"):
+            scans += f", failed: {last['error']}"
+    click.echo(f"  scans      {scans}")
+    if doc.get("env_differs"):
+        click.echo(f"  note       this shell's {', '.join(doc['env_differs'])} differ(s) from the server's: "
+                   "commands run from here do not use it")
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60}s"
+    return f"{s // 3600}h {s % 3600 // 60}m"
+
+
+@serve.command("stop")
+def serve_stop() -> None:
+    """Stop the server of this data dir (exit 1 when none runs)."""
+    from voyager_sessions.serve import control
+
+    ddir = DataDir(data_dir())
+    t0 = time.monotonic()
+    pid = control.stop(ddir)
+    if pid is None:
+        click.echo(f"voyager: no server is running on {ddir.root}", err=True)
+        sys.exit(EXIT_NONE)
+    click.echo(f"voyager: stopped the server (pid {pid}) in {time.monotonic() - t0:.2f}s", err=True)
+
+
+@click.command()
+def mcp() -> None:
+    """An MCP server on stdio: lets agents search their own past sessions.
+
+    Tools: search (the query language and its filters), show (a session's timeline, or
+    the events around a hit), list_sessions. Uses `voyager serve` when one runs. Needs
+    the MCP SDK: pip install 'voyager-sessions[mcp]'. Register it with your agent, e.g.
+    `claude mcp add voyager -- voyager mcp` (see the README).
+    """
+    from voyager_sessions.serve.mcp_server import run_stdio
+
+    run_stdio()
