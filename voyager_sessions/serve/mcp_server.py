@@ -60,13 +60,14 @@ class Runner:
     def _run(self, cmd: str, params: dict[str, Any]) -> tuple[int, bytes, str]:
         from voyager_sessions import commands
         from voyager_sessions.invocation import Capture, Invocation
-        from voyager_sessions.serve import client
+        from voyager_sessions.serve import client, protocol
 
         if not os.environ.get(client.NO_SERVER_VAR):
             request = client.base_request(cmd, str(self.data_dir), _jsonable(params))
             request["tty"] = [False, False]
             request["stdout"] = ["utf-8", "strict"]
-            got = client.exchange(client.socket_path(self.data_dir), request)
+            got = client.exchange(client.socket_path(self.data_dir), request,
+                                  ack_timeout=protocol.ack_timeout(os.environ))
             if got is not None and isinstance(got[0].get("exit"), int):
                 header, out = got
                 return header["exit"], out, "".join(text for _, text in header["stderr"])

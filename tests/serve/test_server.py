@@ -1,0 +1,339 @@
+"""The server: one per data dir, stale sockets replaced, clean stops, hostile requests answered and survived."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.serve.conftest import ServerProcess, cli, make_env, write_corpus
+from voyager_sessions.paths import DataDir
+from voyager_sessions.serve import client, protocol
+
+
+def _raw(path: str, payload: bytes, *, read_timeout: float = 5.0, pause: float = 0.0) -> bytes:
+    """Send ``payload`` over a fresh connection (after ``pause`` s) and return everything the server sent back."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(read_timeout)
+    try:
+        with protocol.socket_address(path) as address:
+            s.connect(address)
+        if pause:
+            time.sleep(pause)
+        try:
+            s.sendall(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server already answered and closed: read what it said
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        s.close()
+
+
+def _error_of(reply: bytes) -> str:
+    header = json.loads(reply.lstrip(b"\n").split(b"\n", 1)[0])
+    assert header["v"] == protocol.VERSION
+    return header["error"]
+
+
+def _works(env, server) -> None:
+    """The server still answers a plain request, correctly."""
+    before = server.status()["answered"]
+    assert cli(env, "search", "postgres", "--json") == cli(env, "search", "postgres", "--json", server=False)
+    assert server.status()["answered"] == before + 1
+
+
+def _request(env: dict, cmd: str, args: dict) -> bytes:
+    return json.dumps(client.base_request(cmd, env["VOYAGER_HOME"], args, environ=env)).encode() + b"\n"
+
+
+SEARCH_ARGS = {"query": ["postgres"], "limit": 20, "offset": 0, "providers": [], "kinds": [], "repo": None,
+               "cwd": None, "session": None, "since": None, "until": None, "sort": "relevance",
+               "by_session": False, "context": 0, "as_json": True, "as_jsonl": False, "no_refresh": True,
+               "color": "never"}
+
+
+def test_malformed_oversized_and_slow_requests_get_an_error_and_the_server_goes_on(served):
+    env, server = served
+    path = str(server.ddir.socket)
+    cases = [
+        (b"this is not json\n", "malformed request: not one line of JSON"),
+        (b"[1, 2, 3]\n", "malformed request: not a JSON object"),
+        (b'{"v": 2, "cmd": "search"}\n', "unsupported protocol version 2"),
+        (b"\xff\xfe\n", "malformed request"),
+        (_request(env, "drop_tables", {}), "unknown command"),
+        (_request(env, "search", {**SEARCH_ARGS, "limit": 10**30}), "limit must be an integer from 1 to 10000"),
+        (_request(env, "search", {**SEARCH_ARGS, "offset": -1}), "offset must be an integer"),
+        (_request(env, "search", {**SEARCH_ARGS, "query": "postgres"}), "query must be a list of strings"),
+        (_request(env, "search", {**SEARCH_ARGS, "rm": "-rf"}), "unknown argument(s) for search: rm"),
+        (_request(env, "search", {k: v for k, v in SEARCH_ARGS.items() if k != "color"}), "missing argument(s)"),
+        (_request(env, "show", {"session": 5, "around": None, "window": 10, "as_json": True, "color": "never"}),
+         "session must be a string"),
+        (_request(env, "list", {"provider": None, "limit": 50, "offset": 0, "as_json": "yes"}),
+         "as_json must be true or false"),
+    ]
+    for payload, expected in cases:
+        assert expected in _error_of(_raw(path, payload)), payload
+    # Oversized: more than the limit without a newline.
+    big = b'{"v": 1, "cmd": "search", "pad": "' + b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b'"}\n'
+    assert "request larger than" in _error_of(_raw(path, big))
+    # Slow: half a request, then nothing for longer than the deadline.
+    t0 = time.monotonic()
+    reply = _raw(path, b'{"v": 1, "cmd"', read_timeout=protocol.REQUEST_DEADLINE + 5)
+    assert "request not received within" in _error_of(reply)
+    assert protocol.REQUEST_DEADLINE - 0.1 <= time.monotonic() - t0 < protocol.REQUEST_DEADLINE + 3
+    # A client that connects and closes at once, and one that closes mid-line.
+    _raw(path, b"")
+    _raw(path, b'{"v": 1')
+    assert server.proc.poll() is None
+    _works(env, server)
+    assert server.status()["errors"] >= len(cases) + 2
+
+
+def test_a_slow_client_does_not_hold_up_the_others(served):
+    env, server = served
+    path = str(server.ddir.socket)
+    slow = [socket.socket(socket.AF_UNIX) for _ in range(8)]
+    try:
+        for s in slow:
+            s.connect(path)
+            s.sendall(b'{"v": 1, "cmd": "sea')  # and then nothing
+        t0 = time.monotonic()
+        _works(env, server)
+        assert time.monotonic() - t0 < protocol.REQUEST_DEADLINE
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_a_second_server_on_the_same_data_dir_refuses_to_start(served):
+    env, server = served
+    got = cli(env, "serve")
+    assert got.code == 3
+    assert got.err == f"voyager: a server is already running on {env['VOYAGER_HOME']} (pid {server.pid})\n"
+    detached = cli(env, "serve", "--detach")
+    assert detached.code == 3 and "already running" in detached.err
+    _works(env, server)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_it_cleanly(served, sig):
+    env, server = served
+    ddir = server.ddir
+    assert stat.S_ISSOCK(os.lstat(ddir.socket).st_mode)
+    server.signal(sig)
+    assert server.proc.wait(20) == 0
+    assert not os.path.lexists(ddir.socket)
+    from voyager_sessions.serve import control
+
+    assert control.holder(ddir) is None
+    assert "stopped" in server.log()
+    assert cli(env, "serve", "status").code == 1
+
+
+def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(served):
+    env, server = served
+    expected = {argv: cli(env, *argv, server=False) for argv in
+                (("search", "postgres", "--json"), ("list", "--json"), ("stats", "--json"),
+                 ("search", "parse_config_v2", "-C", "2"))}
+    path = str(server.ddir.socket)
+    # Clients keep asking while the server is killed under them: every one still prints its answer.
+    import threading
+
+    outcomes: list[bool] = []
+    done = threading.Event()
+
+    def ask() -> None:
+        while not done.is_set() or len(outcomes) < 8:
+            for argv, want in expected.items():
+                outcomes.append(cli(env, *argv) == want)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    # And one request in flight at the moment of the kill: acknowledged, then the server dies under it.
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(path)
+    s.sendall(_request(env, "search", {**SEARCH_ARGS, "no_refresh": False}))
+    assert s.recv(1) == b"\n"
+    time.sleep(0.3)
+    server.signal(signal.SIGKILL)
+    server.proc.wait(20)
+    try:
+        while s.recv(65536):
+            pass  # whatever was sent, the connection ends: nobody waits forever
+    except ConnectionResetError:
+        pass
+    s.close()
+    time.sleep(0.3)
+    done.set()
+    asker.join(120)
+    assert outcomes and all(outcomes), outcomes
+    # The socket file is left behind: stale. Clients fall back at once, with the same output.
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+    for argv, want in expected.items():
+        assert cli(env, *argv) == want, argv
+    assert client.exchange(path, client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True},
+                                                     environ=env)) is None
+    # A new server replaces the stale socket, and answers the same as before.
+    again = ServerProcess(env)
+    try:
+        before = again.status()["answered"]
+        for argv, want in expected.items():
+            assert cli(env, *argv) == want, argv
+        assert again.status()["answered"] == before + len(expected)
+    finally:
+        assert again.stop() == 0
+    doctor = json.loads(cli(env, "doctor", "--json").out)
+    assert doctor["health"]["index"] == "ok" and doctor["health"]["state_db"] == "ok"
+
+
+def test_something_else_at_the_socket_path_is_not_removed(tmp_path):
+    env = make_env(tmp_path)
+    write_corpus(env)
+    assert cli(env, "scan", "-q", server=False).code == 0
+    path = DataDir(env["VOYAGER_HOME"]).socket
+    path.write_text("mine")
+    got = cli(env, "serve")
+    assert got.code == 2 and "exists and is not a socket" in got.err
+    assert path.read_text() == "mine"
+
+
+def test_files_are_private(served):
+    env, server = served
+    ddir = server.ddir
+    assert stat.S_IMODE(os.stat(ddir.root).st_mode) == 0o700
+    for p in (ddir.socket, ddir.serve_lock, ddir.state_db):
+        assert stat.S_IMODE(os.lstat(p).st_mode) == 0o600, p
+    for p in ddir.root.rglob("*"):
+        mode = stat.S_IMODE(os.lstat(p).st_mode)
+        assert mode & 0o077 == 0, (p, oct(mode))
+
+
+def _connect_as(uid: int, path: str, request: bytes) -> tuple[str, bytes]:
+    """In a forked child running as ``uid``: try the socket; ('denied', b'') or ('connected', reply)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(5)
+            try:
+                s.connect(path)
+            except PermissionError:
+                os.write(w, b"denied\n")
+                os._exit(0)
+            s.sendall(request)
+            reply = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            os.write(w, b"connected\n" + reply)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            os.write(w, f"failed {type(exc).__name__}: {exc}\n".encode())
+        os._exit(0)
+    os.close(w)
+    out = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        out += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    head, _, rest = out.partition(b"\n")
+    return head.decode(), rest
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not hasattr(os, "O_PATH"), reason="needs root (and Linux) to act as another user")
+def test_another_user_cannot_connect(served):
+    env, server = served
+    ddir = server.ddir
+    path = str(ddir.socket)
+    request = _request(env, "search", SEARCH_ARGS)
+    nobody = 65534
+    # The modes alone keep them out (the 0700 directory, the 0600 socket).
+    assert _connect_as(nobody, path, request)[0] == "denied"
+    # And with the data dir and the socket opened up (reached through a handle on the data dir,
+    # past the private directories above it), the server itself refuses another uid.
+    os.chmod(ddir.root, 0o711)
+    os.chmod(path, 0o666)
+    dir_fd = os.open(ddir.root, os.O_PATH)
+    try:
+        outcome, reply = _connect_as(nobody, f"/proc/self/fd/{dir_fd}/{ddir.socket.name}", request)
+    finally:
+        os.close(dir_fd)
+        os.chmod(ddir.root, 0o700)
+        os.chmod(path, 0o600)
+    assert outcome == "connected", (outcome, reply)
+    assert "refused: this server answers only the user it runs as" in _error_of(reply)
+    assert b"postgres" not in reply
+    _works(env, server)
+
+
+def test_status_stop_and_detach(tmp_path):
+    env = make_env(tmp_path)
+    write_corpus(env)
+    assert cli(env, "scan", "-q", server=False).code == 0
+    none = cli(env, "serve", "status")
+    assert none.code == 1 and none.err == f"voyager: no server is running on {env['VOYAGER_HOME']}\n"
+    assert json.loads(cli(env, "serve", "status", "--json").out)["running"] is False
+    assert cli(env, "serve", "stop").code == 1
+    started = cli(env, "serve", "--detach", "--interval", "0.5")
+    assert started.code == 0, started
+    assert started.err.startswith(f"voyager: serving {env['VOYAGER_HOME']} (pid ")
+    try:
+        doc = json.loads(cli(env, "serve", "status", "--json").out)
+        assert doc["running"] is True and doc["data_dir"] == env["VOYAGER_HOME"] and doc["env_differs"] == []
+        text = cli(env, "serve", "status")
+        assert text.code == 0 and text.out.startswith(f"serving {env['VOYAGER_HOME']} (pid {doc['pid']}".encode())
+        other = cli({**env, "CODEX_HOME": "/elsewhere"}, "serve", "status")
+        assert b"CODEX_HOME differ(s) from the server's" in other.out
+        log = DataDir(env["VOYAGER_HOME"]).serve_log
+        assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+        assert cli(env, "search", "postgres", "--json") == cli(env, "search", "postgres", "--json", server=False)
+    finally:
+        stopped = cli(env, "serve", "stop")
+    assert stopped.code == 0 and stopped.err.startswith(f"voyager: stopped the server (pid {doc['pid']})")
+    assert not os.path.lexists(DataDir(env["VOYAGER_HOME"]).socket)
+    assert cli(env, "serve", "status").code == 1
+
+
+def test_other_processes_scanning_and_rebuilding_meanwhile(served):
+    env, server = served
+    home = Path(env["HOME"])
+    from tests.conftest import claude_session_lines, write_claude
+
+    lines = claude_session_lines()
+    for n in range(3):
+        lines.append(lines[1].replace("我们的数据库迁移失败了", f"elsewhere quokka{n}"))
+        write_claude(home, lines)
+        assert cli(env, "scan", "-q", "--wait", "30", server=False).code == 0  # another process commits
+        got = cli(env, "search", f"quokka{n}", "--json", "--no-refresh")  # no refresh: the reader must reload
+        assert got.code == 0 and b'"total":1' in got.out, got
+    rebuilt = cli(env, "scan", "--rebuild", "-q", "--wait", "30", server=False)
+    assert rebuilt.code == 0, rebuilt
+    for argv in (["search", "quokka2", "--json", "--no-refresh"], ["list", "--json"], ["stats", "--json"],
+                 ["show", "5f1c", "--json"]):
+        assert cli(env, *argv) == cli(env, *argv, server=False), argv
+    assert server.proc.poll() is None
