@@ -126,10 +126,8 @@ class ServerProcess:
         return self.proc.returncode
 
 
-@pytest.fixture
-def served(tmp_path):
-    """(env, server): a scanned corpus and a running server on its data dir; stopped afterwards."""
-    env = make_env(tmp_path)
+def _served(root: Path):
+    env = make_env(root)
     write_corpus(env)
     assert cli(env, "scan", "-q", server=False).code == 0
     server = ServerProcess(env)
@@ -137,4 +135,25 @@ def served(tmp_path):
         yield env, server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def served(tmp_path):
+    """(env, server): a scanned corpus and a running server on its data dir; stopped afterwards."""
+    yield from _served(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def served_module(tmp_path_factory):
+    """``served`` shared by a module's tests that neither stop the server nor change what it must answer."""
+    yield from _served(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture(scope="module")
+def scanned_module(tmp_path_factory):
+    """An environment whose corpus is scanned, without a server (a module's tests bring their own)."""
+    env = make_env(tmp_path_factory.mktemp("scanned"))
+    write_corpus(env)
+    assert cli(env, "scan", "-q", server=False).code == 0
+    return env
 

@@ -33,8 +33,8 @@ _RECORD = ("import atexit, sys\n"
     ["search", "parse_config_v2", "--json"], ["search", "parse_config_v2"], ["search", "数据库", "--jsonl", "-C", "1"],
     ["list"], ["show", "5f1c", "--json"], ["stats"], ["search", "("],
 ], ids=" ".join)
-def test_forwarding_imports_only_the_standard_library(served, argv):
-    env, server = served
+def test_forwarding_imports_only_the_standard_library(served_module, argv):
+    env, server = served_module
     before = server.status()["answered"]
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _RECORD, *argv], capture_output=True, env=env,
                           timeout=60, check=False)
@@ -150,10 +150,8 @@ def _wrong_version(conn):
     (_silent, 0.05), (_ack_then_die, 0.05), (_garbage, 0.05), (_short_body, 0.05), (_bad_offsets, 0.05),
     (_wrong_version, 0.05), (_ack_then_hang, 1.0),
 ], ids=lambda x: getattr(x, "__name__", str(x)))
-def test_a_broken_server_costs_little_and_changes_nothing(tmp_path, behave, bound):
-    env = {**make_env(tmp_path), "VOYAGER_SERVER_WAIT_MS": "50"}
-    write_corpus(env)
-    assert cli(env, "scan", "-q", server=False).code == 0
+def test_a_broken_server_costs_little_and_changes_nothing(scanned_module, behave, bound):
+    env = {**scanned_module, "VOYAGER_SERVER_WAIT_MS": "50"}
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
     fake = FakeServer(path, behave)
     try:
@@ -167,12 +165,13 @@ def test_a_broken_server_costs_little_and_changes_nothing(tmp_path, behave, boun
         if behave is _silent:
             assert elapsed >= protocol.ACK_TIMEOUT * 0.9  # it did wait for the acknowledgement, no longer
         # The CLI, whatever the server did, prints the command's own output, once.
-        for argv in (["search", "postgres", "--json"], ["search", "parse_config_v2", "-C", "1"], ["list"]):
+        for argv in (["search", "postgres", "--json"], ["search", "parse_config_v2", "-C", "1"]):
             if behave is _ack_then_hang:
                 continue  # the CLI would wait for the idle timeout (5 s) before falling back: covered above
             assert cli(env, *argv) == cli(env, *argv, server=False), argv
     finally:
         fake.close()
+        os.unlink(path)
 
 
 def test_a_stopped_server_costs_the_ack_timeout_then_answers_again(served):

@@ -7,6 +7,7 @@ import pty
 import select
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -59,20 +60,23 @@ CASES: list[list[str]] = [
 ]
 
 
-def test_every_output_mode_is_byte_for_byte_the_same(served):
-    env, server = served
+def test_every_output_mode_is_byte_for_byte_the_same(served_module):
+    env, server = served_module
     before = server.status()["answered"]
-    for argv in CASES:
-        through_server = cli(env, *argv)
-        in_process = cli(env, *argv, server=False)
-        assert through_server == in_process, argv
-        assert through_server.code in (0, 1, 2), (argv, through_server)
+
+    def both(argv: list[str]) -> tuple[list[str], object, object]:
+        return argv, cli(env, *argv), cli(env, *argv, server=False)
+
+    with ThreadPoolExecutor(4) as pool:
+        for argv, through_server, in_process in pool.map(both, CASES):
+            assert through_server == in_process, argv
+            assert through_server.code in (0, 1, 2), (argv, through_server)
     # Each of them was answered by the server, not run by the client after all.
     assert server.status()["answered"] - before == len(CASES)
 
 
-def test_hostile_text_reaches_neither_way_raw(served):
-    env, _ = served
+def test_hostile_text_reaches_neither_way_raw(served_module):
+    env, _ = served_module
     for argv in (["search", "parse_config_v2", "--session", HOSTILE_SID[:8], "-C", "3"], ["show", HOSTILE_SID[:8]]):
         out = cli(env, *argv).out
         assert b"\x1b" not in out and b"\xc2\x9b" not in out and b"\x07" not in out, argv
@@ -110,8 +114,8 @@ def _on_a_terminal(env: dict[str, str], argv: list[str]) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("argv", [["search", "parse_config_v2", "-C", "1"], ["show", CLAUDE_SID[:8]]],
                          ids=["search", "show"])
-def test_colour_on_a_terminal_is_the_same(served, argv):
-    env, server = served
+def test_colour_on_a_terminal_is_the_same(served_module, argv):
+    env, server = served_module
     before = server.status()["answered"]
     through_server = _on_a_terminal(env, argv)
     in_process = _on_a_terminal({**env, "VOYAGER_NO_SERVER": "1"}, argv)
@@ -140,8 +144,8 @@ def test_a_search_right_after_an_append_finds_it(served):
     assert server.status()["answered"] >= 3
 
 
-def test_a_client_with_another_environment_is_answered_in_its_own_process(served, tmp_path):
-    env, server = served
+def test_a_client_with_another_environment_is_answered_in_its_own_process(served_module, tmp_path):
+    env, server = served_module
     other = {**env, "VOYAGER_CODEX_HOME": str(tmp_path / "elsewhere")}
     before = server.status()
     got = cli(other, "search", "postgres", "--json", "--no-refresh")
