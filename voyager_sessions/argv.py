@@ -13,8 +13,10 @@ exits as it always did. ``tests/test_cli_fast.py`` holds the two to the same res
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every `voyager search` pays for it)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 
 class Option:

@@ -11,12 +11,15 @@ parameters read. Modules are imported on first use: reading argv must stay cheap
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
-from typing import Any
 
-#: name -> (module, options table, positional argument or None, command function)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (every `voyager search` pays for it)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+#: name -> (module of the command, options table and positional argument in voyager_sessions.options, function)
 READ_COMMANDS: dict[str, tuple[str, str, str | None, str]] = {
-    "search": ("voyager_sessions.search_cmd", "SEARCH_OPTIONS", "_QUERY", "search_command"),
+    "search": ("voyager_sessions.search_cmd", "SEARCH_OPTIONS", "SEARCH_QUERY", "search_command"),
     "list": ("voyager_sessions.read_cmd", "LIST_OPTIONS", None, "list_command"),
     "show": ("voyager_sessions.read_cmd", "SHOW_OPTIONS", "SHOW_SESSION", "show_command"),
     "stats": ("voyager_sessions.read_cmd", "STATS_OPTIONS", None, "stats_command"),
@@ -25,11 +28,11 @@ READ_COMMANDS: dict[str, tuple[str, str, str | None, str]] = {
 
 def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
     """The parameters click would pass to command ``name`` for ``args``, or None to leave them to click."""
+    from voyager_sessions import options
     from voyager_sessions.argv import parse_args
 
-    module_name, table, positional, _ = READ_COMMANDS[name]
-    module = importlib.import_module(module_name)
-    return parse_args(getattr(module, table), args, getattr(module, positional) if positional else None)
+    _, table, positional, _ = READ_COMMANDS[name]
+    return parse_args(getattr(options, table), args, getattr(options, positional) if positional else None)
 
 
 def function(name: str) -> Callable[..., None]:
@@ -49,10 +52,11 @@ def validate(name: str, args: Any) -> dict[str, Any]:
         raise ValueError(f"unknown command {name!r}: one of {', '.join(READ_COMMANDS)}")
     if not isinstance(args, dict):
         raise ValueError("args must be an object")
-    module_name, table, positional_name, _ = READ_COMMANDS[name]
-    module = importlib.import_module(module_name)
-    options = getattr(module, table)
-    positional = getattr(module, positional_name) if positional_name else None
+    from voyager_sessions import options as tables
+
+    _, table, positional_name, _ = READ_COMMANDS[name]
+    options = getattr(tables, table)
+    positional = getattr(tables, positional_name) if positional_name else None
     expected = {o.dest for o in options} | ({positional.dest} if positional else set())
     unknown = sorted(set(args) - expected)
     if unknown:

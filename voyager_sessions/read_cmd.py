@@ -1,8 +1,8 @@
-"""``voyager list``, ``show`` and ``stats`` without click: their option tables and the commands themselves.
+"""``voyager list``, ``show`` and ``stats`` without click: the commands themselves.
 
-As for ``search`` (:mod:`voyager_sessions.search_cmd`), each table is the one
-definition of a command's options: :mod:`voyager_sessions.cli` builds the click command
-from it, and :func:`voyager_sessions.argv.parse_args` reads argv with it so that
+As for ``search`` (:mod:`voyager_sessions.search_cmd`), each command's options are one
+table in :mod:`voyager_sessions.options`: :mod:`voyager_sessions.cli` builds the click
+command from it, and :func:`voyager_sessions.argv.parse_args` reads argv with it so that
 :mod:`voyager_sessions.main` can hand a plain ``voyager list …`` to a running server
 without importing click. The commands read and write through
 :mod:`voyager_sessions.invocation`, so ``voyager serve`` runs these very functions for its
@@ -14,29 +14,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from voyager_sessions.argv import Option, Positional
-from voyager_sessions.cmdutil import EXIT_NONE, EXIT_OK, MAX_INT, data_dir, echo, emit_json, open_reader, use_color
-
-LIST_OPTIONS: tuple[Option, ...] = (
-    Option(("--provider",), "provider", "text", help="Only this agent."),
-    Option(("-n", "--limit"), "limit", "int", 50, bounds=(1, MAX_INT), show_default=True),
-    Option(("--offset",), "offset", "int", 0, bounds=(0, MAX_INT)),
-    Option(("--json",), "as_json", "flag"),
-)
-
-SHOW_SESSION = Positional("session", 1)
-SHOW_OPTIONS: tuple[Option, ...] = (
-    Option(("--around",), "around", "int", bounds=(-1, MAX_INT), help="Only a window around this seq."),
-    Option(("-C", "--context"), "window", "int", 10, bounds=(0, 100_000), show_default=True,
-           help="Events each side of --around."),
-    Option(("--json",), "as_json", "flag"),
-    Option(("--color",), "color", "choice", "auto", choices=("auto", "always", "never")),
-)
-
-STATS_OPTIONS: tuple[Option, ...] = (
-    Option(("--json",), "as_json", "flag"),
-)
-
+from voyager_sessions.cmdutil import EXIT_NONE, EXIT_OK, data_dir, echo, emit_json, open_reader, use_color
+from voyager_sessions.options import LIST_OPTIONS, SHOW_OPTIONS, SHOW_SESSION, STATS_OPTIONS  # noqa: F401
 
 def _short_id(session_id: str) -> str:
     return session_id.partition(":")[2][:12]

@@ -1,8 +1,8 @@
 """``voyager search`` without click: its options (one table), its argv reader, and the command itself.
 
-``SEARCH_OPTIONS`` is the one definition of the command's options: :mod:`voyager_sessions.cli`
-builds the click command from it, and :func:`parse_search_args` reads argv with it (see
-:mod:`voyager_sessions.argv`) so that a plain ``voyager search …`` never imports click
+``SEARCH_OPTIONS`` (in :mod:`voyager_sessions.options`) is the one definition of the
+command's options: :mod:`voyager_sessions.cli` builds the click command from it, and
+:func:`parse_search_args` reads argv with it (see :mod:`voyager_sessions.argv`) so that a plain ``voyager search …`` never imports click
 (about 20 ms, a third of the wall time of a search). Text output still goes through
 ``click.echo`` (imported then), so ``--json`` and ``--jsonl`` are the click-free paths.
 The command writes and reads through :mod:`voyager_sessions.invocation`, so ``voyager
@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from voyager_sessions import invocation
-from voyager_sessions.argv import Option, Positional, parse_args
-from voyager_sessions.cmdutil import (  # noqa: F401  (MAX_INT: the tables' bound)
+from voyager_sessions.argv import Option, parse_args
+from voyager_sessions.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
-    MAX_INT,
     Busy,
     UserError,
     VoyagerError,
@@ -31,42 +30,16 @@ from voyager_sessions.cmdutil import (  # noqa: F401  (MAX_INT: the tables' boun
     refresh_scan,
     use_color,
 )
+from voyager_sessions.options import QUERY_PARAM, SEARCH_OPTIONS, SEARCH_QUERY  # noqa: F401  (re-exported)
 
-
-#: The option class (its name when only ``search`` had a table).
+#: The option class (its name when only ``search`` had a table), and the table itself
+#: (in :mod:`voyager_sessions.options`, which a server's client reads without this module).
 SearchOption = Option
-
-
-#: The positional words of the query (click: an argument with ``nargs=-1``).
-QUERY_PARAM = "query"
-
-SEARCH_OPTIONS: tuple[SearchOption, ...] = (
-    SearchOption(("-n", "--limit"), "limit", "int", 20, bounds=(1, 10_000), show_default=True),
-    SearchOption(("--offset",), "offset", "int", 0, bounds=(0, MAX_INT), help="Skip this many hits (pagination)."),
-    SearchOption(("--provider",), "providers", "text", multiple=True, help="Only this agent (repeatable)."),
-    SearchOption(("--kind",), "kinds", "text", multiple=True,
-                 help="user, assistant, reasoning, tool (tool_call, tool_result), meta, checkpoint."),
-    SearchOption(("--repo",), "repo", "text", help="Sessions whose git repo or cwd contains this."),
-    SearchOption(("--cwd",), "cwd", "text", help="Sessions whose working directory contains this."),
-    SearchOption(("--session",), "session", "text", help="One session (id, native id or prefix)."),
-    SearchOption(("--since",), "since", "text", help="Newer than: 7d, 12h, 2026-11-01 …"),
-    SearchOption(("--until",), "until", "text", help="Older than: a date or 7d …"),
-    SearchOption(("--sort",), "sort", "choice", "relevance", choices=("relevance", "recent"), show_default=True),
-    SearchOption(("--sessions",), "by_session", "flag", help="One row per session: its best hit and hit count."),
-    SearchOption(("-C", "--context"), "context", "int", 0, bounds=(0, 50),
-                 help="Show N events before and after each hit."),
-    SearchOption(("--json",), "as_json", "flag", help="One JSON document on stdout."),
-    SearchOption(("--jsonl",), "as_jsonl", "flag", help="One JSON hit per line on stdout."),
-    SearchOption(("--no-refresh",), "no_refresh", "flag", help="Don't look for new agent history first."),
-    SearchOption(("--color",), "color", "choice", "auto", choices=("auto", "always", "never"), show_default=True),
-)
-
-_QUERY = Positional(QUERY_PARAM, -1)
 
 
 def parse_search_args(args: Sequence[str]) -> dict[str, Any] | None:
     """The parameters click would pass for ``voyager search ARGS``, or None to leave ``args`` to click."""
-    return parse_args(SEARCH_OPTIONS, args, _QUERY)
+    return parse_args(SEARCH_OPTIONS, args, SEARCH_QUERY)
 
 
 def search_command(query: tuple[str, ...], limit: int, offset: int, providers: tuple[str, ...],

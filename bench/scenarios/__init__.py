@@ -1,8 +1,8 @@
 """The scenarios, in the order a full run executes them: name -> function(Context) -> ScenarioResult.
 
 Order matters only for reuse (``append_one`` continues from ``ingest_5000``'s data
-dirs, ``baseline`` from ``search``'s corpora); each scenario builds what it needs when
-run alone with ``--only``.
+dirs, ``baseline`` from ``search``'s corpora, ``cli_search`` from all three); each
+scenario builds what it needs when run alone with ``--only``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Callable
 from bench.context import Context
 from bench.model import ScenarioResult
 from bench.scenarios.checkpoint import checkpoint
+from bench.scenarios.cli_search import cli_search
 from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.rescan import rescan_noop
@@ -27,4 +28,5 @@ SCENARIOS: dict[str, Scenario] = {
     "search": search,
     "baseline": baseline,
     "ingest_formats": ingest_formats,
+    "cli_search": cli_search,
 }

@@ -62,8 +62,9 @@ class _JsonlAppender:
 def _conversation(ctx: Context) -> synth.Conversation:
     conv = ctx.cache.get("ingest_conversation")
     if conv is None:
-        conv = ctx.cache["ingest_conversation"] = corpus.ingest_conversation(ctx.sizes.ingest_messages,
-                                                                             extra=ctx.sizes.append_rounds)
+        # Extra messages to append: append_one's rounds, then cli_search's (through the server, in-process, fr).
+        extra = ctx.sizes.append_rounds + 3 * ctx.sizes.cli_append_rounds
+        conv = ctx.cache["ingest_conversation"] = corpus.ingest_conversation(ctx.sizes.ingest_messages, extra=extra)
     return conv
 
 

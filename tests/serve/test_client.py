@@ -211,3 +211,49 @@ def test_socket_path_of_any_length_works(tmp_path):
     finally:
         assert server.stop() == 0
     assert not Path(DataDir(env["VOYAGER_HOME"]).socket).exists()
+
+
+# -- what the client knows without importing it, held to the real thing -----------------------
+
+
+@pytest.mark.parametrize("environ", [
+    {"VOYAGER_HOME": "/data/v"}, {"VOYAGER_HOME": "/data/v/"}, {"VOYAGER_HOME": "~/v"}, {"VOYAGER_HOME": "rel/./v"},
+    {"VOYAGER_HOME": "//net/v"}, {"VOYAGER_HOME": "///x//y/../z"}, {"VOYAGER_HOME": "."}, {"VOYAGER_HOME": "/"},
+    {"XDG_DATA_HOME": "/xdg"}, {"XDG_DATA_HOME": "~/xdg/"}, {"XDG_DATA_HOME": "", "HOME": "/h"},
+    {"HOME": "/home/me"}, {"HOME": "/home/me/"}, {"HOME": ""}, {}, {"VOYAGER_HOME": "", "HOME": "/h//x"},
+    {"VOYAGER_HOME": "~"}, {"VOYAGER_HOME": "a b/ü/$(x)"},
+], ids=repr)
+def test_the_clients_data_dir_is_spelled_as_paths_spells_it(environ):
+    from voyager_sessions.paths import data_dir
+
+    assert protocol.data_dir(environ) == str(data_dir(environ))
+    assert os.path.normpath(client.socket_path(protocol.data_dir(environ))) == os.path.normpath(DataDir(data_dir(environ)).socket)
+
+
+def test_every_agent_variable_reaches_the_server():
+    from voyager_sessions.paths import agent_variables
+
+    names = {v: "x" for v in agent_variables()} | {"HOME": "h", "TZ": "UTC", "XDG_DATA_HOME": "d", "VOYAGER_MAX_EVENT_CHARS": "9"}
+    sent = protocol.client_env({**names, "AWS_SECRET_ACCESS_KEY": "s", "PATH": "/bin"})
+    assert protocol.answer_env(sent) == protocol.answer_env(names) == {
+        k: v for k, v in names.items()}
+    assert "AWS_SECRET_ACCESS_KEY" not in sent and "PATH" not in sent
+
+
+@pytest.mark.parametrize("tty", [False, True])
+@pytest.mark.parametrize("no_color", [None, "1"])
+@pytest.mark.parametrize("mode", ["auto", "always", "never"])
+def test_the_clients_colour_is_use_color(monkeypatch, mode, no_color, tty):
+    from voyager_sessions.cmdutil import use_color
+
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+
+    class Out:
+        def isatty(self) -> bool:
+            return tty
+
+    monkeypatch.setattr(sys, "stdout", Out())
+    assert client.color(mode) == ("always" if use_color(mode) else "never")

@@ -22,8 +22,12 @@ def _raw(path: str, payload: bytes, *, read_timeout: float = 5.0, pause: float =
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(read_timeout)
     try:
-        with protocol.socket_address(path) as address:
+        address, fd = protocol.socket_address(path)
+        try:
             s.connect(address)
+        finally:
+            if fd is not None:
+                os.close(fd)
         if pause:
             time.sleep(pause)
         try:

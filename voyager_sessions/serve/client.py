@@ -16,19 +16,20 @@ import _socket  # the C module: ``socket`` spends milliseconds building enums th
 import json
 import os
 import sys
-from collections.abc import Mapping
-from typing import Any
 
 from voyager_sessions.serve import protocol
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every `voyager search` pays for imports
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 #: Set to any non-empty value to never ask a server (every command runs in its own process).
 NO_SERVER_VAR = "VOYAGER_NO_SERVER"
 
 
 def socket_path(data_dir: str | os.PathLike[str]) -> str:
-    from voyager_sessions.paths import DataDir
-
-    return str(DataDir(data_dir).socket)
+    return protocol.socket_path(os.fspath(data_dir))
 
 
 def exchange(path: str, request: Mapping[str, Any], *, ack_timeout: float = protocol.ACK_TIMEOUT,
@@ -47,8 +48,12 @@ def exchange(path: str, request: Mapping[str, Any], *, ack_timeout: float = prot
         return None
     try:
         sock.settimeout(ack_timeout)
-        with protocol.socket_address(path) as address:
+        address, fd = protocol.socket_address(path)
+        try:
             sock.connect(address)
+        finally:
+            if fd is not None:
+                os.close(fd)
         sock.sendall(line)
         data = bytearray()
         acknowledged = False
@@ -93,13 +98,13 @@ def base_request(cmd: str, data_dir: str, args: Mapping[str, Any] | None = None,
     """A request for ``cmd``, describing this process (its ``environ``) as the server needs to answer for it."""
     return {
         "v": protocol.VERSION, "cmd": cmd, "args": dict(args or {}), "data_dir": data_dir,
-        "env": protocol.answer_env(os.environ if environ is None else environ),
+        "env": protocol.client_env(os.environ if environ is None else environ),
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
         "stdout": [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)],
     }
 
 
-def forward(cmd: str, params: Mapping[str, Any], data_dir: str) -> int | None:
+def forward(cmd: str, params: Mapping[str, Any], data_dir: str | None = None) -> int | None:
     """Run reading command ``cmd`` (``params`` as click would pass them) on the server; its exit code.
 
     Writes the command's stdout and stderr here, in their original order. None (with
@@ -109,11 +114,10 @@ def forward(cmd: str, params: Mapping[str, Any], data_dir: str) -> int | None:
         return None  # VOYAGER_DEBUG: a failure must raise here, with its traceback
     if not _utf8(sys.stdout):
         return None  # click would re-encode for a misconfigured stream: leave that to it
-    args = dict(params)
+    data_dir = protocol.data_dir(os.environ) if data_dir is None else data_dir
+    args = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
     if "color" in args:
-        from voyager_sessions.cmdutil import use_color
-
-        args["color"] = "always" if use_color(args["color"]) else "never"  # decided here, where the terminal is
+        args["color"] = color(args["color"])  # decided here, where the terminal is
     got = exchange(socket_path(data_dir), base_request(cmd, data_dir, args),
                    ack_timeout=protocol.ack_timeout(os.environ))
     if got is None:
@@ -154,6 +158,15 @@ def _well_formed(parts: Any, size: int) -> bool:
             return False
         last = part[0]
     return True
+
+
+def color(mode: str) -> str:
+    """``--color MODE`` resolved against this process's stdout: what ``cmdutil.use_color`` decides (a test holds them equal)."""
+    if mode == "always":
+        return "always"
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return "never"
+    return "always" if _isatty(sys.stdout) else "never"
 
 
 def _isatty(stream: Any) -> bool:

@@ -37,6 +37,8 @@ class ScanOutcome:
 
     number: int
     started: float
+    #: the change generation it started at (``changes.SourceWatch``), None without a watch
+    watch_gen: int | None = None
     seconds: float = 0.0
     summary: Any = None
     notices: list[Any] = field(default_factory=list)
@@ -46,7 +48,7 @@ class ScanOutcome:
 class Scans:
     """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
 
-    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None,
+    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None, watch: Any = None,
                  on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
         if scan is None:
             from voyager_sessions.scan import scan as scan_fn
@@ -54,26 +56,44 @@ class Scans:
             scan = scan_fn
         self._scan = scan
         self._ddir = ddir
+        self.watch = watch if watch is not None and watch.available else None
         self._on_done = on_done
         self._cond = threading.Condition()
         self._started = 0
         self._running = False
         self._last: ScanOutcome | None = None
+        self._running_gen: int | None = None
         self.count = 0
+        self.skipped = 0  # refreshes a watch proved unneeded
 
     @property
     def last(self) -> ScanOutcome | None:
         return self._last
 
     def fresh(self) -> ScanOutcome:
-        """The outcome of a scan that started after this call: run one, or wait for the one about to run."""
+        """The outcome of a scan that started after this call: run one, or wait for the one about to run.
+
+        With a watch, a scan that started *before* this call serves as well when nothing
+        has changed since it started: the last one (no scan at all), or the one running.
+        """
         with self._cond:
             wanted = self._started + 1
+            if self.watch is not None and self._ddir.has_index():
+                last = self._last
+                if self._running:
+                    if self.watch.unchanged_since(self._running_gen):
+                        wanted = self._started
+                elif last is not None and last.error is None and self.watch.unchanged_since(last.watch_gen):
+                    self.skipped += 1
+                    # As a scan with nothing to do: no notices (those went to the requests it served).
+                    return ScanOutcome(number=last.number, started=last.started, watch_gen=last.watch_gen,
+                                       summary=last.summary)
             while True:
                 if self._last is not None and self._last.number >= wanted:
                     return self._last
                 if not self._running:
                     self._running = True
+                    self._running_gen = None
                     self._started += 1
                     number = self._started
                     break
@@ -81,6 +101,11 @@ class Scans:
         outcome = ScanOutcome(number=number, started=time.time())
         t0 = time.perf_counter()
         try:
+            if self.watch is not None:
+                # Watches brought up to date before the scan looks: any change from here on moves the generation.
+                outcome.watch_gen = self.watch.start_scan()
+                with self._cond:
+                    self._running_gen = outcome.watch_gen
             outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
             outcome.error = exc

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 
-from voyager_sessions.paths import agent_variables
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the client pays for every import
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 VERSION = 1
 
@@ -52,14 +52,32 @@ ACK_TIMEOUT_VAR = "VOYAGER_SERVER_WAIT_MS"
 #: Seconds without a byte (no heartbeat) after which a client gives up and runs the command itself.
 IDLE_TIMEOUT = 5.0
 
-#: Variables outside the data dir that change an answer (where agents keep sessions, caps,
-#: local time, the home shortened to ``~``). A server answers only clients whose values
-#: match its own; ``VOYAGER_*`` variables count too, but for these, which do not change one.
+#: ``VOYAGER_*`` variables that do not change what a command prints.
 _NOT_COMPARED = frozenset({"VOYAGER_HOME", "VOYAGER_DEBUG", "VOYAGER_NO_SERVER", ACK_TIMEOUT_VAR})
 
 
+def client_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """What a client tells the server of its environment: every variable that may locate data or set a cap.
+
+    A superset, by name alone (no agent table to import): ``HOME``, ``TZ``, ``XDG_*``,
+    ``VOYAGER_*`` and every ``*_HOME``, ``*_DIR``, ``*_DB``. The server keeps the ones it
+    knows change an answer (:func:`answer_env`); a test holds every agent variable to
+    these names.
+    """
+    return {k: v for k, v in environ.items()
+            if k in ("HOME", "TZ") or k.startswith(("VOYAGER_", "XDG_")) or k.endswith(("_HOME", "_DIR", "_DB"))}
+
+
 def answer_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The part of ``environ`` that can change what a reading command answers."""
+    """The part of ``environ`` that can change what a reading command answers (server side).
+
+    Where agents keep sessions (every variable of ``paths.AGENT_HOMES``), Voyager's own
+    caps (``VOYAGER_*``), local time (``TZ``), the home shortened to ``~`` (``HOME``) and
+    the data dir's default (``XDG_DATA_HOME``). A server answers only clients whose values
+    match its own.
+    """
+    from voyager_sessions.paths import agent_variables
+
     names = {"HOME", "TZ", "XDG_DATA_HOME", *agent_variables()}
     names.update(k for k in environ if k.startswith("VOYAGER_"))
     return {k: environ[k] for k in sorted(names - _NOT_COMPARED) if k in environ}
@@ -81,24 +99,39 @@ def env_difference(mine: Mapping[str, str], theirs: Mapping[str, str]) -> list[s
     return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
 
 
+def data_dir(environ: Mapping[str, str]) -> str:
+    """``str(paths.data_dir(environ))`` without importing pathlib (a test holds the two equal)."""
+    if environ.get("VOYAGER_HOME"):
+        return _as_pathlib_spells(os.path.expanduser(environ["VOYAGER_HOME"]))
+    if environ.get("XDG_DATA_HOME"):
+        return _as_pathlib_spells(os.path.expanduser(environ["XDG_DATA_HOME"]) + "/voyager")
+    return _as_pathlib_spells((environ.get("HOME") or os.path.expanduser("~")) + "/.local/share/voyager")
+
+
+def _as_pathlib_spells(path: str) -> str:
+    """``path`` as ``str(pathlib.PurePosixPath(path))`` spells it: no empty or ``.`` parts, ``//`` kept only alone."""
+    lead = "//" if path.startswith("//") and not path.startswith("///") else "/" if path.startswith("/") else ""
+    return lead + "/".join(p for p in path.split("/") if p and p != ".") or "."
+
+
+def socket_path(data_dir: str) -> str:
+    """The server's socket in ``data_dir`` (``paths.DataDir.socket``)."""
+    return os.path.join(data_dir, "serve.sock")
+
+
 #: The longest socket path ``bind``/``connect`` take (``sun_path``, with room for the NUL).
 _MAX_SUN_PATH = 103 if sys.platform == "darwin" else 107
 
 
-@contextmanager
-def socket_address(path: str) -> Iterator[str]:
-    """An address for the socket at ``path`` that ``bind`` and ``connect`` accept, however long ``path`` is.
+def socket_address(path: str) -> tuple[str, int | None]:
+    """An address for the socket at ``path`` that ``bind`` and ``connect`` accept, and a descriptor to close after.
 
     A path longer than ``sun_path`` is reached through ``/proc/self/fd/N/`` of its
-    directory where Linux offers it; elsewhere it is given as is and the call fails
-    with an OSError the caller reports.
+    directory where Linux offers it (the descriptor returned); elsewhere it is given as
+    is and the call fails with an OSError the caller reports.
     """
     if len(os.fsencode(path)) <= _MAX_SUN_PATH or not hasattr(os, "O_PATH"):
-        yield path
-        return
+        return path, None
     head, tail = os.path.split(path)
     fd = os.open(head or ".", os.O_PATH | os.O_DIRECTORY)
-    try:
-        yield f"/proc/self/fd/{fd}/{tail}"
-    finally:
-        os.close(fd)
+    return f"/proc/self/fd/{fd}/{tail}", fd

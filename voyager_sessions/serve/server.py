@@ -64,7 +64,7 @@ class Server:
     """``voyager serve`` on one data dir; :meth:`serve` runs until :meth:`stop` (a signal, or a ``stop`` request)."""
 
     def __init__(self, ddir: DataDir, *, interval: float = 5.0, readers: int | None = None,
-                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True) -> None:
+                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True, watch: bool = True) -> None:
         self.ddir = ddir
         self.interval = interval
         self.log = log
@@ -72,7 +72,14 @@ class Server:
         self.env = protocol.answer_env(os.environ)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
-        self.scans = Scans(ddir, on_done=self._scanned)
+        self.watch = None
+        if watch:
+            from voyager_sessions.serve.changes import SourceWatch, homes
+
+            self.watch = SourceWatch(homes(os.environ))
+            if not self.watch.available:
+                log(f"every search rescans first ({self.watch.reason})")
+        self.scans = Scans(ddir, on_done=self._scanned, watch=self.watch)
         self.pool = ReaderPool(ddir, readers or min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
@@ -83,6 +90,7 @@ class Server:
         self._active = 0
         self.started = time.time()
         self.counts = {"requests": 0, "answered": 0, "fallbacks": 0, "errors": 0}
+        self.answer_seconds = 0.0  # time spent running commands for clients (their refresh included)
 
     # -- running -----------------------------------------------------------------
 
@@ -105,6 +113,8 @@ class Server:
             time.sleep(0.01)
         threads[0].join(max(0.0, deadline - time.monotonic()))
         self.pool.close()
+        if self.watch is not None:
+            self.watch.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -291,9 +301,12 @@ class Server:
         from voyager_sessions.invocation import Capture, Invocation
 
         capture = Capture(stdout_tty=stdout_tty, stderr_tty=stderr_tty, encoding="utf-8", errors=errors)
+        t0 = time.perf_counter()
         code = commands.run_captured(cmd, params, Invocation(capture, Path(data_dir), self.backend))
         body = capture.stdout_bytes()
-        self._count("answered")
+        with self._lock:
+            self.counts["answered"] += 1
+            self.answer_seconds += time.perf_counter() - t0
         return {"exit": code, "stdout": len(body), "stderr": capture.stderr_parts}, body
 
     @staticmethod
@@ -338,12 +351,15 @@ class Server:
         with self._lock:
             counts = dict(self.counts)
             active = self._active
+            answer_ms = round(self.answer_seconds * 1000 / counts["answered"], 3) if counts["answered"] else None
         doc: dict[str, Any] = {
             "pid": os.getpid(), "version": __version__, "protocol": protocol.VERSION,
             "data_dir": str(self.ddir.root), "socket": str(self.ddir.socket),
             "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
             "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
-            **counts, "scans": self.scans.count,
+            **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count,
+            "refreshes_skipped": self.scans.skipped,
+            "watch": "off" if self.watch is None else "inotify" if self.watch.available else self.watch.reason,
             "last_scan": None if last is None else {
                 "started": iso(last.started), "seconds": round(last.seconds, 3),
                 "events_added": getattr(last.summary, "events_added", None),
