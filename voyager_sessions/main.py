@@ -62,7 +62,10 @@ def _forward(cmd: str, params: dict) -> None:
     os.umask(0o077)  # cmdutil.private_umask, without importing it: nothing here writes, but stay alike
     code = forward(cmd, params)
     if code is not None:
-        sys.exit(code)
+        # Everything is written and flushed: skip the interpreter's teardown (~2 ms of a ~15 ms command).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _started(collecting: bool) -> None:

@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,14 +139,24 @@ def fr_env(ds: DataSet, base: dict[str, str], root: Path) -> dict[str, str]:
 
 
 def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None) -> None:
+    from bench.scenarios.search import installed_command
+
     reps = ctx.sizes.cli_search_reps
     env = cli_env({**ds.homes.env(ds.data_dir)}, ctx.dir("pycache"))
     local_env = {**env, "VOYAGER_NO_SERVER": "1"}
     voyager = voyager_command()
+    installed = installed_command(ctx)
     g = ds.label
     walls: dict[str, list[float]] = {"in-process": [], "in-process, --no-refresh": [], "server": [],
                                      "server, --no-refresh": []}
+    if installed:
+        walls["server, installed wheel"] = []
     expected: dict[tuple[str, bool], bytes] = {}
+    appending = ds.files and ds.label.startswith("ingest")
+    rounds = ctx.sizes.cli_append_rounds
+    if appending:  # first, and before the server runs (its scans would take the lock from these refreshes)
+        local_append, local_ok = _append_and_search(ctx, [*voyager, "search", "--json"], local_env, rounds,
+                                                    _voyager_found_once)
     for q in ds.queries:
         for no_refresh in (False, True):
             cmd = [*voyager, "search", q, "--json", *(["--no-refresh"] if no_refresh else [])]
@@ -174,6 +185,15 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
                     walls[name].append(wall)
                     runs += 1
                     same = same and proc.stdout == expected[(q, no_refresh)]
+                if installed and not no_refresh:  # what `pip install` gives: no editable-install finder in `site`
+                    wheel_cmd = [*installed, *cmd[len(voyager):]]
+                    _timed(wheel_cmd, env)
+                    runs += 1
+                    for _ in range(reps):
+                        wall, proc = _timed(wheel_cmd, env)
+                        walls["server, installed wheel"].append(wall)
+                        runs += 1
+                        same = same and proc.stdout == expected[(q, no_refresh)]
         last = server.status()
         answered = last.get("answered", 0) - before
         res.checks.append(Check(name=f"{g}: through the server, the same bytes as in-process", ok=same))
@@ -184,10 +204,39 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
             spent = last["mean_answer_ms"] * last["answered"] - (first.get("mean_answer_ms") or 0) * before
             res.metrics.append(Metric(name="server time per command, mean", value=round(spent / answered, 3),
                                       unit="ms", group=g))
-        if ds.files and ds.label.startswith("ingest"):
-            _append_then_found(ctx, ds, res, env, local_env, fr)
+        if appending:
+            before_append = server.status()
+            served_append, served_ok = _append_and_search(ctx, [*voyager, "search", "--json"], env, rounds,
+                                                          _voyager_found_once)
+            after_append = server.status()
+            n = after_append.get("answered", 0) - before_append.get("answered", 0)
+            if n and after_append.get("mean_answer_ms") is not None:
+                spent = (after_append["mean_answer_ms"] * after_append["answered"]
+                         - (before_append.get("mean_answer_ms") or 0) * before_append.get("answered", 0))
+                res.metrics.append(Metric(name="append-then-found: server time (scan + search), mean",
+                                          value=round(spent / n, 3), unit="ms", group=g))
     finally:
         server.stop()
+    if appending:
+        res.checks.append(Check(name=f"{g}: each appended message found exactly once by the next search",
+                                ok=local_ok and served_ok, detail=None if local_ok and served_ok else
+                                f"in-process {local_ok}, server {served_ok}"))
+        ref = None
+        if fr:
+            fenv = fr_env(ds, env, ctx.dir("fr-" + ds.data_dir.parent.name))
+            fr_append, fr_ok = _append_and_search(ctx, [fr, "--json", "--limit", "5"], fenv, rounds,
+                                                  lambda out, token: _fr_hits(out) > 0)
+            ref = Reference(label="fr", value=ms(statistics.median(fr_append)),
+                            note=None if fr_ok else "(fr did not find every appended message)")
+        p50 = statistics.median(served_append)
+        res.metrics += [
+            Metric(name="append-then-found p50, server", value=ms(p50), unit="ms", group=g,
+                   target=Target(op="<=", value=TARGET_APPEND_P50_MS), reference=ref,
+                   ratio=round(p50 * 1000 / ref.value, 2) if ref and ref.value else None),
+            Metric(name="append-then-found worst, server", value=ms(max(served_append)), unit="ms", group=g),
+            Metric(name="append-then-found p50, in-process", value=ms(statistics.median(local_append)), unit="ms",
+                   group=g),
+        ]
     fr_walls: dict[str, list[float]] = {}
     if fr and ds.files:
         fenv = fr_env(ds, env, ctx.dir("fr-" + ds.data_dir.parent.name))
@@ -203,60 +252,41 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
                     fr_walls[name].append(_timed(cmd, fenv)[0])
     for name, samples in walls.items():
         qs = Quantiles.of(samples)
-        ref_name = "fr" + (", --no-refresh" if "no-refresh" in name else "")
+        ref_name = "fr" + (", --no-refresh" if "no-refresh" in name else "")  # fr's own refresh, or not
         ref = None
         if ref_name in fr_walls and name.startswith("server"):
             ref = Reference(label="fr", value=ms(statistics.median(fr_walls[ref_name])))
-        target = Target(op="<=", value=TARGET_SEARCH_P50_MS) if name == "server" else None
+        target = Target(op="<=", value=TARGET_SEARCH_P50_MS) if name.startswith("server") and "no-refresh" not in name \
+            else None
         res.metrics.append(Metric(name=f"CLI search p50, {name}", value=ms(qs.p50), unit="ms", group=g,
                                   target=target, reference=ref,
                                   ratio=round(qs.p50 * 1000 / ref.value, 2) if ref and ref.value else None))
         res.metrics.append(Metric(name=f"CLI search p95, {name}", value=ms(qs.p95), unit="ms", group=g))
 
 
-def _append_then_found(ctx: Context, ds: DataSet, res: ScenarioResult, env: dict[str, str],
-                       local_env: dict[str, str], fr: str | None) -> None:
-    """Append one message, then time ``voyager search TOKEN`` through the server (and in-process) until found."""
+def _append_and_search(ctx: Context, command: list[str], env: dict[str, str], rounds: int,
+                       found: Callable[[bytes, str], bool]) -> tuple[list[float], bool]:
+    """Append one message to the ingest session, then time ``COMMAND TOKEN`` once; ``rounds`` times."""
     from bench.scenarios.ingest import ensure_ingested
 
     ing = ensure_ingested(ctx, "claude")
-    g = ds.label
-    voyager = voyager_command()
-    timings: dict[str, list[float]] = {"server": [], "in-process": []}
-    found_ok = True
-    for r in range(ctx.sizes.cli_append_rounds):
-        for how, run_env in (("server", env), ("in-process", local_env)):
-            ing.appended += 1
-            ing.appender.append(ing.appended)
-            token = f"{corpus.APPEND_TOKEN}{ing.appended}"
-            wall, proc = _timed([*voyager, "search", token, "--json"], run_env)
-            doc = msgspec.json.decode(proc.stdout) if proc.stdout else {}
-            found_ok = found_ok and proc.returncode == 0 and doc.get("total") == 1
-            timings[how].append(wall)
-    res.checks.append(Check(name=f"{g}: each appended message found exactly once by the next search", ok=found_ok))
-    ref = None
-    if fr:
-        fenv = fr_env(ds, env, ctx.dir("fr-" + ds.data_dir.parent.name))
-        fr_times: list[float] = []
-        fr_found = True
-        for _ in range(ctx.sizes.cli_append_rounds):
-            ing.appended += 1
-            ing.appender.append(ing.appended)
-            token = f"{corpus.APPEND_TOKEN}{ing.appended}"
-            wall, proc = _timed([fr, "--json", "--limit", "5", token], fenv)
-            fr_times.append(wall)
-            fr_found = fr_found and _fr_hits(proc.stdout) > 0
-        ref = Reference(label="fr", value=ms(statistics.median(fr_times)),
-                        note=None if fr_found else "(fr did not find every appended message)")
-    p50 = statistics.median(timings["server"])
-    res.metrics += [
-        Metric(name="append-then-found p50, server", value=ms(p50), unit="ms", group=g,
-               target=Target(op="<=", value=TARGET_APPEND_P50_MS), reference=ref,
-               ratio=round(p50 * 1000 / ref.value, 2) if ref and ref.value else None),
-        Metric(name="append-then-found worst, server", value=ms(max(timings["server"])), unit="ms", group=g),
-        Metric(name="append-then-found p50, in-process", value=ms(statistics.median(timings["in-process"])),
-               unit="ms", group=g),
-    ]
+    walls: list[float] = []
+    ok = True
+    for _ in range(rounds):
+        ing.appended += 1
+        ing.appender.append(ing.appended)
+        token = f"{corpus.APPEND_TOKEN}{ing.appended}"
+        wall, proc = _timed([*command, token], env)
+        walls.append(wall)
+        ok = ok and found(proc.stdout, token)
+    return walls, ok
+
+
+def _voyager_found_once(stdout: bytes, token: str) -> bool:
+    try:
+        return msgspec.json.decode(stdout).get("total") == 1
+    except msgspec.DecodeError:
+        return False
 
 
 def _fr_hits(stdout: bytes) -> int:
@@ -272,10 +302,17 @@ def _fr_hits(stdout: bytes) -> int:
 
 def _floors(ctx: Context, res: ScenarioResult) -> None:
     """What no client can go below: starting this Python, bare and with its site (the install's import hooks)."""
+    from bench.scenarios.search import installed_command
+
     reps = ctx.sizes.cli_search_reps
     env = cli_env({}, ctx.dir("pycache"))
-    for name, cmd in (("python -c pass (with site)", [sys.executable, "-c", "pass"]),
-                      ("python -I -S -c pass (bare)", [sys.executable, "-I", "-S", "-c", "pass"])):
+    floors = [("python -c pass (dev, with site)", [sys.executable, "-c", "pass"]),
+              ("python -I -S -c pass (bare)", [sys.executable, "-I", "-S", "-c", "pass"])]
+    installed = installed_command(ctx)
+    if installed:
+        floors.append(("python -c pass (installed wheel's venv)",
+                       [str(Path(installed[0]).with_name("python")), "-c", "pass"]))
+    for name, cmd in floors:
         _timed(cmd, env)
         res.metrics.append(Metric(name=f"floor: {name}", value=ms(statistics.median(
             _timed(cmd, env)[0] for _ in range(reps))), unit="ms", group="process start"))

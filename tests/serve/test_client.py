@@ -23,8 +23,14 @@ from voyager_sessions.serve import client, protocol
 
 HEAVY = ("tantivy", "msgspec", "click", "sqlite3", "voyager_sessions.api", "voyager_sessions.search")
 
-_RECORD = ("import atexit, sys\n"
-           "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+# The forward path ends with os._exit (no atexit): record the modules there, and on a normal exit.
+_RECORD = ("import atexit, os, sys\n"
+           "def record():\n"
+           "    sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+           "    sys.stderr.flush()\n"
+           "_exit = os._exit\n"
+           "os._exit = lambda code: (record(), _exit(code))\n"
+           "atexit.register(record)\n"
            "from voyager_sessions.main import main\n"
            "main()\n")
 
