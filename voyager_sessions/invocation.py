@@ -92,14 +92,21 @@ class Backend(Protocol):
 
 
 class Invocation:
-    """A command run for someone else: its output ``capture``, its ``data_dir``, and the ``backend`` if any."""
+    """A command run for someone else: its output ``capture``, its ``data_dir``, and the ``backend`` if any.
 
-    __slots__ = ("backend", "capture", "data_dir")
+    ``remember``: a search run for the CLI (a client of the server) records itself as
+    the last search, as it would have in the client's own process; one run for an
+    agent's tool call (``voyager mcp``) does not.
+    """
 
-    def __init__(self, capture: Capture, data_dir: Path, backend: Backend | None = None) -> None:
+    __slots__ = ("backend", "capture", "data_dir", "remember")
+
+    def __init__(self, capture: Capture, data_dir: Path, backend: Backend | None = None, *,
+                 remember: bool = True) -> None:
         self.capture = capture
         self.data_dir = data_dir
         self.backend = backend
+        self.remember = remember
 
 
 _current: ContextVar[Invocation | None] = ContextVar("voyager_invocation", default=None)
@@ -131,6 +138,12 @@ def binary_stdout() -> Any:
     """Where encoded output (JSON) goes."""
     inv = _current.get()
     return sys.stdout.buffer if inv is None else inv.capture.stdout.buffer
+
+
+def remembers() -> bool:
+    """Whether a search should be remembered as the last one (``voyager resume -``): for a person, not an agent."""
+    inv = _current.get()
+    return inv is None or inv.remember
 
 
 def isatty(*, err: bool) -> bool:

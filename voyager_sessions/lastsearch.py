@@ -10,6 +10,7 @@ to write is ignored.
 
 from __future__ import annotations
 
+import _thread
 import os
 import time
 
@@ -38,7 +39,8 @@ def remember(ddir: DataDir, query: str, hits: list) -> None:
     first = hits[0] if hits else None
     doc = LastSearch(query=query, at=time.time(), session_id=getattr(first, "session_id", None),
                      seq=getattr(first, "seq", None), title=getattr(first, "title", None))
-    tmp = ddir.root / f".last-search.{os.getpid()}.tmp"
+    # Per thread too: ``voyager serve`` remembers its clients' searches from several threads at once.
+    tmp = ddir.root / f".last-search.{os.getpid()}.{_thread.get_ident()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:

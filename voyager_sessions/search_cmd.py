@@ -2,8 +2,9 @@
 
 ``SEARCH_OPTIONS`` (in :mod:`voyager_sessions.options`) is the one definition of the
 command's options: :mod:`voyager_sessions.cli` builds the click command from it, and
-:func:`parse_search_args` reads argv with it (see :mod:`voyager_sessions.argv`) so that a plain ``voyager search …`` never imports click
-(about 20 ms, a third of the wall time of a search). Text output still goes through
+:func:`parse_search_args` reads argv with it (see :mod:`voyager_sessions.argv`) so that a
+plain ``voyager search …`` never imports click (about 20 ms, a third of the wall time of a
+search). Text output still goes through
 ``click.echo`` (imported then), so ``--json`` and ``--jsonl`` are the click-free paths.
 The command writes and reads through :mod:`voyager_sessions.invocation`, so ``voyager
 serve`` runs this very function for its clients and their output is the same bytes.
@@ -84,9 +85,10 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
             result = reader.search(text, opts)
     except QueryError as exc:
         raise UserError(f"bad query: {exc}") from None
-    from voyager_sessions.lastsearch import remember
+    if invocation.remembers():
+        from voyager_sessions.lastsearch import remember
 
-    remember(DataDir(ddir), text, result.hits)  # what `voyager resume -` reopens; never fails the search
+        remember(DataDir(ddir), text, result.hits)  # what `voyager resume -` reopens; never fails the search
     if as_json:
         emit_json(result)
     elif as_jsonl:

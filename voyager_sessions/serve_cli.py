@@ -20,8 +20,9 @@ from voyager_sessions.paths import DataDir
               help="Seconds between background rescans (a search still refreshes first).")
 @click.option("--detach", is_flag=True, help="Run in the background; its log goes to serve.log in the data dir.")
 @click.option("-q", "--quiet", is_flag=True, help="Log only errors.")
-@click.option("--watch/--no-watch", default=True, show_default=True,
-              help="Skip a search's refresh when inotify shows nothing changed (Linux).")
+@click.option("--watch/--no-watch", default=False, show_default=True,
+              help="Skip a search's refresh when inotify shows nothing changed under the agents' homes (Linux; "
+                   "trusts that every agent keeps its sessions there: see docs/serve.md).")
 @click.pass_context
 def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, watch: bool) -> None:
     """Keep the index open and fresh in one resident process for this data dir.

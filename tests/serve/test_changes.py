@@ -104,22 +104,51 @@ def test_symlink_loops_are_watched_once(tree):
     assert len(watch._wds) == 3  # agent, projects, a
 
 
-def test_homes_names_every_agent_home(monkeypatch, tmp_path):
-    from voyager_sessions.paths import AGENT_HOMES
+def test_homes_names_every_agent_home(tmp_path):
+    from voyager_sessions.paths import AGENT_HOMES, agent_home
 
-    env = {"HOME": str(tmp_path)}
+    env = {"HOME": str(tmp_path), "OPENCODE_DB": str(tmp_path / "x" / "o.db")}
     got = changes.homes(env)
-    assert tmp_path / ".claude" in got and tmp_path / ".codex" in got
-    assert len(got) >= len([n for n, entries in AGENT_HOMES.items() if entries[-1][0] == "HOME"])
+    assert tmp_path / ".claude" in got and tmp_path / ".codex" in got and tmp_path / "x" / "o.db" in got
+    # All but the user's home itself (Aider's default: its adapter is rescanned instead).
+    assert set(got) == {agent_home(name, env) for name in AGENT_HOMES} - {None, tmp_path}
+    assert len(got) == len(set(got))
+    unwatched = changes.unwatched_providers(env, got)
+    assert "aider" in unwatched and "crush" in unwatched  # a home too broad; sessions found in projects
+    assert "claude" not in unwatched and "codex" not in unwatched
 
 
-def test_the_server_skips_refreshes_nothing_needs_and_still_finds_a_new_days_session(served):
+@pytest.fixture
+def watching(tmp_path):
+    from tests.serve.conftest import ServerProcess, make_env, write_corpus
+
+    env = make_env(tmp_path)
+    write_corpus(env)
+    assert cli(env, "scan", "-q", server=False).code == 0
+    server = ServerProcess(env, watch=True)
+    try:
+        yield env, server
+    finally:
+        server.stop()
+
+
+def test_without_watch_every_refresh_scans(served):
     env, server = served
+    before = server.status()
+    assert before["watch"] == "off"
+    for _ in range(2):
+        assert cli(env, "search", "postgres", "--json").code == 0
+    after = server.status()
+    assert after["refreshes_skipped"] == 0 and after["scans"] >= before["scans"] + 2
+
+
+def test_the_server_skips_refreshes_nothing_needs_and_still_finds_a_new_days_session(watching):
+    env, server = watching
     before = server.status()
     for _ in range(3):
         assert cli(env, "search", "postgres", "--json").code == 0
     after = server.status()
-    assert after["watch"] == "inotify"
+    assert after["watch"] == "inotify" and "aider" in after["unwatched_providers"]
     assert after["refreshes_skipped"] >= before["refreshes_skipped"] + 2
     # A session written into a directory that did not exist (a new day of Codex rollouts), then searched at once.
     home = Path(env["HOME"])

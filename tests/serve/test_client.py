@@ -239,11 +239,13 @@ def test_the_clients_data_dir_is_spelled_as_paths_spells_it(environ):
 def test_every_agent_variable_reaches_the_server():
     from voyager_sessions.paths import agent_variables
 
-    names = {v: "x" for v in agent_variables()} | {"HOME": "h", "TZ": "UTC", "XDG_DATA_HOME": "d", "VOYAGER_MAX_EVENT_CHARS": "9"}
-    sent = protocol.client_env({**names, "AWS_SECRET_ACCESS_KEY": "s", "PATH": "/bin"})
-    assert protocol.answer_env(sent) == protocol.answer_env(names) == {
-        k: v for k, v in names.items()}
-    assert "AWS_SECRET_ACCESS_KEY" not in sent and "PATH" not in sent
+    names = {v: "x" for v in agent_variables()} | {"HOME": "h", "TZ": "UTC", "XDG_DATA_HOME": "d",
+                                                  "VOYAGER_MAX_EVENT_CHARS": "9"}
+    sent = protocol.client_env({**names, "AWS_SECRET_ACCESS_KEY": "s", "GITHUB_TOKEN": "t", "PATH": "/bin"})
+    missing = sorted(set(names) - set(sent))
+    assert not missing, f"the client does not send {missing}: add their shape to protocol._LOCATION_SUFFIXES"
+    assert protocol.answer_env(sent) == protocol.answer_env(names) == names
+    assert "AWS_SECRET_ACCESS_KEY" not in sent and "GITHUB_TOKEN" not in sent and "PATH" not in sent
 
 
 @pytest.mark.parametrize("tty", [False, True])

@@ -152,3 +152,32 @@ def test_a_client_with_another_environment_is_answered_in_its_own_process(served
     assert got == cli(other, "search", "postgres", "--json", "--no-refresh", server=False)
     after = server.status()
     assert after["fallbacks"] == before["fallbacks"] + 1 and after["answered"] == before["answered"]
+
+
+def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(served_module):
+    import json
+    from pathlib import Path
+
+    from voyager_sessions.paths import DataDir
+    from voyager_sessions.serve import client
+
+    env, server = served_module
+    last = DataDir(env["VOYAGER_HOME"]).last_search
+    got = cli(env, "search", "systemctl", "--json")
+    assert got.code == 0
+    doc = json.loads(last.read_text())
+    assert doc["query"] == "systemctl" and doc["session_id"] == f"codex:{CODEX_SID}"
+    # What `voyager resume -` and `export -` read: the same as after an in-process search.
+    assert cli(env, "search", "systemctl", "--json", server=False).code == 0
+    assert {k: v for k, v in json.loads(last.read_text()).items() if k != "at"} == {
+        k: v for k, v in doc.items() if k != "at"}
+    # An agent's search (voyager mcp: origin "mcp") leaves it alone.
+    request = client.base_request("search", env["VOYAGER_HOME"], {
+        "query": ["parse_config_v2"], "limit": 20, "offset": 0, "providers": [], "kinds": [], "repo": None,
+        "cwd": None, "session": None, "since": None, "until": None, "sort": "relevance", "by_session": False,
+        "context": 0, "as_json": True, "as_jsonl": False, "no_refresh": True, "color": "never"}, environ=env)
+    request["origin"] = "mcp"
+    answered = client.exchange(client.socket_path(env["VOYAGER_HOME"]), request, ack_timeout=3.0)
+    assert answered is not None and answered[0]["exit"] == 0
+    assert json.loads(last.read_text())["query"] == "systemctl"
+    assert not list(Path(env["VOYAGER_HOME"]).glob(".last-search.*.tmp"))

@@ -43,14 +43,38 @@ _EVENT = struct.Struct("iIII")
 
 
 def homes(env: Mapping[str, str]) -> list[Path]:
-    """Every agent home (directory or named file) that ``env`` points at: what the adapters read below."""
-    from voyager_sessions.paths import AGENT_HOMES, agent_home
+    """Every agent home (directory or named file) that ``env`` points at, but those too broad to watch.
 
+    A home that is the user's home directory itself, or above it (Aider searches the
+    projects in ``~``), would mean watching everything the user has: its adapter is
+    rescanned on every refresh instead (see :func:`unwatched_providers`).
+    """
+    from voyager_sessions.paths import AGENT_HOMES, agent_home, home
+
+    top = home(env).expanduser()
     out: list[Path] = []
     for name in AGENT_HOMES:
         path = agent_home(name, env)
-        if path is not None and path not in out:
-            out.append(path)
+        if path is None or path in out or path == top or path in top.parents:
+            continue
+        out.append(path)
+    return out
+
+
+def unwatched_providers(env: Mapping[str, str], watched: list[Path]) -> list[str]:
+    """Providers whose discovery a watch on ``watched`` does not cover: a refresh still scans them.
+
+    Those that look in other sessions' working directories (``uses_hints``), and those
+    with a root (``adapter.roots(env)``) outside every watched home.
+    """
+    from voyager_sessions.ingest.adapters import PROVIDERS, get
+
+    out = []
+    for name in PROVIDERS:
+        adapter = get(name)
+        if getattr(adapter, "uses_hints", False) or not all(
+                any(root == w or w in root.parents for w in watched) for root in adapter.roots(env)):
+            out.append(name)
     return out
 
 

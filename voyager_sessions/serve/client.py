@@ -100,7 +100,7 @@ def base_request(cmd: str, data_dir: str, args: Mapping[str, Any] | None = None,
         "v": protocol.VERSION, "cmd": cmd, "args": dict(args or {}), "data_dir": data_dir,
         "env": protocol.client_env(os.environ if environ is None else environ),
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
-        "stdout": [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)],
+        "stdout": [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)], "origin": "cli",
     }
 
 

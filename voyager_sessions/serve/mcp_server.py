@@ -66,13 +66,14 @@ class Runner:
             request = client.base_request(cmd, str(self.data_dir), _jsonable(params))
             request["tty"] = [False, False]
             request["stdout"] = ["utf-8", "strict"]
+            request["origin"] = "mcp"  # not the person's last search (voyager resume -)
             got = client.exchange(client.socket_path(self.data_dir), request,
                                   ack_timeout=protocol.ack_timeout(os.environ))
             if got is not None and isinstance(got[0].get("exit"), int):
                 header, out = got
                 return header["exit"], out, "".join(text for _, text in header["stderr"])
         capture = Capture()
-        code = commands.run_captured(cmd, params, Invocation(capture, self.data_dir))
+        code = commands.run_captured(cmd, params, Invocation(capture, self.data_dir, remember=False))
         return code, capture.stdout_bytes(), capture.stderr_text()
 
 

@@ -3,7 +3,8 @@
 One request per connection. The client writes one line of UTF-8 JSON::
 
     {"v": 1, "cmd": "search", "args": {…}, "data_dir": "…", "env": {…},
-     "tty": [stdout_is_a_terminal, stderr_is_a_terminal], "stdout": ["utf-8", "strict"]}
+     "tty": [stdout_is_a_terminal, stderr_is_a_terminal], "stdout": ["utf-8", "strict"],
+     "origin": "cli"}
 
 ``args`` are the parameters click would pass the command (``voyager_sessions.commands``
 checks every one). The server answers with zero or more bare newlines (the first as
@@ -60,12 +61,17 @@ def client_env(environ: Mapping[str, str]) -> dict[str, str]:
     """What a client tells the server of its environment: every variable that may locate data or set a cap.
 
     A superset, by name alone (no agent table to import): ``HOME``, ``TZ``, ``XDG_*``,
-    ``VOYAGER_*`` and every ``*_HOME``, ``*_DIR``, ``*_DB``. The server keeps the ones it
-    knows change an answer (:func:`answer_env`); a test holds every agent variable to
-    these names.
+    ``VOYAGER_*`` and every name ending in one of :data:`_LOCATION_SUFFIXES`. The server
+    keeps the ones it knows change an answer (:func:`answer_env`);
+    ``tests/serve/test_client.py`` holds every agent variable of ``paths.AGENT_HOMES`` to
+    these names (a new agent's variable of another shape fails it until added here).
     """
     return {k: v for k, v in environ.items()
-            if k in ("HOME", "TZ") or k.startswith(("VOYAGER_", "XDG_")) or k.endswith(("_HOME", "_DIR", "_DB"))}
+            if k in ("HOME", "TZ") or k.startswith(("VOYAGER_", "XDG_")) or k.endswith(_LOCATION_SUFFIXES)}
+
+
+#: How the names of variables that locate an agent's data end.
+_LOCATION_SUFFIXES = ("_HOME", "_DIR", "_DB", "_FILE", "_ROOT", "_DATA", "_PATH")
 
 
 def answer_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -64,7 +64,7 @@ class Server:
     """``voyager serve`` on one data dir; :meth:`serve` runs until :meth:`stop` (a signal, or a ``stop`` request)."""
 
     def __init__(self, ddir: DataDir, *, interval: float = 5.0, readers: int | None = None,
-                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True, watch: bool = True) -> None:
+                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True, watch: bool = False) -> None:
         self.ddir = ddir
         self.interval = interval
         self.log = log
@@ -73,13 +73,16 @@ class Server:
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
         self.watch = None
+        unwatched: list[str] = []
         if watch:
-            from voyager_sessions.serve.changes import SourceWatch, homes
+            from voyager_sessions.serve.changes import SourceWatch, homes, unwatched_providers
 
-            self.watch = SourceWatch(homes(os.environ))
+            watched = homes(os.environ)
+            self.watch = SourceWatch(watched)
+            unwatched = unwatched_providers(os.environ, watched)
             if not self.watch.available:
                 log(f"every search rescans first ({self.watch.reason})")
-        self.scans = Scans(ddir, on_done=self._scanned, watch=self.watch)
+        self.scans = Scans(ddir, on_done=self._scanned, watch=self.watch, unwatched=unwatched)
         self.pool = ReaderPool(ddir, readers or min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
@@ -302,7 +305,9 @@ class Server:
 
         capture = Capture(stdout_tty=stdout_tty, stderr_tty=stderr_tty, encoding="utf-8", errors=errors)
         t0 = time.perf_counter()
-        code = commands.run_captured(cmd, params, Invocation(capture, Path(data_dir), self.backend))
+        remember = request.get("origin", "cli") == "cli"  # an agent's search (voyager mcp) is not the last search
+        code = commands.run_captured(cmd, params, Invocation(capture, Path(data_dir), self.backend,
+                                                             remember=remember))
         body = capture.stdout_bytes()
         with self._lock:
             self.counts["answered"] += 1
@@ -358,7 +363,7 @@ class Server:
             "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
             "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
             **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count,
-            "refreshes_skipped": self.scans.skipped,
+            "refreshes_skipped": self.scans.skipped, "unwatched_providers": self.scans.unwatched,
             "watch": "off" if self.watch is None else "inotify" if self.watch.available else self.watch.reason,
             "last_scan": None if last is None else {
                 "started": iso(last.started), "seconds": round(last.seconds, 3),
