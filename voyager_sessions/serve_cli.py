@@ -20,11 +20,8 @@ from voyager_sessions.paths import DataDir
               help="Seconds between background rescans (a search still refreshes first).")
 @click.option("--detach", is_flag=True, help="Run in the background; its log goes to serve.log in the data dir.")
 @click.option("-q", "--quiet", is_flag=True, help="Log only errors.")
-@click.option("--watch/--no-watch", default=False, show_default=True,
-              help="Skip a search's refresh when inotify shows nothing changed under the agents' homes (Linux; "
-                   "trusts that every agent keeps its sessions there: see docs/serve.md).")
 @click.pass_context
-def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, watch: bool) -> None:
+def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool) -> None:
     """Keep the index open and fresh in one resident process for this data dir.
 
     While it runs, `voyager search`, `list`, `show` and `stats` (and `voyager mcp`) answer
@@ -43,10 +40,10 @@ def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, watch:
 
     ddir = DataDir(data_dir())
     if detach:
-        pid, log = control.detach(ddir, interval=interval, verbose=not quiet, watch=watch)
+        pid, log = control.detach(ddir, interval=interval, verbose=not quiet)
         click.echo(f"voyager: serving {ddir.root} (pid {pid}; log: {log})", err=True)
         return
-    control.run_foreground(ddir, interval=interval, verbose=not quiet, watch=watch)
+    control.run_foreground(ddir, interval=interval, verbose=not quiet)
 
 
 @serve.command("status")
@@ -80,9 +77,7 @@ def serve_status(as_json: bool) -> None:
     click.echo(f"  requests   {doc['requests']}: {doc['answered']} answered, {doc['fallbacks']} left to their "
                f"client, {doc['errors']} refused")
     last = doc.get("last_scan")
-    scans = f"{doc['scans']} (every {doc['interval_s']:g}s and before a search"
-    scans += f"; {doc['refreshes_skipped']} refreshes skipped, inotify showing nothing changed)" if doc.get(
-        "watch") == "inotify" else f"; watch: {doc.get('watch')})"
+    scans = f"{doc['scans']} (every {doc['interval_s']:g}s and before each search)"
     if last:
         scans += f"; last at {last['started']}, {last['seconds']:.3f}s"
         if last.get("error"):

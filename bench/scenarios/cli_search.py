@@ -81,12 +81,12 @@ def _events_set(ctx: Context) -> DataSet:
 class Server:
     """``voyager serve`` on a data set's data dir, as a child process."""
 
-    def __init__(self, env: dict[str, str], data_dir: Path) -> None:
+    def __init__(self, env: dict[str, str], data_dir: Path, *extra: str) -> None:
         from voyager_sessions.paths import DataDir
         from voyager_sessions.serve import control
 
         self.ddir = DataDir(data_dir)
-        self.proc = subprocess.Popen([*voyager_command(), "serve", "-q", "--interval", "5"], env=env,
+        self.proc = subprocess.Popen([*voyager_command(), "serve", "-q", "--interval", "5", *extra], env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -78,14 +78,12 @@ def cli(env: dict[str, str], *args: str, server: bool = True, timeout: float = 1
 class ServerProcess:
     """``voyager serve`` as a child process; :meth:`status` asks it over its socket."""
 
-    def __init__(self, env: dict[str, str], *, interval: float = 5.0, log: Path | None = None,
-                 watch: bool = False) -> None:
+    def __init__(self, env: dict[str, str], *, interval: float = 5.0, log: Path | None = None) -> None:
         self.env = env
         self.ddir = DataDir(env["VOYAGER_HOME"])
         self.log_path = log or Path(env["HOME"]).parent / f"serve-{time.monotonic_ns()}.log"
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(voyager_exe() + ["serve", "--interval", str(interval),
-                                                      *(["--watch"] if watch else [])], env=env,
+        self.proc = subprocess.Popen(voyager_exe() + ["serve", "--interval", str(interval)], env=env,
                                      stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         self.wait_ready()
 

@@ -119,14 +119,14 @@ def remove_socket(ddir: DataDir, sock: socket.socket, inode: int) -> None:
         pass
 
 
-def run_foreground(ddir: DataDir, *, interval: float, verbose: bool = True, watch: bool = False) -> None:
+def run_foreground(ddir: DataDir, *, interval: float, verbose: bool = True) -> None:
     """Serve ``ddir`` in this process until SIGTERM, SIGINT or a ``stop`` request; the socket is removed after."""
     from voyager_sessions.serve.server import Server
 
     with serve_lock(ddir):
         listener, inode = bind(ddir)
         try:
-            server = Server(ddir, interval=interval, verbose=verbose, watch=watch)
+            server = Server(ddir, interval=interval, verbose=verbose)
             previous = {sig: signal.signal(sig, lambda signum, frame: server.stop())
                         for sig in (signal.SIGTERM, signal.SIGINT)}
             try:
@@ -173,7 +173,7 @@ def stop(ddir: DataDir) -> int | None:
     return pid if pid and pid > 0 else None
 
 
-def detach(ddir: DataDir, *, interval: float, verbose: bool, watch: bool = False) -> tuple[int, str]:
+def detach(ddir: DataDir, *, interval: float, verbose: bool) -> tuple[int, str]:
     """Start ``voyager serve`` on ``ddir`` in the background (its own session, stderr to ``serve.log``).
 
     Returns its pid and the log's path once it answers; raises with the log's last line
@@ -188,8 +188,6 @@ def detach(ddir: DataDir, *, interval: float, verbose: bool, watch: bool = False
     argv = [sys.executable, "-m", "voyager_sessions", "serve", "--interval", repr(interval)]
     if not verbose:
         argv.append("--quiet")
-    if watch:
-        argv.append("--watch")
     env = dict(os.environ, VOYAGER_HOME=str(ddir.root))
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd,

@@ -37,8 +37,6 @@ class ScanOutcome:
 
     number: int
     started: float
-    #: the change generation a full scan started at (``changes.SourceWatch``), None without a watch
-    watch_gen: int | None = None
     seconds: float = 0.0
     summary: Any = None
     notices: list[Any] = field(default_factory=list)
@@ -48,8 +46,7 @@ class ScanOutcome:
 class Scans:
     """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
 
-    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None, watch: Any = None,
-                 unwatched: list[str] | None = None,
+    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None,
                  on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
         if scan is None:
             from voyager_sessions.scan import scan as scan_fn
@@ -57,45 +54,24 @@ class Scans:
             scan = scan_fn
         self._scan = scan
         self._ddir = ddir
-        self.watch = watch if watch is not None and watch.available else None
-        #: with a watch: the providers it does not cover, scanned on every refresh all the same
-        self.unwatched = list(unwatched or [])
         self._on_done = on_done
         self._cond = threading.Condition()
         self._started = 0
         self._running = False
         self._last: ScanOutcome | None = None
-        self._last_full: ScanOutcome | None = None
         self.count = 0
-        self.skipped = 0  # full scans a watch proved unneeded
 
     @property
     def last(self) -> ScanOutcome | None:
         return self._last
 
     def fresh(self) -> ScanOutcome:
-        """The outcome of a scan that started after this call: run one, or wait for the one about to run.
-
-        With a watch, when nothing under the watched homes has changed since the last full
-        scan started, that scan still holds for them: only the providers the watch does
-        not cover are scanned (a partial scan), or none at all when it covers every one.
-        """
+        """The outcome of a scan that started after this call: run one, or wait for the one about to run."""
         with self._cond:
-            partial = False
-            base = self._last_full
-            if (self.watch is not None and base is not None and base.error is None and self._ddir.has_index()
-                    and self.watch.unchanged_since(base.watch_gen)):
-                self.skipped += 1
-                if not self.unwatched:
-                    # As a scan with nothing to do: no notices (those went to the requests it served).
-                    return ScanOutcome(number=base.number, started=base.started, watch_gen=base.watch_gen,
-                                       summary=base.summary)
-                partial = True
             wanted = self._started + 1
             while True:
-                done = self._last if partial else self._last_full
-                if done is not None and done.number >= wanted:
-                    return done
+                if self._last is not None and self._last.number >= wanted:
+                    return self._last
                 if not self._running:
                     self._running = True
                     self._started += 1
@@ -105,21 +81,12 @@ class Scans:
         outcome = ScanOutcome(number=number, started=time.time())
         t0 = time.perf_counter()
         try:
-            if partial:
-                outcome.summary = self._scan(self._ddir.root, providers=self.unwatched,
-                                             on_notice=outcome.notices.append)
-            else:
-                if self.watch is not None:
-                    # Watches brought up to date before the scan looks: any change from here on moves the generation.
-                    outcome.watch_gen = self.watch.start_scan()
-                outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
+            outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
             outcome.error = exc
         outcome.seconds = time.perf_counter() - t0
         with self._cond:
             self._last = outcome
-            if not partial:
-                self._last_full = outcome
             self._running = False
             self.count += 1
             self._cond.notify_all()

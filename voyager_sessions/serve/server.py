@@ -64,7 +64,7 @@ class Server:
     """``voyager serve`` on one data dir; :meth:`serve` runs until :meth:`stop` (a signal, or a ``stop`` request)."""
 
     def __init__(self, ddir: DataDir, *, interval: float = 5.0, readers: int | None = None,
-                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True, watch: bool = False) -> None:
+                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True) -> None:
         self.ddir = ddir
         self.interval = interval
         self.log = log
@@ -72,17 +72,7 @@ class Server:
         self.env = protocol.answer_env(os.environ)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
-        self.watch = None
-        unwatched: list[str] = []
-        if watch:
-            from voyager_sessions.serve.changes import SourceWatch, homes, unwatched_providers
-
-            watched = homes(os.environ)
-            self.watch = SourceWatch(watched)
-            unwatched = unwatched_providers(os.environ, watched)
-            if not self.watch.available:
-                log(f"every search rescans first ({self.watch.reason})")
-        self.scans = Scans(ddir, on_done=self._scanned, watch=self.watch, unwatched=unwatched)
+        self.scans = Scans(ddir, on_done=self._scanned)
         self.pool = ReaderPool(ddir, readers or min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
@@ -116,8 +106,6 @@ class Server:
             time.sleep(0.01)
         threads[0].join(max(0.0, deadline - time.monotonic()))
         self.pool.close()
-        if self.watch is not None:
-            self.watch.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -363,8 +351,6 @@ class Server:
             "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
             "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
             **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count,
-            "refreshes_skipped": self.scans.skipped, "unwatched_providers": self.scans.unwatched,
-            "watch": "off" if self.watch is None else "inotify" if self.watch.available else self.watch.reason,
             "last_scan": None if last is None else {
                 "started": iso(last.started), "seconds": round(last.seconds, 3),
                 "events_added": getattr(last.summary, "events_added", None),
