@@ -35,6 +35,12 @@ def data_dir() -> Path:
     return _default_data_dir() if inv is None else inv.data_dir
 
 
+def data_dir_label() -> str:
+    """The data dir as this command's user named it (what ``stats`` prints)."""
+    inv = invocation.current()
+    return str(_default_data_dir()) if inv is None else inv.data_dir_label
+
+
 def private_umask() -> None:
     """Everything Voyager writes is private to the user (the root command's first act)."""
     os.umask(0o077)

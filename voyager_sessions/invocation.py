@@ -94,17 +94,20 @@ class Backend(Protocol):
 class Invocation:
     """A command run for someone else: its output ``capture``, its ``data_dir``, and the ``backend`` if any.
 
+    ``data_dir_label`` is the data dir as the client spells it (relative to its own working
+    directory, say), for output; ``data_dir`` is where this process finds it.
     ``remember``: a search run for the CLI (a client of the server) records itself as
     the last search, as it would have in the client's own process; one run for an
     agent's tool call (``voyager mcp``) does not.
     """
 
-    __slots__ = ("backend", "capture", "data_dir", "remember")
+    __slots__ = ("backend", "capture", "data_dir", "data_dir_label", "remember")
 
     def __init__(self, capture: Capture, data_dir: Path, backend: Backend | None = None, *,
-                 remember: bool = True) -> None:
+                 remember: bool = True, data_dir_label: str | None = None) -> None:
         self.capture = capture
-        self.data_dir = data_dir
+        self.data_dir = data_dir  # where the files are, from this process
+        self.data_dir_label = str(data_dir) if data_dir_label is None else data_dir_label  # as the client names it
         self.backend = backend
         self.remember = remember
 

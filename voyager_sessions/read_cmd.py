@@ -14,7 +14,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from voyager_sessions.cmdutil import EXIT_NONE, EXIT_OK, data_dir, echo, emit_json, open_reader, use_color
+from voyager_sessions.cmdutil import (
+    EXIT_NONE,
+    EXIT_OK,
+    data_dir,
+    data_dir_label,
+    echo,
+    emit_json,
+    open_reader,
+    use_color,
+)
 from voyager_sessions.options import LIST_OPTIONS, SHOW_OPTIONS, SHOW_SESSION, STATS_OPTIONS  # noqa: F401
 
 def _short_id(session_id: str) -> str:
@@ -53,10 +62,9 @@ def show_command(session: str, around: int | None, window: int, as_json: bool, c
 
 def stats_command(as_json: bool) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
-    ddir = data_dir()
-    with open_reader(ddir) as r:
+    with open_reader(data_dir()) as r:
         doc: dict[str, Any] = r.stats()
-    doc["data_dir"] = str(ddir)  # as this command names it (a server may know the same dir by another spelling)
+    doc["data_dir"] = data_dir_label()  # as the user named it (a server knows the same dir by another spelling)
     if as_json:
         emit_json(doc)
         return

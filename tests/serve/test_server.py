@@ -341,3 +341,31 @@ def test_other_processes_scanning_and_rebuilding_meanwhile(served):
                  ["show", "5f1c", "--json"]):
         assert cli(env, *argv) == cli(env, *argv, server=False), argv
     assert server.proc.poll() is None
+
+
+def test_a_relative_data_dir_is_served_and_named_as_the_client_names_it(tmp_path):
+    env = make_env(tmp_path)
+    write_corpus(env)
+    env["VOYAGER_HOME"] = "rel-data"
+    run_in = tmp_path / "work"
+    run_in.mkdir()
+    import subprocess
+
+    from tests.conftest import voyager_exe
+
+    def run(*args: str, server: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(voyager_exe() + list(args), cwd=run_in, capture_output=True, timeout=120,
+                              env={**env, **({} if server else {"VOYAGER_NO_SERVER": "1"})})
+
+    assert run("scan", "-q", server=False).returncode == 0
+    assert run("serve", "--detach").returncode == 0
+    try:
+        status = json.loads(run("serve", "status", "--json").stdout)
+        before = status["answered"]
+        for argv in (("stats",), ("stats", "--json"), ("search", "postgres", "--json")):
+            a, b = run(*argv), run(*argv, server=False)
+            assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), argv
+        assert b"data dir: rel-data\n" in run("stats").stdout
+        assert json.loads(run("serve", "status", "--json").stdout)["answered"] == before + 4
+    finally:
+        assert run("serve", "stop").returncode == 0

@@ -97,7 +97,7 @@ def base_request(cmd: str, data_dir: str, args: Mapping[str, Any] | None = None,
                  environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A request for ``cmd``, describing this process (its ``environ``) as the server needs to answer for it."""
     return {
-        "v": protocol.VERSION, "cmd": cmd, "args": dict(args or {}), "data_dir": data_dir,
+        "v": protocol.VERSION, "cmd": cmd, "args": dict(args or {}), "data_dir": data_dir, "cwd": _cwd(),
         "env": protocol.client_env(os.environ if environ is None else environ),
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
         "stdout": [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)], "origin": "cli",
@@ -167,6 +167,13 @@ def color(mode: str) -> str:
     if mode == "never" or os.environ.get("NO_COLOR"):
         return "never"
     return "always" if _isatty(sys.stdout) else "never"
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()  # a relative data dir is relative to it
+    except OSError:
+        return None
 
 
 def _isatty(stream: Any) -> bool:

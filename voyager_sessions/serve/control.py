@@ -188,7 +188,7 @@ def detach(ddir: DataDir, *, interval: float, verbose: bool) -> tuple[int, str]:
     argv = [sys.executable, "-m", "voyager_sessions", "serve", "--interval", repr(interval)]
     if not verbose:
         argv.append("--quiet")
-    env = dict(os.environ, VOYAGER_HOME=str(ddir.root))
+    env = dict(os.environ, VOYAGER_HOME=os.path.abspath(ddir.root))  # it runs in /
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd,
                                 start_new_session=True, close_fds=True, env=env, cwd="/")

@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from voyager_sessions.paths import DataDir
@@ -285,7 +284,11 @@ class Server:
         except ValueError as exc:
             self._count("errors")
             return {"error": f"malformed request: {exc}"}, b""
-        why = self._cannot_answer(request, data_dir)
+        where = data_dir
+        if not os.path.isabs(where):  # relative to the client's working directory
+            cwd = request.get("cwd")
+            where = os.path.join(cwd, where) if isinstance(cwd, str) and os.path.isabs(cwd) else ""
+        why = self._cannot_answer(request, where) if where else "the client's data dir is relative to no directory"
         if why:
             self._count("fallbacks")
             return {"fallback": why}, b""
@@ -294,8 +297,8 @@ class Server:
         capture = Capture(stdout_tty=stdout_tty, stderr_tty=stderr_tty, encoding="utf-8", errors=errors)
         t0 = time.perf_counter()
         remember = request.get("origin", "cli") == "cli"  # an agent's search (voyager mcp) is not the last search
-        code = commands.run_captured(cmd, params, Invocation(capture, Path(data_dir), self.backend,
-                                                             remember=remember))
+        code = commands.run_captured(cmd, params, Invocation(capture, self.ddir.root, self.backend,
+                                                             remember=remember, data_dir_label=data_dir))
         body = capture.stdout_bytes()
         with self._lock:
             self.counts["answered"] += 1
@@ -324,7 +327,7 @@ class Server:
         return data_dir, tty[0], tty[1], errors
 
     def _cannot_answer(self, request: dict[str, Any], data_dir: str) -> str | None:
-        """Why this server would not answer as the client's own process would, or None."""
+        """Why this server would not answer as the client's own process would, or None (``data_dir``: absolute)."""
         try:
             st = os.stat(data_dir)
         except OSError:
