@@ -83,6 +83,8 @@ def serve_status(as_json: bool) -> None:
         if last.get("error"):
             scans += f", failed: {last['error']}"
     click.echo(f"  scans      {scans}")
+    if doc.get("stale"):
+        click.echo(f"  note       {doc['stale']}")
     if doc.get("env_differs"):
         click.echo(f"  note       this shell's {', '.join(doc['env_differs'])} differ(s) from the server's: "
                    "commands run from here do not use it")

@@ -369,3 +369,23 @@ def test_a_relative_data_dir_is_served_and_named_as_the_client_names_it(tmp_path
         assert json.loads(run("serve", "status", "--json").stdout)["answered"] == before + 4
     finally:
         assert run("serve", "stop").returncode == 0
+
+
+def test_another_build_or_changed_code_is_left_to_the_client(served):
+    env, server = served
+    request = json.loads(_request(env, "search", SEARCH_ARGS))
+    for build in (["0.0.1", request["voyager"][1]], [request["voyager"][0], "/elsewhere/voyager_sessions"], None):
+        answer = client.exchange(str(server.ddir.socket), {**request, "voyager": build}, ack_timeout=3.0)
+        assert answer is not None and "another build" in answer[0]["fallback"], build
+    # Voyager upgraded under a running server: its modules are newer than it is.
+    path = protocol.__file__  # loaded by every server
+    st = os.stat(path)
+    os.utime(path, (st.st_atime, time.time() + 5))
+    try:
+        time.sleep(1.1)  # it looks at most once a second
+        answer = client.exchange(str(server.ddir.socket), request, ack_timeout=3.0)
+        assert answer is not None and "changed on disk since the server started" in answer[0]["fallback"]
+        assert cli(env, "search", "postgres", "--json") == cli(env, "search", "postgres", "--json", server=False)
+        assert b"changed on disk" in cli(env, "serve", "status").out
+    finally:
+        os.utime(path, (st.st_atime, st.st_mtime))

@@ -98,6 +98,7 @@ def base_request(cmd: str, data_dir: str, args: Mapping[str, Any] | None = None,
     """A request for ``cmd``, describing this process (its ``environ``) as the server needs to answer for it."""
     return {
         "v": protocol.VERSION, "cmd": cmd, "args": dict(args or {}), "data_dir": data_dir, "cwd": _cwd(),
+        "voyager": _build(),
         "env": protocol.client_env(os.environ if environ is None else environ),
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
         "stdout": [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)], "origin": "cli",
@@ -167,6 +168,13 @@ def color(mode: str) -> str:
     if mode == "never" or os.environ.get("NO_COLOR"):
         return "never"
     return "always" if _isatty(sys.stdout) else "never"
+
+
+def _build() -> list[str]:
+    """This client's Voyager: its version and where it is installed (a server of another build does not answer)."""
+    import voyager_sessions
+
+    return [voyager_sessions.__version__, os.path.dirname(os.path.abspath(voyager_sessions.__file__))]
 
 
 def _cwd() -> str | None:

@@ -81,6 +81,9 @@ class Server:
         self._inflight: set[_Connection] = set()
         self._active = 0
         self.started = time.time()
+        self._build = _build()
+        self._code_checked = 0.0
+        self._code_changed: str | None = None
         self.counts = {"requests": 0, "answered": 0, "fallbacks": 0, "errors": 0}
         self.answer_seconds = 0.0  # time spent running commands for clients (their refresh included)
 
@@ -328,6 +331,11 @@ class Server:
 
     def _cannot_answer(self, request: dict[str, Any], data_dir: str) -> str | None:
         """Why this server would not answer as the client's own process would, or None (``data_dir``: absolute)."""
+        if request.get("voyager") != self._build:
+            return "the client is another build of Voyager than the server"
+        changed = self._code_on_disk_changed()
+        if changed:
+            return changed
         try:
             st = os.stat(data_dir)
         except OSError:
@@ -338,6 +346,25 @@ class Server:
         if differ:
             return f"the client's environment differs from the server's: {', '.join(differ)}"
         return None
+
+    def _code_on_disk_changed(self) -> str | None:
+        """Whether Voyager's modules changed on disk since this server loaded them (an upgrade): checked once a second."""
+        now = time.monotonic()
+        with self._lock:
+            if self._code_changed or now - self._code_checked < 1.0:
+                return self._code_changed
+            self._code_checked = now
+        for name, module in list(sys.modules.items()):
+            path = getattr(module, "__file__", None) if name.startswith("voyager_sessions") else None
+            try:
+                if path and os.stat(path).st_mtime > self.started:
+                    self._code_changed = (f"Voyager changed on disk since the server started ({path}): restart it "
+                                          "(voyager serve stop; voyager serve --detach)")
+                    self.log(self._code_changed)
+                    break
+            except OSError:
+                continue
+        return self._code_changed
 
     def status(self, client_env: Any) -> dict[str, Any]:
         from voyager_sessions import __version__
@@ -359,10 +386,18 @@ class Server:
                 "events_added": getattr(last.summary, "events_added", None),
                 "error": None if last.error is None else str(last.error)},
         }
+        if self._code_changed:
+            doc["stale"] = self._code_changed
         if isinstance(client_env, dict):
             theirs = {k: v for k, v in client_env.items() if isinstance(k, str) and isinstance(v, str)}
             doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs))
         return doc
+
+
+def _build() -> list[str]:
+    import voyager_sessions
+
+    return [voyager_sessions.__version__, os.path.dirname(os.path.abspath(voyager_sessions.__file__))]
 
 
 def peer_uid(sock: socket.socket) -> int | None:
