@@ -58,11 +58,10 @@ def test_sigkill_at_random_points_then_rescan(home):
         (synth.write_claude if i % 2 == 0 else synth.write_codex)(conv, projects if i % 2 == 0 else codex)
     env = dict(os.environ, VOYAGER_COMMIT_EVERY_EVENTS="40")
     exe = [sys.executable, "-m", "voyager_sessions", "scan", "-q"]
-    t0 = time.monotonic()
     subprocess.run(exe, env=env, check=True, timeout=120)
-    full = time.monotonic() - t0
     killed_mid_scan = 0
-    for trial in range(TRIALS):
+    full = 0.0
+    for trial in range(-1, TRIALS):  # trial -1 is not killed: it times what the others will do
         # Give the next scan work: grow some files, rewrite one, add one.
         victim = convs[rng.randrange(len(convs))]
         more = synth.generate(seed=1000 + trial, messages=20, output_bytes=200, session_id=victim.id)
@@ -73,8 +72,13 @@ def test_sigkill_at_random_points_then_rescan(home):
         new = synth.generate(seed=5000 + trial, messages=30)
         convs.append(new)
         (synth.write_claude if len(convs) % 2 == 1 else synth.write_codex)(new, projects if len(convs) % 2 == 1 else codex)
+        if trial < 0:
+            t0 = time.monotonic()
+            subprocess.run(exe, env=env, check=True, timeout=120)
+            full = time.monotonic() - t0  # a scan like the ones killed below, warm (a first scan imports more)
+            continue
         proc = subprocess.Popen(exe, env=env)
-        time.sleep(rng.uniform(0.05, max(0.3, full)))
+        time.sleep(rng.uniform(0.02, max(0.1, full)))
         if proc.poll() is None:
             killed_mid_scan += 1
         proc.send_signal(signal.SIGKILL)
