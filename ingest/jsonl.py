@@ -44,6 +44,10 @@ class BadLine(ValueError):
     """A line that is not a JSON record; the message says why, in a few words."""
 
 
+class TooDeep(BadLine):
+    """JSON nested more deeply than the decoders can follow (``jsondoc`` flattens such a document)."""
+
+
 def max_line_bytes() -> int:
     try:
         return max(1 << 16, int(os.environ.get("VOYAGER_MAX_LINE_BYTES", MAX_LINE_BYTES)))
@@ -63,7 +67,7 @@ def decode_line(line: bytes) -> Any:
     try:
         return _decode(line)
     except RecursionError:
-        raise BadLine("nested too deeply") from None
+        raise TooDeep("nested too deeply") from None
     except msgspec.DecodeError as exc:
         first = exc
     if b"\x00" in line:
@@ -71,7 +75,7 @@ def decode_line(line: bytes) -> Any:
     try:
         value = json.loads(line.decode("utf-8", "replace"))
     except RecursionError:
-        raise BadLine("nested too deeply") from None
+        raise TooDeep("nested too deeply") from None
     except ValueError:
         raise BadLine(f"malformed JSON: {_short(first)}") from None
     return scrub_surrogates(value)
