@@ -274,10 +274,12 @@ class TaskRead:
     def run(self) -> Iterator[Item]:
         ui = self.folder / UI_MESSAGES
         path = ui if ui.is_file() else self.folder / API_HISTORY
-        doc = read_json(path)
+        skipped: list[Notice] = []
+        doc = read_json(path, notices=skipped)
         if isinstance(doc, Notice):
             yield doc
             return
+        yield from skipped
         if not isinstance(doc, list):
             yield Notice(source=str(path), reason=f"a JSON {type(doc).__name__}, not a list of messages; skipped", fatal=True)
             return

@@ -89,10 +89,12 @@ def _index(path: Path) -> dict[str, dict[str, Any]]:
 
 def read_workspace_json(source: Source) -> Iterator[Item]:
     """One workspace-session document: its Session, then one event per history message."""
-    doc = read_json_object(source.path)
+    skipped: list[Notice] = []
+    doc = read_json_object(source.path, notices=skipped)
     if isinstance(doc, Notice):
         yield doc
         return
+    yield from skipped
     path = Path(source.path)
     native = str_or_none(doc.get("sessionId")) or path.stem
     entry = _index(path.parent / "sessions.json").get(native, {})
@@ -188,10 +190,12 @@ _HASHES: dict[str, tuple[int, dict[str, str]]] = {}
 
 def read_chat(source: Source) -> Iterator[Item]:
     """One ``.chat`` file: human/bot/tool turns, with the model and times from its metadata."""
-    doc = read_json_object(source.path)
+    skipped: list[Notice] = []
+    doc = read_json_object(source.path, notices=skipped)
     if isinstance(doc, Notice):
         yield doc
         return
+    yield from skipped
     path = Path(source.path)
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     native = path.stem

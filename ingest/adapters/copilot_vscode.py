@@ -285,7 +285,7 @@ def read_session(source: Source) -> Iterator[Item]:
             notices.append(Notice(source=path, reason="no initial state (kind 0) in the log: nothing to replay",
                                   fatal=True))
     else:
-        doc = read_json(path)
+        doc = read_json(path, notices=notices)
         if isinstance(doc, Notice):
             notices.append(doc)
             doc = None

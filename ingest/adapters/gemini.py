@@ -299,10 +299,12 @@ class _Replay:
 
     def document(self, path: Path) -> Iterator[Notice]:
         """Read one legacy ``.json`` session document (``{sessionId, …, messages: […]}``)."""
-        doc = read_json_object(path)
+        skipped: list[Notice] = []
+        doc = read_json_object(path, notices=skipped)
         if isinstance(doc, Notice):
             yield doc
             return
+        yield from skipped
         sid = doc.get("sessionId")
         if not isinstance(sid, str) or not sid:
             yield Notice(source=str(path), reason="a JSON document without a sessionId: not a Gemini CLI session; skipped",

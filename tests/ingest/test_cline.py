@@ -396,3 +396,15 @@ def test_scan_of_the_shared_samples_is_read_only(home: Path, run) -> None:
 @pytest.mark.parametrize("sample", ["cline", "cline-cli"])
 def test_peer_samples(sample: str, home: Path, run) -> None:
     check_sample(PeerHome(sample, home, run), "cline")
+
+
+def test_a_message_nested_too_deeply_costs_that_message_only(tmp_path: Path) -> None:
+    folder = write_task(storage_in(tmp_path), "1767300000000", ui_messages=ui_task())
+    doc = folder / "ui_messages.json"
+    deep = "[" * 1000 + "]" * 1000  # json.dumps cannot write it: spliced into the text
+    doc.write_text(doc.read_text().replace('"say": "reasoning"', '"say": "reasoning", "images": ' + deep, 1))
+    items = read_task(folder)
+    texts = " ".join(e.text for e in events(items))
+    for marker in ("CRASH_PLUM", "MUSE_PLUM", "STREAM_PLUM", "RESULT_PLUM", "DONE_PLUM"):
+        assert marker in texts
+    assert any("nested more than 128 deep" in n.reason and n.source == str(doc) for n in notices(items))

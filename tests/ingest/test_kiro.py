@@ -337,6 +337,17 @@ def test_a_broken_ide_document_is_named_and_its_neighbours_are_read(home: Path, 
     assert any("broken.json" in s["source"] for s in summary["skipped"])
 
 
+def test_a_message_nested_too_deeply_costs_that_message_only(home: Path) -> None:
+    path = write_ide(home / ".config" / "Kiro" / "User")
+    deep = "[" * 1000 + "]" * 1000  # json.dumps cannot write it: spliced into the text
+    path.write_text(path.read_text().replace('"id": "m1"}', '"id": "m1", "extra": ' + deep + "}"))
+    items = list(ADAPTER.read(source(path)))
+    assert [text for _, _, text in drafts(items)][2:] == ["修复登录 bug IDE_PROMPT", "ログインを直しました IDE_REPLY",
+                                                          "ok 200 IDE_TOOLOUT"]
+    (named,) = notices(items)
+    assert "nested more than 128 deep" in named.reason and named.source == str(path) and not named.fatal
+
+
 # -- where Kiro is looked for ------------------------------------------------------------------------
 
 
