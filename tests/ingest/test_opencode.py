@@ -1349,3 +1349,27 @@ def test_a_row_nested_too_deeply_is_malformed_json_not_a_crash() -> None:
     with pytest.raises(ValueError):  # the caller names the row and reads on
         loads(deep)
     assert model_name(deep) == deep
+
+
+def test_json_cells_nested_too_deeply_or_with_lone_surrogates_cost_only_themselves(tmp_path: Path) -> None:
+    """A part or message row nested 1,000 deep is named and skipped (it raised RecursionError out of the
+    read); a lone surrogate escape (what JSON.stringify writes for a cut emoji) is read, replaced."""
+    db = tmp_path / "opencode.db"
+    so.write_v1(db, convs(2, 8))
+    deep = "[" * 1000 + "]" * 1000
+    conn = sqlite3.connect(db)
+    first_part, second_part = [r[0] for r in conn.execute("SELECT id FROM part ORDER BY rowid LIMIT 2")]
+    (a_message,) = conn.execute("SELECT id FROM message ORDER BY rowid DESC LIMIT 1").fetchone()
+    conn.execute("UPDATE part SET data = ? WHERE id = ?", ('{"type": "text", "text": "kept", "x": ' + deep + "}", first_part))
+    conn.execute("UPDATE part SET data = ? WHERE id = ?", ('{"type": "text", "text": "cut \\ud83d emoji"}', second_part))
+    conn.execute("UPDATE message SET data = ? WHERE id = ?", (deep, a_message))
+    conn.execute("UPDATE session SET model = ?", ('{"id": "m\\ud83d", "providerID": "p"}',))
+    conn.commit()
+    conn.close()
+    got = Read(db)
+    assert "cut \ufffd emoji" in got.texts()
+    assert all(t.encode("utf-8") for t in got.texts())
+    named = " ".join(n.describe() for n in got.notices)
+    assert f"part {first_part}" in named and f"message {a_message}" in named and "nested too deeply" in named
+    assert {s.model for s in got.sessions.values()} == {"p/m\ufffd"}
+    assert sum(len(v) for v in got.events.values()) > 10  # the other rows of both sessions are read

@@ -20,7 +20,7 @@ from voyager_sessions.ingest.adapters._common import UnknownRecords, as_dict
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Notice
-from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.jsonl import BadLine, decode_json, decode_line
 from voyager_sessions.model import Event, Kind, Origin
 
 # Part / content types that carry no searchable text (bookkeeping of the agent loop).
@@ -41,8 +41,10 @@ def model_name(model: Any) -> str | None:
     """``provider/model`` (how OpenCode's own ``-m`` flag names a model) from the shapes it stores."""
     if isinstance(model, str):
         try:
-            model = json.loads(model)
-        except (ValueError, RecursionError):
+            # decode_line, not json.loads: a lone surrogate (a cut emoji) is replaced, since the index
+            # cannot take one.
+            model = decode_line(model.encode("utf-8", "surrogatepass"))
+        except BadLine:  # not JSON (or nested too deeply to be a model): the name as written
             return model or None
     m = as_dict(model)
     ident = _str(m.get("id")) or _str(m.get("modelID"))
@@ -146,8 +148,11 @@ def loads(text: Any) -> dict[str, Any]:
         raise ValueError(f"expected JSON text, got {type(text).__name__}")
     try:
         value = _json_decode(text)
-    except msgspec.DecodeError as exc:  # callers catch ValueError and name the row
-        raise ValueError(str(exc)) from None
+    except msgspec.DecodeError:
+        # What the strict decoder refuses, the lenient one may read: lone surrogate escapes (a cut
+        # emoji) are replaced. Bad JSON and absurd nesting stay a BadLine, the ValueError callers
+        # catch to name the row.
+        value = decode_line(text.encode("utf-8", "surrogatepass"))
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
