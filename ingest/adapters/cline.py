@@ -42,8 +42,8 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files
-from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Origin, Session, session_id
 
@@ -310,8 +310,9 @@ class _CliRead:
 
 
 def _load_task_history(path: str) -> dict[str, dict[str, Any]]:
-    with open_regular(path) as fh:
-        doc = _decode(fh.read())
+    # read_json: one task nested too deeply costs that task's facts, not every task's (it raised
+    # RecursionError out of the read before).
+    doc = read_json(path, fatal=False)
     items = doc if isinstance(doc, list) else []
     return {i["id"]: i for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)}
 

@@ -408,3 +408,16 @@ def test_a_message_nested_too_deeply_costs_that_message_only(tmp_path: Path) -> 
     for marker in ("CRASH_PLUM", "MUSE_PLUM", "STREAM_PLUM", "RESULT_PLUM", "DONE_PLUM"):
         assert marker in texts
     assert any("nested more than 128 deep" in n.reason and n.source == str(doc) for n in notices(items))
+
+
+def test_a_task_history_entry_nested_too_deeply_costs_that_entry_only(tmp_path: Path) -> None:
+    # It raised RecursionError out of every task's read ("adapter error"): taskHistory.json is shared by all.
+    storage = storage_in(tmp_path)
+    folder = write_task(storage, "1767300000000", ui_messages=ui_task())
+    (storage / "state").mkdir()
+    entry = {"id": "1767300000000", "task": "CRASH_PLUM", "cwdOnTaskInitialization": "/home/dev/web", "modelId": "m-x"}
+    deep = "[" * 1000 + "]" * 1000
+    (storage / "state" / "taskHistory.json").write_text(f'[{{"id": "other", "extra": {deep}}}, {json.dumps(entry)}]')
+    items = read_task(folder)
+    s = list(sessions(items).values())[-1]
+    assert (s.cwd, s.model) == ("/home/dev/web", "m-x") and "CRASH_PLUM" in " ".join(e.text for e in events(items))
