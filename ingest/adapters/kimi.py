@@ -48,8 +48,9 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters._kimi_code import render_call
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
-from voyager_sessions.ingest.files import folder_fingerprint, open_regular, read_notice
-from voyager_sessions.ingest.jsonl import Record, decode_json, tail_matches
+from voyager_sessions.ingest.files import folder_fingerprint, read_notice
+from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.ingest.jsonl import Record, tail_matches
 from voyager_sessions.model import Origin, Session, session_id
 
 PROVIDER = "kimi"
@@ -63,8 +64,6 @@ _WIRE_SKIPPED = frozenset({
 #: Tools whose ``command`` argument is a shell command: indexed as the command.
 #: What Kimi CLI prepends to the summary that replaces a compacted context.
 _COMPACTION_OUTPUT = "Previous context has been compacted"
-
-_json = decode_json
 
 
 def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str:
@@ -89,8 +88,10 @@ def parts_text(content: Any, *, drop_system: bool = False) -> str:
 
 
 def _read_json_file(path: str) -> Any:
-    with open_regular(path) as fh:
-        return _json(fh.read())
+    """The JSON value in a side file, None when it cannot be read (read_json: nesting too deep,
+    lone surrogates and a byte-order mark cost the piece they are in, never the read)."""
+    value = read_json(path, fatal=False)
+    return None if isinstance(value, Notice) else value
 
 
 def _object(path: Path) -> dict[str, Any]:

@@ -449,3 +449,17 @@ def test_kimi_code_through_the_cli(home: Path, run) -> None:
     sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
     assert sessions[f"kimi:{CODE_SID}/agent-1"]["parent"] == f"kimi:{CODE_SID}"
     assert any(h["kind"] == "title" for h in run.json("search", "登录", "--json", "--no-refresh")["hits"])
+
+
+def test_side_files_nested_too_deeply_cost_only_what_they_say(tmp_path: Path) -> None:
+    # kimi.json and state.json are read whole: 1,000 levels of nesting in either raised RecursionError
+    # out of the read ("adapter error", every event lost); now the deep value alone is skipped.
+    folder = make_session(tmp_path, first_turn(), title="Fix the 测试")
+    deep = "[" * 1000 + "]" * 1000
+    kimi_json = tmp_path / ".kimi" / "kimi.json"
+    kimi_json.write_text(kimi_json.read_text()[:-1] + f', "recent": {deep}}}')
+    state = folder / "state.json"
+    state.write_text(state.read_text()[:-1] + f', "todos_deep": {deep}}}')
+    items = read(folder)
+    s = last_session(items)
+    assert (s.cwd, s.title) == (CWD, "Fix the 测试") and "PROMPT_K1" in " ".join(e.text for e in events(items))
