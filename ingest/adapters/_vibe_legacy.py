@@ -38,8 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular
-from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
@@ -53,8 +52,9 @@ _SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command"})
 
 
 def _load_index(path: str) -> dict[str, dict[str, Any]]:
-    with open_regular(path) as fh:
-        doc = decode_json(fh.read())
+    # read_json: an entry nested too deeply costs that entry, not the whole index (which every
+    # legacy session reads).
+    doc = read_json(path, fatal=False)
     return {k: v for k, v in doc.items() if isinstance(k, str) and isinstance(v, dict)} if isinstance(doc, dict) else {}
 
 

@@ -518,3 +518,12 @@ def test_resume_commands_run_the_agent_with_the_exact_id_in_the_exact_directory(
     assert not pwned.exists()
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert sorted(calls) == sorted([[str(cwd), "--resume", ident], [str(cwd), "--resume", ident + " 2"]])
+
+
+def test_legacy_session_index_nested_too_deeply_costs_no_session(root: Path) -> None:
+    # .session_index.json is shared by every legacy session: nesting 1,000 deep in it raised RecursionError
+    # out of each of their reads.
+    write_legacy(root, legacy_lines())
+    (root / ".session_index.json").write_text('{"other": {"x": ' + "[" * 1000 + "]" * 1000 + "}}")
+    items = read_all(root)
+    assert len(events(items)) == 8 and last_session(items).cwd == CWD
