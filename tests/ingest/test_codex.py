@@ -426,3 +426,19 @@ def test_reading_leaves_files_byte_identical(home: Path) -> None:
     read(path)
     read(path, cursor_of(read(path)))
     assert [hashlib.sha256(p.read_bytes()).hexdigest() for p in (path, index)] == before
+
+
+DEEP_JSON = '{"command": ' + "[" * 1000 + "]" * 1000 + "}"
+
+
+def test_json_text_nested_too_deeply_is_kept_as_written() -> None:
+    # Arguments and outputs are JSON *strings* inside a record: decoding one nested 1,000 deep raised
+    # RecursionError out of the read (adapter error, the rollout's later lines lost).
+    assert render_call(DEEP_JSON) == DEEP_JSON
+    assert parse_output(DEEP_JSON) == (DEEP_JSON, None)
+
+
+def test_a_session_index_line_nested_too_deeply_costs_that_line(home: Path) -> None:
+    path = write(rollout(home), current_rollout())
+    (home / "session_index.jsonl").write_text(DEEP_JSON + "\n" + json.dumps({"id": SID, "thread_name": "kept name"}) + "\n")
+    assert last_session(read(path)).title == "kept name"
