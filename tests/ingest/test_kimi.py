@@ -463,3 +463,8 @@ def test_side_files_nested_too_deeply_cost_only_what_they_say(tmp_path: Path) ->
     items = read(folder)
     s = last_session(items)
     assert (s.cwd, s.title) == (CWD, "Fix the 测试") and "PROMPT_K1" in " ".join(e.text for e in events(items))
+
+
+def test_arguments_nested_too_deeply_are_kept_as_written() -> None:
+    deep = '{"command": ' + "[" * 1000 + "]" * 1000 + "}"  # RecursionError escaped the read before
+    assert render_call("Shell", deep) == deep
