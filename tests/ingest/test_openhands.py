@@ -414,3 +414,10 @@ def test_resume_commands_run_the_agent_with_the_exact_id_in_the_exact_directory(
     assert proc.returncode == 0, (s.resume, proc.stderr)
     assert not pwned.exists()
     assert [json.loads(line) for line in log.read_text().splitlines()] == [[str(cwd), "--resume", ident]]
+
+
+def test_call_arguments_nested_too_deeply_are_kept_as_written() -> None:
+    from voyager_sessions.ingest.adapters.openhands import _call_text
+
+    deep = '{"command": ' + "[" * 1000 + "]" * 1000 + "}"  # RecursionError escaped the read before
+    assert _call_text(None, {"arguments": deep}) == deep
