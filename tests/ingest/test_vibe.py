@@ -527,3 +527,13 @@ def test_legacy_session_index_nested_too_deeply_costs_no_session(root: Path) -> 
     (root / ".session_index.json").write_text('{"other": {"x": ' + "[" * 1000 + "]" * 1000 + "}}")
     items = read_all(root)
     assert len(events(items)) == 8 and last_session(items).cwd == CWD
+
+
+def test_legacy_arguments_nested_too_deeply_are_kept_as_written(root: Path) -> None:
+    # A tool call's arguments are a JSON string; one nested 1,000 deep raised RecursionError out of the read.
+    lines = legacy_lines()
+    deep = '{"pattern": ' + "[" * 1000 + "]" * 1000 + "}"
+    lines[4]["tool_calls"][0]["function"]["arguments"] = deep
+    write_legacy(root, lines)
+    evs = events(read_all(root))
+    assert evs[-1].text == deep and evs[-1].tool == "grep" and len(evs) == 8
