@@ -474,3 +474,11 @@ def test_override_is_authoritative(home, run, monkeypatch):
     scan(run)
     assert one(run, "OVERRIDECUR", "user", "human") and hits(run, "PROMPTCURIDE") == []
     assert ADAPTER.roots(dict(__import__("os").environ))[0] == elsewhere
+
+
+def test_text_transcript_tool_arguments_nested_too_deeply_or_with_lone_surrogates():
+    # json.loads raised RecursionError out of the read, and passed a lone surrogate on to the index.
+    deep = "[" * 1000 + "]" * 1000
+    assert transcripts._tool_args(["  " + deep]) == deep
+    assert transcripts._tool_args(['  {"command": "cut \\ud83d here"}']) == {"command": "cut \ufffd here"}
+    assert transcripts._tool_args(["  command=py-spy top"]) == {"command": "py-spy top"}

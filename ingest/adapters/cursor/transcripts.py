@@ -28,7 +28,6 @@ one existing directory spells it).
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -46,7 +45,7 @@ from voyager_sessions.ingest.adapters.cursor._messages import (
 from voyager_sessions.ingest.adapters._vscode import has_prefix, table_exists
 from voyager_sessions.ingest.files import open_regular, read_notice
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import read_records
+from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
 from voyager_sessions.ingest.sqlite import connect_readonly
 from voyager_sessions.model import Event, Origin, Session, session_id
 
@@ -273,8 +272,10 @@ def _tool_args(body: list[str]) -> Any:
     if not raw:
         return None
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        # decode_line, not json.loads: a lone surrogate escape (a cut emoji) is replaced, since the index
+        # cannot take one; nesting too deep is refused.
+        return decode_line(raw.encode("utf-8", "surrogatepass"))
+    except BadLine:
         pass
     params: dict[str, str] = {}
     for line in raw.splitlines():
