@@ -263,7 +263,7 @@ class _CodexRead(JsonlSessionRead):
                 yield from self._event_msg(payload, ts)
             elif kind == "compacted":
                 yield ("meta", "provider", payload.get("message"), {"ts": ts})
-            elif kind not in _NOT_CONVERSATION:
+            elif not (isinstance(kind, str) and kind in _NOT_CONVERSATION):  # a list or dict kind is unhashable
                 self.unknown.saw(kind)
             return
         if "type" in line:

@@ -442,3 +442,12 @@ def test_a_session_index_line_nested_too_deeply_costs_that_line(home: Path) -> N
     path = write(rollout(home), current_rollout())
     (home / "session_index.jsonl").write_text(DEEP_JSON + "\n" + json.dumps({"id": SID, "thread_name": "kept name"}) + "\n")
     assert last_session(read(path)).title == "kept name"
+
+
+def test_a_record_whose_type_is_a_list_or_an_object_is_named_not_fatal(home: Path) -> None:
+    # `kind not in _NOT_CONVERSATION` raised TypeError (unhashable) out of the read: the rollout's later lines lost.
+    lines = [meta(0), {"timestamp": "2026-11-03T14:00:01Z", "type": ["odd"], "payload": {}},
+             {"timestamp": "2026-11-03T14:00:02Z", "type": {"odd": 1}, "payload": {}}, msg(3, "assistant", "still read")]
+    items = read(write(rollout(home), lines))
+    assert [e.text for e in events(items)] == ["still read"]
+    assert "odd" in " ".join(n.reason for n in notices(items))
