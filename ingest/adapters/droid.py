@@ -209,11 +209,11 @@ class _DroidRead(JsonlSessionRead):
             yield from self._message(line, line["message"])
         elif kind == "message" and "role" in line:
             yield from self._stream_message(line)
-        elif kind in _STREAM_HANDLERS:
+        elif isinstance(kind, str) and kind in _STREAM_HANDLERS:  # a list or dict kind is unhashable
             ts = epoch(line.get("timestamp"))
             self.facts.observe_ts(ts)
             yield from _STREAM_HANDLERS[kind](self, line, ts)
-        elif kind not in _BOOKKEEPING:
+        elif not (isinstance(kind, str) and kind in _BOOKKEEPING):
             self.unknown.saw(kind)
 
     # -- the session store -------------------------------------------------------------

@@ -322,3 +322,11 @@ def test_a_stream_json_copy_of_a_stored_session_is_not_read_twice(tmp_path: Path
     write(tmp_path / ".factory" / "projects" / "api" / "other.jsonl", stream_lines())
     found = [Path(s.path).name for s in ADAPTER.discover({"HOME": str(tmp_path)}) if isinstance(s, Source)]
     assert found == [f"{SID}.jsonl", "other.jsonl"]
+
+
+def test_a_record_whose_type_is_a_list_or_an_object_is_named_not_fatal(tmp_path: Path) -> None:
+    # `kind in _STREAM_HANDLERS` raised TypeError (unhashable) out of the read: the session's later lines lost.
+    lines = store_lines()[:3] + [{"type": ["message"]}, {"type": {"message": 1}}] + store_lines()[3:]
+    items = read(write_store(tmp_path, lines))
+    assert [e.kind for e in events(items)] == [e.kind for e in events(read(write_store(tmp_path / "b", store_lines())))]
+    assert "record" in " ".join(n.reason for n in notices(items))
