@@ -153,7 +153,7 @@ class _Message:
                 yield from self._response(block, ts)
             elif btype in ("toolConfirmationRequest", "actionRequired", "systemNotification"):
                 yield from self.emit("meta", "provider", _notice_text(block), ts)
-            elif btype not in _SILENT:
+            elif not (isinstance(btype, str) and btype in _SILENT):  # a list or dict type is unhashable
                 self.unknown.saw(f"block {btype}")
 
     def _request(self, block: dict[str, Any], ts: float | None) -> Iterator[Event]:

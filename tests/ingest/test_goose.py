@@ -202,3 +202,15 @@ def test_goose_path_root_and_the_voyager_variable(home, tmp_path):
     found = list(ADAPTER.discover({"HOME": str(home), "GOOSE_PATH_ROOT": str(root), "VOYAGER_GOOSE_HOME": str(override)}))
     assert len(found) == 1 and found[0].fatal and str(override / "sessions" / "sessions.db") == found[0].source
     assert ADAPTER.roots({"HOME": str(home), "VOYAGER_GOOSE_HOME": str(override)}) == [override / "sessions"]
+
+
+def test_a_block_whose_type_is_a_list_or_an_object_is_named_not_fatal(home, run):
+    # `btype not in _SILENT` raised TypeError (unhashable) out of the read: every later session lost.
+    lines = [{"description": "d", "working_dir": "/home/dev/old"},
+             {"id": "m1", "role": "user", "created": 1_750_000_000, "content": [{"type": ["text"]}, {"type": {"a": 1}},
+                                                                                text("还在 STILL_READ")]}]
+    sessions_dir(home).mkdir(parents=True, exist_ok=True)
+    (sessions_dir(home) / "20250601_1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = run("scan", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["failed"] == 0, res.stdout
+    assert kinds(run, "STILL_READ") == [("user", "human")]
