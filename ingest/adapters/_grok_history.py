@@ -228,7 +228,7 @@ class UpdatesReducer:
             summary = update.get("summary")
             if isinstance(summary, str):
                 self.drafts.append(("meta", "provider", summary, {"ts": ts}))
-        elif tag not in QUIET_UPDATES:
+        elif not (isinstance(tag, str) and tag in QUIET_UPDATES):  # a list or dict tag is unhashable
             self.unknown.saw(tag if isinstance(tag, str) else "update without sessionUpdate")
 
     def _user(self, update: dict[str, Any], meta: dict[str, Any], ts: float | None) -> None:

@@ -345,3 +345,16 @@ def test_nothing_is_written_beside_the_sessions(home: Path, run) -> None:
     before = tree(home)
     assert run.json("scan", "--json")["sessions"] == 2
     assert tree(home) == before
+
+
+def test_an_update_whose_tag_is_a_list_or_an_object_is_named_not_fatal(home: Path) -> None:
+    # `tag not in QUIET_UPDATES` raised TypeError (unhashable) out of the read: the session lost.
+    path = folder(home)
+    summary(path)
+    odd = [update("x", 1), update("x", 2)]
+    odd[0]["params"]["update"]["sessionUpdate"] = ["agent_message_chunk"]
+    odd[1]["params"]["update"]["sessionUpdate"] = {"tag": 1}
+    write(path / "updates.jsonl", odd + stream())
+    items = read_folder(path)
+    assert ("user", "human", "第一个问题 UPD_PROMPT_ONE") in drafts(items)
+    assert len(notices(items)) == 1
