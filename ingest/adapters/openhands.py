@@ -95,7 +95,7 @@ class V1Mapper:
             yield from self._one("meta", "provider", text, ts, is_error=True)
         elif kind == "ACPToolCallEvent":
             yield from self._acp(doc, ts)
-        elif kind not in _BOOKKEEPING:
+        elif not (isinstance(kind, str) and kind in _BOOKKEEPING):  # a list or dict kind is unhashable
             self.unknown.saw(kind if isinstance(kind, str) else "event without a kind")
 
     def _one(self, kind: Any, origin: Any, text: Any, ts: float | None, **extra: Any) -> Iterator[Event]:

@@ -421,3 +421,13 @@ def test_call_arguments_nested_too_deeply_are_kept_as_written() -> None:
 
     deep = '{"command": ' + "[" * 1000 + "]" * 1000 + "}"  # RecursionError escaped the read before
     assert _call_text(None, {"arguments": deep}) == deep
+
+
+def test_an_event_whose_kind_is_a_list_or_an_object_is_named_not_fatal(convs: Path) -> None:
+    # `kind not in _BOOKKEEPING` raised TypeError (unhashable) out of the read: every event of the conversation lost.
+    c = Conversation(convs)
+    odd = msg(6, "user", "odd")
+    c.add(*first_turn(), {**odd, "kind": ["MessageEvent"]}, {**msg(7, "user", "odd"), "kind": {"k": 1}})
+    items = read_all(convs)
+    assert len(events(items)) == 6 and "PROMPT_OH1" in events(items)[0].text
+    assert len(notices(items)) == 1
