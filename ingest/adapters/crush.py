@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -104,6 +105,25 @@ def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
             data_dir = os.path.join(project, data_dir)  # Crush resolves a relative data dir against the project
         out.append((project, Path(data_dir)))
     return out
+
+
+def _dir_problem(path: Path) -> str | None:
+    """Why ``path`` (a data dir projects.json names) cannot be read as a directory, or None when it can."""
+    try:
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            return None
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:  # no permission, a name too long
+        return f"cannot be looked into ({exc.strerror or exc})"
+    except ValueError:  # a NUL in the name
+        return "is not a usable path"
+    return "does not exist (moved or deleted?)"
+
+
+def _short(text: str, limit: int = 200) -> str:
+    """``text`` cut for a notice: a path from a hostile file may be megabytes long."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def resume_command(native: str, project: str | None, data_dir: str | None) -> str | None:
@@ -293,9 +313,9 @@ class CrushAdapter:
                 continue
             for project, data_dir in listed:
                 db = data_dir / DB_NAME
-                if not data_dir.is_dir():
-                    yield Notice(source=str(global_dir / PROJECTS), where=f"project {project or '?'}",
-                                 reason=f"its data dir {data_dir} does not exist (moved or deleted?); not read")
+                if (problem := _dir_problem(data_dir)) is not None:
+                    yield Notice(source=str(global_dir / PROJECTS), where=f"project {_short(project or '?')}",
+                                 reason=f"its data dir {_short(str(data_dir))} {problem}; not read")
                     continue
                 key = os.path.realpath(db)
                 if key not in seen:  # a data dir without crush.db has no session yet
@@ -310,7 +330,9 @@ class CrushAdapter:
             # run with another global data dir), in the directories Voyager's sessions ran in.
             for cwd in sorted(hints.cwds if hints else ()):
                 db = Path(cwd) / ".crush" / DB_NAME
-                if db.is_file() and os.path.realpath(db) not in seen:
+                # os.path.isfile: a cwd from a session file may be too long, hold a NUL or lie in an
+                # unreadable folder; Path.is_file raises for some of those.
+                if os.path.isfile(db) and os.path.realpath(db) not in seen:
                     seen.add(os.path.realpath(db))
                     yield from sqlite_source(PROVIDER, db)
         if named and home is not None and not (home / DB_NAME).exists() and not (home / PROJECTS).exists():

@@ -219,3 +219,20 @@ def test_a_project_crush_db_is_found_through_the_cwds_of_indexed_sessions(home, 
     named = list(ADAPTER.discover({"HOME": str(home), "VOYAGER_CRUSH_HOME": str(tmp_path / "o")},
                                   Hints(cwds=frozenset({str(project)}))))
     assert [type(i).__name__ for i in named] == ["Notice"] and named[0].source == str(tmp_path / "o")
+
+
+#: Working directories and data dirs as a hostile or corrupt session file may name them.
+HOSTILE_DIRS = ["/" + "x" * 5000, "/home/dev/\x00nul", "relative/../../etc"]
+
+
+def test_hostile_cwds_and_data_dirs_never_stop_discovery(home, tmp_path):
+    # Path.is_dir/is_file raised OSError (name too long) out of discover: the scan itself failed.
+    project = tmp_path / "unlisted"
+    project_store(home, project)
+    global_dir = home / ".local/share/crush"
+    write_projects(global_dir, [{"path": "/p", "data_dir": d} for d in HOSTILE_DIRS])
+    items = list(ADAPTER.discover({"HOME": str(home)}, Hints(cwds=frozenset({*HOSTILE_DIRS, str(project)}))))
+    assert [s.path for s in items if not isinstance(s, Notice)] == [str(project / ".crush" / "crush.db")]
+    reasons = [n.reason for n in items if isinstance(n, Notice)]
+    assert len(reasons) == 3 and all(len(r) < 400 for r in reasons), reasons
+    assert any("cannot be looked into (File name too long)" in r for r in reasons)
