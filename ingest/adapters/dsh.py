@@ -388,7 +388,9 @@ class DshAdapter:
         if not env.get("VOYAGER_DSH_HOME"):
             # The harness may keep a project's sessions in the project (its companion probes
             # ./.dsh/sessions): looked for in the directories Voyager's indexed sessions ran in.
-            roots += [p for cwd in sorted(hints.cwds if hints else ()) if (p := Path(cwd) / ".dsh" / "sessions").is_dir()]
+            # os.path.isdir: a cwd from a session file may be too long, hold a NUL or lie in an
+            # unreadable folder; Path.is_dir raises for some of those.
+            roots += [p for cwd in sorted(hints.cwds if hints else ()) if os.path.isdir(p := Path(cwd) / ".dsh" / "sessions")]
         for root in dict.fromkeys(roots):
             for item in walk_files(root, COMPRESSED, PROVIDER, append_only=False, match=lambda n: n in (COMPRESSED, PLAIN)):
                 if isinstance(item, Source):

@@ -280,3 +280,12 @@ def test_a_project_local_sessions_dir_is_found_through_hints(home, tmp_path):
     assert len(found) == 1 and found[0].startswith(str(project / ".dsh" / "sessions"))
     env = {"HOME": str(home), "VOYAGER_DSH_HOME": str(tmp_path / "o")}
     assert list(ADAPTER.discover(env, Hints(cwds=frozenset({str(project)})))) == []  # the override is authoritative
+
+
+def test_hostile_cwds_never_stop_discovery(home, tmp_path):
+    # Path.is_dir raised OSError (name too long) out of discover: the scan itself failed.
+    project = tmp_path / "proj"
+    write_log(project, SID, main_session()[:13])
+    cwds = frozenset({"/" + "x" * 5000, "/home/dev/\x00nul", str(project)})
+    found = [s.path for s in ADAPTER.discover({"HOME": str(home)}, Hints(cwds=cwds)) if hasattr(s, "fingerprint")]
+    assert len(found) == 1 and found[0].startswith(str(project / ".dsh" / "sessions"))
