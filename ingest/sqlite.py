@@ -35,12 +35,13 @@ def _lenient_text(data: bytes) -> str:
 
 
 def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
-                     lenient_text: bool = False) -> sqlite3.Connection:
+                     lenient_text: bool = True) -> sqlite3.Connection:
     """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc).
 
-    ``lenient_text``: TEXT cells that are not valid UTF-8 come back with U+FFFD in place of
-    the bad bytes, instead of failing the whole query (the default ``sqlite3`` behaviour),
-    so one corrupt value costs that value only.
+    ``lenient_text`` (the default): TEXT cells that are not valid UTF-8 come back with U+FFFD
+    in place of the bad bytes, instead of failing the whole query (``sqlite3``'s own
+    behaviour, which made one corrupt cell cost every session of the store), so one
+    corrupt value costs that value only.
     """
     p = Path(path).resolve()
     uri = "file:" + quote(str(p)) + "?mode=ro"
@@ -190,7 +191,7 @@ class SessionSignatures:
 
 
 def open_store(path: str, label: str, required: dict[str, frozenset[str]], *,
-               lenient_text: bool = False) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
+               lenient_text: bool = True) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
     """Open ``path`` read-only inside one read transaction and check it has ``required`` tables and columns.
 
     A database that cannot be opened, or lacks what the adapter reads, is a fatal Notice
