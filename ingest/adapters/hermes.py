@@ -35,7 +35,6 @@ flipping flags, a rewind, deleted rows) is re-read whole.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -54,6 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source, Unchanged
+from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
@@ -85,7 +85,6 @@ _SHELL_TOOLS = frozenset({"terminal", "shell", "bash", "execute_command", "run_c
 #: ``sessions.title_source`` values (newer schemas) -> Voyager's.
 _TITLE_SOURCES = {"user": "user", "llm": "agent", "derived": "prompt"}
 
-_decode = json.JSONDecoder().decode
 
 
 def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str:
@@ -97,8 +96,10 @@ def _json(text: Any) -> Any:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        return _decode(text)
-    except (ValueError, RecursionError):
+        # decode_line, not json.loads: a lone surrogate escape (a cut emoji) is replaced, since
+        # the index cannot take one; nesting too deep is refused.
+        return decode_line(text.encode("utf-8", "surrogatepass"))
+    except BadLine:
         return None
 
 

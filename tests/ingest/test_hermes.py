@@ -366,3 +366,14 @@ def test_rows_only_in_the_wal_are_read_and_nothing_changes(db: Db, tmp_path: Pat
     assert len(events(db.read())) == 6
     assert _tree(folder) == before
     assert sorted(p.name for p in folder.iterdir()) == ["state.db", "state.db-shm", "state.db-wal"]
+
+
+def test_lone_surrogate_escapes_in_json_cells_are_replaced(db: Db) -> None:
+    # json.loads passed "\ud83d" through: compact_json raised UnicodeEncodeError out of the read (adapter
+    # error), and a tool output's text reached the index, which cannot encode it.
+    db.session()
+    db.add("assistant", None, tool_calls='[{"id": "c1", "function": {"name": "read_file", "arguments": {"path": "cut \\ud83d"}}}]')
+    db.add("tool", '{"output": "half \\ud83d emoji", "exit_code": 0}', tool_call_id="c1", tool_name="read_file")
+    db.add("user", '[{"type": "text", "text": "multimodal \\ud83d"}]')
+    texts = [t for _, _, t in kinds(db.read())]
+    assert texts == ['{"path":"cut \ufffd"}', "half \ufffd emoji", "multimodal \ufffd"]
