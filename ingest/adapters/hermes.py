@@ -313,9 +313,9 @@ def _read_store(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         return
     conn, schema = opened
     try:
-        store = _Store(conn, schema, path)
         signatures = SessionSignatures(cursor)
         try:
+            store = _Store(conn, schema, path)  # it reads schema_version: corruption can show here first
             yield from _read_sessions(store, signatures)
         except sqlite3.DatabaseError as exc:
             yield unreadable(path, exc)

@@ -377,3 +377,18 @@ def test_lone_surrogate_escapes_in_json_cells_are_replaced(db: Db) -> None:
     db.add("user", '[{"type": "text", "text": "multimodal \\ud83d"}]')
     texts = [t for _, _, t in kinds(db.read())]
     assert texts == ['{"path":"cut \ufffd"}', "half \ufffd emoji", "multimodal \ufffd"]
+
+
+def test_a_corrupt_schema_version_page_is_a_fatal_notice(tmp_path: Path) -> None:
+    # The state schema's version was queried outside the read's guard: "database disk image is
+    # malformed" escaped the read (adapter error) instead of naming the store.
+    d = Db(tmp_path / ".hermes" / "state.db", wal=False)
+    d.session()
+    turn(d)
+    d.conn.close()
+    data = bytearray(d.path.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    data[size:2 * size] = bytes(range(256)) * (size // 256)  # page 2: schema_version, the first table made
+    d.path.write_bytes(bytes(data))
+    items = d.read()
+    assert len(items) == 1 and items[0].fatal and items[0].reason.startswith("unreadable:"), items
