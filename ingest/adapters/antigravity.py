@@ -67,7 +67,7 @@ def antigravity_dirs(env: Mapping[str, str]) -> list[Path]:
     """Antigravity's folders: every ``antigravity*`` folder in the home, or the home itself when it is one."""
     base = paths.agent_home("antigravity", env)
     assert base is not None
-    if (base / "brain").is_dir() or (base / "conversations").is_dir():
+    if os.path.isdir(base / "brain") or os.path.isdir(base / "conversations"):
         return [base]
     found = {base / name for name in ("antigravity-cli", "antigravity", "antigravity-ide")}
     try:
@@ -167,7 +167,7 @@ class _TranscriptRead(JsonlSessionRead):
 def _transcript(session_dir: Path) -> Path | None:
     logs = session_dir.joinpath(*LOGS)
     for name in TRANSCRIPTS:
-        if (logs / name).exists():
+        if os.path.exists(logs / name):
             return logs / name
     return None
 
