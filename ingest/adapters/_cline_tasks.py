@@ -113,11 +113,11 @@ def discover_tasks(storage: Path, provider: str, label: str, meta_files: tuple[s
     found = 0
     for name in folders:
         folder = Path(name)
-        conversation = next((folder / f for f in (UI_MESSAGES, API_HISTORY) if (folder / f).is_file()), None)
+        conversation = next((folder / f for f in (UI_MESSAGES, API_HISTORY) if os.path.isfile(folder / f)), None)
         if conversation is None:
             yield Notice(source=str(folder), reason=f"{label} task folder without {UI_MESSAGES} or {API_HISTORY}; skipped")
             continue
-        files = [conversation, *(folder / m for m in meta_files if (folder / m).is_file())]
+        files = [conversation, *(folder / m for m in meta_files if os.path.isfile(folder / m))]
         try:
             fp = folder_fingerprint(folder, files)
         except OSError:
@@ -273,7 +273,7 @@ class TaskRead:
 
     def run(self) -> Iterator[Item]:
         ui = self.folder / UI_MESSAGES
-        path = ui if ui.is_file() else self.folder / API_HISTORY
+        path = ui if os.path.isfile(ui) else self.folder / API_HISTORY
         skipped: list[Notice] = []
         doc = read_json(path, notices=skipped)
         if isinstance(doc, Notice):

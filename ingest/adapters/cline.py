@@ -111,7 +111,7 @@ def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
     """Never silently empty: the CLI's session index exists but not one session file was found beside it."""
     data = paths.agent_home("cline", env)
     index = data / "db" / "sessions.db" if data is not None else None
-    if index is not None and index.is_file():
+    if index is not None and os.path.isfile(index):
         yield Notice(source=str(index), reason=f"the Cline CLI keeps a session index here but no session file was found "
                                                f"under {sessions_dir(env)} (moved? Voyager reads CLINE_SESSION_DATA_DIR "
                                                "and CLINE_DATA_DIR)")
