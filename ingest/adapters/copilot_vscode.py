@@ -326,7 +326,7 @@ class CopilotVSCodeAdapter:
         for user in user_dirs(env):
             in_workspaces: set[str] = set()
             for ws in workspace_dirs(user):
-                if (ws / "chatSessions").is_dir():
+                if os.path.isdir(ws / "chatSessions"):
                     for item in _session_files(ws / "chatSessions"):
                         if isinstance(item, Source):
                             in_workspaces.add(_stem(item.path))
