@@ -87,7 +87,7 @@ class CursorAdapter:
             for chat in _subdirs(bucket):
                 yield from sqlite_source(PROVIDER, chat / "store.db", empty_ok=True)
         for project in _subdirs(home / "projects"):
-            if (project / transcripts.TRANSCRIPTS).is_dir():
+            if os.path.isdir(project / transcripts.TRANSCRIPTS):
                 yield from _transcript_sources(project / transcripts.TRANSCRIPTS)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:

@@ -82,11 +82,11 @@ def richer_copy(uuid: str, cursor_home: Path | None, app_dirs: Iterable[Path]) -
             buckets = []
         for bucket in buckets:
             store = Path(bucket) / uuid / "store.db"
-            if store.is_file() and cli.has_messages(store):
+            if os.path.isfile(store) and cli.has_messages(store):
                 return True
     for user_dir in app_dirs:
         db = user_dir / "globalStorage" / "state.vscdb"
-        if not db.is_file():
+        if not os.path.isfile(db):
             continue
         try:
             conn = connect_readonly(db, lenient_text=True)
