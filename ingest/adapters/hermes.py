@@ -385,7 +385,7 @@ class HermesAdapter:
         assert home is not None
         yield from sqlite_source(PROVIDER, home / "state.db")
         try:
-            profiles = sorted(p for p in (home / "profiles").iterdir() if p.is_dir())
+            profiles = sorted(p for p in (home / "profiles").iterdir() if os.path.isdir(p))
         except OSError:
             profiles = []
         for profile in profiles:
@@ -401,7 +401,7 @@ def _unread_transcripts(home: Path) -> Iterator[Notice]:
     """Gateway transcripts (``sessions/*.jsonl``, ``session_*.json``) that some Hermes builds wrote. Their
     shape is not pinned down and 0.19 writes none: when they are all a home holds, say so instead of
     reporting nothing; beside a state.db they are its older copies."""
-    if (home / "state.db").exists():
+    if os.path.exists(home / "state.db"):
         return
     try:
         names = [e.name for e in os.scandir(home / "sessions") if e.name.endswith((".jsonl", ".json"))]
