@@ -143,7 +143,7 @@ def layout_of(folder: Path) -> _Layout:
 def stream_of(folder: Path) -> Path | None:
     """The file a session's events come from: ``wire.jsonl``, else (older Kimi CLI) ``context.jsonl``."""
     for name in ("wire.jsonl", "context.jsonl"):
-        if (folder / name).is_file():
+        if os.path.isfile(folder / name):
             return folder / name
     return None
 
@@ -283,7 +283,7 @@ class _FolderRead(JsonlSessionRead):
             inner = payload.get("event")
             # The subagent's own log holds these events: read there, not twice. Without one
             # (older releases), they are the only copy and stay with the parent.
-            if (agent and (self.layout.session_dir / "subagents" / agent).is_dir()) or not isinstance(inner, dict):
+            if (agent and os.path.isdir(self.layout.session_dir / "subagents" / agent)) or not isinstance(inner, dict):
                 return
             yield from self._wire_message(inner, ts, True, nested=True)
         elif kind == "Notification":
