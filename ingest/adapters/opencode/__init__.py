@@ -41,9 +41,9 @@ __all__ = ["ADAPTER", "MIGRATION_KEY", "SHAPES", "OpenCodeAdapter", "Product", "
 def probe(path: str | os.PathLike[str]) -> str:
     """Name the storage shape at ``path`` (a database file or a ``storage/`` directory), for ``voyager doctor``."""
     p = Path(path)
-    if p.is_dir():
-        return "json" if (p / "session").is_dir() else "unknown-schema"
-    if not p.is_file():
+    if os.path.isdir(p):
+        return "json" if os.path.isdir(p / "session") else "unknown-schema"
+    if not os.path.isfile(p):
         return "unreadable"
     schema = read_schema(p)
     return "unreadable" if schema is None else detect_shape(schema)
@@ -78,7 +78,7 @@ class OpenCodeAdapter:
         home = self.product.data_dir(env)
         yield from sqlite_source(self.name, home / self.product.db_name)
         storage = home / "storage"
-        if (storage / "session").is_dir():
+        if os.path.isdir(storage / "session"):
             yield Source(provider=self.name, path=str(storage), fingerprint=tree_fingerprint(storage))
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
@@ -88,7 +88,7 @@ class OpenCodeAdapter:
         back, sessions whose rows did not change are reported ``Unchanged`` instead of being
         read again. The JSON tree is always read whole.
         """
-        if Path(source.path).is_dir():
+        if os.path.isdir(source.path):
             yield from read_tree(source, self.product)
         else:
             known = signature.load(cursor.state.get("sessions")) if cursor is not None else None

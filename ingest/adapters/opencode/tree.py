@@ -68,7 +68,7 @@ def tree_fingerprint(storage: Path) -> Fingerprint:
 
 def _json_files(d: Path) -> list[Path]:
     try:
-        return sorted(p for p in d.iterdir() if p.suffix == ".json" and p.is_file())
+        return sorted(p for p in d.iterdir() if p.suffix == ".json" and os.path.isfile(p))
     except OSError:
         return []
 
@@ -80,7 +80,7 @@ def _load_file(p: Path) -> dict[str, Any]:
 
 def _db_session_ids(db_path: Path) -> set[str]:
     """Session ids the database beside the tree already holds: it supersedes the JSON copies."""
-    if not db_path.is_file():
+    if not os.path.isfile(db_path):
         return set()
     try:
         conn = connect_readonly(db_path)
@@ -102,7 +102,7 @@ def _db_session_ids(db_path: Path) -> set[str]:
 def read_tree(source: Source, product: Product) -> Iterator[Item]:
     storage = Path(source.path)
     ctx = Ctx(source.path, product.label)
-    if not (storage / "session").is_dir():
+    if not os.path.isdir(storage / "session"):
         yield Notice(source=source.path, reason="unknown-schema: no session/ directory in the storage tree", fatal=True)
         return
     superseded = _db_session_ids(storage.parent / product.db_name)
@@ -110,7 +110,7 @@ def read_tree(source: Source, product: Product) -> Iterator[Item]:
     projects: dict[str, str | None] = {}
     session_files: list[Path] = []
     try:
-        project_dirs = sorted(p for p in (storage / "session").iterdir() if p.is_dir())
+        project_dirs = sorted(p for p in (storage / "session").iterdir() if os.path.isdir(p))
     except OSError as exc:
         yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True)
         return
