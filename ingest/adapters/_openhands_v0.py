@@ -12,6 +12,7 @@ command to resume a session by id: ``resume`` is None.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -56,7 +57,7 @@ def v0_root(env: Mapping[str, str]) -> Path:
 
 
 def is_v0(folder: Path) -> bool:
-    return (folder / METADATA).is_file() or bool(event_files(folder / EVENTS, V0_EVENT))
+    return os.path.isfile(folder / METADATA) or bool(event_files(folder / EVENTS, V0_EVENT))
 
 
 def v0_sources(root: Path) -> Iterator[Source | Notice]:
@@ -66,7 +67,7 @@ def v0_sources(root: Path) -> Iterator[Source | Notice]:
             yield folder
             continue
         files = event_files(folder / EVENTS, V0_EVENT)
-        if not files and not (folder / METADATA).is_file():
+        if not files and not os.path.isfile(folder / METADATA):
             continue
         try:
             fp = event_folder_fingerprint(folder, [folder / METADATA], folder / EVENTS, files)
@@ -154,7 +155,7 @@ class V0Mapper:
 def read_v0(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     folder = Path(source.path)
     meta: dict[str, Any] = {}
-    if (folder / METADATA).exists():
+    if os.path.exists(folder / METADATA):
         got = read_json_object(folder / METADATA, fatal=False)
         if isinstance(got, Notice):
             yield got

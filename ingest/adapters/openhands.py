@@ -230,7 +230,7 @@ def _v1_facts(folder: Path, base: dict[str, Any]) -> SessionFacts:
 def read_v1(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     folder = Path(source.path)
     base: dict[str, Any] = {}
-    if (folder / BASE_STATE).exists():
+    if os.path.exists(folder / BASE_STATE):
         got = read_json_object(folder / BASE_STATE, fatal=False)
         if isinstance(got, Notice):
             yield got  # rewritten in place: maybe caught half-written; the events are still readable
@@ -261,14 +261,14 @@ def v1_sources(root: Path, *, depth: int = 0) -> Iterator[Source | Notice]:
         if isinstance(folder, Notice):
             yield folder
             continue
-        has_events = (folder / EVENTS).is_dir()
-        if not has_events and not (folder / BASE_STATE).exists():
+        has_events = os.path.isdir(folder / EVENTS)
+        if not has_events and not os.path.exists(folder / BASE_STATE):
             if is_hex32(folder.name):
                 yield Notice(source=str(folder), reason=f"no {BASE_STATE} and no {EVENTS}/: not a conversation "
                                                         f"Voyager can read (yet); skipped")
             continue
         base = folder / BASE_STATE
-        if base.exists() and not base.is_file():
+        if os.path.exists(base) and not os.path.isfile(base):
             yield Notice(source=str(base), reason=f"{kind_of(os.stat(base).st_mode)}, not a regular file; skipped")
             continue
         files = event_files(folder / EVENTS, V1_EVENT)
@@ -277,14 +277,14 @@ def v1_sources(root: Path, *, depth: int = 0) -> Iterator[Source | Notice]:
         except OSError:
             continue
         yield Source(provider=PROVIDER, path=str(folder), fingerprint=fp, append_only=False)
-        if depth < 4 and (folder / SUBAGENTS).is_dir():
+        if depth < 4 and os.path.isdir(folder / SUBAGENTS):
             yield from v1_sources(folder / SUBAGENTS, depth=depth + 1)
 
 
 def probe(path: str | os.PathLike[str]) -> str:
     """The layout of an OpenHands source, for ``voyager doctor``."""
     p = Path(path)
-    if (p / BASE_STATE).exists() or event_files(p / EVENTS, V1_EVENT):
+    if os.path.exists(p / BASE_STATE) or event_files(p / EVENTS, V1_EVENT):
         return "v1-conversation"
     return "v0-session" if is_v0(p) else "unknown-schema"
 
@@ -307,7 +307,7 @@ class OpenHandsAdapter:
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         folder = Path(source.path)
-        if not (folder / BASE_STATE).exists() and is_v0(folder):
+        if not os.path.exists(folder / BASE_STATE) and is_v0(folder):
             return read_v0(source, cursor)
         return read_v1(source, cursor)
 

@@ -103,7 +103,7 @@ def test_special_files_and_loops_never_block_or_raise(built, name: str) -> None:
 
 
 #: Providers that raised on a file or folder they may not read, until fixed (strict: fixed means passing).
-UNREADABLE_RAISES: set[str] = {"openhands", "vibe"}
+UNREADABLE_RAISES: set[str] = {"vibe"}
 
 
 def _provider_params() -> list:
