@@ -25,6 +25,7 @@ the part of the history that is unchanged since the last read (``reread_delta``)
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -322,7 +323,7 @@ def read_unified(source: Source, cursor: Cursor | None = None) -> Iterator[Item]
         yield failure
         return
     meta: dict[str, Any] = {}
-    if (folder / META).exists():  # a subagent has none
+    if os.path.exists(folder / META):  # a subagent has none
         got = read_json_object(folder / META, fatal=False)
         if isinstance(got, Notice):
             yield got

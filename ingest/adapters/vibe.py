@@ -76,7 +76,7 @@ class _Walk:
 
 def _unified_sources(root: Path, walk: _Walk) -> Iterator[Source | Notice]:
     unified = root / "unified"
-    if not unified.is_dir():
+    if not os.path.isdir(unified):
         return
     entries, problem = _entries(unified)
     if problem is not None:
@@ -164,7 +164,7 @@ def _single_file(entry: os.DirEntry[str]) -> Iterator[Source | Notice]:
 def probe(path: str | os.PathLike[str]) -> str:
     """The layout of a Vibe source, for ``voyager doctor``."""
     p = Path(path)
-    if p.is_dir():
+    if os.path.isdir(p):
         current = read_json_object(p / CURRENT, fatal=False)
         if not isinstance(current, dict):
             return "unreadable"
@@ -188,7 +188,7 @@ class VibeAdapter:
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         root = session_root(env)
-        if not root.is_dir():
+        if not os.path.isdir(root):
             return
         walk = _Walk()
         unified_ids: set[str] = set()
@@ -202,7 +202,7 @@ class VibeAdapter:
         path = Path(source.path)
         if path.name == MESSAGES:
             return LegacyRead(source, cursor).run()
-        if path.is_dir():
+        if os.path.isdir(path):
             return read_unified(source, cursor)
         return read_single_file(source)
 

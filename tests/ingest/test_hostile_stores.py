@@ -102,21 +102,12 @@ def test_special_files_and_loops_never_block_or_raise(built, name: str) -> None:
     assert not problems, "\n".join(problems)
 
 
-#: Providers that raised on a file or folder they may not read, until fixed (strict: fixed means passing).
-UNREADABLE_RAISES: set[str] = {"vibe"}
-
-
-def _provider_params() -> list:
-    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="raises PermissionError"))
-            if p in UNREADABLE_RAISES else p for p in registry.PROVIDERS]
-
-
 def _homes_of(provider: str, built) -> list[FuzzHome]:
     return [h for name in sorted(HOMES) if provider in (h := built(name)).baseline.found_by]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork to read as an unprivileged user")
-@pytest.mark.parametrize("provider", _provider_params())
+@pytest.mark.parametrize("provider", registry.PROVIDERS)
 def test_unreadable_files_and_folders_are_skipped_not_raised(built, provider: str) -> None:
     homes = _homes_of(provider, built)
     if not homes:
