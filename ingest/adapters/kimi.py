@@ -297,7 +297,7 @@ class _FolderRead(JsonlSessionRead):
             yield ("assistant", "agent", payload.get("response"), {"ts": ts})
         elif kind in ("QuestionRequest", "QuestionResponse"):
             yield ("meta", "provider", compact_json(payload.get("questions") or payload.get("answers")), {"ts": ts})
-        elif kind not in _WIRE_SKIPPED:
+        elif not (isinstance(kind, str) and kind in _WIRE_SKIPPED):  # a list or dict type is unhashable
             self.unknown.saw(kind)
 
     def _usage(self, usage: Any) -> None:

@@ -468,3 +468,11 @@ def test_side_files_nested_too_deeply_cost_only_what_they_say(tmp_path: Path) ->
 def test_arguments_nested_too_deeply_are_kept_as_written() -> None:
     deep = '{"command": ' + "[" * 1000 + "]" * 1000 + "}"  # RecursionError escaped the read before
     assert render_call("Shell", deep) == deep
+
+
+def test_a_wire_message_whose_type_is_a_list_or_an_object_is_named_not_fatal(tmp_path: Path) -> None:
+    # `kind not in _WIRE_SKIPPED` raised TypeError (unhashable) out of the read: the session lost.
+    odd = [wire(20, "x"), wire(21, "x")]
+    odd[0]["message"]["type"], odd[1]["message"]["type"] = ["TurnBegin"], {"t": 1}
+    items = read(make_session(tmp_path, first_turn() + odd))
+    assert "PROMPT_K1" in " ".join(e.text for e in events(items)) and len(notices(items)) == 1
