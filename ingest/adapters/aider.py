@@ -50,7 +50,10 @@ PROVIDER = "aider"
 #: Aider's default ``--chat-history-file``.
 HISTORY_NAME = ".aider.chat.history.md"
 
-_HEADING = re.compile(r"# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*")
+HEADING = "# aider chat started at "
+#: The heading's time. Only the prefix makes a heading: a time garbled by a bad disk (or junk after
+#: it) costs the run its start time, not its turns.
+_HEADING_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 _VERSION = re.compile(r"Aider v(\d[\w.+-]*)")
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+)", re.M)
 _TOKENS = re.compile(r"^Tokens: ([\d.,]+)(k?) sent, .*?([\d.,]+)(k?) received", re.M)
@@ -344,9 +347,10 @@ class _AiderRead:
 
     def _line(self, raw: bytes, pos: int) -> Iterator[Item]:
         line = raw.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
-        if line.startswith("# aider chat started at ") and (m := _HEADING.fullmatch(line)):
+        if line.startswith(HEADING):
+            m = _HEADING_TIME.match(line, len(HEADING))
             yield from self._close_run(final=True)
-            yield from self._open_run(pos, m.group(1))
+            yield from self._open_run(pos, m.group() if m else None)
             self._commit(pos + len(raw), pos)
             return
         if self.run is None:
@@ -375,8 +379,8 @@ class _AiderRead:
         self.block.lines.append(line)  # type: ignore[union-attr]
         self.blank = False
 
-    def _open_run(self, pos: int, when: str) -> Iterator[Item]:
-        self.run = _Run(native_id=f"{self.path}#{pos}", started=local_time(when))
+    def _open_run(self, pos: int, when: str | None) -> Iterator[Item]:
+        self.run = _Run(native_id=f"{self.path}#{pos}", started=local_time(when) if when else None)
         self.counter = EventCounter(session_id(PROVIDER, self.run.native_id), 0)
         self.block, self.held, self.blank = None, None, True
         self.sent = self._session()

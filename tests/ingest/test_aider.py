@@ -324,3 +324,15 @@ def test_a_line_beyond_the_cap_is_skipped_and_the_cursor_stays_exact(project: Pa
         fh.write("\n#### after  \n\nfine\n")
     again = read(path, cursor_of(items))
     assert by_kind(again, "user") == ["after"] and by_kind(again, "assistant") == ["fine"]
+
+
+def test_a_garbled_heading_costs_its_time_not_its_run(project: Path) -> None:
+    # A heading that was not exactly "# aider chat started at <time>" (junk after it, or the time itself
+    # garbled) was not a heading: every line of its run was skipped as before-the-first-heading.
+    text = (run_text("2026-11-20 10:00:00 \x1b[2J junk", "first 请求 GARBLED_TAIL", "ok")
+            + run_text("2026-1\ufffd\ufffd-20 11:00:00", "second 请求 GARBLED_TIME", "ok"))
+    items = read(write(project / HISTORY_NAME, text))
+    assert {p.split(" ")[0] for p in by_kind(items, "user")} == {"first", "second"}
+    starts = sorted((s.started for s in sessions(items).values()), key=lambda t: t is None)
+    assert starts[0] is not None and starts[1] is None
+    assert not [n for n in notices(items) if "heading" in n.reason]
