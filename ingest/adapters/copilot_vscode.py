@@ -214,10 +214,10 @@ def _response_events(counter: EventCounter, parts: Any, ts: float | None, unknow
             said = [_md(part.get("title")), _md(part.get("message")), _md(part.get("content"))]
             if (ev := counter.make("meta", "provider", "\n".join(s for s in said if s), ts=ts)) is not None:
                 yield ev
-        elif kind in _SILENT_PARTS:
+        elif isinstance(kind, str) and kind in _SILENT_PARTS:  # a list or dict kind is unhashable
             continue
         else:
-            unknown.saw(f"response part {kind!r}")
+            unknown.saw(f"response part {kind!r}"[:80])
     yield from flush()
 
 

@@ -251,3 +251,16 @@ def test_replay_compaction_restarts_and_bad_entries_are_named(tmp_path):
     state, notices = replay(path)
     assert state == {"new": [1]}
     assert len(notices) == 1 and "4 changes could not be applied" in notices[0].reason, notices
+
+
+def test_a_response_part_whose_kind_is_a_list_or_an_object_is_named_not_fatal():
+    # `kind in _SILENT_PARTS` raised TypeError (unhashable) out of the read: the session lost.
+    from voyager_sessions.ingest.adapters._common import UnknownRecords
+    from voyager_sessions.ingest.adapters.copilot_vscode import session_items
+
+    doc = rich_session()
+    doc["requests"][0]["response"][:0] = [{"kind": {"odd": 1}}, {"kind": ["odd"]}]
+    unknown = UnknownRecords("Copilot Chat")
+    items, _ = session_items(doc, "rich", cwd=None, source="x", unknown=unknown)
+    assert any("PROMPTCVS" in getattr(i, "text", "") for i in items)
+    assert unknown.notice("x") is not None and "response part" in unknown.notice("x").reason
