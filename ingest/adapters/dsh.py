@@ -53,6 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
     as_dict,
+    compact_json,
     epoch,
     int_or_none,
     reread_delta,
@@ -110,6 +111,12 @@ def _replaces(record: dict[str, Any]) -> bool:
     return isinstance(op, dict) or (isinstance(op, str) and op != "append")
 
 
+def _scalar(value: Any) -> Any:
+    """``value`` fit to be part of a dict key: a JSON scalar as it is, a list or an object (never a
+    turn, step or index the harness writes, but a file may hold one) as its compact JSON."""
+    return value if value is None or isinstance(value, (str, int, float, bool)) else compact_json(value)
+
+
 class _Stream:
     """What one step (turn, step) streamed: kept only until its complete message arrives."""
 
@@ -120,7 +127,7 @@ class _Stream:
     def add(self, index: Any, kind: str, text: Any, ts: float | None, *, whole: bool = False) -> None:
         if not isinstance(text, str) or not text:
             return
-        block = self.blocks.setdefault((index, kind), {"parts": [], "whole": None})
+        block = self.blocks.setdefault((_scalar(index), kind), {"parts": [], "whole": None})
         if whole:
             block["whole"] = text
         else:
@@ -209,6 +216,8 @@ class _DshRead:
             self.unknown.saw(f"a JSON {type(record).__name__}")
             return
         rtype = record.get("type")
+        if not isinstance(rtype, str):  # a list or object type would be unhashable below: unknown, named
+            rtype = f"a {type(rtype).__name__} type" if rtype is not None else None
         if self.first:
             self.first = False
             yield from self._start(record if rtype == "session" else None)
@@ -252,9 +261,9 @@ class _DshRead:
             model = str_or_none(as_dict(as_dict(data.get("header")).get("config")).get("model"))
             self.facts.model = self.facts.model or model
         elif rtype == "step/end":
-            yield from self._flush((data.get("turn"), data.get("step")))
+            yield from self._flush((_scalar(data.get("turn")), _scalar(data.get("step"))))
         elif rtype == "turn/end":
-            for key in [k for k in self.streams if k[0] == data.get("turn")]:
+            for key in [k for k in self.streams if k[0] == _scalar(data.get("turn"))]:
                 yield from self._flush(key)
         elif rtype in _SILENT or record.get("ignorable") is True:
             return
@@ -338,7 +347,7 @@ class _DshRead:
                                   is_error=block.get("isError") is True or bool(error))
 
     def _stream(self, data: dict[str, Any], ts: float | None) -> _Stream:
-        key = (data.get("turn"), data.get("step"))
+        key = (_scalar(data.get("turn")), _scalar(data.get("step")))
         if key not in self.streams:
             self.streams[key] = _Stream(ts)
         return self.streams[key]
