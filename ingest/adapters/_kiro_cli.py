@@ -46,6 +46,11 @@ SHELL_TOOLS = frozenset({"execute_bash", "executebash", "execute_cmd", "shell", 
 _QUIET_BLOCKS = frozenset({"image"})
 
 
+def _quiet(kind: Any) -> bool:
+    """A block kind known to carry nothing to index (a list or object kind is unhashable: never one)."""
+    return isinstance(kind, str) and kind in _QUIET_BLOCKS
+
+
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``kiro-cli chat --resume-id <id>``: kiro.dev's session-management page documents it, and sessions
     are kept per directory, so it runs in the session's cwd."""
@@ -184,7 +189,7 @@ class KiroStreamRead(JsonlSessionRead):
                 continue
             if block.get("kind") == "text" and isinstance(block.get("data"), str):
                 texts.append(block["data"])
-            elif block.get("kind") not in _QUIET_BLOCKS:
+            elif not _quiet(block.get("kind")):
                 self.unknown.saw(f"block:{block.get('kind')}")
         return "\n".join(texts)
 
@@ -200,7 +205,7 @@ class KiroStreamRead(JsonlSessionRead):
             name = str_or_none(data.get("name"))
             yield ("tool_call", "agent", tool_text(name, data.get("input"), SHELL_TOOLS),
                    {"ts": ts, "tool": name, "call_id": str_or_none(data.get("toolUseId"))})
-        elif kind not in _QUIET_BLOCKS:
+        elif not _quiet(kind):
             self.unknown.saw(f"block:{kind}")
 
     # -- a plain chat message (the undocumented messages.jsonl) -----------------------
@@ -223,7 +228,7 @@ class KiroStreamRead(JsonlSessionRead):
                     text, code = tool_result(block.get("content"))
                     yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(block.get("tool_use_id")),
                                                          "exit_code": code, "is_error": block.get("is_error") is True})
-                elif block.get("type") not in _QUIET_BLOCKS:
+                elif not _quiet(block.get("type")):
                     self.unknown.saw(f"block:{block.get('type')}")
         elif role == "assistant":
             if isinstance(content, str):
@@ -241,7 +246,7 @@ class KiroStreamRead(JsonlSessionRead):
                     name = str_or_none(block.get("name"))
                     yield ("tool_call", "agent", tool_text(name, block.get("input"), SHELL_TOOLS),
                            {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
-                elif btype not in _QUIET_BLOCKS:
+                elif not _quiet(btype):
                     self.unknown.saw(f"block:{btype}")
         elif role == "tool":
             text, code = tool_result(content)

@@ -391,3 +391,17 @@ def test_nothing_is_written_beside_the_stores(home: Path, run) -> None:
     before = tree(home)
     assert run.json("scan", "--json")["failed"] == 0
     assert tree(home) == before
+
+
+def test_a_block_whose_kind_is_a_list_or_an_object_is_named_not_fatal(home: Path) -> None:
+    # `kind not in _QUIET_BLOCKS` raised TypeError (unhashable) out of the read: the session lost.
+    odd = {"kind": "AssistantMessage", "data": {"content": [{"kind": ["text"], "data": "x"}, {"kind": {"k": 1}}]}}
+    prompt = {"kind": "Prompt", "data": {"content": [{"kind": {"k": 1}}, {"kind": "text", "data": "kept 提示"}]}}
+    messages = [{"role": "user", "content": [{"type": ["text"]}]}, {"role": "assistant", "content": [{"type": {"t": 1}}]}]
+    items = list(ADAPTER.read(source(write_cli(home, lines=[*cli_lines(), odd, prompt]))))
+    assert "kept 提示" in [t for _, _, t in drafts(items)] and "block:" in notices(items)[0].reason
+    folder = home / ".kiro" / "sessions" / "ws" / "sess_00000000-0000-0000-0000-000000000001"
+    write(folder / "messages.jsonl", [*messages, {"role": "user", "content": "还在"}])
+    items = [i for s in ADAPTER.discover({"HOME": str(home)}) if isinstance(s, Source) and "sess_" in s.path
+             for i in ADAPTER.read(s)]
+    assert "还在" in [t for _, _, t in drafts(items)]
