@@ -158,6 +158,12 @@ def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` if it is a list, else ``[]``: what a loop over a file's array may walk (``x or ()``
+    is not enough: a number or ``true`` where the array belongs cannot be iterated)."""
+    return value if isinstance(value, list) else []
+
+
 def int_or_none(value: Any) -> int | None:
     """``value`` if it is an int (and not a bool, which JSON decoders also give as int), else ``None``."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None

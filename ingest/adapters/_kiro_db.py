@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, str_or_none
+from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, list_or_empty, str_or_none
 from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER, SHELL_TOOLS, failed, tool_result
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
@@ -158,7 +158,7 @@ def _user_content(content: Any, ts: float | None, unknown: UnknownRecords) -> It
     for variant, body in content.items():
         body = body if isinstance(body, dict) else {}
         if variant in ("ToolUseResults", "CancelledToolUses"):
-            for result in body.get("tool_use_results") or ():
+            for result in list_or_empty(body.get("tool_use_results")):
                 if isinstance(result, dict):
                     text, code = tool_result(result.get("content"))
                     yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(result.get("tool_use_id")),
@@ -176,7 +176,7 @@ def _assistant_content(assistant: dict[str, Any], ts: float | None, unknown: Unk
             unknown.saw(f"assistant:{variant}")
             continue
         yield ("assistant", "agent", body.get("content"), {"ts": ts})
-        for use in body.get("tool_uses") or () if variant == "ToolUse" else ():
+        for use in list_or_empty(body.get("tool_uses")) if variant == "ToolUse" else ():
             if isinstance(use, dict):
                 name = str_or_none(use.get("name")) or str_or_none(use.get("orig_name"))
                 yield ("tool_call", "agent", tool_text(name, use.get("args"), SHELL_TOOLS),

@@ -405,3 +405,13 @@ def test_a_block_whose_kind_is_a_list_or_an_object_is_named_not_fatal(home: Path
     items = [i for s in ADAPTER.discover({"HOME": str(home)}) if isinstance(s, Source) and "sess_" in s.path
              for i in ADAPTER.read(s)]
     assert "还在" in [t for _, _, t in drafts(items)]
+
+
+def test_tool_uses_or_results_that_are_not_lists_cost_only_themselves(home: Path) -> None:
+    # `body.get("tool_uses") or ()` iterated a number: TypeError out of the read, every conversation lost.
+    odd = conversation("c1", "请修复测试 DB_PROMPT")
+    odd["history"][0]["assistant"]["ToolUse"]["tool_uses"] = 7
+    odd["history"][1]["user"]["content"]["ToolUseResults"]["tool_use_results"] = True
+    path = write_db(home, [odd, conversation("c2", "另一个 OTHER_PROMPT")])
+    texts = [t for _, _, t in drafts(list(ADAPTER.read(source(path, append_only=False))))]
+    assert "请修复测试 DB_PROMPT" in texts and "全部通过 DB_REPLY" in texts and "另一个 OTHER_PROMPT" in texts
