@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import JsonlSessionRead, parse_ts, str_or_none
+from voyager_sessions.ingest.adapters._common import JsonlSessionRead, list_or_empty, parse_ts, str_or_none
 from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular
@@ -133,6 +133,9 @@ class _TranscriptRead(JsonlSessionRead):
         ts = parse_ts(step.get("created_at"))
         self.facts.observe_ts(ts)
         stype, source = step.get("type"), step.get("source")
+        if stype is not None and not isinstance(stype, str):  # a list or object: unhashable, and no step type
+            self.unknown.saw(f"step of type {type(stype).__name__}")
+            return
         content = step.get("content") if isinstance(step.get("content"), str) else ""
         if stype == "USER_INPUT" or (stype is None and source == "USER_EXPLICIT"):
             typed, around, cwd = split_request(content)
@@ -142,7 +145,7 @@ class _TranscriptRead(JsonlSessionRead):
         elif stype == "PLANNER_RESPONSE" or (stype is None and source == "MODEL"):
             yield ("reasoning", "agent", step.get("thinking"), {"ts": ts})
             yield ("assistant", "agent", content, {"ts": ts})
-            for call in step.get("tool_calls") or ():
+            for call in list_or_empty(step.get("tool_calls")):
                 yield from self._call(call, ts)
         elif stype in TOOL_STEPS:
             yield ("tool_result", "tool", content, {"ts": ts, "tool": stype.lower(),

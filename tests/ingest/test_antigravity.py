@@ -178,3 +178,16 @@ def test_nothing_is_written_beside_the_transcripts(home: Path, run) -> None:
     run.json("scan", "--json")
     assert tree(home) == before
     assert json.loads(run("scan", "--json").stdout)["unchanged"] == 1
+
+
+def test_a_step_type_or_tool_calls_of_the_wrong_type_cost_only_that_step(home: Path) -> None:
+    # A list or object type raised TypeError (unhashable) out of the read, and so did tool_calls that were
+    # a number or true (iterated): the rest of the transcript was lost.
+    odd = steps()
+    odd[2]["tool_calls"] = 7
+    path = write(brain(home) / "transcript.jsonl",
+                 [odd[0], {"type": ["PLANNER_RESPONSE"], "content": "x"}, {"type": {"t": 1}}, *odd[2:]])
+    items = read(path)
+    assert [e.text for e in events(items) if e.kind in ("user", "assistant")] == ["运行测试并修复 AG_PROMPT",
+                                                                                 "修好了 로그인 AG_REPLY"]
+    assert "step of type list" in " | ".join(n.reason for n in notices(items))
