@@ -36,6 +36,7 @@ from voyager_sessions.ingest.adapters._common import (
     cached_by_stat,
     compact_json,
     epoch,
+    list_or_empty,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
@@ -153,7 +154,7 @@ def record(rec: dict[str, Any], state: CodeState, facts: SessionFacts, unknown: 
         model = str_or_none(rec.get("modelAlias")) or str_or_none(rec.get("model"))
         if model:
             facts.model = model
-    elif kind not in SKIPPED:
+    elif not (isinstance(kind, str) and kind in SKIPPED):  # a list or dict type is unhashable
         unknown.saw(kind)
 
 
@@ -178,7 +179,7 @@ def _message(message: dict[str, Any], ts: float | None, subagent: bool) -> Itera
     elif role == "assistant":
         yield ("reasoning", "agent", _text(content, ("think",)), {"ts": ts})
         yield ("assistant", "agent", _text(content), {"ts": ts})
-        for call in message.get("toolCalls") or ():
+        for call in list_or_empty(message.get("toolCalls")):
             if isinstance(call, dict):
                 name = str_or_none(call.get("name"))
                 yield ("tool_call", "agent", render_call(name, call.get("arguments")),

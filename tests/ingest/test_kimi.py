@@ -476,3 +476,14 @@ def test_a_wire_message_whose_type_is_a_list_or_an_object_is_named_not_fatal(tmp
     odd[0]["message"]["type"], odd[1]["message"]["type"] = ["TurnBegin"], {"t": 1}
     items = read(make_session(tmp_path, first_turn() + odd))
     assert "PROMPT_K1" in " ".join(e.text for e in events(items)) and len(notices(items)) == 1
+
+
+def test_kimi_code_records_of_the_wrong_shape_cost_only_themselves(tmp_path: Path) -> None:
+    # A record type that is a list or object (unhashable) and toolCalls that are a number (iterated) both
+    # raised TypeError out of the read: every event of the agent lost.
+    session = code_session(tmp_path)
+    odd_call = user_msg(30, "x")
+    odd_call["message"].update(role="assistant", toolCalls=7)
+    append(session / "agents" / "main" / "wire.jsonl", [{"type": ["turn.prompt"]}, {"type": {"t": 1}}, odd_call])
+    items = read(session / "agents" / "main")
+    assert got(items)[0] == ("user", "human", "修复登录 PROMPT_KC1") and ("assistant", "agent", "x") in got(items)
