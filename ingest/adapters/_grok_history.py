@@ -27,7 +27,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from voyager_sessions.ingest.adapters._common import UnknownRecords, compact_json, epoch, int_or_none, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    UnknownRecords,
+    compact_json,
+    epoch,
+    int_or_none,
+    list_or_empty,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import Draft, tool_text
 from voyager_sessions.model import Kind, Origin
 
@@ -122,7 +129,7 @@ class HistoryMapper:
         reasoning = item.get("reasoning")
         inline = reasoning.get("text") if isinstance(reasoning, dict) else reasoning
         yield ("reasoning", "agent", inline if isinstance(inline, str) else item.get("reasoning_content"), {})
-        for raw in item.get("raw_output") or ():
+        for raw in list_or_empty(item.get("raw_output")):
             if isinstance(raw, dict) and raw.get("type") in ("web_search_call", "custom_tool_call",
                                                              "code_interpreter_call") \
                     and str_or_none(raw.get("id")) not in self.seen_backend:
@@ -273,7 +280,7 @@ class UpdatesReducer:
         if call_id is not None:
             self.results.add(call_id)
         texts = []
-        for block in update.get("content") or ():
+        for block in list_or_empty(update.get("content")):
             inner = block.get("content") if isinstance(block, dict) and isinstance(block.get("content"), dict) else block
             if isinstance(inner, dict) and inner.get("type", "text") == "text" and isinstance(inner.get("text"), str):
                 texts.append(inner["text"])

@@ -358,3 +358,18 @@ def test_an_update_whose_tag_is_a_list_or_an_object_is_named_not_fatal(home: Pat
     items = read_folder(path)
     assert ("user", "human", "第一个问题 UPD_PROMPT_ONE") in drafts(items)
     assert len(notices(items)) == 1
+
+
+def test_raw_output_or_update_content_that_is_not_a_list_costs_only_itself(home: Path) -> None:
+    # Both were iterated with `x or ()`: a number raised TypeError out of the read and cost the session.
+    path = folder(home)
+    summary(path)
+    items = history()
+    items[4]["raw_output"] = 7
+    write(path / "chat_history.jsonl", items)
+    assert ("assistant", "agent", "修好了 GROK_REPLY") in drafts(read_folder(path))
+    other = folder(home, sid="019f6000-0000-7000-8000-0000000000aa")
+    summary(other, sid="019f6000-0000-7000-8000-0000000000aa")
+    odd = update("tool_call_update", 5, toolCallId="c9", status="completed", content=7)
+    write(other / "updates.jsonl", stream()[:3] + [odd] + stream()[3:])
+    assert ("user", "human", "第一个问题 UPD_PROMPT_ONE") in drafts(read_folder(other))
