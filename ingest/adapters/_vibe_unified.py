@@ -198,7 +198,7 @@ class _Mapper:
             source = entry.get("source")
             if self.subagent:
                 return c.make("user", "provider", text, ts=ts)  # the parent agent wrote this task
-            if source is None or source in _TYPED_SOURCES:
+            if source is None or (isinstance(source, str) and source in _TYPED_SOURCES):  # a list or dict: unhashable
                 ev = c.make("user", "human", text, ts=ts)
                 if ev is not None and self.first_prompt is None:
                     self.first_prompt = text[:400]
@@ -227,6 +227,8 @@ class _Mapper:
             yield ev
         state = entry.get("state") if isinstance(entry.get("state"), dict) else {}
         status = state.get("status")
+        if not isinstance(status, str):  # a list or dict is unhashable: it is no known status
+            status = None
         if status in _PENDING:
             return
         output = state.get("output") if isinstance(state.get("output"), dict) else {}

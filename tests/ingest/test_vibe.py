@@ -537,3 +537,13 @@ def test_legacy_arguments_nested_too_deeply_are_kept_as_written(root: Path) -> N
     write_legacy(root, lines)
     evs = events(read_all(root))
     assert evs[-1].text == deep and evs[-1].tool == "grep" and len(evs) == 8
+
+
+def test_a_source_or_status_that_is_a_list_or_an_object_costs_only_its_entry(root: Path) -> None:
+    # Both were tested against frozensets: a list or an object raised TypeError (unhashable) out of the read.
+    odd_status = effect("e9", "ls", 7)
+    odd_status["state"]["status"] = ["completed"]
+    Unified(root).publish(turn_one() + [message("u9", "user", "ODD_SOURCE", 8, source={"s": 1}), odd_status],
+                          meta=meta_json())
+    texts = [e.text for e in events(read_all(root))]
+    assert texts[0].startswith("迁移失败了 PROMPT_ONE_q1") and "ODD_SOURCE" in texts and "ls" in texts
