@@ -156,7 +156,7 @@ class V1Mapper:
             yield from self._one("tool_result", "tool", doc.get("error"), ts, tool=tool, call_id=call_id, is_error=True)
             return
         obs = as_dict(doc.get("observation"))
-        if obs.get("kind") in _ECHOES:
+        if isinstance(obs.get("kind"), str) and obs["kind"] in _ECHOES:  # a list or dict kind is unhashable
             return
         exit_code = int_or_none(obs.get("exit_code"))
         if exit_code is None and "exit_code" not in obs:
@@ -168,7 +168,7 @@ class V1Mapper:
                              is_error=obs.get("is_error") is True)
 
     def _acp(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
-        if doc.get("status") not in _ACP_DONE:
+        if not (isinstance(doc.get("status"), str) and doc["status"] in _ACP_DONE):
             return  # a progress update: the finished call is recorded again with its result
         tool = str_or_none(doc.get("tool_kind")) or str_or_none(doc.get("title"))
         call_id = str_or_none(doc.get("tool_call_id"))

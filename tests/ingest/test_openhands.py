@@ -431,3 +431,14 @@ def test_an_event_whose_kind_is_a_list_or_an_object_is_named_not_fatal(convs: Pa
     items = read_all(convs)
     assert len(events(items)) == 6 and "PROMPT_OH1" in events(items)[0].text
     assert len(notices(items)) == 1
+
+
+def test_an_observation_kind_or_acp_status_that_is_a_list_or_an_object_is_no_error(convs: Path) -> None:
+    # Both were tested against frozensets: TypeError (unhashable) out of the read, the conversation lost.
+    c = Conversation(convs)
+    odd = observation(6, "ODD_RESULT", kind="x")
+    odd["observation"]["kind"] = {"k": 1}
+    acp = {"kind": "ACPToolCallEvent", "id": "acp1", "timestamp": _ts(7), "status": ["completed"], "title": "t"}
+    c.add(*first_turn(), odd, acp)
+    texts = [e.text for e in events(read_all(convs))]
+    assert "ODD_RESULT" in texts and any("PROMPT_OH1" in t for t in texts)
