@@ -147,7 +147,7 @@ class _PiRead(JsonlSessionRead):
         elif kind == "label":
             label = str_or_none(entry.get("label"))
             yield ("meta", "provider", f"label: {label}" if label else None, {"ts": ts})
-        elif kind not in _NOT_CONVERSATION:
+        elif not (isinstance(kind, str) and kind in _NOT_CONVERSATION):  # a list or dict type is unhashable
             self.unknown.saw(kind)
 
     def _header(self, entry: dict[str, Any], ts: float | None) -> Iterator[Session]:

@@ -283,3 +283,11 @@ def test_an_empty_sessions_dir_is_no_error(home: Path, run) -> None:
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert doc["failed"] == 0 and doc.get("providers", {}).get("pi", 0) == 0
+
+
+def test_an_entry_whose_type_is_a_list_or_an_object_is_named_not_fatal(root: Path) -> None:
+    # `kind not in _NOT_CONVERSATION` raised TypeError (unhashable) out of the read: the session lost.
+    odd = [entry("x", "o1", "u1"), entry("x", "o2", "u1")]
+    odd[0]["type"], odd[1]["type"] = ["message"], {"t": 1}
+    items = read(write(session_file(root), [header(), user("u1", None, 1, "kept"), *odd, user("u2", "u1", 2, "later")]))
+    assert [e.text for e in events(items)] == ["kept", "later"] and len(notices(items)) == 1
