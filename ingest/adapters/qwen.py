@@ -117,7 +117,7 @@ class _QwenRead(JsonlSessionRead):
         if isinstance(line.get("version"), str):
             self.unknown.version = line["version"]
         kind = line.get("type")
-        if kind not in _RECORD_TYPES:
+        if not (isinstance(kind, str) and kind in _RECORD_TYPES):  # a list or dict type is unhashable
             self.unknown.saw(kind if isinstance(kind, str) else "record without a type")
             return
         ts = parse_ts(line.get("timestamp"))

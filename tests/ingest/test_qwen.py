@@ -286,3 +286,11 @@ def test_scanning_leaves_every_file_byte_identical(qwen: Path, monkeypatch, run)
     run.json("scan", "--json")
     run.json("search", "PROMPTQ", "--json")
     assert tree() == before
+
+
+def test_a_record_whose_type_is_a_list_or_an_object_is_named_not_fatal(qwen: Path) -> None:
+    # `kind not in _RECORD_TYPES` raised TypeError (unhashable) out of the read: the session lost.
+    odd = [rec(1, "x"), rec(2, "x")]
+    odd[0]["type"], odd[1]["type"] = ["user"], {"t": 1}
+    items = read(write(chat(qwen), [prompt(0, "first"), *odd, prompt(3, "second")]))
+    assert [e.text for e in events(items)] == ["first", "second"] and "record without a type" in notices(items)[0].reason
