@@ -165,8 +165,12 @@ def list_or_empty(value: Any) -> list[Any]:
 
 
 def int_or_none(value: Any) -> int | None:
-    """``value`` if it is an int (and not a bool, which JSON decoders also give as int), else ``None``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """``value`` if it is an int that fits in 64 bits (and not a bool, which JSON decoders also give as
+    int), else ``None``. A count or an exit code beyond 64 bits is corruption, and neither the index
+    nor the encoders that keep a read's state can hold it."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(1 << 63) <= value < (1 << 63):
+        return value
+    return None
 
 
 class SessionFacts:

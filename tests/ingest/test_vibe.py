@@ -547,3 +547,13 @@ def test_a_source_or_status_that_is_a_list_or_an_object_costs_only_its_entry(roo
                           meta=meta_json())
     texts = [e.text for e in events(read_all(root))]
     assert texts[0].startswith("迁移失败了 PROMPT_ONE_q1") and "ODD_SOURCE" in texts and "ls" in texts
+
+
+def test_an_exit_code_beyond_64_bits_is_no_exit_code(root: Path) -> None:
+    # int_or_none passed 2**80 on: encoding the read's events for its digest raised OverflowError (adapter error).
+    from voyager_sessions.ingest.adapters._common import int_or_none
+
+    assert int_or_none(2**80) is None and int_or_none(-(2**63)) == -(2**63) and int_or_none(True) is None
+    Unified(root).publish([effect("e1", "make", 1, returncode=2**80, stdout="HUGE_CODE")], meta=meta_json())
+    result = [e for e in events(read_all(root)) if e.kind == "tool_result"]
+    assert [(r.text, r.exit_code) for r in result] == [("HUGE_CODE", None)]
