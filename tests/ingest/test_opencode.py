@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import math
 import os
 import shlex
 import shutil
@@ -1373,3 +1374,19 @@ def test_json_cells_nested_too_deeply_or_with_lone_surrogates_cost_only_themselv
     assert f"part {first_part}" in named and f"message {a_message}" in named and "nested too deeply" in named
     assert {s.model for s in got.sessions.values()} == {"p/m\ufffd"}
     assert sum(len(v) for v in got.events.values()) > 10  # the other rows of both sessions are read
+
+
+def test_a_time_that_is_nan_or_infinite_is_no_time(tmp_path: Path) -> None:
+    # secs() passed NaN and infinities on as event times: the index's date field cannot hold them.
+    from voyager_sessions.ingest.adapters.opencode.emit import secs
+
+    assert secs(float("nan")) is None and secs(float("-inf")) is None and secs(1_700_000_000_000) == 1_700_000_000.0
+    db = tmp_path / "opencode.db"
+    so.write_v1(db, convs(1, 6))
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE part SET time_created = ?", (float("inf"),))
+    conn.execute("UPDATE message SET time_created = ?", (float("-inf"),))
+    conn.commit()
+    conn.close()
+    got = Read(db)
+    assert got.texts() and all(e.ts is None or math.isfinite(e.ts) for evs in got.events.values() for e in evs)

@@ -10,6 +10,7 @@ helpers (times, error texts, JSON columns) live here because every reader needs 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -31,8 +32,9 @@ NOISE_MESSAGES = frozenset({"idle"})
 
 
 def secs(ms: Any) -> float | None:
-    """OpenCode stores epoch milliseconds; Voyager uses float seconds."""
-    if isinstance(ms, bool) or not isinstance(ms, (int, float)):
+    """OpenCode stores epoch milliseconds; Voyager uses float seconds. NaN or an infinity (JSON.parse
+    never writes one, a corrupt row may hold one) is no time."""
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms):
         return None
     return ms / 1000.0
 
