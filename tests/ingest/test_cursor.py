@@ -482,3 +482,18 @@ def test_text_transcript_tool_arguments_nested_too_deeply_or_with_lone_surrogate
     assert transcripts._tool_args(["  " + deep]) == deep
     assert transcripts._tool_args(['  {"command": "cut \\ud83d here"}']) == {"command": "cut \ufffd here"}
     assert transcripts._tool_args(["  command=py-spy top"]) == {"command": "py-spy top"}
+
+
+def test_a_broken_composer_header_costs_the_header_not_its_bubbles(home, run):
+    # The header was the only way to its bubbles: a header that did not decode (or whose list named none
+    # of the bubbles, its ids garbled) lost every message of the chat.
+    rows = composer("c-h", "t", [("u", {"type": 1, "text": "HEADERLESSPROMPT 为什么"}), ("r", {"type": 2, "text": "HEADERLESSREPLY ok"})])
+    rows["composerData:c-h"] = '{"composerId": "c-h", "fullConversationHeadersOnly": [{"bubbleId": "u'  # cut short
+    rows.update(composer("c-g", "g", [("u", {"type": 1, "text": "GARBLEDIDSPROMPT"})], listed=["u\ufffd"]))
+    kv_db(home / APP / "globalStorage" / "state.vscdb", rows)
+    doc = scan(run)
+    assert doc["failed"] == 0
+    assert one(run, "HEADERLESSPROMPT", "user", "human")["session_id"] == "cursor:c-h"
+    assert one(run, "HEADERLESSREPLY", "assistant")["session_id"] == "cursor:c-h"
+    assert one(run, "GARBLEDIDSPROMPT", "user", "human")["session_id"] == "cursor:c-g"
+    assert "header skipped, its bubbles read in key order" in doc["stderr"]

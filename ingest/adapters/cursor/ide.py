@@ -316,8 +316,10 @@ def _ordered_bubbles(conn: sqlite3.Connection, cid: str, doc: dict[str, Any], so
     if isinstance(headers, list):
         rows = _bubble_rows(conn, cid)
         order = [h.get("bubbleId") for h in headers if isinstance(h, dict) and isinstance(h.get("bubbleId"), str)]
-        if not order and rows:
-            order = sorted(rows)  # a header without its list: every bubble, in key order
+        if rows and not any(b in rows for b in order):
+            # A header without its list, or one whose list names none of the bubbles there (a header
+            # damaged in its ids): every bubble, in key order, rather than none.
+            order = sorted(rows)
         for bubble_id in order:
             raw = rows.get(bubble_id)
             if raw is None:
@@ -420,12 +422,13 @@ def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None
     try:
         doc = _decode(text)
     except BadLine as exc:
-        notices.append(Notice(source=path, where=f"{COMPOSER}{cid}", reason=f"{exc}; composer skipped"))
-        return
+        doc = exc
     if not isinstance(doc, dict):
+        # The header is broken, its bubbles are not: they are read without it (in key order, untitled).
+        why = doc if isinstance(doc, BadLine) else f"a JSON {type(doc).__name__}, not a composer"
         notices.append(Notice(source=path, where=f"{COMPOSER}{cid}",
-                              reason=f"a JSON {type(doc).__name__}, not a composer; skipped"))
-        return
+                              reason=f"{why}; header skipped, its bubbles read in key order"))
+        doc = {"fullConversationHeadersOnly": []}
     yield from _composer_items(conn, cid, doc, source=path, cwd=cwd, workspaces=workspaces, unknown=unknown,
                                notices=notices)
 
