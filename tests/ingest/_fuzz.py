@@ -40,6 +40,7 @@ from voyager_sessions.model import Event, Session
 SHARED = shared_dir()
 
 _opened: list[str] | None = None
+_hooked = False
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -49,13 +50,13 @@ def _audit(event: str, args: tuple) -> None:
             _opened.append(os.fsdecode(target))
 
 
-sys.addaudithook(_audit)
-
-
 @contextmanager
 def recording_opens() -> Iterator[list[str]]:
     """Every path opened, listed or statted while inside: where the adapters look, existing or not."""
-    global _opened
+    global _opened, _hooked
+    if not _hooked:  # an audit hook stays for the life of the process: added only when first needed
+        sys.addaudithook(_audit)
+        _hooked = True
     _opened = out = []
     real_stat = os.stat
 
