@@ -117,6 +117,11 @@ def _scalar(value: Any) -> Any:
     return value if value is None or isinstance(value, (str, int, float, bool)) else compact_json(value)
 
 
+def _step_key(data: dict[str, Any]) -> tuple[Any, Any]:
+    """The (turn, step) a record belongs to, as the key of its stream."""
+    return _scalar(data.get("turn")), _scalar(data.get("step"))
+
+
 class _Stream:
     """What one step (turn, step) streamed: kept only until its complete message arrives."""
 
@@ -261,7 +266,7 @@ class _DshRead:
             model = str_or_none(as_dict(as_dict(data.get("header")).get("config")).get("model"))
             self.facts.model = self.facts.model or model
         elif rtype == "step/end":
-            yield from self._flush((_scalar(data.get("turn")), _scalar(data.get("step"))))
+            yield from self._flush(_step_key(data))
         elif rtype == "turn/end":
             for key in [k for k in self.streams if k[0] == _scalar(data.get("turn"))]:
                 yield from self._flush(key)
@@ -307,7 +312,7 @@ class _DshRead:
 
     def _assistant(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
         # The complete message supersedes what this step streamed.
-        self.streams.pop((data.get("turn"), data.get("step")), None)
+        self.streams.pop(_step_key(data), None)
         message = as_dict(data.get("message"))
         self.facts.model = str_or_none(as_dict(message.get("source")).get("model")) or self.facts.model
         usage = as_dict(data.get("usage"))
@@ -347,7 +352,7 @@ class _DshRead:
                                   is_error=block.get("isError") is True or bool(error))
 
     def _stream(self, data: dict[str, Any], ts: float | None) -> _Stream:
-        key = (_scalar(data.get("turn")), _scalar(data.get("step")))
+        key = _step_key(data)
         if key not in self.streams:
             self.streams[key] = _Stream(ts)
         return self.streams[key]
