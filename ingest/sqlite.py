@@ -3,10 +3,12 @@
 Every adapter that reads a provider's SQLite store opens it through
 :func:`connect_readonly`: ``file:…?mode=ro`` (read-only at the OS level) and ``PRAGMA
 query_only=1`` (any write statement is an error, even from a bug). When the database has
-no ``-wal`` beside it, it is opened ``immutable=1`` as well: SQLite then takes no locks
-and creates no ``-wal`` or ``-shm`` file (a WAL-mode database a clean exit left without
-them would otherwise get both). With a ``-wal`` present, ``immutable`` would hide the
-rows still in it (most agents keep their newest turns there), so it is not used.
+no ``-wal`` beside it that can hold pages (none, an empty one, or something that is not
+a regular file), it is opened ``immutable=1`` as well: SQLite then takes no locks and
+creates no ``-wal`` or ``-shm`` file (a WAL-mode database a clean exit left without them
+would otherwise get both), nor touches an empty ``-wal`` (it would give it the
+database's permissions). With a ``-wal`` holding pages, ``immutable`` would hide the rows
+still in it (most agents keep their newest turns there), so it is not used.
 
 :func:`sqlite_source` is the discovery side: a database is one Source whose fingerprint
 includes its ``-wal``, so a new turn still in the WAL is seen by the stat pass.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -34,6 +37,20 @@ def _lenient_text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+def _wal_holds_pages(db: Path) -> bool:
+    """True when ``db`` has a ``-wal`` that may hold committed pages: a regular file, not empty.
+
+    Only then is the WAL read (and the database opened without ``immutable``). SQLite opening
+    an empty ``-wal`` gives it the database's permissions (and, as root, its owner) and creates
+    the ``-shm`` beside it; a FIFO or a folder by that name is no WAL at all.
+    """
+    try:
+        st = os.stat(f"{db}-wal")
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
+
+
 def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
                      lenient_text: bool = True) -> sqlite3.Connection:
     """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc).
@@ -45,7 +62,7 @@ def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
     """
     p = Path(path).resolve()
     uri = "file:" + quote(str(p)) + "?mode=ro"
-    if not os.path.exists(f"{p}-wal"):
+    if not _wal_holds_pages(p):
         uri += "&immutable=1"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     try:

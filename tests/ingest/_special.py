@@ -25,6 +25,7 @@ def _clear(p: Path) -> None:
 def fifo(p: Path) -> None:
     _clear(p)
     os.mkfifo(p)
+    p.chmod(0o600)  # not the fixture files' mode, whatever the umask: a read that changes it is seen
 
 
 def sock(p: Path) -> None:

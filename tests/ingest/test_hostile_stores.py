@@ -97,7 +97,7 @@ def test_special_files_and_loops_never_block_or_raise(built, name: str) -> None:
         elif took > DEADLINE / 2:
             problems.append(f"{kind} at {rel}: took {took:.1f} s")
         elif os.lstat(target).st_mode != before:
-            problems.append(f"{kind} at {rel}: changed by the read")
+            problems.append(f"{kind} at {rel}: changed by the read ({oct(before)} -> {oct(os.lstat(target).st_mode) if os.path.lexists(target) else None})")
     h.fresh()
     assert not problems, "\n".join(problems)
 
