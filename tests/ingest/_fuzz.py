@@ -120,7 +120,8 @@ def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
 
 
 def tree(root: Path) -> dict[str, str]:
-    """Relative path -> sha256 (``dir`` for a directory, ``link`` + target for a symlink) of everything under ``root``."""
+    """Relative path -> sha256 and mode (``dir`` for a directory, ``link`` + target for a symlink) of everything
+    under ``root``: a read must change neither a provider file's bytes nor its permissions."""
     out = {}
     for p in sorted(root.rglob("*")):
         rel = str(p.relative_to(root))
@@ -132,7 +133,7 @@ def tree(root: Path) -> dict[str, str]:
             # SQLite's shared-memory index of a live WAL: every reader maintains it (see test_captures._tree).
             out[rel] = "shm"
         elif p.is_file():
-            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[rel] = f"{hashlib.sha256(p.read_bytes()).hexdigest()} {p.stat().st_mode:o}"
         else:
             out[rel] = "special"
     return out
