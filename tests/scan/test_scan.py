@@ -362,3 +362,22 @@ def test_scan_rebuild_keeps_checkpoints_searchable(corpus, run):
     assert summary["new"] == 2 and summary["events_removed"] == 0
     assert run.json("search", "zeppelin", "--json", "--no-refresh")["total"] == 1
     assert run.json("search", "数据库", "--json", "--no-refresh")["total"] == 1
+
+
+def test_an_adapter_that_fails_to_discover_costs_only_its_agent(corpus, run, monkeypatch):
+    from voyager_sessions.ingest.adapters import get
+
+    assert run("scan").exit_code == 0
+    codex = get("codex")
+
+    def broken(env):
+        yield from ()
+        raise RuntimeError("a bug in discovery")
+
+    monkeypatch.setattr(type(codex), "discover", lambda self, env: broken(env))
+    res = run("scan", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert "codex: adapter error while looking for sessions: RuntimeError: a bug in discovery" in res.stderr
+    # What Codex had indexed stays: its sources were not all seen, so none is taken as removed.
+    assert json.loads(res.stdout)["removed"] == 0
+    assert _search("postgres").total >= 1 and _search("数据库").total == 1

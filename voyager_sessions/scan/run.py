@@ -195,8 +195,15 @@ class Scan:
             hinted = getattr(adapter, "uses_hints", False)
             if hinted:
                 self.hinted.append(name)
-            for item in discover(adapter, self.env, self._hints() if hinted else None):
-                self._consider(item, plan, seen)
+            try:
+                for item in discover(adapter, self.env, self._hints() if hinted else None):
+                    self._consider(item, plan, seen)
+            except Exception as exc:  # an adapter bug in discovery must cost that agent, not the scan
+                # Not "scanned": what this agent had indexed stays (its sources were not all seen).
+                scanned.discard(name)
+                self.notice(Notice(source=name, reason=f"adapter error while looking for sessions: "
+                                                       f"{type(exc).__name__}: {exc}", fatal=True))
+                continue
             absent.remember(memory, name, adapter, self.env)
         if (kept := absent.dump(memory)) != raw:
             self.store.set_meta(absent.META_KEY, kept)
@@ -209,12 +216,16 @@ class Scan:
         if not new_cwds:
             return plan
         for name in self.hinted:
-            for item in discover(registry.get(name), self.env, Hints(cwds=frozenset(new_cwds))):
-                if isinstance(item, Notice) and item.source in self.noticed:
-                    continue  # the first discovery named it already
-                if isinstance(item, Source) and item.path in seen:
-                    continue
-                self._consider(item, plan, seen)
+            try:
+                for item in discover(registry.get(name), self.env, Hints(cwds=frozenset(new_cwds))):
+                    if isinstance(item, Notice) and item.source in self.noticed:
+                        continue  # the first discovery named it already
+                    if isinstance(item, Source) and item.path in seen:
+                        continue
+                    self._consider(item, plan, seen)
+            except Exception as exc:  # as in _plan: an adapter bug costs that agent only
+                self.notice(Notice(source=name, reason=f"adapter error while looking for sessions: "
+                                                       f"{type(exc).__name__}: {exc}", fatal=True))
         return plan
 
     def _consider(self, item: Source | Notice, plan: list[tuple[Source, Why]], seen: set[str]) -> None:
