@@ -23,21 +23,22 @@ import tantivy
 from voyager_sessions.errors import Busy, DiskFull, IndexDamaged, IndexWriteError, no_space
 from voyager_sessions.paths import LOW_SPACE_BYTES, free_bytes
 from voyager_sessions.model import Event
-from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer, prepare_many
+from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer
+from voyager_sessions.search.prepare import (  # noqa: F401 - re-exported: the cap is part of the index's contract
+    DEFAULT_MAX_EVENT_CHARS,
+    PREPARE_BATCH_CHARS,
+    TRUNCATION_MARKER,
+    PreparedEvent,
+    capped_text,
+    max_event_chars,
+    prepare_events,
+)
 
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
 INDEX_VERSION = 4  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules); 4: title events
 #: What the version file holds: the format, and the Unicode version the analyzer's NFKC
 #: and character classes came from (a Python upgrade can change them: rebuild then too).
 INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
-
-#: Default cap on the characters of one event that are indexed and stored.
-DEFAULT_MAX_EVENT_CHARS = 256 * 1024
-#: Events are prepared for the index in chunks of about this many characters (see
-#: ``analyzer.prepare_many``): enough to share its per-call work, little memory beside the
-#: one event a cap allows.
-PREPARE_BATCH_CHARS = 128 * 1024
-TRUNCATION_MARKER = "\n[… truncated by voyager: {n} more characters; `voyager show` reads the source]"
 
 #: log2(2 + w) multiplies BM25: user 3x, assistant/checkpoint 2x-3x, tools 1x-1.6x.
 KIND_WEIGHTS: dict[str, int] = {
@@ -50,14 +51,6 @@ KIND_WEIGHTS: dict[str, int] = {
     "meta": 0,
     "title": 6,
 }
-
-
-def max_event_chars() -> int:
-    """The per-event cap, from ``VOYAGER_MAX_EVENT_CHARS`` when set (documented in the README)."""
-    try:
-        return max(1024, int(os.environ.get("VOYAGER_MAX_EVENT_CHARS", DEFAULT_MAX_EVENT_CHARS)))
-    except ValueError:
-        return DEFAULT_MAX_EVENT_CHARS
 
 
 def build_schema() -> tantivy.Schema:
@@ -209,29 +202,30 @@ class SearchIndex:
 
     @_writes
     def add_events(self, events: Iterable[Event]) -> int:
-        """Add events as documents (uncommitted). Returns how many were added."""
-        w = self.writer()
+        """Add events as documents (uncommitted), preparing them here. Returns how many were added."""
         cap = max_event_chars()
         n = 0
-        chunk: list[tuple[Event, str]] = []
+        chunk: list[Event] = []
         size = 0
         for ev in events:
-            text = capped_text(ev.text, cap)
-            chunk.append((ev, text))
-            size += len(text)
+            chunk.append(ev)
+            size += min(len(ev.text), cap)
             if size >= PREPARE_BATCH_CHARS:
-                n += self._add_chunk(w, chunk)
+                n += self.add_prepared(prepare_events(chunk, cap))
                 chunk, size = [], 0
         if chunk:
-            n += self._add_chunk(w, chunk)
+            n += self.add_prepared(prepare_events(chunk, cap))
         return n
 
-    @staticmethod
-    def _add_chunk(w: tantivy.IndexWriter, chunk: list[tuple[Event, str]]) -> int:
-        bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in chunk])
-        for (ev, text), body in zip(chunk, bodies):
-            w.add_document(event_document(ev, text, body))
-        return len(chunk)
+    @_writes
+    def add_prepared(self, events: Iterable[PreparedEvent]) -> int:
+        """Add events prepared beforehand (``search.prepare``: by a scan worker, say) as documents, uncommitted."""
+        add = self.writer().add_document
+        n = 0
+        for ev in events:
+            add(event_document(ev))
+            n += 1
+        return n
 
     @_writes
     def delete_session(self, session_id: str, *, from_seq: int | None = None, keep_checkpoint: bool = True) -> None:
@@ -315,18 +309,12 @@ class SearchIndex:
             yield bucket["key"]
 
 
-def capped_text(text: str, cap: int) -> str:
-    """``text`` cut to ``cap`` characters, with a marker saying how many more there were."""
-    if len(text) > cap:
-        return text[:cap] + TRUNCATION_MARKER.format(n=len(text) - cap)
-    return text
-
-
-def event_document(ev: Event, text: str, body: str) -> tantivy.Document:
-    """The document of ``ev``: ``text`` is its stored (capped) text, ``body`` the prepared text to index."""
+def event_document(ev: PreparedEvent) -> tantivy.Document:
+    """The document of a prepared event: ``stored`` is kept for display, ``body`` is what the analyzer indexes."""
     doc = tantivy.Document()
-    doc.add_text("session", ev.session)
-    doc.add_text("provider", ev.session.split(":", 1)[0])
+    session = ev.session
+    doc.add_text("session", session)
+    doc.add_text("provider", session.split(":", 1)[0])
     doc.add_text("kind", ev.kind)
     doc.add_text("origin", ev.origin)
     if ev.tool:
@@ -341,9 +329,9 @@ def event_document(ev: Event, text: str, body: str) -> tantivy.Document:
     if ev.is_error:
         doc.add_boolean("err", True)
     doc.add_unsigned("w", KIND_WEIGHTS.get(ev.kind, 0))
-    doc.add_unsigned("sk", session_key(ev.session))
-    doc.add_text("body", body)
-    doc.add_bytes("text", text.encode("utf-8", "surrogatepass"))
+    doc.add_unsigned("sk", session_key(session))
+    doc.add_text("body", ev.body)
+    doc.add_bytes("text", ev.stored)
     return doc
 
 

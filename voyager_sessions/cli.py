@@ -141,7 +141,10 @@ def cli() -> None:
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another scan to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scan summary as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or skip messages on stderr.")
-def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: float, as_json: bool, quiet: bool) -> None:
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="Processes that read and prepare sources (default: one per core; 1 reads everything in this one).")
+def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: float, as_json: bool, quiet: bool,
+         workers: int | None) -> None:
     """Index every agent's session history (only what changed since the last scan).
 
     Sources that disappeared leave the index too, unless --keep-missing.
@@ -152,7 +155,7 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
         if p not in PROVIDERS:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(PROVIDERS)}")
     summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait,
-                       rebuild=rebuild)
+                       rebuild=rebuild, workers=workers)
     if as_json:
         emit_json(summary)
     elif summary.touched == 0 and not summary.failed:

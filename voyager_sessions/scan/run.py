@@ -1,5 +1,10 @@
 """Running a scan: discover, plan, read every source that changed, commit in the crash-safe order.
 
+Sources are read here, or, when the plan holds enough to read (``POOL_MIN_BYTES``), by
+worker processes that parse and prepare in parallel (:mod:`.workers`); either way this
+process is the one writer and takes the sources in plan order, so what a scan leaves
+behind does not depend on how many workers read for it.
+
 Commit order is the crash-safety contract: Tantivy commits first, then the state rows
 that describe it. A crash in between leaves old fingerprints behind, so the next scan
 re-reads those sources and replaces (never duplicates) their documents. A source that
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import msgspec
@@ -22,7 +27,9 @@ from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discove
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.ingest.adapters.base import Cursor
 from voyager_sessions.scan import absent
+from voyager_sessions.scan.chunks import AdapterFailed, failure_reason, prepared_chunks
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
@@ -31,6 +38,11 @@ from voyager_sessions.scan.summary import ScanSummary, Skipped
 #: makes progress durable and keeps the writer's memory bounded
 #: (``VOYAGER_COMMIT_EVERY_EVENTS`` overrides it).
 COMMIT_EVERY_EVENTS = 200_000
+
+#: Worker processes are started only when a plan holds at least this many bytes to read
+#: (``VOYAGER_WORKERS_MIN_BYTES`` overrides it): below it, starting them costs more than
+#: they save, and the refresh before a search (a few appended lines) stays in-process.
+POOL_MIN_BYTES = 4 << 20
 
 ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
 NoticeFn = Callable[[Notice], None]
@@ -43,6 +55,21 @@ def _commit_every() -> int:
         return COMMIT_EVERY_EVENTS
 
 
+def _pool_min_bytes() -> int:
+    try:
+        return max(0, int(os.environ.get("VOYAGER_WORKERS_MIN_BYTES", POOL_MIN_BYTES)))
+    except ValueError:
+        return POOL_MIN_BYTES
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def scan(
     data_dir: Path,
     env: Mapping[str, str] | None = None,
@@ -53,24 +80,28 @@ def scan(
     progress: ProgressFn | None = None,
     on_notice: NoticeFn | None = None,
     rebuild: bool = False,
+    workers: int | None = None,
 ) -> ScanSummary:
     """Bring the index in ``data_dir`` up to date with every provider's sources.
 
     ``rebuild`` starts from an empty index (every source is read again); an index that
-    cannot be read is rebuilt the same way, with a notice. Raises
-    :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer for longer
-    than ``wait`` seconds.
+    cannot be read is rebuilt the same way, with a notice. ``workers`` is how many
+    processes may read sources (default: one per core); 1 reads everything in this one.
+    Raises :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer for
+    longer than ``wait`` seconds.
     """
     env = os.environ if env is None else env
     with writer_lock(data_dir, wait=wait):
-        return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice, rebuild=rebuild).run()
+        return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice, rebuild=rebuild,
+                    workers=workers).run()
 
 
 class Scan:
     """One scan of one data dir, holding the writer lock (its caller took it)."""
 
     def __init__(self, ddir: DataDir, env: Mapping[str, str], providers: list[str] | None, keep_missing: bool,
-                 progress: ProgressFn | None, on_notice: NoticeFn | None, *, rebuild: bool = False) -> None:
+                 progress: ProgressFn | None, on_notice: NoticeFn | None, *, rebuild: bool = False,
+                 workers: int | None = None) -> None:
         from voyager_sessions.store.state import StateStore
 
         ensure_private_dir(ddir.root)
@@ -103,6 +134,9 @@ class Scan:
         self.pending_removed_sessions: list[str] = []
         self.uncommitted_events = 0
         self._force_commit = False
+        self.workers = default_workers() if workers is None else max(1, workers)
+        self.pool = None  # workers.Pool, started by the first plan big enough to need it
+        self.may_fork = True  # until the first plan is read: the writer has no threads yet
 
     def _open_index(self, rebuild: bool):
         """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
@@ -147,6 +181,8 @@ class Scan:
                 self._mirror_checkpoints()
             self._commit()
         finally:
+            if self.pool is not None:
+                self.pool.close()
             self.index.close()
         self.summary.seconds = round(time.time() - t0, 3)
         self.summary.providers = {p: s for p, s, _ in self.store.counts()}
@@ -159,12 +195,45 @@ class Scan:
 
     def _read_all(self, plan: list[tuple[Source, Why]], done: int, total: int) -> None:
         commit_every = _commit_every()
-        for done, (source, why) in enumerate(plan, start=done + 1):
-            self._read(source, why, self.known.get(source.path))
+        for done, (source, why, cursor, items) in enumerate(self._reads(plan), start=done + 1):
+            self._read(source, why, self.known.get(source.path), cursor, items)
             if self.uncommitted_events >= commit_every:
                 self._commit()
             if self.progress:
                 self.progress(done, total, self.summary.events_added)
+
+    def _reads(self, plan: list[tuple[Source, Why]]) -> Iterator[tuple[Source, Why, Cursor | None, Iterator]]:
+        """Each planned source, in plan order, with its cursor and its stream of prepared items."""
+        cursors = [resume_cursor(source, why, self.known.get(source.path)) for source, why in plan]
+        pool = self._pool(plan, cursors)
+        if pool is None:
+            for (source, why), cursor in zip(plan, cursors):
+                yield source, why, cursor, _read_here(source, cursor)
+            return
+        from voyager_sessions.scan.chunks import Job
+
+        jobs = (Job(id=i, source=source, cursor=cursor) for i, ((source, _), cursor) in enumerate(zip(plan, cursors)))
+        for job, items in pool.run(jobs):
+            source, why = plan[job.id]
+            yield source, why, job.cursor, items
+
+    def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]):
+        """The worker pool for ``plan``, or None to read it here: one worker, or too little to read to be worth it.
+
+        Workers are started once, for the first plan that needs them: by the next, this
+        process runs Tantivy's threads, and forking it then would copy their state too.
+        """
+        first, self.may_fork = self.may_fork, False
+        if self.pool is not None or not first or self.workers <= 1 or not plan:
+            return self.pool
+        work = sum(_bytes_to_read(source, why, self.known.get(source.path), cursor)
+                   for (source, why), cursor in zip(plan, cursors))
+        if work < _pool_min_bytes():
+            return None
+        from voyager_sessions.scan.workers import Pool
+
+        self.pool = Pool(min(self.workers, len(plan)))
+        return self.pool
 
     def _hints(self) -> Hints:
         """What adapters that asked for hints get: the working directories of every indexed session."""
@@ -244,19 +313,23 @@ class Scan:
 
     # -- one source ------------------------------------------------------------------
 
-    def _read(self, source: Source, why: Why, old) -> None:
-        adapter = registry.get(source.provider)
+    def _read(self, source: Source, why: Why, old, cursor: Cursor | None, items: Iterator) -> None:
+        from voyager_sessions.scan.workers import WorkerLost
+
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
-        cursor = resume_cursor(source, why, old)
         read = SourceRead(source, why, old, cursor, self.index, prior, self.notice, elsewhere=self._session_elsewhere)
         try:
-            for item in adapter.read(source, cursor):
+            for item in items:
                 read.take(item)
         except VoyagerError:  # the index or the disk failed, not the source: stop the scan, lose nothing
             raise
-        except Exception as exc:  # an adapter bug must not lose the rest of the scan
-            read.fail(exc)
+        except AdapterFailed as exc:  # an adapter bug must not lose the rest of the scan
+            read.fail(exc.reason)
+        except WorkerLost as exc:  # killed, out of memory: it may well pass, read the source again next time
+            read.fail(exc.reason, transient=True)
+        except Exception as exc:
+            read.fail(failure_reason(exc))
         self._apply(read.finish())
 
     def _session_elsewhere(self, sid: str) -> SessionRecord | None:
@@ -346,3 +419,24 @@ class Scan:
         self.pending_removed_sources = []
         self.pending_removed_sessions = []
         self.uncommitted_events = 0
+
+
+def _read_here(source: Source, cursor: Cursor | None) -> Iterator:
+    """``source``'s items, read in this process, its events prepared (what a worker would send)."""
+    adapter = registry.get(source.provider)
+    for chunk in prepared_chunks(adapter.read(source, cursor)):
+        yield from chunk
+
+
+def _bytes_to_read(source: Source, why: Why, old, cursor: Cursor | None) -> int:
+    """About how many bytes reading ``source`` costs: what it grew by, or all of it.
+
+    A database read from a cursor re-reads only the sessions that changed, which show
+    as the file's growth and its write-ahead log, not as its size.
+    """
+    fp = source.fingerprint
+    if cursor is not None and why == "grown":
+        return max(0, fp.size - cursor.offset)
+    if cursor is not None and old is not None:
+        return max(0, fp.size - old.size) + fp.wal_size
+    return fp.size + fp.wal_size

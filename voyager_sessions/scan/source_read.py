@@ -1,7 +1,9 @@
 """Reading one source: its adapter's stream turned into index documents and the state rows that describe them.
 
 :class:`SourceRead` consumes the items an adapter yields (Session, Event, Unchanged,
-Partial, Cursor, Notice), one at a time, in named steps: events go to the index in
+Partial, Cursor, Notice), one at a time, in named steps, its events already prepared for
+the index (``search.prepare.PreparedEvent``, made in-process or on a worker, see
+:mod:`.chunks`): events go to the index in
 batches (a session's old documents are deleted only once the read produced an event
 for it, so a source that fails outright keeps what was indexed from it before);
 sessions are merged with what was known; the end of the stream is closed by
@@ -18,6 +20,7 @@ import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Source, Unchanged
 from voyager_sessions.model import TITLE_RANK, Event, Session, SessionRecord
+from voyager_sessions.search.prepare import PreparedEvent
 from voyager_sessions.scan.plan import Why, encode_cursor
 
 #: Events are handed to the index in batches of this many.
@@ -122,15 +125,15 @@ class SourceRead:
         self.fatal: Notice | None = None
         self.new_cursor: Cursor | None = None
         self.added = 0
-        self.batch: list[Event] = []
+        self.batch: list[PreparedEvent] = []
         self.substance = 0  # Sessions, Events and Unchanged seen: what makes a read "something"
         self.skipped: list[Notice] = []  # pieces skipped on the way
 
     # -- the stream ------------------------------------------------------------------
 
     def take(self, item: Any) -> None:
-        """Consume one item of the adapter's stream."""
-        if isinstance(item, Event):
+        """Consume one item of the adapter's stream (its events prepared)."""
+        if isinstance(item, PreparedEvent):
             self.substance += 1
             self.on_event(item)
         elif isinstance(item, Session):
@@ -160,7 +163,7 @@ class SourceRead:
         other = self.elsewhere(sid) if self.elsewhere is not None else None
         return other.session if other is not None else None
 
-    def on_event(self, ev: Event) -> None:
+    def on_event(self, ev: PreparedEvent) -> None:
         sid = ev.session
         if sid not in self.replaced:
             self.replace(sid)
@@ -178,8 +181,8 @@ class SourceRead:
                     b[0] = ev.ts
                 if ev.ts > b[1]:
                     b[1] = ev.ts
-        if ev.kind == "user" and ev.origin == "human" and sid not in self.first_prompt:
-            self.first_prompt[sid] = ev.text
+        if ev.prompt is not None and sid not in self.first_prompt:
+            self.first_prompt[sid] = ev.prompt
 
     def replace(self, sid: str) -> None:
         """Delete what ``sid`` had indexed before, now that this read produced an event for it."""
@@ -201,12 +204,13 @@ class SourceRead:
 
     def flush(self) -> None:
         if self.batch:
-            self.added += self.index.add_events(self.batch)
+            self.added += self.index.add_prepared(self.batch)
             self.batch.clear()
 
-    def fail(self, exc: BaseException) -> None:
-        """An adapter bug: it must not lose the rest of the scan. What was read so far stays."""
-        self.fatal = Notice(source=self.source.path, reason=f"adapter error: {type(exc).__name__}: {exc}", fatal=True)
+    def fail(self, reason: str, *, transient: bool = False) -> None:
+        """The read broke off (an adapter bug, a worker that died): it must not lose the rest of the scan.
+        What was read so far stays; ``transient`` asks for the source to be read again next time."""
+        self.fatal = Notice(source=self.source.path, reason=reason, fatal=True, transient=transient)
         self.notice(self.fatal)
 
     # -- the end ---------------------------------------------------------------------

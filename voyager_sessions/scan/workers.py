@@ -1,0 +1,338 @@
+"""Reading sources on worker processes: parse and prepare on every core, write in one place.
+
+A :class:`Pool` runs ``size`` worker processes. Each gets jobs (one source to read, with
+its cursor) on a pipe of its own and answers on another with the source's stream in
+prepared chunks (:mod:`.chunks`): the adapter's decoding and mapping and the analyzer's
+``prepare`` run there, in parallel. The scan's process stays the one writer: it applies
+the chunks, builds documents, deletes and replaces, commits and writes state, exactly
+as when it reads a source itself.
+
+Order and memory: the writer takes sources in plan order, so results, notices and
+commit points do not depend on how many workers ran. A worker holds at most
+``IN_FLIGHT`` sources handed to it and not yet taken by the writer; what it has read
+ahead waits in its pipe (a pipe holds 64 KiB; a worker that filled it blocks), so a
+worker's memory is its adapter's plus a chunk or two, a huge session included.
+
+Workers read and never write: they are forked where the platform forks cheaply (Linux),
+and drop every inherited descriptor but their two pipes first (the writer lock, the
+index, the state database are the writer's alone); elsewhere they are spawned, which
+inherits nothing. A worker that dies (killed, out of memory, a crash in C code) costs
+the source it was reading: the writer gets end-of-file on its pipe, names that source in
+a notice (retried next scan), starts a replacement and hands it the worker's other
+sources. A worker whose writer died gets a broken pipe, end-of-file, or (Linux) the
+kernel's parent-death signal, and exits.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Iterable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+from voyager_sessions.errors import VoyagerError
+from voyager_sessions.scan.chunks import (
+    AdapterFailed,
+    Chunk,
+    Job,
+    chunk_of,
+    decode_chunk,
+    decode_job,
+    encode,
+    failure_reason,
+    prepared_chunks,
+)
+
+#: Sources a worker may hold at once (being read, or read and waiting for the writer).
+IN_FLIGHT = 3
+
+
+class WorkerLost(Exception):
+    """The worker reading a source died before finishing it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def start_method() -> str:
+    """``fork`` on Linux (cheap, and safe for what workers do), ``spawn`` elsewhere; ``VOYAGER_WORKER_START`` overrides."""
+    wanted = os.environ.get("VOYAGER_WORKER_START")
+    if wanted in mp.get_all_start_methods():
+        return wanted
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+# -- the worker side ----------------------------------------------------------------
+
+
+def worker_main(jobs: Connection, out: Connection, parent: int, forked: bool) -> None:
+    """A worker's life: read each job's source and send its chunks, until the writer closes the job pipe."""
+    _detach(jobs, out, parent, forked)
+    from voyager_sessions.ingest import adapters as registry
+
+    while True:
+        try:
+            job = decode_job(jobs.recv_bytes())
+        except (EOFError, OSError):
+            return  # the writer is done (or gone)
+        try:
+            _run(job, out, registry)
+        except OSError:
+            return  # the pipe broke: the writer stopped listening
+
+
+def _run(job: Job, out: Connection, registry: Any) -> None:
+    """Read one job's source and send its chunks, the last with ``end``; a failed pipe propagates (the writer is gone)."""
+    send = out.send_bytes
+    try:
+        adapter = registry.get(job.source.provider)
+        chunks = prepared_chunks(adapter.read(job.source, job.cursor))
+    except VoyagerError as exc:
+        send(encode(chunk_of(job.id, [], end=True, abort=_aborted(exc))))
+        return
+    except Exception as exc:  # the adapter failed before its first item: this source's problem
+        send(encode(chunk_of(job.id, [], end=True, error=failure_reason(exc))))
+        return
+    while True:
+        try:
+            items = next(chunks, None)
+        except AdapterFailed as exc:
+            send(encode(chunk_of(job.id, [], end=True, error=exc.reason)))
+            return
+        except VoyagerError as exc:
+            send(encode(chunk_of(job.id, [], end=True, abort=_aborted(exc))))
+            return
+        except Exception as exc:  # preparing the text failed: this source's problem too
+            send(encode(chunk_of(job.id, [], end=True, error=failure_reason(exc))))
+            return
+        if items is None:
+            break
+        send(encode(chunk_of(job.id, items)))
+    send(encode(chunk_of(job.id, [], end=True)))
+
+
+def _aborted(exc: VoyagerError) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _detach(jobs: Connection, out: Connection, parent: int, forked: bool) -> None:
+    """Make a fresh worker harmless: no Ctrl-C traceback, no stdout, none of the writer's descriptors."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the writer handles Ctrl-C and stops the workers
+    if sys.platform.startswith("linux"):
+        _die_with_parent(parent)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)  # stdout is data: a worker never writes there
+    if forked:
+        # A forked worker inherited the writer's descriptors: the scan lock above all, which
+        # must die with the writer, not live on in its workers. Point them at /dev/null
+        # rather than closing them, so no stale object of the parent's can ever close a
+        # descriptor this worker opens later under the same number.
+        keep = {0, 1, 2, devnull, jobs.fileno(), out.fileno()}
+        try:
+            fds = [int(name) for name in os.listdir("/proc/self/fd")]
+        except OSError:
+            fds = list(range(3, 256))
+        for fd in fds:
+            if fd not in keep:
+                try:
+                    os.dup2(devnull, fd)
+                except OSError:
+                    pass
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this worker when the writer dies (PR_SET_PDEATHSIG), however it dies."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the writer died before the request took effect
+        os._exit(0)
+
+
+# -- the writer side ----------------------------------------------------------------
+
+
+class _Worker:
+    """One worker process and the writer's ends of its pipes."""
+
+    def __init__(self, ctx: Any, method: str) -> None:
+        jobs_r, jobs_w = mp.Pipe(duplex=False)
+        out_r, out_w = mp.Pipe(duplex=False)
+        self.proc = ctx.Process(target=worker_main, args=(jobs_r, out_w, os.getpid(), method == "fork"),
+                                name="voyager-scan-worker", daemon=True)
+        self.proc.start()
+        # The writer keeps only its own ends: the worker's end-of-file then means the worker is gone.
+        jobs_r.close()
+        out_w.close()
+        self.jobs = jobs_w
+        self.out = out_r
+        self.load = 0  # sources handed over and not yet taken
+        self.dead = False
+
+    def send(self, job: Job) -> None:
+        self.jobs.send_bytes(encode(job))
+        self.load += 1
+
+    def died(self) -> str:
+        """Mark the worker dead and say how it ended, for the notice."""
+        self.dead = True
+        self.proc.join(timeout=5)
+        code = self.proc.exitcode
+        if code is None:
+            self.proc.kill()
+            self.proc.join(timeout=5)
+            return "the worker process reading it stopped answering"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"the worker process reading it was killed ({name})"
+        return f"the worker process reading it exited (status {code})"
+
+    def stop(self, *, kill: bool) -> None:
+        for conn in (self.jobs, self.out):
+            try:
+                conn.close()
+            except OSError:
+                pass
+        if kill and self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout=5)
+
+
+class Pool:
+    """``size`` worker processes reading sources for one writer, which takes their results in job order."""
+
+    def __init__(self, size: int) -> None:
+        self.method = start_method()
+        self.ctx = mp.get_context(self.method)
+        self.workers: list[_Worker] = []
+        # Fork copies the writer's memory lazily; frozen objects are not touched by the child's
+        # collector, so their pages stay shared instead of being copied for nothing.
+        gc.freeze()
+        try:
+            for _ in range(max(1, size)):
+                self.workers.append(_Worker(self.ctx, self.method))
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            gc.unfreeze()
+
+    def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Iterator[list[Any]]]]:
+        """Each job in order with the stream of its chunks' items; consume a stream whole before asking for the next.
+
+        A stream raises :class:`AdapterFailed` when the adapter raised (after the items it
+        yielded before) and :class:`WorkerLost` when the worker died.
+        """
+        pending = iter(jobs)
+        queue: deque[tuple[Job, _Worker]] = deque()
+        more = True
+
+        def fill() -> None:
+            nonlocal more
+            while more:
+                alive = [w for w in self.workers if not w.dead and w.load < IN_FLIGHT]
+                if not alive:
+                    return
+                job = next(pending, None)
+                if job is None:
+                    more = False
+                    return
+                worker = min(alive, key=lambda w: w.load)
+                worker.send(job)
+                queue.append((job, worker))
+
+        fill()
+        while queue:
+            job, worker = queue.popleft()
+            stream = _Stream(job, worker)
+            yield job, iter(stream)
+            stream.drain()
+            worker.load -= 1
+            if worker.dead:
+                self._replace(worker, queue)
+            fill()
+
+    def _replace(self, dead: _Worker, queue: deque[tuple[Job, _Worker]]) -> None:
+        """Start a worker in place of ``dead`` and hand it the sources it held (none was taken yet)."""
+        dead.stop(kill=True)
+        # Spawned, not forked: by now the writer runs Tantivy's threads, and a fresh
+        # interpreter inherits none of them (a replacement is rare; its start-up cost is not).
+        fresh = _Worker(mp.get_context("spawn") if self.method == "fork" else self.ctx, "spawn")
+        self.workers[self.workers.index(dead)] = fresh
+        for i, (job, worker) in enumerate(queue):
+            if worker is dead:
+                fresh.send(job)
+                queue[i] = (job, fresh)
+
+    def close(self) -> None:
+        """Stop every worker: idle ones exit at end-of-file, busy ones (the scan failed midway) are killed."""
+        for w in self.workers:
+            w.stop(kill=w.load > 0)
+        self.workers = []
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Stream:
+    """The chunks of one job, read from its worker's pipe, as items."""
+
+    def __init__(self, job: Job, worker: _Worker) -> None:
+        self.job = job
+        self.worker = worker
+        self.done = False
+
+    def __iter__(self) -> Iterator[Any]:
+        while not self.done:
+            chunk = self._next()
+            if chunk.end:
+                self.done = True
+            yield from chunk.items()
+            if chunk.abort is not None:
+                raise VoyagerError(chunk.abort)
+            if chunk.error is not None:
+                raise AdapterFailed(chunk.error)
+
+    def _next(self) -> Chunk:
+        if self.worker.dead:
+            self.done = True
+            raise WorkerLost("the worker process reading it had died")
+        try:
+            data = self.worker.out.recv_bytes()
+        except (EOFError, OSError):
+            self.done = True
+            raise WorkerLost(self.worker.died()) from None
+        chunk = decode_chunk(data)
+        if chunk.job != self.job.id:  # cannot happen: a worker answers its jobs in order
+            self.done = True
+            self.worker.dead = True
+            raise WorkerLost(f"the worker process answered job {chunk.job} for job {self.job.id}")
+        return chunk
+
+    def drain(self) -> None:
+        """Read what is left of this job (the writer stopped early), so the next job's chunks come next."""
+        while not self.done:
+            try:
+                if self._next().end:
+                    self.done = True
+            except WorkerLost:
+                return
