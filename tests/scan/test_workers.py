@@ -1,0 +1,391 @@
+"""Scans whose sources are read by worker processes: the same index and state as one process, crash-safe, bounded.
+
+Every test here forces the pool on small corpora (``VOYAGER_WORKERS_MIN_BYTES=0``) and
+checks that it really ran (``_pools``), so a silent fallback to in-process reading
+cannot pass for parallel reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import synth
+from synth import opencode as synth_opencode
+from tests.conftest import claude_session_lines, codex_session_lines, sha256_tree, write_claude, write_codex
+from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.model import Event
+from voyager_sessions.paths import DataDir
+from voyager_sessions.scan import scan
+from voyager_sessions.scan import workers as workers_mod
+from voyager_sessions.search.index import SearchIndex
+
+
+@pytest.fixture
+def pools(monkeypatch) -> list[int]:
+    """Force the pool for any plan, and record the size of every pool a scan starts."""
+    monkeypatch.setenv("VOYAGER_WORKERS_MIN_BYTES", "0")
+    started: list[int] = []
+    real = workers_mod.Pool.__init__
+
+    def init(self, size: int) -> None:
+        started.append(size)
+        real(self, size)
+
+    monkeypatch.setattr(workers_mod.Pool, "__init__", init)
+    return started
+
+
+# -- a mixed corpus, and what a scan left behind ------------------------------------
+
+
+class Corpus:
+    """Claude Code and Codex files, an OpenCode SQLite database and an OpenCode JSON tree under one HOME."""
+
+    def __init__(self, home: Path, monkeypatch) -> None:
+        self.home = home
+        self.projects = home / ".claude" / "projects"
+        self.codex = home / ".codex"
+        self.db = home / "oc-home" / "opencode.db"
+        self.db.parent.mkdir()
+        self.storage = home / "oc-home" / "storage"
+        monkeypatch.setenv("VOYAGER_OPENCODE_HOME", str(self.db.parent))
+        self.claude = [synth.generate(seed=300 + i, messages=20 + 15 * i, output_bytes=600) for i in range(4)]
+        self.codex_convs = [synth.generate(seed=400 + i, messages=25 + 10 * i) for i in range(3)]
+        for conv in self.claude:
+            synth.write_claude(conv, self.projects)
+        for conv in self.codex_convs:
+            synth.write_codex(conv, self.codex)
+        write_claude(home, claude_session_lines())  # CJK prompt, tool error, thinking
+        write_codex(home, codex_session_lines())
+        bad = synth.write_claude(synth.generate(seed=500, messages=12), self.projects)
+        with open(bad, "ab") as fh:  # a torn line and garbage: named, the rest kept
+            fh.write(b'{"type": "user", "message": \n\x00\x00garbage\n')
+        (self.projects / "-home-dev-empty").mkdir()
+        (self.projects / "-home-dev-empty" / "empty.jsonl").write_bytes(b"")
+        self.oc = [synth.generate(seed=600 + i, messages=14 + 4 * i, session_id=f"ses_{i:04d}mixedcorpus") for i in range(4)]
+        synth_opencode.write_v1(self.db, self.oc)
+        tree = [synth.generate(seed=700 + i, messages=10, session_id=f"ses_{i:04d}jsontree") for i in range(2)]
+        synth_opencode.write_json_tree(self.storage, tree)
+
+    def change(self) -> None:
+        """What happens between two scans: a session grows, one is rewritten, one is deleted, rows change, one is new."""
+        grown = self.claude[1]
+        more = synth.generate(seed=901, messages=9, session_id=grown.id)
+        self.claude[1] = msgspec.structs.replace(grown, turns=grown.turns + more.turns)
+        synth.write_claude(self.claude[1], self.projects)
+        old = self.codex_convs[0]
+        self.codex_convs[0] = synth.generate(seed=902, messages=18, session_id=old.id)
+        path = synth.write_codex(self.codex_convs[0], self.codex)
+        os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))  # rewritten, not only grown
+        gone = next(self.projects.rglob(f"{self.claude[3].id}.jsonl"))
+        gone.unlink()
+        synth.write_claude(synth.generate(seed=903, messages=16), self.projects)
+        conn = sqlite3.connect(self.db)
+        conn.execute("UPDATE session SET title = 'retitled zanzibar', time_updated = time_updated + 1 "
+                     "WHERE id = 'ses_0001mixedcorpus'")
+        conn.execute("DELETE FROM session WHERE id = 'ses_0003mixedcorpus'")
+        conn.commit()
+        conn.close()
+        w = synth_opencode.V1Writer(synth_opencode.connect(self.db))
+        synth_opencode.add_v1(w, synth.generate(seed=904, messages=12, session_id="ses_0009mixedcorpus"))
+        w.conn.close()
+
+
+def _state(data: Path) -> dict:
+    """Every state row but the times it was written."""
+    conn = sqlite3.connect(DataDir(data).state_db)
+    conn.row_factory = sqlite3.Row
+    out = {}
+    for table, key in (("sources", "path"), ("sessions", "id")):
+        rows = conn.execute(f"SELECT * FROM {table} ORDER BY {key}").fetchall()
+        out[table] = [{k: r[k] for k in r.keys() if k != "indexed_at"} for r in rows]
+    conn.close()
+    return out
+
+
+def _index(data: Path) -> list[tuple]:
+    """Every stored event of the index, and what a few searches find (the analyzed body is not stored)."""
+    from voyager_sessions.api import search
+    from voyager_sessions.search.engine import SearchOptions
+
+    ix = SearchIndex(DataDir(data).index, create=False)
+    events = sorted(msgspec.json.encode(e) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
+    found = []
+    for q in ("数据库", "ERR_VOYAGER_00012", "\"self.conn\"", "インデックス", "retitled zanzibar", "kind:tool pytest"):
+        res = search(data, q, SearchOptions(limit=1000))
+        found.append((q, res.total, sorted((h.session_id, h.seq) for h in res.hits)))
+    return events + [msgspec.json.encode(found)]
+
+
+def _summary(s) -> dict:
+    d = msgspec.structs.asdict(s)
+    d.pop("seconds")
+    d["skipped"] = [msgspec.structs.asdict(k) for k in s.skipped]
+    return d
+
+
+def _scan_all(home: Path, counts: tuple[int, ...], tag: str) -> dict[int, tuple]:
+    out = {}
+    for n in counts:
+        data = home / f"data-{n}"
+        summary = scan(data, workers=n)
+        out[n] = (_summary(summary), _index(data), _state(data))
+    return out
+
+
+def test_any_worker_count_leaves_the_same_index_and_state(home, monkeypatch, pools):
+    corpus = Corpus(home, monkeypatch)
+    counts = (1, 2, 3)
+    first = _scan_all(home, counts, "first")
+    assert pools == [2, 3]  # workers=1 reads in-process; the others really ran a pool
+    summary = first[1][0]
+    assert summary["events_added"] > 500 and summary["providers"] == {"claude": 6, "codex": 4, "opencode": 6}
+    assert [k["where"] for k in summary["skipped"] if "line skipped" in k["reason"]] == ["line 20", "line 21"]
+    for n in counts[1:]:
+        assert first[n] == first[1], f"workers={n} differs from workers=1 on the first scan"
+    corpus.change()
+    second = _scan_all(home, counts, "second")
+    summary = second[1][0]
+    assert summary["grown"] >= 1 and summary["changed"] >= 2 and summary["removed"] == 1 and summary["new"] == 1
+    for n in counts[1:]:
+        assert second[n] == second[1], f"workers={n} differs from workers=1 after the sources changed"
+
+
+def test_spawned_workers_read_the_same(home, monkeypatch, pools):
+    """Where fork is not used (macOS, Windows), workers start from a fresh interpreter: same results."""
+    Corpus(home, monkeypatch)
+    monkeypatch.setenv("VOYAGER_WORKER_START", "spawn")
+    spawned = _scan_all(home, (2,), "spawn")
+    monkeypatch.delenv("VOYAGER_WORKER_START")
+    here = _scan_all(home, (1,), "here")
+    assert pools == [2]
+    assert spawned[2] == here[1]
+
+
+def test_provider_files_are_only_read_by_workers(home, monkeypatch, pools):
+    corpus = Corpus(home, monkeypatch)
+    roots = (home / ".claude", home / ".codex", corpus.db.parent)
+
+    def listing() -> list[str]:
+        return sorted(str(p) for root in roots for p in root.rglob("*"))
+
+    def hashes() -> dict[str, str]:
+        return {k: v for root in roots for k, v in sha256_tree(root).items()}
+
+    before, names = hashes(), listing()
+    summary = scan(home / "data", workers=2)
+    assert pools == [2] and summary.events_added > 0 and summary.providers["opencode"] == 6
+    after = hashes()
+    assert after == before
+    assert listing() == names  # nothing created beside them (no -wal, no -shm, no journal)
+
+
+# -- a worker that dies -------------------------------------------------------------
+
+
+def _die_on(monkeypatch, victim: Path, after: int = 0) -> None:
+    monkeypatch.setitem(registry.REGISTRY, "claude", "tests.scan._dying_adapter")
+    monkeypatch.setenv("VOYAGER_TEST_DIE_ON", victim.name)
+    monkeypatch.setenv("VOYAGER_TEST_DIE_AFTER", str(after))
+    monkeypatch.setenv("VOYAGER_TEST_WRITER_PID", str(os.getpid()))
+
+
+@pytest.mark.parametrize("after", [0, 20_000], ids=["at-once", "midway"])
+def test_a_killed_worker_costs_its_source_only(home, monkeypatch, pools, after):
+    convs = [synth.generate(seed=800 + i, messages=40) for i in range(6)]
+    paths = [synth.write_claude(c, home / ".claude" / "projects") for c in convs]
+    big = synth.generate(seed=899, messages=12_000 if after else 40, output_bytes=100)
+    victim = synth.write_claude(big, home / ".claude" / "projects")
+    _die_on(monkeypatch, victim, after)
+    summary = scan(home / "data", workers=2)
+    assert pools == [2]
+    # At once: nothing was read, the source failed. Midway: what arrived stays (as when an adapter raises).
+    assert summary.failed == (0 if after else 1)
+    named = [k for k in summary.skipped if k.source == str(victim)]
+    assert len(named) == 1 and "killed (SIGKILL)" in named[0].reason, summary.skipped
+    ix = SearchIndex(DataDir(home / "data").index, create=False)
+    ids = set(ix.iter_session_ids())
+    assert {f"claude:{p.stem}" for p in paths} <= ids  # every other source was read
+    for c in convs:
+        assert len(ix.session_events(f"claude:{c.id}")) > 0
+    row = sqlite3.connect(DataDir(home / "data").state_db).execute(
+        "SELECT status FROM sources WHERE path = ?", (str(victim),)).fetchone()
+    assert row == ("retry",)  # read again next time, even unchanged
+
+    # The next scan (the worker does not die now) reads the victim again: the index is as if nothing happened.
+    monkeypatch.delenv("VOYAGER_TEST_DIE_ON")
+    again = scan(home / "data", workers=2)
+    assert again.failed == 0 and again.changed == 1 and again.new == 0
+    monkeypatch.setenv("VOYAGER_HOME", str(home / "reference"))
+    scan(home / "reference", workers=1)
+    assert _index(home / "data") == _index(home / "reference")
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _expected_counts(env) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name in ("claude", "codex"):
+        adapter = registry.get(name)
+        for src in adapter.discover(env):
+            if hasattr(src, "path"):
+                for item in adapter.read(src):
+                    if isinstance(item, Event):
+                        counts[item.session] = counts.get(item.session, 0) + 1
+    return counts
+
+
+def _indexed_counts(data: Path) -> tuple[dict[str, int], int]:
+    ix = SearchIndex(DataDir(data).index, create=False)
+    seen, dup = {}, 0
+    for sid in ix.iter_session_ids():
+        seqs = [e.seq for e in ix.session_events(sid) if e.seq >= 0]
+        dup += len(seqs) - len(set(seqs))
+        seen[sid] = len(seqs)
+    return seen, dup
+
+
+def _wait_for_workers(proc: subprocess.Popen, n: int, timeout: float = 20) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        kids = _children(proc.pid)
+        if len(kids) >= n:
+            return kids
+        if proc.poll() is not None:
+            return []
+        time.sleep(0.002)
+    return []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds worker processes through /proc")
+def test_sigkill_of_the_writer_or_a_worker_mid_scan(home):
+    """From outside, as the OOM killer or a person would: kill the scan's process, then a worker of the next."""
+    for i in range(16):
+        conv = synth.generate(seed=1100 + i, messages=300, output_bytes=1500)
+        (synth.write_claude if i % 2 == 0 else synth.write_codex)(conv, home / (".claude/projects" if i % 2 == 0 else ".codex"))
+    env = dict(os.environ, VOYAGER_WORKERS_MIN_BYTES="0", VOYAGER_COMMIT_EVERY_EVENTS="500")
+    exe = [sys.executable, "-m", "voyager_sessions", "scan", "-q", "--workers", "2"]
+    data = Path(env["VOYAGER_HOME"])
+    expected = _expected_counts(env)
+
+    # The writer dies: its workers must not outlive it (they would hold the scan lock), and the next scan repairs.
+    proc = subprocess.Popen(exe, env=env)
+    kids = _wait_for_workers(proc, 2)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while any(os.path.exists(f"/proc/{k}") and _zombie_or_alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert kids and not any(_zombie_or_alive(k) for k in kids), "a worker outlived its writer"
+    repaired = scan(data, env, workers=2)  # wait=0: a lock still held would raise ScanBusy
+    seen, dup = _indexed_counts(data)
+    assert dup == 0 and seen == expected, repaired
+
+    # A worker dies mid-scan (a rebuild reads every source again): the scan goes on, names what it lost if the
+    # worker was reading something, and the next scan reads that again.
+    proc = subprocess.Popen(exe + ["--json", "--rebuild"], env=env, stdout=subprocess.PIPE, text=True)
+    kids = _wait_for_workers(proc, 2)
+    time.sleep(0.05)
+    try:
+        os.kill(kids[0], signal.SIGKILL)
+    except (IndexError, ProcessLookupError):
+        pass  # the scan was quicker: nothing to lose
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    summary = json.loads(out)
+    lost = [k for k in summary["skipped"] if "worker process" in k["reason"]]
+    assert len(lost) <= 1
+    again = scan(data, env, workers=2)
+    assert again.changed == len(lost) and again.new == 0
+    seen, dup = _indexed_counts(data)
+    assert dup == 0 and seen == expected
+
+
+def _zombie_or_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+# -- bounds -------------------------------------------------------------------------
+
+
+def test_chunks_stay_small_however_big_the_session(tmp_path):
+    from voyager_sessions.scan.chunks import CHUNK_EVENTS, prepared_chunks
+    from voyager_sessions.search.prepare import PREPARE_BATCH_CHARS, PreparedEvent
+
+    def stream():
+        for i in range(30_000):
+            yield Event(session="claude:x", seq=i, kind="assistant", origin="agent", text="word " * (i % 200))
+
+    biggest = 0
+    total = 0
+    for chunk in prepared_chunks(stream()):
+        assert all(type(x) is PreparedEvent for x in chunk)
+        text = sum(len(x.stored) for x in chunk)
+        assert len(chunk) <= CHUNK_EVENTS and text < PREPARE_BATCH_CHARS + 1000
+        biggest = max(biggest, text)
+        total += len(chunk)
+    assert total == 30_000 and biggest > PREPARE_BATCH_CHARS // 2
+
+
+def test_a_worker_holds_a_few_sources_at_most(home, monkeypatch, pools):
+    """The writer hands a worker ``IN_FLIGHT`` sources at most before it took the first one's results."""
+    for i in range(20):
+        synth.write_claude(synth.generate(seed=1200 + i, messages=6), home / ".claude" / "projects")
+    most = 0
+    real_send = workers_mod._Worker.send
+
+    def send(self, job):
+        nonlocal most
+        real_send(self, job)
+        most = max(most, self.load)
+
+    monkeypatch.setattr(workers_mod._Worker, "send", send)
+    summary = scan(home / "data", workers=2)
+    assert pools == [2] and summary.new == 20
+    assert most == workers_mod.IN_FLIGHT
+
+
+def test_a_small_refresh_reads_in_process(home, monkeypatch):
+    """The refresh before a search (a few appended lines) starts no worker; a first index of enough bytes does."""
+    started: list[int] = []
+    real = workers_mod.Pool.__init__
+    monkeypatch.setattr(workers_mod.Pool, "__init__", lambda self, size: (started.append(size), real(self, size))[1])
+    monkeypatch.setenv("VOYAGER_WORKERS_MIN_BYTES", str(200_000))
+    convs = [synth.generate(seed=1300 + i, messages=60, output_bytes=2000) for i in range(4)]
+    for c in convs:
+        synth.write_claude(c, home / ".claude" / "projects")
+    scan(home / "data", workers=2)
+    assert started == [2]
+    more = synth.generate(seed=1399, messages=4, session_id=convs[0].id)
+    synth.write_claude(msgspec.structs.replace(convs[0], turns=convs[0].turns + more.turns), home / ".claude" / "projects")
+    summary = scan(home / "data", workers=2)
+    assert summary.grown == 1 and started == [2]  # no second pool
