@@ -25,10 +25,11 @@ Why the work is split this way: Tantivy's regex tokenizer costs about 500 ns per
 token, and per-character CJK text is mostly tokens. ``prepare`` instead puts a space
 around every token that is not a word run, mostly with whole-buffer byte operations
 (``bytes.translate`` to see which separators occur, one ``bytes.replace`` per
-separator that does; a regex scan only for a CJK character glued to a word, and for
-the few blocks that mix letters and symbols), and the index's own tokenizer just
-splits on ASCII whitespace. Indexing the bench's CJK-heavy session went from ~0.9 to
-~0.25 CPU-seconds in Tantivy for ~0.17 s in Python (texts prepared in batches:
+separator that does; a CJK character glued to a word is found by a ``translate`` into
+byte classes and a substring search, and a regex scan is left only for the few blocks
+that mix letters and symbols), and the index's own tokenizer just splits on ASCII
+whitespace. Indexing the bench's CJK-heavy session went from ~0.9 to ~0.25
+CPU-seconds in Tantivy for ~0.1 s in Python (texts prepared in batches:
 ``prepare_many``).
 """
 
@@ -94,18 +95,48 @@ _ASCII_SPACED[0x0B] = b" "
 #: Lead bytes of the characters from U+3000 up: every one is a token, so a space goes
 #: in front of each.
 _SOLO_LEADS = frozenset(range(0xE3, 0xF5))
+_SOLO_LEAD_BYTES = bytes(range(0xE3, 0xF5))
+_SOLO_LEAD_ONE = tuple((lead, bytes((lead,))) for lead in range(0xE3, 0xF5))
 #: Lead bytes of U+0800–U+2FFF, where letters of spaced scripts and symbols mix.
 _MIXED_LEADS = frozenset((0xE0, 0xE1, 0xE2))
 _IDEOGRAPHIC_SPACE = "\u3000".encode()
 
 
-@lru_cache(maxsize=1)
-def _solo_then_other() -> re.Pattern[str]:
-    """A character from U+3000 up followed directly by one below it other than a space
-    or control (``用pytest``): the boundary a byte replacement cannot see, since it lies
-    after the character's continuation bytes. Compiled on first use (~1.5 ms; the
-    negated class compiles four times faster than the same range spelt out)."""
-    return re.compile("([^\\x00-\\u2fff])(?=[\\x21-\\u2fff])")
+#: Each UTF-8 byte's part in a CJK character glued to what follows it (``用pytest``): a lead
+#: byte of a character from U+3000 up (``S``), a continuation byte (``c``), the first byte
+#: of a character from U+0021 to U+2FFF (``G``, what a glued character may be), anything
+#: else (``.``: spaces and controls, which need no separation).
+_GLUE_CLASS = bytes(
+    ord("S") if b >= 0xE3 else ord("c") if 0x80 <= b < 0xC0 else ord("G") if 0x21 <= b < 0x80 or 0xC2 <= b < 0xE3
+    else ord(".")
+    for b in range(256)
+)
+#: A character from U+3000 up (3 or 4 bytes) directly followed by one below it: the
+#: boundary a byte replacement cannot see, since it lies after the continuation bytes.
+_GLUED = ((b"SccG", 3), (b"ScccG", 4))
+
+
+def _unglue(data: bytes) -> bytes:
+    """``data`` with a space after every character from U+3000 up that is followed directly by one
+    from U+0021 to U+2FFF. Mostly a ``translate`` and two substring searches over the text (no
+    regex step per character): in CJK text such a boundary is rare, and most batches have none."""
+    classes = data.translate(_GLUE_CLASS)
+    cuts: list[int] = []
+    for pattern, width in _GLUED:
+        at = classes.find(pattern)
+        while at >= 0:
+            cuts.append(at + width)
+            at = classes.find(pattern, at + width)
+    if not cuts:
+        return data
+    cuts.sort()
+    pieces = []
+    prev = 0
+    for cut in cuts:
+        pieces.append(data[prev:cut])
+        prev = cut
+    pieces.append(data[prev:])
+    return b" ".join(pieces)
 
 
 @lru_cache(maxsize=1)
@@ -159,12 +190,14 @@ def split_tokens(text: str) -> str:
     present = data.translate(None, _QUIET)
     if not present:
         return text
-    kinds = set(present)
+    # Which separator bytes occur. CJK text is mostly lead bytes of a few kinds: look for
+    # those one by one (a memchr each) and make a set of the rest only, which is short.
+    rest = present.translate(None, _SOLO_LEAD_BYTES)
+    kinds = set(rest)
+    if len(rest) < len(present):
+        kinds.update(lead for lead, one in _SOLO_LEAD_ONE if one in present)
     if not kinds.isdisjoint(_SOLO_LEADS):
-        parts = _solo_then_other().split(text)
-        if len(parts) > 1:
-            parts[1::2] = [ch + " " for ch in parts[1::2]]
-            data = "".join(parts).encode("utf-8", "replace")
+        data = _unglue(data)
         if 0xE3 in kinds and _IDEOGRAPHIC_SPACE in data:
             data = data.replace(_IDEOGRAPHIC_SPACE, b" ")
         for lead in kinds & _SOLO_LEADS:
@@ -195,7 +228,6 @@ def prepare(text: str) -> str:
 #: whitespace: ``prepare`` spaces it like any symbol, and it composes with nothing under
 #: NFKC, so the joined result splits back at exactly these spaced separators.
 _BATCH_SEP = "\x1e"
-_BATCH_SPLIT = " \x1e "
 
 
 #: ``prepare_many`` joins texts up to about this many characters (bounds the joined copies' memory).
@@ -227,7 +259,9 @@ def prepare_many(texts: list[str]) -> list[str]:
 def _prepare_joined(texts: list[str]) -> list[str]:
     if len(texts) < 2 or any(_BATCH_SEP in t for t in texts):  # a text holding the separator goes alone
         return [prepare(t) for t in texts]
-    out = prepare(_BATCH_SEP.join(texts)).split(_BATCH_SPLIT)
+    # Split at the separator alone (one character: the fast split); the spaces ``prepare`` put
+    # around it stay at the ends of the texts, where they separate nothing.
+    out = prepare(_BATCH_SEP.join(texts)).split(_BATCH_SEP)
     if len(out) != len(texts):  # cannot happen by the rule above; never index a misaligned batch
         return [prepare(t) for t in texts]
     return out
