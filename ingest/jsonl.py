@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -95,6 +95,29 @@ def decode_json(data: str | bytes) -> Any:
         raise msgspec.DecodeError("JSON nested too deeply") from None
 
 
+def typed_decoder(shape: Any) -> Callable[[bytes], Any]:
+    """A ``decode_line`` that first tries msgspec's decoder typed as ``shape`` (a ``TypedDict`` of ``Any``).
+
+    A typed decode skips the fields ``shape`` does not name without building them (a Claude
+    Code line repeats its tool output in ``toolUseResult``, which nothing reads), and gives
+    the same dict of the fields it names. Since every named field is ``Any``, only a line
+    that is not an object of that shape fails the typed decode; such a line, and every line
+    msgspec refuses, goes through ``decode_line`` as before, so what an adapter sees of a
+    bad line does not change.
+    """
+    typed = msgspec.json.Decoder(shape).decode
+
+    def decode(line: bytes) -> Any:
+        try:
+            return typed(line)
+        except RecursionError:
+            raise BadLine("nested too deeply") from None
+        except msgspec.DecodeError:  # a ValidationError (another shape) too
+            return decode_line(line)
+
+    return decode
+
+
 def scrub_surrogates(value: Any, depth: int = 0) -> Any:
     """``value`` with every lone surrogate in its strings (keys included) replaced by U+FFFD."""
     if isinstance(value, str):
@@ -143,13 +166,15 @@ def tail_matches(path: str, start: int, end: int, expected: str) -> bool:
     return data is not None and len(data) == end - start and line_hash(data.rstrip(b"\n")) == expected
 
 
-def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[Record | Notice]:
+def read_records(path: str, offset: int = 0, first_lineno: int = 1, *,
+                 decode: Callable[[bytes], Any] = decode_line) -> Iterator[Record | Notice]:
     """Yield every JSON object in ``path`` from byte ``offset``, with Notices for what had to be skipped.
 
     The file is opened read-only (a regular file only: never a FIFO that could block)
     and read in 1 MiB chunks, in linear time whatever the line lengths; memory stays
     within one line (at most ``MAX_LINE_BYTES``) plus a chunk. Each line stands alone:
     a NUL byte, a byte-order mark, deep nesting or broken JSON costs that line only.
+    ``decode`` turns a line into its value (``decode_line``, or a ``typed_decoder``).
     """
     bad = 0
     lineno = first_lineno - 1
@@ -197,7 +222,7 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
                     stripped = line.strip()
                     if stripped:
                         try:
-                            value = decode_line(stripped)
+                            value = decode(stripped)
                         except BadLine as exc:
                             bad += 1
                             if bad <= MAX_NAMED_BAD_LINES:
@@ -223,7 +248,7 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1) -> Iterator[
             try:
                 if oversize or not line.strip():
                     raise BadLine("too long" if oversize else "blank")
-                value = decode_line(line.strip())
+                value = decode(line.strip())
             except BadLine as exc:
                 if "NUL" in str(exc):  # no newline will make it JSON
                     yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")

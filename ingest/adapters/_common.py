@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Unchanged
-from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, read_records
+from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -365,6 +365,8 @@ class JsonlSessionRead:
     facts: SessionFacts
     #: Records of kinds the adapter does not know, named in one notice at the end (optional).
     unknown: UnknownRecords | None = None
+    #: How a line is decoded: ``jsonl.decode_line``, or a ``jsonl.typed_decoder`` for the fields the adapter reads.
+    decode: Callable[[bytes], Any] = staticmethod(decode_line)
 
     def _start(self, path: str, cursor: Cursor | None, label: str) -> dict[str, Any]:
         """What every read starts from: the file, the cursor and progress from it, the session's facts as the
@@ -428,7 +430,7 @@ class JsonlSessionRead:
             self.sent = self._session()
             yield self.sent
         offset = self.cursor.offset if self.cursor else 0
-        for item in read_records(self.path, offset, self.progress.first_lineno()):
+        for item in read_records(self.path, offset, self.progress.first_lineno(), decode=self.decode):
             if isinstance(item, Notice):
                 if item.fatal:
                     self.progress.fatal = True

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import msgspec
 
@@ -34,7 +34,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
-from voyager_sessions.ingest.jsonl import Record, decode_json
+from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -60,6 +60,34 @@ _WRAPPER_PREFIXES = (
 
 #: Assistant lines with this model were made up by Claude Code (API errors, "No response requested").
 _SYNTHETIC_MODEL = "<synthetic>"
+
+
+class _Message(TypedDict, total=False):
+    """The fields of a line's ``message`` this adapter reads (anything in them: it checks types itself)."""
+
+    content: Any
+    id: Any
+    model: Any
+    usage: Any
+
+
+class _Line(TypedDict, total=False):
+    """The fields of a transcript line this adapter reads; ``decode`` skips the rest without building them
+    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``_ClaudeRead``'s ``.get`` calls."""
+
+    type: Any
+    version: Any
+    summary: Any
+    customTitle: Any
+    message: _Message
+    timestamp: Any
+    cwd: Any
+    gitBranch: Any
+    sessionId: Any
+    isMeta: Any
+    isCompactSummary: Any
+    isSidechain: Any
+    isApiErrorMessage: Any
 
 
 def is_wrapped_command(text: str) -> bool:
@@ -129,6 +157,7 @@ class _ClaudeRead(JsonlSessionRead):
     """One pass over one transcript file (or its appended tail when resuming)."""
 
     provider = PROVIDER
+    decode = staticmethod(typed_decoder(_Line))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         saved = self._start(source.path, cursor, "Claude Code").get("usage")

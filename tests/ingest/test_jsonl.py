@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from voyager_sessions.ingest.adapters.base import Notice
-from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
+from voyager_sessions.ingest.jsonl import BadLine, Record, decode_json, read_records
 
 
 def _records(path: Path, offset: int = 0) -> tuple[list[Record], list[Notice]]:
@@ -108,3 +108,97 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     recs, notices = _records(p)
     assert time.perf_counter() - t < 5
     assert not recs and notices[0].fatal and "FIFO" in notices[0].reason
+
+
+# -- typed decoding: the fields an adapter reads, and nothing different about bad lines -------------
+
+_HOSTILE_LINES = [
+    b'{"type": "user", "message": {"content": "hi", "role": "user"}, "uuid": "u1"}',
+    b'{"type": "user", "junk": ' + b"[" * 5000 + b"]" * 5000 + b', "message": {"content": "x"}}',  # deep, unread
+    b'{"type": "user", "message": {"content": ' + b"[" * 5000 + b"]" * 5000 + b"}}",  # deep, read
+    b'{"type": "user", "junk": "caf\xe9", "message": {"content": "ok"}}',  # invalid UTF-8, unread
+    b'{"type": "user", "message": {"content": "caf\xe9"}}',  # invalid UTF-8, read
+    b'{"type": "user", "junk": "cut \\ud83d", "message": {"content": "ok"}}',  # lone surrogate escape, unread
+    b'{"type": "user", "message": {"content": "cut \\ud83d here"}}',  # lone surrogate escape, read
+    b'{"type": "user", "message": "not an object"}',
+    b'{"type": "user", "message": ["a", "list"]}',
+    b'{"type": 7, "timestamp": [], "isMeta": "yes", "message": {"content": 5, "usage": "many"}}',  # mistyped
+    b'{"type": "user", "type": "assistant", "message": {"content": "dup", "content": "last"}}',  # duplicate keys
+    b'["an", "array"]',
+    b'"a string"',
+    b"42",
+    b"null",
+    b'{"n": 2\x00}',
+    b'{"type": "user", "message": ',
+    b"{}",
+    # Every field the adapter reads, each where it changes what comes out (a field the typed decode forgot
+    # to name would show as a difference from the lenient read).
+    b'{"type": "summary", "summary": "a generated title"}',
+    b'{"type": "custom-title", "customTitle": "renamed by hand"}',
+    b'{"type": "user", "isMeta": true, "version": "9.9.9", "message": {"content": "plain words, injected"}}',
+    b'{"type": "user", "isCompactSummary": true, "message": {"content": "compacted summary"}}',
+    b'{"type": "user", "isSidechain": true, "cwd": "/elsewhere", "gitBranch": "feat", "message": {"content": "sub"}}',
+    b'{"type": "assistant", "isApiErrorMessage": true, "timestamp": "2026-11-20T10:01:00Z", '
+    b'"message": {"id": "m9", "model": "claude-x", "content": "API error", "usage": {"input_tokens": 3}}}',
+    b'{"type": "assistant", "message": {"id": "m10", "model": "claude-y", "content": [{"type": "text", "text": "ok"}], '
+    b'"usage": {"input_tokens": 5, "output_tokens": 7}}, "sessionId": "other"}',
+    b'{"type": "mystery-record", "message": {"content": "?"}}',
+]
+
+
+def _outcome(decode, line: bytes):
+    try:
+        return ("ok", decode(line))
+    except BadLine as exc:
+        return ("bad", str(exc))
+
+
+def _project(value, shape):
+    """``value`` reduced to the fields of the TypedDict ``shape`` (recursively), as a typed decode gives it."""
+    import typing
+
+    if not isinstance(value, dict):
+        return value
+    hints = typing.get_type_hints(shape)
+    out = {}
+    for key, v in value.items():
+        if key in hints:
+            sub = hints[key]
+            out[key] = _project(v, sub) if typing.is_typeddict(sub) else v
+    return out
+
+
+def test_a_typed_decode_sees_what_the_lenient_decoder_sees():
+    """Claude Code's typed decoder: on every hostile line, the same BadLine, or the same named fields."""
+    from voyager_sessions.ingest.adapters.claude import _Line
+    from voyager_sessions.ingest.jsonl import decode_line, typed_decoder
+
+    typed = typed_decoder(_Line)
+    for line in _HOSTILE_LINES:
+        lenient = _outcome(decode_line, line)
+        got = _outcome(typed, line)
+        if lenient[0] == "bad":
+            assert got == lenient, line[:80]
+        elif isinstance(lenient[1], dict) and not isinstance(lenient[1].get("message", {}), (list, str)):
+            # An object of the shape: the same named fields (a line the typed decode refused, a lone
+            # surrogate escape say, comes whole from the lenient decoder; only named fields are read).
+            assert got[0] == "ok" and _project(got[1], _Line) == _project(lenient[1], _Line), line[:80]
+        else:  # not an object of the shape: the typed decode hands the line to the lenient one
+            assert got == lenient, line[:80]
+
+
+@pytest.mark.parametrize("name", ["5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f.jsonl", "agent-a1b2c3.jsonl"])
+def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypatch, name: str) -> None:
+    from tests.conftest import claude_session_lines
+    from voyager_sessions.ingest.adapters import claude
+    from voyager_sessions.ingest.adapters.base import Source, fingerprint
+    from voyager_sessions.ingest.jsonl import decode_line
+
+    p = tmp_path / name
+    p.write_bytes("".join(claude_session_lines()).encode() + b"\n".join(_HOSTILE_LINES) + b"\n")
+    source = Source(provider="claude", path=str(p), fingerprint=fingerprint(p), append_only=True)
+    typed = list(claude.ADAPTER.read(source))
+    monkeypatch.setattr(claude._ClaudeRead, "decode", staticmethod(decode_line))
+    lenient = list(claude.ADAPTER.read(source))
+    assert typed == lenient
+    assert sum(type(i).__name__ == "Event" for i in typed) >= 8
