@@ -121,6 +121,8 @@ def _unglue(data: bytes) -> bytes:
     from U+0021 to U+2FFF. Mostly a ``translate`` and two substring searches over the text (no
     regex step per character): in CJK text such a boundary is rare, and most batches have none."""
     classes = data.translate(_GLUE_CLASS)
+    if b"cG" not in classes:  # no multi-byte character is followed directly by a glue-able one: the usual case
+        return data
     cuts: list[int] = []
     for pattern, width in _GLUED:
         at = classes.find(pattern)

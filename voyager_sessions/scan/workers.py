@@ -10,8 +10,8 @@ as when it reads a source itself.
 Order and memory: the writer takes sources in plan order, so results, notices and
 commit points do not depend on how many workers ran. A worker holds at most
 ``IN_FLIGHT`` sources handed to it and not yet taken by the writer; what it has read
-ahead waits in its pipe (a pipe holds 64 KiB; a worker that filled it blocks), so a
-worker's memory is its adapter's plus a chunk or two, a huge session included.
+ahead waits in its pipe (grown to 1 MiB where Linux allows; a worker that filled it
+blocks), so a worker's memory is its adapter's plus a chunk, a huge session included.
 
 Workers read and never write: they are forked where the platform forks cheaply (Linux),
 and drop every inherited descriptor but their two pipes first (the writer lock, the
@@ -50,6 +50,9 @@ from voyager_sessions.scan.chunks import (
 
 #: Sources a worker may hold at once (being read, or read and waiting for the writer).
 IN_FLIGHT = 3
+#: Bytes a worker's answer pipe holds (Linux lets a pipe grow to 1 MiB unprivileged): a few
+#: chunks, so a worker goes on reading while the writer applies what it sent before.
+PIPE_BYTES = 1 << 20
 
 
 class WorkerLost(Exception):
@@ -168,6 +171,7 @@ class _Worker:
     def __init__(self, ctx: Any, method: str) -> None:
         jobs_r, jobs_w = mp.Pipe(duplex=False)
         out_r, out_w = mp.Pipe(duplex=False)
+        _grow(out_w)
         self.proc = ctx.Process(target=worker_main, args=(jobs_r, out_w, os.getpid(), method == "fork"),
                                 name="voyager-scan-worker", daemon=True)
         self.proc.start()
@@ -212,6 +216,16 @@ class _Worker:
         if self.proc.is_alive():
             self.proc.kill()
             self.proc.join(timeout=5)
+
+
+def _grow(conn: Connection) -> None:
+    """Make ``conn``'s pipe hold ``PIPE_BYTES`` where the system allows (Linux ``F_SETPIPE_SZ``); else keep its size."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (ImportError, OSError):
+        pass
 
 
 class Pool:
