@@ -231,6 +231,31 @@ def test_a_killed_worker_costs_its_source_only(home, monkeypatch, pools, after):
     assert _index(home / "data") == _index(home / "reference")
 
 
+@pytest.mark.parametrize("replacements", [0, 8], ids=["none-left", "replaced"])
+def test_workers_that_keep_dying_cost_only_their_sources(home, monkeypatch, pools, replacements):
+    """Every forked worker dies on its first source. Spawned replacements (which load the real adapter) read
+    the rest; with no replacement allowed, the rest is named as not read. Nothing hangs, nothing is lost."""
+    convs = [synth.generate(seed=1500 + i, messages=20) for i in range(12)]
+    for c in convs:
+        synth.write_claude(c, home / ".claude" / "projects")
+    _die_on(monkeypatch, Path(".jsonl"))
+    monkeypatch.setattr(workers_mod, "MAX_REPLACEMENTS", replacements)
+    summary = scan(home / "data", workers=2)
+    lost = [k for k in summary.skipped if "worker process" in k.reason]
+    assert pools == [2]
+    if replacements:
+        assert len(lost) == 2 and summary.new == 10  # the two forked workers' first sources
+    else:
+        assert len(lost) == 12 and summary.failed == 12
+        # The sources handed to the two workers before they died, then the ones no worker was left for.
+        assert sum("no worker process was left" in k.reason for k in lost) == 12 - 2 * workers_mod.IN_FLIGHT
+    monkeypatch.delenv("VOYAGER_TEST_DIE_ON")
+    again = scan(home / "data", workers=2)
+    assert again.failed == 0 and again.changed + again.new == len(lost)
+    ix = SearchIndex(DataDir(home / "data").index, create=False)
+    assert set(ix.iter_session_ids()) == {f"claude:{c.id}" for c in convs}
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for entry in os.listdir("/proc"):
@@ -307,15 +332,16 @@ def test_sigkill_of_the_writer_or_a_worker_mid_scan(home):
 
     # A worker dies mid-scan (a rebuild reads every source again): the scan goes on, names what it lost if the
     # worker was reading something, and the next scan reads that again.
-    proc = subprocess.Popen(exe + ["--json", "--rebuild"], env=env, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(exe + ["--json", "--rebuild"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     kids = _wait_for_workers(proc, 2)
     time.sleep(0.05)
     try:
         os.kill(kids[0], signal.SIGKILL)
     except (IndexError, ProcessLookupError):
         pass  # the scan was quicker: nothing to lose
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
     summary = json.loads(out)
     lost = [k for k in summary["skipped"] if "worker process" in k["reason"]]
     assert len(lost) <= 1
@@ -365,8 +391,9 @@ def test_a_worker_holds_a_few_sources_at_most(home, monkeypatch, pools):
 
     def send(self, job):
         nonlocal most
-        real_send(self, job)
+        sent = real_send(self, job)
         most = max(most, self.load)
+        return sent
 
     monkeypatch.setattr(workers_mod._Worker, "send", send)
     summary = scan(home / "data", workers=2)

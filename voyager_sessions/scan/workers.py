@@ -26,6 +26,7 @@ kernel's parent-death signal, and exits.
 from __future__ import annotations
 
 import gc
+import itertools
 import multiprocessing as mp
 import os
 import signal
@@ -50,6 +51,9 @@ from voyager_sessions.scan.chunks import (
 
 #: Sources a worker may hold at once (being read, or read and waiting for the writer).
 IN_FLIGHT = 3
+#: Workers a scan may start in place of ones that died, beyond its first: past that, the
+#: sources left are named as not read (and read again by the next scan), never lost.
+MAX_REPLACEMENTS = 8
 #: Bytes a worker's answer pipe holds (Linux lets a pipe grow to 1 MiB unprivileged): a few
 #: chunks, so a worker goes on reading while the writer applies what it sent before.
 PIPE_BYTES = 1 << 20
@@ -132,6 +136,10 @@ def _detach(jobs: Connection, out: Connection, parent: int, forked: bool) -> Non
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)  # stdout is data: a worker never writes there
     if forked:
+        # Fork shares the writer's memory until a page is written. What the writer had allocated
+        # is the collector's to walk no more (freezing splices lists, it touches no object), so
+        # those pages stay shared instead of being copied by the first full collection.
+        gc.freeze()
         # A forked worker inherited the writer's descriptors: the scan lock above all, which
         # must die with the writer, not live on in its workers. Point them at /dev/null
         # rather than closing them, so no stale object of the parent's can ever close a
@@ -181,11 +189,18 @@ class _Worker:
         self.jobs = jobs_w
         self.out = out_r
         self.load = 0  # sources handed over and not yet taken
-        self.dead = False
+        self.dead = False  # known dead: its pipe ended
+        self.broken = False  # its job pipe broke: dead, or dying, and not yet known so
 
-    def send(self, job: Job) -> None:
-        self.jobs.send_bytes(encode(job))
+    def send(self, job: Job) -> bool:
+        """Hand ``job`` over; False when the worker is gone (its pipe is broken): it gets no more jobs."""
+        try:
+            self.jobs.send_bytes(encode(job))
+        except OSError:
+            self.broken = True
+            return False
         self.load += 1
+        return True
 
     def died(self) -> str:
         """Mark the worker dead and say how it ended, for the notice."""
@@ -235,17 +250,13 @@ class Pool:
         self.method = start_method()
         self.ctx = mp.get_context(self.method)
         self.workers: list[_Worker] = []
-        # Fork copies the writer's memory lazily; frozen objects are not touched by the child's
-        # collector, so their pages stay shared instead of being copied for nothing.
-        gc.freeze()
+        self.replacements = 0
         try:
             for _ in range(max(1, size)):
                 self.workers.append(_Worker(self.ctx, self.method))
         except BaseException:
             self.close()
             raise
-        finally:
-            gc.unfreeze()
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Iterator[list[Any]]]]:
         """Each job in order with the stream of its chunks' items; consume a stream whole before asking for the next.
@@ -258,18 +269,24 @@ class Pool:
         more = True
 
         def fill() -> None:
-            nonlocal more
+            nonlocal more, pending
             while more:
-                alive = [w for w in self.workers if not w.dead and w.load < IN_FLIGHT]
-                if not alive:
+                for i, w in enumerate(self.workers):
+                    if w.broken and w.load == 0 and self.replacements < MAX_REPLACEMENTS:
+                        self.workers[i] = self._fresh(w)  # gone with nothing of ours: replace it now
+                ready = [w for w in self.workers if not w.dead and not w.broken and w.load < IN_FLIGHT]
+                if not ready:
                     return
                 job = next(pending, None)
                 if job is None:
                     more = False
                     return
-                worker = min(alive, key=lambda w: w.load)
-                worker.send(job)
-                queue.append((job, worker))
+                for worker in sorted(ready, key=lambda w: w.load):
+                    if worker.send(job):
+                        queue.append((job, worker))
+                        break
+                else:  # every ready worker broke on the way: start over with their replacements
+                    pending = itertools.chain([job], pending)
 
         fill()
         while queue:
@@ -278,21 +295,28 @@ class Pool:
             yield job, iter(stream)
             stream.drain()
             worker.load -= 1
-            if worker.dead:
+            if (worker.dead or (worker.broken and worker.load == 0)) and self.replacements < MAX_REPLACEMENTS:
                 self._replace(worker, queue)
             fill()
+        for job in pending:  # no worker is left to read them: say so for each, lose none
+            yield job, _unread()
 
     def _replace(self, dead: _Worker, queue: deque[tuple[Job, _Worker]]) -> None:
         """Start a worker in place of ``dead`` and hand it the sources it held (none was taken yet)."""
-        dead.stop(kill=True)
-        # Spawned, not forked: by now the writer runs Tantivy's threads, and a fresh
-        # interpreter inherits none of them (a replacement is rare; its start-up cost is not).
-        fresh = _Worker(mp.get_context("spawn") if self.method == "fork" else self.ctx, "spawn")
+        fresh = self._fresh(dead)
         self.workers[self.workers.index(dead)] = fresh
         for i, (job, worker) in enumerate(queue):
             if worker is dead:
-                fresh.send(job)
+                if not fresh.send(job):  # the new one died at once: let its stream say so
+                    fresh.load += 1
                 queue[i] = (job, fresh)
+
+    def _fresh(self, dead: _Worker) -> _Worker:
+        """A new worker for one that is gone. Spawned, not forked: by now the writer runs Tantivy's
+        threads, and a fresh interpreter inherits none of them (this is rare; its start-up cost is not)."""
+        dead.stop(kill=True)
+        self.replacements += 1
+        return _Worker(mp.get_context("spawn") if self.method == "fork" else self.ctx, "spawn")
 
     def close(self) -> None:
         """Stop every worker: idle ones exit at end-of-file, busy ones (the scan failed midway) are killed."""
@@ -305,6 +329,11 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unread() -> Iterator[Any]:
+    raise WorkerLost("no worker process was left to read it (they kept dying)")
+    yield  # a generator: the error comes when the writer starts reading
 
 
 class _Stream:
