@@ -16,7 +16,6 @@ program.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -38,6 +37,14 @@ _EVENT = ord("E")
 
 class AdapterFailed(Exception):
     """The adapter raised while reading a source: ``reason`` says so in the words a Notice uses."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class WorkerLost(Exception):
+    """The worker process reading a source died before finishing it (see :mod:`.workers`)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -156,6 +163,8 @@ def encode(value: Chunk | Job) -> bytes:
     try:
         return _MSGPACK + _encoder.encode(value)
     except Exception:  # a lone surrogate (an undecodable file name), an int past 64 bits: keep it exactly
+        import pickle
+
         return _PICKLE + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -170,5 +179,7 @@ def decode_job(data: bytes) -> Job:
 def _decode(data: bytes, decoder: msgspec.msgpack.Decoder) -> Any:
     body = memoryview(data)[1:]
     if data[:1] == _PICKLE:
+        import pickle
+
         return pickle.loads(body)  # noqa: S301 - written by this program's own worker, never read from disk
     return decoder.decode(body)

@@ -29,7 +29,7 @@ from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
 from voyager_sessions.ingest.adapters.base import Cursor
 from voyager_sessions.scan import absent
-from voyager_sessions.scan.chunks import AdapterFailed, failure_reason, prepared_chunks
+from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
@@ -314,8 +314,6 @@ class Scan:
     # -- one source ------------------------------------------------------------------
 
     def _read(self, source: Source, why: Why, old, cursor: Cursor | None, items: Iterator) -> None:
-        from voyager_sessions.scan.workers import WorkerLost
-
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
         read = SourceRead(source, why, old, cursor, self.index, prior, self.notice, elsewhere=self._session_elsewhere)

@@ -25,6 +25,7 @@ kernel's parent-death signal, and exits.
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import multiprocessing as mp
@@ -41,6 +42,7 @@ from voyager_sessions.scan.chunks import (
     AdapterFailed,
     Chunk,
     Job,
+    WorkerLost,
     chunk_of,
     decode_chunk,
     decode_job,
@@ -57,14 +59,6 @@ MAX_REPLACEMENTS = 8
 #: Bytes a worker's answer pipe holds (Linux lets a pipe grow to 1 MiB unprivileged): a few
 #: chunks, so a worker goes on reading while the writer applies what it sent before.
 PIPE_BYTES = 1 << 20
-
-
-class WorkerLost(Exception):
-    """The worker reading a source died before finishing it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def start_method() -> str:
@@ -159,15 +153,22 @@ def _detach(jobs: Connection, out: Connection, parent: int, forked: bool) -> Non
 
 def _die_with_parent(parent: int) -> None:
     """Ask Linux to kill this worker when the writer dies (PR_SET_PDEATHSIG), however it dies."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the writer died before the request took effect
+        os._exit(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _prctl() -> Any:
+    """libc's ``prctl`` (Linux), loaded once: by the writer before it forks, so no worker pays for ctypes."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # the writer died before the request took effect
-        os._exit(0)
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError, ImportError):
+        return None
 
 
 # -- the writer side ----------------------------------------------------------------
@@ -220,6 +221,11 @@ class _Worker:
         return f"the worker process reading it exited (status {code})"
 
     def stop(self, *, kill: bool) -> None:
+        self.hang_up(kill=kill)
+        self.reap()
+
+    def hang_up(self, *, kill: bool) -> None:
+        """Close the writer's ends (an idle worker then exits), or kill a busy one."""
         for conn in (self.jobs, self.out):
             try:
                 conn.close()
@@ -227,6 +233,8 @@ class _Worker:
                 pass
         if kill and self.proc.is_alive():
             self.proc.kill()
+
+    def reap(self) -> None:
         self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.proc.kill()
@@ -251,6 +259,8 @@ class Pool:
         self.ctx = mp.get_context(self.method)
         self.workers: list[_Worker] = []
         self.replacements = 0
+        if self.method == "fork" and sys.platform.startswith("linux"):
+            _prctl()
         try:
             for _ in range(max(1, size)):
                 self.workers.append(_Worker(self.ctx, self.method))
@@ -320,8 +330,10 @@ class Pool:
 
     def close(self) -> None:
         """Stop every worker: idle ones exit at end-of-file, busy ones (the scan failed midway) are killed."""
+        for w in self.workers:  # all at once: they exit side by side
+            w.hang_up(kill=w.load > 0)
         for w in self.workers:
-            w.stop(kill=w.load > 0)
+            w.reap()
         self.workers = []
 
     def __enter__(self) -> Pool:
