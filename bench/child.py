@@ -4,6 +4,11 @@ The parent passes an explicit environment (fake provider homes, see ``bench.util
 the child prints one JSON document on stdout. Import time is excluded from the
 measured seconds; peak RSS (VmHWM) is the whole child's, and ``rss_start_kb`` says
 how much of it the interpreter and imports already held before the scan began.
+
+A scan with workers runs them as this child's children: a thread samples their peak
+RSS (each one's VmHWM, summed: an upper bound, since a forked worker shares pages with
+the writer) and the proportional set size of writer and workers together (PSS, which
+counts a shared page once; its peak is sampled every 100 ms, so it may miss a spike).
 """
 
 from __future__ import annotations
@@ -30,28 +35,109 @@ class IngestRun(msgspec.Struct, kw_only=True):
     peak_rss_kb: int
     index_bytes: int
     state_bytes: int
+    workers: int = 1
+    #: Worker processes seen, and the sum of their peak RSS (0 when the scan read in-process).
+    worker_processes: int = 0
+    workers_peak_rss_kb: int = 0
+    #: Peak of writer + workers' summed PSS, sampled (0 where /proc has no smaps_rollup).
+    peak_pss_kb: int = 0
 
 
-def ingest(data_dir: Path, provider: str) -> IngestRun:
+class ChildMemory:
+    """Samples, on a thread, the peak RSS of each child process and the peak PSS of this process and its children."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        import threading
+
+        self.interval = interval
+        self.peaks: dict[int, int] = {}
+        self.peak_pss = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> ChildMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            self.sample()
+            if self._stop.wait(self.interval):
+                return
+
+    def sample(self) -> None:
+        pids = _children(os.getpid())
+        for pid in pids:
+            hwm = _status_kb(pid, "VmHWM:")
+            if hwm:
+                self.peaks[pid] = max(self.peaks.get(pid, 0), hwm)
+        if pids:  # reading smaps_rollup walks page tables: only worth it when there are workers
+            self.peak_pss = max(self.peak_pss, sum(_pss_kb(pid) for pid in [os.getpid(), *pids]))
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out += [int(x) for x in fh.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _status_kb(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> IngestRun:
     from voyager_sessions.ingest import adapters
     from voyager_sessions.scan import scan
-    from voyager_sessions.search.index import SearchIndex  # noqa: F401 - import cost stays out of the timing
+    from voyager_sessions.scan import workers as _workers  # noqa: F401 - import cost stays out of the timing
+    from voyager_sessions.scan.run import default_workers
+    from voyager_sessions.search.index import SearchIndex  # noqa: F401
     from voyager_sessions.store.state import StateStore  # noqa: F401
 
     # Import (and, in a fresh checkout run with PYTHONDONTWRITEBYTECODE, compile) the
-    # adapter before the clock starts: an installed copy has its bytecode already.
-    adapters.get(provider)
+    # adapters before the clock starts: an installed copy has its bytecode already.
+    for provider in providers:
+        adapters.get(provider)
 
     from bench.util import current_rss_kb, dir_bytes, peak_rss_kb
 
     rss_start = current_rss_kb()
-    t0 = time.perf_counter()
-    summary = scan(data_dir, dict(os.environ), providers=[provider])
-    seconds = time.perf_counter() - t0
+    with ChildMemory() as memory:
+        t0 = time.perf_counter()
+        summary = scan(data_dir, dict(os.environ), providers=providers, workers=workers)
+        seconds = time.perf_counter() - t0
     return IngestRun(
         seconds=seconds, events=summary.events_added, sessions=summary.sessions, sources=summary.sources,
         failed=summary.failed, skipped=len(summary.skipped), rss_start_kb=rss_start, peak_rss_kb=peak_rss_kb(),
         index_bytes=dir_bytes(data_dir / "index"), state_bytes=dir_bytes(data_dir / "state.db"),
+        workers=workers or default_workers(), worker_processes=len(memory.peaks),
+        workers_peak_rss_kb=sum(memory.peaks.values()), peak_pss_kb=memory.peak_pss,
     )
 
 
@@ -60,10 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("ingest", help="full scan of one provider into an empty data dir")
     p.add_argument("--data-dir", type=Path, required=True)
-    p.add_argument("--provider", required=True)
+    p.add_argument("--provider", action="append", required=True, help="repeatable")
+    p.add_argument("--workers", type=int, default=None, help="as voyager scan --workers (default: one per core)")
     args = ap.parse_args(argv)
     if args.cmd == "ingest":
-        result = ingest(args.data_dir, args.provider)
+        result = ingest(args.data_dir, args.provider, args.workers)
         sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
     return 0
 

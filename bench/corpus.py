@@ -175,6 +175,57 @@ class OpenCodeAppender:
 
 
 # ---------------------------------------------------------------------------
+# A whole history of many sessions (ingest_history)
+# ---------------------------------------------------------------------------
+
+
+class History(msgspec.Struct, kw_only=True):
+    """What ``write_history`` wrote: how many sessions and files, and their bytes."""
+
+    sessions: int
+    sources: int
+    bytes: int
+
+
+def write_history(claude_projects: Path, codex_home: Path, opencode_db: Path, *, sessions: int,
+                  seed: int = 20_000) -> History:
+    """A first-index corpus: ``sessions`` sessions of 20–600 messages over Claude Code, Codex and OpenCode.
+
+    Shaped like a person's history rather than a stress case: most sessions English and
+    code (``synth.LATIN_POOLS``), one in five half CJK; message counts spread from short
+    chats to long agentic runs; tool outputs from a few lines to several KB. Two in five
+    sessions are Claude Code transcripts, two Codex rollouts, one an OpenCode session (all
+    OpenCode sessions share one SQLite database, as OpenCode keeps them).
+    """
+    import random
+
+    rng = random.Random(seed)
+    written = 0
+    sources = 0
+    opencode: list[synth.Conversation] = []
+    for i in range(sessions):
+        messages = int(20 * (30 ** rng.random()))  # 20..600, log-uniform: many short, some long
+        pools = synth.MIXED_POOLS if i % 5 == 4 else synth.LATIN_POOLS
+        conv = synth.generate(seed + i, messages, output_bytes=rng.choice((200, 400, 800, 1600, 4000)),
+                              cwd=f"/home/dev/project-{i % 7}", pools=pools)
+        kind = i % 5
+        if kind in (0, 2):
+            path = synth.write_claude(conv, claude_projects)
+        elif kind in (1, 3):
+            path = synth.write_codex(conv, codex_home)
+        else:
+            opencode.append(conv)
+            continue
+        written += path.stat().st_size
+        sources += 1
+    if opencode:
+        write_opencode_v1(opencode_db, opencode)
+        written += opencode_db.stat().st_size
+        sources += 1
+    return History(sessions=sessions, sources=sources, bytes=written)
+
+
+# ---------------------------------------------------------------------------
 # Many tiny sources (rescan_noop)
 # ---------------------------------------------------------------------------
 

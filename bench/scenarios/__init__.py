@@ -15,6 +15,7 @@ from bench.scenarios.checkpoint import checkpoint
 from bench.scenarios.cli_search import cli_search
 from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
+from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
 
@@ -23,6 +24,8 @@ Scenario = Callable[[Context], ScenarioResult]
 SCENARIOS: dict[str, Scenario] = {
     "ingest_5000": ingest_5000,
     "append_one": append_one,
+    "ingest_history": ingest_history,
+    "ingest_big": ingest_big,
     "rescan_noop": rescan_noop,
     "checkpoint": checkpoint,
     "search": search,

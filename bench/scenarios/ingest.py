@@ -111,17 +111,48 @@ def ensure_ingested(ctx: Context, provider: str) -> Ingested:
     return got
 
 
+def _scans(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, workers: int | None,
+           runs: int) -> tuple[IngestRun, list[IngestRun], list[Path]]:
+    """``runs`` full scans into fresh data dirs, each in a child process; the median run, all runs, their dirs."""
+    tag = "default" if workers is None else f"w{workers}"
+    dirs = [ctx.dir(f"ingest-{key}") / f"data-{tag}-{r}" for r in range(runs)]
+    out: list[IngestRun] = []
+    args = [a for p in providers for a in ("--provider", p)]
+    if workers is not None:
+        args += ["--workers", str(workers)]
+    for data_dir in dirs:
+        out.append(msgspec.json.decode(run_child(["ingest", "--data-dir", str(data_dir), *args], homes.env()),
+                                       type=IngestRun))
+    return sorted(out, key=lambda x: x.seconds)[len(out) // 2], out, dirs
+
+
+def _workers_label(run: IngestRun, workers: int | None) -> str:
+    if workers == 1:
+        return "--workers 1 (in-process)"
+    return f"default ({run.workers} workers)" if run.worker_processes else f"default ({run.workers} workers; read in-process)"
+
+
+def _memory_metrics(run: IngestRun, g: str) -> list[Metric]:
+    metrics = [Metric(name="peak RSS" + (", writer" if run.worker_processes else ""),
+                      value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g)]
+    if run.worker_processes:
+        metrics += [
+            Metric(name=f"peak RSS, {run.worker_processes} workers (sum)", value=round(run.workers_peak_rss_kb / 1024, 1),
+                   unit="MiB", group=g),
+            Metric(name="peak RSS, writer + workers", value=round((run.peak_rss_kb + run.workers_peak_rss_kb) / 1024, 1),
+                   unit="MiB", group=g),
+            Metric(name="peak PSS, writer + workers", value=round(run.peak_pss_kb / 1024, 1), unit="MiB", group=g),
+        ]
+    metrics.append(Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g))
+    return metrics
+
+
 def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
-             label: str) -> Path:
+             label: str, workers: int | None = None) -> Path:
     """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
     size = file_bytes(source)
-    runs: list[IngestRun] = []
-    dirs = [ctx.dir(f"ingest-{key}") / f"data-{r}" for r in range(ctx.sizes.ingest_runs)]
-    for data_dir in dirs:
-        out = run_child(["ingest", "--data-dir", str(data_dir), "--provider", provider], homes.env())
-        runs.append(msgspec.json.decode(out, type=IngestRun))
-    run = sorted(runs, key=lambda x: x.seconds)[len(runs) // 2]  # the median run
-    g = label
+    run, runs, dirs = _scans(ctx, key, [provider], homes, workers, ctx.sizes.ingest_runs)
+    g = f"{label}, {_workers_label(run, workers)}"
     res.metrics += [
         Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
         Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
@@ -130,14 +161,13 @@ def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: 
         Metric(name="events", value=run.events, unit="", group=g),
         Metric(name="source size", value=mb(size), unit="MB", group=g),
         Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
-        Metric(name="peak RSS", value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g),
-        Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g),
+        *_memory_metrics(run, g),
     ]
     if len(runs) > 1:
         res.metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
                                   group=g))
     ok = run.failed == 0 and run.events > 0
-    res.checks.append(Check(name=f"{key}: scan read the session", ok=ok,
+    res.checks.append(Check(name=f"{key} ({_workers_label(run, workers)}): scan read the session", ok=ok,
                             detail=None if ok else f"events={run.events} failed={run.failed}"))
     if run.skipped:
         res.notes.append(f"{key}: the scan reported {run.skipped} skipped piece(s)")
@@ -157,6 +187,7 @@ def ingest_5000(ctx: Context) -> ScenarioResult:
         homes, source, appender = _write_source(ctx, provider)
         res.notes.append(f"{provider}: wrote {mb(file_bytes(source)):.1f} MB in {time.perf_counter() - t:.2f} s "
                          f"({source.name})")
+        _measure(ctx, res, provider, provider, homes, source, FORMAT_LABEL[provider], workers=1)
         data_dir = _measure(ctx, res, provider, provider, homes, source, FORMAT_LABEL[provider])
         ctx.ingested[provider] = Ingested(provider=provider, homes=homes, source=source, data_dir=data_dir,
                                           appender=appender)
@@ -165,6 +196,7 @@ def ingest_5000(ctx: Context) -> ScenarioResult:
     conv = corpus.ingest_conversation(ctx.sizes.ingest_messages, pools=synth.LATIN_POOLS)
     homes = ProviderHomes.under(ctx.dir("ingest-claude-latin") / "homes")
     source = Path(corpus.write_claude_split(conv, homes.claude_projects, ctx.sizes.ingest_messages).path)
+    _measure(ctx, res, "claude-latin", "claude", homes, source, LATIN_LABEL, workers=1)
     _measure(ctx, res, "claude-latin", "claude", homes, source, LATIN_LABEL)
     return res
 
