@@ -416,3 +416,12 @@ def test_a_small_refresh_reads_in_process(home, monkeypatch):
     synth.write_claude(msgspec.structs.replace(convs[0], turns=convs[0].turns + more.turns), home / ".claude" / "projects")
     summary = scan(home / "data", workers=2)
     assert summary.grown == 1 and started == [2]  # no second pool
+
+
+def test_scan_workers_option(home, run, monkeypatch, pools):
+    Corpus(home, monkeypatch)
+    res = run("scan", "--workers", "2", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["events_added"] > 0
+    assert pools == [2]
+    bad = run("scan", "--workers", "0")
+    assert bad.exit_code == 2 and "--workers" in bad.stderr
