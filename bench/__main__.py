@@ -1,6 +1,6 @@
 """``python -m bench``: run the scenarios, print a table, write the JSON result.
 
-    python -m bench                  # every scenario, full sizes (1M events; about 4 minutes on 2 cores)
+    python -m bench                  # every scenario, full sizes (1M events; about 5 minutes on 2 cores)
     python -m bench --quick          # every scenario, sized to finish in under 2 minutes on 2 cores
     python -m bench --only search    # one scenario (repeatable)
     python -m bench --out FILE       # where the JSON goes (default: a file in the system temp dir)
