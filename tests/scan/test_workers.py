@@ -123,7 +123,10 @@ def _index(data: Path) -> list[tuple]:
     found = []
     for q in ("数据库", "ERR_VOYAGER_00012", "\"self.conn\"", "インデックス", "retitled zanzibar", "kind:tool pytest"):
         res = search(data, q, SearchOptions(limit=1000))
-        found.append((q, res.total, sorted((h.session_id, h.seq) for h in res.hits)))
+        # Which hits make the first 1,000 depends on scores, and deleted documents weigh in them until a
+        # merge: an index repaired by a rescan ranks alike but not identically. Compare all hits or none.
+        hits = sorted((h.session_id, h.seq) for h in res.hits) if res.total <= 1000 else None
+        found.append((q, res.total, hits))
     return events + [msgspec.json.encode(found)]
 
 

@@ -100,22 +100,27 @@ def _run(job: Job, out: Connection, registry: Any) -> None:
     except Exception as exc:  # the adapter failed before its first item: this source's problem
         send(encode(chunk_of(job.id, [], end=True, error=failure_reason(exc))))
         return
+    # The last chunk carries ``end`` itself (one message for a small source, not two): each
+    # chunk is sent once the next one is known to exist.
+    held: list[Any] | None = None
     while True:
         try:
             items = next(chunks, None)
         except AdapterFailed as exc:
-            send(encode(chunk_of(job.id, [], end=True, error=exc.reason)))
+            send(encode(chunk_of(job.id, held or [], end=True, error=exc.reason)))
             return
         except VoyagerError as exc:
-            send(encode(chunk_of(job.id, [], end=True, abort=_aborted(exc))))
+            send(encode(chunk_of(job.id, held or [], end=True, abort=_aborted(exc))))
             return
         except Exception as exc:  # preparing the text failed: this source's problem too
-            send(encode(chunk_of(job.id, [], end=True, error=failure_reason(exc))))
+            send(encode(chunk_of(job.id, held or [], end=True, error=failure_reason(exc))))
             return
         if items is None:
             break
-        send(encode(chunk_of(job.id, items)))
-    send(encode(chunk_of(job.id, [], end=True)))
+        if held is not None:
+            send(encode(chunk_of(job.id, held)))
+        held = items
+    send(encode(chunk_of(job.id, held or [], end=True)))
 
 
 def _aborted(exc: VoyagerError) -> str:
