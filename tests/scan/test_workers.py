@@ -82,7 +82,8 @@ class Corpus:
         grown = self.claude[1]
         more = synth.generate(seed=901, messages=9, session_id=grown.id)
         self.claude[1] = msgspec.structs.replace(grown, turns=grown.turns + more.turns)
-        synth.write_claude(self.claude[1], self.projects)
+        with open(synth.write_claude(self.claude[1], self.projects), "ab") as fh:
+            fh.write(b"{not json at all}\n")  # named in a notice, in its place in the stream
         old = self.codex_convs[0]
         self.codex_convs[0] = synth.generate(seed=902, messages=18, session_id=old.id)
         path = synth.write_codex(self.codex_convs[0], self.codex)
@@ -98,6 +99,13 @@ class Corpus:
         conn.close()
         w = synth_opencode.V1Writer(synth_opencode.connect(self.db))
         synth_opencode.add_v1(w, synth.generate(seed=904, messages=12, session_id="ses_0009mixedcorpus"))
+        # A new turn at the end of a session: only its tail is read again (the adapter's Partial).
+        last = w.conn.execute("SELECT max(time_created) FROM message WHERE session_id = 'ses_0002mixedcorpus'").fetchone()[0]
+        w.message("ses_0002mixedcorpus", "msg_zzzz0001", {"role": "user", "time": {"created": last + 1}}, last + 1)
+        w.part("ses_0002mixedcorpus", "msg_zzzz0001", "prt_zzzz0001", {"type": "text", "text": "late quasar question"},
+               last + 1)
+        w.conn.execute("UPDATE session SET time_updated = ? WHERE id = 'ses_0002mixedcorpus'", (last + 1,))
+        w.conn.commit()
         w.conn.close()
 
 
@@ -121,7 +129,8 @@ def _index(data: Path) -> list[tuple]:
     ix = SearchIndex(DataDir(data).index, create=False)
     events = sorted(msgspec.json.encode(e) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
     found = []
-    for q in ("数据库", "ERR_VOYAGER_00012", "\"self.conn\"", "インデックス", "retitled zanzibar", "kind:tool pytest"):
+    for q in ("数据库", "ERR_VOYAGER_00012", "\"self.conn\"", "インデックス", "retitled zanzibar", "kind:tool pytest",
+              "quasar"):
         res = search(data, q, SearchOptions(limit=1000))
         # Which hits make the first 1,000 depends on scores, and deleted documents weigh in them until a
         # merge: an index repaired by a rescan ranks alike but not identically. Compare all hits or none.
@@ -157,7 +166,15 @@ def test_any_worker_count_leaves_the_same_index_and_state(home, monkeypatch, poo
     for n in counts[1:]:
         assert first[n] == first[1], f"workers={n} differs from workers=1 on the first scan"
     corpus.change()
+    from voyager_sessions.scan.source_read import SourceRead
+
+    seen: list[str] = []
+    take = SourceRead.take
+    monkeypatch.setattr(SourceRead, "take", lambda self, item: (seen.append(type(item).__name__), take(self, item))[1])
     second = _scan_all(home, counts, "second")
+    # What the writer took covers every kind of item: a session's tail re-read (Partial), untouched sessions of
+    # a database (Unchanged), cursors, notices.
+    assert {"Partial", "Unchanged", "Cursor", "Notice", "Session", "PreparedEvent"} <= set(seen)
     summary = second[1][0]
     assert summary["grown"] >= 1 and summary["changed"] >= 2 and summary["removed"] == 1 and summary["new"] == 1
     for n in counts[1:]:
