@@ -114,20 +114,33 @@ def ingest_history(ctx: Context) -> ScenarioResult:
     return res
 
 
-def _big_turns(target_bytes: int, conv_id: str) -> Iterator[synth.Turn]:
-    """Turns for one session of about ``target_bytes`` as a Claude Code transcript, generated block by block."""
+def write_big_session(projects: Path, target_bytes: int) -> Path:
+    """One Claude Code session of about ``target_bytes``, generated block by block and streamed to its file.
+
+    ``synth.claude_lines`` pulls a turn only after writing the previous one's lines, so the
+    bytes written so far decide when the turns stop.
+    """
+    head = synth.generate(89_999, 0, output_bytes=4000, cwd="/home/dev/big-project")
+    path = synth.claude_project_dir(projects, head.cwd) / f"{head.id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
     written = 0
-    block = 0
-    start = 1_790_000_000.0
-    while written < target_bytes:
-        part = synth.generate(90_000 + block, 2000, session_id=conv_id, start=start, output_bytes=4000,
-                              pools=synth.LATIN_POOLS)
-        for turn in part.turns:
-            # A rough size of the turn's lines; the file's real size is reported, this only stops the loop.
-            written += len(turn.text) + len(turn.reasoning or "") + sum(len(c.output or "") for c in turn.tool_calls) + 900
-            yield turn
-        start = part.turns[-1].ts + 1
-        block += 1
+
+    def turns() -> Iterator[synth.Turn]:
+        block, start = 0, head.started
+        while True:
+            part = synth.generate(90_000 + block, 2000, session_id=head.id, start=start, output_bytes=4000,
+                                  pools=synth.LATIN_POOLS)
+            for turn in part.turns:
+                if written >= target_bytes:
+                    return
+                yield turn
+            start, block = part.turns[-1].ts + 1, block + 1
+
+    with open(path, "wb") as fh:
+        for line in synth.claude_lines(head, turns()):
+            fh.write(line)
+            written += len(line)
+    return path
 
 
 def ingest_big(ctx: Context) -> ScenarioResult:
@@ -135,9 +148,8 @@ def ingest_big(ctx: Context) -> ScenarioResult:
     res = ScenarioResult(name="ingest_big", description=f"first index of one ~{ctx.sizes.big_session_mb} MB Claude "
                          "Code session, --workers 1 vs the default: throughput and peak memory of writer + workers")
     homes = ProviderHomes.under(ctx.dir("ingest-big") / "homes")
-    head = synth.generate(89_999, 0, output_bytes=4000, cwd="/home/dev/big-project")
     t = time.perf_counter()
-    path = synth.write_claude(head, homes.claude_projects, turns=_big_turns(want, head.id))
+    path = write_big_session(homes.claude_projects, want)
     size = file_bytes(path)
     res.notes.append(f"wrote {mb(size):.0f} MB in {time.perf_counter() - t:.1f} s (English and code, tool outputs "
                      "~4 KB; one file, one session)")
