@@ -445,3 +445,26 @@ def test_scan_workers_option(home, run, monkeypatch, pools):
     assert pools == [2]
     bad = run("scan", "--workers", "0")
     assert bad.exit_code == 2 and "--workers" in bad.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads workers' peak memory from /proc")
+def test_a_workers_memory_does_not_grow_with_the_session(home, monkeypatch):
+    """A session six times longer costs its worker no more memory: it streams through in chunks, never whole.
+
+    Each scan runs in a fresh process (the bench's child), so both workers are forked from writers alike."""
+    from bench.child import IngestRun
+    from bench.scenarios.ingest_scale import write_big_session
+    from bench.util import run_child
+
+    peaks = {}
+    for mib in (4, 24):
+        projects = home / f"p{mib}" / "projects"
+        write_big_session(projects, mib << 20)
+        env = {"HOME": str(home), "VOYAGER_CLAUDE_HOME": str(projects.parent), "VOYAGER_WORKERS_MIN_BYTES": "0"}
+        out = run_child(["ingest", "--data-dir", str(home / f"data-{mib}"), "--provider", "claude", "--workers", "2"],
+                        env)
+        run = msgspec.json.decode(out, type=IngestRun)
+        assert run.events > 0 and run.worker_processes == 1  # one source: one worker
+        peaks[mib] = run.workers_peak_rss_kb
+    assert peaks[24] - peaks[4] < 4 << 10, peaks  # KiB: noise, not 20 MB of session
