@@ -23,11 +23,10 @@ import msgspec
 
 from voyager_sessions.errors import VoyagerError
 from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discover
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, discover
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
-from voyager_sessions.ingest.adapters.base import Cursor
 from voyager_sessions.scan import absent
 from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
@@ -136,7 +135,7 @@ class Scan:
         self._force_commit = False
         self.workers = default_workers() if workers is None else max(1, workers)
         self.pool = None  # workers.Pool, started by the first plan big enough to need it
-        self.may_fork = True  # until the first plan is read: the writer has no threads yet
+        self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
 
     def _open_index(self, rebuild: bool):
         """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
