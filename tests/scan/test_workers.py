@@ -468,3 +468,13 @@ def test_a_workers_memory_does_not_grow_with_the_session(home, monkeypatch):
         assert run.events > 0 and run.worker_processes == 1  # one source: one worker
         peaks[mib] = run.workers_peak_rss_kb
     assert peaks[24] - peaks[4] < 4 << 10, peaks  # KiB: noise, not 20 MB of session
+
+
+def test_spawned_workers_wait_for_more_to_read(monkeypatch):
+    from voyager_sessions.scan import run as scan_run
+
+    monkeypatch.delenv("VOYAGER_WORKERS_MIN_BYTES", raising=False)
+    monkeypatch.setenv("VOYAGER_WORKER_START", "spawn")
+    assert scan_run._pool_min_bytes() == scan_run.POOL_MIN_BYTES_SPAWNED
+    monkeypatch.setenv("VOYAGER_WORKER_START", "fork")
+    assert scan_run._pool_min_bytes() == scan_run.POOL_MIN_BYTES < scan_run.POOL_MIN_BYTES_SPAWNED

@@ -41,7 +41,10 @@ COMMIT_EVERY_EVENTS = 200_000
 #: Worker processes are started only when a plan holds at least this many bytes to read
 #: (``VOYAGER_WORKERS_MIN_BYTES`` overrides it): below it, starting them costs more than
 #: they save, and the refresh before a search (a few appended lines) stays in-process.
+#: Forked workers are ready in ~5 ms; spawned ones (macOS, Windows) start an interpreter
+#: each (~100 ms), so they wait for four times as much to read.
 POOL_MIN_BYTES = 4 << 20
+POOL_MIN_BYTES_SPAWNED = 16 << 20
 
 ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
 NoticeFn = Callable[[Notice], None]
@@ -55,10 +58,13 @@ def _commit_every() -> int:
 
 
 def _pool_min_bytes() -> int:
+    from voyager_sessions.scan.workers import start_method
+
+    default = POOL_MIN_BYTES if start_method() == "fork" else POOL_MIN_BYTES_SPAWNED
     try:
-        return max(0, int(os.environ.get("VOYAGER_WORKERS_MIN_BYTES", POOL_MIN_BYTES)))
+        return max(0, int(os.environ.get("VOYAGER_WORKERS_MIN_BYTES", default)))
     except ValueError:
-        return POOL_MIN_BYTES
+        return default
 
 
 def default_workers() -> int:

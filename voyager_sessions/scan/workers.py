@@ -28,14 +28,12 @@ from __future__ import annotations
 import functools
 import gc
 import itertools
-import multiprocessing as mp
 import os
 import signal
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.errors import VoyagerError
 from voyager_sessions.scan.chunks import (
@@ -51,6 +49,9 @@ from voyager_sessions.scan.chunks import (
     prepared_chunks,
 )
 
+if TYPE_CHECKING:  # multiprocessing is imported when a pool starts, not by every scan that imports this
+    from multiprocessing.connection import Connection
+
 #: Sources a worker may hold at once (being read, or read and waiting for the writer).
 IN_FLIGHT = 3
 #: Workers a scan may start in place of ones that died, beyond its first: past that, the
@@ -64,7 +65,7 @@ PIPE_BYTES = 1 << 20
 def start_method() -> str:
     """``fork`` on Linux (cheap, and safe for what workers do), ``spawn`` elsewhere; ``VOYAGER_WORKER_START`` overrides."""
     wanted = os.environ.get("VOYAGER_WORKER_START")
-    if wanted in mp.get_all_start_methods():
+    if wanted in ("fork", "spawn", "forkserver"):
         return wanted
     return "fork" if sys.platform.startswith("linux") else "spawn"
 
@@ -183,6 +184,8 @@ class _Worker:
     """One worker process and the writer's ends of its pipes."""
 
     def __init__(self, ctx: Any, method: str) -> None:
+        import multiprocessing as mp
+
         jobs_r, jobs_w = mp.Pipe(duplex=False)
         out_r, out_w = mp.Pipe(duplex=False)
         _grow(out_w)
@@ -260,6 +263,8 @@ class Pool:
     """``size`` worker processes reading sources for one writer, which takes their results in job order."""
 
     def __init__(self, size: int) -> None:
+        import multiprocessing as mp
+
         self.method = start_method()
         self.ctx = mp.get_context(self.method)
         self.workers: list[_Worker] = []
@@ -329,6 +334,8 @@ class Pool:
     def _fresh(self, dead: _Worker) -> _Worker:
         """A new worker for one that is gone. Spawned, not forked: by now the writer runs Tantivy's
         threads, and a fresh interpreter inherits none of them (this is rare; its start-up cost is not)."""
+        import multiprocessing as mp
+
         dead.stop(kill=True)
         self.replacements += 1
         return _Worker(mp.get_context("spawn") if self.method == "fork" else self.ctx, "spawn")
