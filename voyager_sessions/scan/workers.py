@@ -16,7 +16,8 @@ blocks), so a worker's memory is its adapter's plus a chunk, a huge session incl
 Workers read and never write: they are forked where the platform forks cheaply (Linux),
 and drop every inherited descriptor but their two pipes first (the writer lock, the
 index, the state database are the writer's alone); elsewhere they are spawned, which
-inherits nothing. A worker that dies (killed, out of memory, a crash in C code) costs
+inherits nothing (and, as ``multiprocessing`` does, imports the program's main module
+again: Voyager's entry points guard theirs; a program calling ``scan`` must too). A worker that dies (killed, out of memory, a crash in C code) costs
 the source it was reading: the writer gets end-of-file on its pipe, names that source in
 a notice (retried next scan), starts a replacement and hands it the worker's other
 sources. A worker whose writer died gets a broken pipe, end-of-file, or (Linux) the
