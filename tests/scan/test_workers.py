@@ -478,3 +478,38 @@ def test_spawned_workers_wait_for_more_to_read(monkeypatch):
     assert scan_run._pool_min_bytes() == scan_run.POOL_MIN_BYTES_SPAWNED
     monkeypatch.setenv("VOYAGER_WORKER_START", "fork")
     assert scan_run._pool_min_bytes() == scan_run.POOL_MIN_BYTES < scan_run.POOL_MIN_BYTES_SPAWNED
+
+
+def test_a_large_job_never_waits_on_a_busy_worker(home, monkeypatch):
+    """A worker busy sending a long source's chunks (its pipe full, the writer not reading yet) still takes a
+    job whose cursor is bigger than any pipe holds: the writer never waits on it (they would wait for each other)."""
+    import threading
+
+    from voyager_sessions.ingest.adapters.base import Cursor, Source, fingerprint
+    from voyager_sessions.scan.chunks import Job
+
+    from bench.scenarios.ingest_scale import write_big_session
+
+    long = write_big_session(home / "projects", 8 << 20)  # several MB of chunks: more than a pipe holds
+    source = Source(provider="claude", path=str(long), fingerprint=fingerprint(long), append_only=True)
+    missing = Source(provider="claude", path=str(home / "gone.jsonl"), fingerprint=fingerprint(long), append_only=True)
+    big_cursor = Cursor(offset=0, next_seq=0, tail_hash="", state={"pad": "x" * (3 << 20)})
+    got: list[int] = []
+
+    def run() -> None:
+        with workers_mod.Pool(1) as pool:
+            for job, items in pool.run([Job(id=0, source=source), Job(id=1, source=missing, cursor=big_cursor)]):
+                got.append(sum(1 for _ in _swallow(items)))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "the writer and its worker waited for each other"
+    assert len(got) == 2 and got[0] > 1000
+
+
+def _swallow(items):
+    try:
+        yield from items
+    except Exception:  # the missing file's failure is not this test's subject
+        return

@@ -79,15 +79,35 @@ def worker_main(jobs: Connection, out: Connection, parent: int, forked: bool) ->
     _detach(jobs, out, parent, forked)
     from voyager_sessions.ingest import adapters as registry
 
-    while True:
+    for data in _job_inbox(jobs):
         try:
-            job = decode_job(jobs.recv_bytes())
-        except (EOFError, OSError):
-            return  # the writer is done (or gone)
-        try:
-            _run(job, out, registry)
+            _run(decode_job(data), out, registry)
         except OSError:
             return  # the pipe broke: the writer stopped listening
+
+
+def _job_inbox(jobs: Connection) -> Iterator[bytes]:
+    """The jobs the writer sends, taken off their pipe by a thread as they come.
+
+    The writer must never wait on a worker to take a job (a cursor can be large: an
+    OpenCode database's names every session) while that worker waits on the writer to
+    take its chunks: the two would wait for each other for ever.
+    """
+    import queue
+    import threading
+
+    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def receive() -> None:
+        try:
+            while True:
+                inbox.put(jobs.recv_bytes())
+        except (EOFError, OSError):
+            inbox.put(None)  # the writer is done (or gone)
+
+    threading.Thread(target=receive, name="voyager-scan-jobs", daemon=True).start()
+    while (data := inbox.get()) is not None:
+        yield data
 
 
 def _run(job: Job, out: Connection, registry: Any) -> None:
