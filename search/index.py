@@ -330,7 +330,7 @@ def event_document(ev: PreparedEvent) -> tantivy.Document:
         doc.add_boolean("err", True)
     doc.add_unsigned("w", KIND_WEIGHTS.get(ev.kind, 0))
     doc.add_unsigned("sk", session_key(session))
-    doc.add_text("body", ev.body)
+    doc.add_text("body", ev.body.decode())
     doc.add_bytes("text", ev.stored)
     return doc
 

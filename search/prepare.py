@@ -47,7 +47,8 @@ class PreparedEvent(msgspec.Struct, array_like=True, frozen=True, gc=False):
 
     ``stored`` is the capped text as UTF-8 (lone surrogates kept, ``surrogatepass``), what
     ``show`` and snippets read back; ``body`` is ``prepare``'s output for the tool name and
-    that text, what the analyzer tokenizes. ``prompt`` is the whole text of a person's
+    that text, what the analyzer tokenizes, as UTF-8 (it is made as bytes, and crosses a
+    pipe as bytes: only the writer decodes it, to hand Tantivy a string). ``prompt`` is the whole text of a person's
     prompt (``user`` typed by a ``human``) and None otherwise: a session without a title
     is named after its first prompt, and nothing else about an event's text is needed
     once it is prepared.
@@ -63,7 +64,7 @@ class PreparedEvent(msgspec.Struct, array_like=True, frozen=True, gc=False):
     exit_code: int | None
     is_error: bool
     stored: bytes
-    body: str
+    body: bytes
     prompt: str | None = None
 
 
@@ -72,7 +73,7 @@ def prepare_events(events: Sequence[Event], cap: int | None = None) -> list[Prep
     ``PREPARE_BATCH_CHARS`` characters of text: the joined copies are its memory)."""
     cap = max_event_chars() if cap is None else cap
     texts = [capped_text(ev.text, cap) for ev in events]
-    bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in zip(events, texts)])
+    bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in zip(events, texts)], utf8=True)
     return [
         PreparedEvent(ev.session, ev.seq, ev.kind, ev.origin, ev.ts, ev.tool, ev.call_id, ev.exit_code, ev.is_error,
                       text.encode("utf-8", "surrogatepass"), body,

@@ -128,9 +128,12 @@ def test_prepare_many_gives_each_text_the_tokens_prepare_does():
         A.BATCH_CHARS = rng.choice((8, 64, 32 * 1024))  # groups of one, of a few, and of all
         try:
             got = A.prepare_many(texts)
+            utf8 = A.prepare_many(texts, utf8=True)
         finally:
             A.BATCH_CHARS = 32 * 1024
-        assert [an.analyze(p) for p in got] == [an.analyze(A.prepare(t)) for t in texts], texts
+        want = [an.analyze(A.prepare(t)) for t in texts]
+        assert [an.analyze(p) for p in got] == want, texts
+        assert [an.analyze(p.decode()) for p in utf8] == want, texts  # the bytes a scan worker sends on
 
 
 def test_prepare_many_joins_texts():
@@ -139,7 +142,7 @@ def test_prepare_many_joins_texts():
 
     from voyager_sessions.search import analyzer as A
 
-    with mock.patch.object(A, "prepare", wraps=A.prepare) as spy:
+    with mock.patch.object(A, "_split", wraps=A._split) as spy:
         out = A.prepare_many(["用pytest跑测试", "foo.bar()", "", "数据库"])
     assert spy.call_count == 1
     assert [o.split() for o in out] == [["用", "pytest", "跑", "测", "试"], ["foo", ".", "bar", "(", ")"], [], ["数", "据", "库"]]
