@@ -129,7 +129,9 @@ def _scans(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, w
 def _workers_label(run: IngestRun, workers: int | None) -> str:
     if workers == 1:
         return "--workers 1 (in-process)"
-    return f"default ({run.workers} workers)" if run.worker_processes else f"default ({run.workers} workers; read in-process)"
+    if not run.worker_processes:
+        return f"default ({run.workers} cores: read in-process)"
+    return f"default ({run.worker_processes} worker{'s' if run.worker_processes > 1 else ''})"
 
 
 def _memory_metrics(run: IngestRun, g: str) -> list[Metric]:

@@ -27,7 +27,7 @@ from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
 from bench.model import Check, Metric, ScenarioResult, Target
-from bench.scenarios.ingest import _memory_metrics, _workers_label
+from bench.scenarios.ingest import _memory_metrics
 from bench.util import ProviderHomes, file_bytes, mb, run_child
 
 HISTORY_PROVIDERS = ["claude", "codex", "opencode"]
@@ -37,18 +37,36 @@ HISTORY_RATE_TARGET = 35_000
 BIG_RSS_TARGET_MIB = 300
 
 
+#: The settings scans are measured with: a label, ``--workers`` (None: the default), extra environment.
+Setting = tuple[str, "int | None", dict]
+ONE: Setting = ("--workers 1", 1, {})
+DEFAULT: Setting = ("default", None, {})
+#: Workers started whatever the plan (``VOYAGER_WORKERS_MIN_BYTES=0``): what a machine with cores to spare does
+#: with one long session; on 2 cores the default reads it in-process.
+FORCED: Setting = ("workers, forced", None, {"VOYAGER_WORKERS_MIN_BYTES": "0"})
+
+
 def _paired(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, runs: int,
-            timeout: float = 600) -> dict[int | None, list[IngestRun]]:
-    """``runs`` full scans per setting (``--workers 1``, the default), alternating, each into a fresh data dir."""
-    out: dict[int | None, list[IngestRun]] = {1: [], None: []}
+            settings: tuple[Setting, ...] = (ONE, DEFAULT), timeout: float = 600) -> dict[str, list[IngestRun]]:
+    """``runs`` full scans per setting, the settings alternating, each into a fresh data dir."""
+    out: dict[str, list[IngestRun]] = {label: [] for label, _, _ in settings}
     args = [a for p in providers for a in ("--provider", p)]
     for r in range(runs):
-        for workers in (1, None):
-            data_dir = ctx.dir(f"ingest-{key}") / f"data-{'w1' if workers == 1 else 'default'}-{r}"
+        for label, workers, env in settings:
+            data_dir = ctx.dir(f"ingest-{key}") / f"data-{label.replace(' ', '').replace(',', '-')}-{r}"
             extra = ["--workers", str(workers)] if workers is not None else []
-            raw = run_child(["ingest", "--data-dir", str(data_dir), *args, *extra], homes.env(), timeout=timeout)
-            out[workers].append(msgspec.json.decode(raw, type=IngestRun))
+            raw = run_child(["ingest", "--data-dir", str(data_dir), *args, *extra], {**homes.env(), **env},
+                            timeout=timeout)
+            out[label].append(msgspec.json.decode(raw, type=IngestRun))
     return out
+
+
+def _setting_label(label: str, run: IngestRun) -> str:
+    if label == ONE[0]:
+        return "--workers 1 (in-process)"
+    if not run.worker_processes:
+        return f"{label} ({run.workers} cores: read in-process)"
+    return f"{label} ({run.worker_processes} worker{'s' if run.worker_processes > 1 else ''})"
 
 
 def _median(runs: list[IngestRun]) -> IngestRun:
@@ -71,10 +89,11 @@ def _rate_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, rate
     return metrics
 
 
-def _speedup(res: ScenarioResult, by: dict[int | None, list[IngestRun]], g: str, target: float | None) -> None:
-    """The default's events/s over ``--workers 1``'s: of the medians, and the median of run-by-run pairs."""
-    one, default = _median(by[1]), _median(by[None])
-    pairs = [(d.events / d.seconds) / (w.events / w.seconds) for w, d in zip(by[1], by[None])]
+def _speedup(res: ScenarioResult, by: dict[str, list[IngestRun]], g: str, target: float | None,
+             other: str = DEFAULT[0]) -> None:
+    """``other``'s events/s over ``--workers 1``'s: of the medians, and the median of run-by-run pairs."""
+    one, default = _median(by[ONE[0]]), _median(by[other])
+    pairs = [(d.events / d.seconds) / (w.events / w.seconds) for w, d in zip(by[ONE[0]], by[other])]
     res.metrics.append(Metric(name="speed-up over --workers 1", value=round(one.seconds / default.seconds, 2), unit="x",
                               group=g, target=Target(op=">=", value=target) if target else None))
     if len(pairs) > 1:
@@ -82,8 +101,8 @@ def _speedup(res: ScenarioResult, by: dict[int | None, list[IngestRun]], g: str,
                                   unit="x", group=g))
 
 
-def _same_result(res: ScenarioResult, key: str, by: dict[int | None, list[IngestRun]]) -> None:
-    every = by[1] + by[None]
+def _same_result(res: ScenarioResult, key: str, by: dict[str, list[IngestRun]]) -> None:
+    every = [r for runs in by.values() for r in runs]
     first = every[0]
     ok = all(r.events == first.events and r.sessions == first.sessions and r.failed == 0 for r in every)
     res.checks.append(Check(name=f"{key}: every run, any worker count, indexed the same sessions and events", ok=ok,
@@ -101,16 +120,16 @@ def ingest_history(ctx: Context) -> ScenarioResult:
                      f"{time.perf_counter() - t:.1f} s (20-600 messages each, one in five half CJK)")
     by = _paired(ctx, "history", HISTORY_PROVIDERS, homes, ctx.sizes.history_runs)
     label = f"{hist.sessions} sessions, {mb(hist.bytes):.0f} MB"
-    for workers in (1, None):
-        run = _median(by[workers])
-        g = f"{label}, {_workers_label(run, workers)}"
-        res.metrics += _rate_metrics(run, by[workers], hist.bytes, g, HISTORY_RATE_TARGET if workers is None else None)
+    for name, runs in by.items():
+        run = _median(runs)
+        g = f"{label}, {_setting_label(name, run)}"
+        res.metrics += _rate_metrics(run, runs, hist.bytes, g, HISTORY_RATE_TARGET if name == DEFAULT[0] else None)
         res.metrics += _memory_metrics(run, g)
     _speedup(res, by, f"{label}, default vs --workers 1", SPEEDUP_TARGET)
     _same_result(res, "history", by)
-    sessions_ok = all(r.sessions == hist.sessions for r in by[1] + by[None])
+    sessions_ok = all(r.sessions == hist.sessions for runs in by.values() for r in runs)
     res.checks.append(Check(name="history: every session indexed", ok=sessions_ok,
-                            detail=None if sessions_ok else f"{by[1][0].sessions} of {hist.sessions}"))
+                            detail=None if sessions_ok else f"{by[ONE[0]][0].sessions} of {hist.sessions}"))
     return res
 
 
@@ -153,16 +172,16 @@ def ingest_big(ctx: Context) -> ScenarioResult:
     size = file_bytes(path)
     res.notes.append(f"wrote {mb(size):.0f} MB in {time.perf_counter() - t:.1f} s (English and code, tool outputs "
                      "~4 KB; one file, one session)")
-    by = _paired(ctx, "big", ["claude"], homes, ctx.sizes.big_runs)
-    for workers in (1, None):
-        run = _median(by[workers])
-        g = f"one {mb(size):.0f} MB session, {_workers_label(run, workers)}"
-        res.metrics += _rate_metrics(run, by[workers], size, g, None)
+    by = _paired(ctx, "big", ["claude"], homes, ctx.sizes.big_runs, settings=(ONE, DEFAULT, FORCED))
+    for name, runs in by.items():
+        run = _median(runs)
+        g = f"one {mb(size):.0f} MB session, {_setting_label(name, run)}"
+        res.metrics += _rate_metrics(run, runs, size, g, None)
         memory = _memory_metrics(run, g)
         for m in memory:
-            if m.name in ("peak RSS, writer + workers", "peak RSS") and (workers == 1) == (m.name == "peak RSS"):
+            if m.name == ("peak RSS, writer + workers" if run.worker_processes else "peak RSS"):
                 m.target = Target(op="<=", value=BIG_RSS_TARGET_MIB)
         res.metrics += memory
-    _speedup(res, by, f"one {mb(size):.0f} MB session, default vs --workers 1", None)
+    _speedup(res, by, f"one {mb(size):.0f} MB session, workers (forced) vs --workers 1", None, other=FORCED[0])
     _same_result(res, "big", by)
     return res

@@ -513,3 +513,17 @@ def _swallow(items):
         yield from items
     except Exception:  # the missing file's failure is not this test's subject
         return
+
+
+def test_when_workers_are_worth_starting(monkeypatch):
+    from voyager_sessions.scan.run import POOL_MIN_BYTES, _worth_workers
+
+    monkeypatch.delenv("VOYAGER_WORKERS_MIN_BYTES", raising=False)
+    monkeypatch.setenv("VOYAGER_WORKER_START", "fork")
+    mb = 1 << 20
+    assert not _worth_workers([mb] * 3, cores=2)  # too little to read
+    assert _worth_workers([POOL_MIN_BYTES // 4] * 4, cores=2)  # enough, spread over sources
+    assert not _worth_workers([POOL_MIN_BYTES * 2, mb], cores=2)  # mostly one session: Tantivy has the other core
+    assert _worth_workers([POOL_MIN_BYTES * 2, mb], cores=4)  # with cores to spare, one session is piped through
+    monkeypatch.setenv("VOYAGER_WORKERS_MIN_BYTES", "0")
+    assert _worth_workers([1], cores=2)  # forced

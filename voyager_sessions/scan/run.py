@@ -39,12 +39,19 @@ from voyager_sessions.scan.summary import ScanSummary, Skipped
 COMMIT_EVERY_EVENTS = 200_000
 
 #: Worker processes are started only when a plan holds at least this many bytes to read
-#: (``VOYAGER_WORKERS_MIN_BYTES`` overrides it): below it, starting them costs more than
-#: they save, and the refresh before a search (a few appended lines) stays in-process.
-#: Forked workers are ready in ~5 ms; spawned ones (macOS, Windows) start an interpreter
-#: each (~100 ms), so they wait for four times as much to read.
-POOL_MIN_BYTES = 4 << 20
-POOL_MIN_BYTES_SPAWNED = 16 << 20
+#: (``VOYAGER_WORKERS_MIN_BYTES`` overrides it; 0 always starts them). Measured on 2 idle
+#: cores, first index of 20 sources: 5 MB 0.93x of in-process, 10 MB 0.97x, 20 MB 1.04x,
+#: a 300-session history (85 MB) 1.15x; the refresh before a search (a few appended
+#: lines) never comes near it. Spawned workers (macOS, Windows) start an interpreter each
+#: (~100 ms against ~5 ms forked), so they wait for four times as much.
+POOL_MIN_BYTES = 16 << 20
+POOL_MIN_BYTES_SPAWNED = 64 << 20
+#: With fewer cores than this, a plan whose work is mostly one source is read in-process:
+#: on 2 cores Tantivy's indexing thread already has the second core, and a worker only
+#: adds its overhead (one session of 6-48 MiB, 2 idle cores: 0.68-0.99x in-process with
+#: a worker). With a core each for the worker, the writer and Tantivy, reading one long
+#: session becomes a pipeline of the three (not measured here: this machine has 2).
+POOL_ONE_SOURCE_CORES = 3
 
 ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
 NoticeFn = Callable[[Notice], None]
@@ -231,9 +238,9 @@ class Scan:
         first, self.may_fork = self.may_fork, False
         if self.pool is not None or not first or self.workers <= 1 or not plan:
             return self.pool
-        work = sum(_bytes_to_read(source, why, self.known.get(source.path), cursor)
-                   for (source, why), cursor in zip(plan, cursors))
-        if work < _pool_min_bytes():
+        work = [_bytes_to_read(source, why, self.known.get(source.path), cursor)
+                for (source, why), cursor in zip(plan, cursors)]
+        if not _worth_workers(work, default_workers()):
             return None
         from voyager_sessions.scan.workers import Pool
 
@@ -429,6 +436,17 @@ def _read_here(source: Source, cursor: Cursor | None) -> Iterator:
     adapter = registry.get(source.provider)
     for chunk in prepared_chunks(adapter.read(source, cursor)):
         yield from chunk
+
+
+def _worth_workers(work: list[int], cores: int) -> bool:
+    """True when reading sources of ``work`` bytes each on workers beats reading them here (see ``POOL_MIN_BYTES``)."""
+    least = _pool_min_bytes()
+    if least == 0:
+        return True
+    total = sum(work)
+    if total < least:
+        return False
+    return cores >= POOL_ONE_SOURCE_CORES or max(work) <= total // 2
 
 
 def _bytes_to_read(source: Source, why: Why, old, cursor: Cursor | None) -> int:
