@@ -40,17 +40,19 @@ COMMIT_EVERY_EVENTS = 200_000
 
 #: Worker processes are started only when a plan holds at least this many bytes to read
 #: (``VOYAGER_WORKERS_MIN_BYTES`` overrides it; 0 always starts them). Measured on 2 idle
-#: cores, first index of 20 sources: 5 MB 0.93x of in-process, 10 MB 0.97x, 20 MB 1.04x,
-#: a 300-session history (85 MB) 1.15x; the refresh before a search (a few appended
-#: lines) never comes near it. Spawned workers (macOS, Windows) start an interpreter each
+#: cores, first index in a fresh process, 2 workers against in-process (median of 5
+#: paired runs): 20 sources of 6.4 / 12.9 / 25.7 MB 1.03x / 1.09x / 1.13x, a
+#: 300-session history (85 MB) 1.13x. The refresh before a search (a few appended lines)
+#: never comes near it. Spawned workers (macOS, Windows) start an interpreter each
 #: (~100 ms against ~5 ms forked), so they wait for four times as much.
-POOL_MIN_BYTES = 16 << 20
-POOL_MIN_BYTES_SPAWNED = 64 << 20
+POOL_MIN_BYTES = 8 << 20
+POOL_MIN_BYTES_SPAWNED = 32 << 20
 #: With fewer cores than this, a plan whose work is mostly one source is read in-process:
 #: on 2 cores Tantivy's indexing thread already has the second core, and a worker only
-#: adds its overhead (one session of 6-48 MiB, 2 idle cores: 0.68-0.99x in-process with
-#: a worker). With a core each for the worker, the writer and Tantivy, reading one long
-#: session becomes a pipeline of the three (not measured here: this machine has 2).
+#: adds its overhead (one session, 2 idle cores, median of 5 pairs: 5,000 messages 0.93x
+#: CJK-dense / 0.94x English; 48 MiB 0.94x / 0.99x). With a core each for the worker, the
+#: writer and Tantivy, reading one long session becomes a pipeline of the three (not
+#: measured here: this machine has 2).
 POOL_ONE_SOURCE_CORES = 3
 
 ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
