@@ -32,6 +32,7 @@ import itertools
 import os
 import signal
 import sys
+import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -212,7 +213,12 @@ class _Worker:
         _grow(out_w)
         self.proc = ctx.Process(target=worker_main, args=(jobs_r, out_w, os.getpid(), method == "fork"),
                                 name="voyager-scan-worker", daemon=True)
-        self.proc.start()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that forking a process with threads (Tantivy's reader has one) may
+            # deadlock the child. A worker touches nothing those threads own: it reads files with
+            # its adapter and writes its own pipe (see _detach).
+            warnings.filterwarnings("ignore", message=r".*multi-threaded.*fork", category=DeprecationWarning)
+            self.proc.start()
         # The writer keeps only its own ends: the worker's end-of-file then means the worker is gone.
         jobs_r.close()
         out_w.close()
