@@ -136,6 +136,11 @@ def walk_files(
             if not stat.S_ISREG(st.st_mode):
                 yield Notice(source=entry.path, reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
                 continue
+            if not _utf8(entry.path):
+                # Its name becomes a session id, a database key and JSON: text must be text.
+                yield Notice(source=os.fsdecode(os.fsencode(entry.path)).encode("utf-8", "replace").decode(),
+                             reason="a file name that is not valid UTF-8; skipped (rename it to index it)")
+                continue
             key = (st.st_dev, st.st_ino)
             if key in yielded:
                 continue  # a second path (a link) to a file already found
@@ -188,6 +193,15 @@ def with_side_file(source: Source, side: Path | str) -> Source:
         return source
     fp = msgspec.structs.replace(source.fingerprint, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
     return msgspec.structs.replace(source, fingerprint=fp)
+
+
+def _utf8(path: str) -> bool:
+    """True when ``path`` (as the OS gave it, undecodable bytes as surrogates) is valid UTF-8 text."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def folder_fingerprint(folder: Path, files: Iterable[Path]) -> Fingerprint:

@@ -82,3 +82,16 @@ def test_subdirs_lists_folders_in_order_and_names_an_unreadable_root(tmp_path: P
     assert list(subdirs(tmp_path / "absent")) == []
     [notice] = list(subdirs(tmp_path / "file.jsonl"))
     assert isinstance(notice, Notice) and notice.fatal
+
+
+def test_a_file_name_that_is_not_utf8_is_named_and_skipped_not_fatal(tmp_path: Path) -> None:
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "good.jsonl").write_text("{}\n")
+    bad = os.path.join(os.fsencode(d), b"caf\xe9.jsonl")
+    with open(bad, "wb") as fh:
+        fh.write(b"{}\n")
+    sources, notices = _walk(tmp_path)
+    assert [Path(s.path).name for s in sources] == ["good.jsonl"]
+    assert len(notices) == 1 and "not valid UTF-8" in notices[0].reason
+    notices[0].source.encode("utf-8")  # the notice itself is printable text

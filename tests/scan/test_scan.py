@@ -381,3 +381,13 @@ def test_an_adapter_that_fails_to_discover_costs_only_its_agent(corpus, run, mon
     # What Codex had indexed stays: its sources were not all seen, so none is taken as removed.
     assert json.loads(res.stdout)["removed"] == 0
     assert _search("postgres").total >= 1 and _search("数据库").total == 1
+
+
+def test_a_session_file_whose_name_is_not_utf8_costs_only_itself(corpus, run, home):
+    project = os.fsencode(home / ".claude" / "projects" / "-home-dev-shop")
+    with open(os.path.join(project, b"\xff\xfe-session.jsonl"), "wb") as fh:
+        fh.write("".join(claude_session_lines(sid="other")).encode())
+    res = run("scan", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert "not valid UTF-8" in res.stderr
+    assert _search("数据库").total == 1 and _search("postgres").total >= 1

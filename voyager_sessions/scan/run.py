@@ -316,6 +316,12 @@ class Scan:
         if isinstance(item, Notice):
             self.notice(item)
             return
+        try:
+            item.path.encode("utf-8")
+        except UnicodeEncodeError:  # the state store keys sources by path, as text
+            self.notice(Notice(source=item.path.encode("utf-8", "replace").decode(), fatal=True,
+                               reason="a path that is not valid UTF-8; skipped (rename it to index it)"))
+            return
         seen.add(item.path)
         old = self.known.get(item.path)
         why = classify(item, old)
