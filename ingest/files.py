@@ -178,7 +178,7 @@ def subdirs(root: Path) -> Iterator[Path | Notice]:
             continue
 
 
-def with_side_file(source: Source, side: Path | str) -> Source:
+def with_side_file(source: Source, side: Path | str, seen: dict[str, os.stat_result | None] | None = None) -> Source:
     """``source`` whose fingerprint also sees ``side``, a small file that holds some of its session's facts.
 
     A rename, a model switch or a title often changes only such a file (Copilot's
@@ -186,10 +186,19 @@ def with_side_file(source: Source, side: Path | str) -> Source:
     session indexes). Its size and mtime go where a database's ``-wal`` would: a change there
     alone makes the scan read the source again (an append-only one from its offset, which
     costs nothing), and the session's facts are refreshed. A missing side file changes nothing.
+    ``seen`` memoises the stat across one discovery, for a side file many sources share.
     """
-    try:
-        st = os.stat(side)
-    except OSError:
+    key = os.fspath(side)
+    if seen is not None and key in seen:
+        st = seen[key]
+    else:
+        try:
+            st = os.stat(key)
+        except OSError:
+            st = None
+        if seen is not None:
+            seen[key] = st
+    if st is None:
         return source
     fp = msgspec.structs.replace(source.fingerprint, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
     return msgspec.structs.replace(source, fingerprint=fp)

@@ -15,13 +15,12 @@ stream so the next scan reads only appended lines.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
 import msgspec
-
-from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     cached_by_stat,
@@ -35,6 +34,8 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
+
+from voyager_sessions import paths
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -370,11 +371,12 @@ class ClaudeAdapter:
         return [paths.agent_home("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        sides: dict = {}  # one stat of each project's index, however many sessions it holds
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name):
                 if isinstance(item, Source):
                     # A session renamed in its project's sessions-index.json is seen by the stat pass.
-                    item = with_side_file(item, Path(item.path).parent / "sessions-index.json")
+                    item = with_side_file(item, os.path.join(os.path.dirname(item.path), "sessions-index.json"), sides)
                 yield item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:

@@ -404,9 +404,10 @@ class CodexAdapter:
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
         index = paths.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-"):
-                yield with_side_file(item, index) if isinstance(item, Source) else item
+                yield with_side_file(item, index, sides) if isinstance(item, Source) else item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _CodexRead(source, cursor).run()
