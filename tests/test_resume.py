@@ -101,6 +101,20 @@ def test_recipe_runs_where_the_session_ran() -> None:
     assert recipe(Session(id="roo:x", provider="roo", native_id="x", cwd="/p")) is None
 
 
+def test_hand_over_names_a_directory_it_cannot_enter(tmp_path: Path) -> None:
+    """The directory can turn out unenterable (not a directory, no permission, gone) after ``missing`` looked:
+    one line naming it, never an internal error, and the process stays where it was."""
+    from voyager_sessions.errors import UserError
+    from voyager_sessions.resume import hand_over
+
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    before = os.getcwd()
+    with pytest.raises(UserError, match=f"cannot resume: cannot enter {not_a_dir}: Not a directory"):
+        hand_over(ResumeRecipe(argv=(sys.executable, "-c", "pass"), cwd=str(not_a_dir)))
+    assert os.getcwd() == before
+
+
 # -- the hand-over, in a subprocess -----------------------------------------------------------------------
 
 

@@ -106,15 +106,18 @@ def hand_over(r: ResumeRecipe, env: Mapping[str, str] | None = None) -> NoReturn
     Raises a one-line UserError when the program cannot be run after all.
     """
     environ = dict(os.environ if env is None else env)
+    if r.cwd is not None:
+        try:
+            os.chdir(r.cwd)  # `missing` saw the directory, but it may be unenterable, or gone since
+        except OSError as exc:
+            raise UserError(f"cannot resume: cannot enter {r.cwd}: {exc.strerror or exc}") from None
+        environ["PWD"] = r.cwd
+    program = shutil.which(r.binary, path=environ.get("PATH", os.defpath))
+    if program is None:
+        raise UserError(f"cannot resume: `{r.binary}` is not on PATH")
+    sys.stdout.flush()
+    sys.stderr.flush()
     try:
-        if r.cwd is not None:
-            os.chdir(r.cwd)
-            environ["PWD"] = r.cwd
-        program = shutil.which(r.binary, path=environ.get("PATH", os.defpath))
-        if program is None:
-            raise UserError(f"cannot resume: `{r.binary}` is not on PATH")
-        sys.stdout.flush()
-        sys.stderr.flush()
         os.execve(program, list(r.argv), environ)
     except OSError as exc:
         raise UserError(f"cannot resume: cannot run {program}: {exc.strerror or exc}") from None
