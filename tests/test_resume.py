@@ -375,6 +375,13 @@ def test_search_does_not_fail_when_it_cannot_remember(claude_indexed: Path, run)
     assert [p.name for p in last.parent.iterdir() if p.name.startswith(".last-search")] == []
 
 
+def test_dash_with_an_unreadable_last_search_is_one_line(claude_indexed: Path, run) -> None:
+    (Path(os.environ["VOYAGER_HOME"]) / "last-search.json").mkdir()  # opens, but cannot be read
+    res = run("resume", "-", "--print")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and "cannot read" in res.stderr and "last-search.json" in res.stderr
+
+
 def test_no_resume_offers_export(home, run) -> None:
     from tests.ingest.test_copilot_vscode import rich_session, workspace
 

@@ -65,6 +65,8 @@ def recall(ddir: DataDir) -> LastSearch:
         raise UserError(f"cannot read {ddir.last_search}: {exc.strerror or exc}") from None
     try:
         data = os.read(fd, _MAX_BYTES + 1)
+    except OSError as exc:  # a directory in its place, an I/O error
+        raise UserError(f"cannot read {ddir.last_search}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     try:
