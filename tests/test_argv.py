@@ -1,4 +1,4 @@
-"""``list``, ``show`` and ``stats`` read without click exactly as click reads them (as ``search`` is: test_cli_fast).
+"""``list``, ``show`` and ``stats`` read without click exactly as click reads them (as ``search`` is: test_search_fast_path).
 
 Their click commands are built from the same option tables; the fast reader accepts only
 what click accepts and yields click's values, or leaves argv to click. The server checks
@@ -25,10 +25,10 @@ def _click_params(name: str, args: list[str]) -> dict | None:
 
 @pytest.mark.parametrize("name", ["list", "show", "stats"])
 def test_click_commands_are_built_from_the_tables(name):
-    import importlib
+    from voyager_sessions import options as tables
 
-    module, table, positional, _ = commands.READ_COMMANDS[name]
-    options = getattr(importlib.import_module(module), table)
+    _, table, positional, _ = commands.READ_COMMANDS[name]
+    options = getattr(tables, table)
     params = [p for p in cli.commands[name].params if p.name != "help"]
     if positional:
         assert isinstance(params[0], click.Argument) and params[0].name == "session"

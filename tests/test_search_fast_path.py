@@ -17,14 +17,19 @@ import sys
 import click
 import pytest
 
-from voyager_sessions import search_cmd
+from voyager_sessions import commands, search_cmd
 from voyager_sessions.cli import cli
 from voyager_sessions.cmdutil import Busy, UserError
 from voyager_sessions.main import COMPLETE_VAR
 from voyager_sessions.main import main as fast_main
-from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS, parse_search_args
+from voyager_sessions.options import QUERY_PARAM, SEARCH_OPTIONS
 
 SEARCH = cli.commands["search"]
+
+
+def parse_search(args: list[str]) -> dict | None:
+    """What voyager_sessions.main reads from ``voyager search ARGS`` without click."""
+    return commands.parse("search", args)
 
 
 @pytest.fixture(autouse=True)
@@ -100,14 +105,14 @@ REFUSED = [
 
 @pytest.mark.parametrize("args", ACCEPTED, ids=lambda a: " ".join(a) or "(none)")
 def test_fast_reader_reads_what_click_reads(args):
-    fast = parse_search_args(args)
+    fast = parse_search(args)
     assert fast is not None
     assert fast == _click_params(args)
 
 
 @pytest.mark.parametrize("args", REFUSED, ids=" ".join)
 def test_fast_reader_leaves_the_rest_to_click(args):
-    assert parse_search_args(args) is None
+    assert parse_search(args) is None
 
 
 def test_fast_reader_never_disagrees_with_click_fuzzed():
@@ -121,7 +126,7 @@ def test_fast_reader_never_disagrees_with_click_fuzzed():
     accepted = 0
     for _ in range(3000):
         args = [rng.choice(vocab) for _ in range(rng.randint(0, 7))]
-        fast = parse_search_args(args)
+        fast = parse_search(args)
         if fast is not None:
             accepted += 1
             assert fast == _click_params(args), args
@@ -170,7 +175,7 @@ def test_whole_runs_match_the_click_command(corpus, run, capfd):
     assert run("scan").exit_code == 0
     capfd.readouterr()
     for argv in RUNS:
-        assert parse_search_args(argv[1:]) is not None, argv  # this run takes the fast path
+        assert parse_search(argv[1:]) is not None, argv  # this run takes the fast path
         fast = _outcome(fast_main, argv, capfd)
         slow = _outcome(_click_main, argv, capfd)
         assert fast == slow, argv

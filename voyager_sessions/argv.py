@@ -8,7 +8,7 @@ same table, and :func:`parse_args` reads argv with it. The reader accepts only s
 whose meaning is certain and returns exactly the values click would pass; for anything
 else (``--help``, an unknown or malformed option, an out-of-range value, ``-n5``-style
 bundling, a missing or extra argument) it returns None and click parses, reports and
-exits as it always did. ``tests/test_cli_fast.py`` holds the two to the same results.
+exits as it always did. ``tests/test_argv.py`` and ``tests/test_search_fast_path.py`` hold the two to the same results.
 """
 
 from __future__ import annotations

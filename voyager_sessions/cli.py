@@ -3,13 +3,14 @@
 Each command parses flags, calls one library function and renders its result as
 text (for people) or JSON (for scripts). stdout carries only results; progress,
 warnings and errors go to stderr. Exit codes: 0 found, 1 nothing found, 2 usage or
-query error, 3 busy (another scan holds the writer). Heavy modules are imported
-inside commands so ``voyager --help`` starts fast.
+query error, 3 busy (another scan holds the writer), 4 internal error. Heavy modules are
+imported inside commands so ``voyager --help`` starts fast.
 
 The console script enters through :mod:`voyager_sessions.main`, which runs a plain
-``voyager search`` without importing this module (the command, its option table and
-what it shares with the others live in :mod:`voyager_sessions.search_cmd` and
-:mod:`voyager_sessions.cmdutil`); everything else comes here.
+``voyager search`` without importing this module; everything else comes here. The
+reading commands (``search``, ``list``, ``show``, ``stats``) are built from their option
+tables in :mod:`voyager_sessions.options` and run the functions of
+:mod:`voyager_sessions.search_cmd` and :mod:`voyager_sessions.read_cmd`, which need no click.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from voyager_sessions import read_cmd, search_cmd
 from voyager_sessions.argv import Option
 from voyager_sessions.cmdutil import (
     EXIT_NONE,
-    Busy,
     UserError,
     VoyagerError,
     data_dir,
@@ -36,8 +36,15 @@ from voyager_sessions.cmdutil import (
     use_color,
 )
 from voyager_sessions.ingest.adapters import PROVIDERS
+from voyager_sessions.options import (
+    LIST_OPTIONS,
+    QUERY_PARAM,
+    SEARCH_OPTIONS,
+    SHOW_OPTIONS,
+    SHOW_SESSION,
+    STATS_OPTIONS,
+)
 from voyager_sessions.paths import DataDir
-from voyager_sessions.search_cmd import QUERY_PARAM, SEARCH_OPTIONS
 from voyager_sessions.textsafe import printable
 
 # Subcommands that live in their own modules, imported only when invoked.
@@ -149,8 +156,6 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
 
     Sources that disappeared leave the index too, unless --keep-missing.
     """
-    from voyager_sessions.ingest.adapters import PROVIDERS
-
     for p in providers:
         if p not in PROVIDERS:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(PROVIDERS)}")
@@ -183,7 +188,7 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
 
 
 def _click_option(opt: Option) -> click.Option:
-    """The click declaration of one row of an option table (``SEARCH_OPTIONS``, ``read_cmd.LIST_OPTIONS`` …)."""
+    """The click declaration of one row of an option table (``SEARCH_OPTIONS``, ``LIST_OPTIONS`` …)."""
     attrs: dict = {"help": opt.help, "multiple": opt.multiple}
     if opt.kind == "flag":
         attrs["is_flag"] = True
@@ -216,13 +221,13 @@ def search(**params: object) -> None:
 # -- list and show ----------------------------------------------------------------------
 
 
-@cli.command("list", params=list(map(_click_option, read_cmd.LIST_OPTIONS)))
+@cli.command("list", params=list(map(_click_option, LIST_OPTIONS)))
 def list_cmd(**params: object) -> None:
     """Sessions, newest first."""
     read_cmd.list_command(**params)  # type: ignore[arg-type]
 
 
-@cli.command(params=[click.Argument([read_cmd.SHOW_SESSION.dest]), *map(_click_option, read_cmd.SHOW_OPTIONS)])
+@cli.command(params=[click.Argument([SHOW_SESSION.dest]), *map(_click_option, SHOW_OPTIONS)])
 def show(**params: object) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
     read_cmd.show_command(**params)  # type: ignore[arg-type]
@@ -231,7 +236,7 @@ def show(**params: object) -> None:
 # -- stats, demo ------------------------------------------------------------------------
 
 
-@cli.command(params=list(map(_click_option, read_cmd.STATS_OPTIONS)))
+@cli.command(params=list(map(_click_option, STATS_OPTIONS)))
 def stats(**params: object) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
     read_cmd.stats_command(**params)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 :mod:`voyager_sessions.cli` builds the click commands from these tables and
 :func:`voyager_sessions.argv.parse_args` reads argv with them, so the two agree by
-construction (``tests/test_cli_fast.py``, ``tests/test_argv.py``). They live apart from
+construction (``tests/test_search_fast_path.py``, ``tests/test_argv.py``). They live apart from
 the commands so that handing a command to a running server (``voyager_sessions.main``)
 imports nothing but this, the argv reader and the client: every module on that path is
 paid for by every ``voyager search``.

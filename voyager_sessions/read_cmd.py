@@ -24,7 +24,7 @@ from voyager_sessions.cmdutil import (
     open_reader,
     use_color,
 )
-from voyager_sessions.options import LIST_OPTIONS, SHOW_OPTIONS, SHOW_SESSION, STATS_OPTIONS  # noqa: F401
+
 
 def _short_id(session_id: str) -> str:
     return session_id.partition(":")[2][:12]

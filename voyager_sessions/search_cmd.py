@@ -1,23 +1,21 @@
-"""``voyager search`` without click: its options (one table), its argv reader, and the command itself.
+"""``voyager search`` without click: the command itself.
 
-``SEARCH_OPTIONS`` (in :mod:`voyager_sessions.options`) is the one definition of the
-command's options: :mod:`voyager_sessions.cli` builds the click command from it, and
-:func:`parse_search_args` reads argv with it (see :mod:`voyager_sessions.argv`) so that a
-plain ``voyager search …`` never imports click (about 20 ms, a third of the wall time of a
-search). Text output still goes through
-``click.echo`` (imported then), so ``--json`` and ``--jsonl`` are the click-free paths.
-The command writes and reads through :mod:`voyager_sessions.invocation`, so ``voyager
-serve`` runs this very function for its clients and their output is the same bytes.
+Its options are one table, ``SEARCH_OPTIONS`` in :mod:`voyager_sessions.options`:
+:mod:`voyager_sessions.cli` builds the click command from it, and
+:func:`voyager_sessions.commands.parse` reads argv with it so that a plain
+``voyager search …`` never imports click (about 20 ms, a third of the wall time of a
+search). Text output still goes through ``click.echo`` (imported then), so ``--json`` and
+``--jsonl`` are the click-free paths. The command writes and reads through
+:mod:`voyager_sessions.invocation`, so ``voyager serve`` runs this very function for its
+clients and their output is the same bytes.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 from voyager_sessions import invocation
-from voyager_sessions.argv import Option, parse_args
 from voyager_sessions.cmdutil import (
     EXIT_NONE,
     EXIT_OK,
@@ -31,16 +29,6 @@ from voyager_sessions.cmdutil import (
     refresh_scan,
     use_color,
 )
-from voyager_sessions.options import QUERY_PARAM, SEARCH_OPTIONS, SEARCH_QUERY  # noqa: F401  (re-exported)
-
-#: The option class (its name when only ``search`` had a table), and the table itself
-#: (in :mod:`voyager_sessions.options`, which a server's client reads without this module).
-SearchOption = Option
-
-
-def parse_search_args(args: Sequence[str]) -> dict[str, Any] | None:
-    """The parameters click would pass for ``voyager search ARGS``, or None to leave ``args`` to click."""
-    return parse_args(SEARCH_OPTIONS, args, SEARCH_QUERY)
 
 
 def search_command(query: tuple[str, ...], limit: int, offset: int, providers: tuple[str, ...],
