@@ -30,6 +30,16 @@ def require_index(ddir: DataDir) -> None:
         raise UserError(NO_INDEX)
 
 
+def check_query(query: str) -> None:
+    """Raise the one-line "bad query" UserError when ``query`` is malformed (before any work is done for it)."""
+    from voyager_sessions.search.query import QueryError, parse
+
+    try:
+        parse(query)
+    except QueryError as exc:
+        raise UserError(f"bad query: {exc}") from None
+
+
 def provider_names() -> tuple[str, ...]:
     """Every registered provider, in registry order (what ``provider:`` accepts)."""
     from voyager_sessions.ingest.adapters import PROVIDERS
@@ -68,7 +78,13 @@ class Reader:
     # -- the documents ------------------------------------------------------------
 
     def search(self, query: str, opts: Any = None) -> SearchResult:
-        return self.searcher.search(query, opts)
+        """The hits of ``query`` (``opts``: ``search.engine.SearchOptions``); a one-line UserError when it is malformed."""
+        from voyager_sessions.search.query import QueryError
+
+        try:
+            return self.searcher.search(query, opts)
+        except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
+            raise UserError(f"bad query: {exc}") from None
 
     def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
         total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)
@@ -135,7 +151,7 @@ def resolve_ids(catalog: Any, ref: str) -> list[str]:
 
 
 def search(data_dir: DataDir | Path, query: str, opts: Any = None) -> SearchResult:
-    """Run one query against the index in ``data_dir``. Raises QueryError for a malformed query."""
+    """Run one query against the index in ``data_dir``; a one-line UserError for a malformed query."""
     with reader(data_dir) as r:
         return r.search(query, opts)
 

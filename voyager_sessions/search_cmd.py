@@ -36,47 +36,36 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
                    since: str | None, until: str | None, sort: str, by_session: bool, context: int, as_json: bool,
                    as_jsonl: bool, no_refresh: bool, color: str) -> None:
     """Run ``voyager search`` with parsed parameters; exits 0 when something matched, 1 when nothing did."""
-    from voyager_sessions.api import NO_INDEX
+    from voyager_sessions.api import check_query
     from voyager_sessions.paths import DataDir
     from voyager_sessions.search.engine import SearchOptions
-    from voyager_sessions.search.query import QueryError
 
     text = " ".join(query).strip()
     if not text and not any([providers, kinds, repo, cwd, session, since, until]):
         raise UserError("nothing to search for: give a query, e.g. voyager search \"connection refused\"")
-    from voyager_sessions.search.query import parse as parse_query
-
-    try:
-        parse_query(text)  # a malformed query fails before any work
-    except QueryError as exc:
-        raise UserError(f"bad query: {exc}") from None
-    ddir = data_dir()
-    if not no_refresh or not DataDir(ddir).has_index():
+    check_query(text)  # a malformed query fails before any work
+    ddir = DataDir(data_dir())
+    if not no_refresh or not ddir.has_index():
         try:
-            refresh_scan(ddir, quiet=not invocation.isatty(err=True) or as_json or as_jsonl)
+            refresh_scan(ddir.root, quiet=not invocation.isatty(err=True) or as_json or as_jsonl)
         except Busy:
-            pass  # a scan is running: search what it has committed so far
+            pass  # a scan is running: search what it has committed so far (none yet: the reader says so)
         except VoyagerError as exc:
-            if not DataDir(ddir).has_index():
+            if not ddir.has_index():
                 raise
             # The refresh could not write (a full disk, say): answer from what is indexed, and say so.
             from voyager_sessions.textsafe import printable
 
             echo(f"voyager: not refreshed ({printable(str(exc))}); searching what is indexed", err=True)
-        if not DataDir(ddir).has_index():
-            raise UserError(NO_INDEX)
     opts = SearchOptions(limit=limit, offset=offset, providers=list(providers), kinds=list(kinds), repo=repo,
                          cwd=cwd, session=session, since=since, until=until, sort=sort, sessions=by_session,
                          context=context)
-    try:
-        with open_reader(ddir) as reader:
-            result = reader.search(text, opts)
-    except QueryError as exc:
-        raise UserError(f"bad query: {exc}") from None
+    with open_reader(ddir.root) as reader:  # "no index yet" when there is none
+        result = reader.search(text, opts)
     if invocation.remembers():
         from voyager_sessions.lastsearch import remember
 
-        remember(DataDir(ddir), text, result.hits)  # what `voyager resume -` reopens; never fails the search
+        remember(ddir, text, result.hits)  # what `voyager resume -` reopens; never fails the search
     if as_json:
         emit_json(result)
     elif as_jsonl:
