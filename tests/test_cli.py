@@ -243,3 +243,16 @@ def test_an_existing_data_dir_is_never_chmodded(corpus, run, home, monkeypatch):
     res = run("scan")
     assert res.exit_code == 0 and "readable by others (mode 0755)" in res.stderr
     assert stat.S_IMODE(readable.stat().st_mode) == 0o755
+
+
+def test_help_loads_no_engine(home):
+    """``voyager --help`` imports every command module for its summary line: none may pull in msgspec, tantivy or SQLite."""
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('loaded: %s\\n' % sorted(\n"
+            "    m for m in ('msgspec', 'tantivy', 'sqlite3') if m in sys.modules)))\n"
+            "from voyager_sessions.main import main\n"
+            "main()\n")
+    proc = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, env=dict(os.environ),
+                          timeout=120, check=False)
+    assert proc.returncode == 0 and "resume" in proc.stdout, proc.stderr
+    assert proc.stderr.endswith("loaded: []\n"), proc.stderr

@@ -12,13 +12,16 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from voyager_sessions.cmdutil import UserError, data_dir
-from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir
 from voyager_sessions.textsafe import printable
+
+if TYPE_CHECKING:  # `voyager --help` loads this module for its summary line: no msgspec for that
+    from voyager_sessions.model import SessionRecord
 
 SESSION_HELP = "SESSION: id, native id, unambiguous prefix, or - (the first hit of the last `voyager search`)."
 
