@@ -98,7 +98,7 @@ def base_request(cmd: str, data_dir: str, args: Mapping[str, Any] | None = None,
     """A request for ``cmd``, describing this process (its ``environ``) as the server needs to answer for it."""
     return {
         "v": protocol.VERSION, "cmd": cmd, "args": dict(args or {}), "data_dir": data_dir, "cwd": _cwd(),
-        "voyager": _build(),
+        "voyager": build_id(),
         "env": protocol.client_env(os.environ if environ is None else environ),
         "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
         "stdout": [getattr(sys.stdout, "encoding", None), getattr(sys.stdout, "errors", None)], "origin": "cli",
@@ -116,7 +116,7 @@ def forward(cmd: str, params: Mapping[str, Any], data_dir: str | None = None) ->
     if not _utf8(sys.stdout):
         return None  # click would re-encode for a misconfigured stream: leave that to it
     data_dir = protocol.data_dir(os.environ) if data_dir is None else data_dir
-    args = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+    args = jsonable(params)
     if "color" in args:
         args["color"] = color(args["color"])  # decided here, where the terminal is
     got = exchange(socket_path(data_dir), base_request(cmd, data_dir, args),
@@ -128,6 +128,11 @@ def forward(cmd: str, params: Mapping[str, Any], data_dir: str | None = None) ->
         return None  # refused, or left to this process: run the command here
     _replay(out, header["stderr"])
     return header["exit"]
+
+
+def jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's parameters as a request carries them: tuples (``multiple`` options, the query's words) as lists."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
 def _replay(out: bytes, parts: list[list[Any]]) -> None:
@@ -170,8 +175,8 @@ def color(mode: str) -> str:
     return "always" if _isatty(sys.stdout) else "never"
 
 
-def _build() -> list[str]:
-    """This client's Voyager: its version and where it is installed (a server of another build does not answer)."""
+def build_id() -> list[str]:
+    """This process's Voyager: its version and where it is installed (a server answers only a client of its own build)."""
     import voyager_sessions
 
     return [voyager_sessions.__version__, os.path.dirname(os.path.abspath(voyager_sessions.__file__))]

@@ -122,7 +122,6 @@ class ReaderPool:
         self.size = size
         self._idle: queue.LifoQueue[_Pooled] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(size)
-        self._closed = False
         self._lock = threading.Lock()
         self._all: set[_Pooled] = set()
 

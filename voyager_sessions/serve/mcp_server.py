@@ -46,9 +46,11 @@ class Runner:
         """The JSON document command ``cmd`` prints with ``params`` (``--json`` implied); UserError on failure."""
         from voyager_sessions import commands
 
+        from voyager_sessions.serve import client
+
         params = {**params, "as_json": True}
         try:
-            checked = commands.validate(cmd, _jsonable(params))
+            checked = commands.validate(cmd, client.jsonable(params))
         except ValueError as exc:
             raise UserError(str(exc)) from None
         code, out, err = self._run(cmd, checked)
@@ -63,7 +65,7 @@ class Runner:
         from voyager_sessions.serve import client, protocol
 
         if not os.environ.get(client.NO_SERVER_VAR):
-            request = client.base_request(cmd, str(self.data_dir), _jsonable(params))
+            request = client.base_request(cmd, str(self.data_dir), client.jsonable(params))
             request["tty"] = [False, False]
             request["stdout"] = ["utf-8", "strict"]
             request["origin"] = "mcp"  # not the person's last search (voyager resume -)
@@ -75,10 +77,6 @@ class Runner:
         capture = Capture()
         code = commands.run_captured(cmd, params, Invocation(capture, self.data_dir, remember=False))
         return code, capture.stdout_bytes(), capture.stderr_text()
-
-
-def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
 def build(runner: Runner | None = None) -> Any:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from voyager_sessions.paths import DataDir
-from voyager_sessions.serve import protocol
+from voyager_sessions.serve import client, protocol
 from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
 
 #: Connections served at once; one more is told the server is busy (its client runs the command itself).
@@ -81,7 +81,7 @@ class Server:
         self._inflight: set[_Connection] = set()
         self._active = 0
         self.started = time.time()
-        self._build = _build()
+        self._build = client.build_id()
         self._code_checked = 0.0
         self._code_changed: str | None = None
         self.counts = {"requests": 0, "answered": 0, "fallbacks": 0, "errors": 0}
@@ -392,12 +392,6 @@ class Server:
             theirs = {k: v for k, v in client_env.items() if isinstance(k, str) and isinstance(v, str)}
             doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs))
         return doc
-
-
-def _build() -> list[str]:
-    import voyager_sessions
-
-    return [voyager_sessions.__version__, os.path.dirname(os.path.abspath(voyager_sessions.__file__))]
 
 
 def peer_uid(sock: socket.socket) -> int | None:
