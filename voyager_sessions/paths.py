@@ -276,10 +276,6 @@ def agent_variables() -> list[str]:
     return sorted(homes | set(AGENT_EXTRA_VARIABLES))
 
 
-
-
-
-
 #: VS Code and the forks whose user dirs extensions keep their data in, by the app's folder name.
 VSCODE_APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium", "Cursor")
 

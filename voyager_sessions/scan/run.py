@@ -207,9 +207,10 @@ class Scan:
         self.store.close()
         return self.summary
 
-    def _read_all(self, plan: list[tuple[Source, Why]], done: int, total: int) -> None:
+    def _read_all(self, plan: list[tuple[Source, Why]], before: int, total: int) -> None:
+        """Read ``plan``'s sources in order; ``before`` were read by an earlier plan of this scan (for progress)."""
         commit_every = _commit_every()
-        for done, (source, why, cursor, items) in enumerate(self._reads(plan), start=done + 1):
+        for done, (source, why, cursor, items) in enumerate(self._reads(plan), start=before + 1):
             self._read(source, why, self.known.get(source.path), cursor, items)
             if self.uncommitted_events >= commit_every:
                 self._commit()
