@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from voyager_sessions.errors import Busy
-from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.paths import DataDir, ensure_private_dir, open_private
 
 
 class ScanBusy(Busy):
@@ -31,7 +31,7 @@ def writer_lock(data_dir: Path, *, wait: float = 0.0) -> Iterator[None]:
     """Hold the one-writer lock of ``data_dir`` (an fcntl lock on ``scan.lock``), waiting up to ``wait`` s."""
     ensure_private_dir(data_dir)
     path = DataDir(data_dir).lock
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(path, os.O_RDWR | os.O_CREAT)
     deadline = time.monotonic() + max(0.0, wait)
     try:
         while True:

@@ -101,6 +101,22 @@ class DataDir:
         return (self.index / "meta.json").exists() and self.state_db.exists()
 
 
+def open_private(path: Path, flags: int) -> int:
+    """A descriptor of one of the data dir's own files (created 0600 when ``flags`` say ``O_CREAT``).
+
+    A file that cannot be opened (a directory in its place, a read-only or full disk) is a
+    one-line error naming it, never an internal error: it is the data dir, not a bug.
+    """
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError as exc:
+        from voyager_sessions.errors import DiskFull, UserError, no_space
+
+        if no_space(exc):
+            raise DiskFull.at(path) from None
+        raise UserError(f"cannot open {path}: {exc.strerror or exc}") from None
+
+
 #: Below this much free space a write error is taken for a full disk (a WAL frame, a page of
 #: ``-shm``, a segment's first block and the filesystem's own metadata need more than that).
 LOW_SPACE_BYTES = 1 << 20

@@ -175,6 +175,14 @@ def test_second_scan_while_one_runs_exits_3(home, run):
         assert run("search", "--no-refresh", "数据库").exit_code in (1, 2)
 
 
+def test_a_scan_lock_that_cannot_be_opened_is_one_line(home, run):
+    lock = DataDir(data_dir()).lock
+    lock.parent.mkdir(mode=0o700)
+    lock.mkdir()  # a directory where the lock file belongs
+    res = run("scan")
+    assert res.exit_code == 2 and res.stderr == f"voyager: cannot open {lock}: Is a directory\n"
+
+
 def test_scan_exits_1_when_nothing_could_be_read(home, run):
     bad = home / ".claude" / "projects" / "-x" / "bad.jsonl"
     bad.parent.mkdir(parents=True)

@@ -217,6 +217,24 @@ def test_something_else_at_the_socket_path_is_not_removed(tmp_path):
     assert path.read_text() == "mine"
 
 
+def test_a_directory_in_place_of_its_lock_or_log_is_one_line(tmp_path):
+    env = make_env(tmp_path)
+    ddir = DataDir(env["VOYAGER_HOME"])
+    ddir.root.mkdir(mode=0o700)
+    for path, argv in ((ddir.serve_lock, ("serve",)), (ddir.serve_lock, ("serve", "--detach")),
+                       (ddir.serve_log, ("serve", "--detach"))):
+        if path.is_file():
+            path.unlink()  # the log a failed --detach started
+        path.mkdir()
+        try:
+            got = cli(env, *argv)
+        finally:
+            path.rmdir()
+        assert got.code == 2 and got.err.count("\n") == 1, (argv, got)
+        assert f"cannot open {path}: " in got.err and "internal error" not in got.err, (argv, got)
+    assert cli(env, "serve", "status").code == 1  # nothing was left running
+
+
 def test_files_are_private(served):
     env, server = served
     ddir = server.ddir

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from voyager_sessions.errors import Busy, UserError
-from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.paths import DataDir, ensure_private_dir, open_private
 from voyager_sessions.serve import client, protocol
 
 #: Seconds ``--detach`` and ``stop`` wait for the server to come up or go away.
@@ -38,7 +38,7 @@ class AlreadyServing(Busy):
 def serve_lock(ddir: DataDir) -> Iterator[int]:
     """Hold ``serve.lock`` for the ``with`` block (this process is the data dir's server); AlreadyServing if not."""
     ensure_private_dir(ddir.root)
-    fd = os.open(ddir.serve_lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(ddir.serve_lock, os.O_RDWR | os.O_CREAT)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -184,7 +184,7 @@ def detach(ddir: DataDir, *, interval: float, verbose: bool) -> tuple[int, str]:
         raise AlreadyServing(f"a server is already running on {ddir.root} (pid {running if running > 0 else 'unknown'})")
     ensure_private_dir(ddir.root)
     log_path = ddir.serve_log
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log_fd = open_private(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     argv = [sys.executable, "-m", "voyager_sessions", "serve", "--interval", repr(interval)]
     if not verbose:
         argv.append("--quiet")
