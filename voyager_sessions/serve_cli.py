@@ -52,6 +52,7 @@ def serve_status(as_json: bool) -> None:
     """Whether a server runs for this data dir, and what it has done. Exit 1 when none runs."""
     import os
 
+    from voyager_sessions.model import SCHEMA_VERSION
     from voyager_sessions.serve import control
 
     ddir = DataDir(data_dir())
@@ -59,7 +60,8 @@ def serve_status(as_json: bool) -> None:
     if doc is None:
         pid = control.holder(ddir)
         if as_json:
-            emit_json({"running": False, "data_dir": str(ddir.root), "pid": pid if pid and pid > 0 else None})
+            emit_json({"schema_version": SCHEMA_VERSION, "running": False, "data_dir": str(ddir.root),
+                       "pid": pid if pid and pid > 0 else None})
         elif pid is not None:
             click.echo(f"voyager: a server (pid {pid if pid > 0 else 'unknown'}) holds {ddir.root} but does not "
                        "answer", err=True)
@@ -69,7 +71,7 @@ def serve_status(as_json: bool) -> None:
             click.echo(f"voyager: no server is running on {ddir.root}{stale}", err=True)
         sys.exit(EXIT_BUSY if pid is not None else EXIT_NONE)
     if as_json:
-        emit_json({"running": True, **doc})
+        emit_json({"schema_version": SCHEMA_VERSION, "running": True, **doc})
         return
     click.echo(f"serving {doc['data_dir']} (pid {doc['pid']}, up {_duration(doc['uptime_s'])}, "
                f"voyager {doc['version']}, protocol {doc['protocol']})")

@@ -319,7 +319,8 @@ def test_status_stop_and_detach(tmp_path):
     assert cli(env, "scan", "-q", server=False).code == 0
     none = cli(env, "serve", "status")
     assert none.code == 1 and none.err == f"voyager: no server is running on {env['VOYAGER_HOME']}\n"
-    assert json.loads(cli(env, "serve", "status", "--json").out)["running"] is False
+    assert json.loads(cli(env, "serve", "status", "--json").out) == {
+        "schema_version": 1, "running": False, "data_dir": env["VOYAGER_HOME"], "pid": None}
     assert cli(env, "serve", "stop").code == 1
     started = cli(env, "serve", "--detach", "--interval", "0.5")
     assert started.code == 0, started
@@ -327,6 +328,7 @@ def test_status_stop_and_detach(tmp_path):
     try:
         doc = json.loads(cli(env, "serve", "status", "--json").out)
         assert doc["running"] is True and doc["data_dir"] == env["VOYAGER_HOME"] and doc["env_differs"] == []
+        assert doc["schema_version"] == 1  # every --json document carries it (docs/json.md)
         text = cli(env, "serve", "status")
         assert text.code == 0 and text.out.startswith(f"serving {env['VOYAGER_HOME']} (pid {doc['pid']}".encode())
         other = cli({**env, "CODEX_HOME": "/elsewhere"}, "serve", "status")
