@@ -46,3 +46,13 @@ def test_watch_picks_up_an_appended_message(home, tmp_path):
             proc.send_signal(signal.SIGABRT)
             proc.wait(timeout=20)
             pytest.fail("watch ignored SIGINT for 20 s; its stacks:\n" + err.read_text(errors="replace")[-6000:])
+
+
+@pytest.mark.parametrize("command", ["watch", "serve"])
+@pytest.mark.parametrize("interval", ["nan", "inf", "1e10", "0.1"])
+def test_an_interval_that_is_no_number_of_seconds_is_a_usage_error(home, run, command, interval):
+    # nan passed click's range and made a busy loop; inf or past time_t killed the waiting thread (exit 4, or a
+    # server whose background rescans had silently stopped).
+    res = run(command, "--interval", interval)
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.startswith("voyager: Invalid value for '--interval'") and res.stderr.count("\n") == 1

@@ -57,6 +57,22 @@ LAZY_COMMANDS: dict[str, str] = {
 }
 
 
+class Interval(click.FloatRange):
+    """Seconds between rescans: at least 0.2, at most a day, and a number (click's ranges let ``nan`` through,
+    and a wait of ``inf`` or past the platform's ``time_t`` fails the waiting thread)."""
+
+    name = "seconds"
+
+    def __init__(self) -> None:
+        super().__init__(0.2, 86_400.0)
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        seconds = super().convert(value, param, ctx)
+        if seconds != seconds:  # nan
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return seconds
+
+
 class LazyGroup(click.Group):
     """The root group: lazy subcommands, and one-line errors with the documented exit codes."""
 
@@ -271,7 +287,7 @@ def doctor(as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--interval", type=click.FloatRange(0.2), default=2.0, show_default=True, help="Seconds between rescans.")
+@click.option("--interval", type=Interval(), default=2.0, show_default=True, help="Seconds between rescans.")
 @click.option("-q", "--quiet", is_flag=True)
 def watch(interval: float, quiet: bool) -> None:
     """Keep the index fresh: rescan incrementally every --interval seconds until interrupted."""

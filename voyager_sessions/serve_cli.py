@@ -11,12 +11,13 @@ import time
 
 import click
 
+from voyager_sessions.cli import Interval
 from voyager_sessions.cmdutil import EXIT_BUSY, EXIT_NONE, data_dir, emit_json
 from voyager_sessions.paths import DataDir
 
 
 @click.group(invoke_without_command=True)
-@click.option("--interval", type=click.FloatRange(0.2), default=5.0, show_default=True,
+@click.option("--interval", type=Interval(), default=5.0, show_default=True,
               help="Seconds between background rescans (a search still refreshes first).")
 @click.option("--detach", is_flag=True, help="Run in the background; its log goes to serve.log in the data dir.")
 @click.option("-q", "--quiet", is_flag=True, help="Log only errors.")
