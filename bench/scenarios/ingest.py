@@ -83,7 +83,11 @@ def _write_source(ctx: Context, provider: str) -> tuple[ProviderHomes, Path, App
     return homes, db, appender
 
 
-def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
+def needle_checks(key: str, data_dir: Path, when: str = "") -> list[Check]:
+    """One check per planted needle (``corpus.INGEST_NEEDLES``): found exactly once in ``data_dir``, as its kind.
+
+    ``when`` ends each check's name (" after 3 appends"), for a scenario that checks them again later.
+    """
     from voyager_sessions.api import search
     from voyager_sessions.search.engine import SearchOptions
 
@@ -92,7 +96,7 @@ def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
         res = search(data_dir, token, SearchOptions(limit=10))
         kinds = [h.kind for h in res.hits]
         ok = res.total == 1 and kinds == [kind]
-        checks.append(Check(name=f"{provider}: '{token}' found once as {kind}", ok=ok,
+        checks.append(Check(name=f"{key}: '{token}' found once as {kind}{when}", ok=ok,
                             detail=None if ok else f"total={res.total} kinds={kinds}"))
     return checks
 
@@ -173,7 +177,7 @@ def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: 
                             detail=None if ok else f"events={run.events} failed={run.failed}"))
     if run.skipped:
         res.notes.append(f"{key}: the scan reported {run.skipped} skipped piece(s)")
-    res.checks += _needle_checks(key, dirs[-1])
+    res.checks += needle_checks(key, dirs[-1])
     return dirs[-1]
 
 

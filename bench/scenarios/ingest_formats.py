@@ -41,6 +41,7 @@ from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
 from bench.model import Check, Metric, Reference, ScenarioResult, Target
+from bench.scenarios.ingest import needle_checks
 from bench.util import ProviderHomes, file_bytes, mb, ms, run_child
 
 #: key -> (provider, table label). The first is the reference the others are compared with.
@@ -113,20 +114,6 @@ def _write(ctx: Context, key: str, conv: synth.Conversation, messages: int) -> W
     return Written(key, provider, label, env, [path, manifest], rewrite)
 
 
-def _needle_checks(key: str, data_dir: Path, when: str = "") -> list[Check]:
-    from voyager_sessions.api import search
-    from voyager_sessions.search.engine import SearchOptions
-
-    checks = []
-    for token, kind in corpus.INGEST_NEEDLES:
-        res = search(data_dir, token, SearchOptions(limit=10))
-        kinds = [h.kind for h in res.hits]
-        ok = res.total == 1 and kinds == [kind]
-        checks.append(Check(name=f"{key}: '{token}' found once as {kind}{when}", ok=ok,
-                            detail=None if ok else f"total={res.total} kinds={kinds}"))
-    return checks
-
-
 def _index_events(data_dir: Path) -> int:
     from voyager_sessions.api import reader
 
@@ -162,7 +149,7 @@ def _full_index(ctx: Context, res: ScenarioResult, w: Written, expected: int) ->
     res.checks.append(Check(name=f"{w.key}: the full scan indexed the conversation's {expected:,} events", ok=ok,
                             detail=None if ok else f"events={[r.events for r in runs]} sessions={run.sessions} "
                                                    f"failed={run.failed} skipped={run.skipped}"))
-    res.checks += _needle_checks(w.key, dirs[-1])
+    res.checks += needle_checks(w.key, dirs[-1])
     return dirs[-1]
 
 
@@ -207,7 +194,7 @@ def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv
                                 detail=None if ok else f"total={found.total} kinds={kinds} index={held} "
                                                        f"expected={expected} added={summary.events_added} "
                                                        f"removed={summary.events_removed}"))
-    res.checks += _needle_checks(w.key, data_dir, when=f" after {ctx.sizes.append_rounds} appends")
+    res.checks += needle_checks(w.key, data_dir, when=f" after {ctx.sizes.append_rounds} appends")
     g = w.label
     total = [a + b for a, b in zip(refresh, query, strict=True)]
     res.metrics += [
