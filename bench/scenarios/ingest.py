@@ -153,13 +153,9 @@ def _memory_metrics(run: IngestRun, g: str) -> list[Metric]:
     return metrics
 
 
-def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
-             label: str, workers: int | None = None) -> Path:
-    """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
-    size = file_bytes(source)
-    run, runs, dirs = _scans(ctx, key, [provider], homes, workers, ctx.sizes.ingest_runs)
-    g = f"{label}, {_workers_label(run, workers)}"
-    res.metrics += [
+def full_scan_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, memory: list[Metric]) -> list[Metric]:
+    """The rows of a full scan of ``size`` source bytes: the median ``run``'s, its ``memory`` rows, the best of ``runs``."""
+    metrics = [
         Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
         Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
                target=Target(op=">=", value=20_000)),
@@ -167,11 +163,21 @@ def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: 
         Metric(name="events", value=run.events, unit="", group=g),
         Metric(name="source size", value=mb(size), unit="MB", group=g),
         Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
-        *_memory_metrics(run, g),
+        *memory,
     ]
     if len(runs) > 1:
-        res.metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
-                                  group=g))
+        metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
+                              group=g))
+    return metrics
+
+
+def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
+             label: str, workers: int | None = None) -> Path:
+    """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
+    size = file_bytes(source)
+    run, runs, dirs = _scans(ctx, key, [provider], homes, workers, ctx.sizes.ingest_runs)
+    g = f"{label}, {_workers_label(run, workers)}"
+    res.metrics += full_scan_metrics(run, runs, size, g, _memory_metrics(run, g))
     ok = run.failed == 0 and run.events > 0
     res.checks.append(Check(name=f"{key} ({_workers_label(run, workers)}): scan read the session", ok=ok,
                             detail=None if ok else f"events={run.events} failed={run.failed}"))

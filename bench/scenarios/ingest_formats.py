@@ -41,7 +41,7 @@ from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
 from bench.model import Check, Metric, Reference, ScenarioResult, Target
-from bench.scenarios.ingest import needle_checks
+from bench.scenarios.ingest import full_scan_metrics, needle_checks
 from bench.util import ProviderHomes, file_bytes, mb, ms, run_child
 
 #: key -> (provider, table label). The first is the reference the others are compared with.
@@ -131,20 +131,11 @@ def _full_index(ctx: Context, res: ScenarioResult, w: Written, expected: int) ->
         runs.append(msgspec.json.decode(out, type=IngestRun))
     run = sorted(runs, key=lambda x: x.seconds)[len(runs) // 2]
     g = w.label
-    res.metrics += [
-        Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
-        Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
-               target=Target(op=">=", value=20_000)),
-        Metric(name="source MB/s", value=round(mb(size) / run.seconds, 1), unit="MB/s", group=g),
-        Metric(name="events", value=run.events, unit="", group=g),
-        Metric(name="source size", value=mb(size), unit="MB", group=g),
-        Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
+    # The writer's own memory, named alike whether or not the scan started workers: `_compare` matches "peak RSS".
+    res.metrics += full_scan_metrics(run, runs, size, g, [
         Metric(name="peak RSS", value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g),
         Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g),
-    ]
-    if len(runs) > 1:
-        res.metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
-                                  group=g))
+    ])
     ok = run.failed == 0 and not run.skipped and run.sessions == 1 and all(r.events == expected for r in runs)
     res.checks.append(Check(name=f"{w.key}: the full scan indexed the conversation's {expected:,} events", ok=ok,
                             detail=None if ok else f"events={[r.events for r in runs]} sessions={run.sessions} "
