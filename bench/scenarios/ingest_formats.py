@@ -40,9 +40,9 @@ from synth import cline as synth_cline
 from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
-from bench.model import Check, Metric, Reference, ScenarioResult, Target
-from bench.scenarios.ingest import full_scan_metrics, needle_checks
-from bench.util import ProviderHomes, file_bytes, mb, ms, run_child
+from bench.model import Check, Metric, Reference, ScenarioResult
+from bench.scenarios.ingest import full_scan_metrics, needle_checks, refresh_metrics
+from bench.util import ProviderHomes, file_bytes, mb, run_child
 
 #: key -> (provider, table label). The first is the reference the others are compared with.
 FORMATS: dict[str, tuple[str, str]] = {
@@ -187,13 +187,8 @@ def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv
                                                        f"removed={summary.events_removed}"))
     res.checks += needle_checks(w.key, data_dir, when=f" after {ctx.sizes.append_rounds} appends")
     g = w.label
-    total = [a + b for a, b in zip(refresh, query, strict=True)]
     res.metrics += [
-        Metric(name="append: refresh + search", value=ms(statistics.median(total)), unit="ms", group=g,
-               target=Target(op="<=", value=60)),
-        Metric(name="append: refresh (scan)", value=ms(statistics.median(refresh)), unit="ms", group=g),
-        Metric(name="append: search after refresh", value=ms(statistics.median(query)), unit="ms", group=g),
-        Metric(name="append: refresh + search, worst", value=ms(max(total)), unit="ms", group=g),
+        *refresh_metrics(refresh, query, g, prefix="append: "),
         Metric(name="append: events indexed", value=statistics.median(added), unit="", group=g),
         Metric(name="append: events removed", value=statistics.median(removed), unit="", group=g),
     ]
