@@ -6,7 +6,7 @@ epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join 
 blocks, render a command readably, build a resume command with every word quoted
 (``resume_in``), accumulate what is known about the session as records stream past
 (``SessionFacts``, small enough to live in a ``Cursor``), number events
-(``EventCounter``), read side files once per change rather than once per source
+(``EventCounter``; ``SessionEvents`` for a session mapped whole), read side files once per change rather than once per source
 (``cached_by_stat``), count records of kinds the adapter does not know so that a format
 change is reported, never silent (``UnknownRecords``), the read loop of an
 append-only JSONL session (``JsonlSessionRead``), and what a whole re-read of a session
@@ -265,6 +265,34 @@ class EventCounter:
         event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
         self.seq += 1
         return event
+
+
+class SessionEvents:
+    """One session's events as its messages are mapped, for an adapter that reads a whole session at once.
+
+    What such mappers share: events numbered from 0 (empty text dropped, see ``EventCounter``),
+    the tool each call id named (a result need not repeat it), and whether the session is a
+    subagent's, whose prompts are the parent agent's (origin ``provider``), not a person's.
+    """
+
+    def __init__(self, sid: str, subagent: bool, unknown: UnknownRecords) -> None:
+        self.counter = EventCounter(sid, 0)
+        self.subagent = subagent
+        self.unknown = unknown
+        self.tools: dict[str, str | None] = {}
+
+    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
+        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+            yield ev
+
+    def text(self, role: Any, text: str | None, ts: float | None, *, meta: bool = False) -> Iterator[Event]:
+        """A message's text: ``meta`` (context the person never typed) as meta, else a prompt or the reply."""
+        if meta:
+            yield from self.emit("meta", "provider", text, ts)
+        elif role == "user":
+            yield from self.emit("user", "provider" if self.subagent else "human", text, ts)
+        else:
+            yield from self.emit("assistant", "agent", text, ts)
 
 
 class ReadProgress:

@@ -47,7 +47,7 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
+    SessionEvents,
     UnknownRecords,
     as_dict,
     cached_by_stat,
@@ -135,18 +135,8 @@ def resume_command(native: str, project: str | None, data_dir: str | None) -> st
     return None
 
 
-class _Mapper:
+class _Mapper(SessionEvents):
     """Turns one session's messages into events."""
-
-    def __init__(self, sid: str, subagent: bool, unknown: UnknownRecords) -> None:
-        self.counter = EventCounter(sid, 0)
-        self.subagent = subagent
-        self.unknown = unknown
-        self.tools: dict[str, str | None] = {}
-
-    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
-            yield ev
 
     def message(self, role: Any, parts: list[Any], summary: bool, ts: float | None) -> Iterator[Event]:
         if role not in ("user", "assistant", "tool", "system"):
@@ -156,13 +146,7 @@ class _Mapper:
             part = as_dict(part)
             ptype, data = part.get("type"), as_dict(part.get("data"))
             if ptype == "text":
-                text = str_or_none(data.get("text"))
-                if summary or role == "system":
-                    yield from self.emit("meta", "provider", text, ts)
-                elif role == "user":
-                    yield from self.emit("user", "provider" if self.subagent else "human", text, ts)
-                else:
-                    yield from self.emit("assistant", "agent", text, ts)
+                yield from self.text(role, str_or_none(data.get("text")), ts, meta=summary or role == "system")
             elif ptype == "reasoning":
                 yield from self.emit("reasoning", "agent", str_or_none(data.get("thinking")), ts)
             elif ptype == "tool_call":

@@ -40,7 +40,7 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
+    SessionEvents,
     SessionFacts,
     UnknownRecords,
     as_dict,
@@ -117,18 +117,8 @@ def _content_text(blocks: Any) -> str:
     return "\n".join(parts)
 
 
-class _Message:
+class _Message(SessionEvents):
     """Maps one message's content blocks to events; one instance per session (it remembers tool names)."""
-
-    def __init__(self, sid: str, subagent: bool, unknown: UnknownRecords) -> None:
-        self.counter = EventCounter(sid, 0)
-        self.subagent = subagent
-        self.unknown = unknown
-        self.tools: dict[str, str | None] = {}
-
-    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
-            yield ev
 
     def events(self, role: Any, content: Any, visible: bool, ts: float | None) -> Iterator[Event]:
         if role not in ("user", "assistant"):
@@ -138,13 +128,7 @@ class _Message:
             block = as_dict(block)
             btype = block.get("type")
             if btype == "text":
-                text = str_or_none(block.get("text"))
-                if not visible:
-                    yield from self.emit("meta", "provider", text, ts)
-                elif role == "user":
-                    yield from self.emit("user", "provider" if self.subagent else "human", text, ts)
-                else:
-                    yield from self.emit("assistant", "agent", text, ts)
+                yield from self.text(role, str_or_none(block.get("text")), ts, meta=not visible)
             elif btype == "thinking":
                 yield from self.emit("reasoning", "agent", str_or_none(block.get("thinking")), ts)
             elif btype in ("toolRequest", "frontendToolRequest"):
