@@ -83,7 +83,11 @@ def _write_source(ctx: Context, provider: str) -> tuple[ProviderHomes, Path, App
     return homes, db, appender
 
 
-def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
+def needle_checks(key: str, data_dir: Path, when: str = "") -> list[Check]:
+    """One check per planted needle (``corpus.INGEST_NEEDLES``): found exactly once in ``data_dir``, as its kind.
+
+    ``when`` ends each check's name (" after 3 appends"), for a scenario that checks them again later.
+    """
     from voyager_sessions.api import search
     from voyager_sessions.search.engine import SearchOptions
 
@@ -92,7 +96,7 @@ def _needle_checks(provider: str, data_dir: Path) -> list[Check]:
         res = search(data_dir, token, SearchOptions(limit=10))
         kinds = [h.kind for h in res.hits]
         ok = res.total == 1 and kinds == [kind]
-        checks.append(Check(name=f"{provider}: '{token}' found once as {kind}", ok=ok,
+        checks.append(Check(name=f"{key}: '{token}' found once as {kind}{when}", ok=ok,
                             detail=None if ok else f"total={res.total} kinds={kinds}"))
     return checks
 
@@ -149,13 +153,9 @@ def _memory_metrics(run: IngestRun, g: str) -> list[Metric]:
     return metrics
 
 
-def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
-             label: str, workers: int | None = None) -> Path:
-    """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
-    size = file_bytes(source)
-    run, runs, dirs = _scans(ctx, key, [provider], homes, workers, ctx.sizes.ingest_runs)
-    g = f"{label}, {_workers_label(run, workers)}"
-    res.metrics += [
+def full_scan_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, memory: list[Metric]) -> list[Metric]:
+    """The rows of a full scan of ``size`` source bytes: the median ``run``'s, its ``memory`` rows, the best of ``runs``."""
+    metrics = [
         Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
         Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
                target=Target(op=">=", value=20_000)),
@@ -163,18 +163,40 @@ def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: 
         Metric(name="events", value=run.events, unit="", group=g),
         Metric(name="source size", value=mb(size), unit="MB", group=g),
         Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
-        *_memory_metrics(run, g),
+        *memory,
     ]
     if len(runs) > 1:
-        res.metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
-                                  group=g))
+        metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
+                              group=g))
+    return metrics
+
+
+def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
+             label: str, workers: int | None = None) -> Path:
+    """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
+    size = file_bytes(source)
+    run, runs, dirs = _scans(ctx, key, [provider], homes, workers, ctx.sizes.ingest_runs)
+    g = f"{label}, {_workers_label(run, workers)}"
+    res.metrics += full_scan_metrics(run, runs, size, g, _memory_metrics(run, g))
     ok = run.failed == 0 and run.events > 0
     res.checks.append(Check(name=f"{key} ({_workers_label(run, workers)}): scan read the session", ok=ok,
                             detail=None if ok else f"events={run.events} failed={run.failed}"))
     if run.skipped:
         res.notes.append(f"{key}: the scan reported {run.skipped} skipped piece(s)")
-    res.checks += _needle_checks(key, dirs[-1])
+    res.checks += needle_checks(key, dirs[-1])
     return dirs[-1]
+
+
+def refresh_metrics(refresh: list[float], query: list[float], g: str, prefix: str = "") -> list[Metric]:
+    """The rows of rounds of an append's refresh (scan) then search, seconds each: medians and the worst round."""
+    total = [a + b for a, b in zip(refresh, query, strict=True)]
+    return [
+        Metric(name=f"{prefix}refresh + search", value=ms(statistics.median(total)), unit="ms", group=g,
+               target=Target(op="<=", value=60)),
+        Metric(name=f"{prefix}refresh (scan)", value=ms(statistics.median(refresh)), unit="ms", group=g),
+        Metric(name=f"{prefix}search after refresh", value=ms(statistics.median(query)), unit="ms", group=g),
+        Metric(name=f"{prefix}refresh + search, worst", value=ms(max(total)), unit="ms", group=g),
+    ]
 
 
 def ingest_5000(ctx: Context) -> ScenarioResult:
@@ -236,13 +258,8 @@ def append_one(ctx: Context) -> ScenarioResult:
             res.checks.append(Check(name=f"{provider}: appended message {ing.appended} found once, as {want}", ok=ok,
                                     detail=None if ok else f"total={found.total} kinds={kinds} scan={how[-1]}"))
         g = FORMAT_LABEL[provider]
-        total = [a + b for a, b in zip(refresh, query, strict=True)]
         res.metrics += [
-            Metric(name="refresh + search", value=ms(statistics.median(total)), unit="ms", group=g,
-                   target=Target(op="<=", value=60)),
-            Metric(name="refresh (scan)", value=ms(statistics.median(refresh)), unit="ms", group=g),
-            Metric(name="search after refresh", value=ms(statistics.median(query)), unit="ms", group=g),
-            Metric(name="refresh + search, worst", value=ms(max(total)), unit="ms", group=g),
+            *refresh_metrics(refresh, query, g),
             Metric(name="events (re)indexed per append", value=statistics.median(reread), unit="", group=g),
         ]
         res.notes.append(f"{provider}: source classified as {', '.join(sorted(set(how)))}; "

@@ -40,8 +40,9 @@ from synth import cline as synth_cline
 from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
-from bench.model import Check, Metric, Reference, ScenarioResult, Target
-from bench.util import ProviderHomes, file_bytes, mb, ms, run_child
+from bench.model import Check, Metric, Reference, ScenarioResult
+from bench.scenarios.ingest import full_scan_metrics, needle_checks, refresh_metrics
+from bench.util import ProviderHomes, file_bytes, mb, run_child
 
 #: key -> (provider, table label). The first is the reference the others are compared with.
 FORMATS: dict[str, tuple[str, str]] = {
@@ -113,20 +114,6 @@ def _write(ctx: Context, key: str, conv: synth.Conversation, messages: int) -> W
     return Written(key, provider, label, env, [path, manifest], rewrite)
 
 
-def _needle_checks(key: str, data_dir: Path, when: str = "") -> list[Check]:
-    from voyager_sessions.api import search
-    from voyager_sessions.search.engine import SearchOptions
-
-    checks = []
-    for token, kind in corpus.INGEST_NEEDLES:
-        res = search(data_dir, token, SearchOptions(limit=10))
-        kinds = [h.kind for h in res.hits]
-        ok = res.total == 1 and kinds == [kind]
-        checks.append(Check(name=f"{key}: '{token}' found once as {kind}{when}", ok=ok,
-                            detail=None if ok else f"total={res.total} kinds={kinds}"))
-    return checks
-
-
 def _index_events(data_dir: Path) -> int:
     from voyager_sessions.api import reader
 
@@ -144,25 +131,16 @@ def _full_index(ctx: Context, res: ScenarioResult, w: Written, expected: int) ->
         runs.append(msgspec.json.decode(out, type=IngestRun))
     run = sorted(runs, key=lambda x: x.seconds)[len(runs) // 2]
     g = w.label
-    res.metrics += [
-        Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
-        Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
-               target=Target(op=">=", value=20_000)),
-        Metric(name="source MB/s", value=round(mb(size) / run.seconds, 1), unit="MB/s", group=g),
-        Metric(name="events", value=run.events, unit="", group=g),
-        Metric(name="source size", value=mb(size), unit="MB", group=g),
-        Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
+    # The writer's own memory, named alike whether or not the scan started workers: `_compare` matches "peak RSS".
+    res.metrics += full_scan_metrics(run, runs, size, g, [
         Metric(name="peak RSS", value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g),
         Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g),
-    ]
-    if len(runs) > 1:
-        res.metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
-                                  group=g))
+    ])
     ok = run.failed == 0 and not run.skipped and run.sessions == 1 and all(r.events == expected for r in runs)
     res.checks.append(Check(name=f"{w.key}: the full scan indexed the conversation's {expected:,} events", ok=ok,
                             detail=None if ok else f"events={[r.events for r in runs]} sessions={run.sessions} "
                                                    f"failed={run.failed} skipped={run.skipped}"))
-    res.checks += _needle_checks(w.key, dirs[-1])
+    res.checks += needle_checks(w.key, dirs[-1])
     return dirs[-1]
 
 
@@ -207,15 +185,10 @@ def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv
                                 detail=None if ok else f"total={found.total} kinds={kinds} index={held} "
                                                        f"expected={expected} added={summary.events_added} "
                                                        f"removed={summary.events_removed}"))
-    res.checks += _needle_checks(w.key, data_dir, when=f" after {ctx.sizes.append_rounds} appends")
+    res.checks += needle_checks(w.key, data_dir, when=f" after {ctx.sizes.append_rounds} appends")
     g = w.label
-    total = [a + b for a, b in zip(refresh, query, strict=True)]
     res.metrics += [
-        Metric(name="append: refresh + search", value=ms(statistics.median(total)), unit="ms", group=g,
-               target=Target(op="<=", value=60)),
-        Metric(name="append: refresh (scan)", value=ms(statistics.median(refresh)), unit="ms", group=g),
-        Metric(name="append: search after refresh", value=ms(statistics.median(query)), unit="ms", group=g),
-        Metric(name="append: refresh + search, worst", value=ms(max(total)), unit="ms", group=g),
+        *refresh_metrics(refresh, query, g, prefix="append: "),
         Metric(name="append: events indexed", value=statistics.median(added), unit="", group=g),
         Metric(name="append: events removed", value=statistics.median(removed), unit="", group=g),
     ]

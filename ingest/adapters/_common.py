@@ -6,10 +6,12 @@ epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join 
 blocks, render a command readably, build a resume command with every word quoted
 (``resume_in``), accumulate what is known about the session as records stream past
 (``SessionFacts``, small enough to live in a ``Cursor``), number events
-(``EventCounter``), read side files once per change rather than once per source
-(``cached_by_stat``), count records of kinds the adapter does not know so that a format
-change is reported, never silent (``UnknownRecords``), the read loop of an
-append-only JSONL session (``JsonlSessionRead``), and what a whole re-read of a session
+(``EventCounter``; ``SessionEvents`` for a session mapped whole), read side files
+once per change rather than once per source (``cached_by_stat``), count records
+of kinds the adapter does not know so that a format change is reported, never
+silent (``UnknownRecords``), the read loop of an append-only JSONL session
+(``JsonlSessionRead``), the read of a database holding many sessions
+(``read_database``), and what a whole re-read of a session
 rewritten in place must yield so that an added turn costs what it adds
 (``reread_delta``). Nothing here knows an agent's format.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sqlite3
 import sys
 import shlex
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +32,7 @@ import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Unchanged
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
+from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -267,6 +271,34 @@ class EventCounter:
         return event
 
 
+class SessionEvents:
+    """One session's events as its messages are mapped, for an adapter that reads a whole session at once.
+
+    What such mappers share: events numbered from 0 (empty text dropped, see ``EventCounter``),
+    the tool each call id named (a result need not repeat it), and whether the session is a
+    subagent's, whose prompts are the parent agent's (origin ``provider``), not a person's.
+    """
+
+    def __init__(self, sid: str, subagent: bool, unknown: UnknownRecords) -> None:
+        self.counter = EventCounter(sid, 0)
+        self.subagent = subagent
+        self.unknown = unknown
+        self.tools: dict[str, str | None] = {}
+
+    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
+        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+            yield ev
+
+    def text(self, role: Any, text: str | None, ts: float | None, *, meta: bool = False) -> Iterator[Event]:
+        """A message's text: ``meta`` (context the person never typed) as meta, else a prompt or the reply."""
+        if meta:
+            yield from self.emit("meta", "provider", text, ts)
+        elif role == "user":
+            yield from self.emit("user", "provider" if self.subagent else "human", text, ts)
+        else:
+            yield from self.emit("assistant", "agent", text, ts)
+
+
 class ReadProgress:
     """Tracks the last *complete* record and the seq/state that go with it, to build the final Cursor.
 
@@ -452,6 +484,38 @@ class JsonlSessionRead:
         cursor = self.progress.final(self.counter.session if self.counter else None)
         if cursor is not None:
             yield cursor
+
+
+#: What a read of a provider database does with it once open: the connection, its tables' columns and
+#: the per-session signatures (``SessionSignatures``) to check and record; it yields the sessions' items.
+DatabaseBody = Callable[[sqlite3.Connection, dict[str, frozenset[str]], SessionSignatures], Iterator[Item]]
+
+
+def read_database(path: str, label: str, required: dict[str, frozenset[str]], cursor: Cursor | None,
+                  body: DatabaseBody) -> Iterator[Item]:
+    """The read of a provider database that holds many sessions, the same for every such adapter.
+
+    The database is opened read-only as one snapshot (``open_store``: a fatal Notice when it
+    cannot be, or lacks the ``required`` tables); ``body`` yields the items, with the
+    signatures the last read left in ``cursor``; then comes the Cursor that carries this
+    read's. A database error part way (a corrupt page, a file cut short) ends the read with
+    one Notice and no Cursor, so the next scan reads it again. The connection is closed
+    however the read ends.
+    """
+    opened = open_store(path, label, required)
+    if isinstance(opened, Notice):
+        yield opened
+        return
+    conn, schema = opened
+    signatures = SessionSignatures(cursor)
+    try:
+        yield from body(conn, schema, signatures)
+    except sqlite3.DatabaseError as exc:
+        yield unreadable(path, exc)
+        return
+    finally:
+        conn.close()
+    yield signatures.cursor()
 
 
 class UnknownRecords:

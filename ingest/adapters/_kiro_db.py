@@ -23,12 +23,19 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, list_or_empty, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    epoch,
+    list_or_empty,
+    read_database,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER, SHELL_TOOLS, failed, tool_result
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
-from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
+from voyager_sessions.ingest.sqlite import SessionSignatures
 from voyager_sessions.model import Session, session_id
 
 TABLE = "conversations_v2"
@@ -46,23 +53,12 @@ def read_db(source: Source, cursor: Cursor | None, elsewhere: frozenset[str] = f
     ``elsewhere``: conversation ids the CLI also keeps as JSONL sessions. Those are read there
     (a CLI that moved to JSONL may carry its older conversations over), so not twice.
     """
-    path = source.path
-    opened = open_store(path, "kiro-cli", {})  # one snapshot while kiro-cli writes
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
-    signatures = SessionSignatures(cursor)
-    try:
+    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
         # No conversations_v2: a kiro-cli that has not chatted yet (the file is its auth store too).
         if has_conversations(schema):
-            yield from _conversations(conn, schema[TABLE], path, signatures, elsewhere)
-    except sqlite3.DatabaseError as exc:
-        yield unreadable(path, exc)
-        return
-    finally:
-        conn.close()
-    yield signatures.cursor()
+            yield from _conversations(conn, schema[TABLE], source.path, signatures, elsewhere)
+
+    return read_database(source.path, "kiro-cli", {}, cursor, body)  # one snapshot while kiro-cli writes
 
 
 def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, signatures: SessionSignatures,

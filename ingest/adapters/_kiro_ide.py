@@ -26,7 +26,7 @@ import binascii
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,25 @@ def unwrap(text: str) -> str:
     return m.group(1).strip() if m else text
 
 
+def _prompt(text: str) -> Draft:
+    """A human turn of either document: unwrapped, and a prompt or what the IDE injected."""
+    text = unwrap(text)
+    kind = prompt_kind(text)
+    return (kind, "human" if kind == "user" else "provider", text, {})  # type: ignore[return-value]
+
+
+def _events(source: Source, sid: str, messages: Any, name: str,
+            drafts: Callable[[list[Any], UnknownRecords], Iterator[Draft]]) -> Iterator[Item]:
+    """The events of a document's ``name`` list of messages, numbered, then a notice of what was not known."""
+    if not isinstance(messages, list):
+        yield Notice(source=source.path, reason=f"no {name} list in it; nothing to index")
+        return
+    unknown = UnknownRecords("Kiro IDE")
+    yield from number(EventCounter(sid, 0), drafts(messages, unknown))
+    if (notice := unknown.notice(source.path)) is not None:
+        yield notice
+
+
 def _index(path: Path) -> dict[str, dict[str, Any]]:
     """sessionId -> its entry in a workspace folder's ``sessions.json`` (a list), read once per change."""
     def load(p: str) -> dict[str, dict[str, Any]]:
@@ -110,14 +129,7 @@ def read_workspace_json(source: Source) -> Iterator[Item]:
                   model=str_or_none(doc.get("selectedModel")) or str_or_none(doc.get("modelId")),
                   started=epoch(epoch_text(entry.get("dateCreated"))) or epoch(epoch_text(doc.get("dateCreated"))),
                   updated=mtime, source=source.path)
-    unknown = UnknownRecords("Kiro IDE")
-    history = doc.get("history")
-    if not isinstance(history, list):
-        yield Notice(source=source.path, reason="no history list in it; nothing to index")
-        return
-    yield from number(EventCounter(sid, 0), _history(history, unknown))
-    if (notice := unknown.notice(source.path)) is not None:
-        yield notice
+    yield from _events(source, sid, doc.get("history"), "history", _history)
 
 
 def _history(history: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
@@ -129,9 +141,7 @@ def _history(history: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
         role = message.get("role")
         text = _text(message.get("content"), unknown)
         if role == "user":
-            text = unwrap(text)
-            kind = prompt_kind(text)
-            yield (kind, "human" if kind == "user" else "provider", text, {})  # type: ignore[misc]
+            yield _prompt(text)
         elif role == "assistant":
             if not text.strip():
                 # The model's words may be only in the prompt logs when the message is a stub.
@@ -204,14 +214,7 @@ def read_chat(source: Source) -> Iterator[Item]:
                   cwd=_workspace_hashes(path.parent.parent).get(path.parent.name),
                   model=str_or_none(meta.get("modelId")), started=epoch(meta.get("startTime")),
                   updated=epoch(meta.get("endTime")) or epoch(meta.get("startTime")), source=source.path)
-    chat = doc.get("chat")
-    if not isinstance(chat, list):
-        yield Notice(source=source.path, reason="no chat list in it; nothing to index")
-        return
-    unknown = UnknownRecords("Kiro IDE")
-    yield from number(EventCounter(sid, 0), _chat(chat, unknown))
-    if (notice := unknown.notice(source.path)) is not None:
-        yield notice
+    yield from _events(source, sid, doc.get("chat"), "chat", _chat)
 
 
 def _chat(chat: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
@@ -222,9 +225,7 @@ def _chat(chat: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
         role = message.get("role")
         text = _text(message.get("content"), unknown)
         if role == "human":
-            text = unwrap(text)
-            kind = prompt_kind(text)
-            yield (kind, "human" if kind == "user" else "provider", text, {})  # type: ignore[misc]
+            yield _prompt(text)
         elif role == "bot":
             yield ("assistant", "agent", text, {})
         elif role == "tool":

@@ -47,12 +47,13 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
+    SessionEvents,
     UnknownRecords,
     as_dict,
     cached_by_stat,
     epoch,
     int_or_none,
+    read_database,
     resume_in,
     str_or_none,
     tool_call_text,
@@ -60,14 +61,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
-from voyager_sessions.ingest.sqlite import (
-    SessionSignatures,
-    digest,
-    open_store,
-    probe_store,
-    sqlite_source,
-    unreadable,
-)
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "crush"
@@ -135,18 +129,8 @@ def resume_command(native: str, project: str | None, data_dir: str | None) -> st
     return None
 
 
-class _Mapper:
+class _Mapper(SessionEvents):
     """Turns one session's messages into events."""
-
-    def __init__(self, sid: str, subagent: bool, unknown: UnknownRecords) -> None:
-        self.counter = EventCounter(sid, 0)
-        self.subagent = subagent
-        self.unknown = unknown
-        self.tools: dict[str, str | None] = {}
-
-    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
-            yield ev
 
     def message(self, role: Any, parts: list[Any], summary: bool, ts: float | None) -> Iterator[Event]:
         if role not in ("user", "assistant", "tool", "system"):
@@ -156,13 +140,7 @@ class _Mapper:
             part = as_dict(part)
             ptype, data = part.get("type"), as_dict(part.get("data"))
             if ptype == "text":
-                text = str_or_none(data.get("text"))
-                if summary or role == "system":
-                    yield from self.emit("meta", "provider", text, ts)
-                elif role == "user":
-                    yield from self.emit("user", "provider" if self.subagent else "human", text, ts)
-                else:
-                    yield from self.emit("assistant", "agent", text, ts)
+                yield from self.text(role, str_or_none(data.get("text")), ts, meta=summary or role == "system")
             elif ptype == "reasoning":
                 yield from self.emit("reasoning", "agent", str_or_none(data.get("thinking")), ts)
             elif ptype == "tool_call":
@@ -222,63 +200,56 @@ def _project_of(db: str, env_dirs: list[Path]) -> str | None:
 
 
 def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Iterator[Item]:
-    opened = open_store(source.path, LABEL, _REQUIRED)
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
+    return read_database(source.path, LABEL, _REQUIRED, cursor,
+                         lambda conn, schema, signatures: _sessions(source.path, conn, schema, signatures, global_dirs))
+
+
+def _sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures,
+              global_dirs: list[Path]) -> Iterator[Item]:
     s_cols, m_cols = schema["sessions"], schema["messages"]
     picks = ", ".join(c if c in s_cols else f"NULL AS {c}" for c in _SESSION_COLS)
     m_picks = ", ".join(c if c in m_cols else f"NULL AS {c}" for c in _MESSAGE_COLS)
     order = "created_at, rowid" if "created_at" in m_cols else "rowid"
     upd = "updated_at" if "updated_at" in m_cols else "NULL"
-    project = _project_of(source.path, global_dirs)
-    signatures = SessionSignatures(cursor)
+    project = _project_of(path, global_dirs)
     unknown = UnknownRecords(LABEL)
-    try:
-        aggregates = {sid: list(rest) for sid, *rest in conn.execute(
-            f"SELECT session_id, count(*), max({upd}), sum({upd}), sum(length(parts)) FROM messages GROUP BY session_id")}
-        rows = conn.execute(f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id").fetchall()
-        for row in rows:
-            native = row["id"]
-            if not isinstance(native, str) or not native:
+    aggregates = {sid: list(rest) for sid, *rest in conn.execute(
+        f"SELECT session_id, count(*), max({upd}), sum({upd}), sum(length(parts)) FROM messages GROUP BY session_id")}
+    rows = conn.execute(f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id").fetchall()
+    for row in rows:
+        native = row["id"]
+        if not isinstance(native, str) or not native:
+            continue
+        parent = str_or_none(row["parent_session_id"])
+        if parent and native == f"title-{parent}":
+            continue  # the title side call: the first prompt again, and the title the session already has
+        signature = [digest(*tuple(row)), project, *aggregates.get(native, [0, None, None, None])]
+        if signatures.same(native, signature):
+            yield Unchanged(session=session_id(PROVIDER, native))
+            continue
+        meta = _session(path, row, project)
+        yield meta
+        mapper = _Mapper(meta.id, parent is not None, unknown)
+        for message in conn.execute(f"SELECT rowid AS rid, role, parts, {m_picks} FROM messages "
+                                    f"WHERE session_id = ? ORDER BY {order}", (native,)):
+            try:
+                parts = _decode(message["parts"]) if isinstance(message["parts"], (str, bytes)) else None
+            except (msgspec.DecodeError, RecursionError) as exc:
+                parts = exc
+            if not isinstance(parts, list):
+                reason = f"malformed JSON: {parts}" if isinstance(parts, Exception) else "parts is not a JSON list"
+                yield Notice(source=path, where=f"session {native}, message {message['rid']}",
+                             reason=f"{reason}; message skipped")
                 continue
-            parent = str_or_none(row["parent_session_id"])
-            if parent and native == f"title-{parent}":
-                continue  # the title side call: the first prompt again, and the title the session already has
-            signature = [digest(*tuple(row)), project, *aggregates.get(native, [0, None, None, None])]
-            if signatures.same(native, signature):
-                yield Unchanged(session=session_id(PROVIDER, native))
-                continue
-            meta = _session(source.path, row, project)
+            if message["model"] and meta.model is None:
+                meta = msgspec.structs.replace(meta, model=str(message["model"]))
+            yield from mapper.message(message["role"], parts, bool(message["is_summary_message"]),
+                                      epoch(message["created_at"]))
+        if meta.model is not None:
             yield meta
-            mapper = _Mapper(meta.id, parent is not None, unknown)
-            for message in conn.execute(f"SELECT rowid AS rid, role, parts, {m_picks} FROM messages "
-                                        f"WHERE session_id = ? ORDER BY {order}", (native,)):
-                try:
-                    parts = _decode(message["parts"]) if isinstance(message["parts"], (str, bytes)) else None
-                except (msgspec.DecodeError, RecursionError) as exc:
-                    parts = exc
-                if not isinstance(parts, list):
-                    reason = f"malformed JSON: {parts}" if isinstance(parts, Exception) else "parts is not a JSON list"
-                    yield Notice(source=source.path, where=f"session {native}, message {message['rid']}",
-                                 reason=f"{reason}; message skipped")
-                    continue
-                if message["model"] and meta.model is None:
-                    meta = msgspec.structs.replace(meta, model=str(message["model"]))
-                yield from mapper.message(message["role"], parts, bool(message["is_summary_message"]),
-                                          epoch(message["created_at"]))
-            if meta.model is not None:
-                yield meta
-            signatures.record(native, signature)
-    except sqlite3.DatabaseError as exc:
-        yield unreadable(source.path, exc)
-        return
-    finally:
-        conn.close()
-    if (notice := unknown.notice(source.path)) is not None:
+        signatures.record(native, signature)
+    if (notice := unknown.notice(path)) is not None:
         yield notice
-    yield signatures.cursor()
 
 
 def probe(path: str) -> str:

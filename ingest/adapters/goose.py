@@ -40,7 +40,7 @@ import msgspec
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
+    SessionEvents,
     SessionFacts,
     UnknownRecords,
     as_dict,
@@ -48,6 +48,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     parse_ts,
+    read_database,
     resume_in,
     str_or_none,
     tool_call_text,
@@ -55,15 +56,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import decode_json, read_records
-from voyager_sessions.ingest.sqlite import (
-    SessionSignatures,
-    connect_readonly,
-    digest,
-    open_store,
-    probe_store,
-    sqlite_source,
-    unreadable,
-)
+from voyager_sessions.ingest.sqlite import SessionSignatures, connect_readonly, digest, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "goose"
@@ -117,18 +110,8 @@ def _content_text(blocks: Any) -> str:
     return "\n".join(parts)
 
 
-class _Message:
+class _Message(SessionEvents):
     """Maps one message's content blocks to events; one instance per session (it remembers tool names)."""
-
-    def __init__(self, sid: str, subagent: bool, unknown: UnknownRecords) -> None:
-        self.counter = EventCounter(sid, 0)
-        self.subagent = subagent
-        self.unknown = unknown
-        self.tools: dict[str, str | None] = {}
-
-    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
-            yield ev
 
     def events(self, role: Any, content: Any, visible: bool, ts: float | None) -> Iterator[Event]:
         if role not in ("user", "assistant"):
@@ -138,13 +121,7 @@ class _Message:
             block = as_dict(block)
             btype = block.get("type")
             if btype == "text":
-                text = str_or_none(block.get("text"))
-                if not visible:
-                    yield from self.emit("meta", "provider", text, ts)
-                elif role == "user":
-                    yield from self.emit("user", "provider" if self.subagent else "human", text, ts)
-                else:
-                    yield from self.emit("assistant", "agent", text, ts)
+                yield from self.text(role, str_or_none(block.get("text")), ts, meta=not visible)
             elif btype == "thinking":
                 yield from self.emit("reasoning", "agent", str_or_none(block.get("thinking")), ts)
             elif btype in ("toolRequest", "frontendToolRequest"):
@@ -230,18 +207,18 @@ def _db_session(source: str, row: sqlite3.Row) -> Session:
 
 
 def _read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    opened = open_store(source.path, LABEL, _REQUIRED)
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
+    return read_database(source.path, LABEL, _REQUIRED, cursor,
+                         lambda conn, schema, signatures: _db_sessions(source.path, conn, schema, signatures))
+
+
+def _db_sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[str]],
+                 signatures: SessionSignatures) -> Iterator[Item]:
     s_cols, m_cols = schema["sessions"], schema["messages"]
     picks = ", ".join(c if c in s_cols else f"NULL AS {c}" for c in _SESSION_COLS)
     order = ", ".join(c for c in ("created_timestamp", "id") if c in m_cols) or "rowid"
     ts_col = "created_timestamp" if "created_timestamp" in m_cols else "NULL"
     meta_col = "metadata_json" if "metadata_json" in m_cols else "NULL"
     top = "max(id)" if "id" in m_cols else "max(rowid)"
-    signatures = SessionSignatures(cursor)
     unknown = UnknownRecords(LABEL)
     if "schema_version" in schema:
         try:
@@ -249,42 +226,35 @@ def _read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
             unknown.version = f"(sessions.db schema {version})" if version is not None else None
         except sqlite3.DatabaseError:
             pass
-    try:
-        aggregates = {sid: list(rest) for sid, *rest in conn.execute(
-            f"SELECT session_id, count(*), {top}, sum(length(content_json)), sum(length({meta_col})) "
-            "FROM messages GROUP BY session_id")}
-        sessions = conn.execute(f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id").fetchall()
-        for row in sessions:
-            native = row["id"]
-            if not isinstance(native, str) or not native:
+    aggregates = {sid: list(rest) for sid, *rest in conn.execute(
+        f"SELECT session_id, count(*), {top}, sum(length(content_json)), sum(length({meta_col})) "
+        "FROM messages GROUP BY session_id")}
+    sessions = conn.execute(f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id").fetchall()
+    for row in sessions:
+        native = row["id"]
+        if not isinstance(native, str) or not native:
+            continue
+        signature = [digest(*tuple(row)), *aggregates.get(native, [0, None, None, None])]
+        if signatures.same(native, signature):
+            yield Unchanged(session=session_id(PROVIDER, native))
+            continue
+        meta = _db_session(path, row)
+        yield meta
+        mapper = _Message(meta.id, row["session_type"] == "sub_agent" or meta.parent is not None, unknown)
+        for mid, role, content, metadata, created in conn.execute(
+                f"SELECT {'id' if 'id' in m_cols else 'rowid'}, role, content_json, {meta_col}, {ts_col} "
+                f"FROM messages WHERE session_id = ? ORDER BY {order}", (native,)):
+            try:
+                blocks = _loads(content)
+                visible = as_dict(_loads(metadata) if metadata else {}).get("userVisible") is not False
+            except ValueError as exc:
+                yield Notice(source=path, where=f"session {native}, message {mid}",
+                             reason=f"malformed JSON, message skipped: {exc}")
                 continue
-            signature = [digest(*tuple(row)), *aggregates.get(native, [0, None, None, None])]
-            if signatures.same(native, signature):
-                yield Unchanged(session=session_id(PROVIDER, native))
-                continue
-            meta = _db_session(source.path, row)
-            yield meta
-            mapper = _Message(meta.id, row["session_type"] == "sub_agent" or meta.parent is not None, unknown)
-            for mid, role, content, metadata, created in conn.execute(
-                    f"SELECT {'id' if 'id' in m_cols else 'rowid'}, role, content_json, {meta_col}, {ts_col} "
-                    f"FROM messages WHERE session_id = ? ORDER BY {order}", (native,)):
-                try:
-                    blocks = _loads(content)
-                    visible = as_dict(_loads(metadata) if metadata else {}).get("userVisible") is not False
-                except ValueError as exc:
-                    yield Notice(source=source.path, where=f"session {native}, message {mid}",
-                                 reason=f"malformed JSON, message skipped: {exc}")
-                    continue
-                yield from mapper.events(role, blocks, visible, epoch(created))
-            signatures.record(native, signature)
-    except sqlite3.DatabaseError as exc:
-        yield unreadable(source.path, exc)
-        return
-    finally:
-        conn.close()
-    if (notice := unknown.notice(source.path)) is not None:
+            yield from mapper.events(role, blocks, visible, epoch(created))
+        signatures.record(native, signature)
+    if (notice := unknown.notice(path)) is not None:
         yield notice
-    yield signatures.cursor()
 
 
 # ---------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     epoch,
     int_or_none,
+    read_database,
     resume_in,
     str_or_none,
 )
@@ -56,14 +57,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
-from voyager_sessions.ingest.sqlite import (
-    SessionSignatures,
-    digest,
-    open_store,
-    probe_store,
-    sqlite_source,
-    unreadable,
-)
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.model import Session, session_id
 
 PROVIDER = "grok"
@@ -224,21 +218,11 @@ def _inherited(summary: dict[str, Any], parent: str | None, folder: Path) -> int
 
 def read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     path = source.path
-    opened = open_store(path, "Grok grok.db", _DB_REQUIRED)
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
-    signatures = SessionSignatures(cursor)
-    try:
-        folders = _folder_ids(Path(path).parent / "sessions")
-        yield from _db_sessions(conn, schema, path, signatures, folders)
-    except sqlite3.DatabaseError as exc:
-        yield unreadable(path, exc)
-        return
-    finally:
-        conn.close()
-    yield signatures.cursor()
+
+    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+        yield from _db_sessions(conn, schema, path, signatures, _folder_ids(Path(path).parent / "sessions"))
+
+    return read_database(path, "Grok grok.db", _DB_REQUIRED, cursor, body)
 
 
 def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], path: str,

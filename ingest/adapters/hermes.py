@@ -49,19 +49,13 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     join_text,
+    read_database,
     resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import (
-    SessionSignatures,
-    digest,
-    open_store,
-    probe_store,
-    sqlite_source,
-    unreadable,
-)
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "hermes"
@@ -306,25 +300,14 @@ def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None) -> Session
 
 
 def _read_store(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    path = source.path
-    opened = open_store(path, "Hermes Agent", _REQUIRED)  # one snapshot for the whole read, while Hermes writes
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
-    try:
-        signatures = SessionSignatures(cursor)
-        try:
-            store = _Store(conn, schema, path)  # it reads schema_version: corruption can show here first
-            yield from _read_sessions(store, signatures)
-        except sqlite3.DatabaseError as exc:
-            yield unreadable(path, exc)
-            return
-        if (notice := store.unknown.notice(path)) is not None:
+    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+        store = _Store(conn, schema, source.path)  # it reads schema_version: corruption can show here first
+        yield from _read_sessions(store, signatures)
+        if (notice := store.unknown.notice(source.path)) is not None:
             yield notice
-        yield signatures.cursor()
-    finally:
-        conn.close()
+
+    # One snapshot for the whole read, while Hermes writes.
+    return read_database(source.path, "Hermes Agent", _REQUIRED, cursor, body)
 
 
 def _read_sessions(store: _Store, signatures: SessionSignatures) -> Iterator[Item]:

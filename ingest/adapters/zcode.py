@@ -35,7 +35,14 @@ from typing import Any, ClassVar
 import msgspec
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, int_or_none, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    epoch,
+    int_or_none,
+    read_database,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
@@ -43,10 +50,8 @@ from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
     digest,
     missing_tables,
-    open_store,
     read_schema,
     sqlite_source,
-    unreadable,
 )
 from voyager_sessions.model import Session, session_id
 
@@ -160,25 +165,13 @@ class _Db:
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    path = source.path
-    opened = open_store(path, "ZCode", _REQUIRED)  # one snapshot while ZCode writes
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
-    signatures = SessionSignatures(cursor)
-    try:
-        try:
-            db = _Db(conn, schema, path)
-            yield from _sessions(db, signatures)
-        except sqlite3.DatabaseError as exc:
-            yield unreadable(path, exc)
-            return
-        if (notice := db.unknown.notice(path)) is not None:
+    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+        db = _Db(conn, schema, source.path)
+        yield from _sessions(db, signatures)
+        if (notice := db.unknown.notice(source.path)) is not None:
             yield notice
-        yield signatures.cursor()
-    finally:
-        conn.close()
+
+    return read_database(source.path, "ZCode", _REQUIRED, cursor, body)  # one snapshot while ZCode writes
 
 
 def _sessions(db: _Db, signatures: SessionSignatures) -> Iterator[Item]:

@@ -39,12 +39,13 @@ from voyager_sessions.ingest.adapters._common import (
     as_dict,
     int_or_none,
     parse_ts,
+    read_database,
     str_or_none,
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, probe_store, sqlite_source, unreadable
+from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "zed"
@@ -243,53 +244,44 @@ def _session(source: str, row: sqlite3.Row, doc: dict[str, Any], cols: frozenset
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    opened = open_store(source.path, LABEL, _REQUIRED)
-    if isinstance(opened, Notice):
-        yield opened
-        return
-    conn, schema = opened
-    cols = schema["threads"]
+    return read_database(source.path, LABEL, _REQUIRED, cursor,
+                         lambda conn, schema, signatures: _threads(source.path, conn, schema["threads"], signatures))
+
+
+def _threads(path: str, conn: sqlite3.Connection, cols: frozenset[str], signatures: SessionSignatures) -> Iterator[Item]:
     extra = ", ".join(c if c in cols else f"NULL AS {c}" for c in _OPTIONAL)
-    signatures = SessionSignatures(cursor)
     unknown = UnknownRecords(LABEL)
     compressed_unread = 0
-    try:
-        rows = conn.execute(f"SELECT id, summary, updated_at, data_type, length(data) AS size, {extra} "
-                            "FROM threads ORDER BY updated_at, id").fetchall()
-        for row in rows:
-            native = row["id"]
-            if not isinstance(native, str) or not native:
-                continue
-            signature = [row["updated_at"], row["data_type"], row["size"], row["summary"], row["parent_id"],
-                         row["folder_paths"], row["folder_paths_order"], row["created_at"]]
-            if signatures.same(native, signature):
-                yield Unchanged(session=session_id(PROVIDER, native))
-                continue
-            if row["data_type"] == "zstd" and not zstd.available():
-                compressed_unread += 1
-                continue
-            data = conn.execute("SELECT data FROM threads WHERE id = ?", (native,)).fetchone()
-            doc = _decode(source.path, native, row["data_type"], data[0] if data else None)
-            if isinstance(doc, Notice):
-                yield doc
-                continue
-            meta = _session(source.path, row, doc, cols)
-            yield meta
-            yield from _Thread(meta.id, meta.parent is not None or bool(doc.get("subagent_context")),
-                               meta.updated, unknown).events(doc)
-            signatures.record(native, signature)
-    except sqlite3.DatabaseError as exc:
-        yield unreadable(source.path, exc)
-        return
-    finally:
-        conn.close()
-    if (notice := unknown.notice(source.path)) is not None:
+    rows = conn.execute(f"SELECT id, summary, updated_at, data_type, length(data) AS size, {extra} "
+                        "FROM threads ORDER BY updated_at, id").fetchall()
+    for row in rows:
+        native = row["id"]
+        if not isinstance(native, str) or not native:
+            continue
+        signature = [row["updated_at"], row["data_type"], row["size"], row["summary"], row["parent_id"],
+                     row["folder_paths"], row["folder_paths_order"], row["created_at"]]
+        if signatures.same(native, signature):
+            yield Unchanged(session=session_id(PROVIDER, native))
+            continue
+        if row["data_type"] == "zstd" and not zstd.available():
+            compressed_unread += 1
+            continue
+        data = conn.execute("SELECT data FROM threads WHERE id = ?", (native,)).fetchone()
+        doc = _decode(path, native, row["data_type"], data[0] if data else None)
+        if isinstance(doc, Notice):
+            yield doc
+            continue
+        meta = _session(path, row, doc, cols)
+        yield meta
+        yield from _Thread(meta.id, meta.parent is not None or bool(doc.get("subagent_context")),
+                           meta.updated, unknown).events(doc)
+        signatures.record(native, signature)
+    if (notice := unknown.notice(path)) is not None:
         yield notice
     if compressed_unread:
         # Fatal (the source is retried every scan until zstd is installed), after everything readable.
-        yield zstd.missing_notice(source.path, LABEL, fatal=True,
+        yield zstd.missing_notice(path, LABEL, fatal=True,
                                   detail=f"{compressed_unread} of {len(rows)} threads are zstd-compressed")
-    yield signatures.cursor()
 
 
 def probe(path: str) -> str:

@@ -111,10 +111,15 @@ def who(ev: Event, agent: str) -> str:
     return ev.kind.replace("_", " ").capitalize()
 
 
+def utc_text(stamp: str) -> str:
+    """An ISO UTC stamp (``2025-01-02T03:04:05Z``) as people read it: ``2025-01-02 03:04:05 UTC``."""
+    return stamp.replace("T", " ").replace("Z", " UTC")
+
+
 def when(ts: float | None) -> str:
     """An event's time as ``YYYY-MM-DD HH:MM:SS UTC`` (empty when unknown)."""
     stamp = iso(ts)
-    return stamp.replace("T", " ").replace("Z", " UTC") if stamp else ""
+    return utc_text(stamp) if stamp else ""
 
 
 def capped(text: str, *, lines: int = TOOL_LINES, chars: int = TOOL_CHARS) -> tuple[str, str | None]:
@@ -159,6 +164,10 @@ def failed(block: Block) -> bool:
     return any(r.is_error or (r.exit_code not in (None, 0)) for r in block.results)
 
 
+#: The facts whose values are ids, paths or a command: both renderers set them as code.
+CODE_FACTS = frozenset({"Session", "Directory", "Resume", "Parent session"})
+
+
 def facts(row: SessionRow, agent: str) -> list[tuple[str, str]]:
     """The session's facts, labelled, in reading order; only those the agent recorded."""
     by = {"user": "named by the user", "agent": f"named by {agent}", "prompt": "from the first prompt"}
@@ -171,7 +180,7 @@ def facts(row: SessionRow, agent: str) -> list[tuple[str, str]]:
             out.append((label, value))
     for label, stamp in (("Started", row.started), ("Updated", row.updated)):
         if stamp:
-            out.append((label, stamp.replace("T", " ").replace("Z", " UTC")))
+            out.append((label, utc_text(stamp)))
     out.append(("Events", str(row.events)))
     if row.resume:
         out.append(("Resume", row.resume))

@@ -15,6 +15,7 @@ import hashlib
 from html import escape
 
 from voyager_sessions.export.blocks import (
+    CODE_FACTS,
     Block,
     ExportDoc,
     blocks,
@@ -24,6 +25,7 @@ from voyager_sessions.export.blocks import (
     heading,
     outcome,
     tool_summary,
+    utc_text,
     when,
     who,
 )
@@ -113,14 +115,14 @@ def render(doc: ExportDoc) -> str:
            f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>", "<main>",
            f"<h1>{escape(title)}</h1>", '<dl class="facts">']
     for label, value in facts(row, doc.agent):
-        mono = ' class="mono"' if label in ("Session", "Directory", "Resume", "Parent session") else ""
+        mono = ' class="mono"' if label in CODE_FACTS else ""
         out.append(f"<dt>{escape(label)}</dt><dd{mono}>{escape(value, quote=True)}</dd>")
     out.append("</dl>")
     if doc.checkpoint is not None:
         out.append("<h2>Checkpoint</h2>")
         if doc.checkpoint.updated:
             out.append(f'<p class="meta">Saved with voyager checkpoint, updated '
-                       f'{escape(doc.checkpoint.updated.replace("T", " ").replace("Z", " UTC"))}</p>')
+                       f'{escape(utc_text(doc.checkpoint.updated))}</p>')
         short = [(label, value) for label, shape, value in doc.checkpoint.fields if shape == "line"]
         if short:
             out += ['<dl class="facts">', *(f"<dt>{escape(label)}</dt><dd>{_e(str(value))}</dd>" for label, value in short),
@@ -145,6 +147,6 @@ def render(doc: ExportDoc) -> str:
                 else _pre(ev.text, ev.seq, sid)
             out += [f'<details class="{block.kind}">', f"<summary>{_e(who(ev, agent))}{_time(ev.ts)}</summary>",
                     "<div>", *body, "</div>", "</details>"]
-    exported = f" on {escape(doc.exported.replace('T', ' ').replace('Z', ' UTC'))}" if doc.exported else ""
+    exported = f" on {escape(utc_text(doc.exported))}" if doc.exported else ""
     out += [f"<footer>Exported from {escape(agent)} by Voyager{exported}.</footer>", "</main>", "</body>", "</html>", ""]
     return "\n".join(out)

@@ -14,6 +14,7 @@ import html
 import re
 
 from voyager_sessions.export.blocks import (
+    CODE_FACTS,
     Block,
     ExportDoc,
     blocks,
@@ -23,6 +24,7 @@ from voyager_sessions.export.blocks import (
     heading,
     outcome,
     tool_summary,
+    utc_text,
     when,
     who,
 )
@@ -127,12 +129,12 @@ def render(doc: ExportDoc) -> str:
     sid = row.session_id
     out = [f"# {_inline(heading(row))}", "", "| | |", "| --- | --- |"]
     for label, value in facts(row, doc.agent):
-        out.append(f"| {label} | {_cell(value, code=label in ('Session', 'Directory', 'Resume', 'Parent session'))} |")
+        out.append(f"| {label} | {_cell(value, code=label in CODE_FACTS)} |")
     out.append("")
     if doc.checkpoint is not None:
         out += ["## Checkpoint", ""]
         if doc.checkpoint.updated:
-            out += [f"_Saved with `voyager checkpoint`, updated {when_iso(doc.checkpoint.updated)}._", ""]
+            out += [f"_Saved with `voyager checkpoint`, updated {utc_text(doc.checkpoint.updated)}._", ""]
         short = [(label, value) for label, shape, value in doc.checkpoint.fields if shape == "line"]
         if short:
             out += [*(f"- **{label}:** {_inline(printable(' '.join(str(value).split())))}" for label, value in short), ""]
@@ -155,12 +157,8 @@ def render(doc: ExportDoc) -> str:
             out += _tool(block, sid)
         else:
             out += _fold(f"{who(ev, agent)} · {when(ev.ts)}".rstrip(" ·"), _capped_fence(ev.text, ev.seq, sid, "text"))
-    out += ["---", "", f"_Exported from {agent} by Voyager{' on ' + when_iso(doc.exported) if doc.exported else ''}._", ""]
+    out += ["---", "", f"_Exported from {agent} by Voyager{' on ' + utc_text(doc.exported) if doc.exported else ''}._", ""]
     return "\n".join(out)
-
-
-def when_iso(stamp: str) -> str:
-    return stamp.replace("T", " ").replace("Z", " UTC")
 
 
 def _cell(value: str, *, code: bool) -> str:
