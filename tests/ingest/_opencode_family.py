@@ -20,11 +20,15 @@ from typing import Any
 
 import pytest
 
+from tests.ingest.test_captures import shared_dir
+
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "fixtures").is_dir()), ROOT.parent / "shared")
+# The one locator of the shared captures (beside the checkout, $VOYAGER_SHARED_DIR or /work/shared), so that
+# a clone anywhere runs these tests wherever the captures tests run.
+SHARED = shared_dir() or ROOT.parent / "shared"
 CAPTURES = SHARED / "fixtures" / "agents"
 
-needs_captures = pytest.mark.skipif(not CAPTURES.is_dir(), reason="../shared/fixtures/agents not present")
+needs_captures = pytest.mark.skipif(not CAPTURES.is_dir(), reason="shared/fixtures/agents not found beside the checkout")
 
 def install(name: str, home: Path) -> dict[str, Any]:
     """Copy capture ``name`` into ``home`` (writable, as the agent's own files are) and return its truth."""
