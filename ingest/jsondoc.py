@@ -19,7 +19,7 @@ from typing import Any
 
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
-from voyager_sessions.ingest.jsonl import BadLine, TooDeep, decode_line
+from voyager_sessions.ingest.jsonl import BadLine, TooDeep, decode_line, env_cap
 
 #: A JSON document larger than this is not read (named instead): no session file comes near it,
 #: and it is decoded in memory whole. ``VOYAGER_MAX_JSON_BYTES`` changes it.
@@ -75,10 +75,7 @@ def decode_document(data: bytes, name: str, notices: list[Notice] | None = None)
 
 
 def max_json_bytes() -> int:
-    try:
-        return max(1 << 16, int(os.environ.get("VOYAGER_MAX_JSON_BYTES", MAX_JSON_BYTES)))
-    except ValueError:
-        return MAX_JSON_BYTES
+    return env_cap("VOYAGER_MAX_JSON_BYTES", MAX_JSON_BYTES)
 
 
 def read_json(path: str | os.PathLike[str], *, fatal: bool = True, notices: list[Notice] | None = None) -> Any | Notice:

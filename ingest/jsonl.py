@@ -48,11 +48,17 @@ class TooDeep(BadLine):
     """JSON nested more deeply than the decoders can follow (``jsondoc`` flattens such a document)."""
 
 
-def max_line_bytes() -> int:
+def env_cap(var: str, default: int) -> int:
+    """A size cap in bytes: ``default``, or the environment variable ``var`` when set to a number
+    (at least 64 KiB: a cap set absurdly low would skip every session)."""
     try:
-        return max(1 << 16, int(os.environ.get("VOYAGER_MAX_LINE_BYTES", MAX_LINE_BYTES)))
+        return max(1 << 16, int(os.environ.get(var, default)))
     except ValueError:
-        return MAX_LINE_BYTES
+        return default
+
+
+def max_line_bytes() -> int:
+    return env_cap("VOYAGER_MAX_LINE_BYTES", MAX_LINE_BYTES)
 
 
 def decode_line(line: bytes) -> Any:

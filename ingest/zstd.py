@@ -21,21 +21,19 @@ cap ends the read with a notice, so a zstd bomb costs bounded time and memory.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
-from voyager_sessions.ingest.jsonl import max_line_bytes
+from voyager_sessions.ingest.jsondoc import max_json_bytes
+from voyager_sessions.ingest.jsonl import env_cap, max_line_bytes
 
 #: The largest window a frame may ask for (2**27 = 128 MiB, libzstd's default decoding limit).
 WINDOW_LOG_MAX = 27
 #: Decompressed bytes one file may produce before the read stops (``VOYAGER_MAX_ZSTD_BYTES``).
 MAX_STREAM_BYTES = 1 << 30
-#: Decompressed bytes one blob may produce (``VOYAGER_MAX_JSON_BYTES``: a blob is one JSON document).
-MAX_BLOB_BYTES = 256 << 20
 #: Compressed bytes handed to the decoder per call: with zstd's best ratio (an RLE block of
 #: 128 KiB from 4 bytes) one call yields at most ~16 MiB, whatever the input.
 _FEED = 1 << 9
@@ -105,19 +103,8 @@ def missing_notice(source: str, label: str, *, fatal: bool, detail: str = "") ->
                   fatal=fatal, transient=True)
 
 
-def _env_cap(var: str, default: int) -> int:
-    try:
-        return max(1 << 16, int(os.environ.get(var, default)))
-    except ValueError:
-        return default
-
-
 def max_stream_bytes() -> int:
-    return _env_cap("VOYAGER_MAX_ZSTD_BYTES", MAX_STREAM_BYTES)
-
-
-def max_blob_bytes() -> int:
-    return _env_cap("VOYAGER_MAX_JSON_BYTES", MAX_BLOB_BYTES)
+    return env_cap("VOYAGER_MAX_ZSTD_BYTES", MAX_STREAM_BYTES)
 
 
 class _Frames:
@@ -185,13 +172,14 @@ class _Frames:
 
 
 def decompress_blob(data: bytes, *, limit: int | None = None) -> bytes:
-    """The content of one zstd blob (one or more frames), at most ``limit`` bytes (default: the JSON cap).
+    """The content of one zstd blob (one or more frames), at most ``limit`` bytes (default: the JSON cap,
+    ``jsondoc.max_json_bytes``: a blob is one JSON document).
 
     Raises :class:`ZstdUnavailable` without an implementation and :class:`ZstdError` for
     data that is damaged, truncated or would inflate past the cap (it stops there: a bomb
     never gets the memory it asks for).
     """
-    cap = max_blob_bytes() if limit is None else limit
+    cap = max_json_bytes() if limit is None else limit
     frames = _Frames()
     out = bytearray()
     for piece in frames.feed(bytes(data)):
