@@ -64,13 +64,16 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
-def read_notice(path: str, exc: OSError, *, what: str = "read") -> Notice:
-    """The Notice for a file that could not be opened or read: vanished, not regular, or an OS error."""
+def read_notice(path: str, exc: OSError, *, what: str = "read", fatal: bool = True) -> Notice:
+    """The Notice for a file that could not be opened or read: vanished, not regular, or an OS error.
+
+    ``fatal``: the file is the source (a session file); False for one piece of a larger
+    source (an event file of a folder, a side file holding a title)."""
     if isinstance(exc, NotRegularFile):
-        return Notice(source=path, reason=f"{exc}; skipped", fatal=True)
+        return Notice(source=path, reason=f"{exc}; skipped", fatal=fatal)
     if isinstance(exc, FileNotFoundError):
-        return Notice(source=path, reason="vanished before it could be read", fatal=True, transient=True)
-    return Notice(source=path, reason=f"cannot {what}: {exc.strerror or exc}", fatal=True, transient=True)
+        return Notice(source=path, reason="vanished before it could be read", fatal=fatal, transient=True)
+    return Notice(source=path, reason=f"cannot {what}: {exc.strerror or exc}", fatal=fatal, transient=True)
 
 
 def walk_files(

@@ -280,8 +280,7 @@ def read_flat_yaml(path: str | os.PathLike[str]) -> dict[str, str | None] | Noti
         with open_regular(name) as fh:
             data = fh.read(MAX_FLAT_YAML_BYTES + 1)
     except OSError as exc:
-        notice = read_notice(name, exc)
-        return Notice(source=name, reason=notice.reason, transient=notice.transient)
+        return read_notice(name, exc, fatal=False)
     if len(data) > MAX_FLAT_YAML_BYTES:
         return Notice(source=name, reason=f"larger than {MAX_FLAT_YAML_BYTES:,} bytes: not a flat record; not read")
     try:

@@ -96,8 +96,7 @@ def read_json(path: str | os.PathLike[str], *, fatal: bool = True, notices: list
                               fatal=fatal)
             data = fh.read(limit + 1)
     except OSError as exc:
-        notice = read_notice(name, exc)
-        return notice if fatal else Notice(source=name, reason=notice.reason, transient=notice.transient)
+        return read_notice(name, exc, fatal=fatal)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if not data.strip():
