@@ -20,6 +20,7 @@ detection every multi-session store shares.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import stat
@@ -82,7 +83,7 @@ def tables(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
     names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     out: dict[str, frozenset[str]] = {}
     for name in names:
-        cols = conn.execute(f'PRAGMA table_info("{name.replace(chr(34), chr(34) * 2)}")').fetchall()
+        cols = conn.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()
         out[name] = frozenset(c[1] for c in cols)
     return out
 
@@ -153,7 +154,7 @@ def sqlite_source(provider: str, path: Path, *, named: bool = False, empty_ok: b
         if named:
             yield Notice(source=str(path), reason=f"unreadable: {exc.strerror or exc}", fatal=True)
         return
-    if not _is_regular(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         yield Notice(source=str(path), reason="not a regular file; skipped", fatal=True)
         return
     try:
@@ -163,16 +164,8 @@ def sqlite_source(provider: str, path: Path, *, named: bool = False, empty_ok: b
     yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False, empty_ok=empty_ok)
 
 
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
-
-
 def digest(*values: object) -> str:
     """A short, stable digest of row values (what a session's signature keeps of a row)."""
-    import hashlib
-
     return hashlib.blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
