@@ -142,8 +142,7 @@ class StateStore:
 
     def index_id(self) -> str | None:
         """The id of the index the scan state describes (None before the first scan)."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'index_id'").fetchone()
-        return row[0] if row else None
+        return self.get_meta("index_id")
 
     def get_meta(self, key: str) -> str | None:
         """A single fact the scan keeps between runs (``meta`` table), or None."""
