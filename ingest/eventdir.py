@@ -22,8 +22,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+import msgspec
+
 from voyager_sessions.ingest.adapters._common import EventCounter, SessionFacts, UnknownRecords
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source
+from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.model import Event, Session
 
@@ -52,23 +55,16 @@ def event_files(folder: Path, pattern: re.Pattern[str]) -> list[EventFile]:
 
 def event_folder_fingerprint(folder: Path, side_files: Iterable[Path], events_dir: Path,
                              files: list[EventFile]) -> Fingerprint:
-    """One stat fingerprint for a session folder: its side files, its events directory and newest event file.
+    """One stat fingerprint for a session folder: ``files.folder_fingerprint`` of its side files, its events
+    directory and newest event file.
 
     Adding or removing an event file changes the directory; the newest file is stat'ed
     because it may be caught half-written; ``wal_size`` carries the number of event files.
     Stat'ing every file would cost a syscall per event per scan for nothing: event files
     are written once.
     """
-    st = os.stat(folder)
-    total, newest = 0, st.st_mtime_ns
-    for p in [*side_files, events_dir, *(f.path for f in files[-1:])]:
-        try:
-            fst = os.stat(p)
-        except OSError:
-            continue
-        total += fst.st_size
-        newest = max(newest, fst.st_mtime_ns)
-    return Fingerprint(size=total, mtime_ns=newest, inode=st.st_ino, wal_size=len(files), wal_mtime_ns=0)
+    fp = folder_fingerprint(folder, [*side_files, events_dir, *(f.path for f in files[-1:])])
+    return msgspec.structs.replace(fp, wal_size=len(files))
 
 
 class EventFolderProgress:
