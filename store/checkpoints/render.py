@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from typing import Literal, NamedTuple
+from collections.abc import Iterator
+from typing import Any, Literal, NamedTuple
 
 from voyager_sessions.errors import one_line
 from voyager_sessions.store.checkpoints.model import Checkpoint, CheckpointPayload, require_id
@@ -69,15 +70,11 @@ def render_handoff(cp: Checkpoint) -> str:
     lines = [f"# Hand-off: {one_line(cp.title or cp.session_id)}", ""]
     lines.append(f"- {SESSION}: `{cp.session_id}`")
     lines.append(f"- {PROJECT}: `{cp.project_id}`")
-    for lb in _shaped("line"):
-        value = getattr(cp, lb.field)
-        if value and lb.field != "title":  # the title is the heading
+    for lb, value in _set_fields(cp, header=True):
+        if lb.field != "title":  # the title is the heading
             lines.append(f"- {lb.label}: {one_line(value)}")
     lines.append(f"- {UPDATED}: {time.strftime('%Y-%m-%d %H:%M:%S %z', time.localtime(cp.updated_at))}")
-    for lb in LABELS:
-        value = getattr(cp, lb.field)
-        if lb.shape == "line" or not value:
-            continue
+    for lb, value in _set_fields(cp, header=False):
         body = [value] if lb.shape == "text" else [f"- {lb.mark}{one_line(item)}" for item in value]
         lines += ["", f"## {lb.label}", "", *body]
     lines += ["", "---", "", "_Written by `voyager checkpoint handoff` from the saved checkpoint. "
@@ -88,15 +85,10 @@ def render_handoff(cp: Checkpoint) -> str:
 def render_status(cp: Checkpoint, snapshots: int) -> str:
     """``voyager checkpoint status``'s text: a header of the short fields, then a section per field that is set."""
     lines = [f"{cp.session_id}  ({PROJECT.lower()} {cp.project_id})"]
-    for lb in _shaped("line"):
-        value = getattr(cp, lb.field)
-        if value:
-            lines.append(f"{lb.label + ':':<11}{value}")
+    for lb, value in _set_fields(cp, header=True):
+        lines.append(f"{lb.label + ':':<11}{value}")
     lines.append(f"{UPDATED + ':':<11}{when(cp.updated_at)}  ({snapshots} snapshot{'s' if snapshots != 1 else ''})")
-    for lb in LABELS:
-        value = getattr(cp, lb.field)
-        if lb.shape == "line" or not value:
-            continue
+    for lb, value in _set_fields(cp, header=False):
         body = value.splitlines() if lb.shape == "text" else [lb.mark + item for item in value]
         lines += ["", f"{lb.label}:"] + [f"  {line}" for line in body]
     return "\n".join(lines)
@@ -120,5 +112,10 @@ def handoff_filename(session_id: str) -> str:
     return f"handoff-{slug}-{digest}.md"
 
 
-def _shaped(shape: str) -> tuple[Label, ...]:
-    return tuple(lb for lb in LABELS if lb.shape == shape)
+def _set_fields(cp: Checkpoint, *, header: bool) -> Iterator[tuple[Label, Any]]:
+    """The fields of ``cp`` that are set, in ``LABELS`` order, with their values: the short ``line`` ones that
+    make a rendering's header, or (``header=False``) the others, each a section of its own."""
+    for lb in LABELS:
+        value = getattr(cp, lb.field)
+        if value and (lb.shape == "line") == header:
+            yield lb, value
