@@ -94,9 +94,9 @@ _ASCII_SPACED = {b: b" " + bytes((b,)) + b" " for b in range(0x80) if b not in _
 _ASCII_SPACED[0x0B] = b" "
 #: Lead bytes of the characters from U+3000 up: every one is a token, so a space goes
 #: in front of each.
-_SOLO_LEADS = frozenset(range(0xE3, 0xF5))
 _SOLO_LEAD_BYTES = bytes(range(0xE3, 0xF5))
-_SOLO_LEAD_ONE = tuple((lead, bytes((lead,))) for lead in range(0xE3, 0xF5))
+_SOLO_LEADS = frozenset(_SOLO_LEAD_BYTES)
+_SOLO_LEAD_ONE = tuple((lead, bytes((lead,))) for lead in _SOLO_LEAD_BYTES)
 #: Lead bytes of U+0800–U+2FFF, where letters of spaced scripts and symbols mix.
 _MIXED_LEADS = frozenset((0xE0, 0xE1, 0xE2))
 _IDEOGRAPHIC_SPACE = "\u3000".encode()
