@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from voyager_sessions.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space
 from voyager_sessions.paths import LOW_SPACE_BYTES, free_bytes
@@ -84,10 +85,19 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False,
     return conn
 
 
+def readonly_uri(path: Path, *, immutable: bool = False) -> str:
+    """The ``file:`` URI that opens ``path`` read-only, its path percent-quoted.
+
+    Unquoted, a ``?`` or ``#`` in the data dir's path would end the path early: SQLite
+    would open (and create, the mode lost with the query) another file beside it.
+    """
+    return f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
 def integrity(path: Path) -> str:
     """SQLite's own verdict on the database at ``path`` ("ok" when healthy), opened read-only."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
         try:
             return "; ".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
         finally:
@@ -146,7 +156,7 @@ def _connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Con
     working while nothing can be written.
     """
     timeout = BUSY_TIMEOUT_MS / 1000
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=timeout,
+    conn = sqlite3.connect(readonly_uri(path), uri=True, isolation_level=None, timeout=timeout,
                            check_same_thread=check_same_thread)
     try:
         conn.execute("PRAGMA user_version").fetchone()
@@ -159,7 +169,7 @@ def _connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Con
             wal_bytes = 0
         if wal_bytes or not disk_full(exc, path):
             raise
-    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, isolation_level=None, timeout=timeout,
+    return sqlite3.connect(readonly_uri(path, immutable=True), uri=True, isolation_level=None, timeout=timeout,
                            check_same_thread=check_same_thread)
 
 

@@ -33,3 +33,18 @@ def test_a_long_lived_connection_survives_other_processes(home):
         assert rows[0] == 2 and rows[1] >= 12 + round_
     kept.close()
     assert os.path.exists(path)
+
+
+def test_a_data_dir_whose_path_holds_uri_characters_is_read_where_it_is(home, corpus, run, monkeypatch):
+    """`?`, `#` and `%` in the data dir's path end an unquoted ``file:`` URI early: the read-only opens (search
+    without refresh, doctor's integrity check) would read, and create, another file beside the data dir."""
+    parent = home / "odd"
+    parent.mkdir()
+    ddir = parent / "da#ta?x%20"
+    monkeypatch.setenv("VOYAGER_HOME", str(ddir))
+    assert run("scan", "-q").exit_code == 0
+    found = run("search", "--no-refresh", "--json", "ERR_CONN_REFUSED_42")
+    assert found.exit_code == 0, found.stderr
+    doctor = run("doctor")
+    assert "state_db        ok" in doctor.stdout, doctor.stdout
+    assert sorted(p.name for p in parent.iterdir()) == [ddir.name]
