@@ -9,7 +9,9 @@ The helpers here read *only* named keys or key ranges, through the primary-key i
 ``workspace_folder`` turns a workspace's manifest into the folder it was opened on (the
 session's cwd); manifests are read once per change (``cached_by_stat``). ``chat_items``
 is how a database's chats are read again: each by its signature, an unchanged one as
-``Unchanged``. Nothing here knows a chat format.
+``Unchanged``. ``session_files`` lists chat files kept in two encodings (Copilot's
+``.json``/``.jsonl``, Cursor's transcripts' ``.txt``/``.jsonl``), each session once. Nothing
+here knows a chat format.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from voyager_sessions.ingest.adapters._common import cached_by_stat
-from voyager_sessions.ingest.adapters.base import Item, Unchanged
+from voyager_sessions.ingest.adapters.base import Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.model import Event, session_id
 
@@ -126,3 +129,12 @@ def chat_items(provider: str, native: str, signature: str, known: dict[str, Any]
     produced = read()
     out[native] = [signature, sum(1 for i in produced if isinstance(i, Event))]
     yield from produced
+
+
+def session_files(folder: Path, provider: str, preferred: str, other: str) -> list[Source | Notice]:
+    """A Source for every ``*<preferred>`` and ``*<other>`` file under ``folder`` (dot files aside), except an
+    ``<id><other>`` beside its ``<id><preferred>``: the same session in two encodings is read from the first."""
+    found = list(walk_files(folder, "", provider, append_only=False, empty_ok=True,
+                            match=lambda n: n.endswith((preferred, other)) and not n.startswith(".")))
+    kept = {s.path[: -len(preferred)] for s in found if isinstance(s, Source) and s.path.endswith(preferred)}
+    return [i for i in found if not (isinstance(i, Source) and i.path.endswith(other) and i.path[: -len(other)] in kept)]
