@@ -202,7 +202,8 @@ _UI_KINDS: dict[tuple[str, str], tuple[Kind, Origin, str | None]] = {
 _FLAG_SUFFIXES = ("REQ_APP", "HAS_CHANGES")
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def json_object(text: str) -> dict[str, Any] | None:
+    """``text`` decoded when it is a JSON object (what the extensions write into a message's text), else None."""
     stripped = text.lstrip()
     if not stripped.startswith("{"):
         return None
@@ -221,7 +222,7 @@ def _ui_text(message: dict[str, Any], key: tuple[str, str], tool: str | None) ->
     for flag in _FLAG_SUFFIXES:
         if text.endswith(flag):
             text = text[: -len(flag)].rstrip()
-    doc = _json_object(text)
+    doc = json_object(text)
     if doc is None:
         return text, tool
     kind = key[1]
@@ -340,7 +341,7 @@ class TaskRead:
             yield ev
 
     def _request_usage(self, message: dict[str, Any]) -> None:
-        doc = _json_object(message.get("text") or "") if isinstance(message.get("text"), str) else None
+        doc = json_object(message.get("text") or "") if isinstance(message.get("text"), str) else None
         if doc is None:
             return
         tin, tout = int_or_none(doc.get("tokensIn")), int_or_none(doc.get("tokensOut"))

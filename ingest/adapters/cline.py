@@ -44,7 +44,6 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
-from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
@@ -55,8 +54,6 @@ MESSAGES_SUFFIX = ".messages.json"
 _USER_INPUT = re.compile(r"<user_input(?:\s[^>]*)?>(.*?)</user_input>", re.S)
 #: How a failed command's result ends (the CLI records no exit code otherwise).
 _EXITED = re.compile(r"\[Command exited with code (-?\d+)\]")
-
-_decode = decode_json
 
 
 # -- where -------------------------------------------------------------------------------------
@@ -129,14 +126,9 @@ def _result_text(content: Any) -> tuple[str, bool, int]:
     """A tool result's text, whether it reports a failure, and how many commands it answers. ``run_commands``
     answers one ``{query, result, success}`` per command; ``spawn_agent`` a JSON string holding the subagent's ``text``."""
     if isinstance(content, str):
-        stripped = content.lstrip()
-        if stripped.startswith("{"):
-            try:
-                doc = _decode(stripped)
-            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-                doc = None
-            if isinstance(doc, dict) and isinstance(doc.get("text"), str):
-                return doc["text"], False, 1
+        doc = tasks.json_object(content)
+        if doc is not None and isinstance(doc.get("text"), str):
+            return doc["text"], False, 1
         return content, False, 1
     if isinstance(content, list):
         parts: list[str] = []
