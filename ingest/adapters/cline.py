@@ -26,8 +26,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
@@ -41,8 +39,8 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.model import Event, Origin, Session, session_id
 
@@ -75,16 +73,6 @@ def extension_dirs(env: Mapping[str, str]) -> list[Path]:
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
 
 
-def _with_manifest(fp: Fingerprint, manifest: Path) -> Fingerprint:
-    """The messages file's fingerprint with its manifest's size and mtime in the ``wal_`` fields: either changing
-    means "read again" (the manifest holds the title, cwd and times)."""
-    try:
-        st = os.stat(manifest)
-    except OSError:
-        return fp
-    return msgspec.structs.replace(fp, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
-
-
 def discover_cli(root: Path) -> Iterator[Source | Notice]:
     """Every ``sessions/*/*.messages.json``, and a Notice for a session folder that has none."""
     parents: set[str] = set()
@@ -92,7 +80,8 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
         if isinstance(item, Source):
             folder = Path(item.path).parent
             parents.add(str(folder))
-            item = msgspec.structs.replace(item, fingerprint=_with_manifest(item.fingerprint, folder / f"{folder.name}.json"))
+            # The manifest holds the title, cwd and times: its change alone means "read again".
+            item = with_side_file(item, folder / f"{folder.name}.json")
         yield item
     try:
         with os.scandir(root) as it:
