@@ -21,8 +21,8 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, str_or_none
-from voyager_sessions.ingest.adapters._vscode import item
-from voyager_sessions.ingest.adapters.base import Item, Notice, Unchanged
+from voyager_sessions.ingest.adapters._vscode import chat_items, item
+from voyager_sessions.ingest.adapters.base import Item, Notice
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.model import Event, Session, session_id
 
@@ -111,10 +111,9 @@ def tab_items(provider: str, native: str, tab: dict[str, Any], *, cwd: str | Non
 
 def read_tabs(conn: sqlite3.Connection, keys: Iterable[str], provider: str, path: str, *, cwd: str | None,
               fallback: str, known: dict[str, Any], out: dict[str, Any], unknown: UnknownRecords) -> Iterator[Item]:
-    """Every tab under ``keys`` of ``ItemTable``; a tab whose signature is in ``known`` is ``Unchanged``.
-
-    ``out`` receives ``native id -> [signature, events]`` for the next read's ``known``. A tab id
-    seen under an earlier key is not read again (one session, one source of its events).
+    """Every tab under ``keys`` of ``ItemTable``; a tab whose signature is in ``known`` is ``Unchanged``
+    (``out`` receives this read's: see ``_vscode.chat_items``). A tab id seen under an earlier key
+    is not read again (one session, one source of its events).
     """
     for key in keys:
         text = item(conn, "ItemTable", key)
@@ -129,13 +128,5 @@ def read_tabs(conn: sqlite3.Connection, keys: Iterable[str], provider: str, path
             native = tab_native_id(tab, fallback, index)
             if native in out:
                 continue
-            sig = signature(tab)
-            before = known.get(native)
-            if isinstance(before, list) and len(before) == 2 and before[0] == sig:
-                out[native] = before
-                if before[1]:
-                    yield Unchanged(session=session_id(provider, native))
-                continue
-            produced = list(tab_items(provider, native, tab, cwd=cwd, source=path, unknown=unknown))
-            out[native] = [sig, sum(1 for i in produced if isinstance(i, Event))]
-            yield from produced
+            yield from chat_items(provider, native, signature(tab), known, out,
+                                  lambda: list(tab_items(provider, native, tab, cwd=cwd, source=path, unknown=unknown)))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,6 @@ class TaskFacts(msgspec.Struct, kw_only=True):
     model: str | None = None
     #: The native id of the task that spawned this one (Roo's subtasks).
     parent: str | None = None
-    started: float | None = None
     #: When the task was last active, as its history entry says (a fallback for messages without ``ts``).
     updated: float | None = None
     tokens_in: int | None = None
@@ -203,7 +202,8 @@ _UI_KINDS: dict[tuple[str, str], tuple[Kind, Origin, str | None]] = {
 _FLAG_SUFFIXES = ("REQ_APP", "HAS_CHANGES")
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def json_object(text: str) -> dict[str, Any] | None:
+    """``text`` decoded when it is a JSON object (what the extensions write into a message's text), else None."""
     stripped = text.lstrip()
     if not stripped.startswith("{"):
         return None
@@ -222,7 +222,7 @@ def _ui_text(message: dict[str, Any], key: tuple[str, str], tool: str | None) ->
     for flag in _FLAG_SUFFIXES:
         if text.endswith(flag):
             text = text[: -len(flag)].rstrip()
-    doc = _json_object(text)
+    doc = json_object(text)
     if doc is None:
         return text, tool
     kind = key[1]
@@ -244,7 +244,7 @@ def _ui_text(message: dict[str, Any], key: tuple[str, str], tool: str | None) ->
 class TaskRead:
     """One read of one task folder: its Session, then its events from the one view it is read from."""
 
-    def __init__(self, source: Source, provider: str, label: str, facts: TaskFacts, *, resume: str | None = None) -> None:
+    def __init__(self, source: Source, provider: str, label: str, facts: TaskFacts) -> None:
         self.folder = Path(source.path)
         self.provider = provider
         self.facts = facts
@@ -252,7 +252,6 @@ class TaskRead:
         self.sid = session_id(provider, self.native_id)
         self.counter = EventCounter(self.sid, 0)
         self.unknown = UnknownRecords(label)
-        self.resume = resume
         self.first_ts: float | None = None
         self.last_ts: float | None = None
         self.tokens_in = 0
@@ -264,9 +263,9 @@ class TaskRead:
         return Session(
             id=self.sid, provider=self.provider, native_id=self.native_id, title=f.title,
             title_source="prompt" if f.title else None, cwd=f.cwd, model=f.model,
-            started=f.started if f.started is not None else self.first_ts,
-            updated=max((t for t in (self.last_ts, f.updated) if t is not None), default=None),
-            parent=session_id(self.provider, f.parent) if f.parent else None, resume=self.resume, source=str(self.folder),
+            started=self.first_ts, updated=max((t for t in (self.last_ts, f.updated) if t is not None), default=None),
+            # Neither extension can be resumed outside the IDE (it reopens tasks itself).
+            parent=session_id(self.provider, f.parent) if f.parent else None, resume=None, source=str(self.folder),
             tokens_in=f.tokens_in if f.tokens_in is not None else (self.tokens_in if self.counted_tokens else None),
             tokens_out=f.tokens_out if f.tokens_out is not None else (self.tokens_out if self.counted_tokens else None),
         )
@@ -342,7 +341,7 @@ class TaskRead:
             yield ev
 
     def _request_usage(self, message: dict[str, Any]) -> None:
-        doc = _json_object(message.get("text") or "") if isinstance(message.get("text"), str) else None
+        doc = json_object(message.get("text") or "") if isinstance(message.get("text"), str) else None
         if doc is None:
             return
         tin, tout = int_or_none(doc.get("tokensIn")), int_or_none(doc.get("tokensOut"))
@@ -432,8 +431,8 @@ def _result_text(content: Any) -> str:
     return "" if content is None else compact_json(content)
 
 
-def tool_input_text(name: str | None, tool_input: Any) -> str:
-    """A tool call's searchable text: the command of a shell tool (one a line for a list), else compact JSON."""
+def tool_input_text(tool_input: Any) -> str:
+    """A tool call's searchable text: the ``command`` its input names (``commands``: one a line), else compact JSON."""
     if isinstance(tool_input, dict):
         command = tool_input.get("command", tool_input.get("commands"))
         if isinstance(command, str) and command:
@@ -443,8 +442,7 @@ def tool_input_text(name: str | None, tool_input: Any) -> str:
     return "" if tool_input is None else compact_json(tool_input)
 
 
-def assistant_blocks(counter: EventCounter, blocks: list[Any], ts: float | None, unknown: UnknownRecords,
-                     tool_text: Callable[[str | None, Any], str] = tool_input_text) -> Iterator[Event]:
+def assistant_blocks(counter: EventCounter, blocks: list[Any], ts: float | None, unknown: UnknownRecords) -> Iterator[Event]:
     """Events of an Anthropic-style assistant message: text, thinking, tool use (Cline's CLI and task history)."""
     for block in blocks:
         if not isinstance(block, dict):
@@ -457,7 +455,7 @@ def assistant_blocks(counter: EventCounter, blocks: list[Any], ts: float | None,
             ev = counter.make("reasoning", "agent", thought if isinstance(thought, str) else None, ts=ts)
         elif btype == "tool_use":
             name = str_or_none(block.get("name"))
-            ev = counter.make("tool_call", "agent", tool_text(name, block.get("input")), ts=ts, tool=name,
+            ev = counter.make("tool_call", "agent", tool_input_text(block.get("input")), ts=ts, tool=name,
                               call_id=str_or_none(block.get("id")))
         elif btype in ("redacted_thinking", "image", "document"):
             continue

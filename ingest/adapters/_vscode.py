@@ -7,21 +7,27 @@ The helpers here read *only* named keys or key ranges, through the primary-key i
 (``key >= prefix AND key < prefix-successor``, which SQLite answers from the index, where
 ``LIKE`` may scan the table), so a multi-gigabyte database costs what its chats cost.
 ``workspace_folder`` turns a workspace's manifest into the folder it was opened on (the
-session's cwd); manifests are read once per change (``cached_by_stat``). Nothing here
-knows a chat format.
+session's cwd); manifests are read once per change (``cached_by_stat``). ``chat_items``
+is how a database's chats are read again: each by its signature, an unchanged one as
+``Unchanged``. ``session_files`` lists chat files kept in two encodings (Copilot's
+``.json``/``.jsonl``, Cursor's transcripts' ``.txt``/``.jsonl``), each session once. Nothing
+here knows a chat format.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from voyager_sessions.ingest.adapters._common import cached_by_stat
+from voyager_sessions.ingest.adapters.base import Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.model import Event, session_id
 
 #: The file name of a VS Code-family editor's key-value database.
 STATE_DB = "state.vscdb"
@@ -104,3 +110,31 @@ def workspace_dirs(user_dir: Path) -> list[Path]:
             return sorted(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
+
+
+def chat_items(provider: str, native: str, signature: str, known: dict[str, Any], out: dict[str, Any],
+               read: Callable[[], list[Item]]) -> Iterator[Item]:
+    """One chat of a key-value database: ``Unchanged`` when ``known`` (the last read's) holds its
+    ``signature``, else what ``read()`` gives.
+
+    ``out`` receives ``native -> [signature, events]`` for the next read's ``known``. A chat
+    whose last read indexed no event is not ``Unchanged``: nothing of it is in the index.
+    """
+    before = known.get(native)
+    if isinstance(before, list) and len(before) == 2 and before[0] == signature:
+        out[native] = before
+        if before[1]:
+            yield Unchanged(session=session_id(provider, native))
+        return
+    produced = read()
+    out[native] = [signature, sum(1 for i in produced if isinstance(i, Event))]
+    yield from produced
+
+
+def session_files(folder: Path, provider: str, preferred: str, other: str) -> list[Source | Notice]:
+    """A Source for every ``*<preferred>`` and ``*<other>`` file under ``folder`` (dot files aside), except an
+    ``<id><other>`` beside its ``<id><preferred>``: the same session in two encodings is read from the first."""
+    found = list(walk_files(folder, "", provider, append_only=False, empty_ok=True,
+                            match=lambda n: n.endswith((preferred, other)) and not n.startswith(".")))
+    kept = {s.path[: -len(preferred)] for s in found if isinstance(s, Source) and s.path.endswith(preferred)}
+    return [i for i in found if not (isinstance(i, Source) and i.path.endswith(other) and i.path[: -len(other)] in kept)]

@@ -26,8 +26,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
@@ -41,10 +39,9 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
-from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
@@ -55,8 +52,6 @@ MESSAGES_SUFFIX = ".messages.json"
 _USER_INPUT = re.compile(r"<user_input(?:\s[^>]*)?>(.*?)</user_input>", re.S)
 #: How a failed command's result ends (the CLI records no exit code otherwise).
 _EXITED = re.compile(r"\[Command exited with code (-?\d+)\]")
-
-_decode = decode_json
 
 
 # -- where -------------------------------------------------------------------------------------
@@ -78,16 +73,6 @@ def extension_dirs(env: Mapping[str, str]) -> list[Path]:
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
 
 
-def _with_manifest(fp: Fingerprint, manifest: Path) -> Fingerprint:
-    """The messages file's fingerprint with its manifest's size and mtime in the ``wal_`` fields: either changing
-    means "read again" (the manifest holds the title, cwd and times)."""
-    try:
-        st = os.stat(manifest)
-    except OSError:
-        return fp
-    return msgspec.structs.replace(fp, wal_size=st.st_size, wal_mtime_ns=st.st_mtime_ns)
-
-
 def discover_cli(root: Path) -> Iterator[Source | Notice]:
     """Every ``sessions/*/*.messages.json``, and a Notice for a session folder that has none."""
     parents: set[str] = set()
@@ -95,7 +80,8 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
         if isinstance(item, Source):
             folder = Path(item.path).parent
             parents.add(str(folder))
-            item = msgspec.structs.replace(item, fingerprint=_with_manifest(item.fingerprint, folder / f"{folder.name}.json"))
+            # The manifest holds the title, cwd and times: its change alone means "read again".
+            item = with_side_file(item, folder / f"{folder.name}.json")
         yield item
     try:
         with os.scandir(root) as it:
@@ -129,14 +115,9 @@ def _result_text(content: Any) -> tuple[str, bool, int]:
     """A tool result's text, whether it reports a failure, and how many commands it answers. ``run_commands``
     answers one ``{query, result, success}`` per command; ``spawn_agent`` a JSON string holding the subagent's ``text``."""
     if isinstance(content, str):
-        stripped = content.lstrip()
-        if stripped.startswith("{"):
-            try:
-                doc = _decode(stripped)
-            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-                doc = None
-            if isinstance(doc, dict) and isinstance(doc.get("text"), str):
-                return doc["text"], False, 1
+        doc = tasks.json_object(content)
+        if doc is not None and isinstance(doc.get("text"), str):
+            return doc["text"], False, 1
         return content, False, 1
     if isinstance(content, list):
         parts: list[str] = []

@@ -49,9 +49,8 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._vscode import uri_path, workspace_dirs, workspace_folder
+from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.model import Event, Session, session_id
 
@@ -79,10 +78,7 @@ def user_dirs(env: Mapping[str, str]) -> list[Path]:
 
 def _session_files(folder: Path) -> list[Source | Notice]:
     """Session files in one container; a ``.json`` is dropped when the same id also has a ``.jsonl``."""
-    found = list(walk_files(folder, "", PROVIDER, append_only=False, empty_ok=True,
-                            match=lambda n: n.endswith(SUFFIXES) and not n.startswith(".")))
-    logs = {s.path[: -len(".jsonl")] for s in found if isinstance(s, Source) and s.path.endswith(".jsonl")}
-    return [i for i in found if not (isinstance(i, Source) and i.path.endswith(".json") and i.path[:-5] in logs)]
+    return session_files(folder, PROVIDER, ".jsonl", ".json")
 
 
 def _stem(path: str) -> str:

@@ -209,8 +209,15 @@ def _inherited(summary: dict[str, Any], parent: str | None, folder: Path) -> int
     count = int_or_none(summary.get("inherited_prefix_len"))
     if not count or count < 0 or not parent:
         return 0
-    sessions = folder.parent.parent
-    return count if parent in _folder_ids(sessions) else 0
+    return count if _has_folder(folder.parent.parent, parent) else 0
+
+
+def _has_folder(sessions: Path, native: str) -> bool:
+    """True when a ``sessions/<group>/<native>/`` folder is there: one stat a group (listing every session
+    for each fork read would make a scan cost forks × sessions)."""
+    if native in (".", "..") or os.path.basename(native) != native:
+        return False  # a path, not a folder's name
+    return any(isinstance(group, Path) and os.path.isdir(group / native) for group in _subdirs(sessions))
 
 
 # -- grok.db ------------------------------------------------------------------------------

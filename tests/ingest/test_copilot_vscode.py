@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.ingest._cli import hits, one, scan, sessions
+from tests.ingest._items import write
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters.copilot_vscode import ADAPTER, probe, responder, user_dirs
 from voyager_sessions.ingest.mutation_log import replay
@@ -26,15 +27,6 @@ def workspace(home: Path, ws: str = "ws1", folder: str | None = "file:///home/de
     if folder is not None:
         (d / "workspace.json").write_text(json.dumps({"folder": folder}))
     return d / "chatSessions"
-
-
-def log(path: Path, entries: list[Any], tail: bytes = b"") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        for e in entries:
-            fh.write(json.dumps(e, ensure_ascii=False).encode() + b"\n")
-        fh.write(tail)
-    return path
 
 
 COPILOT = {"id": "github.copilot.editsAgent", "extensionId": {"value": "GitHub.copilot-chat", "_lower": "github.copilot-chat"}}
@@ -122,7 +114,7 @@ def test_jsonl_log_replayed_like_vscode(home, run):
     chats = workspace(home)
     session = rich_session()
     first = dict(session, requests=[])
-    log(chats / "rich.jsonl", [
+    write(chats / "rich.jsonl", [
         {"kind": 0, "v": first},
         {"kind": 2, "k": ["requests"], "v": session["requests"][:1]},
         {"kind": 1, "k": ["requests", 0, "response", 1], "v": {"value": "OVERWRITTEN "}},
@@ -131,7 +123,7 @@ def test_jsonl_log_replayed_like_vscode(home, run):
         {"kind": 3, "k": ["customTitle"]},
         {"kind": 1, "k": ["requests", 7, "response"], "v": []},  # leads nowhere: named, skipped
         {"kind": 9, "k": ["x"]},
-    ], tail=b'{"kind":1,"k":["requests",0,"message","text"],"v":"HALFWRITTEN')
+    ], raw_tail=b'{"kind":1,"k":["requests",0,"message","text"],"v":"HALFWRITTEN')
     # The .json of the same id is older: the log is read.
     (chats / "rich.json").write_text(json.dumps(dict(session, sessionId="rich"), ensure_ascii=False))
     doc = scan(run)
@@ -146,8 +138,8 @@ def test_jsonl_log_replayed_like_vscode(home, run):
 
 def test_a_grown_log_is_read_again(home, run):
     chats = workspace(home)
-    path = log(chats / "s.jsonl", [{"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": []}},
-                                   {"kind": 2, "k": ["requests"], "v": [request("a", "GROWONECVS", [{"value": "ok"}])]}])
+    path = write(chats / "s.jsonl", [{"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": []}},
+                 {"kind": 2, "k": ["requests"], "v": [request("a", "GROWONECVS", [{"value": "ok"}])]}])
     doc = scan(run)
     assert doc["events_added"] == 2
     with open(path, "ab") as fh:
@@ -223,7 +215,7 @@ def test_responder(agent, who):
 
 
 def test_replay_semantics(tmp_path):
-    path = log(tmp_path / "l.jsonl", [
+    path = write(tmp_path / "l.jsonl", [
         {"kind": 0, "v": {"a": {"b": [1, 2, 3]}, "t": "x", "list": ["p", "q"]}},
         {"kind": 1, "k": ["a", "b", 1], "v": 20},          # set an array element
         {"kind": 1, "k": ["a", "b", 3], "v": 4},           # set one past the end appends (as JS does)
@@ -240,7 +232,7 @@ def test_replay_semantics(tmp_path):
 
 
 def test_replay_compaction_restarts_and_bad_entries_are_named(tmp_path):
-    path = log(tmp_path / "l.jsonl", [
+    path = write(tmp_path / "l.jsonl", [
         {"kind": 1, "k": ["early"], "v": 1},                # before any initial state
         {"kind": 0, "v": {"old": True}},
         {"kind": 0, "v": {"new": [1]}},                     # a compaction writes a new initial state

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.ingest._cli import hits, one, scan, sessions
+from tests.ingest._items import write
 from tests.ingest._peers import PeerHome, check_markers, tree
 from voyager_sessions.ingest.adapters import cursor as cursor_pkg
 from voyager_sessions.ingest import sqlite as sqlite_kit
@@ -145,15 +146,6 @@ CLI_MESSAGES = [
          "isError": False}]},
     {"id": "1", "role": "assistant", "content": [{"type": "text", "text": "REPLYCURCLI 已修复 the token check"}]},
 ]
-
-
-def transcript(path: Path, lines: list[Any], tail: bytes = b"") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False).encode() + b"\n")
-        fh.write(tail)
-    return path
 
 
 def msg(role: str, *content: dict[str, Any]) -> dict[str, Any]:
@@ -384,7 +376,7 @@ def test_transcripts_jsonl_text_and_subagent(home, run):
     (project / ".workspace-trusted").write_text(json.dumps({"workspacePath": "/home/dev/shop"}))
     root = project / "agent-transcripts"
     uid = "11111111-2222-3333-4444-555555555555"
-    transcript(root / uid / f"{uid}.jsonl", [
+    write(root / uid / f"{uid}.jsonl", [
         msg("user", text("<user_query>\n部署失败 TPROMPTCUR\n</user_query>")),
         msg("assistant", {"type": "thinking", "thinking": "TTHINKCUR logs first"},
             {"type": "tool_use", "id": "t1", "name": "Shell", "input": {"command": "kubectl logs api",
@@ -393,8 +385,8 @@ def test_transcripts_jsonl_text_and_subagent(home, run):
         {"type": "turn_ended"},
         {"type": "weirdrecord"},
         msg("assistant", text("TREPLYCUR 内存不足")),
-    ], tail=b'{"role":"assistant","message":{"content":[{"type":"text","text":"TPARTIAL')
-    transcript(root / uid / "subagents" / "99999999-0000-0000-0000-000000000000.jsonl", [
+    ], raw_tail=b'{"role":"assistant","message":{"content":[{"type":"text","text":"TPARTIAL')
+    write(root / uid / "subagents" / "99999999-0000-0000-0000-000000000000.jsonl", [
         msg("user", text("<user_query>TSUBTASKCUR list the pods</user_query>")),
         msg("assistant", text("TSUBREPLYCUR 3 pods")),
     ])
@@ -403,7 +395,7 @@ def test_transcripts_jsonl_text_and_subagent(home, run):
                    "  profile it\nChecking the profile.\n[Tool call] Shell\n  command=py-spy top\n"
                    "[Tool result] Shell\n  XTOOLOUTCUR hot loop\nXREPLYCUR the loop is hot\n", encoding="utf-8")
     (root / "33333333-0000-0000-0000-000000000000.txt").write_text("user:\nTXTSHADOWEDCUR\n")
-    transcript(root / "33333333-0000-0000-0000-000000000000.jsonl", [msg("user", text("JSONLWINSCUR"))])
+    write(root / "33333333-0000-0000-0000-000000000000.jsonl", [msg("user", text("JSONLWINSCUR"))])
     before = tree(home)
     doc = scan(run)
     main = f"cursor:{uid}.transcript"
@@ -436,10 +428,10 @@ def test_transcript_yields_to_the_richer_copy(home, run):
     kv_db(home / APP / "globalStorage" / "state.vscdb",
           composer(ide_uid, "ide", [("u", {"type": 1, "text": "IDECOPYCUR from the composer"})]))
     root = home / ".cursor" / "projects" / "p" / "agent-transcripts"
-    transcript(root / uid / f"{uid}.jsonl", [msg("user", text("<user_query>COPYONLYCUR</user_query>"))])
-    transcript(root / uid / "subagents" / "66666666-0000-0000-0000-000000000000.jsonl",
-               [msg("user", text("SUBOFCLICUR"))])
-    transcript(root / f"{ide_uid}.jsonl", [msg("user", text("IDETRANSCRIPTCUR"))])
+    write(root / uid / f"{uid}.jsonl", [msg("user", text("<user_query>COPYONLYCUR</user_query>"))])
+    write(root / uid / "subagents" / "66666666-0000-0000-0000-000000000000.jsonl",
+          [msg("user", text("SUBOFCLICUR"))])
+    write(root / f"{ide_uid}.jsonl", [msg("user", text("IDETRANSCRIPTCUR"))])
     scan(run)
     assert hits(run, "COPYONLYCUR") == [] and hits(run, "IDETRANSCRIPTCUR") == []
     assert one(run, "PROMPTCURCLI", "user", "human")["session_id"] == f"cursor:{uid}"

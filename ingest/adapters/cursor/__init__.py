@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._vscode import STATE_DB, workspace_dirs
+from voyager_sessions.ingest.adapters._vscode import STATE_DB, session_files, workspace_dirs
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor import cli, ide, transcripts
-from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.sqlite import sqlite_source
 
 PROVIDER = "cursor"
@@ -45,18 +44,6 @@ def _subdirs(path: Path) -> list[Path]:
             return sorted(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
-
-
-def _transcript_sources(root: Path) -> Iterator[Source | Notice]:
-    """Transcripts under one ``agent-transcripts`` dir; a ``.txt`` is dropped when its ``.jsonl`` exists."""
-    found: list[Source | Notice] = list(walk_files(
-        root, "", PROVIDER, append_only=False, empty_ok=True,
-        match=lambda name: name.endswith((".jsonl", ".txt")) and not name.startswith(".")))
-    jsonl = {s.path[: -len(".jsonl")] for s in found if isinstance(s, Source) and s.path.endswith(".jsonl")}
-    for item in found:
-        if isinstance(item, Source) and item.path.endswith(".txt") and item.path[: -len(".txt")] in jsonl:
-            continue
-        yield item
 
 
 class CursorAdapter:
@@ -88,7 +75,8 @@ class CursorAdapter:
                 yield from sqlite_source(PROVIDER, chat / "store.db", empty_ok=True)
         for project in _subdirs(home / "projects"):
             if os.path.isdir(project / transcripts.TRANSCRIPTS):
-                yield from _transcript_sources(project / transcripts.TRANSCRIPTS)
+                # A .txt beside its .jsonl is the same transcript: the .jsonl is read.
+                yield from session_files(project / transcripts.TRANSCRIPTS, PROVIDER, ".jsonl", ".txt")
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         name = os.path.basename(source.path)

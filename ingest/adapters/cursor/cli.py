@@ -69,23 +69,17 @@ def _as_bytes(value: Any) -> bytes:
 def _json(data: bytes) -> Any:
     """A JSON value from a cell: JSON text, or hex-encoded JSON text (the CLI's ``meta``); None if neither."""
     text = data.strip()
-    if not text:
-        return None
-    if text[:1] in (b"{", b"["):
+    if text[:1] not in (b"{", b"["):
         try:
-            return decode_line(text)
-        except BadLine:
+            text = bytes.fromhex(text.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            return None
+        if text[:1] not in (b"{", b"["):
             return None
     try:
-        decoded = bytes.fromhex(text.decode("ascii"))
-    except (UnicodeDecodeError, ValueError):
+        return decode_line(text)
+    except BadLine:
         return None
-    if decoded[:1] in (b"{", b"["):
-        try:
-            return decode_line(decoded)
-        except BadLine:
-            return None
-    return None
 
 
 def read_meta(conn: sqlite3.Connection, schema: dict[str, frozenset[str]]) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._vscode import (
     as_text,
+    chat_items,
     has_prefix,
     item,
     items,
@@ -55,7 +56,7 @@ from voyager_sessions.ingest.adapters._vscode import (
     workspace_dirs,
     workspace_folder,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor._messages import SHELL_TOOLS, render_tool_input, split_user_text
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import connect_readonly, open_store, unreadable
@@ -387,20 +388,9 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         cwd, user_dir = _layout(Path(path))
         workspaces = _WorkspaceMap(user_dir) if user_dir is not None else None
         if KV in schema:
-            notices: list[Notice] = []
             for cid, digest in sorted(_signatures(conn).items()):
-                sig = digest.hexdigest()
-                before = known_composers.get(cid)
-                if isinstance(before, list) and len(before) == 2 and before[0] == sig:
-                    composers_out[cid] = before
-                    if before[1]:
-                        yield Unchanged(session=session_id(PROVIDER, cid))
-                    continue
-                produced = list(_one_composer(conn, cid, path, cwd, workspaces, unknown, notices))
-                yield from notices
-                notices.clear()
-                composers_out[cid] = [sig, sum(1 for i in produced if isinstance(i, Event))]
-                yield from produced
+                yield from chat_items(PROVIDER, cid, digest.hexdigest(), known_composers, composers_out,
+                                      lambda: _one_composer(conn, cid, path, cwd, workspaces, unknown))
         if "ItemTable" in schema:
             yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS[:1], PROVIDER, path, cwd=cwd,
                                          fallback=Path(path).parent.name, known=known_tabs, out=tabs_out, unknown=unknown)
@@ -415,10 +405,12 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
 
 def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None, workspaces: _WorkspaceMap | None,
-                  unknown: UnknownRecords, notices: list[Notice]) -> Iterator[Session | Event]:
+                  unknown: UnknownRecords) -> list[Item]:
+    """One composer's items: what had to be skipped in it first, then its Session and Events."""
     text = item(conn, KV, f"{COMPOSER}{cid}")
     if text is None:
-        return  # a NULL composer: an internal marker with no chat
+        return []  # a NULL composer: an internal marker with no chat
+    notices: list[Notice] = []
     try:
         doc = _decode(text)
     except BadLine as exc:
@@ -429,8 +421,9 @@ def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None
         notices.append(Notice(source=path, where=f"{COMPOSER}{cid}",
                               reason=f"{why}; header skipped, its bubbles read in key order"))
         doc = {"fullConversationHeadersOnly": []}
-    yield from _composer_items(conn, cid, doc, source=path, cwd=cwd, workspaces=workspaces, unknown=unknown,
+    produced = _composer_items(conn, cid, doc, source=path, cwd=cwd, workspaces=workspaces, unknown=unknown,
                                notices=notices)
+    return [*notices, *produced]
 
 
 def probe_state_db(path: str) -> str:
