@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _kiro_cli, _kiro_db, _kiro_ide
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
-from voyager_sessions.ingest.files import kind_of
+from voyager_sessions.ingest.files import kind_of, with_side_file
 from voyager_sessions.ingest.sqlite import read_schema, sqlite_source
 
 PROVIDER = _kiro_cli.PROVIDER
@@ -159,13 +159,16 @@ class KiroAdapter:
             if isinstance(sub, Notice):
                 yield sub
             elif sub.name == "cli":
-                yield from _files(sub, lambda n: n.endswith(".jsonl"), append_only=True)
+                for item in _files(sub, lambda n: n.endswith(".jsonl"), append_only=True):
+                    # The title and cwd live in <uuid>.json beside it: a rename changes only that file.
+                    yield with_side_file(item, item.path[: -len(".jsonl")] + ".json") if isinstance(item, Source) else item
             else:
                 for folder in _subdirs(sub):
                     if isinstance(folder, Notice):
                         yield folder
                     elif _kiro_cli.is_session_dir(folder.name):
-                        yield from _files(folder, lambda n: n == "messages.jsonl", append_only=True)
+                        for item in _files(folder, lambda n: n == "messages.jsonl", append_only=True):
+                            yield with_side_file(item, folder / "session.json") if isinstance(item, Source) else item
         for user in user_dirs(env):
             agent = user.joinpath(*AGENT_DIR)
             for folder in _subdirs(agent):

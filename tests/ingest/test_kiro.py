@@ -144,6 +144,18 @@ def test_a_half_written_last_line_is_read_again_and_a_second_scan_reads_only_wha
     assert run.json("list", "--json")["sessions"][0]["events"] == 5
 
 
+def test_a_rename_kept_only_in_the_side_file_reaches_the_title(home: Path, run) -> None:
+    path = write_cli(home)
+    assert run("scan", "-q").exit_code == 0
+    before = path.read_bytes()
+    (path.with_suffix(".json")).write_text(json.dumps({"session_id": SID, "cwd": CWD, "title": "迁移排查 KIRO_RENAMED",
+                                                       "created_at": "2026-12-01T08:00:00Z"}, ensure_ascii=False))
+    assert run("scan", "-q").exit_code == 0
+    assert path.read_bytes() == before
+    hits = run.json("search", "KIRO_RENAMED", "--json", "--no-refresh")["hits"]
+    assert [(h["kind"], h["title"]) for h in hits] == [("title", "迁移排查 KIRO_RENAMED")]
+
+
 def test_hostile_ids_and_cwds_come_back_exactly_from_the_resume_command(home: Path) -> None:
     native = "id;$(touch x)`y`'q\" z"
     cwd = "/tmp/a b;$(rm -rf ~)`id`'\"\nnext"
