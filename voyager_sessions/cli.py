@@ -316,8 +316,8 @@ def demo(keep: bool) -> None:
     import shutil
     import tempfile
 
+    from voyager_sessions import api
     from voyager_sessions.demo import CORPUS
-    from voyager_sessions.api import search as run_search
     from voyager_sessions.search.engine import SearchOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
@@ -334,13 +334,14 @@ def demo(keep: bool) -> None:
         color = use_color("auto")
         from voyager_sessions.render import render_hit
 
-        for q, flags, opts in DEMO_QUERIES:
-            res = run_search(ddir, q, SearchOptions(limit=3, **opts))
-            shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
-            click.echo(click.style(shown, bold=True) if color else shown, color=color)
-            for h in res.hits:
-                click.echo(render_hit(h, color=color, by_session=False), color=color)
-            click.echo(f"  ({res.total} {'hit' if res.total == 1 else 'hits'})\n")
+        with api.reader(ddir) as reader:
+            for q, flags, opts in DEMO_QUERIES:
+                res = reader.search(q, SearchOptions(limit=3, **opts))
+                shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
+                click.echo(click.style(shown, bold=True) if color else shown, color=color)
+                for h in res.hits:
+                    click.echo(render_hit(h, color=color, by_session=False), color=color)
+                click.echo(f"  ({res.total} {'hit' if res.total == 1 else 'hits'})\n")
         click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
