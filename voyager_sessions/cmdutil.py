@@ -20,8 +20,6 @@ from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands'
     EXIT_INTERNAL,
     EXIT_NONE,
     EXIT_OK,
-    EXIT_USAGE,
-    MAX_INT,
     Busy,
     UserError,
     VoyagerError,
