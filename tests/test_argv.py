@@ -25,10 +25,7 @@ def _click_params(name: str, args: list[str]) -> dict | None:
 
 @pytest.mark.parametrize("name", ["list", "show", "stats"])
 def test_click_commands_are_built_from_the_tables(name):
-    from voyager_sessions import options as tables
-
-    _, table, positional, _ = commands.READ_COMMANDS[name]
-    options = getattr(tables, table)
+    options, positional = commands.tables(name)
     params = [p for p in cli.commands[name].params if p.name != "help"]
     if positional:
         assert isinstance(params[0], click.Argument) and params[0].name == "session"

@@ -99,9 +99,8 @@ class _Sessions:
 
     def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
         ids = self._indexed(lambda state: state.resolve_session(ref, limit), [])
-        if not ids and self.ddir.checkpoints_db.exists():
-            with _store(self.ddir) as store:
-                ids = store.find_sessions(ref, limit)
+        if not ids:
+            ids = _if_stored(self.ddir, lambda store: store.find_sessions(ref, limit), [])
         if not ids and ":" in ref:
             ids = [ref]
         return ids
@@ -151,6 +150,14 @@ def _store(ddir: DataDir) -> Iterator[Any]:
         yield store
     finally:
         store.close()
+
+
+def _if_stored(ddir: DataDir, ask: Callable[[Any], Any], default: Any) -> Any:
+    """``ask(store)`` of the checkpoint database, or ``default`` when there is none: only a save creates it."""
+    if not ddir.checkpoints_db.exists():
+        return default
+    with _store(ddir) as store:
+        return ask(store)
 
 
 class _Ctx(NamedTuple):
@@ -322,10 +329,8 @@ def status(ctx: click.Context, session: str, as_json: bool) -> None:
 
     c = _obj(ctx)
     resolved = c.resolve(session)
-    result = StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0)
-    if c.ddir.checkpoints_db.exists():  # a read must not create the database
-        with _store(c.ddir) as store:
-            result = store.status(resolved.session_id)
+    result = _if_stored(c.ddir, lambda store: store.status(resolved.session_id),
+                        StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0))
     if as_json:
         emit_json(result)
     elif result.checkpoint is None:
@@ -345,10 +350,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     from voyager_sessions.store.checkpoints.render import when
 
     c = _obj(ctx)
-    rows = []
-    if c.ddir.checkpoints_db.exists():
-        with _store(c.ddir) as store:
-            rows = store.list()
+    rows = _if_stored(c.ddir, lambda store: store.list(), [])
     if as_json:
         emit_json(CheckpointList(sessions=rows))
         return
@@ -372,10 +374,7 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
 
     c = _obj(ctx)
     resolved = c.resolve(session)
-    snaps = []
-    if c.ddir.checkpoints_db.exists():
-        with _store(c.ddir) as store:
-            snaps = store.snapshots(resolved.session_id)
+    snaps = _if_stored(c.ddir, lambda store: store.snapshots(resolved.session_id), [])
     if as_json:
         emit_json(SnapshotList(session_id=resolved.session_id, snapshots=snaps))
         return
@@ -440,11 +439,8 @@ def clear(ctx: click.Context, session: str, as_json: bool) -> None:
 
     c = _obj(ctx)
     resolved = c.resolve(session)
-    if c.ddir.checkpoints_db.exists():
-        with _store(c.ddir) as store:
-            result = store.clear(resolved.session_id)
-    else:
-        result = ClearResult(session_id=resolved.session_id, cleared=False, snapshots=0)
+    result = _if_stored(c.ddir, lambda store: store.clear(resolved.session_id),
+                        ClearResult(session_id=resolved.session_id, cleared=False, snapshots=0))
     if result.cleared:
         _index_hook(c.ddir, result.session_id, None)
     if as_json:

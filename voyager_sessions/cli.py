@@ -22,7 +22,7 @@ from typing import NoReturn
 
 import click
 
-from voyager_sessions import read_cmd, search_cmd
+from voyager_sessions import commands, read_cmd, search_cmd
 from voyager_sessions.argv import Option
 from voyager_sessions.cmdutil import (
     EXIT_NONE,
@@ -36,14 +36,6 @@ from voyager_sessions.cmdutil import (
     use_color,
 )
 from voyager_sessions.ingest.adapters import PROVIDERS
-from voyager_sessions.options import (
-    LIST_OPTIONS,
-    QUERY_PARAM,
-    SEARCH_OPTIONS,
-    SHOW_OPTIONS,
-    SHOW_SESSION,
-    STATS_OPTIONS,
-)
 from voyager_sessions.paths import DataDir
 from voyager_sessions.textsafe import printable
 
@@ -219,7 +211,14 @@ def _click_option(opt: Option) -> click.Option:
     return click.Option([*opt.decls, opt.dest], **attrs)
 
 
-@cli.command(params=[click.Argument([QUERY_PARAM], nargs=-1), *map(_click_option, SEARCH_OPTIONS)])
+def _click_params(name: str) -> list[click.Parameter]:
+    """The click parameters of reading command ``name``, from its tables (see ``commands.tables``)."""
+    options, positional = commands.tables(name)
+    arguments = [] if positional is None else [click.Argument([positional.dest], nargs=positional.nargs)]
+    return [*arguments, *map(_click_option, options)]
+
+
+@cli.command(params=_click_params("search"))
 def search(**params: object) -> None:
     """Search everything your agents said, ran or saw.
 
@@ -237,13 +236,13 @@ def search(**params: object) -> None:
 # -- list and show ----------------------------------------------------------------------
 
 
-@cli.command("list", params=list(map(_click_option, LIST_OPTIONS)))
+@cli.command("list", params=_click_params("list"))
 def list_cmd(**params: object) -> None:
     """Sessions, newest first."""
     read_cmd.list_command(**params)  # type: ignore[arg-type]
 
 
-@cli.command(params=[click.Argument([SHOW_SESSION.dest]), *map(_click_option, SHOW_OPTIONS)])
+@cli.command(params=_click_params("show"))
 def show(**params: object) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
     read_cmd.show_command(**params)  # type: ignore[arg-type]
@@ -252,7 +251,7 @@ def show(**params: object) -> None:
 # -- stats, demo ------------------------------------------------------------------------
 
 
-@cli.command(params=list(map(_click_option, STATS_OPTIONS)))
+@cli.command(params=_click_params("stats"))
 def stats(**params: object) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
     read_cmd.stats_command(**params)  # type: ignore[arg-type]
@@ -317,8 +316,8 @@ def demo(keep: bool) -> None:
     import shutil
     import tempfile
 
+    from voyager_sessions import api
     from voyager_sessions.demo import CORPUS
-    from voyager_sessions.api import search as run_search
     from voyager_sessions.search.engine import SearchOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
@@ -335,13 +334,14 @@ def demo(keep: bool) -> None:
         color = use_color("auto")
         from voyager_sessions.render import render_hit
 
-        for q, flags, opts in DEMO_QUERIES:
-            res = run_search(ddir, q, SearchOptions(limit=3, **opts))
-            shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
-            click.echo(click.style(shown, bold=True) if color else shown, color=color)
-            for h in res.hits:
-                click.echo(render_hit(h, color=color, by_session=False), color=color)
-            click.echo(f"  ({res.total} {'hit' if res.total == 1 else 'hits'})\n")
+        with api.reader(ddir) as reader:
+            for q, flags, opts in DEMO_QUERIES:
+                res = reader.search(q, SearchOptions(limit=3, **opts))
+                shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
+                click.echo(click.style(shown, bold=True) if color else shown, color=color)
+                for h in res.hits:
+                    click.echo(render_hit(h, color=color, by_session=False), color=color)
+                click.echo(f"  ({res.total} {'hit' if res.total == 1 else 'hits'})\n")
         click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,6 @@ from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands'
     EXIT_INTERNAL,
     EXIT_NONE,
     EXIT_OK,
-    EXIT_USAGE,
-    MAX_INT,
     Busy,
     UserError,
     VoyagerError,
@@ -59,12 +58,19 @@ def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> 
 
 def emit_json(obj: Any) -> None:
     """``obj`` as one JSON document on stdout (C1 controls and DEL escaped: see ``textsafe``)."""
+    emit_jsonl((obj,))
+
+
+def emit_jsonl(objs: Iterable[Any]) -> None:
+    """Each of ``objs`` as one JSON document a line on stdout (``--jsonl``), escaped as :func:`emit_json` does."""
     import msgspec
 
     from voyager_sessions.textsafe import escape_json_controls
 
+    encode = msgspec.json.Encoder().encode
     out = invocation.binary_stdout()
-    out.write(escape_json_controls(msgspec.json.encode(obj)) + b"\n")
+    for obj in objs:
+        out.write(escape_json_controls(encode(obj)) + b"\n")
     out.flush()
 
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from voyager_sessions.argv import Option, Positional
+
 #: name -> (module of the command, options table and positional argument in voyager_sessions.options, function)
 READ_COMMANDS: dict[str, tuple[str, str, str | None, str]] = {
     "search": ("voyager_sessions.search_cmd", "SEARCH_OPTIONS", "SEARCH_QUERY", "search_command"),
@@ -26,13 +28,20 @@ READ_COMMANDS: dict[str, tuple[str, str, str | None, str]] = {
 }
 
 
-def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
-    """The parameters click would pass to command ``name`` for ``args``, or None to leave them to click."""
+def tables(name: str) -> tuple[Sequence[Option], Positional | None]:
+    """Command ``name``'s option table and its positional argument (None when it takes none)."""
     from voyager_sessions import options
-    from voyager_sessions.argv import parse_args
 
     _, table, positional, _ = READ_COMMANDS[name]
-    return parse_args(getattr(options, table), args, getattr(options, positional) if positional else None)
+    return getattr(options, table), getattr(options, positional) if positional else None
+
+
+def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
+    """The parameters click would pass to command ``name`` for ``args``, or None to leave them to click."""
+    from voyager_sessions.argv import parse_args
+
+    options, positional = tables(name)
+    return parse_args(options, args, positional)
 
 
 def function(name: str) -> Callable[..., None]:
@@ -52,11 +61,7 @@ def validate(name: str, args: Any) -> dict[str, Any]:
         raise ValueError(f"unknown command {name!r}: one of {', '.join(READ_COMMANDS)}")
     if not isinstance(args, dict):
         raise ValueError("args must be an object")
-    from voyager_sessions import options as tables
-
-    _, table, positional_name, _ = READ_COMMANDS[name]
-    options = getattr(tables, table)
-    positional = getattr(tables, positional_name) if positional_name else None
+    options, positional = tables(name)
     expected = {o.dest for o in options} | ({positional.dest} if positional else set())
     unknown = sorted(set(args) - expected)
     if unknown:

@@ -26,23 +26,17 @@ from voyager_sessions.cmdutil import (
 )
 
 
-def _short_id(session_id: str) -> str:
-    return session_id.partition(":")[2][:12]
-
-
 def list_command(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Sessions, newest first; exits 0 when the page has any, 1 when it has none."""
-    from voyager_sessions.textsafe import printable
-
     with open_reader(data_dir()) as r:
         doc = r.list_sessions(provider=provider, limit=limit, offset=offset)
     if as_json:
         emit_json(doc)
     else:
+        from voyager_sessions.render import render_row
+
         for row in doc.sessions:
-            when = (row.updated or row.started or "")[:16].replace("T", " ")
-            title = printable(row.title or row.cwd or "")
-            echo(f"{row.provider:<8} {printable(_short_id(row.session_id)):<12}  {when:<16}  {row.events:>6} ev  {title}")
+            echo(render_row(row))
         echo(f"{offset + len(doc.sessions)} of {doc.total} sessions", err=True)
     sys.exit(EXIT_OK if doc.sessions else EXIT_NONE)
 

@@ -33,6 +33,16 @@ def highlight(text: str, spans: list[tuple[int, int]], color: bool) -> str:
     return "".join(out)
 
 
+def _short_id(session_id: str) -> str:
+    """The first 12 characters of a session's native id, printable: how a line names its session."""
+    return _p(session_id.partition(":")[2][:12])
+
+
+def _minute(timestamp: str | None) -> str:
+    """An ISO-8601 time to the minute, with a space for the ``T``."""
+    return (timestamp or "")[:16].replace("T", " ")
+
+
 def _home_short(path: str | None) -> str:
     if not path:
         return ""
@@ -42,14 +52,14 @@ def _home_short(path: str | None) -> str:
 
 def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     """Two lines a hit: who/when/what, then the snippet; context events indented below."""
-    when = (h.timestamp or "")[:16].replace("T", " ")
+    when = _minute(h.timestamp)
     kind = _KIND_LABEL.get(h.kind, h.kind)
     if h.tool:
         kind = f"{kind}:{_p(h.tool)}"
     if h.exit_code is not None:
         kind += f" exit={h.exit_code}"
     where = _p(h.title or _home_short(h.cwd) or "")
-    native = _p(h.session_id.partition(":")[2][:12])
+    native = _short_id(h.session_id)
     count = f"  ({h.hit_count} hits)" if by_session and h.hit_count is not None else ""
     head = f"{h.provider:<8} {native:<12} {when:<16} {kind:<12} {where}{count}"
     if color:
@@ -65,6 +75,13 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
         resume = _p(h.resume)
         lines.append(("    " + _DIM + "resume: " + resume + _RESET) if color else "    resume: " + resume)
     return "\n".join(lines)
+
+
+def render_row(row: SessionRow) -> str:
+    """One line a session (``voyager list``): agent, id, last activity, events, title or cwd."""
+    when = _minute(row.updated or row.started)
+    title = _p(row.title or row.cwd or "")
+    return f"{row.provider:<8} {_short_id(row.session_id):<12}  {when:<16}  {row.events:>6} ev  {title}"
 
 
 def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:

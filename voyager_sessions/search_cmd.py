@@ -25,6 +25,7 @@ from voyager_sessions.cmdutil import (
     data_dir,
     echo,
     emit_json,
+    emit_jsonl,
     open_reader,
     refresh_scan,
     use_color,
@@ -69,15 +70,7 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
     if as_json:
         emit_json(result)
     elif as_jsonl:
-        import msgspec
-
-        from voyager_sessions.textsafe import escape_json_controls
-
-        enc = msgspec.json.Encoder()
-        out = invocation.binary_stdout()
-        for h in result.hits:
-            out.write(escape_json_controls(enc.encode(h)) + b"\n")
-        out.flush()
+        emit_jsonl(result.hits)
     else:
         _render_hits(result, use_color(color), by_session)
     sys.exit(EXIT_OK if result.total else EXIT_NONE)

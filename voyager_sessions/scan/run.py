@@ -285,8 +285,7 @@ class Scan:
             except Exception as exc:  # an adapter bug in discovery must cost that agent, not the scan
                 # Not "scanned": what this agent had indexed stays (its sources were not all seen).
                 scanned.discard(name)
-                self.notice(Notice(source=name, reason=f"adapter error while looking for sessions: "
-                                                       f"{type(exc).__name__}: {exc}", fatal=True))
+                self._discovery_failed(name, exc)
                 continue
             absent.remember(memory, name, adapter, self.env)
         if (kept := absent.dump(memory)) != raw:
@@ -308,9 +307,12 @@ class Scan:
                         continue
                     self._consider(item, plan, seen)
             except Exception as exc:  # as in _plan: an adapter bug costs that agent only
-                self.notice(Notice(source=name, reason=f"adapter error while looking for sessions: "
-                                                       f"{type(exc).__name__}: {exc}", fatal=True))
+                self._discovery_failed(name, exc)
         return plan
+
+    def _discovery_failed(self, name: str, exc: Exception) -> None:
+        self.notice(Notice(source=name, reason=f"adapter error while looking for sessions: {type(exc).__name__}: {exc}",
+                           fatal=True))
 
     def _consider(self, item: Source | Notice, plan: list[tuple[Source, Why]], seen: set[str]) -> None:
         """Plan the read of one discovered source (or report a place discovery could not look into)."""
