@@ -341,7 +341,8 @@ def demo(keep: bool) -> None:
                 click.echo(click.style(shown, bold=True) if color else shown, color=color)
                 for h in res.hits:
                     click.echo(render_hit(h, color=color, by_session=False), color=color)
-                click.echo(f"  ({res.total} {'hit' if res.total == 1 else 'hits'})\n")
+                shown_of = f"{len(res.hits)} of " if len(res.hits) < res.total else ""  # the demo shows 3 at most
+                click.echo(f"  ({shown_of}{res.total} {'hit' if res.total == 1 else 'hits'})\n")
         click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
