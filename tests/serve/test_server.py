@@ -22,12 +22,7 @@ def _raw(path: str, payload: bytes, *, read_timeout: float = 5.0, pause: float =
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(read_timeout)
     try:
-        address, fd = protocol.socket_address(path)
-        try:
-            s.connect(address)
-        finally:
-            if fd is not None:
-                os.close(fd)
+        protocol.at_socket(s.connect, path)
         if pause:
             time.sleep(pause)
         try:
