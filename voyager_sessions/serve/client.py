@@ -192,5 +192,4 @@ def _isatty(stream: Any) -> bool:
 
 
 def _utf8(stream: Any) -> bool:
-    encoding = getattr(stream, "encoding", None) or ""
-    return encoding.lower().replace("-", "").replace("_", "") == "utf8" and hasattr(stream, "buffer")
+    return protocol.is_utf8(getattr(stream, "encoding", None)) and hasattr(stream, "buffer")

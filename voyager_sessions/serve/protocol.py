@@ -105,6 +105,11 @@ def env_difference(mine: Mapping[str, str], theirs: Mapping[str, str]) -> list[s
     return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
 
 
+def is_utf8(encoding: str | None) -> bool:
+    """Whether ``encoding`` is UTF-8 however spelled (``utf-8``, ``UTF8``, ``utf_8``): the one stdout served."""
+    return (encoding or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
 def data_dir(environ: Mapping[str, str]) -> str:
     """``str(paths.data_dir(environ))`` without importing pathlib (a test holds the two equal)."""
     if environ.get("VOYAGER_HOME"):

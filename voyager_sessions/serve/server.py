@@ -320,7 +320,7 @@ class Server:
         if not (isinstance(stdout, list) and len(stdout) == 2 and all(isinstance(x, str) for x in stdout)):
             raise ValueError("stdout must be [encoding, errors]")
         encoding, errors = stdout
-        if encoding.lower().replace("-", "").replace("_", "") != "utf8":
+        if not protocol.is_utf8(encoding):
             raise ValueError(f"stdout encoding {encoding!r} is not UTF-8")
         if errors not in _STDOUT_ERRORS:
             raise ValueError(f"unknown stdout error handler {errors!r}")
