@@ -46,12 +46,9 @@ class ScanOutcome:
 class Scans:
     """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
 
-    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None,
-                 on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
-        if scan is None:
-            from voyager_sessions.scan import scan as scan_fn
+    def __init__(self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
+        from voyager_sessions.scan import scan
 
-            scan = scan_fn
         self._scan = scan
         self._ddir = ddir
         self._on_done = on_done
