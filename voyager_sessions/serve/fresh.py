@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.errors import VoyagerError
+from voyager_sessions.errors import UserError, VoyagerError
 from voyager_sessions.paths import DataDir
 
 
@@ -133,6 +133,8 @@ class ReaderPool:
         try:
             pooled = self._current()
             yield pooled.reader
+        except UserError:
+            raise  # the request's own mistake (an unknown session, say): the reader answered it, and stays
         except BaseException:
             if pooled is not None:  # a reader that failed mid-request is not trusted again
                 self._discard(pooled)
