@@ -179,12 +179,8 @@ class ReaderPool:
     def close(self) -> None:
         with self._lock:
             every = list(self._all)
-            self._all.clear()
         for pooled in every:
-            try:
-                pooled.reader.close()
-            except Exception:  # noqa: BLE001
-                pass
+            self._discard(pooled)
 
 
 class ServerBackend:
