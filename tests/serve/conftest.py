@@ -126,10 +126,16 @@ class ServerProcess:
         return self.proc.returncode
 
 
-def _served(root: Path):
+def scanned_env(root: Path) -> dict[str, str]:
+    """``make_env(root)`` with the corpus written and scanned in-process (no server asked)."""
     env = make_env(root)
     write_corpus(env)
     assert cli(env, "scan", "-q", server=False).code == 0
+    return env
+
+
+def _served(root: Path):
+    env = scanned_env(root)
     server = ServerProcess(env)
     try:
         yield env, server
@@ -152,8 +158,5 @@ def served_module(tmp_path_factory):
 @pytest.fixture(scope="module")
 def scanned_module(tmp_path_factory):
     """An environment whose corpus is scanned, without a server (a module's tests bring their own)."""
-    env = make_env(tmp_path_factory.mktemp("scanned"))
-    write_corpus(env)
-    assert cli(env, "scan", "-q", server=False).code == 0
-    return env
+    return scanned_env(tmp_path_factory.mktemp("scanned"))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import cli, make_env, write_corpus
+from tests.serve.conftest import cli, scanned_env
 from voyager_sessions.paths import DataDir
 from voyager_sessions.serve import client, protocol
 
@@ -58,9 +58,7 @@ def test_forwarding_imports_only_the_standard_library(served_module, argv):
 
 
 def test_no_server_or_a_stale_socket_falls_back_at_once(tmp_path):
-    env = make_env(tmp_path)
-    write_corpus(env)
-    assert cli(env, "scan", "-q", server=False).code == 0
+    env = scanned_env(tmp_path)
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
     request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
     t0 = time.perf_counter()
@@ -203,10 +201,8 @@ def test_socket_path_of_any_length_works(tmp_path):
     if not hasattr(os, "O_PATH"):
         pytest.skip("no O_PATH here")
     deep = tmp_path / ("d" * 60) / ("e" * 60)
-    env = make_env(deep)
-    write_corpus(env)
+    env = scanned_env(deep)
     assert len(str(DataDir(env["VOYAGER_HOME"]).socket)) > 110
-    assert cli(env, "scan", "-q", server=False).code == 0
     from tests.serve.conftest import ServerProcess
 
     server = ServerProcess(env)

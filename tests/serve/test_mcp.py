@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.conftest import CLAUDE_SID, voyager_exe
-from tests.serve.conftest import ServerProcess, cli, make_env, write_corpus
+from tests.serve.conftest import ServerProcess, cli, scanned_env
 
 
 class JsonRpcClient:
@@ -48,10 +48,7 @@ class JsonRpcClient:
 
 @pytest.fixture
 def corpus_env(tmp_path):
-    env = make_env(tmp_path)
-    write_corpus(env)
-    assert cli(env, "scan", "-q", server=False).code == 0
-    return env
+    return scanned_env(tmp_path)
 
 
 def _session(env: dict) -> JsonRpcClient:

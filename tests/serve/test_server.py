@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import ServerProcess, cli, make_env, write_corpus
+from tests.serve.conftest import ServerProcess, cli, make_env, scanned_env, write_corpus
 from voyager_sessions.paths import DataDir
 from voyager_sessions.serve import client, protocol
 
@@ -22,12 +22,7 @@ def _raw(path: str, payload: bytes, *, read_timeout: float = 5.0, pause: float =
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(read_timeout)
     try:
-        address, fd = protocol.socket_address(path)
-        try:
-            s.connect(address)
-        finally:
-            if fd is not None:
-                os.close(fd)
+        protocol.at_socket(s.connect, path)
         if pause:
             time.sleep(pause)
         try:
@@ -207,9 +202,7 @@ def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(serve
 
 
 def test_something_else_at_the_socket_path_is_not_removed(tmp_path):
-    env = make_env(tmp_path)
-    write_corpus(env)
-    assert cli(env, "scan", "-q", server=False).code == 0
+    env = scanned_env(tmp_path)
     path = DataDir(env["VOYAGER_HOME"]).socket
     path.write_text("mine")
     got = cli(env, "serve")
@@ -314,9 +307,7 @@ def test_another_user_cannot_connect(served):
 
 
 def test_status_stop_and_detach(tmp_path):
-    env = make_env(tmp_path)
-    write_corpus(env)
-    assert cli(env, "scan", "-q", server=False).code == 0
+    env = scanned_env(tmp_path)
     none = cli(env, "serve", "status")
     assert none.code == 1 and none.err == f"voyager: no server is running on {env['VOYAGER_HOME']}\n"
     assert json.loads(cli(env, "serve", "status", "--json").out) == {

@@ -63,11 +63,11 @@ def load_checkpoint(ddir: DataDir, session_id: str) -> Checkpoint | None:
     return Checkpoint(fields=fields, updated=iso(cp.updated_at))
 
 
-def build(reader: Any, session_id: str, *, redact: bool = False, env: dict[str, str] | None = None) -> tuple[ExportDoc, Counter[str]]:
+def build(reader: Any, session_id: str, *, redact: bool = False) -> tuple[ExportDoc, Counter[str]]:
     """The export of session ``session_id`` (an exact id), and what redaction replaced (by pattern name)."""
     timeline = reader.show(session_id)
     doc = ExportDoc(timeline=timeline, agent=agent_label(timeline.session.provider),
-                    checkpoint=load_checkpoint(reader.ddir, timeline.session.session_id), exported=export_time(env))
+                    checkpoint=load_checkpoint(reader.ddir, timeline.session.session_id), exported=export_time())
     counts: Counter[str] = Counter()
     if redact:
         doc = redact_doc(doc, counts)

@@ -192,10 +192,9 @@ def heading(row: SessionRow) -> str:
     return printable(" ".join((row.title or "").split())) or f"{row.provider} session {printable(row.native_id)}"
 
 
-def export_time(env: dict[str, str] | None = None) -> str | None:
+def export_time() -> str | None:
     """Now, or ``SOURCE_DATE_EPOCH`` when it is set (reproducible output), as ISO UTC."""
-    e = os.environ if env is None else env
-    raw = e.get("SOURCE_DATE_EPOCH")
+    raw = os.environ.get("SOURCE_DATE_EPOCH")
     if raw is not None:
         try:
             return iso(float(int(raw)))

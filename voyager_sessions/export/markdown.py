@@ -149,14 +149,13 @@ def render(doc: ExportDoc) -> str:
         ev = block.first
         if block.kind in ("user", "assistant"):
             out += [f"### {_inline(who(ev, agent))} · {when(ev.ts) or 'time unknown'}", "", prose(ev.text) or "_(empty)_", ""]
-        elif block.kind in ("reasoning", "meta"):
-            # Reasoning reads as the Markdown it mostly is; injected context is quoted as it was.
-            out += _fold(f"{who(ev, agent)} · {when(ev.ts)}".rstrip(" ·"), _capped_fence(ev.text, ev.seq, sid, "text")
-                         if block.kind == "meta" else [prose(ev.text) or "_(empty)_"])
         elif block.kind == "tool":
             out += _tool(block, sid)
         else:
-            out += _fold(f"{who(ev, agent)} · {when(ev.ts)}".rstrip(" ·"), _capped_fence(ev.text, ev.seq, sid, "text"))
+            # Reasoning reads as the Markdown it mostly is; injected context (and anything else) is quoted as it was.
+            body = [prose(ev.text) or "_(empty)_"] if block.kind == "reasoning" else \
+                _capped_fence(ev.text, ev.seq, sid, "text")
+            out += _fold(f"{who(ev, agent)} · {when(ev.ts)}".rstrip(" ·"), body)
     out += ["---", "", f"_Exported from {agent} by Voyager{' on ' + utc_text(doc.exported) if doc.exported else ''}._", ""]
     return "\n".join(out)
 

@@ -48,12 +48,7 @@ def exchange(path: str, request: Mapping[str, Any], *, ack_timeout: float = prot
         return None
     try:
         sock.settimeout(ack_timeout)
-        address, fd = protocol.socket_address(path)
-        try:
-            sock.connect(address)
-        finally:
-            if fd is not None:
-                os.close(fd)
+        protocol.at_socket(sock.connect, path)
         sock.sendall(line)
         data = bytearray()
         acknowledged = False
@@ -197,5 +192,4 @@ def _isatty(stream: Any) -> bool:
 
 
 def _utf8(stream: Any) -> bool:
-    encoding = getattr(stream, "encoding", None) or ""
-    return encoding.lower().replace("-", "").replace("_", "") == "utf8" and hasattr(stream, "buffer")
+    return protocol.is_utf8(getattr(stream, "encoding", None)) and hasattr(stream, "buffer")

@@ -91,12 +91,7 @@ def bind(ddir: DataDir) -> tuple[socket.socket, int]:
     try:
         old = os.umask(0o177)  # born 0600: no moment at which others could connect
         try:
-            address, fd = protocol.socket_address(path)
-            try:
-                sock.bind(address)
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            protocol.at_socket(sock.bind, path)
         finally:
             os.umask(old)
         os.chmod(path, 0o600)

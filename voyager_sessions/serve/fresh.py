@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.errors import VoyagerError
+from voyager_sessions.errors import UserError, VoyagerError
 from voyager_sessions.paths import DataDir
 
 
@@ -46,12 +46,9 @@ class ScanOutcome:
 class Scans:
     """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
 
-    def __init__(self, ddir: DataDir, *, scan: Callable[..., Any] | None = None,
-                 on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
-        if scan is None:
-            from voyager_sessions.scan import scan as scan_fn
+    def __init__(self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
+        from voyager_sessions.scan import scan
 
-            scan = scan_fn
         self._scan = scan
         self._ddir = ddir
         self._on_done = on_done
@@ -136,6 +133,8 @@ class ReaderPool:
         try:
             pooled = self._current()
             yield pooled.reader
+        except UserError:
+            raise  # the request's own mistake (an unknown session, say): the reader answered it, and stays
         except BaseException:
             if pooled is not None:  # a reader that failed mid-request is not trusted again
                 self._discard(pooled)
@@ -180,12 +179,8 @@ class ReaderPool:
     def close(self) -> None:
         with self._lock:
             every = list(self._all)
-            self._all.clear()
         for pooled in every:
-            try:
-                pooled.reader.close()
-            except Exception:  # noqa: BLE001
-                pass
+            self._discard(pooled)
 
 
 class ServerBackend:

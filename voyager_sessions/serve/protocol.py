@@ -31,7 +31,7 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the client pays for every import
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 VERSION = 1
 
@@ -105,6 +105,11 @@ def env_difference(mine: Mapping[str, str], theirs: Mapping[str, str]) -> list[s
     return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
 
 
+def is_utf8(encoding: str | None) -> bool:
+    """Whether ``encoding`` is UTF-8 however spelled (``utf-8``, ``UTF8``, ``utf_8``): the one stdout served."""
+    return (encoding or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
 def data_dir(environ: Mapping[str, str]) -> str:
     """``str(paths.data_dir(environ))`` without importing pathlib (a test holds the two equal)."""
     if environ.get("VOYAGER_HOME"):
@@ -129,15 +134,19 @@ def socket_path(data_dir: str) -> str:
 _MAX_SUN_PATH = 103 if sys.platform == "darwin" else 107
 
 
-def socket_address(path: str) -> tuple[str, int | None]:
-    """An address for the socket at ``path`` that ``bind`` and ``connect`` accept, and a descriptor to close after.
+def at_socket(call: Callable[[str], object], path: str) -> None:
+    """``call(address)``, a socket's ``connect`` or ``bind``, with an address for the socket at ``path``.
 
     A path longer than ``sun_path`` is reached through ``/proc/self/fd/N/`` of its
-    directory where Linux offers it (the descriptor returned); elsewhere it is given as
-    is and the call fails with an OSError the caller reports.
+    directory where Linux offers it (the descriptor closed after the call); elsewhere it
+    is given as is and the call fails with an OSError the caller reports.
     """
     if len(os.fsencode(path)) <= _MAX_SUN_PATH or not hasattr(os, "O_PATH"):
-        return path, None
+        call(path)
+        return
     head, tail = os.path.split(path)
     fd = os.open(head or ".", os.O_PATH | os.O_DIRECTORY)
-    return f"/proc/self/fd/{fd}/{tail}", fd
+    try:
+        call(f"/proc/self/fd/{fd}/{tail}")
+    finally:
+        os.close(fd)

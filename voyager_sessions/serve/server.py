@@ -21,7 +21,6 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from voyager_sessions.paths import DataDir
@@ -62,17 +61,16 @@ def _log_to_stderr(message: str) -> None:
 class Server:
     """``voyager serve`` on one data dir; :meth:`serve` runs until :meth:`stop` (a signal, or a ``stop`` request)."""
 
-    def __init__(self, ddir: DataDir, *, interval: float = 5.0, readers: int | None = None,
-                 log: Callable[[str], None] = _log_to_stderr, verbose: bool = True) -> None:
+    def __init__(self, ddir: DataDir, *, interval: float = 5.0, verbose: bool = True) -> None:
         self.ddir = ddir
         self.interval = interval
-        self.log = log
+        self.log = _log_to_stderr
         self.verbose = verbose
         self.env = protocol.answer_env(os.environ)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
         self.scans = Scans(ddir, on_done=self._scanned)
-        self.pool = ReaderPool(ddir, readers or min(4, max(2, os.cpu_count() or 2)))
+        self.pool = ReaderPool(ddir, min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
         self._wake_r, self._wake_w = os.pipe()
@@ -320,7 +318,7 @@ class Server:
         if not (isinstance(stdout, list) and len(stdout) == 2 and all(isinstance(x, str) for x in stdout)):
             raise ValueError("stdout must be [encoding, errors]")
         encoding, errors = stdout
-        if encoding.lower().replace("-", "").replace("_", "") != "utf8":
+        if not protocol.is_utf8(encoding):
             raise ValueError(f"stdout encoding {encoding!r} is not UTF-8")
         if errors not in _STDOUT_ERRORS:
             raise ValueError(f"unknown stdout error handler {errors!r}")
