@@ -1,4 +1,5 @@
-"""What OpenHands' two storage generations share: the provider's name, conversation ids, the resume command.
+"""What OpenHands' two storage generations share: the provider's name, conversation ids, the resume command,
+and the base of their event mappers.
 
 The CLI's conversations (``openhands.py``) and the V0 sessions before them
 (``_openhands_v0``) are both a folder per session with an ``events/`` folder of
@@ -8,8 +9,11 @@ one-event files; they differ in everything else.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
-from voyager_sessions.ingest.adapters._common import resume_in
+from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, resume_in
+from voyager_sessions.model import Event
 
 PROVIDER = "openhands"
 LABEL = "OpenHands"
@@ -34,3 +38,18 @@ def dashed(name: str) -> str:
 def resume_command(cwd: str | None, conversation: str) -> str:
     """``openhands --resume <uuid>``, in the conversation's working directory when it is known."""
     return resume_in(cwd, "openhands", "--resume", conversation)
+
+
+class Mapper:
+    """What both generations' mappers (one event file's object to events) share: the session's counter, the
+    kinds they do not know, and emitting one event."""
+
+    def __init__(self, counter: EventCounter, unknown: UnknownRecords) -> None:
+        self.counter = counter
+        self.unknown = unknown
+
+    def _one(self, kind: Any, origin: Any, text: Any, ts: float | None, **extra: Any) -> Iterator[Event]:
+        """The event of ``text`` (none unless it is a string with something in it)."""
+        ev = self.counter.make(kind, origin, text if isinstance(text, str) else None, ts=ts, **extra)
+        if ev is not None:
+            yield ev

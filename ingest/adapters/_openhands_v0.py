@@ -20,7 +20,6 @@ from typing import Any
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
     SessionFacts,
     UnknownRecords,
     compact_json,
@@ -28,7 +27,7 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._openhands_common import EVENTS, LABEL, PROVIDER
+from voyager_sessions.ingest.adapters._openhands_common import EVENTS, LABEL, PROVIDER, Mapper
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import subdirs
@@ -76,17 +75,8 @@ def v0_sources(root: Path) -> Iterator[Source | Notice]:
         yield Source(provider=PROVIDER, path=str(folder), fingerprint=fp, append_only=False)
 
 
-class V0Mapper:
+class V0Mapper(Mapper):
     """One V0 event file's object to events."""
-
-    def __init__(self, counter: EventCounter, unknown: UnknownRecords) -> None:
-        self.counter = counter
-        self.unknown = unknown
-
-    def _one(self, kind: Any, origin: Any, text: Any, ts: float | None, **extra: Any) -> Iterator[Event]:
-        ev = self.counter.make(kind, origin, text if isinstance(text, str) else None, ts=ts, **extra)
-        if ev is not None:
-            yield ev
 
     def events(self, doc: dict[str, Any]) -> Iterator[Event]:
         ts = parse_ts(doc.get("timestamp"), naive="local")

@@ -14,6 +14,8 @@ from voyager_sessions.ingest.adapters._common import resume_in, str_or_none
 
 PROVIDER = "vibe"
 LABEL = "Mistral Vibe"
+#: The file, in both layouts, that describes a session (id, cwd, title, times, config).
+META = "meta.json"
 
 #: ``meta.json``'s ``title_source`` for a title a person set (``/rename``); ``auto`` is Vibe's own.
 _PERSON_TITLE_SOURCES = frozenset({"manual", "user"})

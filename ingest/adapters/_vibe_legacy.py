@@ -17,7 +17,6 @@ itself put in a user turn (compaction context, hook feedback, reminders): ``meta
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,14 +35,13 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER, model_of, resume_command, title_of
+from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Event, Session, session_id
 
 MESSAGES = "messages.jsonl"
-META = "meta.json"
 INDEX = ".session_index.json"
 
 #: Tool names whose ``command`` argument is a shell command (rendered as the command itself).
@@ -83,7 +81,7 @@ class MessageMapper:
         role = msg.get("role")
         c = self.counter
         if role == "user":
-            text = _content_text(msg.get("content"))
+            text = join_text(msg.get("content"))
             if msg.get("injected") is True:
                 ev = c.make("meta", "provider", text)
             else:
@@ -97,7 +95,7 @@ class MessageMapper:
             if isinstance(reasoning, str) and (ev := c.make("reasoning", "agent", reasoning)) is not None:
                 yield ev
             kind, origin = ("meta", "provider") if msg.get("injected") is True else ("assistant", "agent")
-            if (ev := c.make(kind, origin, _content_text(msg.get("content")))) is not None:
+            if (ev := c.make(kind, origin, join_text(msg.get("content")))) is not None:
                 yield ev
             calls = msg.get("tool_calls")
             for call in calls if isinstance(calls, list) else ():
@@ -109,7 +107,7 @@ class MessageMapper:
             exit_code = int_or_none(output.get("exit_code"))
             if exit_code is None:
                 exit_code = int_or_none(output.get("returncode"))
-            ev = c.make("tool_result", "tool", _content_text(msg.get("content")),
+            ev = c.make("tool_result", "tool", join_text(msg.get("content")),
                         tool=str_or_none(msg.get("name")), call_id=str_or_none(msg.get("tool_call_id")),
                         exit_code=exit_code, is_error=bool(result.get("error")))
             if ev is not None:
@@ -136,13 +134,6 @@ class MessageMapper:
         else:
             text = compact_json(args) if args is not None else ""
         return self.counter.make("tool_call", "agent", text, tool=name, call_id=str_or_none(call.get("id")))
-
-
-def _content_text(content: Any) -> str:
-    """A message's text: a string, or the text blocks of a content list."""
-    if isinstance(content, str):
-        return content
-    return join_text(content)
 
 
 def facts_from_meta(meta: dict[str, Any], folder: Path | None) -> SessionFacts:
@@ -243,13 +234,3 @@ def read_single_file(source: Source) -> Iterator[Item]:
     yield from events
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
-
-
-def legacy_fingerprint_files(folder: Path) -> tuple[os.stat_result, os.stat_result | None]:
-    """Stat ``messages.jsonl`` and ``meta.json`` of a legacy folder (the first raises OSError if missing)."""
-    msgs = os.stat(folder / MESSAGES)
-    try:
-        meta: os.stat_result | None = os.stat(folder / META)
-    except OSError:
-        meta = None
-    return msgs, meta

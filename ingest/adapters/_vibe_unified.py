@@ -44,14 +44,13 @@ from voyager_sessions.ingest.adapters._common import (
     reread_delta,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER, model_of, resume_command, title_of
+from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.model import Event, session_id
 
 STORE_FORMAT = "mistral.vibe.unified-session-store/v1"
 CURRENT = "CURRENT"
-META = "meta.json"
 
 #: A generation name or chunk hash from a pointer file: one plain path component, nothing else.
 _SAFE_NAME = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]{0,127}")

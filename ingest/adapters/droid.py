@@ -138,8 +138,8 @@ class _DroidRead(JsonlSessionRead):
         self.title_is_prompt: bool | None = state.get("title_is_prompt") if isinstance(state.get("title_is_prompt"), bool) else None
         self.first_prompt_seen = state.get("first_prompt_seen") is True
         self.last_reply: str | None = str_or_none(state.get("last_reply"))
-        settings = settings_path(p)
-        self.settings = cached_by_stat(str(settings), _load_settings, _Settings()) if settings.exists() else _Settings()
+        # A missing settings file is the default, as an unreadable one is (cached_by_stat stats it once).
+        self.settings = cached_by_stat(str(settings_path(p)), _load_settings, _Settings())
 
     # -- session -------------------------------------------------------------------
 

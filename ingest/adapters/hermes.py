@@ -149,8 +149,8 @@ class _Store:
         if version is not None:
             self.unknown.version = f"(state schema {version})"
 
-    def _select(self, names: tuple[str, ...], have: frozenset[str], alias: str = "") -> str:
-        return ", ".join(f"{alias}{n}" if n in have else f"NULL AS {n}" for n in names)
+    def _select(self, names: tuple[str, ...], have: frozenset[str]) -> str:
+        return ", ".join(n if n in have else f"NULL AS {n}" for n in names)
 
     def sessions(self) -> list[sqlite3.Row]:
         order = "started_at, id" if "started_at" in self.scols else "id"
@@ -203,8 +203,7 @@ def _is_subagent(srow: sqlite3.Row) -> bool:
 class _SessionRead:
     """Turns one session's rows into Events, in id order."""
 
-    def __init__(self, store: _Store, srow: sqlite3.Row, counter: EventCounter, *, subagent: bool,
-                 seen: set[str] | None) -> None:
+    def __init__(self, store: _Store, counter: EventCounter, *, subagent: bool, seen: set[str] | None) -> None:
         self.store = store
         self.counter = counter
         self.subagent = subagent
@@ -274,7 +273,7 @@ class _SessionRead:
                 yield ev
 
 
-def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None) -> Session:
+def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None, subagent: bool) -> Session:
     native = srow["id"]
     cwd = str_or_none(srow["cwd"])
     parent = str_or_none(srow["parent_session_id"])
@@ -291,7 +290,7 @@ def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None) -> Session
         model=str_or_none(srow["model"]), started=started, updated=updated,
         parent=session_id(PROVIDER, parent) if parent else None,
         # A delegated subagent cannot be resumed on its own; its parent can.
-        resume=resume_command(cwd, parent if parent and _is_subagent(srow) else native,
+        resume=resume_command(cwd, parent if parent and subagent else native,
                               str_or_none(srow["profile_name"]) or store.profile),
         source=store.path,
         tokens_in=sum(t for t in tokens_in if t is not None) if any(t is not None for t in tokens_in) else None,
@@ -329,9 +328,10 @@ def _read_sessions(store: _Store, signatures: SessionSignatures) -> Iterator[Ite
             yield Unchanged(session=sid)
             continue
         parent = srow["parent_session_id"]
-        continuation = parent in ended_by_compression and not _is_subagent(srow)
+        subagent = _is_subagent(srow)
+        continuation = parent in ended_by_compression and not subagent
         dedup = bool(sig[3]) or continuation
-        meta = _session(store, srow, sig)
+        meta = _session(store, srow, sig, subagent)
         yield meta
         after: int | None = None
         start = 0
@@ -345,7 +345,7 @@ def _read_sessions(store: _Store, signatures: SessionSignatures) -> Iterator[Ite
         if dedup:
             seen = store.row_keys(parent) if continuation else set()
         counter = EventCounter(sid, start)
-        reader = _SessionRead(store, srow, counter, subagent=_is_subagent(srow), seen=seen)
+        reader = _SessionRead(store, counter, subagent=subagent, seen=seen)
         yield from reader.rows(store.messages(native, after))
         signatures.record(native, {"sig": sig, "row": row_digest, "seq": counter.seq, "last": sig[1], "dedup": dedup})
 

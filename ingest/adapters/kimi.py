@@ -61,7 +61,6 @@ _WIRE_SKIPPED = frozenset({
     "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "HookResolved", "HookRequest", "HookResponse",
     "ApprovalRequest", "ApprovalResponse", "ApprovalRequestResolved", "ToolCallRequest", "ToolCallPart",
 })
-#: Tools whose ``command`` argument is a shell command: indexed as the command.
 #: What Kimi CLI prepends to the summary that replaces a compacted context.
 _COMPACTION_OUTPUT = "Previous context has been compacted"
 

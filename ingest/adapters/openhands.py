@@ -46,7 +46,15 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._openhands_common import EVENTS, LABEL, PROVIDER, dashed, is_hex32, resume_command
+from voyager_sessions.ingest.adapters._openhands_common import (
+    EVENTS,
+    LABEL,
+    PROVIDER,
+    Mapper,
+    dashed,
+    is_hex32,
+    resume_command,
+)
 from voyager_sessions.ingest.adapters._openhands_v0 import is_v0, read_v0, v0_root, v0_sources
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
@@ -71,12 +79,11 @@ _ECHOES = frozenset({"FinishObservation", "ThinkObservation"})
 _ACP_DONE = frozenset({"completed", "failed", "error", "cancelled"})
 
 
-class V1Mapper:
+class V1Mapper(Mapper):
     """One V1 event file's object to events."""
 
     def __init__(self, counter: EventCounter, unknown: UnknownRecords, *, subagent: bool) -> None:
-        self.counter = counter
-        self.unknown = unknown
+        super().__init__(counter, unknown)
         self.subagent = subagent
 
     def events(self, doc: dict[str, Any]) -> Iterator[Event]:
@@ -97,11 +104,6 @@ class V1Mapper:
             yield from self._acp(doc, ts)
         elif not (isinstance(kind, str) and kind in _BOOKKEEPING):  # a list or dict kind is unhashable
             self.unknown.saw(kind if isinstance(kind, str) else "event without a kind")
-
-    def _one(self, kind: Any, origin: Any, text: Any, ts: float | None, **extra: Any) -> Iterator[Event]:
-        ev = self.counter.make(kind, origin, text if isinstance(text, str) else None, ts=ts, **extra)
-        if ev is not None:
-            yield ev
 
     def _reasoning(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
         parts = [doc.get("reasoning_content")]

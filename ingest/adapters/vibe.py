@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._vibe_common import LABEL, PROVIDER
+from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER
 from voyager_sessions.ingest.adapters._vibe_legacy import (
     MESSAGES,
     LegacyRead,
@@ -34,7 +34,7 @@ from voyager_sessions.ingest.adapters._vibe_legacy import (
     index_entry,
     read_single_file,
 )
-from voyager_sessions.ingest.adapters._vibe_unified import CURRENT, META, read_unified
+from voyager_sessions.ingest.adapters._vibe_unified import CURRENT, read_unified
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint, kind_of
 from voyager_sessions.ingest.jsondoc import read_json_object
@@ -106,7 +106,7 @@ def _legacy_id(folder: Path) -> str | None:
     entry = index_entry(folder)
     if isinstance(entry.get("session_id"), str):
         return entry["session_id"]
-    meta = read_json_object(folder / "meta.json", fatal=False)
+    meta = read_json_object(folder / META, fatal=False)
     return meta.get("session_id") if isinstance(meta, dict) and isinstance(meta.get("session_id"), str) else None
 
 
@@ -138,7 +138,7 @@ def _legacy_sources(root: Path, walk: _Walk, unified_ids: set[str]) -> Iterator[
         if id8 in unified_id8 and _legacy_id(folder) in unified_ids:
             continue  # the same session is in the unified store: read once, from there
         try:
-            meta = os.stat(folder / "meta.json")
+            meta = os.stat(folder / META)
             meta_size, meta_mtime = meta.st_size, meta.st_mtime_ns
         except OSError:
             meta_size = meta_mtime = 0

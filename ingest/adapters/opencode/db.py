@@ -50,7 +50,7 @@ from voyager_sessions.ingest.adapters.opencode.schema import (
     detect_shape,
     layout,
 )
-from voyager_sessions.ingest.sqlite import has_index, open_store, unreadable
+from voyager_sessions.ingest.sqlite import digest, has_index, open_store, unreadable
 from voyager_sessions.model import Event, Session
 
 
@@ -550,7 +550,7 @@ class SliceReader:
             if not isinstance(native, str) or not native:
                 continue
             msgs, parts = aggregates.get(native, (sg.NO_ROWS, sg.NO_ROWS))
-            sig = sg.Signature(gen.name, sg.row_digest(row), msgs, parts)
+            sig = sg.Signature(gen.name, digest(*row), msgs, parts)
             before = self.known.get(native) if self.known is not None else None
             if before is not None and before.sig == sig:
                 self.marks[native] = before

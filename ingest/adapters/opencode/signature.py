@@ -13,8 +13,6 @@ by an older release (or damaged) simply does not convert, and the session is rea
 
 from __future__ import annotations
 
-import hashlib
-import sqlite3
 from typing import Any
 
 import msgspec
@@ -95,10 +93,6 @@ class Suffix(msgspec.Struct):
         self.parts += 1
         if upd is not None:
             self.part_updates = (self.part_updates or 0) + upd
-
-
-def row_digest(row: sqlite3.Row) -> str:
-    return hashlib.blake2b(repr(tuple(row)).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 def minus(whole: int | None, tail: int | None) -> int | None:
