@@ -45,6 +45,8 @@ NO_RESUME = {
     "zcode": "an app, no command",
     "dsh": "no resume command found in its releases",
     "zed": "threads reopen in the editor",
+    "open-interpreter": "no resume by id: `interpreter --conversations` opens a picker",
+    "mini-swe-agent": "a run cannot be resumed",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose"}

@@ -264,6 +264,16 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "zcode": (("VOYAGER_ZCODE_HOME", ""), ("HOME", ".zcode")),
     # xAI's Grok Build; GROK_HOME relocates its whole tree (sessions/, grok.db).
     "grok": (("VOYAGER_GROK_HOME", ""), ("GROK_HOME", ""), ("HOME", ".grok")),
+    # Open Interpreter's config dir (platformdirs' user_config_dir: conversations/ below it), then macOS's.
+    "open-interpreter": (("VOYAGER_OPEN_INTERPRETER_HOME", ""), ("XDG_CONFIG_HOME", "open-interpreter"),
+                         ("HOME", ".config/open-interpreter")),
+    "open-interpreter.mac": (("VOYAGER_OPEN_INTERPRETER_HOME", ""), ("HOME", "Library/Application Support/open-interpreter")),
+    # mini-swe-agent's global config dir (last_mini_run.traj.json): MSWEA_GLOBAL_CONFIG_DIR, else
+    # platformdirs' user_config_dir (macOS: releases before 2.x used Application Support, newer ~/.config).
+    "mini-swe-agent": (("VOYAGER_MINI_SWE_AGENT_HOME", ""), ("MSWEA_GLOBAL_CONFIG_DIR", ""),
+                       ("XDG_CONFIG_HOME", "mini-swe-agent"), ("HOME", ".config/mini-swe-agent")),
+    "mini-swe-agent.mac": (("VOYAGER_MINI_SWE_AGENT_HOME", ""), ("MSWEA_GLOBAL_CONFIG_DIR", ""),
+                           ("HOME", "Library/Application Support/mini-swe-agent")),
 }
 
 

@@ -42,6 +42,8 @@ REGISTRY: dict[str, str] = {
     "crush": "voyager_sessions.ingest.adapters.crush",
     "goose": "voyager_sessions.ingest.adapters.goose",
     "zed": "voyager_sessions.ingest.adapters.zed",
+    "open-interpreter": "voyager_sessions.ingest.adapters.open_interpreter",
+    "mini-swe-agent": "voyager_sessions.ingest.adapters.mini_swe_agent",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

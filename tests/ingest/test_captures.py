@@ -42,7 +42,7 @@ SHARED = shared_dir()
 CAPTURES = SHARED / "fixtures" / "agents" if SHARED else None
 
 #: truth.json's ``agent`` -> Voyager's provider name, where they differ.
-PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe"}
+PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe", "interpreter": "open-interpreter", "mini": "mini-swe-agent"}
 
 #: Markers that stand in a provider file but must not be found, and why.
 NOT_INDEXED = {

@@ -68,12 +68,14 @@ def classify(source: Source, old: Any) -> Why | None:
 def resume_cursor(source: Source, why: Why, old: Any) -> Cursor | None:
     """The cursor a read of ``source`` starts from, if any.
 
-    A grown file resumes at its byte offset. A changed multi-session source (a
-    database) gets its last cursor too: it tells the adapter which sessions it can
-    report as Unchanged.
+    A grown file resumes at its byte offset. A changed source read whole (a database,
+    a file rewritten in place) gets its last cursor too: it tells the adapter which
+    sessions it can report as Unchanged. That holds after a failed read as well (a file
+    caught half-written): a failure replaces nothing and keeps the cursor of the last
+    good read, which still describes what the index holds.
     """
     if old is None or old.cursor is None:
         return None
-    if why == "grown" or (why == "changed" and not source.append_only and old.status == "ok"):
+    if why == "grown" or (why == "changed" and not source.append_only):
         return decode_cursor(old.cursor)
     return None

@@ -260,8 +260,11 @@ class SourceRead:
 
     def _failed(self) -> SourceOutcome:
         """Nothing was replaced: keep the old sessions and events, remember the failure (doctor
-        reports it) and the fingerprint (an unchanged bad file is not retried)."""
-        row = source_row(self.source, cursor=None, sessions=self.old_sessions,
+        reports it) and the fingerprint (an unchanged bad file is not retried). The last good read's
+        cursor is kept too: it still describes what the index holds, and a source rewritten in place
+        needs it to tell what it held before (mini-swe-agent's overwritten runs, a database's
+        unchanged sessions)."""
+        row = source_row(self.source, cursor=self.old.cursor if self.old is not None else None, sessions=self.old_sessions,
                          events=self.old.events if self.old is not None else 0, fatal=self.fatal)
         return SourceOutcome(why=self.why, failed=True, state_row=row)
 
