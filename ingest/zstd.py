@@ -6,11 +6,12 @@ zstd-compressed JSON blob in SQLite. This module is the one place that decompres
 adapters ask for lines (:func:`stream_lines`) or a document (:func:`decompress_blob`) and
 never see a codec.
 
-zstd is an optional dependency (``pip install voyager-sessions[zstd]``, which brings
-``zstandard``, the maintained binding of the reference C library). On Python 3.14+ the
-standard library's ``compression.zstd`` is used when present and nothing needs installing.
-Without either, :func:`available` is False and :func:`missing_notice` says what to install,
-so a store Voyager cannot read is named, never silently empty.
+zstd is a regular dependency: ``zstandard`` (the maintained binding of the reference C
+library) below Python 3.14, the standard library's ``compression.zstd`` from 3.14 on (used
+first wherever it is present). A default install reads both agents. An install without
+either (installed with ``--no-deps``, or a 3.14 interpreter built without zstd) leaves
+:func:`available` False, and :func:`missing_notice` says what to install, so a store Voyager
+cannot read is named, never silently empty.
 
 Hostile input is bounded: a frame may not ask for a window larger than 128 MiB (the
 reference decoder's own default limit), compressed input is fed half a kilobyte at a time so
@@ -42,8 +43,9 @@ _READ = 1 << 16
 
 _BLANK_RUN = re.compile(rb"\n+")
 
-#: What to install when no implementation is found (the project's own extra).
-INSTALL_HINT = "voyager-sessions[zstd]"
+#: What to install when no implementation is found: the package a default install brings (the old
+#: ``voyager-sessions[zstd]`` extra is empty now, so naming it would not help).
+INSTALL_HINT = "zstandard"
 
 
 class ZstdError(ValueError):
@@ -90,7 +92,7 @@ def use_backend(name: str | None, module: Any = None) -> None:
 
 def install_hint(label: str) -> str:
     """The one sentence every zstd-compressed store shows while no implementation is installed."""
-    return f"no zstd implementation installed: install {INSTALL_HINT} to read {label} sessions"
+    return f"no zstd implementation installed (an incomplete install): `pip install {INSTALL_HINT}` to read {label} sessions"
 
 
 def missing_notice(source: str, label: str, *, fatal: bool, detail: str = "") -> Notice:

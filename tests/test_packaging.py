@@ -74,3 +74,19 @@ def test_wheel_installs_every_module(tmp_path):
     assert int(out.stdout.strip()) == len(mods)
     exe = env_dir / "bin" / "voyager"
     assert subprocess.run([str(exe), "--help"], capture_output=True, timeout=60).returncode == 0
+
+
+def test_zstd_is_a_regular_dependency_and_the_old_extra_still_installs():
+    """A default install reads DeepSeek Harness and Zed: ``zstandard`` where the standard library has no
+    ``compression.zstd``; ``voyager-sessions[zstd]`` (older install commands) resolves, to nothing more."""
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    zstd_deps = [d for d in project["dependencies"] if d.split(">")[0].split(";")[0].strip() == "zstandard"]
+    assert len(zstd_deps) == 1 and "python_version < '3.14'" in zstd_deps[0], project["dependencies"]
+    assert project["optional-dependencies"]["zstd"] == []
+
+
+def test_a_default_install_has_a_zstd_implementation():
+    from voyager_sessions.ingest import zstd
+
+    assert zstd.available(), "zstandard (or compression.zstd) must come with a default install"

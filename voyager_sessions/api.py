@@ -202,5 +202,5 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     from voyager_sessions.ingest import zstd
 
     # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
-    health["zstd"] = zstd.backend() or f"not installed: install {zstd.INSTALL_HINT} to read DeepSeek Harness and Zed sessions"
+    health["zstd"] = zstd.backend() or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
     return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints), "health": health}

@@ -229,7 +229,7 @@ def test_without_zstd_the_store_is_named_and_read_once_it_is_installed(home, run
         res = run("scan", "--json")
         doc = json.loads(res.stdout)
         assert doc["failed"] == 1 and doc["sessions"] == 0
-        hint = "install voyager-sessions[zstd] to read DeepSeek Harness sessions"
+        hint = "`pip install zstandard` to read DeepSeek Harness sessions"
         assert hint in res.stderr
         doctor = run("doctor")
         assert hint in doctor.stdout and "not installed" in doctor.stdout

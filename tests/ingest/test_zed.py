@@ -173,9 +173,9 @@ def test_without_zstd_plain_threads_are_read_and_compressed_ones_named(home, run
     zstd.use_backend(None)
     try:
         res = run("scan", "--json")
-        assert "install voyager-sessions[zstd] to read Zed sessions" in res.stderr
+        assert "`pip install zstandard` to read Zed sessions" in res.stderr
         assert search(run, "LEGACY_REPLY") and not search(run, "ERR_HASH_9")
-        assert "install voyager-sessions[zstd] to read Zed sessions" in run("doctor").stdout
+        assert "`pip install zstandard` to read Zed sessions" in run("doctor").stdout
     finally:
         zstd.use_backend(*saved)
     doc = run.json("scan", "--json")  # nothing changed on disk: the retry reads the rest

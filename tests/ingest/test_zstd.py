@@ -164,6 +164,6 @@ def test_without_an_implementation_the_notice_says_what_to_install(tmp_path):
             zstd.decompress_blob(frames(b"{}"))
         n = zstd.missing_notice("/x", "Zed", fatal=True)
         assert n.fatal and n.transient
-        assert n.reason == "no zstd implementation installed: install voyager-sessions[zstd] to read Zed sessions"
+        assert n.reason == "no zstd implementation installed (an incomplete install): `pip install zstandard` to read Zed sessions"
     finally:
         zstd.use_backend(*before)
