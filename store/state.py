@@ -85,6 +85,13 @@ def m003_title_source(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN title_source TEXT")
 
 
+@migration
+def m004_agent_version(db: sqlite3.Connection) -> None:
+    # The version of the agent that wrote each session (where its files say): doctor shows the versions
+    # seen beside the ones Voyager was tested on. Rows from before stay NULL until their source is read again.
+    db.execute("ALTER TABLE sessions ADD COLUMN agent_version TEXT")
+
+
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
 #: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
 #: could not be used: not read again until it changes).
@@ -111,7 +118,7 @@ class SourceState(msgspec.Struct):
 
 _SESSION_COLS = (
     "id", "provider", "native_id", "source", "title", "cwd", "git_branch", "git_repo", "model",
-    "started", "updated", "parent", "resume", "tokens_in", "tokens_out", "title_source",
+    "started", "updated", "parent", "resume", "tokens_in", "tokens_out", "title_source", "agent_version",
 )
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
 _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
@@ -281,6 +288,15 @@ class StateStore:
         out: dict[str, list[str]] = {}
         for provider, path, detail in self.conn.execute(f"SELECT provider, path, detail FROM sources WHERE {where} ORDER BY path"):
             out.setdefault(provider, []).append(f"{path}: {detail}")
+        return out
+
+    def versions_seen(self) -> dict[str, dict[str, int]]:
+        """provider -> {agent version -> sessions} for the indexed sessions whose files name the version."""
+        out: dict[str, dict[str, int]] = {}
+        for provider, version, n in self.conn.execute(
+                "SELECT provider, agent_version, count(*) FROM sessions WHERE agent_version IS NOT NULL "
+                "AND agent_version != '' GROUP BY provider, agent_version ORDER BY provider"):
+            out.setdefault(provider, {})[version] = n
         return out
 
     def counts(self) -> list[tuple[str, int, int]]:

@@ -20,3 +20,81 @@ def test_stats_and_doctor(corpus, home, run):
     assert doc["health"]["state_db"] == "ok" and doc["health"]["index"] == "ok"
     text = run("doctor").stdout
     assert "cannot use" in text and str(home / ".claude" / "projects") in text
+
+
+# -- format drift: the versions that wrote the user's files, beside the versions Voyager was tested on ----------
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.conftest import claude_session_lines, write_claude  # noqa: E402
+from tests.ingest.test_captures import CAPTURES  # noqa: E402
+from voyager_sessions.ingest.adapters._common import release  # noqa: E402
+from voyager_sessions.ingest.diagnose import drift_note, sorted_versions, version_key  # noqa: E402
+
+
+def _bumped_capture(home: Path, capture: str, old: str, new: str) -> None:
+    """A copy of a real capture in ``home`` with its version rewritten to ``new`` (what a newer release writes)."""
+    shutil.copytree(CAPTURES / capture, home, dirs_exist_ok=True,  # type: ignore[operator]
+                    ignore=shutil.ignore_patterns("truth.json"))
+    for path in home.rglob("*.jsonl"):
+        path.chmod(0o644)
+        path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def _report(run, provider: str) -> dict:
+    return next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == provider)
+
+
+@pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found")
+def test_a_release_newer_than_any_observed_is_a_note(home, run):
+    _bumped_capture(home, "claude-2.1.328", '"version":"2.1.328"', '"version":"2.1.340"')
+    run("scan")
+    claude = _report(run, "claude")
+    assert claude["versions"] == ["2.1.328"]
+    assert claude["versions_seen"] == {"2.1.340": 1}
+    assert claude["drift"] == "written by 2.1.340; observed up to 2.1.328"
+    text = run("doctor").stdout
+    assert "Claude Code (claude) - observed: 2.1.328; your files: 2.1.340" in text
+    assert "note       written by 2.1.340; observed up to 2.1.328" in text
+
+
+@pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found")
+def test_codex_names_its_cli_version_and_an_observed_one_is_no_note(home, run):
+    _bumped_capture(home, "codex-0.169.0", '"cli_version":"0.169.0"', '"cli_version":"0.171.2"')
+    run("scan")
+    codex = _report(run, "codex")
+    assert (codex["versions_seen"], codex["drift"]) == ({"0.171.2": 1}, "written by 0.171.2; observed up to 0.169.0")
+
+
+def test_older_and_observed_versions_are_shown_without_a_note(home, run):
+    write_claude(home, claude_session_lines())  # written by 2.0.14, older than every observed release
+    run("scan")
+    claude = _report(run, "claude")
+    assert (claude["versions_seen"], claude["drift"]) == ({"2.0.14": 1}, None)
+    assert "your files: 2.0.14" in run("doctor").stdout and "written by" not in run("doctor").stdout
+
+
+def test_a_hostile_version_in_a_file_is_no_version(home, run):
+    lines = [json.loads(line) for line in claude_session_lines()]
+    for line in lines:
+        line["version"] = "\x1b[31m99.0.0\x07"
+    write_claude(home, [json.dumps(line) + "\n" for line in lines])
+    run("scan")
+    assert _report(run, "claude")["versions_seen"] == {}
+    assert "\x1b" not in run("doctor").stdout
+
+
+def test_version_order_and_the_drift_rule():
+    assert release("2.1.340") == "2.1.340" and release("v0.4.3") == "v0.4.3" and release("1.0.0-beta.2") == "1.0.0-beta.2"
+    assert release("(session format v3)") is None and release("3") is None and release(None) is None
+    assert release("1." + "1" * 60) is None
+    assert version_key("2.1.340") == (2, 1, 340) and version_key("v0.4.3") == (0, 4, 3) and version_key("x") is None
+    assert sorted_versions(["2.1.40", "2.1.332", "weird", "2.1.4"]) == ["2.1.4", "2.1.40", "2.1.332", "weird"]
+    assert drift_note(["2.1.329", "2.1.340"], ["2.1.328", "2.1.332"]) == "written by 2.1.340; observed up to 2.1.332"
+    assert drift_note(["2.1.332"], ["2.1.328", "2.1.332"]) is None
+    assert drift_note(["2.1.100"], ["2.1.328"]) is None
+    assert drift_note(["2.1.340"], []) is None, "a documented agent has nothing to compare with"

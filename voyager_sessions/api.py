@@ -168,6 +168,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     idx = None
     failed: dict[str, list[str]] = {}
     noted: dict[str, list[str]] = {}
+    versions: dict[str, dict[str, int]] = {}
     hints = Hints()
     health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
     if ddir.has_index():
@@ -179,6 +180,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
             indexed = {p: (s, e or 0) for p, s, e in store.counts()}
             failed = store.failed_sources()
             noted = store.noted_sources()
+            versions = store.versions_seen()
             hints = Hints(cwds=frozenset(store.known_cwds()))
         finally:
             store.close()
@@ -203,4 +205,4 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
 
     # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
     health["zstd"] = zstd.backend() or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
-    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints), "health": health}
+    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints, versions), "health": health}

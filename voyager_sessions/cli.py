@@ -270,6 +270,8 @@ def doctor(as_json: bool) -> None:
         return
     for r in reports:
         seen = f"observed: {', '.join(r.versions)}" if r.evidence == "observed" else "documented, not yet observed"
+        if r.versions_seen:
+            seen += f"; your files: {printable(', '.join(r.versions_seen))}"
         click.echo(f"{r.label} ({r.provider}) - {seen}")
         for root in r.roots:
             click.echo(f"  looked in  {root}{'' if root in r.roots_found else '  (not there)'}")
@@ -278,6 +280,9 @@ def doctor(as_json: bool) -> None:
         click.echo(f"  indexed    {r.indexed_sessions} sessions, {r.indexed_events} events")
         for p in r.problems + r.failed_sources:
             click.echo(f"  cannot use {p}")
+        if r.drift:
+            click.echo(f"  note       {printable(r.drift)}: a newer release than Voyager was tested on; if a search misses "
+                       "something it wrote, its format may have changed")
         for p in r.notes:
             click.echo(f"  note       {p}")
     click.echo("Voyager")

@@ -62,6 +62,9 @@ class Session(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     source: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    #: The version of the agent that wrote the session's files, where they say (the newest a session
+    #: names): ``voyager doctor`` compares it with the versions Voyager was tested on.
+    agent_version: str | None = None
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -177,6 +177,18 @@ def int_or_none(value: Any) -> int | None:
     return None
 
 
+_RELEASE = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]{1,20})?")
+
+
+def release(value: Any) -> str | None:
+    """``value`` when it is an agent's release number (``2.1.328``, ``v0.4.3``, ``1.0.0-beta.2``), else None:
+    what a Session's ``agent_version`` may hold. Anything else a file puts there (a format number, a
+    hostile string) is no version to compare."""
+    if isinstance(value, str) and len(value) <= 40 and _RELEASE.fullmatch(value.strip()):
+        return value.strip()
+    return None
+
+
 class SessionFacts:
     """What is known so far about the session in one source, updated as lines stream by.
 
@@ -186,7 +198,7 @@ class SessionFacts:
 
     _FIELDS = (
         "native_id", "parent", "line_title", "user_title", "cwd", "git_branch", "git_repo", "model",
-        "started", "updated", "tokens_in", "tokens_out",
+        "started", "updated", "tokens_in", "tokens_out", "agent_version",
     )
 
     def __init__(self) -> None:
@@ -204,6 +216,8 @@ class SessionFacts:
         self.updated: float | None = None
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
+        #: The agent's version as the records name it (the latest seen: a session resumed by a newer release).
+        self.agent_version: str | None = None
 
     def observe_ts(self, ts: float | None) -> None:
         """Widen [started, updated] to include ``ts``; lines are not guaranteed to be in time order."""
@@ -252,6 +266,7 @@ class SessionFacts:
             source=source,
             tokens_in=self.tokens_in,
             tokens_out=self.tokens_out,
+            agent_version=self.agent_version,
         )
 
 

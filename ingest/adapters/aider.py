@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._common import EventCounter, resume_in
+from voyager_sessions.ingest.adapters._common import EventCounter, release, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
@@ -287,7 +287,7 @@ class _AiderRead:
         updated = self.mtime if last and self.mtime is not None else run.started
         return Session(id=session_id(PROVIDER, run.native_id), provider=PROVIDER, native_id=run.native_id, cwd=self.cwd,
                        model=run.model, started=run.started, updated=updated, resume=self.resume, source=self.path,
-                       tokens_in=run.tokens_in, tokens_out=run.tokens_out)
+                       tokens_in=run.tokens_in, tokens_out=run.tokens_out, agent_version=release(run.version))
 
     def _event(self, kind: str, origin: str, text: str) -> Event | None:
         assert self.counter is not None and self.run is not None

@@ -28,6 +28,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    release,
     resume_in,
     str_or_none,
 )
@@ -231,6 +232,7 @@ class _ClaudeRead(JsonlSessionRead):
         version = line.get("version")
         if isinstance(version, str):
             self.unknown.version = version
+            self.facts.agent_version = release(version) or self.facts.agent_version
         if kind == "summary":
             summary = str_or_none(line.get("summary"))
             if summary:

@@ -35,6 +35,7 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
+    release,
     reread_delta,
     resume_in,
     str_or_none,
@@ -198,6 +199,7 @@ class _CliRead:
                 resume=resume_command(self.root_id), source=str(self.path),
                 tokens_in=tin if tin is not None else (self.tokens[0] or None),
                 tokens_out=tout if tout is not None else (self.tokens[1] or None),
+                agent_version=release(self.unknown.version),
             )
 
         first = session()

@@ -35,6 +35,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    release,
     render_argv,
     resume_in,
     str_or_none,
@@ -278,6 +279,7 @@ class _CodexRead(JsonlSessionRead):
         version = str_or_none(meta.get("cli_version"))
         if version:
             self.unknown.version = version
+            facts.agent_version = release(version) or facts.agent_version
         started = parse_ts(meta.get("timestamp"))
         facts.observe_ts(started)
         # The first session_meta names the session; any later one only fills gaps.

@@ -40,6 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    release,
     resume_in,
     str_or_none,
 )
@@ -253,6 +254,7 @@ class _CopilotRead(JsonlSessionRead):
         version = str_or_none(data.get("copilotVersion"))
         if version:
             self.unknown.version = version
+            facts.agent_version = release(version) or facts.agent_version
         facts.observe_ts(parse_ts(data.get("startTime")))
         facts.model = str_or_none(data.get("selectedModel")) or facts.model
         context = data.get("context")

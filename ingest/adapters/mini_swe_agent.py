@@ -45,6 +45,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     list_or_empty,
+    release,
     reread_delta,
     str_or_none,
 )
@@ -301,7 +302,7 @@ def read_trajectory(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         yield Session(id=sid, provider=PROVIDER, native_id=native, cwd=cwd,
                       model=str_or_none(as_dict(run.config.get("model")).get("model_name")) or run.model,
                       started=min(times) if times else None, updated=max(times) if times else None, source=source.path,
-                      tokens_in=run.tokens[0] or None, tokens_out=run.tokens[1] or None)
+                      tokens_in=run.tokens[0] or None, tokens_out=run.tokens[1] or None, agent_version=release(version))
         before = state.get("delta") if same else None
         items, delta = reread_delta(sid, run.events, before)
         yield from items

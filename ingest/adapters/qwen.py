@@ -35,7 +35,14 @@ from typing import Any, ClassVar
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _genai
-from voyager_sessions.ingest.adapters._common import JsonlSessionRead, int_or_none, parse_ts, resume_in, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    JsonlSessionRead,
+    int_or_none,
+    parse_ts,
+    release,
+    resume_in,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
@@ -116,6 +123,7 @@ class _QwenRead(JsonlSessionRead):
             return
         if isinstance(line.get("version"), str):
             self.unknown.version = line["version"]
+            self.facts.agent_version = release(line["version"]) or self.facts.agent_version
         kind = line.get("type")
         if not (isinstance(kind, str) and kind in _RECORD_TYPES):  # a list or dict type is unhashable
             self.unknown.saw(kind if isinstance(kind, str) else "record without a type")

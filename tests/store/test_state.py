@@ -48,3 +48,25 @@ def test_a_data_dir_whose_path_holds_uri_characters_is_read_where_it_is(home, co
     doctor = run("doctor")
     assert "state_db        ok" in doctor.stdout, doctor.stdout
     assert sorted(p.name for p in parent.iterdir()) == [ddir.name]
+
+
+def test_a_state_db_from_before_agent_versions_is_upgraded_in_place(tmp_path):
+    """The agent_version column is additive: an older state.db gains it, its sessions kept (NULL until read again)."""
+    import sqlite3
+
+    from voyager_sessions.store import state
+    from voyager_sessions.store.db import connect
+
+    path = tmp_path / "state.db"
+    old = connect(path, state.MIGRATIONS[:3])  # the schema before m004
+    old.execute("INSERT INTO sessions (id, provider, native_id, events) VALUES ('claude:a', 'claude', 'a', 3)")
+    old.close()
+    store = StateStore(path)
+    try:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(state.MIGRATIONS)
+        (rec,) = store.sessions_by_id(["claude:a"]).values()
+        assert rec.events == 3 and rec.session.agent_version is None
+        assert store.versions_seen() == {}
+    finally:
+        store.close()
+    assert isinstance(sqlite3.connect(path).execute("SELECT agent_version FROM sessions").fetchone(), tuple)

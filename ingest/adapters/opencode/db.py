@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
+from voyager_sessions.ingest.adapters._common import release
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.adapters.opencode import signature as sg
@@ -233,6 +234,7 @@ class Database:
             source=self.source,
             tokens_in=_int(tokens_in),
             tokens_out=_int(tokens_out),
+            agent_version=release(_col(row, "version")),  # the release that created the session
         )
 
     # -- messages and parts ---------------------------------------------------

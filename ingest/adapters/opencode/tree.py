@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import int_or_none as _int
+from voyager_sessions.ingest.adapters._common import release
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.adapters.opencode.emit import (
@@ -195,6 +196,7 @@ def _read_session(storage: Path, src: str, product: Product, native: str, info: 
         source=src,
         tokens_in=tokens_in,
         tokens_out=tokens_out,
+        agent_version=release(info.get("version")),
     )
     yield meta
     em = Emitter(meta.id, subagent=parent is not None, ctx=ctx)
