@@ -29,6 +29,7 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     parse_ts,
+    release,
     resume_in,
     str_or_none,
 )
@@ -152,6 +153,7 @@ class KiroStreamRead(JsonlSessionRead):
         version = str_or_none(value.get("version"))
         if version:
             self.unknown.version = version
+            self.facts.agent_version = release(version) or self.facts.agent_version
         assert self.counter is not None
         drafts = self._line(value) if "kind" in value else self._message(value)
         yield from number(self.counter, drafts)
