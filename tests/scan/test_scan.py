@@ -399,3 +399,20 @@ def test_a_session_file_whose_name_is_not_utf8_costs_only_itself(corpus, run, ho
     assert res.exit_code == 0, res.stderr
     assert "not valid UTF-8" in res.stderr
     assert _search("数据库").total == 1 and _search("postgres").total >= 1
+
+
+def test_a_source_read_whole_gets_its_last_good_cursor_after_a_failed_read():
+    """A failure replaces nothing, so the cursor of the last good read still describes the index: a source
+    read whole (a database, a file rewritten in place) gets it back, and can report what did not change
+    (mini-swe-agent's earlier runs; tests/ingest/test_mini_swe_agent.py goes through the CLI). An
+    append-only file whose read failed is read again from the start, as before."""
+    from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Source
+    from voyager_sessions.scan.plan import encode_cursor, resume_cursor
+    from voyager_sessions.store.state import SourceState
+
+    cursor = Cursor(offset=0, next_seq=4, tail_hash="", session="x:1", state={"earlier": ["x:0"]})
+    fp = Fingerprint(size=10, mtime_ns=2, inode=3)
+    for status in ("ok", "retry", "error"):
+        old = SourceState(path="/s", provider="x", size=9, mtime_ns=1, inode=3, cursor=encode_cursor(cursor), status=status)
+        assert resume_cursor(Source(provider="x", path="/s", fingerprint=fp), "changed", old) == cursor, status
+        assert resume_cursor(Source(provider="x", path="/s", fingerprint=fp, append_only=True), "changed", old) is None
