@@ -1,9 +1,17 @@
-"""`voyager stats` and `voyager doctor`: counts, sources that failed, and index health."""
+"""`voyager stats` and `voyager doctor`: counts, sources that failed, index health, and format drift."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 
+import pytest
 
+from tests.conftest import claude_session_lines, write_claude
+from tests.ingest.test_captures import CAPTURES
+from voyager_sessions.ingest.adapters._common import release
+from voyager_sessions.ingest.diagnose import drift_note, sorted_versions, version_key
 
 
 def test_stats_and_doctor(corpus, home, run):
@@ -23,17 +31,6 @@ def test_stats_and_doctor(corpus, home, run):
 
 
 # -- format drift: the versions that wrote the user's files, beside the versions Voyager was tested on ----------
-
-import json  # noqa: E402
-import shutil  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
-from tests.conftest import claude_session_lines, write_claude  # noqa: E402
-from tests.ingest.test_captures import CAPTURES  # noqa: E402
-from voyager_sessions.ingest.adapters._common import release  # noqa: E402
-from voyager_sessions.ingest.diagnose import drift_note, sorted_versions, version_key  # noqa: E402
 
 
 def _bumped_capture(home: Path, capture: str, old: str, new: str) -> None:
