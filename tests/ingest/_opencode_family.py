@@ -18,9 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.captures import CAPTURES
+
 
 def install(name: str, home: Path) -> dict[str, Any]:
     """Copy capture ``name`` into ``home`` (writable, as the agent's own files are) and return its truth."""
