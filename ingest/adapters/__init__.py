@@ -42,6 +42,7 @@ REGISTRY: dict[str, str] = {
     "crush": "voyager_sessions.ingest.adapters.crush",
     "goose": "voyager_sessions.ingest.adapters.goose",
     "zed": "voyager_sessions.ingest.adapters.zed",
+    "gptme": "voyager_sessions.ingest.adapters.gptme",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
