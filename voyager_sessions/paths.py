@@ -268,6 +268,8 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "gptme": (("VOYAGER_GPTME_HOME", ""), ("GPTME_LOGS_HOME", ""), ("XDG_DATA_HOME", "gptme/logs"),
               ("HOME", ".local/share/gptme/logs")),
     "gptme.mac": (("VOYAGER_GPTME_HOME", ""), ("HOME", "Library/Application Support/gptme/logs")),
+    # Continue's global dir (sessions/ below it), shared by the CLI (cn) and the IDE extensions.
+    "continue": (("VOYAGER_CONTINUE_HOME", ""), ("CONTINUE_GLOBAL_DIR", ""), ("HOME", ".continue")),
 }
 
 

@@ -43,6 +43,7 @@ REGISTRY: dict[str, str] = {
     "goose": "voyager_sessions.ingest.adapters.goose",
     "zed": "voyager_sessions.ingest.adapters.zed",
     "gptme": "voyager_sessions.ingest.adapters.gptme",
+    "continue": "voyager_sessions.ingest.adapters.continue_cli",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
