@@ -270,6 +270,10 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "gptme.mac": (("VOYAGER_GPTME_HOME", ""), ("HOME", "Library/Application Support/gptme/logs")),
     # Continue's global dir (sessions/ below it), shared by the CLI (cn) and the IDE extensions.
     "continue": (("VOYAGER_CONTINUE_HOME", ""), ("CONTINUE_GLOBAL_DIR", ""), ("HOME", ".continue")),
+    # Nanocoder's data dir (sessions/ below it): NANOCODER_DATA_DIR, else XDG's data dir; then macOS's.
+    "nanocoder": (("VOYAGER_NANOCODER_HOME", ""), ("NANOCODER_DATA_DIR", ""), ("XDG_DATA_HOME", "nanocoder"),
+                  ("HOME", ".local/share/nanocoder")),
+    "nanocoder.mac": (("VOYAGER_NANOCODER_HOME", ""), ("HOME", "Library/Application Support/nanocoder")),
 }
 
 

@@ -44,6 +44,7 @@ REGISTRY: dict[str, str] = {
     "zed": "voyager_sessions.ingest.adapters.zed",
     "gptme": "voyager_sessions.ingest.adapters.gptme",
     "continue": "voyager_sessions.ingest.adapters.continue_cli",
+    "nanocoder": "voyager_sessions.ingest.adapters.nanocoder",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)
