@@ -36,6 +36,7 @@ from voyager_sessions.ingest.adapters._common import (
     as_dict,
     cached_by_stat,
     epoch,
+    index_without_sessions,
     int_or_none,
     join_text,
     list_or_empty,
@@ -225,8 +226,14 @@ class ContinueAdapter:
         return [sessions_dir(env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        yield from walk_files(sessions_dir(env), ".json", PROVIDER, append_only=False,
-                              match=lambda name: name.endswith(".json") and name != INDEX)
+        root = sessions_dir(env)
+        found = False
+        for item in walk_files(root, ".json", PROVIDER, append_only=False,
+                               match=lambda name: name.endswith(".json") and name != INDEX):
+            found = found or isinstance(item, Source)
+            yield item
+        if not found:
+            yield from index_without_sessions(root / INDEX, LABEL)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _SessionRead(source, cursor).run()

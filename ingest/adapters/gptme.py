@@ -49,7 +49,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
+from voyager_sessions.ingest.files import open_regular, subdirs, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Session
 
@@ -284,6 +284,17 @@ class _GptmeRead(JsonlSessionRead):
         yield self._begin(self.name_id)
 
 
+def _without_transcript(root: Path, found: set[str]) -> Iterator[Notice]:
+    """Never silently empty: a conversation folder holding gptme's event log but no ``conversation.jsonl``
+    (a format that moved the transcript) is named, not passed over."""
+    for folder in subdirs(root):
+        if isinstance(folder, Notice):
+            continue  # the walk named it already
+        if str(folder / CONVERSATION) not in found and os.path.isfile(folder / "events.jsonl"):
+            yield Notice(source=str(folder), reason=f"a gptme conversation folder with events.jsonl but no {CONVERSATION}; "
+                                                    "not indexed (events.jsonl is read only as a copy)")
+
+
 class GptmeAdapter:
     """gptme's ``<logs>/<conversation>/conversation.jsonl`` files."""
 
@@ -307,6 +318,7 @@ class GptmeAdapter:
                     # The title and workspace live in config.toml: its change alone means "read again".
                     item = with_side_file(item, Path(item.path).parent / "config.toml")
                 yield item
+            yield from _without_transcript(root, seen)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _GptmeRead(source, cursor).run()

@@ -32,6 +32,7 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     as_dict,
     epoch,
+    index_without_sessions,
     join_text,
     list_or_empty,
     reread_delta,
@@ -177,8 +178,13 @@ class NanocoderAdapter:
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for root in self.roots(env):
-            yield from walk_files(root, ".json", PROVIDER, append_only=False,
-                                  match=lambda name: name.endswith(".json") and name != INDEX)
+            found = False
+            for item in walk_files(root, ".json", PROVIDER, append_only=False,
+                                   match=lambda name: name.endswith(".json") and name != INDEX):
+                found = found or isinstance(item, Source)
+                yield item
+            if not found:
+                yield from index_without_sessions(root / INDEX, LABEL)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _SessionRead(source, cursor).run()

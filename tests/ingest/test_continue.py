@@ -77,6 +77,7 @@ def write_session(root: Path, body: Any, sid: str = SID) -> Path:
 
 
 def write_index(root: Path, entries: list[Any]) -> None:
+    (root / "sessions").mkdir(parents=True, exist_ok=True)
     (root / "sessions" / "sessions.json").write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
 
 
@@ -226,3 +227,9 @@ def test_an_empty_store_is_no_error(home: Path, run) -> None:
     write_index(home / ".continue", [])
     doc_ = json.loads(run("scan", "--json").stdout)
     assert doc_["failed"] == 0 and doc_.get("providers", {}).get("continue", 0) == 0
+
+
+def test_an_index_without_its_session_files_is_named(home: Path, run) -> None:
+    write_index(home / ".continue", [{"sessionId": SID, "title": "Untitled Session"}])
+    res = run("scan", "--json")
+    assert res.exit_code == 0 and "lists 1 session but no session file" in res.stderr

@@ -260,3 +260,11 @@ def test_an_empty_logs_dir_is_no_error(home: Path, run) -> None:
     (home / ".local/share/gptme/logs").mkdir(parents=True)
     doc = json.loads(run("scan", "--json").stdout)
     assert doc["failed"] == 0 and doc.get("providers", {}).get("gptme", 0) == 0
+
+
+def test_a_folder_with_only_the_event_log_is_named(home: Path, run) -> None:
+    logs = home / ".local/share/gptme/logs"
+    write(folder(logs) / "events.jsonl", [{"seq": 1, "type": "message_append", "payload": {"message": msg("user", "x")}}])
+    res = run("scan", "--json")
+    assert res.exit_code == 0 and "events.jsonl but no conversation.jsonl" in res.stderr
+    assert json.loads(res.stdout).get("providers", {}).get("gptme", 0) == 0

@@ -207,3 +207,11 @@ def test_an_empty_store_is_no_error(home: Path, run) -> None:
     (home / ".local/share/nanocoder/sessions/sessions.json").write_text("[]")
     out = json.loads(run("scan", "--json").stdout)
     assert out["failed"] == 0 and out.get("providers", {}).get("nanocoder", 0) == 0
+
+
+def test_an_index_without_its_session_files_is_named(home: Path, run) -> None:
+    sessions = home / ".local/share/nanocoder/sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "sessions.json").write_text(json.dumps([{"id": SID}, {"id": "other"}]))
+    res = run("scan", "--json")
+    assert res.exit_code == 0 and "lists 2 sessions but no session file" in res.stderr
