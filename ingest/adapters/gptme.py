@@ -59,8 +59,8 @@ CONVERSATION = "conversation.jsonl"
 #: Tools whose ``command`` argument is a shell command: indexed as the command itself.
 SHELL_TOOLS = frozenset({"shell", "bash"})
 
-#: Reasoning the model wrote inline, and the text around it.
-_THINK = re.compile(r"<(think|thinking)>(.*?)</\1>", re.S)
+#: Where reasoning the model wrote inline begins (``<think>`` or ``<thinking>``, closed by the same tag).
+_THINK_OPEN = re.compile(r"<(think|thinking)>")
 #: A native tool call as gptme writes it in the assistant's text: ``@shell(call_…): {…}``.
 _TOOL_LINE = re.compile(r"^@([A-Za-z0-9_.\-]+)\(([^()\n]*)\):[ \t]*", re.M)
 #: gptme's own messages in the user role (not typed by anyone).
@@ -169,10 +169,15 @@ def split_assistant(content: str) -> Iterator[tuple[str, str | None, str | None,
     reply's text and every ``@tool(id): {json}`` call, in order of appearance."""
     rest: list[str] = []
     pos = 0
-    for m in _THINK.finditer(content):
+    while (m := _THINK_OPEN.search(content, pos)) is not None:
+        # str.find, not one regex with a lazy ``.*?``: an opening tag never closed must not make each
+        # of many such tags scan to the end of the text again (quadratic on hostile input).
+        close = content.find(f"</{m.group(1)}>", m.end())
+        if close < 0:
+            break
         rest.append(content[pos:m.start()])
-        yield "reasoning", None, None, m.group(2).strip()
-        pos = m.end()
+        yield "reasoning", None, None, content[m.end():close].strip()
+        pos = close + len(m.group(1)) + 3
     rest.append(content[pos:])
     text = "".join(rest)
     said: list[str] = []

@@ -268,3 +268,10 @@ def test_a_folder_with_only_the_event_log_is_named(home: Path, run) -> None:
     res = run("scan", "--json")
     assert res.exit_code == 0 and "events.jsonl but no conversation.jsonl" in res.stderr
     assert json.loads(res.stdout).get("providers", {}).get("gptme", 0) == 0
+
+
+def test_unclosed_reasoning_tags_stay_text_and_cost_linear_time() -> None:
+    assert list(split_assistant("<think>never closed")) == [("assistant", None, None, "<think>never closed")]
+    hostile = "<think>" * 200_000
+    parts = list(split_assistant(hostile))  # would be quadratic with a lazy regex over the rest of the text
+    assert parts == [("assistant", None, None, hostile)]
