@@ -84,6 +84,13 @@ def index_entry(folder: Path, native_id: str) -> dict[str, Any]:
     return cached_by_stat(str(folder / INDEX), _load_index, {}).get(native_id, {})
 
 
+def created_at(value: Any) -> float | None:
+    """``dateCreated``: epoch milliseconds written as a string of digits (or a number, or ISO text)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
+        return epoch(int(value))
+    return epoch(value)
+
+
 def _text(content: Any) -> str:
     """A message's text: a string, or the ``text`` parts of a list (images skipped)."""
     return join_text(content) if isinstance(content, (str, list)) else ""
@@ -132,8 +139,7 @@ class _SessionRead:
         usage = as_dict(doc.get("usage"))
         title = str_or_none(doc.get("title")) or str_or_none(entry.get("title"))
         cwd = str_or_none(doc.get("workspaceDirectory")) or str_or_none(entry.get("workspaceDirectory"))
-        created = entry.get("dateCreated")
-        started = epoch(int(created)) if isinstance(created, str) and created.isdigit() and len(created) < 20 else epoch(created)
+        started = created_at(entry.get("dateCreated"))
         yield Session(
             id=sid, provider=PROVIDER, native_id=native,
             title=None if title is None or title.strip() in _PLACEHOLDER_TITLES else title,

@@ -233,3 +233,13 @@ def test_an_index_without_its_session_files_is_named(home: Path, run) -> None:
     write_index(home / ".continue", [{"sessionId": SID, "title": "Untitled Session"}])
     res = run("scan", "--json")
     assert res.exit_code == 0 and "lists 1 session but no session file" in res.stderr
+
+
+@pytest.mark.parametrize("created", ["²³", "9" * 40, "", None, ["1"], "2026-12-01T23:17:56Z"])
+def test_a_hostile_creation_time_costs_only_itself(root: Path, created: Any) -> None:
+    path = write_session(root, doc([user("kept")]))
+    write_index(root, [{"sessionId": SID, "dateCreated": created}])
+    items = read(path)
+    assert [e.text for e in events(items)] == ["kept"]
+    started = last_session(items).started
+    assert started is None or started == pytest.approx(1796167076.0)
