@@ -164,8 +164,7 @@ class _SessionRead:
         make = counter.make
         if role == "user":
             for ctx in list_or_empty(item.get("contextItems")):
-                if isinstance(ctx, dict) and (ev := make("meta", "provider", str_or_none(ctx.get("content")),
-                                                         tool=str_or_none(ctx.get("name")))) is not None:
+                if isinstance(ctx, dict) and (ev := make("meta", "provider", str_or_none(ctx.get("content")))) is not None:
                     yield ev
             if (ev := make("user", "human", _text(message.get("content")))) is not None:
                 yield ev

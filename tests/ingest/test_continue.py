@@ -97,7 +97,7 @@ def test_every_message_maps_to_one_event(root: Path) -> None:
     items = read(write_session(root, doc(history())))
     got = [(e.kind, e.origin, e.text, e.tool, e.call_id, e.is_error) for e in events(items)]
     assert got == [
-        ("meta", "provider", "# 项目 README CONTEXT_CONT", "README.md", None, False),
+        ("meta", "provider", "# 项目 README CONTEXT_CONT", None, None, False),
         ("user", "human", "迁移失败 ERR_CONT_7 帮我看看", None, None, False),
         ("reasoning", "agent", "Check the log THINK_CONT", None, None, False),
         ("reasoning", "agent", "IDE reasoning REASON_CONT", None, None, False),
