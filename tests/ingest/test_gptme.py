@@ -275,3 +275,16 @@ def test_unclosed_reasoning_tags_stay_text_and_cost_linear_time() -> None:
     hostile = "<think>" * 200_000
     parts = list(split_assistant(hostile))  # would be quadratic with a lazy regex over the rest of the text
     assert parts == [("assistant", None, None, hostile)]
+
+
+def test_an_undo_that_rewrites_the_log_replaces_what_was_undone(home: Path, run) -> None:
+    # /undo (and edits) make gptme write conversation.jsonl anew, shorter: the undone turn must go.
+    logs = home / ".local/share/gptme/logs"
+    path = write(folder(logs) / "conversation.jsonl", [*conversation()[:3], msg("user", "撤销 UNDONE_GPTMETEST", 30)])
+    run.json("scan", "--json")
+    assert run.json("search", "UNDONE_GPTMETEST", "--json", "--no-refresh")["hits"]
+    write(path, [*conversation()[:3], msg("user", "重做 REDONE_GPTMETEST", 31)])
+    doc = run.json("scan", "--json")
+    assert doc["failed"] == 0
+    assert not run.json("search", "UNDONE_GPTMETEST", "--json", "--no-refresh")["hits"]
+    assert [h["kind"] for h in run.json("search", "REDONE_GPTMETEST", "--json", "--no-refresh")["hits"]] == ["user"]
