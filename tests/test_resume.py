@@ -36,6 +36,7 @@ BINARY = {
     "kimi": "kimi", "gemini": "gemini", "qwen": "qwen", "cursor": "cursor-agent", "copilot": "copilot",
     "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
     "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
+    "gptme": "gptme", "continue": "cn", "nanocoder": "nanocoder",
 }
 #: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
 NO_RESUME = {
