@@ -116,9 +116,13 @@ _MIN_VALUE = 4
 #: is not secret costs nothing more. Values are bounded, so one candidate costs at most that much.
 MAX_QUOTED = 1024
 MAX_BARE = 256
-_VALUE = re.compile(r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'|(?P<bare>[^\s\"'`]{1,%d})"
-                    % (MAX_QUOTED, MAX_QUOTED, MAX_BARE))
+_VALUE = re.compile(r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'"
+                    # A quoted value inside a JSON string (a tool call's input): \"…\", its own escapes \\x.
+                    r"|\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,%d})\\\"|(?P<bare>[^\s\"'`]{1,%d})"
+                    % (MAX_QUOTED, MAX_QUOTED, MAX_QUOTED, MAX_BARE))
 _VALUE_CHAR = re.compile(r"[^\s\"'`]")
+#: A JSON escape ends a bare value too: in a tool call's JSON input, ``password=x\n…`` or ``…=x\"``.
+_JSON_ESCAPE = re.compile(r'\\[nrtbfu"\\/]')
 
 
 def _value_span(text: str, at: int) -> Span | None:
@@ -126,7 +130,7 @@ def _value_span(text: str, at: int) -> Span | None:
     v = _VALUE.match(text, at)
     if v is None:
         return None
-    for group in ("dq", "sq"):
+    for group in ("dq", "sq", "eq"):
         if v.group(group) is not None:
             value = v.group(group)
             if len(value) < _MIN_VALUE or _PLACEHOLDER.fullmatch(value) or value.startswith("[REDACTED:"):
@@ -136,9 +140,10 @@ def _value_span(text: str, at: int) -> Span | None:
     start, end = v.span("bare")
     if len(value) == MAX_BARE and _VALUE_CHAR.match(text, end):
         return None  # longer than any secret written bare: data, not a password
-    cut = _FIELD_CUT.search(value)
-    if cut is not None:
-        value = value[: cut.start()]
+    for ends in (_JSON_ESCAPE, _FIELD_CUT):
+        cut = ends.search(value)
+        if cut is not None:
+            value = value[: cut.start()]
     value = value.rstrip(_TRAILING)
     if len(value) < _MIN_VALUE or value[0] in "$-{<([`%=" or _PLACEHOLDER.fullmatch(value) or _CODE.fullmatch(value):
         return None
@@ -166,9 +171,9 @@ def _flag(m: re.Match[str]) -> list[Span]:
 
 #: In a mysql/mariadb command, ``-pSECRET`` (no space: with one, mysql prompts) ; in sshpass, ``-p SECRET``;
 #: in curl, the password of ``-u user:pass`` / ``--user user:pass``.
-_MYSQL_P = re.compile(r"(?<!\S)-p(?P<v>[^\s'\"]\S*|'[^']*'|\"[^\"]*\")")
-_SSHPASS_P = re.compile(r"(?<!\S)-p\s*(?P<v>[^\s'\"-]\S*|'[^']*'|\"[^\"]*\")")
-_CURL_U = re.compile(r"(?<!\S)(?:-u|--user|--proxy-user|-U)(?:\s+|=)?(?P<q>['\"]?)[^\s:'\"]*:(?P<v>[^\s'\"]+)")
+_MYSQL_P = re.compile(r"(?<!\S)-p(?P<v>[^\s'\"\\]+|'[^']*'|\"[^\"]*\")")
+_SSHPASS_P = re.compile(r"(?<!\S)-p\s*(?P<v>[^\s'\"\\-][^\s'\"\\]*|'[^']*'|\"[^\"]*\")")
+_CURL_U = re.compile(r"(?<!\S)(?:-u|--user|--proxy-user|-U)(?:\s+|=)?(?P<q>['\"]?)[^\s:'\"]*:(?P<v>[^\s'\"\\]+)")
 
 
 def _command(m: re.Match[str]) -> list[Span]:
@@ -233,7 +238,7 @@ SHAPES: tuple[Shape, ...] = (
     # --password VALUE, --db-password=VALUE, --client-secret 'VALUE', --api-key VALUE …
     _s("password-flag", r"(?<![A-Za-z0-9_-])--(?P<key>[A-Za-z][A-Za-z0-9-]{1,60})(?:=|[ \t]+)", _flag),
     # NAME=value, NAME: value, "name": "value", name => value, ?name=value, Name=value; (connection strings).
-    _s("password", r"(?<![A-Za-z0-9_.-])[\"']?(?P<key>[A-Za-z0-9_.-]{3,128})[\"']?[ \t]*(?:=>|:=|[:=](?![=:]))[ \t]*",
+    _s("password", r"(?<![A-Za-z0-9_.-])[\"']?(?P<key>[A-Za-z0-9_.-]{3,128})\\?[\"']?[ \t]*(?:=>|:=|[:=](?![=:]))[ \t]*",
        _assignment),
 )
 
