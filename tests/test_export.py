@@ -142,7 +142,7 @@ def test_prose_keeps_code_and_makes_the_rest_literal() -> None:
     assert md.endswith("```")  # the reply's open fence closed by the export
     assert prose("keep `<b>` in code") == "keep `<b>` in code", "code spans keep their text"
     assert prose("a > b") == "a \\> b" and prose("> quote") == "\\> quote"
-    assert prose("```py`x\n<!--\n```") .startswith("\\`\\`\\`py\\`x\\\n\\<!--"), "a backtick in an info string: no fence"
+    assert prose("```py`x\n<!--\n```").startswith("\\`\\`\\`py\\`x\\\n\\<!--"), "a backtick in an info string: no fence"
     assert prose("~~~sh {.x}\nls\n~~~") == "```sh\nls\n```", "a fence is written anew, its info string one word"
 
 

@@ -1,4 +1,4 @@
-"""The Markdown export: a session that reads the same in every CommonMark/GFM viewer, and that its own text cannot break.
+"""The Markdown export: a session that reads the same in every CommonMark/GFM viewer, whatever its text holds.
 
 Session text is not trusted to be Markdown. Renderers disagree with any hand-made reading of it
 at the corners (is ``\\``` an escaped backtick or a backslash before code? is a fence whose
