@@ -305,6 +305,16 @@ def test_hostile_export_renders_faithfully(hostile, run) -> None:
 #: and a fence whose info string holds a backtick (not a fence to GFM) followed by a comment opener.
 REPORTED = ["see \\`<img src=x onerror=alert(1)>` here", "```js`\nx\n<!--\n", "a `` ` `` <!-- b `c` -->"]
 
+@pytest.mark.parametrize("text", REPORTED)
+def test_reported_cases_carry_no_html(text: str) -> None:
+    """Issue #28's two cases: before, GFM read an ``<img>`` in the first and a comment swallowing what follows in the second."""
+    for name, page in renderings(prose(text) + "\n\n### The next turn\n").items():
+        seen = _Rendered()
+        seen.feed(page)
+        assert not seen.raw and {tag for tag, _ in seen.tags} <= {"p", "code", "br", "h3", "pre"}, (name, page)
+        assert seen.h3 == ["The next turn"], (name, page)
+
+
 #: Pieces hostile strings are made of: everything that opens markup in some renderer, and the breaks
 #: between lines that decide where blocks start.
 PIECES = ["`", "``", "```", "````", "~~~", "<", "<!--", "-->", ">", "]", "[", "(", ")", "*", "**", "_", "&", "&amp;",
