@@ -194,7 +194,7 @@ def _command(m: re.Match[str]) -> list[Span]:
 
 def _openai(m: re.Match[str]) -> list[Span]:
     # Keys mix digits with both cases; words and branch names (``sk-feature-login-flow``) do not.
-    body = m.group("body") or m.group("legacy")
+    body = m.group("body")
     if any(c.isdigit() for c in body) and any(c.isupper() for c in body) and any(c.islower() for c in body):
         return [m.span()]
     return []
@@ -210,8 +210,7 @@ SHAPES: tuple[Shape, ...] = (
     _s("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
                       r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
     _s("anthropic-key", _B + r"sk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_-]{20,}" + _E),
-    _s("openai-key", _B + r"sk-(?:(?:proj|svcacct|admin)-(?P<body>[A-Za-z0-9_-]{40,})|(?P<legacy>[A-Za-z0-9]{20,}))" + _E,
-       _openai),
+    _s("openai-key", _B + r"sk-(?P<body>[A-Za-z0-9_-]{20,})" + _E, _openai),
     _s("github-token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})" + _E),
     _s("gitlab-token", _B + r"gl(?:pat|ptt|dt|rt|cbt|ft|oas|soat)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9})?" + _E),
     _s("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
