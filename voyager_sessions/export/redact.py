@@ -53,11 +53,13 @@ _E = r"(?![A-Za-z0-9_-])"
 
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: A word that makes a name secret wherever it stands (``DB_PASSWORD``, ``clientSecret``, ``SECRET_KEY_BASE``),
-#: also as the end of a run-together word (``PGPASSWORD``, ``csrftoken``).
-_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "apikey",
-                 "authtoken", "privatekey", "accountkey")
-#: Words too common to count anywhere: secret only as the name's last word (``DB_PASS``, ``Pwd``, ``&sig=``).
-_LAST_ONLY = frozenset({"pass", "pwd", "sig", "signature"})
+#: also as the end of a run-together word (``PGPASSWORD``).
+_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "credential", "credentials", "apikey", "privatekey",
+                 "accountkey")
+#: Words too common elsewhere to count anywhere: secret only as the name's last word (``GITHUB_TOKEN``,
+#: ``csrftoken``, ``DB_PASS``, ``Pwd``, ``&sig=``), so ``timeToFirstTokenMs`` or ``token_limit`` are not.
+_LAST_ONLY = frozenset({"pass", "pwd", "sig"})
+_LAST_ENDING = "token"
 #: ``key`` is secret only after one of these (``api_key``, ``AccountKey``, ``SharedAccessKey``, ``x-api-key``).
 _KEY_QUALIFIERS = frozenset({"api", "access", "private", "secret", "account", "shared", "client", "signing",
                              "encryption", "master", "auth", "app", "service", "storage", "subscription", "license",
@@ -79,7 +81,7 @@ def secret_name(name: str) -> bool:
     words = [w.lower() for w in _WORDS.findall(name)]
     if not words or words[-1] in _NOT_SECRET_LAST:
         return False
-    if words[-1] in _LAST_ONLY:
+    if words[-1] in _LAST_ONLY or words[-1].endswith(_LAST_ENDING):
         return True
     for i, word in enumerate(words):
         if word.endswith(_SECRET_WORDS):
