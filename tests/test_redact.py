@@ -194,6 +194,8 @@ MUST_NOT = [
     "pass_rate=0.95",
     "access_token_expires_in=3600",
     "gcc -pthread -pedantic main.c",
+    '{"timeToFirstTokenMs":1234.5,"interTokenLatencyMs":27.1,"tokenAccountingBasis":"estimate"}',
+    '{"fallback_token_limit_override":128000}',
 ]
 
 
