@@ -32,7 +32,7 @@ from tests.conftest import CLAUDE_SID, _line, claude_session_lines, write_claude
 from tests.ingest.test_captures import CAPTURES, Capture, captures
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.demo import CORPUS
-from voyager_sessions.export.blocks import Checkpoint, ExportDoc, blocks, capped, when, who
+from voyager_sessions.export.blocks import Checkpoint, ExportDoc, blocks, capped, facts, when, who
 from voyager_sessions.export.markdown import fence, prose
 from voyager_sessions.export.markdown import render as render_md
 from voyager_sessions.model import Event, SessionRow, Timeline
@@ -274,9 +274,8 @@ def assert_renders_faithfully(md: str, timeline: Timeline, agent: str) -> None:
                 for e in b.events:
                     want = _flat(capped(printable(e.text, multiline=True))[0])
                     assert want in text, (name, b.kind, want[:200])
-        title = timeline.session.title
-        if title:
-            assert _unticked(printable(title)) in _unticked(text), name
+        for label, value in facts(timeline.session, agent):  # the table of facts, pipes and all
+            assert _unticked(f"{label} {value}") in _unticked(text), (name, label, value)
 
 
 def _check_export(run, sid: str) -> None:
