@@ -322,7 +322,9 @@ PIECES = ["`", "``", "```", "````", "~~~", "<", "<!--", "-->", ">", "]", "[", "(
           "2) ", "|", "| a | b |\n|---|---|", "---", "===", "www.example.com", "http://example.com/x", "a@b.co",
           "mailto:a@b.co", "<http://a.b>", "$x$", "[x](javascript:alert(1))", "![i](http://t.example/p.png)",
           "[x]: http://ref.example", "```py`x", "```python", "~~x~~", "- [ ] ", "[^1]", "x", "word", " ", "é", "日本",
-          "\u00a0", "\x00", "\x1b[2J", ":", "=", "!", "{", "}"]
+          "\u00a0", "\x00", "\x1b[2J", ":", "=", "!", "{", "}", "\u2028", "\f", "<![CDATA[x]]>", "<?php x ?>",
+          "<!DOCTYPE html>", "javascript:alert(1)", "&#x3C;script&#x3E;", "   ```", "    ```", "\t```", "1. ```",
+          "> ```", "- ~~~", "```~~~", "<div>", "</div>", "<pre>", "\\`", "\\\n"]
 
 
 def _hostile_strings(n: int, seed: int) -> list[str]:
