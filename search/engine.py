@@ -15,15 +15,20 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, iso
+from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
 from voyager_sessions.search import query as qlang
-from voyager_sessions.search.snippets import make_snippet
+from voyager_sessions.search import sessions
+from voyager_sessions.search.snippets import find_spans, make_snippet
 
 #: Score added to events of a session whose title contains the query's words.
 TITLE_BOOST = 1.5
 
 #: A title boost looks for at most this many of the query's words in titles.
 TITLE_WORDS = 8
+
+#: A query of 2 to this many terms matches sessions that hold each term (one aggregation a term); a longer
+#: one (a pasted log line) is matched within one event, as a needle: its events hold it all or nothing does.
+SESSION_TERMS = 16
 
 #: In --sessions mode, hits are grouped from this many best-scoring events.
 SESSION_WINDOW = 5000
@@ -81,8 +86,8 @@ class Searcher:
             return self.catalog.session_ids_where(cwd=value)
         return self.catalog.session_ids_where(repo=value)
 
-    def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
-        parsed = qlang.parse(query)
+    def _option_filters(self, opts: SearchOptions) -> list[qlang.Node]:
+        """The options' filters (``--provider``, ``--kind``, ``--repo`` …) as query nodes."""
         filters: list[qlang.Node] = []
         # A repeated --provider or --kind means any of them.
         for field, values in (("provider", opts.providers), ("kind", opts.kinds)):
@@ -93,21 +98,52 @@ class Searcher:
             value = getattr(opts, name)
             if value:
                 filters.append(qlang._filter(name, value))
-        if filters:
-            nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
-            parsed.root = nodes[0] if len(nodes) == 1 else qlang.And(nodes)
-        return parsed
+        return filters
+
+    def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
+        return self._combine(qlang.parse(query), self._option_filters(opts))
+
+    @staticmethod
+    def _combine(parsed: qlang.ParsedQuery, filters: list[qlang.Node]) -> qlang.ParsedQuery:
+        """``parsed`` with the options' filters ANDed to its root (a new ParsedQuery: ``parsed`` is kept as typed)."""
+        if not filters:
+            return parsed
+        nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
+        return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
     def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
-        """Answer ``query``: a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index."""
+        """Answer ``query``: a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index.
+
+        A query of one term (a word, a phrase, a CJK run, an ``a OR b``), with any filters and
+        negations, matches the events that hold it, as it always has. A query of several terms
+        matches the *sessions* that hold each of them somewhere (``search.sessions``); its
+        hits are those sessions' events that say the terms, any event holding every term first.
+        """
         from voyager_sessions.search.index import damaged
 
         opts = opts or SearchOptions()
-        parsed = self.parse(query, opts)
-        q = self.compiler.compile(parsed)
-        q = self._title_boost(q, parsed)
+        typed = qlang.parse(query)
+        filters = self._option_filters(opts)
+        parsed = self._combine(typed, filters)
+        strict = self.compiler.compile(parsed)
+        q = self._title_boost(strict, parsed)
+        conj = qlang.conjuncts(typed.root, tuple(filters))
+        # Each distinct term once (a pasted line repeats words), and only terms that can match anything.
+        positive = list({qlang.describe(n): n for n in conj.positive if self.compiler.node(n) is not None}.values())
         try:
-            return self._search(query, parsed, q, opts)
+            if 2 <= len(positive) <= SESSION_TERMS:
+                spread = _Spread(positive=positive, strict=strict, boosted=q, parsed=parsed,
+                                 terms=[self.compiler.node(qlang.And((n, *conj.events))) for n in positive])
+                if opts.sessions:
+                    return self._spread_sessions(query, spread, opts)
+                return self._spread_events(query, spread, opts)
+            result = self._search(query, parsed, q, opts)
+            result.terms = [qlang.describe(n) for n in positive]
+            if opts.sessions and len(positive) == 1:
+                for h in result.hits:
+                    h.matched_terms = [TermHit(term=result.terms[0], seq=h.seq, kind=h.kind, snippet=h.snippet,
+                                               highlights=h.highlights)]
+            return result
         except qlang.QueryError:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
@@ -137,13 +173,18 @@ class Searcher:
         hits = self._hits(events, phrases, opts)
         return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=res.count, offset=opts.offset, hits=hits)
 
+    @staticmethod
+    def _title_words(parsed: qlang.ParsedQuery) -> list[str]:
+        """The words a title must hold to be boosted."""
+        # The few longest words say most about a title (and a pasted log line of a thousand
+        # words must not become a thousand-clause lookup).
+        return sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[:TITLE_WORDS]
+
     def _title_boost(self, q, parsed: qlang.ParsedQuery):
         """Lift the events of sessions whose title says what was searched for (titles are what people see)."""
         import tantivy
 
-        # The few longest words say most about a title (and a pasted log line of a thousand
-        # words must not become a thousand-clause lookup).
-        words = sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[:TITLE_WORDS]
+        words = self._title_words(parsed)
         ids = self.catalog.session_ids_titled(words) if words else []
         if not ids:
             return q
@@ -179,6 +220,153 @@ class Searcher:
             return {}
         return {b["key"]: b["doc_count"] for b in agg.get("s", {}).get("buckets", [])}
 
+    # -- several terms: sessions that hold each of them (search.sessions) ---------------
+
+    def _restricted(self, q, ids: Sequence[str]):
+        """``q`` limited to the events of sessions ``ids``."""
+        import tantivy
+
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q),
+                                            (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids)))])
+
+    def _spread_events(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
+        """Event hits of a query of several terms: the events of the matching sessions that say any term.
+
+        Events that hold every term (the query as one event would answer it) come first, in
+        their usual order, so where such an event exists it still ranks first; then the other
+        events of the sessions that hold every term; when no session does, the events of the
+        sessions that hold the most terms (``match: partial``).
+        """
+        import tantivy
+
+        searcher = self.index.searcher()
+        terms = [qlang.describe(n) for n in sp.positive]
+        cov = sessions.cover(searcher, sp.terms, weights=False)
+        if not cov.chosen:
+            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
+                                terms=terms)
+        any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
+        pool = self._restricted(any_term, cov.chosen)
+        want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
+        scored: list[tuple[int, float, object]] = []  # (tier, score, address)
+        if opts.sort == "recent":
+            res = searcher.search(pool, limit=max(want, 1), count=True, order_by_field="ts", order=tantivy.Order.Desc)
+            scored = [(0, 0.0, addr) for _, addr in res.hits]
+            total = res.count
+        elif cov.match == "all":
+            first = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
+            rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.strict)])
+            rest_q = self._title_boost(rest_q, sp.parsed)
+            rest = searcher.search(rest_q, limit=max(want - first.count, 1), count=True, weight_by_field="w")
+            scored = [(0, s, a) for s, a in first.hits] + [(1, s, a) for s, a in rest.hits]
+            total = first.count + rest.count
+        else:
+            res = searcher.search(self._title_boost(pool, sp.parsed), limit=max(want, 1), count=True,
+                                  weight_by_field="w")
+            scored = [(1, s, a) for s, a in res.hits]
+            total = res.count
+        page = scored[opts.offset : want]
+        events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
+        if opts.sort != "recent":
+            # Recency breaks ties between equally relevant events (within a tier).
+            events.sort(key=lambda e: (e[0], -round(e[1], 4), -(e[2].ts or 0.0)))
+        phrases = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
+        hits = self._hits([(score, ev) for _, score, ev in events], phrases, opts)
+        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=total, offset=opts.offset, hits=hits,
+                            match=cov.match, terms=terms)
+
+    def _spread_sessions(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
+        """``--sessions`` for a query of several terms: sessions ranked by how well they hold the terms.
+
+        Each row is the session's best event (one holding every term where there is one), its
+        score the session's (``search.sessions.score``), ``hit_count`` its events that say any
+        term, and ``matched_terms`` each term it holds with the event that says it best.
+        """
+        import tantivy
+
+        searcher = self.index.searcher()
+        terms = [qlang.describe(n) for n in sp.positive]
+        cov = sessions.cover(searcher, sp.terms, weights=True)
+        if not cov.chosen:
+            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
+                                terms=terms)
+        together = sessions.evidence(searcher, sp.strict, weights=False) if cov.match == "all" else {}
+        words = self._title_words(sp.parsed)
+        titled = set(self.catalog.session_ids_titled(words)) if words else set()
+        scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=titled)
+        if opts.sort == "recent":
+            recs = self.catalog.sessions_by_id(cov.chosen)
+            order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
+        else:
+            order = sorted(cov.chosen, key=lambda sid: -round(scores[sid], 4))
+            order = self._recent_first_among_ties(order, scores)
+        page = order[opts.offset : opts.offset + opts.limit]
+        if not page:
+            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
+                                hits=[], match=cov.match, terms=terms)
+        from voyager_sessions.search.index import session_key
+
+        keys = {session_key(sid): sid for sid in page}
+        # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight).
+        best_by_term: list[dict[str, tuple[float, object]]] = []
+        for i, tq in enumerate(sp.terms):
+            room = sum(cov.per_term[i][sid].count for sid in page if sid in cov.per_term[i])
+            best_by_term.append(self._best_per_session(searcher, self._restricted(tq, page), room, keys))
+        together_page = [sid for sid in page if sid in together]
+        best_together = (self._best_per_session(searcher, self._restricted(sp.boosted, together_page),
+                                                 sum(together[sid].count for sid in together_page), keys)
+                         if together_page else {})
+        counts = sessions.evidence(searcher, self._restricted(
+            tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms]), page), weights=False)
+        phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
+        term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
+        rows: list[tuple[float, Event]] = []
+        matched: list[list[TermHit]] = []
+        for sid in page:
+            picks = [(i, b[sid]) for i, b in enumerate(best_by_term) if sid in b]
+            fetched = {addr_key(addr): (score, _doc_event(searcher, addr)) for _, (score, addr) in picks}
+            if sid in best_together:
+                ev = _doc_event(searcher, best_together[sid][1])
+            else:
+                # The row shows the event that says the most terms, then the best-scoring one.
+                ev = max(fetched.values(), key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)),
+                                                           se[0]))[1]
+            rows.append((scores[sid], ev))
+            th = []
+            for i, (_, addr) in picks:
+                tev = fetched[addr_key(addr)][1]
+                snippet, highlights = make_snippet(tev.text, term_phrases[i], width=opts.snippet_width)
+                th.append(TermHit(term=terms[i], seq=tev.seq, kind=tev.kind, snippet=snippet, highlights=highlights))
+            matched.append(th)
+        hits = self._hits(rows, phrases_all, opts)
+        for h, th in zip(hits, matched):
+            h.hit_count = counts[h.session_id].count if h.session_id in counts else len(th)
+            h.matched_terms = th
+        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
+                            hits=hits, match=cov.match, terms=terms)
+
+    def _best_per_session(self, searcher, q, room: int, keys: dict[int, str]) -> dict[str, tuple[float, object]]:
+        """The best-scoring event of ``q`` in each session of ``keys`` (``room``: how many events ``q`` matches)."""
+        res = searcher.search(q, limit=max(1, min(room, SESSION_WINDOW)), count=False, weight_by_field="w")
+        if not res.hits:
+            return {}
+        best: dict[str, tuple[float, object]] = {}
+        for (score, addr), key in zip(res.hits, searcher.fast_field_values("sk", [a for _, a in res.hits])):
+            sid = keys.get(key)
+            if sid is not None and sid not in best:
+                best[sid] = (score, addr)
+        return best
+
+    def _recent_first_among_ties(self, order: list[str], scores: dict[str, float]) -> list[str]:
+        """``order`` with sessions of equal (rounded) score put newest first; the catalog is asked only about ties."""
+        tied = [sid for i, sid in enumerate(order)
+                if (i > 0 and round(scores[order[i - 1]], 4) == round(scores[sid], 4))
+                or (i + 1 < len(order) and round(scores[order[i + 1]], 4) == round(scores[sid], 4))]
+        if not tied:
+            return order
+        recs = self.catalog.sessions_by_id(tied)
+        return sorted(order, key=lambda sid: (-round(scores[sid], 4), -_latest(recs.get(sid))))
+
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)
         hits = []
@@ -206,6 +394,30 @@ class Searcher:
                 hit.context = self.index.session_events(ev.session, lo=max(0, ev.seq - opts.context), hi=ev.seq + opts.context)
             hits.append(hit)
         return hits
+
+
+class _Spread(msgspec.Struct, kw_only=True):
+    """A query of several terms, compiled: each term with the event constraints, and the whole as one event answers it."""
+
+    positive: list[qlang.Node]
+    #: Per positive conjunct: its query ANDed with the filters and negations.
+    terms: list
+    #: The whole query (every term in one event), and the same with the title boost.
+    strict: object
+    boosted: object
+    parsed: qlang.ParsedQuery
+
+
+def _latest(rec: SessionRecord | None) -> float:
+    """When a session was last active (0 when unknown): the recency that breaks ties."""
+    if rec is None:
+        return 0.0
+    return rec.session.updated or rec.session.started or 0.0
+
+
+def addr_key(addr) -> tuple[int, int]:
+    """A document address as a dict key (tantivy's DocAddress is not hashable)."""
+    return (addr.segment_ord, addr.doc)
 
 
 def _doc_event(searcher, addr) -> Event:

@@ -459,3 +459,53 @@ class Compiler:
         if not ids:
             return t.Query.empty_query()
         return t.Query.term_set_query(self.schema, "session", ids)
+
+
+# -- session-level matching (issue #22) ---------------------------------------------
+
+
+class Conjuncts(msgspec.Struct, frozen=True):
+    """A query split for session-level matching.
+
+    ``positive``: what a session must hold, each somewhere in it (in some event): the top-level
+    words, quoted phrases, ``a OR b`` alternatives and parenthesized groups. Each one is
+    still matched *inside one event*, so a phrase, a CJK run or a word that analyzes to
+    several terms keeps its adjacency, and ``(a b)`` asks for both in the same event.
+    ``events``: what every event must satisfy: filters and negations (``-word`` drops the
+    events that say it, not the sessions).
+    """
+
+    positive: tuple[Node, ...]
+    events: tuple[Node, ...]
+
+
+def conjuncts(root: Node | None, extra_filters: tuple[Node, ...] = ()) -> Conjuncts:
+    """Split a parsed query (plus the options' filters) into positive conjuncts and event constraints."""
+    nodes: tuple[Node, ...] = () if root is None else root.nodes if isinstance(root, And) else (root,)
+    positive = tuple(n for n in nodes if not isinstance(n, (Filter, Not)))
+    events = tuple(n for n in nodes if isinstance(n, (Filter, Not))) + tuple(extra_filters)
+    return Conjuncts(positive=positive, events=events)
+
+
+def describe(node: Node) -> str:
+    """A positive conjunct written back the way a person types it (how JSON names the terms a session matched)."""
+    if isinstance(node, Text):
+        if node.quoted:
+            return f'"{node.text}"'
+        return node.text + ("*" if node.prefix else "")
+    if isinstance(node, Filter):
+        return f"{node.field}:{node.value}"
+    if isinstance(node, Not):
+        return "-" + describe(node.node)
+    if isinstance(node, Or):
+        return " OR ".join(describe(n) for n in node.nodes)
+    return "(" + " ".join(describe(n) for n in node.nodes) + ")"
+
+
+def positive_texts(node: Node) -> list[Text]:
+    """The texts under ``node`` that a match shows (not those under a negation): what a snippet highlights."""
+    if isinstance(node, Text):
+        return [node]
+    if isinstance(node, (And, Or)):
+        return [t for n in node.nodes for t in positive_texts(n)]
+    return []
