@@ -133,6 +133,7 @@ class Searcher:
         try:
             if 2 <= len(positive) <= SESSION_TERMS:
                 spread = _Spread(positive=positive, strict=strict, boosted=q, parsed=parsed,
+                                 plain=self.compiler.node(parsed.root),
                                  terms=[self.compiler.node(qlang.And((n, *conj.events))) for n in positive])
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
@@ -229,6 +230,20 @@ class Searcher:
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q),
                                             (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids)))])
 
+    def _among(self, q, cov: sessions.Coverage):
+        """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
+        import tantivy
+
+        held = {sid for ev in cov.per_term for sid in ev}
+        if len(held) == len(cov.chosen):
+            return q
+        if len(held) - len(cov.chosen) < len(cov.chosen):
+            chosen = set(cov.chosen)
+            out = [sid for sid in held if sid not in chosen]
+            return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.MustNot,
+                                                tantivy.Query.term_set_query(self.index.schema, "session", out))])
+        return self._restricted(q, cov.chosen)
+
     def _spread_events(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
         """Event hits of a query of several terms: the events of the matching sessions that say any term.
 
@@ -246,25 +261,27 @@ class Searcher:
             return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
                                 terms=terms)
         any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
-        pool = self._restricted(any_term, cov.chosen)
+        pool = self._among(any_term, cov)
+        # Counting by aggregation (no scoring) is several times cheaper than a counting search.
+        per_session = sessions.evidence(searcher, any_term, weights=False)
+        total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
         scored: list[tuple[int, float, object]] = []  # (tier, score, address)
         if opts.sort == "recent":
-            res = searcher.search(pool, limit=max(want, 1), count=True, order_by_field="ts", order=tantivy.Order.Desc)
+            res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0, 0.0, addr) for _, addr in res.hits]
-            total = res.count
         elif cov.match == "all":
             first = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
-            rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.strict)])
-            rest_q = self._title_boost(rest_q, sp.parsed)
-            rest = searcher.search(rest_q, limit=max(want - first.count, 1), count=True, weight_by_field="w")
-            scored = [(0, s, a) for s, a in first.hits] + [(1, s, a) for s, a in rest.hits]
-            total = first.count + rest.count
+            scored = [(0, s, a) for s, a in first.hits]
+            if want > first.count:  # the page reaches past the events holding every term
+                rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
+                rest = searcher.search(self._title_boost(rest_q, sp.parsed), limit=want - first.count, count=False,
+                                       weight_by_field="w")
+                scored += [(1, s, a) for s, a in rest.hits]
         else:
-            res = searcher.search(self._title_boost(pool, sp.parsed), limit=max(want, 1), count=True,
+            res = searcher.search(self._title_boost(pool, sp.parsed), limit=max(want, 1), count=False,
                                   weight_by_field="w")
             scored = [(1, s, a) for s, a in res.hits]
-            total = res.count
         page = scored[opts.offset : want]
         events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
         if opts.sort != "recent":
@@ -290,7 +307,7 @@ class Searcher:
         if not cov.chosen:
             return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
                                 terms=terms)
-        together = sessions.evidence(searcher, sp.strict, weights=False) if cov.match == "all" else {}
+        together = sessions.evidence(searcher, sp.plain, weights=False) if cov.match == "all" else {}
         words = self._title_words(sp.parsed)
         titled = set(self.catalog.session_ids_titled(words)) if words else set()
         scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=titled)
@@ -304,20 +321,15 @@ class Searcher:
         if not page:
             return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
                                 hits=[], match=cov.match, terms=terms)
-        from voyager_sessions.search.index import session_key
-
-        keys = {session_key(sid): sid for sid in page}
-        # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight).
-        best_by_term: list[dict[str, tuple[float, object]]] = []
-        for i, tq in enumerate(sp.terms):
-            room = sum(cov.per_term[i][sid].count for sid in page if sid in cov.per_term[i])
-            best_by_term.append(self._best_per_session(searcher, self._restricted(tq, page), room, keys))
-        together_page = [sid for sid in page if sid in together]
-        best_together = (self._best_per_session(searcher, self._restricted(sp.boosted, together_page),
-                                                 sum(together[sid].count for sid in together_page), keys)
-                         if together_page else {})
-        counts = sessions.evidence(searcher, self._restricted(
-            tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms]), page), weights=False)
+        # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight):
+        # one small search a (session, term), cheaper than ranking all their events at once.
+        best_by_term: list[dict[str, tuple[float, object]]] = [
+            {sid: b for sid in page if sid in cov.per_term[i] and (b := self._best_in(searcher, tq, sid)) is not None}
+            for i, tq in enumerate(sp.terms)]
+        best_together = {sid: b for sid in page if sid in together
+                         and (b := self._best_in(searcher, sp.plain, sid)) is not None}
+        counts = sessions.evidence(searcher, tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, t) for t in sp.terms]), weights=False)
         phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
         rows: list[tuple[float, Event]] = []
@@ -345,27 +357,25 @@ class Searcher:
         return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
                             hits=hits, match=cov.match, terms=terms)
 
-    def _best_per_session(self, searcher, q, room: int, keys: dict[int, str]) -> dict[str, tuple[float, object]]:
-        """The best-scoring event of ``q`` in each session of ``keys`` (``room``: how many events ``q`` matches)."""
-        res = searcher.search(q, limit=max(1, min(room, SESSION_WINDOW)), count=False, weight_by_field="w")
-        if not res.hits:
-            return {}
-        best: dict[str, tuple[float, object]] = {}
-        for (score, addr), key in zip(res.hits, searcher.fast_field_values("sk", [a for _, a in res.hits])):
-            sid = keys.get(key)
-            if sid is not None and sid not in best:
-                best[sid] = (score, addr)
-        return best
+    def _best_in(self, searcher, q, session_id: str) -> tuple[float, object] | None:
+        """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
+        import tantivy
+
+        res = searcher.search(tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, q),
+            (tantivy.Occur.Must, tantivy.Query.term_query(self.index.schema, "session", session_id))]),
+            limit=1, count=False, weight_by_field="w")
+        return tuple(res.hits[0]) if res.hits else None
 
     def _recent_first_among_ties(self, order: list[str], scores: dict[str, float]) -> list[str]:
         """``order`` with sessions of equal (rounded) score put newest first; the catalog is asked only about ties."""
+        r = {sid: round(scores[sid], 4) for sid in order}
         tied = [sid for i, sid in enumerate(order)
-                if (i > 0 and round(scores[order[i - 1]], 4) == round(scores[sid], 4))
-                or (i + 1 < len(order) and round(scores[order[i + 1]], 4) == round(scores[sid], 4))]
+                if (i > 0 and r[order[i - 1]] == r[sid]) or (i + 1 < len(order) and r[order[i + 1]] == r[sid])]
         if not tied:
             return order
         recs = self.catalog.sessions_by_id(tied)
-        return sorted(order, key=lambda sid: (-round(scores[sid], 4), -_latest(recs.get(sid))))
+        return sorted(order, key=lambda sid: (-r[sid], -_latest(recs.get(sid))))
 
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)
@@ -405,6 +415,8 @@ class _Spread(msgspec.Struct, kw_only=True):
     #: The whole query (every term in one event), and the same with the title boost.
     strict: object
     boosted: object
+    #: The whole query without the phrase bonus: what matches, not how well (aggregations, one session's events).
+    plain: object
     parsed: qlang.ParsedQuery
 
 
