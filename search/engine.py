@@ -346,7 +346,8 @@ class Searcher:
             rows.append((scores[sid], ev))
             th = []
             for i, (_, addr) in picks:
-                tev = fetched[addr_key(addr)][1]
+                # A term the row's own event says is shown there: one event fewer for a person to read.
+                tev = ev if find_spans(ev.text, term_phrases[i]) else fetched[addr_key(addr)][1]
                 snippet, highlights = make_snippet(tev.text, term_phrases[i], width=opts.snippet_width)
                 th.append(TermHit(term=terms[i], seq=tev.seq, kind=tev.kind, snippet=snippet, highlights=highlights))
             matched.append(th)

@@ -163,3 +163,11 @@ def test_one_term_and_or_queries_behave_as_before(remembered, run):
     # Parentheses keep words together in one event: b2 says all three in one, a1 does not.
     res, doc = _search(run, "--sessions", "(webhook idempotency) cache")
     assert _sessions(doc) == {"b2"}
+
+
+def test_session_rows_in_the_terminal_show_where_each_term_was_said(remembered, run):
+    res = run("search", "--no-refresh", "--sessions", "webhook idempotency cache")
+    assert res.exit_code == 0 and res.stderr == "1-2 of 2 sessions\n"
+    block = res.stdout.split("claude   a1")[1].split("resume:")[0]
+    # The row shows one event; the other two terms each get a line naming the event that says it.
+    assert sum(f"{w} (#" in block for w in ("webhook", "idempotency", "cache")) == 2
