@@ -129,12 +129,13 @@ class Searcher:
         q = self._title_boost(strict, parsed)
         conj = qlang.conjuncts(typed.root, tuple(filters))
         # Each distinct term once (a pasted line repeats words), and only terms that can match anything.
-        positive = list({qlang.describe(n): n for n in conj.positive if self.compiler.node(n) is not None}.values())
+        compiled = {qlang.describe(n): (n, c) for n in conj.positive if (c := self.compiler.node(n)) is not None}
+        positive = [n for n, _ in compiled.values()]
         try:
             if 2 <= len(positive) <= SESSION_TERMS:
                 spread = _Spread(positive=positive, strict=strict, boosted=q, parsed=parsed,
                                  plain=self.compiler.node(parsed.root),
-                                 terms=[self.compiler.node(qlang.And((n, *conj.events))) for n in positive])
+                                 terms=self._with_constraints([c for _, c in compiled.values()], conj.events))
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
                 return self._spread_events(query, spread, opts)
@@ -149,6 +150,15 @@ class Searcher:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
+
+    def _with_constraints(self, terms: list, events: tuple[qlang.Node, ...]) -> list:
+        """Each term's query limited to the events that pass the filters and negations (compiled once)."""
+        import tantivy
+
+        constraint = self.compiler.node(qlang.And(events)) if events else None
+        if constraint is None:
+            return terms
+        return [tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)]) for t in terms]
 
     def _search(self, query: str, parsed: qlang.ParsedQuery, q, opts: SearchOptions) -> SearchResult:
         import tantivy
@@ -249,8 +259,8 @@ class Searcher:
 
         Events that hold every term (the query as one event would answer it) come first, in
         their usual order, so where such an event exists it still ranks first; then the other
-        events of the sessions that hold every term; when no session does, the events of the
-        sessions that hold the most terms (``match: partial``).
+        events of the sessions that hold every term. When no session does (``match: partial``),
+        the events of every session that holds some, those of sessions holding more terms first.
         """
         import tantivy
 
@@ -266,22 +276,20 @@ class Searcher:
         per_session = sessions.evidence(searcher, any_term, weights=False)
         total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
-        scored: list[tuple[int, float, object]] = []  # (tier, score, address)
         if opts.sort == "recent":
             res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0, 0.0, addr) for _, addr in res.hits]
         elif cov.match == "all":
             first = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
-            scored = [(0, s, a) for s, a in first.hits]
-            if want > first.count:  # the page reaches past the events holding every term
-                rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
-                rest = searcher.search(self._title_boost(rest_q, sp.parsed), limit=want - first.count, count=False,
-                                       weight_by_field="w")
-                scored += [(1, s, a) for s, a in rest.hits]
+            rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
+            scored = [(0, s, a) for s, a in first.hits] + self._tiers(
+                searcher, [(self._title_boost(rest_q, sp.parsed), total - first.count)], skip=first.count,
+                want=want, first_tier=1)
         else:
-            res = searcher.search(self._title_boost(pool, sp.parsed), limit=max(want, 1), count=False,
-                                  weight_by_field="w")
-            scored = [(1, s, a) for s, a in res.hits]
+            # Partial: the events of sessions holding more terms first.
+            tiers = [(self._title_boost(self._restricted(any_term, ids), sp.parsed),
+                      sum(per_session[sid].count for sid in ids if sid in per_session)) for ids in cov.levels()]
+            scored = self._tiers(searcher, tiers, skip=0, want=want, first_tier=1)
         page = scored[opts.offset : want]
         events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
         if opts.sort != "recent":
@@ -291,6 +299,21 @@ class Searcher:
         hits = self._hits([(score, ev) for _, score, ev in events], phrases, opts)
         return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=total, offset=opts.offset, hits=hits,
                             match=cov.match, terms=terms)
+
+    @staticmethod
+    def _tiers(searcher, tiers: list[tuple[object, int]], *, skip: int, want: int, first_tier: int) -> list:
+        """Ranked events of ``tiers`` (query, how many it matches) in turn, placed after ``skip`` others, up to
+        rank ``want``: a tier is searched only when the page reaches it. Returns (tier, score, address)."""
+        out: list = []
+        start = skip
+        for t, (q, n) in enumerate(tiers, start=first_tier):
+            if start >= want:
+                break
+            if n > 0:
+                res = searcher.search(q, limit=min(n, want - start), count=False, weight_by_field="w")
+                out += [(t, s, a) for s, a in res.hits]
+            start += n
+        return out
 
     def _spread_sessions(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
         """``--sessions`` for a query of several terms: sessions ranked by how well they hold the terms.
@@ -315,8 +338,9 @@ class Searcher:
             recs = self.catalog.sessions_by_id(cov.chosen)
             order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
         else:
-            order = sorted(cov.chosen, key=lambda sid: -round(scores[sid], 4))
-            order = self._recent_first_among_ties(order, scores)
+            # Sessions holding more terms first (they all hold every term unless the match is partial).
+            rank = {sid: (-cov.held[sid], -round(scores[sid], 4)) for sid in cov.chosen}
+            order = self._recent_first_among_ties(sorted(cov.chosen, key=rank.__getitem__), rank)
         page = order[opts.offset : opts.offset + opts.limit]
         if not page:
             return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
@@ -368,15 +392,15 @@ class Searcher:
             limit=1, count=False, weight_by_field="w")
         return tuple(res.hits[0]) if res.hits else None
 
-    def _recent_first_among_ties(self, order: list[str], scores: dict[str, float]) -> list[str]:
-        """``order`` with sessions of equal (rounded) score put newest first; the catalog is asked only about ties."""
-        r = {sid: round(scores[sid], 4) for sid in order}
+    def _recent_first_among_ties(self, order: list[str], rank: dict[str, tuple]) -> list[str]:
+        """``order`` (sorted by ``rank``) with sessions of equal rank put newest first; the catalog is asked
+        only about ties."""
         tied = [sid for i, sid in enumerate(order)
-                if (i > 0 and r[order[i - 1]] == r[sid]) or (i + 1 < len(order) and r[order[i + 1]] == r[sid])]
+                if (i > 0 and rank[order[i - 1]] == rank[sid]) or (i + 1 < len(order) and rank[order[i + 1]] == rank[sid])]
         if not tied:
             return order
         recs = self.catalog.sessions_by_id(tied)
-        return sorted(order, key=lambda sid: (-r[sid], -_latest(recs.get(sid))))
+        return sorted(order, key=lambda sid: (rank[sid], -_latest(recs.get(sid))))
 
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)

@@ -14,7 +14,7 @@ How it works, and why (measured on a 200k-event bench corpus, see the README):
   aggregation over a common word's ~30k events costs under 1 ms (2 ms with the kind
   weight); collecting the top events instead costs ~4 ms and still misses sessions.
 * Coverage: how many terms a session holds. Sessions holding all of them match; when
-  none does, the sessions holding the most do (``partial``).
+  none does, every session holding some does (``partial``), those holding more first.
 * Rank (``score``): a BM25 over sessions computed from the aggregation, with "events of
   the session that say the term" as the term frequency: per term
   ``idf * tf*(k1+1)/(tf+k1) * log2(2 + best kind weight)``, summed; plus a bonus when one
@@ -56,11 +56,19 @@ class Coverage(msgspec.Struct):
     """Sessions and the terms they hold (``per_term[i]``: session id -> evidence for term ``i``)."""
 
     per_term: list[dict[str, TermEvidence]]
-    #: Sessions holding every term when any does; else those holding the most terms (``match`` = partial).
+    #: How many terms each session that holds any of them holds.
+    held: dict[str, int]
+    #: The sessions holding every term when any does (``match`` = all); else every session holding some
+    #: (``match`` = partial), to be ranked by how many they hold.
     chosen: list[str]
     match: str
-    #: How many terms each chosen session holds (the same for all of them).
-    covered: int
+
+    def levels(self) -> list[list[str]]:
+        """The chosen sessions grouped by how many terms they hold, most first."""
+        by: dict[int, list[str]] = {}
+        for sid in self.chosen:
+            by.setdefault(self.held[sid], []).append(sid)
+        return [by[c] for c in sorted(by, reverse=True)]
 
 
 def evidence(searcher, query, *, weights: bool) -> dict[str, TermEvidence]:
@@ -78,14 +86,15 @@ def evidence(searcher, query, *, weights: bool) -> dict[str, TermEvidence]:
 def cover(searcher, term_queries: Sequence, *, weights: bool) -> Coverage:
     """Which sessions hold every term of ``term_queries`` (each already holds the event constraints)."""
     per_term = [evidence(searcher, q, weights=weights) for q in term_queries]
-    counts: dict[str, int] = {}
+    held: dict[str, int] = {}
     for ev in per_term:
         for sid in ev:
-            counts[sid] = counts.get(sid, 0) + 1
-    best = max(counts.values(), default=0)
-    chosen = [sid for sid, c in counts.items() if c == best] if best else []
-    return Coverage(per_term=per_term, chosen=chosen, match="all" if best == len(term_queries) else "partial",
-                    covered=best)
+            held[sid] = held.get(sid, 0) + 1
+    k = len(term_queries)
+    full = [sid for sid, c in held.items() if c == k]
+    if full:
+        return Coverage(per_term=per_term, held=held, chosen=full, match="all")
+    return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial")
 
 
 def idfs(per_term: list[dict[str, TermEvidence]], num_events: int) -> list[float]:

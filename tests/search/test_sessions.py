@@ -120,6 +120,12 @@ def test_terms_split_across_sessions_are_a_partial_match(remembered, run):
     # A term found nowhere makes the others partial; no term anywhere is no match (exit 1).
     res, doc = _search(run, "--sessions", "zanzibar migration nosuchword")
     assert res.exit_code == 0 and doc["match"] == "partial" and _sessions(doc) == {"d4"}
+    # Sessions holding more of the terms come first: d4 holds two of three, e5 one.
+    res, doc = _search(run, "--sessions", "zanzibar migration quokka")
+    assert doc["match"] == "partial" and [h["session_id"][7:9] for h in doc["hits"]] == ["d4", "e5"]
+    assert [len(h["matched_terms"]) for h in doc["hits"]] == [2, 1]
+    res, doc = _search(run, "zanzibar migration quokka")
+    assert [h["session_id"][7:9] for h in doc["hits"]] == ["d4", "e5"] and doc["total"] == 2
     res, doc = _search(run, "--sessions", "nosuchword otherword")
     assert res.exit_code == 1 and doc["total"] == 0 and doc["hits"] == [] and doc["match"] == "all"
     assert run("search", "--no-refresh", "nosuchword otherword").exit_code == 1
@@ -171,3 +177,16 @@ def test_session_rows_in_the_terminal_show_where_each_term_was_said(remembered, 
     block = res.stdout.split("claude   a1")[1].split("resume:")[0]
     # The row shows one event; the other two terms each get a line naming the event that says it.
     assert sum(f"{w} (#" in block for w in ("webhook", "idempotency", "cache")) == 2
+
+
+@pytest.mark.parametrize("query", ["webhook idempotency cache", "zanzibar migration quokka", "the webhook"])
+def test_pages_add_up_to_the_whole(remembered, run, query):
+    for mode in ([], ["--sessions"]):
+        _, whole = _search(run, *mode, query)
+        keys = [(h["session_id"], h["seq"]) for h in whole["hits"]]
+        paged = []
+        for offset in range(whole["total"] + 1):
+            _, page = _search(run, *mode, "--limit", "1", "--offset", str(offset), query)
+            assert page["total"] == whole["total"] and page["match"] == whole["match"]
+            paged += [(h["session_id"], h["seq"]) for h in page["hits"]]
+        assert paged == keys and len(keys) == whole["total"]
