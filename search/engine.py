@@ -129,13 +129,12 @@ class Searcher:
         q = self._title_boost(strict, parsed)
         conj = qlang.conjuncts(typed.root, tuple(filters))
         # Each distinct term once (a pasted line repeats words), and only terms that can match anything.
-        compiled = {qlang.describe(n): (n, c) for n in conj.positive if (c := self.compiler.node(n)) is not None}
-        positive = [n for n, _ in compiled.values()]
+        positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
         try:
             if 2 <= len(positive) <= SESSION_TERMS:
                 spread = _Spread(positive=positive, strict=strict, boosted=q, parsed=parsed,
                                  plain=self.compiler.node(parsed.root),
-                                 terms=self._with_constraints([c for _, c in compiled.values()], conj.events))
+                                 terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events))
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
                 return self._spread_events(query, spread, opts)

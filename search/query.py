@@ -509,3 +509,15 @@ def positive_texts(node: Node) -> list[Text]:
     if isinstance(node, (And, Or)):
         return [t for n in node.nodes for t in positive_texts(n)]
     return []
+
+
+def matchable(node: Node) -> bool:
+    """Whether ``node`` compiles to a query (a text with no terms, such as ``""``-less punctuation, does not);
+    answered without compiling, which for a prefix builds an automaton."""
+    if isinstance(node, Text):
+        return bool(node.terms())
+    if isinstance(node, Not):
+        return matchable(node.node)
+    if isinstance(node, (And, Or)):
+        return any(matchable(n) for n in node.nodes)
+    return True
