@@ -351,8 +351,9 @@ class Searcher:
             for i, tq in enumerate(sp.terms)]
         best_together = {sid: b for sid in page if sid in together
                          and (b := self._best_in(searcher, sp.plain, sid)) is not None}
-        counts = sessions.evidence(searcher, tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, t) for t in sp.terms]), weights=False)
+        # hit_count: the page's sessions' events that say any term (counted over those sessions only).
+        counts = sessions.evidence(searcher, self._restricted(tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, t) for t in sp.terms]), page), weights=False)
         phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
         rows: list[tuple[float, Event]] = []
