@@ -11,14 +11,16 @@ provider names the ``provider:`` filter accepts. The application layer
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 
 from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
 from voyager_sessions.search import query as qlang
-from voyager_sessions.search import sessions
 from voyager_sessions.search.snippets import find_spans, make_snippet
+
+if TYPE_CHECKING:
+    from voyager_sessions.search import sessions
 
 #: Score added to events of a session whose title contains the query's words.
 TITLE_BOOST = 1.5
@@ -239,7 +241,7 @@ class Searcher:
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q),
                                             (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids)))])
 
-    def _among(self, q, cov: sessions.Coverage):
+    def _among(self, q, cov: "sessions.Coverage"):
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
         import tantivy
 
@@ -262,6 +264,8 @@ class Searcher:
         the events of every session that holds some, those of sessions holding more terms first.
         """
         import tantivy
+
+        from voyager_sessions.search import sessions  # only several-term queries need it
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
@@ -322,6 +326,8 @@ class Searcher:
         term, and ``matched_terms`` each term it holds with the event that says it best.
         """
         import tantivy
+
+        from voyager_sessions.search import sessions  # only several-term queries need it
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
