@@ -142,10 +142,11 @@ class Searcher:
                 return self._spread_events(query, spread, opts)
             result = self._search(query, parsed, q, opts)
             result.terms = [qlang.describe(n) for n in positive]
-            if opts.sessions and len(positive) == 1:
+            if opts.sessions and len(positive) <= 1:
+                # The row's event holds the one term (a filter-only query has none).
                 for h in result.hits:
-                    h.matched_terms = [TermHit(term=result.terms[0], seq=h.seq, kind=h.kind, snippet=h.snippet,
-                                               highlights=h.highlights)]
+                    h.matched_terms = [TermHit(term=t, seq=h.seq, kind=h.kind, snippet=h.snippet,
+                                               highlights=h.highlights) for t in result.terms]
             return result
         except qlang.QueryError:
             raise
