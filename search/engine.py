@@ -364,10 +364,12 @@ class Searcher:
         phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
         rows: list[tuple[float, Event]] = []
-        matched: list[list[TermHit]] = []
+        matched: list[list[TermHit]] = []  # per row, in the order of rows
         for sid in page:
             picks = [(i, b[sid]) for i, b in enumerate(best_by_term) if sid in b]
             fetched = {addr_key(addr): (score, _doc_event(searcher, addr)) for _, (score, addr) in picks}
+            if not fetched and sid not in best_together:
+                continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
             if sid in best_together:
                 ev = _doc_event(searcher, best_together[sid][1])
             else:

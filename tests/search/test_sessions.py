@@ -190,3 +190,12 @@ def test_pages_add_up_to_the_whole(remembered, run, query):
             assert page["total"] == whole["total"] and page["match"] == whole["match"]
             paged += [(h["session_id"], h["seq"]) for h in page["hits"]]
         assert paged == keys and len(keys) == whole["total"]
+
+
+def test_sort_recent(remembered, run):
+    # a1's last event is later than b2's.
+    _, doc = _search(run, "--sessions", "--sort", "recent", "webhook idempotency cache")
+    assert [h["session_id"][7:9] for h in doc["hits"]] == ["a1", "b2"]
+    _, doc = _search(run, "--sort", "recent", "webhook idempotency cache")
+    stamps = [h["timestamp"] for h in doc["hits"]]
+    assert stamps == sorted(stamps, reverse=True) and doc["total"] == 4 == len(stamps)
