@@ -199,3 +199,22 @@ def test_sort_recent(remembered, run):
     _, doc = _search(run, "--sort", "recent", "webhook idempotency cache")
     stamps = [h["timestamp"] for h in doc["hits"]]
     assert stamps == sorted(stamps, reverse=True) and doc["total"] == 4 == len(stamps)
+
+
+def test_the_demo_query_finds_the_session(home, run):
+    """The issue's example: in the bundled demo, the three words are said in different messages of one session."""
+    import shutil
+
+    from voyager_sessions.demo import CORPUS
+
+    shutil.copytree(CORPUS / "claude", home / ".claude")
+    shutil.copytree(CORPUS / "codex", home / ".codex")
+    assert run("scan").exit_code == 0
+    res = run("search", "--no-refresh", "webhook idempotency cache")
+    assert res.exit_code == 0 and "No matches" not in res.stderr and "idempotency cache" in res.stdout
+    _, doc = _search(run, "webhook idempotency cache")
+    assert doc["match"] == "all" and {h["session_id"] for h in doc["hits"]} == {
+        "codex:019a3f2e-7b10-7c44-9e21-5d8a0b6c4f12"}
+    _, doc = _search(run, "--sessions", "webhook idempotency cache")
+    assert doc["total"] == 1 and [t["term"] for t in doc["hits"][0]["matched_terms"]] == ["webhook", "idempotency",
+                                                                                           "cache"]
