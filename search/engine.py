@@ -102,8 +102,9 @@ class Searcher:
                 filters.append(qlang._filter(name, value))
         return filters
 
-    def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
-        return self._combine(qlang.parse(query), self._option_filters(opts))
+    def parse(self, query: str, opts: SearchOptions, parsed: qlang.ParsedQuery | None = None) -> qlang.ParsedQuery:
+        """``query`` (or ``parsed``: it was parsed already) with ``opts``' filters."""
+        return self._combine(qlang.parse(query) if parsed is None else parsed, self._option_filters(opts))
 
     @staticmethod
     def _combine(parsed: qlang.ParsedQuery, filters: list[qlang.Node]) -> qlang.ParsedQuery:
@@ -113,8 +114,10 @@ class Searcher:
         nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
         return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
-    def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
-        """Answer ``query``: a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index.
+    def search(self, query: str, opts: SearchOptions | None = None, *,
+               parsed: qlang.ParsedQuery | None = None) -> SearchResult:
+        """Answer ``query`` (``parsed``: it was parsed already); a QueryError when it is malformed, IndexDamaged
+        when Tantivy cannot read the index.
 
         A query of one term (a word, a phrase, a CJK run, an ``a OR b``), with any filters and
         negations, matches the events that hold it, as it always has. A query of several terms
@@ -124,7 +127,7 @@ class Searcher:
         from voyager_sessions.search.index import damaged
 
         opts = opts or SearchOptions()
-        typed = qlang.parse(query)
+        typed = qlang.parse(query) if parsed is None else parsed
         filters = self._option_filters(opts)
         parsed = self._combine(typed, filters)
         strict = self.compiler.compile(parsed)

@@ -70,6 +70,8 @@ class Not(msgspec.Struct, frozen=True):
 
 class And(msgspec.Struct, frozen=True):
     nodes: tuple["Node", ...]
+    #: Written in parentheses, ``(a b)``: a query of several terms keeps these together in one event.
+    grouped: bool = False
 
 
 class Or(msgspec.Struct, frozen=True):
@@ -256,7 +258,7 @@ class _Parser:
                 raise QueryError("unbalanced '(': close it with ')', or quote it to search for it: \"(\"")
             self.i += 1
             self.depth -= 1
-            return node
+            return And(node.nodes, grouped=True) if isinstance(node, And) else node
         if t.kind == ")":
             raise QueryError("unbalanced ')': remove it, or quote it to search for it: \")\"")
         if t.kind == "phrase":
@@ -472,7 +474,8 @@ class Conjuncts(msgspec.Struct, frozen=True):
     still matched *inside one event*, so a phrase, a CJK run or a word that analyzes to
     several terms keeps its adjacency, and ``(a b)`` asks for both in the same event.
     ``events``: what every event must satisfy: filters and negations (``-word`` drops the
-    events that say it, not the sessions).
+    events that say it, not the sessions). A whole query in parentheses is one group: its
+    terms in one event, as before.
     """
 
     positive: tuple[Node, ...]
@@ -481,10 +484,18 @@ class Conjuncts(msgspec.Struct, frozen=True):
 
 def conjuncts(root: Node | None, extra_filters: tuple[Node, ...] = ()) -> Conjuncts:
     """Split a parsed query (plus the options' filters) into positive conjuncts and event constraints."""
-    nodes: tuple[Node, ...] = () if root is None else root.nodes if isinstance(root, And) else (root,)
+    nodes = () if root is None else _conjunction(root)
     positive = tuple(n for n in nodes if not isinstance(n, (Filter, Not)))
     events = tuple(n for n in nodes if isinstance(n, (Filter, Not))) + tuple(extra_filters)
     return Conjuncts(positive=positive, events=events)
+
+
+def _conjunction(node: Node) -> tuple[Node, ...]:
+    """The top-level conjuncts of ``node``: nested ANDs that code added (the options' filters, excluded
+    sessions) flattened, a group a person wrote in parentheses kept whole."""
+    if isinstance(node, And) and not node.grouped:
+        return tuple(n for child in node.nodes for n in _conjunction(child))
+    return (node,)
 
 
 def describe(node: Node) -> str:
