@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import synth
-from synth import opencode as synth_opencode
-
+from bench.corpus import write_opencode_v1
 from bench.judged import topics as T
 
 #: The formats sessions are written in, in rotation (near-duplicates of one topic land in different ones).
@@ -150,9 +149,8 @@ def write(home: Path, corpus: list[JudgedSession] | None = None) -> Written:
             synth.write_codex(s.conv, home / ".codex")
         else:
             opencode.append(s.conv)
-    db = home / ".local" / "share" / "opencode" / "opencode.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    synth_opencode.write_v1(db, opencode)
+    # One transaction (bench.corpus's helper): synth's write_v1 commits every row, seconds for this corpus.
+    write_opencode_v1(home / ".local" / "share" / "opencode" / "opencode.db", opencode)
     return Written(home=home, sessions=corpus)
 
 
