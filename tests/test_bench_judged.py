@@ -92,3 +92,22 @@ def test_deterministic(tmp_path: Path) -> None:
     db = Path(".local", "share", "opencode", "opencode.db")
     assert _rows(a.home / db) == _rows(b.home / db)
     assert sum(1 for _ in (a.home / ".claude").rglob("*.jsonl")) == 50
+
+
+def test_metrics() -> None:
+    from bench.judged.metrics import rank_of, score
+
+    assert rank_of("b", ["a", "b", "b"]) == 2
+    assert rank_of("z", ["a"] * 10 + ["z"]) is None  # below the first ten counts as not found
+    s = score([1, 2, None, 10])
+    assert (s.queries, s.s1, s.s5) == (4, 0.25, 0.5)
+    assert s.mrr10 == round((1 + 0.5 + 0.1) / 4, 3)
+
+
+def test_floors_cover_every_class() -> None:
+    from bench.judged.metrics import NAMES
+    from bench.scenarios.judged import load_floors
+
+    floors = load_floors().voyager
+    assert set(floors) == set(CLASSES)
+    assert all(set(f) == set(NAMES) and all(0.0 <= v <= 1.0 for v in f.values()) for f in floors.values())
