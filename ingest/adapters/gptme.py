@@ -43,6 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
     cached_by_stat,
     int_or_none,
     parse_ts,
+    release,
     resume_in,
     str_or_none,
     tool_call_text,
@@ -280,6 +281,7 @@ class _GptmeRead(JsonlSessionRead):
             m = _VERSION.search(text or "")
             if m is not None and self.unknown is not None:
                 self.unknown.version = m.group(1)
+                self.facts.agent_version = release(m.group(1))
             if self.counter is None:
                 yield from self._establish()
         else:
