@@ -186,8 +186,9 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
     if summary.sources == 0 and summary.sessions == 0 and not quiet:
         click.echo("No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True)
     read_ok = summary.new + summary.grown + summary.changed + summary.unchanged
-    if summary.failed and not read_ok:
-        # Every source found failed: nothing is searchable. Partial success is success (exit 0).
+    if summary.failed > summary.retrying and not read_ok:
+        # Every source found failed: nothing is searchable. Partial success is success (exit 0), and so
+        # is a source that will be retried (a database locked by its agent): the next refresh reads it.
         click.echo(f"voyager: none of the {summary.failed} sources found could be read (see above)", err=True)
         sys.exit(EXIT_NONE)
 

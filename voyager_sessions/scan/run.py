@@ -367,6 +367,7 @@ class Scan:
         self.pending_sources.append(row)
         if out.failed:
             self.summary.failed += 1
+            self.summary.retrying += row.status == "retry"
             self.live_sessions.update(row.sessions)
             return
         self.summary.events_added += out.events_added
