@@ -9,6 +9,7 @@ which cap did it.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,89 @@ def test_dsh_steps_streamed_without_an_end_are_not_held_without_bound(home, monk
     src = Source(provider="dsh", path=str(path), fingerprint=fingerprint(path), append_only=False)
     events = [i for i in dsh.ADAPTER.read(src) if type(i).__name__ == "Event"]
     assert len(events) == 50 and {len(e.text) for e in events} == {100}
+
+
+def cline_bomb(home: Path, messages: int) -> Path:
+    """A Cline CLI session file of ``messages`` short prompts, written without holding it."""
+    folder = home / ".cline" / "data" / "sessions" / "1796200000000_bomb"
+    folder.mkdir(parents=True)
+    path = folder / "1796200000000_bomb.messages.json"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('{"version": 1, "sessionId": "1796200000000_bomb", "messages": [')
+        for i in range(messages):
+            fh.write(("," if i else "") + json.dumps(
+                {"id": f"m{i}", "role": "user", "ts": 1_790_000_000_000 + i,
+                 "content": [{"type": "text", "text": '<user_input mode="act">bomb words here</user_input>'}]}))
+        fh.write("]}")
+    return path
+
+
+def test_a_cline_session_past_the_stream_threshold_is_indexed_message_by_message(home, run, monkeypatch):
+    """A document larger than STREAM_JSON_BYTES (here lowered) is indexed, not skipped by VOYAGER_MAX_JSON_BYTES."""
+    from voyager_sessions.ingest import jsondoc
+
+    path = cline_bomb(home, 3000)
+    monkeypatch.setattr(jsondoc, "STREAM_JSON_BYTES", 1 << 16)
+    monkeypatch.setenv("VOYAGER_MAX_JSON_BYTES", str(1 << 16))
+    assert path.stat().st_size > 1 << 18
+    doc = scan(run)
+    assert doc["events_added"] == 3000 and doc["failed"] == 0, doc["stderr"]
+
+
+@pytest.mark.slow
+def test_a_huge_single_document_session_scans_in_bounded_memory(home):
+    """A 300 MB Cline session (over the 256 MiB whole-document cap; 210 MB of it peaked at 595 MB)."""
+    path = cline_bomb(home, 1_850_000)
+    assert path.stat().st_size > 256 << 20
+    doc = scan_peak(home, {"VOYAGER_CLINE_HOME": str(home / ".cline" / "data")})
+    assert doc["events_added"] == 1_000_000  # the per-source event cap
+    assert "VOYAGER_MAX_SOURCE_EVENTS" in doc["stderr"]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
+
+
+def test_every_cap_variable_is_documented():
+    """Each VOYAGER_MAX_* variable the code reads is in docs/limits.md and in the README's Limits section."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    code = "".join(p.read_text(encoding="utf-8") for d in ("ingest", "search", "store", "voyager_sessions")
+                   for p in (root / d).rglob("*.py"))
+    names = set(re.findall(r"VOYAGER_MAX_[A-Z_]+", code))
+    assert {"VOYAGER_MAX_SOURCE_EVENTS", "VOYAGER_MAX_JSON_BYTES", "VOYAGER_MAX_ZSTD_BYTES"} <= names
+    limits = (root / "docs" / "limits.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert not {n for n in names if n not in limits or n not in readme}
+
+
+@pytest.mark.slow
+def test_a_database_of_a_million_rows_scans_in_bounded_memory(home):
+    """A Goose sessions.db whose one session holds 900,000 short messages (rows read as they come)."""
+    from tests.ingest.test_goose import MAIN, write_db
+
+    db = write_db(home, [MAIN], [])
+    conn = sqlite3.connect(db)
+    content = json.dumps([{"type": "text", "text": "bomb words here", "annotations": []}])
+    conn.executemany("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
+                     "VALUES (?, 'user', ?, ?, '{\"userVisible\":true,\"agentVisible\":true}')",
+                     ((MAIN["id"], content, 1_793_000_000 + i) for i in range(900_000)))
+    conn.commit()
+    conn.close()
+    doc = scan_peak(home)
+    assert doc["events_added"] == 900_000, doc["stderr"][-2000:]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
+
+
+@pytest.mark.slow
+def test_a_jsonl_session_of_a_million_lines_scans_in_bounded_memory(home):
+    """A Claude Code file of 900,000 prompts: streamed line by line."""
+    from tests.conftest import claude_session_lines
+
+    first = claude_session_lines()[1]
+    folder = home / ".claude" / "projects" / "-home-dev-shop"
+    folder.mkdir(parents=True)
+    with open(folder / "5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f.jsonl", "w", encoding="utf-8") as fh:
+        for i in range(900_000):
+            fh.write(first.replace('"uuid": "u1"', f'"uuid": "u{i}"'))
+    doc = scan_peak(home)
+    assert doc["events_added"] == 900_000, doc["stderr"][-2000:]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
