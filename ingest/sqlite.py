@@ -9,7 +9,7 @@ WAL, anything else a rollback journal):
 
 * A rollback-journal database (the editors' ``state.vscdb``, most small stores) is opened
   with ordinary locking. A reader in that mode creates no file (no ``-journal``: only a
-  writer makes one), and :func:`open_store` reads it inside one transaction, i.e. under a
+  writer makes one), and every connection reads inside one transaction, i.e. under a
   ``SHARED`` lock held to the end of the read: the agent cannot commit in the middle of
   it, and pages of a transaction it has not committed are never read. An agent holding its
   write lock longer than ``BUSY_TIMEOUT_S`` makes the read fail as "locked", a transient
@@ -21,9 +21,10 @@ WAL, anything else a rollback journal):
   turns).
 * A WAL database without such a ``-wal`` (none, an empty one, or something that is not a
   regular file), and any database beside an empty or irregular ``-wal`` (SQLite would open
-  it as a WAL whatever the header says), is opened ``immutable=1``: SQLite then creates no ``-wal`` or ``-shm`` (a
-  WAL-mode database a clean exit left without them would otherwise get both) nor touches
-  an empty ``-wal`` (it would give it the database's permissions). Its main file is
+  it as a WAL whatever the header says), is opened ``immutable=1``: SQLite then creates
+  no ``-wal`` or ``-shm`` (a WAL-mode database a clean exit left without them would
+  otherwise get both) nor touches an empty ``-wal`` (it would give it the database's
+  permissions). Its main file is
   written only by a checkpoint, and a checkpoint needs a ``-wal``; a writer that starts
   one during the read changes the fingerprint (which includes the ``-wal``), so the
   source is read again on the next scan.
