@@ -15,7 +15,6 @@ from tests.ingest._items import events, notices
 from tests.ingest._peers import PeerHome, check_sample
 from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
 from tests.ingest.test_captures import shared_dir
-from voyager_sessions.ingest import jsondoc
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.cline import ADAPTER, extension_dirs, probe, sessions_dir
 from voyager_sessions.model import Session
@@ -27,6 +26,8 @@ SID = "1796200000000_k3x9q"
 def json_reading(request, monkeypatch) -> str:
     """Every test twice: documents decoded whole, and streamed a message at a time (as one past
     ``STREAM_JSON_BYTES`` is): what the adapter yields must not depend on the file's size."""
+    from voyager_sessions.ingest import jsondoc
+
     if request.param == "streamed":
         monkeypatch.setattr(jsondoc, "STREAM_JSON_BYTES", 0)
     return request.param
