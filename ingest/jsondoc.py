@@ -8,6 +8,13 @@ documents beyond a size cap, and answering a :class:`~voyager_sessions.ingest.ad
 instead of raising, so one broken file costs that file only. A value nested too deeply for
 the decoders (what a hostile or buggy writer can leave in one message) costs that value
 only: it is read as ``null``, and named, while the rest of the document is kept.
+
+A document is decoded whole in a few times its size of memory, so one larger than
+``STREAM_JSON_BYTES`` is not: :func:`read_json_streamed` gives the adapters that know
+where its bulk lies (a session's list of messages) that list as a :class:`StreamedArray`,
+decoded one message at a time with ``ijson`` on each pass, and the document's few other
+keys decoded on their own. Such a session is indexed whatever its size, in memory bounded
+by its largest message, not by the file.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters.base import Notice
@@ -24,6 +32,10 @@ from voyager_sessions.ingest.jsonl import BadLine, TooDeep, decode_line, env_cap
 #: A JSON document larger than this is not read (named instead): no session file comes near it,
 #: and it is decoded in memory whole. ``VOYAGER_MAX_JSON_BYTES`` changes it.
 MAX_JSON_BYTES = 256 << 20
+
+
+#: A document larger than this is read by :func:`read_json_streamed` one array item at a time.
+STREAM_JSON_BYTES = 32 << 20
 
 
 #: In a document that is nested too deeply to decode, arrays and objects deeper than this are read as
@@ -69,8 +81,7 @@ def decode_document(data: bytes, name: str, notices: list[Notice] | None = None)
         flat, replaced = flatten_deep(data)
         value = decode_line(flat)  # TooDeep again only if the text is not JSON at all
         if notices is not None:
-            notices.append(Notice(source=name, reason=f"{replaced} value{'s' if replaced != 1 else ''} nested more than "
-                                                      f"{MAX_DEPTH} deep skipped (read as null)"))
+            notices.append(deep_notice(name, replaced))
         return value
 
 
@@ -124,3 +135,165 @@ def sorted_files(folder: Path, suffix: str) -> list[Path]:
             return sorted(Path(e.path) for e in it if e.name.endswith(suffix) and e.is_file(follow_symlinks=False))
     except OSError:
         return []
+
+
+class _Builder:
+    """One JSON value built from ``ijson.basic_parse`` events, arrays and objects deeper than ``MAX_DEPTH``
+    read as ``null`` (ijson's own ``items`` pays the depth of every value in the prefix it names: a document
+    nested 50,000 deep took gigabytes)."""
+
+    def __init__(self) -> None:
+        self.stack: list[Any] = []
+        self.keys: list[Any] = []
+        self.skip = 0  # depth inside a value too deep to keep
+        self.skipped = 0
+        self.value: Any = None
+        self.done = False
+
+    def _put(self, value: Any) -> None:
+        if not self.stack:
+            self.value, self.done = value, True
+        elif isinstance(self.stack[-1], list):
+            self.stack[-1].append(value)
+        else:
+            self.stack[-1][self.keys[-1]] = value
+
+    def feed(self, event: str, value: Any) -> None:
+        if self.skip:
+            if event in ("start_map", "start_array"):
+                self.skip += 1
+            elif event in ("end_map", "end_array"):
+                self.skip -= 1
+                if not self.skip:
+                    self._put(None)
+            return
+        if event in ("start_map", "start_array"):
+            if len(self.stack) >= MAX_DEPTH:
+                self.skip, self.skipped = 1, self.skipped + 1
+                return
+            self.stack.append({} if event == "start_map" else [])
+            self.keys.append(None)
+        elif event in ("end_map", "end_array"):
+            self.keys.pop()
+            self._put(self.stack.pop())
+        elif event == "map_key":
+            self.keys[-1] = value
+        else:
+            self._put(value)
+
+
+def _values(path: str, key: str | None, *, array: bool) -> Iterator[tuple[Any, int]]:
+    """(value, values skipped as too deep) for: each item of the top-level array (``key`` None), each item of
+    the array at top-level ``key`` (``array``), or the value of top-level ``key``. One streaming pass."""
+    import ijson  # only for documents too large to decode whole: the search path never imports it
+
+    depth = 0
+    top_key: Any = None
+    inside = False  # within the array whose items are wanted
+    builder: _Builder | None = None
+    with open_regular(path) as fh:
+        for event, value in ijson.basic_parse(fh, use_float=True):
+            if builder is not None:
+                builder.feed(event, value)
+                if builder.done:
+                    yield builder.value, builder.skipped
+                    builder = None
+                    if not array:
+                        return
+                continue
+            container = event in ("start_map", "start_array")
+            wanted = (key is None and depth == 1 and inside) or (
+                key is not None and depth == 1 and top_key == key and not inside and not array) or (
+                key is not None and depth == 2 and inside)
+            if wanted and event not in ("end_map", "end_array", "map_key"):
+                builder = _Builder()
+                builder.feed(event, value)
+                if builder.done:
+                    yield builder.value, 0
+                    builder = None
+                    if not array:
+                        return
+                continue
+            if container:
+                depth += 1
+                if array and ((key is None and depth == 1 and event == "start_array")
+                              or (key is not None and depth == 2 and top_key == key and event == "start_array")):
+                    inside = True
+            elif event in ("end_map", "end_array"):
+                if inside and depth == (1 if key is None else 2):
+                    inside = False
+                depth -= 1
+            elif event == "map_key" and depth == 1:
+                top_key = value
+
+
+class StreamedArray:
+    """The items of the top-level array (``key`` None) or of the array at top-level ``key`` of the JSON file
+    at ``path``, decoded one at a time each time it is iterated (the file is read again each pass).
+
+    A document that turns out malformed, or vanishes, ends the iteration early: :attr:`error`
+    then says why (the items before it were delivered). :attr:`too_deep` counts values nested
+    more than ``MAX_DEPTH`` deep, read as ``null``.
+    """
+
+    def __init__(self, path: str, key: str | None) -> None:
+        self.path = path
+        self.key = key
+        self.error: str | None = None
+        self.too_deep = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        import ijson
+
+        self.too_deep = 0
+        try:
+            for item, skipped in _values(self.path, self.key, array=True):
+                self.too_deep += skipped
+                yield item
+        except OSError as exc:
+            self.error = f"unreadable: {exc.strerror or exc}"
+        except (ijson.JSONError, ValueError) as exc:
+            self.error = f"malformed JSON: {str(exc)[:200]}"
+
+
+def _streamed_value(path: str, key: str) -> Any:
+    """The value of top-level ``key`` of the JSON object at ``path`` (one streaming pass; None if absent or bad)."""
+    import ijson
+
+    try:
+        for value, _ in _values(path, key, array=False):
+            return value
+    except (OSError, ijson.JSONError, ValueError):
+        pass
+    return None
+
+
+def deep_notice(path: str, replaced: int) -> Notice:
+    """The Notice for ``replaced`` values of the document at ``path`` read as ``null``, nested too deeply."""
+    return Notice(source=path, reason=f"{replaced} value{'s' if replaced != 1 else ''} nested more than "
+                                      f"{MAX_DEPTH} deep skipped (read as null)")
+
+
+def read_json_streamed(path: str | os.PathLike[str], array: str, keys: tuple[str, ...] = (), *,
+                       fatal: bool = True, notices: list[Notice] | None = None) -> Any | Notice:
+    """Like :func:`read_json`, but a file larger than ``STREAM_JSON_BYTES`` is never decoded whole.
+
+    ``array`` is where the bulk of the document lies: ``""`` for a document that is one array,
+    else the top-level key of an object holding it. Past the threshold that array is a
+    :class:`StreamedArray` and, for an object, only ``keys`` (and ``array``) are in the dict
+    returned; below it, the document is read whole as :func:`read_json` does.
+    ``VOYAGER_MAX_JSON_BYTES`` bounds only what is decoded whole.
+    """
+    name = os.fspath(path)
+    try:
+        with open_regular(name) as fh:
+            size = os.fstat(fh.fileno()).st_size
+    except OSError as exc:
+        return read_notice(name, exc, fatal=fatal)
+    if size <= STREAM_JSON_BYTES:
+        return read_json(name, fatal=fatal, notices=notices)
+    if not array:
+        return StreamedArray(name, None)
+    doc: dict[str, Any] = {k: _streamed_value(name, k) for k in keys}
+    doc[array] = StreamedArray(name, array)
+    return doc

@@ -2,13 +2,32 @@
 
 Every adapter that reads a provider's SQLite store opens it through
 :func:`connect_readonly`: ``file:…?mode=ro`` (read-only at the OS level) and ``PRAGMA
-query_only=1`` (any write statement is an error, even from a bug). When the database has
-no ``-wal`` beside it that can hold pages (none, an empty one, or something that is not
-a regular file), it is opened ``immutable=1`` as well: SQLite then takes no locks and
-creates no ``-wal`` or ``-shm`` file (a WAL-mode database a clean exit left without them
-would otherwise get both), nor touches an empty ``-wal`` (it would give it the
-database's permissions). With a ``-wal`` holding pages, ``immutable`` would hide the rows
-still in it (most agents keep their newest turns there), so it is not used.
+query_only=1`` (any write statement is an error, even from a bug).
+
+How it is opened depends on the database's journal, read from its header (byte 18: 2 is
+WAL, anything else a rollback journal):
+
+* A rollback-journal database (the editors' ``state.vscdb``, most small stores) is opened
+  with ordinary locking. A reader in that mode creates no file (no ``-journal``: only a
+  writer makes one), and every connection reads inside one transaction, i.e. under a
+  ``SHARED`` lock held to the end of the read: the agent cannot commit in the middle of
+  it, and pages of a transaction it has not committed are never read. An agent holding its
+  write lock longer than ``BUSY_TIMEOUT_S`` makes the read fail as "locked", a transient
+  Notice: the source is kept as it was and read again on the next scan. (It used to be
+  opened ``immutable=1`` like a WAL database without its ``-wal``: no locks at all, so a
+  scan during a write read pages mid-transaction.)
+* A WAL database with a ``-wal`` that can hold pages is opened with locking too
+  (``immutable`` would hide the rows still in the WAL, where most agents keep their newest
+  turns).
+* A WAL database without such a ``-wal`` (none, an empty one, or something that is not a
+  regular file), and any database beside an empty or irregular ``-wal`` (SQLite would open
+  it as a WAL whatever the header says), is opened ``immutable=1``: SQLite then creates
+  no ``-wal`` or ``-shm`` (a WAL-mode database a clean exit left without them would
+  otherwise get both) nor touches an empty ``-wal`` (it would give it the database's
+  permissions). Its main file is
+  written only by a checkpoint, and a checkpoint needs a ``-wal``; a writer that starts
+  one during the read changes the fingerprint (which includes the ``-wal``), so the
+  source is read again on the next scan.
 
 :func:`sqlite_source` is the discovery side: a database is one Source whose fingerprint
 includes its ``-wal``, so a new turn still in the WAL is seen by the stat pass.
@@ -29,6 +48,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
+from voyager_sessions.ingest.files import open_regular
 
 #: How long a read waits for an agent's write lock before the source is retried next scan.
 BUSY_TIMEOUT_S = 5.0
@@ -52,6 +72,17 @@ def _wal_holds_pages(db: Path) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_size > 0
 
 
+def _wal_mode(db: Path) -> bool:
+    """True when ``db``'s header says WAL mode (file format versions 2); False for a rollback
+    journal, and for what is no database at all (SQLite names that when it opens it)."""
+    try:
+        with open_regular(db) as fh:
+            head = fh.read(20)
+    except (OSError, ValueError):
+        return False
+    return len(head) == 20 and head.startswith(b"SQLite format 3\x00") and head[18] == 2
+
+
 def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
                      lenient_text: bool = True) -> sqlite3.Connection:
     """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc).
@@ -63,8 +94,8 @@ def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
     """
     p = Path(path).resolve()
     uri = "file:" + quote(str(p)) + "?mode=ro"
-    if not _wal_holds_pages(p):
-        uri += "&immutable=1"
+    if not _wal_holds_pages(p) and (os.path.lexists(f"{p}-wal") or _wal_mode(p)):
+        uri += "&immutable=1"  # see the module doc: never for a rollback-journal database left alone
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA query_only=1")
@@ -72,6 +103,9 @@ def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
             conn.row_factory = sqlite3.Row
         if lenient_text:
             conn.text_factory = _lenient_text
+        # One read transaction for the connection's life: the SHARED lock (or WAL snapshot) taken by
+        # the first read holds until it closes, so the whole read sees one committed state.
+        conn.execute("BEGIN")
     except BaseException:
         conn.close()
         raise
@@ -118,6 +152,9 @@ def is_transient(exc: BaseException) -> bool:
 
 def unreadable(path: str, exc: BaseException) -> Notice:
     """The fatal Notice for a database SQLite could not open or read; retried next scan when the failure may pass."""
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return Notice(source=path, fatal=True, transient=True,
+                      reason=f"locked: its agent held a write lock past {BUSY_TIMEOUT_S:g}s; read again on the next scan")
     return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
 
 
@@ -202,7 +239,7 @@ class SessionSignatures:
 
 def open_store(path: str, label: str, required: dict[str, frozenset[str]], *,
                lenient_text: bool = True) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
-    """Open ``path`` read-only inside one read transaction and check it has ``required`` tables and columns.
+    """Open ``path`` read-only (inside one read transaction) and check it has ``required`` tables and columns.
 
     A database that cannot be opened, or lacks what the adapter reads, is a fatal Notice
     naming the agent and what is missing (never "0 sessions"). ``lenient_text``: see
@@ -213,8 +250,7 @@ def open_store(path: str, label: str, required: dict[str, frozenset[str]], *,
     except sqlite3.Error as exc:
         return unreadable(path, exc)
     try:
-        conn.execute("BEGIN")  # one snapshot for the whole read, even while the agent writes
-        schema = tables(conn)
+        schema = tables(conn)  # in the read transaction connect_readonly began: one snapshot for the whole read
     except sqlite3.DatabaseError as exc:
         conn.close()
         return unreadable(path, exc)

@@ -187,7 +187,7 @@ def decompress_blob(data: bytes, *, limit: int | None = None) -> bytes:
     for piece in frames.feed(bytes(data)):
         out += piece
         if len(out) > cap:
-            raise ZstdError(f"decompresses to more than {cap:,} bytes (VOYAGER_MAX_JSON_BYTES); skipped")
+            raise ZstdError(f"decompresses to more than {cap:,} bytes (VOYAGER_MAX_JSON_BYTES)")
     if frames.pending or not frames.frames:
         raise ZstdError("empty or truncated zstd data: no complete last frame")
     return bytes(out)

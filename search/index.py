@@ -13,6 +13,7 @@ Ranking weight: ``w`` holds a per-kind weight that Tantivy applies as
 from __future__ import annotations
 
 import os
+import time
 import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -35,7 +36,8 @@ from voyager_sessions.search.prepare import (  # noqa: F401 - re-exported: the c
 )
 
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
-INDEX_VERSION = 4  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules); 4: title events
+INDEX_VERSION = 5  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules); 4: title events;
+# 5: ``ts`` clamped to a day past the scan, ``tsg`` the stamp as given
 #: What the version file holds: the format, and the Unicode version the analyzer's NFKC
 #: and character classes came from (a Python upgrade can change them: rebuild then too).
 INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
@@ -62,7 +64,11 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("tool", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("call_id", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("seq", stored=True, indexed=True, fast=True)
-    sb.add_integer_field("ts", stored=True, indexed=True, fast=True)  # milliseconds; absent when unknown
+    # Milliseconds; absent when unknown. What filters and sorting use, so a stamp more than a day past
+    # the scan that indexed it (a clock gone wrong, a crafted 9999-12-31) counts as that day (FUTURE_SLACK_MS):
+    # it would otherwise match ``since:1d`` forever and sort first under ``--sort recent``.
+    sb.add_integer_field("ts", stored=True, indexed=True, fast=True)
+    sb.add_integer_field("tsg", stored=True)  # the stamp as given, only where ``ts`` was clamped: what is shown
     sb.add_integer_field("exit", stored=True)
     sb.add_boolean_field("err", stored=True)
     sb.add_unsigned_field("w", fast=True)
@@ -221,9 +227,10 @@ class SearchIndex:
     def add_prepared(self, events: Iterable[PreparedEvent]) -> int:
         """Add events prepared beforehand (``search.prepare``: by a scan worker, say) as documents, uncommitted."""
         add = self.writer().add_document
+        horizon = future_horizon_ms()
         n = 0
         for ev in events:
-            add(event_document(ev))
+            add(event_document(ev, horizon))
             n += 1
         return n
 
@@ -309,8 +316,19 @@ class SearchIndex:
             yield bucket["key"]
 
 
-def event_document(ev: PreparedEvent) -> tantivy.Document:
-    """The document of a prepared event: ``stored`` is kept for display, ``body`` is what the analyzer indexes."""
+#: How far past the moment it is indexed an event's stamp may lie before filters and sorting clamp it.
+FUTURE_SLACK_MS = 86_400_000
+
+
+def future_horizon_ms(now: float | None = None) -> int:
+    """The latest ``ts`` (ms) a document indexed now gets: a day past ``now`` (default: this instant)."""
+    return int((time.time() if now is None else now) * 1000) + FUTURE_SLACK_MS
+
+
+def event_document(ev: PreparedEvent, horizon: int | None = None) -> tantivy.Document:
+    """The document of a prepared event: ``stored`` is kept for display, ``body`` is what the analyzer indexes.
+
+    ``horizon`` (ms, default a day from now): a later stamp is indexed as ``horizon`` and kept as given in ``tsg``."""
     doc = tantivy.Document()
     session = ev.session
     doc.add_text("session", session)
@@ -323,7 +341,11 @@ def event_document(ev: PreparedEvent) -> tantivy.Document:
         doc.add_text("call_id", ev.call_id)
     doc.add_integer("seq", ev.seq)
     if ev.ts is not None:
-        doc.add_integer("ts", int(ev.ts * 1000))
+        ms = int(ev.ts * 1000)
+        limit = future_horizon_ms() if horizon is None else horizon
+        doc.add_integer("ts", min(ms, limit))
+        if limit < ms < 1 << 63:
+            doc.add_integer("tsg", ms)
     if ev.exit_code is not None:
         doc.add_integer("exit", ev.exit_code)
     if ev.is_error:
@@ -342,7 +364,7 @@ def _first(d: dict, key: str, default=None):
 
 def doc_to_event(doc: tantivy.Document) -> Event:
     d = doc.to_dict()
-    ts = _first(d, "ts")
+    ts = _first(d, "tsg", _first(d, "ts"))
     return Event(
         session=_first(d, "session"),
         seq=_first(d, "seq"),

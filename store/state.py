@@ -116,6 +116,9 @@ class SourceState(msgspec.Struct):
     indexed_at: float = 0.0
 
 
+#: How far past the last read of its source a session's time may lie before the list's order clamps it.
+FUTURE_SLACK_S = 86_400
+
 _SESSION_COLS = (
     "id", "provider", "native_id", "source", "title", "cwd", "git_branch", "git_repo", "model",
     "started", "updated", "parent", "resume", "tokens_in", "tokens_out", "title_source", "agent_version",
@@ -236,8 +239,14 @@ class StateStore:
     ) -> tuple[int, list[SessionRecord]]:
         where, args = ("WHERE provider = ?", [provider]) if provider else ("", [])
         total = self.conn.execute(f"SELECT count(*) FROM sessions {where}", args).fetchone()[0]
-        sql = f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} ORDER BY coalesce(updated, started, 0) DESC, id LIMIT ? OFFSET ?"
-        rows = self.conn.execute(sql, [*args, -1 if limit is None else limit, offset]).fetchall()
+        # Newest first by when the session was last active, a stamp more than a day past the last read of
+        # its source (a clock gone wrong, a crafted 9999-12-31) counting as that day: it would otherwise
+        # sort first forever. Only the order is clamped; the session shows its times as given.
+        at = "coalesce(updated, started, 0)"
+        horizon = f"coalesce((SELECT indexed_at FROM sources WHERE path = sessions.source), ?) + {FUTURE_SLACK_S}"
+        sql = (f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} "
+               f"ORDER BY min({at}, {horizon}) DESC, id LIMIT ? OFFSET ?")
+        rows = self.conn.execute(sql, [*args, time.time(), -1 if limit is None else limit, offset]).fetchall()
         return total, [_row_to_session(r) for r in rows]
 
     def resolve_session(self, ref: str, limit: int = 50) -> list[str]:

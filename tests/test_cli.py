@@ -256,3 +256,18 @@ def test_help_loads_no_engine(home):
                           timeout=120, check=False)
     assert proc.returncode == 0 and "resume" in proc.stdout, proc.stderr
     assert proc.stderr.endswith("loaded: []\n"), proc.stderr
+
+
+def test_counts_of_one_are_singular(home, run):
+    """"1 sessions" and "(1 hits)" in text output (issue #28, item 8)."""
+    from tests.conftest import claude_session_lines, write_claude
+
+    write_claude(home, claude_session_lines())
+    scanned = run("scan")
+    assert "Scanned 1 source in" in scanned.stdout and "1 session indexed." in scanned.stdout, scanned.stdout
+    again = run("scan")
+    assert "1 source up to date, 1 session indexed" in again.stdout, again.stdout
+    hit = run("search", "ERR_VOYAGER_00012", "--sessions", "--no-refresh", "--color", "never")
+    assert "(1 hit)" in hit.stdout and "(1 hits)" not in hit.stdout, hit.stdout
+    listed = run("list")
+    assert "1 of 1 session" in listed.stderr and "1 of 1 sessions" not in listed.stderr, listed.stderr

@@ -11,7 +11,8 @@ HIT_FIELDS = {"session_id", "provider", "seq", "kind", "origin", "timestamp", "c
 TERM_HIT_FIELDS = {"term", "seq", "kind", "snippet", "highlights"}
 SESSION_FIELDS = {"session_id", "provider", "native_id", "title", "cwd", "git_branch", "git_repo", "model", "started",
                   "updated", "events", "parent", "resume", "source", "title_source"}
-SCAN_FIELDS = {"schema_version", "sources", "new", "grown", "changed", "unchanged", "failed", "removed", "sessions",
+SCAN_FIELDS = {"schema_version", "sources", "new", "grown", "changed", "unchanged", "failed", "retrying", "removed",
+               "sessions",
                "events_added", "events_removed", "skipped", "seconds", "providers"}
 
 

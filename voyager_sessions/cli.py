@@ -37,6 +37,7 @@ from voyager_sessions.cmdutil import (
 )
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.paths import DataDir
+from voyager_sessions.plural import count
 from voyager_sessions.textsafe import printable
 
 # Subcommands that live in their own modules, imported only when invoked.
@@ -172,23 +173,24 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
     if as_json:
         emit_json(summary)
     elif summary.touched == 0 and not summary.failed:
-        click.echo(f"Nothing changed: {summary.unchanged} sources up to date, {summary.sessions} sessions indexed "
+        click.echo(f"Nothing changed: {count(summary.unchanged, 'source')} up to date, {count(summary.sessions, 'session')} indexed "
                    f"({summary.seconds:.2f}s).")
     else:
         click.echo(
-            f"Scanned {summary.sources} sources in {summary.seconds:.2f}s: {summary.new} new, {summary.grown} grown, "
+            f"Scanned {count(summary.sources, 'source')} in {summary.seconds:.2f}s: {summary.new} new, {summary.grown} grown, "
             f"{summary.changed} changed, {summary.unchanged} unchanged, {summary.removed} removed"
             f"{f', {summary.failed} failed' if summary.failed else ''}; "
-            f"{summary.events_added} events added, {summary.events_removed} removed; {summary.sessions} sessions indexed."
+            f"{count(summary.events_added, 'event')} added, {summary.events_removed} removed; {count(summary.sessions, 'session')} indexed."
         )
     if summary.skipped and not quiet:
-        click.echo(f"{len(summary.skipped)} pieces skipped (named above on stderr).", err=True)
+        click.echo(f"{count(len(summary.skipped), 'piece')} skipped (named above on stderr).", err=True)
     if summary.sources == 0 and summary.sessions == 0 and not quiet:
         click.echo("No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True)
     read_ok = summary.new + summary.grown + summary.changed + summary.unchanged
-    if summary.failed and not read_ok:
-        # Every source found failed: nothing is searchable. Partial success is success (exit 0).
-        click.echo(f"voyager: none of the {summary.failed} sources found could be read (see above)", err=True)
+    if summary.failed > summary.retrying and not read_ok:
+        # Every source found failed: nothing is searchable. Partial success is success (exit 0), and so
+        # is a source that will be retried (a database locked by its agent): the next refresh reads it.
+        click.echo(f"voyager: none of the {count(summary.failed, 'source')} found could be read (see above)", err=True)
         sys.exit(EXIT_NONE)
 
 
@@ -276,8 +278,8 @@ def doctor(as_json: bool) -> None:
         for root in r.roots:
             click.echo(f"  looked in  {root}{'' if root in r.roots_found else '  (not there)'}")
         shapes = ", ".join(f"{k}: {v}" for k, v in r.shapes.items())
-        click.echo(f"  found      {r.sources} sources, {r.bytes / 1e6:.1f} MB{f' ({shapes})' if shapes else ''}")
-        click.echo(f"  indexed    {r.indexed_sessions} sessions, {r.indexed_events} events")
+        click.echo(f"  found      {count(r.sources, 'source')}, {r.bytes / 1e6:.1f} MB{f' ({shapes})' if shapes else ''}")
+        click.echo(f"  indexed    {count(r.indexed_sessions, 'session')}, {count(r.indexed_events, 'event')}")
         for p in r.problems + r.failed_sources:
             click.echo(f"  cannot use {p}")
         if r.drift:
@@ -299,13 +301,28 @@ def watch(interval: float, quiet: bool) -> None:
 
     from voyager_sessions.scan.watch import keep_fresh
 
+    from voyager_sessions.errors import Busy
+
+    said_busy = False
+
     def on_scan(summary) -> None:
+        nonlocal said_busy
+        if not quiet:
+            said_busy = False  # a scan ran: the next collision is news again
         if summary.touched and not quiet:
-            click.echo(f"{time.strftime('%H:%M:%S')} +{summary.events_added} events "
+            click.echo(f"{time.strftime('%H:%M:%S')} +{count(summary.events_added, 'event')} "
                        f"({summary.new} new, {summary.grown} grown, {summary.changed} changed, "
-                       f"{summary.removed} removed sources)", err=True)
+                       f"{summary.removed} removed {'source' if summary.removed == 1 else 'sources'})", err=True)
 
     def on_error(exc: VoyagerError, delay: float) -> None:
+        nonlocal said_busy
+        if isinstance(exc, Busy):
+            # Another scan (``serve``, ``scan``) is doing the work: no failure. Said once, not at every
+            # collision (with -q once per run; otherwise once until a scan of this watcher runs again).
+            if not said_busy:
+                said_busy = True
+                click.echo(f"voyager: {printable(str(exc))}; retrying every {delay:g}s (said once)", err=True)
+            return
         # Always said, even with -q: a watcher that silently stopped working would be worse.
         click.echo(f"voyager: {printable(str(exc))}; retrying in {delay:g}s", err=True)
 
@@ -334,7 +351,7 @@ def demo(keep: bool) -> None:
     ddir = tmp / "data"
     try:
         summary = run_scan(quiet=True, env=env, ddir=ddir, providers=["claude", "codex"])
-        click.echo(f"Indexed the demo corpus: {summary.sessions} sessions, {summary.events_added} events "
+        click.echo(f"Indexed the demo corpus: {count(summary.sessions, 'session')}, {count(summary.events_added, 'event')} "
                    f"in {summary.seconds:.2f}s.\n")
         color = use_color("auto")
         from voyager_sessions.render import render_hit

@@ -18,6 +18,7 @@ import click
 
 from voyager_sessions.cmdutil import UserError, data_dir
 from voyager_sessions.paths import DataDir
+from voyager_sessions.plural import count
 from voyager_sessions.textsafe import printable
 
 if TYPE_CHECKING:  # `voyager --help` loads this module for its summary line: no msgspec for that
@@ -109,7 +110,7 @@ def export(session: str, fmt: str | None, output: Path | None, force: bool, reda
     data = render(doc, fmt)
     if redact:
         named = ", ".join(f"{name} ×{n}" for name, n in sorted(counts.items()))
-        click.echo(f"voyager: redacted {sum(counts.values())} matches{f' ({named})' if named else ''}", err=True)
+        click.echo(f"voyager: redacted {count(sum(counts.values()), 'match')}{f' ({named})' if named else ''}", err=True)
     if to_file:
         write_private(output, data, force=force)  # type: ignore[arg-type]
         click.echo(f"voyager: wrote {printable(str(output))} ({fmt}, {len(doc.timeline.events)} events, "

@@ -24,6 +24,7 @@ from voyager_sessions.cmdutil import (
     open_reader,
     use_color,
 )
+from voyager_sessions.plural import count
 
 
 def list_command(provider: str | None, limit: int, offset: int, as_json: bool) -> None:
@@ -37,7 +38,7 @@ def list_command(provider: str | None, limit: int, offset: int, as_json: bool) -
 
         for row in doc.sessions:
             echo(render_row(row))
-        echo(f"{offset + len(doc.sessions)} of {doc.total} sessions", err=True)
+        echo(f"{offset + len(doc.sessions)} of {count(doc.total, 'session')}", err=True)
     sys.exit(EXIT_OK if doc.sessions else EXIT_NONE)
 
 
@@ -64,7 +65,7 @@ def stats_command(as_json: bool) -> None:
         return
     echo(f"data dir: {doc['data_dir']}")
     for p, c in doc["providers"].items():
-        echo(f"  {p:<9} {c['sessions']:>6} sessions {c['events']:>9} events")
+        echo(f"  {p:<9} {c['sessions']:>6} {'session ' if c['sessions'] == 1 else 'sessions'} {c['events']:>9} {'event' if c['events'] == 1 else 'events'}")
     echo(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments")
     if doc["last_scan"]:
         from voyager_sessions.model import iso

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from voyager_sessions import plural
 from voyager_sessions.model import Event, Hit, SessionRow, iso
 from voyager_sessions.textsafe import printable as _p
 
@@ -60,7 +61,7 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
         kind += f" exit={h.exit_code}"
     where = _p(h.title or _home_short(h.cwd) or "")
     native = _short_id(h.session_id)
-    count = f"  ({h.hit_count} hits)" if by_session and h.hit_count is not None else ""
+    count = f"  ({plural.count(h.hit_count, 'hit')})" if by_session and h.hit_count is not None else ""
     head = f"{h.provider:<8} {native:<12} {when:<16} {kind:<12} {where}{count}"
     if color:
         head = _BOLD + head + _RESET
@@ -98,7 +99,7 @@ def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str
         head.append("  git:     " + " ".join(_p(x) for x in (row.git_repo, row.git_branch) if x))
     if row.parent:
         head.append(f"  parent:  {_p(row.parent)}")
-    head.append(f"  time:    {row.started or '?'} .. {row.updated or '?'}   {row.events} events")
+    head.append(f"  time:    {row.started or '?'} .. {row.updated or '?'}   {plural.count(row.events, 'event')}")
     if row.resume:
         head.append(f"  resume:  {_p(row.resume)}")
     out = ["\n".join(head), ""]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
-from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json_streamed
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
 
@@ -274,17 +274,22 @@ class TaskRead:
         ui = self.folder / UI_MESSAGES
         path = ui if os.path.isfile(ui) else self.folder / API_HISTORY
         skipped: list[Notice] = []
-        doc = read_json(path, notices=skipped)
+        doc = read_json_streamed(path, "", notices=skipped)  # a history of hundreds of MB: a message at a time
         if isinstance(doc, Notice):
             yield doc
             return
         yield from skipped
-        if not isinstance(doc, list):
+        if not isinstance(doc, (list, StreamedArray)):
             yield Notice(source=str(path), reason=f"a JSON {type(doc).__name__}, not a list of messages; skipped", fatal=True)
             return
         yield self.session()
         read = self._ui if path == ui else self._api
         yield from read(doc)
+        if isinstance(doc, StreamedArray) and doc.too_deep:
+            yield deep_notice(str(path), doc.too_deep)
+        if isinstance(doc, StreamedArray) and doc.error is not None:
+            yield Notice(source=str(path), reason=f"{doc.error}; read again next scan", fatal=True, transient=True)
+            return
         if (notice := self.unknown.notice(str(path))) is not None:
             yield notice
         yield self.session()
@@ -298,7 +303,7 @@ class TaskRead:
 
     # -- ui_messages.json ----------------------------------------------------------------------
 
-    def _ui(self, messages: list[Any]) -> Iterator[Event]:
+    def _ui(self, messages: Iterable[Any]) -> Iterator[Event]:
         pending: tuple[dict[str, Any], tuple[str, str]] | None = None
         for message in messages:
             if not isinstance(message, dict):
@@ -352,7 +357,7 @@ class TaskRead:
 
     # -- api_conversation_history.json ----------------------------------------------------------
 
-    def _api(self, messages: list[Any]) -> Iterator[Event]:
+    def _api(self, messages: Iterable[Any]) -> Iterator[Event]:
         for message in messages:
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
                 self.unknown.saw(message.get("role") if isinstance(message, dict) else type(message).__name__)

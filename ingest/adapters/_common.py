@@ -14,7 +14,7 @@ silent (``UnknownRecords``), the read loop of an append-only JSONL session
 (``index_without_sessions``), the read of a database holding many sessions
 (``read_database``), and what a whole re-read of a session
 rewritten in place must yield so that an added turn costs what it adds
-(``reread_delta``). Nothing here knows an agent's format.
+(``reread_delta``; ``DeltaStream`` when the session is streamed, not held). Nothing here knows an agent's format.
 """
 
 from __future__ import annotations
@@ -608,6 +608,77 @@ def reread_delta(session: str, events: list[Event], before: Any) -> tuple[list[A
     if known == len(events):
         return [Unchanged(session=session)], now
     return [Partial(session=session, from_seq=known), *events[known:]], now
+
+
+class DeltaStream:
+    """:func:`reread_delta` for a session read as a stream: events go out as they come, not at its end.
+
+    ``reread_delta`` needs the whole session in hand; a log replayed record by record (and a
+    crafted one inflating to millions of events) must not be held. Here, with nothing known of
+    the last read (``before`` unusable) every event is yielded at once; otherwise the first
+    ``count`` events are held until the digest of that prefix says whether they are unchanged
+    (then dropped: ``Partial`` and what follows, or ``Unchanged``) or not (then yielded, and
+    the scan replaces the session). The hold is bounded (``HOLD_EVENTS``, ``HOLD_CHARS``): past
+    it the held events are yielded and the session replaced whole, which costs index work,
+    never memory. ``add`` returns the items to yield now; ``finish`` the last ones and the
+    ``[count, digest]`` to keep, exactly what ``reread_delta`` would have returned.
+    """
+
+    #: Events (and characters of their text) held at most while the prefix is being compared.
+    HOLD_EVENTS = 4096
+    HOLD_CHARS = 8 << 20
+
+    def __init__(self, session: str, before: Any) -> None:
+        self.session = session
+        self.known: int | None = None
+        self.expect = ""
+        if isinstance(before, (list, tuple)) and len(before) == 2 and isinstance(before[1], str):
+            self.known = int_or_none(before[0])
+            self.expect = before[1]
+        self.digest = hashlib.blake2b(digest_size=12)
+        self.count = 0
+        self.held: list[Event] = []
+        self.held_chars = 0
+        # "hold": comparing the prefix; "all": every event goes out; "tail": the prefix matched.
+        self.mode = "all" if self.known is None or self.known < 0 else "hold"
+        self.partial_sent = False
+        if self.mode == "hold" and self.known == 0:
+            self.mode = "tail" if self.digest.hexdigest() == self.expect else "all"
+
+    def add(self, ev: Event) -> list[Any]:
+        self.digest.update(_encode_event(ev))
+        self.count += 1
+        if self.mode == "all":
+            return [ev]
+        if self.mode == "tail":
+            if self.partial_sent:
+                return [ev]
+            self.partial_sent = True
+            return [Partial(session=self.session, from_seq=self.known or 0), ev]
+        self.held.append(ev)
+        self.held_chars += len(ev.text)
+        if self.count == self.known:
+            self.mode = "tail" if self.digest.hexdigest() == self.expect else "all"
+            out: list[Any] = [] if self.mode == "tail" else self.held
+            self.held, self.held_chars = [], 0
+            return out
+        if len(self.held) > self.HOLD_EVENTS or self.held_chars > self.HOLD_CHARS:
+            return self._release()
+        return []
+
+    def _release(self) -> list[Any]:
+        self.mode = "all"
+        out, self.held, self.held_chars = self.held, [], 0
+        return out
+
+    def finish(self) -> tuple[list[Any], list[Any]]:
+        """The items still to yield at the end of the session, and the ``[count, digest]`` to keep."""
+        now = [self.count, self.digest.hexdigest()]
+        if self.mode == "hold":  # fewer events than before: the session is replaced whole
+            return self._release(), now
+        if self.mode == "tail" and not self.partial_sent:
+            return [Unchanged(session=self.session)], now
+        return [], now
 
 
 def tool_call_text(tool: str | None, arguments: Any, shell_tools: Iterable[str] = ()) -> str:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
+    DeltaStream,
     EventCounter,
     UnknownRecords,
     cached_by_stat,
@@ -36,18 +37,20 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     release,
-    reread_delta,
     resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
-from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json, read_json_object, read_json_streamed
 from voyager_sessions.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
 EXTENSION = "saoudrizwan.claude-dev"
 MESSAGES_SUFFIX = ".messages.json"
+#: Message ids remembered to drop a message written twice: bounded, so a session of millions of
+#: messages is read in bounded memory.
+MAX_IDS_KEPT = 1 << 16
 
 #: What a person typed, as the CLI sends it to the model.
 _USER_INPUT = re.compile(r"<user_input(?:\s[^>]*)?>(.*?)</user_input>", re.S)
@@ -158,12 +161,16 @@ class _CliRead:
         self.last_ts: float | None = None
 
     def run(self) -> Iterator[Item]:
-        doc = read_json_object(self.path)
+        # A session of hundreds of MB is streamed a message at a time (jsondoc.read_json_streamed).
+        doc = read_json_streamed(self.path, "messages", ("sessionId", "updated_at", "origin"))
         if isinstance(doc, Notice):
             yield doc
             return
+        if not isinstance(doc, dict):
+            yield Notice(source=str(self.path), reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
+            return
         messages = doc.get("messages")
-        if not isinstance(messages, list):
+        if not isinstance(messages, (list, StreamedArray)):
             yield Notice(source=str(self.path), reason="no 'messages' list: not a Cline CLI session file; skipped", fatal=True)
             return
         manifest = read_json_object(self.folder / f"{self.root_id}.json", fatal=False)
@@ -207,8 +214,8 @@ class _CliRead:
         # The CLI wraps what a person typed; where a session does, unwrapped user text was injected.
         wraps = any("<user_input" in text for text in _user_texts(messages))
         person: Origin = "human" if self.is_root else "provider"
-        seen: set[str] = set()
-        events: list[Event] = []
+        seen: dict[str, None] = {}
+        delta = DeltaStream(sid, self.before)
         for message in messages:
             if not isinstance(message, dict):
                 self.unknown.saw(type(message).__name__)
@@ -217,7 +224,9 @@ class _CliRead:
             if isinstance(mid, str):
                 if mid in seen:
                     continue  # the same message written twice
-                seen.add(mid)
+                seen[mid] = None
+                if len(seen) > MAX_IDS_KEPT:  # a copy sits near its original: the oldest ids can go
+                    del seen[next(iter(seen))]
             ts = epoch(message.get("ts"))
             if ts is not None:
                 self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
@@ -237,10 +246,16 @@ class _CliRead:
                 continue
             for item in produced:
                 if isinstance(item, Event):
-                    events.append(item)
+                    yield from delta.add(item)
                 else:
                     yield item
-        items, now = reread_delta(sid, events, self.before)
+        if isinstance(messages, StreamedArray) and messages.too_deep:
+            yield deep_notice(str(self.path), messages.too_deep)
+        if isinstance(messages, StreamedArray) and messages.error is not None:
+            # Caught half-rewritten (or vanished): what was read stands, and the file is read again next scan.
+            yield Notice(source=str(self.path), reason=f"{messages.error}; read again next scan", fatal=True, transient=True)
+            return
+        items, now = delta.finish()
         yield from items
         if (notice := self.unknown.notice(str(self.path))) is not None:
             yield notice
@@ -344,7 +359,7 @@ class ClineAdapter:
         return _CliRead(source, cursor).run()
 
 
-def _user_texts(messages: list[Any]) -> Iterator[str]:
+def _user_texts(messages: Iterable[Any]) -> Iterator[str]:
     """The text blocks (and string contents) of the user messages: where a prompt wrapper can stand."""
     for m in messages:
         if isinstance(m, dict) and m.get("role") == "user":

@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 from voyager_sessions import paths
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
+    DeltaStream,
     EventCounter,
     SessionFacts,
     UnknownRecords,
@@ -56,7 +57,6 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
-    reread_delta,
     str_or_none,
     tool_call_text,
 )
@@ -87,6 +87,13 @@ _SILENT = frozenset({
 })
 _PACKED = {"text-chunks": "text", "reasoning-chunks": "reasoning", "tool-call-chunks": None}
 _ESCAPE = re.compile(r"(?:~[0-9A-Fa-f]{4})+")
+#: What a read holds besides the event in hand, so that a crafted log cannot grow it without end:
+#: steps streamed but not yet ended (the oldest is indexed as it stands past this many), the
+#: characters one streamed block keeps (the index keeps 256 Ki of an event), and the call ids
+#: remembered to index a call written twice once (the two copies sit next to each other).
+MAX_OPEN_STREAMS = 256
+MAX_STREAM_CHARS = 1 << 20
+MAX_CALLS_KEPT = 1 << 16
 
 
 def decode_segment(name: str) -> str:
@@ -132,11 +139,12 @@ class _Stream:
     def add(self, index: Any, kind: str, text: Any, ts: float | None, *, whole: bool = False) -> None:
         if not isinstance(text, str) or not text:
             return
-        block = self.blocks.setdefault((_scalar(index), kind), {"parts": [], "whole": None})
+        block = self.blocks.setdefault((_scalar(index), kind), {"parts": [], "whole": None, "size": 0})
         if whole:
-            block["whole"] = text
-        else:
-            block["parts"].append(text)
+            block["whole"] = text[:MAX_STREAM_CHARS]
+        elif block["size"] < MAX_STREAM_CHARS:
+            block["parts"].append(text[:MAX_STREAM_CHARS - block["size"]])
+            block["size"] += len(block["parts"][-1])
         self.ts = ts or self.ts
 
 
@@ -167,9 +175,11 @@ class _DshRead:
             records = self._zstd_records()
         else:
             records = self._plain_records()
-        # The log is read whole, but only what is new is indexed again (reread_delta): one
-        # session's events are held until the end of the file says which those are.
-        events: list[Event] = []
+        # The log is read whole, but only what is new is indexed again: DeltaStream holds no more
+        # than a bounded prefix of the session's events while it checks what the last read indexed,
+        # and streams the rest, so a log inflating to millions of events is never held.
+        before = cursor.state.get("history") if cursor is not None else None
+        delta: DeltaStream | None = None
         fatal = False
         for record in records:
             if isinstance(record, Notice):
@@ -178,25 +188,29 @@ class _DshRead:
                 continue
             for item in self._record(record):
                 if isinstance(item, Event):
-                    events.append(item)
+                    if delta is None:
+                        delta = DeltaStream(item.session, before)
+                    yield from delta.add(item)
                 else:
                     yield item
         if self.counter is None:
             if not fatal:
                 yield Notice(source=self.path, reason=f"no session in it: no {LABEL} record Voyager knows")
             return
+        if delta is None:
+            delta = DeltaStream(self.counter.session, before)
         for key in list(self.streams):
-            events.extend(self._flush(key))
+            for ev in self._flush(key):
+                yield from delta.add(ev)
         if (notice := self.unknown.notice(self.path)) is not None:
             yield notice
         final = self._session()
         if final != self.sent:
             yield final
-        before = cursor.state.get("history") if cursor is not None else None
-        items, delta = reread_delta(final.id, events, before)
+        items, kept = delta.finish()
         yield from items
         if not fatal:
-            yield Cursor(offset=0, next_seq=len(events), tail_hash="", session=final.id, state={"history": delta})
+            yield Cursor(offset=0, next_seq=delta.count, tail_hash="", session=final.id, state={"history": kept})
 
     def _zstd_records(self) -> Iterator[Any]:
         for item in zstd.stream_lines(self.path):
@@ -244,12 +258,14 @@ class _DshRead:
                 yield from self._assistant(data, ts)
         elif rtype == "assistant/chunk":
             self._chunk(data, ts)
+            yield from self._bound_streams()
         elif rtype in _PACKED:
             kind = _PACKED[rtype]
             if kind is not None:
                 stream = self._stream(data, ts)
                 for text in data.get("texts") if isinstance(data.get("texts"), list) else ():
                     stream.add(data.get("index"), kind, text, ts)
+                yield from self._bound_streams()
         elif rtype == "tool/call":
             yield from self._call(str_or_none(data.get("callId")), str_or_none(data.get("name")), data.get("arguments"), ts)
         elif rtype == "tool/result":
@@ -336,6 +352,8 @@ class _DshRead:
             return  # the same call, written as a message block and as a tool/call record
         if call_id is not None:
             self.calls[call_id] = name
+            if len(self.calls) > MAX_CALLS_KEPT:
+                del self.calls[next(iter(self.calls))]
         yield from self._emit("tool_call", "agent", tool_call_text(name, arguments, _SHELL_TOOLS) or (name or ""),
                               ts, tool=name, call_id=call_id)
 
@@ -367,6 +385,10 @@ class _DshRead:
             block = as_dict(chunk.get("block"))
             if block.get("type") in ("text", "reasoning"):
                 self._stream(data, ts).add(index, block["type"], block.get("text"), ts, whole=True)
+
+    def _bound_streams(self) -> Iterator[Event]:
+        while len(self.streams) > MAX_OPEN_STREAMS:
+            yield from self._flush(next(iter(self.streams)))
 
     def _flush(self, key: tuple[Any, Any]) -> Iterator[Event]:
         """A step that ended without its complete message: what it streamed, once (an interrupted run)."""

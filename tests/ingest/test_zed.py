@@ -213,3 +213,12 @@ def test_voyager_variable_is_authoritative(home, run, tmp_path):
 def test_small_shapes():
     assert result_text([{"type": "text", "text": "a"}, {"Text": "b"}, {"text": "c"}, {"Image": {}}]) == "a\nb\nc"
     assert first_folder("/a\n/b", "1,0") == "/b" and first_folder("/a", "garbage") == "/a" and first_folder(None, None) is None
+
+
+def test_a_thread_past_the_blob_cap_is_named_once(home, run, monkeypatch):
+    """The notice read "…(VOYAGER_MAX_JSON_BYTES); skipped; skipped": the cap's own wording and Zed's both said it."""
+    monkeypatch.setenv("VOYAGER_MAX_JSON_BYTES", str(1 << 16))
+    write_db(home, [row("t-main", modern()), row("t-big", b'{"title": "' + b"x" * (1 << 18) + b'"}')])
+    res = run("scan", "--json")
+    (line,) = [ln for ln in res.stderr.splitlines() if "t-big" in ln]
+    assert line.endswith("(VOYAGER_MAX_JSON_BYTES); skipped") and line.count("skipped") == 2, line  # "voyager: skipped …"

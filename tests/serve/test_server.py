@@ -400,3 +400,15 @@ def test_another_build_or_changed_code_is_left_to_the_client(served):
         assert b"changed on disk" in cli(env, "serve", "status").out
     finally:
         os.utime(path, (st.st_atime, st.st_mtime))
+
+
+def test_a_request_nested_too_deeply_gets_its_error_line(served):
+    """100,000 levels of nesting used to raise RecursionError in the server: the connection closed unanswered."""
+    env, server = served
+    path = str(server.ddir.socket)
+    deep = 100_000
+    for payload in (b"[" * deep + b"]" * deep + b"\n", b"[" * deep + b"\n",
+                    b'{"v": 1, "cmd": "search", "args": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001 + b"\n"):
+        assert "malformed request" in _error_of(_raw(path, payload)), payload[:40]
+    assert server.proc.poll() is None
+    _works(env, server)

@@ -24,6 +24,7 @@ import msgspec
 from voyager_sessions.errors import VoyagerError
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, discover
+from voyager_sessions.ingest.limits import bounded
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
@@ -366,6 +367,7 @@ class Scan:
         self.pending_sources.append(row)
         if out.failed:
             self.summary.failed += 1
+            self.summary.retrying += row.status == "retry"
             self.live_sessions.update(row.sessions)
             return
         self.summary.events_added += out.events_added
@@ -445,7 +447,7 @@ class Scan:
 def _read_here(source: Source, cursor: Cursor | None) -> Iterator:
     """``source``'s items, read in this process, its events prepared (what a worker would send)."""
     adapter = registry.get(source.provider)
-    for chunk in prepared_chunks(adapter.read(source, cursor)):
+    for chunk in prepared_chunks(bounded(source, adapter.read(source, cursor))):
         yield from chunk
 
 

@@ -25,6 +25,8 @@ class ScanSummary(msgspec.Struct, kw_only=True):
     changed: int = 0
     unchanged: int = 0
     failed: int = 0
+    #: Of ``failed``, the sources that may read next time (a database locked by its agent): retried then.
+    retrying: int = 0
     removed: int = 0
     sessions: int = 0
     events_added: int = 0

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.errors import VoyagerError
+from voyager_sessions.ingest.limits import bounded
 from voyager_sessions.scan.chunks import (
     AdapterFailed,
     Chunk,
@@ -116,7 +117,7 @@ def _run(job: Job, out: Connection, registry: Any) -> None:
     send = out.send_bytes
     try:
         adapter = registry.get(job.source.provider)
-        chunks = prepared_chunks(adapter.read(job.source, job.cursor))
+        chunks = prepared_chunks(bounded(job.source, adapter.read(job.source, job.cursor)))
     except VoyagerError as exc:
         send(encode(chunk_of(job.id, [], end=True, abort=_aborted(exc))))
         return

@@ -230,6 +230,8 @@ class Server:
             request = json.loads(bytes(buf))
         except ValueError as exc:
             raise RequestError(f"malformed request: not one line of JSON ({exc})") from None
+        except RecursionError:  # a line of 100,000 brackets: still a malformed request, answered as one
+            raise RequestError("malformed request: JSON nested too deeply") from None
         if not isinstance(request, dict):
             raise RequestError("malformed request: not a JSON object")
         if request.get("v") != protocol.VERSION:
