@@ -32,23 +32,36 @@ def esc(text: str | None) -> str:
     return escape(printable(text or "", multiline=True), quote=True)
 
 
+@lru_cache(maxsize=1)
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    # nowrap: only escaped spans; markdown-it wraps them in <pre><code>. Made once: building its
+    # style table costs more than highlighting a block.
+    return HtmlFormatter(nowrap=True, classprefix="hl-")
+
+
+@lru_cache(maxsize=256)
+def _lexer(lang: str) -> Any:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(lang)
+    except ClassNotFound:
+        return None
+
+
 def _highlight(code: str, lang: str, _attrs: Any) -> str:
     """Pygments' spans for ``code`` when ``lang`` names a lexer; '' lets markdown-it escape it plainly."""
     if not lang:
         return ""
     try:
         from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
     except ImportError:
         return ""
-    try:
-        lexer = get_lexer_by_name(lang.split()[0][:40])
-    except ClassNotFound:
-        return ""
-    # nowrap: only escaped spans; markdown-it wraps them in <pre><code>.
-    return highlight(code, lexer, HtmlFormatter(nowrap=True, classprefix="hl-"))
+    lexer = _lexer(lang.split()[0][:40].lower())
+    return "" if lexer is None else highlight(code, lexer, _formatter())
 
 
 def _safe_link(url: str) -> bool:

@@ -54,6 +54,7 @@ function show(doc) {
     ? `${n.toLocaleString()} session${n === 1 ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : "")
     : `${n.toLocaleString()} most recent sessions`;
   $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id])));
+  $("results").dataset.q = state.q;  // which query the list answers (tests wait for it)
   facets(doc.facets);
   chips();
 }

@@ -7,6 +7,7 @@ const $ = (id) => document.getElementById(id);
 const sid = decodeURIComponent(location.pathname.slice("/session/".length));
 const params = new URLSearchParams(location.search);
 const PAGE = 200;
+const FIRST_PAGE = 40;  // small, so the top of a long session shows at once
 const LABEL = { user: "user", assistant: "assistant", reasoning: "reasoning", tool_call: "tool call",
   tool_result: "output", meta: "context", checkpoint: "checkpoint", title: "title" };
 let terms = [];
@@ -132,12 +133,13 @@ function timeline(events) {
   }
 }
 
-async function loadEvents() {
+async function loadEvents(pending) {
   let start = 0;
   const wanted = location.hash.slice(1);
   let first = true;
   while (start !== null && start !== undefined) {
-    const doc = await getJSON(`/ui/events/${encodeURIComponent(sid)}?start=${start}&limit=${PAGE}`);
+    const doc = await (pending || getJSON(`/ui/events/${encodeURIComponent(sid)}?start=${start}&limit=${PAGE}`));
+    pending = null;
     const frag = document.createDocumentFragment();
     for (const e of doc.events) frag.append(article(e));
     const box = el("div", { class: "page" }, frag);
@@ -147,8 +149,15 @@ async function loadEvents() {
     start = doc.next;
     done = start === null || start === undefined;
     rescanMarks();
-    if (first && !wanted && marks.length && params.get("q")) { first = false; jump(1); }
-    if (wanted && document.getElementById(wanted)) { document.getElementById(wanted).scrollIntoView(); }
+    const target = wanted ? document.getElementById(wanted) : null;
+    if (first && (target || !wanted)) {
+      // Arriving from a hit (#seq) with a query: the current match is the first in or after that event.
+      first = false;
+      const at = target ? marks.findIndex((m) => target.contains(m) ||
+        (target.compareDocumentPosition(m) & Node.DOCUMENT_POSITION_FOLLOWING)) : 0;
+      if (params.get("q") && at >= 0 && marks.length) { current = at - 1; jump(1); }
+      else if (target) target.scrollIntoView();
+    }
     // Let the browser paint (and the reader read) between pages.
     await new Promise((r) => setTimeout(r, 0));
   }
@@ -158,6 +167,9 @@ async function loadEvents() {
 }
 
 async function init() {
+  // The first events are asked for with the header, not after it.
+  const firstPage = getJSON(`/ui/events/${encodeURIComponent(sid)}?start=0&limit=${FIRST_PAGE}`);
+  firstPage.catch(() => {});
   $("back").href = params.get("q") ? `/?q=${encodeURIComponent(params.get("q"))}` : "/";
   try {
     header(await getJSON(`/ui/session/${encodeURIComponent(sid)}?q=${encodeURIComponent(params.get("q") || "")}`));
@@ -188,7 +200,7 @@ async function init() {
     const t = document.getElementById(location.hash.slice(1));
     if (t) t.scrollIntoView();
   });
-  await loadEvents();
+  await loadEvents(firstPage);
 }
 
 init();
