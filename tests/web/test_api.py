@@ -22,6 +22,11 @@ def test_search_groups_by_session_with_facets_like_search_json(client, run):
     assert set(doc["repos"]) == {h["session_id"] for h in res["hits"]}
 
 
+def test_without_facets_only_the_page_is_searched(client):
+    doc = client.get("/api/search", params={"q": "parse_config_v2", "facets": "0", "limit": 1}, headers=AUTH).json()
+    assert doc["facets"] is None and len(doc["result"]["hits"]) == 1
+
+
 def test_search_filters_narrow_the_grouped_results(client):
     def ids(**params):
         return {h["session_id"].split(":")[0] for h in

@@ -112,7 +112,7 @@ def test_type_a_query_see_grouped_results_narrow_by_facet_and_go_back(page, serv
     search(page, "connection OR parse_config_v2", 3)
     assert page.locator("#results li .agent").all_inner_texts().count("claude") == 2
     assert page.locator("#results li mark").count() >= 3  # the snippets' highlights
-    assert page.locator("#facets [data-facet=provider]").count() == 2
+    expect(page.locator("#facets [data-facet=provider]")).to_have_count(2)  # the facets come behind the rows
     page.click("#facets [data-facet=provider][data-value=codex]")
     expect(page.locator("#results > li")).to_have_count(1)
     assert "provider=codex" in page.url and page.locator("#results .agent").inner_text() == "codex"
@@ -184,7 +184,8 @@ def test_hostile_html_shows_as_text_and_runs_nothing(page, served):
     title = page.locator("#results li .title").inner_text()
     assert "</script>" in title
     assert page.locator("#results img, #results svg, #results script, #facets img").count() == 0
-    assert '<img src=x onerror="window.__pwned=1">' in page.locator("#facets [data-facet=project]").first.get_attribute("title")
+    expect(page.locator("#facets [data-facet=project]")).to_have_count(1)
+    assert page.locator("#facets [data-facet=project]").get_attribute("title") == '/home/dev/<img src=x onerror="window.__pwned=1">'
     page.goto(f"{served.base}/session/claude:{HOSTILE_SID}?q=hostilemarker")
     page.wait_for_selector("body[data-loaded='1']")
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -267,7 +268,8 @@ def test_screenshots(browser, demo, home):  # noqa: F811 - the demo fixture impo
         shots = {"web-search.png": pg.screenshot()}
         pg.goto(f"{served.base}/session/{DEMO['claude-config']}?q=parse_config_v2")
         pg.wait_for_selector("body[data-loaded='1']")
-        pg.evaluate("window.scrollTo(0, 0)")
+        pg.set_viewport_size({"width": 1280, "height": 1000})
+        pg.locator("mark.hit.current").scroll_into_view_if_needed()
         shots["web-session.png"] = pg.screenshot()
         ctx.close()
     finally:

@@ -63,7 +63,7 @@ def build_app(library: Library) -> Starlette:
             req = SearchRequest(q=p.get("q", ""), providers=tuple(p.getlist("provider")), project=p.get("project") or None,
                                 since=since, until=until, sort="recent" if p.get("sort") == "recent" else "relevance",
                                 limit=_int(request, "limit", 50, 1, MAX_LIMIT), offset=_int(request, "offset", 0, 0, 10**6))
-            return _json(library.search(req))
+            return _json(library.search(req, with_facets=p.get("facets", "1") != "0"))
         except ValueError:
             return _error(UserError(f"week must be a date (YYYY-MM-DD), not {week!r}"))
         except UserError as exc:

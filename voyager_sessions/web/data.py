@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.errors import UserError
 from voyager_sessions.model import SCHEMA_VERSION, Hit, iso
 from voyager_sessions.paths import DataDir
 
@@ -85,13 +84,18 @@ class Library:
     def close(self) -> None:
         self.pool.close()
 
-    def search(self, req: SearchRequest) -> dict[str, Any]:
-        """Sessions matching ``req`` grouped (best hit, hit count), with facets over up to FACET_WINDOW of them."""
+    def search(self, req: SearchRequest, *, with_facets: bool = True) -> dict[str, Any]:
+        """Sessions matching ``req`` grouped (best hit, hit count), with facets over up to FACET_WINDOW of them.
+
+        Without facets only the page is asked for: each grouped hit costs a stored document and a
+        snippet, so the page's results come sooner when the facets are a request of their own.
+        """
         from voyager_sessions.search.engine import SearchOptions
 
         if not req.q.strip():
-            return self._recent(req)
-        opts = SearchOptions(limit=FACET_WINDOW, providers=list(req.providers), since=req.since, until=req.until,
+            return self._recent(req, with_facets=with_facets)
+        window = FACET_WINDOW if with_facets else req.offset + req.limit
+        opts = SearchOptions(limit=window, providers=list(req.providers), since=req.since, until=req.until,
                              sort="recent" if req.sort == "recent" else "relevance", sessions=True,
                              repo=req.project or None)
         with self.pool.reader() as r:
@@ -99,10 +103,11 @@ class Library:
             repos = self._repos(r, [h.session_id for h in res.hits])
         page = res.hits[req.offset : req.offset + req.limit]
         result = msgspec.structs.replace(res, hits=page, offset=req.offset)
-        return {"schema_version": SCHEMA_VERSION, "result": result, "facets": facets(res.hits, repos),
+        return {"schema_version": SCHEMA_VERSION, "result": result,
+                "facets": facets(res.hits, repos) if with_facets else None,
                 "repos": {h.session_id: repos.get(h.session_id) for h in page}}
 
-    def _recent(self, req: SearchRequest) -> dict[str, Any]:
+    def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
         """No query: the newest sessions, in the shape of a grouped search (so the page shows one list)."""
         provider = req.providers[0] if len(req.providers) == 1 else None
         with self.pool.reader() as r:
@@ -119,18 +124,18 @@ class Library:
         page = hits[req.offset : req.offset + req.limit]
         result = SearchResult(schema_version=SCHEMA_VERSION, query="", total=len(hits), offset=req.offset, hits=page)
         repos = {s.session_id: s.git_repo for s in rows}
-        return {"schema_version": SCHEMA_VERSION, "result": result, "facets": facets(hits, repos),
+        return {"schema_version": SCHEMA_VERSION, "result": result, "facets": facets(hits, repos) if with_facets else None,
                 "repos": {h.session_id: repos.get(h.session_id) for h in page}}
 
     @staticmethod
     def _repos(reader: Any, ids: list[str]) -> dict[str, str | None]:
-        out: dict[str, str | None] = {}
-        for sid in dict.fromkeys(ids):
-            try:
-                out[sid] = reader.resolve(sid).session.git_repo
-            except UserError:
-                out[sid] = None
-        return out
+        """Each session's git repository, in one lookup (a Hit names the cwd, not the repo).
+
+        The reader's session catalog answers it: the application API has no batch lookup yet
+        (the typed API of issue #23 is where it belongs).
+        """
+        recs = reader.state.sessions_by_id(dict.fromkeys(ids))
+        return {sid: rec.session.git_repo for sid, rec in recs.items()}
 
     def sessions(self, *, provider: str | None, limit: int, offset: int) -> Any:
         """``voyager list --json``'s document."""

@@ -24,10 +24,18 @@ function urlOf(s) {
   return qs ? `/?${qs}` : "/";
 }
 
-function go(next, push = true) {
+let typing = false;
+
+// A new history entry per change, except that the keystrokes of one query share one entry
+// (back goes to the previous query, not to each prefix of this one).
+function go(next, { typed = false } = {}) {
   state = { ...state, ...next };
   const url = urlOf(state);
-  if (push && url !== location.pathname + location.search) history.pushState(null, "", url);
+  if (url !== location.pathname + location.search) {
+    if (typed && typing) history.replaceState(null, "", url);
+    else history.pushState(null, "", url);
+  }
+  typing = typed;
   load();
 }
 
@@ -36,6 +44,12 @@ async function load() {
   const p = new URLSearchParams(urlOf(state).slice(2));
   p.set("limit", "50");
   $("status").textContent = "searching…";
+  // The results and the facets are two requests: the page's rows come first, the counts behind.
+  const facetParams = new URLSearchParams(p);
+  facetParams.set("limit", "1");
+  const facetsDoc = getJSON(`/api/search?${facetParams}`);
+  facetsDoc.catch(() => {});
+  p.set("facets", "0");
   let doc;
   try {
     doc = await getJSON(`/api/search?${p}`);
@@ -45,6 +59,10 @@ async function load() {
   }
   if (mine !== serial) return;  // a newer request is on its way: this answer is stale
   show(doc);
+  try {
+    const f = await facetsDoc;
+    if (mine === serial) facets(f.facets);
+  } catch { /* the results stand without their counts */ }
 }
 
 function show(doc) {
@@ -55,7 +73,6 @@ function show(doc) {
     : `${n.toLocaleString()} most recent sessions`;
   $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id])));
   $("results").dataset.q = state.q;  // which query the list answers (tests wait for it)
-  facets(doc.facets);
   chips();
 }
 
@@ -127,12 +144,15 @@ function init() {
   $("sort").value = state.sort || "relevance";
   $("q").addEventListener("input", () => {
     clearTimeout(timer);
-    timer = setTimeout(() => go({ q: $("q").value.trim() }), 150);
+    timer = setTimeout(() => go({ q: $("q").value.trim() }, { typed: true }), 150);
   });
-  $("q").addEventListener("keydown", (e) => { if (e.key === "Enter") { clearTimeout(timer); go({ q: $("q").value.trim() }); } });
+  $("q").addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { clearTimeout(timer); go({ q: $("q").value.trim() }, { typed: true }); typing = false; }
+  });
   $("sort").addEventListener("change", () => go({ sort: $("sort").value }));
   window.addEventListener("popstate", () => {
     state = stateFromURL();
+    typing = false;
     $("q").value = state.q;
     $("sort").value = state.sort || "relevance";
     load();
