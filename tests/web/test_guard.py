@@ -26,6 +26,28 @@ def test_the_token_is_traded_for_a_strict_httponly_cookie_and_dropped_from_the_u
     assert client.get("/api/sessions").status_code == 200
 
 
+def test_the_redirect_stays_on_this_origin(client):
+    res = client.get(f"/session/claude%3Aab%2Fc?token={TOKEN}&q=%E6%95%B0")
+    assert res.status_code == 303 and res.headers["location"] == "/session/claude%3Aab%2Fc?q=%E6%95%B0"
+    # A path of `//host` (which an HTTP client library would not even send) must not become `Location: //host`.
+    import asyncio
+
+    from voyager_sessions.web.guard import Guard
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def app(scope, receive, send):  # never reached: the guard answers the token itself
+        raise AssertionError
+
+    scope = {"type": "http", "method": "GET", "path": "//evil.example/x", "raw_path": b"//evil.example/x",
+             "query_string": f"token={TOKEN}".encode(), "headers": [(b"host", f"127.0.0.1:{PORT}".encode())]}
+    asyncio.run(Guard(app, TOKEN, PORT)(scope, None, send))
+    assert dict(sent[0]["headers"])[b"location"] == b"/evil.example/x"
+
+
 def test_a_bearer_header_serves_scripts(client):
     res = client.get("/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
     assert res.status_code == 200

@@ -86,10 +86,12 @@ class Guard:
                 return
             # Trade the URL's token for a cookie, and drop it from the address bar (and history).
             rest = urlencode([(k, v) for k, v in parse_qsl(scope["query_string"].decode("latin-1")) if k != "token"])
-            where = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            # The path as it came (still percent-encoded), one leading slash: `//host` would leave this origin.
+            path = (scope.get("raw_path") or scope.get("path", "/").encode("utf-8")).decode("latin-1")
+            where = "/" + path.lstrip("/\\") + (f"?{rest}" if rest else "")
             cookie = f"{self.cookie}={self.token}; HttpOnly; SameSite=Strict; Path=/"
             await send_secured({"type": "http.response.start", "status": 303,
-                                "headers": [(b"location", where.encode("utf-8")), (b"set-cookie", cookie.encode()),
+                                "headers": [(b"location", where.encode("latin-1")), (b"set-cookie", cookie.encode()),
                                             (b"content-length", b"0")]})
             await send_secured({"type": "http.response.body", "body": b""})
             return
