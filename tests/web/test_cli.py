@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -82,3 +83,32 @@ def test_a_taken_port_is_one_line(scanned, run):
         s.listen(1)
         res = run("web", "--no-open", "--port", str(s.getsockname()[1]))
     assert res.exit_code == 2 and "cannot listen on 127.0.0.1" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned):
+    proc = subprocess.Popen([*voyager_exe(), "serve", "--web", "-q"], stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    url = None
+    for line in proc.stderr:  # type: ignore[union-attr]
+        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        if m:
+            url = m.group(1)
+            break
+    try:
+        assert url, "no URL printed"
+        port = int(re.search(r":(\d+)/", url).group(1))
+        token = url.rsplit("=", 1)[1]
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/search?q=parse_config_v2",
+                                     headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(req, timeout=10) as res:
+            assert json.loads(res.read())["result"]["total"] == 2
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_serve_web_is_foreground_only(scanned, run):
+    res = run("serve", "--web", "--detach")
+    assert res.exit_code == 2 and "--web runs in the foreground" in res.stderr

@@ -3,7 +3,7 @@
 :func:`serve` binds 127.0.0.1 (and ::1 on the same port when the machine has IPv6), makes
 a random token, prints the URL that carries it and runs uvicorn on those sockets until
 Ctrl-C or SIGTERM; the sockets are closed when it returns, so nothing listens after the
-command ends. Nothing here binds any other address.
+command ends. :func:`in_thread` runs the same server beside ``voyager serve``. Nothing here binds any other address.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import secrets
 import socket
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from voyager_sessions.errors import UserError
 from voyager_sessions.paths import DataDir
@@ -71,6 +73,28 @@ def serve(ddir: DataDir, port: int, *, announce: Callable[[str], None], open_bro
     try:
         server.run(sockets=socks)
     finally:
+        for s in socks:
+            s.close()
+        library.close()
+
+
+@contextmanager
+def in_thread(ddir: DataDir, port: int) -> Iterator[str]:
+    """The server running in a thread of this process for the ``with`` block (``voyager serve --web``); its URL.
+
+    It stops, and its sockets close, when the block ends, however it ends.
+    """
+    socks, server, url, library = make(ddir, port)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": socks}, name="voyager-web", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
         for s in socks:
             s.close()
         library.close()
