@@ -47,9 +47,18 @@ def test_a_cjk_query_finds_its_session(client):
     assert [h["provider"] for h in hits] == ["codex"]
 
 
-def test_an_empty_query_lists_the_newest_sessions(client):
+def test_an_empty_query_lists_the_newest_sessions_and_filters_them(client):
     doc = client.get("/api/search", headers=AUTH).json()
     assert doc["result"]["total"] == 3 and len(doc["result"]["hits"]) == 3
+    assert dict(doc["facets"]["agent"]) == {"claude": 2, "codex": 1}
+
+    def total(**params):
+        return client.get("/api/search", params=params, headers=AUTH).json()["result"]["total"]
+
+    assert total(week="2026-11-16") == 3 and total(week="2026-11-09") == 0
+    assert total(since="2026-11-21") == 1 and total(until="2026-11-20") == 2
+    assert total(project="dev/api") == 1 and total(provider="claude") == 2
+    assert client.get("/api/search", params={"since": "someday"}, headers=AUTH).status_code == 400
 
 
 def test_a_bad_query_and_a_bad_parameter_are_one_line_errors(client):

@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.model import SCHEMA_VERSION, Hit, iso
+from voyager_sessions.errors import UserError
+from voyager_sessions.model import SCHEMA_VERSION, Hit
 from voyager_sessions.paths import DataDir
 
 #: How many sessions one search groups at most: the facets count over these.
@@ -48,6 +49,15 @@ def week_of(stamp: str | None) -> str | None:
     except ValueError:
         return None
     return (day - timedelta(days=day.weekday())).isoformat()
+
+
+def _epoch(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def week_bounds(monday: str) -> tuple[str, str]:
@@ -109,13 +119,24 @@ class Library:
 
     def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
         """No query: the newest sessions, in the shape of a grouped search (so the page shows one list)."""
+        from voyager_sessions.search.query import QueryError, parse_time
+
         provider = req.providers[0] if len(req.providers) == 1 else None
+        try:  # the query language's times (2026-11-01, 7d), as the search path reads them
+            lo = parse_time(req.since) if req.since else None
+            hi = parse_time(req.until, end=True) if req.until else None
+        except QueryError as exc:
+            raise UserError(f"bad query: {exc}") from None
         with self.pool.reader() as r:
             doc = r.list_sessions(provider=provider, limit=FACET_WINDOW)
+
+        def within(stamp: str | None) -> bool:
+            when = _epoch(stamp)
+            return (lo is None or (when is not None and when >= lo)) and (hi is None or (when is not None and when < hi))
+
         rows = [s for s in doc.sessions
                 if (not req.project or req.project.lower() in f"{s.git_repo or ''}\n{s.cwd or ''}".lower())
-                and (not req.since or (s.updated or s.started or "") >= req.since)
-                and (not req.until or (s.updated or s.started or "")[:10] <= req.until)]
+                and within(s.updated or s.started)]
         hits = [Hit(session_id=s.session_id, provider=s.provider, seq=0, kind="session", origin="", cwd=s.cwd,
                     timestamp=s.updated or s.started, title=s.title, snippet="", highlights=[], score=0.0,
                     resume=s.resume, hit_count=s.events) for s in rows]
@@ -202,4 +223,4 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(t.text.strip() for t in parsed.texts if t.text.strip()))
 
 
-__all__ = ["EVENT_PAGE", "FACET_WINDOW", "Library", "MAX_LIMIT", "SearchRequest", "iso", "query_terms", "week_bounds"]
+__all__ = ["EVENT_PAGE", "FACET_WINDOW", "Library", "MAX_LIMIT", "SearchRequest", "query_terms", "week_bounds"]
