@@ -33,11 +33,15 @@ HOSTILE = " ".join(PAYLOADS)
 
 
 def hostile_lines() -> list[str]:
-    """A Claude Code session with the payloads in its prompt, answer, tool output and working directory."""
+    """A Claude Code session with the payloads in its prompt, answer, tool output, cwd, branch, model and tool name."""
     out = []
     for line in claude_session_lines(sid=HOSTILE_SID, cwd='/home/dev/<img src=x onerror="window.__pwned=1">'):
         line = line.replace("parse_config_v2", "parse_config_v2 hostilemarker " + json.dumps(HOSTILE)[1:-1])
         line = line.replace("TypeError: ", "TypeError: hostilemarker " + json.dumps(HOSTILE)[1:-1] + " ")
+        # The session's facts too: its branch, its model, a tool's name.
+        line = line.replace('"gitBranch": "main"', '"gitBranch": ' + json.dumps(PAYLOADS[0]))
+        line = line.replace('"model": "claude-sonnet-4"', '"model": ' + json.dumps(PAYLOADS[3]))
+        line = line.replace('"name": "Bash"', '"name": ' + json.dumps(PAYLOADS[1]))
         out.append(line)
     return out
 

@@ -26,7 +26,7 @@ import pytest
 
 from tests.conftest import _line, write_claude
 from tests.test_export import DEMO, demo  # noqa: F401 - the demo corpus fixture, for the screenshots
-from tests.web.conftest import HOSTILE_SID, TOKEN
+from tests.web.conftest import HOSTILE_SID, PAYLOADS, TOKEN
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (the test extra)")
 expect = playwright_api.expect
@@ -198,7 +198,9 @@ def test_hostile_html_shows_as_text_and_runs_nothing(page, served):
     assert all(h.startswith(("#", "http:", "https:", "mailto:")) for h in hrefs), hrefs
     # The injected CSS changed nothing.
     assert page.evaluate("getComputedStyle(document.body).backgroundImage") == "none"
-    assert "<img src=x" in page.inner_text("#facts") and page.locator("#head img").count() == 0
+    facts = page.inner_text("#facts")
+    assert "<img src=x" in facts and PAYLOADS[0] in facts and page.locator("#head img, #head script, #head svg").count() == 0
+    assert PAYLOADS[1] in page.locator("article.k-tool_call .who").first.inner_text()
     assert page.evaluate("window.__pwned") is None
 
 
