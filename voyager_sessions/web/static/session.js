@@ -139,7 +139,10 @@ async function loadEvents(pending) {
   let first = true;
   while (start !== null && start !== undefined) {
     const doc = await (pending || getJSON(`/ui/events/${encodeURIComponent(sid)}?start=${start}&limit=${PAGE}`));
-    pending = null;
+    // Ask for the next page now: the server renders it while this one is laid out.
+    pending = doc.next === null || doc.next === undefined ? null
+      : getJSON(`/ui/events/${encodeURIComponent(sid)}?start=${doc.next}&limit=${PAGE}`);
+    if (pending) pending.catch(() => {});
     const frag = document.createDocumentFragment();
     for (const e of doc.events) frag.append(article(e));
     const box = el("div", { class: "page" }, frag);
@@ -200,7 +203,11 @@ async function init() {
     const t = document.getElementById(location.hash.slice(1));
     if (t) t.scrollIntoView();
   });
-  await loadEvents(firstPage);
+  try {
+    await loadEvents(firstPage);
+  } catch (err) {
+    $("loading").textContent = `could not load the rest of the session: ${err.message}`;
+  }
 }
 
 init();
