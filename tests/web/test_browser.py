@@ -105,7 +105,7 @@ def search(pg, query: str, n: int) -> None:
     pg.fill("#q", query)
     # Playwright's expect() polls without eval (the page's CSP forbids eval, and wait_for_function uses it).
     expect(pg.locator("#results")).to_have_attribute("data-q", query)
-    expect(pg.locator("#results > li")).to_have_count(n)
+    expect(pg.locator("#results > li.hit")).to_have_count(n)
 
 
 def test_type_a_query_see_grouped_results_narrow_by_facet_and_go_back(page, served):
@@ -114,20 +114,20 @@ def test_type_a_query_see_grouped_results_narrow_by_facet_and_go_back(page, serv
     assert page.locator("#results li mark").count() >= 3  # the snippets' highlights
     expect(page.locator("#facets [data-facet=provider]")).to_have_count(2)  # the facets come behind the rows
     page.click("#facets [data-facet=provider][data-value=codex]")
-    expect(page.locator("#results > li")).to_have_count(1)
+    expect(page.locator("#results > li.hit")).to_have_count(1)
     assert "provider=codex" in page.url and page.locator("#results .agent").inner_text() == "codex"
     page.go_back()
-    expect(page.locator("#results > li")).to_have_count(3)
+    expect(page.locator("#results > li.hit")).to_have_count(3)
     assert "provider" not in page.url
     page.go_forward()
-    expect(page.locator("#results > li")).to_have_count(1)
+    expect(page.locator("#results > li.hit")).to_have_count(1)
     page.click(".histogram .bar")  # the one week: narrows to it
     expect(page).to_have_url(re.compile(r"week=2026-11-16"))
     page.select_option("#sort", "recent")
     expect(page).to_have_url(re.compile(r"sort=recent"))
     # A bookmark of this state shows it again.
     page.goto(page.url)
-    expect(page.locator("#results > li")).to_have_count(1)
+    expect(page.locator("#results > li.hit")).to_have_count(1)
     assert page.input_value("#q") == "connection OR parse_config_v2" and page.input_value("#sort") == "recent"
 
 
@@ -280,3 +280,27 @@ def test_screenshots(browser, demo, home):  # noqa: F811 - the demo fixture impo
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000, name
         if os.environ.get("VOYAGER_UPDATE_SCREENSHOTS") == "1":
             (DOCS / name).write_bytes(png)
+
+
+def test_more_sessions_than_a_page(browser, home, run):
+    from tests.conftest import claude_session_lines
+
+    for i in range(55):
+        sid = f"00000000-0000-4000-8000-{i:012d}"
+        lines = [line.replace("marmalade", "pelican") for line in claude_session_lines(sid=sid, cwd=f"/home/dev/p{i}")]
+        write_claude(home, lines, sid=sid, project=f"-home-dev-p{i}")
+    assert run("scan").exit_code == 0
+    served = Served(home / "voyager-data")
+    try:
+        ctx = browser.new_context()
+        pg = ctx.new_page()
+        pg.goto(served.url)
+        search(pg, "pelican", 50)
+        expect(pg.locator("#status")).to_contain_text("55 sessions match (showing 50)")
+        pg.click("#results button.more")
+        expect(pg.locator("#results > li.hit")).to_have_count(55)
+        assert pg.locator("#results button.more").count() == 0
+        assert len(set(pg.locator("#results li.hit .title").evaluate_all("as => as.map(a => a.href)"))) == 55
+        ctx.close()
+    finally:
+        served.stop()

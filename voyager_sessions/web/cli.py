@@ -15,6 +15,7 @@ import click
 from voyager_sessions.cmdutil import data_dir
 from voyager_sessions.errors import UserError
 from voyager_sessions.paths import DataDir
+from voyager_sessions.textsafe import printable
 
 INSTALL = "the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"
 
@@ -30,7 +31,7 @@ def require_stack() -> None:
 
 
 def announce(url: str, root: object) -> None:
-    click.echo(f"voyager: serving {root} at\n\n    {url}\n\n(Ctrl-C stops it)", err=True)
+    click.echo(f"voyager: serving {printable(str(root))} at\n\n    {url}\n\n(Ctrl-C stops it)", err=True)
 
 
 @contextmanager

@@ -72,8 +72,35 @@ function show(doc) {
     ? `${n.toLocaleString()} session${n === 1 ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : "")
     : `${n.toLocaleString()} most recent sessions`;
   $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id])));
+  if (res.hits.length < n) $("results").append(more(res.hits.length));
   $("results").dataset.q = state.q;  // which query the list answers (tests wait for it)
   chips();
+}
+
+// The next page of sessions, appended in place of this button.
+function more(offset) {
+  const button = el("button", { type: "button", class: "more", text: "more sessions" });
+  const item = el("li", { class: "more-row" }, button);
+  button.addEventListener("click", async () => {
+    const mine = serial;
+    const p = new URLSearchParams(urlOf(state).slice(2));
+    p.set("limit", "50");
+    p.set("offset", String(offset));
+    p.set("facets", "0");
+    button.disabled = true;
+    try {
+      const doc = await getJSON(`/api/search?${p}`);
+      if (mine !== serial) return;
+      const rows = doc.result.hits.map((h) => row(h, doc.repos[h.session_id]));
+      const shown = offset + rows.length;
+      item.replaceWith(...rows, ...(shown < doc.result.total && rows.length ? [more(shown)] : []));
+      $("status").textContent = `${doc.result.total.toLocaleString()} sessions` + (shown < doc.result.total ? ` (showing ${shown})` : "");
+    } catch (err) {
+      button.disabled = false;
+      button.textContent = `more sessions (${err.message})`;
+    }
+  });
+  return item;
 }
 
 function row(h, repo) {
