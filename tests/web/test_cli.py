@@ -42,6 +42,16 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
         req = urllib.request.Request(f"http://127.0.0.1:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(req, timeout=10) as res:
             assert b'"schema_version":1' in res.read()
+        # ::1 too, when this machine has an IPv6 loopback.
+        try:
+            v6 = socket.create_connection(("::1", port), timeout=2)
+        except OSError:
+            v6 = None
+        if v6 is not None:
+            v6.close()
+            req6 = urllib.request.Request(f"http://[::1]:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(req6, timeout=10) as res:
+                assert res.status == 200
         # Only loopback: the port is not open on any other address of this machine.
         others = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)} - {"127.0.0.1"}
         for addr in [a for a in others if not a.startswith("127.")][:2]:
