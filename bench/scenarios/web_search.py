@@ -26,8 +26,11 @@ def web_search(ctx: Context) -> ScenarioResult:
     from voyager_sessions.web.data import Library, SearchRequest
 
     sizes = ctx.sizes.search_events
-    res = ScenarioResult(name="web_search", description="voyager web's search requests (rows, facets), server-side, "
-                         "at " + ", ".join(size_label(n) for n in sizes) + " events")
+    res = ScenarioResult(
+        name="web_search",
+        description="voyager web's search requests (rows, facets), server-side, "
+        "at " + ", ".join(size_label(n) for n in sizes) + " events",
+    )
     for n in sizes:
         run = ensure_search_run(ctx, n)
         queries = [s.query for s in run.stats if s.query.strip()]
@@ -52,12 +55,19 @@ def web_search(ctx: Context) -> ScenarioResult:
         qr, qf = Quantiles.of(rows), Quantiles.of(facet_times)
         res.metrics += [
             Metric(name="rows p50", value=ms(qr.p50), unit="ms", group=g),
-            Metric(name="rows p95", value=ms(qr.p95), unit="ms", group=g,
-                   target=Target(op="<=", value=TARGET_ROWS_P95_MS) if n == TARGET_EVENTS else None),
+            Metric(
+                name="rows p95",
+                value=ms(qr.p95),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=TARGET_ROWS_P95_MS) if n == TARGET_EVENTS else None,
+            ),
             Metric(name="facets p50", value=ms(qf.p50), unit="ms", group=g),
             Metric(name="facets p95", value=ms(qf.p95), unit="ms", group=g),
         ]
         res.checks.append(Check(name=f"{g}: rows and facets agree on the total", ok=ok))
-    res.notes.append("in process through web.data.Library (the handlers' one caller of the API), HTTP not included; "
-                     "rows: one page of 50 grouped sessions; facets: up to 500 grouped sessions, counted")
+    res.notes.append(
+        "in process through web.data.Library (the handlers' one caller of the API), HTTP not included; "
+        "rows: one page of 50 grouped sessions; facets: up to 500 grouped sessions, counted"
+    )
     return res

@@ -29,8 +29,10 @@ def test_without_facets_only_the_page_is_searched(client):
 
 def test_search_filters_narrow_the_grouped_results(client):
     def ids(**params):
-        return {h["session_id"].split(":")[0] for h in
-                client.get("/api/search", params=params, headers=AUTH).json()["result"]["hits"]}
+        return {
+            h["session_id"].split(":")[0]
+            for h in client.get("/api/search", params=params, headers=AUTH).json()["result"]["hits"]
+        }
 
     assert ids(q="connection OR parse_config_v2") == {"claude", "codex"}
     assert ids(q="connection OR parse_config_v2", provider="codex") == {"codex"}
@@ -71,7 +73,9 @@ def test_a_bad_query_and_a_bad_parameter_are_one_line_errors(client):
 def test_sessions_is_list_json(client, run):
     doc = client.get("/api/sessions", headers=AUTH).json()
     assert doc == run.json("list", "--json") | {"sessions": doc["sessions"]}
-    assert [s["session_id"] for s in doc["sessions"]] == [s["session_id"] for s in run.json("list", "--json")["sessions"]]
+    assert [s["session_id"] for s in doc["sessions"]] == [
+        s["session_id"] for s in run.json("list", "--json")["sessions"]
+    ]
 
 
 def test_a_session_is_show_json_and_pages(client, run):
@@ -98,15 +102,19 @@ def test_exports_are_attachments_and_redaction_applies(client, run):
     for fmt in ("md", "json", "html"):
         res = client.get(f"/export/{fmt}/{sid}", headers=AUTH)
         assert res.status_code == 200 and res.headers["content-disposition"].startswith("attachment;")
-    assert json.loads(client.get(f"/export/json/{sid}", headers=AUTH).content)["events"] == run.json("show", sid, "--json")["events"]
+    assert (
+        json.loads(client.get(f"/export/json/{sid}", headers=AUTH).content)["events"]
+        == run.json("show", sid, "--json")["events"]
+    )
     res = client.get(f"/export/md/{sid}", params={"redact": "1"}, headers=AUTH)
     assert "-redacted.md" in res.headers["content-disposition"]
     assert client.get(f"/export/pdf/{sid}", headers=AUTH).status_code == 400
 
 
 def test_the_session_header_names_the_resume_command_and_query_terms(client):
-    doc = client.get(f"/ui/session/claude:{HOSTILE_SID}", params={"q": "migration \"parse config\" -zebra kind:user"},
-                     headers=AUTH).json()
+    doc = client.get(
+        f"/ui/session/claude:{HOSTILE_SID}", params={"q": 'migration "parse config" -zebra kind:user'}, headers=AUTH
+    ).json()
     assert doc["agent"] == "Claude Code"
     assert doc["resume"].endswith(f"claude --resume {HOSTILE_SID}")
     assert doc["terms"] == ["migration", "parse config"]

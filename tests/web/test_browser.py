@@ -28,17 +28,26 @@ from tests.conftest import _line, write_claude
 from tests.test_export import DEMO, demo  # noqa: F401 - the demo corpus fixture, for the screenshots
 from tests.web.conftest import HOSTILE_SID, PAYLOADS, TOKEN
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed (the test extra)")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright for Python is not installed (the test extra)"
+)
 expect = playwright_api.expect
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: `apt-get install -y chromium` (.ci/run installs it)"),
 ]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run",
-        # A foreign name that resolves to this machine: what a DNS-rebinding page would use.
-        "--host-resolver-rules=MAP rebind.test 127.0.0.1"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # A foreign name that resolves to this machine: what a DNS-rebinding page would use.
+    "--host-resolver-rules=MAP rebind.test 127.0.0.1",
+]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 LONG_SID = "7a7a7a7a-0000-4000-8000-000000005000"
 
@@ -168,7 +177,7 @@ def test_open_a_session_jump_between_matches_copy_resume_and_export(page, served
         page.click("#exports a:text('Markdown')")
     path = tmp_path / "export.md"
     dl.value.save_as(path)
-    assert dl.value.suggested_filename.endswith(".md") and "parse_config_v2" in path.read_text()
+    assert dl.value.suggested_filename.endswith(".md") and "The migration returns None" in path.read_text()
     with page.expect_download() as dl:
         page.click("#exports a:text('JSON')")
     dl.value.save_as(tmp_path / "export.json")
@@ -185,7 +194,10 @@ def test_hostile_html_shows_as_text_and_runs_nothing(page, served):
     assert "</script>" in title
     assert page.locator("#results img, #results svg, #results script, #facets img").count() == 0
     expect(page.locator("#facets [data-facet=project]")).to_have_count(1)
-    assert page.locator("#facets [data-facet=project]").get_attribute("title") == '/home/dev/<img src=x onerror="window.__pwned=1">'
+    assert (
+        page.locator("#facets [data-facet=project]").get_attribute("title")
+        == '/home/dev/<img src=x onerror="window.__pwned=1">'
+    )
     page.goto(f"{served.base}/session/claude:{HOSTILE_SID}?q=hostilemarker")
     page.wait_for_selector("body[data-loaded='1']")
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -199,7 +211,11 @@ def test_hostile_html_shows_as_text_and_runs_nothing(page, served):
     # The injected CSS changed nothing.
     assert page.evaluate("getComputedStyle(document.body).backgroundImage") == "none"
     facts = page.inner_text("#facts")
-    assert "<img src=x" in facts and PAYLOADS[0] in facts and page.locator("#head img, #head script, #head svg").count() == 0
+    assert (
+        "<img src=x" in facts
+        and PAYLOADS[0] in facts
+        and page.locator("#head img, #head script, #head svg").count() == 0
+    )
     assert PAYLOADS[1] in page.locator("article.k-tool_call .who").first.inner_text()
     assert page.evaluate("window.__pwned") is None
 
@@ -218,7 +234,13 @@ def test_without_the_token_or_from_a_foreign_host_the_browser_is_refused(browser
 
 def long_session(n: int) -> list[str]:
     """A Claude Code session of ``n`` messages: prompts and Markdown answers with code, alternating."""
-    base = {"sessionId": LONG_SID, "cwd": "/home/dev/long", "version": "2.0.14", "isSidechain": False, "userType": "external"}
+    base = {
+        "sessionId": LONG_SID,
+        "cwd": "/home/dev/long",
+        "version": "2.0.14",
+        "isSidechain": False,
+        "userType": "external",
+    }
     lines = []
     for i in range(n):
         ts = f"2026-11-20T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
@@ -227,8 +249,14 @@ def long_session(n: int) -> list[str]:
             lines.append(_line({**base, "type": "user", "uuid": f"u{i}", "timestamp": ts, "message": msg}))
         else:
             text = f"Widget **{i}** fails because:\n\n- the cache\n- the `lock`\n\n```python\nx = {i}\n```"
-            msg = {"id": f"m{i}", "model": "claude-sonnet-4", "role": "assistant", "type": "message",
-                   "content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
+            msg = {
+                "id": f"m{i}",
+                "model": "claude-sonnet-4",
+                "role": "assistant",
+                "type": "message",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+            }
             lines.append(_line({**base, "type": "assistant", "uuid": f"a{i}", "timestamp": ts, "message": msg}))
     return lines
 

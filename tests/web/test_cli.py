@@ -19,8 +19,9 @@ from tests.conftest import voyager_exe
 
 def start(*args: str) -> tuple[subprocess.Popen, str]:
     """`voyager web --no-open …` running; the URL it printed."""
-    proc = subprocess.Popen([*voyager_exe(), "web", "--no-open", *args], stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+    proc = subprocess.Popen(
+        [*voyager_exe(), "web", "--no-open", *args], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
     lines = []
     for line in proc.stderr:  # type: ignore[union-attr]
         lines.append(line)
@@ -39,7 +40,9 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/sessions", timeout=10)
         assert refused.value.code == 403
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"}
+        )
         with urllib.request.urlopen(req, timeout=10) as res:
             assert b'"schema_version":1' in res.read()
         # ::1 too, when this machine has an IPv6 loopback.
@@ -49,7 +52,9 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
             v6 = None
         if v6 is not None:
             v6.close()
-            req6 = urllib.request.Request(f"http://[::1]:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"})
+            req6 = urllib.request.Request(
+                f"http://[::1]:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"}
+            )
             with urllib.request.urlopen(req6, timeout=10) as res:
                 assert res.status == 200
         # Only loopback: the port is not open on any other address of this machine.
@@ -96,8 +101,9 @@ def test_a_taken_port_is_one_line(scanned, run):
 
 
 def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned):
-    proc = subprocess.Popen([*voyager_exe(), "serve", "--web", "-q"], stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+    proc = subprocess.Popen(
+        [*voyager_exe(), "serve", "--web", "-q"], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
     url = None
     for line in proc.stderr:  # type: ignore[union-attr]
         m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
@@ -108,8 +114,9 @@ def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned)
         assert url, "no URL printed"
         port = int(re.search(r":(\d+)/", url).group(1))
         token = url.rsplit("=", 1)[1]
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/search?q=parse_config_v2",
-                                     headers={"Authorization": f"Bearer {token}"})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/search?q=parse_config_v2", headers={"Authorization": f"Bearer {token}"}
+        )
         with urllib.request.urlopen(req, timeout=10) as res:
             assert json.loads(res.read())["result"]["total"] == 2
     finally:

@@ -14,8 +14,36 @@ from tests.web.conftest import HOSTILE_SID, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 #: The elements the renderer may emit (Markdown's, the folds, Pygments' spans); anything else is live markup.
-TAGS = {"p", "a", "em", "strong", "code", "pre", "span", "ul", "ol", "li", "blockquote", "h1", "h2", "h3", "h4", "h5",
-        "h6", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "s", "details", "summary"}
+TAGS = {
+    "p",
+    "a",
+    "em",
+    "strong",
+    "code",
+    "pre",
+    "span",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "br",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "s",
+    "details",
+    "summary",
+}
 ATTRS = {"href", "class", "rel", "target", "start", "title"}
 
 
@@ -56,8 +84,10 @@ def test_event_html_holds_no_live_markup(client):
 def test_markdown_links_only_to_safe_schemes():
     from voyager_sessions.web.render import markdown
 
-    out = markdown("[a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) [c](data:text/html,x) [d](vbscript:x) "
-                   "[e](https://example.com) [f](mailto:a@b.c) ![g](https://example.com/i.png) <https://x.y>")
+    out = markdown(
+        "[a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) [c](data:text/html,x) [d](vbscript:x) "
+        "[e](https://example.com) [f](mailto:a@b.c) ![g](https://example.com/i.png) <https://x.y>"
+    )
     hrefs = re.findall(r'href="([^"]*)"', out)
     assert hrefs == ["https://example.com", "mailto:a@b.c", "https://example.com/i.png", "https://x.y"]
     assert "<img" not in out
@@ -78,8 +108,12 @@ def test_long_output_is_folded():
 
 
 def test_json_answers_are_json_not_html(client):
-    for path in ("/api/search?q=hostilemarker", f"/api/sessions/claude:{HOSTILE_SID}", f"/ui/events/claude:{HOSTILE_SID}",
-                 f"/ui/session/claude:{HOSTILE_SID}"):
+    for path in (
+        "/api/search?q=hostilemarker",
+        f"/api/sessions/claude:{HOSTILE_SID}",
+        f"/ui/events/claude:{HOSTILE_SID}",
+        f"/ui/session/claude:{HOSTILE_SID}",
+    ):
         res = client.get(path, headers=AUTH)
         assert res.headers["content-type"] == "application/json", path
         assert res.headers["x-content-type-options"] == "nosniff"
@@ -89,6 +123,15 @@ def test_static_modules_insert_session_strings_as_text():
     """The pages' code sets innerHTML in one place only: the server-rendered event body."""
     from voyager_sessions.web.app import STATIC
 
-    uses = [(p.name, line.strip()) for p in STATIC.glob("*.js") for line in p.read_text().splitlines()
-            if "innerHTML" in line or "outerHTML" in line or "insertAdjacentHTML" in line or "document.write" in line]
-    assert uses == [("session.js", "body.innerHTML = e.html;  // rendered and escaped by the server (render.py); never raw session text")]
+    uses = [
+        (p.name, line.strip())
+        for p in STATIC.glob("*.js")
+        for line in p.read_text().splitlines()
+        if "innerHTML" in line or "outerHTML" in line or "insertAdjacentHTML" in line or "document.write" in line
+    ]
+    assert uses == [
+        (
+            "session.js",
+            "body.innerHTML = e.html;  // rendered and escaped by the server (render.py); never raw session text",
+        )
+    ]

@@ -42,8 +42,14 @@ def test_the_redirect_stays_on_this_origin(client):
     async def app(scope, receive, send):  # never reached: the guard answers the token itself
         raise AssertionError
 
-    scope = {"type": "http", "method": "GET", "path": "//evil.example/x", "raw_path": b"//evil.example/x",
-             "query_string": f"token={TOKEN}".encode(), "headers": [(b"host", f"127.0.0.1:{PORT}".encode())]}
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "//evil.example/x",
+        "raw_path": b"//evil.example/x",
+        "query_string": f"token={TOKEN}".encode(),
+        "headers": [(b"host", f"127.0.0.1:{PORT}".encode())],
+    }
     asyncio.run(Guard(app, TOKEN, PORT)(scope, None, send))
     assert dict(sent[0]["headers"])[b"location"] == b"/evil.example/x"
 
@@ -55,7 +61,13 @@ def test_a_bearer_header_serves_scripts(client):
 
 
 def test_a_foreign_host_is_refused_even_with_the_token(authed):
-    for host in ("evil.example", f"evil.example:{PORT}", "127.0.0.1", f"127.0.0.1:{PORT + 1}", f"localhost.evil:{PORT}"):
+    for host in (
+        "evil.example",
+        f"evil.example:{PORT}",
+        "127.0.0.1",
+        f"127.0.0.1:{PORT + 1}",
+        f"localhost.evil:{PORT}",
+    ):
         res = authed.get("/api/sessions", headers={"Host": host, "Authorization": f"Bearer {TOKEN}"})
         assert res.status_code == 403, host
     for host in (f"localhost:{PORT}", f"[::1]:{PORT}", f"127.0.0.1:{PORT}"):
@@ -83,8 +95,13 @@ def test_state_changing_methods_are_refused_and_post_needs_the_token_header(auth
 
 
 def test_every_answer_carries_a_strict_csp(authed, client):
-    for res in (authed.get("/"), authed.get("/api/sessions"), authed.get("/static/search.js"), authed.get("/nope"),
-                client.get("/", headers={"Host": "evil.example"})):
+    for res in (
+        authed.get("/"),
+        authed.get("/api/sessions"),
+        authed.get("/static/search.js"),
+        authed.get("/nope"),
+        client.get("/", headers={"Host": "evil.example"}),
+    ):
         csp = res.headers["content-security-policy"]
         assert "default-src 'none'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
         assert "unsafe-inline" not in csp and "http" not in csp.replace("'self'", "")

@@ -53,16 +53,24 @@ def build_app(library: Library) -> Starlette:
     def page(name: str):  # noqa: ANN202 - a route endpoint
         def endpoint(request: Request) -> Response:
             return FileResponse(STATIC / name, media_type="text/html; charset=utf-8")
+
         return endpoint
 
     def search(request: Request) -> Response:
         p = request.query_params
         week = p.get("week")
         try:
-            since, until = (week_bounds(week) if week else (p.get("since") or None, p.get("until") or None))
-            req = SearchRequest(q=p.get("q", ""), providers=tuple(p.getlist("provider")), project=p.get("project") or None,
-                                since=since, until=until, sort="recent" if p.get("sort") == "recent" else "relevance",
-                                limit=_int(request, "limit", 50, 1, MAX_LIMIT), offset=_int(request, "offset", 0, 0, 10**6))
+            since, until = week_bounds(week) if week else (p.get("since") or None, p.get("until") or None)
+            req = SearchRequest(
+                q=p.get("q", ""),
+                providers=tuple(p.getlist("provider")),
+                project=p.get("project") or None,
+                since=since,
+                until=until,
+                sort="recent" if p.get("sort") == "recent" else "relevance",
+                limit=_int(request, "limit", 50, 1, MAX_LIMIT),
+                offset=_int(request, "offset", 0, 0, 10**6),
+            )
             return _json(library.search(req, with_facets=p.get("facets", "1") != "0"))
         except ValueError:
             return _error(UserError(f"week must be a date (YYYY-MM-DD), not {week!r}"))
@@ -71,9 +79,13 @@ def build_app(library: Library) -> Starlette:
 
     def sessions(request: Request) -> Response:
         try:
-            return _json(library.sessions(provider=request.query_params.get("provider") or None,
-                                          limit=_int(request, "limit", 50, 1, MAX_LIMIT),
-                                          offset=_int(request, "offset", 0, 0, 10**9)))
+            return _json(
+                library.sessions(
+                    provider=request.query_params.get("provider") or None,
+                    limit=_int(request, "limit", 50, 1, MAX_LIMIT),
+                    offset=_int(request, "offset", 0, 0, 10**9),
+                )
+            )
         except UserError as exc:
             return _error(exc)
 
@@ -82,8 +94,11 @@ def build_app(library: Library) -> Starlette:
         p = request.query_params
         try:
             if "start" in p or "limit" in p:
-                doc = library.timeline(request.path_params["sid"], start=_int(request, "start", 0, -10, 10**9),
-                                       count=_int(request, "limit", EVENT_PAGE, 1, 5000))
+                doc = library.timeline(
+                    request.path_params["sid"],
+                    start=_int(request, "start", 0, -10, 10**9),
+                    count=_int(request, "limit", EVENT_PAGE, 1, 5000),
+                )
             else:
                 doc = library.timeline(request.path_params["sid"])
             return _json(doc)
@@ -95,23 +110,42 @@ def build_app(library: Library) -> Starlette:
         try:
             doc = library.timeline(request.path_params["sid"], start=0, count=1)
             row = doc["session"]
-            return _json({"schema_version": SCHEMA_VERSION, "session": row, "agent": library.agent(row.provider),
-                          "resume": library.resume_command(row.session_id),
-                          "checkpoint": library.checkpoint(row.session_id),
-                          "terms": query_terms(request.query_params.get("q", ""))})
+            return _json(
+                {
+                    "schema_version": SCHEMA_VERSION,
+                    "session": row,
+                    "agent": library.agent(row.provider),
+                    "resume": library.resume_command(row.session_id),
+                    "checkpoint": library.checkpoint(row.session_id),
+                    "terms": query_terms(request.query_params.get("q", "")),
+                }
+            )
         except UserError as exc:
             return _error(exc)
 
     def ui_events(request: Request) -> Response:
         """A page of events with their bodies as HTML (escaped, Markdown rendered safely)."""
         try:
-            doc = library.timeline(request.path_params["sid"], start=_int(request, "start", 0, -10, 10**9),
-                                   count=_int(request, "limit", EVENT_PAGE, 1, 2000))
+            doc = library.timeline(
+                request.path_params["sid"],
+                start=_int(request, "start", 0, -10, 10**9),
+                count=_int(request, "limit", EVENT_PAGE, 1, 2000),
+            )
         except UserError as exc:
             return _error(exc)
-        events = [{"seq": e.seq, "kind": e.kind, "origin": e.origin, "ts": e.ts, "tool": e.tool,
-                   "exit_code": e.exit_code, "is_error": e.is_error, "html": render.event_html(e.kind, e.text)}
-                  for e in doc["events"]]
+        events = [
+            {
+                "seq": e.seq,
+                "kind": e.kind,
+                "origin": e.origin,
+                "ts": e.ts,
+                "tool": e.tool,
+                "exit_code": e.exit_code,
+                "is_error": e.is_error,
+                "html": render.event_html(e.kind, e.text),
+            }
+            for e in doc["events"]
+        ]
         return _json({"schema_version": SCHEMA_VERSION, "events": events, "next": doc["next"]})
 
     def export(request: Request) -> Response:
@@ -125,8 +159,11 @@ def build_app(library: Library) -> Starlette:
             return _error(exc)
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)[:120]
         # An attachment: the exported HTML never renders inside this origin.
-        return Response(data, media_type=EXPORT_TYPES[fmt], headers={
-            "content-disposition": f'attachment; filename="{name}{"-redacted" if redact else ""}.{fmt}"'})
+        return Response(
+            data,
+            media_type=EXPORT_TYPES[fmt],
+            headers={"content-disposition": f'attachment; filename="{name}{"-redacted" if redact else ""}.{fmt}"'},
+        )
 
     def highlight_css(request: Request) -> Response:
         return Response(render.pygments_css(), media_type="text/css")

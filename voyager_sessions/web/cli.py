@@ -46,8 +46,9 @@ def serving_beside(ddir: DataDir, port: int) -> Iterator[str]:
 
 
 @click.command()
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default="a free port",
-              help="Port on 127.0.0.1 (and ::1).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default="a free port", help="Port on 127.0.0.1 (and ::1)."
+)
 @click.option("--no-open", is_flag=True, help="Print the URL without opening a browser.")
 def web(port: int, no_open: bool) -> None:
     """Search, read and share past sessions in your browser (a local page; Ctrl-C stops it).

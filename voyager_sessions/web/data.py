@@ -105,17 +105,26 @@ class Library:
         if not req.q.strip():
             return self._recent(req, with_facets=with_facets)
         window = FACET_WINDOW if with_facets else req.offset + req.limit
-        opts = SearchOptions(limit=window, providers=list(req.providers), since=req.since, until=req.until,
-                             sort="recent" if req.sort == "recent" else "relevance", sessions=True,
-                             repo=req.project or None)
+        opts = SearchOptions(
+            limit=window,
+            providers=list(req.providers),
+            since=req.since,
+            until=req.until,
+            sort="recent" if req.sort == "recent" else "relevance",
+            sessions=True,
+            repo=req.project or None,
+        )
         with self.pool.reader() as r:
             res = r.search(req.q, opts)
             repos = self._repos(r, [h.session_id for h in res.hits])
         page = res.hits[req.offset : req.offset + req.limit]
         result = msgspec.structs.replace(res, hits=page, offset=req.offset)
-        return {"schema_version": SCHEMA_VERSION, "result": result,
-                "facets": facets(res.hits, repos) if with_facets else None,
-                "repos": {h.session_id: repos.get(h.session_id) for h in page}}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "result": result,
+            "facets": facets(res.hits, repos) if with_facets else None,
+            "repos": {h.session_id: repos.get(h.session_id) for h in page},
+        }
 
     def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
         """No query: the newest sessions, in the shape of a grouped search (so the page shows one list)."""
@@ -132,21 +141,45 @@ class Library:
 
         def within(stamp: str | None) -> bool:
             when = _epoch(stamp)
-            return (lo is None or (when is not None and when >= lo)) and (hi is None or (when is not None and when < hi))
+            return (lo is None or (when is not None and when >= lo)) and (
+                hi is None or (when is not None and when < hi)
+            )
 
-        rows = [s for s in doc.sessions
-                if (not req.project or req.project.lower() in f"{s.git_repo or ''}\n{s.cwd or ''}".lower())
-                and within(s.updated or s.started)]
-        hits = [Hit(session_id=s.session_id, provider=s.provider, seq=0, kind="session", origin="", cwd=s.cwd,
-                    timestamp=s.updated or s.started, title=s.title, snippet="", highlights=[], score=0.0,
-                    resume=s.resume, hit_count=s.events) for s in rows]
+        rows = [
+            s
+            for s in doc.sessions
+            if (not req.project or req.project.lower() in f"{s.git_repo or ''}\n{s.cwd or ''}".lower())
+            and within(s.updated or s.started)
+        ]
+        hits = [
+            Hit(
+                session_id=s.session_id,
+                provider=s.provider,
+                seq=0,
+                kind="session",
+                origin="",
+                cwd=s.cwd,
+                timestamp=s.updated or s.started,
+                title=s.title,
+                snippet="",
+                highlights=[],
+                score=0.0,
+                resume=s.resume,
+                hit_count=s.events,
+            )
+            for s in rows
+        ]
         from voyager_sessions.model import SearchResult
 
         page = hits[req.offset : req.offset + req.limit]
         result = SearchResult(schema_version=SCHEMA_VERSION, query="", total=len(hits), offset=req.offset, hits=page)
         repos = {s.session_id: s.git_repo for s in rows}
-        return {"schema_version": SCHEMA_VERSION, "result": result, "facets": facets(hits, repos) if with_facets else None,
-                "repos": {h.session_id: repos.get(h.session_id) for h in page}}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "result": result,
+            "facets": facets(hits, repos) if with_facets else None,
+            "repos": {h.session_id: repos.get(h.session_id) for h in page},
+        }
 
     @staticmethod
     def _repos(reader: Any, ids: list[str]) -> dict[str, str | None]:

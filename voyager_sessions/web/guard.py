@@ -29,8 +29,10 @@ from urllib.parse import parse_qsl, urlencode
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-       "font-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "font-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
@@ -90,9 +92,17 @@ class Guard:
             path = (scope.get("raw_path") or scope.get("path", "/").encode("utf-8")).decode("latin-1")
             where = "/" + path.lstrip("/\\") + (f"?{rest}" if rest else "")
             cookie = f"{self.cookie}={self.token}; HttpOnly; SameSite=Strict; Path=/"
-            await send_secured({"type": "http.response.start", "status": 303,
-                                "headers": [(b"location", where.encode("latin-1")), (b"set-cookie", cookie.encode()),
-                                            (b"content-length", b"0")]})
+            await send_secured(
+                {
+                    "type": "http.response.start",
+                    "status": 303,
+                    "headers": [
+                        (b"location", where.encode("latin-1")),
+                        (b"set-cookie", cookie.encode()),
+                        (b"content-length", b"0"),
+                    ],
+                }
+            )
             await send_secured({"type": "http.response.body", "body": b""})
             return
         if not self._authorized(scope, headers):
@@ -137,6 +147,11 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 async def _plain(send: Any, status: int, text: str) -> None:
     body = (text + "\n").encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -56,8 +56,9 @@ def make(ddir: DataDir, port: int, token: str | None = None):  # noqa: ANN201 - 
     bound = socks[0].getsockname()[1]
     library = Library(ddir)
     app = Guard(build_app(library), token, bound)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
-                            date_header=False)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", server_header=False, date_header=False
+    )
     return socks, uvicorn.Server(config), f"http://127.0.0.1:{bound}/?token={token}", library
 
 
