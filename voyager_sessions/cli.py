@@ -47,6 +47,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "resume": "voyager_sessions.handover_cli:resume",
     "serve": "voyager_sessions.serve_cli:serve",
     "mcp": "voyager_sessions.serve_cli:mcp",
+    "web": "voyager_sessions.web.cli:web",
 }
 
 

@@ -12,7 +12,7 @@ import time
 import click
 
 from voyager_sessions.cli import Interval
-from voyager_sessions.cmdutil import EXIT_BUSY, EXIT_NONE, data_dir, emit_json
+from voyager_sessions.cmdutil import EXIT_BUSY, EXIT_NONE, UserError, data_dir, emit_json
 from voyager_sessions.paths import DataDir
 
 
@@ -21,8 +21,12 @@ from voyager_sessions.paths import DataDir
               help="Seconds between background rescans (a search still refreshes first).")
 @click.option("--detach", is_flag=True, help="Run in the background; its log goes to serve.log in the data dir.")
 @click.option("-q", "--quiet", is_flag=True, help="Log only errors.")
+@click.option("--web", is_flag=True, help="Serve `voyager web`'s page too, on loopback (the URL with its token is "
+              "printed); in the foreground only.")
+@click.option("--web-port", type=click.IntRange(0, 65535), default=0, show_default="a free port",
+              help="The page's port (with --web).")
 @click.pass_context
-def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool) -> None:
+def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, web: bool, web_port: int) -> None:
     """Keep the index open and fresh in one resident process for this data dir.
 
     While it runs, `voyager search`, `list`, `show` and `stats` (and `voyager mcp`) answer
@@ -32,6 +36,7 @@ def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool) -> Non
     \b
       voyager serve              run in the foreground (for systemd, launchd, a terminal)
       voyager serve --detach     run in the background
+      voyager serve --web        run in the foreground and serve the web page too
       voyager serve status       is one running, and what has it done
       voyager serve stop         stop it
     """
@@ -40,6 +45,14 @@ def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool) -> Non
     from voyager_sessions.serve import control
 
     ddir = DataDir(data_dir())
+    if web:
+        if detach:
+            raise UserError("--web runs in the foreground (its URL holds a token only this terminal should see)")
+        from voyager_sessions.web.cli import serving_beside
+
+        with serving_beside(ddir, web_port):
+            control.run_foreground(ddir, interval=interval, verbose=not quiet)
+        return
     if detach:
         pid, log = control.detach(ddir, interval=interval, verbose=not quiet)
         click.echo(f"voyager: serving {ddir.root} (pid {pid}; log: {log})", err=True)

@@ -19,6 +19,7 @@ from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.judged import judged
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
+from bench.scenarios.web_search import web_search
 
 Scenario = Callable[[Context], ScenarioResult]
 
@@ -34,4 +35,5 @@ SCENARIOS: dict[str, Scenario] = {
     "ingest_formats": ingest_formats,
     "cli_search": cli_search,
     "judged": judged,
+    "web_search": web_search,
 }

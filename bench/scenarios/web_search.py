@@ -1,0 +1,73 @@
+"""web_search: what `voyager web`'s search-as-you-type costs on the server, at each corpus size of ``search``.
+
+The page asks two things per (debounced) keystroke: its rows (``/api/search?…&facets=0``:
+the grouped search of one page of 50 sessions) and the facets (the grouped search over
+up to 500 sessions, counted by agent, project and week). Both are timed here in process
+through ``voyager_sessions.web.data.Library`` (what the handlers call), without HTTP, for
+the query mix of ``search`` (its corpora are reused). The issue's target: ≤ 100 ms p95 at
+1M events for the answer the page shows first (the rows).
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench.context import Context, size_label
+from bench.model import Check, Metric, ScenarioResult, Target
+from bench.util import Quantiles, ms
+
+TARGET_EVENTS = 1_000_000
+TARGET_ROWS_P95_MS = 100.0
+
+
+def web_search(ctx: Context) -> ScenarioResult:
+    from bench.scenarios.search import ensure_search_run
+    from voyager_sessions.paths import DataDir
+    from voyager_sessions.web.data import Library, SearchRequest
+
+    sizes = ctx.sizes.search_events
+    res = ScenarioResult(
+        name="web_search",
+        description="voyager web's search requests (rows, facets), server-side, "
+        "at " + ", ".join(size_label(n) for n in sizes) + " events",
+    )
+    for n in sizes:
+        run = ensure_search_run(ctx, n)
+        queries = [s.query for s in run.stats if s.query.strip()]
+        lib = Library(DataDir(run.data_dir), readers=1)
+        rows: list[float] = []
+        facet_times: list[float] = []
+        ok = True
+        try:
+            for q in queries:
+                lib.search(SearchRequest(q=q), with_facets=False)  # warm: the first run of a query is not typing
+                for _ in range(max(3, ctx.sizes.query_reps // 3)):
+                    t = time.perf_counter()
+                    doc = lib.search(SearchRequest(q=q), with_facets=False)
+                    rows.append(time.perf_counter() - t)
+                    t = time.perf_counter()
+                    full = lib.search(SearchRequest(q=q, limit=1))
+                    facet_times.append(time.perf_counter() - t)
+                    ok = ok and doc["facets"] is None and full["result"].total == doc["result"].total
+        finally:
+            lib.close()
+        g = f"{size_label(n)} events"
+        qr, qf = Quantiles.of(rows), Quantiles.of(facet_times)
+        res.metrics += [
+            Metric(name="rows p50", value=ms(qr.p50), unit="ms", group=g),
+            Metric(
+                name="rows p95",
+                value=ms(qr.p95),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=TARGET_ROWS_P95_MS) if n == TARGET_EVENTS else None,
+            ),
+            Metric(name="facets p50", value=ms(qf.p50), unit="ms", group=g),
+            Metric(name="facets p95", value=ms(qf.p95), unit="ms", group=g),
+        ]
+        res.checks.append(Check(name=f"{g}: rows and facets agree on the total", ok=ok))
+    res.notes.append(
+        "in process through web.data.Library (the handlers' one caller of the API), HTTP not included; "
+        "rows: one page of 50 grouped sessions; facets: up to 500 grouped sessions, counted"
+    )
+    return res

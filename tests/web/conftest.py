@@ -1,0 +1,79 @@
+"""A scanned data dir with ordinary and hostile sessions, and the web app over it behind its guard.
+
+The app is driven in-process by Starlette's TestClient (HTTP-level tests) or served by a
+real uvicorn on a loopback port (the browser tests in test_browser.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import claude_session_lines, write_claude
+
+pytest.importorskip("starlette", reason="the web extra is not installed: pip install 'voyager-sessions[web]'")
+
+TOKEN = "test-token-0123456789abcdef"
+PORT = 48765
+BASE = f"http://127.0.0.1:{PORT}"
+HOSTILE_SID = "0d5e1a2b-3c4d-4e5f-8a9b-bbbbbbbbbbbb"
+#: What hostile session text tries: close a script, run handlers, javascript: links, SVG, CSS.
+PAYLOADS = [
+    "</script><script>window.__pwned=1</script>",
+    '<img src=x onerror="window.__pwned=1">',
+    "[click me](javascript:window.__pwned=1)",
+    '<svg onload="window.__pwned=1"><script>window.__pwned=1</script></svg>',
+    '<style>body{background:url(https://evil.example/x)}</style><div style="background:red">css</div>',
+    "![x](data:image/svg+xml,<svg onload=window.__pwned=1>)",
+    '<a href="javascript:window.__pwned=1">link</a>',
+]
+HOSTILE = " ".join(PAYLOADS)
+
+
+def hostile_lines() -> list[str]:
+    """A Claude Code session with the payloads in its prompt, answer, tool output, cwd, branch, model and tool name."""
+    out = []
+    for line in claude_session_lines(sid=HOSTILE_SID, cwd='/home/dev/<img src=x onerror="window.__pwned=1">'):
+        line = line.replace("parse_config_v2", "parse_config_v2 hostilemarker " + json.dumps(HOSTILE)[1:-1])
+        line = line.replace("TypeError: ", "TypeError: hostilemarker " + json.dumps(HOSTILE)[1:-1] + " ")
+        # The session's facts too: its branch, its model, a tool's name.
+        line = line.replace('"gitBranch": "main"', '"gitBranch": ' + json.dumps(PAYLOADS[0]))
+        line = line.replace('"model": "claude-sonnet-4"', '"model": ' + json.dumps(PAYLOADS[3]))
+        line = line.replace('"name": "Bash"', '"name": ' + json.dumps(PAYLOADS[1]))
+        out.append(line)
+    return out
+
+
+@pytest.fixture
+def scanned(corpus, home, run) -> Path:
+    """The standard corpus plus the hostile session, scanned; the data dir."""
+    write_claude(home, hostile_lines(), sid=HOSTILE_SID, project="-home-dev-evil")
+    res = run("scan")
+    assert res.exit_code == 0, res.stderr
+    return home / "voyager-data"
+
+
+@pytest.fixture
+def client(scanned):
+    """A TestClient of the guarded app, its requests addressed to 127.0.0.1:PORT, holding no cookie yet."""
+    from starlette.testclient import TestClient
+
+    from voyager_sessions.paths import DataDir
+    from voyager_sessions.web.app import build_app
+    from voyager_sessions.web.data import Library
+    from voyager_sessions.web.guard import Guard
+
+    library = Library(DataDir(scanned))
+    with TestClient(Guard(build_app(library), TOKEN, PORT), base_url=BASE, follow_redirects=False) as c:
+        yield c
+    library.close()
+
+
+@pytest.fixture
+def authed(client):
+    """The client after opening the printed URL: it holds the cookie."""
+    res = client.get(f"/?token={TOKEN}")
+    assert res.status_code == 303
+    return client

@@ -1,0 +1,120 @@
+"""The web UI's JSON API: the `--json` documents over HTTP, with their schema_version, paging and errors."""
+
+from __future__ import annotations
+
+import json
+
+from tests.web.conftest import HOSTILE_SID, TOKEN
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_search_groups_by_session_with_facets_like_search_json(client, run):
+    doc = client.get("/api/search", params={"q": "parse_config_v2"}, headers=AUTH).json()
+    assert doc["schema_version"] == 1
+    res = doc["result"]
+    cli = run.json("search", "parse_config_v2", "--sessions", "--json")
+    assert res.keys() == cli.keys()
+    assert {h["session_id"] for h in res["hits"]} == {h["session_id"] for h in cli["hits"]}
+    assert all(h["hit_count"] >= 1 for h in res["hits"])
+    assert dict(doc["facets"]["agent"]) == {"claude": 2}
+    assert sum(c for _, c in doc["facets"]["week"]) == 2
+    assert set(doc["repos"]) == {h["session_id"] for h in res["hits"]}
+
+
+def test_without_facets_only_the_page_is_searched(client):
+    doc = client.get("/api/search", params={"q": "parse_config_v2", "facets": "0", "limit": 1}, headers=AUTH).json()
+    assert doc["facets"] is None and len(doc["result"]["hits"]) == 1
+
+
+def test_search_filters_narrow_the_grouped_results(client):
+    def ids(**params):
+        return {
+            h["session_id"].split(":")[0]
+            for h in client.get("/api/search", params=params, headers=AUTH).json()["result"]["hits"]
+        }
+
+    assert ids(q="connection OR parse_config_v2") == {"claude", "codex"}
+    assert ids(q="connection OR parse_config_v2", provider="codex") == {"codex"}
+    assert ids(q="connection OR parse_config_v2", project="dev/api") == {"codex"}
+    assert ids(q="connection OR parse_config_v2", week="2026-11-16") == {"claude", "codex"}
+    assert ids(q="connection OR parse_config_v2", week="2026-11-23") == set()
+    assert ids(q="connection OR parse_config_v2", since="2026-11-21") == {"codex"}
+
+
+def test_a_cjk_query_finds_its_session(client):
+    hits = client.get("/api/search", params={"q": "数据库"}, headers=AUTH).json()["result"]["hits"]
+    assert hits and all(h["provider"] == "claude" for h in hits)
+    hits = client.get("/api/search", params={"q": "데이터베이스"}, headers=AUTH).json()["result"]["hits"]
+    assert [h["provider"] for h in hits] == ["codex"]
+
+
+def test_an_empty_query_lists_the_newest_sessions_and_filters_them(client):
+    doc = client.get("/api/search", headers=AUTH).json()
+    assert doc["result"]["total"] == 3 and len(doc["result"]["hits"]) == 3
+    assert dict(doc["facets"]["agent"]) == {"claude": 2, "codex": 1}
+
+    def total(**params):
+        return client.get("/api/search", params=params, headers=AUTH).json()["result"]["total"]
+
+    assert total(week="2026-11-16") == 3 and total(week="2026-11-09") == 0
+    assert total(since="2026-11-21") == 1 and total(until="2026-11-20") == 2
+    assert total(project="dev/api") == 1 and total(provider="claude") == 2
+    assert client.get("/api/search", params={"since": "someday"}, headers=AUTH).status_code == 400
+
+
+def test_a_bad_query_and_a_bad_parameter_are_one_line_errors(client):
+    res = client.get("/api/search", params={"q": "since:yesterdayish"}, headers=AUTH)
+    assert res.status_code == 400 and res.json()["error"].startswith("bad query")
+    assert client.get("/api/search", params={"limit": "many"}, headers=AUTH).status_code == 400
+    assert client.get("/api/search", params={"week": "someday"}, headers=AUTH).status_code == 400
+
+
+def test_sessions_is_list_json(client, run):
+    doc = client.get("/api/sessions", headers=AUTH).json()
+    assert doc == run.json("list", "--json") | {"sessions": doc["sessions"]}
+    assert [s["session_id"] for s in doc["sessions"]] == [
+        s["session_id"] for s in run.json("list", "--json")["sessions"]
+    ]
+
+
+def test_a_session_is_show_json_and_pages(client, run):
+    sid = f"claude:{HOSTILE_SID}"
+    whole = client.get(f"/api/sessions/{sid}", headers=AUTH).json()
+    cli = run.json("show", sid, "--json")
+    assert whole["session"] == cli["session"] and whole["events"] == cli["events"]
+    seqs, start = [], 0
+    while start is not None:
+        page = client.get(f"/api/sessions/{sid}", params={"start": start, "limit": 2}, headers=AUTH).json()
+        assert page["schema_version"] == 1 and len(page["events"]) <= 2 + 10  # the first page holds Voyager's own
+        seqs += [e["seq"] for e in page["events"]]
+        start = page["next"]
+    assert seqs == [e["seq"] for e in cli["events"]]
+
+
+def test_an_unknown_session_is_404(client):
+    res = client.get("/api/sessions/claude:nope", headers=AUTH)
+    assert res.status_code == 404 and "no session" in res.json()["error"]
+
+
+def test_exports_are_attachments_and_redaction_applies(client, run):
+    sid = f"claude:{HOSTILE_SID}"
+    for fmt in ("md", "json", "html"):
+        res = client.get(f"/export/{fmt}/{sid}", headers=AUTH)
+        assert res.status_code == 200 and res.headers["content-disposition"].startswith("attachment;")
+    assert (
+        json.loads(client.get(f"/export/json/{sid}", headers=AUTH).content)["events"]
+        == run.json("show", sid, "--json")["events"]
+    )
+    res = client.get(f"/export/md/{sid}", params={"redact": "1"}, headers=AUTH)
+    assert "-redacted.md" in res.headers["content-disposition"]
+    assert client.get(f"/export/pdf/{sid}", headers=AUTH).status_code == 400
+
+
+def test_the_session_header_names_the_resume_command_and_query_terms(client):
+    doc = client.get(
+        f"/ui/session/claude:{HOSTILE_SID}", params={"q": 'migration "parse config" -zebra kind:user'}, headers=AUTH
+    ).json()
+    assert doc["agent"] == "Claude Code"
+    assert doc["resume"].endswith(f"claude --resume {HOSTILE_SID}")
+    assert doc["terms"] == ["migration", "parse config"]

@@ -1,0 +1,334 @@
+"""The web UI in a real headless Chromium (Debian's `chromium`, driven by Playwright for Python).
+
+A real uvicorn serves the guarded app on a free loopback port in this process. The tests
+type queries, read grouped results, click facets, go back, open sessions, jump between
+matches, copy the resume command and export; a hostile session must show its HTML as text
+and run no script (``window.__pwned``, which every payload tries to set, stays unset).
+With ``VOYAGER_UPDATE_SCREENSHOTS=1`` the screenshot test writes docs/web-search.png and
+docs/web-session.png (the README shows the first).
+
+Playwright never downloads a browser here: it launches /usr/bin/chromium (never run
+``playwright install``). Without Chromium or Playwright the tests are skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import _line, write_claude
+from tests.test_export import DEMO, demo  # noqa: F401 - the demo corpus fixture, for the screenshots
+from tests.web.conftest import HOSTILE_SID, PAYLOADS, TOKEN
+
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright for Python is not installed (the test extra)"
+)
+expect = playwright_api.expect
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: `apt-get install -y chromium` (.ci/run installs it)"),
+]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # A foreign name that resolves to this machine: what a DNS-rebinding page would use.
+    "--host-resolver-rules=MAP rebind.test 127.0.0.1",
+]
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+LONG_SID = "7a7a7a7a-0000-4000-8000-000000005000"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Served:
+    """`voyager web`'s server (server.make) running in a thread on a free loopback port."""
+
+    def __init__(self, data_dir: Path) -> None:
+        from voyager_sessions.paths import DataDir
+        from voyager_sessions.web.server import make
+
+        self.socks, self.server, self.url, self.library = make(DataDir(data_dir), 0, TOKEN)
+        self.base = self.url.split("/?", 1)[0]
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": self.socks}, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        for s in self.socks:
+            s.close()
+        self.library.close()
+
+
+@pytest.fixture
+def served(scanned) -> Iterator[Served]:
+    s = Served(scanned)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def page(browser, served):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.base)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and "403" not in msg.text else None)
+    pg.goto(served.url)  # the printed URL: the token becomes a cookie
+    assert "token=" not in pg.url
+    yield pg
+    assert errors == []  # no script error, and no CSP violation reported on the console
+    ctx.close()
+
+
+def results(pg) -> list[str]:
+    return pg.locator("#results li .title").all_inner_texts()
+
+
+def search(pg, query: str, n: int) -> None:
+    pg.fill("#q", query)
+    # Playwright's expect() polls without eval (the page's CSP forbids eval, and wait_for_function uses it).
+    expect(pg.locator("#results")).to_have_attribute("data-q", query)
+    expect(pg.locator("#results > li.hit")).to_have_count(n)
+
+
+def test_type_a_query_see_grouped_results_narrow_by_facet_and_go_back(page, served):
+    search(page, "connection OR parse_config_v2", 3)
+    assert page.locator("#results li .agent").all_inner_texts().count("claude") == 2
+    assert page.locator("#results li mark").count() >= 3  # the snippets' highlights
+    expect(page.locator("#facets [data-facet=provider]")).to_have_count(2)  # the facets come behind the rows
+    page.click("#facets [data-facet=provider][data-value=codex]")
+    expect(page.locator("#results > li.hit")).to_have_count(1)
+    assert "provider=codex" in page.url and page.locator("#results .agent").inner_text() == "codex"
+    page.go_back()
+    expect(page.locator("#results > li.hit")).to_have_count(3)
+    assert "provider" not in page.url
+    page.go_forward()
+    expect(page.locator("#results > li.hit")).to_have_count(1)
+    page.click(".histogram .bar")  # the one week: narrows to it
+    expect(page).to_have_url(re.compile(r"week=2026-11-16"))
+    page.select_option("#sort", "recent")
+    expect(page).to_have_url(re.compile(r"sort=recent"))
+    # A bookmark of this state shows it again.
+    page.goto(page.url)
+    expect(page.locator("#results > li.hit")).to_have_count(1)
+    assert page.input_value("#q") == "connection OR parse_config_v2" and page.input_value("#sort") == "recent"
+
+
+def test_a_cjk_query(page):
+    search(page, "数据库", 2)
+    assert all("数据库" in t for t in page.locator("#results li mark").all_inner_texts())
+    search(page, "데이터베이스", 1)
+
+
+def test_open_a_session_jump_between_matches_copy_resume_and_export(page, served, tmp_path):
+    search(page, "parse_config_v2", 2)
+    page.locator("#results li .title").first.click()
+    page.wait_for_selector("body[data-loaded='1']")
+    assert page.url.startswith(f"{served.base}/session/")
+    marks = page.locator("#events mark.hit")
+    assert marks.count() >= 2
+    info = page.inner_text("#matchinfo")
+    assert info.startswith("1 / ")  # arriving with a query jumps to the first match
+    page.click("#next")
+    assert page.inner_text("#matchinfo").startswith("2 / ")
+    page.click("#prev")
+    page.click("#prev")
+    assert page.inner_text("#matchinfo").startswith(f"{marks.count()} / ")  # wraps around
+    assert page.locator("mark.hit.current").count() == 1
+    # Kinds are styled apart, output folded, Markdown rendered.
+    assert page.locator("article.k-user").count() >= 1 and page.locator("article.k-tool_result").count() >= 1
+    # Permalinks.
+    page.click("article[id='2'] a.seq")
+    assert page.url.endswith("#2")
+    # Copy the resume command.
+    resume = page.inner_text("#resume-cmd")
+    assert "claude --resume" in resume
+    page.click("#copy")
+    expect(page.locator("#copied")).to_have_text("copied")
+    assert page.evaluate("navigator.clipboard.readText()") == resume
+    # Export.
+    with page.expect_download() as dl:
+        page.click("#exports a:text('Markdown')")
+    path = tmp_path / "export.md"
+    dl.value.save_as(path)
+    assert dl.value.suggested_filename.endswith(".md") and "The migration returns None" in path.read_text()
+    with page.expect_download() as dl:
+        page.click("#exports a:text('JSON')")
+    dl.value.save_as(tmp_path / "export.json")
+    assert json.loads((tmp_path / "export.json").read_text())["schema_version"] == 1
+    with page.expect_download() as dl:
+        page.click("#export-redacted")
+    assert dl.value.suggested_filename.endswith("-redacted.md")
+
+
+def test_hostile_html_shows_as_text_and_runs_nothing(page, served):
+    search(page, "hostilemarker", 1)
+    assert page.evaluate("window.__pwned") is None
+    title = page.locator("#results li .title").inner_text()
+    assert "</script>" in title
+    assert page.locator("#results img, #results svg, #results script, #facets img").count() == 0
+    expect(page.locator("#facets [data-facet=project]")).to_have_count(1)
+    assert (
+        page.locator("#facets [data-facet=project]").get_attribute("title")
+        == '/home/dev/<img src=x onerror="window.__pwned=1">'
+    )
+    page.goto(f"{served.base}/session/claude:{HOSTILE_SID}?q=hostilemarker")
+    page.wait_for_selector("body[data-loaded='1']")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert page.evaluate("window.__pwned") is None
+    events = page.locator("#events")
+    assert events.locator("img, svg, script, style, iframe").count() == 0
+    text = events.inner_text()
+    assert "<script>window.__pwned=1</script>" in text and '<img src=x onerror="window.__pwned=1">' in text
+    hrefs = events.locator("a[href]").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    assert all(h.startswith(("#", "http:", "https:", "mailto:")) for h in hrefs), hrefs
+    # The injected CSS changed nothing.
+    assert page.evaluate("getComputedStyle(document.body).backgroundImage") == "none"
+    facts = page.inner_text("#facts")
+    assert (
+        "<img src=x" in facts
+        and PAYLOADS[0] in facts
+        and page.locator("#head img, #head script, #head svg").count() == 0
+    )
+    assert PAYLOADS[1] in page.locator("article.k-tool_call .who").first.inner_text()
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_without_the_token_or_from_a_foreign_host_the_browser_is_refused(browser, served):
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    assert pg.goto(served.base + "/").status == 403
+    assert pg.goto(served.base + "/?token=guess").status == 403
+    port = served.base.rsplit(":", 1)[1]
+    # DNS rebinding: a foreign name resolving to 127.0.0.1 is refused even with the token.
+    assert pg.goto(f"http://rebind.test:{port}/?token={TOKEN}").status == 403
+    assert pg.goto(f"http://localhost:{port}/?token={TOKEN}").status == 200  # a loopback name is fine
+    ctx.close()
+
+
+def long_session(n: int) -> list[str]:
+    """A Claude Code session of ``n`` messages: prompts and Markdown answers with code, alternating."""
+    base = {
+        "sessionId": LONG_SID,
+        "cwd": "/home/dev/long",
+        "version": "2.0.14",
+        "isSidechain": False,
+        "userType": "external",
+    }
+    lines = []
+    for i in range(n):
+        ts = f"2026-11-20T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+        if i % 2 == 0:
+            msg = {"role": "user", "content": f"step {i}: why does the widget {i} fail?"}
+            lines.append(_line({**base, "type": "user", "uuid": f"u{i}", "timestamp": ts, "message": msg}))
+        else:
+            text = f"Widget **{i}** fails because:\n\n- the cache\n- the `lock`\n\n```python\nx = {i}\n```"
+            msg = {
+                "id": f"m{i}",
+                "model": "claude-sonnet-4",
+                "role": "assistant",
+                "type": "message",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+            }
+            lines.append(_line({**base, "type": "assistant", "uuid": f"a{i}", "timestamp": ts, "message": msg}))
+    return lines
+
+
+def test_a_5000_message_session_renders_lazily(browser, home, run):
+    write_claude(home, long_session(5000), sid=LONG_SID, project="-home-dev-long")
+    assert run("scan").exit_code == 0
+    served = Served(home / "voyager-data")
+    try:
+        ctx = browser.new_context()
+        pg = ctx.new_page()
+        pg.goto(served.url)
+        t0 = time.monotonic()
+        pg.goto(f"{served.base}/session/claude:{LONG_SID}")
+        pg.wait_for_selector("article[id='0']")
+        first = time.monotonic() - t0
+        shown = pg.locator("#events article").count()
+        pg.wait_for_selector("body[data-loaded='1']", timeout=120_000)
+        whole = time.monotonic() - t0
+        assert pg.locator("#events article").count() >= 5000
+        # The first page is a page, not the session: the rest comes behind it.
+        assert shown < 5000
+        pg.goto(f"{served.base}/session/claude:{LONG_SID}#4321")
+        pg.wait_for_selector("article[id='4321']")
+        print(f"\n5,000-message session: first events shown after {first:.2f}s, all {whole:.2f}s")
+        ctx.close()
+    finally:
+        served.stop()
+
+
+def test_screenshots(browser, demo, home):  # noqa: F811 - the demo fixture imported above
+    served = Served(home / "voyager-data")
+    try:
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme="light")
+        pg = ctx.new_page()
+        pg.goto(served.url)
+        pg.fill("#q", "parse_config_v2 OR retry")
+        expect(pg.locator("#results")).to_have_attribute("data-q", "parse_config_v2 OR retry")
+        shots = {"web-search.png": pg.screenshot()}
+        pg.goto(f"{served.base}/session/{DEMO['claude-config']}?q=parse_config_v2")
+        pg.wait_for_selector("body[data-loaded='1']")
+        pg.set_viewport_size({"width": 1280, "height": 1000})
+        pg.locator("mark.hit.current").scroll_into_view_if_needed()
+        shots["web-session.png"] = pg.screenshot()
+        ctx.close()
+    finally:
+        served.stop()
+    for name, png in shots.items():
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000, name
+        if os.environ.get("VOYAGER_UPDATE_SCREENSHOTS") == "1":
+            (DOCS / name).write_bytes(png)
+
+
+def test_more_sessions_than_a_page(browser, home, run):
+    from tests.conftest import claude_session_lines
+
+    for i in range(55):
+        sid = f"00000000-0000-4000-8000-{i:012d}"
+        lines = [line.replace("marmalade", "pelican") for line in claude_session_lines(sid=sid, cwd=f"/home/dev/p{i}")]
+        write_claude(home, lines, sid=sid, project=f"-home-dev-p{i}")
+    assert run("scan").exit_code == 0
+    served = Served(home / "voyager-data")
+    try:
+        ctx = browser.new_context()
+        pg = ctx.new_page()
+        pg.goto(served.url)
+        search(pg, "pelican", 50)
+        expect(pg.locator("#status")).to_contain_text("55 sessions match (showing 50)")
+        pg.click("#results button.more")
+        expect(pg.locator("#results > li.hit")).to_have_count(55)
+        assert pg.locator("#results button.more").count() == 0
+        assert len(set(pg.locator("#results li.hit .title").evaluate_all("as => as.map(a => a.href)"))) == 55
+        ctx.close()
+    finally:
+        served.stop()

@@ -1,0 +1,186 @@
+"""The routes of ``voyager web``: two pages, their static files, the JSON API and exports.
+
+Handlers are thin: they read parameters, call :class:`~voyager_sessions.web.data.Library`
+and encode its documents with msgspec (the same documents ``--json`` prints). The pages
+(``/`` and ``/session/<id>``) are static shells; their modules fetch ``/api/…`` and the
+session view's pre-rendered event HTML from ``/ui/…`` (rendered by :mod:`.render`). A user
+error (a bad query, an unknown session) is ``{"error": "…"}`` with 400 or 404.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from voyager_sessions.errors import UserError
+from voyager_sessions.model import SCHEMA_VERSION
+from voyager_sessions.web import render
+from voyager_sessions.web.data import EVENT_PAGE, MAX_LIMIT, Library, SearchRequest, query_terms, week_bounds
+
+STATIC = Path(__file__).with_name("static")
+EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json", "html": "text/html; charset=utf-8"}
+
+
+def _json(doc: Any, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(doc), status_code=status, media_type="application/json")
+
+
+def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return max(lo, min(hi, int(raw)))
+    except ValueError:
+        raise UserError(f"{name} must be a whole number, not {raw!r}") from None
+
+
+def _error(exc: UserError) -> Response:
+    msg = str(exc)
+    return _json({"schema_version": SCHEMA_VERSION, "error": msg}, 404 if msg.startswith("no session") else 400)
+
+
+def build_app(library: Library) -> Starlette:
+    """The ASGI app over ``library`` (unguarded: :class:`~voyager_sessions.web.guard.Guard` wraps it)."""
+
+    def page(name: str):  # noqa: ANN202 - a route endpoint
+        def endpoint(request: Request) -> Response:
+            return FileResponse(STATIC / name, media_type="text/html; charset=utf-8")
+
+        return endpoint
+
+    def search(request: Request) -> Response:
+        p = request.query_params
+        week = p.get("week")
+        try:
+            since, until = week_bounds(week) if week else (p.get("since") or None, p.get("until") or None)
+            req = SearchRequest(
+                q=p.get("q", ""),
+                providers=tuple(p.getlist("provider")),
+                project=p.get("project") or None,
+                since=since,
+                until=until,
+                sort="recent" if p.get("sort") == "recent" else "relevance",
+                limit=_int(request, "limit", 50, 1, MAX_LIMIT),
+                offset=_int(request, "offset", 0, 0, 10**6),
+            )
+            return _json(library.search(req, with_facets=p.get("facets", "1") != "0"))
+        except ValueError:
+            return _error(UserError(f"week must be a date (YYYY-MM-DD), not {week!r}"))
+        except UserError as exc:
+            return _error(exc)
+
+    def sessions(request: Request) -> Response:
+        try:
+            return _json(
+                library.sessions(
+                    provider=request.query_params.get("provider") or None,
+                    limit=_int(request, "limit", 50, 1, MAX_LIMIT),
+                    offset=_int(request, "offset", 0, 0, 10**9),
+                )
+            )
+        except UserError as exc:
+            return _error(exc)
+
+    def session(request: Request) -> Response:
+        """``voyager show --json``'s document; ``?start=SEQ&limit=N`` pages it (``next``: the next page's start)."""
+        p = request.query_params
+        try:
+            if "start" in p or "limit" in p:
+                doc = library.timeline(
+                    request.path_params["sid"],
+                    start=_int(request, "start", 0, -10, 10**9),
+                    count=_int(request, "limit", EVENT_PAGE, 1, 5000),
+                )
+            else:
+                doc = library.timeline(request.path_params["sid"])
+            return _json(doc)
+        except UserError as exc:
+            return _error(exc)
+
+    def ui_session(request: Request) -> Response:
+        """What the session view's header shows: the row, the agent's name, the resume command, the checkpoint."""
+        try:
+            doc = library.timeline(request.path_params["sid"], start=0, count=1)
+            row = doc["session"]
+            return _json(
+                {
+                    "schema_version": SCHEMA_VERSION,
+                    "session": row,
+                    "agent": library.agent(row.provider),
+                    "resume": library.resume_command(row.session_id),
+                    "checkpoint": library.checkpoint(row.session_id),
+                    "terms": query_terms(request.query_params.get("q", "")),
+                }
+            )
+        except UserError as exc:
+            return _error(exc)
+
+    def ui_events(request: Request) -> Response:
+        """A page of events with their bodies as HTML (escaped, Markdown rendered safely)."""
+        try:
+            doc = library.timeline(
+                request.path_params["sid"],
+                start=_int(request, "start", 0, -10, 10**9),
+                count=_int(request, "limit", EVENT_PAGE, 1, 2000),
+            )
+        except UserError as exc:
+            return _error(exc)
+        events = [
+            {
+                "seq": e.seq,
+                "kind": e.kind,
+                "origin": e.origin,
+                "ts": e.ts,
+                "tool": e.tool,
+                "exit_code": e.exit_code,
+                "is_error": e.is_error,
+                "html": render.event_html(e.kind, e.text),
+            }
+            for e in doc["events"]
+        ]
+        return _json({"schema_version": SCHEMA_VERSION, "events": events, "next": doc["next"]})
+
+    def export(request: Request) -> Response:
+        fmt = request.path_params["fmt"]
+        if fmt not in EXPORT_TYPES:
+            return _error(UserError(f"format must be one of md, json, html, not {fmt!r}"))
+        redact = request.query_params.get("redact") in ("1", "true", "yes")
+        try:
+            sid, data = library.export(request.path_params["sid"], fmt, redact=redact)
+        except UserError as exc:
+            return _error(exc)
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)[:120]
+        # An attachment: the exported HTML never renders inside this origin.
+        return Response(
+            data,
+            media_type=EXPORT_TYPES[fmt],
+            headers={"content-disposition": f'attachment; filename="{name}{"-redacted" if redact else ""}.{fmt}"'},
+        )
+
+    def highlight_css(request: Request) -> Response:
+        return Response(render.pygments_css(), media_type="text/css")
+
+    def not_found(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse("not found", status_code=404)
+
+    routes = [
+        Route("/", page("search.html")),
+        Route("/session/{sid:path}", page("session.html")),
+        Route("/api/search", search),
+        Route("/api/sessions", sessions),
+        Route("/api/sessions/{sid:path}", session),
+        Route("/ui/session/{sid:path}", ui_session),
+        Route("/ui/events/{sid:path}", ui_events),
+        Route("/export/{fmt}/{sid:path}", export),
+        Route("/highlight.css", highlight_css),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    return Starlette(routes=routes, exception_handlers={404: not_found})

@@ -1,0 +1,67 @@
+"""``voyager web``: the click command (loaded lazily, see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`).
+
+It imports nothing of the web stack until it runs, so ``voyager --help`` lists it even
+when the ``web`` extra is not installed; running it then says how to install it.
+:func:`serving_beside` is what ``voyager serve --web`` uses to serve the page from its process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+from voyager_sessions.cmdutil import data_dir
+from voyager_sessions.errors import UserError
+from voyager_sessions.paths import DataDir
+from voyager_sessions.textsafe import printable
+
+INSTALL = "the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"
+
+
+def require_stack() -> None:
+    """A one-line UserError when the web extra is not installed."""
+    try:
+        import markdown_it  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise UserError(INSTALL) from None
+
+
+def announce(url: str, root: object) -> None:
+    click.echo(f"voyager: serving {printable(str(root))} at\n\n    {url}\n\n(Ctrl-C stops it)", err=True)
+
+
+@contextmanager
+def serving_beside(ddir: DataDir, port: int) -> Iterator[str]:
+    """The web page served from a thread while the ``with`` block runs (``voyager serve --web``); its URL."""
+    require_stack()
+    from voyager_sessions.web.server import in_thread
+
+    with in_thread(ddir, port) as url:
+        announce(url, ddir.root)
+        yield url
+
+
+@click.command()
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default="a free port", help="Port on 127.0.0.1 (and ::1)."
+)
+@click.option("--no-open", is_flag=True, help="Print the URL without opening a browser.")
+def web(port: int, no_open: bool) -> None:
+    """Search, read and share past sessions in your browser (a local page; Ctrl-C stops it).
+
+    Listens on loopback only, until this command ends. The printed URL holds a token that
+    is new at each start; anything without it is refused. Scripts can call the JSON API
+    with the token as `Authorization: Bearer TOKEN` (docs/web.md).
+    """
+    require_stack()
+    from voyager_sessions.api import require_index
+    from voyager_sessions.web.server import serve
+
+    ddir = DataDir(data_dir())
+    require_index(ddir)
+
+    serve(ddir, port, announce=lambda url: announce(url, ddir.root), open_browser=not no_open)

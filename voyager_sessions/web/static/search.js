@@ -1,0 +1,190 @@
+// The search page: results as you type (debounced), grouped by session, facets, and the
+// query and filters in the URL (history.pushState), so back/forward and bookmarks work.
+import { el, getJSON, sessionHref, snippet, when } from "/static/common.js";
+
+const $ = (id) => document.getElementById(id);
+const FILTERS = ["provider", "project", "week", "sort"];
+let timer = null;
+let serial = 0;
+
+function stateFromURL() {
+  const p = new URLSearchParams(location.search);
+  const s = { q: p.get("q") || "" };
+  for (const f of FILTERS) s[f] = p.get(f) || "";
+  return s;
+}
+
+let state = stateFromURL();
+
+function urlOf(s) {
+  const p = new URLSearchParams();
+  if (s.q) p.set("q", s.q);
+  for (const f of FILTERS) if (s[f] && !(f === "sort" && s[f] === "relevance")) p.set(f, s[f]);
+  const qs = p.toString();
+  return qs ? `/?${qs}` : "/";
+}
+
+let typing = false;
+
+// A new history entry per change, except that the keystrokes of one query share one entry
+// (back goes to the previous query, not to each prefix of this one).
+function go(next, { typed = false } = {}) {
+  state = { ...state, ...next };
+  const url = urlOf(state);
+  if (url !== location.pathname + location.search) {
+    if (typed && typing) history.replaceState(null, "", url);
+    else history.pushState(null, "", url);
+  }
+  typing = typed;
+  load();
+}
+
+async function load() {
+  const mine = ++serial;
+  const p = new URLSearchParams(urlOf(state).slice(2));
+  p.set("limit", "50");
+  $("status").textContent = "searching…";
+  // The results and the facets are two requests: the page's rows come first, the counts behind.
+  const facetParams = new URLSearchParams(p);
+  facetParams.set("limit", "1");
+  const facetsDoc = getJSON(`/api/search?${facetParams}`);
+  facetsDoc.catch(() => {});
+  p.set("facets", "0");
+  let doc;
+  try {
+    doc = await getJSON(`/api/search?${p}`);
+  } catch (err) {
+    if (mine === serial) { $("status").textContent = String(err.message); $("results").replaceChildren(); }
+    return;
+  }
+  if (mine !== serial) return;  // a newer request is on its way: this answer is stale
+  show(doc);
+  try {
+    const f = await facetsDoc;
+    if (mine === serial) facets(f.facets);
+  } catch { /* the results stand without their counts */ }
+}
+
+function show(doc) {
+  const res = doc.result;
+  const n = res.total;
+  $("status").textContent = state.q
+    ? `${n.toLocaleString()} session${n === 1 ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : "")
+    : `${n.toLocaleString()} most recent sessions`;
+  $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id])));
+  if (res.hits.length < n) $("results").append(more(res.hits.length));
+  $("results").dataset.q = state.q;  // which query the list answers (tests wait for it)
+  chips();
+}
+
+// The next page of sessions, appended in place of this button.
+function more(offset) {
+  const button = el("button", { type: "button", class: "more", text: "more sessions" });
+  const item = el("li", { class: "more-row" }, button);
+  button.addEventListener("click", async () => {
+    const mine = serial;
+    const p = new URLSearchParams(urlOf(state).slice(2));
+    p.set("limit", "50");
+    p.set("offset", String(offset));
+    p.set("facets", "0");
+    button.disabled = true;
+    try {
+      const doc = await getJSON(`/api/search?${p}`);
+      if (mine !== serial) return;
+      const rows = doc.result.hits.map((h) => row(h, doc.repos[h.session_id]));
+      const shown = offset + rows.length;
+      item.replaceWith(...rows, ...(shown < doc.result.total && rows.length ? [more(shown)] : []));
+      $("status").textContent = `${doc.result.total.toLocaleString()} sessions` + (shown < doc.result.total ? ` (showing ${shown})` : "");
+    } catch (err) {
+      button.disabled = false;
+      button.textContent = `more sessions (${err.message})`;
+    }
+  });
+  return item;
+}
+
+function row(h, repo) {
+  const project = repo || h.cwd || "";
+  const head = el("div", { class: "hit-head" },
+    el("span", { class: `agent agent-${h.provider}`, text: h.provider }),
+    el("a", { class: "title", href: sessionHref(h.session_id, state.q, state.q ? h.seq : null), text: h.title || h.session_id }),
+  );
+  const meta = el("div", { class: "hit-meta muted" },
+    el("span", { class: "project", title: project, text: project }),
+    el("span", { class: "when", text: when(h.timestamp) }),
+    el("span", { class: "count", text: state.q ? `${h.hit_count} hit${h.hit_count === 1 ? "" : "s"}` : `${h.hit_count} events` }),
+  );
+  return el("li", { class: "hit" }, head, meta, h.snippet ? snippet(h.snippet, h.highlights) : null);
+}
+
+function facetList(title, items, key, label = (v) => v) {
+  const box = el("section", { class: "facet" }, el("h3", { text: title }));
+  const ul = el("ul");
+  for (const [value, count] of items) {
+    const on = state[key] === value;
+    ul.append(el("li", {},
+      el("button", { type: "button", class: on ? "on" : "", title: value, "data-facet": key, "data-value": value,
+        onclick: () => go({ [key]: on ? "" : value }) },
+        el("span", { class: "fv", text: label(value) }), el("span", { class: "fc", text: String(count) }))));
+  }
+  box.append(ul);
+  return box;
+}
+
+function histogram(weeks) {
+  const box = el("section", { class: "facet" }, el("h3", { text: "When (by week)" }));
+  const max = Math.max(1, ...weeks.map(([, c]) => c));
+  const bars = el("div", { class: "histogram" });
+  for (const [week, count] of weeks) {
+    const on = state.week === week;
+    const bar = el("button", { type: "button", class: `bar ${on ? "on" : ""}`, title: `week of ${week}: ${count}`,
+      "data-week": week, onclick: () => go({ week: on ? "" : week }) });
+    bar.style.setProperty("--h", `${Math.max(4, Math.round((count / max) * 100))}%`);
+    bars.append(bar);
+  }
+  box.append(bars);
+  if (weeks.length) box.append(el("div", { class: "muted range", text: `${weeks[0][0]} … ${weeks[weeks.length - 1][0]}` }));
+  return box;
+}
+
+function facets(f) {
+  const short = (p) => p.replace(/\/+$/, "").split("/").slice(-2).join("/") || p;
+  $("facets").replaceChildren(
+    facetList("Agent", f.agent, "provider"),
+    facetList("Project", f.project, "project", short),
+    histogram(f.week),
+  );
+}
+
+function chips() {
+  const box = $("chips");
+  box.replaceChildren();
+  for (const k of ["provider", "project", "week"]) {
+    if (!state[k]) continue;
+    box.append(el("button", { type: "button", class: "chip", title: "remove this filter", onclick: () => go({ [k]: "" }) },
+      `${k}: ${state[k]} ×`));
+  }
+}
+
+function init() {
+  $("q").value = state.q;
+  $("sort").value = state.sort || "relevance";
+  $("q").addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => go({ q: $("q").value.trim() }, { typed: true }), 150);
+  });
+  $("q").addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { clearTimeout(timer); go({ q: $("q").value.trim() }, { typed: true }); typing = false; }
+  });
+  $("sort").addEventListener("change", () => go({ sort: $("sort").value }));
+  window.addEventListener("popstate", () => {
+    state = stateFromURL();
+    typing = false;
+    $("q").value = state.q;
+    $("sort").value = state.sort || "relevance";
+    load();
+  });
+  load();
+}
+
+init();
