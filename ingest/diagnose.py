@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 
 from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discover
 
 
@@ -40,15 +41,17 @@ class ProviderReport(msgspec.Struct, kw_only=True):
 
 def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]],
              noted: dict[str, list[str]] | None = None, hints: Hints | None = None) -> list[ProviderReport]:
-    """One report per registered adapter. ``indexed``: provider -> (sessions, events); ``failed`` and
+    """One report per agent of the manifest (its label, evidence and versions come from its row). ``indexed``: provider -> (sessions, events); ``failed`` and
     ``noted``: provider -> "<path>: <reason>" for sources that failed, or were read with pieces skipped;
     ``hints``: what the scan would hand adapters that ask for them (see ``base.Hints``)."""
     reports = []
-    for name in registry.PROVIDERS:
+    for name in manifest.names():
+        agent = manifest.row(name)
         try:
             adapter = registry.get(name)
         except Exception as exc:
-            reports.append(ProviderReport(provider=name, label=name, roots=[], roots_found=[], sources=0, bytes=0,
+            reports.append(ProviderReport(provider=name, label=agent.label, evidence=agent.evidence,
+                                          versions=list(agent.versions), roots=[], roots_found=[], sources=0, bytes=0,
                                           problems=[f"adapter unavailable: {type(exc).__name__}: {exc}"]))
             continue
         roots = [str(r) for r in adapter.roots(env)]
@@ -56,7 +59,8 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
         n = size = 0
         shapes: dict[str, int] = {}
         problems: list[str] = []
-        probe = getattr(importlib.import_module(registry.REGISTRY[name]), "probe", None)
+        # A capability the row declares, not one looked for: a row that says ``probe`` and a module without it fails here.
+        probe = importlib.import_module(agent.module).probe if agent.probe else None
         for item in discover(adapter, env, hints):
             if isinstance(item, Notice):
                 problems.append(item.describe())
@@ -72,8 +76,8 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
                 if (shape == "unknown-schema" or shape.startswith("unreadable")) and not already:
                     problems.append(f"{item.path}: {shape}")
         sessions, events = indexed.get(name, (0, 0))
-        reports.append(ProviderReport(provider=name, label=adapter.label, evidence=adapter.evidence,
-                                      versions=list(adapter.versions), roots=roots, roots_found=found, sources=n,
+        reports.append(ProviderReport(provider=name, label=agent.label, evidence=agent.evidence,
+                                      versions=list(agent.versions), roots=roots, roots_found=found, sources=n,
                                       bytes=size, shapes=shapes, problems=problems, indexed_sessions=sessions,
                                       indexed_events=events, failed_sources=failed.get(name, []),
                                       notes=(noted or {}).get(name, [])))

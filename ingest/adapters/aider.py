@@ -39,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import EventCounter, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
@@ -459,11 +459,9 @@ class AiderAdapter:
     label: ClassVar[str] = "Aider"
     evidence: ClassVar[Evidence] = "observed"
     versions: ClassVar[tuple[str, ...]] = ("0.86.2",)
-    #: Discovery takes ``Hints``: the working directories of sessions already indexed.
-    uses_hints: ClassVar[bool] = True
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        base = paths.agent_home("aider", env)
+        base = manifest.agent_home("aider", env)
         assert base is not None
         if env.get("VOYAGER_AIDER_HOME"):
             return [base]
@@ -472,7 +470,7 @@ class AiderAdapter:
 
     def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
         names, named = history_names(env)
-        base = paths.agent_home("aider", env)
+        base = manifest.agent_home("aider", env)
         assert base is not None
         if env.get("VOYAGER_AIDER_HOME"):
             yield from _Finder((HISTORY_NAME,)).with_children(base)

@@ -16,8 +16,8 @@ one session's worth of state in memory and yield as they go.
 
 An agent with no fixed place for its sessions (Aider keeps a history file in each
 project) may ask for ``Hints``: what Voyager already knows that can lead to them (the
-working directories other sessions name). It says so with ``uses_hints = True`` and a
-``discover(env, hints)`` that takes them; :func:`discover` passes them only to such
+working directories other sessions name). Its manifest row says so (``uses_hints=True``) and its
+``discover(env, hints)`` takes them; :func:`discover` passes them only to such
 adapters, so every other adapter keeps the one-argument ``discover(env)``.
 """
 
@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Literal, Protocol, Union
 
 import msgspec
 
+from voyager_sessions.ingest import manifest
 from voyager_sessions.model import Event, Session
 
 
@@ -155,10 +156,16 @@ class Adapter(Protocol):
 
 
 def discover(adapter: Adapter, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
-    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter that declares ``uses_hints``."""
-    if getattr(adapter, "uses_hints", False):
+    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter whose row declares ``uses_hints``."""
+    if uses_hints(adapter):
         return adapter.discover(env, hints or Hints())  # type: ignore[call-arg]
     return adapter.discover(env)
+
+
+def uses_hints(adapter: Adapter) -> bool:
+    """True when ``adapter``'s manifest row declares that its ``discover`` takes ``Hints`` (a test double with no row: False)."""
+    agent = manifest.ROWS.get(adapter.name)
+    return agent is not None and agent.uses_hints
 
 
 def fingerprint(path: str | os.PathLike[str], *, wal: bool = False) -> Fingerprint:

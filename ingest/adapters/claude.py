@@ -35,7 +35,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -368,7 +368,7 @@ class ClaudeAdapter:
     versions: ClassVar[tuple[str, ...]] = ("2.1.328",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [paths.agent_home("claude", env) / "projects"]
+        return [manifest.agent_home("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -59,17 +60,17 @@ _EXITED = re.compile(r"\[Command exited with code (-?\d+)\]")
 
 def sessions_dir(env: Mapping[str, str]) -> Path:
     """The CLI's ``sessions/``: under ``$VOYAGER_CLINE_HOME`` when set, else ``$CLINE_SESSION_DATA_DIR``, else the data dir's."""
-    moved = None if env.get("VOYAGER_CLINE_HOME") else paths.agent_home("cline.sessions", env)
+    moved = None if env.get("VOYAGER_CLINE_HOME") else manifest.agent_home("cline.sessions", env)
     if moved is not None:
         return moved
-    data = paths.agent_home("cline", env)
+    data = manifest.agent_home("cline", env)
     assert data is not None
     return data / "sessions"
 
 
 def extension_dirs(env: Mapping[str, str]) -> list[Path]:
     """The extension's storage dirs: ``$VOYAGER_CLINE_VSCODE_HOME``, else one per VS Code-family app."""
-    named = paths.agent_home("cline.vscode", env)
+    named = manifest.agent_home("cline.vscode", env)
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
 
 
@@ -95,7 +96,7 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
 
 def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
     """Never silently empty: the CLI's session index exists but not one session file was found beside it."""
-    data = paths.agent_home("cline", env)
+    data = manifest.agent_home("cline", env)
     index = data / "db" / "sessions.db" if data is not None else None
     if index is not None and os.path.isfile(index):
         yield Notice(source=str(index), reason=f"the Cline CLI keeps a session index here but no session file was found "

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -64,7 +64,7 @@ _FAILED = frozenset({"errored", "canceled", "cancelled", "error"})
 
 def sessions_dir(env: Mapping[str, str]) -> Path:
     """``$VOYAGER_CONTINUE_HOME``, ``$CONTINUE_GLOBAL_DIR`` or ``~/.continue``, then ``sessions/``."""
-    base = paths.agent_home("continue", env)
+    base = manifest.agent_home("continue", env)
     assert base is not None
     return base / "sessions"
 

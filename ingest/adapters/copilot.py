@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
@@ -439,7 +439,7 @@ class CopilotAdapter:
     versions: ClassVar[tuple[str, ...]] = ("1.0.102",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("copilot", env)
+        home = manifest.agent_home("copilot", env)
         assert home is not None
         return [home / "session-state", home / "history-session-state"]
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import mutation_log
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -70,7 +71,7 @@ _SILENT_PARTS = frozenset({
 
 
 def user_dirs(env: Mapping[str, str]) -> list[Path]:
-    override = paths.agent_home("copilot-vscode.app", env)
+    override = manifest.agent_home("copilot-vscode.app", env)
     if override is not None:
         return [override]
     return [d for app in APPS for d in paths.vscode_user_dirs(env, app)]

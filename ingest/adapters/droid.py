@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     cached_by_stat,
@@ -359,7 +359,7 @@ class DroidAdapter:
     versions: ClassVar[tuple[str, ...]] = ("0.225.2",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("droid", env)
+        home = manifest.agent_home("droid", env)
         assert home is not None
         return [home / "sessions", home / "projects"]
 

@@ -46,7 +46,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -390,10 +390,9 @@ class DshAdapter:
     label: ClassVar[str] = LABEL
     evidence: ClassVar[Evidence] = "documented"
     versions: ClassVar[tuple[str, ...]] = ()
-    uses_hints: ClassVar[bool] = True
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        found = [paths.agent_home(h, env) for h in _HOMES]
+        found = [manifest.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p for p in found if p is not None))
 
     def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:

@@ -45,7 +45,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -546,7 +546,7 @@ class GeminiAdapter:
     versions: ClassVar[tuple[str, ...]] = ("0.61.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("gemini", env)
+        home = manifest.agent_home("gemini", env)
         return [home / "tmp"] if home is not None else []
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:

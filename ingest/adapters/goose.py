@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     SessionEvents,
     SessionFacts,
@@ -334,7 +334,7 @@ class GooseAdapter:
     versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        found = [paths.agent_home(h, env) for h in _HOMES]
+        found = [manifest.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p for p in found if p is not None))
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:

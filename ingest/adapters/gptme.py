@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     as_dict,
@@ -87,7 +87,7 @@ def logs_dirs(env: Mapping[str, str]) -> list[Path]:
     ``~/.local/share/gptme/logs``; and macOS's ``~/Library/Application Support/gptme/logs``."""
     found: dict[str, Path] = {}
     for home in ("gptme", "gptme.mac"):
-        root = paths.agent_home(home, env)
+        root = manifest.agent_home(home, env)
         if root is not None:
             found.setdefault(os.path.normpath(str(root)), root)
     return list(found.values())

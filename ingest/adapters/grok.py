@@ -41,7 +41,7 @@ from urllib.parse import unquote
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -70,7 +70,7 @@ _decode = decode_json
 
 
 def grok_home(env: Mapping[str, str]) -> Path:
-    home = paths.agent_home("grok", env)
+    home = manifest.agent_home("grok", env)
     assert home is not None
     return home
 

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -359,12 +359,12 @@ class HermesAdapter:
     versions: ClassVar[tuple[str, ...]] = ("0.19.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("hermes", env)
+        home = manifest.agent_home("hermes", env)
         assert home is not None
         return [home / "state.db", home / "profiles"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        home = paths.agent_home("hermes", env)
+        home = manifest.agent_home("hermes", env)
         assert home is not None
         yield from sqlite_source(PROVIDER, home / "state.db")
         try:

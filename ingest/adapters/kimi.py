@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
@@ -389,7 +389,7 @@ class KimiAdapter:
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         roots = []
         for home in ("kimi", "kimi.code"):
-            base = paths.agent_home(home, env)
+            base = manifest.agent_home(home, env)
             if base is not None:
                 roots.append(base / "sessions")
         return roots

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -60,7 +60,7 @@ def sessions_dirs(env: Mapping[str, str]) -> list[Path]:
     (and macOS's ``~/Library/Application Support/nanocoder``), each with ``sessions/`` below it."""
     found: dict[str, Path] = {}
     for home in ("nanocoder", "nanocoder.mac"):
-        base = paths.agent_home(home, env)
+        base = manifest.agent_home(home, env)
         if base is not None:
             found.setdefault(os.path.normpath(str(base)), base / "sessions")
     return list(found.values())

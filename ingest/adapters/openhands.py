@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     SessionFacts,
@@ -300,7 +300,7 @@ class OpenHandsAdapter:
     versions: ClassVar[tuple[str, ...]] = ("1.16.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [paths.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
+        return [manifest.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         conversations, sessions = self.roots(env)

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     compact_json,
@@ -68,7 +68,7 @@ def _is_omp(path: str) -> bool:
     """True when ``path`` lies in Oh My Pi's agent dir (resumed with ``omp``, not ``pi``)."""
     if f"{os.sep}.omp{os.sep}" in path:
         return True
-    root = paths.agent_home("omp", os.environ)
+    root = manifest.agent_home("omp", os.environ)
     if root is None:
         return False
     try:
@@ -238,11 +238,11 @@ class PiAdapter:
         read beside the agent dir's ``sessions/`` (sessions written before it was set stay there)."""
         found: list[Path] = []
         if not env.get("VOYAGER_PI_HOME"):
-            extra = paths.agent_home("pi.sessions", env)
+            extra = manifest.agent_home("pi.sessions", env)
             if extra is not None:
                 found.append(extra)
         for home in ("pi", "omp"):
-            base = paths.agent_home(home, env)
+            base = manifest.agent_home(home, env)
             if base is not None:
                 found.append(base / "sessions")
         unique: dict[str, Path] = {}

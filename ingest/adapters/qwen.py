@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
 from voyager_sessions.ingest.adapters._common import JsonlSessionRead, int_or_none, parse_ts, resume_in, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -227,11 +227,11 @@ class QwenAdapter:
     versions: ClassVar[tuple[str, ...]] = ("0.24.4",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("qwen", env)
+        home = manifest.agent_home("qwen", env)
         return [home / "projects"] if home is not None else []
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        home = paths.agent_home("qwen", env)
+        home = manifest.agent_home("qwen", env)
         if home is not None:
             yield from self._older_shape(home / "tmp")
         for root in self.roots(env):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import epoch, int_or_none, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
@@ -32,7 +33,7 @@ HISTORY_ITEM = "history_item.json"
 
 def storage_dirs(env: Mapping[str, str]) -> list[Path]:
     """``$VOYAGER_ROO_HOME`` when set (authoritative), else the extension's dir under every VS Code-family app."""
-    named = paths.agent_home("roo", env)
+    named = manifest.agent_home("roo", env)
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER
 from voyager_sessions.ingest.adapters._vibe_legacy import (
     MESSAGES,
@@ -45,7 +45,7 @@ _LEGACY_NAME = re.compile(r".+_\d{8}_\d{6}_[^_/]+")
 
 def session_root(env: Mapping[str, str]) -> Path:
     """Where Vibe logs sessions: ``<VOYAGER_VIBE_HOME | VIBE_HOME | ~/.vibe>/logs/session``."""
-    return paths.agent_home("vibe", env) / "logs" / "session"  # type: ignore[operator]
+    return manifest.agent_home("vibe", env) / "logs" / "session"  # type: ignore[operator]
 
 
 def _entries(folder: Path) -> tuple[list[os.DirEntry[str]], Notice | None]:

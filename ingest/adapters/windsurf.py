@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _aichat
 from voyager_sessions.ingest.adapters._common import UnknownRecords
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, table_exists, workspace_dirs, workspace_folder
@@ -37,12 +38,12 @@ ENCRYPTED = "unreadable (encrypted; no reader exists)"
 
 
 def app_dirs(env: Mapping[str, str]) -> list[Path]:
-    override = paths.agent_home("windsurf.app", env)
+    override = manifest.agent_home("windsurf.app", env)
     return [override] if override is not None else paths.vscode_user_dirs(env, "Windsurf")
 
 
 def cascade_dir(env: Mapping[str, str]) -> Path:
-    return paths.agent_home("windsurf", env) / "cascade"  # type: ignore[operator]
+    return manifest.agent_home("windsurf", env) / "cascade"  # type: ignore[operator]
 
 
 def _conversations(folder: Path) -> list[Path]:

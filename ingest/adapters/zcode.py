@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -63,7 +63,7 @@ _decode = decode_json
 
 
 def db_path(env: Mapping[str, str]) -> Path:
-    home = paths.agent_home("zcode", env)
+    home = manifest.agent_home("zcode", env)
     assert home is not None
     return home / "cli" / "db" / "db.sqlite"
 

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -298,7 +298,7 @@ class ZedAdapter:
     versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        found = [paths.agent_home(h, env) for h in _HOMES]
+        found = [manifest.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p / "threads" / "threads.db" for p in found if p is not None))
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
