@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import EventCounter, resume_in
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Hints, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
 from voyager_sessions.model import Event, Session, session_id
@@ -456,9 +456,6 @@ class AiderAdapter:
     """Aider's per-project ``.aider.chat.history.md`` files (see the module docstring for where they are looked for)."""
 
     name: ClassVar[str] = "aider"
-    label: ClassVar[str] = "Aider"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.86.2",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         base = manifest.agent_home("aider", env)

@@ -26,11 +26,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, Union
+from typing import Any, ClassVar, Protocol, Union
 
 import msgspec
 
 from voyager_sessions.ingest import manifest
+from voyager_sessions.ingest.manifest import Evidence as Evidence  # re-exported: adapters' products name it
 from voyager_sessions.model import Event, Session
 
 
@@ -125,22 +126,15 @@ class Hints(msgspec.Struct, frozen=True, kw_only=True):
 
     cwds: frozenset[str] = frozenset()
 
-#: How Voyager knows an agent's format: ``observed`` (tested on files the real CLI wrote,
-#: ``shared/fixtures/agents/``) or ``documented`` (built from public descriptions and peers'
-#: test data; not yet seen on a real install).
-Evidence = Literal["observed", "documented"]
-
 
 class Adapter(Protocol):
-    """What every adapter module's ``ADAPTER`` object provides (registered in ``voyager_sessions.ingest.adapters``)."""
+    """What every adapter module's ``ADAPTER`` object provides (named by its row in ``voyager_sessions.ingest.manifest``).
+
+    What people call the agent, how Voyager knows its format and its optional capabilities are the row's
+    (``label``, ``evidence``, ``versions``, ``probe``, ``uses_hints``), not the adapter's.
+    """
 
     name: ClassVar[str]
-    #: A human label for doctor and help output, e.g. "Claude Code".
-    label: ClassVar[str]
-    #: ``observed`` or ``documented`` (see ``Evidence``); ``voyager doctor`` shows it.
-    evidence: ClassVar[Evidence]
-    #: The agent versions whose real files the adapter was tested on (empty when documented).
-    versions: ClassVar[tuple[str, ...]]
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         """The places this adapter looks, for ``voyager doctor``."""

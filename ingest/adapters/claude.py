@@ -31,7 +31,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
@@ -363,9 +363,6 @@ class ClaudeAdapter:
     """Claude Code transcripts under ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``)."""
 
     name: ClassVar[str] = "claude"
-    label: ClassVar[str] = "Claude Code"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("2.1.328",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [manifest.agent_home("claude", env) / "projects"]

@@ -40,7 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.model import Event, Origin, Session, session_id
@@ -318,9 +318,6 @@ class ClineAdapter:
     """Cline: the CLI's ``sessions/*/*.messages.json`` and the VS Code extension's task folders."""
 
     name: ClassVar[str] = "cline"
-    label: ClassVar[str] = "Cline"
-    evidence: ClassVar[Evidence] = "observed"  # the CLI; the extension's task folders are documented only
-    versions: ClassVar[tuple[str, ...]] = ("3.0.65",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [sessions_dir(env), *(d / "tasks" for d in extension_dirs(env))]

@@ -40,7 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Session
@@ -393,9 +393,6 @@ class CodexAdapter:
     """Codex CLI rollouts under ``$CODEX_HOME/sessions`` and ``$CODEX_HOME/archived_sessions``."""
 
     name: ClassVar[str] = "codex"
-    label: ClassVar[str] = "Codex"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.169.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         home = manifest.agent_home("codex", env)

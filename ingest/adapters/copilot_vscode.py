@@ -51,7 +51,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.model import Event, Session, session_id
 
@@ -312,9 +312,6 @@ class CopilotVSCodeAdapter:
     """Copilot Chat's sessions in VS Code's (and Insiders', VSCodium's) storage; see the module doc."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Copilot Chat (VS Code)"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return user_dirs(env)

@@ -58,7 +58,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
@@ -261,9 +261,6 @@ class CrushAdapter:
     """Crush's per-project ``crush.db`` files, found through ``projects.json``, and ``~/.crush/crush.db``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def _global_dirs(self, env: Mapping[str, str]) -> list[Path]:
         return [p for p in (manifest.agent_home("crush", env),) if p is not None]

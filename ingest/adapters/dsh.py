@@ -60,7 +60,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
 from voyager_sessions.model import Event, Session, session_id
@@ -387,9 +387,6 @@ class DshAdapter:
     """DeepSeek Harness session logs (``session.jsonl.zstd``) under its sessions roots."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         found = [manifest.agent_home(h, env) for h in _HOMES]

@@ -57,7 +57,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import group_fingerprint, open_regular, subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import read_records
@@ -541,9 +541,6 @@ class GeminiAdapter:
     """Gemini CLI chats under ``<gemini home>/tmp/*/chats`` (``~/.gemini``, or ``$GEMINI_CLI_HOME/.gemini``)."""
 
     name: ClassVar[str] = "gemini"
-    label: ClassVar[str] = "Gemini CLI"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.61.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         home = manifest.agent_home("gemini", env)

@@ -48,7 +48,7 @@ from voyager_sessions.ingest.adapters._common import (
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, subdirs, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Session
@@ -304,9 +304,6 @@ class GptmeAdapter:
     """gptme's ``<logs>/<conversation>/conversation.jsonl`` files."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "gptme"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.35.1",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return logs_dirs(env)

@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from voyager_sessions import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kiro_cli, _kiro_db, _kiro_ide
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, with_side_file
 from voyager_sessions.ingest.sqlite import read_schema, sqlite_source
 
@@ -138,9 +138,6 @@ class KiroAdapter:
     """Kiro's CLI JSONL sessions, kiro-cli's SQLite conversations and the IDE's session documents."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Kiro"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         kiro = manifest.agent_home("kiro", env)

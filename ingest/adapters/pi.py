@@ -37,7 +37,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Session, session_id
@@ -228,9 +228,6 @@ class PiAdapter:
     """Pi's (and Oh My Pi's) session files under their agent dirs' ``sessions/``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Pi"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.73.1",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         """Pi's sessions dir(s), then Oh My Pi's. ``VOYAGER_PI_HOME`` names Pi's agent dir and is

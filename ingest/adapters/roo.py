@@ -23,7 +23,7 @@ from voyager_sessions import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import epoch, int_or_none, str_or_none
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json_object
 
 PROVIDER = "roo"
@@ -52,9 +52,6 @@ class RooAdapter:
     """Roo Code's task folders (the Cline-family shape), one session per task."""
 
     name: ClassVar[str] = "roo"
-    label: ClassVar[str] = "Roo Code"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [d / "tasks" for d in storage_dirs(env)]

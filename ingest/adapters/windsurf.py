@@ -28,7 +28,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _aichat
 from voyager_sessions.ingest.adapters._common import UnknownRecords
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, table_exists, workspace_dirs, workspace_folder
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.sqlite import connect_readonly, open_store, sqlite_source, unreadable
 
@@ -92,9 +92,6 @@ class WindsurfAdapter:
     """Windsurf's encrypted Cascade store (detected and reported) and its legacy chat panel (read)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Windsurf"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [cascade_dir(env), *app_dirs(env)]

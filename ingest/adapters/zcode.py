@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
@@ -299,9 +299,6 @@ class ZCodeAdapter:
     """ZCode's one SQLite database of sessions."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "ZCode"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [db_path(env)]

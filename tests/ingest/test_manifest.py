@@ -182,30 +182,50 @@ def test_reads_its_capture_without_writing_and_quotes_resume(name: str, tmp_path
         assert any(HOSTILE_CWD.decode() in part for part in (r.cwd or "", *r.argv)), s.resume
 
 
-def _jsonl_sources(items_home: Path, agent: manifest.Agent) -> list[Source]:
-    adapter = registry.get(agent.name)
-    return [s for s in discover(adapter, _env(items_home)) if isinstance(s, Source) and s.append_only]
+def _copied(name: str, tmp_path: Path) -> tuple[manifest.Agent, Path, list[Source]]:
+    """The row, a fake HOME holding a copy of its capture, and the sources found there (skip without a capture)."""
+    agent = manifest.row(name)
+    capture = _first_capture(name)
+    if capture is None:
+        pytest.skip(f"{name} has no real capture (documented); its test module's fixtures cover it")
+    home = tmp_path / "home"
+    shutil.copytree(CAPTURES / capture, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
+    adapter = registry.get(name)
+    return agent, home, [s for s in discover(adapter, _env(home)) if isinstance(s, Source)]
+
+
+def _reread(name: str, home: Path, path: str) -> list[Item]:
+    adapter = registry.get(name)
+    fresh = next(s for s in discover(adapter, _env(home)) if isinstance(s, Source) and s.path == path)
+    return list(adapter.read(fresh))
 
 
 @pytest.mark.parametrize("name", ROWS)
 def test_an_unknown_record_is_named_not_dropped(name: str, tmp_path: Path) -> None:
-    """A record of a kind the adapter has never seen, appended to a copy of its log, comes back as a notice."""
-    agent = manifest.row(name)
-    capture = _first_capture(name)
-    if capture is None or "jsonl" not in agent.stores:
-        pytest.skip(f"{name}: no real JSONL log to append an unknown record to")
-    home = tmp_path / "home"
-    shutil.copytree(CAPTURES / capture, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
-    sources = _jsonl_sources(home, agent)
-    if not sources:
-        pytest.skip(f"{name}: its capture has no append-only log")
-    target = Path(sources[0].path)
-    with open(target, "ab") as f:
+    """A record of a kind the adapter has never seen, appended to a copy of its JSONL log, comes back as a notice."""
+    _, home, sources = _copied(name, tmp_path)
+    logs = [s for s in sources if s.path.endswith(".jsonl")]
+    if not logs:
+        pytest.skip(f"{name}: no JSONL log in its capture to append an unknown record to")
+    with open(logs[0].path, "ab") as f:
         f.write(b'{"type": "voyager-contract-unknown", "payload": {"x": 1}}\n')
-    adapter = registry.get(agent.name)
-    fresh = next(s for s in discover(adapter, _env(home)) if isinstance(s, Source) and s.path == str(target))
-    notices = [i for i in adapter.read(fresh) if isinstance(i, Notice)]
-    assert notices, f"{name}: an unknown record was dropped without a notice"
+    items = _reread(name, home, logs[0].path)
+    assert any(isinstance(i, Notice) for i in items), f"{name}: an unknown record was dropped without a notice"
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_a_source_of_unknown_shape_is_never_silently_empty(name: str, tmp_path: Path) -> None:
+    """A text source rewritten to a shape the agent never wrote: a notice, or no session (the scan then says so)."""
+    _, home, sources = _copied(name, tmp_path)
+    texts = [s for s in sources if s.path.endswith((".json", ".jsonl", ".md")) and Path(s.path).is_file()]
+    if not texts:
+        pytest.skip(f"{name}: no text source in its capture to rewrite")
+    source = texts[0]
+    Path(source.path).write_text('{"voyager-contract": "a shape no agent writes"}\n')
+    items = _reread(name, home, source.path)
+    named = any(isinstance(i, Notice) for i in items)
+    empty = not any(isinstance(i, (Session, Event)) for i in items) and not source.empty_ok
+    assert named or empty, f"{name}: read a source of unknown shape as if it were fine: {items[:3]}"
 
 
 # -- a 31st agent: one row, one class, nothing else edited ---------------------------------------------------

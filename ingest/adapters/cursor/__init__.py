@@ -22,7 +22,7 @@ from typing import ClassVar
 from voyager_sessions import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, session_files, workspace_dirs
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor import cli, ide, transcripts
 from voyager_sessions.ingest.sqlite import sqlite_source
 
@@ -51,9 +51,6 @@ class CursorAdapter:
     """Cursor's editor chats, CLI chats and agent transcripts (see the module doc)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Cursor"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         #: The editor dirs the last discovery used: a transcript read checks them for a richer copy.
