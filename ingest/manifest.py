@@ -19,7 +19,6 @@ one small table, not for thirty parsers.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -512,6 +511,8 @@ def generated(root: Path) -> Iterator[tuple[Path, str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     """``--tables``: rewrite the tables under ``--root`` (default: here); ``--check``: only say which differ."""
+    import argparse  # only for this command line, never on a scan's or a search's path
+
     parser = argparse.ArgumentParser(prog="python -m voyager_sessions.ingest.manifest", description=__doc__.splitlines()[0])
     parser.add_argument("--tables", action="store_true", help="rewrite the agent tables in docs/agents.md and README.md")
     parser.add_argument("--check", action="store_true", help="with --tables: write nothing, exit 1 if a table is stale")

@@ -19,6 +19,8 @@ import importlib
 import inspect
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -226,6 +228,14 @@ def test_a_source_of_unknown_shape_is_never_silently_empty(name: str, tmp_path: 
     named = any(isinstance(i, Notice) for i in items)
     empty = not any(isinstance(i, (Session, Event)) for i in items) and not source.empty_ok
     assert named or empty, f"{name}: read a source of unknown shape as if it were fine: {items[:3]}"
+
+
+def test_the_manifest_imports_no_adapter() -> None:
+    """Names, labels and homes cost one small table: no adapter module is imported to answer them."""
+    code = ("import sys; from voyager_sessions.ingest import manifest, adapters; manifest.agent_variables(); "
+            "adapters.PROVIDERS; print([m for m in sys.modules if m.startswith('voyager_sessions.ingest.adapters.')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 # -- a 31st agent: one row, one class, nothing else edited ---------------------------------------------------
