@@ -406,15 +406,15 @@ BUILTIN: tuple[Agent, ...] = (
         stores=('json',)),
 )
 
-#: The table itself: provider name -> row, built-in rows first, then registered ones in registration order.
-ROWS: dict[str, Agent] = {agent.name: agent for agent in BUILTIN}
+#: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).
+ROWS: dict[str, Agent] = {}
 
 
 def register(agent: Agent) -> Agent:
     """Add ``agent`` to the manifest (the hook a plugin or a test uses); its name and homes must be new."""
     if agent.name in ROWS:
         raise ValueError(f"agent {agent.name!r} is already registered")
-    taken = set(agent.homes) & set(_homes())
+    taken = set(agent.homes) & set(homes())
     if taken:
         raise ValueError(f"agent {agent.name!r} declares homes already declared: {sorted(taken)}")
     ROWS[agent.name] = agent
@@ -438,13 +438,9 @@ def row(name: str) -> Agent:
     return ROWS[name]
 
 
-def _homes() -> dict[str, HomeEntries]:
-    return {home: entries for agent in ROWS.values() for home, entries in agent.homes.items()}
-
-
 def homes() -> dict[str, HomeEntries]:
-    """Home name -> entries, over every row (what ``AGENT_HOMES`` in ``paths`` used to be)."""
-    return _homes()
+    """Home name -> entries, over every row."""
+    return {home: entries for agent in ROWS.values() for home, entries in agent.homes.items()}
 
 
 def agent_home(name: str, env: Env | None = None) -> Path | None:
@@ -460,6 +456,11 @@ def agent_variables() -> list[str]:
     found = {var for agent in ROWS.values() for entries in agent.homes.values() for var, _ in entries}
     found |= {var for agent in ROWS.values() for var in agent.variables}
     return sorted(found - {"HOME"})
+
+
+# The built-in rows come in through the same hook as any other (so its checks hold for them too).
+for _agent in BUILTIN:
+    register(_agent)
 
 
 # -- the docs' tables ---------------------------------------------------------------------------------
