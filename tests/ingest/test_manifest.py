@@ -184,6 +184,46 @@ def test_reads_its_capture_without_writing_and_quotes_resume(name: str, tmp_path
         assert any(HOSTILE_CWD.decode() in part for part in (r.cwd or "", *r.argv)), s.resume
 
 
+@pytest.mark.parametrize("name", ROWS)
+def test_its_override_variables_move_it(name: str, tmp_path: Path) -> None:
+    """Each home's ``VOYAGER_…`` override, pointed at the store moved out of HOME, is where the adapter then finds it."""
+    agent = manifest.row(name)
+    capture = _first_capture(name)
+    if capture is None:
+        pytest.skip(f"{name} has no real capture (documented); its test module's fixtures cover it")
+    home, moved = tmp_path / "home", tmp_path / "moved"
+    shutil.copytree(CAPTURES / capture, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
+    adapter = registry.get(name)
+    before = sorted(s.path for s in discover(adapter, _env(home)) if isinstance(s, Source))
+    env = _env(home)
+    relocated: dict[str, Path] = {}  # the default dir under HOME -> where it went
+    for home_name, entries in agent.homes.items():
+        (var, sub), default = entries[0], dict(entries).get("HOME")
+        if not var.startswith("VOYAGER_") or not default or not (home / default).is_dir():
+            continue
+        target = moved / home_name / default  # keep the default's own path below it (some adapters read parents)
+        value = str(target.parents[len(Path(sub).parts) - 1]) if sub else str(target)
+        if env.get(var, value) != value:
+            pytest.skip(f"{name}: {var} names several homes at different places")
+        env[var] = value
+        if (home / default).exists():
+            relocated[str(home / default)] = target
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(home / default, target)
+    if not relocated:
+        pytest.skip(f"{name}: its capture holds no home with a default under HOME and an override")
+    after = sorted(s.path for s in discover(adapter, env) if isinstance(s, Source))
+
+    def where_now(path: str) -> str:
+        for old, new in relocated.items():
+            if Path(path).is_relative_to(old):
+                return str(new / Path(path).relative_to(old))
+        return path
+
+    assert after == sorted(where_now(p) for p in before), f"{name}: the override did not move what it found"
+    assert after, f"{name}: nothing found through its override"
+
+
 def _copied(name: str, tmp_path: Path) -> tuple[manifest.Agent, Path, list[Source]]:
     """The row, a fake HOME holding a copy of its capture, and the sources found there (skip without a capture)."""
     agent = manifest.row(name)
