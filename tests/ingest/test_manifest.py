@@ -2,7 +2,7 @@
 
 For each agent: the row's module has the adapter and exactly the capabilities the row declares;
 in a fake HOME built from its homes the adapter looks nowhere else, and finds its store there (its real
-capture, ``tests/fixtures/agents``, where one exists); reading every source leaves every file
+capture, ``tests/fixtures/agents``, where one exists), and where each home's ``VOYAGER_…`` override moves it; reading every source leaves every file
 byte-identical and creates nothing; every resume command reads back exactly, with the row's program,
 even when the session's directory is hostile; and a record of a kind it does not know is named in a
 notice, never silently dropped.
