@@ -13,7 +13,7 @@ Adding an agent is one adapter module, one row here and its captures (docs/contr
 elsewhere (a test's fake agent, a plugin) come in through :func:`register`, the same table the built-in rows
 live in, so nothing downstream tells the two apart.
 
-This module imports no adapter: ``voyager search`` and every caller that only needs names or homes pay for
+This module imports no adapter (and nothing but the standard library and ``paths``): ``voyager search`` and every caller that only needs names or homes pay for
 one small table, not for thirty parsers.
 """
 
@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
-
-import msgspec
 
 from voyager_sessions.paths import Env, resolve_home
 
@@ -40,8 +39,13 @@ Evidence = Literal["observed", "documented"]
 HomeEntries = tuple[tuple[str, str], ...]
 
 
-class Agent(msgspec.Struct, frozen=True, kw_only=True):
-    """One agent Voyager reads. Only ``name``, ``label`` and ``module`` are required."""
+@dataclass(frozen=True, kw_only=True)
+class Agent:
+    """One agent Voyager reads. Only ``name``, ``label`` and ``module`` are required.
+
+    A frozen dataclass, not a msgspec Struct: the manifest is read by ``voyager --help`` (the ``--provider``
+    choices), which must load no engine (tests/test_cli.py), and it is never encoded or decoded.
+    """
 
     #: The provider name: ``provider:`` in queries, ``--provider``, the ``provider`` of every session.
     name: str
@@ -55,7 +59,7 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True):
     #: A qualifier of the evidence for the docs, e.g. "CLI; VS Code extension documented".
     evidence_note: str = ""
     #: Home name -> its entries (see ``HomeEntries``). Home names are global: ``<agent>`` or ``<agent>.<surface>``.
-    homes: dict[str, HomeEntries] = {}
+    homes: dict[str, HomeEntries] = field(default_factory=dict)
     #: Variables the adapter reads that name no home (lists of roots, a file name): cleared for a fake HOME.
     variables: tuple[str, ...] = ()
     #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``…+zstd``, ``encrypted``.

@@ -7,6 +7,7 @@ cannot pass for parallel reading.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -215,7 +216,7 @@ def test_provider_files_are_only_read_by_workers(home, monkeypatch, pools):
 
 
 def _die_on(monkeypatch, victim: Path, after: int = 0) -> None:
-    dying = msgspec.structs.replace(manifest.row("claude"), module="tests.scan._dying_adapter")
+    dying = dataclasses.replace(manifest.row("claude"), module="tests.scan._dying_adapter")
     monkeypatch.setitem(manifest.ROWS, "claude", dying)
     monkeypatch.setenv("VOYAGER_TEST_DIE_ON", victim.name)
     monkeypatch.setenv("VOYAGER_TEST_DIE_AFTER", str(after))
