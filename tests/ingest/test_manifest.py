@@ -355,7 +355,7 @@ def test_a_new_agent_is_one_row_and_one_class(toy: Path, tmp_path: Path) -> None
     assert line + " `toy --resume <id>` in cwd |" in manifest.docs_table().splitlines()
     assert line in manifest.readme_table().splitlines()
     # and a scan indexes it like any other agent
-    res = run("scan", "--json")
+    res = run("scan", "--json", "--provider", "toy")
     assert res.exit_code == 0, res.stderr
     hits = json.loads(run("search", "TOYMARKER", "--json", "--no-refresh").stdout)["hits"]
     assert [(h["provider"], h["kind"]) for h in hits] == [("toy", "user")]
