@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discover
 
 
@@ -76,16 +77,18 @@ def drift_note(seen: Iterable[str], observed: Iterable[str]) -> str | None:
 def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]],
              noted: dict[str, list[str]] | None = None, hints: Hints | None = None,
              versions: dict[str, dict[str, int]] | None = None) -> list[ProviderReport]:
-    """One report per registered adapter. ``indexed``: provider -> (sessions, events); ``failed`` and
+    """One report per agent of the manifest (its label, evidence and versions come from its row). ``indexed``: provider -> (sessions, events); ``failed`` and
     ``noted``: provider -> "<path>: <reason>" for sources that failed, or were read with pieces skipped;
     ``hints``: what the scan would hand adapters that ask for them (see ``base.Hints``); ``versions``:
     provider -> {agent version -> sessions} of the indexed sessions whose files name it."""
     reports = []
-    for name in registry.PROVIDERS:
+    for name in manifest.names():
+        agent = manifest.row(name)
         try:
             adapter = registry.get(name)
         except Exception as exc:
-            reports.append(ProviderReport(provider=name, label=name, roots=[], roots_found=[], sources=0, bytes=0,
+            reports.append(ProviderReport(provider=name, label=agent.label, evidence=agent.evidence,
+                                          versions=list(agent.versions), roots=[], roots_found=[], sources=0, bytes=0,
                                           problems=[f"adapter unavailable: {type(exc).__name__}: {exc}"]))
             continue
         roots = [str(r) for r in adapter.roots(env)]
@@ -93,7 +96,8 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
         n = size = 0
         shapes: dict[str, int] = {}
         problems: list[str] = []
-        probe = getattr(importlib.import_module(registry.REGISTRY[name]), "probe", None)
+        # A capability the row declares, not one looked for: a row that says ``probe`` and a module without it fails here.
+        probe = importlib.import_module(agent.module).probe if agent.probe else None
         for item in discover(adapter, env, hints):
             if isinstance(item, Notice):
                 problems.append(item.describe())
@@ -110,11 +114,11 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
                     problems.append(f"{item.path}: {shape}")
         sessions, events = indexed.get(name, (0, 0))
         seen = (versions or {}).get(name, {})
-        reports.append(ProviderReport(provider=name, label=adapter.label, evidence=adapter.evidence,
-                                      versions=list(adapter.versions), roots=roots, roots_found=found, sources=n,
+        reports.append(ProviderReport(provider=name, label=agent.label, evidence=agent.evidence,
+                                      versions=list(agent.versions), roots=roots, roots_found=found, sources=n,
                                       bytes=size, shapes=shapes, problems=problems, indexed_sessions=sessions,
                                       indexed_events=events, failed_sources=failed.get(name, []),
                                       notes=(noted or {}).get(name, []),
                                       versions_seen={v: seen[v] for v in sorted_versions(seen)},
-                                      drift=drift_note(seen, adapter.versions) if adapter.evidence == "observed" else None))
+                                      drift=drift_note(seen, agent.versions) if agent.evidence == "observed" else None))
     return reports

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.manifest import agent_variables
 
 #: The repository's folders that are installed under another name (pyproject's package-dir mapping).
 FOLDER_PACKAGES = ("search", "ingest", "store")

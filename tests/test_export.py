@@ -98,7 +98,7 @@ def test_markdown_holds_everything_in_the_timeline(demo, run) -> None:
         for ev in doc["events"]:
             if ev["seq"] >= 0:
                 assert ev["text"].strip().splitlines()[0].replace("`", "") in text.replace("`", ""), ev
-    for fact in ("| Agent | Codex (codex) |", "| Branch | fix/timeout-param |", "| Model | gpt-5-codex |",
+    for fact in ("| Agent | Codex CLI (codex) |", "| Branch | fix/timeout-param |", "| Model | gpt-5-codex |",
                  "git@example.com:dev/config-service.git", "| Started | 2026-11-06 10:00:00 UTC |"):
         assert fact in md
     assert md.count("<details>") == md.count("</details>") > 0

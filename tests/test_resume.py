@@ -25,31 +25,17 @@ import pytest
 from tests.conftest import CLAUDE_SID, _line, claude_session_lines, run_subprocess, write_claude
 from tests.captures import CAPTURES
 from tests.ingest.test_captures import captures, provider_of
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.model import Session
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.manifest import agent_variables
 from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
 
-#: The program each resumable agent is reopened with.
-BINARY = {
-    "claude": "claude", "codex": "codex", "opencode": "opencode", "kilo": "kilo", "pi": "pi", "hermes": "hermes",
-    "kimi": "kimi", "gemini": "gemini", "qwen": "qwen", "cursor": "cursor-agent", "copilot": "copilot",
-    "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
-    "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
-    "gptme": "gptme", "continue": "cn", "nanocoder": "nanocoder",
-}
-#: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
-NO_RESUME = {
-    "copilot-vscode": "chats reopen in VS Code",
-    "windsurf": "Cascade reopens in the editor",
-    "roo": "tasks reopen in the VS Code extension",
-    "antigravity": "no resume command known",
-    "zcode": "an app, no command",
-    "dsh": "no resume command found in its releases",
-    "zed": "threads reopen in the editor",
-    "open-interpreter": "no resume by id: `interpreter --conversations` opens a picker",
-    "mini-swe-agent": "a run cannot be resumed",
-}
+#: The program each resumable agent is reopened with (its manifest row's ``binary``).
+BINARY = {a.name: a.binary for a in manifest.ROWS.values() if a.binary}
+#: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why
+#: (the row's ``resume`` text).
+NO_RESUME = {a.name: a.resume for a in manifest.ROWS.values() if not a.binary}
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose"}
 

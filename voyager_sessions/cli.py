@@ -35,7 +35,7 @@ from voyager_sessions.cmdutil import (
     run_scan,
     use_color,
 )
-from voyager_sessions.ingest.adapters import PROVIDERS
+from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.paths import DataDir
 from voyager_sessions.plural import count
 from voyager_sessions.textsafe import printable
@@ -152,7 +152,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(PROVIDERS)}.")
+@click.option("--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(registry.PROVIDERS)}.")
 @click.option("--keep-missing", is_flag=True, help="Keep sessions whose source files are gone.")
 @click.option("--rebuild", is_flag=True, help="Build the index anew from every source (a damaged index is rebuilt anyway).")
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another scan to finish.")
@@ -166,9 +166,10 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
 
     Sources that disappeared leave the index too, unless --keep-missing.
     """
+    known = registry.PROVIDERS  # read now: a row registered after start-up is a provider too
     for p in providers:
-        if p not in PROVIDERS:
-            raise UserError(f"unknown provider '{p}': use one of {', '.join(PROVIDERS)}")
+        if p not in known:
+            raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
     summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait,
                        rebuild=rebuild, workers=workers)
     if as_json:

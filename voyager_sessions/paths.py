@@ -1,9 +1,11 @@
-"""Where things live: Voyager's private data dir and each agent's session store.
+"""Where things live: Voyager's private data dir, and the rules that find agents' homes.
 
 Every location is derived from an environment mapping (``os.environ`` by default) so
 tests and the demo can point Voyager at a fake HOME without touching the real one.
-For each agent, ``VOYAGER_<AGENT>_…`` is an explicit override and is authoritative
-when set (no other place is probed); then the agent's own variable; then its default.
+Which agent lives where is declared in the agent manifest (``voyager_sessions.ingest.manifest``);
+here is only the rule its entries follow (:func:`resolve_home`: for each agent,
+``VOYAGER_<AGENT>_…`` is an explicit override, authoritative when set; then the agent's own
+variable; then its default) and the VS Code-family user dirs several agents share.
 """
 
 from __future__ import annotations
@@ -174,142 +176,21 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-#: Where each agent keeps its sessions: for each *home* (an agent, or one surface of an agent
-#: that has several), the variables that name it, in order, each with the path below it.
-#: The first variable that is set wins; ``HOME`` is always set, so the last entry is the
-#: default. Every home's first variable is Voyager's own override (``VOYAGER_<…>``): when it
-#: is set it is authoritative, nothing else is probed for that home. Adapters, the tests'
-#: fake HOME and the bench all read this one table (see ``docs/agents.md``).
-AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
-    "claude": (("VOYAGER_CLAUDE_HOME", ""), ("CLAUDE_CONFIG_DIR", ""), ("HOME", ".claude")),
-    "codex": (("VOYAGER_CODEX_HOME", ""), ("CODEX_HOME", ""), ("HOME", ".codex")),
-    "opencode": (("VOYAGER_OPENCODE_HOME", ""), ("XDG_DATA_HOME", "opencode"), ("HOME", ".local/share/opencode")),
-    # A database named outright: authoritative, no directory is probed (an empty path means "not named").
-    "opencode.db": (("VOYAGER_OPENCODE_DB", ""), ("OPENCODE_DB", "")),
-    # Pi's agent dir (sessions in ``sessions/`` below it); PI_CODING_AGENT_SESSION_DIR names the
-    # sessions dir itself and is read beside it unless VOYAGER_PI_HOME is set.
-    "pi": (("VOYAGER_PI_HOME", ""), ("PI_CODING_AGENT_DIR", ""), ("HOME", ".pi/agent")),
-    "pi.sessions": (("PI_CODING_AGENT_SESSION_DIR", ""),),
-    # Oh My Pi, a fork of Pi writing the same session format under its own agent dir.
-    "omp": (("VOYAGER_OMP_HOME", ""), ("OMP_CODING_AGENT_DIR", ""), ("HOME", ".omp/agent")),
-    # Kimi CLI (the Python CLI, up to 1.x) keeps everything in its "share dir".
-    "kimi": (("VOYAGER_KIMI_HOME", ""), ("KIMI_SHARE_DIR", ""), ("HOME", ".kimi")),
-    # Kimi Code, the CLI that replaced it.
-    "kimi.code": (("VOYAGER_KIMI_CODE_HOME", ""), ("KIMI_CODE_HOME", ""), ("HOME", ".kimi-code")),
-    "hermes": (("VOYAGER_HERMES_HOME", ""), ("HERMES_HOME", ""), ("HOME", ".hermes")),
-    # The `.gemini` dir itself; GEMINI_CLI_HOME replaces HOME for Gemini CLI (it keeps `.gemini` below it).
-    "gemini": (("VOYAGER_GEMINI_HOME", ""), ("GEMINI_CLI_HOME", ".gemini"), ("HOME", ".gemini")),
-    # Qwen Code keeps `projects/` under its runtime dir, which defaults to its config dir (`QWEN_HOME`).
-    "qwen": (("VOYAGER_QWEN_HOME", ""), ("QWEN_RUNTIME_DIR", ""), ("QWEN_HOME", ""), ("HOME", ".qwen")),
-    # Cursor CLI's home (chats/, projects/*/agent-transcripts/); CURSOR_CONFIG_DIR moves the CLI's
-    # config dir (Cursor's CLI docs; deja-vu reads its chats there too: *verify*).
-    "cursor": (("VOYAGER_CURSOR_HOME", ""), ("CURSOR_CONFIG_DIR", ""), ("HOME", ".cursor")),
-    # VS Code-style user dirs (``…/<App>/User``): only Voyager's override here; unset, the
-    # adapter probes ``vscode_user_dirs(env, app)`` (the default differs by platform).
-    "cursor.app": (("VOYAGER_CURSOR_APP_DIR", ""),),
-    "copilot-vscode.app": (("VOYAGER_COPILOT_VSCODE_HOME", ""),),
-    # Windsurf's own home (cascade/), and its editor's user dir.
-    "windsurf": (("VOYAGER_WINDSURF_HOME", ""), ("HOME", ".codeium/windsurf")),
-    "windsurf.app": (("VOYAGER_WINDSURF_APP_DIR", ""),),
-    # GitHub Copilot CLI moves its whole config dir with COPILOT_HOME (as --config-dir does).
-    "copilot": (("VOYAGER_COPILOT_HOME", ""), ("COPILOT_HOME", ""), ("HOME", ".copilot")),
-    # Factory documents no variable that moves ~/.factory (FACTORY_API_KEY is a key, not a place).
-    "droid": (("VOYAGER_DROID_HOME", ""), ("HOME", ".factory")),
-    # Mistral Vibe's home (``VIBE_HOME``, else ~/.vibe); sessions live in its logs/session/.
-    "vibe": (("VOYAGER_VIBE_HOME", ""), ("VIBE_HOME", ""), ("HOME", ".vibe")),
-    # OpenHands' persistence dir (OpenHands CLI: ``OPENHANDS_PERSISTENCE_DIR``, else ~/.openhands):
-    # V0 sessions live in its sessions/ ...
-    "openhands": (("VOYAGER_OPENHANDS_HOME", ""), ("OPENHANDS_PERSISTENCE_DIR", ""), ("HOME", ".openhands")),
-    # ... and V1 conversations in its conversations/, which ``OPENHANDS_CONVERSATIONS_DIR`` can move.
-    "openhands.conversations": (("VOYAGER_OPENHANDS_HOME", "conversations"), ("OPENHANDS_CONVERSATIONS_DIR", ""),
-                                ("OPENHANDS_PERSISTENCE_DIR", "conversations"), ("HOME", ".openhands/conversations")),
-    # Aider keeps its history in each project: this is the directory searched with its children
-    # (see ingest/adapters/aider.py for the other places: known cwds, VOYAGER_AIDER_ROOTS).
-    "aider": (("VOYAGER_AIDER_HOME", ""), ("HOME", "")),
-    # The Cline CLI's data dir (sessions/, db/); CLINE_DIR is the config dir that holds data/.
-    "cline": (("VOYAGER_CLINE_HOME", ""), ("CLINE_DATA_DIR", ""), ("CLINE_DIR", "data"), ("HOME", ".cline/data")),
-    # CLINE_SESSION_DATA_DIR moves sessions/ out of the data dir (unset: <cline>/sessions).
-    "cline.sessions": (("CLINE_SESSION_DATA_DIR", ""),),
-    # The VS Code extension's storage dir (globalStorage/saoudrizwan.claude-dev) named outright;
-    # unset: that folder under every VS Code-family user dir (vscode_user_dirs).
-    "cline.vscode": (("VOYAGER_CLINE_VSCODE_HOME", ""),),
-    # Roo Code's storage dir (globalStorage/rooveterinaryinc.roo-cline), likewise.
-    "roo": (("VOYAGER_ROO_HOME", ""),),
-    # Kilo Code CLI, OpenCode's fork: the same layout in its own data dir (kilo.db).
-    "kilo": (("VOYAGER_KILO_HOME", ""), ("XDG_DATA_HOME", "kilo"), ("HOME", ".local/share/kilo")),
-    "kilo.db": (("VOYAGER_KILO_DB", ""),),
-    # DeepSeek Harness: its own DSH_HOME, then the other roots its PyPI companion probes. With
-    # VOYAGER_DSH_HOME set every entry names the same directory (the override is authoritative).
-    "dsh": (("VOYAGER_DSH_HOME", "sessions"), ("DSH_HOME", "sessions"), ("HOME", ".dsh/sessions")),
-    "dsh.alt": (("VOYAGER_DSH_HOME", "sessions"), ("HOME", ".deepseek-harness/sessions")),
-    "dsh.config": (("VOYAGER_DSH_HOME", "sessions"), ("XDG_CONFIG_HOME", "dsh/sessions"), ("HOME", ".config/dsh/sessions")),
-    # Zed's data dir on Linux (Flatpak first, as Zed itself does), then macOS's.
-    "zed": (("VOYAGER_ZED_HOME", ""), ("FLATPAK_XDG_DATA_HOME", "zed"), ("XDG_DATA_HOME", "zed"), ("HOME", ".local/share/zed")),
-    "zed.mac": (("VOYAGER_ZED_HOME", ""), ("HOME", "Library/Application Support/Zed")),
-    # Goose: the directory of sessions.db (and legacy *.jsonl); GOOSE_PATH_ROOT is Goose's own root.
-    "goose": (("VOYAGER_GOOSE_HOME", "sessions"), ("GOOSE_PATH_ROOT", "data/sessions"), ("XDG_DATA_HOME", "goose/sessions"),
-              ("HOME", ".local/share/goose/sessions")),
-    "goose.legacy": (("VOYAGER_GOOSE_HOME", "sessions"), ("HOME", ".goose/sessions")),
-    # Crush: its global data dir (projects.json lists every project's data dir), then ~/.crush.
-    "crush": (("VOYAGER_CRUSH_HOME", ""), ("CRUSH_GLOBAL_DATA", ""), ("XDG_DATA_HOME", "crush"), ("HOME", ".local/share/crush")),
-    "crush.home": (("VOYAGER_CRUSH_HOME", ""), ("HOME", ".crush")),
-    # Kiro has three homes and no variable of its own for any (none documented): ~/.kiro (the
-    # CLI's JSONL sessions), the IDE's VS Code-style user dir (unset: vscode_user_dirs(env, "Kiro"),
-    # and the macOS one beside it wherever Voyager runs), and kiro-cli's data dir (data.sqlite3).
-    "kiro": (("VOYAGER_KIRO_HOME", ""), ("HOME", ".kiro")),
-    "kiro.app": (("VOYAGER_KIRO_APP_DIR", ""),),
-    "kiro.cli": (("VOYAGER_KIRO_CLI_HOME", ""), ("XDG_DATA_HOME", "kiro-cli"), ("HOME", ".local/share/kiro-cli")),
-    # The folder holding Antigravity's ``antigravity*`` dirs (CLI, IDE, desktop); no variable of its own.
-    "antigravity": (("VOYAGER_ANTIGRAVITY_HOME", ""), ("HOME", ".gemini")),
-    "zcode": (("VOYAGER_ZCODE_HOME", ""), ("HOME", ".zcode")),
-    # xAI's Grok Build; GROK_HOME relocates its whole tree (sessions/, grok.db).
-    "grok": (("VOYAGER_GROK_HOME", ""), ("GROK_HOME", ""), ("HOME", ".grok")),
-    # gptme's logs dir (one folder a conversation); GPTME_LOGS_HOME moves it, else XDG's data dir.
-    "gptme": (("VOYAGER_GPTME_HOME", ""), ("GPTME_LOGS_HOME", ""), ("XDG_DATA_HOME", "gptme/logs"),
-              ("HOME", ".local/share/gptme/logs")),
-    "gptme.mac": (("VOYAGER_GPTME_HOME", ""), ("HOME", "Library/Application Support/gptme/logs")),
-    # Continue's global dir (sessions/ below it), shared by the CLI (cn) and the IDE extensions.
-    "continue": (("VOYAGER_CONTINUE_HOME", ""), ("CONTINUE_GLOBAL_DIR", ""), ("HOME", ".continue")),
-    # Nanocoder's data dir (sessions/ below it): NANOCODER_DATA_DIR, else XDG's data dir; then macOS's.
-    "nanocoder": (("VOYAGER_NANOCODER_HOME", ""), ("NANOCODER_DATA_DIR", ""), ("XDG_DATA_HOME", "nanocoder"),
-                  ("HOME", ".local/share/nanocoder")),
-    "nanocoder.mac": (("VOYAGER_NANOCODER_HOME", ""), ("HOME", "Library/Application Support/nanocoder")),
-    # Open Interpreter's config dir (platformdirs' user_config_dir: conversations/ below it), then macOS's.
-    "open-interpreter": (("VOYAGER_OPEN_INTERPRETER_HOME", ""), ("XDG_CONFIG_HOME", "open-interpreter"),
-                         ("HOME", ".config/open-interpreter")),
-    "open-interpreter.mac": (("VOYAGER_OPEN_INTERPRETER_HOME", ""), ("HOME", "Library/Application Support/open-interpreter")),
-    # mini-swe-agent's global config dir (last_mini_run.traj.json): MSWEA_GLOBAL_CONFIG_DIR, else
-    # platformdirs' user_config_dir (macOS: releases before 2.x used Application Support, newer ~/.config).
-    "mini-swe-agent": (("VOYAGER_MINI_SWE_AGENT_HOME", ""), ("MSWEA_GLOBAL_CONFIG_DIR", ""),
-                       ("XDG_CONFIG_HOME", "mini-swe-agent"), ("HOME", ".config/mini-swe-agent")),
-    "mini-swe-agent.mac": (("VOYAGER_MINI_SWE_AGENT_HOME", ""), ("MSWEA_GLOBAL_CONFIG_DIR", ""),
-                           ("HOME", "Library/Application Support/mini-swe-agent")),
-}
+def resolve_home(entries: Sequence[tuple[str, str]], env: Env | None = None) -> Path | None:
+    """The place ``entries`` name: the first ``(variable, path below it)`` whose variable is set.
 
-
-def agent_home(name: str, env: Env | None = None) -> Path | None:
-    """The directory (or file) of home ``name`` in ``AGENT_HOMES``: the first of its variables that is set.
-
-    None when none of its variables is set (only for homes without a ``HOME`` default).
+    ``HOME`` is always set, so an entry ``("HOME", sub)`` is the default; None when none of the
+    variables is set (only for places without a ``HOME`` entry). Which agent lives where is the
+    agent manifest's business (``voyager_sessions.ingest.manifest``: each row's ``homes``); this is
+    only the rule that turns one of its entries into a path.
     """
     e = _env(env)
-    for var, sub in AGENT_HOMES[name]:
+    for var, sub in entries:
         value = home(e) if var == "HOME" else e.get(var)
         if value:
             base = Path(value).expanduser()
             return base / sub if sub else base
     return None
-
-
-#: Variables that steer where agents' sessions are found without naming a home (lists of roots,
-#: a file name): adapters read them directly; tests clear them with the others.
-AGENT_EXTRA_VARIABLES: tuple[str, ...] = ("VOYAGER_AIDER_ROOTS", "AIDER_CHAT_HISTORY_FILE")
-
-
-def agent_variables() -> list[str]:
-    """Every variable ``AGENT_HOMES`` reads but ``HOME``, and ``AGENT_EXTRA_VARIABLES`` (tests clear them all for a fake HOME)."""
-    homes = {var for entries in AGENT_HOMES.values() for var, _ in entries if var != "HOME"}
-    return sorted(homes | set(AGENT_EXTRA_VARIABLES))
 
 
 #: VS Code and the forks whose user dirs extensions keep their data in, by the app's folder name.

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
@@ -52,7 +52,7 @@ _BOOKKEEPING_ARGS = frozenset({"thought", "blocking", "is_static", "hidden", "co
 
 def v0_root(env: Mapping[str, str]) -> Path:
     """``<OpenHands persistence dir>/sessions``."""
-    return paths.agent_home("openhands", env) / "sessions"  # type: ignore[operator]
+    return manifest.agent_home("openhands", env) / "sessions"  # type: ignore[operator]
 
 
 def is_v0(folder: Path) -> bool:

@@ -39,9 +39,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import EventCounter, release, resume_in
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Hints, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
 from voyager_sessions.model import Event, Session, session_id
@@ -456,14 +456,9 @@ class AiderAdapter:
     """Aider's per-project ``.aider.chat.history.md`` files (see the module docstring for where they are looked for)."""
 
     name: ClassVar[str] = "aider"
-    label: ClassVar[str] = "Aider"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.86.2",)
-    #: Discovery takes ``Hints``: the working directories of sessions already indexed.
-    uses_hints: ClassVar[bool] = True
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        base = paths.agent_home("aider", env)
+        base = manifest.agent_home("aider", env)
         assert base is not None
         if env.get("VOYAGER_AIDER_HOME"):
             return [base]
@@ -472,7 +467,7 @@ class AiderAdapter:
 
     def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
         names, named = history_names(env)
-        base = paths.agent_home("aider", env)
+        base = manifest.agent_home("aider", env)
         assert base is not None
         if env.get("VOYAGER_AIDER_HOME"):
             yield from _Finder((HISTORY_NAME,)).with_children(base)

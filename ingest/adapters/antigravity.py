@@ -37,10 +37,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import JsonlSessionRead, list_or_empty, parse_ts, str_or_none
 from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number, tool_text
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
 from voyager_sessions.model import Session
@@ -65,7 +65,7 @@ _METADATA = re.compile(r"<ADDITIONAL_METADATA>(.*?)</ADDITIONAL_METADATA>", re.D
 
 def antigravity_dirs(env: Mapping[str, str]) -> list[Path]:
     """Antigravity's folders: every ``antigravity*`` folder in the home, or the home itself when it is one."""
-    base = paths.agent_home("antigravity", env)
+    base = manifest.agent_home("antigravity", env)
     assert base is not None
     if os.path.isdir(base / "brain") or os.path.isdir(base / "conversations"):
         return [base]
@@ -187,9 +187,6 @@ class AntigravityAdapter:
     """Antigravity's brain transcripts; its protobuf conversation stores are named, not read."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Antigravity"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [d / sub for d in antigravity_dirs(env) for sub in ("brain", "conversations")]

@@ -16,8 +16,8 @@ one session's worth of state in memory and yield as they go.
 
 An agent with no fixed place for its sessions (Aider keeps a history file in each
 project) may ask for ``Hints``: what Voyager already knows that can lead to them (the
-working directories other sessions name). It says so with ``uses_hints = True`` and a
-``discover(env, hints)`` that takes them; :func:`discover` passes them only to such
+working directories other sessions name). Its manifest row says so (``uses_hints=True``) and its
+``discover(env, hints)`` takes them; :func:`discover` passes them only to such
 adapters, so every other adapter keeps the one-argument ``discover(env)``.
 """
 
@@ -26,10 +26,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, Union
+from typing import Any, ClassVar, Protocol, Union
 
 import msgspec
 
+from voyager_sessions.ingest import manifest
+from voyager_sessions.ingest.manifest import Evidence as Evidence  # re-exported: adapters' products name it
 from voyager_sessions.model import Event, Session
 
 
@@ -124,22 +126,15 @@ class Hints(msgspec.Struct, frozen=True, kw_only=True):
 
     cwds: frozenset[str] = frozenset()
 
-#: How Voyager knows an agent's format: ``observed`` (tested on files the real CLI wrote,
-#: ``shared/fixtures/agents/``) or ``documented`` (built from public descriptions and peers'
-#: test data; not yet seen on a real install).
-Evidence = Literal["observed", "documented"]
-
 
 class Adapter(Protocol):
-    """What every adapter module's ``ADAPTER`` object provides (registered in ``voyager_sessions.ingest.adapters``)."""
+    """What every adapter module's ``ADAPTER`` object provides (named by its row in ``voyager_sessions.ingest.manifest``).
+
+    What people call the agent, how Voyager knows its format and its optional capabilities are the row's
+    (``label``, ``evidence``, ``versions``, ``probe``, ``uses_hints``), not the adapter's.
+    """
 
     name: ClassVar[str]
-    #: A human label for doctor and help output, e.g. "Claude Code".
-    label: ClassVar[str]
-    #: ``observed`` or ``documented`` (see ``Evidence``); ``voyager doctor`` shows it.
-    evidence: ClassVar[Evidence]
-    #: The agent versions whose real files the adapter was tested on (empty when documented).
-    versions: ClassVar[tuple[str, ...]]
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         """The places this adapter looks, for ``voyager doctor``."""
@@ -155,10 +150,16 @@ class Adapter(Protocol):
 
 
 def discover(adapter: Adapter, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
-    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter that declares ``uses_hints``."""
-    if getattr(adapter, "uses_hints", False):
+    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter whose row declares ``uses_hints``."""
+    if uses_hints(adapter):
         return adapter.discover(env, hints or Hints())  # type: ignore[call-arg]
     return adapter.discover(env)
+
+
+def uses_hints(adapter: Adapter) -> bool:
+    """True when ``adapter``'s manifest row declares that its ``discover`` takes ``Hints`` (a test double with no row: False)."""
+    agent = manifest.ROWS.get(adapter.name)
+    return agent is not None and agent.uses_hints
 
 
 def fingerprint(path: str | os.PathLike[str], *, wal: bool = False) -> Fingerprint:

@@ -32,11 +32,11 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -365,12 +365,9 @@ class ClaudeAdapter:
     """Claude Code transcripts under ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``)."""
 
     name: ClassVar[str] = "claude"
-    label: ClassVar[str] = "Claude Code"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("2.1.328",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [paths.agent_home("claude", env) / "projects"]
+        return [manifest.agent_home("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
     DeltaStream,
@@ -40,7 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json, read_json_object, read_json_streamed
 from voyager_sessions.model import Event, Origin, Session, session_id
@@ -63,17 +64,17 @@ _EXITED = re.compile(r"\[Command exited with code (-?\d+)\]")
 
 def sessions_dir(env: Mapping[str, str]) -> Path:
     """The CLI's ``sessions/``: under ``$VOYAGER_CLINE_HOME`` when set, else ``$CLINE_SESSION_DATA_DIR``, else the data dir's."""
-    moved = None if env.get("VOYAGER_CLINE_HOME") else paths.agent_home("cline.sessions", env)
+    moved = None if env.get("VOYAGER_CLINE_HOME") else manifest.agent_home("cline.sessions", env)
     if moved is not None:
         return moved
-    data = paths.agent_home("cline", env)
+    data = manifest.agent_home("cline", env)
     assert data is not None
     return data / "sessions"
 
 
 def extension_dirs(env: Mapping[str, str]) -> list[Path]:
     """The extension's storage dirs: ``$VOYAGER_CLINE_VSCODE_HOME``, else one per VS Code-family app."""
-    named = paths.agent_home("cline.vscode", env)
+    named = manifest.agent_home("cline.vscode", env)
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
 
 
@@ -99,7 +100,7 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
 
 def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
     """Never silently empty: the CLI's session index exists but not one session file was found beside it."""
-    data = paths.agent_home("cline", env)
+    data = manifest.agent_home("cline", env)
     index = data / "db" / "sessions.db" if data is not None else None
     if index is not None and os.path.isfile(index):
         yield Notice(source=str(index), reason=f"the Cline CLI keeps a session index here but no session file was found "
@@ -334,9 +335,6 @@ class ClineAdapter:
     """Cline: the CLI's ``sessions/*/*.messages.json`` and the VS Code extension's task folders."""
 
     name: ClassVar[str] = "cline"
-    label: ClassVar[str] = "Cline"
-    evidence: ClassVar[Evidence] = "observed"  # the CLI; the extension's task folders are documented only
-    versions: ClassVar[tuple[str, ...]] = ("3.0.65",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [sessions_dir(env), *(d / "tasks" for d in extension_dirs(env))]

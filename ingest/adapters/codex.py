@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     cached_by_stat,
@@ -41,7 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Session
@@ -395,17 +395,14 @@ class CodexAdapter:
     """Codex CLI rollouts under ``$CODEX_HOME/sessions`` and ``$CODEX_HOME/archived_sessions``."""
 
     name: ClassVar[str] = "codex"
-    label: ClassVar[str] = "Codex"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.169.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("codex", env)
+        home = manifest.agent_home("codex", env)
         return [home / "sessions", home / "archived_sessions"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
-        index = paths.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
         sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-"):

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -45,7 +45,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.model import Event, Session, session_id
@@ -64,7 +64,7 @@ _FAILED = frozenset({"errored", "canceled", "cancelled", "error"})
 
 def sessions_dir(env: Mapping[str, str]) -> Path:
     """``$VOYAGER_CONTINUE_HOME``, ``$CONTINUE_GLOBAL_DIR`` or ``~/.continue``, then ``sessions/``."""
-    base = paths.agent_home("continue", env)
+    base = manifest.agent_home("continue", env)
     assert base is not None
     return base / "sessions"
 
@@ -223,9 +223,6 @@ class ContinueAdapter:
     """Continue's session files (the CLI's and the IDE extensions')."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"  # the CLI; the IDE extensions write the same files (documented)
-    versions: ClassVar[tuple[str, ...]] = ("1.5.47",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [sessions_dir(env)]

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import read_json_object
@@ -436,12 +436,9 @@ class CopilotAdapter:
     """GitHub Copilot CLI sessions under ``$COPILOT_HOME`` (default ``~/.copilot``)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("1.0.102",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("copilot", env)
+        home = manifest.agent_home("copilot", env)
         assert home is not None
         return [home / "session-state", home / "history-session-state"]
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import mutation_log
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -50,7 +51,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.model import Event, Session, session_id
 
@@ -70,7 +71,7 @@ _SILENT_PARTS = frozenset({
 
 
 def user_dirs(env: Mapping[str, str]) -> list[Path]:
-    override = paths.agent_home("copilot-vscode.app", env)
+    override = manifest.agent_home("copilot-vscode.app", env)
     if override is not None:
         return [override]
     return [d for app in APPS for d in paths.vscode_user_dirs(env, app)]
@@ -311,9 +312,6 @@ class CopilotVSCodeAdapter:
     """Copilot Chat's sessions in VS Code's (and Insiders', VSCodium's) storage; see the module doc."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Copilot Chat (VS Code)"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return user_dirs(env)

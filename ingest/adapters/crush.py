@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     SessionEvents,
     UnknownRecords,
@@ -58,7 +58,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
@@ -261,17 +261,13 @@ class CrushAdapter:
     """Crush's per-project ``crush.db`` files, found through ``projects.json``, and ``~/.crush/crush.db``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
-    uses_hints: ClassVar[bool] = True
 
     def _global_dirs(self, env: Mapping[str, str]) -> list[Path]:
-        return [p for p in (paths.agent_home("crush", env),) if p is not None]
+        return [p for p in (manifest.agent_home("crush", env),) if p is not None]
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         found = [p / PROJECTS for p in self._global_dirs(env)]
-        home = paths.agent_home("crush.home", env)
+        home = manifest.agent_home("crush.home", env)
         return list(dict.fromkeys([*found, *([home / DB_NAME] if home is not None else [])]))
 
     def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
@@ -292,7 +288,7 @@ class CrushAdapter:
                 if key not in seen:  # a data dir without crush.db has no session yet
                     seen.add(key)
                     yield from sqlite_source(PROVIDER, db)
-        home = paths.agent_home("crush.home", env)
+        home = manifest.agent_home("crush.home", env)
         if home is not None and os.path.realpath(home / DB_NAME) not in seen:
             seen.add(os.path.realpath(home / DB_NAME))
             yield from sqlite_source(PROVIDER, home / DB_NAME)

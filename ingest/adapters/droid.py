@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     cached_by_stat,
@@ -41,7 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
@@ -354,12 +354,9 @@ class DroidAdapter:
     """Factory Droid sessions under ``~/.factory/sessions`` (and stream-json logs under ``~/.factory/projects``)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.225.2",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("droid", env)
+        home = manifest.agent_home("droid", env)
         assert home is not None
         return [home / "sessions", home / "projects"]
 

@@ -46,7 +46,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
     DeltaStream,
@@ -60,7 +60,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
 from voyager_sessions.model import Event, Session, session_id
@@ -409,13 +409,9 @@ class DshAdapter:
     """DeepSeek Harness session logs (``session.jsonl.zstd``) under its sessions roots."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
-    uses_hints: ClassVar[bool] = True
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        found = [paths.agent_home(h, env) for h in _HOMES]
+        found = [manifest.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p for p in found if p is not None))
 
     def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:

@@ -45,7 +45,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -57,7 +57,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import group_fingerprint, open_regular, subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import read_records
@@ -541,12 +541,9 @@ class GeminiAdapter:
     """Gemini CLI chats under ``<gemini home>/tmp/*/chats`` (``~/.gemini``, or ``$GEMINI_CLI_HOME/.gemini``)."""
 
     name: ClassVar[str] = "gemini"
-    label: ClassVar[str] = "Gemini CLI"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.61.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("gemini", env)
+        home = manifest.agent_home("gemini", env)
         return [home / "tmp"] if home is not None else []
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:

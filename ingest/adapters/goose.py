@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     SessionEvents,
     SessionFacts,
@@ -53,7 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import decode_json, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, connect_readonly, digest, probe_store, sqlite_source
@@ -329,12 +329,9 @@ class GooseAdapter:
     """Goose's ``sessions.db`` and legacy JSONL sessions."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        found = [paths.agent_home(h, env) for h in _HOMES]
+        found = [manifest.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p for p in found if p is not None))
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     as_dict,
@@ -49,7 +49,7 @@ from voyager_sessions.ingest.adapters._common import (
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, subdirs, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Session
@@ -88,7 +88,7 @@ def logs_dirs(env: Mapping[str, str]) -> list[Path]:
     ``~/.local/share/gptme/logs``; and macOS's ``~/Library/Application Support/gptme/logs``."""
     found: dict[str, Path] = {}
     for home in ("gptme", "gptme.mac"):
-        root = paths.agent_home(home, env)
+        root = manifest.agent_home(home, env)
         if root is not None:
             found.setdefault(os.path.normpath(str(root)), root)
     return list(found.values())
@@ -306,9 +306,6 @@ class GptmeAdapter:
     """gptme's ``<logs>/<conversation>/conversation.jsonl`` files."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "gptme"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.35.1",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return logs_dirs(env)

@@ -41,7 +41,7 @@ from urllib.parse import unquote
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -53,7 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, number, tool_text
 from voyager_sessions.ingest.adapters._grok_history import SHELL_TOOLS, HistoryMapper, UpdatesReducer, content_text
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
@@ -70,7 +70,7 @@ _decode = decode_json
 
 
 def grok_home(env: Mapping[str, str]) -> Path:
-    home = paths.agent_home("grok", env)
+    home = manifest.agent_home("grok", env)
     assert home is not None
     return home
 
@@ -322,9 +322,6 @@ class GrokAdapter:
     """Grok Build's session folders and its ``grok.db``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Grok Build"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         home = grok_home(env)

@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -53,7 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
@@ -354,17 +354,14 @@ class HermesAdapter:
     """Hermes Agent's ``state.db`` and its profiles' ``profiles/<name>/state.db``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Hermes Agent"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.19.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("hermes", env)
+        home = manifest.agent_home("hermes", env)
         assert home is not None
         return [home / "state.db", home / "profiles"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        home = paths.agent_home("hermes", env)
+        home = manifest.agent_home("hermes", env)
         assert home is not None
         yield from sqlite_source(PROVIDER, home / "state.db")
         try:

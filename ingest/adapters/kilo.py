@@ -5,7 +5,7 @@ Kilo Code CLI (observed 7.7.9) is a fork of OpenCode and keeps the same tables, 
 own (``kilo_board``, ``kilo_board_message``: ``kilo_board.objective`` repeats the first
 prompt) which the reader never opens, so nothing is indexed twice. What is Kilo's here is
 one :class:`~voyager_sessions.ingest.adapters.opencode.Product`: its name, where it
-lives (``VOYAGER_KILO_HOME`` / ``VOYAGER_KILO_DB`` override, see ``paths.AGENT_HOMES``)
+lives (``VOYAGER_KILO_HOME`` / ``VOYAGER_KILO_DB`` override, see the manifest's homes (``ingest/manifest.py``))
 and how a session resumes (``kilo --session <id>``, run in the session's directory).
 """
 

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters._kimi_code import render_call
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Partial, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import folder_fingerprint, read_notice
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.ingest.jsonl import Record, tail_matches
@@ -381,15 +381,11 @@ class KimiAdapter:
     """Kimi CLI's session folders under its share dir, and Kimi Code's under ``$KIMI_CODE_HOME``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Kimi CLI / Kimi Code"
-    evidence: ClassVar[Evidence] = "observed"
-    #: Observed: Kimi CLI. Kimi Code's layout is implemented from its documentation and source.
-    versions: ClassVar[tuple[str, ...]] = ("1.52.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         roots = []
         for home in ("kimi", "kimi.code"):
-            base = paths.agent_home(home, env)
+            base = manifest.agent_home(home, env)
             if base is not None:
                 roots.append(base / "sessions")
         return roots

@@ -15,7 +15,7 @@ shape                          where                                            
 ``ide-chat``                   ``<User>/globalStorage/kiro.kiroagent/<hash>/<hash>.chat``          ``_kiro_ide``
 =============================  ================================================================  ==============
 
-Homes (``paths.AGENT_HOMES``): ``kiro`` (``VOYAGER_KIRO_HOME``, else ``~/.kiro``), ``kiro.app``
+Homes (the manifest's homes (``ingest/manifest.py``)): ``kiro`` (``VOYAGER_KIRO_HOME``, else ``~/.kiro``), ``kiro.app``
 (the IDE's user dir: ``VOYAGER_KIRO_APP_DIR``, else ``paths.vscode_user_dirs(env, "Kiro")``:
 ``$XDG_CONFIG_HOME/Kiro/User`` or ``~/.config/Kiro/User`` on Linux, and
 ``~/Library/Application Support/Kiro/User`` probed beside it on every platform) and
@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kiro_cli, _kiro_db, _kiro_ide
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, with_side_file
 from voyager_sessions.ingest.sqlite import read_schema, sqlite_source
 
@@ -56,7 +57,7 @@ def user_dirs(env: Mapping[str, str]) -> list[Path]:
     cli-continues reads the macOS place whatever the platform; a folder that is not there
     costs one failed stat, and a store copied from a Mac is then found too.
     """
-    override = paths.agent_home("kiro.app", env)
+    override = manifest.agent_home("kiro.app", env)
     if override is not None:
         return [override]
     mac = paths.home(env) / "Library" / "Application Support" / "Kiro" / "User"
@@ -64,7 +65,7 @@ def user_dirs(env: Mapping[str, str]) -> list[Path]:
 
 
 def cli_data_dirs(env: Mapping[str, str]) -> list[Path]:
-    base = paths.agent_home("kiro.cli", env)
+    base = manifest.agent_home("kiro.cli", env)
     assert base is not None
     if env.get("VOYAGER_KIRO_CLI_HOME"):
         return [base]
@@ -120,7 +121,7 @@ def _subdirs(folder: Path) -> Iterator[Path | Notice]:
 
 def jsonl_ids(env: Mapping[str, str]) -> frozenset[str]:
     """The ids of the CLI's JSONL sessions (file names; no file is read), which the SQLite store must not repeat."""
-    kiro = paths.agent_home("kiro", env)
+    kiro = manifest.agent_home("kiro", env)
     assert kiro is not None
     try:
         with os.scandir(kiro / "sessions" / "cli") as it:
@@ -137,12 +138,9 @@ class KiroAdapter:
     """Kiro's CLI JSONL sessions, kiro-cli's SQLite conversations and the IDE's session documents."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Kiro"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        kiro = paths.agent_home("kiro", env)
+        kiro = manifest.agent_home("kiro", env)
         assert kiro is not None
         found = [kiro / "sessions"]
         for user in user_dirs(env):
@@ -151,7 +149,7 @@ class KiroAdapter:
         return found
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        kiro = paths.agent_home("kiro", env)
+        kiro = manifest.agent_home("kiro", env)
         assert kiro is not None
         sessions = kiro / "sessions"
         # The CLI: sessions/cli/*.jsonl; DJ's layout: sessions/<workspace>/sess_<uuid>/messages.jsonl.

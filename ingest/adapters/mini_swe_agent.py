@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -50,7 +50,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import json_value, tool_text
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.model import Event, Session, session_id
@@ -83,7 +83,7 @@ _OBSERVATION = ("<returncode>", "Observation:", "<output>")
 def homes(env: Mapping[str, str]) -> list[Path]:
     out: list[Path] = []
     for name in _HOMES:
-        home = paths.agent_home(name, env)
+        home = manifest.agent_home(name, env)
         if home is not None and home not in out:
             out.append(home)
     return out
@@ -316,9 +316,6 @@ class MiniSweAgentAdapter:
     """mini-swe-agent's last run, and the earlier runs it overwrote that Voyager had indexed."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("2.4.6",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [home / FILE for home in homes(env)]

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -40,7 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.model import Event, Session, TitleSource, session_id
@@ -60,7 +60,7 @@ def sessions_dirs(env: Mapping[str, str]) -> list[Path]:
     (and macOS's ``~/Library/Application Support/nanocoder``), each with ``sessions/`` below it."""
     found: dict[str, Path] = {}
     for home in ("nanocoder", "nanocoder.mac"):
-        base = paths.agent_home(home, env)
+        base = manifest.agent_home(home, env)
         if base is not None:
             found.setdefault(os.path.normpath(str(base)), base / "sessions")
     return list(found.values())
@@ -169,9 +169,6 @@ class NanocoderAdapter:
     """Nanocoder's autosaved sessions under its data dir's ``sessions/``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("1.30.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return sessions_dirs(env)

@@ -32,9 +32,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, join_text, reread_delta
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.model import Event, Session, session_id
@@ -55,7 +55,7 @@ def homes(env: Mapping[str, str]) -> list[Path]:
     """The config dirs that may hold ``conversations/`` (Linux/XDG first, then macOS), without repeats."""
     out: list[Path] = []
     for name in _HOMES:
-        home = paths.agent_home(name, env)
+        home = manifest.agent_home(name, env)
         if home is not None and home not in out:
             out.append(home)
     return out
@@ -151,9 +151,6 @@ class OpenInterpreterAdapter:
     """Open Interpreter's saved conversations, one session a file."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.4.3",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [home / "conversations" for home in homes(env)]

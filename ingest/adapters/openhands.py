@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     SessionFacts,
@@ -56,7 +56,7 @@ from voyager_sessions.ingest.adapters._openhands_common import (
     resume_command,
 )
 from voyager_sessions.ingest.adapters._openhands_v0 import is_v0, read_v0, v0_root, v0_sources
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import kind_of, subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
@@ -295,12 +295,9 @@ class OpenHandsAdapter:
     """OpenHands CLI conversations (``~/.openhands/conversations``) and V0 sessions (``~/.openhands/sessions``)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("1.16.0",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [paths.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
+        return [manifest.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         conversations, sessions = self.roots(env)

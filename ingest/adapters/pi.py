@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     compact_json,
@@ -37,7 +37,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.model import Session, session_id
@@ -68,7 +68,7 @@ def _is_omp(path: str) -> bool:
     """True when ``path`` lies in Oh My Pi's agent dir (resumed with ``omp``, not ``pi``)."""
     if f"{os.sep}.omp{os.sep}" in path:
         return True
-    root = paths.agent_home("omp", os.environ)
+    root = manifest.agent_home("omp", os.environ)
     if root is None:
         return False
     try:
@@ -228,9 +228,6 @@ class PiAdapter:
     """Pi's (and Oh My Pi's) session files under their agent dirs' ``sessions/``."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Pi"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.73.1",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         """Pi's sessions dir(s), then Oh My Pi's. ``VOYAGER_PI_HOME`` names Pi's agent dir and is
@@ -238,11 +235,11 @@ class PiAdapter:
         read beside the agent dir's ``sessions/`` (sessions written before it was set stay there)."""
         found: list[Path] = []
         if not env.get("VOYAGER_PI_HOME"):
-            extra = paths.agent_home("pi.sessions", env)
+            extra = manifest.agent_home("pi.sessions", env)
             if extra is not None:
                 found.append(extra)
         for home in ("pi", "omp"):
-            base = paths.agent_home(home, env)
+            base = manifest.agent_home(home, env)
             if base is not None:
                 found.append(base / "sessions")
         unique: dict[str, Path] = {}

@@ -33,17 +33,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
-from voyager_sessions.ingest.adapters._common import (
-    JsonlSessionRead,
-    int_or_none,
-    parse_ts,
-    release,
-    resume_in,
-    str_or_none,
-)
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters._common import JsonlSessionRead, int_or_none, parse_ts, release, resume_in, str_or_none
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
 from voyager_sessions.ingest.jsonl import Record
@@ -230,16 +223,13 @@ class QwenAdapter:
     """Qwen Code transcripts under ``<runtime dir>/projects/*/{chats,subagents}``."""
 
     name: ClassVar[str] = "qwen"
-    label: ClassVar[str] = "Qwen Code"
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("0.24.4",)
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = paths.agent_home("qwen", env)
+        home = manifest.agent_home("qwen", env)
         return [home / "projects"] if home is not None else []
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        home = paths.agent_home("qwen", env)
+        home = manifest.agent_home("qwen", env)
         if home is not None:
             yield from self._older_shape(home / "tmp")
         for root in self.roots(env):

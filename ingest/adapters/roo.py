@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import epoch, int_or_none, str_or_none
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json_object
 
 PROVIDER = "roo"
@@ -32,7 +33,7 @@ HISTORY_ITEM = "history_item.json"
 
 def storage_dirs(env: Mapping[str, str]) -> list[Path]:
     """``$VOYAGER_ROO_HOME`` when set (authoritative), else the extension's dir under every VS Code-family app."""
-    named = paths.agent_home("roo", env)
+    named = manifest.agent_home("roo", env)
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
 
 
@@ -51,9 +52,6 @@ class RooAdapter:
     """Roo Code's task folders (the Cline-family shape), one session per task."""
 
     name: ClassVar[str] = "roo"
-    label: ClassVar[str] = "Roo Code"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [d / "tasks" for d in storage_dirs(env)]

@@ -25,8 +25,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from voyager_sessions import paths
-from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER
+from voyager_sessions.ingest import manifest
+from voyager_sessions.ingest.adapters._vibe_common import META, PROVIDER
 from voyager_sessions.ingest.adapters._vibe_legacy import (
     MESSAGES,
     LegacyRead,
@@ -35,7 +35,7 @@ from voyager_sessions.ingest.adapters._vibe_legacy import (
     read_single_file,
 )
 from voyager_sessions.ingest.adapters._vibe_unified import CURRENT, read_unified
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Fingerprint, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint, kind_of
 from voyager_sessions.ingest.jsondoc import read_json_object
 
@@ -45,7 +45,7 @@ _LEGACY_NAME = re.compile(r".+_\d{8}_\d{6}_[^_/]+")
 
 def session_root(env: Mapping[str, str]) -> Path:
     """Where Vibe logs sessions: ``<VOYAGER_VIBE_HOME | VIBE_HOME | ~/.vibe>/logs/session``."""
-    return paths.agent_home("vibe", env) / "logs" / "session"  # type: ignore[operator]
+    return manifest.agent_home("vibe", env) / "logs" / "session"  # type: ignore[operator]
 
 
 def _entries(folder: Path) -> tuple[list[os.DirEntry[str]], Notice | None]:
@@ -179,9 +179,6 @@ class VibeAdapter:
     """Mistral Vibe's session logs under ``$VIBE_HOME/logs/session`` (default ``~/.vibe``), both layouts."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "observed"
-    versions: ClassVar[tuple[str, ...]] = ("2.26.1", "3.0.3")
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [session_root(env)]

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _aichat
 from voyager_sessions.ingest.adapters._common import UnknownRecords
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, table_exists, workspace_dirs, workspace_folder
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.sqlite import connect_readonly, open_store, sqlite_source, unreadable
 
@@ -37,12 +38,12 @@ ENCRYPTED = "unreadable (encrypted; no reader exists)"
 
 
 def app_dirs(env: Mapping[str, str]) -> list[Path]:
-    override = paths.agent_home("windsurf.app", env)
+    override = manifest.agent_home("windsurf.app", env)
     return [override] if override is not None else paths.vscode_user_dirs(env, "Windsurf")
 
 
 def cascade_dir(env: Mapping[str, str]) -> Path:
-    return paths.agent_home("windsurf", env) / "cascade"  # type: ignore[operator]
+    return manifest.agent_home("windsurf", env) / "cascade"  # type: ignore[operator]
 
 
 def _conversations(folder: Path) -> list[Path]:
@@ -91,9 +92,6 @@ class WindsurfAdapter:
     """Windsurf's encrypted Cascade store (detected and reported) and its legacy chat panel (read)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Windsurf"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [cascade_dir(env), *app_dirs(env)]

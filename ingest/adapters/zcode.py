@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
@@ -63,7 +63,7 @@ _decode = decode_json
 
 
 def db_path(env: Mapping[str, str]) -> Path:
-    home = paths.agent_home("zcode", env)
+    home = manifest.agent_home("zcode", env)
     assert home is not None
     return home / "cli" / "db" / "db.sqlite"
 
@@ -299,9 +299,6 @@ class ZCodeAdapter:
     """ZCode's one SQLite database of sessions."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "ZCode"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [db_path(env)]

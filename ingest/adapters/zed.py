@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -43,7 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
     tool_call_text,
 )
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
 from voyager_sessions.model import Event, Session, session_id
@@ -293,12 +293,9 @@ class ZedAdapter:
     """Zed's agent threads database (``threads/threads.db`` in Zed's data dir)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = LABEL
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        found = [paths.agent_home(h, env) for h in _HOMES]
+        found = [manifest.agent_home(h, env) for h in _HOMES]
         return list(dict.fromkeys(p / "threads" / "threads.db" for p in found if p is not None))
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:

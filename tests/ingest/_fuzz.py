@@ -34,7 +34,7 @@ from tests.ingest import _mutations as mut
 from tests.ingest._deadline import deadline
 from tests.captures import CAPTURES, capture_names, peer_homes
 from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Partial, Unchanged, discover
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Partial, Unchanged, discover, uses_hints
 from voyager_sessions.model import Event, Session
 
 
@@ -191,7 +191,7 @@ def drive(env: Mapping[str, str], providers: list[str] | None = None, *, timeout
     with deadline(timeout):
         for name in providers or registry.PROVIDERS:
             adapter = registry.get(name)
-            hinted = getattr(adapter, "uses_hints", False)
+            hinted = uses_hints(adapter)
             rounds = [Hints()] if not hinted else [Hints(), None]
             seen: set[str] = set()
             for hints in rounds:
@@ -238,7 +238,7 @@ class FuzzHome:
         #: The adapters worth running on this HOME: those that found anything in it, and those led by
         #: the cwds sessions name (a mutated cwd may lead them anywhere).
         self.providers = [p for p in registry.PROVIDERS
-                          if p in self.baseline.found_by or getattr(registry.get(p), "uses_hints", False)]
+                          if p in self.baseline.found_by or uses_hints(registry.get(p))]
         self.found = self.baseline.words()
         self.files = self._session_files()
         self.decoded = {rel: mut.decode(self.home / rel, kind) for rel, kind in self.files.items()}

@@ -25,7 +25,7 @@ import pytest
 from tests.captures import CAPTURES, capture_names
 from tests.conftest import Run
 from voyager_sessions.ingest.adapters import PROVIDERS
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.manifest import agent_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 

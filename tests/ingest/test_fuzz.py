@@ -39,7 +39,7 @@ from tests.ingest import _mutations as mut
 from tests.ingest._deadline import deadline
 from tests.ingest._fuzz import FuzzHome, drive, fixture_homes, judge, tree
 from voyager_sessions.ingest.adapters.base import Notice
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.manifest import agent_variables
 
 HOMES = dict(fixture_homes())
 FULL = os.environ.get("VOYAGER_FUZZ_FULL") == "1"

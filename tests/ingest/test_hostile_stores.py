@@ -27,7 +27,7 @@ from tests.ingest import _special as special
 from tests.ingest._fuzz import FuzzHome, drive, fixture_homes, recording_opens
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Source, discover
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.manifest import agent_variables
 
 HOMES = dict(fixture_homes())
 #: Cases a HOME gets per kind of odd thing (seeded choice among its files and folders): CI-sized.

@@ -15,6 +15,7 @@ import pytest
 import synth
 from synth import opencode as so
 from tests.ingest._opencode_family import check_prompts, check_title, hits, install, scan_capture, sessions
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS, get
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.kilo import ADAPTER, probe
@@ -23,7 +24,7 @@ from voyager_sessions.model import Session
 
 def test_registered_as_its_own_provider() -> None:
     assert "kilo" in PROVIDERS and get("kilo") is ADAPTER
-    assert (ADAPTER.name, ADAPTER.label) == ("kilo", "Kilo Code CLI")
+    assert ADAPTER.name == "kilo" and manifest.row("kilo").label == "Kilo Code CLI"
     assert get("opencode") is not ADAPTER and get("opencode").name == "opencode"
 
 

@@ -37,6 +37,7 @@ from tests.ingest._opencode_family import (
     scan_capture,
     sessions,
 )
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
@@ -252,7 +253,7 @@ SHAPES = ["json", "v1", "v2", "v2-inline", "migrating"]
 
 def test_registered_under_its_name() -> None:
     assert get("opencode") is ADAPTER
-    assert (ADAPTER.name, ADAPTER.label) == ("opencode", "OpenCode")
+    assert ADAPTER.name == "opencode" and manifest.row("opencode").label == "OpenCode"
 
 
 @pytest.mark.parametrize("shape", SHAPES)

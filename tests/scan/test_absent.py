@@ -19,8 +19,8 @@ import pytest
 from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
 from tests.captures import CAPTURES, capture_names, peer_homes
 from voyager_sessions.ingest import adapters
-from voyager_sessions.ingest.adapters.base import Hints, Source, discover
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.adapters.base import Hints, Source, discover, uses_hints
+from voyager_sessions.ingest.manifest import agent_variables
 
 _IMPORTED = (
     "import sys, json\n"
@@ -77,7 +77,7 @@ def test_every_source_lies_where_its_adapter_says_it_looks(source_home, tmp_path
     env["HOME"] = str(home)
     for name in adapters.PROVIDERS:
         adapter = adapters.get(name)
-        if getattr(adapter, "uses_hints", False):
+        if uses_hints(adapter):
             continue  # not gated: found through working directories
         roots = [Path(r) for r in adapter.roots(env)]
         for item in discover(adapter, env, Hints()):

@@ -7,6 +7,7 @@ cannot pass for parallel reading.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ import synth
 from synth import opencode as synth_opencode
 from tests.conftest import claude_session_lines, codex_session_lines, sha256_tree, write_claude, write_codex
 from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest import manifest
 from voyager_sessions.model import Event
 from voyager_sessions.paths import DataDir
 from voyager_sessions.scan import scan
@@ -214,7 +216,8 @@ def test_provider_files_are_only_read_by_workers(home, monkeypatch, pools):
 
 
 def _die_on(monkeypatch, victim: Path, after: int = 0) -> None:
-    monkeypatch.setitem(registry.REGISTRY, "claude", "tests.scan._dying_adapter")
+    dying = dataclasses.replace(manifest.row("claude"), module="tests.scan._dying_adapter")
+    monkeypatch.setitem(manifest.ROWS, "claude", dying)
     monkeypatch.setenv("VOYAGER_TEST_DIE_ON", victim.name)
     monkeypatch.setenv("VOYAGER_TEST_DIE_AFTER", str(after))
     monkeypatch.setenv("VOYAGER_TEST_WRITER_PID", str(os.getpid()))

@@ -233,7 +233,7 @@ def test_the_clients_data_dir_is_spelled_as_paths_spells_it(environ):
 
 
 def test_every_agent_variable_reaches_the_server():
-    from voyager_sessions.paths import agent_variables
+    from voyager_sessions.ingest.manifest import agent_variables
 
     names = {v: "x" for v in agent_variables()} | {"HOME": "h", "TZ": "UTC", "XDG_DATA_HOME": "d",
                                                   "VOYAGER_MAX_EVENT_CHARS": "9"}

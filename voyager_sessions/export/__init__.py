@@ -31,14 +31,10 @@ FORMAT_OF_SUFFIX = {".md": "md", ".markdown": "md", ".json": "json", ".html": "h
 
 def agent_label(provider: str) -> str:
     """The agent's name as people know it (``Claude Code``), else the provider's id."""
-    from voyager_sessions.ingest.adapters import REGISTRY, get
+    from voyager_sessions.ingest import manifest
 
-    if provider in REGISTRY:
-        try:
-            return get(provider).label
-        except Exception:  # a broken adapter module must not stop an export of what is indexed
-            pass
-    return provider
+    agent = manifest.ROWS.get(provider)
+    return agent.label if agent is not None else provider
 
 
 def load_checkpoint(ddir: DataDir, session_id: str) -> Checkpoint | None:

@@ -22,7 +22,8 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.paths import agent_variables
+from voyager_sessions.ingest.adapters.base import uses_hints
+from voyager_sessions.ingest.manifest import agent_variables
 
 #: Environment variables whose values decide where adapters look (besides every agent's own).
 _ENV_KEYS = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "VOYAGER_AIDER_ROOTS")
@@ -120,7 +121,7 @@ def dump(memory: Memory) -> str:
 def remember(memory: Memory, name: str, adapter: Any, env: Mapping[str, str]) -> None:
     """Record what ``adapter`` (``name``) looks at now: kept only when it relies on fixed places that are all absent."""
     places = None
-    if not getattr(adapter, "uses_hints", False):
+    if not uses_hints(adapter):
         try:
             places = absent_places(adapter.roots(env))
         except Exception:  # an adapter that cannot name its places is always asked

@@ -23,7 +23,7 @@ import msgspec
 
 from voyager_sessions.errors import VoyagerError
 from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, discover
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, discover, uses_hints
 from voyager_sessions.ingest.limits import bounded
 from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
@@ -277,7 +277,7 @@ class Scan:
                 self.notice(Notice(source=name, reason=f"adapter unavailable: {type(exc).__name__}: {exc}", fatal=True))
                 continue
             scanned.add(name)
-            hinted = getattr(adapter, "uses_hints", False)
+            hinted = uses_hints(adapter)
             if hinted:
                 self.hinted.append(name)
             try:

@@ -63,8 +63,8 @@ def client_env(environ: Mapping[str, str]) -> dict[str, str]:
     A superset, by name alone (no agent table to import): ``HOME``, ``TZ``, ``XDG_*``,
     ``VOYAGER_*`` and every name ending in one of :data:`_LOCATION_SUFFIXES`. The server
     keeps the ones it knows change an answer (:func:`answer_env`);
-    ``tests/serve/test_client.py`` holds every agent variable of ``paths.AGENT_HOMES`` to
-    these names (a new agent's variable of another shape fails it until added here).
+    ``tests/serve/test_client.py`` holds every agent variable of the manifest's rows (``ingest/manifest.py``)
+    to these names (a new agent's variable of another shape fails it until added here).
     """
     return {k: v for k, v in environ.items()
             if k in ("HOME", "TZ") or k.startswith(("VOYAGER_", "XDG_")) or k.endswith(_LOCATION_SUFFIXES)}
@@ -77,12 +77,12 @@ _LOCATION_SUFFIXES = ("_HOME", "_DIR", "_DB", "_FILE", "_ROOT", "_DATA", "_PATH"
 def answer_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The part of ``environ`` that can change what a reading command answers (server side).
 
-    Where agents keep sessions (every variable of ``paths.AGENT_HOMES``), Voyager's own
+    Where agents keep sessions (every variable the agent manifest reads, ``ingest/manifest.py``), Voyager's own
     caps (``VOYAGER_*``), local time (``TZ``), the home shortened to ``~`` (``HOME``) and
     the data dir's default (``XDG_DATA_HOME``). A server answers only clients whose values
     match its own.
     """
-    from voyager_sessions.paths import agent_variables
+    from voyager_sessions.ingest.manifest import agent_variables
 
     names = {"HOME", "TZ", "XDG_DATA_HOME", *agent_variables()}
     names.update(k for k in environ if k.startswith("VOYAGER_"))

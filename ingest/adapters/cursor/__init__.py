@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, session_files, workspace_dirs
-from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor import cli, ide, transcripts
 from voyager_sessions.ingest.sqlite import sqlite_source
 
@@ -30,12 +31,12 @@ PROVIDER = "cursor"
 
 def app_dirs(env: Mapping[str, str]) -> list[Path]:
     """The editor's user dirs: the override alone when set, else the platform's default."""
-    override = paths.agent_home("cursor.app", env)
+    override = manifest.agent_home("cursor.app", env)
     return [override] if override is not None else paths.vscode_user_dirs(env, "Cursor")
 
 
 def cursor_home(env: Mapping[str, str]) -> Path:
-    return paths.agent_home("cursor", env)  # type: ignore[return-value]
+    return manifest.agent_home("cursor", env)  # type: ignore[return-value]
 
 
 def _subdirs(path: Path) -> list[Path]:
@@ -50,9 +51,6 @@ class CursorAdapter:
     """Cursor's editor chats, CLI chats and agent transcripts (see the module doc)."""
 
     name: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Cursor"
-    evidence: ClassVar[Evidence] = "documented"
-    versions: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         #: The editor dirs the last discovery used: a transcript read checks them for a richer copy.

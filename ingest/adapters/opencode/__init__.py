@@ -58,9 +58,6 @@ class OpenCodeAdapter:
     def __init__(self, product: Product) -> None:
         self.product = product
         self.name = product.name
-        self.label = product.label
-        self.evidence = product.evidence
-        self.versions = product.versions
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         override = self.product.named_db(env)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import resume_in
 from voyager_sessions.ingest.adapters.base import Evidence
 from voyager_sessions.model import session_id
@@ -26,9 +26,9 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     #: Human label for ``doctor`` and help output.
     label: str
-    #: ``paths.AGENT_HOMES`` key of the agent's data dir.
+    #: the manifest's homes (``ingest/manifest.py``) key of the agent's data dir.
     home: str
-    #: ``paths.AGENT_HOMES`` key of an explicitly named database (authoritative when set).
+    #: the manifest's homes (``ingest/manifest.py``) key of an explicitly named database (authoritative when set).
     db_override: str
     #: The database's file name inside the data dir.
     db_name: str
@@ -52,10 +52,10 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
 
     def named_db(self, env: Mapping[str, str]) -> Path | None:
         """The database an override variable names, if any."""
-        return paths.agent_home(self.db_override, env)
+        return manifest.agent_home(self.db_override, env)
 
     def data_dir(self, env: Mapping[str, str]) -> Path:
-        return paths.agent_home(self.home, env)  # type: ignore[return-value]  # HOME is the last resort
+        return manifest.agent_home(self.home, env)  # type: ignore[return-value]  # HOME is the last resort
 
 
 #: OpenCode. ``opencode [project] -s/--session <id>``: verified against ``opencode --help`` of 1.18.33.

@@ -1,0 +1,568 @@
+"""The agent manifest: one declaration per agent, from which everything else about "which agents" is derived.
+
+Each agent Voyager reads is one ``Agent`` row below: its provider name, the label ``voyager doctor`` shows,
+how Voyager knows its format (evidence, versions), where it lives and which variables move it (its *homes*),
+the kind of store it keeps, how it is resumed (for the docs: the adapter still builds the quoted command),
+the adapter module, and the optional capabilities that adapter has. From these rows come the adapter
+registry (``voyager_sessions.ingest.adapters.PROVIDERS`` and ``get``), every home lookup
+(:func:`agent_home`, :func:`agent_variables`), doctor's labels, evidence and versions, and the two agent
+tables in ``docs/agents.md`` and ``README.md`` (``python -m voyager_sessions.ingest.manifest --tables``
+rewrites them; a test fails when the committed ones differ).
+
+Adding an agent is one adapter module, one row here and its captures (docs/contributing.md). Rows from
+elsewhere (a test's fake agent, a plugin) come in through :func:`register`, the same table the built-in rows
+live in, so nothing downstream tells the two apart.
+
+This module imports no adapter (and nothing but the standard library and ``paths``): ``voyager search`` and every caller that only needs names or homes pay for
+one small table, not for thirty parsers.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from voyager_sessions.paths import Env, resolve_home
+
+#: How Voyager knows an agent's format: ``observed`` (tested on files the real CLI wrote,
+#: ``tests/fixtures/agents/``) or ``documented`` (built from public descriptions and peers' test data;
+#: not yet seen on a real install).
+Evidence = Literal["observed", "documented"]
+
+#: One place an agent keeps its sessions: the variables that name it, in order, each with the path below it.
+#: The first variable that is set wins; ``HOME`` is always set, so an entry ``("HOME", sub)`` is the
+#: default. The first variable is Voyager's own override (``VOYAGER_<…>``): when it is set it is
+#: authoritative, nothing else is probed for that home. An empty path means the variable names it itself.
+HomeEntries = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agent:
+    """One agent Voyager reads. Only ``name``, ``label`` and ``module`` are required.
+
+    A frozen dataclass, not a msgspec Struct: the manifest is read by ``voyager --help`` (the ``--provider``
+    choices), which must load no engine (tests/test_cli.py), and it is never encoded or decoded.
+    """
+
+    #: The provider name: ``provider:`` in queries, ``--provider``, the ``provider`` of every session.
+    name: str
+    #: What people call it (doctor, the docs' tables, exports).
+    label: str
+    #: The module whose ``ADAPTER`` reads it (imported only when the agent is asked for).
+    module: str
+    evidence: Evidence = "documented"
+    #: The agent versions whose real files the adapter was tested on (empty when documented).
+    versions: tuple[str, ...] = ()
+    #: A qualifier of the evidence for the docs, e.g. "CLI; VS Code extension documented".
+    evidence_note: str = ""
+    #: Home name -> its entries (see ``HomeEntries``). Home names are global: ``<agent>`` or ``<agent>.<surface>``.
+    homes: dict[str, HomeEntries] = field(default_factory=dict)
+    #: Variables the adapter reads that name no home (lists of roots, a file name): cleared for a fake HOME.
+    variables: tuple[str, ...] = ()
+    #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``…+zstd``, ``encrypted``.
+    stores: tuple[str, ...] = ()
+    #: Where it keeps its sessions, for the docs' tables (Markdown).
+    where: str = ""
+    #: How a session is reopened, for the docs' tables (Markdown; ``none (IDE)`` when there is no command).
+    resume: str = "none"
+    #: The program the resume command runs (None: the agent has no command Voyager knows).
+    binary: str | None = None
+    #: Capability: the module has ``probe(path) -> str``, the shape of one source (``voyager doctor`` shows it).
+    probe: bool = False
+    #: Capability: ``discover(env, hints)`` takes ``base.Hints`` (agents with no fixed place, like Aider).
+    uses_hints: bool = False
+
+    def evidence_text(self) -> str:
+        """``observed 3.0.3, 2.26.1 (note)`` / ``documented``: the docs' evidence cell."""
+        text = " ".join([self.evidence, ", ".join(self.versions)]).strip()
+        return f"{text} ({self.evidence_note})" if self.evidence_note else text
+
+
+#: Every built-in agent, in the order scans and ``doctor`` report them.
+BUILTIN: tuple[Agent, ...] = (
+    Agent(
+        name='claude', label='Claude Code', module='voyager_sessions.ingest.adapters.claude',
+        evidence='observed', versions=('2.1.328',),
+        homes={
+            'claude': (('VOYAGER_CLAUDE_HOME', ''), ('CLAUDE_CONFIG_DIR', ''), ('HOME', '.claude')),
+        },
+        where='`~/.claude/projects/`',
+        resume='`claude --resume <id>` in cwd', binary='claude',
+        stores=('jsonl',)),
+    Agent(
+        name='codex', label='Codex CLI', module='voyager_sessions.ingest.adapters.codex',
+        evidence='observed', versions=('0.169.0',),
+        homes={
+            'codex': (('VOYAGER_CODEX_HOME', ''), ('CODEX_HOME', ''), ('HOME', '.codex')),
+        },
+        where='`~/.codex/sessions/`, `archived_sessions/`',
+        resume='`codex resume <id>`', binary='codex',
+        stores=('jsonl',)),
+    Agent(
+        name='gemini', label='Gemini CLI', module='voyager_sessions.ingest.adapters.gemini',
+        evidence='observed', versions=('0.61.0',),
+        homes={
+            # The `.gemini` dir itself; GEMINI_CLI_HOME replaces HOME for Gemini CLI (it keeps `.gemini` below it).
+            'gemini': (('VOYAGER_GEMINI_HOME', ''), ('GEMINI_CLI_HOME', '.gemini'), ('HOME', '.gemini')),
+        },
+        where='`~/.gemini/tmp/*/chats/`',
+        resume='`gemini --resume <id>` in cwd', binary='gemini',
+        stores=('json', 'jsonl'), probe=True),
+    Agent(
+        name='qwen', label='Qwen Code', module='voyager_sessions.ingest.adapters.qwen',
+        evidence='observed', versions=('0.24.4',),
+        homes={
+            # Qwen Code keeps projects/ under its runtime dir, which defaults to its config dir (QWEN_HOME).
+            'qwen': (('VOYAGER_QWEN_HOME', ''), ('QWEN_RUNTIME_DIR', ''), ('QWEN_HOME', ''), ('HOME', '.qwen')),
+        },
+        where='`~/.qwen/projects/*/chats/`',
+        resume='`qwen --resume <id>` in cwd', binary='qwen',
+        stores=('jsonl',), probe=True),
+    Agent(
+        name='pi', label='Pi', module='voyager_sessions.ingest.adapters.pi',
+        evidence='observed', versions=('0.73.1',),
+        homes={
+            # Pi's agent dir (sessions/ below it); PI_CODING_AGENT_SESSION_DIR names the sessions dir itself and
+            # is read beside it unless VOYAGER_PI_HOME is set; Oh My Pi, a fork, writes the same format in ~/.omp.
+            'pi': (('VOYAGER_PI_HOME', ''), ('PI_CODING_AGENT_DIR', ''), ('HOME', '.pi/agent')),
+            'pi.sessions': (('PI_CODING_AGENT_SESSION_DIR', ''),),
+            'omp': (('VOYAGER_OMP_HOME', ''), ('OMP_CODING_AGENT_DIR', ''), ('HOME', '.omp/agent')),
+        },
+        where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`)",
+        resume='`pi --session <id>` in cwd', binary='pi',
+        stores=('jsonl',)),
+    Agent(
+        name='opencode', label='OpenCode', module='voyager_sessions.ingest.adapters.opencode',
+        evidence='observed', versions=('1.18.33',),
+        homes={
+            'opencode': (('VOYAGER_OPENCODE_HOME', ''), ('XDG_DATA_HOME', 'opencode'), ('HOME', '.local/share/opencode')),
+            # A database named outright: authoritative, no directory is probed.
+            'opencode.db': (('VOYAGER_OPENCODE_DB', ''), ('OPENCODE_DB', '')),
+        },
+        where='`~/.local/share/opencode/opencode.db`',
+        resume='`opencode --session <id>` in cwd', binary='opencode',
+        stores=('sqlite', 'json'), probe=True),
+    Agent(
+        name='kilo', label='Kilo Code CLI', module='voyager_sessions.ingest.adapters.kilo',
+        evidence='observed', versions=('7.7.9',),
+        homes={
+            # Kilo Code CLI, OpenCode's fork: the same layout in its own data dir (kilo.db).
+            'kilo': (('VOYAGER_KILO_HOME', ''), ('XDG_DATA_HOME', 'kilo'), ('HOME', '.local/share/kilo')),
+            'kilo.db': (('VOYAGER_KILO_DB', ''),),
+        },
+        where='`~/.local/share/kilo/kilo.db`',
+        resume='`kilo --session <id>` in cwd', binary='kilo',
+        stores=('sqlite',), probe=True),
+    Agent(
+        name='copilot', label='GitHub Copilot CLI', module='voyager_sessions.ingest.adapters.copilot',
+        evidence='observed', versions=('1.0.102',),
+        homes={
+            # COPILOT_HOME moves the whole config dir (as --config-dir does).
+            'copilot': (('VOYAGER_COPILOT_HOME', ''), ('COPILOT_HOME', ''), ('HOME', '.copilot')),
+        },
+        where='`~/.copilot/session-state/`',
+        resume='`copilot --resume <id>` in cwd', binary='copilot',
+        stores=('jsonl',)),
+    Agent(
+        name='droid', label='Factory Droid', module='voyager_sessions.ingest.adapters.droid',
+        evidence='observed', versions=('0.225.2',),
+        homes={
+            # Factory documents no variable that moves ~/.factory (FACTORY_API_KEY is a key, not a place).
+            'droid': (('VOYAGER_DROID_HOME', ''), ('HOME', '.factory')),
+        },
+        where='`~/.factory/sessions/`',
+        resume='`droid --resume <id>` in cwd', binary='droid',
+        stores=('jsonl',)),
+    Agent(
+        name='aider', label='Aider', module='voyager_sessions.ingest.adapters.aider',
+        evidence='observed', versions=('0.86.2',),
+        homes={
+            # Aider keeps its history in each project: this dir is searched with its children (the adapter
+            # also looks in known cwds and VOYAGER_AIDER_ROOTS).
+            'aider': (('VOYAGER_AIDER_HOME', ''), ('HOME', '')),
+        },
+        where=("`.aider.chat.history.md` in each project (found through your home, `VOYAGER_AIDER_ROOTS` and "
+               "every indexed session's directory)"),
+        resume='`aider --restore-chat-history` in project', binary='aider',
+        variables=('VOYAGER_AIDER_ROOTS', 'AIDER_CHAT_HISTORY_FILE'),
+        stores=('markdown',), uses_hints=True),
+    Agent(
+        name='vibe', label='Mistral Vibe', module='voyager_sessions.ingest.adapters.vibe',
+        evidence='observed', versions=('3.0.3', '2.26.1'),
+        homes={
+            'vibe': (('VOYAGER_VIBE_HOME', ''), ('VIBE_HOME', ''), ('HOME', '.vibe')),
+        },
+        where='`~/.vibe/logs/session/`',
+        resume='`vibe --resume <id>` in cwd', binary='vibe',
+        stores=('jsonl', 'json'), probe=True),
+    Agent(
+        name='hermes', label='Hermes Agent', module='voyager_sessions.ingest.adapters.hermes',
+        evidence='observed', versions=('0.19.0',),
+        homes={
+            'hermes': (('VOYAGER_HERMES_HOME', ''), ('HERMES_HOME', ''), ('HOME', '.hermes')),
+        },
+        where='`~/.hermes/state.db`',
+        resume='`hermes chat --resume <id>` in cwd', binary='hermes',
+        stores=('sqlite',), probe=True),
+    Agent(
+        name='openhands', label='OpenHands CLI', module='voyager_sessions.ingest.adapters.openhands',
+        evidence='observed', versions=('1.16.0',),
+        homes={
+            # The persistence dir: V0 sessions in its sessions/, V1 conversations in its conversations/
+            # (which OPENHANDS_CONVERSATIONS_DIR can move).
+            'openhands': (('VOYAGER_OPENHANDS_HOME', ''), ('OPENHANDS_PERSISTENCE_DIR', ''), ('HOME', '.openhands')),
+            'openhands.conversations': (('VOYAGER_OPENHANDS_HOME', 'conversations'), ('OPENHANDS_CONVERSATIONS_DIR', ''), ('OPENHANDS_PERSISTENCE_DIR', 'conversations'), ('HOME', '.openhands/conversations')),
+        },
+        where='`~/.openhands/conversations/`',
+        resume='`openhands --resume <uuid>` in cwd', binary='openhands',
+        stores=('json',), probe=True),
+    Agent(
+        name='kimi', label='Kimi CLI / Kimi Code', module='voyager_sessions.ingest.adapters.kimi',
+        evidence='observed', versions=('1.52.0',), evidence_note='Kimi Code documented',
+        homes={
+            # Kimi CLI (the Python CLI, up to 1.x) keeps everything in its share dir; Kimi Code replaced it.
+            'kimi': (('VOYAGER_KIMI_HOME', ''), ('KIMI_SHARE_DIR', ''), ('HOME', '.kimi')),
+            'kimi.code': (('VOYAGER_KIMI_CODE_HOME', ''), ('KIMI_CODE_HOME', ''), ('HOME', '.kimi-code')),
+        },
+        where='`~/.kimi/sessions/`, `~/.kimi-code/sessions/`',
+        resume='`kimi -r <id>` / `kimi --session <id>` in cwd', binary='kimi',
+        stores=('jsonl',)),
+    Agent(
+        name='cline', label='Cline', module='voyager_sessions.ingest.adapters.cline',
+        evidence='observed', versions=('3.0.65',), evidence_note='CLI; VS Code extension documented',
+        homes={
+            # The CLI's data dir (sessions/, db/); CLINE_DIR is the config dir holding data/; CLINE_SESSION_DATA_DIR
+            # moves sessions/ out of it. The VS Code extension's storage dir named outright; unset: that folder
+            # under every VS Code-family user dir.
+            'cline': (('VOYAGER_CLINE_HOME', ''), ('CLINE_DATA_DIR', ''), ('CLINE_DIR', 'data'), ('HOME', '.cline/data')),
+            'cline.sessions': (('CLINE_SESSION_DATA_DIR', ''),),
+            'cline.vscode': (('VOYAGER_CLINE_VSCODE_HOME', ''),),
+        },
+        where='`~/.cline/data/sessions/`, `<User>/globalStorage/saoudrizwan.claude-dev/`',
+        resume='`cline --id <id>` (CLI)', binary='cline',
+        stores=('json',), probe=True),
+    Agent(
+        name='roo', label='Roo Code', module='voyager_sessions.ingest.adapters.roo',
+        evidence='documented',
+        homes={
+            # Roo Code's storage dir (globalStorage/rooveterinaryinc.roo-cline) named outright; unset: every editor's.
+            'roo': (('VOYAGER_ROO_HOME', ''),),
+        },
+        where='`<User>/globalStorage/rooveterinaryinc.roo-cline/`',
+        resume='none (IDE)', binary=None,
+        stores=('json',), probe=True),
+    Agent(
+        name='cursor', label='Cursor', module='voyager_sessions.ingest.adapters.cursor',
+        evidence='documented',
+        homes={
+            # The CLI's home (chats/, projects/*/agent-transcripts/); CURSOR_CONFIG_DIR moves its config dir
+            # (Cursor's CLI docs: *verify*). The editor's user dir: only the override here; unset, the adapter
+            # probes vscode_user_dirs(env, "Cursor") (the default differs by platform).
+            'cursor': (('VOYAGER_CURSOR_HOME', ''), ('CURSOR_CONFIG_DIR', ''), ('HOME', '.cursor')),
+            'cursor.app': (('VOYAGER_CURSOR_APP_DIR', ''),),
+        },
+        where='`<User>/…/state.vscdb`, `~/.cursor/chats/`, `~/.cursor/projects/*/agent-transcripts/`',
+        resume='`cursor-agent --resume <id>` (CLI)', binary='cursor-agent',
+        stores=('sqlite', 'jsonl'), probe=True),
+    Agent(
+        name='copilot-vscode', label='Copilot Chat in VS Code', module='voyager_sessions.ingest.adapters.copilot_vscode',
+        evidence='documented',
+        homes={
+            # Unset: the adapter probes every VS Code-family user dir (paths.vscode_user_dirs).
+            'copilot-vscode.app': (('VOYAGER_COPILOT_VSCODE_HOME', ''),),
+        },
+        where='`<User>/workspaceStorage/*/chatSessions/`',
+        resume='none (IDE)', binary=None,
+        stores=('json',), probe=True),
+    Agent(
+        name='windsurf', label='Windsurf', module='voyager_sessions.ingest.adapters.windsurf',
+        evidence='documented',
+        homes={
+            # Windsurf's own home (cascade/), and its editor's user dir.
+            'windsurf': (('VOYAGER_WINDSURF_HOME', ''), ('HOME', '.codeium/windsurf')),
+            'windsurf.app': (('VOYAGER_WINDSURF_APP_DIR', ''),),
+        },
+        where='`~/.codeium/windsurf/cascade/` (encrypted: reported, not read), legacy `<User>` chat',
+        resume='none (IDE)', binary=None,
+        stores=('encrypted', 'sqlite'), probe=True),
+    Agent(
+        name='kiro', label='Kiro', module='voyager_sessions.ingest.adapters.kiro',
+        evidence='documented',
+        homes={
+            # No variable of Kiro's own for any home: ~/.kiro (the CLI's JSONL sessions), the IDE's user dir
+            # (unset: vscode_user_dirs(env, "Kiro") and the macOS one), kiro-cli's data dir (data.sqlite3).
+            'kiro': (('VOYAGER_KIRO_HOME', ''), ('HOME', '.kiro')),
+            'kiro.app': (('VOYAGER_KIRO_APP_DIR', ''),),
+            'kiro.cli': (('VOYAGER_KIRO_CLI_HOME', ''), ('XDG_DATA_HOME', 'kiro-cli'), ('HOME', '.local/share/kiro-cli')),
+        },
+        where="`~/.kiro/sessions/`, kiro-cli `data.sqlite3`, the IDE's `<User>`",
+        resume='`kiro-cli chat --resume-id <id>` (CLI)', binary='kiro-cli',
+        stores=('jsonl', 'sqlite', 'json'), probe=True),
+    Agent(
+        name='antigravity', label='Antigravity', module='voyager_sessions.ingest.adapters.antigravity',
+        evidence='documented',
+        homes={
+            # The folder holding Antigravity's antigravity* dirs (CLI, IDE, desktop); no variable of its own.
+            'antigravity': (('VOYAGER_ANTIGRAVITY_HOME', ''), ('HOME', '.gemini')),
+        },
+        where='`~/.gemini/antigravity-cli/brain/`',
+        resume='none known', binary=None,
+        stores=('jsonl',), probe=True),
+    Agent(
+        name='zcode', label='ZCode', module='voyager_sessions.ingest.adapters.zcode',
+        evidence='documented',
+        homes={
+            'zcode': (('VOYAGER_ZCODE_HOME', ''), ('HOME', '.zcode')),
+        },
+        where='`~/.zcode/cli/db/db.sqlite`',
+        resume='none (desktop)', binary=None,
+        stores=('sqlite',), probe=True),
+    Agent(
+        name='dsh', label='DeepSeek Harness', module='voyager_sessions.ingest.adapters.dsh',
+        evidence='documented',
+        homes={
+            # DSH_HOME, then the other roots its PyPI companion probes. With VOYAGER_DSH_HOME set every entry
+            # names the same directory (the override is authoritative).
+            'dsh': (('VOYAGER_DSH_HOME', 'sessions'), ('DSH_HOME', 'sessions'), ('HOME', '.dsh/sessions')),
+            'dsh.alt': (('VOYAGER_DSH_HOME', 'sessions'), ('HOME', '.deepseek-harness/sessions')),
+            'dsh.config': (('VOYAGER_DSH_HOME', 'sessions'), ('XDG_CONFIG_HOME', 'dsh/sessions'), ('HOME', '.config/dsh/sessions')),
+        },
+        where='`~/.dsh/sessions/` (zstd)',
+        resume='none', binary=None,
+        stores=('jsonl+zstd',), uses_hints=True),
+    Agent(
+        name='grok', label='Grok Build (xAI)', module='voyager_sessions.ingest.adapters.grok',
+        evidence='documented',
+        homes={
+            # GROK_HOME relocates its whole tree (sessions/, grok.db).
+            'grok': (('VOYAGER_GROK_HOME', ''), ('GROK_HOME', ''), ('HOME', '.grok')),
+        },
+        where='`~/.grok/sessions/`',
+        resume='`grok --resume <id>` in cwd', binary='grok',
+        stores=('jsonl',), probe=True),
+    Agent(
+        name='crush', label='Crush', module='voyager_sessions.ingest.adapters.crush',
+        evidence='documented',
+        homes={
+            # Its global data dir (projects.json lists every project's data dir), then ~/.crush.
+            'crush': (('VOYAGER_CRUSH_HOME', ''), ('CRUSH_GLOBAL_DATA', ''), ('XDG_DATA_HOME', 'crush'), ('HOME', '.local/share/crush')),
+            'crush.home': (('VOYAGER_CRUSH_HOME', ''), ('HOME', '.crush')),
+        },
+        where='`~/.local/share/crush/projects.json` → `crush.db`',
+        resume='`crush --cwd <dir> --session <id>`', binary='crush',
+        stores=('sqlite',), probe=True, uses_hints=True),
+    Agent(
+        name='goose', label='Goose', module='voyager_sessions.ingest.adapters.goose',
+        evidence='documented',
+        homes={
+            # The directory of sessions.db (and legacy *.jsonl); GOOSE_PATH_ROOT is Goose's own root.
+            'goose': (('VOYAGER_GOOSE_HOME', 'sessions'), ('GOOSE_PATH_ROOT', 'data/sessions'), ('XDG_DATA_HOME', 'goose/sessions'), ('HOME', '.local/share/goose/sessions')),
+            'goose.legacy': (('VOYAGER_GOOSE_HOME', 'sessions'), ('HOME', '.goose/sessions')),
+        },
+        where='`~/.local/share/goose/sessions/sessions.db`',
+        resume='`goose session --resume --session-id <id>` in cwd', binary='goose',
+        stores=('sqlite', 'jsonl'), probe=True),
+    Agent(
+        name='zed', label='Zed', module='voyager_sessions.ingest.adapters.zed',
+        evidence='documented',
+        homes={
+            # Zed's data dir on Linux (Flatpak first, as Zed itself does), then macOS's.
+            'zed': (('VOYAGER_ZED_HOME', ''), ('FLATPAK_XDG_DATA_HOME', 'zed'), ('XDG_DATA_HOME', 'zed'), ('HOME', '.local/share/zed')),
+            'zed.mac': (('VOYAGER_ZED_HOME', ''), ('HOME', 'Library/Application Support/Zed')),
+        },
+        where='`~/.local/share/zed/threads/threads.db` (zstd)',
+        resume='none (IDE)', binary=None,
+        stores=('sqlite+zstd',), probe=True),
+    Agent(
+        name='gptme', label='gptme', module='voyager_sessions.ingest.adapters.gptme',
+        evidence='observed', versions=('0.35.1',),
+        homes={
+            # Its logs dir (one folder a conversation); GPTME_LOGS_HOME moves it, else XDG's data dir.
+            'gptme': (('VOYAGER_GPTME_HOME', ''), ('GPTME_LOGS_HOME', ''), ('XDG_DATA_HOME', 'gptme/logs'), ('HOME', '.local/share/gptme/logs')),
+            'gptme.mac': (('VOYAGER_GPTME_HOME', ''), ('HOME', 'Library/Application Support/gptme/logs')),
+        },
+        where='`~/.local/share/gptme/logs/*/conversation.jsonl`',
+        resume='`gptme --name <id>` in cwd', binary='gptme',
+        stores=('jsonl',)),
+    Agent(
+        name='continue', label='Continue', module='voyager_sessions.ingest.adapters.continue_cli',
+        evidence='observed', versions=('1.5.47',), evidence_note='CLI `cn`; IDE extensions documented',
+        homes={
+            # The global dir (sessions/ below it), shared by the CLI (cn) and the IDE extensions.
+            'continue': (('VOYAGER_CONTINUE_HOME', ''), ('CONTINUE_GLOBAL_DIR', ''), ('HOME', '.continue')),
+        },
+        where='`~/.continue/sessions/*.json`',
+        resume='`cn --fork <id>` in cwd', binary='cn',
+        stores=('json',)),
+    Agent(
+        name='nanocoder', label='Nanocoder', module='voyager_sessions.ingest.adapters.nanocoder',
+        evidence='observed', versions=('1.30.0',),
+        homes={
+            # NANOCODER_DATA_DIR, else XDG's data dir; then macOS's.
+            'nanocoder': (('VOYAGER_NANOCODER_HOME', ''), ('NANOCODER_DATA_DIR', ''), ('XDG_DATA_HOME', 'nanocoder'), ('HOME', '.local/share/nanocoder')),
+            'nanocoder.mac': (('VOYAGER_NANOCODER_HOME', ''), ('HOME', 'Library/Application Support/nanocoder')),
+        },
+        where='`~/.local/share/nanocoder/sessions/*.json`',
+        resume='`nanocoder --resume <id>` in cwd', binary='nanocoder',
+        stores=('json',)),
+    Agent(
+        name='open-interpreter', label='Open Interpreter', module='voyager_sessions.ingest.adapters.open_interpreter',
+        evidence='observed', versions=('0.4.3',),
+        homes={
+            # Its config dir (platformdirs' user_config_dir: conversations/ below it), then macOS's.
+            'open-interpreter': (('VOYAGER_OPEN_INTERPRETER_HOME', ''), ('XDG_CONFIG_HOME', 'open-interpreter'),
+                                 ('HOME', '.config/open-interpreter')),
+            'open-interpreter.mac': (('VOYAGER_OPEN_INTERPRETER_HOME', ''),
+                                     ('HOME', 'Library/Application Support/open-interpreter')),
+        },
+        where='`~/.config/open-interpreter/conversations/`',
+        resume='none by id (a picker)',
+        stores=('json',)),
+    Agent(
+        name='mini-swe-agent', label='mini-swe-agent', module='voyager_sessions.ingest.adapters.mini_swe_agent',
+        evidence='observed', versions=('2.4.6',),
+        homes={
+            # Its global config dir (last_mini_run.traj.json): MSWEA_GLOBAL_CONFIG_DIR, else XDG's config dir.
+            'mini-swe-agent': (('VOYAGER_MINI_SWE_AGENT_HOME', ''), ('MSWEA_GLOBAL_CONFIG_DIR', ''),
+                               ('XDG_CONFIG_HOME', 'mini-swe-agent'), ('HOME', '.config/mini-swe-agent')),
+            'mini-swe-agent.mac': (('VOYAGER_MINI_SWE_AGENT_HOME', ''), ('MSWEA_GLOBAL_CONFIG_DIR', ''),
+                                   ('HOME', 'Library/Application Support/mini-swe-agent')),
+        },
+        where='`~/.config/mini-swe-agent/last_mini_run.traj.json` (each run overwrites it; earlier runs Voyager indexed stay findable)',
+        resume='none',
+        stores=('json',)),
+)
+
+#: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).
+ROWS: dict[str, Agent] = {}
+
+
+def register(agent: Agent) -> Agent:
+    """Add ``agent`` to the manifest (the hook a plugin or a test uses); its name and homes must be new."""
+    if agent.name in ROWS:
+        raise ValueError(f"agent {agent.name!r} is already registered")
+    taken = set(agent.homes) & set(homes())
+    if taken:
+        raise ValueError(f"agent {agent.name!r} declares homes already declared: {sorted(taken)}")
+    ROWS[agent.name] = agent
+    return agent
+
+
+def unregister(name: str) -> None:
+    """Remove a row :func:`register` added (built-in rows stay)."""
+    if any(agent.name == name for agent in BUILTIN):
+        raise ValueError(f"{name!r} is a built-in agent")
+    ROWS.pop(name, None)
+
+
+def names() -> tuple[str, ...]:
+    """Every provider name, in report order."""
+    return tuple(ROWS)
+
+
+def row(name: str) -> Agent:
+    """The row of provider ``name``; KeyError if there is none."""
+    return ROWS[name]
+
+
+def homes() -> dict[str, HomeEntries]:
+    """Home name -> entries, over every row."""
+    return {home: entries for agent in ROWS.values() for home, entries in agent.homes.items()}
+
+
+def agent_home(name: str, env: Env | None = None) -> Path | None:
+    """The directory (or file) of home ``name``: the first of its variables that is set (None if none is)."""
+    for agent in ROWS.values():
+        if name in agent.homes:
+            return resolve_home(agent.homes[name], env)
+    raise KeyError(name)
+
+
+def agent_variables() -> list[str]:
+    """Every variable the rows read but ``HOME`` (tests clear them all for a fake HOME; the server forwards them)."""
+    found = {var for agent in ROWS.values() for entries in agent.homes.values() for var, _ in entries}
+    found |= {var for agent in ROWS.values() for var in agent.variables}
+    return sorted(found - {"HOME"})
+
+
+# The built-in rows come in through the same hook as any other (so its checks hold for them too).
+for _agent in BUILTIN:
+    register(_agent)
+
+
+# -- the docs' tables ---------------------------------------------------------------------------------
+
+#: Each generated table sits between these two lines in its file; the rest of the file is left alone.
+BEGIN = "<!-- agents table: generated by `python -m voyager_sessions.ingest.manifest --tables`; edit the manifest -->"
+END = "<!-- end of agents table -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def docs_table() -> str:
+    """The summary table of ``docs/agents.md``: every row with its evidence, where it lives and its resume."""
+    lines = ["| agent | provider | evidence (versions) | where (first place; all below) | resume |",
+             "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {_cell(a.label)} | `{a.name}` | {_cell(a.evidence_text())} | {_cell(a.where)} | {_cell(a.resume)} |"
+              for a in ROWS.values()]
+    return "\n".join(lines)
+
+
+def readme_table() -> str:
+    """The README's table: every row with its evidence and where it lives."""
+    lines = ["| agent | provider | evidence | where (default) |", "| --- | --- | --- | --- |"]
+    lines += [f"| {_cell(a.label)} | `{a.name}` | {_cell(a.evidence_text())} | {_cell(a.where)} |" for a in ROWS.values()]
+    return "\n".join(lines)
+
+
+#: Repository file -> the table generated into it.
+TABLES = {"docs/agents.md": docs_table, "README.md": readme_table}
+
+
+def with_table(text: str, table: str) -> str:
+    """``text`` with the region between ``BEGIN`` and ``END`` replaced by ``table``; ValueError without markers."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError("no agents table markers")
+    return f"{text[:start]}{BEGIN}\n{table}\n{text[end:]}"
+
+
+def generated(root: Path) -> Iterator[tuple[Path, str, str]]:
+    """(file, committed text, text with the table generated) for each file that carries a table."""
+    for rel, table in TABLES.items():
+        path = root / rel
+        text = path.read_text("utf-8")
+        yield path, text, with_table(text, table())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--tables``: rewrite the tables under ``--root`` (default: here); ``--check``: only say which differ."""
+    import argparse  # only for this command line, never on a scan's or a search's path
+
+    parser = argparse.ArgumentParser(prog="python -m voyager_sessions.ingest.manifest", description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", action="store_true", help="rewrite the agent tables in docs/agents.md and README.md")
+    parser.add_argument("--check", action="store_true", help="with --tables: write nothing, exit 1 if a table is stale")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository root (default: the current dir)")
+    args = parser.parse_args(argv)
+    if not args.tables:
+        parser.print_help()
+        return 2
+    stale = 0
+    for path, old, new in generated(args.root):
+        if old != new:
+            stale += 1
+            if args.check:
+                sys.stderr.write(f"{path}: agents table differs from the manifest\n")
+            else:
+                path.write_text(new, "utf-8")
+                sys.stdout.write(f"rewrote {path}\n")
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
