@@ -46,6 +46,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "resume": "voyager_sessions.handover_cli:resume",
     "serve": "voyager_sessions.serve_cli:serve",
     "mcp": "voyager_sessions.serve_cli:mcp",
+    "ui": "voyager_sessions.ui_cli:ui",
 }
 
 
