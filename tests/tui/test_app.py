@@ -201,3 +201,19 @@ async def test_a_session_appended_while_open_appears(home: Path, run) -> None:
         app.refresh_worker()
         await settle(app, pilot, 2)
         assert {r.provider for r in app.rows} == {"claude", "codex"}
+
+
+def test_textual_stays_off_the_search_path(corpus, run) -> None:
+    """``voyager search`` (text and JSON, and ``--help``) never imports Textual or Rich: the picker's cost is its own."""
+    import subprocess
+    import sys
+
+    assert run("scan").exit_code == 0
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('\\nUI %s\\n' % sorted(m for m in ('textual', 'rich') if m in sys.modules)))\n"
+            "from voyager_sessions.main import main\n"
+            "main()\n")
+    for argv in (["search", "数据", "--no-refresh"], ["search", "数据", "--json"], ["--help"]):
+        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=dict(os.environ),
+                              timeout=120, check=False)
+        assert proc.stderr.endswith("\nUI []\n"), (argv, proc.stderr[-300:])

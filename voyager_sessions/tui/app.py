@@ -391,8 +391,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
         letters = {"jump", "whole", "sort", "agent", "copy", "export", "open_html", "move_keys", "help", "focus_query"}
         if action in letters and self.focused is not None and self.focused.id == "query":
             return False
-        if action in ("move", "resume") and self.screen is not self.screen_stack[0]:
-            return False  # a pushed screen (the agent list, a whole session) keeps its own arrows and Enter
+        if self.screen is not self.screen_stack[0] and action not in ("copy", "export", "open_html", "help", "quit"):
+            return False  # a pushed screen (the agent list, a whole session) keeps its own keys
         return True
 
     def action_jump(self, step: int) -> None:
