@@ -217,3 +217,17 @@ def test_textual_stays_off_the_search_path(corpus, run) -> None:
         proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=dict(os.environ),
                               timeout=120, check=False)
         assert proc.stderr.endswith("\nUI []\n"), (argv, proc.stderr[-300:])
+
+
+@sync
+async def test_small_terminal_and_no_color(indexed: Path, monkeypatch) -> None:
+    """80×24 with NO_COLOR: the list, the preview and the status line still fit and say what they should."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = VoyagerApp(Backend(indexed, refresh=False), "数据库", live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot, 1)
+        assert status(app).startswith("1 session") and result_lines(app)[0].startswith("claude")
+        svg = app.export_screenshot()
+        assert "数据库" in svg
+        for row in result_lines(app):
+            assert all(len(line) <= 80 for line in row.split("\n"))
