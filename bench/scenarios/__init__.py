@@ -18,6 +18,7 @@ from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
+from bench.scenarios.ui import ui
 
 Scenario = Callable[[Context], ScenarioResult]
 
@@ -32,4 +33,5 @@ SCENARIOS: dict[str, Scenario] = {
     "baseline": baseline,
     "ingest_formats": ingest_formats,
     "cli_search": cli_search,
+    "ui": ui,
 }

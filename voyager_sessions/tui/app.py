@@ -11,7 +11,10 @@ Every string from a session is drawn by :mod:`voyager_sessions.tui.view` as plai
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import time
 from pathlib import Path
 
 from rich.text import Text
@@ -53,6 +56,14 @@ Type to search (the query language of `voyager search`; empty: recent sessions).
   ?                    this help
   Esc  ctrl+q          quit (Esc first leaves a full-screen session)
 """
+
+
+def probe(event: str, **facts: object) -> None:
+    """Append a timing event to ``$VOYAGER_UI_PROBE`` when set (the bench measures the picker from outside)."""
+    path = os.environ.get("VOYAGER_UI_PROBE")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"event": event, "t": time.time(), **facts}, ensure_ascii=False) + "\n")
 
 
 class HelpScreen(ModalScreen[None]):
@@ -218,6 +229,11 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def on_mount(self) -> None:
         self.query_one("#query", Input).focus()
         self.status("opening the index …")
+        self.call_after_refresh(self.first_frame)
+
+    def first_frame(self) -> None:
+        """The screen is drawn: only now start opening the index (a worker holding the GIL would delay the frame)."""
+        probe("frame")
         self.start()
         if self.live:
             self.set_interval(LIVE_EVERY, self.keep_fresh)
@@ -236,7 +252,11 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def typed(self, event: Input.Changed) -> None:
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_timer(DEBOUNCE, lambda: self.search(event.value))
+        self._timer = self.set_timer(DEBOUNCE, lambda: self.debounced(event.value))
+
+    def debounced(self, query: str) -> None:
+        probe("search", query=query)
+        self.search(query)
 
     @work(thread=True, exclusive=True, group="search")
     def search(self, query: str) -> None:
@@ -256,6 +276,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
             return  # the box changed since: the search for what it says now is on its way
         self.answer = answer
         self.searches += 1
+        probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error)
         results = self.query_one("#results", OptionList)
         keep = self.selected().session_id if self.selected() else None
         if answer.error:
