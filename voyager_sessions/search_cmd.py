@@ -67,6 +67,9 @@ def search_command(query: tuple[str, ...], limit: int, offset: int, providers: t
         from voyager_sessions.lastsearch import remember
 
         remember(ddir, text, result.hits)  # what `voyager resume -` reopens; never fails the search
+    if result.match == "partial":
+        # One line, whatever the output format: the hits hold some of the terms, not all.
+        echo(f"voyager: no session holds all {len(result.terms)} terms; showing the sessions that hold the most first", err=True)
     if as_json:
         emit_json(result)
     elif as_jsonl:
