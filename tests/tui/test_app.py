@@ -231,3 +231,16 @@ async def test_small_terminal_and_no_color(indexed: Path, monkeypatch) -> None:
         assert "数据库" in svg
         for row in result_lines(app):
             assert all(len(line) <= 80 for line in row.split("\n"))
+
+
+@sync
+async def test_words_said_in_different_events_find_their_session(indexed: Path) -> None:
+    """The prompt says 数据库, the tool output says TypeError: the session holds both, so it is found."""
+    app = VoyagerApp(Backend(indexed, refresh=False), "数据库 TypeError", live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        assert [r.provider for r in app.rows] == ["claude"] and not app.answer.partial
+        before = app.searches
+        app.query_one("#query").value = "数据库 zzqqxxnothing"
+        await settle(app, pilot, before + 1)
+        assert app.answer.partial and "none holds all" in status(app)

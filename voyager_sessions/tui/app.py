@@ -301,7 +301,10 @@ class VoyagerApp(App[tuple[str, str] | None]):
             return f"{answer.total} session{'s' if answer.total != 1 else ''}, newest first{agent} · ? keys"
         if not answer.rows:
             return f"no session matches{agent}"
-        return f"{answer.total} session{'s' if answer.total != 1 else ''} · {order}{agent} · ? keys"
+        found = f"{answer.total} session{'s' if answer.total != 1 else ''}"
+        if answer.partial:
+            found += f" hold some of the {len(answer.terms)} terms (none holds all), most first"
+        return f"{found} · {order}{agent} · ? keys"
 
     def status(self, text: str, *, error: bool = False) -> None:
         line = self.query_one("#status", Static)

@@ -47,6 +47,8 @@ class SessionHit(msgspec.Struct, kw_only=True):
     snippet: str = ""
     highlights: list[tuple[int, int]] = []
     resume: str | None = None
+    #: The query terms the session holds (several-term queries match sessions on the words they hold).
+    terms: list[str] = []
 
 
 class Answer(msgspec.Struct, kw_only=True):
@@ -56,6 +58,10 @@ class Answer(msgspec.Struct, kw_only=True):
     rows: list[SessionHit] = []
     total: int = 0
     error: str | None = None
+    #: No session holds every term: these hold the most of them (``match: partial`` in the JSON).
+    partial: bool = False
+    #: The query's terms, as a session must hold them.
+    terms: list[str] = []
 
 
 class Backend:
@@ -121,9 +127,11 @@ class Backend:
             return Answer(query=query, error=str(exc))
         rows = [SessionHit(session_id=h.session_id, provider=h.provider, title=h.title, cwd=h.cwd, when=h.timestamp,
                            hits=h.hit_count or 1, seq=h.seq, kind=h.kind, snippet=h.snippet,
-                           highlights=[tuple(x) for x in h.highlights], resume=h.resume)  # type: ignore[misc]
+                           highlights=[tuple(x) for x in h.highlights], resume=h.resume,  # type: ignore[misc]
+                           terms=[t.term for t in h.matched_terms or ()])
                 for h in result.hits]
-        return Answer(query=query, rows=rows, total=result.total)
+        return Answer(query=query, rows=rows, total=result.total, partial=result.match == "partial",
+                      terms=list(result.terms))
 
     def _recent(self, reader) -> Answer:  # noqa: ANN001
         listed = reader.list_sessions(limit=ROWS)

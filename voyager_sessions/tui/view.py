@@ -58,6 +58,8 @@ def session_row(row, *, width: int = 80) -> Text:  # noqa: ANN001 - backend.Sess
         meta += f" · {row.hits} hit{'s' if row.hits != 1 else ''}"
     if row.cwd:
         meta += f" · {place(row.cwd)}"
+    if row.terms and len(row.terms) > 1:
+        meta += " · " + ", ".join(printable(t) for t in row.terms)
     head.append(meta, style="dim")
     head.truncate(width, overflow="ellipsis")
     if not row.snippet:
