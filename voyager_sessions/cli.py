@@ -48,6 +48,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "serve": "voyager_sessions.serve_cli:serve",
     "mcp": "voyager_sessions.serve_cli:mcp",
     "web": "voyager_sessions.web.cli:web",
+    "ui": "voyager_sessions.ui_cli:ui",
 }
 
 

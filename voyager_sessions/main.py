@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     collecting = gc.isenabled()
     gc.disable()
     args = sys.argv[1:] if argv is None else list(argv)
+    if not args and argv is None and sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get(COMPLETE_VAR):
+        argv = args = ["ui"]  # `voyager` alone on a terminal opens the picker; on a pipe it prints help as before
     if args[:1] and args[0] in _READING and not os.environ.get(COMPLETE_VAR):
         from voyager_sessions.commands import parse
 

@@ -20,6 +20,7 @@ from bench.scenarios.judged import judged
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
 from bench.scenarios.web_search import web_search
+from bench.scenarios.ui import ui
 
 Scenario = Callable[[Context], ScenarioResult]
 
@@ -36,4 +37,5 @@ SCENARIOS: dict[str, Scenario] = {
     "cli_search": cli_search,
     "judged": judged,
     "web_search": web_search,
+    "ui": ui,
 }

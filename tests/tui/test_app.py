@@ -1,0 +1,246 @@
+"""``voyager ui`` driven headless with Textual's own test driver: type, browse, preview, jump, act.
+
+Each test indexes a fake HOME through the real CLI, then opens the app on that data dir with
+``App.run_test`` and presses keys as a person would. What the screen holds is read from the
+widgets (the rendered Rich text), and an SVG screenshot of the main screens is compared for
+what a person sees: hostile text shown as stand-ins, never interpreted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("textual")
+
+from tests.conftest import _line, claude_session_lines, write_claude, write_codex, codex_session_lines  # noqa: E402
+from voyager_sessions.tui.app import VoyagerApp  # noqa: E402
+from voyager_sessions.tui.backend import Backend  # noqa: E402
+
+def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async test body on a fresh event loop (no pytest plugin needed)."""
+
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return wrapper
+
+
+HOSTILE_SID = "7a7a7a7a-0000-4000-8000-00000000e5c0"
+
+
+def hostile_lines() -> list[str]:
+    """A Claude session whose text holds terminal escapes and Rich markup."""
+    lines = claude_session_lines(sid=HOSTILE_SID, cwd="/home/dev/evil")
+    rec = json.loads(lines[1])
+    rec["message"]["content"] = ("ESCAPEMARK \x1b[2J\x1b]0;pwned\x07 [bold red]not markup[/] [link=https://x]y[/link] "
+                                 "\x1b]52;c;Y2xpcA==\x07 终端转义")
+    lines[1] = _line(rec)
+    return lines
+
+
+@pytest.fixture
+def indexed(home: Path, run) -> Path:
+    write_claude(home, claude_session_lines())
+    write_codex(home, codex_session_lines())
+    write_claude(home, hostile_lines(), sid=HOSTILE_SID, project="-home-dev-evil")
+    assert run("scan", "-q").exit_code == 0
+    return Path(os.environ["VOYAGER_HOME"])
+
+
+async def settle(app: VoyagerApp, pilot, searches: int, timeout: float = 20.0) -> None:
+    """Wait until the app has applied ``searches`` answers and its workers are idle (no wall-time assertion)."""
+    for _ in range(int(timeout / 0.05)):
+        if app.searches >= searches and not any(w.is_running for w in app.workers):
+            await pilot.pause()
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the app applied {app.searches} answers, expected {searches}")
+
+
+def preview_text(app: VoyagerApp) -> str:
+    return str(app.query_one("#preview-body").render())
+
+
+def result_lines(app: VoyagerApp) -> list[str]:
+    results = app.query_one("#results")
+    return [str(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
+
+
+def status(app: VoyagerApp) -> str:
+    return str(app.query_one("#status").render())
+
+
+@sync
+async def test_empty_query_lists_recent_sessions_then_typing_searches(indexed: Path) -> None:
+    app = VoyagerApp(Backend(indexed, refresh=False), live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        assert len(result_lines(app)) == 3 and "newest first" in status(app)
+        await pilot.press(*"数据库")
+        await settle(app, pilot, 2)
+        rows = result_lines(app)
+        assert len(rows) == 1 and rows[0].startswith("claude"), rows
+        assert "数据库" in preview_text(app)
+
+
+@sync
+async def test_a_query_error_is_one_line_under_the_box(indexed: Path) -> None:
+    app = VoyagerApp(Backend(indexed, refresh=False), live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot, 1)
+        await pilot.press(*'"unterminated')
+        await settle(app, pilot, 1)
+        for _ in range(40):
+            if "bad query" in status(app):
+                break
+            await asyncio.sleep(0.05)
+        assert status(app).startswith("bad query: unterminated quote"), status(app)
+        assert app.query_one("#status").has_class("error")
+
+
+@sync
+async def test_hostile_text_is_shown_as_stand_ins_never_interpreted(indexed: Path) -> None:
+    app = VoyagerApp(Backend(indexed, refresh=False), "ESCAPEMARK", live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        shown = preview_text(app) + "\n".join(result_lines(app))
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert "␛[2J" in shown and "[bold red]not markup[/]" in shown and "[link=https://x]y[/link]" in shown
+        svg = app.export_screenshot()
+        assert "␛]0;pwned␇" in svg and "[bold&#160;red]not&#160;markup[/]" in svg  # drawn as text, escapes and all
+
+
+@sync
+async def test_browse_jump_between_matches_and_open_the_whole_session(indexed: Path) -> None:
+    app = VoyagerApp(Backend(indexed, refresh=False), "parse_config_v2", live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot, 1)
+        assert result_lines(app)[0].startswith("claude")
+        for _ in range(40):
+            if app.matches:
+                break
+            await asyncio.sleep(0.05)
+        assert len(app.matches) >= 2, app.matches  # the prompt and the reply both say it
+        await pilot.press("tab")  # to the results: letter keys act there
+        first = app.match_at
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.match_at == (first + 1) % len(app.matches)
+        await pilot.press("N")
+        await pilot.pause()
+        assert app.match_at == first
+        await pilot.press("f")
+        for _ in range(60):
+            if "fixed the guard" in str(app.screen.query_one("#whole").render()):
+                break
+            await asyncio.sleep(0.05)
+        whole = str(app.screen.query_one("#whole").render())
+        assert "fixed the guard" in whole and "pytest -q tests/test_migrate.py" in whole
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.query_one("#results") is not None
+
+
+@sync
+async def test_enter_returns_the_session_to_resume(indexed: Path) -> None:
+    app = VoyagerApp(Backend(indexed, refresh=False), "connection refused", live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot, 1)
+        await pilot.press("enter")
+    assert app.return_value == ("resume", "codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
+
+
+@sync
+async def test_sort_agent_filter_copy_and_export(indexed: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = VoyagerApp(Backend(indexed, refresh=False), "", live=False)
+    copied: list[str] = []
+    async with app.run_test(size=(110, 32)) as pilot:
+        app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+        await settle(app, pilot, 1)
+        await pilot.press("tab")
+        await pilot.press("a")
+        for _ in range(60):
+            if app.screen.__class__.__name__ == "AgentScreen":
+                break
+            await asyncio.sleep(0.05)
+        await pilot.press("down", "down", "enter")  # all agents, claude (2 sessions), codex (1)
+        await settle(app, pilot, 2)
+        assert app.agent == "codex" and [r.provider for r in app.rows] == ["codex"]
+        await pilot.press("c")
+        await pilot.pause()
+        assert copied == ["cd /home/dev/api && codex resume 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"]
+        await pilot.press("e")
+        for _ in range(100):
+            if list(tmp_path.glob("voyager-*.md")):
+                break
+            await asyncio.sleep(0.05)
+        [md] = tmp_path.glob("voyager-*.md")
+        assert "connection refused" in md.read_text() and (md.stat().st_mode & 0o077) == 0
+
+
+@sync
+async def test_a_session_appended_while_open_appears(home: Path, run) -> None:
+    write_claude(home, claude_session_lines())
+    assert run("scan", "-q").exit_code == 0
+    data = Path(os.environ["VOYAGER_HOME"])
+    app = VoyagerApp(Backend(data), "", live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot, 1)
+        assert len(app.rows) == 1
+        write_codex(home, codex_session_lines())
+        app.refresh_worker()
+        await settle(app, pilot, 2)
+        assert {r.provider for r in app.rows} == {"claude", "codex"}
+
+
+def test_textual_stays_off_the_search_path(corpus, run) -> None:
+    """``voyager search`` (text and JSON, and ``--help``) never imports Textual or Rich: the picker's cost is its own."""
+    import subprocess
+    import sys
+
+    assert run("scan").exit_code == 0
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: sys.stderr.write('\\nUI %s\\n' % sorted(m for m in ('textual', 'rich') if m in sys.modules)))\n"
+            "from voyager_sessions.main import main\n"
+            "main()\n")
+    for argv in (["search", "数据", "--no-refresh"], ["search", "数据", "--json"], ["--help"]):
+        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=dict(os.environ),
+                              timeout=120, check=False)
+        assert proc.stderr.endswith("\nUI []\n"), (argv, proc.stderr[-300:])
+
+
+@sync
+async def test_small_terminal_and_no_color(indexed: Path, monkeypatch) -> None:
+    """80×24 with NO_COLOR: the list, the preview and the status line still fit and say what they should."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = VoyagerApp(Backend(indexed, refresh=False), "数据库", live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot, 1)
+        assert status(app).startswith("1 session") and result_lines(app)[0].startswith("claude")
+        svg = app.export_screenshot()
+        assert "数据库" in svg
+        for row in result_lines(app):
+            assert all(len(line) <= 80 for line in row.split("\n"))
+
+
+@sync
+async def test_words_said_in_different_events_find_their_session(indexed: Path) -> None:
+    """The prompt says 数据库, the tool output says TypeError: the session holds both, so it is found."""
+    app = VoyagerApp(Backend(indexed, refresh=False), "数据库 TypeError", live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        assert [r.provider for r in app.rows] == ["claude"] and not app.answer.partial
+        before = app.searches
+        app.query_one("#query").value = "数据库 zzqqxxnothing"
+        await settle(app, pilot, before + 1)
+        assert app.answer.partial and "none holds all" in status(app)
