@@ -81,8 +81,9 @@ class Searcher:
             return self.catalog.session_ids_where(cwd=value)
         return self.catalog.session_ids_where(repo=value)
 
-    def parse(self, query: str, opts: SearchOptions) -> qlang.ParsedQuery:
-        parsed = qlang.parse(query)
+    def parse(self, query: str, opts: SearchOptions, parsed: qlang.ParsedQuery | None = None) -> qlang.ParsedQuery:
+        """``query`` (or ``parsed``, it parsed already: the application parses each request's query once) with ``opts``' filters."""
+        parsed = qlang.parse(query) if parsed is None else parsed
         filters: list[qlang.Node] = []
         # A repeated --provider or --kind means any of them.
         for field, values in (("provider", opts.providers), ("kind", opts.kinds)):
@@ -98,12 +99,13 @@ class Searcher:
             parsed.root = nodes[0] if len(nodes) == 1 else qlang.And(nodes)
         return parsed
 
-    def search(self, query: str, opts: SearchOptions | None = None) -> SearchResult:
-        """Answer ``query``: a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index."""
+    def search(self, query: str, opts: SearchOptions | None = None, *,
+               parsed: qlang.ParsedQuery | None = None) -> SearchResult:
+        """Answer ``query`` (``parsed``: it parsed already); a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index."""
         from voyager_sessions.search.index import damaged
 
         opts = opts or SearchOptions()
-        parsed = self.parse(query, opts)
+        parsed = self.parse(query, opts, parsed)
         q = self.compiler.compile(parsed)
         q = self._title_boost(q, parsed)
         try:
