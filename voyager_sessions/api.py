@@ -120,10 +120,43 @@ def decode_request(op: str, fields: Any) -> Any:
     """``fields`` (decoded JSON) as operation ``op``'s request; ValueError saying what is wrong."""
     if op not in OPERATIONS:
         raise ValueError(f"unknown operation {op!r}: one of {', '.join(OPERATIONS)}")
+    if not isinstance(fields, dict):
+        raise ValueError("request must be an object")
     try:
         return msgspec.convert(fields, OPERATIONS[op][0])
     except msgspec.ValidationError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(_explain(op, str(exc))) from None
+
+
+def _explain(op: str, message: str) -> str:
+    """msgspec's complaint about a request as one line naming the field and what it takes (as a CLI option's)."""
+    import re
+
+    found = re.search(r"unknown field `([^`]*)`", message)
+    if found:
+        return f"unknown field for {op}: {found.group(1)}"
+    found = re.search(r"missing required field `([^`]*)`", message)
+    if found:
+        return f"missing field for {op}: {found.group(1)}"
+    found = re.search(r"at `\$\.(\w+)", message)
+    if not found:
+        return message
+    name = found.group(1)
+    info = {f.name: f.type for f in msgspec.inspect.type_info(OPERATIONS[op][0]).fields}.get(name)
+    if isinstance(info, msgspec.inspect.UnionType):  # X | None: what X takes
+        info = next((t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)), info)
+    if isinstance(info, msgspec.inspect.IntType):
+        return f"{name} must be an integer from {info.ge} to {info.le}"
+    if isinstance(info, msgspec.inspect.LiteralType):
+        return f"{name} must be one of {', '.join(map(str, info.values))}"
+    if isinstance(info, msgspec.inspect.BoolType):
+        return f"{name} must be true or false"
+    if isinstance(info, msgspec.inspect.ListType):
+        return f"{name} must be a list of strings (at most {info.max_length})" if info.max_length else \
+            f"{name} must be a list of strings"
+    if isinstance(info, msgspec.inspect.StrType):
+        return f"{name} must be a string"
+    return message
 
 
 # -- the query, parsed once ------------------------------------------------------------------
