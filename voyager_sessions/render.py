@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 
-from voyager_sessions.isotime import iso
 from voyager_sessions.textsafe import printable as _p
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a server's client renders with this module
@@ -95,6 +94,7 @@ def render_row(row: SessionRow) -> str:
 
 def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:
     """A session header then one block per event, full text."""
+    from voyager_sessions.isotime import iso  # here: a search's hits need no datetime
     head = [f"{row.provider} session {_p(row.native_id)}", f"  title:   {_p(row.title) or '-'}",
             f"  cwd:     {_p(row.cwd) or '-'}"]
     if row.git_branch or row.git_repo:

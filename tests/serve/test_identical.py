@@ -178,3 +178,19 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
     assert answered is not None and json.loads(answered[1])["total"] > 0
     assert json.loads(last.read_text())["query"] == "systemctl"
     assert not list(Path(env["VOYAGER_HOME"]).glob(".last-search.*.tmp"))
+
+
+def test_a_search_parses_its_query_once_through_the_server(served_module):
+    # The server parses each request's query once (its status counts); the client, rendering, never does.
+    env, server = served_module
+    for argv in (["search", "parse_config_v2"], ["search", "postgres OR 数据库", "--jsonl", "-C", "1"],
+                 ["search", "数据库", "--json", "--sessions"]):
+        before = server.status()
+        assert cli(env, *argv).code == 0
+        after = server.status()
+        assert after["answered"] == before["answered"] + 1, argv
+        assert after["query_parses"] == before["query_parses"] + 1, argv
+    # A malformed query: parsed once, refused, nothing more.
+    before = server.status()["query_parses"]
+    assert cli(env, "search", "(").code == 2
+    assert server.status()["query_parses"] == before + 1
