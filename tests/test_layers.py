@@ -131,3 +131,13 @@ def test_the_closure_walk_sees_the_cli():
     # The walk itself: the CLI's own entry reaches click and the renderer through Voyager's modules.
     names = _closure(LAYERS["app"] / "search_cmd.py")
     assert "voyager_sessions.present" in names and "voyager_sessions.render" in names
+
+
+def test_the_reading_and_checkpoint_front_ends_reach_the_engine_and_the_store_only_through_the_api():
+    app = LAYERS["app"]
+    front_ends = [app / name for name in ("search_cmd.py", "read_cmd.py", "present.py", "render.py", "cmdutil.py",
+                                          "checkpoint_cli.py")] + _serving_modules()
+    below = ("voyager_sessions.store", "voyager_sessions.search", "voyager_sessions.ingest")
+    bad = {str(p.relative_to(ROOT)): hits for p in front_ends
+           if (hits := sorted(n for n in _imports(p) if n.startswith(below)))}
+    assert not bad, bad

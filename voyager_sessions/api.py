@@ -445,6 +445,38 @@ def stats(req: StatsRequest, *, data_dir: DataDir | Path | None = None, backend:
 FUNCTIONS: dict[str, Callable[..., Any]] = {"search": search, "list": list_sessions, "show": show, "stats": stats}
 
 
+class Refused(VoyagerError):
+    """A request a running server answered with a failure: its one line (without ``voyager: ``) and exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
+    """Operation ``op``'s result document as JSON bytes, for request ``fields``: from ``voyager serve`` when one
+    answers for the data dir (the index already open and fresh), else answered in this process.
+
+    For a front end that wants data, not objects (``voyager mcp``, a UI): either way the
+    bytes are what ``--json`` prints. A request that is malformed is a ValueError before
+    anything is asked; a failure raises as the API raises (through a server:
+    :class:`Refused`, whose text and exit code are the same), so ``errors.failure`` words
+    it alike.
+    """
+    req = decode_request(op, fields)  # checked here: a malformed request never reaches a server
+    ddir = _where(data_dir)
+    if use_server:
+        from voyager_sessions.serve import client
+
+        got = client.ask(op, fields, str(ddir.root))
+        if got is not None:
+            header, body = got
+            if "failure" in header:
+                raise Refused(header["failure"].removeprefix("voyager: "), header["exit"])
+            return body
+    return msgspec.json.encode(FUNCTIONS[op](req, data_dir=ddir))
+
+
 def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
     from voyager_sessions.errors import IndexDamaged

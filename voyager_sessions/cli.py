@@ -318,7 +318,6 @@ def demo(keep: bool) -> None:
 
     from voyager_sessions import api
     from voyager_sessions.demo import CORPUS
-    from voyager_sessions.search.engine import SearchOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
     env = {
@@ -335,8 +334,10 @@ def demo(keep: bool) -> None:
         from voyager_sessions.render import render_hit
 
         with api.reader(ddir) as reader:
+            backend = _Lent(reader)
             for q, flags, opts in DEMO_QUERIES:
-                res = reader.search(q, SearchOptions(limit=3, **opts))
+                res = api.search(api.SearchRequest(query=q, limit=3, refresh=False, **opts), data_dir=ddir,
+                                 backend=backend)
                 shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
                 click.echo(click.style(shown, bold=True) if color else shown, color=color)
                 for h in res.hits:
@@ -351,7 +352,22 @@ def demo(keep: bool) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-#: (query, extra CLI flags as a user would type them, the same as SearchOptions fields)
+class _Lent:
+    """An ``api.Backend`` lending one open reader to every search of the demo (it never refreshes)."""
+
+    def __init__(self, reader: object) -> None:
+        self._reader = reader
+
+    def reader(self, ddir: Path) -> object:
+        from contextlib import nullcontext
+
+        return nullcontext(self._reader)
+
+    def refresh(self, ddir: Path, notice: object) -> None:
+        raise AssertionError("the demo's searches do not refresh")
+
+
+#: (query, extra CLI flags as a user would type them, the same as SearchRequest fields)
 DEMO_QUERIES: list[tuple[str, str, dict]] = [
     ("数据库", "", {}),
     ("データベース", "", {}),

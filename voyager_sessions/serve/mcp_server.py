@@ -45,27 +45,14 @@ class Runner:
     def document(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
         """The result document of API operation ``op`` for request ``fields``, as JSON data; UserError on failure."""
         from voyager_sessions import api
-        from voyager_sessions.serve import client
-
-        try:
-            req = api.decode_request(op, fields)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        got = client.ask(op, fields, str(self.data_dir))
-        if got is not None:
-            header, body = got
-            if "failure" in header:
-                raise UserError(header["failure"].removeprefix("voyager: "))
-            return json.loads(body)
-        import msgspec
-
         from voyager_sessions.errors import failure
 
         try:
-            result = api.FUNCTIONS[op](req, data_dir=self.data_dir)
+            return json.loads(api.call(op, fields, data_dir=self.data_dir))
+        except ValueError as exc:  # a malformed request (json's own errors are ValueErrors too: none here)
+            raise UserError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - a tool error, worded as the CLI words it
             raise UserError(failure(exc)[0].removeprefix("voyager: ")) from None
-        return msgspec.to_builtins(result)
 
 
 def build(runner: Runner | None = None) -> Any:
