@@ -194,3 +194,27 @@ def test_a_search_parses_its_query_once_through_the_server(served_module):
     before = server.status()["query_parses"]
     assert cli(env, "search", "(").code == 2
     assert server.status()["query_parses"] == before + 1
+
+
+def test_api_call_answers_alike_through_the_server_and_in_process(served_module, monkeypatch):
+    # What `voyager mcp` and the UIs call: the same bytes either way, and a failure worded alike.
+    import os
+
+    from voyager_sessions import api
+    from voyager_sessions.errors import failure
+
+    env, server = served_module
+    monkeypatch.setattr(os, "environ", dict(env))  # this process as the server's clients are
+    ddir = env["VOYAGER_HOME"]
+    for op, fields in (("search", {"query": "postgres OR 数据库", "context": 1, "refresh": False}),
+                       ("list", {"provider": "codex"}), ("show", {"session": CLAUDE_SID[:8]}), ("stats", {})):
+        before = server.status()["answered"]
+        served = api.call(op, fields, data_dir=ddir)
+        assert server.status()["answered"] == before + 1, op
+        assert served == api.call(op, fields, data_dir=ddir, use_server=False), op
+    for op, fields in (("search", {"query": "("}), ("show", {"session": "nope"})):
+        with pytest.raises(api.Refused) as through:
+            api.call(op, fields, data_dir=ddir)
+        with pytest.raises(Exception) as here:  # noqa: PT011 - whichever VoyagerError the API raises
+            api.call(op, fields, data_dir=ddir, use_server=False)
+        assert failure(through.value) == failure(here.value), op
