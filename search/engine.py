@@ -11,19 +11,26 @@ provider names the ``provider:`` filter accepts. The application layer
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 
-from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, iso
+from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
 from voyager_sessions.search import query as qlang
-from voyager_sessions.search.snippets import make_snippet
+from voyager_sessions.search.snippets import find_spans, make_snippet
+
+if TYPE_CHECKING:
+    from voyager_sessions.search import sessions
 
 #: Score added to events of a session whose title contains the query's words.
 TITLE_BOOST = 1.5
 
 #: A title boost looks for at most this many of the query's words in titles.
 TITLE_WORDS = 8
+
+#: A query of 2 to this many terms matches sessions that hold each term (one aggregation a term); a longer
+#: one (a pasted log line) is matched within one event, as a needle: its events hold it all or nothing does.
+SESSION_TERMS = 16
 
 #: In --sessions mode, hits are grouped from this many best-scoring events.
 SESSION_WINDOW = 5000
@@ -81,9 +88,8 @@ class Searcher:
             return self.catalog.session_ids_where(cwd=value)
         return self.catalog.session_ids_where(repo=value)
 
-    def parse(self, query: str, opts: SearchOptions, parsed: qlang.ParsedQuery | None = None) -> qlang.ParsedQuery:
-        """``query`` (or ``parsed``, it parsed already: the application parses each request's query once) with ``opts``' filters."""
-        parsed = qlang.parse(query) if parsed is None else parsed
+    def _option_filters(self, opts: SearchOptions) -> list[qlang.Node]:
+        """The options' filters (``--provider``, ``--kind``, ``--repo`` …) as query nodes."""
         filters: list[qlang.Node] = []
         # A repeated --provider or --kind means any of them.
         for field, values in (("provider", opts.providers), ("kind", opts.kinds)):
@@ -94,26 +100,70 @@ class Searcher:
             value = getattr(opts, name)
             if value:
                 filters.append(qlang._filter(name, value))
-        if filters:
-            nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
-            parsed.root = nodes[0] if len(nodes) == 1 else qlang.And(nodes)
-        return parsed
+        return filters
+
+    def parse(self, query: str, opts: SearchOptions, parsed: qlang.ParsedQuery | None = None) -> qlang.ParsedQuery:
+        """``query`` (or ``parsed``: it was parsed already) with ``opts``' filters."""
+        return self._combine(qlang.parse(query) if parsed is None else parsed, self._option_filters(opts))
+
+    @staticmethod
+    def _combine(parsed: qlang.ParsedQuery, filters: list[qlang.Node]) -> qlang.ParsedQuery:
+        """``parsed`` with the options' filters ANDed to its root (a new ParsedQuery: ``parsed`` is kept as typed)."""
+        if not filters:
+            return parsed
+        nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
+        return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
     def search(self, query: str, opts: SearchOptions | None = None, *,
                parsed: qlang.ParsedQuery | None = None) -> SearchResult:
-        """Answer ``query`` (``parsed``: it parsed already); a QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index."""
+        """Answer ``query`` (``parsed``: it was parsed already); a QueryError when it is malformed, IndexDamaged
+        when Tantivy cannot read the index.
+
+        A query of one term (a word, a phrase, a CJK run, an ``a OR b``), with any filters and
+        negations, matches the events that hold it, as it always has. A query of several terms
+        matches the *sessions* that hold each of them somewhere (``search.sessions``); its
+        hits are those sessions' events that say the terms, any event holding every term first.
+        """
         from voyager_sessions.search.index import damaged
 
         opts = opts or SearchOptions()
-        parsed = self.parse(query, opts, parsed)
-        q = self.compiler.compile(parsed)
-        q = self._title_boost(q, parsed)
+        typed = qlang.parse(query) if parsed is None else parsed
+        filters = self._option_filters(opts)
+        parsed = self._combine(typed, filters)
+        strict = self.compiler.compile(parsed)
+        q = self._title_boost(strict, parsed)
+        conj = qlang.conjuncts(typed.root, tuple(filters))
+        # Each distinct term once (a pasted line repeats words), and only terms that can match anything.
+        positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
         try:
-            return self._search(query, parsed, q, opts)
+            if 2 <= len(positive) <= SESSION_TERMS:
+                spread = _Spread(positive=positive, strict=strict, boosted=q, parsed=parsed,
+                                 plain=self.compiler.node(parsed.root),
+                                 terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events))
+                if opts.sessions:
+                    return self._spread_sessions(query, spread, opts)
+                return self._spread_events(query, spread, opts)
+            result = self._search(query, parsed, q, opts)
+            result.terms = [qlang.describe(n) for n in positive]
+            if opts.sessions and len(positive) <= 1:
+                # The row's event holds the one term (a filter-only query has none).
+                for h in result.hits:
+                    h.matched_terms = [TermHit(term=t, seq=h.seq, kind=h.kind, snippet=h.snippet,
+                                               highlights=h.highlights) for t in result.terms]
+            return result
         except qlang.QueryError:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
+
+    def _with_constraints(self, terms: list, events: tuple[qlang.Node, ...]) -> list:
+        """Each term's query limited to the events that pass the filters and negations (compiled once)."""
+        import tantivy
+
+        constraint = self.compiler.node(qlang.And(events)) if events else None
+        if constraint is None:
+            return terms
+        return [tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)]) for t in terms]
 
     def _search(self, query: str, parsed: qlang.ParsedQuery, q, opts: SearchOptions) -> SearchResult:
         import tantivy
@@ -139,13 +189,18 @@ class Searcher:
         hits = self._hits(events, phrases, opts)
         return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=res.count, offset=opts.offset, hits=hits)
 
+    @staticmethod
+    def _title_words(parsed: qlang.ParsedQuery) -> list[str]:
+        """The words a title must hold to be boosted."""
+        # The few longest words say most about a title (and a pasted log line of a thousand
+        # words must not become a thousand-clause lookup).
+        return sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[:TITLE_WORDS]
+
     def _title_boost(self, q, parsed: qlang.ParsedQuery):
         """Lift the events of sessions whose title says what was searched for (titles are what people see)."""
         import tantivy
 
-        # The few longest words say most about a title (and a pasted log line of a thousand
-        # words must not become a thousand-clause lookup).
-        words = sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[:TITLE_WORDS]
+        words = self._title_words(parsed)
         ids = self.catalog.session_ids_titled(words) if words else []
         if not ids:
             return q
@@ -181,6 +236,184 @@ class Searcher:
             return {}
         return {b["key"]: b["doc_count"] for b in agg.get("s", {}).get("buckets", [])}
 
+    # -- several terms: sessions that hold each of them (search.sessions) ---------------
+
+    def _restricted(self, q, ids: Sequence[str]):
+        """``q`` limited to the events of sessions ``ids``."""
+        import tantivy
+
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q),
+                                            (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids)))])
+
+    def _among(self, q, cov: "sessions.Coverage"):
+        """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
+        import tantivy
+
+        held = {sid for ev in cov.per_term for sid in ev}
+        if len(held) == len(cov.chosen):
+            return q
+        if len(held) - len(cov.chosen) < len(cov.chosen):
+            chosen = set(cov.chosen)
+            out = [sid for sid in held if sid not in chosen]
+            return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.MustNot,
+                                                tantivy.Query.term_set_query(self.index.schema, "session", out))])
+        return self._restricted(q, cov.chosen)
+
+    def _spread_events(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
+        """Event hits of a query of several terms: the events of the matching sessions that say any term.
+
+        Events that hold every term (the query as one event would answer it) come first, in
+        their usual order, so where such an event exists it still ranks first; then the other
+        events of the sessions that hold every term. When no session does (``match: partial``),
+        the events of every session that holds some, those of sessions holding more terms first.
+        """
+        import tantivy
+
+        from voyager_sessions.search import sessions  # only several-term queries need it
+
+        searcher = self.index.searcher()
+        terms = [qlang.describe(n) for n in sp.positive]
+        cov = sessions.cover(searcher, sp.terms, weights=False)
+        if not cov.chosen:
+            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
+                                terms=terms)
+        any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
+        pool = self._among(any_term, cov)
+        # Counting by aggregation (no scoring) is several times cheaper than a counting search.
+        per_session = sessions.evidence(searcher, any_term, weights=False)
+        total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
+        want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
+        if opts.sort == "recent":
+            res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
+            scored = [(0, 0.0, addr) for _, addr in res.hits]
+        elif cov.match == "all":
+            first = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
+            rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
+            scored = [(0, s, a) for s, a in first.hits] + self._tiers(
+                searcher, [(self._title_boost(rest_q, sp.parsed), total - first.count)], skip=first.count,
+                want=want, first_tier=1)
+        else:
+            # Partial: the events of sessions holding more terms first.
+            tiers = [(self._title_boost(self._restricted(any_term, ids), sp.parsed),
+                      sum(per_session[sid].count for sid in ids if sid in per_session)) for ids in cov.levels()]
+            scored = self._tiers(searcher, tiers, skip=0, want=want, first_tier=1)
+        page = scored[opts.offset : want]
+        events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
+        if opts.sort != "recent":
+            # Recency breaks ties between equally relevant events (within a tier).
+            events.sort(key=lambda e: (e[0], -round(e[1], 4), -(e[2].ts or 0.0)))
+        phrases = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
+        hits = self._hits([(score, ev) for _, score, ev in events], phrases, opts)
+        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=total, offset=opts.offset, hits=hits,
+                            match=cov.match, terms=terms)
+
+    @staticmethod
+    def _tiers(searcher, tiers: list[tuple[object, int]], *, skip: int, want: int, first_tier: int) -> list:
+        """Ranked events of ``tiers`` (query, how many it matches) in turn, placed after ``skip`` others, up to
+        rank ``want``: a tier is searched only when the page reaches it. Returns (tier, score, address)."""
+        out: list = []
+        start = skip
+        for t, (q, n) in enumerate(tiers, start=first_tier):
+            if start >= want:
+                break
+            if n > 0:
+                res = searcher.search(q, limit=min(n, want - start), count=False, weight_by_field="w")
+                out += [(t, s, a) for s, a in res.hits]
+            start += n
+        return out
+
+    def _spread_sessions(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
+        """``--sessions`` for a query of several terms: sessions ranked by how well they hold the terms.
+
+        Each row is the session's best event (one holding every term where there is one), its
+        score the session's (``search.sessions.score``), ``hit_count`` its events that say any
+        term, and ``matched_terms`` each term it holds with the event that says it best.
+        """
+        import tantivy
+
+        from voyager_sessions.search import sessions  # only several-term queries need it
+
+        searcher = self.index.searcher()
+        terms = [qlang.describe(n) for n in sp.positive]
+        cov = sessions.cover(searcher, sp.terms, weights=True)
+        if not cov.chosen:
+            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
+                                terms=terms)
+        together = sessions.evidence(searcher, sp.plain, weights=False) if cov.match == "all" else {}
+        words = self._title_words(sp.parsed)
+        titled = set(self.catalog.session_ids_titled(words)) if words else set()
+        scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=titled)
+        if opts.sort == "recent":
+            recs = self.catalog.sessions_by_id(cov.chosen)
+            order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
+        else:
+            # Sessions holding more terms first (they all hold every term unless the match is partial).
+            rank = {sid: (-cov.held[sid], -round(scores[sid], 4)) for sid in cov.chosen}
+            order = self._recent_first_among_ties(sorted(cov.chosen, key=rank.__getitem__), rank)
+        page = order[opts.offset : opts.offset + opts.limit]
+        if not page:
+            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
+                                hits=[], match=cov.match, terms=terms)
+        # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight):
+        # one small search a (session, term), cheaper than ranking all their events at once.
+        best_by_term: list[dict[str, tuple[float, object]]] = [
+            {sid: b for sid in page if sid in cov.per_term[i] and (b := self._best_in(searcher, tq, sid)) is not None}
+            for i, tq in enumerate(sp.terms)]
+        best_together = {sid: b for sid in page if sid in together
+                         and (b := self._best_in(searcher, sp.plain, sid)) is not None}
+        # hit_count: the page's sessions' events that say any term (counted over those sessions only).
+        counts = sessions.evidence(searcher, self._restricted(tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, t) for t in sp.terms]), page), weights=False)
+        phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
+        term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
+        rows: list[tuple[float, Event]] = []
+        matched: list[list[TermHit]] = []  # per row, in the order of rows
+        for sid in page:
+            picks = [(i, b[sid]) for i, b in enumerate(best_by_term) if sid in b]
+            fetched = {addr_key(addr): (score, _doc_event(searcher, addr)) for _, (score, addr) in picks}
+            if not fetched and sid not in best_together:
+                continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
+            if sid in best_together:
+                ev = _doc_event(searcher, best_together[sid][1])
+            else:
+                # The row shows the event that says the most terms, then the best-scoring one.
+                ev = max(fetched.values(), key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)),
+                                                           se[0]))[1]
+            rows.append((scores[sid], ev))
+            th = []
+            for i, (_, addr) in picks:
+                # A term the row's own event says is shown there: one event fewer for a person to read.
+                tev = ev if find_spans(ev.text, term_phrases[i]) else fetched[addr_key(addr)][1]
+                snippet, highlights = make_snippet(tev.text, term_phrases[i], width=opts.snippet_width)
+                th.append(TermHit(term=terms[i], seq=tev.seq, kind=tev.kind, snippet=snippet, highlights=highlights))
+            matched.append(th)
+        hits = self._hits(rows, phrases_all, opts)
+        for h, th in zip(hits, matched):
+            h.hit_count = counts[h.session_id].count if h.session_id in counts else len(th)
+            h.matched_terms = th
+        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
+                            hits=hits, match=cov.match, terms=terms)
+
+    def _best_in(self, searcher, q, session_id: str) -> tuple[float, object] | None:
+        """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
+        import tantivy
+
+        res = searcher.search(tantivy.Query.boolean_query([
+            (tantivy.Occur.Must, q),
+            (tantivy.Occur.Must, tantivy.Query.term_query(self.index.schema, "session", session_id))]),
+            limit=1, count=False, weight_by_field="w")
+        return tuple(res.hits[0]) if res.hits else None
+
+    def _recent_first_among_ties(self, order: list[str], rank: dict[str, tuple]) -> list[str]:
+        """``order`` (sorted by ``rank``) with sessions of equal rank put newest first; the catalog is asked
+        only about ties."""
+        tied = [sid for i, sid in enumerate(order)
+                if (i > 0 and rank[order[i - 1]] == rank[sid]) or (i + 1 < len(order) and rank[order[i + 1]] == rank[sid])]
+        if not tied:
+            return order
+        recs = self.catalog.sessions_by_id(tied)
+        return sorted(order, key=lambda sid: (rank[sid], -_latest(recs.get(sid))))
+
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)
         hits = []
@@ -208,6 +441,32 @@ class Searcher:
                 hit.context = self.index.session_events(ev.session, lo=max(0, ev.seq - opts.context), hi=ev.seq + opts.context)
             hits.append(hit)
         return hits
+
+
+class _Spread(msgspec.Struct, kw_only=True):
+    """A query of several terms, compiled: each term with the event constraints, and the whole as one event answers it."""
+
+    positive: list[qlang.Node]
+    #: Per positive conjunct: its query ANDed with the filters and negations.
+    terms: list
+    #: The whole query (every term in one event), and the same with the title boost.
+    strict: object
+    boosted: object
+    #: The whole query without the phrase bonus: what matches, not how well (aggregations, one session's events).
+    plain: object
+    parsed: qlang.ParsedQuery
+
+
+def _latest(rec: SessionRecord | None) -> float:
+    """When a session was last active (0 when unknown): the recency that breaks ties."""
+    if rec is None:
+        return 0.0
+    return rec.session.updated or rec.session.started or 0.0
+
+
+def addr_key(addr) -> tuple[int, int]:
+    """A document address as a dict key (tantivy's DocAddress is not hashable)."""
+    return (addr.segment_ord, addr.doc)
 
 
 def _doc_event(searcher, addr) -> Event:

@@ -70,6 +70,8 @@ class Not(msgspec.Struct, frozen=True):
 
 class And(msgspec.Struct, frozen=True):
     nodes: tuple["Node", ...]
+    #: Written in parentheses, ``(a b)``: a query of several terms keeps these together in one event.
+    grouped: bool = False
 
 
 class Or(msgspec.Struct, frozen=True):
@@ -256,7 +258,7 @@ class _Parser:
                 raise QueryError("unbalanced '(': close it with ')', or quote it to search for it: \"(\"")
             self.i += 1
             self.depth -= 1
-            return node
+            return And(node.nodes, grouped=True) if isinstance(node, And) else node
         if t.kind == ")":
             raise QueryError("unbalanced ')': remove it, or quote it to search for it: \")\"")
         if t.kind == "phrase":
@@ -459,3 +461,74 @@ class Compiler:
         if not ids:
             return t.Query.empty_query()
         return t.Query.term_set_query(self.schema, "session", ids)
+
+
+# -- session-level matching (issue #22) ---------------------------------------------
+
+
+class Conjuncts(msgspec.Struct, frozen=True):
+    """A query split for session-level matching.
+
+    ``positive``: what a session must hold, each somewhere in it (in some event): the top-level
+    words, quoted phrases, ``a OR b`` alternatives and parenthesized groups. Each one is
+    still matched *inside one event*, so a phrase, a CJK run or a word that analyzes to
+    several terms keeps its adjacency, and ``(a b)`` asks for both in the same event.
+    ``events``: what every event must satisfy: filters and negations (``-word`` drops the
+    events that say it, not the sessions). A whole query in parentheses is one group: its
+    terms in one event, as before.
+    """
+
+    positive: tuple[Node, ...]
+    events: tuple[Node, ...]
+
+
+def conjuncts(root: Node | None, extra_filters: tuple[Node, ...] = ()) -> Conjuncts:
+    """Split a parsed query (plus the options' filters) into positive conjuncts and event constraints."""
+    nodes = () if root is None else _conjunction(root)
+    positive = tuple(n for n in nodes if not isinstance(n, (Filter, Not)))
+    events = tuple(n for n in nodes if isinstance(n, (Filter, Not))) + tuple(extra_filters)
+    return Conjuncts(positive=positive, events=events)
+
+
+def _conjunction(node: Node) -> tuple[Node, ...]:
+    """The top-level conjuncts of ``node``: nested ANDs that code added (the options' filters, excluded
+    sessions) flattened, a group a person wrote in parentheses kept whole."""
+    if isinstance(node, And) and not node.grouped:
+        return tuple(n for child in node.nodes for n in _conjunction(child))
+    return (node,)
+
+
+def describe(node: Node) -> str:
+    """A positive conjunct written back the way a person types it (how JSON names the terms a session matched)."""
+    if isinstance(node, Text):
+        if node.quoted:
+            return f'"{node.text}"'
+        return node.text + ("*" if node.prefix else "")
+    if isinstance(node, Filter):
+        return f"{node.field}:{node.value}"
+    if isinstance(node, Not):
+        return "-" + describe(node.node)
+    if isinstance(node, Or):
+        return " OR ".join(describe(n) for n in node.nodes)
+    return "(" + " ".join(describe(n) for n in node.nodes) + ")"
+
+
+def positive_texts(node: Node) -> list[Text]:
+    """The texts under ``node`` that a match shows (not those under a negation): what a snippet highlights."""
+    if isinstance(node, Text):
+        return [node]
+    if isinstance(node, (And, Or)):
+        return [t for n in node.nodes for t in positive_texts(n)]
+    return []
+
+
+def matchable(node: Node) -> bool:
+    """Whether ``node`` compiles to a query (a text with no terms, such as ``""``-less punctuation, does not);
+    answered without compiling, which for a prefix builds an automaton."""
+    if isinstance(node, Text):
+        return bool(node.terms())
+    if isinstance(node, Not):
+        return matchable(node.node)
+    if isinstance(node, (And, Or)):
+        return any(matchable(n) for n in node.nodes)
+    return True

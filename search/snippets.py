@@ -78,9 +78,9 @@ def make_snippet(
     if spans:
         # The window that covers the most matches, anchored a little before the first.
         best_start, best_count = spans[0][0], 0
-        j = 0
+        j, n_spans = 0, len(spans)
         for i, (s, _) in enumerate(spans):
-            while j < len(spans) and spans[j][1] <= s + width:
+            while j < n_spans and spans[j][1] <= s + width:
                 j += 1
             if j - i > best_count:
                 best_start, best_count = s, j - i
@@ -107,11 +107,13 @@ def make_snippet(
     pos += len(prefix)
     # Fold runs of whitespace to one space while mapping highlight offsets.
     span_iter = [(s, e) for s, e in spans if s >= lo and e <= hi]
+    # The next span's first and last index (-1 when none is left): two comparisons a character.
     k = 0
+    next_start, next_last = (span_iter[0][0], span_iter[0][1] - 1) if span_iter else (-1, -1)
     prev_space = False
     open_at: int | None = None
     for idx in range(lo, hi):
-        if k < len(span_iter) and idx == span_iter[k][0]:
+        if idx == next_start:
             open_at = pos
         ch = text[idx]
         if ch.isspace():
@@ -123,11 +125,12 @@ def make_snippet(
             out.append(ch)
             pos += 1
             prev_space = False
-        if k < len(span_iter) and idx == span_iter[k][1] - 1:
+        if idx == next_last:
             if open_at is not None:
                 highlights.append((open_at, pos))
             open_at = None
             k += 1
+            next_start, next_last = (span_iter[k][0], span_iter[k][1] - 1) if k < len(span_iter) else (-1, -1)
     if hi < len(text):
         out.append("…")
     return "".join(out), highlights

@@ -202,10 +202,10 @@ def _excluding(parsed: Any, session_ids: list[str]) -> Any:
 
     if not session_ids:
         return parsed
+    # An AND that code adds (not grouped): the engine keeps it out of the query's own terms.
     nots = tuple(qlang.Not(qlang._filter("session", sid)) for sid in session_ids)
     nodes = ((parsed.root,) if parsed.root is not None else ()) + nots
-    parsed.root = nodes[0] if len(nodes) == 1 else qlang.And(nodes)
-    return parsed
+    return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
 
 def provider_names() -> tuple[str, ...]:

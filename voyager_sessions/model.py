@@ -124,6 +124,22 @@ class Hit(msgspec.Struct, kw_only=True):
     exit_code: int | None = None
     hit_count: int | None = None
     context: list[Event] | None = None
+    #: With ``--sessions``: each query term the session holds, with its best event there.
+    matched_terms: list[TermHit] | None = None
+
+
+class TermHit(msgspec.Struct, kw_only=True):
+    """One query term as a session holds it: the term as typed and the event that says it best."""
+
+    term: str
+    seq: int
+    kind: str
+    snippet: str
+    highlights: list[tuple[int, int]]
+
+
+#: Whether a result's sessions hold every query term (``all``) or, since none does, the most of them (``partial``).
+MatchLevel = Literal["all", "partial"]
 
 
 class SearchResult(msgspec.Struct, kw_only=True):
@@ -134,6 +150,10 @@ class SearchResult(msgspec.Struct, kw_only=True):
     total: int
     offset: int
     hits: list[Hit]
+    #: ``partial`` when no session holds every term: the hits come from the sessions that hold the most.
+    match: MatchLevel = "all"
+    #: The query's terms as a session must hold them (words, quoted phrases, OR alternatives, groups).
+    terms: list[str] = []
 
 
 class SessionRow(msgspec.Struct, kw_only=True):

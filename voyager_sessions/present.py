@@ -142,6 +142,10 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
 
 def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> int:
     doc = decode(body)
+    if doc.match == "partial":
+        # One line, whatever the output format: the hits hold some of the terms, not all.
+        out.text(f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
+                 err=True)
     if view.as_json:
         out.raw(escape_json_controls(body) + b"\n")
     elif view.as_jsonl:

@@ -73,6 +73,12 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     if color:
         head = _BOLD + head + _RESET
     lines = [head, "    " + highlight(h.snippet, h.highlights, color)]
+    if by_session and h.matched_terms and len(h.matched_terms) > 1:
+        # Where the session says each term the row's own event does not: why a person's words found it.
+        for t in h.matched_terms:
+            if t.seq != h.seq:
+                label = _KIND_LABEL.get(t.kind, t.kind)
+                lines.append(f"      {_p(t.term)} (#{t.seq} {label}): " + highlight(t.snippet, t.highlights, color))
     if h.context:
         for ev in h.context:
             mark = ">" if ev.seq == h.seq else " "

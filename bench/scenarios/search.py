@@ -77,6 +77,8 @@ def query_mix(corpus: EventCorpus) -> list[Query]:
     rare = next(n for n in corpus.needles if n.name == "rare word")
     # Sessions mode on a needle: the sessions holding it, each once.
     out.append(Query("sessions mode, needle", rare.query, "sessions", sessions=True, needle=rare))
+    # Words a person remembers, said in different events: sessions that hold each, ranked (issue #22).
+    out.append(Query("sessions mode, three common words", "index query planner", "sessions", sessions=True))
     return out
 
 

@@ -102,3 +102,18 @@ def test_a_query_too_large_to_run_is_one_line_and_exit_2(corpus, run):
         res = run("search", "--json", "--no-refresh", "--", query)
         assert res.exit_code == 2, (query[:20], res.stderr)
         assert res.stderr.count("\n") == 1 and "too large to run" in res.stderr
+
+
+def test_conjuncts_flatten_what_code_added_and_keep_what_a_person_grouped():
+    from voyager_sessions.search.query import conjuncts
+
+    # Filters the options add (or excluded sessions) wrap the typed query in another AND: the terms stay terms.
+    typed = parse("webhook idempotency -cache").root
+    wrapped = And((typed, Filter("provider", "codex")))
+    c = conjuncts(wrapped)
+    assert c.positive == (Text("webhook"), Text("idempotency"))
+    assert c.events == (Not(Text("cache")), Filter("provider", "codex"))
+    # Parentheses a person typed keep their words together (one term).
+    c = conjuncts(parse("(webhook idempotency) cache").root)
+    assert len(c.positive) == 2 and isinstance(c.positive[0], And) and c.positive[0].grouped
+    assert len(conjuncts(parse("(webhook idempotency)").root).positive) == 1

@@ -1,0 +1,182 @@
+"""judged: search quality on the judged set (issue #22), beside fast-resume's; the floor that gates CI.
+
+The corpus (``bench.judged.corpus``: 150 sessions as Claude Code, Codex and OpenCode
+files under one fake HOME) is indexed through the real scan, ``voyager scan`` in a
+child process whose HOME points at it, nothing overridden. Every query of
+``bench/judged/queries.json`` then runs through the application API exactly as
+``voyager search QUERY --sessions --json`` runs it (``Reader.search`` with
+``SearchOptions(sessions=True)``; one query per class also through the CLI, which must
+give the same sessions in the same order). The rank of the one target among the first
+ten sessions gives S@1, S@5 and MRR@10 per class.
+
+Quality does not depend on the machine's load, so unlike timings it is enforced: each
+class's metric below its floor in ``bench/quality_floor.json`` is a failed check and a
+non-zero exit, in ``--quick`` too. The full run also runs the same queries through
+fast-resume's ``fr`` on the same HOME (``bench.judged.fastresume``) and puts its numbers
+beside Voyager's; without ``fr`` that part is skipped with the reason in a note.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import msgspec
+
+from bench import REPO_ROOT
+from bench.context import Context
+from bench.judged import corpus, fastresume
+from bench.judged.metrics import DEPTH, NAMES, ClassScore, rank_of, score
+from bench.judged.queries import CLASSES, JudgedQuery, load
+from bench.model import Check, Metric, Reference, ScenarioResult
+from bench.util import child_env, voyager_command
+
+FLOOR_PATH = REPO_ROOT / "bench" / "quality_floor.json"
+
+
+class Floors(msgspec.Struct, kw_only=True):
+    about: str
+    #: class -> metric name ("S@1", "S@5", "MRR@10") -> the lowest value that passes.
+    voyager: dict[str, dict[str, float]]
+
+
+def load_floors(path: Path = FLOOR_PATH) -> Floors:
+    return msgspec.json.decode(path.read_bytes(), type=Floors)
+
+
+def _key(session_id: str) -> str:
+    # Voyager names a session "<provider>:<native id>"; the generated native ids are the corpus's.
+    return session_id.partition(":")[2] or session_id
+
+
+def _voyager_ranked(data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str],
+                    rejected: list[str]) -> dict[str, list[str]]:
+    """Query id -> the session keys Voyager ranks, best first, through the API ``voyager search --sessions`` uses.
+
+    A query the language rejects finds nothing, as for a person; its id goes to ``rejected``.
+    """
+    from voyager_sessions.api import check_query, reader
+    from voyager_sessions.errors import VoyagerError
+    from voyager_sessions.search.engine import SearchOptions
+
+    out: dict[str, list[str]] = {}
+    opts = SearchOptions(limit=DEPTH, sessions=True)
+    with reader(data_dir) as r:
+        for q in queries:
+            try:
+                check_query(q.query)
+                hits = r.search(q.query, opts).hits
+            except VoyagerError:
+                rejected.append(q.id)
+                hits = []
+            out[q.id] = [by_id.get(_key(h.session_id), h.session_id) for h in hits]
+    return out
+
+
+def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str]) -> list[str]:
+    proc = subprocess.run([*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh",
+                           "--limit", str(DEPTH)], env=child_env(env), capture_output=True, timeout=120, check=False)
+    try:
+        hits = msgspec.json.decode(proc.stdout).get("hits", [])
+    except msgspec.DecodeError:
+        return []
+    return [by_id.get(_key(h["session_id"]), h["session_id"]) for h in hits]
+
+
+def _scores(queries: list[JudgedQuery],
+            ranked: dict[str, list[str]]) -> tuple[dict[str, ClassScore], dict[str, int | None]]:
+    ranks = {q.id: rank_of(q.target, ranked.get(q.id, [])) for q in queries}
+    return {c: score(ranks[q.id] for q in queries if q.cls == c) for c in CLASSES}, ranks
+
+
+def _rank_note(engine: str, queries: list[JudgedQuery], ranks: dict[str, int | None]) -> str:
+    """Every query's rank on one line per engine (``-`` = not in the first ten): what a reviewer diffs."""
+    return f"{engine} ranks: " + " ".join(f"{q.id}={ranks[q.id] or '-'}" for q in queries)
+
+
+def _fast_resume(ctx: Context, res: ScenarioResult, written: corpus.Written, queries: list[JudgedQuery],
+                 by_id: dict[str, str]) -> dict[str, ClassScore] | None:
+    from bench.scenarios.cli_search import fr_command
+
+    if ctx.quick:
+        res.notes.append("fast-resume: not run in --quick (the comparison is part of the full run)")
+        return None
+    fr = fr_command()
+    version = fastresume.fr_version(fr) if fr else None
+    if fr is None or version is None:
+        res.notes.append("fast-resume: skipped, `fr` is not installed (pip install fast-resume; the bench installs "
+                         "nothing)" if fr is None else f"fast-resume: skipped, {fr} is not fast-resume's fr")
+        return None
+    env = fastresume.fr_env(written.env(), ctx.dir("judged") / "fr-cache")
+    t = time.perf_counter()
+    listed = fastresume.index(fr, env)
+    res.notes.append(f"fast-resume ({version}): indexed in {time.perf_counter() - t:.1f} s, lists {listed} sessions")
+    ranked = {q.id: [by_id.get(i, i) for i in fastresume.search(fr, env, q.query, DEPTH)] for q in queries}
+    scores, ranks = _scores(queries, ranked)
+    res.notes.append(_rank_note("fast-resume", queries, ranks))
+    return scores
+
+
+def judged(ctx: Context) -> ScenarioResult:
+    res = ScenarioResult(name="judged", description="search quality: the judged set's queries (one target session "
+                         "each), rank of the target in `voyager search … --sessions`; fast-resume beside (full run)")
+    root = ctx.dir("judged")
+    t = time.perf_counter()
+    written = corpus.write(root / "home")
+    by_id = {s.conv.id: s.key for s in written.sessions}
+    queries = load()
+    res.notes.append(f"corpus: {len(written.sessions)} sessions written in {time.perf_counter() - t:.2f} s; "
+                     f"{len(queries)} queries")
+    data_dir = root / "data"
+    env = {**written.env(), "VOYAGER_HOME": str(data_dir)}
+    t = time.perf_counter()
+    proc = subprocess.run([*voyager_command(), "scan"], env=child_env(env), capture_output=True, timeout=600,
+                          check=False)
+    res.metrics.append(Metric(name="voyager scan", value=round(time.perf_counter() - t, 2), unit="s"))
+    from voyager_sessions.api import reader
+
+    with reader(data_dir) as r:
+        indexed = sum(p["sessions"] for p in r.stats()["providers"].values())
+    ok = proc.returncode == 0 and indexed == len(written.sessions)
+    res.checks.append(Check(name=f"voyager scan indexed the {len(written.sessions)} judged sessions", ok=ok,
+                            detail=None if ok else f"exit {proc.returncode}, {indexed} sessions; "
+                                                   f"{proc.stderr.decode(errors='replace')[-300:]}"))
+
+    t = time.perf_counter()
+    rejected: list[str] = []
+    ranked = _voyager_ranked(data_dir, queries, by_id, rejected)
+    if rejected:
+        res.notes.append(f"voyager rejected {len(rejected)} queries as malformed: {' '.join(rejected)}")
+    res.metrics.append(Metric(name="queries, in-process", value=round(time.perf_counter() - t, 2), unit="s"))
+    # The in-process path must be the CLI's: one query per class, and its first word alone (which finds
+    # sessions whatever the engine does with several words), through `voyager search` too.
+    firsts = [next(q for q in queries if q.cls == c) for c in CLASSES]
+    probes = firsts + [msgspec.structs.replace(q, id=f"{q.id}:first-word", query=q.query.split()[0]) for q in firsts]
+    probe_ranked = _voyager_ranked(data_dir, probes, by_id, [])
+    differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id) != probe_ranked[q.id]]
+    found = sum(bool(probe_ranked[q.id]) for q in probes)
+    res.checks.append(Check(name=f"`voyager search --sessions --json` ranks as the in-process API does ({len(probes)} "
+                                 f"probes, {found} finding sessions)", ok=not differ and found > 0,
+                            detail=None if not differ and found else f"differ: {differ}, finding: {found}"))
+    scores, ranks = _scores(queries, ranked)
+    res.notes.append(_rank_note("voyager", queries, ranks))
+    fr_scores = _fast_resume(ctx, res, written, queries, by_id)
+
+    floors = load_floors()
+    for c in CLASSES:
+        s = scores[c]
+        group = f"{c} ({s.queries} queries)"
+        for name in NAMES:
+            value = s.get(name)
+            m = Metric(name=name, value=value, unit="", group=group)
+            if fr_scores is not None:
+                m.reference = Reference(label="fast-resume", value=fr_scores[c].get(name))
+            res.metrics.append(m)
+            floor = floors.voyager.get(c, {}).get(name)
+            if floor is not None:
+                ok = value >= floor - 1e-9
+                res.checks.append(Check(name=f"quality floor: {c} {name} >= {floor:.3f}", ok=ok,
+                                        detail=None if ok else f"measured {value:.3f}: search quality regressed "
+                                                               "below bench/quality_floor.json"))
+    return res

@@ -1,0 +1,220 @@
+"""Finding the session a person remembers: several words said in different messages of one session (issue #22).
+
+Through the real CLI on Claude Code sessions in their real format: a query of several
+terms matches a session when each term occurs in some event of it; phrases and CJK runs
+keep their adjacency inside one event; filters and negations apply to events; terms
+split across two sessions make neither a full match (a partial one, flagged); exit 1
+only when no term occurs anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import write_claude
+
+#: Sessions, each a list of (role, text): ``user`` is a typed prompt, ``assistant`` the agent's
+#: reply, ``tool`` a Bash call whose output is the text.
+SESSIONS: dict[str, list[tuple[str, str]]] = {
+    # The words are said in three different events: the prompt, a tool's output, the reply.
+    "a1": [("user", "the webhook tests fail again"), ("tool", "ERROR redis idempotency layer unreachable"),
+           ("assistant", "I added a cache in front of it")],
+    # Every word in one event (and nowhere else in the session).
+    "b2": [("user", "write a note"), ("assistant", "webhook idempotency cache: the three go together")],
+    # 数 and 据 in two different events; "connection" and "refused" too.
+    "c3": [("user", "数字 and the connection pool"), ("assistant", "据点 was refused by upstream")],
+    # Terms split across two sessions: neither holds both.
+    "d4": [("user", "the zanzibar migration")],
+    "e5": [("user", "the quokka rollout")],
+}
+
+
+def _sid(name: str) -> str:
+    return f"{name}aaaaaa-0000-4000-8000-00000000000{name[-1]}"
+
+
+def _lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
+    base = {"sessionId": sid, "cwd": "/home/dev/p", "version": "2.0.14", "isSidechain": False, "userType": "external"}
+    out, parent = [], None
+    for i, (role, text) in enumerate(turns):
+        ts = f"2026-11-20T10:00:{i * 2:02d}.000Z"
+        common = {**base, "uuid": f"{sid}-{i}", "parentUuid": parent, "timestamp": ts}
+        if role == "user":
+            rows = [{**common, "type": "user", "message": {"role": "user", "content": text}}]
+        elif role == "assistant":
+            rows = [{**common, "type": "assistant", "message": {
+                "id": f"m{i}", "model": "claude-sonnet-4", "role": "assistant", "type": "message",
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}}}]
+        else:
+            call = f"toolu_{i}"
+            rows = [{**common, "type": "assistant", "message": {
+                "id": f"m{i}", "model": "claude-sonnet-4", "role": "assistant", "type": "message",
+                "content": [{"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "make check"}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}},
+                    {**common, "uuid": f"{sid}-{i}r", "parentUuid": f"{sid}-{i}", "type": "user",
+                     "timestamp": f"2026-11-20T10:00:{i * 2 + 1:02d}.000Z",
+                     "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
+                                                              "content": text}]}}]
+        out += [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
+        parent = rows[-1]["uuid"]
+    return out
+
+
+@pytest.fixture
+def remembered(home, run):
+    for name, turns in SESSIONS.items():
+        write_claude(home, _lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    assert run("scan").exit_code == 0
+
+
+def _search(run, *args: str):
+    res = run("search", "--json", "--no-refresh", "--limit", "50", *args)
+    assert res.exit_code in (0, 1), res.stderr
+    return res, json.loads(res.stdout)
+
+
+def _sessions(doc) -> set[str]:
+    return {h["session_id"].partition(":")[2][:2] for h in doc["hits"]}
+
+
+def test_words_said_in_different_events_find_the_session(remembered, run):
+    res, doc = _search(run, "--sessions", "webhook idempotency cache")
+    assert res.exit_code == 0 and doc["match"] == "all" and res.stderr == ""
+    assert _sessions(doc) == {"a1", "b2"} and doc["total"] == 2
+    a1 = next(h for h in doc["hits"] if h["session_id"].startswith("claude:a1"))
+    held = {t["term"]: t for t in a1["matched_terms"]}
+    assert list(held) == ["webhook", "idempotency", "cache"]
+    assert (held["webhook"]["kind"], held["idempotency"]["kind"], held["cache"]["kind"]) == ("user", "tool_result",
+                                                                                              "assistant")
+    assert a1["hit_count"] == 3
+    # Event hits: the events of those sessions that say the words, the one event holding all three first.
+    res, doc = _search(run, "webhook idempotency cache")
+    assert res.exit_code == 0 and doc["match"] == "all"
+    first = doc["hits"][0]
+    assert first["session_id"].startswith("claude:b2") and first["kind"] == "assistant"
+    assert {(h["session_id"][7:9], h["kind"]) for h in doc["hits"][1:]} == {("a1", "user"), ("a1", "tool_result"),
+                                                                            ("a1", "assistant")}
+    assert doc["total"] == 4 == len(doc["hits"])
+
+
+def test_a_person_sees_the_events_not_no_matches(remembered, run):
+    # Filters apply to events: of the three words, tool output holds only "idempotency".
+    res, doc = _search(run, "webhook idempotency cache", "--kind", "tool")
+    assert res.exit_code == 0 and doc["match"] == "partial" and [h["kind"] for h in doc["hits"]] == ["tool_result"]
+    res = run("search", "--no-refresh", "webhook idempotency cache", "--kind", "tool")
+    assert "no session holds all 3 terms" in res.stderr and "ERROR redis idempotency" in res.stdout
+    res = run("search", "--no-refresh", "webhook idempotency")
+    assert res.exit_code == 0 and "the webhook tests fail again" in res.stdout
+
+
+def test_terms_split_across_sessions_are_a_partial_match(remembered, run):
+    res, doc = _search(run, "--sessions", "zanzibar quokka")
+    assert res.exit_code == 0 and doc["match"] == "partial" and _sessions(doc) == {"d4", "e5"}
+    assert res.stderr.count("\n") == 1 and "no session holds all 2 terms" in res.stderr
+    assert all(len(h["matched_terms"]) == 1 for h in doc["hits"])
+    res, doc = _search(run, "zanzibar quokka")
+    assert res.exit_code == 0 and doc["match"] == "partial" and doc["total"] == 2
+    # A term found nowhere makes the others partial; no term anywhere is no match (exit 1).
+    res, doc = _search(run, "--sessions", "zanzibar migration nosuchword")
+    assert res.exit_code == 0 and doc["match"] == "partial" and _sessions(doc) == {"d4"}
+    # Sessions holding more of the terms come first: d4 holds two of three, e5 one.
+    res, doc = _search(run, "--sessions", "zanzibar migration quokka")
+    assert doc["match"] == "partial" and [h["session_id"][7:9] for h in doc["hits"]] == ["d4", "e5"]
+    assert [len(h["matched_terms"]) for h in doc["hits"]] == [2, 1]
+    res, doc = _search(run, "zanzibar migration quokka")
+    assert [h["session_id"][7:9] for h in doc["hits"]] == ["d4", "e5"] and doc["total"] == 2
+    res, doc = _search(run, "--sessions", "nosuchword otherword")
+    assert res.exit_code == 1 and doc["total"] == 0 and doc["hits"] == [] and doc["match"] == "all"
+    assert run("search", "--no-refresh", "nosuchword otherword").exit_code == 1
+
+
+def test_phrases_and_cjk_runs_never_match_across_events(remembered, run):
+    # 数 and 据 are in the same session but different events: a CJK run keeps its adjacency.
+    res, doc = _search(run, "数据")
+    assert res.exit_code == 1 and doc["total"] == 0
+    res, doc = _search(run, "--sessions", "数据 upstream")
+    assert "c3" not in _sessions(doc) or doc["match"] == "partial"
+    assert doc["match"] == "partial"
+    # A quoted phrase likewise; unquoted, the two words are two terms and the session holds both.
+    res, doc = _search(run, "--sessions", '"connection refused" pool')
+    assert doc["match"] == "partial"
+    res, doc = _search(run, "--sessions", "connection refused")
+    assert doc["match"] == "all" and _sessions(doc) == {"c3"}
+
+
+def test_filters_and_negations_apply_to_events(remembered, run):
+    # kind:user keeps only prompts: "cache" is said only by the agent, so a1 no longer holds it.
+    res, doc = _search(run, "--sessions", "webhook cache kind:user")
+    assert doc["match"] == "partial" and all(h["kind"] == "user" for h in doc["hits"])
+    # A negation drops the events that say it, not the session: a1's tool output says "unreachable",
+    # and a1 still holds "webhook" and "cache" elsewhere.
+    res, doc = _search(run, "--sessions", "webhook cache -unreachable")
+    assert doc["match"] == "all" and _sessions(doc) == {"a1", "b2"}
+    # ...but the dropped event's words no longer count: a1 says "webhook" only in a prompt that says "fail".
+    res, doc = _search(run, "--sessions", "webhook idempotency -fail")
+    assert doc["match"] == "all" and _sessions(doc) == {"b2"}
+    res, doc = _search(run, "--sessions", "--provider", "codex", "webhook idempotency")
+    assert res.exit_code == 1 and doc["total"] == 0
+
+
+def test_one_term_and_or_queries_behave_as_before(remembered, run):
+    res, doc = _search(run, "idempotency")
+    assert doc["total"] == 2 and doc["terms"] == ["idempotency"] and doc["match"] == "all"
+    # An OR is one term: any of its words in one event.
+    res, doc = _search(run, "zanzibar OR quokka")
+    assert doc["total"] == 2 and doc["match"] == "all"
+    # Parentheses keep words together in one event: b2 says all three in one, a1 does not.
+    res, doc = _search(run, "--sessions", "(webhook idempotency) cache")
+    assert _sessions(doc) == {"b2"}
+
+
+def test_session_rows_in_the_terminal_show_where_each_term_was_said(remembered, run):
+    res = run("search", "--no-refresh", "--sessions", "webhook idempotency cache")
+    assert res.exit_code == 0 and res.stderr == "1-2 of 2 sessions\n"
+    block = res.stdout.split("claude   a1")[1].split("resume:")[0]
+    # The row shows one event; the other two terms each get a line naming the event that says it.
+    assert sum(f"{w} (#" in block for w in ("webhook", "idempotency", "cache")) == 2
+
+
+@pytest.mark.parametrize("query", ["webhook idempotency cache", "zanzibar migration quokka", "the webhook"])
+def test_pages_add_up_to_the_whole(remembered, run, query):
+    for mode in ([], ["--sessions"]):
+        _, whole = _search(run, *mode, query)
+        keys = [(h["session_id"], h["seq"]) for h in whole["hits"]]
+        paged = []
+        for offset in range(whole["total"] + 1):
+            _, page = _search(run, *mode, "--limit", "1", "--offset", str(offset), query)
+            assert page["total"] == whole["total"] and page["match"] == whole["match"]
+            paged += [(h["session_id"], h["seq"]) for h in page["hits"]]
+        assert paged == keys and len(keys) == whole["total"]
+
+
+def test_sort_recent(remembered, run):
+    # a1's last event is later than b2's.
+    _, doc = _search(run, "--sessions", "--sort", "recent", "webhook idempotency cache")
+    assert [h["session_id"][7:9] for h in doc["hits"]] == ["a1", "b2"]
+    _, doc = _search(run, "--sort", "recent", "webhook idempotency cache")
+    stamps = [h["timestamp"] for h in doc["hits"]]
+    assert stamps == sorted(stamps, reverse=True) and doc["total"] == 4 == len(stamps)
+
+
+def test_the_demo_query_finds_the_session(home, run):
+    """The issue's example: in the bundled demo, the three words are said in different messages of one session."""
+    import shutil
+
+    from voyager_sessions.demo import CORPUS
+
+    shutil.copytree(CORPUS / "claude", home / ".claude")
+    shutil.copytree(CORPUS / "codex", home / ".codex")
+    assert run("scan").exit_code == 0
+    res = run("search", "--no-refresh", "webhook idempotency cache")
+    assert res.exit_code == 0 and "No matches" not in res.stderr and "idempotency cache" in res.stdout
+    _, doc = _search(run, "webhook idempotency cache")
+    assert doc["match"] == "all" and {h["session_id"] for h in doc["hits"]} == {
+        "codex:019a3f2e-7b10-7c44-9e21-5d8a0b6c4f12"}
+    _, doc = _search(run, "--sessions", "webhook idempotency cache")
+    assert doc["total"] == 1 and [t["term"] for t in doc["hits"][0]["matched_terms"]] == ["webhook", "idempotency",
+                                                                                           "cache"]
