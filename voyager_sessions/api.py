@@ -142,7 +142,9 @@ def _explain(op: str, message: str) -> str:
     if not found:
         return message
     name = found.group(1)
-    info = {f.name: f.type for f in msgspec.inspect.type_info(OPERATIONS[op][0]).fields}.get(name)
+    struct = msgspec.inspect.type_info(OPERATIONS[op][0])
+    fields = struct.fields if isinstance(struct, msgspec.inspect.StructType) else ()
+    info = {f.name: f.type for f in fields}.get(name)
     if isinstance(info, msgspec.inspect.UnionType):  # X | None: what X takes
         info = next((t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)), info)
     if isinstance(info, msgspec.inspect.IntType):
@@ -357,6 +359,21 @@ class LocalBackend:
         from voyager_sessions.scan import scan
 
         scan(ddir, None, progress=self.progress, on_notice=lambda n: notice(notice_text(n), True))
+
+
+class LentBackend:
+    """One reader already open, lent to every request; no refresh (``voyager demo``, a benchmark, a test)."""
+
+    def __init__(self, lent: Reader) -> None:
+        self._lent = lent
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        from contextlib import nullcontext
+
+        return nullcontext(self._lent)
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        pass  # what is open is what is answered: the caller refreshed, or means not to
 
 
 def notice_text(notice: Any) -> str:

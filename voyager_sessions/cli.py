@@ -334,7 +334,7 @@ def demo(keep: bool) -> None:
         from voyager_sessions.render import render_hit
 
         with api.reader(ddir) as reader:
-            backend = _Lent(reader)
+            backend = api.LentBackend(reader)
             for q, flags, opts in DEMO_QUERIES:
                 res = api.search(api.SearchRequest(query=q, limit=3, refresh=False, **opts), data_dir=ddir,
                                  backend=backend)
@@ -350,21 +350,6 @@ def demo(keep: bool) -> None:
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-class _Lent:
-    """An ``api.Backend`` lending one open reader to every search of the demo (it never refreshes)."""
-
-    def __init__(self, reader: object) -> None:
-        self._reader = reader
-
-    def reader(self, ddir: Path) -> object:
-        from contextlib import nullcontext
-
-        return nullcontext(self._reader)
-
-    def refresh(self, ddir: Path, notice: object) -> None:
-        raise AssertionError("the demo's searches do not refresh")
 
 
 #: (query, extra CLI flags as a user would type them, the same as SearchRequest fields)

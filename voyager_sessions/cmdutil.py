@@ -24,6 +24,7 @@ from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands'
     UserError,
     VoyagerError,
 )
+from voyager_sessions import present
 from voyager_sessions.errors import failure  # noqa: F401  (re-exported: how the CLI reports a failure)
 from voyager_sessions.paths import data_dir as _default_data_dir
 
@@ -78,15 +79,11 @@ def notice_line(notice: Any) -> str:
     return f"voyager: skipped {printable(notice.describe())}"
 
 
-class _Terminal:
+class _Terminal(present.Streams):
     """``present.Writer`` for this process's own streams: text through click (as every command), JSON as bytes."""
 
     def text(self, line: str, *, err: bool = False, color: bool | None = None) -> None:
         echo(line, err=err, color=color)
-
-    def raw(self, data: bytes) -> None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
 
 
 def _refreshing_backend(*, bar: bool) -> Any:
@@ -114,7 +111,7 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     """
     import msgspec
 
-    from voyager_sessions import api, present
+    from voyager_sessions import api
 
     fields, view = present.request(cmd, params, use_color)
     req = api.decode_request(cmd, fields)

@@ -20,6 +20,7 @@ which :mod:`voyager_sessions.render` reads as it reads the model's Structs.
 from __future__ import annotations
 
 import json
+import sys
 
 from voyager_sessions.errors import EXIT_NONE, EXIT_OK
 from voyager_sessions.textsafe import escape_json_controls
@@ -102,6 +103,20 @@ class Writer:
 
     def raw(self, data: bytes) -> None:
         raise NotImplementedError
+
+
+class Streams(Writer):
+    """This process's stdout and stderr, written directly (the server's client: its stdout is UTF-8, checked)."""
+
+    def text(self, line: str, *, err: bool = False, color: bool | None = None) -> None:
+        stream = sys.stderr if err else sys.stdout
+        stream.write(line + "\n")
+        stream.flush()
+
+    def raw(self, data: bytes) -> None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
 
 
 def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> int:

@@ -277,9 +277,9 @@ class Server:
             self.stop()
             return {"status": status}, b""
         try:
-            req = api.decode_request(op, request.get("request")) if isinstance(op, str) else None
-            if req is None:
+            if not isinstance(op, str):
                 raise ValueError(f"unknown operation {op!r}")
+            req = api.decode_request(op, request.get("request"))
             data_dir = self._client(request)
         except ValueError as exc:
             self._count("errors")
