@@ -151,7 +151,6 @@ def stop(ddir: DataDir) -> int | None:
     got = client.exchange(str(ddir.socket), client.base_request("stop", str(ddir.root)), ack_timeout=1.0,
                           idle_timeout=STOP_TIMEOUT)
     status = got[0].get("status") if got is not None else None
-    answered = isinstance(status, dict)
     if isinstance(status, dict):
         pid = status.get("pid", pid)
     elif pid is None:
