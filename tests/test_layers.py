@@ -63,3 +63,81 @@ def test_only_store_and_ingest_import_sqlite3():
     bad = [str(p.relative_to(ROOT)) for layer in ("search", "app") for p in _modules(layer)
            if "sqlite3" in _imports(p)]
     assert not bad, bad
+
+
+# -- the front ends that serve data: the server and the MCP server ------------------------------
+
+#: What draws terminal output or reads argv: a front end that answers with data imports none of it.
+CLI_MODULES = ("click", "voyager_sessions.cli", "voyager_sessions.render", "voyager_sessions.present",
+               "voyager_sessions.cmdutil", "voyager_sessions.search_cmd", "voyager_sessions.read_cmd",
+               "voyager_sessions.commands", "voyager_sessions.argv", "voyager_sessions.options",
+               "voyager_sessions.main", "voyager_sessions.checkpoint_cli", "voyager_sessions.handover_cli",
+               "voyager_sessions.serve_cli", "voyager_sessions.mcp_cli")
+
+_PACKAGES = {"voyager_sessions.search": ROOT / "search", "voyager_sessions.ingest": ROOT / "ingest",
+             "voyager_sessions.store": ROOT / "store", "voyager_sessions": ROOT / "voyager_sessions"}
+
+
+def _module_path(name: str) -> Path | None:
+    """The file of Voyager module ``name`` (a package's ``__init__``), or None when it is not one of Voyager's."""
+    for prefix, root in sorted(_PACKAGES.items(), key=lambda kv: -len(kv[0])):
+        if name == prefix or name.startswith(prefix + "."):
+            rel = name[len(prefix):].lstrip(".").split(".") if name != prefix else []
+            base = root.joinpath(*rel)
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if rel and candidate.exists() or not rel and candidate.name == "__init__.py" and candidate.exists():
+                    return candidate
+    return None
+
+
+def _closure(start: Path) -> dict[str, list[str]]:
+    """Every name ``start`` imports at any depth through Voyager's own modules (imports inside functions too),
+    with the chain that reaches it."""
+    seen: dict[str, list[str]] = {}
+    todo = [(start, [str(start.relative_to(ROOT))])]
+    visited: set[Path] = set()
+    while todo:
+        path, chain = todo.pop()
+        if path in visited:
+            continue
+        visited.add(path)
+        for name in _imports(path):
+            seen.setdefault(name, chain + [name])
+            target = _module_path(name)
+            if target is not None and target not in visited:
+                todo.append((target, chain + [name]))
+    return seen
+
+
+def _serving_modules() -> list[Path]:
+    """The server's and the MCP server's modules: all of ``serve/``, and any module named for MCP."""
+    app = LAYERS["app"]
+    return sorted({*(app / "serve").rglob("*.py"), *app.rglob("*mcp*.py")} - set(app.rglob("mcp_cli.py")))
+
+
+def test_the_server_and_the_mcp_server_import_no_cli_code_and_no_click():
+    modules = _serving_modules()
+    assert any(p.name == "server.py" for p in modules) and any("mcp" in p.name for p in modules)
+    bad = {}
+    for path in modules:
+        chains = [chain for name, chain in _closure(path).items()
+                  if any(name == m or name.startswith(m + ".") for m in CLI_MODULES)]
+        if chains:
+            bad[str(path.relative_to(ROOT))] = chains[:3]
+    assert not bad, bad
+
+
+def test_the_closure_walk_sees_the_cli():
+    # The walk itself: the CLI's own entry reaches click and the renderer through Voyager's modules.
+    names = _closure(LAYERS["app"] / "search_cmd.py")
+    assert "voyager_sessions.present" in names and "voyager_sessions.render" in names
+
+
+def test_the_reading_and_checkpoint_front_ends_reach_the_engine_and_the_store_only_through_the_api():
+    app = LAYERS["app"]
+    front_ends = [app / name for name in ("search_cmd.py", "read_cmd.py", "present.py", "render.py", "cmdutil.py",
+                                          "checkpoint_cli.py")] + _serving_modules()
+    below = ("voyager_sessions.store", "voyager_sessions.search", "voyager_sessions.ingest")
+    bad = {str(p.relative_to(ROOT)): hits for p in front_ends
+           if (hits := sorted(n for n in _imports(p) if n.startswith(below)))}
+    assert not bad, bad

@@ -1,10 +1,11 @@
-"""``voyager checkpoint …``: a thin click layer over :class:`voyager_sessions.store.checkpoints.CheckpointStore`.
+"""``voyager checkpoint …``: a thin click layer over the application API's checkpoint operations.
 
-This module owns argument parsing, resolving what the user typed as SESSION to a
-Voyager session id, and printing results as text or JSON. Every decision about state
-(merging, snapshots, undo, pruning) lives in the store, and every text rendering in
-:mod:`voyager_sessions.store.checkpoints.render`, so the same behaviour serves the
-CLI, tests and any future server.
+This module owns argument parsing and printing results as text or JSON. Each command
+reads its arguments into a request of :mod:`voyager_sessions.checkpoints_api`, calls the
+operation and renders the result document; resolving SESSION, every decision about
+state (merging, snapshots, undo, pruning: the store's) and telling the search index
+happen behind the API, so ``voyager mcp``'s task-state tools behave the same. The text
+renderings come from :mod:`voyager_sessions.store.checkpoints.render` (through the API).
 
 Conventions (see docs/architecture.md): results on stdout, diagnostics on stderr; ``--json``
 prints msgspec-encoded result Structs carrying ``schema_version``; errors are the one
@@ -15,36 +16,29 @@ by another writer); ``status`` of a session without a checkpoint is exit 1 ("no 
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import click
 
 from voyager_sessions.cmdutil import emit_json
-from voyager_sessions.textsafe import printable
-from voyager_sessions.errors import DiskFull, UserError, no_space, one_line
-from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.errors import UserError
+from voyager_sessions.paths import DataDir
 from voyager_sessions.paths import data_dir as default_data_dir
+from voyager_sessions.textsafe import printable
 
-# Store modules are imported inside functions: `voyager --help` must not pay for them.
-
-DEFAULT_PROJECT = "default"
-
-
-class Resolved(NamedTuple):
-    """A session the user named: its Voyager id and, when the index knows it, its working directory."""
-
-    session_id: str
-    cwd: str | None
+# The API module (and the store under it) is imported inside functions: `voyager --help` must not pay for it.
 
 
-#: ``resolver(data_dir, ref) -> Resolved``; raises a one-line ``UserError`` when ``ref`` names no single session.
-Resolver = Callable[[Path, str], Resolved]
+def __getattr__(name: str) -> Any:
+    """``Resolved`` and ``Resolver`` (what an injected resolver returns and is), from the API on first use."""
+    if name in ("Resolved", "Resolver"):
+        from voyager_sessions import checkpoints_api
+
+        return getattr(checkpoints_api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _warn(message: str) -> None:
@@ -56,156 +50,18 @@ def _out(text: str) -> None:
     click.echo(printable(text, multiline=True))
 
 
-# ---------------------------------------------------------------------------
-# Resolving SESSION
-# ---------------------------------------------------------------------------
-
-
-def resolve(data_dir: Path, ref: str) -> Resolved:
-    """Turn a Voyager id, a provider-native id or an unambiguous prefix into a session id.
-
-    The one resolver (:func:`voyager_sessions.api.resolve_ids`, which ``show`` uses too)
-    decides and words "no session" and "ambiguous"; what it asks is, in order: the
-    index's session table (it may not exist yet: Voyager may never have scanned), then
-    the sessions that already have a checkpoint, and finally a ref that is a well-formed
-    Voyager id (``provider:native``) is taken as given, so an agent can checkpoint a
-    session before the next scan has seen it.
-    """
-    from voyager_sessions.api import resolve_ids
-    from voyager_sessions.store.checkpoints import require_session_id
-
-    ref = require_session_id(ref, "session")
-    catalog = _Sessions(DataDir(data_dir), ref)
-    try:
-        sid = resolve_ids(catalog, ref)[0]
-        return Resolved(sid, catalog.cwd(sid))
-    finally:
-        catalog.close()
-
-
-class _Sessions:
-    """The session catalog ``resolve`` hands the shared resolver: the index, then checkpoints, then the ref itself."""
-
-    def __init__(self, ddir: DataDir, ref: str) -> None:
-        self.ddir = ddir
-        self.state: Any = None
-        if ddir.state_db.exists():
-            from voyager_sessions.store.state import StateStore
-
-            try:
-                self.state = StateStore(ddir.state_db, readonly=True)
-            except Exception as exc:  # a damaged index must not block checkpoints
-                _warn(f"session index unavailable ({one_line(exc)}); matching {ref!r} against checkpoints only")
-
-    def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
-        ids = self._indexed(lambda state: state.resolve_session(ref, limit), [])
-        if not ids:
-            ids = _if_stored(self.ddir, lambda store: store.find_sessions(ref, limit), [])
-        if not ids and ":" in ref:
-            ids = [ref]
-        return ids
-
-    def cwd(self, session_id: str) -> str | None:
-        rec = self._indexed(lambda state: state.sessions_by_id([session_id]).get(session_id), None)
-        return rec.session.cwd if rec is not None else None
-
-    def _indexed(self, ask: Callable[[Any], Any], default: Any) -> Any:
-        if self.state is None:
-            return default
-        try:
-            return ask(self.state)
-        except Exception as exc:  # a damaged index must not block checkpoints
-            _warn(f"session index unreadable ({one_line(exc)})")
-            self.close()
-            return default
-
-    def close(self) -> None:
-        if self.state is not None:
-            self.state.close()
-            self.state = None
-
-
-def _project_for(store: Any, resolved: Resolved) -> str:
-    # A session keeps the project of its first save; otherwise its working directory
-    # (when the index knows it) names the project.
-    bound = store.project_of(resolved.session_id)
-    if bound is not None:
-        return bound
-    if resolved.cwd:
-        return os.path.normpath(resolved.cwd)
-    return DEFAULT_PROJECT
-
-
-# ---------------------------------------------------------------------------
-# Plumbing
-# ---------------------------------------------------------------------------
-
-
-@contextmanager
-def _store(ddir: DataDir) -> Iterator[Any]:
-    from voyager_sessions.store.checkpoints import CheckpointStore
-
-    store = CheckpointStore.open(ddir.checkpoints_db)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def _if_stored(ddir: DataDir, ask: Callable[[Any], Any], default: Any) -> Any:
-    """``ask(store)`` of the checkpoint database, or ``default`` when there is none: only a save creates it."""
-    if not ddir.checkpoints_db.exists():
-        return default
-    with _store(ddir) as store:
-        return ask(store)
-
-
 class _Ctx(NamedTuple):
     ddir: DataDir
-    resolver: Resolver
+    resolver: Callable[[Path, str], Any] | None  # checkpoints_api.Resolver
 
-    def resolve(self, ref: str) -> Resolved:
-        return self.resolver(self.ddir.root, ref)
+    def call(self) -> dict[str, Any]:
+        """What every API call of a command is given: the data dir, the resolver (a test may inject one), warnings."""
+        return {"data_dir": self.ddir, "resolver": self.resolver, "warn": _warn}
 
 
 def _obj(ctx: click.Context) -> _Ctx:
     obj = ctx.find_object(dict) or {}
-    return _Ctx(DataDir(obj.get("data_dir") or default_data_dir()), obj.get("resolver") or resolve)
-
-
-def _writable(path: Path, what: str) -> Path:
-    try:
-        return ensure_private_dir(path)
-    except OSError as exc:
-        if no_space(exc):
-            raise DiskFull.at(path) from None
-        raise UserError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
-
-
-def _index_hook(ddir: DataDir, session_id: str, cp: Any | None) -> None:
-    """Tell the search index the checkpoint changed (``cp=None``: it is gone), if this build can.
-
-    The hook lives in ``voyager_sessions.search.checkpoints`` (owned by the search code); empty
-    text removes the session's checkpoint document. The checkpoint is already
-    committed, so a failing hook is a warning, never an error: a stale search entry is
-    fixed by the next save, a lost save could not be.
-    """
-    try:
-        module = importlib.import_module("voyager_sessions.search.checkpoints")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("voyager_sessions.search", "voyager_sessions.search.checkpoints"):
-            return  # this build has no search integration for checkpoints
-        _warn(f"checkpoint saved, but the search index was not updated: {exc}")
-        return
-    except ImportError as exc:
-        _warn(f"checkpoint saved, but the search index was not updated: {exc}")
-        return
-    from voyager_sessions.store.checkpoints import checkpoint_text
-
-    try:
-        module.index_checkpoint(ddir.root, session_id, checkpoint_text(cp) if cp is not None else "")
-    except Exception as exc:
-        _warn(f"checkpoint saved, but the search index was not updated: {one_line(exc)}")
+    return _Ctx(DataDir(obj.get("data_dir") or default_data_dir()), obj.get("resolver"))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -252,31 +108,16 @@ def save(
     A save that changes nothing writes nothing (no new snapshot, no new timestamp).
     An empty value (--status "") clears a field.
     """
-    from msgspec import UNSET
-
-    from voyager_sessions.store.checkpoints import CheckpointPatch, decode_payload
+    from voyager_sessions import checkpoints_api as cp
 
     c = _obj(ctx)
     # Read and validate the document before anything else: a bad one writes nothing.
     replace = None
     if from_json is not None:
-        replace = decode_payload(_read_document(from_json))
-    patch = CheckpointPatch(
-        replace=replace,
-        title=UNSET if title is None else title,
-        objective=UNSET if objective is None else objective,
-        status=UNSET if status is None else status,
-        summary=UNSET if summary is None else summary,
-        current_plan=UNSET if plan is None else plan,
-        notes=UNSET if note is None else note,
-        add_done=done, add_next=next_, add_blockers=blocker, add_files=file_,
-    )
-    _writable(c.ddir.root, "data dir")
-    resolved = c.resolve(session)
-    with _store(c.ddir) as store:
-        result = store.save(resolved.session_id, _project_for(store, resolved), patch)
-    if result.changed and result.checkpoint is not None:
-        _index_hook(c.ddir, result.session_id, result.checkpoint)
+        replace = cp.parse_document(_read_document(from_json))
+    result = cp.save(cp.SaveRequest(session=session, replace=replace, title=title, objective=objective,
+                                    status=status, summary=summary, plan=plan, note=note, done=list(done),
+                                    next=list(next_), blockers=list(blocker), files=list(file_)), **c.call())
     if as_json:
         emit_json(result)
     elif result.changed:
@@ -287,7 +128,7 @@ def save(
 
 def _read_document(source: str) -> bytes:
     """The ``--from-json`` document, read no further than one byte past the limit (``/dev/zero`` never ends)."""
-    from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES, document_too_large
+    from voyager_sessions.checkpoints_api import MAX_PAYLOAD_BYTES, document_too_large
 
     try:
         if source == "-":
@@ -325,18 +166,15 @@ def _read_capped(stream: Any, limit: int) -> bytes:
 @click.pass_context
 def status(ctx: click.Context, session: str, as_json: bool) -> None:
     """Show SESSION's checkpoint. Exit 1 if it has none."""
-    from voyager_sessions.store.checkpoints import StatusResult, render_status
+    from voyager_sessions import checkpoints_api as cp
 
-    c = _obj(ctx)
-    resolved = c.resolve(session)
-    result = _if_stored(c.ddir, lambda store: store.status(resolved.session_id),
-                        StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0))
+    result = cp.status(cp.StatusRequest(session=session), **_obj(ctx).call())
     if as_json:
         emit_json(result)
     elif result.checkpoint is None:
         _out(f"no checkpoint for {result.session_id}")
     else:
-        _out(render_status(result.checkpoint, result.snapshots))
+        _out(cp.render_status(result.checkpoint, result.snapshots))
     if result.checkpoint is None:
         ctx.exit(1)
 
@@ -346,21 +184,21 @@ def status(ctx: click.Context, session: str, as_json: bool) -> None:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List sessions that have a checkpoint, most recently updated first."""
-    from voyager_sessions.store.checkpoints import CheckpointList
-    from voyager_sessions.store.checkpoints.render import when
+    from voyager_sessions import checkpoints_api as cp
 
     c = _obj(ctx)
-    rows = _if_stored(c.ddir, lambda store: store.list(), [])
+    result = cp.list_checkpoints(cp.ListRequest(), data_dir=c.ddir, warn=_warn)
     if as_json:
-        emit_json(CheckpointList(sessions=rows))
+        emit_json(result)
         return
+    rows = result.sessions
     if not rows:
         _out("no checkpoints")
         return
     for r in rows:
         title = r.title or "(untitled)"
         state = f" [{r.status}]" if r.status else ""
-        _out(f"{when(r.updated_at)}  {r.session_id}  {title}{state}  ({r.snapshots} snapshots)")
+        _out(f"{cp.when(r.updated_at)}  {r.session_id}  {title}{state}  ({r.snapshots} snapshots)")
 
 
 @checkpoint.command()
@@ -369,19 +207,17 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
     """List SESSION's snapshots, newest first; * marks the one the current state came from."""
-    from voyager_sessions.store.checkpoints import SnapshotList
-    from voyager_sessions.store.checkpoints.render import when
+    from voyager_sessions import checkpoints_api as cp
 
-    c = _obj(ctx)
-    resolved = c.resolve(session)
-    snaps = _if_stored(c.ddir, lambda store: store.snapshots(resolved.session_id), [])
+    result = cp.snapshots(cp.SnapshotsRequest(session=session), **_obj(ctx).call())
     if as_json:
-        emit_json(SnapshotList(session_id=resolved.session_id, snapshots=snaps))
+        emit_json(result)
         return
-    if not snaps:
-        _out(f"no snapshots for {resolved.session_id}")
+    if not result.snapshots:
+        _out(f"no snapshots for {result.session_id}")
         return
-    for s in snaps:
+    when = cp.when
+    for s in result.snapshots:
         mark = "*" if s.current else " "
         about = s.payload.status or s.payload.title or ""
         restored = f"  restored {when(s.restored_at)}" if s.restored_at else ""
@@ -395,12 +231,10 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
 @click.pass_context
 def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -> None:
     """Make a snapshot SESSION's current checkpoint. The replaced state is kept for `undo`."""
-    c = _obj(ctx)
-    _writable(c.ddir.root, "data dir")
-    resolved = c.resolve(session)
-    with _store(c.ddir) as store:
-        result = store.restore(resolved.session_id, name)
-    _after_restore(c.ddir, result, as_json, "restored")
+    from voyager_sessions import checkpoints_api as cp
+
+    result = cp.restore(cp.RestoreRequest(session=session, snapshot=name), **_obj(ctx).call())
+    _after_restore(result, as_json, "restored")
 
 
 @checkpoint.command()
@@ -409,17 +243,13 @@ def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -
 @click.pass_context
 def undo(ctx: click.Context, session: str, as_json: bool) -> None:
     """Revert SESSION's last restore."""
-    c = _obj(ctx)
-    _writable(c.ddir.root, "data dir")
-    resolved = c.resolve(session)
-    with _store(c.ddir) as store:
-        result = store.undo(resolved.session_id)
-    _after_restore(c.ddir, result, as_json, "undid restore: back to")
+    from voyager_sessions import checkpoints_api as cp
+
+    result = cp.undo(cp.UndoRequest(session=session), **_obj(ctx).call())
+    _after_restore(result, as_json, "undid restore: back to")
 
 
-def _after_restore(ddir: DataDir, result: Any, as_json: bool, verb: str) -> None:
-    if result.changed:
-        _index_hook(ddir, result.session_id, result.checkpoint)
+def _after_restore(result: Any, as_json: bool, verb: str) -> None:
     if as_json:
         emit_json(result)
     elif result.changed:
@@ -435,14 +265,9 @@ def _after_restore(ddir: DataDir, result: Any, as_json: bool, verb: str) -> None
 @click.pass_context
 def clear(ctx: click.Context, session: str, as_json: bool) -> None:
     """Delete SESSION's checkpoint and all its snapshots (permanent)."""
-    from voyager_sessions.store.checkpoints import ClearResult
+    from voyager_sessions import checkpoints_api as cp
 
-    c = _obj(ctx)
-    resolved = c.resolve(session)
-    result = _if_stored(c.ddir, lambda store: store.clear(resolved.session_id),
-                        ClearResult(session_id=resolved.session_id, cleared=False, snapshots=0))
-    if result.cleared:
-        _index_hook(c.ddir, result.session_id, None)
+    result = cp.clear(cp.ClearRequest(session=session), **_obj(ctx).call())
     if as_json:
         emit_json(result)
     elif result.cleared:
@@ -460,16 +285,10 @@ def handoff(ctx: click.Context, session: str, as_json: bool) -> None:
 
     The file is derived output under <data dir>/checkpoints/; it is never read back.
     """
-    from voyager_sessions.store.checkpoints import CheckpointError, HandoffResult
+    from voyager_sessions import checkpoints_api as cp
 
-    c = _obj(ctx)
-    resolved = c.resolve(session)
-    if not c.ddir.checkpoints_db.exists():
-        raise CheckpointError(f"session {resolved.session_id} has no checkpoint")
-    out_dir = _writable(c.ddir.handoffs, "hand-off directory")
-    with _store(c.ddir) as store:
-        path = store.handoff(resolved.session_id, out_dir)
+    result = cp.handoff(cp.HandoffRequest(session=session), **_obj(ctx).call())
     if as_json:
-        emit_json(HandoffResult(session_id=resolved.session_id, path=str(path)))
+        emit_json(result)
     else:
-        _out(str(path))
+        _out(result.path)

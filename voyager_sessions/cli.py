@@ -343,7 +343,6 @@ def demo(keep: bool) -> None:
 
     from voyager_sessions import api
     from voyager_sessions.demo import CORPUS
-    from voyager_sessions.search.engine import SearchOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="voyager-demo-"))
     env = {
@@ -360,8 +359,10 @@ def demo(keep: bool) -> None:
         from voyager_sessions.render import render_hit
 
         with api.reader(ddir) as reader:
+            backend = api.LentBackend(reader)
             for q, flags, opts in DEMO_QUERIES:
-                res = reader.search(q, SearchOptions(limit=3, **opts))
+                res = api.search(api.SearchRequest(query=q, limit=3, refresh=False, **opts), data_dir=ddir,
+                                 backend=backend)
                 shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
                 click.echo(click.style(shown, bold=True) if color else shown, color=color)
                 for h in res.hits:
@@ -376,7 +377,7 @@ def demo(keep: bool) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-#: (query, extra CLI flags as a user would type them, the same as SearchOptions fields)
+#: (query, extra CLI flags as a user would type them, the same as SearchRequest fields)
 DEMO_QUERIES: list[tuple[str, str, dict]] = [
     ("数据库", "", {}),
     ("データベース", "", {}),

@@ -24,20 +24,14 @@ from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands'
     UserError,
     VoyagerError,
 )
-from voyager_sessions import invocation
+from voyager_sessions import present
+from voyager_sessions.errors import failure  # noqa: F401  (re-exported: how the CLI reports a failure)
 from voyager_sessions.paths import data_dir as _default_data_dir
 
 
 def data_dir() -> Path:
-    """The data dir this command works on: the client's, for a command a server runs for one."""
-    inv = invocation.current()
-    return _default_data_dir() if inv is None else inv.data_dir
-
-
-def data_dir_label() -> str:
-    """The data dir as this command's user named it (what ``stats`` prints)."""
-    inv = invocation.current()
-    return str(_default_data_dir()) if inv is None else inv.data_dir_label
+    """The data dir this command works on."""
+    return _default_data_dir()
 
 
 def private_umask() -> None:
@@ -46,14 +40,10 @@ def private_umask() -> None:
 
 
 def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> None:
-    """``click.echo``, importing click only when something is printed as text (``--json`` never is).
-
-    Output goes where the current invocation says (a client's captured streams under
-    ``voyager serve``), so click strips colours or not exactly as it would there.
-    """
+    """``click.echo``, importing click only when something is printed as text (``--json`` never is)."""
     import click
 
-    click.echo(message, file=invocation.text_stream(err), err=err, color=color)
+    click.echo(message, err=err, color=color)
 
 
 def emit_json(obj: Any) -> None:
@@ -68,7 +58,7 @@ def emit_jsonl(objs: Iterable[Any]) -> None:
     from voyager_sessions.textsafe import escape_json_controls
 
     encode = msgspec.json.Encoder().encode
-    out = invocation.binary_stdout()
+    out = sys.stdout.buffer
     for obj in objs:
         out.write(escape_json_controls(encode(obj)) + b"\n")
     out.flush()
@@ -79,24 +69,7 @@ def use_color(mode: str) -> bool:
         return True
     if mode == "never" or os.environ.get("NO_COLOR"):
         return False
-    return invocation.isatty(err=False)
-
-
-def failure(exc: BaseException) -> tuple[str, int]:
-    """The one line (without newline) and the exit code a command's failure is reported with.
-
-    A ``VoyagerError`` is its message; an interrupt is exit 130; anything else is a bug,
-    exit 4 with a hint (``VOYAGER_DEBUG=1`` makes the CLI raise instead). The click CLI
-    and ``voyager serve`` report through this one function, so they say the same.
-    """
-    from voyager_sessions.textsafe import printable
-
-    if isinstance(exc, VoyagerError):
-        return f"voyager: {printable(str(exc))}", exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
-        return "voyager: interrupted", 130
-    return (f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} "
-            "(set VOYAGER_DEBUG=1 for a traceback)", EXIT_INTERNAL)
+    return sys.stdout.isatty()
 
 
 def notice_line(notice: Any) -> str:
@@ -106,23 +79,57 @@ def notice_line(notice: Any) -> str:
     return f"voyager: skipped {printable(notice.describe())}"
 
 
-def open_reader(ddir: Path) -> Any:
-    """A context manager yielding an ``api.Reader`` of ``ddir``: the server's, or one opened for this command."""
-    inv = invocation.current()
-    if inv is not None and inv.backend is not None:
-        return inv.backend.reader(ddir)
+class _Terminal(present.Streams):
+    """``present.Writer`` for this process's own streams: text through click (as every command), JSON as bytes."""
+
+    def text(self, line: str, *, err: bool = False, color: bool | None = None) -> None:
+        echo(line, err=err, color=color)
+
+
+def _refreshing_backend(*, bar: bool) -> Any:
+    """``api.LocalBackend`` drawing a progress bar on this process's terminal while it refreshes (when ``bar``)."""
     from voyager_sessions import api
 
-    return api.reader(ddir)
+    class Refresh(api.LocalBackend):
+        def refresh(self, ddir: Path, notice: Any) -> None:
+            self.progress = _progress_printer() if bar else None
+            try:
+                super().refresh(ddir, notice)
+            finally:
+                if self.progress is not None:
+                    echo("", err=True)
+
+    return Refresh()
 
 
-def refresh_scan(ddir: Path, *, quiet: bool) -> None:
-    """The refresh before a search: ``run_scan`` here, the server's own scan there; raises as ``run_scan`` does."""
-    inv = invocation.current()
-    if inv is not None and inv.backend is not None:
-        inv.backend.refresh(ddir, quiet)
+def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
+    """Run reading command ``cmd`` (``params`` as click passes them) in this process: the API, then its renderer.
+
+    The result is encoded and rendered from those bytes by :mod:`voyager_sessions.present`,
+    as a client of ``voyager serve`` renders the bytes the server sends: the same output
+    either way. Exits with the command's code; an error propagates for the CLI to report.
+    """
+    import msgspec
+
+    from voyager_sessions import api
+
+    fields, view = present.request(cmd, params, use_color)
+    req = api.decode_request(cmd, fields)
+    ddir = data_dir()
+    if cmd == "search":
+        quiet = present.quiet(view, sys.stderr.isatty())
+
+        def notice(text: str, quiet_ok: bool) -> None:
+            if not (quiet and quiet_ok):
+                echo(present.notice_line(text), err=True)
+
+        result = api.search(req, data_dir=ddir, backend=_refreshing_backend(bar=not quiet), notice=notice)
     else:
-        run_scan(quiet=quiet, ddir=ddir)
+        result = api.FUNCTIONS[cmd](req, data_dir=ddir)
+        if cmd == "stats":  # the data dir as the user named it
+            result = msgspec.structs.replace(result, data_dir=str(ddir))
+    code = present.render(cmd, fields, msgspec.json.encode(result), view, _Terminal())
+    sys.exit(code)
 
 
 def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
@@ -131,8 +138,7 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
     from voyager_sessions.scan import scan
     ddir = ddir or data_dir()
     progress = None
-    # A progress bar only on this process's own terminal: never into a capture for a client.
-    if not quiet and invocation.current() is None and sys.stderr.isatty():
+    if not quiet and sys.stderr.isatty():
         progress = _progress_printer()
 
     def on_notice(n: Any) -> None:

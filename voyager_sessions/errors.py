@@ -82,3 +82,21 @@ class IndexDamaged(VoyagerError):
     """The search index cannot be opened or read; ``voyager scan --rebuild`` makes it anew from the sources."""
 
     exit_code = EXIT_USAGE
+
+
+def failure(exc: BaseException) -> tuple[str, int]:
+    """The one line (without newline) and the exit code a command's failure is reported with.
+
+    A ``VoyagerError`` is its message; an interrupt is exit 130; anything else is a bug,
+    exit 4 with a hint (``VOYAGER_DEBUG=1`` makes the CLI raise instead). The click CLI
+    and ``voyager serve`` (which sends the line to its client as data) report through
+    this one function, so they say the same.
+    """
+    from voyager_sessions.textsafe import printable
+
+    if isinstance(exc, VoyagerError):
+        return f"voyager: {printable(str(exc))}", exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "voyager: interrupted", 130
+    return (f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} "
+            "(set VOYAGER_DEBUG=1 for a traceback)", EXIT_INTERNAL)

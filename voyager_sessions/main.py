@@ -4,9 +4,11 @@ Importing click and building the command tree costs more than answering a search
 million events, so ``voyager search`` (and ``list``, ``show``, ``stats``) whose
 arguments :func:`voyager_sessions.commands.parse` reads completely go another way:
 
-1. to a running ``voyager serve`` for this data dir, through :mod:`voyager_sessions.serve.client`,
-   which imports only the standard library and prints exactly what the command would
-   have printed here (the server runs the very same function);
+1. to a running ``voyager serve`` for this data dir, through :mod:`voyager_sessions.serve.client`:
+   the command's parameters become an API request (:func:`voyager_sessions.present.request`),
+   the server answers with the result document as data, and it is rendered here by the
+   very renderer the command uses in its own process (:func:`voyager_sessions.present.render`),
+   all with the standard library only;
 2. when none answers, ``search`` runs here directly, and the others through click.
 
 Everything else (another command, ``--help``, a mistake in the arguments, shell
@@ -55,19 +57,57 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
     _started(collecting)
     cli_main(argv)  # None stays None: click reads sys.argv itself, as it always did
+    raise AssertionError("the click CLI always exits")  # pragma: no cover
 
 
 def _forward(cmd: str, params: dict) -> None:
-    """Exit with the server's answer when a server for this data dir gives one; return when none does."""
-    from voyager_sessions.serve.client import forward
+    """Exit with the server's answer, rendered here, when a server for this data dir gives one; return when none does."""
+    from voyager_sessions.serve import protocol
+
+    if not (protocol.is_utf8(getattr(sys.stdout, "encoding", None)) and hasattr(sys.stdout, "buffer")):
+        return  # click would re-encode for a misconfigured stream: leave that to it
+    from voyager_sessions import present
+    from voyager_sessions.serve.client import ask
 
     os.umask(0o077)  # cmdutil.private_umask, without importing it: nothing here writes, but stay alike
-    code = forward(cmd, params)
-    if code is not None:
-        # Everything is written and flushed: skip the interpreter's teardown (~2 ms of a ~15 ms command).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    fields, view = present.request(cmd, params, _color)
+    got = ask(cmd, fields)
+    if got is None:
+        return
+    header, body = got
+    out = present.Streams()
+    try:
+        quiet = present.quiet(view, _isatty(sys.stderr))
+        for text, quiet_ok in header["notices"]:
+            if not (quiet and quiet_ok):
+                out.text(present.notice_line(text), err=True)
+        if "failure" in header:
+            out.text(header["failure"], err=True)
+            code = header["exit"]
+        else:
+            code = present.render(cmd, fields, body, view, out)
+    except BrokenPipeError:
+        os._exit(0)  # `voyager search … | head` closed the pipe: not an error (as in-process)
+    # Everything is written and flushed: skip the interpreter's teardown (~2 ms of a ~15 ms command).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _color(mode: str) -> bool:
+    """``--color MODE`` against this process's stdout: what ``cmdutil.use_color`` decides (a test holds them equal)."""
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return _isatty(sys.stdout)
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
 
 
 def _started(collecting: bool) -> None:

@@ -11,10 +11,11 @@ not say; nothing is invented.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Literal
 
 import msgspec
+
+from voyager_sessions.isotime import iso  # noqa: F401  (re-exported: where the model's users find it)
 
 #: What an event is. ``meta`` is context a provider injected (system prompts,
 #: environment blocks, compaction summaries): searchable, never a human turn.
@@ -99,14 +100,6 @@ class SessionRecord(msgspec.Struct, kw_only=True):
     events: int
 
 
-def iso(ts: float | None) -> str | None:
-    """A timestamp as ISO-8601 UTC with a ``Z``, or None."""
-    if ts is None:
-        return None
-    try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    except (OverflowError, OSError, ValueError):  # a provider wrote a time no calendar can show
-        return None
 
 
 # ---------------------------------------------------------------------------

@@ -6,6 +6,11 @@ colours, so the only escape sequences in the output are Voyager's. Highlights co
 ``[start, end)`` offsets from the search engine (``printable`` keeps lengths, so they stay
 valid); here they become ANSI bold-yellow in a terminal, or stay plain when piped or
 ``NO_COLOR`` is set.
+
+Standard library only (the model's types are for type checkers): the client of ``voyager
+serve`` renders the documents it receives with these functions, from decoded JSON whose
+fields read as attributes (``voyager_sessions.present.Doc``), exactly as the CLI renders
+the model's Structs in its own process.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from __future__ import annotations
 import os
 
 from voyager_sessions import plural
-from voyager_sessions.model import Event, Hit, SessionRow, iso
 from voyager_sessions.textsafe import printable as _p
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a server's client renders with this module
+if TYPE_CHECKING:
+    from voyager_sessions.model import Event, Hit, SessionRow
 
 _KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
 _HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -93,6 +101,7 @@ def render_row(row: SessionRow) -> str:
 
 def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:
     """A session header then one block per event, full text."""
+    from voyager_sessions.isotime import iso  # here: a search's hits need no datetime
     head = [f"{row.provider} session {_p(row.native_id)}", f"  title:   {_p(row.title) or '-'}",
             f"  cwd:     {_p(row.cwd) or '-'}"]
     if row.git_branch or row.git_repo:

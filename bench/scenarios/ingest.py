@@ -88,12 +88,11 @@ def needle_checks(key: str, data_dir: Path, when: str = "") -> list[Check]:
 
     ``when`` ends each check's name (" after 3 appends"), for a scenario that checks them again later.
     """
-    from voyager_sessions.api import search
-    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.api import SearchRequest, search
 
     checks = []
     for token, kind in corpus.INGEST_NEEDLES:
-        res = search(data_dir, token, SearchOptions(limit=10))
+        res = search(SearchRequest(query=token, limit=10, refresh=False), data_dir=data_dir)
         kinds = [h.kind for h in res.hits]
         ok = res.total == 1 and kinds == [kind]
         checks.append(Check(name=f"{key}: '{token}' found once as {kind}{when}", ok=ok,
@@ -227,8 +226,7 @@ def ingest_5000(ctx: Context) -> ScenarioResult:
 
 def append_one(ctx: Context) -> ScenarioResult:
     from voyager_sessions.scan import scan
-    from voyager_sessions.api import search
-    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.api import SearchRequest, search
 
     res = ScenarioResult(name="append_one", description="append one message to the ingested session, then "
                          "incremental scan + the next search, in-process (median of rounds)")
@@ -246,7 +244,7 @@ def append_one(ctx: Context) -> ScenarioResult:
             summary = scan(ing.data_dir, env, providers=[provider])
             t1 = time.perf_counter()
             token = f"{corpus.APPEND_TOKEN}{ing.appended}"
-            found = search(ing.data_dir, token, SearchOptions(limit=5))
+            found = search(SearchRequest(query=token, limit=5, refresh=False), data_dir=ing.data_dir)
             t2 = time.perf_counter()
             refresh.append(t1 - t0)
             query.append(t2 - t1)

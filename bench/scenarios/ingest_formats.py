@@ -118,7 +118,7 @@ def _index_events(data_dir: Path) -> int:
     from voyager_sessions.api import reader
 
     with reader(data_dir) as r:
-        return int(r.stats()["index_events"])
+        return int(r.stats().index_events)
 
 
 def _full_index(ctx: Context, res: ScenarioResult, w: Written, expected: int) -> Path:
@@ -147,10 +147,9 @@ def _full_index(ctx: Context, res: ScenarioResult, w: Written, expected: int) ->
 def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv: synth.Conversation,
              messages: int) -> None:
     """``append_rounds`` appends, each followed by the timed refresh and search; adds the metrics and checks."""
-    from voyager_sessions.api import search
+    from voyager_sessions.api import SearchRequest, search
     from voyager_sessions.ingest import adapters
     from voyager_sessions.scan import scan
-    from voyager_sessions.search.engine import SearchOptions
 
     adapters.get(w.provider)  # imported before the clock starts, as a running `voyager watch` would have it
     refresh: list[float] = []
@@ -168,7 +167,7 @@ def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv
         t0 = time.perf_counter()
         summary = scan(data_dir, w.env, providers=[w.provider])
         t1 = time.perf_counter()
-        found = search(data_dir, f"{corpus.APPEND_TOKEN}{n}", SearchOptions(limit=5))
+        found = search(SearchRequest(query=f"{corpus.APPEND_TOKEN}{n}", limit=5, refresh=False), data_dir=data_dir)
         t2 = time.perf_counter()
         refresh.append(t1 - t0)
         query.append(t2 - t1)

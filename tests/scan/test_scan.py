@@ -11,12 +11,11 @@ import pytest
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.scan import scan
 from voyager_sessions.paths import DataDir, data_dir
-from voyager_sessions.api import search
-from voyager_sessions.search.engine import SearchOptions
+from voyager_sessions.api import SearchRequest, search
 
 
 def _search(q: str, **kw):
-    return search(data_dir(), q, SearchOptions(**kw))
+    return search(SearchRequest(query=q, refresh=False, **kw), data_dir=data_dir())
 
 
 def _all_events():

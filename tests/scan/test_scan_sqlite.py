@@ -129,10 +129,9 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_
 
 
 def search_total(q: str) -> int:
-    from voyager_sessions.api import search
-    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.api import SearchRequest, search
 
-    return search(data_dir(), q, SearchOptions()).total
+    return search(SearchRequest(query=q, refresh=False), data_dir=data_dir()).total
 
 
 @pytest.mark.parametrize("stored", ["real-seconds", "iso-text"])

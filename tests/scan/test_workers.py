@@ -125,15 +125,14 @@ def _state(data: Path) -> dict:
 
 def _index(data: Path) -> list[tuple]:
     """Every stored event of the index, and what a few searches find (the analyzed body is not stored)."""
-    from voyager_sessions.api import search
-    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.api import SearchRequest, search
 
     ix = SearchIndex(DataDir(data).index, create=False)
     events = sorted(msgspec.json.encode(e) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
     found = []
     for q in ("数据库", "ERR_VOYAGER_00012", "\"self.conn\"", "インデックス", "retitled zanzibar", "kind:tool pytest",
               "quasar"):
-        res = search(data, q, SearchOptions(limit=1000))
+        res = search(SearchRequest(query=q, limit=1000, refresh=False), data_dir=data)
         # Which hits make the first 1,000 depends on scores, and deleted documents weigh in them until a
         # merge: an index repaired by a rescan ranks alike but not identically. Compare all hits or none.
         hits = sorted((h.session_id, h.seq) for h in res.hits) if res.total <= 1000 else None

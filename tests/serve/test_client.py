@@ -6,6 +6,7 @@ the command runs in its own process, so the output is still the command's.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -60,7 +61,7 @@ def test_forwarding_imports_only_the_standard_library(served_module, argv):
 def test_no_server_or_a_stale_socket_falls_back_at_once(tmp_path):
     env = scanned_env(tmp_path)
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
-    request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
+    request = client.base_request("stats", env["VOYAGER_HOME"], {}, environ=env)
     t0 = time.perf_counter()
     assert client.exchange(path, request) is None  # no socket
     # A socket file whose server is gone: connect is refused.
@@ -134,24 +135,24 @@ def _garbage(conn):
 
 def _short_body(conn):
     _read_line(conn)
-    conn.sendall(b'\n{"v":1,"exit":0,"stdout":100,"stderr":[]}\nonly this')
+    conn.sendall(b'\n{"v":2,"notices":[],"body":100}\nonly this')
     conn.close()
 
 
-def _bad_offsets(conn):
+def _bad_notices(conn):
     _read_line(conn)
-    conn.sendall(b'\n{"v":1,"exit":0,"stdout":2,"stderr":[[5,"x"]]}\nab')
+    conn.sendall(b'\n{"v":2,"notices":[[5,"x"]],"body":2}\nab')
     conn.close()
 
 
 def _wrong_version(conn):
     _read_line(conn)
-    conn.sendall(b'\n{"v":2,"exit":0,"stdout":0,"stderr":[]}\n')
+    conn.sendall(b'\n{"v":1,"exit":0,"stdout":0,"stderr":[]}\n')
     conn.close()
 
 
 @pytest.mark.parametrize("behave, bound", [
-    (_silent, 0.05), (_ack_then_die, 0.05), (_garbage, 0.05), (_short_body, 0.05), (_bad_offsets, 0.05),
+    (_silent, 0.05), (_ack_then_die, 0.05), (_garbage, 0.05), (_short_body, 0.05), (_bad_notices, 0.05),
     (_wrong_version, 0.05), (_ack_then_hang, 1.0),
 ], ids=lambda x: getattr(x, "__name__", str(x)))
 def test_a_broken_server_costs_little_and_changes_nothing(scanned_module, behave, bound):
@@ -159,7 +160,7 @@ def test_a_broken_server_costs_little_and_changes_nothing(scanned_module, behave
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
     fake = FakeServer(path, behave)
     try:
-        request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
+        request = client.base_request("stats", env["VOYAGER_HOME"], {}, environ=env)
         t0 = time.perf_counter()
         assert client.exchange(path, request, idle_timeout=bound) is None
         elapsed = time.perf_counter() - t0
@@ -181,7 +182,7 @@ def test_a_broken_server_costs_little_and_changes_nothing(scanned_module, behave
 def test_a_stopped_server_costs_the_ack_timeout_then_answers_again(served):
     env, server = served
     path = str(server.ddir.socket)
-    request = client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True}, environ=env)
+    request = client.base_request("stats", env["VOYAGER_HOME"], {}, environ=env)
     server.signal(signal.SIGSTOP)
     try:
         t0 = time.perf_counter()
@@ -193,7 +194,7 @@ def test_a_stopped_server_costs_the_ack_timeout_then_answers_again(served):
         server.signal(signal.SIGCONT)
     time.sleep(0.2)
     got = client.exchange(path, request, ack_timeout=2.0)
-    assert got is not None and got[0]["exit"] == 0
+    assert got is not None and json.loads(got[1])["index_events"] > 0
 
 
 def test_socket_path_of_any_length_works(tmp_path):
@@ -248,6 +249,7 @@ def test_every_agent_variable_reaches_the_server():
 @pytest.mark.parametrize("no_color", [None, "1"])
 @pytest.mark.parametrize("mode", ["auto", "always", "never"])
 def test_the_clients_colour_is_use_color(monkeypatch, mode, no_color, tty):
+    from voyager_sessions import main
     from voyager_sessions.cmdutil import use_color
 
     if no_color:
@@ -260,4 +262,4 @@ def test_the_clients_colour_is_use_color(monkeypatch, mode, no_color, tty):
             return tty
 
     monkeypatch.setattr(sys, "stdout", Out())
-    assert client.color(mode) == ("always" if use_color(mode) else "never")
+    assert main._color(mode) == use_color(mode)

@@ -171,13 +171,50 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
     assert cli(env, "search", "systemctl", "--json", server=False).code == 0
     assert {k: v for k, v in json.loads(last.read_text()).items() if k != "at"} == {
         k: v for k, v in doc.items() if k != "at"}
-    # An agent's search (voyager mcp: origin "mcp") leaves it alone.
-    request = client.base_request("search", env["VOYAGER_HOME"], {
-        "query": ["parse_config_v2"], "limit": 20, "offset": 0, "providers": [], "kinds": [], "repo": None,
-        "cwd": None, "session": None, "since": None, "until": None, "sort": "relevance", "by_session": False,
-        "context": 0, "as_json": True, "as_jsonl": False, "no_refresh": True, "color": "never"}, environ=env)
-    request["origin"] = "mcp"
+    # An agent's search (voyager mcp: remember false) leaves it alone.
+    request = client.base_request("search", env["VOYAGER_HOME"], {"query": "parse_config_v2", "refresh": False},
+                                  environ=env)
     answered = client.exchange(client.socket_path(env["VOYAGER_HOME"]), request, ack_timeout=3.0)
-    assert answered is not None and answered[0]["exit"] == 0
+    assert answered is not None and json.loads(answered[1])["total"] > 0
     assert json.loads(last.read_text())["query"] == "systemctl"
     assert not list(Path(env["VOYAGER_HOME"]).glob(".last-search.*.tmp"))
+
+
+def test_a_search_parses_its_query_once_through_the_server(served_module):
+    # The server parses each request's query once (its status counts); the client, rendering, never does.
+    env, server = served_module
+    for argv in (["search", "parse_config_v2"], ["search", "postgres OR 数据库", "--jsonl", "-C", "1"],
+                 ["search", "数据库", "--json", "--sessions"]):
+        before = server.status()
+        assert cli(env, *argv).code == 0
+        after = server.status()
+        assert after["answered"] == before["answered"] + 1, argv
+        assert after["query_parses"] == before["query_parses"] + 1, argv
+    # A malformed query: parsed once, refused, nothing more.
+    before = server.status()["query_parses"]
+    assert cli(env, "search", "(").code == 2
+    assert server.status()["query_parses"] == before + 1
+
+
+def test_api_call_answers_alike_through_the_server_and_in_process(served_module, monkeypatch):
+    # What `voyager mcp` and the UIs call: the same bytes either way, and a failure worded alike.
+    import os
+
+    from voyager_sessions import api
+    from voyager_sessions.errors import failure
+
+    env, server = served_module
+    monkeypatch.setattr(os, "environ", dict(env))  # this process as the server's clients are
+    ddir = env["VOYAGER_HOME"]
+    for op, fields in (("search", {"query": "postgres OR 数据库", "context": 1, "refresh": False}),
+                       ("list", {"provider": "codex"}), ("show", {"session": CLAUDE_SID[:8]}), ("stats", {})):
+        before = server.status()["answered"]
+        served = api.call(op, fields, data_dir=ddir)
+        assert server.status()["answered"] == before + 1, op
+        assert served == api.call(op, fields, data_dir=ddir, use_server=False), op
+    for op, fields in (("search", {"query": "("}), ("show", {"session": "nope"})):
+        with pytest.raises(api.Refused) as through:
+            api.call(op, fields, data_dir=ddir)
+        with pytest.raises(Exception) as here:  # noqa: PT011 - whichever VoyagerError the API raises
+            api.call(op, fields, data_dir=ddir, use_server=False)
+        assert failure(through.value) == failure(here.value), op

@@ -60,10 +60,9 @@ def _request(env: dict, cmd: str, args: dict) -> bytes:
     return json.dumps(client.base_request(cmd, env["VOYAGER_HOME"], args, environ=env)).encode() + b"\n"
 
 
-SEARCH_ARGS = {"query": ["postgres"], "limit": 20, "offset": 0, "providers": [], "kinds": [], "repo": None,
+SEARCH_ARGS = {"query": "postgres", "limit": 20, "offset": 0, "providers": [], "kinds": [], "repo": None,
                "cwd": None, "session": None, "since": None, "until": None, "sort": "relevance",
-               "by_session": False, "context": 0, "as_json": True, "as_jsonl": False, "no_refresh": True,
-               "color": "never"}
+               "sessions": False, "context": 0, "refresh": False}
 
 
 def test_malformed_oversized_and_slow_requests_get_an_error_and_the_server_goes_on(served):
@@ -72,32 +71,32 @@ def test_malformed_oversized_and_slow_requests_get_an_error_and_the_server_goes_
     cases = [
         (b"this is not json\n", "malformed request: not one line of JSON"),
         (b"[1, 2, 3]\n", "malformed request: not a JSON object"),
-        (b'{"v": 2, "cmd": "search"}\n', "unsupported protocol version 2"),
+        (b'{"v": 1, "cmd": "search"}\n', "unsupported protocol version 1"),
         (b"\xff\xfe\n", "malformed request"),
-        (_request(env, "drop_tables", {}), "unknown command"),
+        (_request(env, "drop_tables", {}), "unknown operation"),
         (_request(env, "search", {**SEARCH_ARGS, "limit": 10**30}), "limit must be an integer from 1 to 10000"),
         (_request(env, "search", {**SEARCH_ARGS, "offset": -1}), "offset must be an integer"),
-        (_request(env, "search", {**SEARCH_ARGS, "query": "postgres"}), "query must be a list of strings"),
-        (_request(env, "search", {**SEARCH_ARGS, "rm": "-rf"}), "unknown argument(s) for search: rm"),
-        (_request(env, "search", {k: v for k, v in SEARCH_ARGS.items() if k != "color"}), "missing argument(s)"),
-        (_request(env, "show", {"session": 5, "around": None, "window": 10, "as_json": True, "color": "never"}),
-         "session must be a string"),
-        (_request(env, "list", {"provider": None, "limit": 50, "offset": 0, "as_json": "yes"}),
-         "as_json must be true or false"),
+        (_request(env, "search", {**SEARCH_ARGS, "query": ["postgres"]}), "query must be a string"),
+        (_request(env, "search", {**SEARCH_ARGS, "rm": "-rf"}), "unknown field for search: rm"),
+        (_request(env, "search", {**SEARCH_ARGS, "as_json": True}), "unknown field for search: as_json"),
+        (_request(env, "show", {"around": None}), "missing field for show: session"),
+        (_request(env, "show", {"session": 5, "around": None, "window": 10}), "session must be a string"),
+        (_request(env, "list", {"provider": None, "limit": 50, "offset": "yes"}),
+         "offset must be an integer"),
     ]
     for payload, expected in cases:
         assert expected in _error_of(_raw(path, payload)), payload
     # Oversized: more than the limit without a newline.
-    big = b'{"v": 1, "cmd": "search", "pad": "' + b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b'"}\n'
+    big = b'{"v": 2, "op": "search", "pad": "' + b"x" * (protocol.MAX_REQUEST_BYTES + 10) + b'"}\n'
     assert "request larger than" in _error_of(_raw(path, big))
     # Slow: half a request, then nothing for longer than the deadline.
     t0 = time.monotonic()
-    reply = _raw(path, b'{"v": 1, "cmd"', read_timeout=protocol.REQUEST_DEADLINE + 5)
+    reply = _raw(path, b'{"v": 2, "op"', read_timeout=protocol.REQUEST_DEADLINE + 5)
     assert "request not received within" in _error_of(reply)
     assert protocol.REQUEST_DEADLINE - 0.1 <= time.monotonic() - t0 < protocol.REQUEST_DEADLINE + 3
     # A client that connects and closes at once, and one that closes mid-line.
     _raw(path, b"")
-    _raw(path, b'{"v": 1')
+    _raw(path, b'{"v": 2')
     assert server.proc.poll() is None
     _works(env, server)
     assert server.status()["errors"] >= len(cases) + 2
@@ -110,7 +109,7 @@ def test_a_slow_client_does_not_hold_up_the_others(served):
     try:
         for s in slow:
             s.connect(path)
-            s.sendall(b'{"v": 1, "cmd": "sea')  # and then nothing
+            s.sendall(b'{"v": 2, "op": "sea')  # and then nothing
         t0 = time.monotonic()
         _works(env, server)
         assert time.monotonic() - t0 < protocol.REQUEST_DEADLINE
@@ -167,7 +166,7 @@ def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(serve
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(10)
     s.connect(path)
-    s.sendall(_request(env, "search", {**SEARCH_ARGS, "no_refresh": False}))
+    s.sendall(_request(env, "search", {**SEARCH_ARGS, "refresh": True}))
     assert s.recv(1) == b"\n"
     time.sleep(0.3)
     server.signal(signal.SIGKILL)
@@ -186,7 +185,7 @@ def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(serve
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
     for argv, want in expected.items():
         assert cli(env, *argv) == want, argv
-    assert client.exchange(path, client.base_request("stats", env["VOYAGER_HOME"], {"as_json": True},
+    assert client.exchange(path, client.base_request("stats", env["VOYAGER_HOME"], {},
                                                      environ=env)) is None
     # A new server replaces the stale socket, and answers the same as before.
     again = ServerProcess(env)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import CODEX_SID
 from tests.serve.conftest import ServerProcess, cli, make_env, write_corpus
-from voyager_sessions import commands
+from voyager_sessions import commands, present
 from voyager_sessions.serve import client
 
 CLIENTS = 8
@@ -46,13 +46,41 @@ def _growing_line(n: int) -> str:
         "message": {"role": "user", "content": f"growing line number {n} about nothing in particular"}}) + "\n"
 
 
-def _request(env: dict, argv: list[str]) -> dict:
+def _request(env: dict, argv: list[str]) -> tuple[dict, present.View, dict]:
+    """The API request of ``voyager ARGV``, how it is shown (``auto`` colour: never, for a pipe), and the wire request."""
     params = commands.parse(argv[0], argv[1:])
     assert params is not None, argv
-    args = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
-    if "color" in args:
-        args["color"] = "never"  # what `auto` resolves to for a pipe, as in the in-process runs below
-    return client.base_request(argv[0], env["VOYAGER_HOME"], args, environ=env)
+    fields, view = present.request(argv[0], params, lambda mode: mode == "always")
+    return fields, view, client.base_request(argv[0], env["VOYAGER_HOME"], fields, environ=env)
+
+
+class _Captured(present.Writer):
+    def __init__(self) -> None:
+        self.out = bytearray()
+        self.err: list[str] = []
+
+    def text(self, line: str, *, err: bool = False, color: bool | None = None) -> None:
+        if err:
+            self.err.append(line + "\n")
+        else:
+            self.out += (line + "\n").encode()
+
+    def raw(self, data: bytes) -> None:
+        self.out += data
+
+
+def _rendered(cmd: str, fields: dict, view: present.View, header: dict, body: bytes) -> tuple[int, bytes, str]:
+    """What the CLI prints for a server's answer (stderr a pipe): exit code, stdout, stderr."""
+    out = _Captured()
+    for text, quiet_ok in header["notices"]:
+        if not quiet_ok:
+            out.text(present.notice_line(text), err=True)
+    if "failure" in header:
+        out.text(header["failure"], err=True)
+        code = header["exit"]
+    else:
+        code = present.render(cmd, fields, body, view, out)
+    return code, bytes(out.out), "".join(out.err)
 
 
 @pytest.mark.slow
@@ -91,13 +119,12 @@ def test_eight_clients_at_once_while_scans_run(tmp_path):
 
     def ask(i: int) -> None:
         for k in range(REQUESTS):
-            key, request = requests[(i + k) % len(requests)]
+            key, (fields, view, request) = requests[(i + k) % len(requests)]
             got = client.exchange(str(server.ddir.socket), request, ack_timeout=10.0, idle_timeout=30.0)
             if got is None:
                 failures.append(f"client {i}: no answer to {key}")
                 continue
-            header, out = got
-            answer = (header.get("exit"), out, "".join(text for _, text in header.get("stderr", [])))
+            answer = _rendered(key[0], fields, view, *got)
             if answer != expected[key]:
                 failures.append(f"client {i}: {key}: {answer!r} != {expected[key]!r}")
             answered[i] += 1

@@ -150,9 +150,9 @@ def stop(ddir: DataDir) -> int | None:
     pid = holder(ddir)
     got = client.exchange(str(ddir.socket), client.base_request("stop", str(ddir.root)), ack_timeout=1.0,
                           idle_timeout=STOP_TIMEOUT)
-    answered = got is not None and isinstance(got[0].get("status"), dict)
-    if answered:
-        pid = got[0]["status"].get("pid", pid)
+    status = got[0].get("status") if got is not None else None
+    if isinstance(status, dict):
+        pid = status.get("pid", pid)
     elif pid is None:
         return None
     elif pid > 0:

@@ -184,7 +184,7 @@ class ReaderPool:
 
 
 class ServerBackend:
-    """The :class:`~voyager_sessions.invocation.Backend` of ``voyager serve``: pooled readers, shared scans."""
+    """The :class:`~voyager_sessions.api.Backend` of ``voyager serve``: pooled readers, shared scans."""
 
     def __init__(self, pool: ReaderPool, scans: Scans) -> None:
         self.pool = pool
@@ -193,14 +193,13 @@ class ServerBackend:
     def reader(self, ddir: Path) -> Any:
         return self.pool.reader()
 
-    def refresh(self, ddir: Path, quiet: bool) -> None:
-        """What ``run_scan(quiet=quiet)`` does before a search, with a scan that started after this request."""
-        from voyager_sessions.cmdutil import echo, notice_line
+    def refresh(self, ddir: Path, notice: Callable[[str, bool], None]) -> None:
+        """A search's refresh: a scan that started after this request, its skip notices reported to ``notice``."""
+        from voyager_sessions.api import notice_text
 
         outcome = self.scans.fresh()
-        if not quiet:
-            for notice in outcome.notices:
-                echo(notice_line(notice), err=True)
+        for skipped in outcome.notices:
+            notice(notice_text(skipped), True)
         if outcome.error is not None:
             raise outcome.error
 

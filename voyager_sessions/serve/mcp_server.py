@@ -9,16 +9,16 @@ what ``voyager … --json`` prints (see ``docs/json.md``):
 * ``show``: a session's timeline, or the events around one hit (``around`` = its seq);
 * ``list_sessions``: sessions, newest first.
 
-Each call goes to ``voyager serve`` when one runs for the data dir (the index is then
-already open and fresh) and runs in this process otherwise; both run the same command
-function, so the documents are the same. A user error (a malformed query, an unknown
-session) comes back as a tool error whose text is the CLI's one-line message.
+Each call is an application API request (``voyager_sessions.api``): it goes to ``voyager
+serve`` when one runs for the data dir (the index is then already open and fresh) and is
+answered in this process otherwise; both call the same API function, so the documents
+are the same. A user error (a malformed query, an unknown session) comes back as a tool
+error whose text is the CLI's one-line message without its ``voyager: `` prefix.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,48 +35,24 @@ INSTRUCTIONS = (
 
 
 class Runner:
-    """Runs a reading command for a tool call: through the server when one answers, else in this process."""
+    """Answers a tool call through the application API: on the server when one answers, else in this process."""
 
     def __init__(self, data_dir: Path | None = None) -> None:
         from voyager_sessions.paths import data_dir as default_data_dir
 
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
 
-    def document(self, cmd: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The JSON document command ``cmd`` prints with ``params`` (``--json`` implied); UserError on failure."""
-        from voyager_sessions import commands
+    def document(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """The result document of API operation ``op`` for request ``fields``, as JSON data; UserError on failure."""
+        from voyager_sessions import api
+        from voyager_sessions.errors import failure
 
-        from voyager_sessions.serve import client
-
-        params = {**params, "as_json": True}
         try:
-            checked = commands.validate(cmd, client.jsonable(params))
-        except ValueError as exc:
+            return json.loads(api.call(op, fields, data_dir=self.data_dir))
+        except ValueError as exc:  # a malformed request (json's own errors are ValueErrors too: none here)
             raise UserError(str(exc)) from None
-        code, out, err = self._run(cmd, checked)
-        if code not in (0, 1):
-            message = " ".join(line.removeprefix("voyager: ") for line in err.splitlines() if line.strip())
-            raise UserError(message or f"voyager {cmd} failed (exit {code})")
-        return json.loads(out)
-
-    def _run(self, cmd: str, params: dict[str, Any]) -> tuple[int, bytes, str]:
-        from voyager_sessions import commands
-        from voyager_sessions.invocation import Capture, Invocation
-        from voyager_sessions.serve import client, protocol
-
-        if not os.environ.get(client.NO_SERVER_VAR):
-            request = client.base_request(cmd, str(self.data_dir), client.jsonable(params))
-            request["tty"] = [False, False]
-            request["stdout"] = ["utf-8", "strict"]
-            request["origin"] = "mcp"  # not the person's last search (voyager resume -)
-            got = client.exchange(client.socket_path(self.data_dir), request,
-                                  ack_timeout=protocol.ack_timeout(os.environ))
-            if got is not None and isinstance(got[0].get("exit"), int):
-                header, out = got
-                return header["exit"], out, "".join(text for _, text in header["stderr"])
-        capture = Capture()
-        code = commands.run_captured(cmd, params, Invocation(capture, self.data_dir, remember=False))
-        return code, capture.stdout_bytes(), capture.stderr_text()
+        except Exception as exc:  # noqa: BLE001 - a tool error, worded as the CLI words it
+            raise UserError(failure(exc)[0].removeprefix("voyager: ")) from None
 
 
 def build(runner: Runner | None = None) -> Any:
@@ -115,10 +91,10 @@ def build(runner: Runner | None = None) -> Any:
         hit with show(session_id, around=seq).
         """
         return call("search", {
-            "query": (query,), "limit": limit, "offset": offset, "providers": tuple(provider or ()),
-            "kinds": tuple(kind or ()), "repo": repo, "cwd": cwd, "session": session, "since": since,
-            "until": until, "sort": sort, "by_session": sessions, "context": context, "as_jsonl": False,
-            "no_refresh": False, "color": "never"})
+            "query": query, "limit": limit, "offset": offset, "providers": list(provider or ()),
+            "kinds": list(kind or ()), "repo": repo, "cwd": cwd, "session": session, "since": since,
+            "until": until, "sort": sort, "sessions": sessions, "context": context,
+            "remember": False})  # an agent's search is not the person's last search (voyager resume -)
 
     @server.tool()
     def show(session: str, around: int | None = None, window: int = 10) -> dict[str, Any]:
@@ -127,7 +103,7 @@ def build(runner: Runner | None = None) -> Any:
         session is a session_id from search or list_sessions (or a unique prefix of it). With around=SEQ
         (a hit's seq) only the `window` events on each side of it are returned: prefer that for long sessions.
         """
-        return call("show", {"session": session, "around": around, "window": window, "color": "never"})
+        return call("show", {"session": session, "around": around, "window": window})
 
     @server.tool()
     def list_sessions(provider: str | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:

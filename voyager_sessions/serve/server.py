@@ -2,9 +2,10 @@
 
 Each connection carries one request (see :mod:`.protocol`). Its thread checks the peer
 (the same user only), reads the request line within :data:`~.protocol.REQUEST_DEADLINE`
-and :data:`~.protocol.MAX_REQUEST_BYTES`, acknowledges it with a newline, runs the
-command through :func:`voyager_sessions.commands.run_captured` with a pooled reader and
-the shared scans of :mod:`.fresh`, and sends the header and stdout. A malformed,
+and :data:`~.protocol.MAX_REQUEST_BYTES`, acknowledges it with a newline, decodes it as
+the application API's request, calls the API function with a pooled reader and the
+shared scans of :mod:`.fresh`, and sends the header and the result document's JSON
+(:func:`answer`). Nothing here renders output: the client does, as the CLI does in-process. A malformed,
 oversized or slow request gets one line saying so and the connection is closed; nothing
 a client sends can stop the server or reach another client. A heartbeat thread sends a
 newline each second to every connection still waiting, so a client can tell a long
@@ -30,9 +31,6 @@ from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerB
 #: Connections served at once; one more is told the server is busy (its client runs the command itself).
 MAX_CONNECTIONS = 64
 
-#: Error handlers a client's stdout may use (what Python sets up for a UTF-8 stdout).
-_STDOUT_ERRORS = frozenset({"strict", "surrogateescape", "replace", "backslashreplace", "ignore",
-                            "xmlcharrefreplace", "namereplace", "surrogatepass"})
 
 #: Seconds a stopping server waits for requests in flight and for a scan in progress.
 STOP_GRACE = 10.0
@@ -269,21 +267,22 @@ class Server:
     # -- answers -----------------------------------------------------------------
 
     def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        from voyager_sessions import commands
+        """The header and body answering ``request``: the API's result as data, or why there is none."""
+        from voyager_sessions import api
 
-        cmd = request.get("cmd")
-        if cmd == "status":
+        op = request.get("op")
+        if op == "status":
             return {"status": self.status(request.get("env"))}, b""
-        if cmd == "stop":
+        if op == "stop":
             status = self.status(None)
             status["stopping"] = True
             self.stop()
             return {"status": status}, b""
         try:
-            params = commands.validate(cmd, request.get("args")) if isinstance(cmd, str) else None
-            if params is None:
-                raise ValueError(f"unknown command {cmd!r}")
-            data_dir, stdout_tty, stderr_tty, errors = self._client(request)
+            if not isinstance(op, str):
+                raise ValueError(f"unknown operation {op!r}")
+            req = api.decode_request(op, request.get("request"))
+            data_dir = self._client(request)
         except ValueError as exc:
             self._count("errors")
             return {"error": f"malformed request: {exc}"}, b""
@@ -295,39 +294,23 @@ class Server:
         if why:
             self._count("fallbacks")
             return {"fallback": why}, b""
-        from voyager_sessions.invocation import Capture, Invocation
-
-        capture = Capture(stdout_tty=stdout_tty, stderr_tty=stderr_tty, encoding="utf-8", errors=errors)
         t0 = time.perf_counter()
-        remember = request.get("origin", "cli") == "cli"  # an agent's search (voyager mcp) is not the last search
-        code = commands.run_captured(cmd, params, Invocation(capture, self.ddir.root, self.backend,
-                                                             remember=remember, data_dir_label=data_dir))
-        body = capture.stdout_bytes()
+        header, body = answer(op, req, self.ddir, self.backend, data_dir_label=data_dir)
         with self._lock:
             self.counts["answered"] += 1
             self.answer_seconds += time.perf_counter() - t0
-        return {"exit": code, "stdout": len(body), "stderr": capture.stderr_parts}, body
+        return header, body
 
     @staticmethod
-    def _client(request: dict[str, Any]) -> tuple[str, bool, bool, str]:
+    def _client(request: dict[str, Any]) -> str:
+        """The client's data dir as it names it; ValueError when the request does not describe its client."""
         data_dir = request.get("data_dir")
         if not isinstance(data_dir, str) or not data_dir:
             raise ValueError("data_dir must be a path")
-        tty = request.get("tty")
-        if not (isinstance(tty, list) and len(tty) == 2 and all(isinstance(t, bool) for t in tty)):
-            raise ValueError("tty must be [stdout_is_a_terminal, stderr_is_a_terminal]")
-        stdout = request.get("stdout")
-        if not (isinstance(stdout, list) and len(stdout) == 2 and all(isinstance(x, str) for x in stdout)):
-            raise ValueError("stdout must be [encoding, errors]")
-        encoding, errors = stdout
-        if not protocol.is_utf8(encoding):
-            raise ValueError(f"stdout encoding {encoding!r} is not UTF-8")
-        if errors not in _STDOUT_ERRORS:
-            raise ValueError(f"unknown stdout error handler {errors!r}")
         env = request.get("env")
         if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
             raise ValueError("env must map names to strings")
-        return data_dir, tty[0], tty[1], errors
+        return data_dir
 
     def _cannot_answer(self, request: dict[str, Any], data_dir: str) -> str | None:
         """Why this server would not answer as the client's own process would, or None (``data_dir``: absolute)."""
@@ -368,7 +351,8 @@ class Server:
 
     def status(self, client_env: Any) -> dict[str, Any]:
         from voyager_sessions import __version__
-        from voyager_sessions.model import iso
+        from voyager_sessions.api import query_parses
+        from voyager_sessions.isotime import iso
 
         last = self.scans.last
         with self._lock:
@@ -380,7 +364,7 @@ class Server:
             "data_dir": str(self.ddir.root), "socket": str(self.ddir.socket),
             "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
             "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
-            **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count,
+            **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count, "query_parses": query_parses(),
             "last_scan": None if last is None else {
                 "started": iso(last.started), "seconds": round(last.seconds, 3),
                 "events_added": getattr(last.summary, "events_added", None),
@@ -392,6 +376,35 @@ class Server:
             theirs = {k: v for k, v in client_env.items() if isinstance(k, str) and isinstance(v, str)}
             doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs))
         return doc
+
+
+def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: str) -> tuple[dict[str, Any], bytes]:
+    """Call the API for ``req`` and encode what it returned: ``({"notices", "body"}, JSON)`` or ``({"failure", "exit"}, b"")``.
+
+    ``data_dir_label``: the data dir as the client names it (what ``stats`` reports).
+    """
+    import msgspec
+
+    from voyager_sessions import api
+    from voyager_sessions.errors import failure
+
+    notices: list[list[Any]] = []
+
+    def notice(text: str, quiet_ok: bool) -> None:
+        notices.append([text, quiet_ok])
+
+    try:
+        if op == "search":
+            result = api.search(req, data_dir=ddir, backend=backend, notice=notice)
+        else:
+            result = api.FUNCTIONS[op](req, data_dir=ddir, backend=backend)
+        if op == "stats":
+            result = msgspec.structs.replace(result, data_dir=data_dir_label)
+        body = msgspec.json.encode(result)
+    except Exception as exc:  # noqa: BLE001 - reported to the client as the CLI reports it
+        line, code = failure(exc)
+        return {"notices": notices, "failure": line, "exit": code}, b""
+    return {"notices": notices, "body": len(body)}, body
 
 
 def peer_uid(sock: socket.socket) -> int | None:
