@@ -37,6 +37,7 @@ BINARY = {
     "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
     "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
     "gptme": "gptme", "continue": "cn", "nanocoder": "nanocoder",
+    "devin": "devin",
 }
 #: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
 NO_RESUME = {
@@ -47,9 +48,10 @@ NO_RESUME = {
     "zcode": "an app, no command",
     "dsh": "no resume command found in its releases",
     "zed": "threads reopen in the editor",
+    "amp": "no resume command known for a local thread file",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
-SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose"}
+SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin"}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -297,8 +299,16 @@ def _goose(home: Path, work: Path) -> tuple[str, list[str]]:
     return f"goose:{MAIN['id']}", ["session", "--resume", "--session-id", MAIN["id"]]
 
 
+def _devin(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_devin import SID, write_db
+
+    write_db(home / ".local/share/devin/cli/sessions.db", cwd=str(work))
+    return f"devin:{SID}", ["-r", SID]
+
+
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
-SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose}
+SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose,
+                     "devin": _devin}
 
 
 def test_synthetic_writers_cover_the_agents_without_captures() -> None:

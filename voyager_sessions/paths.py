@@ -274,6 +274,11 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "nanocoder": (("VOYAGER_NANOCODER_HOME", ""), ("NANOCODER_DATA_DIR", ""), ("XDG_DATA_HOME", "nanocoder"),
                   ("HOME", ".local/share/nanocoder")),
     "nanocoder.mac": (("VOYAGER_NANOCODER_HOME", ""), ("HOME", "Library/Application Support/nanocoder")),
+    # Amp's data dir (threads/ below it), XDG's on every platform per peers.
+    "amp": (("VOYAGER_AMP_HOME", ""), ("XDG_DATA_HOME", "amp"), ("HOME", ".local/share/amp")),
+    # Devin CLI's data dir (cli/sessions.db below it); then macOS's.
+    "devin": (("VOYAGER_DEVIN_HOME", ""), ("XDG_DATA_HOME", "devin"), ("HOME", ".local/share/devin")),
+    "devin.mac": (("VOYAGER_DEVIN_HOME", ""), ("HOME", "Library/Application Support/devin")),
 }
 
 

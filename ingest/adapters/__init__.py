@@ -45,6 +45,8 @@ REGISTRY: dict[str, str] = {
     "gptme": "voyager_sessions.ingest.adapters.gptme",
     "continue": "voyager_sessions.ingest.adapters.continue_cli",
     "nanocoder": "voyager_sessions.ingest.adapters.nanocoder",
+    "amp": "voyager_sessions.ingest.adapters.amp",
+    "devin": "voyager_sessions.ingest.adapters.devin",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -97,8 +97,23 @@ def windsurf_home(home: Path) -> None:
     conn.close()
 
 
+def amp_home(home: Path) -> None:
+    """An Amp HOME (documented; no capture or peers' sample file): one thread as ``test_amp.py`` writes it."""
+    from tests.ingest.test_amp import messages, thread, write_thread
+
+    write_thread(home, thread(messages()))
+
+
+def devin_home(home: Path) -> None:
+    """A Devin CLI HOME (documented; no capture or sample file): its database as ``test_devin.py`` writes it."""
+    from tests.ingest.test_devin import write_db
+
+    write_db(home / ".local/share/devin/cli/sessions.db")
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
-SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home}
+SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
+                                                "synthetic-devin": devin_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
