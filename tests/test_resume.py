@@ -49,6 +49,8 @@ NO_RESUME = {
     "dsh": "no resume command found in its releases",
     "zed": "threads reopen in the editor",
     "amp": "no resume command known for a local thread file",
+    "chatgpt": "a web chat export: conversations reopen on chatgpt.com",
+    "claude-ai": "a web chat export: conversations reopen on claude.ai",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin"}

@@ -47,6 +47,8 @@ REGISTRY: dict[str, str] = {
     "nanocoder": "voyager_sessions.ingest.adapters.nanocoder",
     "amp": "voyager_sessions.ingest.adapters.amp",
     "devin": "voyager_sessions.ingest.adapters.devin",
+    "chatgpt": "voyager_sessions.ingest.adapters.chatgpt",
+    "claude-ai": "voyager_sessions.ingest.adapters.claude_ai",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -111,9 +111,18 @@ def devin_home(home: Path) -> None:
     write_db(home / ".local/share/devin/cli/sessions.db")
 
 
+def exports_home(home: Path) -> None:
+    """A HOME whose imports folder holds a ChatGPT and a Claude.ai export as their test modules write them."""
+    from tests.ingest import test_chatgpt, test_claude_ai
+
+    folder = home / ".local/share/voyager/imports"
+    test_chatgpt.write_export(folder / "chatgpt" / "conversations.json", [test_chatgpt.conversation()])
+    test_claude_ai.write_export(folder / "claude" / "conversations.json", [test_claude_ai.conversation()])
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
-                                                "synthetic-devin": devin_home}
+                                                "synthetic-devin": devin_home, "synthetic-exports": exports_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
