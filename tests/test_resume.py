@@ -51,6 +51,7 @@ NO_RESUME = {
     "amp": "no resume command known for a local thread file",
     "chatgpt": "a web chat export: conversations reopen on chatgpt.com",
     "claude-ai": "a web chat export: conversations reopen on claude.ai",
+    "commandcode": "no resume command known",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin"}

@@ -279,6 +279,8 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Devin CLI's data dir (cli/sessions.db below it); then macOS's.
     "devin": (("VOYAGER_DEVIN_HOME", ""), ("XDG_DATA_HOME", "devin"), ("HOME", ".local/share/devin")),
     "devin.mac": (("VOYAGER_DEVIN_HOME", ""), ("HOME", "Library/Application Support/devin")),
+    # Command Code's home (projects/ below it); peers name no variable of the agent's own.
+    "commandcode": (("VOYAGER_COMMANDCODE_HOME", ""), ("HOME", ".commandcode")),
 }
 
 

@@ -49,6 +49,7 @@ REGISTRY: dict[str, str] = {
     "devin": "voyager_sessions.ingest.adapters.devin",
     "chatgpt": "voyager_sessions.ingest.adapters.chatgpt",
     "claude-ai": "voyager_sessions.ingest.adapters.claude_ai",
+    "commandcode": "voyager_sessions.ingest.adapters.commandcode",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

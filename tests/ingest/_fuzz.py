@@ -120,9 +120,17 @@ def exports_home(home: Path) -> None:
     test_claude_ai.write_export(folder / "claude" / "conversations.json", [test_claude_ai.conversation()])
 
 
+def commandcode_home(home: Path) -> None:
+    """A Command Code HOME (documented; no capture or sample file): a transcript as ``test_commandcode.py`` writes it."""
+    from tests.ingest.test_commandcode import lines, write
+
+    write(home, lines(), {"title": "登录修复", "userRenamed": True})
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
-                                                "synthetic-devin": devin_home, "synthetic-exports": exports_home}
+                                                "synthetic-devin": devin_home, "synthetic-exports": exports_home,
+                                                "synthetic-commandcode": commandcode_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
