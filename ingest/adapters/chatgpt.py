@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from voyager_sessions.ingest.adapters import _exports
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, as_dict, epoch, list_or_empty, str_or_none
@@ -34,7 +34,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source
 from voyager_sessions.model import Session, session_id
 
-PROVIDER = "chatgpt"
+PROVIDER: Final = "chatgpt"
 LABEL = "ChatGPT export"
 #: A chain longer than this is a loop in corrupt parent links, not a conversation.
 _MAX_CHAIN = 1_000_000

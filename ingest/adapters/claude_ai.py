@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from voyager_sessions.ingest.adapters import _exports
 from voyager_sessions.ingest.adapters._common import (
@@ -38,7 +38,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Hints, Item, Notice, Source
 from voyager_sessions.model import Session, session_id
 
-PROVIDER = "claude-ai"
+PROVIDER: Final = "claude-ai"
 LABEL = "Claude.ai export"
 _MAX_CHAIN = 1_000_000
 _QUIET_BLOCKS = frozenset({"voice_note", "token_budget", "image", "document"})

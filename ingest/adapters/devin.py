@@ -87,7 +87,7 @@ def _json(value: Any) -> Any:
     if not isinstance(value, (bytes, bytearray)):
         return None
     try:
-        return decode_json(value)
+        return decode_json(bytes(value))
     except (msgspec.DecodeError, RecursionError):
         return None
 
