@@ -281,6 +281,8 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "devin.mac": (("VOYAGER_DEVIN_HOME", ""), ("HOME", "Library/Application Support/devin")),
     # Command Code's home (projects/ below it); peers name no variable of the agent's own.
     "commandcode": (("VOYAGER_COMMANDCODE_HOME", ""), ("HOME", ".commandcode")),
+    # iFlow CLI's home (projects/ below it); no variable of the agent's own is documented.
+    "iflow": (("VOYAGER_IFLOW_HOME", ""), ("HOME", ".iflow")),
 }
 
 

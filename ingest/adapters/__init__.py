@@ -50,6 +50,7 @@ REGISTRY: dict[str, str] = {
     "chatgpt": "voyager_sessions.ingest.adapters.chatgpt",
     "claude-ai": "voyager_sessions.ingest.adapters.claude_ai",
     "commandcode": "voyager_sessions.ingest.adapters.commandcode",
+    "iflow": "voyager_sessions.ingest.adapters.iflow",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -127,10 +127,17 @@ def commandcode_home(home: Path) -> None:
     write(home, lines(), {"title": "登录修复", "userRenamed": True})
 
 
+def iflow_home(home: Path) -> None:
+    """An iFlow CLI HOME (documented; no capture or sample file): a transcript as ``test_iflow.py`` writes it."""
+    from tests.ingest.test_iflow import lines, write
+
+    write(home, lines())
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
                                                 "synthetic-devin": devin_home, "synthetic-exports": exports_home,
-                                                "synthetic-commandcode": commandcode_home}
+                                                "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
