@@ -37,7 +37,7 @@ BINARY = {
     "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
     "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
     "gptme": "gptme", "continue": "cn", "nanocoder": "nanocoder",
-    "devin": "devin", "iflow": "iflow",
+    "devin": "devin", "iflow": "iflow", "qoder": "qodercli",
 }
 #: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
 NO_RESUME = {
@@ -54,7 +54,7 @@ NO_RESUME = {
     "commandcode": "no resume command known",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
-SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow"}
+SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder"}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -316,9 +316,16 @@ def _iflow(home: Path, work: Path) -> tuple[str, list[str]]:
     return f"iflow:{SID}", ["--resume", SID]
 
 
+def _qoder(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_qoder import SID, lines, write
+
+    write(home, lines(cwd=str(work)))
+    return f"qoder:{SID}", ["-r", SID]
+
+
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
 SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose,
-                     "devin": _devin, "iflow": _iflow}
+                     "devin": _devin, "iflow": _iflow, "qoder": _qoder}
 
 
 def test_synthetic_writers_cover_the_agents_without_captures() -> None:

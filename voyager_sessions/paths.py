@@ -283,6 +283,9 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "commandcode": (("VOYAGER_COMMANDCODE_HOME", ""), ("HOME", ".commandcode")),
     # iFlow CLI's home (projects/ below it); no variable of the agent's own is documented.
     "iflow": (("VOYAGER_IFLOW_HOME", ""), ("HOME", ".iflow")),
+    # Qoder CLI's home and QoderWork's (projects/ below each); VOYAGER_QODER_HOME names the one place.
+    "qoder": (("VOYAGER_QODER_HOME", ""), ("HOME", ".qoder")),
+    "qoder.work": (("HOME", ".qoderwork"),),
 }
 
 

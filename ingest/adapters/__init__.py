@@ -51,6 +51,7 @@ REGISTRY: dict[str, str] = {
     "claude-ai": "voyager_sessions.ingest.adapters.claude_ai",
     "commandcode": "voyager_sessions.ingest.adapters.commandcode",
     "iflow": "voyager_sessions.ingest.adapters.iflow",
+    "qoder": "voyager_sessions.ingest.adapters.qoder",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

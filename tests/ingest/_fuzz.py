@@ -134,10 +134,18 @@ def iflow_home(home: Path) -> None:
     write(home, lines())
 
 
+def qoder_home(home: Path) -> None:
+    """A Qoder CLI HOME (documented; no capture or sample file): a transcript as ``test_qoder.py`` writes it."""
+    from tests.ingest.test_qoder import lines, write
+
+    write(home, lines())
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
                                                 "synthetic-devin": devin_home, "synthetic-exports": exports_home,
-                                                "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home}
+                                                "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
+                                                "synthetic-qoder": qoder_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
