@@ -52,6 +52,7 @@ NO_RESUME = {
     "chatgpt": "a web chat export: conversations reopen on chatgpt.com",
     "claude-ai": "a web chat export: conversations reopen on claude.ai",
     "commandcode": "no resume command known",
+    "zencoder": "no resume command known",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder"}

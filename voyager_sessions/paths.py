@@ -286,6 +286,8 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     # Qoder CLI's home and QoderWork's (projects/ below each); VOYAGER_QODER_HOME names the one place.
     "qoder": (("VOYAGER_QODER_HOME", ""), ("HOME", ".qoder")),
     "qoder.work": (("HOME", ".qoderwork"),),
+    # Zencoder's home (sessions/ below it); peers name no variable of the agent's own.
+    "zencoder": (("VOYAGER_ZENCODER_HOME", ""), ("HOME", ".zencoder")),
 }
 
 

@@ -52,6 +52,7 @@ REGISTRY: dict[str, str] = {
     "commandcode": "voyager_sessions.ingest.adapters.commandcode",
     "iflow": "voyager_sessions.ingest.adapters.iflow",
     "qoder": "voyager_sessions.ingest.adapters.qoder",
+    "zencoder": "voyager_sessions.ingest.adapters.zencoder",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

@@ -141,11 +141,18 @@ def qoder_home(home: Path) -> None:
     write(home, lines())
 
 
+def zencoder_home(home: Path) -> None:
+    """A Zencoder HOME (documented; no capture or sample file): a transcript as ``test_zencoder.py`` writes it."""
+    from tests.ingest.test_zencoder import lines, write
+
+    write(home, lines())
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
                                                 "synthetic-devin": devin_home, "synthetic-exports": exports_home,
                                                 "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
-                                                "synthetic-qoder": qoder_home}
+                                                "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
