@@ -53,6 +53,7 @@ NO_RESUME = {
     "claude-ai": "a web chat export: conversations reopen on claude.ai",
     "commandcode": "no resume command known",
     "zencoder": "no resume command known",
+    "warp": "an app: conversations reopen in Warp",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder"}

@@ -288,6 +288,11 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "qoder.work": (("HOME", ".qoderwork"),),
     # Zencoder's home (sessions/ below it); peers name no variable of the agent's own.
     "zencoder": (("VOYAGER_ZENCODER_HOME", ""), ("HOME", ".zencoder")),
+    # Warp's data dirs (warp.sqlite in each): XDG's state dir on Linux, then the two macOS places.
+    "warp": (("VOYAGER_WARP_HOME", ""), ("XDG_STATE_HOME", "warp-terminal"), ("HOME", ".local/state/warp-terminal")),
+    "warp.mac": (("VOYAGER_WARP_HOME", ""), ("HOME", "Library/Group Containers/2BBY89MBSN.dev.warp/Library/"
+                                                     "Application Support/dev.warp.Warp-Stable")),
+    "warp.mac-legacy": (("VOYAGER_WARP_HOME", ""), ("HOME", "Library/Application Support/dev.warp.Warp-Stable")),
 }
 
 

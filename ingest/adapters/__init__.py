@@ -53,6 +53,7 @@ REGISTRY: dict[str, str] = {
     "iflow": "voyager_sessions.ingest.adapters.iflow",
     "qoder": "voyager_sessions.ingest.adapters.qoder",
     "zencoder": "voyager_sessions.ingest.adapters.zencoder",
+    "warp": "voyager_sessions.ingest.adapters.warp",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

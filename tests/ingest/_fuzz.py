@@ -148,11 +148,19 @@ def zencoder_home(home: Path) -> None:
     write(home, lines())
 
 
+def warp_home(home: Path) -> None:
+    """A Warp HOME (documented; no capture or sample file): its database as ``test_warp.py`` writes it."""
+    from tests.ingest.test_warp import store, write_db
+
+    write_db(store(home))
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
                                                 "synthetic-devin": devin_home, "synthetic-exports": exports_home,
                                                 "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
-                                                "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home}
+                                                "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home,
+                                                "synthetic-warp": warp_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
