@@ -54,6 +54,7 @@ NO_RESUME = {
     "commandcode": "no resume command known",
     "zencoder": "no resume command known",
     "warp": "an app: conversations reopen in Warp",
+    "codebuddy": "no resume command known",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder"}

@@ -293,6 +293,8 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "warp.mac": (("VOYAGER_WARP_HOME", ""), ("HOME", "Library/Group Containers/2BBY89MBSN.dev.warp/Library/"
                                                      "Application Support/dev.warp.Warp-Stable")),
     "warp.mac-legacy": (("VOYAGER_WARP_HOME", ""), ("HOME", "Library/Application Support/dev.warp.Warp-Stable")),
+    # CodeBuddy Code's config dir (projects/ below it); CODEBUDDY_CONFIG_DIR moves it.
+    "codebuddy": (("VOYAGER_CODEBUDDY_HOME", ""), ("CODEBUDDY_CONFIG_DIR", ""), ("HOME", ".codebuddy")),
 }
 
 

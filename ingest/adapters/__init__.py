@@ -54,6 +54,7 @@ REGISTRY: dict[str, str] = {
     "qoder": "voyager_sessions.ingest.adapters.qoder",
     "zencoder": "voyager_sessions.ingest.adapters.zencoder",
     "warp": "voyager_sessions.ingest.adapters.warp",
+    "codebuddy": "voyager_sessions.ingest.adapters.codebuddy",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

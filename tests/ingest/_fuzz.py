@@ -155,12 +155,19 @@ def warp_home(home: Path) -> None:
     write_db(store(home))
 
 
+def codebuddy_home(home: Path) -> None:
+    """A CodeBuddy Code HOME (documented; no capture or sample file): a transcript as ``test_codebuddy.py`` writes it."""
+    from tests.ingest.test_codebuddy import lines, write
+
+    write(home, lines())
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
                                                 "synthetic-devin": devin_home, "synthetic-exports": exports_home,
                                                 "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
                                                 "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home,
-                                                "synthetic-warp": warp_home}
+                                                "synthetic-warp": warp_home, "synthetic-codebuddy": codebuddy_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
