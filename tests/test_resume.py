@@ -37,7 +37,7 @@ BINARY = {
     "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
     "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
     "gptme": "gptme", "continue": "cn", "nanocoder": "nanocoder",
-    "devin": "devin", "iflow": "iflow", "qoder": "qodercli",
+    "devin": "devin", "iflow": "iflow", "qoder": "qodercli", "amp": "amp",
 }
 #: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
 NO_RESUME = {
@@ -48,7 +48,6 @@ NO_RESUME = {
     "zcode": "an app, no command",
     "dsh": "no resume command found in its releases",
     "zed": "threads reopen in the editor",
-    "amp": "no resume command known for a local thread file",
     "chatgpt": "a web chat export: conversations reopen on chatgpt.com",
     "claude-ai": "a web chat export: conversations reopen on claude.ai",
     "commandcode": "no resume command known",
@@ -57,7 +56,7 @@ NO_RESUME = {
     "codebuddy": "no resume command known",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
-SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder"}
+SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder", "amp"}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -326,9 +325,20 @@ def _qoder(home: Path, work: Path) -> tuple[str, list[str]]:
     return f"qoder:{SID}", ["-r", SID]
 
 
+def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
+    from urllib.parse import quote
+
+    from tests.ingest.test_amp import TID, messages, thread, write_thread
+
+    trees = [{"displayName": work.name, "uri": "file://" + quote(str(work))}]
+    write_thread(home, thread(messages(), env={"initial": {"trees": trees}}))
+    return f"amp:{TID}", ["threads", "continue", TID]
+
+
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
 SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose,
-                     "devin": _devin, "iflow": _iflow, "qoder": _qoder}
+                     "devin": _devin, "iflow": _iflow, "qoder": _qoder,
+                     "amp": _amp}
 
 
 def test_synthetic_writers_cover_the_agents_without_captures() -> None:

@@ -16,7 +16,8 @@ timestamp}}`` with Anthropic-style blocks: ``text``, ``thinking``, ``tool_use`` 
 error.message}`` (a shell result ``{output, exitCode}``: the exit code is kept).
 
 Only a ``user`` message's ``text`` is a person's prompt; a ``user`` message holding only
-tool results carries the results. Amp has no resume command Voyager knows for a local file.
+tool results carries the results. Resume: ``amp threads continue <id>`` in the thread's
+directory, as a peer's session browser documents it (*verify*).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from voyager_sessions.ingest.adapters._common import (
     list_or_empty,
     parse_ts,
     reread_delta,
+    resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, exit_code, number, tool_text
@@ -68,6 +70,11 @@ def cwd_of(doc: dict[str, Any]) -> str | None:
     if uri is None or not uri.startswith("file://"):
         return None
     return absolute_path(unquote(urlsplit(uri).path))
+
+
+def resume_command(cwd: str | None, native_id: str) -> str:
+    """``amp threads continue <id>``, in the thread's working directory."""
+    return resume_in(cwd, "amp", "threads", "continue", native_id)
 
 
 def result_text(value: Any) -> str:
@@ -126,9 +133,10 @@ class _ThreadRead:
             drafts.extend(self._message(message, ts))
         events: list[Event] = list(number(EventCounter(sid, 0), drafts))
         title = str_or_none(doc.get("title"))
+        cwd = cwd_of(doc)
         yield Session(
             id=sid, provider=PROVIDER, native_id=native, title=title.strip() if title and title.strip() else None,
-            cwd=cwd_of(doc), model=model, started=epoch(doc.get("created")), updated=self._ended(doc) or last_ts,
+            cwd=cwd, model=model, resume=resume_command(cwd, native), started=epoch(doc.get("created")), updated=self._ended(doc) or last_ts,
             source=str(self.path), tokens_in=tokens_in or None, tokens_out=tokens_out or None,
         )
         items, now = reread_delta(sid, events, self.before)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.ingest._cli import hits, one, scan, sessions
-from voyager_sessions.ingest.adapters.amp import ADAPTER, result_text, threads_dir
+from voyager_sessions.ingest.adapters.amp import ADAPTER, result_text, resume_command, threads_dir
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
 
 TID = "T-019ca26f-aaaa-bbbb-cccc-dddddddddddd"
@@ -78,7 +78,8 @@ def test_a_thread_maps_to_its_kinds(home: Path, run) -> None:
     assert one(run, "REPLY_AMP", "assistant", "agent")
     assert [h["kind"] for h in hits(run, "TITLE_AMP")] == ["title"]
     (row,) = sessions(run).values()
-    assert row["cwd"] == CWD and row["resume"] is None and row["title"] == "迁移数据库 TITLE_AMP"
+    assert row["cwd"] == CWD and row["title"] == "迁移数据库 TITLE_AMP"
+    assert row["resume"] == resume_command(CWD, TID)
 
 
 def test_exit_codes_errors_and_tokens(home: Path) -> None:
@@ -134,6 +135,13 @@ def test_places_and_what_is_not_a_thread(tmp_path: Path) -> None:
     (root / "index.json").write_text("{}")
     found = [s.path for s in ADAPTER.discover({"HOME": str(tmp_path)})]
     assert found == [str(root / f"{TID}.json")]
+
+
+@pytest.mark.parametrize("evil", ["a; touch pwned", "$(touch pwned)", "it's"])
+def test_the_resume_command_is_quoted(evil: str) -> None:
+    import shlex
+
+    assert shlex.split(resume_command(evil, evil)) == ["cd", evil, "&&", "amp", "threads", "continue", evil]
 
 
 @pytest.mark.parametrize("uri", ["http://x/y", "file://relative", 5])
