@@ -133,6 +133,17 @@ def test_hostile_pieces_cost_only_themselves(home: Path, tmp_path: Path, run) ->
     assert "role:critic" in out["stderr"] and "assistant:sparkle" in out["stderr"] and "conversation:no-id" in out["stderr"]
 
 
+def test_an_unpacked_folder_is_imported_whole(home: Path, tmp_path: Path, run) -> None:
+    folder = tmp_path / "unpacked 导出"
+    write_export(folder / "conversations-000.json", [conversation()])
+    write_export(folder / "conversations-001.json", [conversation("c2", "第二个 SHARD_GPT")])
+    (folder / "chat.html").write_text("<html></html>")
+    res = run("import", str(folder))
+    assert res.exit_code == 0 and "ChatGPT" in res.stdout, res.stderr
+    assert scan(run)["new"] == 2 and one(run, "SHARD_GPT", "title", "provider") is not None
+    assert len(sessions(run)) == 2
+
+
 def test_what_is_no_export_is_refused_in_one_line(home: Path, tmp_path: Path, run) -> None:
     other = tmp_path / "notes.json"
     other.write_text('{"a": 1}')
