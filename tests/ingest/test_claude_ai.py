@@ -118,3 +118,13 @@ def test_visible_branch() -> None:
     assert visible_branch(ms, "nope") == ms
     loop = [{"uuid": "a", "parent_message_uuid": "b"}, {"uuid": "b", "parent_message_uuid": "a"}]
     assert [m["uuid"] for m in visible_branch(loop, "b")] == ["a", "b"]
+
+
+def test_a_conversation_gone_from_a_new_download_leaves_the_index(home: Path, tmp_path: Path, run) -> None:
+    export = write_export(tmp_path / "conversations.json", [conversation(), conversation("c2", "第二个 GONE_CAI")])
+    run("import", str(export))
+    scan(run)
+    assert len(sessions(run)) == 2
+    write_export(export, [conversation()])
+    scan(run)
+    assert list(sessions(run)) == ["claude-ai:c1a2b3c4-0000-4000-8000-00000000000a"] and not hits(run, "GONE_CAI")
