@@ -54,6 +54,7 @@ NO_RESUME = {
     "zencoder": "no resume command known",
     "warp": "an app: conversations reopen in Warp",
     "codebuddy": "no resume command known",
+    "junie": "its files name no working directory to run a peer's `junie --resume --session-id` in",
 }
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
 SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder", "amp"}

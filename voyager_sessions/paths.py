@@ -295,6 +295,8 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "warp.mac-legacy": (("VOYAGER_WARP_HOME", ""), ("HOME", "Library/Application Support/dev.warp.Warp-Stable")),
     # CodeBuddy Code's config dir (projects/ below it); CODEBUDDY_CONFIG_DIR moves it.
     "codebuddy": (("VOYAGER_CODEBUDDY_HOME", ""), ("CODEBUDDY_CONFIG_DIR", ""), ("HOME", ".codebuddy")),
+    # Junie CLI's home (sessions/ below it); no variable of the agent's own is documented.
+    "junie": (("VOYAGER_JUNIE_HOME", ""), ("HOME", ".junie")),
 }
 
 

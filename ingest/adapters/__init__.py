@@ -55,6 +55,7 @@ REGISTRY: dict[str, str] = {
     "zencoder": "voyager_sessions.ingest.adapters.zencoder",
     "warp": "voyager_sessions.ingest.adapters.warp",
     "codebuddy": "voyager_sessions.ingest.adapters.codebuddy",
+    "junie": "voyager_sessions.ingest.adapters.junie",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

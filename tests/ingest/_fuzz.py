@@ -162,12 +162,20 @@ def codebuddy_home(home: Path) -> None:
     write(home, lines())
 
 
+def junie_home(home: Path) -> None:
+    """A Junie HOME (documented; no capture or sample file): a session as ``test_junie.py`` writes it."""
+    from tests.ingest.test_junie import events, write
+
+    write(home, events())
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
                                                 "synthetic-devin": devin_home, "synthetic-exports": exports_home,
                                                 "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
                                                 "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home,
-                                                "synthetic-warp": warp_home, "synthetic-codebuddy": codebuddy_home}
+                                                "synthetic-warp": warp_home, "synthetic-codebuddy": codebuddy_home,
+                                                "synthetic-junie": junie_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
