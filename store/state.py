@@ -134,6 +134,10 @@ def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
     return SessionRecord(session=Session(**{k: v for k, v in values.items() if v is not None}), events=events)
 
 
+#: The ``meta`` key holding the exports ``voyager import`` recorded (a JSON list of absolute paths).
+IMPORTS_KEY = "imports"
+
+
 class StateStore:
     """Scan state and sessions in ``state.db``; used by one thread at a time.
 
@@ -272,6 +276,19 @@ class StateStore:
             args.extend([repo, repo])
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
         return [r[0] for r in self.conn.execute(sql, args)]
+
+    def imports(self) -> list[str]:
+        """The conversation exports ``voyager import`` recorded, in the order they were added."""
+        raw = self.get_meta(IMPORTS_KEY)
+        try:
+            value = msgspec.json.decode(raw) if raw else []
+        except msgspec.DecodeError:
+            return []
+        return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
+
+    def set_imports(self, recorded: list[str]) -> None:
+        """Record ``recorded`` as the exports later scans read (replacing the list)."""
+        self.set_meta(IMPORTS_KEY, msgspec.json.encode(recorded).decode())
 
     def known_cwds(self) -> set[str]:
         """Every working directory an indexed session names (the scan hands them to adapters that ask)."""

@@ -295,6 +295,48 @@ def doctor(as_json: bool) -> None:
         click.echo(f"  {k:<15} {v}")
 
 
+@cli.command("import")
+@click.argument("path", required=False)
+@click.option("--list", "as_list", is_flag=True, help="List the recorded exports and the imports folder's files.")
+@click.option("--forget", is_flag=True, help="Stop reading PATH (the next scan drops its conversations).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> None:
+    """Read a ChatGPT or Claude.ai data export (conversations.json, its folder, or the .zip) in every scan.
+
+    \b
+    The path is recorded, not copied: run `voyager scan` to index it, and again after you
+    download a newer export to the same place. Exports left in $VOYAGER_IMPORTS (default
+    <data dir>/imports) are read without this command. Web chats have no resume command.
+    """
+    from voyager_sessions import api
+
+    ddir = DataDir(data_dir())
+    if as_list or path is None:
+        if path is not None or forget:
+            raise UserError("--list takes no PATH")
+        rows = api.imports(ddir, os.environ)
+        if as_json:
+            emit_json({"imports": rows})
+            return
+        if not rows:
+            click.echo("No exports recorded; none in the imports folder. `voyager import PATH` records one.", err=True)
+            sys.exit(EXIT_NONE)
+        for row in rows:
+            state = row["kind"] or ("missing" if not row["present"] else "not an export")
+            how = "recorded" if row["recorded"] else "imports folder"
+            click.echo(f"{printable(row['path'])}  {state}  ({how})")
+        return
+    result = api.import_export(ddir, path, forget=forget)
+    if as_json:
+        emit_json(result)
+    elif forget:
+        click.echo(f"Forgot {printable(result['path'])}: the next `voyager scan` drops its conversations.")
+    else:
+        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai"}[result["kind"]]
+        again = " (already recorded)" if result["already"] else ""
+        click.echo(f"Recorded {printable(result['path'])}, a {label} export{again}: `voyager scan` indexes it.")
+
+
 @cli.command()
 @click.option("--interval", type=Interval(), default=2.0, show_default=True, help="Seconds between rescans.")
 @click.option("-q", "--quiet", is_flag=True)

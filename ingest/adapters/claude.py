@@ -75,7 +75,7 @@ class _Message(TypedDict, total=False):
 
 class _Line(TypedDict, total=False):
     """The fields of a transcript line this adapter reads; ``decode`` skips the rest without building them
-    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``_ClaudeRead``'s ``.get`` calls."""
+    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``ClaudeRead``'s ``.get`` calls."""
 
     type: Any
     version: Any
@@ -155,14 +155,19 @@ class UsageTally(msgspec.Struct):
     pending_out: int = 0
 
 
-class _ClaudeRead(JsonlSessionRead):
-    """One pass over one transcript file (or its appended tail when resuming)."""
+class ClaudeRead(JsonlSessionRead):
+    """One pass over one transcript file (or its appended tail when resuming).
+
+    Agents that write Claude Code's transcript format under another home (Qoder CLI) read
+    through a subclass naming their ``provider``, ``label`` and ``resume_command``.
+    """
 
     provider = PROVIDER
+    label: ClassVar[str] = "Claude Code"
     decode = staticmethod(typed_decoder(_Line))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        saved = self._start(source.path, cursor, "Claude Code").get("usage")
+        saved = self._start(source.path, cursor, self.label).get("usage")
         p = Path(source.path)
         self.stem = p.stem
         # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
@@ -196,11 +201,16 @@ class _ClaudeRead(JsonlSessionRead):
         assert native is not None
         if self.facts.parent:
             # A subagent cannot be resumed on its own; its work lives on in the parent.
-            resume = resume_command(self.facts.cwd, self.facts.parent.split(":", 1)[1])
+            resume = self.resume_command(self.facts.cwd, self.facts.parent.split(":", 1)[1])
         else:
-            resume = resume_command(self.facts.cwd, native)
+            resume = self.resume_command(self.facts.cwd, native)
         title, title_source = self._title()
-        return self.facts.session(PROVIDER, title=title, title_source=title_source, resume=resume, source=self.path)
+        return self.facts.session(self.provider, title=title, title_source=title_source, resume=resume,
+                                  source=self.path)
+
+    @staticmethod
+    def resume_command(cwd: str | None, native_id: str) -> str | None:
+        return resume_command(cwd, native_id)
 
     def _establish(self, line: dict[str, Any]) -> Session | None:
         """Fix the session id at the first line that names one; returns the Session to yield first."""
@@ -212,7 +222,7 @@ class _ClaudeRead(JsonlSessionRead):
         if self.is_agent_file:
             parent = str_or_none(line.get("sessionId")) or self.nested_parent
             if parent:
-                self.facts.parent = session_id(PROVIDER, parent)
+                self.facts.parent = session_id(self.provider, parent)
         return self._begin(self.stem)
 
     def _state(self) -> dict[str, Any]:
@@ -379,7 +389,7 @@ class ClaudeAdapter:
                 yield item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _ClaudeRead(source, cursor).run()
+        return ClaudeRead(source, cursor).run()
 
 
 ADAPTER = ClaudeAdapter()

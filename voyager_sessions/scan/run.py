@@ -131,6 +131,7 @@ class Scan:
         # Adapters that asked for hints, the cwds they were given, and the cwds of sessions read since.
         self.hinted: list[str] = []
         self.hint_cwds: frozenset[str] | None = None
+        self.hint_imports: frozenset[str] = frozenset()
         self.read_cwds: set[str] = set()
         self.known: dict = {}
         self.store = StateStore(ddir.state_db)
@@ -252,10 +253,12 @@ class Scan:
         return self.pool
 
     def _hints(self) -> Hints:
-        """What adapters that asked for hints get: the working directories of every indexed session."""
+        """What adapters that asked for hints get: the working directories of every indexed session, and the
+        exports ``voyager import`` recorded."""
         if self.hint_cwds is None:
             self.hint_cwds = frozenset(self.store.known_cwds())
-        return Hints(cwds=self.hint_cwds)
+            self.hint_imports = frozenset(self.store.imports())
+        return Hints(cwds=self.hint_cwds, imports=self.hint_imports)
 
     def _plan(self, known: dict) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
         """Discover every provider's sources and classify them against ``known`` (the state rows)."""
