@@ -210,6 +210,13 @@ def _excluding(parsed: Any, session_ids: list[str]) -> Any:
     return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
 
+def agent_variables() -> list[str]:
+    """Every environment variable the agent manifest reads to find agents' stores (a server compares them)."""
+    from voyager_sessions.ingest.manifest import agent_variables as names
+
+    return names()
+
+
 def provider_names() -> tuple[str, ...]:
     """Every registered provider, in registry order (what ``provider:`` accepts)."""
     from voyager_sessions.ingest.adapters import PROVIDERS
