@@ -124,6 +124,68 @@ def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
     return SessionRecord(session=Session(**{k: v for k, v in values.items() if v is not None}), events=events)
 
 
+def _row_to_source(row: sqlite3.Row | tuple) -> SourceState:
+    # Positional, as the columns are the fields in order; only the sessions column is JSON.
+    at = _SESSIONS_AT
+    return SourceState(*row[:at], _decode_sessions(row[at]), *row[at + 1 :])
+
+
+#: The columns a no-op scan needs of every source, in :class:`KnownSources`' row order.
+_FINGERPRINT_COLS = ("path", "size", "mtime_ns", "inode", "wal_size", "wal_mtime_ns", "status", "provider")
+
+
+class KnownSources:
+    """Every source's fingerprint as the last read saw it, loaded once and compared without decoding.
+
+    A refresh compares every discovered source with its row, and nearly all are
+    unchanged: so only the stat columns come out of SQLite (plain tuples, no Struct, no
+    JSON), and the whole row (sessions, cursor) is read only for a source that must be
+    read again or has gone. Measured on a no-op scan of 10,000 sources, loading them as
+    decoded :class:`SourceState` rows was ~30 % of its CPU.
+    """
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+        sql = f"SELECT {', '.join(_FINGERPRINT_COLS)} FROM sources"
+        self._rows: dict[str, tuple] = {row[0]: row for row in store.conn.execute(sql)}
+        self._full: dict[str, SourceState | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._rows
+
+    def unchanged(self, path: str, size: int, mtime_ns: int, inode: int, wal_size: int, wal_mtime_ns: int) -> bool | None:
+        """True when ``path``'s stat matches its row and its last read need not be retried; None when it has no row."""
+        row = self._rows.get(path)
+        if row is None:
+            return None
+        return (row[1] == size and row[2] == mtime_ns and row[3] == inode and row[4] == wal_size
+                and row[5] == wal_mtime_ns and row[6] != "retry")
+
+    def get(self, path: str) -> SourceState | None:
+        """``path``'s whole row (read once, on first ask), or None when the source is new."""
+        if path not in self._rows:
+            return None
+        if path not in self._full:
+            self._full[path] = self._store.source(path)
+        return self._full[path]
+
+    def gone(self, providers: set[str], seen: set[str]) -> list[SourceState]:
+        """The rows of ``providers``' sources not in ``seen`` (no longer discovered), whole."""
+        out = []
+        for path, row in self._rows.items():
+            if row[7] in providers and path not in seen:
+                full = self.get(path)
+                if full is not None:
+                    out.append(full)
+        return out
+
+    def paths(self) -> Iterable[str]:
+        return self._rows.keys()
+
+
 class StateStore:
     """Scan state and sessions in ``state.db``; used by one thread at a time.
 
@@ -163,19 +225,31 @@ class StateStore:
     # -- sources ---------------------------------------------------------------
 
     def sources(self, provider: str | None = None) -> dict[str, SourceState]:
+        """Every source's state row, decoded (for tools and tests; a scan uses :meth:`known_sources`)."""
         sql = f"SELECT {', '.join(_SOURCE_COLS)} FROM sources"
         args: tuple = ()
         if provider:
             sql += " WHERE provider = ?"
             args = (provider,)
-        # Every search's refresh reads all of them: a row goes straight into its Struct
-        # (positional, as the columns are the fields in order), no dict in between.
-        make = SourceState
+        return {row[0]: _row_to_source(row) for row in self.conn.execute(sql, args)}
+
+    def known_sources(self) -> KnownSources:
+        """What a scan compares its stat pass with: every source's fingerprint, in one query."""
+        return KnownSources(self)
+
+    def source(self, path: str) -> SourceState | None:
+        """One source's whole state row (its sessions and cursor decoded), or None."""
+        row = self.conn.execute(f"SELECT {', '.join(_SOURCE_COLS)} FROM sources WHERE path = ?", (path,)).fetchone()
+        return _row_to_source(row) if row is not None else None
+
+    def sessions_of_sources(self, paths: Iterable[str]) -> set[str]:
+        """The session ids the state rows of ``paths`` name (what those sources still hold)."""
+        wanted = set(paths)
+        out: set[str] = set()
         decode = _decode_sessions
-        out: dict[str, SourceState] = {}
-        at = _SESSIONS_AT
-        for row in self.conn.execute(sql, args):
-            out[row[0]] = make(*row[:at], decode(row[at]), *row[at + 1 :])
+        for path, sessions in self.conn.execute("SELECT path, sessions FROM sources"):
+            if path in wanted:
+                out.update(decode(sessions))
         return out
 
     def commit_scan(

@@ -376,7 +376,8 @@ class ClaudeAdapter:
             for item in walk_files(root, ".jsonl", self.name):
                 if isinstance(item, Source):
                     # A session renamed in its project's sessions-index.json is seen by the stat pass.
-                    item = with_side_file(item, os.path.join(os.path.dirname(item.path), "sessions-index.json"), sides)
+                    # (Joined by hand: this runs once per session on every refresh.)
+                    item = with_side_file(item, item.path.rpartition(os.sep)[0] + os.sep + "sessions-index.json", sides)
                 yield item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:

@@ -131,7 +131,8 @@ class Scan:
         self.hinted: list[str] = []
         self.hint_cwds: frozenset[str] | None = None
         self.read_cwds: set[str] = set()
-        self.known: dict = {}
+        self.known = None  # KnownSources, from the state store when the scan starts
+        self.unchanged_paths: list[str] = []  # sources the stat pass found as they were read last
         self.store = StateStore(ddir.state_db)
         self.index = self._open_index(rebuild)
         self.reset = self.store.index_id() != self.index.index_id
@@ -177,7 +178,7 @@ class Scan:
     def run(self) -> ScanSummary:
         t0 = time.time()
         try:
-            known = self.store.sources()
+            known = self.store.known_sources()
             plan, seen, scanned = self._plan(known)
             self._read_all(plan, 0, len(plan))
             # Sessions read just now may name working directories that lead an adapter which asked
@@ -185,9 +186,10 @@ class Scan:
             more = self._plan_hinted(seen)
             self._read_all(more, len(plan), len(plan) + len(more))
             self.summary.sources = len(seen)
-            gone = [] if self.keep_missing else [
-                old for path, old in known.items() if old.provider in scanned and path not in seen
-            ]
+            gone = [] if self.keep_missing else known.gone(scanned, seen)
+            if gone:
+                # What unchanged sources still hold stays: their rows are decoded only now, when it matters.
+                self.live_sessions |= self.store.sessions_of_sources(self.unchanged_paths)
             # Removals last: a session that moved (an archived rollout) is claimed by its new source.
             for old in gone:
                 self._remove_source(old)
@@ -256,7 +258,7 @@ class Scan:
             self.hint_cwds = frozenset(self.store.known_cwds())
         return Hints(cwds=self.hint_cwds)
 
-    def _plan(self, known: dict) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
+    def _plan(self, known) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
         """Discover every provider's sources and classify them against ``known`` (the state rows)."""
         self.known = known
         plan: list[tuple[Source, Why]] = []
@@ -325,12 +327,20 @@ class Scan:
             self.notice(Notice(source=item.path.encode("utf-8", "replace").decode(), fatal=True,
                                reason="a path that is not valid UTF-8; skipped (rename it to index it)"))
             return
-        seen.add(item.path)
-        old = self.known.get(item.path)
+        path = item.path
+        seen.add(path)
+        fp = item.fingerprint
+        # Nearly every source is unchanged: compared with its raw row, no state decoded.
+        same = self.known.unchanged(path, fp.size, fp.mtime_ns, fp.inode, fp.wal_size, fp.wal_mtime_ns)
+        if same:
+            self.summary.unchanged += 1
+            self.unchanged_paths.append(path)
+            return
+        old = self.known.get(path) if same is not None else None
         why = classify(item, old)
         if why is None:
             self.summary.unchanged += 1
-            self.live_sessions.update(old.sessions)
+            self.unchanged_paths.append(path)
         else:
             plan.append((item, why))
 
