@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -172,11 +172,12 @@ class KnownSources:
             self._full[path] = self._store.source(path)
         return self._full[path]
 
-    def gone(self, providers: set[str], seen: set[str]) -> list[SourceState]:
-        """The rows of ``providers``' sources not in ``seen`` (no longer discovered), whole."""
+    def gone(self, providers: set[str], seen: set[str],
+             kept: Callable[[str, str], bool] = lambda provider, path: False) -> list[SourceState]:
+        """The rows of ``providers``' sources not in ``seen`` (no longer discovered) nor ``kept(provider, path)``, whole."""
         out = []
         for path, row in self._rows.items():
-            if row[7] in providers and path not in seen:
+            if row[7] in providers and path not in seen and not kept(row[7], path):
                 full = self.get(path)
                 if full is not None:
                     out.append(full)
