@@ -85,6 +85,14 @@ def m003_title_source(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN title_source TEXT")
 
 
+@migration
+def m004_refresh_indexes(db: sqlite3.Connection) -> None:
+    # Every refresh asks for the distinct cwds (for the agents that take hints) and the
+    # per-agent counts: answered from these indexes rather than by reading every session row.
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd)")
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_provider_events ON sessions(provider, events)")
+
+
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
 #: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
 #: could not be used: not read again until it changes).
@@ -135,30 +143,50 @@ _FINGERPRINT_COLS = ("path", "size", "mtime_ns", "inode", "wal_size", "wal_mtime
 
 
 class KnownSources:
-    """Every source's fingerprint as the last read saw it, loaded once and compared without decoding.
+    """Every source's fingerprint as the last read saw it, compared without decoding.
 
     A refresh compares every discovered source with its row, and nearly all are
     unchanged: so only the stat columns come out of SQLite (plain tuples, no Struct, no
     JSON), and the whole row (sessions, cursor) is read only for a source that must be
     read again or has gone. Measured on a no-op scan of 10,000 sources, loading them as
     decoded :class:`SourceState` rows was ~30 % of its CPU.
+
+    ``lazy`` (a scan told what changed): no row is loaded up front; the scan loads an
+    agent's rows (:meth:`load_provider`) or those under a changed path
+    (:meth:`load_under`), and any other row is read by its key when asked for.
     """
 
-    def __init__(self, store: StateStore) -> None:
+    def __init__(self, store: StateStore, *, lazy: bool = False) -> None:
         self._store = store
-        sql = f"SELECT {', '.join(_FINGERPRINT_COLS)} FROM sources"
-        self._rows: dict[str, tuple] = {row[0]: row for row in store.conn.execute(sql)}
+        self._lazy = lazy
+        self._rows: dict[str, tuple | None] = {}
         self._full: dict[str, SourceState | None] = {}
+        self._sql = f"SELECT {', '.join(_FINGERPRINT_COLS)} FROM sources"
+        if not lazy:
+            self._rows = {row[0]: row for row in store.conn.execute(self._sql)}
 
-    def __len__(self) -> int:
-        return len(self._rows)
+    def load_provider(self, provider: str) -> None:
+        """Load every row of ``provider`` (a lazy scan about to discover it whole)."""
+        if self._lazy:
+            self._rows.update((row[0], row) for row in self._store.conn.execute(self._sql + " WHERE provider = ?", (provider,)))
 
-    def __contains__(self, path: str) -> bool:
-        return path in self._rows
+    def load_under(self, path: str) -> None:
+        """Load the rows of ``path`` and of everything under it (a lazy scan told that it changed)."""
+        if self._lazy:
+            below = path.rstrip("/") + "/"
+            sql = self._sql + " WHERE path = ? OR (path >= ? AND path < ?)"
+            self._rows.update((row[0], row) for row in self._store.conn.execute(sql, (path, below, below[:-1] + "0")))
+
+    def _row(self, path: str) -> tuple | None:
+        if path in self._rows or not self._lazy:
+            return self._rows.get(path)
+        row = self._store.conn.execute(self._sql + " WHERE path = ?", (path,)).fetchone()
+        self._rows[path] = row
+        return row
 
     def unchanged(self, path: str, size: int, mtime_ns: int, inode: int, wal_size: int, wal_mtime_ns: int) -> bool | None:
         """True when ``path``'s stat matches its row and its last read need not be retried; None when it has no row."""
-        row = self._rows.get(path)
+        row = self._row(path)
         if row is None:
             return None
         return (row[1] == size and row[2] == mtime_ns and row[3] == inode and row[4] == wal_size
@@ -166,7 +194,7 @@ class KnownSources:
 
     def get(self, path: str) -> SourceState | None:
         """``path``'s whole row (read once, on first ask), or None when the source is new."""
-        if path not in self._rows:
+        if self._row(path) is None:
             return None
         if path not in self._full:
             self._full[path] = self._store.source(path)
@@ -174,17 +202,14 @@ class KnownSources:
 
     def gone(self, providers: set[str], seen: set[str],
              kept: Callable[[str, str], bool] = lambda provider, path: False) -> list[SourceState]:
-        """The rows of ``providers``' sources not in ``seen`` (no longer discovered) nor ``kept(provider, path)``, whole."""
+        """The loaded rows of ``providers``' sources not in ``seen`` (no longer discovered) nor ``kept(provider, path)``."""
         out = []
         for path, row in self._rows.items():
-            if row[7] in providers and path not in seen and not kept(row[7], path):
+            if row is not None and row[7] in providers and path not in seen and not kept(row[7], path):
                 full = self.get(path)
                 if full is not None:
                     out.append(full)
         return out
-
-    def paths(self) -> Iterable[str]:
-        return self._rows.keys()
 
 
 class StateStore:
@@ -234,22 +259,24 @@ class StateStore:
             args = (provider,)
         return {row[0]: _row_to_source(row) for row in self.conn.execute(sql, args)}
 
-    def known_sources(self) -> KnownSources:
-        """What a scan compares its stat pass with: every source's fingerprint, in one query."""
-        return KnownSources(self)
+    def known_sources(self, *, lazy: bool = False) -> KnownSources:
+        """What a scan compares its stat pass with: every source's fingerprint, in one query (or on demand)."""
+        return KnownSources(self, lazy=lazy)
+
+    def count_sources(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM sources").fetchone()[0]
 
     def source(self, path: str) -> SourceState | None:
         """One source's whole state row (its sessions and cursor decoded), or None."""
         row = self.conn.execute(f"SELECT {', '.join(_SOURCE_COLS)} FROM sources WHERE path = ?", (path,)).fetchone()
         return _row_to_source(row) if row is not None else None
 
-    def sessions_of_sources(self, paths: Iterable[str]) -> set[str]:
-        """The session ids the state rows of ``paths`` name (what those sources still hold)."""
-        wanted = set(paths)
+    def sessions_of_sources_except(self, paths: set[str]) -> set[str]:
+        """The session ids every state row but those of ``paths`` names (what the other sources still hold)."""
         out: set[str] = set()
         decode = _decode_sessions
         for path, sessions in self.conn.execute("SELECT path, sessions FROM sources"):
-            if path in wanted:
+            if path not in paths:
                 out.update(decode(sessions))
         return out
 

@@ -137,6 +137,7 @@ class Scan:
         self.hint_cwds: frozenset[str] | None = None
         self.read_cwds: set[str] = set()
         self.changes = changes
+        self.unknown = 0  # sources discovered that have no state row yet
         self.focused: dict[str, Focus] = {}  # agents discovered only where the watcher saw changes
         self.known = None  # KnownSources, from the state store when the scan starts
         self.store = StateStore(ddir.state_db)
@@ -184,7 +185,9 @@ class Scan:
     def run(self) -> ScanSummary:
         t0 = time.time()
         try:
-            known = self.store.known_sources()
+            lazy = self.changes is not None
+            stored = self.store.count_sources() if lazy else 0
+            known = self.store.known_sources(lazy=lazy)
             plan, seen, scanned = self._plan(known)
             self._read_all(plan, 0, len(plan))
             # Sessions read just now may name working directories that lead an adapter which asked
@@ -196,12 +199,10 @@ class Scan:
             read = {source.path for source, _ in plan} | {source.path for source, _ in more}
             if gone:
                 # What the sources not read still hold stays: their rows are decoded only now, when it matters.
-                gone_paths = {old.path for old in gone}
-                self.live_sessions |= self.store.sessions_of_sources(
-                    p for p in known.paths() if p not in read and p not in gone_paths)
-            if self.changes is not None:
+                self.live_sessions |= self.store.sessions_of_sources_except(read | {old.path for old in gone})
+            if lazy:
                 # Sources not looked at (nothing changed where they are) are unchanged sources too.
-                self.summary.sources = len(seen.union(known.paths())) - len(gone)
+                self.summary.sources = stored + self.unknown - len(gone)
                 self.summary.unchanged = self.summary.sources - len(read)
             # Removals last: a session that moved (an archived rollout) is claimed by its new source.
             for old in gone:
@@ -302,8 +303,11 @@ class Scan:
             try:
                 if focused is not None:
                     focus = self.focused[name] = Focus(touched)
+                    for path in touched:
+                        known.load_under(path)  # the sources that may have gone with it
                     items = focused(self.env, focus)
                 else:
+                    known.load_provider(name)
                     items = discover(adapter, self.env, self._hints() if hinted else None)
                 for item in items:
                     self._consider(item, plan, seen)
@@ -363,6 +367,8 @@ class Scan:
         if same:
             self.summary.unchanged += 1
             return
+        if same is None:
+            self.unknown += 1
         old = self.known.get(path) if same is not None else None
         why = classify(item, old)
         if why is None:
