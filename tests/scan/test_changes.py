@@ -103,3 +103,24 @@ def test_a_watcher_that_cannot_watch_says_so_and_every_refresh_is_full(home):
     watcher = ChangeWatcher(dict(os.environ), enabled=False).start()
     assert "disabled" in watcher.status
     assert watcher.take() is None
+
+
+def test_an_overflowing_watcher_asks_for_a_full_pass_then_watches_again(home, monkeypatch):
+    from voyager_sessions.scan import changes
+
+    monkeypatch.setattr(changes, "MAX_CHANGES", 2)
+    path = write_claude(home, claude_session_lines()[:2])
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        assert watcher.take() is None  # the first take: what changed before the start is unknown
+        for i in range(4):
+            (path.parent / f"extra-{i}.txt").write_text("x")
+        assert watcher.take() is None  # more changes than kept: stat everything
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(claude_session_lines()[2])
+        got = watcher.take()
+        assert got is not None and str(path) in got.paths
+        assert got.touching("claude") == frozenset({str(path)})
+        assert got.touching("codex") is None  # not among the watched agents: a scan discovers it whole
+    finally:
+        watcher.stop()
