@@ -76,6 +76,8 @@ def history_100k(ctx: Context) -> ScenarioResult:
         Metric(name="first index events", value=first.events, unit="events", group=g),
         Metric(name="first index peak RSS (writer)", value=round(rss_mib), unit="MiB", group=g,
                target=Target(op="<=", value=RSS_TARGET_MIB)),
+        Metric(name="first index peak anonymous RSS (writer)", value=round(first.peak_anon_kb / 1024), unit="MiB",
+               group=g),
         Metric(name="index size", value=round(mb(first.index_bytes)), unit="MB", group=g),
         Metric(name="state size", value=round(mb(first.state_bytes)), unit="MB", group=g),
     ]
