@@ -117,6 +117,7 @@ def walk_files(
     stack: list[tuple[Path, bool]] = [(root, focus is None or os.path.normpath(root) in focus.changed)]
     while stack:
         d, whole = stack.pop()
+        entries: Sequence[os.DirEntry[str] | _Entry]
         try:
             if whole:
                 with os.scandir(d) as it:

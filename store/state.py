@@ -135,7 +135,8 @@ def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
 def _row_to_source(row: sqlite3.Row | tuple) -> SourceState:
     # Positional, as the columns are the fields in order; only the sessions column is JSON.
     at = _SESSIONS_AT
-    return SourceState(*row[:at], _decode_sessions(row[at]), *row[at + 1 :])
+    make: Callable[..., SourceState] = SourceState
+    return make(*row[:at], _decode_sessions(row[at]), *row[at + 1 :])
 
 
 #: The columns a no-op scan needs of every source, in :class:`KnownSources`' row order.

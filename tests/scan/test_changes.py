@@ -8,6 +8,7 @@ table with a scan from scratch of the same stores.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -75,8 +76,8 @@ def test_a_refresh_sees_exactly_what_a_full_rescan_sees(home, tmp_path, monkeypa
         write_claude(home, claude_session_lines(sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f"), project="-home-dev-new",
                      sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f")
         check("new-project")
-        (claude.parent / "sessions-index.json").write_text(
-            '{"version": 1, "entries": [{"sessionId": "%s", "customTitle": "zanzibar named"}]}' % CLAUDE_SID)
+        entries = [{"sessionId": CLAUDE_SID, "customTitle": "zanzibar named"}]
+        (claude.parent / "sessions-index.json").write_text(json.dumps({"version": 1, "entries": entries}))
         check("side-file")
         convs = [synth.generate(seed=70 + i, messages=6, session_id=f"ses_{i:04d}abcdef") for i in range(3)]
         synth_opencode.write_v1(db, convs)  # a SQLite store appears

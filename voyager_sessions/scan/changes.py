@@ -33,8 +33,6 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.ingest.files import Focus
-
 #: Paths kept between two scans before the watcher gives up and asks for a full pass.
 MAX_CHANGES = 20_000
 #: The safety net: a full stat pass at least this often (seconds), whatever the watcher says.

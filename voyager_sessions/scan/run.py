@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -34,6 +35,9 @@ from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reas
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
+
+if TYPE_CHECKING:
+    from voyager_sessions.store.state import KnownSources
 
 #: Commit the index and the state after this many added events, so a long first scan
 #: makes progress durable and keeps the writer's memory bounded
@@ -139,8 +143,8 @@ class Scan:
         self.changes = changes
         self.unknown = 0  # sources discovered that have no state row yet
         self.focused: dict[str, Focus] = {}  # agents discovered only where the watcher saw changes
-        self.known = None  # KnownSources, from the state store when the scan starts
         self.store = StateStore(ddir.state_db)
+        self.known: KnownSources = self.store.known_sources(lazy=True)  # replaced when the scan starts
         self.index = self._open_index(rebuild)
         self.reset = self.store.index_id() != self.index.index_id
         if self.reset:
@@ -272,7 +276,7 @@ class Scan:
             self.hint_cwds = frozenset(self.store.known_cwds())
         return Hints(cwds=self.hint_cwds)
 
-    def _plan(self, known) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
+    def _plan(self, known: KnownSources) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
         """Discover every provider's sources and classify them against ``known`` (the state rows)."""
         self.known = known
         plan: list[tuple[Source, Why]] = []
@@ -301,7 +305,7 @@ class Scan:
                 self.hinted.append(name)
             focused = getattr(adapter, "discover_changed", None) if touched else None
             try:
-                if focused is not None:
+                if focused is not None and touched:
                     focus = self.focused[name] = Focus(touched)
                     for path in touched:
                         known.load_under(path)  # the sources that may have gone with it
