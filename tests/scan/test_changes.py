@@ -125,3 +125,18 @@ def test_an_overflowing_watcher_asks_for_a_full_pass_then_watches_again(home, mo
         assert got.touching("codex") is None  # not among the watched agents: a scan discovers it whole
     finally:
         watcher.stop()
+
+
+def test_a_store_on_a_network_file_system_is_stat_every_time_and_said_so(home, monkeypatch):
+    from voyager_sessions.scan import changes
+
+    write_claude(home, claude_session_lines()[:2])
+    monkeypatch.setattr(changes, "_mounts", lambda: [(str(home.resolve()), "nfs4"), ("/", "ext4")])
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        assert "network file system" in watcher.status and "claude" in watcher.status
+        assert watcher.take() is None
+        got = watcher.take()
+        assert got is not None and got.touching("claude") is None  # discovered whole by every scan
+    finally:
+        watcher.stop()

@@ -62,8 +62,36 @@ class Changes(msgspec.Struct, frozen=True):
         return frozenset(p for p in self.paths if p in exact or p.startswith(prefixes))
 
 
+#: File systems whose changes made elsewhere no local watcher hears of (Linux ``/proc/self/mounts`` types).
+NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre",
+                        "fuse.sshfs", "fuse.rclone", "fuse.s3fs", "davfs", "fuse.gcsfuse"})
+
+
+def _mounts() -> list[tuple[str, str]]:
+    """(mount point, file-system type), longest mount point first; empty where ``/proc`` has none (macOS)."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
+            rows = [line.split()[1:3] for line in fh if len(line.split()) >= 3]
+    except OSError:
+        return []
+    # Mount points escape spaces as \040.
+    return sorted(((m.replace("\\040", " "), t) for m, t in rows), key=lambda r: len(r[0]), reverse=True)
+
+
+def on_network_fs(path: str, mounts: list[tuple[str, str]]) -> bool:
+    """True when ``path`` lies on a network file system (where a watcher hears only this machine's writes)."""
+    for point, fstype in mounts:
+        if path == point or path.startswith(point.rstrip("/") + "/"):
+            return fstype in NETWORK_FS
+    return False
+
+
 def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict[str, list[str]], set[str], set[str]]:
-    """(agent -> folders to watch, agents that cannot be watched, roots that do not exist yet)."""
+    """(agent -> folders to watch, agents that cannot be watched, roots that do not exist yet).
+
+    An agent whose store is on a network file system is not watched (another machine's
+    writes raise no event here): every refresh discovers it whole."""
+    mounts = _mounts()
     from voyager_sessions.ingest import adapters as registry
 
     folders: dict[str, list[str]] = {}
@@ -88,6 +116,8 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
                 mine.append(os.path.normpath(os.path.dirname(root)))  # a database file: its folder sees its -wal too
             else:
                 missing.add(root)
+        if any(on_network_fs(os.path.realpath(f), mounts) for f in mine):
+            unwatched.add(name)
         folders[name] = mine
     return folders, unwatched, missing
 
@@ -131,7 +161,7 @@ class ChangeWatcher:
         folders, unwatched, missing = watch_places(self.env, self.providers)
         self._missing = missing
         self._watched = {p: tuple(fs) for p, fs in folders.items() if p not in unwatched}
-        roots = sorted({f for fs in folders.values() for f in fs})
+        roots = sorted({f for p, fs in folders.items() if p not in unwatched for f in fs})
         # Nested roots are watched once, through the outermost.
         roots = [r for r in roots if not any(r != o and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]
         self._roots = set(roots)
@@ -141,7 +171,10 @@ class ChangeWatcher:
         self._thread = threading.Thread(target=self._run, args=(roots,), name="voyager-watch", daemon=True)
         self._thread.start()
         self._ready.wait(10)
-        self.status = f"watching {len(roots)} folders" if self._broken is None else self.status
+        remote = sorted(p for p in unwatched if p in folders and folders[p])
+        self.status = (f"watching {len(roots)} folders"
+                       + (f"; on a network file system, stat every time: {', '.join(remote)}" if remote else "")
+                       if self._broken is None else self.status)
         return self
 
     def stop(self) -> None:
