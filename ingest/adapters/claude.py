@@ -369,7 +369,10 @@ class ClaudeAdapter:
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [manifest.agent_home("claude", env) / "projects"]
 
-    def discover(self, env: Mapping[str, str], focus: Focus | None = None) -> Iterator[Source | Notice]:
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        return self._walk(env, None)
+
+    def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, focus=focus):
@@ -381,7 +384,7 @@ class ClaudeAdapter:
 
     def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
         """The sources where a file-system watcher saw changes (a changed ``sessions-index.json`` re-stats its project)."""
-        return self.discover(env, focus)
+        return self._walk(env, focus)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _ClaudeRead(source, cursor).run()

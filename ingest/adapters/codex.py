@@ -403,14 +403,17 @@ class CodexAdapter:
 
     def watch_roots(self, env: Mapping[str, str]) -> list[Path]:
         """What a file-system watcher must see: the rollouts, and the index their titles come from."""
-        return [paths.agent_home("codex", env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
+        return [manifest.agent_home("codex", env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
 
     def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
         """The rollouts where a file-system watcher saw changes (all of them when the title index changed)."""
-        index = paths.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
-        return self.discover(env, None if focus.hit(os.fspath(index)) else focus)
+        index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        return self._walk(env, None if focus.hit(os.fspath(index)) else focus)
 
-    def discover(self, env: Mapping[str, str], focus: Focus | None = None) -> Iterator[Source | Notice]:
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        return self._walk(env, None)
+
+    def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
         index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
         sides: dict = {}  # one stat of it, however many rollouts
