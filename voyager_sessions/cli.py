@@ -340,10 +340,13 @@ def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> 
 @cli.command()
 @click.option("--interval", type=Interval(), default=2.0, show_default=True, help="Seconds between rescans.")
 @click.option("-q", "--quiet", is_flag=True)
-def watch(interval: float, quiet: bool) -> None:
+@click.option("--poll", is_flag=True, help="Stat every source each time instead of watching the file system.")
+def watch(interval: float, quiet: bool, poll: bool) -> None:
     """Keep the index fresh: rescan incrementally every --interval seconds until interrupted."""
+    import os
     import time
 
+    from voyager_sessions.scan.changes import ChangeWatcher
     from voyager_sessions.scan.watch import keep_fresh
 
     from voyager_sessions.errors import Busy
@@ -371,8 +374,23 @@ def watch(interval: float, quiet: bool) -> None:
         # Always said, even with -q: a watcher that silently stopped working would be worse.
         click.echo(f"voyager: {printable(str(exc))}; retrying in {delay:g}s", err=True)
 
-    click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop)", err=True)
-    keep_fresh(lambda: run_scan(quiet=True, wait=interval), interval=interval, on_scan=on_scan, on_error=on_error)
+    # The file-system watcher tells each rescan which sources changed; without it (or when it
+    # cannot say), a rescan stats every source, as it always did.
+    watcher = ChangeWatcher(os.environ, enabled=not poll).start()
+
+    def rescan():
+        changes = watcher.take()
+        try:
+            return run_scan(quiet=True, wait=interval, changes=changes)
+        except BaseException:
+            watcher.give_back(changes)
+            raise
+
+    click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop; {watcher.status})", err=True)
+    try:
+        keep_fresh(rescan, interval=interval, on_scan=on_scan, on_error=on_error)
+    finally:
+        watcher.stop()
 
 
 @cli.command()

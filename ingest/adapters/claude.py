@@ -33,7 +33,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
+from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
@@ -380,13 +380,21 @@ class ClaudeAdapter:
         return [manifest.agent_home("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        return self._walk(env, None)
+
+    def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds
         for root in self.roots(env):
-            for item in walk_files(root, ".jsonl", self.name):
+            for item in walk_files(root, ".jsonl", self.name, focus=focus):
                 if isinstance(item, Source):
                     # A session renamed in its project's sessions-index.json is seen by the stat pass.
-                    item = with_side_file(item, os.path.join(os.path.dirname(item.path), "sessions-index.json"), sides)
+                    # (Joined by hand: this runs once per session on every refresh.)
+                    item = with_side_file(item, item.path.rpartition(os.sep)[0] + os.sep + "sessions-index.json", sides)
                 yield item
+
+    def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
+        """The sources where a file-system watcher saw changes (a changed ``sessions-index.json`` re-stats its project)."""
+        return self._walk(env, focus)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return ClaudeRead(source, cursor).run()
