@@ -68,6 +68,7 @@ def serve_status(as_json: bool) -> None:
 
     from voyager_sessions.model import SCHEMA_VERSION
     from voyager_sessions.serve import control
+    from voyager_sessions.textsafe import printable
 
     ddir = DataDir(data_dir())
     doc = control.status(ddir)
@@ -99,6 +100,9 @@ def serve_status(as_json: bool) -> None:
         if last.get("error"):
             scans += f", failed: {last['error']}"
     click.echo(f"  scans      {scans}")
+    if "watcher" in doc:
+        click.echo(f"  watcher    {printable(str(doc['watcher']))} ({doc.get('watched_scans', 0)} background scans "
+                   "told what changed)")
     if doc.get("stale"):
         click.echo(f"  note       {doc['stale']}")
     if doc.get("env_differs"):

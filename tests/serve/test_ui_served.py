@@ -15,6 +15,8 @@ from voyager_sessions.tui.backend import Backend  # noqa: E402
 
 def test_the_picker_asks_the_server_when_one_runs(served, monkeypatch) -> None:
     env, server = served
+    for key in [k for k in os.environ if k.startswith("VOYAGER_") and k not in env]:
+        monkeypatch.delenv(key)  # the server answers only a client whose environment matches its own
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     data = Path(env["VOYAGER_HOME"])

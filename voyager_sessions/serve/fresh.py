@@ -4,7 +4,11 @@
 search that asks for a refresh waits for a scan that *started after it arrived* (so it
 sees whatever was appended before it was sent, as an in-process refresh would) and every
 request waiting meanwhile is answered by that same scan. The keep-fresh loop (``watch``'s
-:func:`~voyager_sessions.scan.watch.keep_fresh`) goes through it too. The scans take the
+:func:`~voyager_sessions.scan.watch.keep_fresh`) goes through it too, but its scans are *watched*: a
+file-system watcher (:class:`~voyager_sessions.scan.changes.ChangeWatcher`) says which sources changed,
+so the background refresh costs what changed, not a stat of every source. A request's refresh still
+waits for a full stat pass (a watcher reports a write a cycle after it happened; a request must see
+what was appended before it was sent), so a watched scan never answers a waiting request. The scans take the
 data dir's writer lock as every scan does, so another process scanning meanwhile is no
 trouble: a request's refresh that finds it busy answers from what is committed, exactly
 as ``voyager search`` does.
@@ -46,29 +50,38 @@ class ScanOutcome:
 class Scans:
     """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
 
-    def __init__(self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None) -> None:
+    def __init__(self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None,
+                 watcher: Any = None) -> None:
         from voyager_sessions.scan import scan
 
         self._scan = scan
         self._ddir = ddir
         self._on_done = on_done
+        self._watcher = watcher
         self._cond = threading.Condition()
         self._started = 0
         self._running = False
         self._last: ScanOutcome | None = None
+        self._last_full: ScanOutcome | None = None
         self.count = 0
+        self.watched = 0
 
     @property
     def last(self) -> ScanOutcome | None:
         return self._last
 
-    def fresh(self) -> ScanOutcome:
-        """The outcome of a scan that started after this call: run one, or wait for the one about to run."""
+    def fresh(self, *, watched: bool = False) -> ScanOutcome:
+        """The outcome of a scan that started after this call: run one, or wait for the one about to run.
+
+        ``watched``: the keep-fresh loop's scan, told by the watcher what changed (a full pass when
+        there is no watcher or it cannot say); a request's refresh (not ``watched``) is always a full pass.
+        """
         with self._cond:
             wanted = self._started + 1
             while True:
-                if self._last is not None and self._last.number >= wanted:
-                    return self._last
+                last = self._last if watched else self._last_full
+                if last is not None and last.number >= wanted:
+                    return last
                 if not self._running:
                     self._running = True
                     self._started += 1
@@ -78,12 +91,21 @@ class Scans:
         outcome = ScanOutcome(number=number, started=time.time())
         t0 = time.perf_counter()
         try:
-            outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
+            if watched and self._watcher is not None:
+                from voyager_sessions.scan.changes import refresh
+
+                outcome.summary = refresh(self._ddir.root, os.environ, self._watcher, on_notice=outcome.notices.append)
+            else:
+                outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
             outcome.error = exc
         outcome.seconds = time.perf_counter() - t0
         with self._cond:
             self._last = outcome
+            if watched and self._watcher is not None:
+                self.watched += bool(self._watcher.enabled)
+            else:
+                self._last_full = outcome
             self._running = False
             self.count += 1
             self._cond.notify_all()
@@ -208,7 +230,7 @@ def scan_for_keep_fresh(scans: Scans) -> Callable[[], Any]:
     """``keep_fresh``'s ``scan()``: a shared scan; a bug in it becomes a failure to back off from, not a dead thread."""
 
     def run() -> Any:
-        outcome = scans.fresh()
+        outcome = scans.fresh(watched=True)
         if outcome.error is None:
             return outcome.summary
         if isinstance(outcome.error, VoyagerError):

@@ -67,7 +67,11 @@ class Server:
         self.env = protocol.answer_env(os.environ)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
-        self.scans = Scans(ddir, on_done=self._scanned)
+        from voyager_sessions.scan.changes import ChangeWatcher
+
+        # Which sources changed, for the keep-fresh loop (VOYAGER_NO_WATCH=1: stat every source each time).
+        self.watcher = ChangeWatcher(os.environ, enabled=not os.environ.get("VOYAGER_NO_WATCH"))
+        self.scans = Scans(ddir, on_done=self._scanned, watcher=self.watcher)
         self.pool = ReaderPool(ddir, min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
@@ -87,6 +91,7 @@ class Server:
 
     def serve(self, listener: socket.socket) -> None:
         """Accept connections on ``listener`` until stopped; then wait briefly for what is in flight."""
+        self.watcher.start()
         threads = [threading.Thread(target=self._keep_fresh, name="voyager-keep-fresh", daemon=True),
                    threading.Thread(target=self._heartbeat, name="voyager-heartbeat", daemon=True)]
         for t in threads:
@@ -103,6 +108,7 @@ class Server:
         while self._active and time.monotonic() < deadline:
             time.sleep(0.01)
         threads[0].join(max(0.0, deadline - time.monotonic()))
+        self.watcher.stop()
         self.pool.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
@@ -364,7 +370,8 @@ class Server:
             "data_dir": str(self.ddir.root), "socket": str(self.ddir.socket),
             "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
             "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
-            **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count, "query_parses": query_parses(),
+            **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count, "watched_scans": self.scans.watched,
+            "watcher": self.watcher.status, "query_parses": query_parses(),
             "last_scan": None if last is None else {
                 "started": iso(last.started), "seconds": round(last.seconds, 3),
                 "events_added": getattr(last.summary, "events_added", None),
