@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, voyager_exe
+from tests.conftest import CLAUDE_SID, CODEX_SID, voyager_exe
 from tests.serve.conftest import ServerProcess, cli, scanned_env
 
 
@@ -120,8 +120,9 @@ def test_mcp_uses_the_server_when_one_runs(corpus_env):
     try:
         before = server.status()["answered"]
         _check_tools(corpus_env)
-        # Every successful or failing command call went through the server (argument errors never left the process).
-        assert server.status()["answered"] - before == 8
+        # Every successful or failing command call went through the server (argument errors and a malformed
+        # query, checked before the caller's own session is left out of it, never left the process).
+        assert server.status()["answered"] - before == 7
     finally:
         assert server.stop() == 0
 
@@ -144,10 +145,100 @@ def test_the_sdk_client_talks_to_it(corpus_env):
     assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json")
 
 
-def test_without_the_sdk_one_clear_line(corpus_env):
-    code = "import sys\nsys.modules['mcp'] = None\nfrom voyager_sessions.main import main\nmain()\n"
-    proc = subprocess.run([sys.executable, "-c", code, "mcp"], capture_output=True, text=True, env=corpus_env,
-                          timeout=60, check=False)
-    assert proc.returncode == 2
-    assert proc.stderr == "voyager: `voyager mcp` needs the MCP Python SDK: pip install 'voyager-sessions[mcp]'\n"
-    assert proc.stdout == ""
+def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env):
+    """The server speaks MCP itself: with the SDK unimportable it still answers, and the tools reach the API only."""
+    code = (
+        "import sys, io, json\n"
+        "sys.modules['mcp'] = None\n"
+        "from voyager_sessions.serve.mcp_server import Server\n"
+        "out = io.BytesIO()\n"
+        "s = Server(out)\n"
+        "for m in [{'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {'protocolVersion': '2025-06-18'}},\n"
+        "          {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call', 'params': {'name': 'search', 'arguments': {'query': 'postgres'}}},\n"
+        "          {'jsonrpc': '2.0', 'id': 3, 'method': 'tools/call', 'params': {'name': 'list_sessions', 'arguments': {}}},\n"
+        "          {'jsonrpc': '2.0', 'id': 4, 'method': 'tools/call', 'params': {'name': 'show', 'arguments': {'session': '0199'}}}]:\n"
+        "    s.handle_line(json.dumps(m).encode())\n"
+        "answers = [json.loads(line) for line in out.getvalue().splitlines()]\n"
+        "assert all(not a['result'].get('isError') for a in answers), answers\n"
+        "bad = sorted(m for m in sys.modules if m == 'click' or m.startswith(('click.', 'mcp.', 'pydantic')) or m in (\n"
+        "    'voyager_sessions.cli', 'voyager_sessions.render', 'voyager_sessions.cmdutil', 'voyager_sessions.search_cmd',\n"
+        "    'voyager_sessions.read_cmd', 'voyager_sessions.invocation'))\n"
+        "print(json.dumps(bad))\n")
+    env = {**corpus_env, "VOYAGER_NO_SERVER": "1"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_the_handshake_imports_only_the_standard_library():
+    """What runs before `initialize` is answered: no SDK, no click, no msgspec or tantivy (Codex waits ~1 s)."""
+    code = ("import sys\nfrom voyager_sessions.serve import mcp_server\n"
+            "print(sorted(m for m in ('click', 'mcp', 'pydantic', 'msgspec', 'tantivy', 'voyager_sessions.api') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+def test_protocol_versions_pings_and_json_rpc_errors(corpus_env):
+    rpc = JsonRpcClient(corpus_env)
+    try:
+        for asked, answered in (("2024-11-05", "2024-11-05"), ("2025-11-25", "2025-11-25"), ("1999-01-01", "2025-11-25")):
+            init = rpc.request("initialize", {"protocolVersion": asked, "capabilities": {},
+                                              "clientInfo": {"name": "t", "version": "1"}})
+            assert init["result"]["protocolVersion"] == answered
+            assert init["result"]["capabilities"] == {"tools": {"listChanged": False}}
+        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # no answer to a notification
+        assert rpc.request("ping") == {"jsonrpc": "2.0", "id": rpc.next_id, "result": {}}
+        assert rpc.request("resources/list")["error"]["code"] == -32601
+        assert rpc.request("tools/call", {"name": "nope", "arguments": {}})["error"]["code"] == -32602
+        rpc.proc.stdin.write(b"{not json\n")
+        rpc.proc.stdin.flush()
+        assert json.loads(rpc.proc.stdout.readline()) == {"jsonrpc": "2.0", "id": None,
+                                                          "error": {"code": -32700, "message": "parse error"}}
+        rpc.send([{"jsonrpc": "2.0", "id": 99, "method": "ping"}])  # batches are not part of MCP since 2025-06-18
+        assert json.loads(rpc.proc.stdout.readline())["error"]["code"] == -32600
+        # A tool error is one line, the message the CLI prints after "voyager: ", nothing before it.
+        bad = rpc.call("search", {"query": "\"unclosed"})
+        assert bad["isError"] and bad["content"][0]["text"].startswith("bad query: unterminated quote")
+        assert "\n" not in bad["content"][0]["text"]
+        wrong = rpc.call("search", {"query": "x", "limit": "many"})
+        assert wrong["isError"] and wrong["content"] == [{"type": "text", "text": "limit must be an integer from 1 to 10000"}]
+        # And it goes on answering.
+        assert rpc.call("search", {"query": "ERR_CONN_REFUSED_42"})["structuredContent"]["total"] >= 1
+    finally:
+        assert rpc.close() == 0
+
+
+def _sessions_of(result: dict) -> set[str]:
+    return {h["session_id"] for h in result["structuredContent"]["hits"]}
+
+
+@pytest.mark.parametrize("how", ["claude-env", "opencode-meta", "codex-meta"])
+def test_the_callers_own_session_is_left_out(corpus_env, how):
+    env = dict(corpus_env)
+    meta = None
+    own = CLAUDE_SID if how != "codex-meta" else CODEX_SID
+    if how == "claude-env":
+        env["CLAUDE_CODE_SESSION_ID"] = CLAUDE_SID
+    elif how == "opencode-meta":
+        meta = {"sessionID": CLAUDE_SID}
+    else:
+        meta = {"x-codex-turn-metadata": {"session_id": CODEX_SID, "thread_id": CODEX_SID, "turn_id": "t1"}}
+    rpc = _session(env)
+    try:
+        def search(args: dict) -> dict:
+            params = {"name": "search", "arguments": args, **({"_meta": meta} if meta else {})}
+            return rpc.request("tools/call", params)["result"]
+
+        everything = _cli_json(corpus_env, "search", "postgres OR 数据库", "--json")
+        every_session = {h["session_id"] for h in everything["hits"]}
+        assert any(own in s for s in every_session)
+        left = search({"query": "postgres OR 数据库"})
+        assert _sessions_of(left) == {s for s in every_session if own not in s}
+        assert left["structuredContent"]["total"] < everything["total"]
+        # include_current keeps it; so does naming the session outright.
+        assert search({"query": "postgres OR 数据库", "include_current": True})["structuredContent"] == everything
+        assert any(own in s for s in _sessions_of(search({"query": "", "session": own[:8]})))
+        # With only filters, the exclusion alone still leaves every other session's events.
+        assert not any(own in s for s in _sessions_of(search({"query": "", "kind": ["user"]})))
+    finally:
+        assert rpc.close() == 0
