@@ -16,6 +16,7 @@ from bench.scenarios.cli_search import cli_search
 from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
+from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
 
@@ -32,4 +33,5 @@ SCENARIOS: dict[str, Scenario] = {
     "baseline": baseline,
     "ingest_formats": ingest_formats,
     "cli_search": cli_search,
+    "mcp_start": mcp_start,
 }
