@@ -15,40 +15,30 @@ by another writer); ``status`` of a session without a checkpoint is exit 1 ("no 
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import click
 
+# The operations' plumbing is the application's, shared with `voyager mcp`'s checkpoint tools.
+from voyager_sessions.checkpoint_api import (  # noqa: F401  (Resolved, Resolver, DEFAULT_PROJECT: this module's API too)
+    DEFAULT_PROJECT,
+    Resolved,
+    Resolver,
+    resolve,
+)
+from voyager_sessions.checkpoint_api import if_stored as _if_stored
+from voyager_sessions.checkpoint_api import index_hook as _index_hook
+from voyager_sessions.checkpoint_api import open_store as _store
+from voyager_sessions.checkpoint_api import project_for as _project_for
+from voyager_sessions.checkpoint_api import writable as _writable
 from voyager_sessions.cmdutil import emit_json
-from voyager_sessions.textsafe import printable
-from voyager_sessions.errors import DiskFull, UserError, no_space, one_line
-from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.errors import UserError
+from voyager_sessions.paths import DataDir
 from voyager_sessions.paths import data_dir as default_data_dir
+from voyager_sessions.textsafe import printable
 
 # Store modules are imported inside functions: `voyager --help` must not pay for them.
-
-DEFAULT_PROJECT = "default"
-
-
-class Resolved(NamedTuple):
-    """A session the user named: its Voyager id and, when the index knows it, its working directory."""
-
-    session_id: str
-    cwd: str | None
-
-
-#: ``resolver(data_dir, ref) -> Resolved``; raises a one-line ``UserError`` when ``ref`` names no single session.
-Resolver = Callable[[Path, str], Resolved]
-
-
-def _warn(message: str) -> None:
-    click.echo(f"warning: {printable(message)}", err=True)
 
 
 def _out(text: str) -> None:
@@ -57,107 +47,8 @@ def _out(text: str) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Resolving SESSION
-# ---------------------------------------------------------------------------
-
-
-def resolve(data_dir: Path, ref: str) -> Resolved:
-    """Turn a Voyager id, a provider-native id or an unambiguous prefix into a session id.
-
-    The one resolver (:func:`voyager_sessions.api.resolve_ids`, which ``show`` uses too)
-    decides and words "no session" and "ambiguous"; what it asks is, in order: the
-    index's session table (it may not exist yet: Voyager may never have scanned), then
-    the sessions that already have a checkpoint, and finally a ref that is a well-formed
-    Voyager id (``provider:native``) is taken as given, so an agent can checkpoint a
-    session before the next scan has seen it.
-    """
-    from voyager_sessions.api import resolve_ids
-    from voyager_sessions.store.checkpoints import require_session_id
-
-    ref = require_session_id(ref, "session")
-    catalog = _Sessions(DataDir(data_dir), ref)
-    try:
-        sid = resolve_ids(catalog, ref)[0]
-        return Resolved(sid, catalog.cwd(sid))
-    finally:
-        catalog.close()
-
-
-class _Sessions:
-    """The session catalog ``resolve`` hands the shared resolver: the index, then checkpoints, then the ref itself."""
-
-    def __init__(self, ddir: DataDir, ref: str) -> None:
-        self.ddir = ddir
-        self.state: Any = None
-        if ddir.state_db.exists():
-            from voyager_sessions.store.state import StateStore
-
-            try:
-                self.state = StateStore(ddir.state_db, readonly=True)
-            except Exception as exc:  # a damaged index must not block checkpoints
-                _warn(f"session index unavailable ({one_line(exc)}); matching {ref!r} against checkpoints only")
-
-    def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
-        ids = self._indexed(lambda state: state.resolve_session(ref, limit), [])
-        if not ids:
-            ids = _if_stored(self.ddir, lambda store: store.find_sessions(ref, limit), [])
-        if not ids and ":" in ref:
-            ids = [ref]
-        return ids
-
-    def cwd(self, session_id: str) -> str | None:
-        rec = self._indexed(lambda state: state.sessions_by_id([session_id]).get(session_id), None)
-        return rec.session.cwd if rec is not None else None
-
-    def _indexed(self, ask: Callable[[Any], Any], default: Any) -> Any:
-        if self.state is None:
-            return default
-        try:
-            return ask(self.state)
-        except Exception as exc:  # a damaged index must not block checkpoints
-            _warn(f"session index unreadable ({one_line(exc)})")
-            self.close()
-            return default
-
-    def close(self) -> None:
-        if self.state is not None:
-            self.state.close()
-            self.state = None
-
-
-def _project_for(store: Any, resolved: Resolved) -> str:
-    # A session keeps the project of its first save; otherwise its working directory
-    # (when the index knows it) names the project.
-    bound = store.project_of(resolved.session_id)
-    if bound is not None:
-        return bound
-    if resolved.cwd:
-        return os.path.normpath(resolved.cwd)
-    return DEFAULT_PROJECT
-
-
-# ---------------------------------------------------------------------------
 # Plumbing
 # ---------------------------------------------------------------------------
-
-
-@contextmanager
-def _store(ddir: DataDir) -> Iterator[Any]:
-    from voyager_sessions.store.checkpoints import CheckpointStore
-
-    store = CheckpointStore.open(ddir.checkpoints_db)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def _if_stored(ddir: DataDir, ask: Callable[[Any], Any], default: Any) -> Any:
-    """``ask(store)`` of the checkpoint database, or ``default`` when there is none: only a save creates it."""
-    if not ddir.checkpoints_db.exists():
-        return default
-    with _store(ddir) as store:
-        return ask(store)
 
 
 class _Ctx(NamedTuple):
@@ -171,41 +62,6 @@ class _Ctx(NamedTuple):
 def _obj(ctx: click.Context) -> _Ctx:
     obj = ctx.find_object(dict) or {}
     return _Ctx(DataDir(obj.get("data_dir") or default_data_dir()), obj.get("resolver") or resolve)
-
-
-def _writable(path: Path, what: str) -> Path:
-    try:
-        return ensure_private_dir(path)
-    except OSError as exc:
-        if no_space(exc):
-            raise DiskFull.at(path) from None
-        raise UserError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
-
-
-def _index_hook(ddir: DataDir, session_id: str, cp: Any | None) -> None:
-    """Tell the search index the checkpoint changed (``cp=None``: it is gone), if this build can.
-
-    The hook lives in ``voyager_sessions.search.checkpoints`` (owned by the search code); empty
-    text removes the session's checkpoint document. The checkpoint is already
-    committed, so a failing hook is a warning, never an error: a stale search entry is
-    fixed by the next save, a lost save could not be.
-    """
-    try:
-        module = importlib.import_module("voyager_sessions.search.checkpoints")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("voyager_sessions.search", "voyager_sessions.search.checkpoints"):
-            return  # this build has no search integration for checkpoints
-        _warn(f"checkpoint saved, but the search index was not updated: {exc}")
-        return
-    except ImportError as exc:
-        _warn(f"checkpoint saved, but the search index was not updated: {exc}")
-        return
-    from voyager_sessions.store.checkpoints import checkpoint_text
-
-    try:
-        module.index_checkpoint(ddir.root, session_id, checkpoint_text(cp) if cp is not None else "")
-    except Exception as exc:
-        _warn(f"checkpoint saved, but the search index was not updated: {one_line(exc)}")
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

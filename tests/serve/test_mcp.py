@@ -71,7 +71,9 @@ def _check_tools(env: dict) -> None:
     rpc = _session(env)
     try:
         tools = {t["name"]: t for t in rpc.request("tools/list")["result"]["tools"]}
-        assert set(tools) == {"search", "show", "list_sessions"}
+        assert set(tools) == {"search", "show", "list_sessions", "checkpoint_save", "checkpoint_status",
+                              "checkpoint_list", "checkpoint_snapshots", "checkpoint_restore", "checkpoint_undo",
+                              "checkpoint_handoff"}
         assert tools["show"]["inputSchema"]["required"] == ["session"]
         assert {"query", "provider", "kind", "since", "limit", "sessions", "context"} <= set(
             tools["search"]["inputSchema"]["properties"])
@@ -141,7 +143,7 @@ def test_the_sdk_client_talks_to_it(corpus_env):
             return sorted(t.name for t in tools.tools), result.structured_content
 
     names, doc = anyio.run(talk)
-    assert names == ["list_sessions", "search", "show"]
+    assert {"list_sessions", "search", "show", "checkpoint_save"} <= set(names)
     assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json")
 
 
@@ -240,5 +242,68 @@ def test_the_callers_own_session_is_left_out(corpus_env, how):
         assert any(own in s for s in _sessions_of(search({"query": "", "session": own[:8]})))
         # With only filters, the exclusion alone still leaves every other session's events.
         assert not any(own in s for s in _sessions_of(search({"query": "", "kind": ["user"]})))
+    finally:
+        assert rpc.close() == 0
+
+
+def test_checkpoint_tools_act_on_the_calling_session(corpus_env):
+    env = {**corpus_env, "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}
+    own = f"claude:{CLAUDE_SID}"
+    rpc = _session(env)
+    try:
+        first = rpc.call("checkpoint_save", {"title": "Fix the migration", "status": "in progress",
+                                             "next": ["guard None", "run tests"]})
+        assert not first.get("isError"), first
+        saved = first["structuredContent"]
+        assert saved["session_id"] == own and saved["changed"] and saved["checkpoint"]["title"] == "Fix the migration"
+        # A save that changes nothing writes nothing (the store's guarantee: no phantom progress).
+        again = rpc.call("checkpoint_save", {"next": ["guard None"]})["structuredContent"]
+        assert again["changed"] is False and again["snapshot"] is None
+        moved = rpc.call("checkpoint_save", {"done": ["guard None"]})["structuredContent"]
+        assert moved["checkpoint"]["completed_steps"] == ["guard None"] and moved["checkpoint"]["next_steps"] == ["run tests"]
+        # The same document the CLI prints: one API, two front ends.
+        status = rpc.call("checkpoint_status", {})["structuredContent"]
+        assert status == _cli_json(corpus_env, "checkpoint", "status", own, "--json")
+        assert status["snapshots"] == 2
+        snaps = rpc.call("checkpoint_snapshots", {})["structuredContent"]["snapshots"]
+        assert len(snaps) == 2 and snaps[0]["current"]
+        back = rpc.call("checkpoint_restore", {})["structuredContent"]
+        assert back["changed"] and back["checkpoint"]["next_steps"] == ["guard None", "run tests"]
+        undone = rpc.call("checkpoint_undo", {})["structuredContent"]
+        assert undone["changed"] and undone["checkpoint"]["completed_steps"] == ["guard None"]
+        handoff = rpc.call("checkpoint_handoff", {})["structuredContent"]
+        assert "Fix the migration" in handoff["markdown"] and handoff["path"].endswith(".md")
+        listed = rpc.call("checkpoint_list", {})["structuredContent"]["sessions"]
+        assert [r["session_id"] for r in listed] == [own]
+        # Another session's checkpoint can be read, never changed, by a caller that says who it is.
+        other = rpc.call("checkpoint_save", {"session": CODEX_SID, "title": "x"})
+        assert other["isError"] and other["content"][0]["text"].startswith("checkpoint save changes only the calling")
+        assert rpc.call("checkpoint_status", {"session": CODEX_SID})["structuredContent"]["checkpoint"] is None
+    finally:
+        assert rpc.close() == 0
+
+
+def test_checkpoint_tools_need_a_session_when_the_agent_names_none(corpus_env):
+    rpc = _session(corpus_env)
+    try:
+        missing = rpc.call("checkpoint_status", {})
+        assert missing["isError"] and missing["content"][0]["text"].startswith(
+            "this agent does not tell Voyager which session is calling: pass session")
+        saved = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "objective": "retry postgres"})
+        assert saved["structuredContent"]["session_id"] == f"codex:{CODEX_SID}"
+        bad = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "done": "not a list"})
+        assert not bad.get("isError")  # one string where a list is asked: taken as a list of one
+        wrong = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "colour": "red"})
+        assert wrong["isError"] and wrong["content"][0]["text"] == "unknown argument(s) for checkpoint_save: colour"
+    finally:
+        assert rpc.close() == 0
+
+
+def test_a_session_no_scan_has_seen_can_save_its_checkpoint(corpus_env):
+    fresh = "11111111-2222-4333-8444-555555555555"
+    rpc = _session({**corpus_env, "CLAUDE_CODE_SESSION_ID": fresh})
+    try:
+        got = rpc.call("checkpoint_save", {"title": "brand new"})["structuredContent"]
+        assert got["session_id"] == f"claude:{fresh}" and got["changed"]
     finally:
         assert rpc.close() == 0

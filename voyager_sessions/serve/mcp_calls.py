@@ -27,10 +27,12 @@ _SAFE_ID = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 
 
 def exclusion_query(query: str, current: str | None) -> str:
-    """``query`` with the caller's own session left out (``current`` is its native or Voyager id)."""
+    """``query`` with the caller's own session left out (``current``: its Voyager or native id)."""
     if not current or not set(current) <= _SAFE_ID:
         return query
-    own = f'-session:"{current}"'
+    # By its native id: an agent's fork (Kilo sends what OpenCode sends) files it under another provider.
+    native = current.partition(":")[2] or current
+    own = f'-session:"{native}"'
     # Parenthesised so a top-level OR still applies to the whole of what the agent asked.
     return f"({query}) {own}" if query.strip() else own
 
@@ -167,3 +169,80 @@ def _strings(args: dict[str, Any], name: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UserError(f"{name} must be a list of strings")
     return value
+
+
+# -- checkpoints -------------------------------------------------------------------------------
+
+#: Text fields a save replaces (an empty string clears one): tool argument -> CheckpointPatch field.
+_REPLACED = {"title": "title", "objective": "objective", "status": "status", "summary": "summary",
+             "plan": "current_plan", "notes": "notes"}
+#: Lists a save appends to (skipping items already there): tool argument -> CheckpointPatch field.
+_APPENDED = {"done": "add_done", "next": "add_next", "blockers": "add_blockers", "files": "add_files"}
+#: The operations that change a checkpoint: an agent that says which session it is may change only its own.
+_WRITES = frozenset({"save", "restore", "undo"})
+
+
+class NoSession(UserError):
+    """A checkpoint tool needs a session and the agent named none."""
+
+
+def checkpoint(data_dir: Path, op: str, args: dict[str, Any], current: str | None) -> dict[str, Any]:
+    """Checkpoint operation ``op`` for the calling session (or the one ``args["session"]`` names); its result."""
+    import msgspec
+
+    from voyager_sessions import checkpoint_api
+    from voyager_sessions.paths import DataDir
+
+    ddir = DataDir(data_dir)
+    if op == "list":
+        return msgspec.to_builtins(checkpoint_api.list_checkpoints(ddir))
+    ref = _session_for(op, args, current)
+    if op == "save":
+        result: Any = checkpoint_api.save(ddir, ref, _patch(args))
+    elif op == "status":
+        result = checkpoint_api.status(ddir, ref)
+    elif op == "snapshots":
+        result = checkpoint_api.snapshots(ddir, ref)
+    elif op == "restore":
+        result = checkpoint_api.restore(ddir, ref, _text(args, "snapshot", "") or None)
+    elif op == "undo":
+        result = checkpoint_api.undo(ddir, ref)
+    else:
+        result = checkpoint_api.handoff(ddir, ref)
+        doc = msgspec.to_builtins(result)
+        doc["markdown"] = Path(result.path).read_text(encoding="utf-8", errors="replace")
+        return doc
+    return msgspec.to_builtins(result)
+
+
+def _session_for(op: str, args: dict[str, Any], current: str | None) -> str:
+    named = _text(args, "session", "").strip()
+    if current is None:
+        if not named:
+            raise NoSession("this agent does not tell Voyager which session is calling: pass session "
+                            "(your session id; `search` or `list_sessions` shows ids)")
+        return named
+    if named and op in _WRITES and not _same_session(named, current):
+        raise UserError(f"checkpoint {op} changes only the calling session ({current}); "
+                        f"read another with checkpoint_status or checkpoint_handoff")
+    return named or current
+
+
+def _same_session(named: str, current: str) -> bool:
+    native = current.partition(":")[2] or current
+    return named in (current, native)
+
+
+def _patch(args: dict[str, Any]) -> Any:
+    from voyager_sessions.store.checkpoints import CheckpointPatch
+
+    fields: dict[str, Any] = {}
+    for arg, field in _REPLACED.items():
+        if args.get(arg) is not None:
+            fields[field] = _text(args, arg, "")
+    for arg, field in _APPENDED.items():
+        fields[field] = tuple(_strings(args, arg))
+    unknown = sorted(set(args) - set(_REPLACED) - set(_APPENDED) - {"session"})
+    if unknown:
+        raise UserError(f"unknown argument(s) for checkpoint_save: {', '.join(unknown)}")
+    return CheckpointPatch(**fields)

@@ -107,15 +107,72 @@ TOOLS: list[dict[str, Any]] = [
      "annotations": {"readOnlyHint": True, "openWorldHint": False}},
 ]
 
+_SESSION_ARG = {"session": {**_STR, "description": "the session to act on; leave it out when your agent tells "
+                                                   "Voyager which session is calling (Claude Code, Codex, OpenCode)"}}
+
+CHECKPOINT_INTRO = ("Checkpoints keep a task's state for whoever continues it (you after a context reset, "
+                    "another agent, a person): objective, status, plan, steps done and next, blockers, files, "
+                    "notes. Every change is kept as a snapshot. ")
+
+#: tool name -> the checkpoint operation it runs (voyager_sessions.checkpoint_api).
+CHECKPOINT_TOOLS = {"checkpoint_save": "save", "checkpoint_status": "status", "checkpoint_list": "list",
+                    "checkpoint_snapshots": "snapshots", "checkpoint_restore": "restore", "checkpoint_undo": "undo",
+                    "checkpoint_handoff": "handoff"}
+
+TOOLS += [
+    {"name": "checkpoint_save", "title": "Save task state",
+     "description": CHECKPOINT_INTRO + "Merge changes into this session's checkpoint: given text fields replace "
+                    "(an empty string clears one), done/next/blockers/files append (a step added to done leaves "
+                    "next). Save after each meaningful step; a save that changes nothing writes nothing.",
+     "inputSchema": {"type": "object", "properties": {
+         **_SESSION_ARG, "title": _STR, "objective": _STR, "status": {**_STR, "description": "e.g. in progress"},
+         "summary": _STR, "plan": _STR, "notes": _STR, "done": _STRS, "next": _STRS, "blockers": _STRS,
+         "files": _STRS}},
+     "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                     "openWorldHint": False}},
+    {"name": "checkpoint_status", "title": "Read task state",
+     "description": CHECKPOINT_INTRO + "This session's checkpoint (or another's, by session) and how many snapshots "
+                    "it keeps; checkpoint is null when there is none.",
+     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+    {"name": "checkpoint_list", "title": "List checkpoints",
+     "description": "Sessions that have a checkpoint, most recently updated first (title, status, project).",
+     "inputSchema": {"type": "object", "properties": {}},
+     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+    {"name": "checkpoint_snapshots", "title": "List task-state snapshots",
+     "description": "This session's checkpoint snapshots, newest first; current marks the one the state came from. "
+                    "Give a name to checkpoint_restore.",
+     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+    {"name": "checkpoint_restore", "title": "Restore task state",
+     "description": "Make a snapshot this session's current checkpoint (default: the version before the current "
+                    "one). The replaced state is kept; checkpoint_undo goes back.",
+     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG, "snapshot": _STR}},
+     "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}},
+    {"name": "checkpoint_undo", "title": "Undo a restore",
+     "description": "Revert this session's last checkpoint_restore.",
+     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+     "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}},
+    {"name": "checkpoint_handoff", "title": "Hand off task state",
+     "description": "A Markdown hand-off of this session's checkpoint (or another's, by session), to continue the "
+                    "task elsewhere: returns its text and the file it was written to.",
+     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+]
+
 
 def caller_session(environ: Mapping[str, str], meta: Any) -> str | None:
-    """The id of the agent session making a call, when its agent says (native id as the agent spells it).
+    """The Voyager id (``provider:native``) of the agent session making a call, when its agent says.
 
     * Claude Code starts each server with ``CLAUDE_CODE_SESSION_ID`` in its environment;
     * Codex sends ``_meta["x-codex-turn-metadata"]`` (``thread_id``, ``session_id``) and
       ``_meta.threadId`` with each ``tools/call``;
     * OpenCode sends ``_meta.sessionID``;
-    * ``VOYAGER_CURRENT_SESSION`` in the server's environment names it for any other agent.
+    * ``VOYAGER_CURRENT_SESSION`` in the server's environment names it for any other agent
+      (a Voyager id, a native id or a prefix).
+
+    The provider is known from where the id came, so a session no scan has seen yet is
+    still named exactly (a checkpoint can be saved for it).
     """
     if isinstance(meta, dict):
         turn = meta.get("x-codex-turn-metadata")
@@ -127,14 +184,20 @@ def caller_session(environ: Mapping[str, str], meta: Any) -> str | None:
         if isinstance(turn, dict):
             for key in ("thread_id", "session_id"):
                 if isinstance(turn.get(key), str) and turn[key]:
-                    return turn[key]
-        for key in ("threadId", "sessionID", "sessionId"):
-            if isinstance(meta.get(key), str) and meta[key]:
-                return meta[key]
-    for var in ("VOYAGER_CURRENT_SESSION", "CLAUDE_CODE_SESSION_ID"):
-        if environ.get(var):
-            return environ[var]
+                    return _qualified("codex", turn[key])
+        if isinstance(meta.get("threadId"), str) and meta["threadId"]:
+            return _qualified("codex", meta["threadId"])
+        if isinstance(meta.get("sessionID"), str) and meta["sessionID"]:
+            return _qualified("opencode", meta["sessionID"])
+    if environ.get("VOYAGER_CURRENT_SESSION"):
+        return environ["VOYAGER_CURRENT_SESSION"]
+    if environ.get("CLAUDE_CODE_SESSION_ID"):
+        return _qualified("claude", environ["CLAUDE_CODE_SESSION_ID"])
     return None
+
+
+def _qualified(provider: str, native: str) -> str:
+    return native if native.startswith(f"{provider}:") else f"{provider}:{native}"
 
 
 class RpcError(Exception):
@@ -243,9 +306,14 @@ class Server:
         from voyager_sessions.errors import VoyagerError, one_line
 
         calls = self.calls()
+        current = caller_session(self.environ, params.get("_meta"))
         try:
-            if name == "search":
-                doc = calls.search(args, caller_session(self.environ, params.get("_meta")))
+            if name in CHECKPOINT_TOOLS:
+                from voyager_sessions.serve.mcp_calls import checkpoint
+
+                doc = checkpoint(calls.data_dir, CHECKPOINT_TOOLS[name], args, current)
+            elif name == "search":
+                doc = calls.search(args, current)
             elif name == "show":
                 doc = calls.show(args)
             else:
