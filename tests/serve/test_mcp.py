@@ -204,6 +204,8 @@ def test_protocol_versions_pings_and_json_rpc_errors(corpus_env):
         assert "\n" not in bad["content"][0]["text"]
         wrong = rpc.call("search", {"query": "x", "limit": "many"})
         assert wrong["isError"] and wrong["content"] == [{"type": "text", "text": "limit must be an integer from 1 to 10000"}]
+        empty = rpc.call("search", {"query": "  "})
+        assert empty["isError"] and empty["content"][0]["text"] == "nothing to search for: give a query or a filter"
         # And it goes on answering.
         assert rpc.call("search", {"query": "ERR_CONN_REFUSED_42"})["structuredContent"]["total"] >= 1
     finally:

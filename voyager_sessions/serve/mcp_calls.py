@@ -50,6 +50,9 @@ class Calls:
     def search(self, args: dict[str, Any], current: str | None) -> dict[str, Any]:
         query = _text(args, "query", "")
         explicit = args.get("session")
+        filters = ("provider", "kind", "repo", "cwd", "session", "since", "until")
+        if not query.strip() and not any(args.get(f) for f in filters):
+            raise UserError("nothing to search for: give a query or a filter")  # before our own filter is added
         if not args.get("include_current") and not explicit:
             from voyager_sessions.api import check_query
 
