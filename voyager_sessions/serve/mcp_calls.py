@@ -53,10 +53,10 @@ class Calls:
         filters = ("provider", "kind", "repo", "cwd", "session", "since", "until")
         if not query.strip() and not any(args.get(f) for f in filters):
             raise UserError("nothing to search for: give a query or a filter")  # before our own filter is added
-        if not args.get("include_current") and not explicit:
-            from voyager_sessions.api import check_query
+        from voyager_sessions.api import check_query
 
-            check_query(query)  # an agent's malformed query is named as it typed it
+        check_query(query)  # before any work, and named as the agent typed it (not with our filter added)
+        if not args.get("include_current") and not explicit:
             query = exclusion_query(query, current)
         params = {
             "query": (query,), "limit": args.get("limit", 20), "offset": args.get("offset", 0),
@@ -140,7 +140,6 @@ def _search(ddir: Any, p: dict[str, Any]) -> Any:
     filters = [p["providers"], p["kinds"], p["repo"], p["cwd"], p["session"], p["since"], p["until"]]
     if not text and not any(filters):
         raise UserError("nothing to search for: give a query or a filter")
-    api.check_query(text)
     try:
         scan(ddir.root, None)  # the same refresh `voyager search` runs first: what was just said is found
     except Busy:
