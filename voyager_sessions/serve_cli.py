@@ -123,7 +123,9 @@ def mcp(ctx: click.Context) -> None:
     """An MCP server on stdio: lets agents search their own past sessions.
 
     Tools: search (the query language and its filters), show (a session's timeline, or
-    the events around a hit), list_sessions. Uses `voyager serve` when one runs.
+    the events around a hit), list_sessions, and checkpoint_save, _status, _list,
+    _snapshots, _restore, _undo, _handoff (the calling session's task state). Uses
+    `voyager serve` when one runs.
     Register it with `voyager mcp install AGENT` (claude, codex, gemini, qwen, opencode,
     cursor, copilot, windsurf).
     """
