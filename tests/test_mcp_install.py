@@ -210,3 +210,25 @@ def test_a_broken_config_or_an_unknown_agent_is_one_line_and_nothing_changes(tmp
     assert path.read_text() == '{"theme": "x",,}'
     unknown = run_subprocess("mcp", "install", "vim", env=env)
     assert unknown.returncode == 2 and unknown.stderr.startswith("voyager: unknown agent 'vim': one of claude, codex")
+
+
+def test_a_linked_config_is_edited_where_it_lives(tmp_path):
+    env = _env(tmp_path)
+    real = tmp_path / "dotfiles" / "claude.json"
+    real.parent.mkdir()
+    real.write_text('{"theme": "dark"}\n')
+    link = Path(env["HOME"]) / ".claude.json"
+    link.symlink_to(real)
+    assert run_subprocess("mcp", "install", "claude", env=env).returncode == 0
+    assert link.is_symlink() and "voyager" in json.loads(real.read_text())["mcpServers"]
+    assert (tmp_path / "dotfiles" / "claude.json.voyager-backup").read_text() == '{"theme": "dark"}\n'
+
+
+def test_opencode_jsonc_is_not_rewritten(tmp_path):
+    env = _env(tmp_path)
+    conf = Path(env["HOME"]) / ".config" / "opencode"
+    conf.mkdir(parents=True)
+    (conf / "opencode.jsonc").write_text('{\n  // mine\n  "model": "x"\n}\n')
+    got = run_subprocess("mcp", "install", "opencode", env=env)
+    assert got.returncode == 2 and "has comments Voyager will not rewrite" in got.stderr
+    assert not (conf / "opencode.json").exists()

@@ -74,10 +74,13 @@ def command(argv0: str | None = None) -> list[str]:
     argv0 = sys.argv[0] if argv0 is None else argv0
     if argv0 and Path(argv0).name == "voyager" and Path(argv0).exists():
         return [os.path.abspath(argv0), "mcp"]  # the script's own path, not a symlink's target: stable across upgrades
+    python_m = [os.path.abspath(sys.executable), "-m", "voyager_sessions", "mcp"]
+    if argv0 and Path(argv0).name == "__main__.py":
+        return python_m  # `python -m voyager_sessions`: this interpreter's install, not whatever PATH finds
     found = shutil.which("voyager")
     if found:
         return [os.path.abspath(found), "mcp"]
-    return [os.path.abspath(sys.executable), "-m", "voyager_sessions", "mcp"]
+    return python_m
 
 
 def server_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -108,7 +111,7 @@ def config_path(a: Agent, environ: Mapping[str, str]) -> Path:
     if a.name == "gemini":
         return Path(e("GEMINI_CLI_HOME") or h) / ".gemini" / "settings.json"
     if a.name == "qwen":
-        return h / ".qwen" / "settings.json"
+        return Path(e("QWEN_HOME") or h / ".qwen") / "settings.json"
     if a.name == "opencode":
         return Path(e("XDG_CONFIG_HOME") or h / ".config") / "opencode" / "opencode.json"
     if a.name == "cursor":
@@ -169,6 +172,9 @@ def plan_install(name: str, environ: Mapping[str, str], argv0: str | None = None
         block = toml_block(value)
         return Plan(path, old, toml_set(old or "", block), block)
     keys = [*container(a, old), SERVER_NAME]
+    if old is None and a.name == "opencode" and path.with_suffix(".jsonc").exists():
+        raise UserError(f"{path.with_suffix('.jsonc')} has comments Voyager will not rewrite: add "
+                        f'"mcp": {{"voyager": {json.dumps(value, ensure_ascii=False)}}} to it by hand')
     return Plan(path, old, json_set(old, keys, value), json.dumps({SERVER_NAME: value}, indent=2, ensure_ascii=False))
 
 
@@ -188,33 +194,35 @@ def apply(plan: Plan) -> Path | None:
     if not plan.changes:
         return None
     assert plan.new is not None
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
+    # A config kept elsewhere and linked (dotfiles) is edited where it lives: the link stays a link.
+    path = plan.path.resolve() if plan.path.is_symlink() else plan.path
+    path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     mode = 0o600
     if plan.old is not None:
-        mode = plan.path.stat().st_mode & 0o777
-        backup = plan.path.with_name(plan.path.name + BACKUP_SUFFIX)
-        shutil.copy2(plan.path, backup)
-    tmp = plan.path.with_name(f".{plan.path.name}.voyager-{os.getpid()}")
+        mode = path.stat().st_mode & 0o777
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        shutil.copy2(path, backup)
+    tmp = path.with_name(f".{path.name}.voyager-{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(plan.new)
         os.chmod(tmp, mode)
-        os.replace(tmp, plan.path)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}; nothing changed") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return backup or plan.path
+    return backup or path
 
 
 def _read(path: Path, a: Agent) -> str | None:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        if a.name == "opencode" and path.with_suffix(".jsonc").exists():
-            raise UserError(f"{path.with_suffix('.jsonc')} has comments Voyager will not rewrite: add the entry "
-                            f"`voyager mcp install opencode --print` shows by hand") from None
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {path}: {exc}") from None
