@@ -267,6 +267,10 @@ class Server:
             self._send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": exc.code, "message": str(exc)}})
             return
         except Exception as exc:  # a bug must cost one answer, never the server
+            if self.environ.get("VOYAGER_DEBUG"):
+                import traceback
+
+                traceback.print_exc()  # stderr: the agent's log of this server
             self._send({"jsonrpc": "2.0", "id": msg_id,
                         "error": {"code": INTERNAL_ERROR, "message": f"internal error: {type(exc).__name__}"}})
             return
