@@ -237,6 +237,7 @@ def test_the_callers_own_session_is_left_out(corpus_env, how):
         every_session = {h["session_id"] for h in everything["hits"]}
         assert any(own in s for s in every_session)
         left = search({"query": "postgres OR 数据库"})
+        assert left["structuredContent"]["query"] == "postgres OR 数据库"  # what was asked, not our filter
         assert _sessions_of(left) == {s for s in every_session if own not in s}
         assert left["structuredContent"]["total"] < everything["total"]
         # include_current keeps it; so does naming the session outright.

@@ -56,6 +56,7 @@ class Calls:
         from voyager_sessions.api import check_query
 
         check_query(query)  # before any work, and named as the agent typed it (not with our filter added)
+        asked = query
         if not args.get("include_current") and not explicit:
             query = exclusion_query(query, current)
         params = {
@@ -65,7 +66,10 @@ class Calls:
             "until": args.get("until"), "sort": args.get("sort", "relevance"), "by_session": args.get("sessions", False),
             "context": args.get("context", 0), "as_json": True, "as_jsonl": False, "no_refresh": False,
             "color": "never"}
-        return self._read("search", params)
+        doc = self._read("search", params)
+        if "query" in doc:
+            doc["query"] = asked  # the document names what the agent asked, not our filter
+        return doc
 
     def show(self, args: dict[str, Any]) -> dict[str, Any]:
         return self._read("show", {"session": args.get("session"), "around": args.get("around"),
