@@ -12,13 +12,13 @@ whole-file JSON format, which the JSONL writers in ``synth`` and the SQLite ones
   prompt, and a title that is that prompt cut to 120 characters).
 
 Where the shape comes from: the capture the real CLI 3.0.65 wrote
-(``/work/shared/fixtures/agents/cline-3.0.65``; ``AGENTS.md`` "Cline CLI 3.0.65"): key
+(``tests/fixtures/agents/cline-3.0.65``; docs/agents.md "Cline CLI 3.0.65"): key
 order, the ``<user_input mode="act">`` wrapper around what a person typed, ``msg_`` ids,
 epoch-millisecond ``ts``, ``modelInfo``/``metrics`` on assistant messages, and
 ``run_commands`` calls answered by a ``user`` message of ``tool_result`` blocks, one
 ``{query, result, success}`` per command. Not observed, so invented here: how a failing
 command reads (``success: false``, and ``[Command exited with code N]``, the CLI's
-wording per AGENTS.md, on a line after the output), and tools other than a shell
+wording per docs/agents.md, on a line after the output), and tools other than a shell
 command, which keep their neutral name and input and answer with their output as a
 string. The system prompt is invented filler of the real one's size (about 4 KB).
 

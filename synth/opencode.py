@@ -9,7 +9,7 @@ adapter's expectations shows up as an oracle mismatch, not a silent pass.
 
 Where the DDL comes from (so a reader can judge it):
 
-* v1: copied from a database OpenCode 1.18.33 created (``/work/shared/fixtures``;
+* v1: copied from a database OpenCode 1.18.33 created (``tests/fixtures/opencode-1.18.33``;
   ``tests/fixtures/opencode/real-1.18.33`` was written by that release's ``opencode import``),
   including the *empty* ``session_message`` table 1.18.33 creates beside the v1 tables.
 * v2 ``session_v2`` / ``session_message`` / ``kv``: the column sets of published captures of

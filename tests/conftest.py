@@ -7,6 +7,7 @@ tmp_path, so nothing can read or write the real user's data.
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import json
 import os
 import subprocess
@@ -17,6 +18,24 @@ import pytest
 from click.testing import CliRunner
 
 from voyager_sessions.paths import agent_variables
+
+#: The repository's folders that are installed under another name (pyproject's package-dir mapping).
+FOLDER_PACKAGES = ("search", "ingest", "store")
+
+
+class _FolderNameGuard(importlib.abc.MetaPathFinder):
+    """While the tests run, the repository root is on ``sys.path``, so ``import search`` would load the
+    ``search/`` folder a second time as a package of its own (``search.index is
+    voyager_sessions.search.index`` would be False, with two copies of every cache and class). Make that
+    import fail, saying which name to use."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:  # type: ignore[override]
+        if path is None and fullname in FOLDER_PACKAGES:
+            raise ImportError(f"import voyager_sessions.{fullname}, not {fullname}: the {fullname}/ folder is installed as voyager_sessions.{fullname}")
+        return None
+
+
+sys.meta_path.insert(0, _FolderNameGuard())
 
 CLAUDE_SID = "5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f"
 CODEX_SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"

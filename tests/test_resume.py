@@ -1,7 +1,7 @@
 """``voyager resume``: every agent with a resume command is handed the exact id, in the exact directory.
 
 Each resumable provider gets a session from its agent's real capture
-(``shared/fixtures/agents``, relocated so the directory it names exists here) or, where
+(``tests/fixtures/agents``, relocated so the directory it names exists here) or, where
 there is none, from its test module's format writer; ``voyager resume`` then runs in a
 subprocess with a stub agent first on PATH. The stub records its argv and working
 directory: the exec must reach it with exactly the session's id and cwd as ``voyager list``
@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CLAUDE_SID, _line, claude_session_lines, run_subprocess, write_claude
-from tests.ingest.test_captures import CAPTURES, captures, provider_of
+from tests.captures import CAPTURES
+from tests.ingest.test_captures import captures, provider_of
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.model import Session
 from voyager_sessions.paths import agent_variables
@@ -35,6 +36,7 @@ BINARY = {
     "kimi": "kimi", "gemini": "gemini", "qwen": "qwen", "cursor": "cursor-agent", "copilot": "copilot",
     "droid": "droid", "vibe": "vibe", "openhands": "openhands", "aider": "aider", "cline": "cline",
     "kiro": "kiro-cli", "grok": "grok", "crush": "crush", "goose": "goose",
+    "gptme": "gptme", "continue": "cn", "nanocoder": "nanocoder",
 }
 #: Agents that reopen their sessions only inside their own app (or have no command Voyager knows), and why.
 NO_RESUME = {
@@ -58,8 +60,7 @@ def test_every_provider_is_covered() -> None:
     assert set(PROVIDERS) == set(BINARY) | set(NO_RESUME)
     assert not set(BINARY) & set(NO_RESUME)
     have_capture = {provider_of(c) for c in captures()}
-    if CAPTURES is not None:
-        assert set(BINARY) <= have_capture | SYNTHETIC, set(BINARY) - have_capture - SYNTHETIC
+    assert set(BINARY) <= have_capture | SYNTHETIC, set(BINARY) - have_capture - SYNTHETIC
 
 
 # -- the recipe ------------------------------------------------------------------------------------------
@@ -192,12 +193,11 @@ def _capture_params() -> list:
     return out
 
 
-@pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found beside the checkout")
 @pytest.mark.parametrize("capture", _capture_params())
 def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path, run, monkeypatch) -> None:
     provider = provider_of(capture)
     home = tmp_path / "home"
-    shutil.copytree(CAPTURES / capture, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))  # type: ignore[operator]
+    shutil.copytree(CAPTURES / capture, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
     relocate(home, CAPTURE_HOME, str(home))
     cwd = home / "proj"
     cwd.mkdir(exist_ok=True)

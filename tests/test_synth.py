@@ -14,7 +14,7 @@ import pytest
 from voyager_sessions.demo import CORPUS
 import synth
 from synth import cline as synth_cline
-from tests.ingest.test_captures import CAPTURES
+from tests.captures import CAPTURES
 from voyager_sessions.ingest.adapters import claude, cline, codex
 from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Notice, Source, fingerprint
 from voyager_sessions.model import Event, Session
@@ -230,10 +230,8 @@ def test_cline_file_layout_and_fields(tmp_path: Path) -> None:
     assert man["messages_path"] == str(path)
 
 
-@pytest.mark.skipif(CAPTURES is None, reason="the shared captures are not here")
 def test_cline_shape_is_the_captures(tmp_path: Path) -> None:
     """Every record kind the capture holds has its shape here: keys in the CLI's order, values of its types."""
-    assert CAPTURES is not None
     real_dir = CAPTURES / "cline-3.0.65" / ".cline" / "data" / "sessions" / "1796113544695_44rte"
     real = json.loads((real_dir / "1796113544695_44rte.messages.json").read_bytes())
     real_manifest = json.loads((real_dir / "1796113544695_44rte.json").read_bytes())

@@ -264,6 +264,16 @@ AGENT_HOMES: dict[str, tuple[tuple[str, str], ...]] = {
     "zcode": (("VOYAGER_ZCODE_HOME", ""), ("HOME", ".zcode")),
     # xAI's Grok Build; GROK_HOME relocates its whole tree (sessions/, grok.db).
     "grok": (("VOYAGER_GROK_HOME", ""), ("GROK_HOME", ""), ("HOME", ".grok")),
+    # gptme's logs dir (one folder a conversation); GPTME_LOGS_HOME moves it, else XDG's data dir.
+    "gptme": (("VOYAGER_GPTME_HOME", ""), ("GPTME_LOGS_HOME", ""), ("XDG_DATA_HOME", "gptme/logs"),
+              ("HOME", ".local/share/gptme/logs")),
+    "gptme.mac": (("VOYAGER_GPTME_HOME", ""), ("HOME", "Library/Application Support/gptme/logs")),
+    # Continue's global dir (sessions/ below it), shared by the CLI (cn) and the IDE extensions.
+    "continue": (("VOYAGER_CONTINUE_HOME", ""), ("CONTINUE_GLOBAL_DIR", ""), ("HOME", ".continue")),
+    # Nanocoder's data dir (sessions/ below it): NANOCODER_DATA_DIR, else XDG's data dir; then macOS's.
+    "nanocoder": (("VOYAGER_NANOCODER_HOME", ""), ("NANOCODER_DATA_DIR", ""), ("XDG_DATA_HOME", "nanocoder"),
+                  ("HOME", ".local/share/nanocoder")),
+    "nanocoder.mac": (("VOYAGER_NANOCODER_HOME", ""), ("HOME", "Library/Application Support/nanocoder")),
 }
 
 

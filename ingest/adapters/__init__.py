@@ -42,6 +42,9 @@ REGISTRY: dict[str, str] = {
     "crush": "voyager_sessions.ingest.adapters.crush",
     "goose": "voyager_sessions.ingest.adapters.goose",
     "zed": "voyager_sessions.ingest.adapters.zed",
+    "gptme": "voyager_sessions.ingest.adapters.gptme",
+    "continue": "voyager_sessions.ingest.adapters.continue_cli",
+    "nanocoder": "voyager_sessions.ingest.adapters.nanocoder",
 }
 
 PROVIDERS: tuple[str, ...] = tuple(REGISTRY)

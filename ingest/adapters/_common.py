@@ -10,7 +10,8 @@ blocks, render a command readably, build a resume command with every word quoted
 once per change rather than once per source (``cached_by_stat``), count records
 of kinds the adapter does not know so that a format change is reported, never
 silent (``UnknownRecords``), the read loop of an append-only JSONL session
-(``JsonlSessionRead``), the read of a database holding many sessions
+(``JsonlSessionRead``), a notice for a session index whose sessions are all missing
+(``index_without_sessions``), the read of a database holding many sessions
 (``read_database``), and what a whole re-read of a session
 rewritten in place must yield so that an added turn costs what it adds
 (``reread_delta``). Nothing here knows an agent's format.
@@ -31,6 +32,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Unchanged
+from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
 from voyager_sessions.model import Event, Kind, Origin, Session, session_id
@@ -371,6 +373,19 @@ def cached_by_stat(path: str, load: Callable[[str], _T], default: _T) -> _T:
         value = default
     _stat_cache[path] = (key, value)
     return value
+
+
+def index_without_sessions(index: str | os.PathLike[str], label: str) -> Iterator[Notice]:
+    """Never silently empty: a Notice when the agent's session index (a JSON list, ``sessions.json``) names
+    sessions but discovery found not one session file beside it (moved, renamed, or a new layout)."""
+    path = os.fspath(index)
+    if not os.path.isfile(path):
+        return
+    listed = read_json(path, fatal=False)
+    count = len(listed) if isinstance(listed, list) else 0
+    if count:
+        yield Notice(source=path, reason=f"the {label} session index lists {count} session{'s' if count != 1 else ''} "
+                                         "but no session file was found beside it; nothing indexed")
 
 
 class JsonlSessionRead:

@@ -1,6 +1,6 @@
 """The GitHub Copilot CLI adapter: ``$COPILOT_HOME/session-state/<id>/events.jsonl`` to Sessions and Events.
 
-Owns what Voyager knows about Copilot CLI's session store (AGENTS.md, observed on
+Owns what Voyager knows about Copilot CLI's session store (docs/agents.md, observed on
 1.0.102). Each session is a folder named by its id holding an append-only event log,
 ``events.jsonl`` (``{"type", "data", "id", "timestamp", "parentId"}`` lines), and a small
 ``workspace.yaml`` (id, cwd, name, ``user_named``, created/updated times). The rules:

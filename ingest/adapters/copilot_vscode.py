@@ -1,6 +1,6 @@
 """Copilot Chat in VS Code: the editor's own chat-session files, read-only, into Sessions and Events.
 
-Where (FAD, FR; AGENTS.md): ``<Code | Code - Insiders | VSCodium>/User/`` then
+Where (FAD, FR; docs/agents.md): ``<Code | Code - Insiders | VSCodium>/User/`` then
 ``workspaceStorage/<ws>/chatSessions/<id>.json|.jsonl`` (cwd: ``<ws>/workspace.json``
 ``folder``), ``globalStorage/emptyWindowChatSessions/`` (no folder) and
 ``globalStorage/transferredChatSessions/`` (a session moving between windows; skipped when

@@ -1,6 +1,6 @@
 """The Factory Droid adapter: ``~/.factory/sessions/<cwd slug>/<id>.jsonl`` to Sessions and Events.
 
-Owns what Voyager knows about Droid's session store (AGENTS.md, observed on 0.225.2).
+Owns what Voyager knows about Droid's session store (docs/agents.md, observed on 0.225.2).
 One append-only JSONL file is one session: a ``session_start`` line (id, title, cwd; no
 timestamp), then ``message`` lines holding an Anthropic-style message (``role``,
 ``content`` blocks: ``text``, ``thinking``, ``tool_use``, ``tool_result``). Beside it,

@@ -1,6 +1,6 @@
 """The Gemini CLI adapter: ``<gemini home>/tmp/<project>/chats/`` to Sessions and Events.
 
-Owns everything Voyager knows about how Gemini CLI records a chat (AGENTS.md, FORMATS.md):
+Owns everything Voyager knows about how Gemini CLI records a chat (docs/agents.md):
 
 * **Where.** ``~/.gemini`` (or ``$GEMINI_CLI_HOME/.gemini``) keeps each project's chats in
   ``tmp/<project>/chats/``, where ``<project>`` is a short name that ``projects.json`` maps

@@ -1,6 +1,6 @@
 """The Qwen Code adapter: ``<qwen runtime dir>/projects/<cwd>/chats/<id>.jsonl`` to Sessions and Events.
 
-Owns everything Voyager knows about Qwen Code's transcripts (AGENTS.md). Qwen Code began as
+Owns everything Voyager knows about Qwen Code's transcripts (docs/agents.md). Qwen Code began as
 a fork of Gemini CLI and still stores each turn as a Gemini API ``Content``
 (``{"role", "parts"}``, read by :mod:`._genai`), but its files are its own: one append-only
 JSONL a session, one record a line, every record with ``uuid``, ``parentUuid``,

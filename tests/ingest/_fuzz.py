@@ -1,6 +1,6 @@
 """The fuzz tests' harness: a fixture HOME copied, mutated, read by every adapter under a deadline, judged.
 
-Each real capture (``shared/fixtures/agents/<agent>-<version>/``) and each peers' sample
+Each real capture (``tests/fixtures/agents/<agent>-<version>/``) and each peers' sample
 home (``shared/fixtures/peers/<agent>/home``) is copied into a temporary HOME. A mutant
 (``_mutations.py``) breaks one file in it; then every adapter reads the HOME exactly as
 a scan calls them (``discover``, then ``read`` of each source) under a deadline, and the
@@ -32,12 +32,11 @@ import msgspec
 
 from tests.ingest import _mutations as mut
 from tests.ingest._deadline import deadline
-from tests.ingest.test_captures import shared_dir
+from tests.captures import CAPTURES, capture_names, peer_homes
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Partial, Unchanged, discover
 from voyager_sessions.model import Event, Session
 
-SHARED = shared_dir()
 
 _opened: list[str] | None = None
 _hooked = False
@@ -106,16 +105,8 @@ def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
     """(name, folder to copy as HOME or a function that writes one) for every capture, every peers'
     sample and every synthetic HOME."""
     out: list[tuple[str, Path | Callable[[Path], None]]] = list(SYNTHETIC.items())
-    if SHARED is None:
-        return out
-    for d in sorted((SHARED / "fixtures" / "agents").iterdir()):
-        if (d / "truth.json").is_file():
-            out.append((d.name, d))
-    peers = SHARED / "fixtures" / "peers"
-    if peers.is_dir():
-        for d in sorted(peers.iterdir()):
-            if (d / "home").is_dir():
-                out.append((f"peer-{d.name}", d / "home"))
+    out += [(name, CAPTURES / name) for name in capture_names()]
+    out += [(f"peer-{home.parent.name}", home) for home in peer_homes()]
     return out
 
 

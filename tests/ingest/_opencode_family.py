@@ -1,6 +1,6 @@
 """Real captures of the agents that keep OpenCode's storage (OpenCode, Kilo Code CLI), checked through the CLI.
 
-``../shared/fixtures/agents/<name>/`` holds what the real CLI wrote under ``HOME=/home/dev``
+``tests/fixtures/agents/<name>/`` holds what the real CLI wrote under ``HOME=/home/dev``
 (SQLite with its ``-wal``/``-shm``) and ``truth.json`` naming each turn's markers. These
 helpers install one into the test's fake HOME and check what is particular to this family:
 ``run`` prompts lose the quotes the CLI wrapped them in, the ``event`` table's copies (and
@@ -18,17 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.captures import CAPTURES
 
-from tests.ingest.test_captures import shared_dir
-
-ROOT = Path(__file__).resolve().parents[2]
-# The one locator of the shared captures (beside the checkout, $VOYAGER_SHARED_DIR or /work/shared), so that
-# a clone anywhere runs these tests wherever the captures tests run.
-SHARED = shared_dir() or ROOT.parent / "shared"
-CAPTURES = SHARED / "fixtures" / "agents"
-
-needs_captures = pytest.mark.skipif(not CAPTURES.is_dir(), reason="shared/fixtures/agents not found beside the checkout")
 
 def install(name: str, home: Path) -> dict[str, Any]:
     """Copy capture ``name`` into ``home`` (writable, as the agent's own files are) and return its truth."""

@@ -20,15 +20,12 @@ import pytest
 
 from tests.conftest import Run
 from tests.ingest._cli import search, sessions
-from tests.ingest.test_captures import shared_dir
-
-SHARED = shared_dir()
-PEERS = SHARED / "fixtures" / "peers" if SHARED else None
+from tests.captures import NO_PEERS, PEERS
 
 
 def peer_dir(agent: str) -> Path:
     if PEERS is None or not (PEERS / agent / "truth.json").is_file():
-        pytest.skip(f"shared/fixtures/peers/{agent} not found beside the checkout")
+        pytest.skip(f"{agent}: {NO_PEERS}")
     return PEERS / agent
 
 

@@ -1,4 +1,4 @@
-"""Every adapter against what its agent's real CLI wrote: ``shared/fixtures/agents/<agent>-<version>/``.
+"""Every adapter against what its agent's real CLI wrote: ``tests/fixtures/agents/<agent>-<version>/``.
 
 Each capture is copied into a fresh HOME and scanned through the real CLI; then every
 marker ``truth.json`` places in a session file must be found, with the right kind,
@@ -7,15 +7,14 @@ markers of a turn share one session, a subagent's markers sit in a session whose
 is the main session, a compaction summary is ``meta``, reasoning is ``reasoning``. The
 scan must leave every provider file byte-identical and create nothing beside them.
 
-The captures live outside the repository (``../shared``, read-only input shared by the
-team and CI); when they cannot be found these tests are skipped with the reason.
+The captures are in the repository (``tests/fixtures/agents``; ``PROVENANCE.md`` there says which
+CLI and version wrote each).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.captures import CAPTURES, capture_names
 from tests.conftest import Run
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.paths import agent_variables
@@ -30,16 +30,6 @@ from voyager_sessions.paths import agent_variables
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def shared_dir() -> Path | None:
-    """``shared/`` beside the checkout (or ``$VOYAGER_SHARED_DIR``, or ``/work/shared``), if present."""
-    for candidate in (os.environ.get("VOYAGER_SHARED_DIR"), ROOT.parent / "shared", "/work/shared"):
-        if candidate and (Path(candidate) / "fixtures" / "agents").is_dir():
-            return Path(candidate)
-    return None
-
-
-SHARED = shared_dir()
-CAPTURES = SHARED / "fixtures" / "agents" if SHARED else None
 
 #: truth.json's ``agent`` -> Voyager's provider name, where they differ.
 PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe"}
@@ -60,13 +50,11 @@ NO_TOOL_RUN = {
 
 
 def captures() -> list[str]:
-    if CAPTURES is None:
-        return []
-    return sorted(d.name for d in CAPTURES.iterdir() if (d / "truth.json").is_file())
+    return capture_names()
 
 
 def provider_of(capture: str) -> str:
-    agent = json.loads((CAPTURES / capture / "truth.json").read_text())["agent"]  # type: ignore[operator]
+    agent = json.loads((CAPTURES / capture / "truth.json").read_text())["agent"]
     return PROVIDER_OF_AGENT.get(agent, agent)
 
 
@@ -102,10 +90,10 @@ class Capture:
 
     def __init__(self, name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.name = name
-        self.truth = json.loads((CAPTURES / name / "truth.json").read_text())  # type: ignore[operator]
+        self.truth = json.loads((CAPTURES / name / "truth.json").read_text())
         self.provider = provider_of(name)
         self.home = tmp / "home"
-        shutil.copytree(CAPTURES / name, self.home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))  # type: ignore[operator]
+        shutil.copytree(CAPTURES / name, self.home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
         for var in (*agent_variables(), "XDG_CONFIG_HOME", "NO_COLOR"):
             monkeypatch.delenv(var, raising=False)
         monkeypatch.setenv("HOME", str(self.home))
@@ -140,7 +128,6 @@ def capture(request, tmp_path, monkeypatch) -> Capture:
     return Capture(request.param, tmp_path, monkeypatch)
 
 
-pytestmark = pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found beside the checkout")
 
 
 @pytest.mark.parametrize("capture", list(_params()), indirect=True)
@@ -203,9 +190,16 @@ def test_capture(capture: Capture) -> None:
     assert report["indexed_sessions"] >= 1 and not report["failed_sources"], report
 
 
-@pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found beside the checkout")
 def test_every_capture_has_its_adapter() -> None:
     # A capture whose agent Voyager does not read would return nothing for it, silently.
     missing = {name: provider_of(name) for name in captures() if provider_of(name) not in PROVIDERS}
     assert not missing, missing
     assert len(captures()) >= 26
+
+
+def test_every_capture_has_its_provenance() -> None:
+    """PROVENANCE.md names every capture with the agent and version its truth.json records."""
+    text = (CAPTURES / "PROVENANCE.md").read_text("utf-8")
+    for name in captures():
+        truth = json.loads((CAPTURES / name / "truth.json").read_text())
+        assert f"| `{name}` | {truth['agent']} | {truth['version']} |" in text, name

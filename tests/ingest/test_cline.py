@@ -14,7 +14,7 @@ import pytest
 from tests.ingest._items import events, notices
 from tests.ingest._peers import PeerHome, check_sample
 from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
-from tests.ingest.test_captures import shared_dir
+from tests.captures import CAPTURES, PEERS, needs_peers
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.cline import ADAPTER, extension_dirs, probe, sessions_dir
 from voyager_sessions.model import Session
@@ -367,12 +367,11 @@ def test_scan_reads_a_rewritten_session_again_and_replaces_it(home: Path, run) -
     assert path.exists()
 
 
+@needs_peers
 def test_scan_of_the_shared_samples_is_read_only(home: Path, run) -> None:
-    shared = shared_dir()
-    if shared is None:
-        pytest.skip("shared/ not found")
-    for sample in ("agents/cline-3.0.65", "peers/cline/home", "peers/cline-cli/home"):
-        shutil.copytree(shared / "fixtures" / sample, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("truth.json"))
+    assert PEERS is not None
+    for sample in (CAPTURES / "cline-3.0.65", PEERS / "cline" / "home", PEERS / "cline-cli" / "home"):
+        shutil.copytree(sample, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("truth.json"))
     before = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in home.rglob("*") if p.is_file()}
     listing = sorted(str(p) for p in home.rglob("*") if "voyager-data" not in p.parts)
     doc = json.loads(run("scan", "--json").stdout)

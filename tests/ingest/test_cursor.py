@@ -28,7 +28,7 @@ from voyager_sessions.ingest.adapters.cursor import ADAPTER, cli, ide, probe, tr
 APP = Path(".config/Cursor/User")
 
 # ---------------------------------------------------------------------------
-# builders (the shapes AGENTS.md and the peers document)
+# builders (the shapes docs/agents.md and the peers document)
 # ---------------------------------------------------------------------------
 
 

@@ -57,6 +57,8 @@ DEPENDS: list[tuple[str, str, str, str]] = [
      "the manifest only describes the transcript: with the transcript unreadable there is no session"),
     ("peer-grok", "*/registry-grok/updates.jsonl", "*/registry-grok/summary.json",
      "summary.json only describes the transcript: with the transcript unreadable there is no session"),
+    ("gptme-0.35.1", "*/conversation.jsonl", "*/config.toml",
+     "config.toml only names the conversation (title, workspace): with no message left there is no session"),
 ]
 #: Records that are indexed only as what describes the rest (a title): with every other record of the
 #: file lost there is no session for them to describe. By HOME, file pattern and record, and why.

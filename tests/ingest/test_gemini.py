@@ -1,4 +1,4 @@
-"""The Gemini CLI adapter against chats built here in the shapes Gemini CLI writes (see AGENTS.md).
+"""The Gemini CLI adapter against chats built here in the shapes Gemini CLI writes (see docs/agents.md).
 
 What the captures in ``shared/fixtures/agents/gemini-*`` do not show is built here: a resume
 in another minute (a second file for the same session), the legacy whole-document
@@ -112,7 +112,7 @@ def snapshot_of(n: str, at: int) -> dict[str, Any]:
 
 
 def resumed_session() -> list[dict[str, Any]]:
-    """Two turns in one file, the second after a resume (AGENTS.md, ``gemini-0.61.0``)."""
+    """Two turns in one file, the second after a resume (docs/agents.md, ``gemini-0.61.0``)."""
     return [*start(0), *turn("A", 1), *start(30), {"$set": {"sessionId": SID}}, snapshot_of("A", 30), *turn("B", 31)]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import synth
 from synth import opencode as so
-from tests.ingest._opencode_family import check_prompts, check_title, hits, install, needs_captures, scan_capture, sessions
+from tests.ingest._opencode_family import check_prompts, check_title, hits, install, scan_capture, sessions
 from voyager_sessions.ingest.adapters import PROVIDERS, get
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.kilo import ADAPTER, probe
@@ -101,7 +101,6 @@ def _fp(db: Path):
 # ---------------------------------------------------------------------------
 
 
-@needs_captures
 @pytest.mark.parametrize("name", ["kilo-7.7.9", "kilo-7.7.9-compact"])
 def test_real_capture(home: Path, run, name: str) -> None:
     truth = install(name, home)
@@ -120,7 +119,6 @@ def test_real_capture(home: Path, run, name: str) -> None:
     assert truth["turns"][0]["prompt_marker"] in objective
 
 
-@needs_captures
 def test_real_compaction_is_provider_text(home: Path, run) -> None:
     install("kilo-7.7.9-compact", home)
     scan_capture(run, "kilo")

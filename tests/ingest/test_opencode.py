@@ -1,8 +1,8 @@
 """The OpenCode adapter: every storage shape, read-only, checked against independent oracles.
 
 Synthetic stores come from ``synth.opencode``; real databases were written by the OpenCode 1.18.33
-CLI (``../shared/fixtures/opencode-1.18.33`` with its live WAL, the captures in
-``../shared/fixtures/agents/opencode-1.18.33*`` checked through the CLI, and
+CLI (``tests/fixtures/opencode-1.18.33`` with its live WAL, the captures in
+``tests/fixtures/agents/opencode-1.18.33*`` checked through the CLI, and
 ``tests/fixtures/opencode/real-1.18.33`` from ``opencode import``). Oracles are plain sqlite3
 (or plain file reads for the JSON tree) over the same files and never import the adapter.
 """
@@ -28,13 +28,12 @@ import msgspec
 import pytest
 import synth
 from synth import opencode as so
+from tests.captures import OPENCODE_LIVE_WAL
 from tests.ingest._opencode_family import (
-    SHARED,
     check_prompts,
     check_title,
     hits,
     install,
-    needs_captures,
     scan_capture,
     sessions,
 )
@@ -45,7 +44,7 @@ from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly,
 from voyager_sessions.model import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_FIXTURE = SHARED / "fixtures" / "opencode-1.18.33"
+SHARED_FIXTURE = OPENCODE_LIVE_WAL
 CLI_FIXTURE = ROOT / "tests" / "fixtures" / "opencode" / "real-1.18.33" / "opencode.db"
 
 # ---------------------------------------------------------------------------
@@ -405,10 +404,6 @@ def test_unicode_survives(tmp_path: Path, shape: str) -> None:
 # the real databases
 # ---------------------------------------------------------------------------
 
-needs_shared = pytest.mark.skipif(not SHARED_FIXTURE.is_dir(), reason="../shared/fixtures/opencode-1.18.33 not present")
-
-
-@needs_shared
 def test_real_1_18_33_with_live_wal_every_part_text_is_emitted(tmp_path: Path) -> None:
     db = copy_db(SHARED_FIXTURE, tmp_path / "read")
     # The oracle reads its own copy, so nothing it does can touch the adapter's files.
@@ -439,7 +434,6 @@ def test_real_1_18_33_with_live_wal_every_part_text_is_emitted(tmp_path: Path) -
     assert adapter_counts(read) == {sid: +c for sid, c in oracle(ref, "v1").items()}
 
 
-@needs_shared
 def test_real_1_18_33_files_are_unchanged_by_reading(tmp_path: Path) -> None:
     db = copy_db(SHARED_FIXTURE, tmp_path)
     wal = Path(f"{db}-wal")
@@ -1052,7 +1046,6 @@ def test_reading_changes_nothing_while_a_writer_appends_through_wal(tmp_path: Pa
     _read_while_writer_appends(db, cs[0].id)
 
 
-@needs_shared
 def test_real_database_stays_untouched_while_a_writer_appends(tmp_path: Path) -> None:
     db = copy_db(SHARED_FIXTURE, tmp_path)
     _read_while_writer_appends(db, "ses_dda149473cf256dVoyTest00")
@@ -1104,7 +1097,6 @@ def test_a_cleanly_closed_wal_database_gets_no_wal_or_shm_beside_it(home: Path, 
     assert run.json("list", "--json")["total"] == 2  # it was read, not skipped
 
 
-@needs_captures
 def test_the_real_capture_with_its_wal_keeps_db_and_wal_bytes(home: Path, run, monkeypatch) -> None:
     """A database whose newest rows are only in its -wal: read them all, change neither file."""
     install("opencode-1.18.33", home)
@@ -1288,7 +1280,6 @@ def test_hostile_ids_and_directories_resume_quoted(tmp_path: Path) -> None:
     assert read.sessions["ses_nodir"].resume == "opencode --session ses_nodir"
 
 
-@needs_captures
 @pytest.mark.parametrize("name", ["opencode-1.18.33", "opencode-1.18.33-subagent"])
 def test_real_capture(home: Path, run, monkeypatch, name: str) -> None:
     monkeypatch.delenv("VOYAGER_OPENCODE_HOME")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
-from tests.ingest.test_captures import SHARED
+from tests.captures import CAPTURES, capture_names, peer_homes
 from voyager_sessions.ingest import adapters
 from voyager_sessions.ingest.adapters.base import Hints, Source, discover
 from voyager_sessions.paths import agent_variables
@@ -66,14 +66,9 @@ def test_other_variables_mean_asking_every_adapter_again(home, monkeypatch):
 
 
 def _homes() -> list[Path]:
-    if SHARED is None:
-        return []
-    agents = sorted(p for p in (SHARED / "fixtures" / "agents").iterdir() if (p / "truth.json").is_file())
-    peers = sorted(p / "home" for p in (SHARED / "fixtures" / "peers").iterdir() if (p / "home").is_dir())
-    return agents + peers
+    return [CAPTURES / name for name in capture_names()] + peer_homes()
 
 
-@pytest.mark.skipif(SHARED is None, reason="shared fixtures not found beside the checkout")
 @pytest.mark.parametrize("source_home", _homes(), ids=lambda p: p.parent.name if p.name == "home" else p.name)
 def test_every_source_lies_where_its_adapter_says_it_looks(source_home, tmp_path):
     home = tmp_path / "home"

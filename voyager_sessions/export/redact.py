@@ -1,12 +1,26 @@
 """``voyager export --redact``: secrets of well-known shapes replaced before anything is written.
 
-Each pattern is named; a match becomes ``[REDACTED:<name>]`` (for an assignment or a
-header, only the value: ``password=[REDACTED:password]``), so a reader still sees what
-was there and why it is gone. Patterns aim at shapes that are secrets with near
-certainty (a provider's key prefix, a JWT's two ``eyJ`` parts, a PEM private-key block)
-and at values assigned to names that say "secret"; they are not a guarantee, and
-``docs/export.md`` lists them with what they do not catch. The tests hold every pattern
-to examples that must and must not match.
+Redaction is a table of shapes (:data:`SHAPES`). Each has a name, a regex that finds a
+candidate, and a rule that says which part of the candidate is the secret: the whole match
+(a provider's key: ``ghp_…``, ``glpat-…``, ``xapp-…``, ``hf_…``, a JWT, a PEM block), or the
+value of an assignment, a flag or a URL's password, cut where its syntax ends: a quoted value
+at its closing quote (JSON escapes honoured, so ``"pa$$w0rd"`` or ``"a\\"b"`` go whole), a
+bare value at whitespace, or at ``&`` / ``;`` only where the next query parameter or
+connection-string field begins. A secret becomes ``[REDACTED:<shape>]`` and the rest of the
+text reads on (``password=[REDACTED:password]``).
+
+What is *not* a secret is decided by rules, not by regex cleverness: a name counts as secret
+by its words (``client_secret``, ``apiKey``, ``DB_PASSWORD``; not ``password_reset_url``,
+``max_tokens``), a value is left when it is a reference or placeholder (``$X``, ``${X}``,
+``{x}``, ``<your key>``, ``settings.key``, ``getpass()``) or a literal (``true``, ``null``);
+key shapes whose prefix is common in words need the key's character mix (an OpenAI key has
+digits and both cases; a branch ``sk-feature-login`` has not).
+
+Linear time on any text: every regex starts only at a boundary its own characters cannot
+continue, and has no nested or overlapping repetition, so a failed attempt costs at most a
+bounded look-ahead or the length of one token; what a match means is then decided in Python
+on that one match. ``docs/export.md`` lists every shape with its examples; the shapes of
+provider keys follow gitleaks' published rules (``config/gitleaks.toml``).
 """
 
 from __future__ import annotations
@@ -16,103 +30,256 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
+Span = tuple[int, int]
 
-class Pattern(NamedTuple):
-    """One kind of secret: its name, and a regex whose group ``secret`` (else the whole match) is replaced.
 
-    With ``key`` set, a match counts only when its group ``key`` (the name a value is
-    assigned to) matches ``key`` whole; checking the name apart keeps the regex itself free
-    of nested repetition, so matching stays linear however long and repetitive the text.
+class Shape(NamedTuple):
+    """One kind of secret: its name, the regex that finds a candidate, and what of a match is secret.
+
+    ``spans`` returns the absolute spans to replace (none: the candidate is not a secret);
+    without it, the group ``secret`` if the regex has one, else the whole match.
     """
 
     name: str
     regex: re.Pattern[str]
-    key: re.Pattern[str] | None = None
+    spans: Callable[[re.Match[str]], list[Span]] | None = None
 
 
-def _p(name: str, regex: str, key: str | None = None) -> Pattern:
-    return Pattern(name, re.compile(regex), re.compile(key, re.IGNORECASE) if key else None)
-
-
-#: Token characters, and a boundary that keeps a key from being cut out of a longer word.
+#: A boundary that keeps a key from being cut out of a longer token.
 _B = r"(?<![A-Za-z0-9_-])"
 _E = r"(?![A-Za-z0-9_-])"
 
-#: Names that say their value is a secret (matched case-insensitively, anywhere in a longer name
-#: such as ``MYSQL_ROOT_PASSWORD`` or ``clientSecret``); ``token`` only as the name's last word,
-#: so ``max_tokens=4096`` stays.
-_SECRET_NAME = (r"[A-Za-z0-9_.-]*?(?:(?:password|passwd|passphrase|secret|api[_-]?key|access[_-]?key"
-                r"|private[_-]?key)[A-Za-z0-9_]*|token)")
-#: A value that is data, not code or a placeholder: at least 4 characters, not a call or an index
-#: (``getpass()``, ``env["X"]``), not a reference (``$X``, ``${X}``, ``<your key>``, ``settings.key``),
-#: not a literal.
-_LITERALS = r"(?:true|false|null|none|nil|undefined|str|string|bytes|int|required|optional)(?![A-Za-z0-9_])"
-_END = r"(?=[\s\"'&,;)\]}>]|$)"
-_REFERENCE = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+" + _END  # settings.api_key, self.password
-_BARE = r"(?![\"'$`{<(\[=])(?!" + _LITERALS + r")(?!" + _REFERENCE + r")[^\s\"'&,;)(\[\]{}<>]{4,}" + _END
+# -- names that say "secret" ---------------------------------------------------------------------
 
-#: Order matters where shapes nest: the most specific first (an Anthropic key also starts ``sk-``).
-#: Every pattern starts only at a boundary its own characters cannot continue, so no text,
-#: however long and repetitive, makes matching slower than linear.
-PATTERNS: tuple[Pattern, ...] = (
-    _p("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+#: A word that makes a name secret wherever it stands (``DB_PASSWORD``, ``clientSecret``, ``SECRET_KEY_BASE``),
+#: also as the end of a run-together word (``PGPASSWORD``).
+_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "credential", "credentials", "apikey", "privatekey",
+                 "accountkey")
+#: Words too common elsewhere to count anywhere: secret only as the name's last word (``GITHUB_TOKEN``,
+#: ``csrftoken``, ``DB_PASS``, ``Pwd``, ``&sig=``), so ``timeToFirstTokenMs`` or ``token_limit`` are not.
+_LAST_ONLY = frozenset({"pass", "pwd", "sig"})
+_LAST_ENDING = "token"
+#: ``key`` is secret only after one of these (``api_key``, ``AccountKey``, ``SharedAccessKey``, ``x-api-key``).
+_KEY_QUALIFIERS = frozenset({"api", "access", "private", "secret", "account", "shared", "client", "signing",
+                             "encryption", "master", "auth", "app", "service", "storage", "subscription", "license",
+                             "admin", "session", "webhook"})
+#: A last word that makes the name about a secret, not the secret (``password_reset_url``,
+#: ``POSTGRES_PASSWORD_FILE``, ``max_tokens``, ``token_count``, ``private_key_id``).
+_NOT_SECRET_LAST = frozenset({"url", "uri", "urls", "path", "file", "filename", "dir", "directory", "name", "id", "ids",
+                              "length", "len", "size", "min", "max", "count", "limit", "policy", "hint", "prompt",
+                              "field", "label", "type", "mode", "enabled", "required", "expiry", "expires",
+                              "expiration", "ttl", "timeout", "reset", "rotation", "version", "format", "header",
+                              "param", "env", "var", "ref", "endpoint", "host", "source", "location", "help", "regex",
+                              "pattern", "validator", "validation", "strength", "confirm", "confirmation", "input",
+                              "box", "form", "page", "link", "route", "template", "changed", "set", "age", "store",
+                              "manager", "provider", "kind", "usage", "usages", "used", "tokens", "in", "at"})
+
+
+def secret_name(name: str) -> bool:
+    """True when ``name`` (a variable, key, header or flag name) says its value is a secret."""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    if not words or words[-1] in _NOT_SECRET_LAST:
+        return False
+    if words[-1] in _LAST_ONLY or words[-1].endswith(_LAST_ENDING):
+        return True
+    for i, word in enumerate(words):
+        if word.endswith(_SECRET_WORDS):
+            return True
+        if word == "key" and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
+            return True
+    return False
+
+
+# -- values -------------------------------------------------------------------------------------
+
+#: A whole value that stands for a secret rather than being one: a variable or template
+#: reference, a placeholder, a mask, a literal.
+_PLACEHOLDER = re.compile(
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}?|\$\(.*\)|%\(?[A-Za-z_]*\)?s|\{\{?[^{}]*\}?\}|<[^<>]*>"
+    r"|\[[^\[\]]*\]|[*xX.•]+"
+    r"|(?i:true|false|null|none|nil|undefined|str|string|bytes|int|required|optional|yes|no|on|off|redacted|hidden)",
+    re.DOTALL)
+#: Code where a bare value stands: a dotted reference (``settings.api_key``), a call (``getpass()``), an index
+#: (``os.environ["X"]``). Quoted, the same characters are data.
+_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Za-z_][A-Za-z0-9_.]*[(\[].*", re.DOTALL)
+#: Where a bare value (no quotes) ends inside it: the next query parameter (``&name=``) or
+#: connection-string field (``;Name=``).
+_FIELD_CUT = re.compile(r"[&;](?=[A-Za-z_][A-Za-z0-9_ .-]{0,40}=)")
+#: Closing punctuation that ends a bare value in prose or code (``password=x1234,`` ``(token=abcd)``).
+_TRAILING = ",;)]}>.'\"`"
+_MIN_VALUE = 4
+
+
+#: A value: double-quoted (JSON escapes: it ends at the first unescaped quote), single-quoted, or
+#: bare (up to whitespace or a quote; :func:`_value_span` cuts it further). It is read apart from
+#: the name, and only after the name is found secret: so a value that is not a secret
+#: (``https://…`` after ``url=``) is still scanned for the candidates inside it, and a name that
+#: is not secret costs nothing more. Values are bounded, so one candidate costs at most that much.
+MAX_QUOTED = 1024
+MAX_BARE = 256
+_VALUE = re.compile(r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'"
+                    # A quoted value inside a JSON string (a tool call's input): \"…\", its own escapes \\x.
+                    r"|\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,%d})\\\"|(?P<bare>[^\s\"'`]{1,%d})"
+                    % (MAX_QUOTED, MAX_QUOTED, MAX_QUOTED, MAX_BARE))
+_VALUE_CHAR = re.compile(r"[^\s\"'`]")
+#: A JSON escape ends a bare value too: in a tool call's JSON input, ``password=x\n…`` or ``…=x\"``.
+_JSON_ESCAPE = re.compile(r'\\[nrtbfu"\\/]')
+
+
+def _value_span(text: str, at: int) -> Span | None:
+    """The secret part of the value that starts at ``text[at]``; None when there is none or it is not a secret."""
+    v = _VALUE.match(text, at)
+    if v is None:
+        return None
+    for group in ("dq", "sq", "eq"):
+        if v.group(group) is not None:
+            value = v.group(group)
+            if len(value) < _MIN_VALUE or _PLACEHOLDER.fullmatch(value) or value.startswith("[REDACTED:"):
+                return None
+            return v.span(group)
+    value = v.group("bare")
+    start, end = v.span("bare")
+    if len(value) == MAX_BARE and _VALUE_CHAR.match(text, end):
+        return None  # longer than any secret written bare: data, not a password
+    for ends in (_JSON_ESCAPE, _FIELD_CUT):
+        cut = ends.search(value)
+        if cut is not None:
+            value = value[: cut.start()]
+    value = value.rstrip(_TRAILING)
+    if len(value) < _MIN_VALUE or value[0] in "$-{<([`%=" or _PLACEHOLDER.fullmatch(value) or _CODE.fullmatch(value):
+        return None
+    return start, start + len(value)
+
+
+def _assignment(m: re.Match[str]) -> list[Span]:
+    key = m.group("key")
+    if not secret_name(key):
+        return []
+    span = _value_span(m.string, m.end())
+    if span is None:
+        return []
+    if key.lower() in ("pwd", "pass") and m.string[span[0]] in "/~.":
+        return []  # the shell's PWD=/home/dev, a path: not a password
+    return [span]
+
+
+def _flag(m: re.Match[str]) -> list[Span]:
+    if not secret_name(m.group("key")):
+        return []
+    span = _value_span(m.string, m.end())
+    return [span] if span is not None else []
+
+
+#: In a mysql/mariadb command, ``-pSECRET`` (no space: with one, mysql prompts) ; in sshpass, ``-p SECRET``;
+#: in curl, the password of ``-u user:pass`` / ``--user user:pass``.
+_MYSQL_P = re.compile(r"(?<!\S)-p(?P<v>[^\s'\"\\]+|'[^']*'|\"[^\"]*\")")
+_SSHPASS_P = re.compile(r"(?<!\S)-p\s*(?P<v>[^\s'\"\\-][^\s'\"\\]*|'[^']*'|\"[^\"]*\")")
+_CURL_U = re.compile(r"(?<!\S)(?:-u|--user|--proxy-user|-U)(?:\s+|=)?(?P<q>['\"]?)[^\s:'\"]*:(?P<v>[^\s'\"\\]+)")
+
+
+def _command(m: re.Match[str]) -> list[Span]:
+    tool = m.group("tool").lower()
+    args, base = m.group("args"), m.start("args")
+    out: list[Span] = []
+    finder = _CURL_U if tool == "curl" else _SSHPASS_P if tool == "sshpass" else _MYSQL_P
+    for a in finder.finditer(args):
+        start, end = a.span("v")
+        value = a.group("v")
+        if value[:1] in "'\"":
+            start, end = start + 1, end - 1
+            value = value[1:-1]
+        if len(value) >= 1 and not value.startswith(("$", "[REDACTED:")):
+            out.append((base + start, base + end))
+    return out
+
+
+def _openai(m: re.Match[str]) -> list[Span]:
+    # Keys mix digits with both cases; words and branch names (``sk-feature-login-flow``) do not.
+    body = m.group("body")
+    if any(c.isdigit() for c in body) and any(c.isupper() for c in body) and any(c.islower() for c in body):
+        return [m.span()]
+    return []
+
+
+def _s(name: str, regex: str, spans: Callable[[re.Match[str]], list[Span]] | None = None, flags: int = 0) -> Shape:
+    return Shape(name, re.compile(regex, flags), spans)
+
+
+#: Order matters where shapes nest: the most specific first (an Anthropic key also starts ``sk-``;
+#: a key inside ``API_KEY=…`` is named by its provider, not as a ``password``).
+SHAPES: tuple[Shape, ...] = (
+    _s("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
                       r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    _p("anthropic-key", _B + r"sk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_-]{20,}" + _E),
-    _p("openai-key", _B + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" + _E),
-    _p("github-token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})" + _E),
-    _p("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    _p("slack-token", _B + r"xox[abposr]-[A-Za-z0-9-]{10,}" + _E),
-    _p("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
-    _p("google-api-key", _B + r"AIza[0-9A-Za-z_-]{35}" + _E),
-    _p("google-oauth-token", _B + r"ya29\.[0-9A-Za-z_-]{20,}" + _E),
-    _p("stripe-key", _B + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}" + _E),
-    _p("jwt", _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _E),
+    _s("anthropic-key", _B + r"sk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_-]{20,}" + _E),
+    _s("openai-key", _B + r"sk-(?P<body>[A-Za-z0-9_-]{20,})" + _E, _openai),
+    _s("github-token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})" + _E),
+    _s("gitlab-token", _B + r"gl(?:pat|ptt|dt|rt|cbt|ft|oas|soat)-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{9})?" + _E),
+    _s("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+    _s("slack-token", _B + r"(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}" + _E),
+    _s("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
+    _s("huggingface-token", _B + r"(?:hf_|api_org_)[A-Za-z0-9]{30,}" + _E),
+    _s("npm-token", _B + r"npm_[A-Za-z0-9]{36}" + _E),
+    _s("pypi-token", _B + r"pypi-AgE[A-Za-z0-9_-]{50,}" + _E),
+    _s("google-api-key", _B + r"AIza[0-9A-Za-z_-]{35}" + _E),
+    _s("google-oauth-token", _B + r"ya29\.[0-9A-Za-z_-]{20,}" + _E),
+    _s("azure-client-secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+    _s("stripe-key", _B + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,}" + _E + r"|" + _B + r"whsec_[0-9A-Za-z]{24,}" + _E),
+    _s("jwt", _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _E),
     # An Authorization header's credential (after its scheme), and a bare "Bearer <token>".
-    _p("authorization", r"(?i:(?<![A-Za-z0-9_-])authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot)\s+)?)"
-                        r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
-    _p("bearer-token", r"(?<![A-Za-z0-9_-])(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
-    # user:password@ in a URL.
-    _p("url-password", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\[\]]+:(?P<secret>[^\s/@]+)@"),
-    # --password VALUE on a command line.
-    _p("password-flag", r"(?<![A-Za-z0-9_-])--(?i:password|passwd|token|api-key|secret)(?:\s+|=)(?P<bare>" + _BARE + ")"),
-    # NAME=value, NAME: value, "name": "value" where the name says it is secret.
-    _p("password", r"(?<![A-Za-z0-9_.-])[\"']?(?P<key>[A-Za-z0-9_.-]{5,128})[\"']?\s*[:=]\s*"
-                   r"(?:\"(?P<dq>[^\"\n$`{}]{4,})\"|'(?P<sq>[^'\n$`{}]{4,})'|(?P<bare>(?i:" + _BARE + ")))",
-       key=_SECRET_NAME),
+    _s("authorization", r"(?i:(?<![A-Za-z0-9_-])(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+                        r"(?:(?:bearer|basic|token|bot|digest)\s+)?)(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
+    _s("bearer-token", r"(?<![A-Za-z0-9_-])(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
+    # scheme://user:password@host, and scheme://:password@host (redis).
+    _s("url-password", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\[\]]*:(?P<secret>[^\s/@]+)@"),
+    # A command whose arguments carry a password in its own syntax: mysql -pSECRET, sshpass -p SECRET,
+    # curl -u user:SECRET. The arguments run to the end of the command (a pipe, ;, &, a newline).
+    _s("command-password", r"(?<![A-Za-z0-9_/.-])(?P<tool>mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb"
+                           r"|mariadb-dump|sshpass|curl)(?![A-Za-z0-9_.-])(?P<args>[^\n|;&]*)", _command),
+    # --password VALUE, --db-password=VALUE, --client-secret 'VALUE', --api-key VALUE …
+    _s("password-flag", r"(?<![A-Za-z0-9_-])--(?P<key>[A-Za-z][A-Za-z0-9-]{1,60})(?:=|[ \t]+)", _flag),
+    # NAME=value, NAME: value, "name": "value", name => value, ?name=value, Name=value; (connection strings).
+    _s("password", r"(?<![A-Za-z0-9_.-])[\"']?(?P<key>[A-Za-z0-9_.-]{3,128})\\?[\"']?[ \t]*(?:=>|:=|[:=](?![=:]))[ \t]*",
+       _assignment),
 )
-
-_SECRET_GROUPS = ("secret", "dq", "sq", "bare")
 
 
 def redact(text: str, counts: Counter[str] | None = None) -> str:
-    """``text`` with every secret the patterns know replaced by ``[REDACTED:<name>]``; ``counts`` tallies them."""
+    """``text`` with every secret the shapes know replaced by ``[REDACTED:<shape>]``; ``counts`` tallies them."""
     if not text:
         return text
-    for pat in PATTERNS:
-        text = pat.regex.sub(_replacer(pat, counts), text)
+    for shape in SHAPES:
+        text = _apply(shape, text, counts)
     return text
 
 
-def _replacer(pat: Pattern, counts: Counter[str] | None) -> Callable[[re.Match[str]], str]:
-    name = pat.name
-    mark = f"[REDACTED:{name}]"
+def _apply(shape: Shape, text: str, counts: Counter[str] | None) -> str:
+    """``text`` with the secrets of one shape replaced: candidates found left to right, overlaps kept out."""
+    spans_of = shape.spans or _default_spans
+    spans: list[Span] = []
+    for m in shape.regex.finditer(text):
+        if spans and m.start() < spans[-1][1]:
+            continue  # inside a secret already taken
+        for start, end in spans_of(m):
+            if not spans or start >= spans[-1][1]:
+                spans.append((start, end))
+    if not spans:
+        return text
+    if counts is not None:
+        counts[shape.name] += len(spans)
+    mark = f"[REDACTED:{shape.name}]"
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        out += [text[pos:start], mark]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
-    def replace(m: re.Match[str]) -> str:
-        if pat.key is not None and not pat.key.fullmatch(m.group("key")):
-            return m.group(0)
-        for group in _SECRET_GROUPS:
-            if group in m.re.groupindex and m.group(group) is not None:
-                value = m.group(group)
-                if value.startswith("[REDACTED:"):  # an earlier, more specific pattern got it
-                    return m.group(0)
-                if counts is not None:
-                    counts[name] += 1
-                start, end = m.span(group)
-                base = m.start()
-                whole = m.group(0)
-                return whole[: start - base] + mark + whole[end - base:]
-        if counts is not None:
-            counts[name] += 1
-        return mark
 
-    return replace
+def _default_spans(m: re.Match[str]) -> list[Span]:
+    if "secret" in m.re.groupindex and m.group("secret") is not None:
+        if m.group("secret").startswith("[REDACTED:"):
+            return []
+        return [m.span("secret")]
+    return [m.span()]

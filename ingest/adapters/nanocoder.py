@@ -1,0 +1,193 @@
+"""The Nanocoder adapter: ``<data dir>/sessions/<uuid>.json`` (observed, 1.30.0) to Sessions and Events.
+
+Owns what Voyager knows about Nanocoder's saved sessions. The interactive UI autosaves
+one JSON document a session, ``{id, title, createdAt, lastAccessedAt, messageCount,
+provider, model, workingDirectory, messages}``, rewritten whole as the chat goes on (read
+whole again; ``reread_delta`` keeps an added turn at the cost of what it adds).
+``sessions/sessions.json`` repeats the same metadata without the messages: never read.
+
+``messages`` are in the OpenAI chat shape: ``user`` (what a person typed), ``assistant``
+(``content``, ``reasoning`` as a string, ``tool_calls`` whose ``function.arguments`` is an
+object, or JSON text; ``execute_bash``: the command), ``tool`` (``tool_call_id``, ``name``;
+the exit code only as the text's first line ``EXIT_CODE: n``, which becomes the event's
+exit code) and ``system`` (meta).
+
+The title is the **latest** prompt cut with ``...``: it moves on with every turn, so it is
+marked as a prompt-made title (``title_source: prompt``) and never indexed as a title of
+its own; a title that is no prompt's beginning is kept as the agent's. Messages carry no
+time: the session runs from ``createdAt`` to ``lastAccessedAt``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from voyager_sessions import paths
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    as_dict,
+    epoch,
+    index_without_sessions,
+    join_text,
+    list_or_empty,
+    reread_delta,
+    resume_in,
+    str_or_none,
+    tool_call_text,
+)
+from voyager_sessions.ingest.adapters.base import Cursor, Evidence, Item, Notice, Source
+from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.model import Event, Session, TitleSource, session_id
+
+PROVIDER = "nanocoder"
+LABEL = "Nanocoder"
+INDEX = "sessions.json"
+
+#: Tools whose ``command`` argument is a shell command.
+SHELL_TOOLS = frozenset({"execute_bash", "bash", "shell"})
+#: How Nanocoder's shell tool reports the exit status: the first line of its output.
+_EXIT = re.compile(r"\AEXIT_CODE:[ \t]*(-?\d{1,10})[ \t]*(?:\r?\n|\Z)")
+
+
+def sessions_dirs(env: Mapping[str, str]) -> list[Path]:
+    """``$VOYAGER_NANOCODER_HOME``, ``$NANOCODER_DATA_DIR``, ``$XDG_DATA_HOME/nanocoder``, ``~/.local/share/nanocoder``
+    (and macOS's ``~/Library/Application Support/nanocoder``), each with ``sessions/`` below it."""
+    found: dict[str, Path] = {}
+    for home in ("nanocoder", "nanocoder.mac"):
+        base = paths.agent_home(home, env)
+        if base is not None:
+            found.setdefault(os.path.normpath(str(base)), base / "sessions")
+    return list(found.values())
+
+
+def resume_command(cwd: str | None, native_id: str) -> str:
+    """``nanocoder --resume <id>``, in the session's working directory."""
+    return resume_in(cwd, "nanocoder", "--resume", native_id)
+
+
+def split_exit(text: str) -> tuple[str, int | None]:
+    """The output without its ``EXIT_CODE: n`` line, and n (None when the text states none)."""
+    m = _EXIT.match(text)
+    if m is None:
+        return text, None
+    return text[m.end():], int(m.group(1))
+
+
+def title_source(title: str, prompts: list[str]) -> TitleSource | None:
+    """``prompt`` when ``title`` is one of the prompts cut short (Nanocoder's own titles), else None."""
+    head = " ".join(title.split())
+    head = head[:-3] if head.endswith("...") else head.rstrip("…")
+    head = head.strip()
+    if not head:
+        return None
+    return "prompt" if any(" ".join(p.split()).startswith(head) for p in prompts) else None
+
+
+class _SessionRead:
+    """One read of one session file."""
+
+    def __init__(self, source: Source, cursor: Cursor | None) -> None:
+        self.path = Path(source.path)
+        self.before = cursor.state.get("delta") if cursor is not None else None
+        self.unknown = UnknownRecords(LABEL)
+        self.prompts: list[str] = []
+
+    def run(self) -> Iterator[Item]:
+        doc = read_json_object(self.path)
+        if isinstance(doc, Notice):
+            yield doc
+            return
+        messages = doc.get("messages")
+        if not isinstance(messages, list):
+            yield Notice(source=str(self.path), reason="no 'messages' list: not a Nanocoder session file; skipped",
+                         fatal=True)
+            return
+        native = str_or_none(doc.get("id")) or self.path.stem
+        sid = session_id(PROVIDER, native)
+        counter = EventCounter(sid, 0)
+        events: list[Event] = []
+        for message in messages:
+            if isinstance(message, dict):
+                events.extend(self._message(counter, message))
+            else:
+                self.unknown.saw(type(message).__name__)
+        cwd = str_or_none(doc.get("workingDirectory"))
+        title = str_or_none(doc.get("title"))
+        title = title.strip() if title and title.strip() else None
+        yield Session(
+            id=sid, provider=PROVIDER, native_id=native, title=title,
+            title_source=title_source(title, self.prompts) if title else None,
+            cwd=cwd, model=str_or_none(doc.get("model")),
+            started=epoch(doc.get("createdAt")), updated=epoch(doc.get("lastAccessedAt")),
+            resume=resume_command(cwd, native), source=str(self.path),
+        )
+        items, now = reread_delta(sid, events, self.before)
+        yield from items
+        if (notice := self.unknown.notice(str(self.path))) is not None:
+            yield notice
+        yield Cursor(offset=0, next_seq=0, tail_hash="", session=sid, state={"delta": now})
+
+    def _message(self, counter: EventCounter, message: dict[str, Any]) -> Iterator[Event]:
+        role = message.get("role")
+        content = message.get("content")
+        text = join_text(content) if isinstance(content, (str, list)) else ""
+        drafts: list[tuple[Any, ...]] = []
+        if role == "user":
+            self.prompts.append(text)
+            drafts.append(("user", "human", text, {}))
+        elif role == "assistant":
+            drafts.append(("reasoning", "agent", str_or_none(message.get("reasoning")), {}))
+            drafts.append(("assistant", "agent", text, {}))
+            for call in list_or_empty(message.get("tool_calls")):
+                if not isinstance(call, dict):
+                    continue
+                fn = as_dict(call.get("function"))
+                name = str_or_none(fn.get("name"))
+                drafts.append(("tool_call", "agent", tool_call_text(name, fn.get("arguments"), SHELL_TOOLS),
+                               {"tool": name, "call_id": str_or_none(call.get("id"))}))
+        elif role == "tool":
+            output, code = split_exit(text)
+            drafts.append(("tool_result", "tool", output,
+                           {"tool": str_or_none(message.get("name")), "call_id": str_or_none(message.get("tool_call_id")),
+                            "exit_code": code, "is_error": code is not None and code != 0}))
+        elif role == "system":
+            drafts.append(("meta", "provider", text, {}))
+        else:
+            self.unknown.saw(f"role:{role}")
+        for kind, origin, body, fields in drafts:
+            if isinstance(body, str) and (ev := counter.make(kind, origin, body, **fields)) is not None:
+                yield ev
+
+
+class NanocoderAdapter:
+    """Nanocoder's autosaved sessions under its data dir's ``sessions/``."""
+
+    name: ClassVar[str] = PROVIDER
+    label: ClassVar[str] = LABEL
+    evidence: ClassVar[Evidence] = "observed"
+    versions: ClassVar[tuple[str, ...]] = ("1.30.0",)
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        return sessions_dirs(env)
+
+    def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        for root in self.roots(env):
+            found = False
+            for item in walk_files(root, ".json", PROVIDER, append_only=False,
+                                   match=lambda name: name.endswith(".json") and name != INDEX):
+                found = found or isinstance(item, Source)
+                yield item
+            if not found:
+                yield from index_without_sessions(root / INDEX, LABEL)
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return _SessionRead(source, cursor).run()
+
+
+ADAPTER = NanocoderAdapter()
