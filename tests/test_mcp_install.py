@@ -14,17 +14,30 @@ from tests.conftest import run_subprocess, voyager_exe
 
 #: agent -> (config path under HOME, the keys down to the server list, a config the user already had)
 CASES = {
-    "claude": (".claude.json", ["mcpServers"],
-               '{\n  "numStartups": 12,\n  "projects": {"/home/x": {"allowedTools": []}},\n'
-               '  "mcpServers": {\n    "other": {"command": "other-mcp", "args": []}\n  },\n  "zzz": "последний"\n}\n'),
-    "gemini": (".gemini/settings.json", ["mcpServers"],
-               '{\n    "theme": "Default",\n    "security": {"auth": {"selectedType": "gemini-api-key"}}\n}\n'),
+    "claude": (
+        ".claude.json",
+        ["mcpServers"],
+        '{\n  "numStartups": 12,\n  "projects": {"/home/x": {"allowedTools": []}},\n'
+        '  "mcpServers": {\n    "other": {"command": "other-mcp", "args": []}\n  },\n  "zzz": "последний"\n}\n',
+    ),
+    "gemini": (
+        ".gemini/settings.json",
+        ["mcpServers"],
+        '{\n    "theme": "Default",\n    "security": {"auth": {"selectedType": "gemini-api-key"}}\n}\n',
+    ),
     "qwen": (".qwen/settings.json", ["mcpServers"], '{"mcpServers": {}, "model": {"name": "qwen3-coder"}}'),
-    "opencode": (".config/opencode/opencode.json", ["mcp"],
-                 '{\n  "$schema": "https://opencode.ai/config.json",\n  "model": "anthropic/claude-sonnet-4",\n'
-                 '  "mcp": {\n    "fs": {"type": "local", "command": ["fs-mcp"], "enabled": true}\n  }\n}\n'),
+    "opencode": (
+        ".config/opencode/opencode.json",
+        ["mcp"],
+        '{\n  "$schema": "https://opencode.ai/config.json",\n  "model": "anthropic/claude-sonnet-4",\n'
+        '  "mcp": {\n    "fs": {"type": "local", "command": ["fs-mcp"], "enabled": true}\n  }\n}\n',
+    ),
     "cursor": (".cursor/mcp.json", ["mcpServers"], '{"mcpServers":{"a":{"command":"a"}}}'),
-    "copilot": (".copilot/mcp-config.json", ["mcpServers"], '{\n\t"mcpServers": {\n\t\t"gh": {"type": "http", "url": "https://x"}\n\t}\n}'),
+    "copilot": (
+        ".copilot/mcp-config.json",
+        ["mcpServers"],
+        '{\n\t"mcpServers": {\n\t\t"gh": {"type": "http", "url": "https://x"}\n\t}\n}',
+    ),
     "windsurf": (".codeium/windsurf/mcp_config.json", ["mcpServers"], "{}\n"),
 }
 
@@ -32,8 +45,12 @@ CASES = {
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VOYAGER_", "XDG_")) and k not in (
-        "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "COPILOT_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("VOYAGER_", "XDG_"))
+        and k not in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "COPILOT_HOME")
+    }
     env["HOME"] = str(home)
     env.update(extra)
     return env
@@ -158,8 +175,11 @@ def test_codex_gets_a_required_table_and_the_rest_of_the_toml_is_untouched(tmp_p
         entry = doc["mcp_servers"]["voyager"]
         assert entry["command"] == _command()[0] and entry["args"] == _command()[1:]
         assert entry["required"] is True  # Codex otherwise gives an optional server ~1 s, then goes on without it
-        assert entry["env"] == {"VOYAGER_HOME": str(tmp_path / "xdg" / "voyager"), "CODEX_HOME": str(codex_home),
-                                "XDG_DATA_HOME": str(tmp_path / "xdg")}
+        assert entry["env"] == {
+            "VOYAGER_HOME": str(tmp_path / "xdg" / "voyager"),
+            "CODEX_HOME": str(codex_home),
+            "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        }
         assert doc["profiles"] == {"fast": {"model": "o4-mini"}} and doc["mcp_servers"]["github"]["command"] == "gh-mcp"
     # A changed install (another data dir) replaces our tables in place, nothing else.
     env["XDG_DATA_HOME"] = str(tmp_path / "other")
@@ -174,8 +194,10 @@ def test_codex_table_in_the_middle_is_replaced_where_it_stands(tmp_path):
     codex_home = tmp_path / "codex"
     codex_home.mkdir()
     path = codex_home / "config.toml"
-    mid = ('model = "o3"\n\n[mcp_servers.voyager]\ncommand = "voyager"\nargs = ["mcp"]\n\n'
-           '# keep me\n[profiles.a]\nmodel = "x"\n')
+    mid = (
+        'model = "o3"\n\n[mcp_servers.voyager]\ncommand = "voyager"\nargs = ["mcp"]\n\n'
+        '# keep me\n[profiles.a]\nmodel = "x"\n'
+    )
     path.write_text(mid)
     env = _env(tmp_path, CODEX_HOME=str(codex_home))
     assert run_subprocess("mcp", "install", "codex", env=env).returncode == 0

@@ -196,8 +196,11 @@ def status(ddir: DataDir, ref: str, resolver: Resolver = resolve) -> Any:
     from voyager_sessions.store.checkpoints import StatusResult
 
     resolved = resolver(ddir.root, ref)
-    return if_stored(ddir, lambda store: store.status(resolved.session_id),
-                     StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0))
+    return if_stored(
+        ddir,
+        lambda store: store.status(resolved.session_id),
+        StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0),
+    )
 
 
 def list_checkpoints(ddir: DataDir) -> Any:
@@ -212,8 +215,10 @@ def snapshots(ddir: DataDir, ref: str, resolver: Resolver = resolve) -> Any:
     from voyager_sessions.store.checkpoints import SnapshotList
 
     resolved = resolver(ddir.root, ref)
-    return SnapshotList(session_id=resolved.session_id,
-                        snapshots=if_stored(ddir, lambda store: store.snapshots(resolved.session_id), []))
+    return SnapshotList(
+        session_id=resolved.session_id,
+        snapshots=if_stored(ddir, lambda store: store.snapshots(resolved.session_id), []),
+    )
 
 
 def restore(ddir: DataDir, ref: str, name: str | None = None, resolver: Resolver = resolve) -> Any:

@@ -43,20 +43,33 @@ class Agent:
     doc: str  # where the format is documented, for the README and --print
 
 
-AGENTS: dict[str, Agent] = {a.name: a for a in (
-    Agent("claude", "Claude Code", "json", "~/.claude.json mcpServers (user scope; CLAUDE_CONFIG_DIR moves it)"),
-    Agent("codex", "Codex", "toml", "~/.codex/config.toml [mcp_servers.voyager] (CODEX_HOME moves it)"),
-    Agent("gemini", "Gemini CLI", "json", "~/.gemini/settings.json mcpServers (GEMINI_CLI_HOME moves it)"),
-    Agent("qwen", "Qwen Code", "json", "~/.qwen/settings.json mcpServers"),
-    Agent("opencode", "OpenCode", "json",
-          "~/.config/opencode/opencode.json mcp (1.x) or mcp.servers (2.x); XDG_CONFIG_HOME moves it"),
-    Agent("cursor", "Cursor", "json", "~/.cursor/mcp.json mcpServers"),
-    Agent("copilot", "Copilot CLI", "json", "~/.copilot/mcp-config.json mcpServers (COPILOT_HOME moves it)"),
-    Agent("windsurf", "Windsurf", "json", "~/.codeium/windsurf/mcp_config.json mcpServers"),
-)}
+AGENTS: dict[str, Agent] = {
+    a.name: a
+    for a in (
+        Agent("claude", "Claude Code", "json", "~/.claude.json mcpServers (user scope; CLAUDE_CONFIG_DIR moves it)"),
+        Agent("codex", "Codex", "toml", "~/.codex/config.toml [mcp_servers.voyager] (CODEX_HOME moves it)"),
+        Agent("gemini", "Gemini CLI", "json", "~/.gemini/settings.json mcpServers (GEMINI_CLI_HOME moves it)"),
+        Agent("qwen", "Qwen Code", "json", "~/.qwen/settings.json mcpServers"),
+        Agent(
+            "opencode",
+            "OpenCode",
+            "json",
+            "~/.config/opencode/opencode.json mcp (1.x) or mcp.servers (2.x); XDG_CONFIG_HOME moves it",
+        ),
+        Agent("cursor", "Cursor", "json", "~/.cursor/mcp.json mcpServers"),
+        Agent("copilot", "Copilot CLI", "json", "~/.copilot/mcp-config.json mcpServers (COPILOT_HOME moves it)"),
+        Agent("windsurf", "Windsurf", "json", "~/.codeium/windsurf/mcp_config.json mcpServers"),
+    )
+}
 
-ALIASES = {"claude-code": "claude", "gemini-cli": "gemini", "qwen-code": "qwen", "copilot-cli": "copilot",
-           "cursor-agent": "cursor", "codex-cli": "codex"}
+ALIASES = {
+    "claude-code": "claude",
+    "gemini-cli": "gemini",
+    "qwen-code": "qwen",
+    "copilot-cli": "copilot",
+    "cursor-agent": "cursor",
+    "codex-cli": "codex",
+}
 
 
 def agent(name: str) -> Agent:
@@ -105,7 +118,7 @@ def config_path(a: Agent, environ: Mapping[str, str]) -> Path:
     h = home(environ)
     e = environ.get
     if a.name == "claude":
-        return Path(e("CLAUDE_CONFIG_DIR")) / ".claude.json" if e("CLAUDE_CONFIG_DIR") else h / ".claude.json"
+        return Path(e("CLAUDE_CONFIG_DIR") or h) / ".claude.json"
     if a.name == "codex":
         return Path(e("CODEX_HOME") or h / ".codex") / "config.toml"
     if a.name == "gemini":
@@ -173,8 +186,10 @@ def plan_install(name: str, environ: Mapping[str, str], argv0: str | None = None
         return Plan(path, old, toml_set(old or "", block), block)
     keys = [*container(a, old), SERVER_NAME]
     if old is None and a.name == "opencode" and path.with_suffix(".jsonc").exists():
-        raise UserError(f"{path.with_suffix('.jsonc')} has comments Voyager will not rewrite: add "
-                        f'"mcp": {{"voyager": {json.dumps(value, ensure_ascii=False)}}} to it by hand')
+        raise UserError(
+            f"{path.with_suffix('.jsonc')} has comments Voyager will not rewrite: add "
+            f'"mcp": {{"voyager": {json.dumps(value, ensure_ascii=False)}}} to it by hand'
+        )
     return Plan(path, old, json_set(old, keys, value), json.dumps({SERVER_NAME: value}, indent=2, ensure_ascii=False))
 
 
@@ -301,13 +316,13 @@ def json_set(text: str | None, keys: list[str], value: Any) -> str:
         members, close = _object(text, pos)
         found = next((m for m in members if m.key == key), None)
         rest: Any = value
-        for k in reversed(keys[depth + 1:]):
+        for k in reversed(keys[depth + 1 :]):
             rest = {k: rest}
         if found is None:
             return _insert(text, pos, members, close, key, rest)
         if depth == len(keys) - 1 or text[found.value_start] != "{":
             indent = None if _one_line(text) else _indent_of(text, found.start)
-            return text[:found.value_start] + _dump(rest, indent) + text[found.value_end:]
+            return text[: found.value_start] + _dump(rest, indent) + text[found.value_end :]
         pos = found.value_start
     raise AssertionError("unreachable")
 
@@ -320,18 +335,18 @@ def _insert(text: str, open_pos: int, members: list[_Member], close: int, key: s
     if _one_line(text):
         piece = f"{json.dumps(key)}: {_dump(value, None)}"
         if members:
-            return text[:members[-1].value_end] + ", " + piece + text[members[-1].value_end:]
-        return text[:open_pos] + "{" + piece + "}" + text[close + 1:]
+            return text[: members[-1].value_end] + ", " + piece + text[members[-1].value_end :]
+        return text[:open_pos] + "{" + piece + "}" + text[close + 1 :]
     if members:
         last = members[-1]
         indent = _indent_of(text, last.start)
-        sep = ",\n" + indent if "\n" in text[open_pos:last.start] else ", "
+        sep = ",\n" + indent if "\n" in text[open_pos : last.start] else ", "
         piece = f"{sep}{json.dumps(key)}: {_dump(value, indent)}"
-        return text[:last.value_end] + piece + text[last.value_end:]
+        return text[: last.value_end] + piece + text[last.value_end :]
     outer = _indent_of(text, open_pos)
     inner = outer + "  "
     body = f"{{\n{inner}{json.dumps(key)}: {_dump(value, inner)}\n{outer}}}"
-    return text[:open_pos] + body + text[close + 1:]
+    return text[:open_pos] + body + text[close + 1 :]
 
 
 def json_remove(text: str, keys: list[str]) -> str:
@@ -351,10 +366,10 @@ def json_remove(text: str, keys: list[str]) -> str:
             pos = m.value_start
             continue
         if len(members) == 1:  # the list is empty again: written as an empty list is, `{}`
-            return text[:pos] + "{}" + text[close + 1:]
+            return text[:pos] + "{}" + text[close + 1 :]
         if idx == 0:  # drop through the next member's start
-            return text[:m.start] + text[members[1].start:]
-        return text[:members[idx - 1].value_end] + text[m.value_end:]
+            return text[: m.start] + text[members[1].start :]
+        return text[: members[idx - 1].value_end] + text[m.value_end :]
     return text
 
 
@@ -377,11 +392,13 @@ def _toml_str(value: str) -> str:
 
 
 def toml_block(value: dict[str, Any]) -> str:
-    lines = [f"[mcp_servers.{SERVER_NAME}]",
-             f"command = {_toml_str(value['command'])}",
-             "args = [" + ", ".join(_toml_str(a) for a in value["args"]) + "]",
-             # Codex gives an optional server about a second to start, then goes on without its tools.
-             "required = true"]
+    lines = [
+        f"[mcp_servers.{SERVER_NAME}]",
+        f"command = {_toml_str(value['command'])}",
+        "args = [" + ", ".join(_toml_str(a) for a in value["args"]) + "]",
+        # Codex gives an optional server about a second to start, then goes on without its tools.
+        "required = true",
+    ]
     lines += ["", f"[mcp_servers.{SERVER_NAME}.env]"]
     lines += [f"{k} = {_toml_str(v)}" for k, v in value["env"].items()]
     return "\n".join(lines) + "\n"
@@ -432,8 +449,10 @@ def _check_no_inline(lines: list[str]) -> None:
             continue
         key = line.split("=", 1)[0].strip().strip('"') if "=" in line else ""
         if (table == "mcp_servers" and key == SERVER_NAME) or (table == "" and key.startswith("mcp_servers")):
-            raise UserError("config.toml defines mcp_servers outside of tables; edit it by hand "
-                            "(`voyager mcp install codex --print` shows the entry)")
+            raise UserError(
+                "config.toml defines mcp_servers outside of tables; edit it by hand "
+                "(`voyager mcp install codex --print` shows the entry)"
+            )
 
 
 def toml_set(text: str, block: str) -> str:
@@ -445,7 +464,7 @@ def toml_set(text: str, block: str) -> str:
             return block
         sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
         return text + sep + block
-    out = lines[:spans[0][0]] + [block]
+    out = lines[: spans[0][0]] + [block]
     prev = spans[0][1]
     for s, e in spans[1:]:  # a duplicate of ours further down goes: the file then names one server once
         out += lines[prev:s]

@@ -31,16 +31,23 @@ TARGET_INIT_MS = 300.0
 OLD_INIT_MS = 600.0
 
 SOURCES = 200
-_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
 
 
 def mcp_start(ctx: Context) -> ScenarioResult:
     from voyager_sessions.scan import scan
 
     reps = 10 if ctx.quick else 30
-    res = ScenarioResult(name="mcp_start", description=f"`voyager mcp` started as an agent starts it, {reps} times: "
-                         f"time to answer initialize, and to answer a first search ({SOURCES} sources)")
+    res = ScenarioResult(
+        name="mcp_start",
+        description=f"`voyager mcp` started as an agent starts it, {reps} times: "
+        f"time to answer initialize, and to answer a first search ({SOURCES} sources)",
+    )
     homes = ProviderHomes.under(ctx.dir("mcp") / "homes")
     corpus.write_tiny_sources(SOURCES, homes.claude_projects, Path(homes.codex))
     data_dir = ctx.dir("mcp") / "data"
@@ -54,8 +61,7 @@ def mcp_start(ctx: Context) -> ScenarioResult:
     init_ok = search_ok = True
     for i in range(reps + 1):  # the first run is unmeasured: it writes the bytecode cache
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert proc.stdin is not None and proc.stdout is not None
         try:
             _send(proc, _INIT)
@@ -63,8 +69,15 @@ def mcp_start(ctx: Context) -> ScenarioResult:
             t_init = time.perf_counter() - t0
             init_ok = init_ok and answer.get("result", {}).get("serverInfo", {}).get("name") == "voyager"
             _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                         "params": {"name": "search", "arguments": {"query": f"session:{needle}", "limit": 5}}})
+            _send(
+                proc,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "search", "arguments": {"query": f"session:{needle}", "limit": 5}},
+                },
+            )
             found = json.loads(proc.stdout.readline())
             t_first = time.perf_counter() - t0
             hits = found.get("result", {}).get("structuredContent", {}).get("hits", [])
@@ -77,24 +90,35 @@ def mcp_start(ctx: Context) -> ScenarioResult:
             inits.append(t_init)
             firsts.append(t_first)
 
-    res.checks += [Check(name="initialize answered by voyager", ok=init_ok),
-                   Check(name="first search found the named session, and only it", ok=search_ok)]
+    res.checks += [
+        Check(name="initialize answered by voyager", ok=init_ok),
+        Check(name="first search found the named session, and only it", ok=search_ok),
+    ]
     p50 = statistics.median(inits)
     res.metrics += [
-        Metric(name="time to initialize, p50", value=ms(p50), unit="ms", target=Target(op="<=", value=TARGET_INIT_MS),
-               reference=Reference(label="before", value=OLD_INIT_MS,
-                                   note="issue #23: the MCP-SDK server, idle 2-core machine"),
-               ratio=round(ms(p50) / OLD_INIT_MS, 3)),
+        Metric(
+            name="time to initialize, p50",
+            value=ms(p50),
+            unit="ms",
+            target=Target(op="<=", value=TARGET_INIT_MS),
+            reference=Reference(
+                label="before", value=OLD_INIT_MS, note="issue #23: the MCP-SDK server, idle 2-core machine"
+            ),
+            ratio=round(ms(p50) / OLD_INIT_MS, 3),
+        ),
         Metric(name="time to initialize, p95", value=ms(percentile(inits, 95)), unit="ms"),
-        Metric(name="time to first search, p50", value=ms(statistics.median(firsts)), unit="ms",
-               group=f"{SOURCES} sources"),
-        Metric(name="time to first search, p95", value=ms(percentile(firsts, 95)), unit="ms",
-               group=f"{SOURCES} sources"),
+        Metric(
+            name="time to first search, p50", value=ms(statistics.median(firsts)), unit="ms", group=f"{SOURCES} sources"
+        ),
+        Metric(
+            name="time to first search, p95", value=ms(percentile(firsts, 95)), unit="ms", group=f"{SOURCES} sources"
+        ),
     ]
     sdk = None if ctx.quick else _sdk_import(env, reps=5)  # seconds a run: not for --quick
     if sdk is not None:
-        res.metrics.append(Metric(name="importing the MCP SDK alone (the old server's floor), p50", value=ms(sdk),
-                                  unit="ms"))
+        res.metrics.append(
+            Metric(name="importing the MCP SDK alone (the old server's floor), p50", value=ms(sdk), unit="ms")
+        )
     else:
         res.notes.append("the MCP SDK's import time is measured in full runs, when the SDK is installed")
     return res

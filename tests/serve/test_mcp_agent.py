@@ -48,8 +48,13 @@ def _npm_bin(package: str, version: str, name: str) -> Path:
     if not exe.exists():
         prefix.mkdir(parents=True, exist_ok=True)
         try:
-            proc = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                                   f"{package}@{version}"], capture_output=True, text=True, timeout=600, check=False)
+            proc = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), f"{package}@{version}"],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             pytest.skip(f"npm install {package} timed out: the npm registry is unreachable or slow")
         if proc.returncode != 0 or not exe.exists():
@@ -124,8 +129,12 @@ class ScriptedGemini:
         search = next((n for n in tools if n == "search" or n.endswith("search") and "voyager" in n), None)
         if tools:
             self.offered = tools
-        responses = [p["functionResponse"] for c in body.get("contents") or [] for p in c.get("parts") or []
-                     if isinstance(p, dict) and "functionResponse" in p]
+        responses = [
+            p["functionResponse"]
+            for c in body.get("contents") or []
+            for p in c.get("parts") or []
+            if isinstance(p, dict) and "functionResponse" in p
+        ]
         if responses:
             self.function_responses.extend(responses)
             return _candidate([{"text": "Found it."}])
@@ -136,8 +145,10 @@ class ScriptedGemini:
 
 
 def _candidate(parts: list[dict]) -> dict:
-    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+    }
 
 
 @pytest.mark.slow
@@ -148,9 +159,11 @@ def test_gemini_cli_finds_a_planted_session_through_voyager_mcp(tmp_path):
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     # The user's own settings: nothing may reach the network (no update check, no usage statistics).
-    before = ('{\n  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},\n'
-              '  "privacy": {"usageStatisticsEnabled": false},\n  "telemetry": {"enabled": false},\n'
-              '  "security": {"auth": {"selectedType": "gemini-api-key"}}\n}\n')
+    before = (
+        '{\n  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},\n'
+        '  "privacy": {"usageStatisticsEnabled": false},\n  "telemetry": {"enabled": false},\n'
+        '  "security": {"auth": {"selectedType": "gemini-api-key"}}\n}\n'
+    )
     settings.write_text(before)
     installed = cli(env, "mcp", "install", "gemini")
     assert installed.code == 0, installed.err
@@ -158,15 +171,37 @@ def test_gemini_cli_finds_a_planted_session_through_voyager_mcp(tmp_path):
 
     model = ScriptedGemini()
     try:
-        run_env = _agent_env(env, GEMINI_API_KEY="test-key", GOOGLE_GEMINI_BASE_URL=model.url,
-                             GEMINI_CLI_NO_RELAUNCH="true", GEMINI_CLI_TRUST_WORKSPACE="true")
+        run_env = _agent_env(
+            env,
+            GEMINI_API_KEY="test-key",
+            GOOGLE_GEMINI_BASE_URL=model.url,
+            GEMINI_CLI_NO_RELAUNCH="true",
+            GEMINI_CLI_TRUST_WORKSPACE="true",
+        )
         work = tmp_path / "proj"
         work.mkdir()
-        proc = subprocess.run([str(gemini), "--yolo", "--allowed-mcp-server-names", "voyager", "-m", "gemini-2.5-flash",
-                               "-p", "Which earlier session had the refused database connection? Use voyager."],
-                              cwd=work, env=run_env, capture_output=True, text=True, timeout=240, check=False)
-        detail = f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-3000:]}\n" \
-                 f"offered: {model.offered}\npaths: {[r['path'] for r in model.requests]}"
+        proc = subprocess.run(
+            [
+                str(gemini),
+                "--yolo",
+                "--allowed-mcp-server-names",
+                "voyager",
+                "-m",
+                "gemini-2.5-flash",
+                "-p",
+                "Which earlier session had the refused database connection? Use voyager.",
+            ],
+            cwd=work,
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        detail = (
+            f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-3000:]}\n"
+            f"offered: {model.offered}\npaths: {[r['path'] for r in model.requests]}"
+        )
         assert model.function_responses, detail
     finally:
         model.close()
@@ -198,13 +233,29 @@ class ScriptedResponses:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 item = script.reply(body)
-                events = [("response.created", {"type": "response.created", "response": {"id": "resp_1"}}),
-                          ("response.output_item.done",
-                           {"type": "response.output_item.done", "output_index": 0, "item": item}),
-                          ("response.completed", {"type": "response.completed", "response": {
-                              "id": "resp_1", "usage": {"input_tokens": 1, "input_tokens_details": None,
-                                                        "output_tokens": 1, "output_tokens_details": None,
-                                                        "total_tokens": 2}}})]
+                events = [
+                    ("response.created", {"type": "response.created", "response": {"id": "resp_1"}}),
+                    (
+                        "response.output_item.done",
+                        {"type": "response.output_item.done", "output_index": 0, "item": item},
+                    ),
+                    (
+                        "response.completed",
+                        {
+                            "type": "response.completed",
+                            "response": {
+                                "id": "resp_1",
+                                "usage": {
+                                    "input_tokens": 1,
+                                    "input_tokens_details": None,
+                                    "output_tokens": 1,
+                                    "output_tokens_details": None,
+                                    "total_tokens": 2,
+                                },
+                            },
+                        },
+                    ),
+                ]
                 data = "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode()
                 self._send("text/event-stream", data)
 
@@ -227,18 +278,27 @@ class ScriptedResponses:
         self.httpd.server_close()
 
     def reply(self, body: dict) -> dict:
-        outputs = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        outputs = [
+            i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"
+        ]
         if outputs:
-            self.outputs += [o["output"] if isinstance(o.get("output"), str) else json.dumps(o.get("output"))
-                             for o in outputs]
+            self.outputs += [
+                o["output"] if isinstance(o.get("output"), str) else json.dumps(o.get("output")) for o in outputs
+            ]
             return _message("Found it.")
         for tool in body.get("tools") or []:
             # Codex offers an MCP server's tools as one namespace, mcp__<server>, with its functions inside.
             inner = [t.get("name") for t in tool.get("tools") or []]
             self.offered += [f"{tool.get('name')}/{n}" for n in inner] or [str(tool.get("name") or tool.get("type"))]
             if tool.get("type") == "namespace" and tool.get("name") == "mcp__voyager" and "search" in inner:
-                return {"type": "function_call", "id": "fc_1", "namespace": "mcp__voyager", "name": "search",
-                        "arguments": json.dumps({"query": NEEDLE}), "call_id": "call_1"}
+                return {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "namespace": "mcp__voyager",
+                    "name": "search",
+                    "arguments": json.dumps({"query": NEEDLE}),
+                    "call_id": "call_1",
+                }
         return _message("Voyager's tools were not offered.")
 
 
@@ -255,27 +315,43 @@ def test_codex_exec_finds_a_planted_session_and_not_its_own(tmp_path):
     try:
         config = codex_home / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
-        before = ('model = "gpt-5-codex"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
-                  f'name = "scripted"\nbase_url = "{model.url}"\nenv_key = "SCRIPTED_API_KEY"\n'
-                  'wire_api = "responses"\n')
+        before = (
+            'model = "gpt-5-codex"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+            f'name = "scripted"\nbase_url = "{model.url}"\nenv_key = "SCRIPTED_API_KEY"\n'
+            'wire_api = "responses"\n'
+        )
         config.write_text(before)
         installed = cli(env, "mcp", "install", "codex")
         assert installed.code == 0, installed.err
         assert config.read_text().startswith(before)
         work = tmp_path / "proj"
         work.mkdir()
-        proc = subprocess.run([str(codex), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-                               "Which earlier session had the refused database connection? Use voyager."],
-                              cwd=work, env=_agent_env(env, SCRIPTED_API_KEY="test-key"), stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=240, check=False)
-        detail = f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-3000:]}\n" \
-                 f"offered: {model.offered}"
+        proc = subprocess.run(
+            [
+                str(codex),
+                "exec",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "Which earlier session had the refused database connection? Use voyager.",
+            ],
+            cwd=work,
+            env=_agent_env(env, SCRIPTED_API_KEY="test-key"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        detail = (
+            f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-3000:]}\n"
+            f"offered: {model.offered}"
+        )
         assert model.outputs, detail
     finally:
         model.close()
     # Codex wraps a tool's text ("Wall time: …\nOutput:\n<text>"): the document is the text after it.
     text = model.outputs[0]
-    doc = json.loads(text[text.index("{"):])
+    doc = json.loads(text[text.index("{") :])
     assert {h["session_id"] for h in doc["hits"]} == {f"codex:{CODEX_SID}"}, text[:3000]
     assert doc["query"] == NEEDLE
     own = [line.split(":", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("session id:")]

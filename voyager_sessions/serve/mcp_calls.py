@@ -60,24 +60,51 @@ class Calls:
         if not args.get("include_current") and not explicit:
             query = exclusion_query(query, current)
         params = {
-            "query": (query,), "limit": args.get("limit", 20), "offset": args.get("offset", 0),
-            "providers": tuple(_strings(args, "provider")), "kinds": tuple(_strings(args, "kind")),
-            "repo": args.get("repo"), "cwd": args.get("cwd"), "session": explicit, "since": args.get("since"),
-            "until": args.get("until"), "sort": args.get("sort", "relevance"), "by_session": args.get("sessions", False),
-            "context": args.get("context", 0), "as_json": True, "as_jsonl": False, "no_refresh": False,
-            "color": "never"}
+            "query": (query,),
+            "limit": args.get("limit", 20),
+            "offset": args.get("offset", 0),
+            "providers": tuple(_strings(args, "provider")),
+            "kinds": tuple(_strings(args, "kind")),
+            "repo": args.get("repo"),
+            "cwd": args.get("cwd"),
+            "session": explicit,
+            "since": args.get("since"),
+            "until": args.get("until"),
+            "sort": args.get("sort", "relevance"),
+            "by_session": args.get("sessions", False),
+            "context": args.get("context", 0),
+            "as_json": True,
+            "as_jsonl": False,
+            "no_refresh": False,
+            "color": "never",
+        }
         doc = self._read("search", params)
         if "query" in doc:
             doc["query"] = asked  # the document names what the agent asked, not our filter
         return doc
 
     def show(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self._read("show", {"session": args.get("session"), "around": args.get("around"),
-                                   "window": args.get("window", 10), "as_json": True, "color": "never"})
+        return self._read(
+            "show",
+            {
+                "session": args.get("session"),
+                "around": args.get("around"),
+                "window": args.get("window", 10),
+                "as_json": True,
+                "color": "never",
+            },
+        )
 
     def list_sessions(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self._read("list", {"provider": args.get("provider"), "limit": args.get("limit", 50),
-                                   "offset": args.get("offset", 0), "as_json": True})
+        return self._read(
+            "list",
+            {
+                "provider": args.get("provider"),
+                "limit": args.get("limit", 50),
+                "offset": args.get("offset", 0),
+                "as_json": True,
+            },
+        )
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -151,10 +178,20 @@ def _search(ddir: Any, p: dict[str, Any]) -> Any:
     except VoyagerError:
         if not ddir.has_index():
             raise
-    opts = SearchOptions(limit=p["limit"], offset=p["offset"], providers=list(p["providers"]),
-                         kinds=list(p["kinds"]), repo=p["repo"], cwd=p["cwd"], session=p["session"],
-                         since=p["since"], until=p["until"], sort=p["sort"], sessions=p["by_session"],
-                         context=p["context"])
+    opts = SearchOptions(
+        limit=p["limit"],
+        offset=p["offset"],
+        providers=list(p["providers"]),
+        kinds=list(p["kinds"]),
+        repo=p["repo"],
+        cwd=p["cwd"],
+        session=p["session"],
+        since=p["since"],
+        until=p["until"],
+        sort=p["sort"],
+        sessions=p["by_session"],
+        context=p["context"],
+    )
     with api.reader(ddir) as r:
         return r.search(text, opts)
 
@@ -180,8 +217,14 @@ def _strings(args: dict[str, Any], name: str) -> list[str]:
 # -- checkpoints -------------------------------------------------------------------------------
 
 #: Text fields a save replaces (an empty string clears one): tool argument -> CheckpointPatch field.
-_REPLACED = {"title": "title", "objective": "objective", "status": "status", "summary": "summary",
-             "plan": "current_plan", "notes": "notes"}
+_REPLACED = {
+    "title": "title",
+    "objective": "objective",
+    "status": "status",
+    "summary": "summary",
+    "plan": "current_plan",
+    "notes": "notes",
+}
 #: Lists a save appends to (skipping items already there): tool argument -> CheckpointPatch field.
 _APPENDED = {"done": "add_done", "next": "add_next", "blockers": "add_blockers", "files": "add_files"}
 #: The operations that change a checkpoint: an agent that says which session it is may change only its own.
@@ -225,12 +268,16 @@ def _session_for(op: str, args: dict[str, Any], current: str | None) -> str:
     named = _text(args, "session", "").strip()
     if current is None:
         if not named:
-            raise NoSession("this agent does not tell Voyager which session is calling: pass session "
-                            "(your session id; `search` or `list_sessions` shows ids)")
+            raise NoSession(
+                "this agent does not tell Voyager which session is calling: pass session "
+                "(your session id; `search` or `list_sessions` shows ids)"
+            )
         return named
     if named and op in _WRITES and not _same_session(named, current):
-        raise UserError(f"checkpoint {op} changes only the calling session ({current}); "
-                        f"read another with checkpoint_status or checkpoint_handoff")
+        raise UserError(
+            f"checkpoint {op} changes only the calling session ({current}); "
+            f"read another with checkpoint_status or checkpoint_handoff"
+        )
     return named or current
 
 

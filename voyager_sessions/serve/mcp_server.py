@@ -39,7 +39,7 @@ MAX_MESSAGE_BYTES = 4 << 20
 INSTRUCTIONS = (
     "Voyager indexes the session histories of the coding agents on this machine (Claude Code, Codex, OpenCode, "
     "Gemini CLI, Qwen Code, Cursor …): every prompt, reply, reasoning step, tool call and tool output. Use it to "
-    "answer \"what did we decide about X\", \"where did we fix Y\", \"what was the command that …\": `search` "
+    'answer "what did we decide about X", "where did we fix Y", "what was the command that …": `search` '
     "finds it (your own current session is left out), `show` with a hit's session_id and seq as `around` reads "
     "the conversation around it, `list_sessions` lists recent sessions."
 )
@@ -75,89 +75,167 @@ _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string"}}
 
 TOOLS: list[dict[str, Any]] = [
-    {"name": "search", "title": "Search past agent sessions", "description": SEARCH_DESCRIPTION,
-     "inputSchema": {"type": "object", "properties": {
-         "query": {"type": "string", "description": "words, \"phrases\" and filters (see the description)"},
-         "provider": {**_STRS, "description": "only these agents (claude, codex, gemini, opencode …)"},
-         "kind": {**_STRS, "description": "only these event kinds"},
-         "repo": {**_STR, "description": "only sessions in a repository whose name contains this"},
-         "cwd": {**_STR, "description": "only sessions whose working directory contains this"},
-         "session": {**_STR, "description": "only this session (id or prefix)"},
-         "since": {**_STR, "description": "7d, 2h, 2026-11-01 …"},
-         "until": _STR,
-         "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 20},
-         "offset": {"type": "integer", "minimum": 0, "default": 0},
-         "sort": {"type": "string", "enum": ["relevance", "recent"], "default": "relevance"},
-         "sessions": {"type": "boolean", "default": False, "description": "one row per session"},
-         "context": {"type": "integer", "minimum": 0, "default": 0, "description": "events around each hit"},
-         "include_current": {"type": "boolean", "default": False,
-                             "description": "also search the session this call comes from"}}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
-    {"name": "show", "title": "Read a past agent session", "description": SHOW_DESCRIPTION,
-     "inputSchema": {"type": "object", "required": ["session"], "properties": {
-         "session": {**_STR, "description": "a session_id (or a unique prefix)"},
-         "around": {"type": "integer", "minimum": 0, "description": "a hit's seq"},
-         "window": {"type": "integer", "minimum": 0, "default": 10}}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
-    {"name": "list_sessions", "title": "List recent agent sessions", "description": LIST_DESCRIPTION,
-     "inputSchema": {"type": "object", "properties": {
-         "provider": _STR,
-         "limit": {"type": "integer", "minimum": 1, "default": 50},
-         "offset": {"type": "integer", "minimum": 0, "default": 0}}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+    {
+        "name": "search",
+        "title": "Search past agent sessions",
+        "description": SEARCH_DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": 'words, "phrases" and filters (see the description)'},
+                "provider": {**_STRS, "description": "only these agents (claude, codex, gemini, opencode …)"},
+                "kind": {**_STRS, "description": "only these event kinds"},
+                "repo": {**_STR, "description": "only sessions in a repository whose name contains this"},
+                "cwd": {**_STR, "description": "only sessions whose working directory contains this"},
+                "session": {**_STR, "description": "only this session (id or prefix)"},
+                "since": {**_STR, "description": "7d, 2h, 2026-11-01 …"},
+                "until": _STR,
+                "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 20},
+                "offset": {"type": "integer", "minimum": 0, "default": 0},
+                "sort": {"type": "string", "enum": ["relevance", "recent"], "default": "relevance"},
+                "sessions": {"type": "boolean", "default": False, "description": "one row per session"},
+                "context": {"type": "integer", "minimum": 0, "default": 0, "description": "events around each hit"},
+                "include_current": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "also search the session this call comes from",
+                },
+            },
+        },
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "show",
+        "title": "Read a past agent session",
+        "description": SHOW_DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "required": ["session"],
+            "properties": {
+                "session": {**_STR, "description": "a session_id (or a unique prefix)"},
+                "around": {"type": "integer", "minimum": 0, "description": "a hit's seq"},
+                "window": {"type": "integer", "minimum": 0, "default": 10},
+            },
+        },
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "list_sessions",
+        "title": "List recent agent sessions",
+        "description": LIST_DESCRIPTION,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "provider": _STR,
+                "limit": {"type": "integer", "minimum": 1, "default": 50},
+                "offset": {"type": "integer", "minimum": 0, "default": 0},
+            },
+        },
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
 ]
 
-_SESSION_ARG = {"session": {**_STR, "description": "the session to act on; leave it out when your agent tells "
-                                                   "Voyager which session is calling (Claude Code, Codex, OpenCode)"}}
+_SESSION_ARG = {
+    "session": {
+        **_STR,
+        "description": "the session to act on; leave it out when your agent tells "
+        "Voyager which session is calling (Claude Code, Codex, OpenCode)",
+    }
+}
 
-CHECKPOINT_INTRO = ("Checkpoints keep a task's state for whoever continues it (you after a context reset, "
-                    "another agent, a person): objective, status, plan, steps done and next, blockers, files, "
-                    "notes. Every change is kept as a snapshot. ")
+CHECKPOINT_INTRO = (
+    "Checkpoints keep a task's state for whoever continues it (you after a context reset, "
+    "another agent, a person): objective, status, plan, steps done and next, blockers, files, "
+    "notes. Every change is kept as a snapshot. "
+)
 
 #: tool name -> the checkpoint operation it runs (voyager_sessions.checkpoint_api).
-CHECKPOINT_TOOLS = {"checkpoint_save": "save", "checkpoint_status": "status", "checkpoint_list": "list",
-                    "checkpoint_snapshots": "snapshots", "checkpoint_restore": "restore", "checkpoint_undo": "undo",
-                    "checkpoint_handoff": "handoff"}
+CHECKPOINT_TOOLS = {
+    "checkpoint_save": "save",
+    "checkpoint_status": "status",
+    "checkpoint_list": "list",
+    "checkpoint_snapshots": "snapshots",
+    "checkpoint_restore": "restore",
+    "checkpoint_undo": "undo",
+    "checkpoint_handoff": "handoff",
+}
 
 TOOLS += [
-    {"name": "checkpoint_save", "title": "Save task state",
-     "description": CHECKPOINT_INTRO + "Merge changes into this session's checkpoint: given text fields replace "
-                    "(an empty string clears one), done/next/blockers/files append (a step added to done leaves "
-                    "next). Save after each meaningful step; a save that changes nothing writes nothing.",
-     "inputSchema": {"type": "object", "properties": {
-         **_SESSION_ARG, "title": _STR, "objective": _STR, "status": {**_STR, "description": "e.g. in progress"},
-         "summary": _STR, "plan": _STR, "notes": _STR, "done": _STRS, "next": _STRS, "blockers": _STRS,
-         "files": _STRS}},
-     "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
-                     "openWorldHint": False}},
-    {"name": "checkpoint_status", "title": "Read task state",
-     "description": CHECKPOINT_INTRO + "This session's checkpoint (or another's, by session) and how many snapshots "
-                    "it keeps; checkpoint is null when there is none.",
-     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
-    {"name": "checkpoint_list", "title": "List checkpoints",
-     "description": "Sessions that have a checkpoint, most recently updated first (title, status, project).",
-     "inputSchema": {"type": "object", "properties": {}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
-    {"name": "checkpoint_snapshots", "title": "List task-state snapshots",
-     "description": "This session's checkpoint snapshots, newest first; current marks the one the state came from. "
-                    "Give a name to checkpoint_restore.",
-     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
-    {"name": "checkpoint_restore", "title": "Restore task state",
-     "description": "Make a snapshot this session's current checkpoint (default: the version before the current "
-                    "one). The replaced state is kept; checkpoint_undo goes back.",
-     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG, "snapshot": _STR}},
-     "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}},
-    {"name": "checkpoint_undo", "title": "Undo a restore",
-     "description": "Revert this session's last checkpoint_restore.",
-     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-     "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}},
-    {"name": "checkpoint_handoff", "title": "Hand off task state",
-     "description": "A Markdown hand-off of this session's checkpoint (or another's, by session), to continue the "
-                    "task elsewhere: returns its text and the file it was written to.",
-     "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-     "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+    {
+        "name": "checkpoint_save",
+        "title": "Save task state",
+        "description": CHECKPOINT_INTRO + "Merge changes into this session's checkpoint: given text fields replace "
+        "(an empty string clears one), done/next/blockers/files append (a step added to done leaves "
+        "next). Save after each meaningful step; a save that changes nothing writes nothing.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                **_SESSION_ARG,
+                "title": _STR,
+                "objective": _STR,
+                "status": {**_STR, "description": "e.g. in progress"},
+                "summary": _STR,
+                "plan": _STR,
+                "notes": _STR,
+                "done": _STRS,
+                "next": _STRS,
+                "blockers": _STRS,
+                "files": _STRS,
+            },
+        },
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
+    },
+    {
+        "name": "checkpoint_status",
+        "title": "Read task state",
+        "description": CHECKPOINT_INTRO + "This session's checkpoint (or another's, by session) and how many snapshots "
+        "it keeps; checkpoint is null when there is none.",
+        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "checkpoint_list",
+        "title": "List checkpoints",
+        "description": "Sessions that have a checkpoint, most recently updated first (title, status, project).",
+        "inputSchema": {"type": "object", "properties": {}},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "checkpoint_snapshots",
+        "title": "List task-state snapshots",
+        "description": "This session's checkpoint snapshots, newest first; current marks the one the state came from. "
+        "Give a name to checkpoint_restore.",
+        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "checkpoint_restore",
+        "title": "Restore task state",
+        "description": "Make a snapshot this session's current checkpoint (default: the version before the current "
+        "one). The replaced state is kept; checkpoint_undo goes back.",
+        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG, "snapshot": _STR}},
+        "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
+    },
+    {
+        "name": "checkpoint_undo",
+        "title": "Undo a restore",
+        "description": "Revert this session's last checkpoint_restore.",
+        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+        "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
+    },
+    {
+        "name": "checkpoint_handoff",
+        "title": "Hand off task state",
+        "description": "A Markdown hand-off of this session's checkpoint (or another's, by session), to continue the "
+        "task elsewhere: returns its text and the file it was written to.",
+        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
 ]
 
 
@@ -209,8 +287,9 @@ class RpcError(Exception):
 class Server:
     """One MCP session over a pair of byte streams; every answer is one line, written whole."""
 
-    def __init__(self, out: IO[bytes], *, calls: Callable[[], Any] | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, out: IO[bytes], *, calls: Callable[[], Any] | None = None, environ: Mapping[str, str] | None = None
+    ) -> None:
         self.out = out
         self.environ = os.environ if environ is None else environ
         self._make_calls = calls or _default_calls
@@ -227,8 +306,9 @@ class Server:
             if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
                 while line and not line.endswith(b"\n"):  # skip the rest of the oversized message
                     line = inp.readline(MAX_MESSAGE_BYTES)
-                self._send({"jsonrpc": "2.0", "id": None,
-                            "error": {"code": INVALID_REQUEST, "message": "message too large"}})
+                self._send(
+                    {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "message too large"}}
+                )
                 continue
             if line.strip():
                 self.handle_line(line)
@@ -240,8 +320,13 @@ class Server:
             self._send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}})
             return
         if not isinstance(msg, dict):
-            self._send({"jsonrpc": "2.0", "id": None,
-                        "error": {"code": INVALID_REQUEST, "message": "a message must be one JSON object"}})
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": INVALID_REQUEST, "message": "a message must be one JSON object"},
+                }
+            )
             return
         method = msg.get("method")
         has_id = "id" in msg
@@ -249,8 +334,13 @@ class Server:
             return  # a response to a request we never send, or noise: nothing to answer
         msg_id = msg.get("id")
         if has_id and not (isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)):
-            self._send({"jsonrpc": "2.0", "id": None,
-                        "error": {"code": INVALID_REQUEST, "message": "id must be a string or an integer"}})
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": INVALID_REQUEST, "message": "id must be a string or an integer"},
+                }
+            )
             return
         if not has_id:
             return  # notifications (initialized, cancelled, roots changed …) need no answer
@@ -271,8 +361,13 @@ class Server:
                 import traceback
 
                 traceback.print_exc()  # stderr: the agent's log of this server
-            self._send({"jsonrpc": "2.0", "id": msg_id,
-                        "error": {"code": INTERNAL_ERROR, "message": f"internal error: {type(exc).__name__}"}})
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "error": {"code": INTERNAL_ERROR, "message": f"internal error: {type(exc).__name__}"},
+                }
+            )
             return
         self._send({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
@@ -296,9 +391,12 @@ class Server:
         from voyager_sessions import __version__
 
         self._start_warming()
-        return {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "voyager", "title": "Voyager", "version": __version__},
-                "instructions": INSTRUCTIONS}
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "voyager", "title": "Voyager", "version": __version__},
+            "instructions": INSTRUCTIONS,
+        }
 
     def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
