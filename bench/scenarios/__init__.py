@@ -17,6 +17,7 @@ from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.judged import judged
+from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
 from bench.scenarios.web_search import web_search
@@ -38,4 +39,5 @@ SCENARIOS: dict[str, Scenario] = {
     "judged": judged,
     "web_search": web_search,
     "ui": ui,
+    "mcp_start": mcp_start,
 }
