@@ -136,7 +136,7 @@ def test_the_closure_walk_sees_the_cli():
 def test_the_reading_and_checkpoint_front_ends_reach_the_engine_and_the_store_only_through_the_api():
     app = LAYERS["app"]
     front_ends = [app / name for name in ("search_cmd.py", "read_cmd.py", "present.py", "render.py", "cmdutil.py",
-                                          "checkpoint_cli.py")] + _serving_modules()
+                                          "checkpoint_cli.py")] + _serving_modules() + sorted((app / "tui").glob("*.py"))
     below = ("voyager_sessions.store", "voyager_sessions.search", "voyager_sessions.ingest")
     bad = {str(p.relative_to(ROOT)): hits for p in front_ends
            if (hits := sorted(n for n in _imports(p) if n.startswith(below)))}

@@ -217,6 +217,13 @@ def warm_up() -> None:
     import voyager_sessions.search.engine  # noqa: F401
 
 
+def agent_variables() -> list[str]:
+    """Every environment variable the agent manifest reads to find agents' stores (a server compares them)."""
+    from voyager_sessions.ingest.manifest import agent_variables as names
+
+    return names()
+
+
 def provider_names() -> tuple[str, ...]:
     """Every registered provider, in registry order (what ``provider:`` accepts)."""
     from voyager_sessions.ingest.adapters import PROVIDERS

@@ -29,6 +29,8 @@ SEARCH_OPTIONS: tuple[Option, ...] = (
     Option(("--until",), "until", "text", help="Older than: a date or 7d …"),
     Option(("--sort",), "sort", "choice", "relevance", choices=("relevance", "recent"), show_default=True),
     Option(("--sessions",), "by_session", "flag", help="One row per session: its best hit and hit count."),
+    Option(("--flat",), "flat", "flag",
+           help="One hit after another, each with its session (on a terminal hits are grouped under their session)."),
     Option(("-C", "--context"), "context", "int", 0, bounds=(0, 50),
            help="Show N events before and after each hit."),
     Option(("--json",), "as_json", "flag", help="One JSON document on stdout."),

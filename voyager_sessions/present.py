@@ -47,14 +47,18 @@ def decode(body: bytes) -> Any:
 
 
 class View:
-    """How the command shows a result: ``as_json``, ``as_jsonl``, ``color`` (decided where the terminal is)."""
+    """How the command shows a result: ``as_json``, ``as_jsonl``, ``color`` (decided where the terminal is), and
+    ``grouped``: a search's hits under one heading per session, as ripgrep groups matches under their file (on a
+    terminal, unless ``--flat`` or ``--sessions``; a pipe gets one self-contained hit after another)."""
 
-    __slots__ = ("as_json", "as_jsonl", "color")
+    __slots__ = ("as_json", "as_jsonl", "color", "grouped")
 
-    def __init__(self, *, as_json: bool = False, as_jsonl: bool = False, color: bool = False) -> None:
+    def __init__(self, *, as_json: bool = False, as_jsonl: bool = False, color: bool = False,
+                 grouped: bool = False) -> None:
         self.as_json = as_json
         self.as_jsonl = as_jsonl
         self.color = color
+        self.grouped = grouped
 
 
 def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -> tuple[dict[str, Any], View]:
@@ -65,6 +69,8 @@ def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -
     view = View(as_json=bool(params.get("as_json")), as_jsonl=bool(params.get("as_jsonl")),
                 color=color(params["color"]) if "color" in params else False)
     if cmd == "search":
+        view.grouped = not (params["by_session"] or params.get("flat") or view.as_json or view.as_jsonl) \
+            and sys.stdout.isatty()
         fields = {"query": " ".join(params["query"]), "limit": params["limit"], "offset": params["offset"],
                   "providers": list(params["providers"]), "kinds": list(params["kinds"]), "repo": params["repo"],
                   "cwd": params["cwd"], "session": params["session"], "since": params["since"],
@@ -170,16 +176,28 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
     elif not doc.hits:
         out.text("No matches." if doc.total == 0 else f"No hits on this page ({doc.total} in all).", err=True)
     else:
-        from voyager_sessions.render import render_hit
+        from voyager_sessions.render import render_group, render_hit
 
         by_session = bool(fields.get("sessions"))
-        for h in doc.hits:
-            out.text(render_hit(h, color=view.color, by_session=by_session), color=view.color)
+        if view.grouped:
+            for group in _by_session(doc.hits):
+                out.text(render_group(group, color=view.color), color=view.color)
+        else:
+            for h in doc.hits:
+                out.text(render_hit(h, color=view.color, by_session=by_session), color=view.color)
         shown_to = doc.offset + len(doc.hits)
         noun = ("session" if by_session else "hit") + ("" if doc.total == 1 else "s")
         more = f"; next page: --offset {shown_to}" if shown_to < doc.total else ""
         out.text(f"{doc.offset + 1}-{shown_to} of {doc.total} {noun}{more}", err=True)
     return EXIT_OK if doc.total else EXIT_NONE
+
+
+def _by_session(hits: list[Any]) -> list[list[Any]]:
+    """The hits under their sessions, sessions in the order of their best (first) hit, hits in their order."""
+    groups: dict[str, list[Any]] = {}
+    for h in hits:
+        groups.setdefault(h.session_id, []).append(h)
+    return list(groups.values())
 
 
 def hit_spans(body: bytes) -> Iterator[bytes]:

@@ -92,6 +92,34 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     return "\n".join(lines)
 
 
+def render_group(hits: list[Hit], *, color: bool) -> str:
+    """One session's hits under one heading (a terminal's search, as ripgrep groups matches under their file):
+    agent, title, when, project and hit count, the resume command once, then each hit's kind, time and snippet."""
+    first = hits[0]
+    title = _p(first.title or "") or "(untitled)"
+    where = _p(_home_short(first.cwd))
+    head = f"{first.provider}  {title}"
+    facts = "  ".join(x for x in (_minute(first.timestamp), where, plural.count(len(hits), "hit")) if x)
+    lines = [(_BOLD + head + _RESET + "  " + _DIM + facts + _RESET) if color else f"{head}  {facts}"]
+    if first.resume:
+        resume = _p(first.resume)
+        lines.append(("  " + _DIM + "$ " + resume + _RESET) if color else "  $ " + resume)
+    for h in hits:
+        kind = _KIND_LABEL.get(h.kind, h.kind)
+        if h.tool:
+            kind = f"{kind}:{_p(h.tool)}"
+        if h.exit_code is not None:
+            kind += f" exit={h.exit_code}"
+        label = f"  #{h.seq:<5} {kind:<12} {_minute(h.timestamp)[11:]}"
+        lines.append(f"{_DIM + label + _RESET if color else label}  {highlight(h.snippet, h.highlights, color)}")
+        for ev in h.context or ():
+            if ev.seq != h.seq:
+                text = _p(" ".join(ev.text.split())[:160])
+                line = f"         #{ev.seq:<5} {_KIND_LABEL.get(ev.kind, ev.kind):<10} {text}"
+                lines.append(_DIM + line + _RESET if color else line)
+    return "\n".join(lines) + "\n"
+
+
 def render_row(row: SessionRow) -> str:
     """One line a session (``voyager list``): agent, id, last activity, events, title or cwd."""
     when = _minute(row.updated or row.started)

@@ -88,7 +88,7 @@ def answer_env(environ: Mapping[str, str]) -> dict[str, str]:
     the data dir's default (``XDG_DATA_HOME``). A server answers only clients whose values
     match its own.
     """
-    from voyager_sessions.ingest.manifest import agent_variables
+    from voyager_sessions.api import agent_variables
 
     names = {"HOME", "TZ", "XDG_DATA_HOME", *agent_variables()}
     names.update(k for k in environ if k.startswith("VOYAGER_"))

@@ -381,14 +381,12 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.query_one("#preview", VerticalScroll).scroll_home(animate=False)
 
     def pattern(self) -> re.Pattern[str] | None:
-        """The query's words, for marking matches in the preview (filters are not words)."""
-        from voyager_sessions.search.query import QueryError, parse
-
-        try:
-            parsed = parse(self.query_one("#query", Input).value)
-        except QueryError:
-            return None
-        return view.terms_pattern([t.text for t in parsed.texts])
+        """The query's words, for marking matches in the preview: the terms the engine matched the query by
+        (quotes, groups and ``OR`` taken apart; filters are not terms)."""
+        words: list[str] = []
+        for term in self.answer.terms:
+            words += [w for w in re.sub(r'[()"]', " ", term).split() if w not in ("OR", "NOT", "AND")]
+        return view.terms_pattern([w.lstrip("-").rstrip("*") for w in words])
 
     # -- actions -----------------------------------------------------------------------------------
 
