@@ -98,14 +98,17 @@ def command(argv0: str | None = None) -> list[str]:
 
 def server_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables a registered server needs: where Voyager's data is, and where every agent keeps its sessions."""
-    from voyager_sessions.paths import AGENT_HOMES, data_dir
+    from voyager_sessions.api import agent_variables
+    from voyager_sessions.paths import data_dir
 
     env = {"VOYAGER_HOME": os.path.abspath(data_dir(environ))}
-    names = sorted({var for homes in AGENT_HOMES.values() for var, _ in homes} - {"HOME", "VOYAGER_HOME"})
-    for var in names:
+    for var in sorted(set(agent_variables()) - {"HOME", "VOYAGER_HOME"}):
         value = environ.get(var)
         if value:
-            env[var] = os.path.abspath(os.path.expanduser(value))
+            # Each path made absolute (a variable may hold several, VOYAGER_AIDER_ROOTS does): the agent
+            # starts the server in a directory of its own choosing.
+            parts = (os.path.abspath(os.path.expanduser(p)) for p in value.split(os.pathsep) if p)
+            env[var] = os.pathsep.join(parts)
     return env
 
 
