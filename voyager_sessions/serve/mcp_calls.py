@@ -44,8 +44,9 @@ class Calls:
         if not query.strip() and not any(args.get(f) for f in _FILTERS):
             raise UserError("nothing to search for: give a query or a filter")  # worded for an agent, not a shell
         fields: dict[str, Any] = {name: args[name] for name in _SEARCH_FIELDS if args.get(name) is not None}
-        fields.update(query=query, providers=_strings(args, "provider"), kinds=_strings(args, "kind"),
-                      remember=False)  # an agent's search is not the person's last search (voyager resume -)
+        fields.update(
+            query=query, providers=_strings(args, "provider"), kinds=_strings(args, "kind"), remember=False
+        )  # an agent's search is not the person's last search (voyager resume -)
         explicit = args.get("session")
         if explicit is not None:
             fields["session"] = explicit
@@ -105,8 +106,14 @@ def _strings(args: dict[str, Any], name: str) -> list[str]:
 # -- checkpoints -------------------------------------------------------------------------------
 
 #: Text fields a save replaces (an empty string clears one): tool argument -> SaveRequest field.
-_REPLACED = {"title": "title", "objective": "objective", "status": "status", "summary": "summary",
-             "plan": "plan", "notes": "note"}
+_REPLACED = {
+    "title": "title",
+    "objective": "objective",
+    "status": "status",
+    "summary": "summary",
+    "plan": "plan",
+    "notes": "note",
+}
 #: Lists a save appends to (skipping items already there): tool argument = SaveRequest field.
 _APPENDED = ("done", "next", "blockers", "files")
 #: The operations that change a checkpoint: an agent that says which session it is may change only its own.

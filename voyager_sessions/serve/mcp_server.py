@@ -94,7 +94,13 @@ TOOLS: list[dict[str, Any]] = [
                 "offset": {"type": "integer", "minimum": 0, "default": 0},
                 "sort": {"type": "string", "enum": ["relevance", "recent"], "default": "relevance"},
                 "sessions": {"type": "boolean", "default": False, "description": "one row per session"},
-                "context": {"type": "integer", "minimum": 0, "default": 0, "description": "events around each hit"},
+                "context": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 50,
+                    "default": 0,
+                    "description": "events around each hit",
+                },
                 "include_current": {
                     "type": "boolean",
                     "default": False,
