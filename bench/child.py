@@ -41,6 +41,9 @@ class IngestRun(msgspec.Struct, kw_only=True):
     workers_peak_rss_kb: int = 0
     #: Peak of writer + workers' summed PSS, sampled (0 where /proc has no smaps_rollup).
     peak_pss_kb: int = 0
+    #: The writer's peak anonymous RSS, sampled: its own memory, without the index files Tantivy maps
+    #: (file-backed pages, which its merges touch and the kernel reclaims first).
+    peak_anon_kb: int = 0
 
 
 class ChildMemory:
@@ -52,6 +55,7 @@ class ChildMemory:
         self.interval = interval
         self.peaks: dict[int, int] = {}
         self.peak_pss = 0
+        self.peak_anon = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -70,6 +74,7 @@ class ChildMemory:
                 return
 
     def sample(self) -> None:
+        self.peak_anon = max(self.peak_anon, _status_kb(os.getpid(), "RssAnon:"))
         pids = _children(os.getpid())
         for pid in pids:
             hwm = _status_kb(pid, "VmHWM:")
@@ -137,7 +142,7 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
         failed=summary.failed, skipped=len(summary.skipped), rss_start_kb=rss_start, peak_rss_kb=peak_rss_kb(),
         index_bytes=dir_bytes(data_dir / "index"), state_bytes=dir_bytes(data_dir / "state.db"),
         workers=workers or default_workers(), worker_processes=len(memory.peaks),
-        workers_peak_rss_kb=sum(memory.peaks.values()), peak_pss_kb=memory.peak_pss,
+        workers_peak_rss_kb=sum(memory.peaks.values()), peak_pss_kb=memory.peak_pss, peak_anon_kb=memory.peak_anon,
     )
 
 

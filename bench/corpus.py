@@ -225,6 +225,53 @@ def write_history(claude_projects: Path, codex_home: Path, opencode_db: Path, *,
     return History(sessions=sessions, sources=sources, bytes=written)
 
 
+def write_scaled_history(count: int, claude_projects: Path, codex_home: Path, *, templates: int = 400,
+                         seed: int = 30_000) -> tuple[int, int]:
+    """``count`` sessions, half Claude Code transcripts, half Codex rollouts, for the 100,000-session bench.
+
+    Sizes as a heavy user's history: message counts log-uniform from 4 to 200 (~85 events
+    a session on average: ~8.5M for 100,000), tool outputs from 200 bytes to 1.6 KB, one session in five half
+    CJK, spread over 50 projects. Generating 100,000 conversations would take longer than
+    indexing them, so ``templates`` are generated and each session is one of them with its
+    own id (a byte replace, exact in both formats) and its own planted token (``hist<i>``,
+    so a search can tell the sessions apart). Returns (bytes written, sessions written).
+    """
+    import random
+
+    rng = random.Random(seed)
+    placeholder_id = "00000000-0000-4000-b000-000000000000"
+    made: set[Path] = set()
+    forms: list[tuple[bytes, bytes, synth.Conversation]] = []
+    for t in range(templates):
+        messages = int(4 * (50 ** rng.random()))  # 4..200, log-uniform: ~85 events a session on average
+        pools = synth.MIXED_POOLS if t % 5 == 4 else synth.LATIN_POOLS
+        conv = synth.generate(seed + t, messages, session_id=placeholder_id, output_bytes=rng.choice((200, 400, 800, 1600)),
+                              cwd=f"/home/dev/project-{t % 50}", pools=pools)
+        forms.append((b"".join(synth.claude_lines(conv)), b"".join(synth.codex_lines(conv)), conv))
+    written = 0
+    for i in range(count):
+        claude, codex, conv = forms[i % templates]
+        sid = f"00000000-0000-4000-b000-{i:012d}"
+        # The placeholder id appears in every line; the token goes where the title text does.
+        marker = f"hist{i} ".encode()
+        if i % 2 == 0:
+            path = synth.claude_project_dir(claude_projects, conv.cwd) / f"{sid}.jsonl"
+            data = claude.replace(placeholder_id.encode(), sid.encode())
+        else:
+            path = synth.codex_rollout_path(codex_home, msgspec.structs.replace(conv, id=sid, started=conv.started + i * 60))
+            data = codex.replace(placeholder_id.encode(), sid.encode())
+        first_text = conv.turns[0].text.encode()[:40] if conv.turns and conv.turns[0].text else b""
+        if first_text and first_text in data:
+            data = data.replace(first_text, marker + first_text, 1)
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        written += len(data)
+    return written, count
+
+
 # ---------------------------------------------------------------------------
 # Many tiny sources (rescan_noop)
 # ---------------------------------------------------------------------------

@@ -434,6 +434,123 @@ BUILTIN: tuple[Agent, ...] = (
         where='`~/.config/mini-swe-agent/last_mini_run.traj.json` (each run overwrites it; earlier runs Voyager indexed stay findable)',
         resume='none',
         stores=('json',)),
+    # -- documented agents from peers' parsers and test data (#27); no real capture yet --------------------------
+    Agent(
+        name='amp', label='Amp', module='voyager_sessions.ingest.adapters.amp',
+        evidence='documented',
+        homes={
+            # Amp's data dir (threads/ below it), XDG's on every platform per peers.
+            'amp': (('VOYAGER_AMP_HOME', ''), ('XDG_DATA_HOME', 'amp'), ('HOME', '.local/share/amp')),
+        },
+        where='`~/.local/share/amp/threads/T-*.json`',
+        resume='`amp threads continue <id>` in cwd (*verify*)', binary='amp',
+        stores=('json',)),
+    Agent(
+        name='devin', label='Devin CLI', module='voyager_sessions.ingest.adapters.devin',
+        evidence='documented',
+        homes={
+            # Devin CLI's data dir (cli/sessions.db below it); then macOS's.
+            'devin': (('VOYAGER_DEVIN_HOME', ''), ('XDG_DATA_HOME', 'devin'), ('HOME', '.local/share/devin')),
+            'devin.mac': (('VOYAGER_DEVIN_HOME', ''), ('HOME', 'Library/Application Support/devin')),
+        },
+        where='`~/.local/share/devin/cli/sessions.db`',
+        resume='`devin -r <id>` in cwd (*verify*)', binary='devin',
+        stores=('sqlite',), probe=True),
+    Agent(
+        name='chatgpt', label='ChatGPT export', module='voyager_sessions.ingest.adapters.chatgpt',
+        evidence='documented',
+        homes={
+            # The imports folder (unset: <data dir>/imports), shared with claude-ai: one folder holds both kinds;
+            # recorded `voyager import` paths come as hints.
+            'chatgpt': (('VOYAGER_IMPORTS', ''),),
+        },
+        where='`voyager import PATH`; `$VOYAGER_IMPORTS` or `<data dir>/imports/`',
+        resume='none (web chat)',
+        stores=('json',), uses_hints=True),
+    Agent(
+        name='claude-ai', label='Claude.ai export', module='voyager_sessions.ingest.adapters.claude_ai',
+        evidence='documented',
+        homes={
+            # The same imports folder as chatgpt's (each adapter keeps the exports of its own kind).
+            'claude-ai': (('VOYAGER_IMPORTS', ''),),
+        },
+        where='`voyager import PATH`; `$VOYAGER_IMPORTS` or `<data dir>/imports/`',
+        resume='none (web chat)',
+        stores=('json',), uses_hints=True),
+    Agent(
+        name='commandcode', label='Command Code', module='voyager_sessions.ingest.adapters.commandcode',
+        evidence='documented',
+        homes={
+            # Command Code's home (projects/ below it); peers name no variable of the agent's own.
+            'commandcode': (('VOYAGER_COMMANDCODE_HOME', ''), ('HOME', '.commandcode')),
+        },
+        where='`~/.commandcode/projects/*/<id>.jsonl`',
+        resume='none known',
+        stores=('jsonl', 'json')),
+    Agent(
+        name='iflow', label='iFlow CLI', module='voyager_sessions.ingest.adapters.iflow',
+        evidence='documented',
+        homes={
+            # iFlow CLI's home (projects/ below it); no variable of the agent's own is documented.
+            'iflow': (('VOYAGER_IFLOW_HOME', ''), ('HOME', '.iflow')),
+        },
+        where='`~/.iflow/projects/*/session-<uuid>.jsonl`',
+        resume='`iflow --resume <id>` in cwd', binary='iflow',
+        stores=('jsonl',)),
+    Agent(
+        name='qoder', label='Qoder CLI', module='voyager_sessions.ingest.adapters.qoder',
+        evidence='documented',
+        homes={
+            # Qoder CLI's home and QoderWork's (projects/ below each); VOYAGER_QODER_HOME names the one place.
+            'qoder': (('VOYAGER_QODER_HOME', ''), ('HOME', '.qoder')),
+            'qoder.work': (('HOME', '.qoderwork'),),
+        },
+        where='`~/.qoder/projects/*/<id>.jsonl`, `~/.qoderwork/projects/`',
+        resume='`qodercli -r <id>` in cwd', binary='qodercli',
+        stores=('jsonl',)),
+    Agent(
+        name='zencoder', label='Zencoder', module='voyager_sessions.ingest.adapters.zencoder',
+        evidence='documented',
+        homes={
+            # Zencoder's home (sessions/ below it); peers name no variable of the agent's own.
+            'zencoder': (('VOYAGER_ZENCODER_HOME', ''), ('HOME', '.zencoder')),
+        },
+        where='`~/.zencoder/sessions/<id>.jsonl`',
+        resume='none known',
+        stores=('jsonl',)),
+    Agent(
+        name='warp', label='Warp', module='voyager_sessions.ingest.adapters.warp',
+        evidence='documented', evidence_note='agent prompts only',
+        homes={
+            # Warp's data dirs (warp.sqlite in each): XDG's state dir on Linux, then the two macOS places.
+            'warp': (('VOYAGER_WARP_HOME', ''), ('XDG_STATE_HOME', 'warp-terminal'), ('HOME', '.local/state/warp-terminal')),
+            'warp.mac': (('VOYAGER_WARP_HOME', ''), ('HOME', 'Library/Group Containers/2BBY89MBSN.dev.warp/Library/'
+                                                             'Application Support/dev.warp.Warp-Stable')),
+            'warp.mac-legacy': (('VOYAGER_WARP_HOME', ''), ('HOME', 'Library/Application Support/dev.warp.Warp-Stable')),
+        },
+        where="`~/.local/state/warp-terminal/warp.sqlite`; macOS: Warp's group container",
+        resume='none (app)',
+        stores=('sqlite',), probe=True),
+    Agent(
+        name='codebuddy', label='CodeBuddy Code', module='voyager_sessions.ingest.adapters.codebuddy',
+        evidence='documented', evidence_note='CLI',
+        homes={
+            # CodeBuddy Code's config dir (projects/ below it); CODEBUDDY_CONFIG_DIR moves it.
+            'codebuddy': (('VOYAGER_CODEBUDDY_HOME', ''), ('CODEBUDDY_CONFIG_DIR', ''), ('HOME', '.codebuddy')),
+        },
+        where='`~/.codebuddy/projects/*/<id>.jsonl`',
+        resume='none known',
+        stores=('jsonl',)),
+    Agent(
+        name='junie', label='Junie', module='voyager_sessions.ingest.adapters.junie',
+        evidence='documented', evidence_note='CLI; prompts and titles',
+        homes={
+            # Junie CLI's home (sessions/ below it); no variable of the agent's own is documented.
+            'junie': (('VOYAGER_JUNIE_HOME', ''), ('HOME', '.junie')),
+        },
+        where='`~/.junie/sessions/<id>/events.jsonl`',
+        resume='none (see its section)',
+        stores=('jsonl',)),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).

@@ -37,7 +37,7 @@ BINARY = {a.name: a.binary for a in manifest.ROWS.values() if a.binary}
 #: (the row's ``resume`` text).
 NO_RESUME = {a.name: a.resume for a in manifest.ROWS.values() if not a.binary}
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
-SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose"}
+SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder", "amp"}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -285,8 +285,41 @@ def _goose(home: Path, work: Path) -> tuple[str, list[str]]:
     return f"goose:{MAIN['id']}", ["session", "--resume", "--session-id", MAIN["id"]]
 
 
+def _devin(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_devin import SID, write_db
+
+    write_db(home / ".local/share/devin/cli/sessions.db", cwd=str(work))
+    return f"devin:{SID}", ["-r", SID]
+
+
+def _iflow(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_iflow import SID, lines, write
+
+    write(home, lines(cwd=str(work)))
+    return f"iflow:{SID}", ["--resume", SID]
+
+
+def _qoder(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_qoder import SID, lines, write
+
+    write(home, lines(cwd=str(work)))
+    return f"qoder:{SID}", ["-r", SID]
+
+
+def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
+    from urllib.parse import quote
+
+    from tests.ingest.test_amp import TID, messages, thread, write_thread
+
+    trees = [{"displayName": work.name, "uri": "file://" + quote(str(work))}]
+    write_thread(home, thread(messages(), env={"initial": {"trees": trees}}))
+    return f"amp:{TID}", ["threads", "continue", TID]
+
+
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
-SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose}
+SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose,
+                     "devin": _devin, "iflow": _iflow, "qoder": _qoder,
+                     "amp": _amp}
 
 
 def test_synthetic_writers_cover_the_agents_without_captures() -> None:

@@ -533,7 +533,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
             failed = store.failed_sources()
             noted = store.noted_sources()
             versions = store.versions_seen()
-            hints = Hints(cwds=frozenset(store.known_cwds()))
+            hints = Hints(cwds=frozenset(store.known_cwds()), imports=frozenset(store.imports()))
         finally:
             store.close()
         health["state_db"] = integrity(ddir.state_db)
@@ -558,3 +558,79 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
     health["zstd"] = zstd.backend() or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
     return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints, versions), "health": health}
+
+
+def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
+    """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
+    (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
+    import os
+
+    from voyager_sessions.ingest.adapters import _exports
+    from voyager_sessions.ingest.adapters.base import Hints
+    from voyager_sessions.store.state import StateStore
+
+    recorded: list[str] = []
+    if ddir.state_db.exists():
+        store = StateStore(ddir.state_db, readonly=True)
+        try:
+            recorded = store.imports()
+        finally:
+            store.close()
+    out: list[dict[str, Any]] = []
+    folder = {str(p) for p in _exports.candidates(env, Hints())}
+    for path in [*recorded, *sorted(folder - set(recorded))]:
+        try:
+            kind = _export_kind(path) if os.path.exists(path) else None
+            present = os.path.exists(path)
+        except OSError:
+            kind, present = None, False
+        out.append({"path": path, "kind": kind, "present": present, "recorded": path in recorded})
+    return out
+
+
+def _export_kind(path: str) -> str | None:
+    """The kind of the export at ``path``: a file's, or (a folder) its first conversations file's."""
+    import os
+
+    from voyager_sessions.ingest.adapters import _exports
+
+    if os.path.isdir(path):
+        files = _exports.conversation_files(Path(path))
+        return _exports.kind_of(files[0]) if files else None
+    return _exports.kind_of(path)
+
+
+def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str, Any]:
+    """``voyager import PATH``: record a ChatGPT or Claude.ai export (``conversations.json``, its folder, or the
+    zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
+    import os
+
+    from voyager_sessions.paths import ensure_private_dir
+    from voyager_sessions.store.state import StateStore
+
+    absolute = os.path.abspath(os.path.expanduser(path))
+    if not forget:
+        if not os.path.exists(absolute):
+            raise UserError(f"{path}: no such file or folder")
+        try:
+            kind = _export_kind(absolute)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        if kind is None:
+            raise UserError(f"{path}: not a ChatGPT or Claude.ai export (expected conversations.json, its folder, "
+                            "or the export's .zip)")
+    ensure_private_dir(ddir.root)
+    store = StateStore(ddir.state_db)
+    try:
+        recorded = store.imports()
+        if forget:
+            if absolute not in recorded:
+                raise UserError(f"{path}: not a recorded import (see `voyager import --list`)")
+            store.set_imports([p for p in recorded if p != absolute])
+            return {"path": absolute, "kind": None, "recorded": False, "already": False}
+        already = absolute in recorded
+        if not already:
+            store.set_imports([*recorded, absolute])
+    finally:
+        store.close()
+    return {"path": absolute, "kind": kind, "recorded": True, "already": already}

@@ -295,13 +295,58 @@ def doctor(as_json: bool) -> None:
         click.echo(f"  {k:<15} {v}")
 
 
+@cli.command("import")
+@click.argument("path", required=False)
+@click.option("--list", "as_list", is_flag=True, help="List the recorded exports and the imports folder's files.")
+@click.option("--forget", is_flag=True, help="Stop reading PATH (the next scan drops its conversations).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> None:
+    """Read a ChatGPT or Claude.ai data export (conversations.json, its folder, or the .zip) in every scan.
+
+    \b
+    The path is recorded, not copied: run `voyager scan` to index it, and again after you
+    download a newer export to the same place. Exports left in $VOYAGER_IMPORTS (default
+    <data dir>/imports) are read without this command. Web chats have no resume command.
+    """
+    from voyager_sessions import api
+
+    ddir = DataDir(data_dir())
+    if as_list or path is None:
+        if path is not None or forget:
+            raise UserError("--list takes no PATH")
+        rows = api.imports(ddir, os.environ)
+        if as_json:
+            emit_json({"imports": rows})
+            return
+        if not rows:
+            click.echo("No exports recorded; none in the imports folder. `voyager import PATH` records one.", err=True)
+            sys.exit(EXIT_NONE)
+        for row in rows:
+            state = row["kind"] or ("missing" if not row["present"] else "not an export")
+            how = "recorded" if row["recorded"] else "imports folder"
+            click.echo(f"{printable(row['path'])}  {state}  ({how})")
+        return
+    result = api.import_export(ddir, path, forget=forget)
+    if as_json:
+        emit_json(result)
+    elif forget:
+        click.echo(f"Forgot {printable(result['path'])}: the next `voyager scan` drops its conversations.")
+    else:
+        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai"}[result["kind"]]
+        again = " (already recorded)" if result["already"] else ""
+        click.echo(f"Recorded {printable(result['path'])}, a {label} export{again}: `voyager scan` indexes it.")
+
+
 @cli.command()
 @click.option("--interval", type=Interval(), default=2.0, show_default=True, help="Seconds between rescans.")
 @click.option("-q", "--quiet", is_flag=True)
-def watch(interval: float, quiet: bool) -> None:
+@click.option("--poll", is_flag=True, help="Stat every source each time instead of watching the file system.")
+def watch(interval: float, quiet: bool, poll: bool) -> None:
     """Keep the index fresh: rescan incrementally every --interval seconds until interrupted."""
+    import os
     import time
 
+    from voyager_sessions.scan.changes import ChangeWatcher
     from voyager_sessions.scan.watch import keep_fresh
 
     from voyager_sessions.errors import Busy
@@ -329,8 +374,23 @@ def watch(interval: float, quiet: bool) -> None:
         # Always said, even with -q: a watcher that silently stopped working would be worse.
         click.echo(f"voyager: {printable(str(exc))}; retrying in {delay:g}s", err=True)
 
-    click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop)", err=True)
-    keep_fresh(lambda: run_scan(quiet=True, wait=interval), interval=interval, on_scan=on_scan, on_error=on_error)
+    # The file-system watcher tells each rescan which sources changed; without it (or when it
+    # cannot say), a rescan stats every source, as it always did.
+    watcher = ChangeWatcher(os.environ, enabled=not poll).start()
+
+    def rescan():
+        changes = watcher.take()
+        try:
+            return run_scan(quiet=True, wait=interval, changes=changes)
+        except BaseException:
+            watcher.give_back(changes)
+            raise
+
+    click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop; {watcher.status})", err=True)
+    try:
+        keep_fresh(rescan, interval=interval, on_scan=on_scan, on_error=on_error)
+    finally:
+        watcher.stop()
 
 
 @cli.command()

@@ -133,7 +133,8 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
 
 
 def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
-             env: Any = None, ddir: Path | None = None, rebuild: bool = False, workers: int | None = None) -> Any:
+             env: Any = None, ddir: Path | None = None, rebuild: bool = False, workers: int | None = None,
+             changes: Any = None) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
     from voyager_sessions.scan import scan
     ddir = ddir or data_dir()
@@ -147,7 +148,7 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
 
     try:
         summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,
-                       progress=progress, on_notice=on_notice, rebuild=rebuild, workers=workers)
+                       progress=progress, on_notice=on_notice, rebuild=rebuild, workers=workers, changes=changes)
     finally:
         if progress is not None:
             echo("", err=True)

@@ -120,11 +120,13 @@ class Hints(msgspec.Struct, frozen=True, kw_only=True):
     """What the caller of ``discover`` already knows that may point to sources no fixed location names.
 
     ``cwds``: the working directories of indexed sessions (every agent's), absolute paths
-    as the sessions recorded them. The scan takes them from its state store; adapters
-    never read Voyager's own databases.
+    as the sessions recorded them; ``imports``: the exports ``voyager import`` recorded.
+    The scan takes both from its state store; adapters never read Voyager's own databases.
     """
 
     cwds: frozenset[str] = frozenset()
+    #: The conversation exports ``voyager import`` recorded (absolute paths of files or folders).
+    imports: frozenset[str] = frozenset()
 
 
 class Adapter(Protocol):

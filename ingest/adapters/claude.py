@@ -33,7 +33,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
+from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
@@ -75,7 +75,7 @@ class _Message(TypedDict, total=False):
 
 class _Line(TypedDict, total=False):
     """The fields of a transcript line this adapter reads; ``decode`` skips the rest without building them
-    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``_ClaudeRead``'s ``.get`` calls."""
+    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``ClaudeRead``'s ``.get`` calls."""
 
     type: Any
     version: Any
@@ -155,14 +155,19 @@ class UsageTally(msgspec.Struct):
     pending_out: int = 0
 
 
-class _ClaudeRead(JsonlSessionRead):
-    """One pass over one transcript file (or its appended tail when resuming)."""
+class ClaudeRead(JsonlSessionRead):
+    """One pass over one transcript file (or its appended tail when resuming).
+
+    Agents that write Claude Code's transcript format under another home (Qoder CLI) read
+    through a subclass naming their ``provider``, ``label`` and ``resume_command``.
+    """
 
     provider = PROVIDER
+    label: ClassVar[str] = "Claude Code"
     decode = staticmethod(typed_decoder(_Line))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        saved = self._start(source.path, cursor, "Claude Code").get("usage")
+        saved = self._start(source.path, cursor, self.label).get("usage")
         p = Path(source.path)
         self.stem = p.stem
         # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
@@ -196,11 +201,16 @@ class _ClaudeRead(JsonlSessionRead):
         assert native is not None
         if self.facts.parent:
             # A subagent cannot be resumed on its own; its work lives on in the parent.
-            resume = resume_command(self.facts.cwd, self.facts.parent.split(":", 1)[1])
+            resume = self.resume_command(self.facts.cwd, self.facts.parent.split(":", 1)[1])
         else:
-            resume = resume_command(self.facts.cwd, native)
+            resume = self.resume_command(self.facts.cwd, native)
         title, title_source = self._title()
-        return self.facts.session(PROVIDER, title=title, title_source=title_source, resume=resume, source=self.path)
+        return self.facts.session(self.provider, title=title, title_source=title_source, resume=resume,
+                                  source=self.path)
+
+    @staticmethod
+    def resume_command(cwd: str | None, native_id: str) -> str | None:
+        return resume_command(cwd, native_id)
 
     def _establish(self, line: dict[str, Any]) -> Session | None:
         """Fix the session id at the first line that names one; returns the Session to yield first."""
@@ -212,7 +222,7 @@ class _ClaudeRead(JsonlSessionRead):
         if self.is_agent_file:
             parent = str_or_none(line.get("sessionId")) or self.nested_parent
             if parent:
-                self.facts.parent = session_id(PROVIDER, parent)
+                self.facts.parent = session_id(self.provider, parent)
         return self._begin(self.stem)
 
     def _state(self) -> dict[str, Any]:
@@ -370,16 +380,24 @@ class ClaudeAdapter:
         return [manifest.agent_home("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        return self._walk(env, None)
+
+    def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds
         for root in self.roots(env):
-            for item in walk_files(root, ".jsonl", self.name):
+            for item in walk_files(root, ".jsonl", self.name, focus=focus):
                 if isinstance(item, Source):
                     # A session renamed in its project's sessions-index.json is seen by the stat pass.
-                    item = with_side_file(item, os.path.join(os.path.dirname(item.path), "sessions-index.json"), sides)
+                    # (Joined by hand: this runs once per session on every refresh.)
+                    item = with_side_file(item, item.path.rpartition(os.sep)[0] + os.sep + "sessions-index.json", sides)
                 yield item
 
+    def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
+        """The sources where a file-system watcher saw changes (a changed ``sessions-index.json`` re-stats its project)."""
+        return self._walk(env, focus)
+
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _ClaudeRead(source, cursor).run()
+        return ClaudeRead(source, cursor).run()
 
 
 ADAPTER = ClaudeAdapter()

@@ -20,6 +20,7 @@ One rollout is one session. Reading is streaming and read-only, like every adapt
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,7 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
+from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.model import Session
 
@@ -400,12 +401,24 @@ class CodexAdapter:
         home = manifest.agent_home("codex", env)
         return [home / "sessions", home / "archived_sessions"]
 
+    def watch_roots(self, env: Mapping[str, str]) -> list[Path]:
+        """What a file-system watcher must see: the rollouts, and the index their titles come from."""
+        return [manifest.agent_home("codex", env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
+
+    def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
+        """The rollouts where a file-system watcher saw changes (all of them when the title index changed)."""
+        index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        return self._walk(env, None if focus.hit(os.fspath(index)) else focus)
+
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
+        return self._walk(env, None)
+
+    def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
         index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
         sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
-            for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-"):
+            for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus):
                 yield with_side_file(item, index, sides) if isinstance(item, Source) else item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:

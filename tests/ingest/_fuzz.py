@@ -97,8 +97,85 @@ def windsurf_home(home: Path) -> None:
     conn.close()
 
 
+def amp_home(home: Path) -> None:
+    """An Amp HOME (documented; no capture or peers' sample file): one thread as ``test_amp.py`` writes it."""
+    from tests.ingest.test_amp import messages, thread, write_thread
+
+    write_thread(home, thread(messages()))
+
+
+def devin_home(home: Path) -> None:
+    """A Devin CLI HOME (documented; no capture or sample file): its database as ``test_devin.py`` writes it."""
+    from tests.ingest.test_devin import write_db
+
+    write_db(home / ".local/share/devin/cli/sessions.db")
+
+
+def exports_home(home: Path) -> None:
+    """A HOME whose imports folder holds a ChatGPT and a Claude.ai export as their test modules write them."""
+    from tests.ingest import test_chatgpt, test_claude_ai
+
+    folder = home / ".local/share/voyager/imports"
+    test_chatgpt.write_export(folder / "chatgpt" / "conversations.json", [test_chatgpt.conversation()])
+    test_claude_ai.write_export(folder / "claude" / "conversations.json", [test_claude_ai.conversation()])
+
+
+def commandcode_home(home: Path) -> None:
+    """A Command Code HOME (documented; no capture or sample file): a transcript as ``test_commandcode.py`` writes it."""
+    from tests.ingest.test_commandcode import lines, write
+
+    write(home, lines(), {"title": "登录修复", "userRenamed": True})
+
+
+def iflow_home(home: Path) -> None:
+    """An iFlow CLI HOME (documented; no capture or sample file): a transcript as ``test_iflow.py`` writes it."""
+    from tests.ingest.test_iflow import lines, write
+
+    write(home, lines())
+
+
+def qoder_home(home: Path) -> None:
+    """A Qoder CLI HOME (documented; no capture or sample file): a transcript as ``test_qoder.py`` writes it."""
+    from tests.ingest.test_qoder import lines, write
+
+    write(home, lines())
+
+
+def zencoder_home(home: Path) -> None:
+    """A Zencoder HOME (documented; no capture or sample file): a transcript as ``test_zencoder.py`` writes it."""
+    from tests.ingest.test_zencoder import lines, write
+
+    write(home, lines())
+
+
+def warp_home(home: Path) -> None:
+    """A Warp HOME (documented; no capture or sample file): its database as ``test_warp.py`` writes it."""
+    from tests.ingest.test_warp import store, write_db
+
+    write_db(store(home))
+
+
+def codebuddy_home(home: Path) -> None:
+    """A CodeBuddy Code HOME (documented; no capture or sample file): a transcript as ``test_codebuddy.py`` writes it."""
+    from tests.ingest.test_codebuddy import lines, write
+
+    write(home, lines())
+
+
+def junie_home(home: Path) -> None:
+    """A Junie HOME (documented; no capture or sample file): a session as ``test_junie.py`` writes it."""
+    from tests.ingest.test_junie import events, write
+
+    write(home, events())
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
-SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home}
+SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
+                                                "synthetic-devin": devin_home, "synthetic-exports": exports_home,
+                                                "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
+                                                "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home,
+                                                "synthetic-warp": warp_home, "synthetic-codebuddy": codebuddy_home,
+                                                "synthetic-junie": junie_home}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:

@@ -59,6 +59,8 @@ DEPENDS: list[tuple[str, str, str, str]] = [
      "summary.json only describes the transcript: with the transcript unreadable there is no session"),
     ("gptme-0.35.1", "*/conversation.jsonl", "*/config.toml",
      "config.toml only names the conversation (title, workspace): with no message left there is no session"),
+    ("synthetic-junie", ".junie/sessions/index.jsonl", ".junie/sessions/index.jsonl",
+     "Junie's index gives a session its title by the session's folder name: a garbled sessionId names none"),
 ]
 #: Records that are indexed only as what describes the rest (a title): with every other record of the
 #: file lost there is no session for them to describe. By HOME, file pattern and record, and why.

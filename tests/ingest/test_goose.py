@@ -121,8 +121,8 @@ def test_documented_shape(home, run, tmp_path):
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["sessions"] == 2 and doc["failed"] == 0, doc
-    assert kinds(run, "staging 上失败") == [("user", "human")]
-    assert kinds(run, "exit code") == [("reasoning", "agent")]
+    assert kinds(run, '"staging 上失败"') == [("user", "human")]
+    assert kinds(run, '"exit code"') == [("reasoning", "agent")]
     assert kinds(run, "运行部署脚本") == [("assistant", "agent")]
     calls = search(run, '"bash deploy.sh --env staging"')
     assert [(h["kind"], h["tool"]) for h in calls] == [("tool_call", "developer__shell")]  # the command itself

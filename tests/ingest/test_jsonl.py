@@ -198,7 +198,7 @@ def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypa
     p.write_bytes("".join(claude_session_lines()).encode() + b"\n".join(_HOSTILE_LINES) + b"\n")
     source = Source(provider="claude", path=str(p), fingerprint=fingerprint(p), append_only=True)
     typed = list(claude.ADAPTER.read(source))
-    monkeypatch.setattr(claude._ClaudeRead, "decode", staticmethod(decode_line))
+    monkeypatch.setattr(claude.ClaudeRead, "decode", staticmethod(decode_line))
     lenient = list(claude.ADAPTER.read(source))
     assert typed == lenient
     assert sum(type(i).__name__ == "Event" for i in typed) >= 8

@@ -117,9 +117,9 @@ def test_documented_shape(home, run, tmp_path):
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
     assert res.exit_code == 0 and doc["sessions"] == 4 and doc["failed"] == 0, doc
-    assert kinds(run, "test_login 为什么失败") == [("user", "human")]
+    assert kinds(run, '"test_login 为什么失败"') == [("user", "human")]
     assert kinds(run, "MENTIONED_FILE_BODY") == [("meta", "provider")]
-    assert kinds(run, "pytest 看错误") == [("reasoning", "agent")]
+    assert kinds(run, '"pytest 看错误"') == [("reasoning", "agent")]
     assert kinds(run, "终端运行测试") == [("assistant", "agent")]
     calls = search(run, '"pytest -q tests/test_login.py"')
     assert [(h["kind"], h["tool"]) for h in calls] == [("tool_call", "terminal")]  # the command, not JSON

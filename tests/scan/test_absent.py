@@ -45,6 +45,8 @@ def test_a_refresh_imports_only_the_agents_that_are_there(home):
     assert {"claude", "codex", "gemini", "cursor", "zed"} <= first  # the first scan asks every adapter
     second = _adapters_imported_by_a_scan(data)
     hinted = {"aider", "crush", "dsh"}  # they find stores in the working directories of sessions
+    # ... and the chat exports ``voyager import`` recorded, which may lie anywhere.
+    hinted |= {"chatgpt", "claude_ai", "_exports", "_drafts"}
     assert second <= {"claude", "base", "_common"} | hinted, second
     assert "codex" not in second and "gemini" not in second and "cursor" not in second
     # A store that appears later is found by the next scan (its place's ancestor changed).

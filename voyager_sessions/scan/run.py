@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -29,10 +30,15 @@ from voyager_sessions.lock import writer_lock
 from voyager_sessions.model import SessionRecord
 from voyager_sessions.paths import DataDir, ensure_private_dir
 from voyager_sessions.scan import absent
+from voyager_sessions.ingest.files import Focus
+from voyager_sessions.scan.changes import Changes
 from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
+
+if TYPE_CHECKING:
+    from voyager_sessions.store.state import KnownSources
 
 #: Commit the index and the state after this many added events, so a long first scan
 #: makes progress durable and keeps the writer's memory bounded
@@ -96,19 +102,22 @@ def scan(
     on_notice: NoticeFn | None = None,
     rebuild: bool = False,
     workers: int | None = None,
+    changes: Changes | None = None,
 ) -> ScanSummary:
     """Bring the index in ``data_dir`` up to date with every provider's sources.
 
     ``rebuild`` starts from an empty index (every source is read again); an index that
     cannot be read is rebuilt the same way, with a notice. ``workers`` is how many
     processes may read sources (default: one per core); 1 reads everything in this one.
+    ``changes`` (from a :class:`~voyager_sessions.scan.changes.ChangeWatcher`) limits the
+    stat pass to what changed; None stats every source.
     Raises :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer for
     longer than ``wait`` seconds.
     """
     env = os.environ if env is None else env
     with writer_lock(data_dir, wait=wait):
         return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice, rebuild=rebuild,
-                    workers=workers).run()
+                    workers=workers, changes=changes).run()
 
 
 class Scan:
@@ -116,7 +125,7 @@ class Scan:
 
     def __init__(self, ddir: DataDir, env: Mapping[str, str], providers: list[str] | None, keep_missing: bool,
                  progress: ProgressFn | None, on_notice: NoticeFn | None, *, rebuild: bool = False,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, changes: Changes | None = None) -> None:
         from voyager_sessions.store.state import StateStore
 
         ensure_private_dir(ddir.root)
@@ -131,9 +140,13 @@ class Scan:
         # Adapters that asked for hints, the cwds they were given, and the cwds of sessions read since.
         self.hinted: list[str] = []
         self.hint_cwds: frozenset[str] | None = None
+        self.hint_imports: frozenset[str] = frozenset()
         self.read_cwds: set[str] = set()
-        self.known: dict = {}
+        self.changes = changes
+        self.unknown = 0  # sources discovered that have no state row yet
+        self.focused: dict[str, Focus] = {}  # agents discovered only where the watcher saw changes
         self.store = StateStore(ddir.state_db)
+        self.known: KnownSources = self.store.known_sources(lazy=True)  # replaced when the scan starts
         self.index = self._open_index(rebuild)
         self.reset = self.store.index_id() != self.index.index_id
         if self.reset:
@@ -178,7 +191,9 @@ class Scan:
     def run(self) -> ScanSummary:
         t0 = time.time()
         try:
-            known = self.store.sources()
+            lazy = self.changes is not None
+            stored = self.store.count_sources() if lazy else 0
+            known = self.store.known_sources(lazy=lazy)
             plan, seen, scanned = self._plan(known)
             self._read_all(plan, 0, len(plan))
             # Sessions read just now may name working directories that lead an adapter which asked
@@ -186,9 +201,15 @@ class Scan:
             more = self._plan_hinted(seen)
             self._read_all(more, len(plan), len(plan) + len(more))
             self.summary.sources = len(seen)
-            gone = [] if self.keep_missing else [
-                old for path, old in known.items() if old.provider in scanned and path not in seen
-            ]
+            gone = [] if self.keep_missing else known.gone(scanned, seen, self._kept)
+            read = {source.path for source, _ in plan} | {source.path for source, _ in more}
+            if gone:
+                # What the sources not read still hold stays: their rows are decoded only now, when it matters.
+                self.live_sessions |= self.store.sessions_of_sources_except(read | {old.path for old in gone})
+            if lazy:
+                # Sources not looked at (nothing changed where they are) are unchanged sources too.
+                self.summary.sources = stored + self.unknown - len(gone)
+                self.summary.unchanged = self.summary.sources - len(read)
             # Removals last: a session that moved (an archived rollout) is claimed by its new source.
             for old in gone:
                 self._remove_source(old)
@@ -252,12 +273,14 @@ class Scan:
         return self.pool
 
     def _hints(self) -> Hints:
-        """What adapters that asked for hints get: the working directories of every indexed session."""
+        """What adapters that asked for hints get: the working directories of every indexed session, and the
+        exports ``voyager import`` recorded."""
         if self.hint_cwds is None:
             self.hint_cwds = frozenset(self.store.known_cwds())
-        return Hints(cwds=self.hint_cwds)
+            self.hint_imports = frozenset(self.store.imports())
+        return Hints(cwds=self.hint_cwds, imports=self.hint_imports)
 
-    def _plan(self, known: dict) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
+    def _plan(self, known: KnownSources) -> tuple[list[tuple[Source, Why]], set[str], set[str]]:
         """Discover every provider's sources and classify them against ``known`` (the state rows)."""
         self.known = known
         plan: list[tuple[Source, Why]] = []
@@ -266,6 +289,10 @@ class Scan:
         raw = self.store.get_meta(absent.META_KEY)
         memory = absent.load(raw, self.env)
         for name in self.providers:
+            touched = self.changes.touching(name) if self.changes is not None else None
+            if touched is not None and not touched:
+                # Watched, and nothing changed under it: its sources are as they were (not "scanned": none goes).
+                continue
             places = memory.agents.get(name)
             if places is not None and absent.still_absent(places):
                 # Nothing can be there: no adapter import, no discovery (and its old sources, if any, go).
@@ -280,8 +307,17 @@ class Scan:
             hinted = uses_hints(adapter)
             if hinted:
                 self.hinted.append(name)
+            focused = getattr(adapter, "discover_changed", None) if touched else None
             try:
-                for item in discover(adapter, self.env, self._hints() if hinted else None):
+                if focused is not None and touched:
+                    focus = self.focused[name] = Focus(touched)
+                    for path in touched:
+                        known.load_under(path)  # the sources that may have gone with it
+                    items = focused(self.env, focus)
+                else:
+                    known.load_provider(name)
+                    items = discover(adapter, self.env, self._hints() if hinted else None)
+                for item in items:
                     self._consider(item, plan, seen)
             except Exception as exc:  # an adapter bug in discovery must cost that agent, not the scan
                 # Not "scanned": what this agent had indexed stays (its sources were not all seen).
@@ -292,6 +328,11 @@ class Scan:
         if (kept := absent.dump(memory)) != raw:
             self.store.set_meta(absent.META_KEY, kept)
         return plan, seen, scanned
+
+    def _kept(self, provider: str, path: str) -> bool:
+        """True for a source a focused discovery did not look at (nothing changed where it is): it stays."""
+        focus = self.focused.get(provider)
+        return focus is not None and not focus.hit(path)
 
     def _plan_hinted(self, seen: set[str]) -> list[tuple[Source, Why]]:
         """Sources that the cwds of sessions read in this scan lead hint-using adapters to, not seen before."""
@@ -326,12 +367,20 @@ class Scan:
             self.notice(Notice(source=item.path.encode("utf-8", "replace").decode(), fatal=True,
                                reason="a path that is not valid UTF-8; skipped (rename it to index it)"))
             return
-        seen.add(item.path)
-        old = self.known.get(item.path)
+        path = item.path
+        seen.add(path)
+        fp = item.fingerprint
+        # Nearly every source is unchanged: compared with its raw row, no state decoded.
+        same = self.known.unchanged(path, fp.size, fp.mtime_ns, fp.inode, fp.wal_size, fp.wal_mtime_ns)
+        if same:
+            self.summary.unchanged += 1
+            return
+        if same is None:
+            self.unknown += 1
+        old = self.known.get(path) if same is not None else None
         why = classify(item, old)
         if why is None:
             self.summary.unchanged += 1
-            self.live_sessions.update(old.sessions)
         else:
             plan.append((item, why))
 

@@ -1,0 +1,141 @@
+"""history_100k: a heavy user's history (100,000 sessions) and what the design costs at that size.
+
+Full bench only (``--quick`` skips it: writing and indexing it takes many minutes). The
+corpus (``corpus.write_scaled_history``: Claude Code and Codex sessions of realistic
+sizes) is written once into a cache dir (``VOYAGER_BENCH_CACHE``, default
+``$XDG_CACHE_HOME/voyager-bench``) and reused by later runs, and so is its first index
+(keyed by the package's code version is out of scope: delete the cache to re-measure
+the first index after changing the indexer). ``VOYAGER_BENCH_HISTORY_SESSIONS`` sets a
+smaller size (a loaded machine, a quick look).
+
+Reported: first index (wall, events, peak RSS of the writer, against the 1 GB target),
+index and state size, a no-op scan (CPU and wall, in-process), a refresh told by the
+file-system watcher that nothing changed, the refreshing search in-process (scan then
+search, as ``voyager search`` does), and append → found (a line appended to one session,
+refreshed through the watcher, found by the next search).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import msgspec
+
+from bench import corpus
+from bench.child import IngestRun
+from bench.context import Context
+from bench.model import Check, Metric, ScenarioResult, Target
+from bench.util import ProviderHomes, mb, ms, run_child
+
+DEFAULT_SESSIONS = 100_000
+RSS_TARGET_MIB = 1024
+PROVIDERS = ["claude", "codex"]
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("VOYAGER_BENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "voyager-bench")
+    return Path(base)
+
+
+def history_100k(ctx: Context) -> ScenarioResult:
+    n = int(os.environ.get("VOYAGER_BENCH_HISTORY_SESSIONS", DEFAULT_SESSIONS))
+    res = ScenarioResult(name="history_100k", description=f"{n:,} sessions (Claude Code + Codex): first index, "
+                         "no-op scan, watched refresh, refreshing search, append -> found")
+    if ctx.quick:
+        res.notes.append("not run with --quick (full bench only)")
+        return res
+    cache = _cache_root() / f"history-{n}"
+    homes = ProviderHomes.under(cache / "homes")
+    if not (cache / "written.json").exists():
+        t = time.perf_counter()
+        written, _ = corpus.write_scaled_history(n, homes.claude_projects, Path(homes.codex))
+        (cache / "written.json").write_bytes(msgspec.json.encode({"bytes": written, "seconds": time.perf_counter() - t}))
+    info = msgspec.json.decode((cache / "written.json").read_bytes())
+    res.notes.append(f"corpus: {n:,} sessions, {mb(info['bytes']):.0f} MB, cached in {cache}")
+    data = cache / "data"
+    first_file = cache / "first-index.json"
+    if not first_file.exists():
+        shutil.rmtree(data, ignore_errors=True)
+        args = [a for p in PROVIDERS for a in ("--provider", p)]
+        raw = run_child(["ingest", "--data-dir", str(data), *args], homes.env(), timeout=6 * 3600)
+        first_file.write_bytes(raw)
+    else:
+        res.notes.append("first index: measured by an earlier run (delete first-index.json to measure again)")
+    first = msgspec.json.decode(first_file.read_bytes(), type=IngestRun)
+    g = f"{n:,} sessions"
+    rss_mib = first.peak_rss_kb / 1024
+    res.checks.append(Check(name="first index read every session", ok=first.failed == 0 and first.sessions == n,
+                            detail=f"sessions={first.sessions} failed={first.failed}"))
+    res.metrics += [
+        Metric(name="first index wall", value=round(first.seconds, 1), unit="s", group=g),
+        Metric(name="first index events", value=first.events, unit="events", group=g),
+        Metric(name="first index peak RSS (writer)", value=round(rss_mib), unit="MiB", group=g,
+               target=Target(op="<=", value=RSS_TARGET_MIB)),
+        Metric(name="first index peak anonymous RSS (writer)", value=round(first.peak_anon_kb / 1024), unit="MiB",
+               group=g),
+        Metric(name="index size", value=round(mb(first.index_bytes)), unit="MB", group=g),
+        Metric(name="state size", value=round(mb(first.state_bytes)), unit="MB", group=g),
+    ]
+    _refreshes(res, homes, data, n, g)
+    return res
+
+
+def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g: str) -> None:
+    from voyager_sessions import api
+    from voyager_sessions.scan import scan
+    from voyager_sessions.scan.changes import ChangeWatcher, refresh
+    from voyager_sessions.search.engine import SearchOptions
+
+    env = homes.env()
+    scan(data, env, providers=PROVIDERS)  # settles anything left over by an earlier run
+    cpu, wall = [], []
+    for _ in range(5):
+        c, w = time.process_time(), time.perf_counter()
+        s = scan(data, env, providers=PROVIDERS)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    res.checks.append(Check(name="no-op scan reads nothing", ok=s.touched == 0))
+    res.metrics += [Metric(name="no-op scan CPU", value=ms(statistics.median(cpu)), unit="ms", group=g),
+                    Metric(name="no-op scan wall", value=ms(statistics.median(wall)), unit="ms", group=g)]
+
+    c, w = time.process_time(), time.perf_counter()
+    scan(data, env, providers=PROVIDERS)
+    api.search(data, "tokenizer", SearchOptions(limit=10))
+    res.metrics.append(Metric(name="refreshing search in-process, CPU", value=ms(time.process_time() - c), unit="ms",
+                              group=g))
+    res.metrics.append(Metric(name="refreshing search in-process, wall", value=ms(time.perf_counter() - w), unit="ms",
+                              group=g))
+
+    watcher = ChangeWatcher(env, PROVIDERS).start()
+    try:
+        res.notes.append(f"watcher: {watcher.status}")
+        refresh(data, env, watcher, providers=PROVIDERS)  # the first take is the full pass
+        cpu = []
+        for _ in range(5):
+            c = time.process_time()
+            refresh(data, env, watcher, providers=PROVIDERS)
+            cpu.append(time.process_time() - c)
+        res.metrics.append(Metric(name="watched no-op refresh CPU", value=ms(statistics.median(cpu)), unit="ms",
+                                  group=g))
+        target = next(Path(homes.claude_projects).rglob("*.jsonl"))
+        needle = "zqxappendneedle"
+        prompt = next(msgspec.json.decode(x) for x in target.read_bytes().splitlines() if b'"type":"user"' in x)
+        prompt["uuid"] = f"append-{time.time_ns()}"
+        prompt["message"] = {"role": "user", "content": f"{needle} one more question"}
+        with open(target, "ab") as fh:  # what the agent does: one more line
+            fh.write(msgspec.json.encode(prompt) + b"\n")
+        c, w = time.process_time(), time.perf_counter()
+        s = refresh(data, env, watcher, providers=PROVIDERS)
+        found = api.search(data, needle, SearchOptions(limit=5)).total
+        res.metrics += [Metric(name="append -> found (watched refresh + search), CPU", value=ms(time.process_time() - c),
+                               unit="ms", group=g),
+                        Metric(name="append -> found, wall", value=ms(time.perf_counter() - w), unit="ms", group=g)]
+        res.checks.append(Check(name="the appended line is found", ok=s.grown == 1 and found >= 1,
+                                detail=f"grown={s.grown} hits={found}"))
+    finally:
+        watcher.stop()

@@ -1,0 +1,225 @@
+"""Conversation exports people download (ChatGPT, Claude.ai): where they are, which is which, and their bytes.
+
+Owns what the ``chatgpt`` and ``claude-ai`` adapters share. An export is a
+``conversations.json`` (ChatGPT also shards it as ``conversations-000.json`` …), loose or in
+the ``.zip`` the service mails; both services name the file the same, so the first object
+key that tells them apart decides (``mapping``: ChatGPT; ``chat_messages``: Claude.ai),
+read from the head of the file only. A zip is read in place (``zipfile``), never extracted.
+
+Exports have no fixed place, so they are found in two ways:
+
+* the paths ``voyager import PATH`` recorded in Voyager's state, handed to the adapters by
+  the scan as :class:`~voyager_sessions.ingest.adapters.base.Hints` (adapters never read
+  Voyager's own databases);
+* the imports folder, ``$VOYAGER_IMPORTS`` or ``<data dir>/imports``: every ``*.json`` and
+  ``*.zip`` in it, and ``conversations*.json`` one folder down (an unpacked export).
+
+Each is a Source fingerprinted like any agent's file: re-read when it changes, gone from
+the index when it is gone (unless ``scan --keep-missing``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from voyager_sessions import paths
+from voyager_sessions.ingest import manifest
+from voyager_sessions.ingest.adapters._common import UnknownRecords, str_or_none
+from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source, Unchanged, fingerprint
+from voyager_sessions.ingest.files import open_regular, read_notice
+from voyager_sessions.ingest.jsondoc import decode_document, max_json_bytes
+from voyager_sessions.ingest.jsonl import BadLine
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest
+from voyager_sessions.model import session_id
+
+ExportKind = Literal["chatgpt", "claude-ai"]
+#: The conversation files of an export: ``conversations.json`` or ChatGPT's shards.
+CONVERSATIONS = re.compile(r"\Aconversations(?:-\d{1,6})?\.json\Z")
+#: How much of a file's head the sniff reads: the first conversation's keys come well before.
+_HEAD = 256 << 10
+_KEY = re.compile(rb'"(mapping|chat_messages)"\s*:')
+
+
+def imports_dir(env: Mapping[str, str], provider: ExportKind = "chatgpt") -> Path:
+    """``$VOYAGER_IMPORTS`` when set (``provider``'s manifest home; both kinds' homes name the same folder),
+    else ``imports/`` in Voyager's data dir."""
+    named = manifest.agent_home(provider, env)
+    return named.expanduser() if named else paths.data_dir(env) / "imports"
+
+
+def _member_names(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    """The conversation files in a zip (at any depth), in name order."""
+    return sorted((i for i in archive.infolist() if not i.is_dir() and CONVERSATIONS.match(i.filename.rsplit("/", 1)[-1])),
+                  key=lambda i: i.filename)
+
+
+def _sniff(head: bytes) -> ExportKind | None:
+    m = _KEY.search(head)
+    body = head[3:] if head.startswith(b"\xef\xbb\xbf") else head  # a byte-order mark some tools write
+    if m is None or not body.lstrip().startswith(b"["):
+        return None
+    return "chatgpt" if m.group(1) == b"mapping" else "claude-ai"
+
+
+def kind_of(path: str | os.PathLike[str]) -> ExportKind | None:
+    """Which service's export the file at ``path`` is (a ``.json`` or a ``.zip``), or None. Raises OSError."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None  # a FIFO or a device would block the zip check's open
+    if zipfile.is_zipfile(path):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                members = _member_names(archive)
+                if not members:
+                    return None
+                with archive.open(members[0]) as f:
+                    return _sniff(f.read(_HEAD))
+        except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, EOFError):
+            return None
+    with open_regular(path) as f:
+        return _sniff(f.read(_HEAD))
+
+
+def documents(path: str) -> Iterator[tuple[str, bytes] | Notice]:
+    """The bytes of each conversation file of the export at ``path`` (``path`` itself, or each member of a zip),
+    named for notices; a piece over ``VOYAGER_MAX_JSON_BYTES`` or unreadable is a Notice. Raises OSError."""
+    limit = max_json_bytes()
+    if not zipfile.is_zipfile(path):
+        size = os.stat(path).st_size
+        if size > limit:
+            yield Notice(source=path, reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
+                         fatal=True)
+            return
+        with open_regular(path) as f:
+            yield path, f.read()
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = _member_names(archive)
+            if not members:
+                yield Notice(source=path, reason="a zip without conversations.json: not an export; skipped", fatal=True)
+            for info in members:
+                where = f"{path}!{info.filename}"
+                if info.file_size > limit:
+                    yield Notice(source=where, reason=f"{info.file_size:,} bytes: larger than {limit:,} "
+                                                      "(VOYAGER_MAX_JSON_BYTES); skipped")
+                    continue
+                with archive.open(info) as f:
+                    data = f.read(limit + 1)  # never more than the cap, whatever the header claims
+                if len(data) > limit:
+                    yield Notice(source=where, reason=f"more than {limit:,} bytes inflated; skipped")
+                    continue
+                yield where, data
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, EOFError) as exc:
+        yield Notice(source=path, reason=f"unreadable zip: {exc}", fatal=True)
+
+
+def candidates(env: Mapping[str, str], hints: Hints, provider: ExportKind = "chatgpt") -> Iterator[Path]:
+    """Every file that may be an export: the recorded imports, then the imports folder's files."""
+    for recorded in sorted(hints.imports):
+        p = Path(recorded)
+        if p.is_dir():
+            yield from conversation_files(p)
+        else:
+            yield p
+    folder = imports_dir(env, provider)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        p = Path(entry.path)
+        if entry.name.endswith((".json", ".zip")):
+            yield p
+        elif entry.is_dir(follow_symlinks=False):
+            yield from conversation_files(p)
+
+
+def conversation_files(folder: Path) -> list[Path]:
+    """The ``conversations*.json`` files directly in ``folder`` (an unpacked export), in name order."""
+    try:
+        return sorted(Path(e.path) for e in os.scandir(folder) if CONVERSATIONS.match(e.name))
+    except OSError:
+        return []
+
+
+def discover(provider: ExportKind, env: Mapping[str, str], hints: Hints) -> Iterator[Source | Notice]:
+    """A Source for every export of ``provider``'s kind among the candidates (each file once)."""
+    seen: set[str] = set()
+    for path in candidates(env, hints, provider):
+        key = os.path.realpath(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode) or kind_of(path) != provider:
+                continue
+            fp = fingerprint(path)
+        except OSError:
+            continue  # gone or unreadable: `voyager import --list` names it
+        yield Source(provider=provider, path=str(path), fingerprint=fp, append_only=False)
+
+
+#: One conversation mapped: its Session and Events (or nothing to index), given the conversation and the
+#: notice counter; provided by each service's adapter.
+Convert = Callable[[dict[str, Any], str, UnknownRecords], Iterator[Item]]
+
+
+def read_export(source: Source, cursor: Cursor | None, provider: ExportKind, label: str, id_key: str,
+                convert: Convert) -> Iterator[Item]:
+    """Every conversation of the export at ``source`` as ``convert`` maps it, re-reading only those that changed.
+
+    An export holds many conversations (a new download repeats the old ones), so the Cursor
+    keeps a digest per conversation: an unchanged one comes back ``Unchanged``. One
+    conversation that is not an object, or has no id, costs only itself.
+    """
+    signatures = SessionSignatures(cursor)
+    unknown = UnknownRecords(label)
+    try:
+        pieces = list(documents(source.path))
+    except OSError as exc:
+        yield read_notice(source.path, exc)
+        return
+    complete = True
+    for piece in pieces:
+        if isinstance(piece, Notice):
+            complete = complete and not piece.fatal
+            yield piece
+            continue
+        where, data = piece
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]  # a byte-order mark some tools write (see jsondoc.read_json)
+        notices: list[Notice] = []
+        try:
+            doc = decode_document(data, where, notices)
+        except BadLine as exc:
+            yield Notice(source=where, reason=f"not JSON: {exc}; skipped", fatal=len(pieces) == 1)
+            complete = False
+            continue
+        yield from notices
+        if not isinstance(doc, list):
+            yield Notice(source=where, reason=f"not a list of conversations: not a {label} export; skipped",
+                         fatal=len(pieces) == 1)
+            complete = False
+            continue
+        for conv in doc:
+            native = str_or_none(conv.get(id_key)) or str_or_none(conv.get("id")) if isinstance(conv, dict) else None
+            if native is None:
+                unknown.saw("conversation:no-id")
+                continue
+            sig = digest(conv)
+            if signatures.same(native, sig):
+                yield Unchanged(session=session_id(provider, native))
+                continue
+            signatures.record(native, sig)
+            yield from convert(conv, native, unknown)
+    if (notice := unknown.notice(source.path)) is not None:
+        yield notice
+    if complete:
+        yield signatures.cursor()

@@ -1,0 +1,85 @@
+"""The Junie CLI adapter (documented) against event logs built here in the shape a peer's guide documents.
+
+No real Junie session was captured: the files below follow the documented layout (an
+``index.jsonl`` of sessions, ``<sessionId>/events.jsonl`` of ``kind``ed events), with a CJK
+prompt, the task name as title, model usage, the UI block events Voyager counts but does not
+index, an appended prompt through the CLI, a title changed in the index alone, hostile lines
+and the places.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.ingest._cli import hits, one, scan, sessions
+from voyager_sessions.ingest.adapters.junie import sessions_dir
+
+SID = "session-260206-154351-1p1g"
+
+
+def events() -> list[Any]:
+    a2ux = lambda agent: {"kind": "SessionA2uxEvent", "event": {"state": "IN_PROGRESS", "agentEvent": agent}}  # noqa: E731
+    return [
+        {"kind": "UserPromptEvent", "prompt": "修复登录错误 PROMPT_JUN 日本語も"},
+        {"kind": "SendToAgentEvent"},
+        a2ux({"kind": "AgentCurrentStatusUpdatedEvent", "status": "Sending LLM request STATUS_JUN"}),
+        a2ux({"kind": "LlmResponseMetadataEvent", "modelUsage": [
+            {"model": "claude-haiku-4-5-20251001", "cost": 0.002, "inputTokens": 2126, "cacheInputTokens": 0,
+             "cacheCreateTokens": 0, "outputTokens": 147, "time": 0}]}),
+        a2ux({"kind": "TerminalBlockUpdatedEvent", "block": {"output": "BLOCK_JUN"}}),
+        a2ux({"kind": "ResultBlockUpdatedEvent"}),
+        {"kind": "TaskState", "state": "COMPLETED"},
+    ]
+
+
+def write(home: Path, items: list[Any], title: str = "登录修复 TITLE_JUN") -> Path:
+    root = home / ".junie/sessions"
+    folder = root / SID
+    folder.mkdir(parents=True, exist_ok=True)
+    (root / "index.jsonl").write_text(json.dumps({"sessionId": SID, "createdAt": 1770389031770,
+                                                  "updatedAt": 1770389123237, "taskName": title, "status": None},
+                                                 ensure_ascii=False) + "\n{broken\n", encoding="utf-8")
+    path = folder / "events.jsonl"
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
+                    encoding="utf-8")
+    return path
+
+
+def test_prompts_title_and_model(home: Path, run) -> None:
+    write(home, events())
+    out = scan(run)
+    assert out["failed"] == 0 and out["new"] == 1
+    assert one(run, "PROMPT_JUN", "user", "human")["provider"] == "junie"
+    assert [h["kind"] for h in hits(run, "TITLE_JUN")] == ["title"]
+    assert not hits(run, "STATUS_JUN") and not hits(run, "BLOCK_JUN"), "UI updates are not indexed"
+    (row,) = sessions(run).values()
+    assert (row["session_id"], row["model"], row["resume"]) == (f"junie:{SID}", "claude-haiku-4-5-20251001", None)
+    assert row["started"].startswith("2026-02-06")
+
+
+def test_an_appended_prompt_and_a_renamed_task(home: Path, run) -> None:
+    path = write(home, events())
+    scan(run)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"kind": "UserPromptEvent", "prompt": "第二轮 PROMPT2_JUN"}, ensure_ascii=False) + "\n")
+    second = scan(run)
+    assert second["grown"] == 1 and second["events_added"] == 1
+    assert one(run, "PROMPT2_JUN", "user", "human")
+    write(home, [*events(), {"kind": "UserPromptEvent", "prompt": "第二轮 PROMPT2_JUN"}], title="新标题 RENAMED_JUN")
+    scan(run)
+    assert sessions(run)[f"junie:{SID}"]["title"] == "新标题 RENAMED_JUN"
+
+
+def test_hostile_lines_cost_only_themselves(home: Path, run) -> None:
+    write(home, [*events(), "{broken", "7", {"kind": "Sparkle"},
+                 {"kind": "SessionA2uxEvent", "event": {"agentEvent": {"kind": "NewBlockEvent"}}}])
+    out = scan(run)
+    assert out["failed"] == 0 and one(run, "PROMPT_JUN", "user", "human")
+    assert "Sparkle" in out["stderr"] and "agentEvent:NewBlockEvent" in out["stderr"]
+
+
+def test_places(tmp_path: Path) -> None:
+    assert sessions_dir({"HOME": str(tmp_path)}) == tmp_path / ".junie/sessions"
+    assert sessions_dir({"HOME": "/h", "VOYAGER_JUNIE_HOME": "/v"}) == Path("/v/sessions")

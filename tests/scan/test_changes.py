@@ -1,0 +1,144 @@
+"""Refreshing from a watcher's change set: nothing missed, whatever is appended, rewritten, deleted or created.
+
+Every step mutates the agents' stores while a :class:`ChangeWatcher` runs (or while it is
+disabled, so every refresh is the full stat pass), refreshes through
+:func:`~voyager_sessions.scan.changes.refresh`, and compares the index and the sessions
+table with a scan from scratch of the same stores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from synth import opencode as synth_opencode
+import synth
+from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+from voyager_sessions.paths import DataDir
+from voyager_sessions.scan import scan
+from voyager_sessions.scan.changes import ChangeWatcher, refresh
+
+pytest.importorskip("watchfiles")
+
+
+def _contents(ddir: Path) -> tuple[list, dict]:
+    """Every indexed event (session, seq, text) and every session's title and event count."""
+    from voyager_sessions.search.index import SearchIndex
+    from voyager_sessions.store.state import StateStore
+
+    ix = SearchIndex(DataDir(ddir).index, create=False)
+    events = sorted((e.session, e.seq, e.text) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
+    store = StateStore(DataDir(ddir).state_db)
+    _, records = store.list_sessions()
+    sessions = {r.session.id: (r.session.title, r.events) for r in records}
+    store.close()
+    return events, sessions
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("watching", [True, False], ids=["watcher", "no-watcher"])
+def test_a_refresh_sees_exactly_what_a_full_rescan_sees(home, tmp_path, monkeypatch, watching):
+    db = home / "oc" / "opencode.db"
+    db.parent.mkdir()
+    monkeypatch.setenv("VOYAGER_OPENCODE_DB", str(db))
+    lines = claude_session_lines()
+    claude = write_claude(home, lines[:3])
+    (home / ".codex" / "sessions").mkdir(parents=True)
+    env = dict(os.environ)
+    ddir = home / "voyager-data"
+    watcher = ChangeWatcher(env, enabled=watching, full_every=1e9).start()
+    if watching and not watcher.status.startswith("watching"):
+        pytest.skip(f"no file-system watcher here: {watcher.status}")
+    took_changes = 0
+    try:
+        assert refresh(ddir, env, watcher).new == 1  # the first refresh is a full pass
+
+        def check(step: str) -> None:
+            nonlocal took_changes
+            changes = watcher.take()
+            took_changes += changes is not None
+            watcher.give_back(changes)
+            refresh(ddir, env, watcher)
+            fresh = tmp_path / f"fresh-{step}"
+            scan(fresh, env)
+            assert _contents(ddir) == _contents(fresh), step
+
+        with open(claude, "a", encoding="utf-8") as fh:  # append
+            fh.write("".join(lines[3:]))
+        check("append")
+        codex = write_codex(home, codex_session_lines())  # create, in new dated folders
+        check("create")
+        claude.write_text("".join(lines[:4]), encoding="utf-8")  # rewrite, shorter
+        check("rewrite")
+        write_claude(home, claude_session_lines(sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f"), project="-home-dev-new",
+                     sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f")
+        check("new-project")
+        entries = [{"sessionId": CLAUDE_SID, "customTitle": "zanzibar named"}]
+        (claude.parent / "sessions-index.json").write_text(json.dumps({"version": 1, "entries": entries}))
+        check("side-file")
+        convs = [synth.generate(seed=70 + i, messages=6, session_id=f"ses_{i:04d}abcdef") for i in range(3)]
+        synth_opencode.write_v1(db, convs)  # a SQLite store appears
+        check("sqlite-create")
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE session SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0001abcdef'")
+        conn.execute("DELETE FROM session WHERE id = 'ses_0002abcdef'")
+        conn.commit()
+        conn.close()
+        check("sqlite-change")
+        codex.unlink()  # delete
+        check("delete")
+        shutil.rmtree(claude.parent)  # a whole project folder goes
+        check("delete-folder")
+    finally:
+        watcher.stop()
+    if watching:
+        assert took_changes >= 5, watcher.status  # the watcher's change sets, not only full passes, were tested
+    else:
+        assert took_changes == 0
+
+
+def test_a_watcher_that_cannot_watch_says_so_and_every_refresh_is_full(home):
+    watcher = ChangeWatcher(dict(os.environ), enabled=False).start()
+    assert "disabled" in watcher.status
+    assert watcher.take() is None
+
+
+def test_an_overflowing_watcher_asks_for_a_full_pass_then_watches_again(home, monkeypatch):
+    from voyager_sessions.scan import changes
+
+    monkeypatch.setattr(changes, "MAX_CHANGES", 2)
+    path = write_claude(home, claude_session_lines()[:2])
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        assert watcher.take() is None  # the first take: what changed before the start is unknown
+        for i in range(4):
+            (path.parent / f"extra-{i}.txt").write_text("x")
+        assert watcher.take() is None  # more changes than kept: stat everything
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(claude_session_lines()[2])
+        got = watcher.take()
+        assert got is not None and str(path) in got.paths
+        assert got.touching("claude") == frozenset({str(path)})
+        assert got.touching("codex") is None  # not among the watched agents: a scan discovers it whole
+    finally:
+        watcher.stop()
+
+
+def test_a_store_on_a_network_file_system_is_stat_every_time_and_said_so(home, monkeypatch):
+    from voyager_sessions.scan import changes
+
+    write_claude(home, claude_session_lines()[:2])
+    monkeypatch.setattr(changes, "_mounts", lambda: [(str(home.resolve()), "nfs4"), ("/", "ext4")])
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        assert "network file system" in watcher.status and "claude" in watcher.status
+        assert watcher.take() is None
+        got = watcher.take()
+        assert got is not None and got.touching("claude") is None  # discovered whole by every scan
+    finally:
+        watcher.stop()
