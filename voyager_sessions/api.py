@@ -210,6 +210,13 @@ def _excluding(parsed: Any, session_ids: list[str]) -> Any:
     return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
 
+def warm_up() -> None:
+    """Import what a first search needs, ahead of it (a front end that waits for its first request, such as
+    ``voyager mcp`` after its handshake, runs this in the background so that request pays less)."""
+    import voyager_sessions.scan  # noqa: F401
+    import voyager_sessions.search.engine  # noqa: F401
+
+
 def agent_variables() -> list[str]:
     """Every environment variable the agent manifest reads to find agents' stores (a server compares them)."""
     from voyager_sessions.ingest.manifest import agent_variables as names

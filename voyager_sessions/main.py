@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
             _forward(args[0], params)
             if args[0] == "search":
                 _search(params, collecting)
+    if args == ["mcp"] and not os.environ.get(COMPLETE_VAR):
+        _mcp()
     from voyager_sessions.cli import main as cli_main
 
     _started(collecting)
@@ -108,6 +110,16 @@ def _isatty(stream: object) -> bool:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError):
         return False
+
+
+def _mcp() -> NoReturn:
+    """``voyager mcp`` without click: an agent waits for its ``initialize`` answer (Codex about a second)."""
+    from voyager_sessions.serve.mcp_server import run_stdio
+
+    os.umask(0o077)  # cmdutil.private_umask: a refresh scan may create the data dir
+    run_stdio()
+    sys.stdout.flush()
+    sys.exit(0)
 
 
 def _started(collecting: bool) -> None:

@@ -6,6 +6,7 @@ The work is in :mod:`voyager_sessions.serve`.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -133,15 +134,58 @@ def serve_stop() -> None:
     click.echo(f"voyager: stopped the server (pid {pid}) in {time.monotonic() - t0:.2f}s", err=True)
 
 
-@click.command()
-def mcp() -> None:
+@click.group(invoke_without_command=True)
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
     """An MCP server on stdio: lets agents search their own past sessions.
 
     Tools: search (the query language and its filters), show (a session's timeline, or
-    the events around a hit), list_sessions. Uses `voyager serve` when one runs. Needs
-    the MCP SDK: pip install 'voyager-sessions[mcp]'. Register it with your agent, e.g.
-    `claude mcp add voyager -- voyager mcp` (see the README).
+    the events around a hit), list_sessions, and checkpoint_save, _status, _list,
+    _snapshots, _restore, _undo, _handoff (the calling session's task state). Uses
+    `voyager serve` when one runs.
+    Register it with `voyager mcp install AGENT` (claude, codex, gemini, qwen, opencode,
+    cursor, copilot, windsurf).
     """
-    from voyager_sessions.serve.mcp_server import run_stdio
+    if ctx.invoked_subcommand is None:
+        from voyager_sessions.serve.mcp_server import run_stdio
 
-    run_stdio()
+        run_stdio()
+
+
+@mcp.command("install")
+@click.argument("agent_name", metavar="AGENT")
+@click.option("--print", "print_only", is_flag=True, help="Show what would be written; change nothing.")
+def mcp_install(agent_name: str, print_only: bool) -> None:
+    """Register `voyager mcp` in AGENT's MCP config (a backup is left beside it)."""
+    from voyager_sessions import mcp_install as inst
+
+    a = inst.agent(agent_name)
+    plan = inst.plan_install(agent_name, os.environ)
+    if print_only:
+        click.echo(f"# {a.title}: {plan.path}")
+        click.echo(plan.entry_text, nl=not plan.entry_text.endswith("\n"))
+        if not plan.changes:
+            click.echo("voyager: already registered exactly so; nothing would change", err=True)
+        return
+    backup = inst.apply(plan)
+    if backup is None:
+        click.echo(f"voyager: {a.title} already runs voyager mcp ({plan.path}); nothing changed", err=True)
+    elif plan.old is None:
+        click.echo(f"voyager: registered voyager mcp for {a.title} in {plan.path}", err=True)
+    else:
+        click.echo(f"voyager: registered voyager mcp for {a.title} in {plan.path} (previous file: {backup})", err=True)
+
+
+@mcp.command("uninstall")
+@click.argument("agent_name", metavar="AGENT")
+def mcp_uninstall(agent_name: str) -> None:
+    """Remove `voyager mcp` from AGENT's MCP config (a backup is left beside it)."""
+    from voyager_sessions import mcp_install as inst
+
+    a = inst.agent(agent_name)
+    plan = inst.plan_uninstall(agent_name, os.environ)
+    backup = inst.apply(plan)
+    if backup is None:
+        click.echo(f"voyager: {a.title} has no voyager server in {plan.path}; nothing changed", err=True)
+        sys.exit(EXIT_NONE)
+    click.echo(f"voyager: removed voyager mcp from {plan.path} (previous file: {backup})", err=True)

@@ -18,6 +18,7 @@ from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.history_scale import history_100k
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.judged import judged
+from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
 from bench.scenarios.web_search import web_search
@@ -39,5 +40,6 @@ SCENARIOS: dict[str, Scenario] = {
     "judged": judged,
     "web_search": web_search,
     "ui": ui,
+    "mcp_start": mcp_start,
     "history_100k": history_100k,
 }

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, voyager_exe
+from tests.conftest import CLAUDE_SID, CODEX_SID, voyager_exe
 from tests.serve.conftest import ServerProcess, cli, scanned_env
 
 
@@ -71,7 +71,9 @@ def _check_tools(env: dict) -> None:
     rpc = _session(env)
     try:
         tools = {t["name"]: t for t in rpc.request("tools/list")["result"]["tools"]}
-        assert set(tools) == {"search", "show", "list_sessions"}
+        assert set(tools) == {"search", "show", "list_sessions", "checkpoint_save", "checkpoint_status",
+                              "checkpoint_list", "checkpoint_snapshots", "checkpoint_restore", "checkpoint_undo",
+                              "checkpoint_handoff"}
         assert tools["show"]["inputSchema"]["required"] == ["session"]
         assert {"query", "provider", "kind", "since", "limit", "sessions", "context"} <= set(
             tools["search"]["inputSchema"]["properties"])
@@ -118,10 +120,14 @@ def test_mcp_tools_answer_as_the_cli_does(corpus_env):
 def test_mcp_uses_the_server_when_one_runs(corpus_env):
     server = ServerProcess(corpus_env)
     try:
-        before = server.status()["answered"]
+        before = server.status()
         _check_tools(corpus_env)
-        # Every successful or failing command call went through the server (argument errors never left the process).
-        assert server.status()["answered"] - before == 8
+        after = server.status()
+        # Every call with a well-formed request went through the server, a malformed query's too (the server's
+        # API parses it: once, as typed); an argument out of bounds never left the process.
+        assert after["answered"] - before["answered"] == 8
+        # Four searches reached the server, each query parsed once there.
+        assert after["query_parses"] - before["query_parses"] == 4
     finally:
         assert server.stop() == 0
 
@@ -140,14 +146,172 @@ def test_the_sdk_client_talks_to_it(corpus_env):
             return sorted(t.name for t in tools.tools), result.structured_content
 
     names, doc = anyio.run(talk)
-    assert names == ["list_sessions", "search", "show"]
+    assert {"list_sessions", "search", "show", "checkpoint_save"} <= set(names)
     assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json")
 
 
-def test_without_the_sdk_one_clear_line(corpus_env):
-    code = "import sys\nsys.modules['mcp'] = None\nfrom voyager_sessions.main import main\nmain()\n"
-    proc = subprocess.run([sys.executable, "-c", code, "mcp"], capture_output=True, text=True, env=corpus_env,
-                          timeout=60, check=False)
-    assert proc.returncode == 2
-    assert proc.stderr == "voyager: `voyager mcp` needs the MCP Python SDK: pip install 'voyager-sessions[mcp]'\n"
-    assert proc.stdout == ""
+def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env):
+    """The server speaks MCP itself: with the SDK unimportable it still answers, and the tools reach the API only."""
+    code = (
+        "import sys, io, json\n"
+        "sys.modules['mcp'] = None\n"
+        "from voyager_sessions.serve.mcp_server import Server\n"
+        "out = io.BytesIO()\n"
+        "s = Server(out)\n"
+        "for m in [{'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {'protocolVersion': '2025-06-18'}},\n"
+        "          {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call', 'params': {'name': 'search', 'arguments': {'query': 'postgres'}}},\n"
+        "          {'jsonrpc': '2.0', 'id': 3, 'method': 'tools/call', 'params': {'name': 'list_sessions', 'arguments': {}}},\n"
+        "          {'jsonrpc': '2.0', 'id': 4, 'method': 'tools/call', 'params': {'name': 'show', 'arguments': {'session': '0199'}}}]:\n"
+        "    s.handle_line(json.dumps(m).encode())\n"
+        "answers = [json.loads(line) for line in out.getvalue().splitlines()]\n"
+        "assert all(not a['result'].get('isError') for a in answers), answers\n"
+        "from voyager_sessions.api import query_parses\n"
+        "assert query_parses() == 1, query_parses()  # one search, its query parsed once (the exclusion adds none)\n"
+        "bad = sorted(m for m in sys.modules if m == 'click' or m.startswith(('click.', 'mcp.', 'pydantic')) or m in (\n"
+        "    'voyager_sessions.cli', 'voyager_sessions.render', 'voyager_sessions.cmdutil', 'voyager_sessions.search_cmd',\n"
+        "    'voyager_sessions.read_cmd', 'voyager_sessions.invocation'))\n"
+        "print(json.dumps(bad))\n")
+    env = {**corpus_env, "VOYAGER_NO_SERVER": "1", "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_the_handshake_imports_only_the_standard_library():
+    """What runs before `initialize` is answered: no SDK, no click, no msgspec or tantivy (Codex waits ~1 s)."""
+    code = ("import sys\nfrom voyager_sessions.serve import mcp_server\n"
+            "print(sorted(m for m in ('click', 'mcp', 'pydantic', 'msgspec', 'tantivy', 'voyager_sessions.api') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+def test_protocol_versions_pings_and_json_rpc_errors(corpus_env):
+    rpc = JsonRpcClient(corpus_env)
+    try:
+        for asked, answered in (("2024-11-05", "2024-11-05"), ("2025-11-25", "2025-11-25"), ("1999-01-01", "2025-11-25")):
+            init = rpc.request("initialize", {"protocolVersion": asked, "capabilities": {},
+                                              "clientInfo": {"name": "t", "version": "1"}})
+            assert init["result"]["protocolVersion"] == answered
+            assert init["result"]["capabilities"] == {"tools": {"listChanged": False}}
+        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # no answer to a notification
+        assert rpc.request("ping") == {"jsonrpc": "2.0", "id": rpc.next_id, "result": {}}
+        assert rpc.request("resources/list")["error"]["code"] == -32601
+        assert rpc.request("tools/call", {"name": "nope", "arguments": {}})["error"]["code"] == -32602
+        rpc.proc.stdin.write(b"{not json\n")
+        rpc.proc.stdin.flush()
+        assert json.loads(rpc.proc.stdout.readline()) == {"jsonrpc": "2.0", "id": None,
+                                                          "error": {"code": -32700, "message": "parse error"}}
+        rpc.send([{"jsonrpc": "2.0", "id": 99, "method": "ping"}])  # batches are not part of MCP since 2025-06-18
+        assert json.loads(rpc.proc.stdout.readline())["error"]["code"] == -32600
+        # A tool error is one line, the message the CLI prints after "voyager: ", nothing before it.
+        bad = rpc.call("search", {"query": "\"unclosed"})
+        assert bad["isError"] and bad["content"][0]["text"].startswith("bad query: unterminated quote")
+        assert "\n" not in bad["content"][0]["text"]
+        wrong = rpc.call("search", {"query": "x", "limit": "many"})
+        assert wrong["isError"] and wrong["content"] == [{"type": "text", "text": "limit must be an integer from 1 to 10000"}]
+        empty = rpc.call("search", {"query": "  "})
+        assert empty["isError"] and empty["content"][0]["text"] == "nothing to search for: give a query or a filter"
+        # And it goes on answering.
+        assert rpc.call("search", {"query": "ERR_CONN_REFUSED_42"})["structuredContent"]["total"] >= 1
+    finally:
+        assert rpc.close() == 0
+
+
+def _sessions_of(result: dict) -> set[str]:
+    return {h["session_id"] for h in result["structuredContent"]["hits"]}
+
+
+@pytest.mark.parametrize("how", ["claude-env", "opencode-meta", "codex-meta"])
+def test_the_callers_own_session_is_left_out(corpus_env, how):
+    env = dict(corpus_env)
+    meta = None
+    own = CLAUDE_SID if how != "codex-meta" else CODEX_SID
+    if how == "claude-env":
+        env["CLAUDE_CODE_SESSION_ID"] = CLAUDE_SID
+    elif how == "opencode-meta":
+        meta = {"sessionID": CLAUDE_SID}
+    else:
+        meta = {"x-codex-turn-metadata": {"session_id": CODEX_SID, "thread_id": CODEX_SID, "turn_id": "t1"}}
+    rpc = _session(env)
+    try:
+        def search(args: dict) -> dict:
+            params = {"name": "search", "arguments": args, **({"_meta": meta} if meta else {})}
+            return rpc.request("tools/call", params)["result"]
+
+        everything = _cli_json(corpus_env, "search", "postgres OR 数据库", "--json")
+        every_session = {h["session_id"] for h in everything["hits"]}
+        assert any(own in s for s in every_session)
+        left = search({"query": "postgres OR 数据库"})
+        assert left["structuredContent"]["query"] == "postgres OR 数据库"  # what was asked, not our filter
+        assert _sessions_of(left) == {s for s in every_session if own not in s}
+        assert left["structuredContent"]["total"] < everything["total"]
+        # include_current keeps it; so does naming the session outright.
+        assert search({"query": "postgres OR 数据库", "include_current": True})["structuredContent"] == everything
+        assert any(own in s for s in _sessions_of(search({"query": "", "session": own[:8]})))
+        # With only filters, the exclusion alone still leaves every other session's events.
+        assert not any(own in s for s in _sessions_of(search({"query": "", "kind": ["user"]})))
+    finally:
+        assert rpc.close() == 0
+
+
+def test_checkpoint_tools_act_on_the_calling_session(corpus_env):
+    env = {**corpus_env, "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}
+    own = f"claude:{CLAUDE_SID}"
+    rpc = _session(env)
+    try:
+        first = rpc.call("checkpoint_save", {"title": "Fix the migration", "status": "in progress",
+                                             "next": ["guard None", "run tests"]})
+        assert not first.get("isError"), first
+        saved = first["structuredContent"]
+        assert saved["session_id"] == own and saved["changed"] and saved["checkpoint"]["title"] == "Fix the migration"
+        # A save that changes nothing writes nothing (the store's guarantee: no phantom progress).
+        again = rpc.call("checkpoint_save", {"next": ["guard None"]})["structuredContent"]
+        assert again["changed"] is False and again["snapshot"] is None
+        moved = rpc.call("checkpoint_save", {"done": ["guard None"]})["structuredContent"]
+        assert moved["checkpoint"]["completed_steps"] == ["guard None"] and moved["checkpoint"]["next_steps"] == ["run tests"]
+        # The same document the CLI prints: one API, two front ends.
+        status = rpc.call("checkpoint_status", {})["structuredContent"]
+        assert status == _cli_json(corpus_env, "checkpoint", "status", own, "--json")
+        assert status["snapshots"] == 2
+        snaps = rpc.call("checkpoint_snapshots", {})["structuredContent"]["snapshots"]
+        assert len(snaps) == 2 and snaps[0]["current"]
+        back = rpc.call("checkpoint_restore", {})["structuredContent"]
+        assert back["changed"] and back["checkpoint"]["next_steps"] == ["guard None", "run tests"]
+        undone = rpc.call("checkpoint_undo", {})["structuredContent"]
+        assert undone["changed"] and undone["checkpoint"]["completed_steps"] == ["guard None"]
+        handoff = rpc.call("checkpoint_handoff", {})["structuredContent"]
+        assert "Fix the migration" in handoff["markdown"] and handoff["path"].endswith(".md")
+        listed = rpc.call("checkpoint_list", {})["structuredContent"]["sessions"]
+        assert [r["session_id"] for r in listed] == [own]
+        # Another session's checkpoint can be read, never changed, by a caller that says who it is.
+        other = rpc.call("checkpoint_save", {"session": CODEX_SID, "title": "x"})
+        assert other["isError"] and other["content"][0]["text"].startswith("checkpoint save changes only the calling")
+        assert rpc.call("checkpoint_status", {"session": CODEX_SID})["structuredContent"]["checkpoint"] is None
+    finally:
+        assert rpc.close() == 0
+
+
+def test_checkpoint_tools_need_a_session_when_the_agent_names_none(corpus_env):
+    rpc = _session(corpus_env)
+    try:
+        missing = rpc.call("checkpoint_status", {})
+        assert missing["isError"] and missing["content"][0]["text"].startswith(
+            "this agent does not tell Voyager which session is calling: pass session")
+        saved = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "objective": "retry postgres"})
+        assert saved["structuredContent"]["session_id"] == f"codex:{CODEX_SID}"
+        bad = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "done": "not a list"})
+        assert not bad.get("isError")  # one string where a list is asked: taken as a list of one
+        wrong = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "colour": "red"})
+        assert wrong["isError"] and wrong["content"][0]["text"] == "unknown argument(s) for checkpoint_save: colour"
+    finally:
+        assert rpc.close() == 0
+
+
+def test_a_session_no_scan_has_seen_can_save_its_checkpoint(corpus_env):
+    fresh = "11111111-2222-4333-8444-555555555555"
+    rpc = _session({**corpus_env, "CLAUDE_CODE_SESSION_ID": fresh})
+    try:
+        got = rpc.call("checkpoint_save", {"title": "brand new"})["structuredContent"]
+        assert got["session_id"] == f"claude:{fresh}" and got["changed"]
+    finally:
+        assert rpc.close() == 0
