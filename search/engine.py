@@ -245,7 +245,7 @@ class Searcher:
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q),
                                             (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids)))])
 
-    def _among(self, q, cov: "sessions.Coverage"):
+    def _among(self, q, cov: sessions.Coverage):
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
         import tantivy
 
@@ -259,7 +259,7 @@ class Searcher:
                                                 tantivy.Query.term_set_query(self.index.schema, "session", out))])
         return self._restricted(q, cov.chosen)
 
-    def _spread_events(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
+    def _spread_events(self, query: str, sp: _Spread, opts: SearchOptions) -> SearchResult:
         """Event hits of a query of several terms: the events of the matching sessions that say any term.
 
         Events that hold every term (the query as one event would answer it) come first, in
@@ -322,7 +322,7 @@ class Searcher:
             start += n
         return out
 
-    def _spread_sessions(self, query: str, sp: "_Spread", opts: SearchOptions) -> SearchResult:
+    def _spread_sessions(self, query: str, sp: _Spread, opts: SearchOptions) -> SearchResult:
         """``--sessions`` for a query of several terms: sessions ranked by how well they hold the terms.
 
         Each row is the session's best event (one holding every term where there is one), its

@@ -65,17 +65,17 @@ class Filter(msgspec.Struct, frozen=True):
 
 
 class Not(msgspec.Struct, frozen=True):
-    node: "Node"
+    node: Node
 
 
 class And(msgspec.Struct, frozen=True):
-    nodes: tuple["Node", ...]
+    nodes: tuple[Node, ...]
     #: Written in parentheses, ``(a b)``: a query of several terms keeps these together in one event.
     grouped: bool = False
 
 
 class Or(msgspec.Struct, frozen=True):
-    nodes: tuple["Node", ...]
+    nodes: tuple[Node, ...]
 
 
 Node = Text | Filter | Not | And | Or
@@ -84,7 +84,7 @@ Node = Text | Filter | Not | And | Or
 class ParsedQuery(msgspec.Struct):
     """The AST plus what rendering needs: the positive texts to highlight."""
 
-    root: "Node | None"
+    root: Node | None
     texts: list[Text] = []
 
 

@@ -327,7 +327,7 @@ def codex_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Iter
         def at() -> float:
             nonlocal step
             step += 1
-            return ts + 0.25 * step
+            return ts + 0.25 * step  # noqa: B023 - called within the iteration
 
         if turn.reasoning:
             yield line(at(), "event_msg", {"type": "agent_reasoning", "text": turn.reasoning})

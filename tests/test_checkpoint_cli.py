@@ -478,7 +478,7 @@ def test_full_disk_on_handoff_is_one_line_and_keeps_the_old_file(run, home: Path
         def __init__(self, fd: int, mode: str) -> None:
             self.f = real_fdopen(fd, mode)
 
-        def __enter__(self) -> "FullFile":
+        def __enter__(self) -> FullFile:
             return self
 
         def __exit__(self, *exc: object) -> None:

@@ -53,7 +53,7 @@ def test_resume_commands_quote_every_part(home, run, tmp_path, evil):
     resumes = {h["provider"]: h["resume"] for h in hits}
     assert set(resumes) == {"codex", "claude"}
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    for provider, command in resumes.items():
+    for command in resumes.values():
         proc = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=env, timeout=30)
         assert proc.returncode == 0, (command, proc.stderr)
     assert not pwned.exists(), "a resume command ran a command hidden in a session id"

@@ -129,4 +129,4 @@ def read_tabs(conn: sqlite3.Connection, keys: Iterable[str], provider: str, path
             if native in out:
                 continue
             yield from chat_items(provider, native, signature(tab), known, out,
-                                  lambda: list(tab_items(provider, native, tab, cwd=cwd, source=path, unknown=unknown)))
+                                  lambda: list(tab_items(provider, native, tab, cwd=cwd, source=path, unknown=unknown)))  # noqa: B023 - called at once

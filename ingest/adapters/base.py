@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, Union
+from typing import Any, ClassVar, Protocol
 
 import msgspec
 
@@ -113,7 +113,7 @@ class Partial(msgspec.Struct, frozen=True, kw_only=True):
     from_seq: int
 
 
-Item = Union[Session, Event, Cursor, Notice, Unchanged, Partial]
+Item = Session | Event | Cursor | Notice | Unchanged | Partial
 
 
 class Hints(msgspec.Struct, frozen=True, kw_only=True):

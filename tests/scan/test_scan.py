@@ -324,7 +324,7 @@ def test_impossible_timestamps_do_not_break_list_or_search(home, run):
 
 def test_non_utf8_bytes_keep_the_line(home):
     lines = claude_session_lines()
-    raw = "".join(lines).encode().replace("marmalade".encode(), b"marmalade \xff\xfe")
+    raw = "".join(lines).encode().replace(b"marmalade", b"marmalade \xff\xfe")
     p = write_claude(home, lines)
     p.write_bytes(raw)
     s = scan(data_dir())

@@ -500,7 +500,7 @@ def test_a_large_job_never_waits_on_a_busy_worker(home, monkeypatch):
 
     def run() -> None:
         with workers_mod.Pool(1) as pool:
-            for job, items in pool.run([Job(id=0, source=source), Job(id=1, source=missing, cursor=big_cursor)]):
+            for _job, items in pool.run([Job(id=0, source=source), Job(id=1, source=missing, cursor=big_cursor)]):
                 got.append(sum(1 for _ in _swallow(items)))
 
     t = threading.Thread(target=run, daemon=True)

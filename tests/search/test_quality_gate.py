@@ -121,6 +121,6 @@ def test_cjk_pairs_planted_apart_return_nothing(planted):
 
 def test_snippet_highlights_the_needle(planted):
     s, needles, _ = planted
-    for query, sid, kind in needles[:30]:
+    for query, sid, _kind in needles[:30]:
         hit = next(h for h in s.search(query).hits if h.session_id == sid)
         assert any(hit.snippet[a:b].lower() == query.lower() for a, b in hit.highlights), (query, hit.snippet)

@@ -118,7 +118,7 @@ _MIN_VALUE = 4
 #: is not secret costs nothing more. Values are bounded, so one candidate costs at most that much.
 MAX_QUOTED = 1024
 MAX_BARE = 256
-_VALUE = re.compile(r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'"
+_VALUE = re.compile(r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'"  # noqa: UP031 - a regex: braces in an f-string would need doubling
                     # A quoted value inside a JSON string (a tool call's input): \"…\", its own escapes \\x.
                     r"|\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,%d})\\\"|(?P<bare>[^\s\"'`]{1,%d})"
                     % (MAX_QUOTED, MAX_QUOTED, MAX_QUOTED, MAX_BARE))

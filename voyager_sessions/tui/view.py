@@ -132,7 +132,7 @@ def _fold(lines: list[str], pattern: re.Pattern[str] | None) -> list[str]:
     """The first lines of a long text, plus the first line that matches the query when it is further down."""
     keep = lines[: FOLD_LINES - 2]
     if pattern is not None and not any(pattern.search(line) for line in keep):
-        for i, line in enumerate(lines[FOLD_LINES - 2:], start=FOLD_LINES - 2):
+        for line in lines[FOLD_LINES - 2:]:
             if pattern.search(line):
                 keep = keep + ["…", line]
                 break

@@ -390,7 +390,7 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         if KV in schema:
             for cid, digest in sorted(_signatures(conn).items()):
                 yield from chat_items(PROVIDER, cid, digest.hexdigest(), known_composers, composers_out,
-                                      lambda: _one_composer(conn, cid, path, cwd, workspaces, unknown))
+                                      lambda: _one_composer(conn, cid, path, cwd, workspaces, unknown))  # noqa: B023 - called at once
         if "ItemTable" in schema:
             yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS[:1], PROVIDER, path, cwd=cwd,
                                          fallback=Path(path).parent.name, known=known_tabs, out=tabs_out, unknown=unknown)

@@ -117,7 +117,7 @@ def detect_shape(schema: Mapping[str, frozenset[str]]) -> str:
     return "unknown-schema"
 
 
-def layout(shape: str, schema: Mapping[str, frozenset[str]], migration: Migration = Migration()) -> list[Slice]:
+def layout(shape: str, schema: Mapping[str, frozenset[str]], migration: Migration = Migration()) -> list[Slice]:  # noqa: B008 - frozen
     """The slices a database of ``shape`` is read from, in reading order.
 
     Migrating: every session in ``session_v2`` is read from there (it is the copy OpenCode

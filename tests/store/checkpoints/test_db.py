@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import msgspec
 import pytest
 
 from voyager_sessions.store.checkpoints import CheckpointError, CheckpointPatch, CheckpointStore, model, schema
