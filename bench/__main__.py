@@ -44,8 +44,13 @@ from bench.util import ProviderHomes
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m bench", description="Voyager's benchmark (see docs/bench.md).")
     ap.add_argument("--quick", action="store_true", help="smaller sizes: under 2 minutes on 2 cores (CI)")
-    ap.add_argument("--only", action="append", choices=list(SCENARIOS), metavar="NAME",
-                    help=f"run only this scenario (repeatable): {', '.join(SCENARIOS)}")
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=list(SCENARIOS),
+        metavar="NAME",
+        help=f"run only this scenario (repeatable): {', '.join(SCENARIOS)}",
+    )
     ap.add_argument("--out", type=Path, help="write the JSON result here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary work dir and print its path")
     ap.add_argument("--seed", type=int, default=42, help="corpus seed (default 42; results are deterministic per seed)")
@@ -61,17 +66,28 @@ def _version(pkg: str) -> str:
 
 def _commit() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
-                             capture_output=True, text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
 
 
 def machine() -> Machine:
-    return Machine(python=platform.python_version(), platform=platform.platform(), cpus=os.cpu_count() or 0,
-                   tantivy=_version("tantivy"), msgspec=_version("msgspec"), sqlite=sqlite3.sqlite_version,
-                   voyager_commit=_commit())
+    return Machine(
+        python=platform.python_version(),
+        platform=platform.platform(),
+        cpus=os.cpu_count() or 0,
+        tantivy=_version("tantivy"),
+        msgspec=_version("msgspec"),
+        sqlite=sqlite3.sqlite_version,
+        voyager_commit=_commit(),
+    )
 
 
 def _sandbox_environ(work: Path) -> None:
@@ -136,8 +152,12 @@ def _query_grid(queries: list[QueryStat], out: list[str]) -> None:
 
 def render(result: BenchResult) -> str:
     m = result.machine
-    out: list[str] = [(f"Voyager bench ({result.mode}) on {m.platform}, {m.cpus} CPUs, Python {m.python}, "
-                       f"tantivy {m.tantivy}, SQLite {m.sqlite}, voyager {m.voyager_commit or '?'}")]
+    out: list[str] = [
+        (
+            f"Voyager bench ({result.mode}) on {m.platform}, {m.cpus} CPUs, Python {m.python}, "
+            f"tantivy {m.tantivy}, SQLite {m.sqlite}, voyager {m.voyager_commit or '?'}"
+        )
+    ]
     for s in result.scenarios:
         out.append("")
         out.append(f"== {s.name} ({s.seconds:.1f} s): {s.description}")
@@ -182,9 +202,13 @@ def run(names: list[str], ctx: Context) -> list[ScenarioResult]:
             if m.target is not None and m.value is not None:
                 m.met = m.target.met(m.value)
         failed = sum(not c.ok for c in res.checks)
-        print(f"[{i}/{len(names)}] {name}: {res.seconds:.1f} s"
-              + (f", {failed} check(s) FAILED" if failed else "") + (", ERROR" if res.error else ""),
-              file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(names)}] {name}: {res.seconds:.1f} s"
+            + (f", {failed} check(s) FAILED" if failed else "")
+            + (", ERROR" if res.error else ""),
+            file=sys.stderr,
+            flush=True,
+        )
         results.append(res)
     return results
 
@@ -205,9 +229,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"work dir kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
-    result = BenchResult(mode="quick" if args.quick else "full", started=started.isoformat(timespec="seconds"),
-                         seconds=round(time.perf_counter() - t0, 1), ok=all(s.ok for s in scenarios),
-                         machine=host, scenarios=scenarios)
+    result = BenchResult(
+        mode="quick" if args.quick else "full",
+        started=started.isoformat(timespec="seconds"),
+        seconds=round(time.perf_counter() - t0, 1),
+        ok=all(s.ok for s in scenarios),
+        machine=host,
+        scenarios=scenarios,
+    )
     out = args.out or Path(tempfile.gettempdir()) / f"voyager-bench-{started.strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_bytes(msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")
     print(render(result))

@@ -120,10 +120,13 @@ class Fts5Baseline:
         c.execute("BEGIN")
         n = 0
         for batch in batches:
-            rows = [(n + k + 1, ev.session, ev.seq, ev.session.partition(":")[0], ev.kind, ev.ts, cap(ev.text))
-                    for k, ev in enumerate(batch)]
-            c.executemany("INSERT INTO events (id, session, seq, provider, kind, ts, body) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            rows = [
+                (n + k + 1, ev.session, ev.seq, ev.session.partition(":")[0], ev.kind, ev.ts, cap(ev.text))
+                for k, ev in enumerate(batch)
+            ]
+            c.executemany(
+                "INSERT INTO events (id, session, seq, provider, kind, ts, body) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+            )
             c.executemany("INSERT INTO events_fts (rowid, body) VALUES (?, ?)", [(r[0], r[6]) for r in rows])
             n += len(rows)
         for stmt in _INDEXES.strip().splitlines():
@@ -140,17 +143,23 @@ class Fts5Baseline:
         if q.match:
             where = " AND ".join(["events_fts MATCH ?"] + clauses)
             if sessions:
-                sql = (f"SELECT e.session, min(e.seq), count(*), min(events_fts.rank) AS best FROM events_fts "
-                       f"JOIN events e ON e.id = events_fts.rowid WHERE {where} "
-                       "GROUP BY e.session ORDER BY best LIMIT ?")
+                sql = (
+                    f"SELECT e.session, min(e.seq), count(*), min(events_fts.rank) AS best FROM events_fts "
+                    f"JOIN events e ON e.id = events_fts.rowid WHERE {where} "
+                    "GROUP BY e.session ORDER BY best LIMIT ?"
+                )
                 return [(r[0], r[1], "") for r in self.conn.execute(sql, [q.match_expr(), *args, limit])]
-            sql = (f"SELECT e.session, e.seq, snippet(events_fts, 0, '[', ']', '…', 16) FROM events_fts "
-                   f"JOIN events e ON e.id = events_fts.rowid WHERE {where} ORDER BY events_fts.rank LIMIT ?")
+            sql = (
+                f"SELECT e.session, e.seq, snippet(events_fts, 0, '[', ']', '…', 16) FROM events_fts "
+                f"JOIN events e ON e.id = events_fts.rowid WHERE {where} ORDER BY events_fts.rank LIMIT ?"
+            )
             return list(self.conn.execute(sql, [q.match_expr(), *args, limit]))
         where = " AND ".join(clauses) or "1"
         if sessions:
-            sql = (f"SELECT e.session, max(e.seq), count(*) FROM events e WHERE {where} "
-                   f"GROUP BY e.session ORDER BY max(e.ts) DESC LIMIT ?")
+            sql = (
+                f"SELECT e.session, max(e.seq), count(*) FROM events e WHERE {where} "
+                f"GROUP BY e.session ORDER BY max(e.ts) DESC LIMIT ?"
+            )
             return [(r[0], r[1], "") for r in self.conn.execute(sql, [*args, limit])]
         sql = f"SELECT e.session, e.seq, substr(e.body, 1, 160) FROM events e WHERE {where} ORDER BY e.ts DESC LIMIT ?"
         return list(self.conn.execute(sql, [*args, limit]))

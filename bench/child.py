@@ -138,11 +138,21 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
         summary = scan(data_dir, dict(os.environ), providers=providers, workers=workers)
         seconds = time.perf_counter() - t0
     return IngestRun(
-        seconds=seconds, events=summary.events_added, sessions=summary.sessions, sources=summary.sources,
-        failed=summary.failed, skipped=len(summary.skipped), rss_start_kb=rss_start, peak_rss_kb=peak_rss_kb(),
-        index_bytes=dir_bytes(data_dir / "index"), state_bytes=dir_bytes(data_dir / "state.db"),
-        workers=workers or default_workers(), worker_processes=len(memory.peaks),
-        workers_peak_rss_kb=sum(memory.peaks.values()), peak_pss_kb=memory.peak_pss, peak_anon_kb=memory.peak_anon,
+        seconds=seconds,
+        events=summary.events_added,
+        sessions=summary.sessions,
+        sources=summary.sources,
+        failed=summary.failed,
+        skipped=len(summary.skipped),
+        rss_start_kb=rss_start,
+        peak_rss_kb=peak_rss_kb(),
+        index_bytes=dir_bytes(data_dir / "index"),
+        state_bytes=dir_bytes(data_dir / "state.db"),
+        workers=workers or default_workers(),
+        worker_processes=len(memory.peaks),
+        workers_peak_rss_kb=sum(memory.peaks.values()),
+        peak_pss_kb=memory.peak_pss,
+        peak_anon_kb=memory.peak_anon,
     )
 
 

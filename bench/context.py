@@ -38,16 +38,46 @@ class Sizes:
     @classmethod
     def for_mode(cls, quick: bool) -> Sizes:
         if quick:
-            return cls(ingest_messages=5000, ingest_runs=1, append_rounds=3, rescan_sources=2000, rescan_runs=3,
-                       checkpoint_saves=1000, checkpoint_loads=10_000, checkpoint_opens=5,
-                       search_events=(10_000, 100_000), query_reps=12, cli_reps=3, baseline_query_budget_s=1.0,
-                       cli_search_reps=8, cli_append_rounds=5,
-                       history_sessions=150, history_runs=2, big_session_mb=40, big_runs=2)
-        return cls(ingest_messages=5000, ingest_runs=3, append_rounds=5, rescan_sources=10_000, rescan_runs=5,
-                   checkpoint_saves=2000, checkpoint_loads=20_000, checkpoint_opens=20,
-                   search_events=(10_000, 100_000, 1_000_000), query_reps=30, cli_reps=7, baseline_query_budget_s=4.0,
-                   cli_search_reps=25, cli_append_rounds=11,
-                   history_sessions=300, history_runs=3, big_session_mb=300, big_runs=1)
+            return cls(
+                ingest_messages=5000,
+                ingest_runs=1,
+                append_rounds=3,
+                rescan_sources=2000,
+                rescan_runs=3,
+                checkpoint_saves=1000,
+                checkpoint_loads=10_000,
+                checkpoint_opens=5,
+                search_events=(10_000, 100_000),
+                query_reps=12,
+                cli_reps=3,
+                baseline_query_budget_s=1.0,
+                cli_search_reps=8,
+                cli_append_rounds=5,
+                history_sessions=150,
+                history_runs=2,
+                big_session_mb=40,
+                big_runs=2,
+            )
+        return cls(
+            ingest_messages=5000,
+            ingest_runs=3,
+            append_rounds=5,
+            rescan_sources=10_000,
+            rescan_runs=5,
+            checkpoint_saves=2000,
+            checkpoint_loads=20_000,
+            checkpoint_opens=20,
+            search_events=(10_000, 100_000, 1_000_000),
+            query_reps=30,
+            cli_reps=7,
+            baseline_query_budget_s=4.0,
+            cli_search_reps=25,
+            cli_append_rounds=11,
+            history_sessions=300,
+            history_runs=3,
+            big_session_mb=300,
+            big_runs=1,
+        )
 
 
 @dataclass

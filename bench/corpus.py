@@ -48,8 +48,14 @@ INGEST_NEEDLES: tuple[tuple[str, str], ...] = (
 APPEND_TOKEN = "vgrappended"
 
 
-def ingest_conversation(messages: int, *, seed: int = 5000, output_bytes: int = 4000,
-                        extra: int = 0, pools: tuple[list[str], ...] = synth.MIXED_POOLS) -> synth.Conversation:
+def ingest_conversation(
+    messages: int,
+    *,
+    seed: int = 5000,
+    output_bytes: int = 4000,
+    extra: int = 0,
+    pools: tuple[list[str], ...] = synth.MIXED_POOLS,
+) -> synth.Conversation:
     """A ``messages``-message session (plus ``extra`` more for appends) with ``INGEST_NEEDLES`` planted.
 
     ``output_bytes`` makes every tool output long (the generator's default is 400 bytes);
@@ -57,8 +63,7 @@ def ingest_conversation(messages: int, *, seed: int = 5000, output_bytes: int = 
     The needles go in the middle of the session, the deep one at the end of a tool output,
     so a parser that drops or duplicates anything shows up as a wrong hit count.
     """
-    conv = synth.generate(seed, messages + extra, output_bytes=output_bytes, cwd="/home/dev/bench-project",
-                          pools=pools)
+    conv = synth.generate(seed, messages + extra, output_bytes=output_bytes, cwd="/home/dev/bench-project", pools=pools)
     turns = conv.turns[:messages]
     mid = len(turns) // 2
     user = next(t for t in turns[mid:] if t.role == "user")
@@ -166,8 +171,11 @@ class OpenCodeAppender:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO main.message SELECT * FROM full.message WHERE id = ?", (mid,))
             conn.execute("INSERT INTO main.part SELECT * FROM full.part WHERE message_id = ?", (mid,))
-            conn.execute("UPDATE main.session SET time_updated = (SELECT max(time_created) FROM main.message "
-                         "WHERE session_id = main.session.id) WHERE id = ?", (self.conv.id,))
+            conn.execute(
+                "UPDATE main.session SET time_updated = (SELECT max(time_created) FROM main.message "
+                "WHERE session_id = main.session.id) WHERE id = ?",
+                (self.conv.id,),
+            )
             conn.execute("COMMIT")
             conn.execute("DETACH DATABASE full")
         finally:
@@ -187,8 +195,9 @@ class History(msgspec.Struct, kw_only=True):
     bytes: int
 
 
-def write_history(claude_projects: Path, codex_home: Path, opencode_db: Path, *, sessions: int,
-                  seed: int = 20_000) -> History:
+def write_history(
+    claude_projects: Path, codex_home: Path, opencode_db: Path, *, sessions: int, seed: int = 20_000
+) -> History:
     """A first-index corpus: ``sessions`` sessions of 20–600 messages over Claude Code, Codex and OpenCode.
 
     Shaped like a person's history rather than a stress case: most sessions English and
@@ -206,8 +215,13 @@ def write_history(claude_projects: Path, codex_home: Path, opencode_db: Path, *,
     for i in range(sessions):
         messages = int(20 * (30 ** rng.random()))  # 20..600, log-uniform: many short, some long
         pools = synth.MIXED_POOLS if i % 5 == 4 else synth.LATIN_POOLS
-        conv = synth.generate(seed + i, messages, output_bytes=rng.choice((200, 400, 800, 1600, 4000)),
-                              cwd=f"/home/dev/project-{i % 7}", pools=pools)
+        conv = synth.generate(
+            seed + i,
+            messages,
+            output_bytes=rng.choice((200, 400, 800, 1600, 4000)),
+            cwd=f"/home/dev/project-{i % 7}",
+            pools=pools,
+        )
         kind = i % 5
         if kind in (0, 2):
             path = synth.write_claude(conv, claude_projects)
@@ -225,8 +239,9 @@ def write_history(claude_projects: Path, codex_home: Path, opencode_db: Path, *,
     return History(sessions=sessions, sources=sources, bytes=written)
 
 
-def write_scaled_history(count: int, claude_projects: Path, codex_home: Path, *, templates: int = 400,
-                         seed: int = 30_000) -> tuple[int, int]:
+def write_scaled_history(
+    count: int, claude_projects: Path, codex_home: Path, *, templates: int = 400, seed: int = 30_000
+) -> tuple[int, int]:
     """``count`` sessions, half Claude Code transcripts, half Codex rollouts, for the 100,000-session bench.
 
     Sizes as a heavy user's history: message counts log-uniform from 4 to 200 (~85 events
@@ -245,8 +260,14 @@ def write_scaled_history(count: int, claude_projects: Path, codex_home: Path, *,
     for t in range(templates):
         messages = int(4 * (50 ** rng.random()))  # 4..200, log-uniform: ~85 events a session on average
         pools = synth.MIXED_POOLS if t % 5 == 4 else synth.LATIN_POOLS
-        conv = synth.generate(seed + t, messages, session_id=placeholder_id, output_bytes=rng.choice((200, 400, 800, 1600)),
-                              cwd=f"/home/dev/project-{t % 50}", pools=pools)
+        conv = synth.generate(
+            seed + t,
+            messages,
+            session_id=placeholder_id,
+            output_bytes=rng.choice((200, 400, 800, 1600)),
+            cwd=f"/home/dev/project-{t % 50}",
+            pools=pools,
+        )
         forms.append((b"".join(synth.claude_lines(conv)), b"".join(synth.codex_lines(conv)), conv))
     written = 0
     for i in range(count):
@@ -258,7 +279,9 @@ def write_scaled_history(count: int, claude_projects: Path, codex_home: Path, *,
             path = synth.claude_project_dir(claude_projects, conv.cwd) / f"{sid}.jsonl"
             data = claude.replace(placeholder_id.encode(), sid.encode())
         else:
-            path = synth.codex_rollout_path(codex_home, msgspec.structs.replace(conv, id=sid, started=conv.started + i * 60))
+            path = synth.codex_rollout_path(
+                codex_home, msgspec.structs.replace(conv, id=sid, started=conv.started + i * 60)
+            )
             data = codex.replace(placeholder_id.encode(), sid.encode())
         first_text = conv.turns[0].text.encode()[:40] if conv.turns and conv.turns[0].text else b""
         if first_text and first_text in data:
@@ -284,8 +307,9 @@ def write_tiny_sources(count: int, claude_projects: Path, codex_home: Path, *, s
     format, then only its session id differs between files (ids are plain strings in
     both formats, so a byte replace is exact). Returns the bytes written.
     """
-    template = synth.generate(seed, 4, session_id="00000000-0000-4000-a000-000000000000", output_bytes=200,
-                              cwd="/home/dev/tiny")
+    template = synth.generate(
+        seed, 4, session_id="00000000-0000-4000-a000-000000000000", output_bytes=200, cwd="/home/dev/tiny"
+    )
     claude = b"".join(synth.claude_lines(template))
     codex = b"".join(synth.codex_lines(template))
     placeholder = template.id.encode()
@@ -317,17 +341,47 @@ def write_tiny_sources(count: int, claude_projects: Path, codex_home: Path, *, s
 
 #: Kinds of a session's events, cycled: what a coding session mostly looks like.
 _KIND_CYCLE: tuple[tuple[str, str], ...] = (
-    ("user", "human"), ("assistant", "agent"), ("reasoning", "agent"), ("tool_call", "agent"),
-    ("tool_result", "tool"), ("assistant", "agent"), ("tool_call", "agent"), ("tool_result", "tool"),
-    ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent"),
+    ("user", "human"),
+    ("assistant", "agent"),
+    ("reasoning", "agent"),
+    ("tool_call", "agent"),
+    ("tool_result", "tool"),
+    ("assistant", "agent"),
+    ("tool_call", "agent"),
+    ("tool_result", "tool"),
+    ("tool_call", "agent"),
+    ("tool_result", "tool"),
+    ("assistant", "agent"),
 )
 _TOOLS = ("Bash", "Read", "Edit", "Grep")
 _PROVIDERS = ("claude", "codex", "opencode")
 
 #: Syllables for a Zipf-distributed vocabulary of invented words. No z, q or x, so no
 #: invented word can collide with a planted needle.
-_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "po", "se", "di", "ga", "hu", "be", "fa", "ju", "wo", "vi",
-              "ch", "str", "an", "el", "or", "um")
+_SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "ta",
+    "po",
+    "se",
+    "di",
+    "ga",
+    "hu",
+    "be",
+    "fa",
+    "ju",
+    "wo",
+    "vi",
+    "ch",
+    "str",
+    "an",
+    "el",
+    "or",
+    "um",
+)
 
 
 class Needle(msgspec.Struct, kw_only=True):
@@ -349,14 +403,24 @@ class _Plant(msgspec.Struct, frozen=True):
 
 # name, query, category, [(text, how many events, of which deep)], decoy texts [(text, count)]
 _NEEDLE_SPECS: tuple[tuple[str, str, str, tuple[tuple[str, int, int], ...], tuple[tuple[str, int], ...]], ...] = (
-    ("rare word", "zorblax", "rare", (("zorblax",  6, 3),), (("zorblet", 2),)),
+    ("rare word", "zorblax", "rare", (("zorblax", 6, 3),), (("zorblet", 2),)),
     ("rare word, once", "quuxwivel", "rare", (("quuxwivel", 1, 0),), ()),
     ("rare word, deep only", "vexdeepneedle", "deep", (("vexdeepneedle", 3, 3),), ()),
     ("identifier", "E_VOY_4217", "identifier", (("E_VOY_4217", 3, 1),), (("E_VOY_42170", 2), ("E_VOY_4218", 2))),
-    ("path identifier", "src/needle/handler_42.py", "identifier", (("src/needle/handler_42.py", 3, 1),),
-     (("src/needle/handler_421.py", 2),)),
-    ("phrase", '"connection refused by upstream"', "phrase", (("connection refused by upstream", 4, 1),),
-     (("upstream refused by connection", 2),)),
+    (
+        "path identifier",
+        "src/needle/handler_42.py",
+        "identifier",
+        (("src/needle/handler_42.py", 3, 1),),
+        (("src/needle/handler_421.py", 2),),
+    ),
+    (
+        "phrase",
+        '"connection refused by upstream"',
+        "phrase",
+        (("connection refused by upstream", 4, 1),),
+        (("upstream refused by connection", 2),),
+    ),
     ("prefix", "zorbl*", "prefix", (), ()),  # expected: zorblax + zorblet events, filled in below
     ("CJK pair (2 chars)", "鲸鳍", "cjk2", (("鲸鳍", 4, 2),), ()),
     ("Hangul pair (2 chars)", "햇살", "cjk2", (("햇살이", 2, 0),), ()),
@@ -458,9 +522,15 @@ class EventCorpus:
                     i = pick()
                     self.plants.setdefault(i, []).append(_Plant(text, deep=False))
                     by_text.setdefault(text, []).append(i)
-            self.needles.append(Needle(name=name, query=query, category=category,
-                                       expected=[self.key(i) for i in expected],
-                                       decoys=", ".join(t for t, _ in decoys) or None))
+            self.needles.append(
+                Needle(
+                    name=name,
+                    query=query,
+                    category=category,
+                    expected=[self.key(i) for i in expected],
+                    decoys=", ".join(t for t, _ in decoys) or None,
+                )
+            )
         for n in self.needles:
             if n.category == "prefix":
                 n.expected = [self.key(i) for i in by_text["zorblax"] + by_text["zorblet"]]
@@ -477,9 +547,16 @@ class EventCorpus:
         provider = _PROVIDERS[i % len(_PROVIDERS)]
         native = f"bench-{self.seed}-{i:06d}"
         start = 1_780_000_000.0 + i * 3600.0
-        return Session(id=f"{provider}:{native}", provider=provider, native_id=native, title=f"bench session {i}",
-                       cwd=f"/home/dev/project{i % 17}", model="synthetic-model-1", started=start,
-                       updated=start + 7.0 * self.sizes[i])
+        return Session(
+            id=f"{provider}:{native}",
+            provider=provider,
+            native_id=native,
+            title=f"bench session {i}",
+            cwd=f"/home/dev/project{i % 17}",
+            model="synthetic-model-1",
+            started=start,
+            updated=start + 7.0 * self.sizes[i],
+        )
 
     def locate(self, i: int) -> tuple[int, int]:
         """(session index, seq) of event ``i``."""

@@ -44,12 +44,18 @@ class Quantiles(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, samples: list[float]) -> Quantiles:
-        return cls(n=len(samples), p50=percentile(samples, 50), p95=percentile(samples, 95),
-                   p99=percentile(samples, 99), max=max(samples))
+        return cls(
+            n=len(samples),
+            p50=percentile(samples, 50),
+            p95=percentile(samples, 95),
+            p99=percentile(samples, 99),
+            max=max(samples),
+        )
 
 
-def repeat(fn: Callable[[], object], *, reps: int, warmup: int = 1, budget: float | None = None,
-           min_reps: int = 3) -> list[float]:
+def repeat(
+    fn: Callable[[], object], *, reps: int, warmup: int = 1, budget: float | None = None, min_reps: int = 3
+) -> list[float]:
     """Seconds of ``reps`` calls after ``warmup`` unmeasured ones.
 
     With ``budget`` (seconds), stops early once at least ``min_reps`` samples exist and
@@ -126,8 +132,13 @@ class ProviderHomes(msgspec.Struct, frozen=True, kw_only=True):
     @classmethod
     def under(cls, root: Path) -> ProviderHomes:
         root.mkdir(parents=True, exist_ok=True)
-        return cls(root=str(root), claude=str(root / "claude"), codex=str(root / "codex"),
-                   opencode_db=str(root / "opencode" / "opencode.db"), opencode_home=str(root / "opencode"))
+        return cls(
+            root=str(root),
+            claude=str(root / "claude"),
+            codex=str(root / "codex"),
+            opencode_db=str(root / "opencode" / "opencode.db"),
+            opencode_home=str(root / "opencode"),
+        )
 
     @property
     def claude_projects(self) -> Path:
@@ -165,8 +176,14 @@ def child_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 def run_child(args: list[str], env: Mapping[str, str], *, timeout: float = 600) -> bytes:
     """Run ``python -m bench.child ARGS`` and return its stdout; raise with its stderr on failure."""
-    proc = subprocess.run([sys.executable, "-m", "bench.child", *args], env=child_env(env), capture_output=True,
-                          timeout=timeout, cwd=str(REPO_ROOT), check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.child", *args],
+        env=child_env(env),
+        capture_output=True,
+        timeout=timeout,
+        cwd=str(REPO_ROOT),
+        check=False,
+    )
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace")[-2000:]
         raise RuntimeError(f"bench child {args[0]} failed ({proc.returncode}): {err}")
@@ -211,23 +228,41 @@ def install_wheel(work: Path) -> list[str]:
     import venv
 
     src = work / "src"
-    shutil.copytree(REPO_ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache"))
+    shutil.copytree(
+        REPO_ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache"
+        ),
+    )
     wheels = work / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     wheel = next(wheels.glob("voyager_sessions-*.whl"), None)
     if wheel is None:
         raise OSError(f"pip wheel left no voyager wheel in {wheels}")
     env_dir = work / "venv"
     venv.create(env_dir, with_pip=False)
     py = env_dir / "bin" / "python"
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     deps = [p for p in [*site.getsitepackages(), site.getusersitepackages()] if Path(p).exists()]
     Path(purelib, "deps.pth").write_text("\n".join(deps) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return [str(env_dir / "bin" / "voyager")]
 
 

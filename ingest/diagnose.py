@@ -65,7 +65,7 @@ def sorted_versions(versions: Iterable[str]) -> list[str]:
 
 
 def drift_note(seen: Iterable[str], observed: Iterable[str]) -> str | None:
-    """"written by X; observed up to Y" when the newest version seen is newer than every observed one."""
+    """ "written by X; observed up to Y" when the newest version seen is newer than every observed one."""
     tested = [(k, v) for v in observed if (k := version_key(v)) is not None]
     found = [(k, v) for v in seen if (k := version_key(v)) is not None]
     if not tested or not found:
@@ -74,9 +74,14 @@ def drift_note(seen: Iterable[str], observed: Iterable[str]) -> str | None:
     return f"written by {newest[1]}; observed up to {top[1]}" if newest[0] > top[0] else None
 
 
-def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed: dict[str, list[str]],
-             noted: dict[str, list[str]] | None = None, hints: Hints | None = None,
-             versions: dict[str, dict[str, int]] | None = None) -> list[ProviderReport]:
+def diagnose(
+    env: Mapping[str, str],
+    indexed: dict[str, tuple[int, int]],
+    failed: dict[str, list[str]],
+    noted: dict[str, list[str]] | None = None,
+    hints: Hints | None = None,
+    versions: dict[str, dict[str, int]] | None = None,
+) -> list[ProviderReport]:
     """One report per agent of the manifest (its label, evidence and versions come from its row). ``indexed``: provider -> (sessions, events); ``failed`` and
     ``noted``: provider -> "<path>: <reason>" for sources that failed, or were read with pieces skipped;
     ``hints``: what the scan would hand adapters that ask for them (see ``base.Hints``); ``versions``:
@@ -87,9 +92,19 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
         try:
             adapter = registry.get(name)
         except Exception as exc:
-            reports.append(ProviderReport(provider=name, label=agent.label, evidence=agent.evidence,
-                                          versions=list(agent.versions), roots=[], roots_found=[], sources=0, bytes=0,
-                                          problems=[f"adapter unavailable: {type(exc).__name__}: {exc}"]))
+            reports.append(
+                ProviderReport(
+                    provider=name,
+                    label=agent.label,
+                    evidence=agent.evidence,
+                    versions=list(agent.versions),
+                    roots=[],
+                    roots_found=[],
+                    sources=0,
+                    bytes=0,
+                    problems=[f"adapter unavailable: {type(exc).__name__}: {exc}"],
+                )
+            )
             continue
         roots = [str(r) for r in adapter.roots(env)]
         found = [r for r in roots if Path(r).exists()]
@@ -114,11 +129,24 @@ def diagnose(env: Mapping[str, str], indexed: dict[str, tuple[int, int]], failed
                     problems.append(f"{item.path}: {shape}")
         sessions, events = indexed.get(name, (0, 0))
         seen = (versions or {}).get(name, {})
-        reports.append(ProviderReport(provider=name, label=agent.label, evidence=agent.evidence,
-                                      versions=list(agent.versions), roots=roots, roots_found=found, sources=n,
-                                      bytes=size, shapes=shapes, problems=problems, indexed_sessions=sessions,
-                                      indexed_events=events, failed_sources=failed.get(name, []),
-                                      notes=(noted or {}).get(name, []),
-                                      versions_seen={v: seen[v] for v in sorted_versions(seen)},
-                                      drift=drift_note(seen, agent.versions) if agent.evidence == "observed" else None))
+        reports.append(
+            ProviderReport(
+                provider=name,
+                label=agent.label,
+                evidence=agent.evidence,
+                versions=list(agent.versions),
+                roots=roots,
+                roots_found=found,
+                sources=n,
+                bytes=size,
+                shapes=shapes,
+                problems=problems,
+                indexed_sessions=sessions,
+                indexed_events=events,
+                failed_sources=failed.get(name, []),
+                notes=(noted or {}).get(name, []),
+                versions_seen={v: seen[v] for v in sorted_versions(seen)},
+                drift=drift_note(seen, agent.versions) if agent.evidence == "observed" else None,
+            )
+        )
     return reports

@@ -53,8 +53,9 @@ def event_files(folder: Path, pattern: re.Pattern[str]) -> list[EventFile]:
     return found
 
 
-def event_folder_fingerprint(folder: Path, side_files: Iterable[Path], events_dir: Path,
-                             files: list[EventFile]) -> Fingerprint:
+def event_folder_fingerprint(
+    folder: Path, side_files: Iterable[Path], events_dir: Path, files: list[EventFile]
+) -> Fingerprint:
     """One stat fingerprint for a session folder: ``files.folder_fingerprint`` of its side files, its events
     directory and newest event file.
 
@@ -114,9 +115,15 @@ class EventMapper(Protocol):
     def events(self, doc: dict[str, Any]) -> Iterator[Event]: ...
 
 
-def read_event_folder(source: Source, cursor: Cursor | None, files: list[EventFile], facts: SessionFacts,
-                      make_session: Callable[[SessionFacts], Session],
-                      make_mapper: Callable[[EventCounter], EventMapper], unknown: UnknownRecords) -> Iterator[Item]:
+def read_event_folder(
+    source: Source,
+    cursor: Cursor | None,
+    files: list[EventFile],
+    facts: SessionFacts,
+    make_session: Callable[[SessionFacts], Session],
+    make_mapper: Callable[[EventCounter], EventMapper],
+    unknown: UnknownRecords,
+) -> Iterator[Item]:
     """Stream one session kept as ``files``: the Session, a ``Partial`` and the unseen files (or every file), the
     Session again if the events widened its times, the ``unknown`` notice, and a Cursor recording the files read.
 

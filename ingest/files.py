@@ -151,12 +151,17 @@ def walk_files(
                 key = (st.st_dev, st.st_ino)
                 if key in walked:
                     if link:
-                        yield Notice(source=entry.path, reason="symlink to a directory already walked (a loop?); not followed again")
+                        yield Notice(
+                            source=entry.path,
+                            reason="symlink to a directory already walked (a loop?); not followed again",
+                        )
                     continue
                 walked.add(key)
                 if wanted(entry.name):
                     yield Notice(source=entry.path, reason="a directory named like a session file; looked inside it")
-                subdirs.append((Path(entry.path), whole or focus is None or os.path.normpath(entry.path) in focus.changed))
+                subdirs.append(
+                    (Path(entry.path), whole or focus is None or os.path.normpath(entry.path) in focus.changed)
+                )
                 continue
             if not wanted(entry.name):
                 continue
@@ -165,8 +170,10 @@ def walk_files(
                 continue
             if not _utf8(entry.path):
                 # Its name becomes a session id, a database key and JSON: text must be text.
-                yield Notice(source=os.fsdecode(os.fsencode(entry.path)).encode("utf-8", "replace").decode(),
-                             reason="a file name that is not valid UTF-8; skipped (rename it to index it)")
+                yield Notice(
+                    source=os.fsdecode(os.fsencode(entry.path)).encode("utf-8", "replace").decode(),
+                    reason="a file name that is not valid UTF-8; skipped (rename it to index it)",
+                )
                 continue
             key = (st.st_dev, st.st_ino)
             if key in yielded:
@@ -325,5 +332,10 @@ def group_fingerprint(parts: Sequence[Fingerprint]) -> Fingerprint:
     """
     if not parts:
         raise ValueError("a group of no files has no fingerprint")
-    return Fingerprint(size=sum(p.size for p in parts), mtime_ns=max(p.mtime_ns for p in parts),
-                       inode=parts[0].inode, wal_size=len(parts), wal_mtime_ns=0)
+    return Fingerprint(
+        size=sum(p.size for p in parts),
+        mtime_ns=max(p.mtime_ns for p in parts),
+        inode=parts[0].inode,
+        wal_size=len(parts),
+        wal_mtime_ns=0,
+    )

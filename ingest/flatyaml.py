@@ -27,8 +27,24 @@ _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
 _BLOCK_HEADER = re.compile(r"([|>])(?:([+-])([1-9])?|([1-9])([+-])?)?[ \t]*(?:#.*)?$")
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _SIMPLE_ESCAPES = {
-    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
-    "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
 }
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 
@@ -141,11 +157,11 @@ def _quoted(lines: list[str], i: int, rest: str, *, single: bool) -> tuple[str, 
         while k < len(text):
             c = text[k]
             if c == quote:
-                if single and text[k + 1: k + 2] == "'":
+                if single and text[k + 1 : k + 2] == "'":
                     buf.append("'")
                     k += 2
                     continue
-                tail = text[k + 1:].strip()
+                tail = text[k + 1 :].strip()
                 if tail and not tail.startswith("#"):
                     raise FlatYamlError(f"line {row + 1}: text after the closing quote")
                 pieces.append("".join(buf))
@@ -196,7 +212,7 @@ def _escape(text: str, k: int, buf: list[str], row: int) -> int:
         buf.append(_SIMPLE_ESCAPES[code])
         return k + 2
     width = _HEX_ESCAPES.get(code)
-    digits = text[k + 2: k + 2 + width] if width else ""
+    digits = text[k + 2 : k + 2 + width] if width else ""
     if not width or len(digits) != width or not all(d in "0123456789abcdefABCDEF" for d in digits):
         raise FlatYamlError(f"line {row + 1}: bad escape \\{code}")
     point = int(digits, 16)

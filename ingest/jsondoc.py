@@ -103,8 +103,11 @@ def read_json(path: str | os.PathLike[str], *, fatal: bool = True, notices: list
             size = os.fstat(fh.fileno()).st_size
             limit = max_json_bytes()
             if size > limit:
-                return Notice(source=name, reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
-                              fatal=fatal)
+                return Notice(
+                    source=name,
+                    reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
+                    fatal=fatal,
+                )
             data = fh.read(limit + 1)
     except OSError as exc:
         return read_notice(name, exc, fatal=fatal)
@@ -119,8 +122,9 @@ def read_json(path: str | os.PathLike[str], *, fatal: bool = True, notices: list
         return Notice(source=name, reason=f"{exc}; skipped", fatal=fatal, transient=True)
 
 
-def read_json_object(path: str | os.PathLike[str], *, fatal: bool = True,
-                     notices: list[Notice] | None = None) -> dict[str, Any] | Notice:
+def read_json_object(
+    path: str | os.PathLike[str], *, fatal: bool = True, notices: list[Notice] | None = None
+) -> dict[str, Any] | Notice:
     """Like :func:`read_json`, for a document that must be a JSON object."""
     value = read_json(path, fatal=fatal, notices=notices)
     if isinstance(value, Notice) or isinstance(value, dict):
@@ -202,9 +206,11 @@ def _values(path: str, key: str | None, *, array: bool) -> Iterator[tuple[Any, i
                         return
                 continue
             container = event in ("start_map", "start_array")
-            wanted = (key is None and depth == 1 and inside) or (
-                key is not None and depth == 1 and top_key == key and not inside and not array) or (
-                key is not None and depth == 2 and inside)
+            wanted = (
+                (key is None and depth == 1 and inside)
+                or (key is not None and depth == 1 and top_key == key and not inside and not array)
+                or (key is not None and depth == 2 and inside)
+            )
             if wanted and event not in ("end_map", "end_array", "map_key"):
                 builder = _Builder()
                 builder.feed(event, value)
@@ -216,8 +222,10 @@ def _values(path: str, key: str | None, *, array: bool) -> Iterator[tuple[Any, i
                 continue
             if container:
                 depth += 1
-                if array and ((key is None and depth == 1 and event == "start_array")
-                              or (key is not None and depth == 2 and top_key == key and event == "start_array")):
+                if array and (
+                    (key is None and depth == 1 and event == "start_array")
+                    or (key is not None and depth == 2 and top_key == key and event == "start_array")
+                ):
                     inside = True
             elif event in ("end_map", "end_array"):
                 if inside and depth == (1 if key is None else 2):
@@ -270,12 +278,21 @@ def _streamed_value(path: str, key: str) -> Any:
 
 def deep_notice(path: str, replaced: int) -> Notice:
     """The Notice for ``replaced`` values of the document at ``path`` read as ``null``, nested too deeply."""
-    return Notice(source=path, reason=f"{replaced} value{'s' if replaced != 1 else ''} nested more than "
-                                      f"{MAX_DEPTH} deep skipped (read as null)")
+    return Notice(
+        source=path,
+        reason=f"{replaced} value{'s' if replaced != 1 else ''} nested more than "
+        f"{MAX_DEPTH} deep skipped (read as null)",
+    )
 
 
-def read_json_streamed(path: str | os.PathLike[str], array: str, keys: tuple[str, ...] = (), *,
-                       fatal: bool = True, notices: list[Notice] | None = None) -> Any | Notice:
+def read_json_streamed(
+    path: str | os.PathLike[str],
+    array: str,
+    keys: tuple[str, ...] = (),
+    *,
+    fatal: bool = True,
+    notices: list[Notice] | None = None,
+) -> Any | Notice:
     """Like :func:`read_json`, but a file larger than ``STREAM_JSON_BYTES`` is never decoded whole.
 
     ``array`` is where the bulk of the document lies: ``""`` for a document that is one array,

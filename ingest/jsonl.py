@@ -172,8 +172,9 @@ def tail_matches(path: str, start: int, end: int, expected: str) -> bool:
     return data is not None and len(data) == end - start and line_hash(data.rstrip(b"\n")) == expected
 
 
-def read_records(path: str, offset: int = 0, first_lineno: int = 1, *,
-                 decode: Callable[[bytes], Any] = decode_line) -> Iterator[Record | Notice]:
+def read_records(
+    path: str, offset: int = 0, first_lineno: int = 1, *, decode: Callable[[bytes], Any] = decode_line
+) -> Iterator[Record | Notice]:
     """Yield every JSON object in ``path`` from byte ``offset``, with Notices for what had to be skipped.
 
     The file is opened read-only (a regular file only: never a FIFO that could block)
@@ -219,12 +220,15 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1, *,
                 if oversize or length > limit:
                     bad += 1
                     if bad <= MAX_NAMED_BAD_LINES:
-                        yield Notice(source=path, reason=f"line of {length:,} bytes skipped (longer than "
-                                     f"{limit:,}: VOYAGER_MAX_LINE_BYTES)", where=f"line {lineno}")
+                        yield Notice(
+                            source=path,
+                            reason=f"line of {length:,} bytes skipped (longer than {limit:,}: VOYAGER_MAX_LINE_BYTES)",
+                            where=f"line {lineno}",
+                        )
                 else:
                     line = b"".join(pending) + piece if pending else piece
                     if at_start and line.startswith(_BOM):
-                        line = line[len(_BOM):]
+                        line = line[len(_BOM) :]
                     stripped = line.strip()
                     if stripped:
                         try:
@@ -250,7 +254,7 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1, *,
             lineno += 1
             line = b"".join(pending)
             if at_start and line.startswith(_BOM):
-                line = line[len(_BOM):]
+                line = line[len(_BOM) :]
             try:
                 if oversize or not line.strip():
                     raise BadLine("too long" if oversize else "blank")
@@ -259,8 +263,11 @@ def read_records(path: str, offset: int = 0, first_lineno: int = 1, *,
                 if "NUL" in str(exc):  # no newline will make it JSON
                     yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")
                 else:
-                    yield Notice(source=path, reason="last line is incomplete (no newline yet); left for the next scan",
-                                 where=f"line {lineno}")
+                    yield Notice(
+                        source=path,
+                        reason="last line is incomplete (no newline yet); left for the next scan",
+                        where=f"line {lineno}",
+                    )
             else:
                 yield Record(value=value, start=pos, end=pos + pending_len, complete=False, lineno=lineno)
     if offset == 0 and pos == 0 and not pending_len:
@@ -274,7 +281,9 @@ def _short(exc: Exception) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def cursor_after(path: str, record: Record | None, *, next_seq: int, session: str | None, state: dict[str, Any] | None = None):
+def cursor_after(
+    path: str, record: Record | None, *, next_seq: int, session: str | None, state: dict[str, Any] | None = None
+):
     """The Cursor to resume ``path`` after ``record`` (the last *complete* record consumed).
 
     ``None`` record means nothing complete was consumed: resume from the start.

@@ -54,10 +54,16 @@ def bounded(source: Source, items: Iterable[Item]) -> Iterator[Item]:
                 events += 1
                 chars += len(item.text)
                 if events > max_events or chars > max_chars:
-                    cap = (f"{max_events:,} events (VOYAGER_MAX_SOURCE_EVENTS)" if events > max_events
-                           else f"{max_chars:,} characters of text (VOYAGER_MAX_SOURCE_CHARS)")
-                    yield Notice(source=source.path, where=f"event {events:,}",
-                                 reason=f"more than {cap} in one source; the rest is not indexed")
+                    cap = (
+                        f"{max_events:,} events (VOYAGER_MAX_SOURCE_EVENTS)"
+                        if events > max_events
+                        else f"{max_chars:,} characters of text (VOYAGER_MAX_SOURCE_CHARS)"
+                    )
+                    yield Notice(
+                        source=source.path,
+                        where=f"event {events:,}",
+                        reason=f"more than {cap} in one source; the rest is not indexed",
+                    )
                     return
             yield item
     finally:

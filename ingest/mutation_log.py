@@ -132,7 +132,13 @@ def replay(path: str | os.PathLike[str]) -> tuple[Any, list[Notice]]:
         except _PathError as exc:
             failed.append(f"line {record.lineno}: {exc}")
     if failed:
-        named = "; ".join(failed[:MAX_NAMED]) + (f" (and {len(failed) - MAX_NAMED} more)" if len(failed) > MAX_NAMED else "")
-        notices.append(Notice(source=name, reason=f"{len(failed)} change{'s' if len(failed) != 1 else ''} "
-                                                  f"could not be applied, skipped: {named}"))
+        named = "; ".join(failed[:MAX_NAMED]) + (
+            f" (and {len(failed) - MAX_NAMED} more)" if len(failed) > MAX_NAMED else ""
+        )
+        notices.append(
+            Notice(
+                source=name,
+                reason=f"{len(failed)} change{'s' if len(failed) != 1 else ''} could not be applied, skipped: {named}",
+            )
+        )
     return state, notices

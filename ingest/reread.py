@@ -20,8 +20,12 @@ def full_texts(provider: str, source_path: str, session_id: str, seqs: set[int])
         return {}
     try:
         adapter = registry.get(provider)
-        src = Source(provider=provider, path=source_path, fingerprint=fingerprint(source_path),
-                     append_only=os.path.isfile(source_path) and source_path.endswith(".jsonl"))
+        src = Source(
+            provider=provider,
+            path=source_path,
+            fingerprint=fingerprint(source_path),
+            append_only=os.path.isfile(source_path) and source_path.endswith(".jsonl"),
+        )
     except (KeyError, OSError, ImportError):
         return {}
     out: dict[int, str] = {}

@@ -83,8 +83,9 @@ def _wal_mode(db: Path) -> bool:
     return len(head) == 20 and head.startswith(b"SQLite format 3\x00") and head[18] == 2
 
 
-def connect_readonly(path: str | os.PathLike[str], *, row_factory: bool = True,
-                     lenient_text: bool = True) -> sqlite3.Connection:
+def connect_readonly(
+    path: str | os.PathLike[str], *, row_factory: bool = True, lenient_text: bool = True
+) -> sqlite3.Connection:
     """Open the database at ``path`` so that neither SQLite nor this process can change it (see module doc).
 
     ``lenient_text`` (the default): TEXT cells that are not valid UTF-8 come back with U+FFFD
@@ -153,15 +154,22 @@ def is_transient(exc: BaseException) -> bool:
 def unreadable(path: str, exc: BaseException) -> Notice:
     """The fatal Notice for a database SQLite could not open or read; retried next scan when the failure may pass."""
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return Notice(source=path, fatal=True, transient=True,
-                      reason=f"locked: its agent held a write lock past {BUSY_TIMEOUT_S:g}s; read again on the next scan")
+        return Notice(
+            source=path,
+            fatal=True,
+            transient=True,
+            reason=f"locked: its agent held a write lock past {BUSY_TIMEOUT_S:g}s; read again on the next scan",
+        )
     return Notice(source=path, reason=f"unreadable: {exc}", fatal=True, transient=is_transient(exc))
 
 
 def missing_tables(schema: dict[str, frozenset[str]], required: dict[str, frozenset[str]]) -> list[str]:
     """What ``schema`` lacks of ``required`` (table -> columns): ``table``, or ``table(column, …)`` for one it has."""
-    return [f"{t}({', '.join(sorted(cols - schema.get(t, frozenset())))})" if t in schema else t
-            for t, cols in required.items() if t not in schema or not cols <= schema[t]]
+    return [
+        f"{t}({', '.join(sorted(cols - schema.get(t, frozenset())))})" if t in schema else t
+        for t, cols in required.items()
+        if t not in schema or not cols <= schema[t]
+    ]
 
 
 def read_schema(path: str | os.PathLike[str]) -> dict[str, frozenset[str]] | None:
@@ -178,7 +186,9 @@ def read_schema(path: str | os.PathLike[str]) -> dict[str, frozenset[str]] | Non
         conn.close()
 
 
-def sqlite_source(provider: str, path: Path, *, named: bool = False, empty_ok: bool = False) -> Iterator[Source | Notice]:
+def sqlite_source(
+    provider: str, path: Path, *, named: bool = False, empty_ok: bool = False
+) -> Iterator[Source | Notice]:
     """The Source for the database at ``path`` (its fingerprint includes the ``-wal``), if it is a regular file.
 
     ``named``: the user named this path (an override variable), so its absence is worth a
@@ -237,8 +247,9 @@ class SessionSignatures:
         return Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": self.out})
 
 
-def open_store(path: str, label: str, required: dict[str, frozenset[str]], *,
-               lenient_text: bool = True) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
+def open_store(
+    path: str, label: str, required: dict[str, frozenset[str]], *, lenient_text: bool = True
+) -> tuple[sqlite3.Connection, dict[str, frozenset[str]]] | Notice:
     """Open ``path`` read-only (inside one read transaction) and check it has ``required`` tables and columns.
 
     A database that cannot be opened, or lacks what the adapter reads, is a fatal Notice
@@ -258,8 +269,11 @@ def open_store(path: str, label: str, required: dict[str, frozenset[str]], *,
     if lacking:
         conn.close()
         found = ", ".join(sorted(schema)) or "no tables"
-        return Notice(source=path, fatal=True,
-                      reason=f"unknown-schema: not a {label} store Voyager knows (missing {'; '.join(lacking)}; has {found})")
+        return Notice(
+            source=path,
+            fatal=True,
+            reason=f"unknown-schema: not a {label} store Voyager knows (missing {'; '.join(lacking)}; has {found})",
+        )
     return conn, schema
 
 

@@ -101,8 +101,9 @@ def missing_notice(source: str, label: str, *, fatal: bool, detail: str = "") ->
     Transient: once zstd is installed, the next scan reads the source even though it did
     not change.
     """
-    return Notice(source=source, reason=install_hint(label) + (f" ({detail})" if detail else ""),
-                  fatal=fatal, transient=True)
+    return Notice(
+        source=source, reason=install_hint(label) + (f" ({detail})" if detail else ""), fatal=fatal, transient=True
+    )
 
 
 def max_stream_bytes() -> int:
@@ -127,7 +128,9 @@ class _Frames:
         # zstandard's context is reused for every frame (a log may hold one frame per line, and
         # a context costs far more to make than to reset); the stdlib's decoder is one frame's.
         self._ctx = self.mod.ZstdDecompressor(max_window_size=1 << WINDOW_LOG_MAX) if self.name == "zstandard" else None
-        self._options = None if self._ctx is not None else {self.mod.DecompressionParameter.window_log_max: WINDOW_LOG_MAX}
+        self._options = (
+            None if self._ctx is not None else {self.mod.DecompressionParameter.window_log_max: WINDOW_LOG_MAX}
+        )
         self._dec = self._new()
 
     def _new(self) -> Any:
@@ -237,9 +240,12 @@ def stream_lines(path: str, *, limit: int | None = None) -> Iterator[Line | Noti
                 for out in frames.feed(chunk):
                     total += len(out)
                     if total > cap:
-                        yield Notice(source=path, reason=f"decompresses to more than {cap:,} bytes "
-                                                         "(VOYAGER_MAX_ZSTD_BYTES); the rest is not read",
-                                     where=f"line {lineno + 1}")
+                        yield Notice(
+                            source=path,
+                            reason=f"decompresses to more than {cap:,} bytes "
+                            "(VOYAGER_MAX_ZSTD_BYTES); the rest is not read",
+                            where=f"line {lineno + 1}",
+                        )
                         return
                     # Walked with find, not split: a chunk of a bomb can hold millions of newlines.
                     start = 0
@@ -247,9 +253,12 @@ def stream_lines(path: str, *, limit: int | None = None) -> Iterator[Line | Noti
                         lineno += 1
                         length = pending_len + end - start
                         if oversize or length > line_cap:
-                            yield Notice(source=path, where=f"line {lineno}",
-                                         reason=f"line of {length:,} bytes skipped (longer than {line_cap:,}: "
-                                                "VOYAGER_MAX_LINE_BYTES)")
+                            yield Notice(
+                                source=path,
+                                where=f"line {lineno}",
+                                reason=f"line of {length:,} bytes skipped (longer than {line_cap:,}: "
+                                "VOYAGER_MAX_LINE_BYTES)",
+                            )
                         elif length:
                             piece = out[start:end]
                             yield Line(b"".join(pending) + piece if pending else piece, lineno, True)
@@ -266,16 +275,25 @@ def stream_lines(path: str, *, limit: int | None = None) -> Iterator[Line | Noti
                             if pending_len > line_cap:
                                 pending, oversize = [], True  # counted on, not held
             except ZstdError as exc:
-                yield Notice(source=path, where=f"compressed byte {consumed:,}, after line {lineno}",
-                             reason=f"{exc}; the rest of the file is not read")
+                yield Notice(
+                    source=path,
+                    where=f"compressed byte {consumed:,}, after line {lineno}",
+                    reason=f"{exc}; the rest of the file is not read",
+                )
                 return
             consumed += len(chunk)
     if frames.pending:
-        yield Notice(source=path, where=f"after line {lineno}",
-                     reason="last zstd frame is incomplete (still being written?); read again when the file changes")
+        yield Notice(
+            source=path,
+            where=f"after line {lineno}",
+            reason="last zstd frame is incomplete (still being written?); read again when the file changes",
+        )
     if pending_len:
         if oversize:
-            yield Notice(source=path, where=f"line {lineno + 1}",
-                         reason=f"line of {pending_len:,} bytes skipped (longer than {line_cap:,}: VOYAGER_MAX_LINE_BYTES)")
+            yield Notice(
+                source=path,
+                where=f"line {lineno + 1}",
+                reason=f"line of {pending_len:,} bytes skipped (longer than {line_cap:,}: VOYAGER_MAX_LINE_BYTES)",
+            )
         else:
             yield Line(b"".join(pending), lineno + 1, False)

@@ -84,10 +84,7 @@ def is_word_char(ch: str) -> bool:
 #: Tantivy splits on, and UTF-8 continuation bytes. Deleting them leaves the bytes
 #: that might (ASCII symbols and the lead bytes of multi-byte characters).
 _QUIET = bytes(
-    sorted(
-        set(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\n\r\x0c")
-        | set(range(0x80, 0xC0))
-    )
+    sorted(set(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_ \t\n\r\x0c") | set(range(0x80, 0xC0)))
 )
 #: ASCII symbol byte -> the byte with a space on each side (vertical tab -> a space).
 _ASCII_SPACED = {b: b" " + bytes((b,)) + b" " for b in range(0x80) if b not in _QUIET}
@@ -107,7 +104,12 @@ _IDEOGRAPHIC_SPACE = "\u3000".encode()
 #: of a character from U+0021 to U+2FFF (``G``, what a glued character may be), anything
 #: else (``.``: spaces and controls, which need no separation).
 _GLUE_CLASS = bytes(
-    ord("S") if b >= 0xE3 else ord("c") if 0x80 <= b < 0xC0 else ord("G") if 0x21 <= b < 0x80 or 0xC2 <= b < 0xE3
+    ord("S")
+    if b >= 0xE3
+    else ord("c")
+    if 0x80 <= b < 0xC0
+    else ord("G")
+    if 0x21 <= b < 0x80 or 0xC2 <= b < 0xE3
     else ord(".")
     for b in range(256)
 )
@@ -146,8 +148,11 @@ def _mixed_solo() -> re.Pattern[str]:
     """U+0800–U+2FFF's characters that are tokens by themselves. Built on first use (~5 ms)."""
     unspaced = {c for lo, hi in UNSPACED for c in range(lo, hi + 1)}
     category = unicodedata.category
-    codes = [c for c in range(0x800, SOLO_FROM)
-             if (c in unspaced or category(chr(c))[0] not in "LNM") and chr(c) not in WHITESPACE]
+    codes = [
+        c
+        for c in range(0x800, SOLO_FROM)
+        if (c in unspaced or category(chr(c))[0] not in "LNM") and chr(c) not in WHITESPACE
+    ]
     ranges: list[str] = []
     start = prev = codes[0]
     for c in (*codes[1:], -1):

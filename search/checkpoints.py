@@ -18,7 +18,9 @@ from voyager_sessions.paths import DataDir
 CHECKPOINT_SEQ = -1
 
 
-def index_checkpoint(data_dir: Path, session_id: str, text: str | None, *, ts: float | None = None, wait: float = 10.0) -> None:
+def index_checkpoint(
+    data_dir: Path, session_id: str, text: str | None, *, ts: float | None = None, wait: float = 10.0
+) -> None:
     """Replace ``session_id``'s checkpoint event with ``text`` (None or empty: remove it). Commits."""
     from voyager_sessions.search.index import SearchIndex
 
@@ -27,8 +29,18 @@ def index_checkpoint(data_dir: Path, session_id: str, text: str | None, *, ts: f
         try:
             ix.delete_checkpoint(session_id)
             if text:
-                ix.add_events([Event(session=session_id, seq=CHECKPOINT_SEQ, kind="checkpoint", origin="voyager",
-                                     text=text, ts=time.time() if ts is None else ts)])
+                ix.add_events(
+                    [
+                        Event(
+                            session=session_id,
+                            seq=CHECKPOINT_SEQ,
+                            kind="checkpoint",
+                            origin="voyager",
+                            text=text,
+                            ts=time.time() if ts is None else ts,
+                        )
+                    ]
+                )
             ix.commit()
         finally:
             ix.close()

@@ -114,8 +114,9 @@ class Searcher:
         nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
         return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
-    def search(self, query: str, opts: SearchOptions | None = None, *,
-               parsed: qlang.ParsedQuery | None = None) -> SearchResult:
+    def search(
+        self, query: str, opts: SearchOptions | None = None, *, parsed: qlang.ParsedQuery | None = None
+    ) -> SearchResult:
         """Answer ``query`` (``parsed``: it was parsed already); a QueryError when it is malformed, IndexDamaged
         when Tantivy cannot read the index.
 
@@ -137,9 +138,14 @@ class Searcher:
         positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
         try:
             if 2 <= len(positive) <= SESSION_TERMS:
-                spread = _Spread(positive=positive, strict=strict, boosted=q, parsed=parsed,
-                                 plain=self.compiler.node(parsed.root),
-                                 terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events))
+                spread = _Spread(
+                    positive=positive,
+                    strict=strict,
+                    boosted=q,
+                    parsed=parsed,
+                    plain=self.compiler.node(parsed.root),
+                    terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events),
+                )
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
                 return self._spread_events(query, spread, opts)
@@ -148,8 +154,10 @@ class Searcher:
             if opts.sessions and len(positive) <= 1:
                 # The row's event holds the one term (a filter-only query has none).
                 for h in result.hits:
-                    h.matched_terms = [TermHit(term=t, seq=h.seq, kind=h.kind, snippet=h.snippet,
-                                               highlights=h.highlights) for t in result.terms]
+                    h.matched_terms = [
+                        TermHit(term=t, seq=h.seq, kind=h.kind, snippet=h.snippet, highlights=h.highlights)
+                        for t in result.terms
+                    ]
             return result
         except qlang.QueryError:
             raise
@@ -194,7 +202,9 @@ class Searcher:
         """The words a title must hold to be boosted."""
         # The few longest words say most about a title (and a pasted log line of a thousand
         # words must not become a thousand-clause lookup).
-        return sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[:TITLE_WORDS]
+        return sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[
+            :TITLE_WORDS
+        ]
 
     def _title_boost(self, q, parsed: qlang.ParsedQuery):
         """Lift the events of sessions whose title says what was searched for (titles are what people see)."""
@@ -204,7 +214,9 @@ class Searcher:
         ids = self.catalog.session_ids_titled(words) if words else []
         if not ids:
             return q
-        boost = tantivy.Query.const_score_query(tantivy.Query.term_set_query(self.index.schema, "session", ids), TITLE_BOOST)
+        boost = tantivy.Query.const_score_query(
+            tantivy.Query.term_set_query(self.index.schema, "session", ids), TITLE_BOOST
+        )
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Should, boost)])
 
     def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
@@ -227,7 +239,13 @@ class Searcher:
         agg_counts = self._session_counts(searcher, q) if not exact else {}
         for h, k in zip(hits, page):
             h.hit_count = counts[k] if exact else agg_counts.get(h.session_id, counts[k])
-        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order) if exact else max(len(order), len(agg_counts)), offset=opts.offset, hits=hits)
+        return SearchResult(
+            schema_version=SCHEMA_VERSION,
+            query=query,
+            total=len(order) if exact else max(len(order), len(agg_counts)),
+            offset=opts.offset,
+            hits=hits,
+        )
 
     def _session_counts(self, searcher, q) -> dict[str, int]:
         try:
@@ -242,8 +260,12 @@ class Searcher:
         """``q`` limited to the events of sessions ``ids``."""
         import tantivy
 
-        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q),
-                                            (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids)))])
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, q),
+                (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids))),
+            ]
+        )
 
     def _among(self, q, cov: sessions.Coverage):
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
@@ -255,8 +277,12 @@ class Searcher:
         if len(held) - len(cov.chosen) < len(cov.chosen):
             chosen = set(cov.chosen)
             out = [sid for sid in held if sid not in chosen]
-            return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.MustNot,
-                                                tantivy.Query.term_set_query(self.index.schema, "session", out))])
+            return tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, q),
+                    (tantivy.Occur.MustNot, tantivy.Query.term_set_query(self.index.schema, "session", out)),
+                ]
+            )
         return self._restricted(q, cov.chosen)
 
     def _spread_events(self, query: str, sp: _Spread, opts: SearchOptions) -> SearchResult:
@@ -275,8 +301,9 @@ class Searcher:
         terms = [qlang.describe(n) for n in sp.positive]
         cov = sessions.cover(searcher, sp.terms, weights=False)
         if not cov.chosen:
-            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
-                                terms=terms)
+            return SearchResult(
+                schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
+            )
         any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
         pool = self._among(any_term, cov)
         # Counting by aggregation (no scoring) is several times cheaper than a counting search.
@@ -290,12 +317,21 @@ class Searcher:
             first = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
             rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
             scored = [(0, s, a) for s, a in first.hits] + self._tiers(
-                searcher, [(self._title_boost(rest_q, sp.parsed), total - first.count)], skip=first.count,
-                want=want, first_tier=1)
+                searcher,
+                [(self._title_boost(rest_q, sp.parsed), total - first.count)],
+                skip=first.count,
+                want=want,
+                first_tier=1,
+            )
         else:
             # Partial: the events of sessions holding more terms first.
-            tiers = [(self._title_boost(self._restricted(any_term, ids), sp.parsed),
-                      sum(per_session[sid].count for sid in ids if sid in per_session)) for ids in cov.levels()]
+            tiers = [
+                (
+                    self._title_boost(self._restricted(any_term, ids), sp.parsed),
+                    sum(per_session[sid].count for sid in ids if sid in per_session),
+                )
+                for ids in cov.levels()
+            ]
             scored = self._tiers(searcher, tiers, skip=0, want=want, first_tier=1)
         page = scored[opts.offset : want]
         events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
@@ -304,8 +340,15 @@ class Searcher:
             events.sort(key=lambda e: (e[0], -round(e[1], 4), -(e[2].ts or 0.0)))
         phrases = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         hits = self._hits([(score, ev) for _, score, ev in events], phrases, opts)
-        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=total, offset=opts.offset, hits=hits,
-                            match=cov.match, terms=terms)
+        return SearchResult(
+            schema_version=SCHEMA_VERSION,
+            query=query,
+            total=total,
+            offset=opts.offset,
+            hits=hits,
+            match=cov.match,
+            terms=terms,
+        )
 
     @staticmethod
     def _tiers(searcher, tiers: list[tuple[object, int]], *, skip: int, want: int, first_tier: int) -> list:
@@ -337,8 +380,9 @@ class Searcher:
         terms = [qlang.describe(n) for n in sp.positive]
         cov = sessions.cover(searcher, sp.terms, weights=True)
         if not cov.chosen:
-            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[],
-                                terms=terms)
+            return SearchResult(
+                schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
+            )
         together = sessions.evidence(searcher, sp.plain, weights=False) if cov.match == "all" else {}
         words = self._title_words(sp.parsed)
         titled = set(self.catalog.session_ids_titled(words)) if words else set()
@@ -352,18 +396,30 @@ class Searcher:
             order = self._recent_first_among_ties(sorted(cov.chosen, key=rank.__getitem__), rank)
         page = order[opts.offset : opts.offset + opts.limit]
         if not page:
-            return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
-                                hits=[], match=cov.match, terms=terms)
+            return SearchResult(
+                schema_version=SCHEMA_VERSION,
+                query=query,
+                total=len(order),
+                offset=opts.offset,
+                hits=[],
+                match=cov.match,
+                terms=terms,
+            )
         # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight):
         # one small search a (session, term), cheaper than ranking all their events at once.
         best_by_term: list[dict[str, tuple[float, object]]] = [
             {sid: b for sid in page if sid in cov.per_term[i] and (b := self._best_in(searcher, tq, sid)) is not None}
-            for i, tq in enumerate(sp.terms)]
-        best_together = {sid: b for sid in page if sid in together
-                         and (b := self._best_in(searcher, sp.plain, sid)) is not None}
+            for i, tq in enumerate(sp.terms)
+        ]
+        best_together = {
+            sid: b for sid in page if sid in together and (b := self._best_in(searcher, sp.plain, sid)) is not None
+        }
         # hit_count: the page's sessions' events that say any term (counted over those sessions only).
-        counts = sessions.evidence(searcher, self._restricted(tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, t) for t in sp.terms]), page), weights=False)
+        counts = sessions.evidence(
+            searcher,
+            self._restricted(tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms]), page),
+            weights=False,
+        )
         phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
         rows: list[tuple[float, Event]] = []
@@ -377,8 +433,10 @@ class Searcher:
                 ev = _doc_event(searcher, best_together[sid][1])
             else:
                 # The row shows the event that says the most terms, then the best-scoring one.
-                ev = max(fetched.values(), key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)),
-                                                           se[0]))[1]
+                ev = max(
+                    fetched.values(),
+                    key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)), se[0]),
+                )[1]
             rows.append((scores[sid], ev))
             th = []
             for i, (_, addr) in picks:
@@ -391,24 +449,41 @@ class Searcher:
         for h, th in zip(hits, matched):
             h.hit_count = counts[h.session_id].count if h.session_id in counts else len(th)
             h.matched_terms = th
-        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=len(order), offset=opts.offset,
-                            hits=hits, match=cov.match, terms=terms)
+        return SearchResult(
+            schema_version=SCHEMA_VERSION,
+            query=query,
+            total=len(order),
+            offset=opts.offset,
+            hits=hits,
+            match=cov.match,
+            terms=terms,
+        )
 
     def _best_in(self, searcher, q, session_id: str) -> tuple[float, object] | None:
         """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
         import tantivy
 
-        res = searcher.search(tantivy.Query.boolean_query([
-            (tantivy.Occur.Must, q),
-            (tantivy.Occur.Must, tantivy.Query.term_query(self.index.schema, "session", session_id))]),
-            limit=1, count=False, weight_by_field="w")
+        res = searcher.search(
+            tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, q),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self.index.schema, "session", session_id)),
+                ]
+            ),
+            limit=1,
+            count=False,
+            weight_by_field="w",
+        )
         return tuple(res.hits[0]) if res.hits else None
 
     def _recent_first_among_ties(self, order: list[str], rank: dict[str, tuple]) -> list[str]:
         """``order`` (sorted by ``rank``) with sessions of equal rank put newest first; the catalog is asked
         only about ties."""
-        tied = [sid for i, sid in enumerate(order)
-                if (i > 0 and rank[order[i - 1]] == rank[sid]) or (i + 1 < len(order) and rank[order[i + 1]] == rank[sid])]
+        tied = [
+            sid
+            for i, sid in enumerate(order)
+            if (i > 0 and rank[order[i - 1]] == rank[sid]) or (i + 1 < len(order) and rank[order[i + 1]] == rank[sid])
+        ]
         if not tied:
             return order
         recs = self.catalog.sessions_by_id(tied)
@@ -438,7 +513,9 @@ class Searcher:
                 exit_code=ev.exit_code,
             )
             if opts.context > 0:
-                hit.context = self.index.session_events(ev.session, lo=max(0, ev.seq - opts.context), hi=ev.seq + opts.context)
+                hit.context = self.index.session_events(
+                    ev.session, lo=max(0, ev.seq - opts.context), hi=ev.seq + opts.context
+                )
             hits.append(hit)
         return hits
 

@@ -121,8 +121,10 @@ def damaged(path: Path, exc: BaseException) -> IndexDamaged:
     """The one-line error for an index Tantivy cannot read (a truncated ``meta.json``, a lost segment)."""
     detail = " ".join(str(exc).split())
     detail = detail if len(detail) <= 160 else detail[:157] + "..."
-    return IndexDamaged(f"the search index in {path} is damaged ({detail}); `voyager scan --rebuild` "
-                        "makes it anew from your agents' files (nothing of yours is lost)")
+    return IndexDamaged(
+        f"the search index in {path} is damaged ({detail}); `voyager scan --rebuild` "
+        "makes it anew from your agents' files (nothing of yours is lost)"
+    )
 
 
 def wipe(path: Path) -> None:
@@ -183,7 +185,9 @@ class SearchIndex:
 
     def count_kind(self, kind: str) -> int:
         """How many events of ``kind`` the index holds."""
-        return self.index.searcher().search(tantivy.Query.term_query(self.schema, "kind", kind), limit=1, count=True).count
+        return (
+            self.index.searcher().search(tantivy.Query.term_query(self.schema, "kind", kind), limit=1, count=True).count
+        )
 
     def num_segments(self) -> int:
         return self.index.searcher().num_segments
@@ -250,7 +254,9 @@ class SearchIndex:
                 (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
                 (
                     tantivy.Occur.Must,
-                    tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, max(0, from_seq or 0), None),
+                    tantivy.Query.range_query(
+                        self.schema, "seq", tantivy.FieldType.Integer, max(0, from_seq or 0), None
+                    ),
                 ),
             ]
         )
@@ -267,10 +273,12 @@ class SearchIndex:
     @_writes
     def _delete_kind(self, session_id: str, kind: str) -> None:
         self.writer().delete_documents_by_query(
-            tantivy.Query.boolean_query([
-                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
-                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)),
-            ])
+            tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)),
+                ]
+            )
         )
 
     @_writes
@@ -302,7 +310,10 @@ class SearchIndex:
             q = tantivy.Query.boolean_query(
                 [
                     (tantivy.Occur.Must, q),
-                    (tantivy.Occur.Must, tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, lo, hi)),
+                    (
+                        tantivy.Occur.Must,
+                        tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, lo, hi),
+                    ),
                 ]
             )
         res = s.search(q, limit=max(1, s.num_docs), count=False, order_by_field="seq", order=tantivy.Order.Asc)

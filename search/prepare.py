@@ -75,8 +75,19 @@ def prepare_events(events: Sequence[Event], cap: int | None = None) -> list[Prep
     texts = [capped_text(ev.text, cap) for ev in events]
     bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in zip(events, texts)], utf8=True)
     return [
-        PreparedEvent(ev.session, ev.seq, ev.kind, ev.origin, ev.ts, ev.tool, ev.call_id, ev.exit_code, ev.is_error,
-                      text.encode("utf-8", "surrogatepass"), body,
-                      ev.text if ev.kind == "user" and ev.origin == "human" else None)
+        PreparedEvent(
+            ev.session,
+            ev.seq,
+            ev.kind,
+            ev.origin,
+            ev.ts,
+            ev.tool,
+            ev.call_id,
+            ev.exit_code,
+            ev.is_error,
+            text.encode("utf-8", "surrogatepass"),
+            body,
+            ev.text if ev.kind == "user" and ev.origin == "human" else None,
+        )
         for ev, text, body in zip(events, texts, bodies)
     ]

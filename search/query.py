@@ -110,7 +110,7 @@ def _lex(q: str) -> list[_Tok]:
         if c == '"':
             j = q.find('"', i + 1)
             if j < 0:
-                raise QueryError('unterminated quote: close the " or search for a literal quote as \'"\'')
+                raise QueryError("unterminated quote: close the \" or search for a literal quote as '\"'")
             out.append(_Tok("phrase", q[i + 1 : j]))
             i = j + 1
             continue
@@ -383,7 +383,7 @@ class Compiler:
             return t.Query.all_query()
         q = self.node(parsed.root)
         if q is None:
-            raise QueryError("nothing searchable in the query: give a word, a \"phrase\" or a filter")
+            raise QueryError('nothing searchable in the query: give a word, a "phrase" or a filter')
         # Exact-phrase bonus: a top-level AND of plain words scores higher where they stand together.
         root = parsed.root
         if isinstance(root, And):

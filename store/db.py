@@ -25,7 +25,14 @@ Migration = Callable[[sqlite3.Connection], None]
 BUSY_TIMEOUT_MS = 5000
 
 __all__ = [
-    "BusyError", "Migration", "NewerSchemaError", "StoreError", "connect", "disk_full", "like_prefix", "transaction",
+    "BusyError",
+    "Migration",
+    "NewerSchemaError",
+    "StoreError",
+    "connect",
+    "disk_full",
+    "like_prefix",
+    "transaction",
 ]
 
 
@@ -39,8 +46,9 @@ class BusyError(StoreError, Busy):
     exit_code = EXIT_BUSY
 
 
-def connect(path: Path, migrations: list[Migration], *, readonly: bool = False,
-            check_same_thread: bool = True) -> sqlite3.Connection:
+def connect(
+    path: Path, migrations: list[Migration], *, readonly: bool = False, check_same_thread: bool = True
+) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path``, apply pending ``migrations``, return the connection.
 
     Files are created 0600. WAL, ``synchronous=NORMAL`` and a busy timeout make
@@ -53,8 +61,9 @@ def connect(path: Path, migrations: list[Migration], *, readonly: bool = False,
         if readonly:
             conn = _connect_readonly(path, check_same_thread)
         else:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   check_same_thread=check_same_thread)
+            conn = sqlite3.connect(
+                path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=check_same_thread
+            )
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if not readonly:
             _enable_wal(conn)
@@ -156,8 +165,9 @@ def _connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Con
     working while nothing can be written.
     """
     timeout = BUSY_TIMEOUT_MS / 1000
-    conn = sqlite3.connect(readonly_uri(path), uri=True, isolation_level=None, timeout=timeout,
-                           check_same_thread=check_same_thread)
+    conn = sqlite3.connect(
+        readonly_uri(path), uri=True, isolation_level=None, timeout=timeout, check_same_thread=check_same_thread
+    )
     try:
         conn.execute("PRAGMA user_version").fetchone()
         return conn
@@ -169,8 +179,13 @@ def _connect_readonly(path: Path, check_same_thread: bool = True) -> sqlite3.Con
             wal_bytes = 0
         if wal_bytes or not disk_full(exc, path):
             raise
-    return sqlite3.connect(readonly_uri(path, immutable=True), uri=True, isolation_level=None, timeout=timeout,
-                           check_same_thread=check_same_thread)
+    return sqlite3.connect(
+        readonly_uri(path, immutable=True),
+        uri=True,
+        isolation_level=None,
+        timeout=timeout,
+        check_same_thread=check_same_thread,
+    )
 
 
 def _precreate_private(path: Path) -> None:
@@ -216,7 +231,9 @@ def _migrate(conn: sqlite3.Connection, path: Path, migrations: list[Migration]) 
         # Re-read under the write lock: another process may have migrated meanwhile.
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(migrations):
-            raise NewerSchemaError(f"{path} has schema version {version}, newer than this Voyager knows; upgrade Voyager")
+            raise NewerSchemaError(
+                f"{path} has schema version {version}, newer than this Voyager knows; upgrade Voyager"
+            )
         for number, migration in enumerate(migrations[version:], start=version + 1):
             migration(conn)
             conn.execute(f"PRAGMA user_version={number}")

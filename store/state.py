@@ -70,7 +70,9 @@ def m001_initial(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX sessions_updated ON sessions(updated DESC)")
     db.execute("CREATE INDEX sessions_source ON sessions(source)")
     db.execute("CREATE INDEX sessions_native ON sessions(native_id)")
-    db.execute("CREATE TABLE scans (id INTEGER PRIMARY KEY, started REAL NOT NULL, finished REAL NOT NULL, summary TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE scans (id INTEGER PRIMARY KEY, started REAL NOT NULL, finished REAL NOT NULL, summary TEXT NOT NULL)"
+    )
 
 
 @migration
@@ -128,8 +130,23 @@ class SourceState(msgspec.Struct):
 FUTURE_SLACK_S = 86_400
 
 _SESSION_COLS = (
-    "id", "provider", "native_id", "source", "title", "cwd", "git_branch", "git_repo", "model",
-    "started", "updated", "parent", "resume", "tokens_in", "tokens_out", "title_source", "agent_version",
+    "id",
+    "provider",
+    "native_id",
+    "source",
+    "title",
+    "cwd",
+    "git_branch",
+    "git_repo",
+    "model",
+    "started",
+    "updated",
+    "parent",
+    "resume",
+    "tokens_in",
+    "tokens_out",
+    "title_source",
+    "agent_version",
 )
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
 _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
@@ -183,7 +200,9 @@ class KnownSources:
     def load_provider(self, provider: str) -> None:
         """Load every row of ``provider`` (a lazy scan about to discover it whole)."""
         if self._lazy:
-            self._rows.update((row[0], row) for row in self._store.conn.execute(self._sql + " WHERE provider = ?", (provider,)))
+            self._rows.update(
+                (row[0], row) for row in self._store.conn.execute(self._sql + " WHERE provider = ?", (provider,))
+            )
 
     def load_under(self, path: str) -> None:
         """Load the rows of ``path`` and of everything under it (a lazy scan told that it changed)."""
@@ -199,13 +218,21 @@ class KnownSources:
         self._rows[path] = row
         return row
 
-    def unchanged(self, path: str, size: int, mtime_ns: int, inode: int, wal_size: int, wal_mtime_ns: int) -> bool | None:
+    def unchanged(
+        self, path: str, size: int, mtime_ns: int, inode: int, wal_size: int, wal_mtime_ns: int
+    ) -> bool | None:
         """True when ``path``'s stat matches its row and its last read need not be retried; None when it has no row."""
         row = self._row(path)
         if row is None:
             return None
-        return (row[1] == size and row[2] == mtime_ns and row[3] == inode and row[4] == wal_size
-                and row[5] == wal_mtime_ns and row[6] != "retry")
+        return (
+            row[1] == size
+            and row[2] == mtime_ns
+            and row[3] == inode
+            and row[4] == wal_size
+            and row[5] == wal_mtime_ns
+            and row[6] != "retry"
+        )
 
     def get(self, path: str) -> SourceState | None:
         """``path``'s whole row (read once, on first ask), or None when the source is new."""
@@ -215,8 +242,9 @@ class KnownSources:
             self._full[path] = self._store.source(path)
         return self._full[path]
 
-    def gone(self, providers: set[str], seen: set[str],
-             kept: Callable[[str, str], bool] = lambda provider, path: False) -> list[SourceState]:
+    def gone(
+        self, providers: set[str], seen: set[str], kept: Callable[[str, str], bool] = lambda provider, path: False
+    ) -> list[SourceState]:
         """The loaded rows of ``providers``' sources not in ``seen`` (no longer discovered) nor ``kept(provider, path)``."""
         out = []
         for path, row in self._rows.items():
@@ -310,7 +338,10 @@ class StateStore:
             db.executemany(
                 f"INSERT OR REPLACE INTO sources ({', '.join(_SOURCE_COLS)}) VALUES ({', '.join('?' * len(_SOURCE_COLS))})",
                 [
-                    tuple(msgspec.json.encode(s.sessions).decode() if c == "sessions" else getattr(s, c) for c in _SOURCE_COLS)
+                    tuple(
+                        msgspec.json.encode(s.sessions).decode() if c == "sessions" else getattr(s, c)
+                        for c in _SOURCE_COLS
+                    )
                     for s in sources
                 ],
             )
@@ -321,7 +352,10 @@ class StateStore:
 
     def record_scan(self, started: float, summary: bytes) -> None:
         with transaction(self.conn) as db:
-            db.execute("INSERT INTO scans (started, finished, summary) VALUES (?, ?, ?)", (started, time.time(), summary.decode()))
+            db.execute(
+                "INSERT INTO scans (started, finished, summary) VALUES (?, ?, ?)",
+                (started, time.time(), summary.decode()),
+            )
             db.execute("DELETE FROM scans WHERE id NOT IN (SELECT id FROM scans ORDER BY id DESC LIMIT 50)")
 
     def last_scan(self) -> tuple[float, float, str] | None:
@@ -351,8 +385,10 @@ class StateStore:
         # sort first forever. Only the order is clamped; the session shows its times as given.
         at = "coalesce(updated, started, 0)"
         horizon = f"coalesce((SELECT indexed_at FROM sources WHERE path = sessions.source), ?) + {FUTURE_SLACK_S}"
-        sql = (f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} "
-               f"ORDER BY min({at}, {horizon}) DESC, id LIMIT ? OFFSET ?")
+        sql = (
+            f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} "
+            f"ORDER BY min({at}, {horizon}) DESC, id LIMIT ? OFFSET ?"
+        )
         rows = self.conn.execute(sql, [*args, time.time(), -1 if limit is None else limit, offset]).fetchall()
         return total, [_row_to_session(r) for r in rows]
 
@@ -375,7 +411,9 @@ class StateStore:
             clauses.append("instr(lower(coalesce(cwd, '')), lower(?)) > 0")
             args.append(cwd)
         if repo:
-            clauses.append("(instr(lower(coalesce(git_repo, '')), lower(?)) > 0 OR instr(lower(coalesce(cwd, '')), lower(?)) > 0)")
+            clauses.append(
+                "(instr(lower(coalesce(git_repo, '')), lower(?)) > 0 OR instr(lower(coalesce(cwd, '')), lower(?)) > 0)"
+            )
             args.extend([repo, repo])
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
         return [r[0] for r in self.conn.execute(sql, args)]
@@ -395,7 +433,9 @@ class StateStore:
 
     def known_cwds(self) -> set[str]:
         """Every working directory an indexed session names (the scan hands them to adapters that ask)."""
-        return {r[0] for r in self.conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != ''")}
+        return {
+            r[0] for r in self.conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != ''")
+        }
 
     def session_ids_titled(self, words: list[str], limit: int = 1000) -> list[str]:
         """Ids of sessions whose title contains every one of ``words`` (ASCII case-insensitive)."""
@@ -415,7 +455,9 @@ class StateStore:
 
     def _details(self, where: str) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
-        for provider, path, detail in self.conn.execute(f"SELECT provider, path, detail FROM sources WHERE {where} ORDER BY path"):
+        for provider, path, detail in self.conn.execute(
+            f"SELECT provider, path, detail FROM sources WHERE {where} ORDER BY path"
+        ):
             out.setdefault(provider, []).append(f"{path}: {detail}")
         return out
 
@@ -423,11 +465,17 @@ class StateStore:
         """provider -> {agent version -> sessions} for the indexed sessions whose files name the version."""
         out: dict[str, dict[str, int]] = {}
         for provider, version, n in self.conn.execute(
-                "SELECT provider, agent_version, count(*) FROM sessions WHERE agent_version IS NOT NULL "
-                "AND agent_version != '' GROUP BY provider, agent_version ORDER BY provider"):
+            "SELECT provider, agent_version, count(*) FROM sessions WHERE agent_version IS NOT NULL "
+            "AND agent_version != '' GROUP BY provider, agent_version ORDER BY provider"
+        ):
             out.setdefault(provider, {})[version] = n
         return out
 
     def counts(self) -> list[tuple[str, int, int]]:
         """(provider, sessions, events) per provider."""
-        return [tuple(r) for r in self.conn.execute("SELECT provider, count(*), sum(events) FROM sessions GROUP BY provider ORDER BY provider")]  # type: ignore[misc]
+        return [
+            tuple(r)
+            for r in self.conn.execute(
+                "SELECT provider, count(*), sum(events) FROM sessions GROUP BY provider ORDER BY provider"
+            )
+        ]  # type: ignore[misc]

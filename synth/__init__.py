@@ -63,7 +63,18 @@ _EN = (
     "the index stores every event and the query planner picks the cheapest path while tests keep the "
     "parser honest about quoting rules retries backoff cache schema migration latency throughput"
 ).split()
-_CODE = ["def", "return", "self.conn", "import", "pytest", "src/store/db.py", "foo.bar()", "my_var", "--verbose", "None"]
+_CODE = [
+    "def",
+    "return",
+    "self.conn",
+    "import",
+    "pytest",
+    "src/store/db.py",
+    "foo.bar()",
+    "my_var",
+    "--verbose",
+    "None",
+]
 _ZH = ["我们", "需要", "检查", "索引", "配置", "然后", "运行", "测试", "文件", "错误", "修复", "性能"]
 _JA = ["インデックス", "を", "確認", "して", "ください", "テスト", "が", "失敗", "しました", "設定"]
 _KO = ["인덱스를", "확인", "하고", "테스트를", "실행", "합니다", "설정", "오류", "수정"]
@@ -83,9 +94,16 @@ def prose(rng: random.Random, words: int, pools: tuple[list[str], ...] = MIXED_P
     return " ".join(out)
 
 
-def generate(seed: int, messages: int, *, session_id: str | None = None, start: float = 1_790_000_000.0,
-             output_bytes: int = 400, cwd: str = "/home/dev/project",
-             pools: tuple[list[str], ...] = MIXED_POOLS) -> Conversation:
+def generate(
+    seed: int,
+    messages: int,
+    *,
+    session_id: str | None = None,
+    start: float = 1_790_000_000.0,
+    output_bytes: int = 400,
+    cwd: str = "/home/dev/project",
+    pools: tuple[list[str], ...] = MIXED_POOLS,
+) -> Conversation:
     """A deterministic conversation of ``messages`` messages (user and assistant alternate).
 
     Every third assistant message runs a tool whose output is about ``output_bytes`` long;
@@ -93,7 +111,10 @@ def generate(seed: int, messages: int, *, session_id: str | None = None, start: 
     seed, same conversation, on every machine.
     """
     rng = random.Random(seed)
-    sid = session_id or f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a{rng.getrandbits(12):03x}-{rng.getrandbits(48):012x}"
+    sid = (
+        session_id
+        or f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-a{rng.getrandbits(12):03x}-{rng.getrandbits(48):012x}"
+    )
     turns: list[Turn] = []
     ts = start
     for i in range(messages):
@@ -211,32 +232,69 @@ def claude_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Ite
     for t, turn in enumerate(conv.turns if turns is None else turns):
         if turn.role == "user":
             me, stamp, prev = envelope(turn.ts)
-            yield line({"parentUuid": prev, **base, "type": "user",
-                        "message": {"role": "user", "content": turn.text}, "uuid": me, "timestamp": stamp})
+            yield line(
+                {
+                    "parentUuid": prev,
+                    **base,
+                    "type": "user",
+                    "message": {"role": "user", "content": turn.text},
+                    "uuid": me,
+                    "timestamp": stamp,
+                }
+            )
             continue
         msg_id = _det_token("msg_01", sid, t)
         request_id = _det_token("req_011", sid, t)
         blocks: list[dict[str, Any]] = []
         if turn.reasoning:
-            blocks.append({"type": "thinking", "thinking": turn.reasoning,
-                           "signature": base64.b64encode(_digest(sid, t, "sig") * 4).decode("ascii")})
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": turn.reasoning,
+                    "signature": base64.b64encode(_digest(sid, t, "sig") * 4).decode("ascii"),
+                }
+            )
         if turn.text:
             blocks.append({"type": "text", "text": turn.text})
         for call in turn.tool_calls:
             blocks.append({"type": "tool_use", "id": call.call_id, "name": call.name, "input": call.input})
-        out_tokens = sum(_tokens(b.get("text") or b.get("thinking") or _encode(b.get("input")).decode()) for b in blocks)
+        out_tokens = sum(
+            _tokens(b.get("text") or b.get("thinking") or _encode(b.get("input")).decode()) for b in blocks
+        )
         in_tokens = 3 + t % 7
-        usage = {"input_tokens": in_tokens, "cache_creation_input_tokens": 50 + _tokens(turn.text),
-                 "cache_read_input_tokens": cache_read, "output_tokens": out_tokens, "service_tier": "standard"}
+        usage = {
+            "input_tokens": in_tokens,
+            "cache_creation_input_tokens": 50 + _tokens(turn.text),
+            "cache_read_input_tokens": cache_read,
+            "output_tokens": out_tokens,
+            "service_tier": "standard",
+        }
         cache_read += 50 + _tokens(turn.text)
         stop = "tool_use" if turn.tool_calls else "end_turn"
         for b, block in enumerate(blocks):
             me, stamp, prev = envelope(turn.ts + 0.2 * b)
             last = b == len(blocks) - 1
-            message = {"model": conv.model, "id": msg_id, "type": "message", "role": "assistant", "content": [block],
-                       "stop_reason": stop if last else None, "stop_sequence": None, "usage": usage}
-            yield line({"parentUuid": prev, **base, "message": message, "requestId": request_id,
-                        "type": "assistant", "uuid": me, "timestamp": stamp})
+            message = {
+                "model": conv.model,
+                "id": msg_id,
+                "type": "message",
+                "role": "assistant",
+                "content": [block],
+                "stop_reason": stop if last else None,
+                "stop_sequence": None,
+                "usage": usage,
+            }
+            yield line(
+                {
+                    "parentUuid": prev,
+                    **base,
+                    "message": message,
+                    "requestId": request_id,
+                    "type": "assistant",
+                    "uuid": me,
+                    "timestamp": stamp,
+                }
+            )
         for c, call in enumerate(turn.tool_calls):
             if call.output is None:
                 continue  # still running: no result line yet
@@ -245,15 +303,30 @@ def claude_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Ite
             # records no exit_code field.
             content = f"Exit code {call.exit_code}\n{call.output}" if failed and call.exit_code else call.output
             if call.name == "Bash":
-                structured: Any = (f"Error: {content}" if failed else
-                                   {"stdout": call.output, "stderr": "", "interrupted": False, "isImage": False})
+                structured: Any = (
+                    f"Error: {content}"
+                    if failed
+                    else {"stdout": call.output, "stderr": "", "interrupted": False, "isImage": False}
+                )
             else:
                 structured = {"type": "text", "content": call.output}
             me, stamp, prev = envelope(turn.ts + 1.0 + 0.2 * c)
-            yield line({"parentUuid": prev, **base, "type": "user",
-                        "message": {"role": "user", "content": [
-                            {"tool_use_id": call.call_id, "type": "tool_result", "content": content, "is_error": failed}]},
-                        "uuid": me, "timestamp": stamp, "toolUseResult": structured})
+            yield line(
+                {
+                    "parentUuid": prev,
+                    **base,
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"tool_use_id": call.call_id, "type": "tool_result", "content": content, "is_error": failed}
+                        ],
+                    },
+                    "uuid": me,
+                    "timestamp": stamp,
+                    "toolUseResult": structured,
+                }
+            )
     if conv.title:
         yield line({"type": "summary", "summary": conv.title, "leafUuid": parent})
 
@@ -271,8 +344,14 @@ def write_claude(conv: Conversation, projects_dir: str | Path, *, turns: Iterabl
 def codex_rollout_path(codex_home: str | Path, conv: Conversation) -> Path:
     """``<home>/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl`` (UTC, for reproducibility)."""
     dt = datetime.fromtimestamp(int(conv.started), tz=timezone.utc)
-    return (Path(codex_home) / "sessions" / dt.strftime("%Y") / dt.strftime("%m") / dt.strftime("%d")
-            / f"rollout-{dt.strftime('%Y-%m-%dT%H-%M-%S')}-{conv.id}.jsonl")
+    return (
+        Path(codex_home)
+        / "sessions"
+        / dt.strftime("%Y")
+        / dt.strftime("%m")
+        / dt.strftime("%d")
+        / f"rollout-{dt.strftime('%Y-%m-%dT%H-%M-%S')}-{conv.id}.jsonl"
+    )
 
 
 def _codex_shell_output(call: ToolCall, duration: float) -> str:
@@ -280,8 +359,9 @@ def _codex_shell_output(call: ToolCall, duration: float) -> str:
     # a tool without an exit code gets its plain text.
     if call.exit_code is None:
         return call.output or ""
-    return _encode({"output": call.output, "metadata": {"exit_code": call.exit_code,
-                                                         "duration_seconds": duration}}).decode("utf-8")
+    return _encode(
+        {"output": call.output, "metadata": {"exit_code": call.exit_code, "duration_seconds": duration}}
+    ).decode("utf-8")
 
 
 def codex_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Iterator[bytes]:
@@ -297,28 +377,55 @@ def codex_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Iter
     def line(ts: float, kind: str, payload: dict[str, Any]) -> bytes:
         return _encode({"timestamp": iso_z(ts), "type": kind, "payload": payload}) + b"\n"
 
-    meta: dict[str, Any] = {"id": sid, "timestamp": iso_z(conv.started), "cwd": conv.cwd, "originator": "codex_cli_rs",
-                            "cli_version": CODEX_CLI_VERSION, "instructions": None, "source": "cli",
-                            "model_provider": "openai"}
+    meta: dict[str, Any] = {
+        "id": sid,
+        "timestamp": iso_z(conv.started),
+        "cwd": conv.cwd,
+        "originator": "codex_cli_rs",
+        "cli_version": CODEX_CLI_VERSION,
+        "instructions": None,
+        "source": "cli",
+        "model_provider": "openai",
+    }
     if conv.git_branch or conv.git_repo:
-        meta["git"] = {"commit_hash": hashlib.sha1(sid.encode()).hexdigest(), "branch": conv.git_branch,
-                       "repository_url": conv.git_repo}
+        meta["git"] = {
+            "commit_hash": hashlib.sha1(sid.encode()).hexdigest(),
+            "branch": conv.git_branch,
+            "repository_url": conv.git_repo,
+        }
     yield line(conv.started, "session_meta", meta)
-    env = (f"<environment_context>\n  <cwd>{conv.cwd}</cwd>\n  <approval_policy>on-request</approval_policy>\n"
-           "  <sandbox_mode>workspace-write</sandbox_mode>\n  <network_access>restricted</network_access>\n"
-           "  <shell>bash</shell>\n</environment_context>")
-    yield line(conv.started, "response_item",
-               {"type": "message", "role": "user", "content": [{"type": "input_text", "text": env}]})
-    context = {"cwd": conv.cwd, "approval_policy": "on-request",
-               "sandbox_policy": {"mode": "workspace-write", "network_access": False, "exclude_tmpdir_env_var": False,
-                                  "exclude_slash_tmp": False},
-               "model": conv.model, "effort": "medium", "summary": "auto"}
+    env = (
+        f"<environment_context>\n  <cwd>{conv.cwd}</cwd>\n  <approval_policy>on-request</approval_policy>\n"
+        "  <sandbox_mode>workspace-write</sandbox_mode>\n  <network_access>restricted</network_access>\n"
+        "  <shell>bash</shell>\n</environment_context>"
+    )
+    yield line(
+        conv.started,
+        "response_item",
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": env}]},
+    )
+    context = {
+        "cwd": conv.cwd,
+        "approval_policy": "on-request",
+        "sandbox_policy": {
+            "mode": "workspace-write",
+            "network_access": False,
+            "exclude_tmpdir_env_var": False,
+            "exclude_slash_tmp": False,
+        },
+        "model": conv.model,
+        "effort": "medium",
+        "summary": "auto",
+    }
     total_in = total_out = 0
     for t, turn in enumerate(conv.turns if turns is None else turns):
         ts = turn.ts
         if turn.role == "user":
-            yield line(ts, "response_item",
-                       {"type": "message", "role": "user", "content": [{"type": "input_text", "text": turn.text}]})
+            yield line(
+                ts,
+                "response_item",
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": turn.text}]},
+            )
             yield line(ts, "event_msg", {"type": "user_message", "message": turn.text, "images": []})
             yield line(ts, "turn_context", context)
             continue
@@ -331,46 +438,104 @@ def codex_lines(conv: Conversation, turns: Iterable[Turn] | None = None) -> Iter
 
         if turn.reasoning:
             yield line(at(), "event_msg", {"type": "agent_reasoning", "text": turn.reasoning})
-            yield line(at(), "response_item", {
-                "type": "reasoning", "summary": [{"type": "summary_text", "text": turn.reasoning}], "content": None,
-                "encrypted_content": "gAAAAAB" + base64.urlsafe_b64encode(_digest(sid, t, "enc") * 6).decode("ascii")})
+            yield line(
+                at(),
+                "response_item",
+                {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": turn.reasoning}],
+                    "content": None,
+                    "encrypted_content": "gAAAAAB"
+                    + base64.urlsafe_b64encode(_digest(sid, t, "enc") * 6).decode("ascii"),
+                },
+            )
         for call in turn.tool_calls:
             command = call.input.get("command") if isinstance(call.input, dict) else None
             if call.name == "apply_patch":
-                patch = call.input.get("patch") if isinstance(call.input.get("patch"), str) else _encode(call.input).decode()
-                yield line(at(), "response_item", {"type": "custom_tool_call", "status": "completed",
-                                                   "call_id": call.call_id, "name": "apply_patch", "input": patch})
+                patch = (
+                    call.input.get("patch")
+                    if isinstance(call.input.get("patch"), str)
+                    else _encode(call.input).decode()
+                )
+                yield line(
+                    at(),
+                    "response_item",
+                    {
+                        "type": "custom_tool_call",
+                        "status": "completed",
+                        "call_id": call.call_id,
+                        "name": "apply_patch",
+                        "input": patch,
+                    },
+                )
                 kind_out = "custom_tool_call_output"
             elif isinstance(command, str):
                 args = {"command": ["bash", "-lc", command], "workdir": conv.cwd, "timeout_ms": 120000}
-                yield line(at(), "response_item", {"type": "function_call", "name": "shell",
-                                                   "arguments": _encode(args).decode("utf-8"), "call_id": call.call_id})
+                yield line(
+                    at(),
+                    "response_item",
+                    {
+                        "type": "function_call",
+                        "name": "shell",
+                        "arguments": _encode(args).decode("utf-8"),
+                        "call_id": call.call_id,
+                    },
+                )
                 kind_out = "function_call_output"
             else:
-                yield line(at(), "response_item", {"type": "function_call", "name": call.name,
-                                                   "arguments": _encode(call.input).decode("utf-8"),
-                                                   "call_id": call.call_id})
+                yield line(
+                    at(),
+                    "response_item",
+                    {
+                        "type": "function_call",
+                        "name": call.name,
+                        "arguments": _encode(call.input).decode("utf-8"),
+                        "call_id": call.call_id,
+                    },
+                )
                 kind_out = "function_call_output"
             if call.output is not None:
                 duration = round(0.1 + (len(call.output) % 97) / 10, 1)
-                yield line(at(), "response_item", {"type": kind_out, "call_id": call.call_id,
-                                                   "output": _codex_shell_output(call, duration)})
+                yield line(
+                    at(),
+                    "response_item",
+                    {"type": kind_out, "call_id": call.call_id, "output": _codex_shell_output(call, duration)},
+                )
         if turn.text:
             yield line(at(), "event_msg", {"type": "agent_message", "message": turn.text})
-            yield line(at(), "response_item", {"type": "message", "role": "assistant",
-                                               "content": [{"type": "output_text", "text": turn.text}]})
+            yield line(
+                at(),
+                "response_item",
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": turn.text}]},
+            )
         last_in, last_out = 2000 + 40 * t, _tokens(turn.text) + _tokens(turn.reasoning or "")
         total_in += last_in
         total_out += last_out
-        usage = lambda i, o: {"input_tokens": i, "cached_input_tokens": i // 2, "output_tokens": o,  # noqa: E731
-                              "reasoning_output_tokens": 0, "total_tokens": i + o}
-        yield line(at(), "event_msg", {"type": "token_count", "info": {
-            "total_token_usage": usage(total_in, total_out), "last_token_usage": usage(last_in, last_out),
-            "model_context_window": 272000}, "rate_limits": None})
+        usage = lambda i, o: {  # noqa: E731
+            "input_tokens": i,
+            "cached_input_tokens": i // 2,
+            "output_tokens": o,  # noqa: E731
+            "reasoning_output_tokens": 0,
+            "total_tokens": i + o,
+        }
+        yield line(
+            at(),
+            "event_msg",
+            {
+                "type": "token_count",
+                "info": {
+                    "total_token_usage": usage(total_in, total_out),
+                    "last_token_usage": usage(last_in, last_out),
+                    "model_context_window": 272000,
+                },
+                "rate_limits": None,
+            },
+        )
 
 
-def write_codex(conv: Conversation, codex_home: str | Path, *, turns: Iterable[Turn] | None = None,
-                index_title: bool = True) -> Path:
+def write_codex(
+    conv: Conversation, codex_home: str | Path, *, turns: Iterable[Turn] | None = None, index_title: bool = True
+) -> Path:
     """Write ``conv`` as a rollout under ``<codex_home>/sessions/YYYY/MM/DD/`` and return its path.
 
     With ``index_title`` and a ``conv.title``, also append the title to

@@ -106,8 +106,12 @@ def _tool_result(call: ToolCall) -> dict[str, Any]:
     failed = call.is_error or call.exit_code not in (None, 0)
     if call.exit_code not in (None, 0):
         output += ("" if not output or output.endswith("\n") else "\n") + f"[Command exited with code {call.exit_code}]"
-    return {"type": "tool_result", "tool_use_id": call.call_id, "name": SHELL_TOOL,
-            "content": [{"query": command, "result": output, "success": not failed}]}
+    return {
+        "type": "tool_result",
+        "tool_use_id": call.call_id,
+        "name": SHELL_TOOL,
+        "content": [{"query": command, "result": output, "success": not failed}],
+    }
 
 
 def messages(conv: Conversation, turns: Iterable[Turn] | None = None) -> list[dict[str, Any]]:
@@ -123,8 +127,14 @@ def messages(conv: Conversation, turns: Iterable[Turn] | None = None) -> list[di
     for t, turn in enumerate(conv.turns if turns is None else turns):
         ts = _ms(turn.ts)
         if turn.role == "user":
-            out.append({"id": det_uuid(sid, "prompt", t), "role": "user",
-                        "content": [{"type": "text", "text": _wrap(turn.text)}], "ts": ts})
+            out.append(
+                {
+                    "id": det_uuid(sid, "prompt", t),
+                    "role": "user",
+                    "content": [{"type": "text", "text": _wrap(turn.text)}],
+                    "ts": ts,
+                }
+            )
             continue
         blocks: list[dict[str, Any]] = []
         if turn.reasoning:
@@ -132,8 +142,16 @@ def messages(conv: Conversation, turns: Iterable[Turn] | None = None) -> list[di
         if turn.text:
             blocks.append({"type": "text", "text": turn.text})
         blocks += [_tool_use(c) for c in turn.tool_calls]
-        out.append({"id": _msg_id(sid, "reply", t), "role": "assistant", "content": blocks, "ts": ts,
-                    "modelInfo": model, "metrics": _metrics(turn, t)})
+        out.append(
+            {
+                "id": _msg_id(sid, "reply", t),
+                "role": "assistant",
+                "content": blocks,
+                "ts": ts,
+                "modelInfo": model,
+                "metrics": _metrics(turn, t),
+            }
+        )
         results = [_tool_result(c) for c in turn.tool_calls if c.output is not None]
         if results:
             out.append({"id": _msg_id(sid, "results", t), "role": "user", "content": results, "ts": ts + 65})
@@ -145,9 +163,15 @@ def document(conv: Conversation, turns: Iterable[Turn] | None = None) -> dict[st
     sid = session_id(conv)
     msgs = messages(conv, turns)
     last = msgs[-1]["ts"] if msgs else _ms(conv.started)
-    return {"version": 1, "updated_at": iso_z((last + 40) / 1000), "agent": "lead", "sessionId": sid,
-            "origin": {"source": "cli", "mode": "user", "sessionId": sid, "version": CLINE_VERSION},
-            "messages": msgs, "system_prompt": SYSTEM_PROMPT}
+    return {
+        "version": 1,
+        "updated_at": iso_z((last + 40) / 1000),
+        "agent": "lead",
+        "sessionId": sid,
+        "origin": {"source": "cli", "mode": "user", "sessionId": sid, "version": CLINE_VERSION},
+        "messages": msgs,
+        "system_prompt": SYSTEM_PROMPT,
+    }
 
 
 def manifest(conv: Conversation, messages_path: str | Path, turns: Iterable[Turn] | None = None) -> dict[str, Any]:
@@ -157,21 +181,41 @@ def manifest(conv: Conversation, messages_path: str | Path, turns: Iterable[Turn
     prompt = next((t.text for t in turns if t.role == "user"), "")
     ended = (turns[-1].ts if turns else conv.started) + 2.0
     replies = [(t, turn) for t, turn in enumerate(turns) if turn.role == "assistant"]
-    usage = {"inputTokens": sum(_metrics(turn, t)["inputTokens"] for t, turn in replies),
-             "outputTokens": sum(_metrics(turn, t)["outputTokens"] for t, turn in replies),
-             "cacheReadTokens": 0, "cacheWriteTokens": 0, "totalCost": 0}
+    usage = {
+        "inputTokens": sum(_metrics(turn, t)["inputTokens"] for t, turn in replies),
+        "outputTokens": sum(_metrics(turn, t)["outputTokens"] for t, turn in replies),
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+        "totalCost": 0,
+    }
     team = base64.urlsafe_b64encode(_digest(sid, "team")).decode("ascii")[:5]
     return {
-        "version": 1, "session_id": sid, "source": "cli", "pid": 1000 + int.from_bytes(_digest(sid, "pid")[:2], "big"),
-        "started_at": iso_z(conv.started), "ended_at": iso_z(ended), "exit_code": 0, "status": "completed",
-        "interactive": False, "provider": PROVIDER, "model": conv.model, "cwd": conv.cwd, "workspace_root": conv.cwd,
-        "team_name": f"team-{team}", "enable_tools": True, "enable_spawn": True, "enable_teams": True,
+        "version": 1,
+        "session_id": sid,
+        "source": "cli",
+        "pid": 1000 + int.from_bytes(_digest(sid, "pid")[:2], "big"),
+        "started_at": iso_z(conv.started),
+        "ended_at": iso_z(ended),
+        "exit_code": 0,
+        "status": "completed",
+        "interactive": False,
+        "provider": PROVIDER,
+        "model": conv.model,
+        "cwd": conv.cwd,
+        "workspace_root": conv.cwd,
+        "team_name": f"team-{team}",
+        "enable_tools": True,
+        "enable_spawn": True,
+        "enable_teams": True,
         "prompt": prompt,
         "metadata": {
             "sessionHistoryOrigin": {"mode": "user", "version": CLINE_VERSION},
             # The CLI makes no title call: the title is the first prompt cut (JavaScript counts
             # UTF-16 units; the same as Python's characters for the BMP text synth writes).
-            "title": prompt[:120], "totalCost": 0, "aggregatedAgentsCost": 0, "usage": usage,
+            "title": prompt[:120],
+            "totalCost": 0,
+            "aggregatedAgentsCost": 0,
+            "usage": usage,
             "aggregateUsage": dict(usage),
         },
         "messages_path": str(messages_path),

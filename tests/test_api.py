@@ -37,9 +37,15 @@ def test_search_reports_a_bad_filter_as_the_cli_does(home):
 
 def test_a_request_is_checked_as_argv_is(home):
     assert api.decode_request("search", {"query": "x", "limit": 5}).limit == 5
-    for fields, message in [({"limit": 0}, "limit"), ({"limit": 10_001}, "limit"), ({"limit": True}, "limit"),
-                            ({"context": 51}, "context"), ({"sort": "random"}, "sort"),
-                            ({"providers": "codex"}, "providers"), ({"extra": 1}, "extra")]:
+    for fields, message in [
+        ({"limit": 0}, "limit"),
+        ({"limit": 10_001}, "limit"),
+        ({"limit": True}, "limit"),
+        ({"context": 51}, "context"),
+        ({"sort": "random"}, "sort"),
+        ({"providers": "codex"}, "providers"),
+        ({"extra": 1}, "extra"),
+    ]:
         with pytest.raises(ValueError, match=message):
             api.decode_request("search", {"query": "x", **fields})
     with pytest.raises(ValueError, match="unknown operation"):

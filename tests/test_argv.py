@@ -39,8 +39,14 @@ def test_click_commands_are_built_from_the_tables(name):
 
 ACCEPTED = {
     "list": [[], ["--json"], ["--provider", "codex", "-n", "3", "--offset=2"], ["--limit", "1", "--limit", "9"]],
-    "show": [["abc"], ["abc", "--json"], ["--around", "5", "abc", "-C", "2"], ["abc", "--color", "never"],
-             ["--", "-abc"], ["abc", "--context=0"]],
+    "show": [
+        ["abc"],
+        ["abc", "--json"],
+        ["--around", "5", "abc", "-C", "2"],
+        ["abc", "--color", "never"],
+        ["--", "-abc"],
+        ["abc", "--context=0"],
+    ],
     "stats": [[], ["--json"], ["--json", "--json"]],
 }
 REFUSED = {
@@ -50,24 +56,56 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("name, args", [(n, a) for n, cases in ACCEPTED.items() for a in cases],
-                         ids=lambda x: " ".join(x) if isinstance(x, list) else x)
+@pytest.mark.parametrize(
+    "name, args",
+    [(n, a) for n, cases in ACCEPTED.items() for a in cases],
+    ids=lambda x: " ".join(x) if isinstance(x, list) else x,
+)
 def test_fast_reader_reads_what_click_reads(name, args):
     fast = commands.parse(name, args)
     assert fast is not None
     assert fast == _click_params(name, args)
 
 
-@pytest.mark.parametrize("name, args", [(n, a) for n, cases in REFUSED.items() for a in cases],
-                         ids=lambda x: " ".join(x) if isinstance(x, list) else x)
+@pytest.mark.parametrize(
+    "name, args",
+    [(n, a) for n, cases in REFUSED.items() for a in cases],
+    ids=lambda x: " ".join(x) if isinstance(x, list) else x,
+)
 def test_fast_reader_leaves_the_rest_to_click(name, args):
     assert commands.parse(name, args) is None
 
 
 def test_fast_reader_never_disagrees_with_click_fuzzed():
-    vocab = ["w", "-", "--", "--json", "--json=1", "--provider", "codex", "-n", "--limit", "--limit=5", "5", "0",
-             "-3", "--offset", "--around", "7", "-C", "--context", "100000", "100001", "--color", "never", "auto",
-             "--help", "-x", "", "05"]
+    vocab = [
+        "w",
+        "-",
+        "--",
+        "--json",
+        "--json=1",
+        "--provider",
+        "codex",
+        "-n",
+        "--limit",
+        "--limit=5",
+        "5",
+        "0",
+        "-3",
+        "--offset",
+        "--around",
+        "7",
+        "-C",
+        "--context",
+        "100000",
+        "100001",
+        "--color",
+        "never",
+        "auto",
+        "--help",
+        "-x",
+        "",
+        "05",
+    ]
     rng = random.Random(20261201)
     accepted = 0
     for _ in range(3000):
@@ -80,9 +118,15 @@ def test_fast_reader_never_disagrees_with_click_fuzzed():
     assert accepted > 200
 
 
-@pytest.mark.parametrize("name, args", [("search", ["x", "--provider", "codex", "-C", "2", "--json"]),
-                                        ("list", ["--provider", "codex"]), ("show", ["abc", "--around", "3"]),
-                                        ("stats", ["--json"])])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("search", ["x", "--provider", "codex", "-C", "2", "--json"]),
+        ("list", ["--provider", "codex"]),
+        ("show", ["abc", "--around", "3"]),
+        ("stats", ["--json"]),
+    ],
+)
 def test_what_argv_gives_is_a_request_the_api_takes_unchanged(name, args):
     import json
 
@@ -96,18 +140,21 @@ def test_what_argv_gives_is_a_request_the_api_takes_unchanged(name, args):
     assert {k: v for k, v in msgspec.to_builtins(req).items() if k in fields} == fields
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"limit": 0}, "limit must be an integer from 1 to 10000"),
-    ({"limit": True}, "limit must be an integer"),
-    ({"limit": 2.5}, "limit must be an integer"),
-    ({"offset": 2**63}, "offset must be an integer from 0 to"),
-    ({"providers": "codex"}, "providers must be a list"),
-    ({"providers": [1]}, "providers must be a list of strings"),
-    ({"sort": "random"}, "sort must be one of"),
-    ({"sessions": 1}, "sessions must be true or false"),
-    ({"query": [None]}, "query must be a string"),
-    ({"as_json": True}, "unknown field for search: as_json"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"limit": 0}, "limit must be an integer from 1 to 10000"),
+        ({"limit": True}, "limit must be an integer"),
+        ({"limit": 2.5}, "limit must be an integer"),
+        ({"offset": 2**63}, "offset must be an integer from 0 to"),
+        ({"providers": "codex"}, "providers must be a list"),
+        ({"providers": [1]}, "providers must be a list of strings"),
+        ({"sort": "random"}, "sort must be one of"),
+        ({"sessions": 1}, "sessions must be true or false"),
+        ({"query": [None]}, "query must be a string"),
+        ({"as_json": True}, "unknown field for search: as_json"),
+    ],
+)
 def test_the_api_refuses_what_argv_could_not_give(change, message):
     from voyager_sessions import api, present
 

@@ -60,8 +60,9 @@ def test_queries_are_judgeable() -> None:
             assert 3 <= len(words) <= 4, q.id
             missing = [w for w in words if not _holds(text, w)]
             assert not missing, f"{q.id}: {missing} not in {q.target}"
-            assert not any(all(_holds(m, w) for w in words) for m in _messages(target)), \
+            assert not any(all(_holds(m, w) for w in words) for m in _messages(target)), (
                 f"{q.id}: one message holds every word"
+            )
         else:
             assert any(not _holds(text, w) for w in words), f"{q.id}: a paraphrase entirely literal"
         assert judged_corpus.is_cjk(q.query) == (q.cls == "cjk"), q.id

@@ -79,18 +79,48 @@ def _index(home: Path, *sessions: Session) -> None:
 
 
 def test_save_status_round_trip_text(run, home: Path) -> None:
-    r = run("save", SID, "--title", "Fix login", "--objective", "log in works", "--status", "in progress",
-            "--summary", "half done", "--plan", "1. test\n2. fix", "--next", "write test", "--next", "fix bug",
-            "--blocker", "flaky CI", "--file", "src/login.py", "--note", "ask Ana")
+    r = run(
+        "save",
+        SID,
+        "--title",
+        "Fix login",
+        "--objective",
+        "log in works",
+        "--status",
+        "in progress",
+        "--summary",
+        "half done",
+        "--plan",
+        "1. test\n2. fix",
+        "--next",
+        "write test",
+        "--next",
+        "fix bug",
+        "--blocker",
+        "flaky CI",
+        "--file",
+        "src/login.py",
+        "--note",
+        "ask Ana",
+    )
     assert r.exit_code == 0, r.stderr
     assert r.stdout.startswith(f"saved {SID} (snapshot auto-")
     r = run("save", SID, "--done", "write test")
     assert r.exit_code == 0
     r = run("status", SID)
     assert r.exit_code == 0
-    for text in ("Fix login", "in progress", "Objective:\n  log in works", "Done:\n  [x] write test",
-                 "Next:\n  [ ] fix bug", "Blockers:\n  flaky CI", "Files:\n  src/login.py", "Notes:\n  ask Ana",
-                 "2 snapshots", "  2. fix"):
+    for text in (
+        "Fix login",
+        "in progress",
+        "Objective:\n  log in works",
+        "Done:\n  [x] write test",
+        "Next:\n  [ ] fix bug",
+        "Blockers:\n  flaky CI",
+        "Files:\n  src/login.py",
+        "Notes:\n  ask Ana",
+        "2 snapshots",
+        "  2. fix",
+    ):
         assert text in r.stdout
     assert (DataDir(home).checkpoints_db.stat().st_mode & 0o777) == 0o600
     assert (home.stat().st_mode & 0o777) == 0o700
@@ -141,10 +171,13 @@ def test_from_json_stdin_accepts_status_output(run) -> None:
     assert r.exit_code == 0, r.stderr
     copy = json.loads(run("status", "claude:copy", "--json").stdout)["checkpoint"]
     assert {k: v for k, v in copy.items() if k not in ("session_id", "created_at", "updated_at")} == {
-        k: v for k, v in exported.items() if k not in ("session_id", "created_at", "updated_at")}
+        k: v for k, v in exported.items() if k not in ("session_id", "created_at", "updated_at")
+    }
 
 
-@pytest.mark.parametrize("doc", ['{"title": 5}', '{"next_steps": [1]}', "{", '{"titel": "x"}', '{"schema_version": 9}', "null"])
+@pytest.mark.parametrize(
+    "doc", ['{"title": 5}', '{"next_steps": [1]}', "{", '{"titel": "x"}', '{"schema_version": 9}', "null"]
+)
 def test_bad_document_is_one_error_and_writes_nothing(run, home: Path, doc: str) -> None:
     run("save", SID, "--title", "kept")
     before = DataDir(home).checkpoints_db.read_bytes(), json.loads(run("status", SID, "--json").stdout)
@@ -194,9 +227,14 @@ def test_dev_zero_document_is_refused_in_bounded_memory(home: Path) -> None:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    r = subprocess.run(voyager_exe() + ["checkpoint", "save", SID, "--from-json", "/dev/zero"],
-                       env={"VOYAGER_HOME": str(home), "PATH": "/usr/bin:/bin"},
-                       capture_output=True, text=True, timeout=60, preexec_fn=cap)
+    r = subprocess.run(
+        voyager_exe() + ["checkpoint", "save", SID, "--from-json", "/dev/zero"],
+        env={"VOYAGER_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=cap,
+    )
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert r.stderr == f"voyager: invalid checkpoint document: larger than the limit of {MAX_PAYLOAD_BYTES} bytes\n"
 
@@ -297,16 +335,20 @@ def test_handoff_without_checkpoint_is_an_error(run) -> None:
 
 
 def test_resolves_native_ids_and_prefixes_through_the_index(run, home: Path) -> None:
-    _index(home,
-           Session(id="claude:abc123", provider="claude", native_id="abc123", cwd="/work/repo"),
-           Session(id="codex:abd999", provider="codex", native_id="abd999"))
+    _index(
+        home,
+        Session(id="claude:abc123", provider="claude", native_id="abc123", cwd="/work/repo"),
+        Session(id="codex:abd999", provider="codex", native_id="abd999"),
+    )
     assert run("save", "abc1", "--title", "by prefix").exit_code == 0
     cp = json.loads(run("status", "abc123", "--json").stdout)["checkpoint"]
     assert cp["session_id"] == "claude:abc123" and cp["title"] == "by prefix"
     assert cp["project_id"] == "/work/repo"  # the session's cwd names its project
     line = _one_line_error(run("status", "ab"))
     assert line == "voyager: 'ab' is ambiguous: claude:abc123, codex:abd999; give more of the id"
-    assert _one_line_error(run("save", "zzz", "--title", "t")) == "voyager: no session matches 'zzz' (see `voyager list`)"
+    assert (
+        _one_line_error(run("save", "zzz", "--title", "t")) == "voyager: no session matches 'zzz' (see `voyager list`)"
+    )
     # Not indexed (yet) but a full Voyager id: accepted as given, with the default project.
     doc = json.loads(run("save", "opencode:new", "--title", "t", "--json").stdout)
     assert doc["checkpoint"]["project_id"] == "default"

@@ -177,7 +177,9 @@ def test_real_subprocess_json_through_jq(corpus):
     assert run_subprocess("scan", "-q", env=env).returncode == 0
     search = run_subprocess("search", "--json", "数据库", env=env)
     assert search.returncode == 0, search.stderr
-    jq = subprocess.run(["jq", "-r", ".hits[0].session_id, .total"], input=search.stdout, capture_output=True, text=True)
+    jq = subprocess.run(
+        ["jq", "-r", ".hits[0].session_id, .total"], input=search.stdout, capture_output=True, text=True
+    )
     assert jq.returncode == 0 and jq.stdout.split() == [f"claude:{CLAUDE_SID}", "1"]
     miss = run_subprocess("search", "--json", "qwertyuiopasdf", env=env)
     assert miss.returncode == 1 and json.loads(miss.stdout)["total"] == 0
@@ -210,8 +212,11 @@ def test_query_edge_cases_from_review(corpus, run):
     for q in ['""', "**", "since:99999999999999999999d x", "until:9999-12-31T23:59:59+00:00x", "since:0001-01-01 x"]:
         res = run("search", q)
         assert res.exit_code == 2 and res.stderr.count("\n") == 1, (q, res.stderr)
-    for args in (["search", "--offset", "99999999999999999999", "x"], ["list", "-n", "99999999999999999999"],
-                 ["show", CLAUDE_SID, "--around", "99999999999999999999"]):
+    for args in (
+        ["search", "--offset", "99999999999999999999", "x"],
+        ["list", "-n", "99999999999999999999"],
+        ["show", CLAUDE_SID, "--around", "99999999999999999999"],
+    ):
         res = run(*args)
         assert res.exit_code == 2 and "Traceback" not in res.stderr, args
     recent = run.json("search", "--json", "--sessions", "--sort", "recent", "the OR postgres OR 数据库")["hits"]
@@ -247,19 +252,27 @@ def test_an_existing_data_dir_is_never_chmodded(corpus, run, home, monkeypatch):
 
 def test_help_loads_no_engine(home):
     """``voyager --help`` imports every command module for its summary line: none may pull in msgspec, tantivy or SQLite."""
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: sys.stderr.write('loaded: %s\\n' % sorted(\n"
-            "    m for m in ('msgspec', 'tantivy', 'sqlite3') if m in sys.modules)))\n"
-            "from voyager_sessions.main import main\n"
-            "main()\n")
-    proc = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True, env=dict(os.environ),
-                          timeout=120, check=False)
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('loaded: %s\\n' % sorted(\n"
+        "    m for m in ('msgspec', 'tantivy', 'sqlite3') if m in sys.modules)))\n"
+        "from voyager_sessions.main import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "--help"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0 and "resume" in proc.stdout, proc.stderr
     assert proc.stderr.endswith("loaded: []\n"), proc.stderr
 
 
 def test_counts_of_one_are_singular(home, run):
-    """"1 sessions" and "(1 hits)" in text output (issue #28, item 8)."""
+    """ "1 sessions" and "(1 hits)" in text output (issue #28, item 8)."""
     from tests.conftest import claude_session_lines, write_claude
 
     write_claude(home, claude_session_lines())

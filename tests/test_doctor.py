@@ -35,8 +35,12 @@ def test_stats_and_doctor(corpus, home, run):
 
 def _bumped_capture(home: Path, capture: str, old: str, new: str) -> None:
     """A copy of a real capture in ``home`` with its version rewritten to ``new`` (what a newer release writes)."""
-    shutil.copytree(CAPTURES / capture, home, dirs_exist_ok=True,  # type: ignore[operator]
-                    ignore=shutil.ignore_patterns("truth.json"))
+    shutil.copytree(
+        CAPTURES / capture,
+        home,
+        dirs_exist_ok=True,  # type: ignore[operator]
+        ignore=shutil.ignore_patterns("truth.json"),
+    )
     for path in home.rglob("*.jsonl"):
         path.chmod(0o644)
         path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
@@ -86,7 +90,9 @@ def test_a_hostile_version_in_a_file_is_no_version(home, run):
 
 
 def test_version_order_and_the_drift_rule():
-    assert release("2.1.340") == "2.1.340" and release("v0.4.3") == "v0.4.3" and release("1.0.0-beta.2") == "1.0.0-beta.2"
+    assert (
+        release("2.1.340") == "2.1.340" and release("v0.4.3") == "v0.4.3" and release("1.0.0-beta.2") == "1.0.0-beta.2"
+    )
     assert release("(session format v3)") is None and release("3") is None and release(None) is None
     assert release("1." + "1" * 60) is None
     assert version_key("2.1.340") == (2, 1, 340) and version_key("v0.4.3") == (0, 4, 3) and version_key("x") is None

@@ -43,8 +43,10 @@ REGEN = bool(os.environ.get("VOYAGER_REGEN_GOLDEN"))
 #: 2026-12-01T12:00:00Z: when the golden exports say they were made.
 EPOCH = 1796126400
 #: The demo sessions exported: Claude Code (tools, an error, a checkpoint) and Codex (CJK, reasoning, a patch).
-DEMO = {"claude-config": "claude:3f6c9a52-8d41-4e7b-a0c3-5b2e91d7f104",
-        "codex-timeout": "codex:019a4b7c-2d31-7e05-8f6a-9c3b1e0d2a48"}
+DEMO = {
+    "claude-config": "claude:3f6c9a52-8d41-4e7b-a0c3-5b2e91d7f104",
+    "codex-timeout": "codex:019a4b7c-2d31-7e05-8f6a-9c3b1e0d2a48",
+}
 
 
 @pytest.fixture
@@ -56,9 +58,23 @@ def demo(home, run, monkeypatch) -> None:
     assert run("scan", "-q", "--provider", "claude", "--provider", "codex").exit_code == 0
     with monkeypatch.context() as m:
         m.setattr(time, "time", lambda: EPOCH - 3600.0)
-        res = run("checkpoint", "save", DEMO["claude-config"], "--title", "Config loader fix",
-                  "--status", "tests green", "--objective", "Stop parse_config_v2 failing without a database section",
-                  "--done", "Default the section to {}", "--next", "Release 2.4.1", "--file", "src/inventory/config.py")
+        res = run(
+            "checkpoint",
+            "save",
+            DEMO["claude-config"],
+            "--title",
+            "Config loader fix",
+            "--status",
+            "tests green",
+            "--objective",
+            "Stop parse_config_v2 failing without a database section",
+            "--done",
+            "Default the section to {}",
+            "--next",
+            "Release 2.4.1",
+            "--file",
+            "src/inventory/config.py",
+        )
         assert res.exit_code == 0, res.stderr
 
 
@@ -98,8 +114,13 @@ def test_markdown_holds_everything_in_the_timeline(demo, run) -> None:
         for ev in doc["events"]:
             if ev["seq"] >= 0:
                 assert ev["text"].strip().splitlines()[0].replace("`", "") in text.replace("`", ""), ev
-    for fact in ("| Agent | Codex CLI (codex) |", "| Branch | fix/timeout-param |", "| Model | gpt-5-codex |",
-                 "git@example.com:dev/config-service.git", "| Started | 2026-11-06 10:00:00 UTC |"):
+    for fact in (
+        "| Agent | Codex CLI (codex) |",
+        "| Branch | fix/timeout-param |",
+        "| Model | gpt-5-codex |",
+        "git@example.com:dev/config-service.git",
+        "| Started | 2026-11-06 10:00:00 UTC |",
+    ):
         assert fact in md
     assert md.count("<details>") == md.count("</details>") > 0
 
@@ -107,9 +128,13 @@ def test_markdown_holds_everything_in_the_timeline(demo, run) -> None:
 # -- hostile text ---------------------------------------------------------------------------------------
 
 
-HOSTILE_REPLY = ("Done. </details> <!-- hides the rest <script>alert(1)</script> <img src=https://tracker.example/x.png>\n"
-                 "```python\nprint('a fence the reply never closes')\n")
-HOSTILE_OUTPUT = "before\n````\n```\nafter ``` and \x1b[2J\x1b]52;c;cHduZWQ=\x07 and </pre></details><script>x()</script>"
+HOSTILE_REPLY = (
+    "Done. </details> <!-- hides the rest <script>alert(1)</script> <img src=https://tracker.example/x.png>\n"
+    "```python\nprint('a fence the reply never closes')\n"
+)
+HOSTILE_OUTPUT = (
+    "before\n````\n```\nafter ``` and \x1b[2J\x1b]52;c;cHduZWQ=\x07 and </pre></details><script>x()</script>"
+)
 
 
 @pytest.fixture
@@ -155,14 +180,37 @@ _MARKDOWN_IT = MarkdownIt("commonmark", {"html": True}).enable(["table", "strike
 
 
 def renderings(md: str) -> dict[str, str]:
-    return {"cmark-gfm": cmarkgfm.markdown_to_html_with_extensions(md, options=Options.CMARK_OPT_UNSAFE,
-                                                                    extensions=_CMARK_EXTENSIONS),
-            "markdown-it": _MARKDOWN_IT.render(md)}
+    return {
+        "cmark-gfm": cmarkgfm.markdown_to_html_with_extensions(
+            md, options=Options.CMARK_OPT_UNSAFE, extensions=_CMARK_EXTENSIONS
+        ),
+        "markdown-it": _MARKDOWN_IT.render(md),
+    }
 
 
 #: The elements the export's own Markdown makes; anything else came from session text.
-OWN_ELEMENTS = {"h1", "h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "strong", "em",
-                "code", "pre", "hr", "br", "details", "summary"}
+OWN_ELEMENTS = {
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "ul",
+    "li",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "hr",
+    "br",
+    "details",
+    "summary",
+}
 
 
 class _Rendered(HTMLParser):
@@ -194,8 +242,11 @@ class _Rendered(HTMLParser):
             # cmark-gfm links an e-mail address whatever escapes it carries (no escape reaches its
             # autolinker): a link to exactly the address it shows is all it may make.
             shown = "".join(text)
-            assert href and "@" in href and href.removeprefix("mailto:") == shown.removeprefix("mailto:"), \
-                ("a link from session text", href, shown)
+            assert href and "@" in href and href.removeprefix("mailto:") == shown.removeprefix("mailto:"), (
+                "a link from session text",
+                href,
+                shown,
+            )
             self._link = None
 
     def handle_data(self, data) -> None:
@@ -250,7 +301,9 @@ def assert_renders_faithfully(md: str, timeline: Timeline, agent: str) -> None:
     """Rendered by both renderers: no element the export did not make, no turn lost, every text shown."""
     agent = printable(agent)
     bl = blocks(timeline.events)
-    turns = [f"{who(b.first, agent)} · {when(b.first.ts) or 'time unknown'}" for b in bl if b.kind in ("user", "assistant")]
+    turns = [
+        f"{who(b.first, agent)} · {when(b.first.ts) or 'time unknown'}" for b in bl if b.kind in ("user", "assistant")
+    ]
     folds = sum(b.kind not in ("user", "assistant") for b in bl)
     for name, page in renderings(md).items():
         seen = _Rendered()
@@ -283,8 +336,14 @@ def _check_export(run, sid: str) -> None:
     res = run("export", sid, "--format", "md")
     assert res.exit_code == 0, res.stderr
     timeline = msgspec.json.decode(run("show", sid, "--json").stdout.encode(), type=Timeline)
-    agent = next((line.split("| Agent | ", 1)[1].rsplit(" (", 1)[0] for line in res.stdout.splitlines()
-                  if line.startswith("| Agent | ")), "")
+    agent = next(
+        (
+            line.split("| Agent | ", 1)[1].rsplit(" (", 1)[0]
+            for line in res.stdout.splitlines()
+            if line.startswith("| Agent | ")
+        ),
+        "",
+    )
     assert_renders_faithfully(res.stdout, timeline, agent)
 
 
@@ -304,6 +363,7 @@ def test_hostile_export_renders_faithfully(hostile, run) -> None:
 #: and a fence whose info string holds a backtick (not a fence to GFM) followed by a comment opener.
 REPORTED = ["see \\`<img src=x onerror=alert(1)>` here", "```js`\nx\n<!--\n", "a `` ` `` <!-- b `c` -->"]
 
+
 @pytest.mark.parametrize("text", REPORTED)
 def test_reported_cases_carry_no_html(text: str) -> None:
     """Issue #28's two cases: before, GFM read an ``<img>`` in the first and a comment swallowing what follows in the second."""
@@ -316,15 +376,96 @@ def test_reported_cases_carry_no_html(text: str) -> None:
 
 #: Pieces hostile strings are made of: everything that opens markup in some renderer, and the breaks
 #: between lines that decide where blocks start.
-PIECES = ["`", "``", "```", "````", "~~~", "<", "<!--", "-->", ">", "]", "[", "(", ")", "*", "**", "_", "&", "&amp;",
-          "&#60;", "\\", "<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "</details>", "<details open>",
-          "<a href='javascript:x'>", "\t", "\r", "\n", "\n\n", "    ", "#", "## ", "> ", "- ", "* ", "+ ", "1. ",
-          "2) ", "|", "| a | b |\n|---|---|", "---", "===", "www.example.com", "http://example.com/x", "a@b.co",
-          "mailto:a@b.co", "<http://a.b>", "$x$", "[x](javascript:alert(1))", "![i](http://t.example/p.png)",
-          "[x]: http://ref.example", "```py`x", "```python", "~~x~~", "- [ ] ", "[^1]", "x", "word", " ", "é", "日本",
-          "\u00a0", "\x00", "\x1b[2J", ":", "=", "!", "{", "}", "\u2028", "\f", "<![CDATA[x]]>", "<?php x ?>",
-          "<!DOCTYPE html>", "javascript:alert(1)", "&#x3C;script&#x3E;", "   ```", "    ```", "\t```", "1. ```",
-          "> ```", "- ~~~", "```~~~", "<div>", "</div>", "<pre>", "\\`", "\\\n"]
+PIECES = [
+    "`",
+    "``",
+    "```",
+    "````",
+    "~~~",
+    "<",
+    "<!--",
+    "-->",
+    ">",
+    "]",
+    "[",
+    "(",
+    ")",
+    "*",
+    "**",
+    "_",
+    "&",
+    "&amp;",
+    "&#60;",
+    "\\",
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    "</details>",
+    "<details open>",
+    "<a href='javascript:x'>",
+    "\t",
+    "\r",
+    "\n",
+    "\n\n",
+    "    ",
+    "#",
+    "## ",
+    "> ",
+    "- ",
+    "* ",
+    "+ ",
+    "1. ",
+    "2) ",
+    "|",
+    "| a | b |\n|---|---|",
+    "---",
+    "===",
+    "www.example.com",
+    "http://example.com/x",
+    "a@b.co",
+    "mailto:a@b.co",
+    "<http://a.b>",
+    "$x$",
+    "[x](javascript:alert(1))",
+    "![i](http://t.example/p.png)",
+    "[x]: http://ref.example",
+    "```py`x",
+    "```python",
+    "~~x~~",
+    "- [ ] ",
+    "[^1]",
+    "x",
+    "word",
+    " ",
+    "é",
+    "日本",
+    "\u00a0",
+    "\x00",
+    "\x1b[2J",
+    ":",
+    "=",
+    "!",
+    "{",
+    "}",
+    "\u2028",
+    "\f",
+    "<![CDATA[x]]>",
+    "<?php x ?>",
+    "<!DOCTYPE html>",
+    "javascript:alert(1)",
+    "&#x3C;script&#x3E;",
+    "   ```",
+    "    ```",
+    "\t```",
+    "1. ```",
+    "> ```",
+    "- ~~~",
+    "```~~~",
+    "<div>",
+    "</div>",
+    "<pre>",
+    "\\`",
+    "\\\n",
+]
 
 
 def _hostile_strings(n: int, seed: int) -> list[str]:
@@ -334,28 +475,60 @@ def _hostile_strings(n: int, seed: int) -> list[str]:
 
 def _doc(texts: list[str]) -> ExportDoc:
     """An export holding ``texts`` everywhere session text can stand: every kind of turn, title, facts, checkpoint."""
-    row = SessionRow(session_id="claude:fuzz", provider="claude", native_id="fuzz", title=texts[0], cwd=texts[1 % len(texts)],
-                     git_branch=texts[2 % len(texts)], git_repo=texts[3 % len(texts)], model=None,
-                     started="2026-01-01T00:00:00Z", updated="2026-01-01T00:01:00Z", events=len(texts), parent=None,
-                     resume=texts[4 % len(texts)], source=None, title_source="user")
+    row = SessionRow(
+        session_id="claude:fuzz",
+        provider="claude",
+        native_id="fuzz",
+        title=texts[0],
+        cwd=texts[1 % len(texts)],
+        git_branch=texts[2 % len(texts)],
+        git_repo=texts[3 % len(texts)],
+        model=None,
+        started="2026-01-01T00:00:00Z",
+        updated="2026-01-01T00:01:00Z",
+        events=len(texts),
+        parent=None,
+        resume=texts[4 % len(texts)],
+        source=None,
+        title_source="user",
+    )
     kinds = ["user", "assistant", "reasoning", "meta", "tool_call", "tool_result"]
     events = []
     for i, text in enumerate(texts):
         kind = kinds[i % len(kinds)]
-        events.append(Event(session=row.session_id, seq=i, kind=kind, origin="human" if kind == "user" else "agent",
-                            text=text, ts=1767225600.0 + i, tool="Bash" if kind.startswith("tool") else None,
-                            call_id=f"c{i - 1 if kind == 'tool_result' else i}" if kind.startswith("tool") else None))
-    checkpoint = Checkpoint(fields=[("Title", "line", texts[0]), ("Objective", "text", texts[-1]),
-                                    ("Done", "list", ["[x] " + t for t in texts[:3]])], updated="2026-01-01T00:02:00Z")
-    return ExportDoc(timeline=Timeline(schema_version=1, session=row, events=events), agent="Claude Code",
-                     checkpoint=checkpoint, exported="2026-01-01T00:03:00Z")
+        events.append(
+            Event(
+                session=row.session_id,
+                seq=i,
+                kind=kind,
+                origin="human" if kind == "user" else "agent",
+                text=text,
+                ts=1767225600.0 + i,
+                tool="Bash" if kind.startswith("tool") else None,
+                call_id=f"c{i - 1 if kind == 'tool_result' else i}" if kind.startswith("tool") else None,
+            )
+        )
+    checkpoint = Checkpoint(
+        fields=[
+            ("Title", "line", texts[0]),
+            ("Objective", "text", texts[-1]),
+            ("Done", "list", ["[x] " + t for t in texts[:3]]),
+        ],
+        updated="2026-01-01T00:02:00Z",
+    )
+    return ExportDoc(
+        timeline=Timeline(schema_version=1, session=row, events=events),
+        agent="Claude Code",
+        checkpoint=checkpoint,
+        exported="2026-01-01T00:03:00Z",
+    )
 
 
 def test_hostile_strings_render_faithfully() -> None:
     """Generated combinations of every piece of markup, in every place an export puts session text."""
     strings = _hostile_strings(600, seed=28)
     for i in range(0, len(strings), 12):
-        doc = _doc(strings[i:i + 12])
+        doc = _doc(strings[i : i + 12])
         md = render_md(doc)
         try:
             assert_renders_faithfully(md, doc.timeline, doc.agent)
@@ -397,15 +570,43 @@ def test_html_export_of_hostile_text_is_only_text(hostile, run) -> None:
     page = run("export", hostile, "--format", "html").stdout
     dom = _DOM()
     dom.feed(page)
-    assert set(dom.tags) <= {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "dl", "dt", "dd",
-                             "section", "div", "details", "summary", "pre", "time", "span", "p", "code", "ul", "li",
-                             "footer"}, set(dom.tags)
+    assert set(dom.tags) <= {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "main",
+        "h1",
+        "h2",
+        "dl",
+        "dt",
+        "dd",
+        "section",
+        "div",
+        "details",
+        "summary",
+        "pre",
+        "time",
+        "span",
+        "p",
+        "code",
+        "ul",
+        "li",
+        "footer",
+    }, set(dom.tags)
     text = "".join(dom.text)
     assert "<script>alert(1)</script>" in text and "</pre></details><script>x()</script>" in text
     assert "\x1b" not in page and "\x07" not in page
-    assert re.search(r'<meta http-equiv="Content-Security-Policy" content="default-src &#x27;none&#x27;; '
-                     r"style-src &#x27;sha256-[A-Za-z0-9+/=]+&#x27;", page)
-    assert dom.attrs <= {"lang", "charset", "http-equiv", "content", "name", "class", "open"}, dom.attrs  # nothing to fetch
+    assert re.search(
+        r'<meta http-equiv="Content-Security-Policy" content="default-src &#x27;none&#x27;; '
+        r"style-src &#x27;sha256-[A-Za-z0-9+/=]+&#x27;",
+        page,
+    )
+    assert dom.attrs <= {"lang", "charset", "http-equiv", "content", "name", "class", "open"}, (
+        dom.attrs
+    )  # nothing to fetch
 
 
 # -- the file -------------------------------------------------------------------------------------------
@@ -473,16 +674,31 @@ def chromium() -> str | None:
 
 def dump_dom(page: Path) -> str:
     with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                               "--disable-component-update", "--disable-sync", "--no-first-run",
-                               f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
 
-needs_chromium = pytest.mark.skipif(chromium() is None,
-                                    reason="no Chromium: `apt-get install -y chromium` (.ci/run installs it)")
+needs_chromium = pytest.mark.skipif(
+    chromium() is None, reason="no Chromium: `apt-get install -y chromium` (.ci/run installs it)"
+)
 
 
 @needs_chromium
@@ -493,10 +709,17 @@ def test_html_in_a_real_browser(demo, run, tmp_path: Path) -> None:
     parsed = _DOM()
     parsed.feed(dom)
     text = " ".join("".join(parsed.text).split())
-    for expected in ("Fix NoneType error in parse_config_v2", "pytest started failing in tests/test_config.py",
-                     "TypeError: 'NoneType' object is not subscriptable", "Checkpoint", "Config loader fix",
-                     "[x] Default the section to {}", "Bash: pytest -q tests/test_config.py", "error",
-                     "Exported from Claude Code by Voyager on 2026-12-01 12:00:00 UTC."):
+    for expected in (
+        "Fix NoneType error in parse_config_v2",
+        "pytest started failing in tests/test_config.py",
+        "TypeError: 'NoneType' object is not subscriptable",
+        "Checkpoint",
+        "Config loader fix",
+        "[x] Default the section to {}",
+        "Bash: pytest -q tests/test_config.py",
+        "error",
+        "Exported from Claude Code by Voyager on 2026-12-01 12:00:00 UTC.",
+    ):
         assert expected in text, expected
     assert parsed.tags.count("details") == page.read_text().count("<details") > 0
 

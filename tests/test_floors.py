@@ -148,7 +148,10 @@ def test_every_group_is_known() -> None:
     """Every module lands on a floor, and the bottom is the modules the design names."""
     groups = {group_of(m) for m in MODULES}
     assert groups <= set(ALLOWED), groups
-    assert {m for m in MODULES if group_of(m) == "bottom"} == {"voyager_sessions", *(f"voyager_sessions.{b}" for b in BOTTOM[1:])}
+    assert {m for m in MODULES if group_of(m) == "bottom"} == {
+        "voyager_sessions",
+        *(f"voyager_sessions.{b}" for b in BOTTOM[1:]),
+    }
 
 
 @pytest.mark.parametrize("name", ["search", "ingest.adapters", "store.state"])

@@ -17,7 +17,7 @@ EVIL = [
     "x; touch {pwned} #",
     "$(touch {pwned})",
     "`touch {pwned}`",
-    "it's \"quoted\"",
+    'it\'s "quoted"',
     "two words",
     "line\nbreak",
 ]
@@ -28,8 +28,10 @@ ESCAPES = "\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x9b31m\rOVERWRITE\x7f"
 def _stub(bin_dir: Path, name: str, log: Path) -> None:
     """An agent binary that records its argv (one JSON line) and its cwd."""
     script = bin_dir / name
-    script.write_text(f"#!/usr/bin/env python3\nimport json, os, sys\n"
-                      f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n")
+    script.write_text(
+        f"#!/usr/bin/env python3\nimport json, os, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
 
 
@@ -65,7 +67,9 @@ def test_resume_commands_quote_every_part(home, run, tmp_path, evil):
 
 def _hostile_corpus(home: Path) -> None:
     lines = claude_session_lines(cwd=f"/home/dev/{ESCAPES}")
-    lines = [line.replace("我们的数据库迁移失败了", f"我们的数据库迁移失败了 {json.dumps(ESCAPES)[1:-1]}") for line in lines]
+    lines = [
+        line.replace("我们的数据库迁移失败了", f"我们的数据库迁移失败了 {json.dumps(ESCAPES)[1:-1]}") for line in lines
+    ]
     write_claude(home, lines)
 
 
@@ -77,8 +81,13 @@ def _assert_inert(text: str) -> None:
 def test_text_output_neutralises_control_characters(home, run):
     _hostile_corpus(home)
     assert run("scan").exit_code == 0
-    for args in (["search", "数据库"], ["search", "数据库", "-C", "2"], ["search", "数据库", "--sessions"],
-                 ["list"], ["show", "5f1c"]):
+    for args in (
+        ["search", "数据库"],
+        ["search", "数据库", "-C", "2"],
+        ["search", "数据库", "--sessions"],
+        ["list"],
+        ["show", "5f1c"],
+    ):
         res = run(*args, "--color", "never") if args[0] in ("search", "show") else run(*args)
         assert res.exit_code == 0, (args, res.stderr)
         _assert_inert(res.stdout)
@@ -92,8 +101,12 @@ def test_text_output_neutralises_control_characters(home, run):
 def test_json_output_escapes_c1_controls(home, run):
     _hostile_corpus(home)
     assert run("scan").exit_code == 0
-    for args in (["search", "数据库", "--json"], ["search", "数据库", "--jsonl"], ["show", "5f1c", "--json"],
-                 ["list", "--json"]):
+    for args in (
+        ["search", "数据库", "--json"],
+        ["search", "数据库", "--jsonl"],
+        ["show", "5f1c", "--json"],
+        ["list", "--json"],
+    ):
         res = run(*args)
         raw = res.stdout_bytes
         assert b"\xc2\x9b" not in raw and b"\x7f" not in raw and b"\x1b" not in raw, args

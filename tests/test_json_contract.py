@@ -6,14 +6,60 @@ import json
 
 from voyager_sessions.model import SCHEMA_VERSION
 
-HIT_FIELDS = {"session_id", "provider", "seq", "kind", "origin", "timestamp", "cwd", "title", "snippet", "highlights",
-              "score", "resume", "tool", "exit_code", "hit_count", "context", "matched_terms"}
+HIT_FIELDS = {
+    "session_id",
+    "provider",
+    "seq",
+    "kind",
+    "origin",
+    "timestamp",
+    "cwd",
+    "title",
+    "snippet",
+    "highlights",
+    "score",
+    "resume",
+    "tool",
+    "exit_code",
+    "hit_count",
+    "context",
+    "matched_terms",
+}
 TERM_HIT_FIELDS = {"term", "seq", "kind", "snippet", "highlights"}
-SESSION_FIELDS = {"session_id", "provider", "native_id", "title", "cwd", "git_branch", "git_repo", "model", "started",
-                  "updated", "events", "parent", "resume", "source", "title_source"}
-SCAN_FIELDS = {"schema_version", "sources", "new", "grown", "changed", "unchanged", "failed", "retrying", "removed",
-               "sessions",
-               "events_added", "events_removed", "skipped", "seconds", "providers"}
+SESSION_FIELDS = {
+    "session_id",
+    "provider",
+    "native_id",
+    "title",
+    "cwd",
+    "git_branch",
+    "git_repo",
+    "model",
+    "started",
+    "updated",
+    "events",
+    "parent",
+    "resume",
+    "source",
+    "title_source",
+}
+SCAN_FIELDS = {
+    "schema_version",
+    "sources",
+    "new",
+    "grown",
+    "changed",
+    "unchanged",
+    "failed",
+    "retrying",
+    "removed",
+    "sessions",
+    "events_added",
+    "events_removed",
+    "skipped",
+    "seconds",
+    "providers",
+}
 
 
 def test_schema_version_is_1():

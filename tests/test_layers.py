@@ -14,16 +14,36 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = {"ingest": ROOT / "ingest", "search": ROOT / "search", "store": ROOT / "store", "app": ROOT / "voyager_sessions"}
+LAYERS = {
+    "ingest": ROOT / "ingest",
+    "search": ROOT / "search",
+    "store": ROOT / "store",
+    "app": ROOT / "voyager_sessions",
+}
 
 #: layer -> the voyager_sessions subpackages it must not import.
 FORBIDDEN = {
-    "ingest": ("voyager_sessions.search", "voyager_sessions.store", "voyager_sessions.scan", "voyager_sessions.api",
-               "voyager_sessions.cli"),
-    "search": ("voyager_sessions.ingest", "voyager_sessions.store", "voyager_sessions.scan", "voyager_sessions.api",
-               "voyager_sessions.cli"),
-    "store": ("voyager_sessions.ingest", "voyager_sessions.search", "voyager_sessions.scan", "voyager_sessions.api",
-              "voyager_sessions.cli"),
+    "ingest": (
+        "voyager_sessions.search",
+        "voyager_sessions.store",
+        "voyager_sessions.scan",
+        "voyager_sessions.api",
+        "voyager_sessions.cli",
+    ),
+    "search": (
+        "voyager_sessions.ingest",
+        "voyager_sessions.store",
+        "voyager_sessions.scan",
+        "voyager_sessions.api",
+        "voyager_sessions.cli",
+    ),
+    "store": (
+        "voyager_sessions.ingest",
+        "voyager_sessions.search",
+        "voyager_sessions.scan",
+        "voyager_sessions.api",
+        "voyager_sessions.cli",
+    ),
 }
 
 
@@ -54,35 +74,55 @@ def test_a_layer_never_imports_the_layers_above_or_beside_it(layer):
 
 
 def test_only_search_imports_tantivy():
-    bad = [str(p.relative_to(ROOT)) for layer in LAYERS if layer != "search" for p in _modules(layer)
-           if any(n == "tantivy" or n.startswith("tantivy.") for n in _imports(p))]
+    bad = [
+        str(p.relative_to(ROOT))
+        for layer in LAYERS
+        if layer != "search"
+        for p in _modules(layer)
+        if any(n == "tantivy" or n.startswith("tantivy.") for n in _imports(p))
+    ]
     assert not bad, bad
 
 
 def test_only_store_and_ingest_import_sqlite3():
-    bad = [str(p.relative_to(ROOT)) for layer in ("search", "app") for p in _modules(layer)
-           if "sqlite3" in _imports(p)]
+    bad = [str(p.relative_to(ROOT)) for layer in ("search", "app") for p in _modules(layer) if "sqlite3" in _imports(p)]
     assert not bad, bad
 
 
 # -- the front ends that serve data: the server and the MCP server ------------------------------
 
 #: What draws terminal output or reads argv: a front end that answers with data imports none of it.
-CLI_MODULES = ("click", "voyager_sessions.cli", "voyager_sessions.render", "voyager_sessions.present",
-               "voyager_sessions.cmdutil", "voyager_sessions.search_cmd", "voyager_sessions.read_cmd",
-               "voyager_sessions.commands", "voyager_sessions.argv", "voyager_sessions.options",
-               "voyager_sessions.main", "voyager_sessions.checkpoint_cli", "voyager_sessions.handover_cli",
-               "voyager_sessions.serve_cli", "voyager_sessions.mcp_cli")
+CLI_MODULES = (
+    "click",
+    "voyager_sessions.cli",
+    "voyager_sessions.render",
+    "voyager_sessions.present",
+    "voyager_sessions.cmdutil",
+    "voyager_sessions.search_cmd",
+    "voyager_sessions.read_cmd",
+    "voyager_sessions.commands",
+    "voyager_sessions.argv",
+    "voyager_sessions.options",
+    "voyager_sessions.main",
+    "voyager_sessions.checkpoint_cli",
+    "voyager_sessions.handover_cli",
+    "voyager_sessions.serve_cli",
+    "voyager_sessions.mcp_cli",
+)
 
-_PACKAGES = {"voyager_sessions.search": ROOT / "search", "voyager_sessions.ingest": ROOT / "ingest",
-             "voyager_sessions.store": ROOT / "store", "voyager_sessions": ROOT / "voyager_sessions"}
+_PACKAGES = {
+    "voyager_sessions.search": ROOT / "search",
+    "voyager_sessions.ingest": ROOT / "ingest",
+    "voyager_sessions.store": ROOT / "store",
+    "voyager_sessions": ROOT / "voyager_sessions",
+}
 
 
 def _module_path(name: str) -> Path | None:
     """The file of Voyager module ``name`` (a package's ``__init__``), or None when it is not one of Voyager's."""
     for prefix, root in sorted(_PACKAGES.items(), key=lambda kv: -len(kv[0])):
         if name == prefix or name.startswith(prefix + "."):
-            rel = name[len(prefix):].lstrip(".").split(".") if name != prefix else []
+            rel = name[len(prefix) :].lstrip(".").split(".") if name != prefix else []
             base = root.joinpath(*rel)
             for candidate in (base.with_suffix(".py"), base / "__init__.py"):
                 if rel and candidate.exists() or not rel and candidate.name == "__init__.py" and candidate.exists():
@@ -120,8 +160,11 @@ def test_the_server_and_the_mcp_server_import_no_cli_code_and_no_click():
     assert any(p.name == "server.py" for p in modules) and any("mcp" in p.name for p in modules)
     bad = {}
     for path in modules:
-        chains = [chain for name, chain in _closure(path).items()
-                  if any(name == m or name.startswith(m + ".") for m in CLI_MODULES)]
+        chains = [
+            chain
+            for name, chain in _closure(path).items()
+            if any(name == m or name.startswith(m + ".") for m in CLI_MODULES)
+        ]
         if chains:
             bad[str(path.relative_to(ROOT))] = chains[:3]
     assert not bad, bad
@@ -135,9 +178,18 @@ def test_the_closure_walk_sees_the_cli():
 
 def test_the_reading_and_checkpoint_front_ends_reach_the_engine_and_the_store_only_through_the_api():
     app = LAYERS["app"]
-    front_ends = [app / name for name in ("search_cmd.py", "read_cmd.py", "present.py", "render.py", "cmdutil.py",
-                                          "checkpoint_cli.py")] + _serving_modules() + sorted((app / "tui").glob("*.py"))
+    front_ends = (
+        [
+            app / name
+            for name in ("search_cmd.py", "read_cmd.py", "present.py", "render.py", "cmdutil.py", "checkpoint_cli.py")
+        ]
+        + _serving_modules()
+        + sorted((app / "tui").glob("*.py"))
+    )
     below = ("voyager_sessions.store", "voyager_sessions.search", "voyager_sessions.ingest")
-    bad = {str(p.relative_to(ROOT)): hits for p in front_ends
-           if (hits := sorted(n for n in _imports(p) if n.startswith(below)))}
+    bad = {
+        str(p.relative_to(ROOT)): hits
+        for p in front_ends
+        if (hits := sorted(n for n in _imports(p) if n.startswith(below)))
+    }
     assert not bad, bad

@@ -26,9 +26,11 @@ def _modules() -> list[str]:
     for pkg in tool["packages"]:
         # voyager_sessions.ingest.adapters -> ingest/adapters (the longest mapped prefix decides).
         prefix = max((k for k in mapping if pkg == k or pkg.startswith(k + ".")), key=len)
-        path = ROOT / mapping[prefix] / pkg[len(prefix) + 1:].replace(".", "/")
+        path = ROOT / mapping[prefix] / pkg[len(prefix) + 1 :].replace(".", "/")
         names.append(pkg)
-        names.extend(f"{pkg}.{m.name}" for m in pkgutil.iter_modules([str(path)]) if not m.ispkg and not m.name.startswith("__"))
+        names.extend(
+            f"{pkg}.{m.name}" for m in pkgutil.iter_modules([str(path)]) if not m.ispkg and not m.name.startswith("__")
+        )
     # A package on disk that pyproject.toml forgot would be missing from the wheel.
     for prefix, folder in mapping.items():
         for init in (ROOT / folder).rglob("__init__.py"):
@@ -42,8 +44,12 @@ def _modules() -> list[str]:
 @pytest.mark.slow
 def test_wheel_installs_every_module(tmp_path):
     wheel_dir = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     wheel = next(wheel_dir.glob("voyager_sessions-*.whl"))
     import zipfile
 
@@ -53,11 +59,17 @@ def test_wheel_installs_every_module(tmp_path):
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
     # Dependencies come from this environment (no network); the package itself only from the wheel.
-    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     deps = [p for p in site.getsitepackages() if Path(p).exists()]
     Path(purelib, "deps.pth").write_text("\n".join(deps) + "\n")
-    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=300
+    )
     mods = _modules()
     code = (
         "import importlib, sys\n"

@@ -14,15 +14,29 @@ from voyager_sessions import present
 from voyager_sessions.model import Event, Hit, SearchResult
 from voyager_sessions.render import render_hit
 
-TRICKY = ['"hits":[', "]}", "{\"a\": [1, 2]}", "数据库 データ", "\\", "\x7f\x85 \u2028", "\n\t", ""]
+TRICKY = ['"hits":[', "]}", '{"a": [1, 2]}', "数据库 データ", "\\", "\x7f\x85 \u2028", "\n\t", ""]
 
 
 def _hit(i: int, text: str) -> Hit:
     ctx = [Event(session="claude:x", seq=i, kind="user", origin="human", text=text, ts=1e-5 * i, exit_code=0)]
-    return Hit(session_id=f"claude:{i}{text}", provider="claude", seq=i, kind="tool_result", origin="tool",
-               timestamp=None, cwd=text or None, title=text, snippet=text, highlights=[(0, min(1, len(text)))],
-               score=1e-5 * (i + 1) if i % 2 else 1e16 + i, resume=None, tool="bash", exit_code=None,
-               hit_count=i, context=ctx if i % 3 else None)
+    return Hit(
+        session_id=f"claude:{i}{text}",
+        provider="claude",
+        seq=i,
+        kind="tool_result",
+        origin="tool",
+        timestamp=None,
+        cwd=text or None,
+        title=text,
+        snippet=text,
+        highlights=[(0, min(1, len(text)))],
+        score=1e-5 * (i + 1) if i % 2 else 1e16 + i,
+        resume=None,
+        tool="bash",
+        exit_code=None,
+        hit_count=i,
+        context=ctx if i % 3 else None,
+    )
 
 
 def test_hits_are_cut_from_the_document_byte_for_byte():
@@ -43,6 +57,7 @@ def test_a_decoded_hit_renders_as_the_struct_does():
         for color in (False, True):
             for by_session in (False, True):
                 assert render_hit(decoded, color=color, by_session=by_session) == render_hit(
-                    h, color=color, by_session=by_session)
+                    h, color=color, by_session=by_session
+                )
     # Defaults a Struct omits from its JSON read as None, as absent attributes of a Doc.
     assert present.decode(b'{"seq": 1}').tool is None

@@ -26,8 +26,11 @@ SLACK_HOOK = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXX
 GOOGLE = "AIza" + "SyD-1234567890abcdefghijklmnopqrstu"
 GOOGLE_OAUTH = "ya29." + "a0AfH6SMBx1234567890abcdefghijklmnop"
 STRIPE = "sk_live_" + "51H8abcdefghijklmnopqrstuv"
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
-       + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+    + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+    + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234abcd\nZm9vYmFy\n-----END RSA PRIVATE KEY-----"
 
 HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
@@ -52,106 +55,295 @@ class Case(NamedTuple):
 #: The table of shapes: the 26 of issue #28 and the major providers' key formats, each both ways.
 CASES = [
     # Values end where their syntax ends, whatever they hold.
-    Case("json value with $", '{"password": "Tr0ub4dor$3&x"}', "Tr0ub4dor$3&x", "password",
-         '{"password": "${DB_PASSWORD}"}'),
+    Case(
+        "json value with $",
+        '{"password": "Tr0ub4dor$3&x"}',
+        "Tr0ub4dor$3&x",
+        "password",
+        '{"password": "${DB_PASSWORD}"}',
+    ),
     Case("env value with $$", 'DB_PASSWORD="pa$$w0rd!2024"', "pa$$w0rd!2024", "password", 'DB_PASSWORD="$DB_PASS"'),
     Case("quoted value with braces", 'secret: "ab{c}d-9f8e"', "ab{c}d-9f8e", "password", 'password: "{password}"'),
-    Case("quoted value with a backtick", 'api_key = "k3y`with`ticks"', "k3y`with`ticks", "password",
-         'api_key = "<your api key>"'),
-    Case("json value with escapes", r'{"client_secret": "a\"b\\c9f8e7d", "x": 1}', r'a\"b\\c9f8e7d', "password",
-         '{"client_secret_name": "prod-app"}'),
-    Case("quoted value in a tool call's JSON", r'{"command": "export DB_PASSWORD=\"pa$$w0rd\" && run"}', "pa$$w0rd",
-         "password", r'{"command": "export DB_PASSWORD=\"$DB_PASS\""}'),
-    Case("bare value before a JSON escape", r'{"cmd": "echo password=hunter22\nnext"}', "hunter22", "password",
-         r'{"cmd": "echo password=\n"}'),
-    Case("single-quoted value with spaces", "db:\n  password: 'p@ss w0rd!'\n", "p@ss w0rd!", "password",
-         "db:\n  password: '********'\n"),
-    Case("bare value with ; and &", "export ADMIN_PASSWORD=pa&ss;w0rd9 next", "pa&ss;w0rd9", "password",
-         "export ADMIN_PASSWORD=$ADMIN_PASS"),
-    Case("bare value cut at the next field", "https://api.example.com/v1?user=bob&api_key=0a1b2c3d4e5f&x=1",
-         "0a1b2c3d4e5f", "password", "https://api.example.com/v1?user=bob&api_key_id=12345&x=1"),
+    Case(
+        "quoted value with a backtick",
+        'api_key = "k3y`with`ticks"',
+        "k3y`with`ticks",
+        "password",
+        'api_key = "<your api key>"',
+    ),
+    Case(
+        "json value with escapes",
+        r'{"client_secret": "a\"b\\c9f8e7d", "x": 1}',
+        r"a\"b\\c9f8e7d",
+        "password",
+        '{"client_secret_name": "prod-app"}',
+    ),
+    Case(
+        "quoted value in a tool call's JSON",
+        r'{"command": "export DB_PASSWORD=\"pa$$w0rd\" && run"}',
+        "pa$$w0rd",
+        "password",
+        r'{"command": "export DB_PASSWORD=\"$DB_PASS\""}',
+    ),
+    Case(
+        "bare value before a JSON escape",
+        r'{"cmd": "echo password=hunter22\nnext"}',
+        "hunter22",
+        "password",
+        r'{"cmd": "echo password=\n"}',
+    ),
+    Case(
+        "single-quoted value with spaces",
+        "db:\n  password: 'p@ss w0rd!'\n",
+        "p@ss w0rd!",
+        "password",
+        "db:\n  password: '********'\n",
+    ),
+    Case(
+        "bare value with ; and &",
+        "export ADMIN_PASSWORD=pa&ss;w0rd9 next",
+        "pa&ss;w0rd9",
+        "password",
+        "export ADMIN_PASSWORD=$ADMIN_PASS",
+    ),
+    Case(
+        "bare value cut at the next field",
+        "https://api.example.com/v1?user=bob&api_key=0a1b2c3d4e5f&x=1",
+        "0a1b2c3d4e5f",
+        "password",
+        "https://api.example.com/v1?user=bob&api_key_id=12345&x=1",
+    ),
     Case("yaml value", "password: hunter22 # rotate", "hunter22", "password", "password: true"),
-    Case(".env line", "SECRET_KEY=django-insecure-9f8e7d6c5b4a3210", "django-insecure-9f8e7d6c5b4a3210", "password",
-         "SECRET_KEY_FILE=/run/secrets/key"),
-    Case("run-together name", "PGPASSWORD=Sup3rS3cret psql -h db", "Sup3rS3cret", "password",
-         "PGPASSFILE=~/.pgpass psql -h db"),
+    Case(
+        ".env line",
+        "SECRET_KEY=django-insecure-9f8e7d6c5b4a3210",
+        "django-insecure-9f8e7d6c5b4a3210",
+        "password",
+        "SECRET_KEY_FILE=/run/secrets/key",
+    ),
+    Case(
+        "run-together name",
+        "PGPASSWORD=Sup3rS3cret psql -h db",
+        "Sup3rS3cret",
+        "password",
+        "PGPASSFILE=~/.pgpass psql -h db",
+    ),
     Case("ruby hash", 'config = { :password => "s3cret!x" }', "s3cret!x", "password", "config = { :password => nil }"),
     Case("http header", "X-Api-Key: 0123abcd4567efgh", "0123abcd4567efgh", "password", "X-Api-Key-Id: 12345678"),
     Case("name ending in token", "CI_JOB_TOKEN=abcd1234efgh", "abcd1234efgh", "password", "max_tokens=4096"),
-    Case("password in a name, not a secret", "reset_password=N3wP4ss!x", "N3wP4ss!x", "password",
-         "password_reset_url: /accounts/password/reset/"),
+    Case(
+        "password in a name, not a secret",
+        "reset_password=N3wP4ss!x",
+        "N3wP4ss!x",
+        "password",
+        "password_reset_url: /accounts/password/reset/",
+    ),
     Case("code that reads a secret", "password = 'hunter22'", "hunter22", "password", "password = getpass.getpass()"),
-    Case("ODBC Pwd", "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=S3cr3t!x;Encrypt=yes", "S3cr3t!x", "password",
-         "PWD=/home/dev/project"),
-    Case("ODBC Password", "Server=db;User Id=sa;Password=S3cr3t!x;", "S3cr3t!x", "password",
-         "Server=db;Trusted_Connection=yes;Integrated Security=SSPI"),
-    Case("Azure storage connection string",
-         f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
-         AZURE_KEY, "password", "DefaultEndpointsProtocol=https;AccountName=acct;EndpointSuffix=core.windows.net"),
-    Case("Azure Service Bus key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;"
-         "SharedAccessKey=abc123DEF456ghi789=", "abc123DEF456ghi789=", "password",
-         "SharedAccessKeyName=RootManageSharedAccessKey"),
-    Case("Azure SAS signature", "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbCd%2BeF0123456789%3D&se=2026",
-         "AbCd%2BeF0123456789%3D", "password", "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sp=r"),
-    Case("Azure AD client secret", f"the app's secret value is {AZURE_SECRET} (expires 2027)", AZURE_SECRET,
-         "azure-client-secret", "abc8Q~short is not one"),
-    Case("AWS access key id", f"aws_access_key_id = {AWS_ID}", AWS_ID, "aws-access-key-id", "AKIA is how AWS ids start"),
-    Case("AWS secret access key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET, "password",
-         "aws_secret_access_key = <secret>"),
-    Case("AWS credentials JSON", f'{{"AccessKeyId": "ASIAXAMPLE", "SecretAccessKey": "{AWS_SECRET}"}}', AWS_SECRET,
-         "password", '{"SecretAccessKey": null}'),
-    Case("GCP service-account JSON", '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
-         'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n", "client_email": "a@p.iam.gserviceaccount.com"}',
-         "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "private-key", '{"private_key_path": "/etc/keys/sa.json"}'),
+    Case(
+        "ODBC Pwd",
+        "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=S3cr3t!x;Encrypt=yes",
+        "S3cr3t!x",
+        "password",
+        "PWD=/home/dev/project",
+    ),
+    Case(
+        "ODBC Password",
+        "Server=db;User Id=sa;Password=S3cr3t!x;",
+        "S3cr3t!x",
+        "password",
+        "Server=db;Trusted_Connection=yes;Integrated Security=SSPI",
+    ),
+    Case(
+        "Azure storage connection string",
+        f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
+        AZURE_KEY,
+        "password",
+        "DefaultEndpointsProtocol=https;AccountName=acct;EndpointSuffix=core.windows.net",
+    ),
+    Case(
+        "Azure Service Bus key",
+        "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc123DEF456ghi789=",
+        "abc123DEF456ghi789=",
+        "password",
+        "SharedAccessKeyName=RootManageSharedAccessKey",
+    ),
+    Case(
+        "Azure SAS signature",
+        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbCd%2BeF0123456789%3D&se=2026",
+        "AbCd%2BeF0123456789%3D",
+        "password",
+        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sp=r",
+    ),
+    Case(
+        "Azure AD client secret",
+        f"the app's secret value is {AZURE_SECRET} (expires 2027)",
+        AZURE_SECRET,
+        "azure-client-secret",
+        "abc8Q~short is not one",
+    ),
+    Case(
+        "AWS access key id", f"aws_access_key_id = {AWS_ID}", AWS_ID, "aws-access-key-id", "AKIA is how AWS ids start"
+    ),
+    Case(
+        "AWS secret access key",
+        f"aws_secret_access_key = {AWS_SECRET}",
+        AWS_SECRET,
+        "password",
+        "aws_secret_access_key = <secret>",
+    ),
+    Case(
+        "AWS credentials JSON",
+        f'{{"AccessKeyId": "ASIAXAMPLE", "SecretAccessKey": "{AWS_SECRET}"}}',
+        AWS_SECRET,
+        "password",
+        '{"SecretAccessKey": null}',
+    ),
+    Case(
+        "GCP service-account JSON",
+        '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+        'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n", "client_email": "a@p.iam.gserviceaccount.com"}',
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+        "private-key",
+        '{"private_key_path": "/etc/keys/sa.json"}',
+    ),
     Case("Google API key", f'{{"apiKey": "{GOOGLE}"}}', GOOGLE, "google-api-key", "AIzaShort is not a key"),
-    Case("Google OAuth token", f"Authorization: Bearer {GOOGLE_OAUTH}", GOOGLE_OAUTH, "google-oauth-token",
-         "ya29.short"),
-    Case("GitHub classic token", f"git clone https://{GITHUB}@github.com/o/r", GITHUB, "github-token",
-         "ghp_short is a prefix"),
-    Case("GitHub fine-grained token", f"token: {GITHUB_PAT}", GITHUB_PAT, "github-token",
-         "github_pat_ tokens are fine-grained"),
-    Case("GitHub app token", "GH installation: ghs_" + "A" * 18 + "b" * 18, "ghs_" + "A" * 18 + "b" * 18,
-         "github-token", "ghs_tooshort"),
+    Case(
+        "Google OAuth token", f"Authorization: Bearer {GOOGLE_OAUTH}", GOOGLE_OAUTH, "google-oauth-token", "ya29.short"
+    ),
+    Case(
+        "GitHub classic token",
+        f"git clone https://{GITHUB}@github.com/o/r",
+        GITHUB,
+        "github-token",
+        "ghp_short is a prefix",
+    ),
+    Case(
+        "GitHub fine-grained token",
+        f"token: {GITHUB_PAT}",
+        GITHUB_PAT,
+        "github-token",
+        "github_pat_ tokens are fine-grained",
+    ),
+    Case(
+        "GitHub app token",
+        "GH installation: ghs_" + "A" * 18 + "b" * 18,
+        "ghs_" + "A" * 18 + "b" * 18,
+        "github-token",
+        "ghs_tooshort",
+    ),
     Case("GitLab token", f"GITLAB_TOKEN={GITLAB}", GITLAB, "gitlab-token", "glpat-short"),
     Case("Slack bot token", f"SLACK_BOT_TOKEN={SLACK}", SLACK, "slack-token", "xoxb- tokens are for bots"),
     Case("Slack app token", f"app-level token {SLACK_APP}", SLACK_APP, "slack-token", "xapp-1 is the prefix"),
-    Case("Slack webhook", f"curl -X POST {SLACK_HOOK}", SLACK_HOOK, "slack-webhook",
-         "https://hooks.slack.com/services/ is the base"),
+    Case(
+        "Slack webhook",
+        f"curl -X POST {SLACK_HOOK}",
+        SLACK_HOOK,
+        "slack-webhook",
+        "https://hooks.slack.com/services/ is the base",
+    ),
     Case("Stripe key", f"stripe.api_key = '{STRIPE}'", STRIPE, "stripe-key", "sk_live_ keys are live"),
-    Case("OpenAI project key", f"export OPENAI_API_KEY={OPENAI}", OPENAI, "openai-key",
-         "git checkout sk-feature-add-login-flow-for-users"),
+    Case(
+        "OpenAI project key",
+        f"export OPENAI_API_KEY={OPENAI}",
+        OPENAI,
+        "openai-key",
+        "git checkout sk-feature-add-login-flow-for-users",
+    ),
     Case("OpenAI legacy key", f"key {OPENAI_OLD} here", OPENAI_OLD, "openai-key", "sk-learn is not a key; sk-short1"),
     Case("Anthropic key", f"ANTHROPIC_API_KEY={ANTHROPIC}", ANTHROPIC, "anthropic-key", "sk-ant- keys are Anthropic's"),
-    Case("Hugging Face token", f"HF_TOKEN={HF}", HF, "huggingface-token", "from huggingface_hub import hf_hub_download"),
+    Case(
+        "Hugging Face token", f"HF_TOKEN={HF}", HF, "huggingface-token", "from huggingface_hub import hf_hub_download"
+    ),
     Case("npm token", f"//registry.npmjs.org/:_authToken={NPM}", NPM, "npm-token", "npm_config_cache=/tmp/npm"),
     Case("PyPI token", f"password = {PYPI}", PYPI, "pypi-token", "pypi-simple is an index"),
     Case("JWT", f"cookie: session={JWT}; path=/", JWT, "jwt", "eyJhbGciOiJIUzI1NiJ9 alone is one JWT part"),
-    Case("PEM private key", f"{PEM}\nafter", "MIIEowIBAAKCAQEA1234abcd", "private-key",
-         "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----"),
-    Case("PEM private key cut off", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n(cut off)",
-         "b3BlbnNzaC1rZXk", "private-key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI dev@host"),
-    Case("Authorization header", 'curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" http://x',
-         "dXNlcjpwYXNzd29yZA==", "authorization", "Bearer tokens are sent in the Authorization header."),
-    Case("Authorization in a dict", "headers = {'Authorization': 'token 0123456789abcdef'}", "0123456789abcdef",
-         "authorization", "headers = {'Authorization': auth}"),
-    Case("Bearer token", "proxy said: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "bearer-token",
-         "use a Bearer token"),
-    Case("URL with a password", "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app", "s3cr3t-Pa55",
-         "url-password", "https://example.com/path:with@colons"),
-    Case("URL with a password and no user", "REDIS_URL=redis://:s3cretpw@cache:6379/0", "s3cretpw", "url-password",
-         "REDIS_URL=redis://cache:6379/0"),
-    Case("--password flag", "mysql --user root --password hunter2hunter2 -h db", "hunter2hunter2", "password-flag",
-         "pg_dump --password-file /run/secrets/pw db"),
-    Case("--client-secret= flag", "az login --service-principal --client-secret='Zx9$ab-12cd'", "Zx9$ab-12cd",
-         "password-flag", "az login --client-id=0f1e2d3c"),
-    Case("mysql -pPASS", "mysql -uroot -pS3cretPw -h db app", "S3cretPw", "command-password",
-         "mysql -uroot -p -h db app && mkdir -p /tmp/x"),
-    Case("mysql -pPASS in a tool call's JSON", '{"command":"mysql -pS3cretPw"}', "S3cretPw", "command-password",
-         '{"command":"mysql -p"}'),
-    Case("curl -u user:pass", "curl -u admin:hunter22 https://api.example.com", "hunter22", "command-password",
-         "curl -u admin https://api.example.com"),
-    Case("sshpass -p", "sshpass -p 'hunter 22' ssh deploy@web", "hunter 22", "command-password",
-         "ssh -p 2222 deploy@web"),
+    Case(
+        "PEM private key",
+        f"{PEM}\nafter",
+        "MIIEowIBAAKCAQEA1234abcd",
+        "private-key",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----",
+    ),
+    Case(
+        "PEM private key cut off",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n(cut off)",
+        "b3BlbnNzaC1rZXk",
+        "private-key",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI dev@host",
+    ),
+    Case(
+        "Authorization header",
+        'curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" http://x',
+        "dXNlcjpwYXNzd29yZA==",
+        "authorization",
+        "Bearer tokens are sent in the Authorization header.",
+    ),
+    Case(
+        "Authorization in a dict",
+        "headers = {'Authorization': 'token 0123456789abcdef'}",
+        "0123456789abcdef",
+        "authorization",
+        "headers = {'Authorization': auth}",
+    ),
+    Case(
+        "Bearer token",
+        "proxy said: Bearer abcdefghijklmnop1234",
+        "abcdefghijklmnop1234",
+        "bearer-token",
+        "use a Bearer token",
+    ),
+    Case(
+        "URL with a password",
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/app",
+        "s3cr3t-Pa55",
+        "url-password",
+        "https://example.com/path:with@colons",
+    ),
+    Case(
+        "URL with a password and no user",
+        "REDIS_URL=redis://:s3cretpw@cache:6379/0",
+        "s3cretpw",
+        "url-password",
+        "REDIS_URL=redis://cache:6379/0",
+    ),
+    Case(
+        "--password flag",
+        "mysql --user root --password hunter2hunter2 -h db",
+        "hunter2hunter2",
+        "password-flag",
+        "pg_dump --password-file /run/secrets/pw db",
+    ),
+    Case(
+        "--client-secret= flag",
+        "az login --service-principal --client-secret='Zx9$ab-12cd'",
+        "Zx9$ab-12cd",
+        "password-flag",
+        "az login --client-id=0f1e2d3c",
+    ),
+    Case(
+        "mysql -pPASS",
+        "mysql -uroot -pS3cretPw -h db app",
+        "S3cretPw",
+        "command-password",
+        "mysql -uroot -p -h db app && mkdir -p /tmp/x",
+    ),
+    Case(
+        "mysql -pPASS in a tool call's JSON",
+        '{"command":"mysql -pS3cretPw"}',
+        "S3cretPw",
+        "command-password",
+        '{"command":"mysql -p"}',
+    ),
+    Case(
+        "curl -u user:pass",
+        "curl -u admin:hunter22 https://api.example.com",
+        "hunter22",
+        "command-password",
+        "curl -u admin https://api.example.com",
+    ),
+    Case(
+        "sshpass -p", "sshpass -p 'hunter 22' ssh deploy@web", "hunter 22", "command-password", "ssh -p 2222 deploy@web"
+    ),
 ]
 
 
@@ -215,18 +407,29 @@ def test_only_the_value_goes_and_the_rest_reads_on() -> None:
     assert redact("password=hunter22 user=bob") == "password=[REDACTED:password] user=bob"
     assert redact(f"Authorization: Bearer {JWT}") == "Authorization: Bearer [REDACTED:jwt]"
     assert redact(f"{PEM}\nafter") == "[REDACTED:private-key]\nafter"
-    assert redact("url=https://x.example/?a=1&password=abc;def&b=2") == \
-        "url=https://x.example/?a=1&password=[REDACTED:password]&b=2", "a value that is not secret is still read"
+    assert (
+        redact("url=https://x.example/?a=1&password=abc;def&b=2")
+        == "url=https://x.example/?a=1&password=[REDACTED:password]&b=2"
+    ), "a value that is not secret is still read"
 
 
 #: Texts built to make a regex engine backtrack: long runs of what every shape starts with.
 HOSTILE = {
-    "dotted": lambda n: "a.a" * n, "underscores": lambda n: "a_" * n, "names": lambda n: "password" * n,
-    "dotted names": lambda n: "password." * n + "=x1234", "sk": lambda n: "sk-" * n, "schemes": lambda n: "x://" * n,
-    "bearers": lambda n: "Bearer " * n, "pem": lambda n: "-----BEGIN RSA PRIVATE KEY-----" * (n // 4 + 1),
-    "assignments": lambda n: ("password." * 10 + "=hunter22 ") * (n // 10 + 1), "fields": lambda n: "aaa=" * n,
-    "quotes": lambda n: 'password="' + "\\" * n, "commands": lambda n: "mysql -p" * n, "curls": lambda n: "curl -u a:" * n,
-    "cuts": lambda n: "password=" + "a;" * n, "mixed": lambda n: "pwd=a&b;" * n,
+    "dotted": lambda n: "a.a" * n,
+    "underscores": lambda n: "a_" * n,
+    "names": lambda n: "password" * n,
+    "dotted names": lambda n: "password." * n + "=x1234",
+    "sk": lambda n: "sk-" * n,
+    "schemes": lambda n: "x://" * n,
+    "bearers": lambda n: "Bearer " * n,
+    "pem": lambda n: "-----BEGIN RSA PRIVATE KEY-----" * (n // 4 + 1),
+    "assignments": lambda n: ("password." * 10 + "=hunter22 ") * (n // 10 + 1),
+    "fields": lambda n: "aaa=" * n,
+    "quotes": lambda n: 'password="' + "\\" * n,
+    "commands": lambda n: "mysql -p" * n,
+    "curls": lambda n: "curl -u a:" * n,
+    "cuts": lambda n: "password=" + "a;" * n,
+    "mixed": lambda n: "pwd=a&b;" * n,
 }
 
 
@@ -279,5 +482,7 @@ def test_export_redacts_every_session_derived_string(home, run) -> None:
             marks = [m.replace("[", "\\[").replace("]", "\\]") for m in marks]
         assert all(m in res.stdout for m in marks), (fmt, marks)
         # The title and the checkpoint are each in the facts and in an event of their own: counted twice.
-        assert res.stderr == ("voyager: redacted 7 matches (aws-access-key-id ×2, github-token ×2, jwt ×1, "
-                              "openai-key ×1, private-key ×1)\n"), res.stderr
+        assert res.stderr == (
+            "voyager: redacted 7 matches (aws-access-key-id ×2, github-token ×2, jwt ×1, "
+            "openai-key ×1, private-key ×1)\n"
+        ), res.stderr

@@ -54,8 +54,19 @@ def test_every_provider_is_covered() -> None:
 # -- the recipe ------------------------------------------------------------------------------------------
 
 
-HOSTILE = ["proj; touch pwned", "$(touch pwned)", "`touch pwned`", "it's \"q\"", "two  spaces", "line\nbreak",
-           "-dash", "数据 ü", "&& x", "~user", "*"]
+HOSTILE = [
+    "proj; touch pwned",
+    "$(touch pwned)",
+    "`touch pwned`",
+    'it\'s "q"',
+    "two  spaces",
+    "line\nbreak",
+    "-dash",
+    "数据 ü",
+    "&& x",
+    "~user",
+    "*",
+]
 
 
 @pytest.mark.parametrize("word", HOSTILE)
@@ -65,16 +76,19 @@ def test_recipe_reads_back_exactly_what_the_adapter_quoted(word: str) -> None:
     assert parse_command(ResumeRecipe(argv=("codex", "resume", word)).command()) == (("codex", "resume", word), None)
 
 
-@pytest.mark.parametrize("command", [
-    "claude --resume x; touch pwned",      # an operator outside quotes
-    "claude --resume $(id)",               # a substitution sh would expand
-    "claude --resume 'x' && rm -rf y",     # a second command
-    "cd /a && cd /b && claude",            # a second cd
-    "claude  --resume x",                  # not how quoting joins words
-    "claude --resume \"x\"",               # double quotes: shlex.quote never writes them
-    "claude --resume 'unbalanced",
-    "cd '' && claude",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "claude --resume x; touch pwned",  # an operator outside quotes
+        "claude --resume $(id)",  # a substitution sh would expand
+        "claude --resume 'x' && rm -rf y",  # a second command
+        "cd /a && cd /b && claude",  # a second cd
+        "claude  --resume x",  # not how quoting joins words
+        'claude --resume "x"',  # double quotes: shlex.quote never writes them
+        "claude --resume 'unbalanced",
+        "cd '' && claude",
+    ],
+)
 def test_other_shapes_are_not_read_back(command: str) -> None:
     assert parse_command(command) is None
     r = recipe(Session(id="claude:x", provider="claude", native_id="x", cwd="/w", resume=command))
@@ -82,8 +96,9 @@ def test_other_shapes_are_not_read_back(command: str) -> None:
 
 
 def test_recipe_runs_where_the_session_ran() -> None:
-    cd = recipe(Session(id="c:x", provider="claude", native_id="x", cwd="/other",
-                        resume="cd /home/dev/p && claude --resume x"))
+    cd = recipe(
+        Session(id="c:x", provider="claude", native_id="x", cwd="/other", resume="cd /home/dev/p && claude --resume x")
+    )
     assert cd == ResumeRecipe(argv=("claude", "--resume", "x"), cwd="/home/dev/p")
     no_cd = recipe(Session(id="codex:x", provider="codex", native_id="x", cwd="/home/dev/p", resume="codex resume x"))
     assert no_cd == ResumeRecipe(argv=("codex", "resume", "x"), cwd="/home/dev/p")
@@ -114,9 +129,11 @@ def stub_agents(tmp: Path, names: list[str]) -> tuple[Path, Path]:
     log = tmp / "stub-calls.jsonl"
     for name in names:
         script = bin_dir / name
-        script.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
-                          f"open({str(log)!r}, 'a').write(json.dumps([os.path.basename(sys.argv[0]), os.getcwd(), "
-                          "os.environ.get('PWD')] + sys.argv[1:]) + '\\n')\n")
+        script.write_text(
+            f"#!{sys.executable}\nimport json, os, sys\n"
+            f"open({str(log)!r}, 'a').write(json.dumps([os.path.basename(sys.argv[0]), os.getcwd(), "
+            "os.environ.get('PWD')] + sys.argv[1:]) + '\\n')\n"
+        )
         script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return bin_dir, log
 
@@ -155,8 +172,11 @@ def relocate(root: Path, old: str, new: str) -> None:
             for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
                 cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
                 for col in cols:
-                    conn.execute(f'UPDATE "{table}" SET "{col}" = replace("{col}", ?, ?) '
-                                 f'WHERE typeof("{col}") = \'text\' AND instr("{col}", ?) > 0', (old, new, old))
+                    conn.execute(
+                        f'UPDATE "{table}" SET "{col}" = replace("{col}", ?, ?) '
+                        f'WHERE typeof("{col}") = \'text\' AND instr("{col}", ?) > 0',
+                        (old, new, old),
+                    )
             conn.commit()
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.close()
@@ -203,8 +223,9 @@ def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path, ru
     assert rows, f"{capture}: no resumable session"
     by_id = {r["session_id"]: r for r in rows}
     for row in rows:
-        s = Session(id=row["session_id"], provider=provider, native_id=row["native_id"], cwd=row["cwd"],
-                    resume=row["resume"])
+        s = Session(
+            id=row["session_id"], provider=provider, native_id=row["native_id"], cwd=row["cwd"], resume=row["resume"]
+        )
         r = recipe(s)
         assert r is not None and not r.shell, f"{row['resume']!r} is not in the adapters' quoted shape"
         name, ran_in, pwd, *args = resume_in_subprocess(row["session_id"], env, log, tmp_path)
@@ -226,8 +247,10 @@ def test_resume_hostile_names_claude(home, run, tmp_path: Path) -> None:
     bad_dir = tmp_path / "proj; touch pwned $(touch pwned) `touch pwned` it's"
     bad_dir.mkdir()
     sid = "5f1c2a9e-$(touch pwned)-'x'"
-    lines = [line.replace(CLAUDE_SID, sid).replace("/home/dev/shop", str(bad_dir).replace("\\", "\\\\"))
-             for line in claude_session_lines(cwd="/home/dev/shop")]
+    lines = [
+        line.replace(CLAUDE_SID, sid).replace("/home/dev/shop", str(bad_dir).replace("\\", "\\\\"))
+        for line in claude_session_lines(cwd="/home/dev/shop")
+    ]
     write_claude(home, lines, sid=sid)
     bin_dir, log = stub_agents(tmp_path, ["claude"])
     env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
@@ -235,7 +258,14 @@ def test_resume_hostile_names_claude(home, run, tmp_path: Path) -> None:
     name, ran_in, pwd, *args = resume_in_subprocess(f"claude:{sid}", env, log, tmp_path)
     assert (name, ran_in, pwd, args) == ("claude", str(bad_dir), str(bad_dir), ["--resume", sid])
     printed = run_subprocess("resume", f"claude:{sid}", "--print", env=env)
-    assert printed.returncode == 0 and shlex.split(printed.stdout) == ["cd", str(bad_dir), "&&", "claude", "--resume", sid]
+    assert printed.returncode == 0 and shlex.split(printed.stdout) == [
+        "cd",
+        str(bad_dir),
+        "&&",
+        "claude",
+        "--resume",
+        sid,
+    ]
 
 
 def _cursor(home: Path, work: Path) -> tuple[str, list[str]]:
@@ -244,7 +274,11 @@ def _cursor(home: Path, work: Path) -> tuple[str, list[str]]:
     from tests.ingest.test_cursor import CLI_MESSAGES, cli_store
 
     chat = "chat $(id) 1"
-    cli_store(home / ".cursor" / "chats" / ("f" * 32) / chat / "store.db", CLI_MESSAGES, workspace="file://" + quote(str(work)))
+    cli_store(
+        home / ".cursor" / "chats" / ("f" * 32) / chat / "store.db",
+        CLI_MESSAGES,
+        workspace="file://" + quote(str(work)),
+    )
     return f"cursor:{chat}", ["--resume", chat]
 
 
@@ -317,9 +351,17 @@ def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
 
 
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
-SYNTHETIC_WRITERS = {"cursor": _cursor, "kiro": _kiro, "grok": _grok, "crush": _crush, "goose": _goose,
-                     "devin": _devin, "iflow": _iflow, "qoder": _qoder,
-                     "amp": _amp}
+SYNTHETIC_WRITERS = {
+    "cursor": _cursor,
+    "kiro": _kiro,
+    "grok": _grok,
+    "crush": _crush,
+    "goose": _goose,
+    "devin": _devin,
+    "iflow": _iflow,
+    "qoder": _qoder,
+    "amp": _amp,
+}
 
 
 def test_synthetic_writers_cover_the_agents_without_captures() -> None:
@@ -426,8 +468,13 @@ def test_resume_print_hides_control_characters_only_from_a_terminal(home, run) -
 
     main, child = pty.openpty()
     try:
-        proc = subprocess.run([*voyager_exe(), "resume", CLAUDE_SID, "--print"], stdout=child, stderr=subprocess.PIPE,
-                              text=True, timeout=60)
+        proc = subprocess.run(
+            [*voyager_exe(), "resume", CLAUDE_SID, "--print"],
+            stdout=child,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
         os.close(child)
         shown = os.read(main, 65536)
     finally:

@@ -95,11 +95,28 @@ ACCEPTED = [
 
 #: Spellings left to click (help, mistakes, forms not copied).
 REFUSED = [
-    ["--help"], ["-h"], ["x", "--bogus"], ["x", "-x"], ["x", "--limit"], ["x", "--limit", "0"], ["x", "-n", "10001"],
-    ["x", "-n5"], ["x", "-n=5"], ["x", "--limit", "abc"], ["x", "--limit", "+5"], ["x", "--limit", "5_0"],
-    ["x", "--json=1"], ["x", "--sort", "RECENT"], ["x", "--color", "yes"], ["x", "-C", "51"], ["x", "--lim", "3"],
-    ["x", "-Cn"], ["x", "--version"], ["-5"],
-    ["x", "--offset", "9" * 5000], ["x", "--limit", "0" * 5000 + "5"],  # past Python's int() digit limit
+    ["--help"],
+    ["-h"],
+    ["x", "--bogus"],
+    ["x", "-x"],
+    ["x", "--limit"],
+    ["x", "--limit", "0"],
+    ["x", "-n", "10001"],
+    ["x", "-n5"],
+    ["x", "-n=5"],
+    ["x", "--limit", "abc"],
+    ["x", "--limit", "+5"],
+    ["x", "--limit", "5_0"],
+    ["x", "--json=1"],
+    ["x", "--sort", "RECENT"],
+    ["x", "--color", "yes"],
+    ["x", "-C", "51"],
+    ["x", "--lim", "3"],
+    ["x", "-Cn"],
+    ["x", "--version"],
+    ["-5"],
+    ["x", "--offset", "9" * 5000],
+    ["x", "--limit", "0" * 5000 + "5"],  # past Python's int() digit limit
 ]
 
 
@@ -116,12 +133,70 @@ def test_fast_reader_leaves_the_rest_to_click(args):
 
 
 def test_fast_reader_never_disagrees_with_click_fuzzed():
-    vocab = ["w", "a b", "数据", "-", "--", "-x", "-word", "--json", "--jsonl", "--json=1", "--limit", "--limit=5",
-             "-n", "-n5", "-n=5", "5", "0", "10000", "10001", "-3", "+3", "05", "abc", "", "--offset", "--offset=-1",
-             "--sort", "recent", "relevance", "RECENT", "--color", "never", "always", "--provider", "codex",
-             "--kind", "tool", "--repo", "--sessions", "--session", "-C", "-C3", "50", "51", "--no-refresh",
-             "--help", "-h", "--since", "7d", "--until", "--cwd", "--lim", "-Cn", "--context=2", "--provider=x",
-             "x=y", "-xyz", "--no-refresh=1", "--sort=recent", "--color=", "0" * 30 + "7", "9" * 30]
+    vocab = [
+        "w",
+        "a b",
+        "数据",
+        "-",
+        "--",
+        "-x",
+        "-word",
+        "--json",
+        "--jsonl",
+        "--json=1",
+        "--limit",
+        "--limit=5",
+        "-n",
+        "-n5",
+        "-n=5",
+        "5",
+        "0",
+        "10000",
+        "10001",
+        "-3",
+        "+3",
+        "05",
+        "abc",
+        "",
+        "--offset",
+        "--offset=-1",
+        "--sort",
+        "recent",
+        "relevance",
+        "RECENT",
+        "--color",
+        "never",
+        "always",
+        "--provider",
+        "codex",
+        "--kind",
+        "tool",
+        "--repo",
+        "--sessions",
+        "--session",
+        "-C",
+        "-C3",
+        "50",
+        "51",
+        "--no-refresh",
+        "--help",
+        "-h",
+        "--since",
+        "7d",
+        "--until",
+        "--cwd",
+        "--lim",
+        "-Cn",
+        "--context=2",
+        "--provider=x",
+        "x=y",
+        "-xyz",
+        "--no-refresh=1",
+        "--sort=recent",
+        "--color=",
+        "0" * 30 + "7",
+        "9" * 30,
+    ]
     rng = random.Random(20261130)
     accepted = 0
     for _ in range(3000):
@@ -185,8 +260,13 @@ def test_whole_runs_match_the_click_command(corpus, run, capfd):
 def test_what_the_fast_path_leaves_to_click_still_works(corpus, run, capfd):
     assert run("scan").exit_code == 0
     capfd.readouterr()
-    for argv in (["search", "--help"], ["search", "x", "-n0"], ["search", "x", "--bogus"], ["--version"],
-                 ["list", "--json"]):
+    for argv in (
+        ["search", "--help"],
+        ["search", "x", "-n0"],
+        ["search", "x", "--bogus"],
+        ["--version"],
+        ["list", "--json"],
+    ):
         assert _outcome(fast_main, argv, capfd) == _outcome(_click_main, argv, capfd), argv
 
 
@@ -202,9 +282,19 @@ def _store_error() -> Exception:
     return StoreError("cannot open state.db: disk I/O error")
 
 
-@pytest.mark.parametrize("exc", [UserError("bad thing: fix it"), Busy("another scan is running (pid 1)"), _store_error(),
-                                 RuntimeError("boom"), KeyboardInterrupt(), EOFError(), BrokenPipeError(32, "pipe")],
-                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "exc",
+    [
+        UserError("bad thing: fix it"),
+        Busy("another scan is running (pid 1)"),
+        _store_error(),
+        RuntimeError("boom"),
+        KeyboardInterrupt(),
+        EOFError(),
+        BrokenPipeError(32, "pipe"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_errors_the_command_raises_are_reported_alike(exc, home, capfd, monkeypatch):
     def raising(**params) -> None:
         raise exc
@@ -223,7 +313,11 @@ def test_errors_the_command_raises_are_reported_alike(exc, home, capfd, monkeypa
 def test_a_broken_install_is_reported_alike(home, capfd, monkeypatch):
     # An import the search needs fails: the same one-line internal error either way.
     monkeypatch.setitem(sys.modules, "msgspec", None)
-    for name in [m for m in sys.modules if m in ("voyager_sessions.model", "voyager_sessions.search") or m.startswith("voyager_sessions.search.")]:
+    for name in [
+        m
+        for m in sys.modules
+        if m in ("voyager_sessions.model", "voyager_sessions.search") or m.startswith("voyager_sessions.search.")
+    ]:
         monkeypatch.delitem(sys.modules, name)
     argv = ["search", "x", "--no-refresh", "--json"]
     fast = _outcome(fast_main, argv, capfd)
@@ -253,14 +347,25 @@ def test_shell_completion_goes_to_click(home, capfd, monkeypatch):
 
 def test_console_script_searches_without_importing_click(corpus, run):
     assert run("scan").exit_code == 0
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: sys.stderr.write('click imported: %s\\n' % ('click' in sys.modules)))\n"
-            "from voyager_sessions.main import main\n"
-            "main()\n")
-    for argv, rc in ((["search", "数据", "--json", "--no-refresh"], 0), (["search", "qwertyuiopasdf", "--json"], 1),
-                     (["search", "(", "--json"], 2)):
-        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
-                              env=dict(os.environ), timeout=120, check=False)
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('click imported: %s\\n' % ('click' in sys.modules)))\n"
+        "from voyager_sessions.main import main\n"
+        "main()\n"
+    )
+    for argv, rc in (
+        (["search", "数据", "--json", "--no-refresh"], 0),
+        (["search", "qwertyuiopasdf", "--json"], 1),
+        (["search", "(", "--json"], 2),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == rc, proc.stderr
         assert proc.stderr.endswith(f"click imported: {rc == 2}\n"), proc.stderr  # only an error needs click
 
@@ -268,14 +373,22 @@ def test_console_script_searches_without_importing_click(corpus, run):
 def test_fast_path_sets_the_private_umask(corpus, run):
     # What the root group does first (everything Voyager writes is private) happens on the fast path too.
     assert run("scan").exit_code == 0
-    code = ("import atexit, os, sys\n"
-            "atexit.register(lambda: sys.stderr.write('umask %o\\n' % os.umask(0)))\n"
-            "from voyager_sessions.{} import main\n"
-            "main()\n")
+    code = (
+        "import atexit, os, sys\n"
+        "atexit.register(lambda: sys.stderr.write('umask %o\\n' % os.umask(0)))\n"
+        "from voyager_sessions.{} import main\n"
+        "main()\n"
+    )
     for module in ("main", "cli"):
-        proc = subprocess.run([sys.executable, "-c", code.format(module), "search", "数据", "--json", "--no-refresh"],
-                              capture_output=True, text=True, env=dict(os.environ), timeout=120, check=False,
-                              preexec_fn=lambda: os.umask(0o022))
+        proc = subprocess.run(
+            [sys.executable, "-c", code.format(module), "search", "数据", "--json", "--no-refresh"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+            preexec_fn=lambda: os.umask(0o022),
+        )
         assert proc.returncode == 0 and proc.stderr == "umask 77\n", (module, proc.stderr)
 
 

@@ -15,8 +15,14 @@ def on_a_terminal(*args: str) -> str:
     """What ``voyager ARGS`` prints with its stdout on a pseudo-terminal (stderr kept apart)."""
     main, side = pty.openpty()
     try:
-        proc = subprocess.run(voyager_exe() + list(args), stdout=side, stderr=subprocess.PIPE, env=dict(os.environ),
-                              timeout=120, check=False)
+        proc = subprocess.run(
+            voyager_exe() + list(args),
+            stdout=side,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
         os.close(side)
         side = -1
         chunks = []

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 
-
-
-
 def test_sort_recent_offset_total(corpus, run):
     run("scan")
     q = "the OR postgres OR migration OR 数据库 OR pytest"

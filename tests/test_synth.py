@@ -50,8 +50,9 @@ def sample(title: str | None = "Sample session") -> synth.Conversation:
     conv.git_repo = "git@example.com:dev/sample.git"
     # A tool still running (no output yet) and a non-shell tool, beside the generated Bash calls.
     conv.turns[3].tool_calls.append(synth.ToolCall(call_id="call_running", name="Bash", input={"command": "sleep 600"}))
-    conv.turns[5].tool_calls.append(synth.ToolCall(call_id="call_read", name="Read", input={"file_path": "a.py"},
-                                                   output="print('hi')"))
+    conv.turns[5].tool_calls.append(
+        synth.ToolCall(call_id="call_read", name="Read", input={"file_path": "a.py"}, output="print('hi')")
+    )
     return conv
 
 
@@ -124,7 +125,11 @@ def test_claude_round_trip(tmp_path: Path) -> None:
     assert "call_running" not in {e.call_id for e in events if e.kind == "tool_result"}
     session = [i for i in items if isinstance(i, Session)][-1]
     assert (session.title, session.cwd, session.model, session.git_branch) == (
-        "Sample session", conv.cwd, conv.model, "main")
+        "Sample session",
+        conv.cwd,
+        conv.model,
+        "main",
+    )
     assert not [i for i in items if isinstance(i, Notice)]
 
 
@@ -168,7 +173,11 @@ def test_codex_round_trip(tmp_path: Path) -> None:
         assert event.exit_code == calls[cid].exit_code and event.text == calls[cid].output
     session = [i for i in items if isinstance(i, Session)][-1]
     assert (session.title, session.cwd, session.model, session.git_repo) == (
-        "Sample session", conv.cwd, conv.model, conv.git_repo)
+        "Sample session",
+        conv.cwd,
+        conv.model,
+        conv.git_repo,
+    )
     assert not [i for i in items if isinstance(i, Notice)]
 
 
@@ -179,8 +188,10 @@ def test_codex_without_title_writes_no_index(tmp_path: Path) -> None:
 
 def test_big_sessions_stream_through(tmp_path: Path) -> None:
     conv = synth.generate(5, 2000)
-    for adapter, path in ((claude.ADAPTER, synth.write_claude(conv, tmp_path / "p")),
-                          (codex.ADAPTER, synth.write_codex(conv, tmp_path / "c"))):
+    for adapter, path in (
+        (claude.ADAPTER, synth.write_claude(conv, tmp_path / "p")),
+        (codex.ADAPTER, synth.write_codex(conv, tmp_path / "c")),
+    ):
         items = read(adapter, path)
         events = [i for i in items if isinstance(i, Event)]
         assert [e.seq for e in events] == list(range(len(events)))
@@ -220,8 +231,9 @@ def test_cline_file_layout_and_fields(tmp_path: Path) -> None:
     msgs = doc["messages"]
     assert len({m["id"] for m in msgs}) == len(msgs)
     prompts = [m for m in msgs if m["role"] == "user" and m["content"][0]["type"] == "text"]
-    assert [m["content"][0]["text"] for m in prompts] == [f'<user_input mode="act">{t.text}</user_input>'
-                                                          for t in conv.turns if t.role == "user"]
+    assert [m["content"][0]["text"] for m in prompts] == [
+        f'<user_input mode="act">{t.text}</user_input>' for t in conv.turns if t.role == "user"
+    ]
     assert [m["ts"] for m in msgs] == sorted(m["ts"] for m in msgs)
     man = json.loads(path.with_name(f"{sid}.json").read_bytes())
     first = next(t.text for t in conv.turns if t.role == "user")
@@ -271,7 +283,11 @@ def test_cline_round_trip(tmp_path: Path) -> None:
     session = [i for i in items if isinstance(i, Session)][-1]
     first = next(t.text for t in conv.turns if t.role == "user")
     assert (session.native_id, session.title, session.cwd, session.model) == (
-        path.parent.name, first[:120], conv.cwd, conv.model)
+        path.parent.name,
+        first[:120],
+        conv.cwd,
+        conv.model,
+    )
     assert session.started == conv.started and session.resume == f"cline --id {path.parent.name}"
     assert not [i for i in items if isinstance(i, Notice)]
 
@@ -336,8 +352,11 @@ def test_demo_corpus_has_the_advertised_hits(demo: dict[str, list[Any]]) -> None
     texts = {path: demo_text(items) for path, items in demo.items()}
 
     def holding(word: str) -> set[str]:
-        return {Path(p).parent.name if "/claude/" in p else "codex:" + Path(p).name[-14:-6] for p, t in texts.items()
-                if word in t}
+        return {
+            Path(p).parent.name if "/claude/" in p else "codex:" + Path(p).name[-14:-6]
+            for p, t in texts.items()
+            if word in t
+        }
 
     assert holding("数据库") == {"-home-dev-shop-backend"}
     apart = [t for p, t in texts.items() if "数" in t and "据" in t and "数据" not in t]
@@ -346,8 +365,12 @@ def test_demo_corpus_has_the_advertised_hits(demo: dict[str, list[Any]]) -> None
     assert holding("데이터베이스 연결 오류") == {"-home-dev-chat-server"}
     assert len(holding("parse_config_v2")) == 2
     assert len(holding("'NoneType' object is not subscriptable")) == 1
-    failing = [e for items in demo.values() for e in items
-               if isinstance(e, Event) and e.kind == "tool_result" and "ERR_CONN_REFUSED_42" in e.text]
+    failing = [
+        e
+        for items in demo.values()
+        for e in items
+        if isinstance(e, Event) and e.kind == "tool_result" and "ERR_CONN_REFUSED_42" in e.text
+    ]
     assert [e.exit_code for e in failing] == [1]
     titles = {s.title for items in demo.values() for s in items if isinstance(s, Session)}
     assert "Debug ERR_CONN_REFUSED_42 in webhook tests" in titles, "the Codex title comes from session_index.jsonl"

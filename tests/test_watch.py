@@ -23,9 +23,13 @@ def test_watch_picks_up_an_appended_message(home, tmp_path):
     # (``cmd &`` in a script) inherits SIGINT ignored, and Python then keeps ignoring it,
     # as a background job should; Ctrl-C from a terminal is what this test stands for.
     with err.open("wb") as err_fh:
-        proc = subprocess.Popen(voyager_exe() + ["watch", "--interval", "0.3", "-q"],
-                                env={**env, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.DEVNULL, stderr=err_fh,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        proc = subprocess.Popen(
+            voyager_exe() + ["watch", "--interval", "0.3", "-q"],
+            env={**env, "PYTHONFAULTHANDLER": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=err_fh,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     try:
         time.sleep(0.5)
         with open(path, "a", encoding="utf-8") as fh:
@@ -33,8 +37,13 @@ def test_watch_picks_up_an_appended_message(home, tmp_path):
         deadline = time.monotonic() + 20
         found = False
         while time.monotonic() < deadline and not found:
-            r = subprocess.run(voyager_exe() + ["search", "--no-refresh", "--json", "guard"], env=env,
-                               capture_output=True, text=True, timeout=60)
+            r = subprocess.run(
+                voyager_exe() + ["search", "--no-refresh", "--json", "guard"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             found = r.returncode == 0
             time.sleep(0.2)
         assert found, "watch did not index the appended message"

@@ -154,8 +154,11 @@ def _explain(op: str, message: str) -> str:
     if isinstance(info, msgspec.inspect.BoolType):
         return f"{name} must be true or false"
     if isinstance(info, msgspec.inspect.ListType):
-        return f"{name} must be a list of strings (at most {info.max_length})" if info.max_length else \
-            f"{name} must be a list of strings"
+        return (
+            f"{name} must be a list of strings (at most {info.max_length})"
+            if info.max_length
+            else f"{name} must be a list of strings"
+        )
     if isinstance(info, msgspec.inspect.StrType):
         return f"{name} must be a string"
     return message
@@ -332,7 +335,9 @@ def resolve_ids(catalog: Any, ref: str) -> list[str]:
     if not ids:
         raise UserError(f"no session matches '{ref}' (see `voyager list`)")
     if len(ids) > 1:
-        raise UserError(f"'{ref}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}; give more of the id")
+        raise UserError(
+            f"'{ref}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}; give more of the id"
+        )
     return ids
 
 
@@ -410,8 +415,13 @@ def _where(data_dir: DataDir | Path | None) -> DataDir:
 # -- the operations ----------------------------------------------------------------------------
 
 
-def search(req: SearchRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None,
-           notice: Notice = _ignore) -> SearchResult:
+def search(
+    req: SearchRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    backend: Backend | None = None,
+    notice: Notice = _ignore,
+) -> SearchResult:
     """Answer ``req``: refresh first (unless ``req.refresh`` is false and there is an index), then search.
 
     A malformed query fails before any work, with the one-line "bad query" UserError; a
@@ -423,7 +433,7 @@ def search(req: SearchRequest, *, data_dir: DataDir | Path | None = None, backen
 
     text = req.query.strip()
     if not text and not any([req.providers, req.kinds, req.repo, req.cwd, req.session, req.since, req.until]):
-        raise UserError("nothing to search for: give a query, e.g. voyager search \"connection refused\"")
+        raise UserError('nothing to search for: give a query, e.g. voyager search "connection refused"')
     parsed = _excluding(parse_query(text), req.exclude_sessions)  # the one parse of this request
     ddir = _where(data_dir)
     backend = backend or LocalBackend()
@@ -438,9 +448,21 @@ def search(req: SearchRequest, *, data_dir: DataDir | Path | None = None, backen
             from voyager_sessions.textsafe import printable
 
             notice(f"not refreshed ({printable(str(exc))}); searching what is indexed", False)
-    opts = SearchOptions(limit=req.limit, offset=req.offset, providers=list(req.providers), kinds=list(req.kinds),
-                         repo=req.repo, cwd=req.cwd, session=req.session, since=req.since, until=req.until,
-                         sort=req.sort, sessions=req.sessions, context=req.context, snippet_width=req.snippet_width)
+    opts = SearchOptions(
+        limit=req.limit,
+        offset=req.offset,
+        providers=list(req.providers),
+        kinds=list(req.kinds),
+        repo=req.repo,
+        cwd=req.cwd,
+        session=req.session,
+        since=req.since,
+        until=req.until,
+        sort=req.sort,
+        sessions=req.sessions,
+        context=req.context,
+        snippet_width=req.snippet_width,
+    )
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
         result = r.search(text, opts, parsed)
     if req.remember:
@@ -450,8 +472,9 @@ def search(req: SearchRequest, *, data_dir: DataDir | Path | None = None, backen
     return result
 
 
-def list_sessions(req: ListRequest, *, data_dir: DataDir | Path | None = None,
-                  backend: Backend | None = None) -> SessionList:
+def list_sessions(
+    req: ListRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None
+) -> SessionList:
     """Sessions, newest first (a page of them)."""
     ddir = _where(data_dir)
     with (backend or LocalBackend()).reader(ddir.root) as r:
@@ -547,17 +570,29 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
         num_events = idx.num_events()
         # Checkpoint and title events are Voyager's own, not counted in the scan state.
         index_events = num_events - idx.count_kind("checkpoint") - idx.count_kind("title")
-        health.update(index="ok" if index_events == state_events else
-                      f"out of step: {index_events} events indexed, the scan state says {state_events} "
-                      "(the next scan repairs it; `voyager scan`)",
-                      index_events=num_events, index_segments=idx.num_segments(), index_bytes=idx.size_bytes())
+        health.update(
+            index="ok"
+            if index_events == state_events
+            else f"out of step: {index_events} events indexed, the scan state says {state_events} "
+            "(the next scan repairs it; `voyager scan`)",
+            index_events=num_events,
+            index_segments=idx.num_segments(),
+            index_bytes=idx.size_bytes(),
+        )
     if ddir.checkpoints_db.exists():
         health["checkpoints_db"] = integrity(ddir.checkpoints_db)
     from voyager_sessions.ingest import zstd
 
     # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
-    health["zstd"] = zstd.backend() or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
-    return {"schema_version": SCHEMA_VERSION, "providers": diagnose(env, indexed, failed, noted, hints, versions), "health": health}
+    health["zstd"] = (
+        zstd.backend()
+        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
+    )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "providers": diagnose(env, indexed, failed, noted, hints, versions),
+        "health": health,
+    }
 
 
 def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
@@ -617,8 +652,10 @@ def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str
         except OSError as exc:
             raise UserError(f"{path}: cannot read it: {exc.strerror or exc}") from None
         if kind is None:
-            raise UserError(f"{path}: not a ChatGPT or Claude.ai export (expected conversations.json, its folder, "
-                            "or the export's .zip)")
+            raise UserError(
+                f"{path}: not a ChatGPT or Claude.ai export (expected conversations.json, its folder, "
+                "or the export's .zip)"
+            )
     ensure_private_dir(ddir.root)
     store = StateStore(ddir.state_db)
     try:

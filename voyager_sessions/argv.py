@@ -30,9 +30,19 @@ class Option:
 
     __slots__ = ("bounds", "choices", "decls", "default", "dest", "help", "kind", "multiple", "show_default")
 
-    def __init__(self, decls: tuple[str, ...], dest: str, kind: str, default: int | str | None = None, *,
-                 multiple: bool = False, bounds: tuple[int, int] = (0, 0), choices: tuple[str, ...] = (),
-                 help: str | None = None, show_default: bool = False) -> None:
+    def __init__(
+        self,
+        decls: tuple[str, ...],
+        dest: str,
+        kind: str,
+        default: int | str | None = None,
+        *,
+        multiple: bool = False,
+        bounds: tuple[int, int] = (0, 0),
+        choices: tuple[str, ...] = (),
+        help: str | None = None,
+        show_default: bool = False,
+    ) -> None:
         self.decls = decls
         self.dest = dest
         self.kind = kind
@@ -57,8 +67,9 @@ class Positional:
         self.nargs = nargs
 
 
-def parse_args(options: Sequence[Option], args: Sequence[str], positional: Positional | None = None
-               ) -> dict[str, Any] | None:
+def parse_args(
+    options: Sequence[Option], args: Sequence[str], positional: Positional | None = None
+) -> dict[str, Any] | None:
     """The parameters click would pass for ``args``, or None to leave ``args`` to click.
 
     Read: words (anywhere; all of them after ``--``), ``--opt VALUE``, ``--opt=VALUE``,

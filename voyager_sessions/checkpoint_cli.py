@@ -90,18 +90,36 @@ def checkpoint() -> None:
 @click.option("--status", help="Replace the status (free text, e.g. 'in progress').")
 @click.option("--summary", help="Replace the summary.")
 @click.option("--plan", help="Replace the current plan.")
-@click.option("--done", "done", multiple=True, metavar="STEP", help="Append a completed step (leaves next steps). Repeatable.")
+@click.option(
+    "--done", "done", multiple=True, metavar="STEP", help="Append a completed step (leaves next steps). Repeatable."
+)
 @click.option("--next", "next_", multiple=True, metavar="STEP", help="Append a next step. Repeatable.")
 @click.option("--blocker", multiple=True, metavar="TEXT", help="Append a blocker. Repeatable.")
 @click.option("--file", "file_", multiple=True, metavar="PATH", help="Append a touched file. Repeatable.")
 @click.option("--note", help="Replace the notes.")
-@click.option("--from-json", "from_json", metavar="FILE|-", help="Replace the whole checkpoint with a JSON document; other options apply on top.")
+@click.option(
+    "--from-json",
+    "from_json",
+    metavar="FILE|-",
+    help="Replace the whole checkpoint with a JSON document; other options apply on top.",
+)
 @json_option
 @click.pass_context
 def save(
-    ctx: click.Context, session: str, title: str | None, objective: str | None, status: str | None,
-    summary: str | None, plan: str | None, done: tuple[str, ...], next_: tuple[str, ...],
-    blocker: tuple[str, ...], file_: tuple[str, ...], note: str | None, from_json: str | None, as_json: bool,
+    ctx: click.Context,
+    session: str,
+    title: str | None,
+    objective: str | None,
+    status: str | None,
+    summary: str | None,
+    plan: str | None,
+    done: tuple[str, ...],
+    next_: tuple[str, ...],
+    blocker: tuple[str, ...],
+    file_: tuple[str, ...],
+    note: str | None,
+    from_json: str | None,
+    as_json: bool,
 ) -> None:
     """Merge changes into SESSION's checkpoint. Given fields replace; --done/--next/--blocker/--file append.
 
@@ -115,9 +133,23 @@ def save(
     replace = None
     if from_json is not None:
         replace = cp.parse_document(_read_document(from_json))
-    result = cp.save(cp.SaveRequest(session=session, replace=replace, title=title, objective=objective,
-                                    status=status, summary=summary, plan=plan, note=note, done=list(done),
-                                    next=list(next_), blockers=list(blocker), files=list(file_)), **c.call())
+    result = cp.save(
+        cp.SaveRequest(
+            session=session,
+            replace=replace,
+            title=title,
+            objective=objective,
+            status=status,
+            summary=summary,
+            plan=plan,
+            note=note,
+            done=list(done),
+            next=list(next_),
+            blockers=list(blocker),
+            files=list(file_),
+        ),
+        **c.call(),
+    )
     if as_json:
         emit_json(result)
     elif result.changed:
@@ -226,7 +258,9 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
 
 @checkpoint.command()
 @click.argument("session")
-@click.option("--snapshot", "name", metavar="NAME", help="Snapshot to restore (default: the version before the current one).")
+@click.option(
+    "--snapshot", "name", metavar="NAME", help="Snapshot to restore (default: the version before the current one)."
+)
 @json_option
 @click.pass_context
 def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -> None:

@@ -52,6 +52,7 @@ from voyager_sessions.store.checkpoints.render import render_status, when  # noq
 #: The project of a session whose working directory nobody knows.
 DEFAULT_PROJECT = "default"
 
+
 class Resolved(NamedTuple):
     """A session the caller named: its Voyager id and, when the index knows it, its working directory."""
 
@@ -291,8 +292,9 @@ def _index_hook(c: _Call, session_id: str, cp: Any | None) -> None:
 # -- the operations ----------------------------------------------------------------------------
 
 
-def save(req: SaveRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-         warn: Warn = _ignore) -> SaveResult:
+def save(
+    req: SaveRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None, warn: Warn = _ignore
+) -> SaveResult:
     """Merge ``req`` into the session's checkpoint (one transaction); a save that changes nothing writes nothing."""
     from msgspec import UNSET
 
@@ -302,9 +304,16 @@ def save(req: SaveRequest, *, data_dir: DataDir | Path | None = None, resolver: 
         return UNSET if value is None else value
 
     patch = CheckpointPatch(
-        replace=req.replace, title=given(req.title), objective=given(req.objective), status=given(req.status),
-        summary=given(req.summary), current_plan=given(req.plan), notes=given(req.note),
-        add_done=tuple(req.done), add_next=tuple(req.next), add_blockers=tuple(req.blockers),
+        replace=req.replace,
+        title=given(req.title),
+        objective=given(req.objective),
+        status=given(req.status),
+        summary=given(req.summary),
+        current_plan=given(req.plan),
+        notes=given(req.note),
+        add_done=tuple(req.done),
+        add_next=tuple(req.next),
+        add_blockers=tuple(req.blockers),
         add_files=tuple(req.files),
     )
     _writable(c.ddir.root, "data dir")
@@ -316,24 +325,38 @@ def save(req: SaveRequest, *, data_dir: DataDir | Path | None = None, resolver: 
     return result
 
 
-def status(req: StatusRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-           warn: Warn = _ignore) -> StatusResult:
+def status(
+    req: StatusRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    resolver: Resolver | None = None,
+    warn: Warn = _ignore,
+) -> StatusResult:
     """The session's checkpoint and how many snapshots it has (``checkpoint`` None when it has none)."""
     c = _call(data_dir, resolver, warn)
     resolved = c.resolve(req.session)
-    return _if_stored(c.ddir, lambda store: store.status(resolved.session_id),
-                      StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0))
+    return _if_stored(
+        c.ddir,
+        lambda store: store.status(resolved.session_id),
+        StatusResult(session_id=resolved.session_id, checkpoint=None, snapshots=0),
+    )
 
 
-def list_checkpoints(req: ListRequest, *, data_dir: DataDir | Path | None = None,
-                     warn: Warn = _ignore) -> CheckpointList:
+def list_checkpoints(
+    req: ListRequest, *, data_dir: DataDir | Path | None = None, warn: Warn = _ignore
+) -> CheckpointList:
     """Every session with a checkpoint, most recently updated first."""
     c = _call(data_dir, None, warn)
     return CheckpointList(sessions=_if_stored(c.ddir, lambda store: store.list(), []))
 
 
-def snapshots(req: SnapshotsRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-              warn: Warn = _ignore) -> SnapshotList:
+def snapshots(
+    req: SnapshotsRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    resolver: Resolver | None = None,
+    warn: Warn = _ignore,
+) -> SnapshotList:
     """The session's snapshots, newest first."""
     c = _call(data_dir, resolver, warn)
     resolved = c.resolve(req.session)
@@ -341,8 +364,13 @@ def snapshots(req: SnapshotsRequest, *, data_dir: DataDir | Path | None = None, 
     return SnapshotList(session_id=resolved.session_id, snapshots=snaps)
 
 
-def restore(req: RestoreRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-            warn: Warn = _ignore) -> RestoreResult:
+def restore(
+    req: RestoreRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    resolver: Resolver | None = None,
+    warn: Warn = _ignore,
+) -> RestoreResult:
     """Make snapshot ``req.snapshot`` (default: the one before the current) current; the replaced state kept for undo."""
     c = _call(data_dir, resolver, warn)
     _writable(c.ddir.root, "data dir")
@@ -354,8 +382,9 @@ def restore(req: RestoreRequest, *, data_dir: DataDir | Path | None = None, reso
     return result
 
 
-def undo(req: UndoRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-         warn: Warn = _ignore) -> RestoreResult:
+def undo(
+    req: UndoRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None, warn: Warn = _ignore
+) -> RestoreResult:
     """Revert the session's last restore."""
     c = _call(data_dir, resolver, warn)
     _writable(c.ddir.root, "data dir")
@@ -367,20 +396,29 @@ def undo(req: UndoRequest, *, data_dir: DataDir | Path | None = None, resolver: 
     return result
 
 
-def clear(req: ClearRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-          warn: Warn = _ignore) -> ClearResult:
+def clear(
+    req: ClearRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None, warn: Warn = _ignore
+) -> ClearResult:
     """Delete the session's checkpoint and every snapshot of it."""
     c = _call(data_dir, resolver, warn)
     resolved = c.resolve(req.session)
-    result = _if_stored(c.ddir, lambda store: store.clear(resolved.session_id),
-                        ClearResult(session_id=resolved.session_id, cleared=False, snapshots=0))
+    result = _if_stored(
+        c.ddir,
+        lambda store: store.clear(resolved.session_id),
+        ClearResult(session_id=resolved.session_id, cleared=False, snapshots=0),
+    )
     if result.cleared:
         _index_hook(c, result.session_id, None)
     return result
 
 
-def handoff(req: HandoffRequest, *, data_dir: DataDir | Path | None = None, resolver: Resolver | None = None,
-            warn: Warn = _ignore) -> HandoffResult:
+def handoff(
+    req: HandoffRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    resolver: Resolver | None = None,
+    warn: Warn = _ignore,
+) -> HandoffResult:
     """Write the session's Markdown hand-off (derived output, never read back); its path."""
     c = _call(data_dir, resolver, warn)
     resolved = c.resolve(req.session)

@@ -73,8 +73,9 @@ class LazyGroup(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
         try:
-            rv = super().main(args=args, prog_name=prog_name or "voyager", complete_var=complete_var,
-                              standalone_mode=False, **extra)
+            rv = super().main(
+                args=args, prog_name=prog_name or "voyager", complete_var=complete_var, standalone_mode=False, **extra
+            )
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
@@ -153,16 +154,31 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(registry.PROVIDERS)}.")
+@click.option(
+    "--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(registry.PROVIDERS)}."
+)
 @click.option("--keep-missing", is_flag=True, help="Keep sessions whose source files are gone.")
-@click.option("--rebuild", is_flag=True, help="Build the index anew from every source (a damaged index is rebuilt anyway).")
+@click.option(
+    "--rebuild", is_flag=True, help="Build the index anew from every source (a damaged index is rebuilt anyway)."
+)
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another scan to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scan summary as JSON on stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or skip messages on stderr.")
-@click.option("--workers", type=click.IntRange(1, 256), default=None,
-              help="Processes that read and prepare sources (default: one per core; 1 reads everything in this one).")
-def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: float, as_json: bool, quiet: bool,
-         workers: int | None) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Processes that read and prepare sources (default: one per core; 1 reads everything in this one).",
+)
+def scan(
+    providers: tuple[str, ...],
+    keep_missing: bool,
+    rebuild: bool,
+    wait: float,
+    as_json: bool,
+    quiet: bool,
+    workers: int | None,
+) -> None:
     """Index every agent's session history (only what changed since the last scan).
 
     Sources that disappeared leave the index too, unless --keep-missing.
@@ -171,13 +187,21 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
     for p in providers:
         if p not in known:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
-    summary = run_scan(quiet=quiet, providers=list(providers) or None, keep_missing=keep_missing, wait=wait,
-                       rebuild=rebuild, workers=workers)
+    summary = run_scan(
+        quiet=quiet,
+        providers=list(providers) or None,
+        keep_missing=keep_missing,
+        wait=wait,
+        rebuild=rebuild,
+        workers=workers,
+    )
     if as_json:
         emit_json(summary)
     elif summary.touched == 0 and not summary.failed:
-        click.echo(f"Nothing changed: {count(summary.unchanged, 'source')} up to date, {count(summary.sessions, 'session')} indexed "
-                   f"({summary.seconds:.2f}s).")
+        click.echo(
+            f"Nothing changed: {count(summary.unchanged, 'source')} up to date, {count(summary.sessions, 'session')} indexed "
+            f"({summary.seconds:.2f}s)."
+        )
     else:
         click.echo(
             f"Scanned {count(summary.sources, 'source')} in {summary.seconds:.2f}s: {summary.new} new, {summary.grown} grown, "
@@ -188,7 +212,9 @@ def scan(providers: tuple[str, ...], keep_missing: bool, rebuild: bool, wait: fl
     if summary.skipped and not quiet:
         click.echo(f"{count(len(summary.skipped), 'piece')} skipped (named above on stderr).", err=True)
     if summary.sources == 0 and summary.sessions == 0 and not quiet:
-        click.echo("No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True)
+        click.echo(
+            "No agent history found. Try `voyager demo`, or see `voyager doctor` for where Voyager looked.", err=True
+        )
     read_ok = summary.new + summary.grown + summary.changed + summary.unchanged
     if summary.failed > summary.retrying and not read_ok:
         # Every source found failed: nothing is searchable. Partial success is success (exit 0), and so
@@ -281,13 +307,17 @@ def doctor(as_json: bool) -> None:
         for root in r.roots:
             click.echo(f"  looked in  {root}{'' if root in r.roots_found else '  (not there)'}")
         shapes = ", ".join(f"{k}: {v}" for k, v in r.shapes.items())
-        click.echo(f"  found      {count(r.sources, 'source')}, {r.bytes / 1e6:.1f} MB{f' ({shapes})' if shapes else ''}")
+        click.echo(
+            f"  found      {count(r.sources, 'source')}, {r.bytes / 1e6:.1f} MB{f' ({shapes})' if shapes else ''}"
+        )
         click.echo(f"  indexed    {count(r.indexed_sessions, 'session')}, {count(r.indexed_events, 'event')}")
         for p in r.problems + r.failed_sources:
             click.echo(f"  cannot use {p}")
         if r.drift:
-            click.echo(f"  note       {printable(r.drift)}: a newer release than Voyager was tested on; if a search misses "
-                       "something it wrote, its format may have changed")
+            click.echo(
+                f"  note       {printable(r.drift)}: a newer release than Voyager was tested on; if a search misses "
+                "something it wrote, its format may have changed"
+            )
         for p in r.notes:
             click.echo(f"  note       {p}")
     click.echo("Voyager")
@@ -358,9 +388,12 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
         if not quiet:
             said_busy = False  # a scan ran: the next collision is news again
         if summary.touched and not quiet:
-            click.echo(f"{time.strftime('%H:%M:%S')} +{count(summary.events_added, 'event')} "
-                       f"({summary.new} new, {summary.grown} grown, {summary.changed} changed, "
-                       f"{summary.removed} removed {'source' if summary.removed == 1 else 'sources'})", err=True)
+            click.echo(
+                f"{time.strftime('%H:%M:%S')} +{count(summary.events_added, 'event')} "
+                f"({summary.new} new, {summary.grown} grown, {summary.changed} changed, "
+                f"{summary.removed} removed {'source' if summary.removed == 1 else 'sources'})",
+                err=True,
+            )
 
     def on_error(exc: VoyagerError, delay: float) -> None:
         nonlocal said_busy
@@ -413,23 +446,26 @@ def demo(keep: bool) -> None:
     ddir = tmp / "data"
     try:
         summary = run_scan(quiet=True, env=env, ddir=ddir, providers=["claude", "codex"])
-        click.echo(f"Indexed the demo corpus: {count(summary.sessions, 'session')}, {count(summary.events_added, 'event')} "
-                   f"in {summary.seconds:.2f}s.\n")
+        click.echo(
+            f"Indexed the demo corpus: {count(summary.sessions, 'session')}, {count(summary.events_added, 'event')} "
+            f"in {summary.seconds:.2f}s.\n"
+        )
         color = use_color("auto")
         from voyager_sessions.render import render_hit
 
         with api.reader(ddir) as reader:
             backend = api.LentBackend(reader)
             for q, flags, opts in DEMO_QUERIES:
-                res = api.search(api.SearchRequest(query=q, limit=3, refresh=False, **opts), data_dir=ddir,
-                                 backend=backend)
+                res = api.search(
+                    api.SearchRequest(query=q, limit=3, refresh=False, **opts), data_dir=ddir, backend=backend
+                )
                 shown = f"$ voyager search {shlex.quote(q)} {flags}".rstrip()
                 click.echo(click.style(shown, bold=True) if color else shown, color=color)
                 for h in res.hits:
                     click.echo(render_hit(h, color=color, by_session=False), color=color)
                 shown_of = f"{len(res.hits)} of " if len(res.hits) < res.total else ""  # the demo shows 3 at most
                 click.echo(f"  ({shown_of}{res.total} {'hit' if res.total == 1 else 'hits'})\n")
-        click.echo("Now index your own history: `voyager scan`, then `voyager search \"…\"`.")
+        click.echo('Now index your own history: `voyager scan`, then `voyager search "…"`.')
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
     finally:

@@ -132,11 +132,21 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     sys.exit(code)
 
 
-def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: bool = False, wait: float = 0.0,
-             env: Any = None, ddir: Path | None = None, rebuild: bool = False, workers: int | None = None,
-             changes: Any = None) -> Any:
+def run_scan(
+    *,
+    quiet: bool,
+    providers: list[str] | None = None,
+    keep_missing: bool = False,
+    wait: float = 0.0,
+    env: Any = None,
+    ddir: Path | None = None,
+    rebuild: bool = False,
+    workers: int | None = None,
+    changes: Any = None,
+) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
     from voyager_sessions.scan import scan
+
     ddir = ddir or data_dir()
     progress = None
     if not quiet and sys.stderr.isatty():
@@ -147,8 +157,18 @@ def run_scan(*, quiet: bool, providers: list[str] | None = None, keep_missing: b
             echo(notice_line(n), err=True)
 
     try:
-        summary = scan(ddir, env, providers=providers, keep_missing=keep_missing, wait=wait,
-                       progress=progress, on_notice=on_notice, rebuild=rebuild, workers=workers, changes=changes)
+        summary = scan(
+            ddir,
+            env,
+            providers=providers,
+            keep_missing=keep_missing,
+            wait=wait,
+            progress=progress,
+            on_notice=on_notice,
+            rebuild=rebuild,
+            workers=workers,
+            changes=changes,
+        )
     finally:
         if progress is not None:
             echo("", err=True)

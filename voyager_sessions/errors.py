@@ -98,5 +98,7 @@ def failure(exc: BaseException) -> tuple[str, int]:
         return f"voyager: {printable(str(exc))}", exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
         return "voyager: interrupted", 130
-    return (f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} "
-            "(set VOYAGER_DEBUG=1 for a traceback)", EXIT_INTERNAL)
+    return (
+        f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} (set VOYAGER_DEBUG=1 for a traceback)",
+        EXIT_INTERNAL,
+    )

@@ -36,14 +36,19 @@ def resolve(reader, ref: str) -> SessionRecord:  # noqa: ANN001 - api.Reader, im
     last = recall(reader.ddir)
     rec = reader.resolve(last.session_id)
     title = rec.session.title or last.title or ""
-    click.echo(f"voyager: '-' is {printable(rec.session.id)}{' ' + repr(printable(title)) if title else ''}, "
-               f"the first hit of `voyager search {printable(last.query)}`", err=True)
+    click.echo(
+        f"voyager: '-' is {printable(rec.session.id)}{' ' + repr(printable(title)) if title else ''}, "
+        f"the first hit of `voyager search {printable(last.query)}`",
+        err=True,
+    )
     return rec
 
 
 @click.command(epilog=SESSION_HELP)
 @click.argument("session")
-@click.option("--print", "print_only", is_flag=True, help="Print the command (quoted for a shell) instead of running it.")
+@click.option(
+    "--print", "print_only", is_flag=True, help="Print the command (quoted for a shell) instead of running it."
+)
 def resume(session: str, print_only: bool) -> None:
     """Reopen SESSION in its own agent, in the session's working directory.
 
@@ -60,22 +65,29 @@ def resume(session: str, print_only: bool) -> None:
     agent = agent_label(s.provider)
     how = recipe(s)
     if how is None:
-        raise UserError(f"{agent} has no command that reopens a session outside its own app; hand it on instead: "
-                        f"voyager export {shlex.quote(s.id)} --format md -o session.md")
+        raise UserError(
+            f"{agent} has no command that reopens a session outside its own app; hand it on instead: "
+            f"voyager export {shlex.quote(s.id)} --format md -o session.md"
+        )
     if print_only:
         line = how.command()
         shown = printable(line)
         if shown != line and sys.stdout.isatty():
             # Control characters would drive this terminal: shown as stand-ins here, exact when piped.
-            click.echo("voyager: the command holds control characters (shown as stand-ins); "
-                       "pipe it to a shell to run it exactly", err=True)
+            click.echo(
+                "voyager: the command holds control characters (shown as stand-ins); "
+                "pipe it to a shell to run it exactly",
+                err=True,
+            )
             line = shown
         click.echo(line)
         return
     gaps = missing(how)
     if gaps:
-        raise UserError(f"cannot resume {s.id} in {agent}: {'; '.join(gaps)} "
-                        f"(`voyager resume {shlex.quote(s.id)} --print` shows the command)")
+        raise UserError(
+            f"cannot resume {s.id} in {agent}: {'; '.join(gaps)} "
+            f"(`voyager resume {shlex.quote(s.id)} --print` shows the command)"
+        )
     where = f" in {printable(how.cwd)}" if how.cwd else ""
     click.echo(f"voyager: resuming {agent} session {printable(s.native_id)}{where}", err=True)
     hand_over(how)
@@ -83,14 +95,22 @@ def resume(session: str, print_only: bool) -> None:
 
 @click.command(epilog=SESSION_HELP)
 @click.argument("session")
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]),
-              help="md (GitHub-ready Markdown), json (the `show --json` document) or html (one self-contained "
-                   "page). Default: from -o's extension, else md.")
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write to this file (private, atomic) "
-              "instead of stdout.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "html"]),
+    help="md (GitHub-ready Markdown), json (the `show --json` document) or html (one self-contained "
+    "page). Default: from -o's extension, else md.",
+)
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), help="Write to this file (private, atomic) instead of stdout."
+)
 @click.option("--force", is_flag=True, help="Replace the -o file if it exists.")
-@click.option("--redact", is_flag=True, help="Replace API keys, tokens and passwords of well-known shapes "
-              "(docs/export.md lists them).")
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace API keys, tokens and passwords of well-known shapes (docs/export.md lists them).",
+)
 def export(session: str, fmt: str | None, output: Path | None, force: bool, redact: bool) -> None:
     """Write SESSION's whole timeline as Markdown, JSON or HTML.
 
@@ -110,11 +130,15 @@ def export(session: str, fmt: str | None, output: Path | None, force: bool, reda
     data = render(doc, fmt)
     if redact:
         named = ", ".join(f"{name} ×{n}" for name, n in sorted(counts.items()))
-        click.echo(f"voyager: redacted {count(sum(counts.values()), 'match')}{f' ({named})' if named else ''}", err=True)
+        click.echo(
+            f"voyager: redacted {count(sum(counts.values()), 'match')}{f' ({named})' if named else ''}", err=True
+        )
     if to_file:
         write_private(output, data, force=force)  # type: ignore[arg-type]
-        click.echo(f"voyager: wrote {printable(str(output))} ({fmt}, {len(doc.timeline.events)} events, "
-                   f"{len(data):,} bytes)", err=True)
+        click.echo(
+            f"voyager: wrote {printable(str(output))} ({fmt}, {len(doc.timeline.events)} events, {len(data):,} bytes)",
+            err=True,
+        )
     else:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

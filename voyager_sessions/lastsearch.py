@@ -37,8 +37,13 @@ class LastSearch(msgspec.Struct, kw_only=True, omit_defaults=True):
 def remember(ddir: DataDir, query: str, hits: list) -> None:
     """Record ``query`` and the session of its first hit (``hits``: the page printed). Never raises."""
     first = hits[0] if hits else None
-    doc = LastSearch(query=query, at=time.time(), session_id=getattr(first, "session_id", None),
-                     seq=getattr(first, "seq", None), title=getattr(first, "title", None))
+    doc = LastSearch(
+        query=query,
+        at=time.time(),
+        session_id=getattr(first, "session_id", None),
+        seq=getattr(first, "seq", None),
+        title=getattr(first, "title", None),
+    )
     # Per thread too: ``voyager serve`` remembers its clients' searches from several threads at once.
     tmp = ddir.root / f".last-search.{os.getpid()}.{_thread.get_ident()}.tmp"
     try:

@@ -100,8 +100,6 @@ class SessionRecord(msgspec.Struct, kw_only=True):
     events: int
 
 
-
-
 # ---------------------------------------------------------------------------
 # Result documents: what the CLI prints with --json. One schema for search, show
 # and list, versioned by SCHEMA_VERSION and pinned by tests/test_json_contract.py.
@@ -200,8 +198,19 @@ def session_row(rec: SessionRecord) -> SessionRow:
     """The JSON contract's view of a stored session."""
     s = rec.session
     return SessionRow(
-        session_id=s.id, provider=s.provider, native_id=s.native_id, title=s.title, cwd=s.cwd,
-        git_branch=s.git_branch, git_repo=s.git_repo, model=s.model, started=iso(s.started),
-        updated=iso(s.updated), events=rec.events, parent=s.parent, resume=s.resume, source=s.source,
+        session_id=s.id,
+        provider=s.provider,
+        native_id=s.native_id,
+        title=s.title,
+        cwd=s.cwd,
+        git_branch=s.git_branch,
+        git_repo=s.git_repo,
+        model=s.model,
+        started=iso(s.started),
+        updated=iso(s.updated),
+        events=rec.events,
+        parent=s.parent,
+        resume=s.resume,
+        source=s.source,
         title_source=s.title_source,
     )

@@ -167,12 +167,16 @@ def ensure_private_dir(path: Path) -> Path:
     if mode & 0o022:
         from voyager_sessions.errors import UserError
 
-        raise UserError(f"refusing to keep Voyager's data in {path}: others can write into it (mode {mode:04o}); "
-                        "point VOYAGER_HOME at a directory of your own")
+        raise UserError(
+            f"refusing to keep Voyager's data in {path}: others can write into it (mode {mode:04o}); "
+            "point VOYAGER_HOME at a directory of your own"
+        )
     if mode & 0o044 and str(path) not in _warned:
         _warned.add(str(path))
-        sys.stderr.write(f"voyager: warning: {path} is readable by others (mode {mode:04o}); the index holds your "
-                         f"conversations: `chmod 700 {shlex.quote(str(path))}` makes it private\n")
+        sys.stderr.write(
+            f"voyager: warning: {path} is readable by others (mode {mode:04o}); the index holds your "
+            f"conversations: `chmod 700 {shlex.quote(str(path))}` makes it private\n"
+        )
     return path
 
 
@@ -197,8 +201,9 @@ def resolve_home(entries: Sequence[tuple[str, str]], env: Env | None = None) -> 
 VSCODE_APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium", "Cursor")
 
 
-def vscode_user_dirs(env: Env | None = None, apps: str | Sequence[str] = VSCODE_APPS, *,
-                     platform: str | None = None) -> list[Path]:
+def vscode_user_dirs(
+    env: Env | None = None, apps: str | Sequence[str] = VSCODE_APPS, *, platform: str | None = None
+) -> list[Path]:
     """The ``User`` dir of each VS Code-family app in ``apps`` (existing or not), in ``apps`` order.
 
     An extension's global data lives in ``<User>/globalStorage/<publisher.extension>/`` and a

@@ -53,8 +53,9 @@ class View:
 
     __slots__ = ("as_json", "as_jsonl", "color", "grouped")
 
-    def __init__(self, *, as_json: bool = False, as_jsonl: bool = False, color: bool = False,
-                 grouped: bool = False) -> None:
+    def __init__(
+        self, *, as_json: bool = False, as_jsonl: bool = False, color: bool = False, grouped: bool = False
+    ) -> None:
         self.as_json = as_json
         self.as_jsonl = as_jsonl
         self.color = color
@@ -66,17 +67,32 @@ def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -
 
     ``color(mode)`` resolves ``--color`` against the stdout the output goes to.
     """
-    view = View(as_json=bool(params.get("as_json")), as_jsonl=bool(params.get("as_jsonl")),
-                color=color(params["color"]) if "color" in params else False)
+    view = View(
+        as_json=bool(params.get("as_json")),
+        as_jsonl=bool(params.get("as_jsonl")),
+        color=color(params["color"]) if "color" in params else False,
+    )
     if cmd == "search":
-        view.grouped = not (params["by_session"] or params.get("flat") or view.as_json or view.as_jsonl) \
-            and sys.stdout.isatty()
-        fields = {"query": " ".join(params["query"]), "limit": params["limit"], "offset": params["offset"],
-                  "providers": list(params["providers"]), "kinds": list(params["kinds"]), "repo": params["repo"],
-                  "cwd": params["cwd"], "session": params["session"], "since": params["since"],
-                  "until": params["until"], "sort": params["sort"], "sessions": params["by_session"],
-                  "context": params["context"], "refresh": not params["no_refresh"],
-                  "remember": True}  # a person's search: `voyager resume -` reopens it
+        view.grouped = (
+            not (params["by_session"] or params.get("flat") or view.as_json or view.as_jsonl) and sys.stdout.isatty()
+        )
+        fields = {
+            "query": " ".join(params["query"]),
+            "limit": params["limit"],
+            "offset": params["offset"],
+            "providers": list(params["providers"]),
+            "kinds": list(params["kinds"]),
+            "repo": params["repo"],
+            "cwd": params["cwd"],
+            "session": params["session"],
+            "since": params["since"],
+            "until": params["until"],
+            "sort": params["sort"],
+            "sessions": params["by_session"],
+            "context": params["context"],
+            "refresh": not params["no_refresh"],
+            "remember": True,
+        }  # a person's search: `voyager resume -` reopens it
     elif cmd == "list":
         fields = {"provider": params["provider"], "limit": params["limit"], "offset": params["offset"]}
     elif cmd == "show":
@@ -151,10 +167,13 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
     if cmd == "stats":
         out.text(f"data dir: {doc['data_dir']}")
         for p, c in doc["providers"].items():
-            out.text(f"  {p:<9} {c['sessions']:>6} {'session ' if c['sessions'] == 1 else 'sessions'} "
-                     f"{c['events']:>9} {'event' if c['events'] == 1 else 'events'}")
-        out.text(f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, "
-                 f"{doc['index_segments']} segments")
+            out.text(
+                f"  {p:<9} {c['sessions']:>6} {'session ' if c['sessions'] == 1 else 'sessions'} "
+                f"{c['events']:>9} {'event' if c['events'] == 1 else 'events'}"
+            )
+        out.text(
+            f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments"
+        )
         if doc["last_scan"]:
             from voyager_sessions.isotime import iso
 
@@ -167,8 +186,10 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
     doc = decode(body)
     if doc.match == "partial":
         # One line, whatever the output format: the hits hold some of the terms, not all.
-        out.text(f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
-                 err=True)
+        out.text(
+            f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
+            err=True,
+        )
     if view.as_json:
         out.raw(escape_json_controls(body) + b"\n")
     elif view.as_jsonl:
@@ -205,31 +226,31 @@ def hit_spans(body: bytes) -> Iterator[bytes]:
     text = body.decode("utf-8")
     decoder = json.JSONDecoder()
     pos = _skip(text, 0)
-    if text[pos:pos + 1] != "{":
+    if text[pos : pos + 1] != "{":
         raise ValueError("a search document is a JSON object")
     pos = _skip(text, pos + 1)
-    while text[pos:pos + 1] != "}":
+    while text[pos : pos + 1] != "}":
         key, pos = decoder.raw_decode(text, pos)
         pos = _skip(text, pos)
-        if text[pos:pos + 1] != ":":
+        if text[pos : pos + 1] != ":":
             raise ValueError("malformed search document")
         pos = _skip(text, pos + 1)
         if key != "hits":
             _, pos = decoder.raw_decode(text, pos)
         else:
-            if text[pos:pos + 1] != "[":
+            if text[pos : pos + 1] != "[":
                 raise ValueError("hits is not a list")
             pos = _skip(text, pos + 1)
-            while text[pos:pos + 1] != "]":
+            while text[pos : pos + 1] != "]":
                 start = pos
                 _, pos = decoder.raw_decode(text, pos)
                 yield text[start:pos].encode("utf-8")
                 pos = _skip(text, pos)
-                if text[pos:pos + 1] == ",":
+                if text[pos : pos + 1] == ",":
                     pos = _skip(text, pos + 1)
             pos += 1
         pos = _skip(text, pos)
-        if text[pos:pos + 1] == ",":
+        if text[pos : pos + 1] == ",":
             pos = _skip(text, pos + 1)
 
 

@@ -56,7 +56,7 @@ def _home_short(path: str | None) -> str:
     if not path:
         return ""
     home = os.path.expanduser("~")
-    return "~" + path[len(home):] if home != "/" and path.startswith(home + "/") else path
+    return "~" + path[len(home) :] if home != "/" and path.startswith(home + "/") else path
 
 
 def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
@@ -130,8 +130,12 @@ def render_row(row: SessionRow) -> str:
 def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:
     """A session header then one block per event, full text."""
     from voyager_sessions.isotime import iso  # here: a search's hits need no datetime
-    head = [f"{row.provider} session {_p(row.native_id)}", f"  title:   {_p(row.title) or '-'}",
-            f"  cwd:     {_p(row.cwd) or '-'}"]
+
+    head = [
+        f"{row.provider} session {_p(row.native_id)}",
+        f"  title:   {_p(row.title) or '-'}",
+        f"  cwd:     {_p(row.cwd) or '-'}",
+    ]
     if row.git_branch or row.git_repo:
         head.append("  git:     " + " ".join(_p(x) for x in (row.git_repo, row.git_branch) if x))
     if row.parent:

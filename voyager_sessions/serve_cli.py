@@ -18,14 +18,27 @@ from voyager_sessions.paths import DataDir
 
 
 @click.group(invoke_without_command=True)
-@click.option("--interval", type=Interval(), default=5.0, show_default=True,
-              help="Seconds between background rescans (a search still refreshes first).")
+@click.option(
+    "--interval",
+    type=Interval(),
+    default=5.0,
+    show_default=True,
+    help="Seconds between background rescans (a search still refreshes first).",
+)
 @click.option("--detach", is_flag=True, help="Run in the background; its log goes to serve.log in the data dir.")
 @click.option("-q", "--quiet", is_flag=True, help="Log only errors.")
-@click.option("--web", is_flag=True, help="Serve `voyager web`'s page too, on loopback (the URL with its token is "
-              "printed); in the foreground only.")
-@click.option("--web-port", type=click.IntRange(0, 65535), default=0, show_default="a free port",
-              help="The page's port (with --web).")
+@click.option(
+    "--web",
+    is_flag=True,
+    help="Serve `voyager web`'s page too, on loopback (the URL with its token is printed); in the foreground only.",
+)
+@click.option(
+    "--web-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default="a free port",
+    help="The page's port (with --web).",
+)
 @click.pass_context
 def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, web: bool, web_port: int) -> None:
     """Keep the index open and fresh in one resident process for this data dir.
@@ -76,24 +89,39 @@ def serve_status(as_json: bool) -> None:
     if doc is None:
         pid = control.holder(ddir)
         if as_json:
-            emit_json({"schema_version": SCHEMA_VERSION, "running": False, "data_dir": str(ddir.root),
-                       "pid": pid if pid and pid > 0 else None})
+            emit_json(
+                {
+                    "schema_version": SCHEMA_VERSION,
+                    "running": False,
+                    "data_dir": str(ddir.root),
+                    "pid": pid if pid and pid > 0 else None,
+                }
+            )
         elif pid is not None:
-            click.echo(f"voyager: a server (pid {pid if pid > 0 else 'unknown'}) holds {ddir.root} but does not "
-                       "answer", err=True)
+            click.echo(
+                f"voyager: a server (pid {pid if pid > 0 else 'unknown'}) holds {ddir.root} but does not answer",
+                err=True,
+            )
         else:
-            stale = " (a socket left by a stopped server is replaced by the next one)" if os.path.lexists(
-                ddir.socket) else ""
+            stale = (
+                " (a socket left by a stopped server is replaced by the next one)"
+                if os.path.lexists(ddir.socket)
+                else ""
+            )
             click.echo(f"voyager: no server is running on {ddir.root}{stale}", err=True)
         sys.exit(EXIT_BUSY if pid is not None else EXIT_NONE)
     if as_json:
         emit_json({"schema_version": SCHEMA_VERSION, "running": True, **doc})
         return
-    click.echo(f"serving {doc['data_dir']} (pid {doc['pid']}, up {_duration(doc['uptime_s'])}, "
-               f"voyager {doc['version']}, protocol {doc['protocol']})")
+    click.echo(
+        f"serving {doc['data_dir']} (pid {doc['pid']}, up {_duration(doc['uptime_s'])}, "
+        f"voyager {doc['version']}, protocol {doc['protocol']})"
+    )
     click.echo(f"  socket     {doc['socket']}")
-    click.echo(f"  requests   {doc['requests']}: {doc['answered']} answered, {doc['fallbacks']} left to their "
-               f"client, {doc['errors']} refused")
+    click.echo(
+        f"  requests   {doc['requests']}: {doc['answered']} answered, {doc['fallbacks']} left to their "
+        f"client, {doc['errors']} refused"
+    )
     last = doc.get("last_scan")
     scans = f"{doc['scans']} (every {doc['interval_s']:g}s and before each search)"
     if last:
@@ -102,13 +130,17 @@ def serve_status(as_json: bool) -> None:
             scans += f", failed: {last['error']}"
     click.echo(f"  scans      {scans}")
     if "watcher" in doc:
-        click.echo(f"  watcher    {printable(str(doc['watcher']))} ({doc.get('watched_scans', 0)} background scans "
-                   "told what changed)")
+        click.echo(
+            f"  watcher    {printable(str(doc['watcher']))} ({doc.get('watched_scans', 0)} background scans "
+            "told what changed)"
+        )
     if doc.get("stale"):
         click.echo(f"  note       {doc['stale']}")
     if doc.get("env_differs"):
-        click.echo(f"  note       this shell's {', '.join(doc['env_differs'])} differ(s) from the server's: "
-                   "commands run from here do not use it")
+        click.echo(
+            f"  note       this shell's {', '.join(doc['env_differs'])} differ(s) from the server's: "
+            "commands run from here do not use it"
+        )
 
 
 def _duration(seconds: float) -> str:

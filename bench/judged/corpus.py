@@ -70,11 +70,19 @@ class _Builder:
         calls = []
         if tool is not None:
             self.calls += 1
-            calls.append(synth.ToolCall(call_id=f"call_{synth.det_uuid(self.key, self.calls)[:8]}", name="Bash",
-                                        input={"command": tool[0]}, output=tool[1], exit_code=exit_code))
+            calls.append(
+                synth.ToolCall(
+                    call_id=f"call_{synth.det_uuid(self.key, self.calls)[:8]}",
+                    name="Bash",
+                    input={"command": tool[0]},
+                    output=tool[1],
+                    exit_code=exit_code,
+                )
+            )
         reasoning = self.rng.choice(T.REASONING_EN) if self.lang == "en" and self.rng.random() < 0.3 else None
-        self.turns.append(synth.Turn(role="assistant", text=text, ts=self._tick(), reasoning=reasoning,
-                                     tool_calls=calls))
+        self.turns.append(
+            synth.Turn(role="assistant", text=text, ts=self._tick(), reasoning=reasoning, tool_calls=calls)
+        )
 
     def filler(self, pairs: int) -> None:
         users = {"zh": T.USER_FILLER_ZH, "ja": T.USER_FILLER_JA}.get(self.lang, T.USER_FILLER_EN)
@@ -84,8 +92,9 @@ class _Builder:
             self.assistant(self.rng.choice(says), self.rng.choice(T.TOOL_FILLER))
 
 
-def _session(key: str, lang: str, provider: str, start: float, prompt: str, tool: tuple[str, str] | None,
-             reply: str | None) -> JudgedSession:
+def _session(
+    key: str, lang: str, provider: str, start: float, prompt: str, tool: tuple[str, str] | None, reply: str | None
+) -> JudgedSession:
     b = _Builder(key, lang, start)
     b.user(prompt)
     opener = {"zh": "我先复现一下问题。", "ja": "まず問題を再現します。"}.get(lang, "Let me reproduce it first.")
@@ -97,8 +106,15 @@ def _session(key: str, lang: str, provider: str, start: float, prompt: str, tool
         b.assistant(reply)
     b.filler(b.rng.randint(0, 2))
     cwd = f"/home/dev/{b.rng.choice(PROJECTS)}"
-    conv = synth.Conversation(id=synth.det_uuid("judged", key), cwd=cwd, title=None, model="synthetic-model-1",
-                              started=start, turns=b.turns, git_branch="main")
+    conv = synth.Conversation(
+        id=synth.det_uuid("judged", key),
+        cwd=cwd,
+        title=None,
+        model="synthetic-model-1",
+        started=start,
+        turns=b.turns,
+        git_branch="main",
+    )
     return JudgedSession(key=key, lang=lang, provider=provider, conv=conv)
 
 
@@ -107,12 +123,28 @@ def sessions() -> list[JudgedSession]:
     specs: list[tuple[str, str, int, str, tuple[str, str] | None, str | None]] = []
     for t_i, t in enumerate(T.TOPICS):
         for v_i, (a, b, c) in enumerate(t.variants):
-            specs.append((f"{t.key}/{v_i}", "en", t_i + v_i, _fill(t.prompt, a),
-                          (_fill(t.command, a), _fill(t.output, a, b)), _fill(t.reply, a, b, c)))
+            specs.append(
+                (
+                    f"{t.key}/{v_i}",
+                    "en",
+                    t_i + v_i,
+                    _fill(t.prompt, a),
+                    (_fill(t.command, a), _fill(t.output, a, b)),
+                    _fill(t.reply, a, b, c),
+                )
+            )
     for t_i, ct in enumerate(T.CJK_TOPICS):
         for v_i, (a, b, c) in enumerate(ct.variants):
-            specs.append((f"{ct.key}/{v_i}", ct.lang, t_i + v_i, _fill(ct.prompt, a),
-                          (_fill(ct.command, a), _fill(ct.output, a, b)), _fill(ct.reply, a, b, c)))
+            specs.append(
+                (
+                    f"{ct.key}/{v_i}",
+                    ct.lang,
+                    t_i + v_i,
+                    _fill(ct.prompt, a),
+                    (_fill(ct.command, a), _fill(ct.output, a, b)),
+                    _fill(ct.reply, a, b, c),
+                )
+            )
     for d_i, prompt in enumerate(T.DISTRACTORS):
         specs.append((f"distractor/{d_i}", "en", d_i, prompt, None, "Done; the tests pass."))
     # When a session happened has nothing to do with its topic or variant: a seeded shuffle decides.
@@ -121,8 +153,17 @@ def sessions() -> list[JudgedSession]:
     out = []
     for slot, i in enumerate(order):
         key, lang, rot, prompt, tool, reply = specs[i]
-        out.append(_session(key, lang, PROVIDERS[rot % len(PROVIDERS)], EPOCH + slot * 86_400.0 + (i % 7) * 611.0,
-                            prompt, tool, reply))
+        out.append(
+            _session(
+                key,
+                lang,
+                PROVIDERS[rot % len(PROVIDERS)],
+                EPOCH + slot * 86_400.0 + (i % 7) * 611.0,
+                prompt,
+                tool,
+                reply,
+            )
+        )
     out.sort(key=lambda s: s.key)
     return out
 
@@ -134,8 +175,12 @@ class Written:
 
     def env(self) -> dict[str, str]:
         """HOME and the XDG dirs under the fake home: agents' default locations, nothing overridden."""
-        return {"HOME": str(self.home), "XDG_DATA_HOME": str(self.home / ".local" / "share"),
-                "XDG_CONFIG_HOME": str(self.home / ".config"), "XDG_CACHE_HOME": str(self.home / ".cache")}
+        return {
+            "HOME": str(self.home),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+        }
 
 
 def write(home: Path, corpus: list[JudgedSession] | None = None) -> Written:

@@ -52,10 +52,12 @@ def fr_env(home_env: Mapping[str, str], cache: Path) -> dict[str, str]:
 
 def index(fr: str, env: Mapping[str, str]) -> int:
     """Build fr's index of the generated HOME; returns how many sessions a match-all listing shows."""
-    subprocess.run([fr, "--rebuild", "--json", "--limit", "1", "x"], env=dict(env), capture_output=True,
-                   timeout=600, check=False)
-    proc = subprocess.run([fr, "--json", "--all", "--no-refresh"], env=dict(env), capture_output=True, timeout=600,
-                          check=False)
+    subprocess.run(
+        [fr, "--rebuild", "--json", "--limit", "1", "x"], env=dict(env), capture_output=True, timeout=600, check=False
+    )
+    proc = subprocess.run(
+        [fr, "--json", "--all", "--no-refresh"], env=dict(env), capture_output=True, timeout=600, check=False
+    )
     try:
         return len(msgspec.json.decode(proc.stdout, type=FrOutput).sessions)
     except msgspec.DecodeError:
@@ -64,8 +66,13 @@ def index(fr: str, env: Mapping[str, str]) -> int:
 
 def search(fr: str, env: Mapping[str, str], query: str, limit: int) -> list[str]:
     """The session ids fr ranks for ``query``, best first ([] when its output is not the documented shape)."""
-    proc = subprocess.run([fr, "--json", "--no-refresh", "--limit", str(limit), query], env=dict(env),
-                          capture_output=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [fr, "--json", "--no-refresh", "--limit", str(limit), query],
+        env=dict(env),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     try:
         return [s.id for s in msgspec.json.decode(proc.stdout, type=FrOutput).sessions]
     except msgspec.DecodeError:

@@ -37,7 +37,9 @@ class ClassScore(msgspec.Struct, frozen=True, kw_only=True):
 def score(ranks: Iterable[int | None]) -> ClassScore:
     rs = list(ranks)
     n = len(rs) or 1
-    return ClassScore(queries=len(rs),
-                      s1=round(sum(r == 1 for r in rs) / n, 3),
-                      s5=round(sum(r is not None and r <= 5 for r in rs) / n, 3),
-                      mrr10=round(sum(1.0 / r for r in rs if r is not None) / n, 3))
+    return ClassScore(
+        queries=len(rs),
+        s1=round(sum(r == 1 for r in rs) / n, 3),
+        s5=round(sum(r is not None and r <= 5 for r in rs) / n, 3),
+        mrr10=round(sum(1.0 / r for r in rs if r is not None) / n, 3),
+    )

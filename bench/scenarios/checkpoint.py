@@ -24,8 +24,11 @@ def checkpoint(ctx: Context) -> ScenarioResult:
     from voyager_sessions.store.checkpoints import CheckpointPatch, CheckpointStore
 
     sz = ctx.sizes
-    res = ScenarioResult(name="checkpoint", description=f"{sz.checkpoint_saves:,} saves (half changed, half "
-                         f"unchanged) over {SESSIONS} sessions, {sz.checkpoint_loads:,} loads, opens and closes")
+    res = ScenarioResult(
+        name="checkpoint",
+        description=f"{sz.checkpoint_saves:,} saves (half changed, half "
+        f"unchanged) over {SESSIONS} sessions, {sz.checkpoint_loads:,} loads, opens and closes",
+    )
     root = ctx.dir("checkpoint")
 
     first_open: list[float] = []
@@ -50,8 +53,11 @@ def checkpoint(ctx: Context) -> ScenarioResult:
     for i in range(sz.checkpoint_saves):
         sid = sids[(i // 2) % SESSIONS]
         if i % 2 == 0:
-            patch = CheckpointPatch(status=f"step {i}: running the suite", add_next=(f"look at failure {i}",),
-                                    add_files=(f"src/module_{i % 13}.py",))
+            patch = CheckpointPatch(
+                status=f"step {i}: running the suite",
+                add_next=(f"look at failure {i}",),
+                add_files=(f"src/module_{i % 13}.py",),
+            )
             t0 = time.perf_counter()
             r = store.save(sid, "bench-project", patch)
             changed.append(time.perf_counter() - t0)
@@ -62,9 +68,13 @@ def checkpoint(ctx: Context) -> ScenarioResult:
             r = store.save(sid, "bench-project", last[sid])
             unchanged.append(time.perf_counter() - t0)
             wrote_when_unchanged += r.changed
-    res.checks.append(Check(name="a changed save writes, a repeated one does not",
-                            ok=missed_change == 0 and wrote_when_unchanged == 0,
-                            detail=f"missed={missed_change} spurious={wrote_when_unchanged}"))
+    res.checks.append(
+        Check(
+            name="a changed save writes, a repeated one does not",
+            ok=missed_change == 0 and wrote_when_unchanged == 0,
+            detail=f"missed={missed_change} spurious={wrote_when_unchanged}",
+        )
+    )
 
     rng = random.Random(ctx.seed)
     loads: list[float] = []
@@ -101,27 +111,63 @@ def checkpoint(ctx: Context) -> ScenarioResult:
         return Reference(label="seed", value=SEED[key], note=note)
 
     res.metrics += [
-        Metric(name="save p50", value=ms(saves.p50), unit="ms", group="save", target=Target(op="<=", value=1),
-               reference=seed("save_ms", "per save")),
+        Metric(
+            name="save p50",
+            value=ms(saves.p50),
+            unit="ms",
+            group="save",
+            target=Target(op="<=", value=1),
+            reference=seed("save_ms", "per save"),
+        ),
         Metric(name="save p95", value=ms(saves.p95), unit="ms", group="save"),
-        Metric(name="save p99", value=ms(saves.p99), unit="ms", group="save", target=Target(op="<=", value=10),
-               reference=seed("save_ms", "per save")),
+        Metric(
+            name="save p99",
+            value=ms(saves.p99),
+            unit="ms",
+            group="save",
+            target=Target(op="<=", value=10),
+            reference=seed("save_ms", "per save"),
+        ),
         Metric(name="changed save p50", value=ms(ch.p50), unit="ms", group="save"),
         Metric(name="changed save p99", value=ms(ch.p99), unit="ms", group="save"),
         Metric(name="unchanged save p50", value=ms(un.p50), unit="ms", group="save"),
         Metric(name="unchanged save p99", value=ms(un.p99), unit="ms", group="save"),
-        Metric(name="load p50", value=us(ld.p50), unit="µs", group="load", target=Target(op="<=", value=30),
-               reference=seed("load_us")),
+        Metric(
+            name="load p50",
+            value=us(ld.p50),
+            unit="µs",
+            group="load",
+            target=Target(op="<=", value=30),
+            reference=seed("load_us"),
+        ),
         Metric(name="load p95", value=us(ld.p95), unit="µs", group="load"),
         Metric(name="load p99", value=us(ld.p99), unit="µs", group="load"),
-        Metric(name="first open (new database)", value=ms(fo.p50), unit="ms", group="open/close",
-               target=Target(op="<=", value=20), reference=seed("first_open_ms")),
+        Metric(
+            name="first open (new database)",
+            value=ms(fo.p50),
+            unit="ms",
+            group="open/close",
+            target=Target(op="<=", value=20),
+            reference=seed("first_open_ms"),
+        ),
         Metric(name="first open, worst", value=ms(fo.max), unit="ms", group="open/close"),
         Metric(name="reopen", value=ms(Quantiles.of(reopen).p50), unit="ms", group="open/close"),
-        Metric(name="close after the save workload", value=ms(close_after_work), unit="ms", group="open/close",
-               target=Target(op="<=", value=5), reference=seed("close_ms")),
-        Metric(name="close p50", value=ms(Quantiles.of(reclose + first_close).p50), unit="ms", group="open/close",
-               target=Target(op="<=", value=5), reference=seed("close_ms")),
+        Metric(
+            name="close after the save workload",
+            value=ms(close_after_work),
+            unit="ms",
+            group="open/close",
+            target=Target(op="<=", value=5),
+            reference=seed("close_ms"),
+        ),
+        Metric(
+            name="close p50",
+            value=ms(Quantiles.of(reclose + first_close).p50),
+            unit="ms",
+            group="open/close",
+            target=Target(op="<=", value=5),
+            reference=seed("close_ms"),
+        ),
     ]
     res.notes.append(f"database after the run: {file_bytes(path) / 1e6:.2f} MB (with -wal)")
     return res

@@ -56,16 +56,26 @@ def _ingest_set(ctx: Context) -> DataSet:
 
     ing = ensure_ingested(ctx, "claude")
     tokens = [token for token, _ in corpus.INGEST_NEEDLES][:2]
-    return DataSet(label=f"ingest corpus ({ctx.sizes.ingest_messages:,}-message session)", data_dir=ing.data_dir,
-                   homes=ing.homes, queries=[*tokens, "数据", "error"], files=True)
+    return DataSet(
+        label=f"ingest corpus ({ctx.sizes.ingest_messages:,}-message session)",
+        data_dir=ing.data_dir,
+        homes=ing.homes,
+        queries=[*tokens, "数据", "error"],
+        files=True,
+    )
 
 
 def _sources_set(ctx: Context) -> DataSet:
     from bench.scenarios.rescan import ensure_sources
 
     homes, data_dir = ensure_sources(ctx)
-    return DataSet(label=f"{ctx.sizes.rescan_sources:,} sources", data_dir=data_dir, homes=homes,
-                   queries=["the", "zzqqxxnothing"], files=True)
+    return DataSet(
+        label=f"{ctx.sizes.rescan_sources:,} sources",
+        data_dir=data_dir,
+        homes=homes,
+        queries=["the", "zzqqxxnothing"],
+        files=True,
+    )
 
 
 def _events_set(ctx: Context) -> DataSet:
@@ -74,8 +84,13 @@ def _events_set(ctx: Context) -> DataSet:
     n = max(ctx.sizes.search_events)
     run = ensure_search_run(ctx, n)
     queries = [s.query for s in run.stats if s.name in CLI_SUBSET]
-    return DataSet(label=f"{size_label(n)} events", data_dir=run.data_dir,
-                   homes=ProviderHomes.under(ctx.dir("cli-search-empty-homes")), queries=queries, files=False)
+    return DataSet(
+        label=f"{size_label(n)} events",
+        data_dir=run.data_dir,
+        homes=ProviderHomes.under(ctx.dir("cli-search-empty-homes")),
+        queries=queries,
+        files=False,
+    )
 
 
 class Server:
@@ -86,8 +101,13 @@ class Server:
         from voyager_sessions.serve import control
 
         self.ddir = DataDir(data_dir)
-        self.proc = subprocess.Popen([*(command or voyager_command()), "serve", "-q", "--interval", "5"], env=env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [*(command or voyager_command()), "serve", "-q", "--interval", "5"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -133,8 +153,12 @@ def fr_env(ds: DataSet, base: dict[str, str], root: Path) -> dict[str, str]:
         if not os.path.lexists(link):
             link.symlink_to(target)
     env = {k: v for k, v in base.items() if not k.startswith("VOYAGER_")}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(root / "cache"), XDG_CONFIG_HOME=str(root / "config"),
-               XDG_DATA_HOME=str(root / "data"))
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(root / "cache"),
+        XDG_CONFIG_HOME=str(root / "config"),
+        XDG_DATA_HOME=str(root / "data"),
+    )
     return env
 
 
@@ -147,16 +171,21 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
     voyager = voyager_command()
     installed = installed_command(ctx)
     g = ds.label
-    walls: dict[str, list[float]] = {"in-process": [], "in-process, --no-refresh": [], "server": [],
-                                     "server, --no-refresh": []}
+    walls: dict[str, list[float]] = {
+        "in-process": [],
+        "in-process, --no-refresh": [],
+        "server": [],
+        "server, --no-refresh": [],
+    }
     if installed:
         walls["server, installed wheel"] = []
     expected: dict[tuple[str, bool], bytes] = {}
     appending = ds.files and ds.label.startswith("ingest")
     rounds = ctx.sizes.cli_append_rounds
     if appending:  # first, and before the server runs (its scans would take the lock from these refreshes)
-        local_append, local_ok = _append_and_search(ctx, [*voyager, "search", "--json"], local_env, rounds,
-                                                    _voyager_found_once)
+        local_append, local_ok = _append_and_search(
+            ctx, [*voyager, "search", "--json"], local_env, rounds, _voyager_found_once
+        )
     for q in ds.queries:
         for no_refresh in (False, True):
             cmd = [*voyager, "search", q, "--json", *(["--no-refresh"] if no_refresh else [])]
@@ -186,10 +215,10 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
                     runs += 1
                     wheel_same = wheel_same and proc.stdout == expected[(q, False)]
             left = runs - (server.status().get("answered", 0) - before)
-            res.metrics.append(Metric(name="CLI runs left to their own process, installed wheel", value=left,
-                                      unit="", group=g))
-            res.checks.append(Check(name=f"{g}: installed wheel through its server, the same bytes",
-                                    ok=wheel_same))
+            res.metrics.append(
+                Metric(name="CLI runs left to their own process, installed wheel", value=left, unit="", group=g)
+            )
+            res.checks.append(Check(name=f"{g}: installed wheel through its server, the same bytes", ok=wheel_same))
         finally:
             server.stop()
     server = Server(env, ds.data_dir)
@@ -212,51 +241,75 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
         last = server.status()
         answered = last.get("answered", 0) - before
         res.checks.append(Check(name=f"{g}: through the server, the same bytes as in-process", ok=same))
-        res.metrics.append(Metric(name="CLI runs left to their own process", value=runs - answered, unit="",
-                                  group=g))
+        res.metrics.append(Metric(name="CLI runs left to their own process", value=runs - answered, unit="", group=g))
         if answered and last.get("mean_answer_ms") is not None:
             # The server's own time per command (refresh included): the rest of a wall time is the client's.
             spent = last["mean_answer_ms"] * last["answered"] - (first.get("mean_answer_ms") or 0) * before
-            res.metrics.append(Metric(name="server time per command, mean", value=round(spent / answered, 3),
-                                      unit="ms", group=g))
+            res.metrics.append(
+                Metric(name="server time per command, mean", value=round(spent / answered, 3), unit="ms", group=g)
+            )
         if appending:
             before_append = server.status()
-            served_append, served_ok = _append_and_search(ctx, [*voyager, "search", "--json"], env, rounds,
-                                                          _voyager_found_once)
+            served_append, served_ok = _append_and_search(
+                ctx, [*voyager, "search", "--json"], env, rounds, _voyager_found_once
+            )
             after_append = server.status()
             n = after_append.get("answered", 0) - before_append.get("answered", 0)
             if n and after_append.get("mean_answer_ms") is not None:
-                spent = (after_append["mean_answer_ms"] * after_append["answered"]
-                         - (before_append.get("mean_answer_ms") or 0) * before_append.get("answered", 0))
-                res.metrics.append(Metric(name="append-then-found: server time (scan + search), mean",
-                                          value=round(spent / n, 3), unit="ms", group=g))
+                spent = after_append["mean_answer_ms"] * after_append["answered"] - (
+                    before_append.get("mean_answer_ms") or 0
+                ) * before_append.get("answered", 0)
+                res.metrics.append(
+                    Metric(
+                        name="append-then-found: server time (scan + search), mean",
+                        value=round(spent / n, 3),
+                        unit="ms",
+                        group=g,
+                    )
+                )
     finally:
         server.stop()
     if appending:
-        res.checks.append(Check(name=f"{g}: each appended message found exactly once by the next search",
-                                ok=local_ok and served_ok, detail=None if local_ok and served_ok else
-                                f"in-process {local_ok}, server {served_ok}"))
+        res.checks.append(
+            Check(
+                name=f"{g}: each appended message found exactly once by the next search",
+                ok=local_ok and served_ok,
+                detail=None if local_ok and served_ok else f"in-process {local_ok}, server {served_ok}",
+            )
+        )
         ref = None
         if fr:
             fenv = fr_env(ds, env, ctx.dir("fr-" + ds.data_dir.parent.name))
-            fr_append, fr_ok = _append_and_search(ctx, [fr, "--json", "--limit", "5"], fenv, rounds,
-                                                  lambda out, token: _fr_hits(out) > 0)
-            ref = Reference(label="fr", value=ms(statistics.median(fr_append)),
-                            note=None if fr_ok else "(fr did not find every appended message)")
+            fr_append, fr_ok = _append_and_search(
+                ctx, [fr, "--json", "--limit", "5"], fenv, rounds, lambda out, token: _fr_hits(out) > 0
+            )
+            ref = Reference(
+                label="fr",
+                value=ms(statistics.median(fr_append)),
+                note=None if fr_ok else "(fr did not find every appended message)",
+            )
         p50 = statistics.median(served_append)
         res.metrics += [
-            Metric(name="append-then-found p50, server", value=ms(p50), unit="ms", group=g,
-                   target=Target(op="<=", value=TARGET_APPEND_P50_MS), reference=ref,
-                   ratio=round(p50 * 1000 / ref.value, 2) if ref and ref.value else None),
+            Metric(
+                name="append-then-found p50, server",
+                value=ms(p50),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=TARGET_APPEND_P50_MS),
+                reference=ref,
+                ratio=round(p50 * 1000 / ref.value, 2) if ref and ref.value else None,
+            ),
             Metric(name="append-then-found worst, server", value=ms(max(served_append)), unit="ms", group=g),
-            Metric(name="append-then-found p50, in-process", value=ms(statistics.median(local_append)), unit="ms",
-                   group=g),
+            Metric(
+                name="append-then-found p50, in-process", value=ms(statistics.median(local_append)), unit="ms", group=g
+            ),
         ]
     fr_walls: dict[str, list[float]] = {}
     if fr and ds.files:
         fenv = fr_env(ds, env, ctx.dir("fr-" + ds.data_dir.parent.name))
-        subprocess.run([fr, "--rebuild", "--json", "--limit", "1", "x"], env=fenv, capture_output=True, timeout=600,
-                       check=False)
+        subprocess.run(
+            [fr, "--rebuild", "--json", "--limit", "1", "x"], env=fenv, capture_output=True, timeout=600, check=False
+        )
         for no_refresh in (False, True):
             name = "fr" + (", --no-refresh" if no_refresh else "")
             fr_walls[name] = []
@@ -271,16 +324,28 @@ def _measure_set(ctx: Context, ds: DataSet, res: ScenarioResult, fr: str | None)
         ref = None
         if ref_name in fr_walls and name.startswith("server"):
             ref = Reference(label="fr", value=ms(statistics.median(fr_walls[ref_name])))
-        target = Target(op="<=", value=TARGET_SEARCH_P50_MS) if name.startswith("server") and "no-refresh" not in name \
+        target = (
+            Target(op="<=", value=TARGET_SEARCH_P50_MS)
+            if name.startswith("server") and "no-refresh" not in name
             else None
-        res.metrics.append(Metric(name=f"CLI search p50, {name}", value=ms(qs.p50), unit="ms", group=g,
-                                  target=target, reference=ref,
-                                  ratio=round(qs.p50 * 1000 / ref.value, 2) if ref and ref.value else None))
+        )
+        res.metrics.append(
+            Metric(
+                name=f"CLI search p50, {name}",
+                value=ms(qs.p50),
+                unit="ms",
+                group=g,
+                target=target,
+                reference=ref,
+                ratio=round(qs.p50 * 1000 / ref.value, 2) if ref and ref.value else None,
+            )
+        )
         res.metrics.append(Metric(name=f"CLI search p95, {name}", value=ms(qs.p95), unit="ms", group=g))
 
 
-def _append_and_search(ctx: Context, command: list[str], env: dict[str, str], rounds: int,
-                       found: Callable[[bytes, str], bool]) -> tuple[list[float], bool]:
+def _append_and_search(
+    ctx: Context, command: list[str], env: dict[str, str], rounds: int, found: Callable[[bytes, str], bool]
+) -> tuple[list[float], bool]:
     """Append one message to the ingest session, then time ``COMMAND TOKEN`` once; ``rounds`` times."""
     from bench.scenarios.ingest import ensure_ingested
 
@@ -321,23 +386,35 @@ def _floors(ctx: Context, res: ScenarioResult) -> None:
 
     reps = ctx.sizes.cli_search_reps
     env = cli_env({}, ctx.dir("pycache"))
-    floors = [("python -c pass (dev, with site)", [sys.executable, "-c", "pass"]),
-              ("python -I -S -c pass (bare)", [sys.executable, "-I", "-S", "-c", "pass"])]
+    floors = [
+        ("python -c pass (dev, with site)", [sys.executable, "-c", "pass"]),
+        ("python -I -S -c pass (bare)", [sys.executable, "-I", "-S", "-c", "pass"]),
+    ]
     installed = installed_command(ctx)
     if installed:
-        floors.append(("python -c pass (installed wheel's venv)",
-                       [str(Path(installed[0]).with_name("python")), "-c", "pass"]))
+        floors.append(
+            ("python -c pass (installed wheel's venv)", [str(Path(installed[0]).with_name("python")), "-c", "pass"])
+        )
     for name, cmd in floors:
         _timed(cmd, env)
-        res.metrics.append(Metric(name=f"floor: {name}", value=ms(statistics.median(
-            _timed(cmd, env)[0] for _ in range(reps))), unit="ms", group="process start"))
+        res.metrics.append(
+            Metric(
+                name=f"floor: {name}",
+                value=ms(statistics.median(_timed(cmd, env)[0] for _ in range(reps))),
+                unit="ms",
+                group="process start",
+            )
+        )
 
 
 def cli_search(ctx: Context) -> ScenarioResult:
     fr = fr_command()
-    res = ScenarioResult(name="cli_search", description="CLI wall time of `voyager search --json`, in its own "
-                         "process and through `voyager serve`; append-then-found through the server"
-                         + ("; fast-resume `fr` beside" if fr else ""))
+    res = ScenarioResult(
+        name="cli_search",
+        description="CLI wall time of `voyager search --json`, in its own "
+        "process and through `voyager serve`; append-then-found through the server"
+        + ("; fast-resume `fr` beside" if fr else ""),
+    )
     try:
         load = os.getloadavg()[0]
         res.notes.append(f"load average at start: {load:.2f} on {os.cpu_count()} CPUs")
@@ -348,6 +425,8 @@ def cli_search(ctx: Context) -> ScenarioResult:
     _floors(ctx, res)
     for make in (_ingest_set, _sources_set, _events_set):
         _measure_set(ctx, make(ctx), res, fr)
-    res.notes.append("each wall time is a child process from start to exit (bytecode cached, see docs/bench.md); "
-                     "`server` runs with `voyager serve` on the data dir, `in-process` with VOYAGER_NO_SERVER=1")
+    res.notes.append(
+        "each wall time is a child process from start to exit (bytecode cached, see docs/bench.md); "
+        "`server` runs with `voyager serve` on the data dir, `in-process` with VOYAGER_NO_SERVER=1"
+    )
     return res

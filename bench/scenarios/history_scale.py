@@ -38,14 +38,18 @@ PROVIDERS = ["claude", "codex"]
 
 def _cache_root() -> Path:
     base = os.environ.get("VOYAGER_BENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "voyager-bench")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "voyager-bench"
+    )
     return Path(base)
 
 
 def history_100k(ctx: Context) -> ScenarioResult:
     n = int(os.environ.get("VOYAGER_BENCH_HISTORY_SESSIONS", DEFAULT_SESSIONS))
-    res = ScenarioResult(name="history_100k", description=f"{n:,} sessions (Claude Code + Codex): first index, "
-                         "no-op scan, watched refresh, refreshing search, append -> found")
+    res = ScenarioResult(
+        name="history_100k",
+        description=f"{n:,} sessions (Claude Code + Codex): first index, "
+        "no-op scan, watched refresh, refreshing search, append -> found",
+    )
     if ctx.quick:
         res.notes.append("not run with --quick (full bench only)")
         return res
@@ -54,7 +58,9 @@ def history_100k(ctx: Context) -> ScenarioResult:
     if not (cache / "written.json").exists():
         t = time.perf_counter()
         written, _ = corpus.write_scaled_history(n, homes.claude_projects, Path(homes.codex))
-        (cache / "written.json").write_bytes(msgspec.json.encode({"bytes": written, "seconds": time.perf_counter() - t}))
+        (cache / "written.json").write_bytes(
+            msgspec.json.encode({"bytes": written, "seconds": time.perf_counter() - t})
+        )
     info = msgspec.json.decode((cache / "written.json").read_bytes())
     res.notes.append(f"corpus: {n:,} sessions, {mb(info['bytes']):.0f} MB, cached in {cache}")
     data = cache / "data"
@@ -69,15 +75,26 @@ def history_100k(ctx: Context) -> ScenarioResult:
     first = msgspec.json.decode(first_file.read_bytes(), type=IngestRun)
     g = f"{n:,} sessions"
     rss_mib = first.peak_rss_kb / 1024
-    res.checks.append(Check(name="first index read every session", ok=first.failed == 0 and first.sessions == n,
-                            detail=f"sessions={first.sessions} failed={first.failed}"))
+    res.checks.append(
+        Check(
+            name="first index read every session",
+            ok=first.failed == 0 and first.sessions == n,
+            detail=f"sessions={first.sessions} failed={first.failed}",
+        )
+    )
     res.metrics += [
         Metric(name="first index wall", value=round(first.seconds, 1), unit="s", group=g),
         Metric(name="first index events", value=first.events, unit="events", group=g),
-        Metric(name="first index peak RSS (writer)", value=round(rss_mib), unit="MiB", group=g,
-               target=Target(op="<=", value=RSS_TARGET_MIB)),
-        Metric(name="first index peak anonymous RSS (writer)", value=round(first.peak_anon_kb / 1024), unit="MiB",
-               group=g),
+        Metric(
+            name="first index peak RSS (writer)",
+            value=round(rss_mib),
+            unit="MiB",
+            group=g,
+            target=Target(op="<=", value=RSS_TARGET_MIB),
+        ),
+        Metric(
+            name="first index peak anonymous RSS (writer)", value=round(first.peak_anon_kb / 1024), unit="MiB", group=g
+        ),
         Metric(name="index size", value=round(mb(first.index_bytes)), unit="MB", group=g),
         Metric(name="state size", value=round(mb(first.state_bytes)), unit="MB", group=g),
     ]
@@ -100,16 +117,20 @@ def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g:
         cpu.append(time.process_time() - c)
         wall.append(time.perf_counter() - w)
     res.checks.append(Check(name="no-op scan reads nothing", ok=s.touched == 0))
-    res.metrics += [Metric(name="no-op scan CPU", value=ms(statistics.median(cpu)), unit="ms", group=g),
-                    Metric(name="no-op scan wall", value=ms(statistics.median(wall)), unit="ms", group=g)]
+    res.metrics += [
+        Metric(name="no-op scan CPU", value=ms(statistics.median(cpu)), unit="ms", group=g),
+        Metric(name="no-op scan wall", value=ms(statistics.median(wall)), unit="ms", group=g),
+    ]
 
     c, w = time.process_time(), time.perf_counter()
     scan(data, env, providers=PROVIDERS)
     api.search(data, "tokenizer", SearchOptions(limit=10))
-    res.metrics.append(Metric(name="refreshing search in-process, CPU", value=ms(time.process_time() - c), unit="ms",
-                              group=g))
-    res.metrics.append(Metric(name="refreshing search in-process, wall", value=ms(time.perf_counter() - w), unit="ms",
-                              group=g))
+    res.metrics.append(
+        Metric(name="refreshing search in-process, CPU", value=ms(time.process_time() - c), unit="ms", group=g)
+    )
+    res.metrics.append(
+        Metric(name="refreshing search in-process, wall", value=ms(time.perf_counter() - w), unit="ms", group=g)
+    )
 
     watcher = ChangeWatcher(env, PROVIDERS).start()
     try:
@@ -120,8 +141,9 @@ def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g:
             c = time.process_time()
             refresh(data, env, watcher, providers=PROVIDERS)
             cpu.append(time.process_time() - c)
-        res.metrics.append(Metric(name="watched no-op refresh CPU", value=ms(statistics.median(cpu)), unit="ms",
-                                  group=g))
+        res.metrics.append(
+            Metric(name="watched no-op refresh CPU", value=ms(statistics.median(cpu)), unit="ms", group=g)
+        )
         target = next(Path(homes.claude_projects).rglob("*.jsonl"))
         needle = "zqxappendneedle"
         prompt = next(msgspec.json.decode(x) for x in target.read_bytes().splitlines() if b'"type":"user"' in x)
@@ -132,10 +154,21 @@ def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g:
         c, w = time.process_time(), time.perf_counter()
         s = refresh(data, env, watcher, providers=PROVIDERS)
         found = api.search(data, needle, SearchOptions(limit=5)).total
-        res.metrics += [Metric(name="append -> found (watched refresh + search), CPU", value=ms(time.process_time() - c),
-                               unit="ms", group=g),
-                        Metric(name="append -> found, wall", value=ms(time.perf_counter() - w), unit="ms", group=g)]
-        res.checks.append(Check(name="the appended line is found", ok=s.grown == 1 and found >= 1,
-                                detail=f"grown={s.grown} hits={found}"))
+        res.metrics += [
+            Metric(
+                name="append -> found (watched refresh + search), CPU",
+                value=ms(time.process_time() - c),
+                unit="ms",
+                group=g,
+            ),
+            Metric(name="append -> found, wall", value=ms(time.perf_counter() - w), unit="ms", group=g),
+        ]
+        res.checks.append(
+            Check(
+                name="the appended line is found",
+                ok=s.grown == 1 and found >= 1,
+                detail=f"grown={s.grown} hits={found}",
+            )
+        )
     finally:
         watcher.stop()

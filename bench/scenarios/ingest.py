@@ -95,8 +95,13 @@ def needle_checks(key: str, data_dir: Path, when: str = "") -> list[Check]:
         res = search(SearchRequest(query=token, limit=10, refresh=False), data_dir=data_dir)
         kinds = [h.kind for h in res.hits]
         ok = res.total == 1 and kinds == [kind]
-        checks.append(Check(name=f"{key}: '{token}' found once as {kind}{when}", ok=ok,
-                            detail=None if ok else f"total={res.total} kinds={kinds}"))
+        checks.append(
+            Check(
+                name=f"{key}: '{token}' found once as {kind}{when}",
+                ok=ok,
+                detail=None if ok else f"total={res.total} kinds={kinds}",
+            )
+        )
     return checks
 
 
@@ -109,13 +114,15 @@ def ensure_ingested(ctx: Context, provider: str) -> Ingested:
         homes, source, appender = _write_source(ctx, provider)
         data_dir = ctx.dir(f"ingest-{provider}") / "data"
         scan(data_dir, homes.env(), providers=[provider])
-        got = ctx.ingested[provider] = Ingested(provider=provider, homes=homes, source=source, data_dir=data_dir,
-                                                appender=appender)
+        got = ctx.ingested[provider] = Ingested(
+            provider=provider, homes=homes, source=source, data_dir=data_dir, appender=appender
+        )
     return got
 
 
-def _scans(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, workers: int | None,
-           runs: int) -> tuple[IngestRun, list[IngestRun], list[Path]]:
+def _scans(
+    ctx: Context, key: str, providers: list[str], homes: ProviderHomes, workers: int | None, runs: int
+) -> tuple[IngestRun, list[IngestRun], list[Path]]:
     """``runs`` full scans into fresh data dirs, each in a child process; the median run, all runs, their dirs."""
     tag = "default" if workers is None else f"w{workers}"
     dirs = [ctx.dir(f"ingest-{key}") / f"data-{tag}-{r}" for r in range(runs)]
@@ -124,8 +131,9 @@ def _scans(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, w
     if workers is not None:
         args += ["--workers", str(workers)]
     for data_dir in dirs:
-        out.append(msgspec.json.decode(run_child(["ingest", "--data-dir", str(data_dir), *args], homes.env()),
-                                       type=IngestRun))
+        out.append(
+            msgspec.json.decode(run_child(["ingest", "--data-dir", str(data_dir), *args], homes.env()), type=IngestRun)
+        )
     return sorted(out, key=lambda x: x.seconds)[len(out) // 2], out, dirs
 
 
@@ -138,14 +146,28 @@ def _workers_label(run: IngestRun, workers: int | None) -> str:
 
 
 def _memory_metrics(run: IngestRun, g: str) -> list[Metric]:
-    metrics = [Metric(name="peak RSS" + (", writer" if run.worker_processes else ""),
-                      value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g)]
+    metrics = [
+        Metric(
+            name="peak RSS" + (", writer" if run.worker_processes else ""),
+            value=round(run.peak_rss_kb / 1024, 1),
+            unit="MiB",
+            group=g,
+        )
+    ]
     if run.worker_processes:
         metrics += [
-            Metric(name=f"peak RSS, {run.worker_processes} workers (sum)", value=round(run.workers_peak_rss_kb / 1024, 1),
-                   unit="MiB", group=g),
-            Metric(name="peak RSS, writer + workers", value=round((run.peak_rss_kb + run.workers_peak_rss_kb) / 1024, 1),
-                   unit="MiB", group=g),
+            Metric(
+                name=f"peak RSS, {run.worker_processes} workers (sum)",
+                value=round(run.workers_peak_rss_kb / 1024, 1),
+                unit="MiB",
+                group=g,
+            ),
+            Metric(
+                name="peak RSS, writer + workers",
+                value=round((run.peak_rss_kb + run.workers_peak_rss_kb) / 1024, 1),
+                unit="MiB",
+                group=g,
+            ),
             Metric(name="peak PSS, writer + workers", value=round(run.peak_pss_kb / 1024, 1), unit="MiB", group=g),
         ]
     metrics.append(Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g))
@@ -156,8 +178,13 @@ def full_scan_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, 
     """The rows of a full scan of ``size`` source bytes: the median ``run``'s, its ``memory`` rows, the best of ``runs``."""
     metrics = [
         Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g, target=Target(op="<=", value=0.5)),
-        Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
-               target=Target(op=">=", value=20_000)),
+        Metric(
+            name="events/s",
+            value=round(run.events / run.seconds),
+            unit="ev/s",
+            group=g,
+            target=Target(op=">=", value=20_000),
+        ),
         Metric(name="source MB/s", value=round(mb(size) / run.seconds, 1), unit="MB/s", group=g),
         Metric(name="events", value=run.events, unit="", group=g),
         Metric(name="source size", value=mb(size), unit="MB", group=g),
@@ -165,21 +192,35 @@ def full_scan_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, 
         *memory,
     ]
     if len(runs) > 1:
-        metrics.append(Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s",
-                              group=g))
+        metrics.append(
+            Metric(name="wall, best of runs", value=round(min(x.seconds for x in runs), 3), unit="s", group=g)
+        )
     return metrics
 
 
-def _measure(ctx: Context, res: ScenarioResult, key: str, provider: str, homes: ProviderHomes, source: Path,
-             label: str, workers: int | None = None) -> Path:
+def _measure(
+    ctx: Context,
+    res: ScenarioResult,
+    key: str,
+    provider: str,
+    homes: ProviderHomes,
+    source: Path,
+    label: str,
+    workers: int | None = None,
+) -> Path:
     """Full scans of ``source`` in child processes; adds the metrics and checks; returns the last data dir."""
     size = file_bytes(source)
     run, runs, dirs = _scans(ctx, key, [provider], homes, workers, ctx.sizes.ingest_runs)
     g = f"{label}, {_workers_label(run, workers)}"
     res.metrics += full_scan_metrics(run, runs, size, g, _memory_metrics(run, g))
     ok = run.failed == 0 and run.events > 0
-    res.checks.append(Check(name=f"{key} ({_workers_label(run, workers)}): scan read the session", ok=ok,
-                            detail=None if ok else f"events={run.events} failed={run.failed}"))
+    res.checks.append(
+        Check(
+            name=f"{key} ({_workers_label(run, workers)}): scan read the session",
+            ok=ok,
+            detail=None if ok else f"events={run.events} failed={run.failed}",
+        )
+    )
     if run.skipped:
         res.notes.append(f"{key}: the scan reported {run.skipped} skipped piece(s)")
     res.checks += needle_checks(key, dirs[-1])
@@ -190,8 +231,13 @@ def refresh_metrics(refresh: list[float], query: list[float], g: str, prefix: st
     """The rows of rounds of an append's refresh (scan) then search, seconds each: medians and the worst round."""
     total = [a + b for a, b in zip(refresh, query, strict=True)]
     return [
-        Metric(name=f"{prefix}refresh + search", value=ms(statistics.median(total)), unit="ms", group=g,
-               target=Target(op="<=", value=60)),
+        Metric(
+            name=f"{prefix}refresh + search",
+            value=ms(statistics.median(total)),
+            unit="ms",
+            group=g,
+            target=Target(op="<=", value=60),
+        ),
         Metric(name=f"{prefix}refresh (scan)", value=ms(statistics.median(refresh)), unit="ms", group=g),
         Metric(name=f"{prefix}search after refresh", value=ms(statistics.median(query)), unit="ms", group=g),
         Metric(name=f"{prefix}refresh + search, worst", value=ms(max(total)), unit="ms", group=g),
@@ -199,21 +245,28 @@ def refresh_metrics(refresh: list[float], query: list[float], g: str, prefix: st
 
 
 def ingest_5000(ctx: Context) -> ScenarioResult:
-    res = ScenarioResult(name="ingest_5000", description=f"full index of one {ctx.sizes.ingest_messages:,}-message "
-                         "session per format (child process; wall, events/s, MB/s, peak RSS, index size)")
+    res = ScenarioResult(
+        name="ingest_5000",
+        description=f"full index of one {ctx.sizes.ingest_messages:,}-message "
+        "session per format (child process; wall, events/s, MB/s, peak RSS, index size)",
+    )
     t = time.perf_counter()
     _conversation(ctx)
-    res.notes.append(f"corpus generated in {time.perf_counter() - t:.2f} s (synth.generate, output_bytes=4000; "
-                     "half the words Chinese, Japanese or Korean)")
+    res.notes.append(
+        f"corpus generated in {time.perf_counter() - t:.2f} s (synth.generate, output_bytes=4000; "
+        "half the words Chinese, Japanese or Korean)"
+    )
     for provider in FORMATS:
         t = time.perf_counter()
         homes, source, appender = _write_source(ctx, provider)
-        res.notes.append(f"{provider}: wrote {mb(file_bytes(source)):.1f} MB in {time.perf_counter() - t:.2f} s "
-                         f"({source.name})")
+        res.notes.append(
+            f"{provider}: wrote {mb(file_bytes(source)):.1f} MB in {time.perf_counter() - t:.2f} s ({source.name})"
+        )
         _measure(ctx, res, provider, provider, homes, source, FORMAT_LABEL[provider], workers=1)
         data_dir = _measure(ctx, res, provider, provider, homes, source, FORMAT_LABEL[provider])
-        ctx.ingested[provider] = Ingested(provider=provider, homes=homes, source=source, data_dir=data_dir,
-                                          appender=appender)
+        ctx.ingested[provider] = Ingested(
+            provider=provider, homes=homes, source=source, data_dir=data_dir, appender=appender
+        )
     # The same session shape in English and code (one word in twenty Chinese): every CJK
     # character is a token of its own, so the CJK-dense corpus above is the costly case.
     conv = corpus.ingest_conversation(ctx.sizes.ingest_messages, pools=synth.LATIN_POOLS)
@@ -228,8 +281,11 @@ def append_one(ctx: Context) -> ScenarioResult:
     from voyager_sessions.scan import scan
     from voyager_sessions.api import SearchRequest, search
 
-    res = ScenarioResult(name="append_one", description="append one message to the ingested session, then "
-                         "incremental scan + the next search, in-process (median of rounds)")
+    res = ScenarioResult(
+        name="append_one",
+        description="append one message to the ingested session, then "
+        "incremental scan + the next search, in-process (median of rounds)",
+    )
     for provider in FORMATS:
         ing = ensure_ingested(ctx, provider)
         env = ing.homes.env()
@@ -253,14 +309,20 @@ def append_one(ctx: Context) -> ScenarioResult:
             kinds = [h.kind for h in found.hits]
             want = _conversation(ctx).turns[ctx.sizes.ingest_messages + ing.appended - 1].role  # user or assistant
             ok = found.total == 1 and kinds == [want]
-            res.checks.append(Check(name=f"{provider}: appended message {ing.appended} found once, as {want}", ok=ok,
-                                    detail=None if ok else f"total={found.total} kinds={kinds} scan={how[-1]}"))
+            res.checks.append(
+                Check(
+                    name=f"{provider}: appended message {ing.appended} found once, as {want}",
+                    ok=ok,
+                    detail=None if ok else f"total={found.total} kinds={kinds} scan={how[-1]}",
+                )
+            )
         g = FORMAT_LABEL[provider]
         res.metrics += [
             *refresh_metrics(refresh, query, g),
             Metric(name="events (re)indexed per append", value=statistics.median(reread), unit="", group=g),
         ]
-        res.notes.append(f"{provider}: source classified as {', '.join(sorted(set(how)))}; "
-                         f"{ing.appended} message(s) appended in total")
+        res.notes.append(
+            f"{provider}: source classified as {', '.join(sorted(set(how)))}; "
+            f"{ing.appended} message(s) appended in total"
+        )
     return res
-

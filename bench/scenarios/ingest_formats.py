@@ -132,20 +132,33 @@ def _full_index(ctx: Context, res: ScenarioResult, w: Written, expected: int) ->
     run = sorted(runs, key=lambda x: x.seconds)[len(runs) // 2]
     g = w.label
     # The writer's own memory, named alike whether or not the scan started workers: `_compare` matches "peak RSS".
-    res.metrics += full_scan_metrics(run, runs, size, g, [
-        Metric(name="peak RSS", value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g),
-        Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g),
-    ])
+    res.metrics += full_scan_metrics(
+        run,
+        runs,
+        size,
+        g,
+        [
+            Metric(name="peak RSS", value=round(run.peak_rss_kb / 1024, 1), unit="MiB", group=g),
+            Metric(name="RSS before scan", value=round(run.rss_start_kb / 1024, 1), unit="MiB", group=g),
+        ],
+    )
     ok = run.failed == 0 and not run.skipped and run.sessions == 1 and all(r.events == expected for r in runs)
-    res.checks.append(Check(name=f"{w.key}: the full scan indexed the conversation's {expected:,} events", ok=ok,
-                            detail=None if ok else f"events={[r.events for r in runs]} sessions={run.sessions} "
-                                                   f"failed={run.failed} skipped={run.skipped}"))
+    res.checks.append(
+        Check(
+            name=f"{w.key}: the full scan indexed the conversation's {expected:,} events",
+            ok=ok,
+            detail=None
+            if ok
+            else f"events={[r.events for r in runs]} sessions={run.sessions} failed={run.failed} skipped={run.skipped}",
+        )
+    )
     res.checks += needle_checks(w.key, dirs[-1])
     return dirs[-1]
 
 
-def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv: synth.Conversation,
-             messages: int) -> None:
+def _appends(
+    ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv: synth.Conversation, messages: int
+) -> None:
     """``append_rounds`` appends, each followed by the timed refresh and search; adds the metrics and checks."""
     from voyager_sessions.api import SearchRequest, search
     from voyager_sessions.ingest import adapters
@@ -179,11 +192,17 @@ def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv
         expected = base + conversation_events(conv.turns[: messages + n])
         held = _index_events(data_dir)
         ok = found.total == 1 and kinds == [want] and held == expected
-        res.checks.append(Check(name=f"{w.key}: appended message {n} found once as {want}; the index grew by its "
-                                     "events only", ok=ok,
-                                detail=None if ok else f"total={found.total} kinds={kinds} index={held} "
-                                                       f"expected={expected} added={summary.events_added} "
-                                                       f"removed={summary.events_removed}"))
+        res.checks.append(
+            Check(
+                name=f"{w.key}: appended message {n} found once as {want}; the index grew by its events only",
+                ok=ok,
+                detail=None
+                if ok
+                else f"total={found.total} kinds={kinds} index={held} "
+                f"expected={expected} added={summary.events_added} "
+                f"removed={summary.events_removed}",
+            )
+        )
     res.checks += needle_checks(w.key, data_dir, when=f" after {ctx.sizes.append_rounds} appends")
     g = w.label
     res.metrics += [
@@ -192,8 +211,14 @@ def _appends(ctx: Context, res: ScenarioResult, w: Written, data_dir: Path, conv
         Metric(name="append: events removed", value=statistics.median(removed), unit="", group=g),
     ]
     if written:
-        res.metrics.append(Metric(name="append: bytes the agent writes", unit="KB", group=g,
-                                  value=round(statistics.median(written) / 1000, 1)))
+        res.metrics.append(
+            Metric(
+                name="append: bytes the agent writes",
+                unit="KB",
+                group=g,
+                value=round(statistics.median(written) / 1000, 1),
+            )
+        )
     res.notes.append(f"{w.key}: each append classified as {', '.join(sorted(how))}")
 
 
@@ -214,19 +239,25 @@ def _compare(res: ScenarioResult) -> None:
 
 def ingest_formats(ctx: Context) -> ScenarioResult:
     messages = ctx.sizes.ingest_messages
-    res = ScenarioResult(name="ingest_formats", description=f"one {messages:,}-message CJK-dense session as JSONL, "
-                         "SQLite and whole-file JSON: full index (child process) and one message appended "
-                         "(refresh + search, in-process)")
+    res = ScenarioResult(
+        name="ingest_formats",
+        description=f"one {messages:,}-message CJK-dense session as JSONL, "
+        "SQLite and whole-file JSON: full index (child process) and one message appended "
+        "(refresh + search, in-process)",
+    )
     t = time.perf_counter()
     conv = corpus.ingest_conversation(messages, extra=ctx.sizes.append_rounds)
     expected = conversation_events(conv.turns[:messages])
-    res.notes.append(f"corpus generated in {time.perf_counter() - t:.2f} s; {expected:,} events in the first "
-                     f"{messages:,} messages")
+    res.notes.append(
+        f"corpus generated in {time.perf_counter() - t:.2f} s; {expected:,} events in the first {messages:,} messages"
+    )
     for key in FORMATS:
         t = time.perf_counter()
         w = _write(ctx, key, conv, messages)
-        res.notes.append(f"{key}: wrote {mb(sum(file_bytes(p) for p in w.sources)):.1f} MB in "
-                         f"{time.perf_counter() - t:.2f} s ({', '.join(p.name for p in w.sources)})")
+        res.notes.append(
+            f"{key}: wrote {mb(sum(file_bytes(p) for p in w.sources)):.1f} MB in "
+            f"{time.perf_counter() - t:.2f} s ({', '.join(p.name for p in w.sources)})"
+        )
         data_dir = _full_index(ctx, res, w, expected)
         _appends(ctx, res, w, data_dir, conv, messages)
     _compare(res)

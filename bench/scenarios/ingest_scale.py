@@ -46,8 +46,15 @@ DEFAULT: Setting = ("default", None, {})
 FORCED: Setting = ("workers, forced", None, {"VOYAGER_WORKERS_MIN_BYTES": "0"})
 
 
-def _paired(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, runs: int,
-            settings: tuple[Setting, ...] = (ONE, DEFAULT), timeout: float = 600) -> dict[str, list[IngestRun]]:
+def _paired(
+    ctx: Context,
+    key: str,
+    providers: list[str],
+    homes: ProviderHomes,
+    runs: int,
+    settings: tuple[Setting, ...] = (ONE, DEFAULT),
+    timeout: float = 600,
+) -> dict[str, list[IngestRun]]:
     """``runs`` full scans per setting, the settings alternating, each into a fresh data dir."""
     out: dict[str, list[IngestRun]] = {label: [] for label, _, _ in settings}
     args = [a for p in providers for a in ("--provider", p)]
@@ -55,8 +62,9 @@ def _paired(ctx: Context, key: str, providers: list[str], homes: ProviderHomes, 
         for label, workers, env in settings:
             data_dir = ctx.dir(f"ingest-{key}") / f"data-{label.replace(' ', '').replace(',', '-')}-{r}"
             extra = ["--workers", str(workers)] if workers is not None else []
-            raw = run_child(["ingest", "--data-dir", str(data_dir), *args, *extra], {**homes.env(), **env},
-                            timeout=timeout)
+            raw = run_child(
+                ["ingest", "--data-dir", str(data_dir), *args, *extra], {**homes.env(), **env}, timeout=timeout
+            )
             out[label].append(msgspec.json.decode(raw, type=IngestRun))
     return out
 
@@ -76,48 +84,74 @@ def _median(runs: list[IngestRun]) -> IngestRun:
 def _rate_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, rate_target: float | None) -> list[Metric]:
     metrics = [
         Metric(name="wall", value=round(run.seconds, 3), unit="s", group=g),
-        Metric(name="events/s", value=round(run.events / run.seconds), unit="ev/s", group=g,
-               target=Target(op=">=", value=rate_target) if rate_target else None),
+        Metric(
+            name="events/s",
+            value=round(run.events / run.seconds),
+            unit="ev/s",
+            group=g,
+            target=Target(op=">=", value=rate_target) if rate_target else None,
+        ),
         Metric(name="source MB/s", value=round(mb(size) / run.seconds, 1), unit="MB/s", group=g),
         Metric(name="events", value=run.events, unit="", group=g),
         Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
     ]
     if len(runs) > 1:
         rates = [x.events / x.seconds for x in runs]
-        metrics += [Metric(name="events/s, slowest run", value=round(min(rates)), unit="ev/s", group=g),
-                    Metric(name="events/s, fastest run", value=round(max(rates)), unit="ev/s", group=g)]
+        metrics += [
+            Metric(name="events/s, slowest run", value=round(min(rates)), unit="ev/s", group=g),
+            Metric(name="events/s, fastest run", value=round(max(rates)), unit="ev/s", group=g),
+        ]
     return metrics
 
 
-def _speedup(res: ScenarioResult, by: dict[str, list[IngestRun]], g: str, target: float | None,
-             other: str = DEFAULT[0]) -> None:
+def _speedup(
+    res: ScenarioResult, by: dict[str, list[IngestRun]], g: str, target: float | None, other: str = DEFAULT[0]
+) -> None:
     """``other``'s events/s over ``--workers 1``'s: of the medians, and the median of run-by-run pairs."""
     one, default = _median(by[ONE[0]]), _median(by[other])
     pairs = [(d.events / d.seconds) / (w.events / w.seconds) for w, d in zip(by[ONE[0]], by[other])]
-    res.metrics.append(Metric(name="speed-up over --workers 1", value=round(one.seconds / default.seconds, 2), unit="x",
-                              group=g, target=Target(op=">=", value=target) if target else None))
+    res.metrics.append(
+        Metric(
+            name="speed-up over --workers 1",
+            value=round(one.seconds / default.seconds, 2),
+            unit="x",
+            group=g,
+            target=Target(op=">=", value=target) if target else None,
+        )
+    )
     if len(pairs) > 1:
-        res.metrics.append(Metric(name="speed-up, median of paired runs", value=round(statistics.median(pairs), 2),
-                                  unit="x", group=g))
+        res.metrics.append(
+            Metric(name="speed-up, median of paired runs", value=round(statistics.median(pairs), 2), unit="x", group=g)
+        )
 
 
 def _same_result(res: ScenarioResult, key: str, by: dict[str, list[IngestRun]]) -> None:
     every = [r for runs in by.values() for r in runs]
     first = every[0]
     ok = all(r.events == first.events and r.sessions == first.sessions and r.failed == 0 for r in every)
-    res.checks.append(Check(name=f"{key}: every run, any worker count, indexed the same sessions and events", ok=ok,
-                            detail=None if ok else str([(r.workers, r.events, r.sessions, r.failed) for r in every])))
+    res.checks.append(
+        Check(
+            name=f"{key}: every run, any worker count, indexed the same sessions and events",
+            ok=ok,
+            detail=None if ok else str([(r.workers, r.events, r.sessions, r.failed) for r in every]),
+        )
+    )
 
 
 def ingest_history(ctx: Context) -> ScenarioResult:
     n = ctx.sizes.history_sessions
-    res = ScenarioResult(name="ingest_history", description=f"first index of a {n}-session history (Claude Code, "
-                         "Codex, OpenCode), --workers 1 vs the default (child processes; events/s, MB/s, peak RSS)")
+    res = ScenarioResult(
+        name="ingest_history",
+        description=f"first index of a {n}-session history (Claude Code, "
+        "Codex, OpenCode), --workers 1 vs the default (child processes; events/s, MB/s, peak RSS)",
+    )
     homes = ProviderHomes.under(ctx.dir("ingest-history") / "homes")
     t = time.perf_counter()
     hist = corpus.write_history(homes.claude_projects, Path(homes.codex), Path(homes.opencode_db), sessions=n)
-    res.notes.append(f"wrote {hist.sessions} sessions in {hist.sources} sources, {mb(hist.bytes):.1f} MB, in "
-                     f"{time.perf_counter() - t:.1f} s (20-600 messages each, one in five half CJK)")
+    res.notes.append(
+        f"wrote {hist.sessions} sessions in {hist.sources} sources, {mb(hist.bytes):.1f} MB, in "
+        f"{time.perf_counter() - t:.1f} s (20-600 messages each, one in five half CJK)"
+    )
     by = _paired(ctx, "history", HISTORY_PROVIDERS, homes, ctx.sizes.history_runs)
     label = f"{hist.sessions} sessions, {mb(hist.bytes):.0f} MB"
     for name, runs in by.items():
@@ -128,8 +162,13 @@ def ingest_history(ctx: Context) -> ScenarioResult:
     _speedup(res, by, f"{label}, default vs --workers 1", SPEEDUP_TARGET)
     _same_result(res, "history", by)
     sessions_ok = all(r.sessions == hist.sessions for runs in by.values() for r in runs)
-    res.checks.append(Check(name="history: every session indexed", ok=sessions_ok,
-                            detail=None if sessions_ok else f"{by[ONE[0]][0].sessions} of {hist.sessions}"))
+    res.checks.append(
+        Check(
+            name="history: every session indexed",
+            ok=sessions_ok,
+            detail=None if sessions_ok else f"{by[ONE[0]][0].sessions} of {hist.sessions}",
+        )
+    )
     return res
 
 
@@ -147,8 +186,9 @@ def write_big_session(projects: Path, target_bytes: int) -> Path:
     def turns() -> Iterator[synth.Turn]:
         block, start = 0, head.started
         while True:
-            part = synth.generate(90_000 + block, 2000, session_id=head.id, start=start, output_bytes=4000,
-                                  pools=synth.LATIN_POOLS)
+            part = synth.generate(
+                90_000 + block, 2000, session_id=head.id, start=start, output_bytes=4000, pools=synth.LATIN_POOLS
+            )
             for turn in part.turns:
                 if written >= target_bytes:
                     return
@@ -164,14 +204,19 @@ def write_big_session(projects: Path, target_bytes: int) -> Path:
 
 def ingest_big(ctx: Context) -> ScenarioResult:
     want = ctx.sizes.big_session_mb << 20
-    res = ScenarioResult(name="ingest_big", description=f"first index of one ~{ctx.sizes.big_session_mb} MB Claude "
-                         "Code session, --workers 1 vs the default: throughput and peak memory of writer + workers")
+    res = ScenarioResult(
+        name="ingest_big",
+        description=f"first index of one ~{ctx.sizes.big_session_mb} MB Claude "
+        "Code session, --workers 1 vs the default: throughput and peak memory of writer + workers",
+    )
     homes = ProviderHomes.under(ctx.dir("ingest-big") / "homes")
     t = time.perf_counter()
     path = write_big_session(homes.claude_projects, want)
     size = file_bytes(path)
-    res.notes.append(f"wrote {mb(size):.0f} MB in {time.perf_counter() - t:.1f} s (English and code, tool outputs "
-                     "~4 KB; one file, one session)")
+    res.notes.append(
+        f"wrote {mb(size):.0f} MB in {time.perf_counter() - t:.1f} s (English and code, tool outputs "
+        "~4 KB; one file, one session)"
+    )
     by = _paired(ctx, "big", ["claude"], homes, ctx.sizes.big_runs, settings=(ONE, DEFAULT, FORCED))
     for name, runs in by.items():
         run = _median(runs)

@@ -50,8 +50,9 @@ def _key(session_id: str) -> str:
     return session_id.partition(":")[2] or session_id
 
 
-def _voyager_ranked(data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str],
-                    rejected: list[str]) -> dict[str, list[str]]:
+def _voyager_ranked(
+    data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str], rejected: list[str]
+) -> dict[str, list[str]]:
     """Query id -> the session keys Voyager ranks, best first, through the API ``voyager search --sessions`` uses.
 
     A query the language rejects finds nothing, as for a person; its id goes to ``rejected``.
@@ -74,8 +75,13 @@ def _voyager_ranked(data_dir: Path, queries: list[JudgedQuery], by_id: dict[str,
 
 
 def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str]) -> list[str]:
-    proc = subprocess.run([*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh",
-                           "--limit", str(DEPTH)], env=child_env(env), capture_output=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh", "--limit", str(DEPTH)],
+        env=child_env(env),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     try:
         hits = msgspec.json.decode(proc.stdout).get("hits", [])
     except msgspec.DecodeError:
@@ -83,8 +89,9 @@ def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str]) -> list[
     return [by_id.get(_key(h["session_id"]), h["session_id"]) for h in hits]
 
 
-def _scores(queries: list[JudgedQuery],
-            ranked: dict[str, list[str]]) -> tuple[dict[str, ClassScore], dict[str, int | None]]:
+def _scores(
+    queries: list[JudgedQuery], ranked: dict[str, list[str]]
+) -> tuple[dict[str, ClassScore], dict[str, int | None]]:
     ranks = {q.id: rank_of(q.target, ranked.get(q.id, [])) for q in queries}
     return {c: score(ranks[q.id] for q in queries if q.cls == c) for c in CLASSES}, ranks
 
@@ -94,8 +101,9 @@ def _rank_note(engine: str, queries: list[JudgedQuery], ranks: dict[str, int | N
     return f"{engine} ranks: " + " ".join(f"{q.id}={ranks[q.id] or '-'}" for q in queries)
 
 
-def _fast_resume(ctx: Context, res: ScenarioResult, written: corpus.Written, queries: list[JudgedQuery],
-                 by_id: dict[str, str]) -> dict[str, ClassScore] | None:
+def _fast_resume(
+    ctx: Context, res: ScenarioResult, written: corpus.Written, queries: list[JudgedQuery], by_id: dict[str, str]
+) -> dict[str, ClassScore] | None:
     from bench.scenarios.cli_search import fr_command
 
     if ctx.quick:
@@ -104,8 +112,11 @@ def _fast_resume(ctx: Context, res: ScenarioResult, written: corpus.Written, que
     fr = fr_command()
     version = fastresume.fr_version(fr) if fr else None
     if fr is None or version is None:
-        res.notes.append("fast-resume: skipped, `fr` is not installed (pip install fast-resume; the bench installs "
-                         "nothing)" if fr is None else f"fast-resume: skipped, {fr} is not fast-resume's fr")
+        res.notes.append(
+            "fast-resume: skipped, `fr` is not installed (pip install fast-resume; the bench installs nothing)"
+            if fr is None
+            else f"fast-resume: skipped, {fr} is not fast-resume's fr"
+        )
         return None
     env = fastresume.fr_env(written.env(), ctx.dir("judged") / "fr-cache")
     t = time.perf_counter()
@@ -118,29 +129,40 @@ def _fast_resume(ctx: Context, res: ScenarioResult, written: corpus.Written, que
 
 
 def judged(ctx: Context) -> ScenarioResult:
-    res = ScenarioResult(name="judged", description="search quality: the judged set's queries (one target session "
-                         "each), rank of the target in `voyager search … --sessions`; fast-resume beside (full run)")
+    res = ScenarioResult(
+        name="judged",
+        description="search quality: the judged set's queries (one target session "
+        "each), rank of the target in `voyager search … --sessions`; fast-resume beside (full run)",
+    )
     root = ctx.dir("judged")
     t = time.perf_counter()
     written = corpus.write(root / "home")
     by_id = {s.conv.id: s.key for s in written.sessions}
     queries = load()
-    res.notes.append(f"corpus: {len(written.sessions)} sessions written in {time.perf_counter() - t:.2f} s; "
-                     f"{len(queries)} queries")
+    res.notes.append(
+        f"corpus: {len(written.sessions)} sessions written in {time.perf_counter() - t:.2f} s; {len(queries)} queries"
+    )
     data_dir = root / "data"
     env = {**written.env(), "VOYAGER_HOME": str(data_dir)}
     t = time.perf_counter()
-    proc = subprocess.run([*voyager_command(), "scan"], env=child_env(env), capture_output=True, timeout=600,
-                          check=False)
+    proc = subprocess.run(
+        [*voyager_command(), "scan"], env=child_env(env), capture_output=True, timeout=600, check=False
+    )
     res.metrics.append(Metric(name="voyager scan", value=round(time.perf_counter() - t, 2), unit="s"))
     from voyager_sessions.api import reader
 
     with reader(data_dir) as r:
         indexed = sum(p["sessions"] for p in r.stats().providers.values())
     ok = proc.returncode == 0 and indexed == len(written.sessions)
-    res.checks.append(Check(name=f"voyager scan indexed the {len(written.sessions)} judged sessions", ok=ok,
-                            detail=None if ok else f"exit {proc.returncode}, {indexed} sessions; "
-                                                   f"{proc.stderr.decode(errors='replace')[-300:]}"))
+    res.checks.append(
+        Check(
+            name=f"voyager scan indexed the {len(written.sessions)} judged sessions",
+            ok=ok,
+            detail=None
+            if ok
+            else f"exit {proc.returncode}, {indexed} sessions; {proc.stderr.decode(errors='replace')[-300:]}",
+        )
+    )
 
     t = time.perf_counter()
     rejected: list[str] = []
@@ -155,9 +177,14 @@ def judged(ctx: Context) -> ScenarioResult:
     probe_ranked = _voyager_ranked(data_dir, probes, by_id, [])
     differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id) != probe_ranked[q.id]]
     found = sum(bool(probe_ranked[q.id]) for q in probes)
-    res.checks.append(Check(name=f"`voyager search --sessions --json` ranks as the in-process API does ({len(probes)} "
-                                 f"probes, {found} finding sessions)", ok=not differ and found > 0,
-                            detail=None if not differ and found else f"differ: {differ}, finding: {found}"))
+    res.checks.append(
+        Check(
+            name=f"`voyager search --sessions --json` ranks as the in-process API does ({len(probes)} "
+            f"probes, {found} finding sessions)",
+            ok=not differ and found > 0,
+            detail=None if not differ and found else f"differ: {differ}, finding: {found}",
+        )
+    )
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager", queries, ranks))
     fr_scores = _fast_resume(ctx, res, written, queries, by_id)
@@ -175,7 +202,13 @@ def judged(ctx: Context) -> ScenarioResult:
             floor = floors.voyager.get(c, {}).get(name)
             if floor is not None:
                 ok = value >= floor - 1e-9
-                res.checks.append(Check(name=f"quality floor: {c} {name} >= {floor:.3f}", ok=ok,
-                                        detail=None if ok else f"measured {value:.3f}: search quality regressed "
-                                                               "below bench/quality_floor.json"))
+                res.checks.append(
+                    Check(
+                        name=f"quality floor: {c} {name} >= {floor:.3f}",
+                        ok=ok,
+                        detail=None
+                        if ok
+                        else f"measured {value:.3f}: search quality regressed below bench/quality_floor.json",
+                    )
+                )
     return res

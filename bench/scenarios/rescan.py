@@ -29,8 +29,9 @@ def rescan_noop(ctx: Context) -> ScenarioResult:
     from voyager_sessions.scan import scan
 
     n = ctx.sizes.rescan_sources
-    res = ScenarioResult(name="rescan_noop", description=f"no-op scan of {n:,} unchanged sources "
-                         "(Claude Code + Codex files)")
+    res = ScenarioResult(
+        name="rescan_noop", description=f"no-op scan of {n:,} unchanged sources (Claude Code + Codex files)"
+    )
     homes, data_dir = _write_sources(ctx)
     env = homes.env()
     res.notes.append(ctx.cache["rescan_written"])
@@ -38,8 +39,13 @@ def rescan_noop(ctx: Context) -> ScenarioResult:
     first = scan(data_dir, env, providers=["claude", "codex"])
     first_s = time.perf_counter() - t
     ctx.cache["rescan_sources"] = (homes, data_dir)
-    res.checks.append(Check(name=f"first scan indexed all {n:,} sources", ok=first.new == n and first.failed == 0,
-                            detail=f"new={first.new} failed={first.failed}"))
+    res.checks.append(
+        Check(
+            name=f"first scan indexed all {n:,} sources",
+            ok=first.new == n and first.failed == 0,
+            detail=f"new={first.new} failed={first.failed}",
+        )
+    )
     runs: list[float] = []
     untouched = True
     for _ in range(ctx.sizes.rescan_runs):
@@ -53,15 +59,30 @@ def rescan_noop(ctx: Context) -> ScenarioResult:
     cli = _cli_noop(data_dir, env, reps=ctx.sizes.rescan_runs, pycache=ctx.dir("pycache"))
     p50 = statistics.median(runs)
     res.metrics += [
-        Metric(name="no-op scan", value=ms(p50), unit="ms", group=f"{n:,} sources",
-               target=Target(op="<=", value=TARGET_MS_AT_10K) if n == 10_000 else None),
-        Metric(name="no-op scan per source", value=round(p50 / n * 1e6, 2), unit="µs", group=f"{n:,} sources",
-               target=Target(op="<=", value=TARGET_MS_AT_10K * 1000 / 10_000)),
+        Metric(
+            name="no-op scan",
+            value=ms(p50),
+            unit="ms",
+            group=f"{n:,} sources",
+            target=Target(op="<=", value=TARGET_MS_AT_10K) if n == 10_000 else None,
+        ),
+        Metric(
+            name="no-op scan per source",
+            value=round(p50 / n * 1e6, 2),
+            unit="µs",
+            group=f"{n:,} sources",
+            target=Target(op="<=", value=TARGET_MS_AT_10K * 1000 / 10_000),
+        ),
         Metric(name="no-op scan, best", value=ms(min(runs)), unit="ms", group=f"{n:,} sources"),
-        Metric(name="no-op refresh told by the watcher, CPU", value=ms(statistics.median(watched_cpu)), unit="ms",
-               group=f"{n:,} sources"),
-        Metric(name="CLI `voyager scan` wall, no-op", value=ms(statistics.median(cli)), unit="ms",
-               group=f"{n:,} sources"),
+        Metric(
+            name="no-op refresh told by the watcher, CPU",
+            value=ms(statistics.median(watched_cpu)),
+            unit="ms",
+            group=f"{n:,} sources",
+        ),
+        Metric(
+            name="CLI `voyager scan` wall, no-op", value=ms(statistics.median(cli)), unit="ms", group=f"{n:,} sources"
+        ),
         Metric(name="first full scan", value=round(first_s, 2), unit="s", group=f"{n:,} sources"),
         Metric(name="first scan, per source", value=round(first_s / n * 1000, 3), unit="ms", group=f"{n:,} sources"),
     ]

@@ -108,8 +108,9 @@ def _build_voyager(corpus: EventCorpus, spool: Path, data_dir: Path) -> float:
     index.commit()
     index.close()
     store = StateStore(DataDir(data_dir).state_db)
-    store.commit_scan(sessions=[SessionRecord(session=s, events=n)
-                                for s, n in zip(corpus.sessions, corpus.sizes, strict=True)])
+    store.commit_scan(
+        sessions=[SessionRecord(session=s, events=n) for s, n in zip(corpus.sessions, corpus.sizes, strict=True)]
+    )
     store.close()
     return time.perf_counter() - t0
 
@@ -156,26 +157,45 @@ def ensure_search_run(ctx: Context, n: int) -> SearchRun:
     data_dir = root / "voyager"
     build_s = _build_voyager(corpus, spool, data_dir)
     segments = SearchIndex(DataDir(data_dir).index, create=False).num_segments()
-    run = ctx.search_runs[n] = SearchRun(events=n, corpus=corpus, spool=spool, text_bytes=text_bytes,
-                                         data_dir=data_dir, build_s=build_s, index_bytes=dir_bytes(data_dir / "index"))
+    run = ctx.search_runs[n] = SearchRun(
+        events=n,
+        corpus=corpus,
+        spool=spool,
+        text_bytes=text_bytes,
+        data_dir=data_dir,
+        build_s=build_s,
+        index_bytes=dir_bytes(data_dir / "index"),
+    )
     t = time.perf_counter()
     searcher = Reader(DataDir(data_dir))
     open_s = time.perf_counter() - t
-    run.notes.append(f"{label}: generated {len(corpus.sessions):,} sessions, {mb(text_bytes):.0f} MB of text in "
-                     f"{gen_s:.1f} s; index has {segments} segment(s); Searcher opened in {ms(open_s):.1f} ms")
+    run.notes.append(
+        f"{label}: generated {len(corpus.sessions):,} sessions, {mb(text_bytes):.0f} MB of text in "
+        f"{gen_s:.1f} s; index has {segments} segment(s); Searcher opened in {ms(open_s):.1f} ms"
+    )
     try:
         for q in query_mix(corpus):
             opts = SearchOptions(sessions=q.sessions)
             t = time.perf_counter()
             total = searcher.search(q.query, opts).total
             first = time.perf_counter() - t
-            samples = repeat(lambda q=q, opts=opts: searcher.search(q.query, opts), reps=ctx.sizes.query_reps,
-                             warmup=0)
+            samples = repeat(lambda q=q, opts=opts: searcher.search(q.query, opts), reps=ctx.sizes.query_reps, warmup=0)
             run.samples += samples
             qs = Quantiles.of(samples)
-            stat = QueryStat(engine="voyager", events=n, name=q.name, query=q.query, category=q.category,
-                             sessions=q.sessions, reps=len(samples), first_ms=ms(first), p50_ms=ms(qs.p50),
-                             p95_ms=ms(qs.p95), p99_ms=ms(qs.p99), total=total)
+            stat = QueryStat(
+                engine="voyager",
+                events=n,
+                name=q.name,
+                query=q.query,
+                category=q.category,
+                sessions=q.sessions,
+                reps=len(samples),
+                first_ms=ms(first),
+                p50_ms=ms(qs.p50),
+                p95_ms=ms(qs.p95),
+                p99_ms=ms(qs.p99),
+                total=total,
+            )
             if q.needle is not None:
                 run.checks.append(_check_needle(searcher, q, stat, label))
             run.stats.append(stat)
@@ -190,13 +210,16 @@ def installed_command(ctx: Context) -> list[str] | None:
         t = time.perf_counter()
         try:
             ctx.cache["installed_cli"] = install_wheel(ctx.dir("installed"))
-            ctx.cache["installed_note"] = (f"installed wheel: built and installed into a fresh venv in "
-                                           f"{time.perf_counter() - t:.1f} s")
+            ctx.cache["installed_note"] = (
+                f"installed wheel: built and installed into a fresh venv in {time.perf_counter() - t:.1f} s"
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             err = getattr(exc, "stderr", None) or b""
             ctx.cache["installed_cli"] = None
-            ctx.cache["installed_note"] = (f"installed wheel: not measured ({type(exc).__name__}: "
-                                           f"{err.decode(errors='replace').strip()[-300:] or exc})")
+            ctx.cache["installed_note"] = (
+                f"installed wheel: not measured ({type(exc).__name__}: "
+                f"{err.decode(errors='replace').strip()[-300:] or exc})"
+            )
     return ctx.cache["installed_cli"]
 
 
@@ -220,14 +243,20 @@ def _cli(ctx: Context, run: SearchRun, res: ScenarioResult, command: list[str], 
             proc = subprocess.run(cmd, env=env, capture_output=True, timeout=120, check=False)
             walls.append(time.perf_counter() - t)
             if proc.returncode not in (0, 1):
-                raise RuntimeError(f"voyager search {stat.query!r} ({label}) exited {proc.returncode}: "
-                                   f"{proc.stderr.decode(errors='replace')[-500:]}")
+                raise RuntimeError(
+                    f"voyager search {stat.query!r} ({label}) exited {proc.returncode}: "
+                    f"{proc.stderr.decode(errors='replace')[-500:]}"
+                )
         total = msgspec.json.decode(proc.stdout).get("total")
         expected_exit = 0 if total else 1
         ok = proc.returncode == expected_exit and total == stat.total
-        res.checks.append(Check(name=f"{size}: CLI ({label}) agrees with in-process search for {stat.query!r}",
-                                ok=ok, detail=None if ok else f"exit={proc.returncode} total={total} "
-                                f"in-process={stat.total}"))
+        res.checks.append(
+            Check(
+                name=f"{size}: CLI ({label}) agrees with in-process search for {stat.query!r}",
+                ok=ok,
+                detail=None if ok else f"exit={proc.returncode} total={total} in-process={stat.total}",
+            )
+        )
         if label == "dev":
             stat.cli_p50_ms = ms(statistics.median(walls))
         all_walls += walls
@@ -236,10 +265,16 @@ def _cli(ctx: Context, run: SearchRun, res: ScenarioResult, command: list[str], 
 
 def search(ctx: Context) -> ScenarioResult:
     sizes = ctx.sizes.search_events
-    res = ScenarioResult(name="search", description="query mix at " + ", ".join(size_label(n) for n in sizes)
-                         + " events: in-process p50/p95/p99, CLI wall, build time and index size per size")
-    res.notes.append("corpora are Event Structs fed straight into SearchIndex.add_events (search is measured "
-                     "here, not parsing); build time = read spool + add + commit + state rows")
+    res = ScenarioResult(
+        name="search",
+        description="query mix at "
+        + ", ".join(size_label(n) for n in sizes)
+        + " events: in-process p50/p95/p99, CLI wall, build time and index size per size",
+    )
+    res.notes.append(
+        "corpora are Event Structs fed straight into SearchIndex.add_events (search is measured "
+        "here, not parsing); build time = read spool + add + commit + state rows"
+    )
     for n in sizes:
         run = ensure_search_run(ctx, n)
         res.checks += run.checks
@@ -258,28 +293,51 @@ def search(ctx: Context) -> ScenarioResult:
             Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
             Metric(name="index bytes per event", value=round(run.index_bytes / n), unit="B", group=g),
             Metric(name="event text", value=mb(run.text_bytes), unit="MB", group=g),
-            Metric(name="query p50", value=ms(q.p50), unit="ms", group=g,
-                   target=Target(op="<=", value=5) if at_target else None),
+            Metric(
+                name="query p50",
+                value=ms(q.p50),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=5) if at_target else None,
+            ),
             Metric(name="query p95", value=ms(q.p95), unit="ms", group=g),
-            Metric(name="query p99", value=ms(q.p99), unit="ms", group=g,
-                   target=Target(op="<=", value=25) if at_target else None),
+            Metric(
+                name="query p99",
+                value=ms(q.p99),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=25) if at_target else None,
+            ),
             Metric(name="first run of a query, median", value=round(statistics.median(firsts), 3), unit="ms", group=g),
             Metric(name="first run of a query, worst", value=round(max(firsts), 3), unit="ms", group=g),
-            Metric(name="CLI wall p50", value=ms(statistics.median(cli)), unit="ms", group=g,
-                   target=Target(op="<=", value=80)),
+            Metric(
+                name="CLI wall p50",
+                value=ms(statistics.median(cli)),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=80),
+            ),
             Metric(name="CLI wall p95", value=ms(Quantiles.of(cli).p95), unit="ms", group=g),
         ]
         if cli_installed:
             res.metrics += [
-                Metric(name="CLI wall p50, installed wheel", value=ms(statistics.median(cli_installed)), unit="ms",
-                       group=g, target=Target(op="<=", value=80)),
-                Metric(name="CLI wall p95, installed wheel", value=ms(Quantiles.of(cli_installed).p95), unit="ms",
-                       group=g),
+                Metric(
+                    name="CLI wall p50, installed wheel",
+                    value=ms(statistics.median(cli_installed)),
+                    unit="ms",
+                    group=g,
+                    target=Target(op="<=", value=80),
+                ),
+                Metric(
+                    name="CLI wall p95, installed wheel", value=ms(Quantiles.of(cli_installed).p95), unit="ms", group=g
+                ),
             ]
-    res.notes.append("CLI wall: `voyager search … --no-refresh --json` as a child process, process start "
-                     "included, bytecode cached as in any real install; `dev` is this interpreter's install "
-                     "(editable in a checkout: setuptools' import finder costs ~10 ms of `site`), `installed "
-                     "wheel` a regular `pip install .` into a fresh venv")
+    res.notes.append(
+        "CLI wall: `voyager search … --no-refresh --json` as a child process, process start "
+        "included, bytecode cached as in any real install; `dev` is this interpreter's install "
+        "(editable in a checkout: setuptools' import finder costs ~10 ms of `site`), `installed "
+        "wheel` a regular `pip install .` into a fresh venv"
+    )
     if "installed_note" in ctx.cache:
         res.notes.append(ctx.cache["installed_note"])
     return res
@@ -287,8 +345,11 @@ def search(ctx: Context) -> ScenarioResult:
 
 def baseline(ctx: Context) -> ScenarioResult:
     sizes = ctx.sizes.search_events
-    res = ScenarioResult(name="baseline", description="SQLite FTS5 trigram, 600-byte body cap, LIKE under 3 chars: "
-                         "same corpora and queries; ratios are voyager / baseline")
+    res = ScenarioResult(
+        name="baseline",
+        description="SQLite FTS5 trigram, 600-byte body cap, LIKE under 3 chars: "
+        "same corpora and queries; ratios are voyager / baseline",
+    )
     for n in sizes:
         run = ensure_search_run(ctx, n)
         label = size_label(n)
@@ -308,13 +369,27 @@ def baseline(ctx: Context) -> ScenarioResult:
             t = time.perf_counter()
             base.search(vs.query, sessions=vs.sessions)
             first = time.perf_counter() - t
-            reps = repeat(lambda base=base, vs=vs: base.search(vs.query, sessions=vs.sessions),
-                          reps=ctx.sizes.query_reps, warmup=0, budget=ctx.sizes.baseline_query_budget_s)
+            reps = repeat(
+                lambda base=base, vs=vs: base.search(vs.query, sessions=vs.sessions),
+                reps=ctx.sizes.query_reps,
+                warmup=0,
+                budget=ctx.sizes.baseline_query_budget_s,
+            )
             samples += reps
             qs = Quantiles.of(reps)
-            bs = QueryStat(engine="baseline", events=n, name=vs.name, query=vs.query, category=vs.category,
-                           sessions=vs.sessions, reps=len(reps), first_ms=ms(first), p50_ms=ms(qs.p50),
-                           p95_ms=ms(qs.p95), p99_ms=ms(qs.p99))
+            bs = QueryStat(
+                engine="baseline",
+                events=n,
+                name=vs.name,
+                query=vs.query,
+                category=vs.category,
+                sessions=vs.sessions,
+                reps=len(reps),
+                first_ms=ms(first),
+                p50_ms=ms(qs.p50),
+                p95_ms=ms(qs.p95),
+                p99_ms=ms(qs.p99),
+            )
             v_by_cat.setdefault(vs.category, []).append(vs.p50_ms)
             b_by_cat.setdefault(vs.category, []).append(bs.p50_ms)
             if vs.expected is not None:
@@ -334,15 +409,25 @@ def baseline(ctx: Context) -> ScenarioResult:
                 b_wrong += bs.wrong
             res.queries.append(bs)
         base.close()
-        res.checks.append(Check(name=f"{label}: Voyager recall on planted needles is 100% with no wrong hit",
-                                ok=v_found == v_expected and v_wrong == 0,
-                                detail=f"found {v_found}/{v_expected}, wrong {v_wrong}"))
+        res.checks.append(
+            Check(
+                name=f"{label}: Voyager recall on planted needles is 100% with no wrong hit",
+                ok=v_found == v_expected and v_wrong == 0,
+                detail=f"found {v_found}/{v_expected}, wrong {v_wrong}",
+            )
+        )
         g = f"{label} events"
         vq, bq = Quantiles.of(run.samples), Quantiles.of(samples)
 
         def vs_base(name: str, v: float, b: float, unit: str, *, ratio: bool = True, g: str = g) -> Metric:
-            return Metric(name=name, value=v, unit=unit, group=g, reference=Reference(label="baseline", value=b),
-                          ratio=round(v / b, 3) if b and ratio else None)
+            return Metric(
+                name=name,
+                value=v,
+                unit=unit,
+                group=g,
+                reference=Reference(label="baseline", value=b),
+                ratio=round(v / b, 3) if b and ratio else None,
+            )
 
         res.metrics += [
             vs_base("build", round(run.build_s, 2), round(build_s, 2), "s"),
@@ -352,11 +437,22 @@ def baseline(ctx: Context) -> ScenarioResult:
             vs_base("query p99, all", ms(vq.p99), ms(bq.p99), "ms"),
         ]
         for cat, v_p50s in v_by_cat.items():
-            res.metrics.append(vs_base(f"p50, {cat} queries", round(statistics.median(v_p50s), 3),
-                                       round(statistics.median(b_by_cat[cat]), 3), "ms"))
+            res.metrics.append(
+                vs_base(
+                    f"p50, {cat} queries",
+                    round(statistics.median(v_p50s), 3),
+                    round(statistics.median(b_by_cat[cat]), 3),
+                    "ms",
+                )
+            )
         res.metrics += [
-            vs_base("recall on planted needles", round(100 * v_found / v_expected, 1),
-                    round(100 * b_found / v_expected, 1), "%", ratio=False),
+            vs_base(
+                "recall on planted needles",
+                round(100 * v_found / v_expected, 1),
+                round(100 * b_found / v_expected, 1),
+                "%",
+                ratio=False,
+            ),
             vs_base("wrong hits on needle queries", v_wrong, b_wrong, "", ratio=False),
         ]
     return res

@@ -32,8 +32,16 @@ TARGET_FRAME_MS = 400.0
 TARGET_TYPED_P95_MS = 250.0
 
 #: What is typed: words, a phrase, CJK, a filter, a query with few hits.
-QUERIES = ["error", "database migration", '"connection refused"', "数据", "provider:claude tokenizer",
-           "zzqqxxnothing", "retry", "index"]
+QUERIES = [
+    "error",
+    "database migration",
+    '"connection refused"',
+    "数据",
+    "provider:claude tokenizer",
+    "zzqqxxnothing",
+    "retry",
+    "index",
+]
 
 
 def _start_time(pid: int) -> float | None:
@@ -41,8 +49,9 @@ def _start_time(pid: int) -> float | None:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         ticks = int(fields[19])
-        btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                     if line.startswith("btime"))
+        btime = next(
+            int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime")
+        )
     except (OSError, ValueError, IndexError, StopIteration):
         return None
     return btime + ticks / os.sysconf("SC_CLK_TCK")
@@ -66,7 +75,9 @@ def _wait(path: Path, pred, timeout: float = 60.0) -> dict | None:  # noqa: ANN0
 
 
 def ui(ctx: Context) -> ScenarioResult:
-    res = ScenarioResult(name="ui", description="voyager ui in a real terminal: first frame after start, results after each typed query")
+    res = ScenarioResult(
+        name="ui", description="voyager ui in a real terminal: first frame after start, results after each typed query"
+    )
     if shutil.which("tmux") is None or not Path("/proc/self/stat").exists():
         res.notes.append("skipped: needs tmux and /proc")
         return res
@@ -77,12 +88,22 @@ def ui(ctx: Context) -> ScenarioResult:
     group = f"{size_label(n)} events, no server"
     probe = ctx.dir("ui-probe") / "events.jsonl"
     probe.unlink(missing_ok=True)
-    env = cli_env({"VOYAGER_HOME": str(run.data_dir), "VOYAGER_UI_PROBE": str(probe), "VOYAGER_NO_SERVER": "1",
-                   "TERM": "xterm-256color", "LANG": "C.UTF-8"}, ctx.dir("ui-pycache"))
+    env = cli_env(
+        {
+            "VOYAGER_HOME": str(run.data_dir),
+            "VOYAGER_UI_PROBE": str(probe),
+            "VOYAGER_NO_SERVER": "1",
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+        },
+        ctx.dir("ui-pycache"),
+    )
     sock = str(ctx.dir("ui-tmux") / "tmux.sock")
     name = f"b{uuid.uuid4().hex[:8]}"
     pid_file = ctx.dir("ui-probe") / "pid"
-    command = f"echo $$ > {shlex.quote(str(pid_file))}; exec " + " ".join(shlex.quote(a) for a in [*voyager_command(), "ui"])
+    command = f"echo $$ > {shlex.quote(str(pid_file))}; exec " + " ".join(
+        shlex.quote(a) for a in [*voyager_command(), "ui"]
+    )
 
     def tmux(*args: str) -> None:
         subprocess.run(["tmux", "-S", sock, *args], env=env, check=False, capture_output=True, timeout=30)
@@ -93,11 +114,24 @@ def ui(ctx: Context) -> ScenarioResult:
         first = _wait(probe, lambda ev: ev["event"] == "answer")
         started = _start_time(int(pid_file.read_text().strip())) if pid_file.exists() else None
         if frame and started:
-            res.metrics.append(Metric(name="first frame after start", value=round((frame["t"] - started) * 1000, 1),
-                                      unit="ms", group=group, target=Target(op="<=", value=TARGET_FRAME_MS)))
+            res.metrics.append(
+                Metric(
+                    name="first frame after start",
+                    value=round((frame["t"] - started) * 1000, 1),
+                    unit="ms",
+                    group=group,
+                    target=Target(op="<=", value=TARGET_FRAME_MS),
+                )
+            )
         if first and started:
-            res.metrics.append(Metric(name="recent sessions shown after start", value=round((first["t"] - started) * 1000, 1),
-                                      unit="ms", group=group))
+            res.metrics.append(
+                Metric(
+                    name="recent sessions shown after start",
+                    value=round((first["t"] - started) * 1000, 1),
+                    unit="ms",
+                    group=group,
+                )
+            )
         latencies: list[float] = []
         answered = 0
         for _ in range(2 if ctx.quick else 5):
@@ -110,14 +144,27 @@ def ui(ctx: Context) -> ScenarioResult:
                     answered += 1
                     latencies.append((ans["t"] - start["t"]) * 1000)
                 probe.write_text("")  # the next query's events only
-        res.checks.append(Check(name="every typed query got its answer", ok=answered == len(latencies) > 0,
-                                detail=f"{answered} answers"))
+        res.checks.append(
+            Check(
+                name="every typed query got its answer", ok=answered == len(latencies) > 0, detail=f"{answered} answers"
+            )
+        )
         if latencies:
             q = Quantiles.of(latencies)
-            res.metrics.append(Metric(name="typed query → results (after debounce), p50", value=round(q.p50, 1),
-                                      unit="ms", group=group))
-            res.metrics.append(Metric(name="typed query → results (after debounce), p95", value=round(q.p95, 1),
-                                      unit="ms", group=group, target=Target(op="<=", value=TARGET_TYPED_P95_MS)))
+            res.metrics.append(
+                Metric(
+                    name="typed query → results (after debounce), p50", value=round(q.p50, 1), unit="ms", group=group
+                )
+            )
+            res.metrics.append(
+                Metric(
+                    name="typed query → results (after debounce), p95",
+                    value=round(q.p95, 1),
+                    unit="ms",
+                    group=group,
+                    target=Target(op="<=", value=TARGET_TYPED_P95_MS),
+                )
+            )
     finally:
         tmux("kill-server")
     return res

@@ -75,10 +75,13 @@ def role_of(bubble: dict[str, Any]) -> str | None:
     return None
 
 
-def tab_items(provider: str, native: str, tab: dict[str, Any], *, cwd: str | None, source: str,
-              unknown: UnknownRecords) -> Iterator[Session | Event]:
+def tab_items(
+    provider: str, native: str, tab: dict[str, Any], *, cwd: str | None, source: str, unknown: UnknownRecords
+) -> Iterator[Session | Event]:
     """The Session and Events of one tab; nothing when no bubble holds text."""
-    bubbles = [b for b in tab.get("bubbles") or () if isinstance(b, dict)] if isinstance(tab.get("bubbles"), list) else []
+    bubbles = (
+        [b for b in tab.get("bubbles") or () if isinstance(b, dict)] if isinstance(tab.get("bubbles"), list) else []
+    )
     sid = session_id(provider, native)
     counter = EventCounter(sid, 0)
     events: list[Event] = []
@@ -96,21 +99,41 @@ def tab_items(provider: str, native: str, tab: dict[str, Any], *, cwd: str | Non
             continue
         if role == "ai":
             model = str_or_none(bubble.get("modelType")) or str_or_none(bubble.get("model")) or model
-        ev = counter.make("user" if role == "user" else "assistant", "human" if role == "user" else "agent", text, ts=ts)
+        ev = counter.make(
+            "user" if role == "user" else "assistant", "human" if role == "user" else "agent", text, ts=ts
+        )
         if ev is not None:
             events.append(ev)
     if not events:
         return
     last = epoch(tab.get("lastSendTime"))
-    yield Session(id=sid, provider=provider, native_id=native, title=str_or_none(tab.get("chatTitle")), cwd=cwd,
-                  model=model, started=min(times) if times else None,
-                  updated=max([*times, last] if last is not None else times) if (times or last) else None,
-                  resume=None, source=source)
+    yield Session(
+        id=sid,
+        provider=provider,
+        native_id=native,
+        title=str_or_none(tab.get("chatTitle")),
+        cwd=cwd,
+        model=model,
+        started=min(times) if times else None,
+        updated=max([*times, last] if last is not None else times) if (times or last) else None,
+        resume=None,
+        source=source,
+    )
     yield from events
 
 
-def read_tabs(conn: sqlite3.Connection, keys: Iterable[str], provider: str, path: str, *, cwd: str | None,
-              fallback: str, known: dict[str, Any], out: dict[str, Any], unknown: UnknownRecords) -> Iterator[Item]:
+def read_tabs(
+    conn: sqlite3.Connection,
+    keys: Iterable[str],
+    provider: str,
+    path: str,
+    *,
+    cwd: str | None,
+    fallback: str,
+    known: dict[str, Any],
+    out: dict[str, Any],
+    unknown: UnknownRecords,
+) -> Iterator[Item]:
     """Every tab under ``keys`` of ``ItemTable``; a tab whose signature is in ``known`` is ``Unchanged``
     (``out`` receives this read's: see ``_vscode.chat_items``). A tab id seen under an earlier key
     is not read again (one session, one source of its events).
@@ -128,5 +151,11 @@ def read_tabs(conn: sqlite3.Connection, keys: Iterable[str], provider: str, path
             native = tab_native_id(tab, fallback, index)
             if native in out:
                 continue
-            yield from chat_items(provider, native, signature(tab), known, out,
-                                  lambda: list(tab_items(provider, native, tab, cwd=cwd, source=path, unknown=unknown)))  # noqa: B023 - called at once
+            yield from chat_items(
+                provider,
+                native,
+                signature(tab),
+                known,
+                out,
+                lambda: list(tab_items(provider, native, tab, cwd=cwd, source=path, unknown=unknown)),  # noqa: B023 - called at once
+            )

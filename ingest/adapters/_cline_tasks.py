@@ -83,8 +83,9 @@ def task_title(task: Any) -> str | None:
 # -- discovery ---------------------------------------------------------------------------------
 
 
-def discover_tasks(storage: Path, provider: str, label: str, meta_files: tuple[str, ...],
-                   index: str | None = None) -> Iterator[Source | Notice]:
+def discover_tasks(
+    storage: Path, provider: str, label: str, meta_files: tuple[str, ...], index: str | None = None
+) -> Iterator[Source | Notice]:
     """A Source for every ``<storage>/tasks/<id>/`` with a conversation file; a Notice for a task without one.
 
     The source is the folder; its fingerprint covers the conversation file read and the
@@ -107,14 +108,18 @@ def discover_tasks(storage: Path, provider: str, label: str, meta_files: tuple[s
         except OSError:
             listed = False
         if listed:
-            yield Notice(source=str(storage / index), reason=f"{label} lists tasks here but keeps no task folder in {tasks}")
+            yield Notice(
+                source=str(storage / index), reason=f"{label} lists tasks here but keeps no task folder in {tasks}"
+            )
         return
     found = 0
     for name in folders:
         folder = Path(name)
         conversation = next((folder / f for f in (UI_MESSAGES, API_HISTORY) if os.path.isfile(folder / f)), None)
         if conversation is None:
-            yield Notice(source=str(folder), reason=f"{label} task folder without {UI_MESSAGES} or {API_HISTORY}; skipped")
+            yield Notice(
+                source=str(folder), reason=f"{label} task folder without {UI_MESSAGES} or {API_HISTORY}; skipped"
+            )
             continue
         files = [conversation, *(folder / m for m in meta_files if os.path.isfile(folder / m))]
         try:
@@ -124,8 +129,10 @@ def discover_tasks(storage: Path, provider: str, label: str, meta_files: tuple[s
         found += 1
         yield Source(provider=provider, path=str(folder), fingerprint=fp, append_only=False)
     if folders and not found:
-        yield Notice(source=str(tasks), reason=f"{label} keeps {len(folders)} task folder(s) here, none with a conversation "
-                                               "file Voyager can read")
+        yield Notice(
+            source=str(tasks),
+            reason=f"{label} keeps {len(folders)} task folder(s) here, none with a conversation file Voyager can read",
+        )
 
 
 def is_dir(entry: os.DirEntry) -> bool:
@@ -147,11 +154,24 @@ def task_shape(folder: str) -> str:
 # -- reading -------------------------------------------------------------------------------------
 
 #: ``say`` kinds that carry no conversation (bookkeeping, copies): skipped without a word.
-_SAY_SKIPPED = frozenset({
-    "api_req_started", "api_req_finished", "api_req_retried", "api_req_retry_delayed", "api_req_deleted",
-    "deleted_api_reqs", "checkpoint_created", "checkpoint_saved", "mcp_server_request_started",
-    "load_mcp_documentation", "hook", "hook_output", "hook_status", "api_req_rate_limit_wait",
-})
+_SAY_SKIPPED = frozenset(
+    {
+        "api_req_started",
+        "api_req_finished",
+        "api_req_retried",
+        "api_req_retry_delayed",
+        "api_req_deleted",
+        "deleted_api_reqs",
+        "checkpoint_created",
+        "checkpoint_saved",
+        "mcp_server_request_started",
+        "load_mcp_documentation",
+        "hook",
+        "hook_output",
+        "hook_status",
+        "api_req_rate_limit_wait",
+    }
+)
 #: ``ask`` kinds that only wait for a button (their text, if any, repeats what came before).
 _ASK_SKIPPED = frozenset({"resume_task", "resume_completed_task", "auto_approval_max_req_reached"})
 
@@ -228,7 +248,11 @@ def _ui_text(message: dict[str, Any], key: tuple[str, str], tool: str | None) ->
     kind = key[1]
     if kind == "followup":
         parts = [str_or_none(doc.get("question")), *(o for o in doc.get("options") or [] if isinstance(o, str))]
-        parts += [s.get("answer") for s in doc.get("suggest") or [] if isinstance(s, dict) and isinstance(s.get("answer"), str)]
+        parts += [
+            s.get("answer")
+            for s in doc.get("suggest") or []
+            if isinstance(s, dict) and isinstance(s.get("answer"), str)
+        ]
         return "\n".join(p for p in parts if p) or text, tool
     if kind == "plan_mode_respond":
         return str_or_none(doc.get("response")) or text, tool
@@ -261,11 +285,19 @@ class TaskRead:
     def session(self) -> Session:
         f = self.facts
         return Session(
-            id=self.sid, provider=self.provider, native_id=self.native_id, title=f.title,
-            title_source="prompt" if f.title else None, cwd=f.cwd, model=f.model,
-            started=self.first_ts, updated=max((t for t in (self.last_ts, f.updated) if t is not None), default=None),
+            id=self.sid,
+            provider=self.provider,
+            native_id=self.native_id,
+            title=f.title,
+            title_source="prompt" if f.title else None,
+            cwd=f.cwd,
+            model=f.model,
+            started=self.first_ts,
+            updated=max((t for t in (self.last_ts, f.updated) if t is not None), default=None),
             # Neither extension can be resumed outside the IDE (it reopens tasks itself).
-            parent=session_id(self.provider, f.parent) if f.parent else None, resume=None, source=str(self.folder),
+            parent=session_id(self.provider, f.parent) if f.parent else None,
+            resume=None,
+            source=str(self.folder),
             tokens_in=f.tokens_in if f.tokens_in is not None else (self.tokens_in if self.counted_tokens else None),
             tokens_out=f.tokens_out if f.tokens_out is not None else (self.tokens_out if self.counted_tokens else None),
         )
@@ -280,7 +312,9 @@ class TaskRead:
             return
         yield from skipped
         if not isinstance(doc, (list, StreamedArray)):
-            yield Notice(source=str(path), reason=f"a JSON {type(doc).__name__}, not a list of messages; skipped", fatal=True)
+            yield Notice(
+                source=str(path), reason=f"a JSON {type(doc).__name__}, not a list of messages; skipped", fatal=True
+            )
             return
         yield self.session()
         read = self._ui if path == ui else self._api
@@ -312,7 +346,9 @@ class TaskRead:
             mtype = message.get("type")
             what = message.get(mtype) if mtype in ("say", "ask") else None
             if not isinstance(what, str):
-                self.unknown.saw(f"type:{mtype}" if not isinstance(mtype, str) or mtype not in ("say", "ask") else mtype)
+                self.unknown.saw(
+                    f"type:{mtype}" if not isinstance(mtype, str) or mtype not in ("say", "ask") else mtype
+                )
                 continue
             key = (mtype, what)
             if key == ("say", "api_req_started"):
@@ -380,8 +416,14 @@ class TaskRead:
                 continue
             btype = block.get("type")
             if btype == "tool_result":
-                ev = self.counter.make("tool_result", "tool", _result_text(block.get("content")), ts=ts,
-                                       call_id=str_or_none(block.get("tool_use_id")), is_error=block.get("is_error") is True)
+                ev = self.counter.make(
+                    "tool_result",
+                    "tool",
+                    _result_text(block.get("content")),
+                    ts=ts,
+                    call_id=str_or_none(block.get("tool_use_id")),
+                    is_error=block.get("is_error") is True,
+                )
                 if ev is not None:
                     yield ev
                 continue
@@ -447,21 +489,31 @@ def tool_input_text(tool_input: Any) -> str:
     return "" if tool_input is None else compact_json(tool_input)
 
 
-def assistant_blocks(counter: EventCounter, blocks: list[Any], ts: float | None, unknown: UnknownRecords) -> Iterator[Event]:
+def assistant_blocks(
+    counter: EventCounter, blocks: list[Any], ts: float | None, unknown: UnknownRecords
+) -> Iterator[Event]:
     """Events of an Anthropic-style assistant message: text, thinking, tool use (Cline's CLI and task history)."""
     for block in blocks:
         if not isinstance(block, dict):
             continue
         btype = block.get("type")
         if btype == "text":
-            ev = counter.make("assistant", "agent", block.get("text") if isinstance(block.get("text"), str) else None, ts=ts)
+            ev = counter.make(
+                "assistant", "agent", block.get("text") if isinstance(block.get("text"), str) else None, ts=ts
+            )
         elif btype in ("thinking", "reasoning"):
             thought = block.get("thinking", block.get("text"))
             ev = counter.make("reasoning", "agent", thought if isinstance(thought, str) else None, ts=ts)
         elif btype == "tool_use":
             name = str_or_none(block.get("name"))
-            ev = counter.make("tool_call", "agent", tool_input_text(block.get("input")), ts=ts, tool=name,
-                              call_id=str_or_none(block.get("id")))
+            ev = counter.make(
+                "tool_call",
+                "agent",
+                tool_input_text(block.get("input")),
+                ts=ts,
+                tool=name,
+                call_id=str_or_none(block.get("id")),
+            )
         elif btype in ("redacted_thinking", "image", "document"):
             continue
         else:

@@ -67,7 +67,7 @@ def parse_ts(value: Any, *, naive: Literal["utc", "local"] = "utc") -> float | N
     m = _FRACTION.search(text)
     if m and len(m.group(1)) != 6:
         digits = (m.group(1) + "000000")[:6]
-        text = text[: m.start(1)] + digits + text[m.end(1):]
+        text = text[: m.start(1)] + digits + text[m.end(1) :]
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:
@@ -199,8 +199,19 @@ class SessionFacts:
     """
 
     _FIELDS = (
-        "native_id", "parent", "line_title", "user_title", "cwd", "git_branch", "git_repo", "model",
-        "started", "updated", "tokens_in", "tokens_out", "agent_version",
+        "native_id",
+        "parent",
+        "line_title",
+        "user_title",
+        "cwd",
+        "git_branch",
+        "git_repo",
+        "model",
+        "started",
+        "updated",
+        "tokens_in",
+        "tokens_out",
+        "agent_version",
     )
 
     def __init__(self) -> None:
@@ -248,8 +259,9 @@ class SessionFacts:
                 setattr(facts, key, state[key])
         return facts
 
-    def session(self, provider: str, *, title: str | None, resume: str | None, source: str,
-                title_source: str | None = None) -> Session:
+    def session(
+        self, provider: str, *, title: str | None, resume: str | None, source: str, title_source: str | None = None
+    ) -> Session:
         assert self.native_id is not None
         return Session(
             id=session_id(provider, self.native_id),
@@ -399,8 +411,11 @@ def index_without_sessions(index: str | os.PathLike[str], label: str) -> Iterato
     listed = read_json(path, fatal=False)
     count = len(listed) if isinstance(listed, list) else 0
     if count:
-        yield Notice(source=path, reason=f"the {label} session index lists {count} session{'s' if count != 1 else ''} "
-                                         "but no session file was found beside it; nothing indexed")
+        yield Notice(
+            source=path,
+            reason=f"the {label} session index lists {count} session{'s' if count != 1 else ''} "
+            "but no session file was found beside it; nothing indexed",
+        )
 
 
 class JsonlSessionRead:
@@ -521,8 +536,9 @@ class JsonlSessionRead:
 DatabaseBody = Callable[[sqlite3.Connection, dict[str, frozenset[str]], SessionSignatures], Iterator[Item]]
 
 
-def read_database(path: str, label: str, required: dict[str, frozenset[str]], cursor: Cursor | None,
-                  body: DatabaseBody) -> Iterator[Item]:
+def read_database(
+    path: str, label: str, required: dict[str, frozenset[str]], cursor: Cursor | None, body: DatabaseBody
+) -> Iterator[Item]:
     """The read of a provider database that holds many sessions, the same for every such adapter.
 
     The database is opened read-only as one snapshot (``open_store``: a fatal Notice when it
@@ -572,10 +588,15 @@ class UnknownRecords:
         if not self.counts:
             return None
         total = sum(self.counts.values())
-        kinds = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])[:5])
+        kinds = ", ".join(
+            f"{k} ×{n}" if n > 1 else k for k, n in sorted(self.counts.items(), key=lambda kv: -kv[1])[:5]
+        )
         who = f"{self.label} {self.version}" if self.version else self.label
-        return Notice(source=source, reason=f"{total} record{'s' if total != 1 else ''} of a kind Voyager does not know "
-                                            f"skipped ({kinds}); written by {who}")
+        return Notice(
+            source=source,
+            reason=f"{total} record{'s' if total != 1 else ''} of a kind Voyager does not know "
+            f"skipped ({kinds}); written by {who}",
+        )
 
 
 _encode_event = msgspec.msgpack.Encoder().encode

@@ -52,8 +52,9 @@ def json_value(text: Any) -> Any:
         return None
 
 
-def tool_text(name: str | None, arguments: Any, shell_tools: frozenset[str],
-              command_keys: tuple[str, ...] = ("command",)) -> str:
+def tool_text(
+    name: str | None, arguments: Any, shell_tools: frozenset[str], command_keys: tuple[str, ...] = ("command",)
+) -> str:
     """A tool call as indexed: a shell tool's command as typed, else compact JSON of its arguments.
 
     Arguments given as a JSON string are decoded first; a string that is not JSON is kept as

@@ -55,8 +55,10 @@ def imports_dir(env: Mapping[str, str], provider: ExportKind = "chatgpt") -> Pat
 
 def _member_names(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     """The conversation files in a zip (at any depth), in name order."""
-    return sorted((i for i in archive.infolist() if not i.is_dir() and CONVERSATIONS.match(i.filename.rsplit("/", 1)[-1])),
-                  key=lambda i: i.filename)
+    return sorted(
+        (i for i in archive.infolist() if not i.is_dir() and CONVERSATIONS.match(i.filename.rsplit("/", 1)[-1])),
+        key=lambda i: i.filename,
+    )
 
 
 def _sniff(head: bytes) -> ExportKind | None:
@@ -92,8 +94,11 @@ def documents(path: str) -> Iterator[tuple[str, bytes] | Notice]:
     if not zipfile.is_zipfile(path):
         size = os.stat(path).st_size
         if size > limit:
-            yield Notice(source=path, reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
-                         fatal=True)
+            yield Notice(
+                source=path,
+                reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
+                fatal=True,
+            )
             return
         with open_regular(path) as f:
             yield path, f.read()
@@ -106,8 +111,10 @@ def documents(path: str) -> Iterator[tuple[str, bytes] | Notice]:
             for info in members:
                 where = f"{path}!{info.filename}"
                 if info.file_size > limit:
-                    yield Notice(source=where, reason=f"{info.file_size:,} bytes: larger than {limit:,} "
-                                                      "(VOYAGER_MAX_JSON_BYTES); skipped")
+                    yield Notice(
+                        source=where,
+                        reason=f"{info.file_size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
+                    )
                     continue
                 with archive.open(info) as f:
                     data = f.read(limit + 1)  # never more than the cap, whatever the header claims
@@ -171,8 +178,9 @@ def discover(provider: ExportKind, env: Mapping[str, str], hints: Hints) -> Iter
 Convert = Callable[[dict[str, Any], str, UnknownRecords], Iterator[Item]]
 
 
-def read_export(source: Source, cursor: Cursor | None, provider: ExportKind, label: str, id_key: str,
-                convert: Convert) -> Iterator[Item]:
+def read_export(
+    source: Source, cursor: Cursor | None, provider: ExportKind, label: str, id_key: str, convert: Convert
+) -> Iterator[Item]:
     """Every conversation of the export at ``source`` as ``convert`` maps it, re-reading only those that changed.
 
     An export holds many conversations (a new download repeats the old ones), so the Cursor
@@ -204,8 +212,11 @@ def read_export(source: Source, cursor: Cursor | None, provider: ExportKind, lab
             continue
         yield from notices
         if not isinstance(doc, list):
-            yield Notice(source=where, reason=f"not a list of conversations: not a {label} export; skipped",
-                         fatal=len(pieces) == 1)
+            yield Notice(
+                source=where,
+                reason=f"not a list of conversations: not a {label} export; skipped",
+                fatal=len(pieces) == 1,
+            )
             complete = False
             continue
         for conv in doc:

@@ -92,21 +92,42 @@ def response_text(response: dict[str, Any]) -> tuple[str, bool]:
 
 def tool_call_event(counter: EventCounter, call: dict[str, Any], ts: float | None) -> Event | None:
     name = str_or_none(call.get("name"))
-    return counter.make("tool_call", "agent", call_text(name, call.get("args")), ts=ts, tool=name,
-                        call_id=str_or_none(call.get("id")))
+    return counter.make(
+        "tool_call", "agent", call_text(name, call.get("args")), ts=ts, tool=name, call_id=str_or_none(call.get("id"))
+    )
 
 
-def tool_result_event(counter: EventCounter, response: dict[str, Any], ts: float | None, *,
-                      exit_code: int | None = None, is_error: bool = False) -> Event | None:
+def tool_result_event(
+    counter: EventCounter,
+    response: dict[str, Any],
+    ts: float | None,
+    *,
+    exit_code: int | None = None,
+    is_error: bool = False,
+) -> Event | None:
     """A ``functionResponse`` as a tool result; ``exit_code`` only when the agent recorded one beside it."""
     text, failed = response_text(response)
-    return counter.make("tool_result", "tool", text, ts=ts, call_id=str_or_none(response.get("id")),
-                        exit_code=exit_code, is_error=is_error or failed)
+    return counter.make(
+        "tool_result",
+        "tool",
+        text,
+        ts=ts,
+        call_id=str_or_none(response.get("id")),
+        exit_code=exit_code,
+        is_error=is_error or failed,
+    )
 
 
-def model_events(counter: EventCounter, parts: list[dict[str, Any]], ts: float | None, *,
-                 text_kind: Kind = "assistant", text_origin: Origin = "agent", thoughts: bool = True,
-                 skip_calls: Collection[str] = ()) -> Iterator[Event]:
+def model_events(
+    counter: EventCounter,
+    parts: list[dict[str, Any]],
+    ts: float | None,
+    *,
+    text_kind: Kind = "assistant",
+    text_origin: Origin = "agent",
+    thoughts: bool = True,
+    skip_calls: Collection[str] = (),
+) -> Iterator[Event]:
     """The events of a model turn's parts, in order: thought parts as reasoning (unless ``thoughts``
     is False: the agent kept them elsewhere too), text as ``text_kind``, function calls as tool
     calls (but those in ``skip_calls``, recorded elsewhere with their result)."""

@@ -38,13 +38,28 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft, tool_text
 from voyager_sessions.model import Kind, Origin
 
-SHELL_TOOLS = frozenset({"bash", "run_terminal_cmd", "run_terminal_command", "shell", "run_command", "terminal",
-                         "execute_command"})
+SHELL_TOOLS = frozenset(
+    {"bash", "run_terminal_cmd", "run_terminal_command", "shell", "run_command", "terminal", "execute_command"}
+)
 XAI_METHOD = "_x.ai/session/update"
 #: Update kinds that carry nothing to index (session state, usage, commands, modes, plans, subagent bookkeeping).
-QUIET_UPDATES = frozenset({"plan", "available_commands_update", "current_mode_update", "config_option_update",
-                           "session_info_update", "usage_update", "usage", "subagent_spawned", "subagent_finished",
-                           "turn_end", "diff_review", "memory_flush", "hook_execution"})
+QUIET_UPDATES = frozenset(
+    {
+        "plan",
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "usage",
+        "subagent_spawned",
+        "subagent_finished",
+        "turn_end",
+        "diff_review",
+        "memory_flush",
+        "hook_execution",
+    }
+)
 
 
 def content_text(content: Any) -> str:
@@ -108,21 +123,32 @@ class HistoryMapper:
         elif kind == "assistant":
             yield from self._assistant(item)
         elif kind == "tool_result":
-            yield ("tool_result", "tool", content_text(item.get("content")),
-                   {"call_id": str_or_none(item.get("tool_call_id")), "is_error": item.get("is_error") is True})
+            yield (
+                "tool_result",
+                "tool",
+                content_text(item.get("content")),
+                {"call_id": str_or_none(item.get("tool_call_id")), "is_error": item.get("is_error") is True},
+            )
         else:
             self.unknown.saw(kind)
 
     def _backend(self, payload: dict[str, Any]) -> Iterator[Draft]:
-        name = str_or_none(payload.get("tool_type")) or {"web_search_call": "web_search", "custom_tool_call": "x_search",
-                                                         "code_interpreter_call": "code_interpreter"}.get(payload.get("type"))
+        name = str_or_none(payload.get("tool_type")) or {
+            "web_search_call": "web_search",
+            "custom_tool_call": "x_search",
+            "code_interpreter_call": "code_interpreter",
+        }.get(payload.get("type"))
         call_id = str_or_none(payload.get("id"))
         if call_id:
             self.seen_backend.add(call_id)
         action = payload.get("action")
         args = action if action is not None else payload.get("input", payload.get("code"))
-        yield ("tool_call", "agent", args if isinstance(args, str) else compact_json(args) if args else "",
-               {"tool": name, "call_id": call_id})
+        yield (
+            "tool_call",
+            "agent",
+            args if isinstance(args, str) else compact_json(args) if args else "",
+            {"tool": name, "call_id": call_id},
+        )
 
     def _assistant(self, item: dict[str, Any]) -> Iterator[Draft]:
         self.model = str_or_none(item.get("model_id")) or self.model
@@ -130,9 +156,11 @@ class HistoryMapper:
         inline = reasoning.get("text") if isinstance(reasoning, dict) else reasoning
         yield ("reasoning", "agent", inline if isinstance(inline, str) else item.get("reasoning_content"), {})
         for raw in list_or_empty(item.get("raw_output")):
-            if isinstance(raw, dict) and raw.get("type") in ("web_search_call", "custom_tool_call",
-                                                             "code_interpreter_call") \
-                    and str_or_none(raw.get("id")) not in self.seen_backend:
+            if (
+                isinstance(raw, dict)
+                and raw.get("type") in ("web_search_call", "custom_tool_call", "code_interpreter_call")
+                and str_or_none(raw.get("id")) not in self.seen_backend
+            ):
                 yield from self._backend(raw)
         yield ("assistant", "agent", content_text(item.get("content")), {})
         yield from self._calls(item.get("tool_calls"))
@@ -143,8 +171,12 @@ class HistoryMapper:
                 continue
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
-            yield ("tool_call", "agent", tool_text(name, fn.get("arguments", fn.get("input")), SHELL_TOOLS),
-                   {"tool": name, "call_id": str_or_none(call.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                tool_text(name, fn.get("arguments", fn.get("input")), SHELL_TOOLS),
+                {"tool": name, "call_id": str_or_none(call.get("id"))},
+            )
 
     def _v0(self, item: dict[str, Any]) -> Iterator[Draft]:
         role = item.get("role")
@@ -158,8 +190,12 @@ class HistoryMapper:
             yield ("assistant", "agent", content_text(item.get("content")), {})
             yield from self._calls(item.get("tool_calls"))
         elif role == "tool":
-            yield ("tool_result", "tool", content_text(item.get("content")),
-                   {"call_id": str_or_none(item.get("tool_call_id"))})
+            yield (
+                "tool_result",
+                "tool",
+                content_text(item.get("content")),
+                {"call_id": str_or_none(item.get("tool_call_id"))},
+            )
         else:
             self.unknown.saw(f"role:{role}")
 
@@ -221,11 +257,16 @@ class UpdatesReducer:
         elif tag == "tool_call":
             self._close()
             tool_meta = meta.get("x.ai/tool") if isinstance(meta.get("x.ai/tool"), dict) else {}
-            name = str_or_none(tool_meta.get("name")) or str_or_none(update.get("title")) or str_or_none(update.get("kind"))
+            name = (
+                str_or_none(tool_meta.get("name"))
+                or str_or_none(update.get("title"))
+                or str_or_none(update.get("kind"))
+            )
             raw = update.get("rawInput")
             text = tool_text(name, raw, SHELL_TOOLS) if raw is not None else str_or_none(update.get("title"))
-            self.drafts.append(("tool_call", "agent", text, {"ts": ts, "tool": name,
-                                                             "call_id": str_or_none(update.get("toolCallId"))}))
+            self.drafts.append(
+                ("tool_call", "agent", text, {"ts": ts, "tool": name, "call_id": str_or_none(update.get("toolCallId"))})
+            )
         elif tag == "tool_call_update":
             self._result(update, ts)
         elif tag == "rewind_marker" and xai:
@@ -241,7 +282,11 @@ class UpdatesReducer:
     def _user(self, update: dict[str, Any], meta: dict[str, Any], ts: float | None) -> None:
         content = update.get("content") if isinstance(update.get("content"), dict) else {}
         interjection = meta.get("interjection") is True
-        text = content.get("text") if content.get("type", "text") == "text" and isinstance(content.get("text"), str) else ""
+        text = (
+            content.get("text")
+            if content.get("type", "text") == "text" and isinstance(content.get("text"), str)
+            else ""
+        )
         if interjection:
             # The text keeps the frame the model saw; what the person typed is in displayText.
             cmeta = content.get("_meta") if isinstance(content.get("_meta"), dict) else {}
@@ -249,8 +294,13 @@ class UpdatesReducer:
             text = shown if isinstance(shown, str) else text
         index = int_or_none(meta.get("promptIndex"))
         run = self.run
-        new = (run is None or run.kind != "user" or interjection or run.prompt == -1
-               or (index is not None and run.prompt is not None and index != run.prompt))
+        new = (
+            run is None
+            or run.kind != "user"
+            or interjection
+            or run.prompt == -1
+            or (index is not None and run.prompt is not None and index != run.prompt)
+        )
         if new:
             self._close()
             counted = not interjection and (index is not None or not self.seen_prompt_index)
@@ -262,8 +312,9 @@ class UpdatesReducer:
         if text:
             self.run.parts.append(text)
 
-    def _chunk(self, kind: Kind, origin: Origin, update: dict[str, Any], ts: float | None,
-               boundary: bool = False) -> None:
+    def _chunk(
+        self, kind: Kind, origin: Origin, update: dict[str, Any], ts: float | None, boundary: bool = False
+    ) -> None:
         if self.run is None or self.run.kind != kind or (boundary and self.run.prompt != -2):
             self._close()
             self.run = _Run(kind, origin, ts, -2 if boundary else None)
@@ -281,14 +332,18 @@ class UpdatesReducer:
             self.results.add(call_id)
         texts = []
         for block in list_or_empty(update.get("content")):
-            inner = block.get("content") if isinstance(block, dict) and isinstance(block.get("content"), dict) else block
+            inner = (
+                block.get("content") if isinstance(block, dict) and isinstance(block.get("content"), dict) else block
+            )
             if isinstance(inner, dict) and inner.get("type", "text") == "text" and isinstance(inner.get("text"), str):
                 texts.append(inner["text"])
         text = "".join(texts)
         raw = update.get("rawOutput")
         if not text and raw is not None:
             text = raw if isinstance(raw, str) else compact_json(raw)
-        self.drafts.append(("tool_result", "tool", text, {"ts": ts, "call_id": call_id, "is_error": status == "failed"}))
+        self.drafts.append(
+            ("tool_result", "tool", text, {"ts": ts, "call_id": call_id, "is_error": status == "failed"})
+        )
 
     def _rewind(self, update: dict[str, Any]) -> None:
         target = int_or_none(update.get("target_prompt_index", update.get("targetPromptIndex")))
@@ -297,7 +352,7 @@ class UpdatesReducer:
             self.unknown.saw("rewind_marker without target_prompt_index")
             return
         if target < len(self.prompt_starts):
-            del self.drafts[self.prompt_starts[target]:]
+            del self.drafts[self.prompt_starts[target] :]
             del self.prompt_starts[target:]
 
     def _close(self) -> None:

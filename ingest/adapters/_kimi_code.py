@@ -44,19 +44,61 @@ from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsonl import decode_json
 
 #: Record types with nothing to search (the agent's configuration and bookkeeping).
-SKIPPED = frozenset({
-    "config.update", "profile.bind", "turn.prompt", "turn.steer", "turn.cancel", "turn.ended", "prompt.accepted",
-    "context.clear", "context.undo", "llm.request", "llm.tools_snapshot", "mcp.tools_discovered", "usage.record",
-    "permission.record_approval_result", "permission.set_mode", "plan_mode.cancel", "plan_mode.enter",
-    "plan_mode.exit", "plan.revision", "plugin.session_start", "runtime.set_binding", "staleGuard.cleared",
-    "staleGuard.recorded", "swarm_mode.enter", "swarm_mode.exit", "task.started", "task.terminated",
-    "task.waitDelivered", "token_counting.measured", "token_counting.rebased", "token_counting.truncated",
-    "token_counting.turn_recorded", "tools.register_user_tool", "tools.reset_active_tools", "tools.set_active_tools",
-    "tools.unregister_user_tool", "tools.update_store", "tower_mode.enter", "tower_mode.exit", "cron.add",
-    "cron.cursor", "cron.delete", "forked", "full_compaction.begin", "full_compaction.cancel",
-    "full_compaction.complete", "goal.clear", "goal.update", "interaction.request", "interaction.resolved",
-    "interruptionReminder.recorded",
-})
+SKIPPED = frozenset(
+    {
+        "config.update",
+        "profile.bind",
+        "turn.prompt",
+        "turn.steer",
+        "turn.cancel",
+        "turn.ended",
+        "prompt.accepted",
+        "context.clear",
+        "context.undo",
+        "llm.request",
+        "llm.tools_snapshot",
+        "mcp.tools_discovered",
+        "usage.record",
+        "permission.record_approval_result",
+        "permission.set_mode",
+        "plan_mode.cancel",
+        "plan_mode.enter",
+        "plan_mode.exit",
+        "plan.revision",
+        "plugin.session_start",
+        "runtime.set_binding",
+        "staleGuard.cleared",
+        "staleGuard.recorded",
+        "swarm_mode.enter",
+        "swarm_mode.exit",
+        "task.started",
+        "task.terminated",
+        "task.waitDelivered",
+        "token_counting.measured",
+        "token_counting.rebased",
+        "token_counting.truncated",
+        "token_counting.turn_recorded",
+        "tools.register_user_tool",
+        "tools.reset_active_tools",
+        "tools.set_active_tools",
+        "tools.unregister_user_tool",
+        "tools.update_store",
+        "tower_mode.enter",
+        "tower_mode.exit",
+        "cron.add",
+        "cron.cursor",
+        "cron.delete",
+        "forked",
+        "full_compaction.begin",
+        "full_compaction.cancel",
+        "full_compaction.complete",
+        "goal.clear",
+        "goal.update",
+        "interaction.request",
+        "interaction.resolved",
+        "interruptionReminder.recorded",
+    }
+)
 _SHELL_TOOLS = frozenset({"Bash", "Shell", "bash", "shell"})
 _TITLE_KINDS = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
 _BASH_TAG = re.compile(r"</?bash-(?:input|stdout|stderr)>")
@@ -119,8 +161,9 @@ def render_call(name: str | None, args: Any) -> str:
     return "" if args is None else compact_json(args)
 
 
-def record(rec: dict[str, Any], state: CodeState, facts: SessionFacts, unknown: UnknownRecords,
-           subagent: bool) -> Iterator[Draft]:
+def record(
+    rec: dict[str, Any], state: CodeState, facts: SessionFacts, unknown: UnknownRecords, subagent: bool
+) -> Iterator[Draft]:
     """The drafts one journal line yields."""
     kind = rec.get("type")
     if kind == "metadata":
@@ -182,11 +225,19 @@ def _message(message: dict[str, Any], ts: float | None, subagent: bool) -> Itera
         for call in list_or_empty(message.get("toolCalls")):
             if isinstance(call, dict):
                 name = str_or_none(call.get("name"))
-                yield ("tool_call", "agent", render_call(name, call.get("arguments")),
-                       {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))})
+                yield (
+                    "tool_call",
+                    "agent",
+                    render_call(name, call.get("arguments")),
+                    {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
+                )
     elif role == "tool":
-        yield ("tool_result", "tool", _text(content), {"ts": ts, "call_id": str_or_none(message.get("toolCallId")),
-                                                       "is_error": message.get("isError") is True})
+        yield (
+            "tool_result",
+            "tool",
+            _text(content),
+            {"ts": ts, "call_id": str_or_none(message.get("toolCallId")), "is_error": message.get("isError") is True},
+        )
     elif role == "system":
         yield ("meta", "provider", _text(content), {"ts": ts})
 
@@ -202,12 +253,20 @@ def _loop_event(event: dict[str, Any], ts: float | None, unknown: UnknownRecords
                 yield ("reasoning", "agent", part.get("think"), {"ts": ts})
     elif etype == "tool.call":
         name = str_or_none(event.get("name"))
-        yield ("tool_call", "agent", render_call(name, event.get("args")),
-               {"ts": ts, "tool": name, "call_id": str_or_none(event.get("toolCallId"))})
+        yield (
+            "tool_call",
+            "agent",
+            render_call(name, event.get("args")),
+            {"ts": ts, "tool": name, "call_id": str_or_none(event.get("toolCallId"))},
+        )
     elif etype == "tool.result":
         result = event.get("result") if isinstance(event.get("result"), dict) else {}
-        yield ("tool_result", "tool", _text(result.get("output")),
-               {"ts": ts, "call_id": str_or_none(event.get("toolCallId")), "is_error": result.get("isError") is True})
+        yield (
+            "tool_result",
+            "tool",
+            _text(result.get("output")),
+            {"ts": ts, "call_id": str_or_none(event.get("toolCallId")), "is_error": result.get("isError") is True},
+        )
     elif etype not in ("step.begin", "step.end"):
         unknown.saw(f"loop:{etype}")
 

@@ -135,8 +135,14 @@ class KiroStreamRead(JsonlSessionRead):
         facts = self.facts
         native = facts.native_id
         assert native is not None
-        facts.cwd = facts.cwd or next((v for k in ("cwd", "workspacePath", "workspaceDirectory", "working_directory")
-                                       if (v := str_or_none(meta.get(k)))), None)
+        facts.cwd = facts.cwd or next(
+            (
+                v
+                for k in ("cwd", "workspacePath", "workspaceDirectory", "working_directory")
+                if (v := str_or_none(meta.get(k)))
+            ),
+            None,
+        )
         for key in ("created_at", "updated_at", "createdAt", "updatedAt"):
             facts.observe_ts(epoch(meta.get(key)))
         title = str_or_none(meta.get("title"))
@@ -174,11 +180,24 @@ class KiroStreamRead(JsonlSessionRead):
                 yield from self._assistant_block(block, ts)
         elif kind == "ToolResults":
             for block in blocks:
-                if isinstance(block, dict) and block.get("kind") == "toolResult" and isinstance(block.get("data"), dict):
+                if (
+                    isinstance(block, dict)
+                    and block.get("kind") == "toolResult"
+                    and isinstance(block.get("data"), dict)
+                ):
                     result = block["data"]
                     text, code = tool_result(result.get("content"))
-                    yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(result.get("toolUseId")),
-                                                         "exit_code": code, "is_error": failed(result.get("status"))})
+                    yield (
+                        "tool_result",
+                        "tool",
+                        text,
+                        {
+                            "ts": ts,
+                            "call_id": str_or_none(result.get("toolUseId")),
+                            "exit_code": code,
+                            "is_error": failed(result.get("status")),
+                        },
+                    )
                 elif isinstance(block, dict):
                     self.unknown.saw(f"block:{block.get('kind')}")
         else:
@@ -205,8 +224,12 @@ class KiroStreamRead(JsonlSessionRead):
             yield ("reasoning", "agent", data, {"ts": ts})
         elif kind == "toolUse" and isinstance(data, dict):
             name = str_or_none(data.get("name"))
-            yield ("tool_call", "agent", tool_text(name, data.get("input"), SHELL_TOOLS),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(data.get("toolUseId"))})
+            yield (
+                "tool_call",
+                "agent",
+                tool_text(name, data.get("input"), SHELL_TOOLS),
+                {"ts": ts, "tool": name, "call_id": str_or_none(data.get("toolUseId"))},
+            )
         elif not _quiet(kind):
             self.unknown.saw(f"block:{kind}")
 
@@ -228,8 +251,17 @@ class KiroStreamRead(JsonlSessionRead):
                     yield ("user", "human", block.get("text"), {"ts": ts})
                 elif block.get("type") == "tool_result":
                     text, code = tool_result(block.get("content"))
-                    yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(block.get("tool_use_id")),
-                                                         "exit_code": code, "is_error": block.get("is_error") is True})
+                    yield (
+                        "tool_result",
+                        "tool",
+                        text,
+                        {
+                            "ts": ts,
+                            "call_id": str_or_none(block.get("tool_use_id")),
+                            "exit_code": code,
+                            "is_error": block.get("is_error") is True,
+                        },
+                    )
                 elif not _quiet(block.get("type")):
                     self.unknown.saw(f"block:{block.get('type')}")
         elif role == "assistant":
@@ -246,14 +278,22 @@ class KiroStreamRead(JsonlSessionRead):
                     yield ("reasoning", "agent", block.get("thinking") or block.get("text"), {"ts": ts})
                 elif btype == "tool_use":
                     name = str_or_none(block.get("name"))
-                    yield ("tool_call", "agent", tool_text(name, block.get("input"), SHELL_TOOLS),
-                           {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
+                    yield (
+                        "tool_call",
+                        "agent",
+                        tool_text(name, block.get("input"), SHELL_TOOLS),
+                        {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
+                    )
                 elif not _quiet(btype):
                     self.unknown.saw(f"block:{btype}")
         elif role == "tool":
             text, code = tool_result(content)
-            yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(message.get("tool_call_id")),
-                                                 "exit_code": code})
+            yield (
+                "tool_result",
+                "tool",
+                text,
+                {"ts": ts, "call_id": str_or_none(message.get("tool_call_id")), "exit_code": code},
+            )
         elif role == "system":
             return  # a system prompt: not what anyone said
         else:
@@ -275,4 +315,3 @@ def read_stream(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
 def is_session_dir(name: str) -> bool:
     return name.startswith("sess_") and len(name) > len("sess_")
-

@@ -53,7 +53,10 @@ def read_db(source: Source, cursor: Cursor | None, elsewhere: frozenset[str] = f
     ``elsewhere``: conversation ids the CLI also keeps as JSONL sessions. Those are read there
     (a CLI that moved to JSONL may carry its older conversations over), so not twice.
     """
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         # No conversations_v2: a kiro-cli that has not chatted yet (the file is its auth store too).
         if has_conversations(schema):
             yield from _conversations(conn, schema[TABLE], source.path, signatures, elsewhere)
@@ -61,12 +64,15 @@ def read_db(source: Source, cursor: Cursor | None, elsewhere: frozenset[str] = f
     return read_database(source.path, "kiro-cli", {}, cursor, body)  # one snapshot while kiro-cli writes
 
 
-def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, signatures: SessionSignatures,
-                   elsewhere: frozenset[str]) -> Iterator[Item]:
+def _conversations(
+    conn: sqlite3.Connection, cols: frozenset[str], path: str, signatures: SessionSignatures, elsewhere: frozenset[str]
+) -> Iterator[Item]:
     created = "created_at" if "created_at" in cols else "NULL"
     updated = "updated_at" if "updated_at" in cols else "NULL"
-    rows = conn.execute(f"SELECT rowid, key, conversation_id, {created}, {updated}, length(value) FROM {TABLE} "
-                        f"ORDER BY {created}, conversation_id").fetchall()
+    rows = conn.execute(
+        f"SELECT rowid, key, conversation_id, {created}, {updated}, length(value) FROM {TABLE} "
+        f"ORDER BY {created}, conversation_id"
+    ).fetchall()
     unknown = UnknownRecords("kiro-cli")
     for rowid, key, native, created_at, updated_at, size in rows:
         if not isinstance(native, str) or not native:
@@ -92,8 +98,9 @@ def _conversations(conn: sqlite3.Connection, cols: frozenset[str], path: str, si
         yield notice
 
 
-def _conversation(doc: dict[str, Any], native: str, key: Any, created_at: Any, updated_at: Any, path: str,
-                  unknown: UnknownRecords) -> Iterator[Item]:
+def _conversation(
+    doc: dict[str, Any], native: str, key: Any, created_at: Any, updated_at: Any, path: str, unknown: UnknownRecords
+) -> Iterator[Item]:
     sid = session_id(PROVIDER, native)
     turns = doc.get("history") if isinstance(doc.get("history"), list) else []
     cwd = str_or_none(key)
@@ -101,8 +108,16 @@ def _conversation(doc: dict[str, Any], native: str, key: Any, created_at: Any, u
         cwd = next((d for t in turns if (d := _cwd(_user(t)))), None)
     info = doc.get("model_info") if isinstance(doc.get("model_info"), dict) else {}
     model = str_or_none(info.get("model_id")) or str_or_none(doc.get("model"))
-    yield Session(id=sid, provider=PROVIDER, native_id=native, cwd=cwd, model=model, started=epoch(created_at),
-                  updated=epoch(updated_at), source=path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        cwd=cwd,
+        model=model,
+        started=epoch(created_at),
+        updated=epoch(updated_at),
+        source=path,
+    )
     yield from number(EventCounter(sid, 0), _turns(turns, doc, unknown))
 
 
@@ -112,8 +127,11 @@ def _user(turn: Any) -> dict[str, Any]:
 
 
 def _assistant(turn: Any) -> dict[str, Any]:
-    value = turn.get("assistant") if isinstance(turn, dict) else (
-        turn[1] if isinstance(turn, list) and len(turn) > 1 else None)
+    value = (
+        turn.get("assistant")
+        if isinstance(turn, dict)
+        else (turn[1] if isinstance(turn, list) and len(turn) > 1 else None)
+    )
     return value if isinstance(value, dict) else {}
 
 
@@ -157,8 +175,17 @@ def _user_content(content: Any, ts: float | None, unknown: UnknownRecords) -> It
             for result in list_or_empty(body.get("tool_use_results")):
                 if isinstance(result, dict):
                     text, code = tool_result(result.get("content"))
-                    yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(result.get("tool_use_id")),
-                                                         "exit_code": code, "is_error": failed(result.get("status"))})
+                    yield (
+                        "tool_result",
+                        "tool",
+                        text,
+                        {
+                            "ts": ts,
+                            "call_id": str_or_none(result.get("tool_use_id")),
+                            "exit_code": code,
+                            "is_error": failed(result.get("status")),
+                        },
+                    )
         if variant in ("Prompt", "CancelledToolUses"):
             yield ("user", "human", body.get("prompt"), {"ts": ts})
         elif variant != "ToolUseResults":
@@ -175,5 +202,9 @@ def _assistant_content(assistant: dict[str, Any], ts: float | None, unknown: Unk
         for use in list_or_empty(body.get("tool_uses")) if variant == "ToolUse" else ():
             if isinstance(use, dict):
                 name = str_or_none(use.get("name")) or str_or_none(use.get("orig_name"))
-                yield ("tool_call", "agent", tool_text(name, use.get("args"), SHELL_TOOLS),
-                       {"ts": ts, "tool": name, "call_id": str_or_none(use.get("id"))})
+                yield (
+                    "tool_call",
+                    "agent",
+                    tool_text(name, use.get("args"), SHELL_TOOLS),
+                    {"ts": ts, "tool": name, "call_id": str_or_none(use.get("id"))},
+                )

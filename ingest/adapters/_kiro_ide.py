@@ -45,8 +45,13 @@ from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.model import Session, session_id
 
 #: How the IDE's injected turns begin (system prompt, identity, steering rules, workspace notes).
-_INJECTED_PREFIXES = ("# System Prompt", "# Identity", "<identity>", "## Included Rules",
-                      "You are operating in a workspace")
+_INJECTED_PREFIXES = (
+    "# System Prompt",
+    "# Identity",
+    "<identity>",
+    "## Included Rules",
+    "You are operating in a workspace",
+)
 #: The first user turn of a session continued after compaction (the summary it resumes from).
 _SUMMARY = re.compile(r"^\s*(#\s*Conversation\s*Summary|##\s*TASK\s*\d+\b)", re.IGNORECASE)
 _WRAPPER = re.compile(r"^\s*<kiro-ide-message>(.*?)(</kiro-ide-message>\s*)?$", re.DOTALL)
@@ -85,8 +90,9 @@ def _prompt(text: str) -> Draft:
     return (kind, "human" if kind == "user" else "provider", text, {})  # type: ignore[return-value]
 
 
-def _events(source: Source, sid: str, messages: Any, name: str,
-            drafts: Callable[[list[Any], UnknownRecords], Iterator[Draft]]) -> Iterator[Item]:
+def _events(
+    source: Source, sid: str, messages: Any, name: str, drafts: Callable[[list[Any], UnknownRecords], Iterator[Draft]]
+) -> Iterator[Item]:
     """The events of a document's ``name`` list of messages, numbered, then a notice of what was not known."""
     if not isinstance(messages, list):
         yield Notice(source=source.path, reason=f"no {name} list in it; nothing to index")
@@ -99,10 +105,12 @@ def _events(source: Source, sid: str, messages: Any, name: str,
 
 def _index(path: Path) -> dict[str, dict[str, Any]]:
     """sessionId -> its entry in a workspace folder's ``sessions.json`` (a list), read once per change."""
+
     def load(p: str) -> dict[str, dict[str, Any]]:
         doc = read_json(p, fatal=False)
         entries = doc if isinstance(doc, list) else []
         return {e["sessionId"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("sessionId"), str)}
+
     return cached_by_stat(str(path), load, {})
 
 
@@ -117,18 +125,29 @@ def read_workspace_json(source: Source) -> Iterator[Item]:
     path = Path(source.path)
     native = str_or_none(doc.get("sessionId")) or path.stem
     entry = _index(path.parent / "sessions.json").get(native, {})
-    cwd = (str_or_none(doc.get("workspaceDirectory")) or str_or_none(doc.get("workspacePath"))
-           or str_or_none(entry.get("workspaceDirectory")) or decode_workspace(path.parent.name))
+    cwd = (
+        str_or_none(doc.get("workspaceDirectory"))
+        or str_or_none(doc.get("workspacePath"))
+        or str_or_none(entry.get("workspaceDirectory"))
+        or decode_workspace(path.parent.name)
+    )
     title = str_or_none(doc.get("title")) or str_or_none(entry.get("title"))
     try:
         mtime: float | None = os.stat(path).st_mtime
     except OSError:
         mtime = None
     sid = session_id(PROVIDER, native)
-    yield Session(id=sid, provider=PROVIDER, native_id=native, title=title, cwd=cwd,
-                  model=str_or_none(doc.get("selectedModel")) or str_or_none(doc.get("modelId")),
-                  started=epoch(epoch_text(entry.get("dateCreated"))) or epoch(epoch_text(doc.get("dateCreated"))),
-                  updated=mtime, source=source.path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=title,
+        cwd=cwd,
+        model=str_or_none(doc.get("selectedModel")) or str_or_none(doc.get("modelId")),
+        started=epoch(epoch_text(entry.get("dateCreated"))) or epoch(epoch_text(doc.get("dateCreated"))),
+        updated=mtime,
+        source=source.path,
+    )
     yield from _events(source, sid, doc.get("history"), "history", _history)
 
 
@@ -146,9 +165,15 @@ def _history(history: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
             if not text.strip():
                 # The model's words may be only in the prompt logs when the message is a stub.
                 logs = item.get("promptLogs")
-                text = "\n\n".join(c for log in logs if isinstance(log, dict)
-                                   and isinstance(c := log.get("completion"), str) and c.strip()) \
-                    if isinstance(logs, list) else ""
+                text = (
+                    "\n\n".join(
+                        c
+                        for log in logs
+                        if isinstance(log, dict) and isinstance(c := log.get("completion"), str) and c.strip()
+                    )
+                    if isinstance(logs, list)
+                    else ""
+                )
             yield ("assistant", "agent", text, {})
         elif role == "tool":
             yield ("tool_result", "tool", text, {"call_id": str_or_none(message.get("tool_call_id"))})
@@ -210,10 +235,16 @@ def read_chat(source: Source) -> Iterator[Item]:
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     native = path.stem
     sid = session_id(PROVIDER, native)
-    yield Session(id=sid, provider=PROVIDER, native_id=native,
-                  cwd=_workspace_hashes(path.parent.parent).get(path.parent.name),
-                  model=str_or_none(meta.get("modelId")), started=epoch(meta.get("startTime")),
-                  updated=epoch(meta.get("endTime")) or epoch(meta.get("startTime")), source=source.path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        cwd=_workspace_hashes(path.parent.parent).get(path.parent.name),
+        model=str_or_none(meta.get("modelId")),
+        started=epoch(meta.get("startTime")),
+        updated=epoch(meta.get("endTime")) or epoch(meta.get("startTime")),
+        source=source.path,
+    )
     yield from _events(source, sid, doc.get("chat"), "chat", _chat)
 
 
@@ -237,4 +268,3 @@ def _chat(chat: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
 def probe_json(path: Path) -> str:
     """Which documented place a workspace-session document sits in (see the module doc)."""
     return "ide-workspace-json" if path.parent.parent.parent.name == "kiro.kiroagent" else "app-support-workspace-json"
-

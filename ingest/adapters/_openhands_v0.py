@@ -40,14 +40,42 @@ METADATA = "metadata.json"
 #: Actions that are not a turn of the conversation (the system prompt, state changes, recalls of the
 #: prompt, requests): skipped. ``think``, ``finish``, ``message`` and ``condensation`` have their own
 #: mapping; every other action is a tool call.
-_NOT_TURNS = frozenset({"system", "recall", "change_agent_state", "null", "condensation_request", "pause", "resume",
-                        "stop", "start", "loop_recovery"})
+_NOT_TURNS = frozenset(
+    {
+        "system",
+        "recall",
+        "change_agent_state",
+        "null",
+        "condensation_request",
+        "pause",
+        "resume",
+        "stop",
+        "start",
+        "loop_recovery",
+    }
+)
 #: Observations with nothing of their own to index (state changes, recalled context, echoes of a thought).
 _NOT_RESULTS = frozenset({"agent_state_changed", "null", "recall", "think", "condense", "loop_detection"})
 #: Action fields that are bookkeeping, not what the agent asked for.
-_BOOKKEEPING_ARGS = frozenset({"thought", "blocking", "is_static", "hidden", "confirmation_state", "security_risk",
-                               "impl_source", "is_input", "cwd", "include_extra", "kernel_init_code", "wait_for_response",
-                               "image_urls", "file_urls", "activated_microagents"})
+_BOOKKEEPING_ARGS = frozenset(
+    {
+        "thought",
+        "blocking",
+        "is_static",
+        "hidden",
+        "confirmation_state",
+        "security_risk",
+        "impl_source",
+        "is_input",
+        "cwd",
+        "include_extra",
+        "kernel_init_code",
+        "wait_for_response",
+        "image_urls",
+        "file_urls",
+        "activated_microagents",
+    }
+)
 
 
 def v0_root(env: Mapping[str, str]) -> Path:
@@ -138,8 +166,9 @@ class V0Mapper(Mapper):
         cause = doc.get("cause")
         call_id = str(cause) if int_or_none(cause) is not None else None
         text = doc.get("content") if isinstance(doc.get("content"), str) else doc.get("message")
-        yield from self._one("tool_result", "tool", text, ts, tool=observation, call_id=call_id, exit_code=exit_code,
-                             is_error=failed)
+        yield from self._one(
+            "tool_result", "tool", text, ts, tool=observation, call_id=call_id, exit_code=exit_code, is_error=failed
+        )
 
 
 def read_v0(source: Source, cursor: Cursor | None) -> Iterator[Item]:
@@ -163,5 +192,6 @@ def read_v0(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
     files = event_files(folder / EVENTS, V0_EVENT)
     unknown = UnknownRecords(f"{LABEL} (V0)")
-    yield from read_event_folder(source, cursor, files, facts, make_session, lambda counter: V0Mapper(counter, unknown),
-                                 unknown)
+    yield from read_event_folder(
+        source, cursor, files, facts, make_session, lambda counter: V0Mapper(counter, unknown), unknown
+    )

@@ -48,7 +48,6 @@ INDEX = ".session_index.json"
 _SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command"})
 
 
-
 def _load_index(path: str) -> dict[str, dict[str, Any]]:
     # read_json: an entry nested too deeply costs that entry, not the whole index (which every
     # legacy session reads).
@@ -107,9 +106,15 @@ class MessageMapper:
             exit_code = int_or_none(output.get("exit_code"))
             if exit_code is None:
                 exit_code = int_or_none(output.get("returncode"))
-            ev = c.make("tool_result", "tool", join_text(msg.get("content")),
-                        tool=str_or_none(msg.get("name")), call_id=str_or_none(msg.get("tool_call_id")),
-                        exit_code=exit_code, is_error=bool(result.get("error")))
+            ev = c.make(
+                "tool_result",
+                "tool",
+                join_text(msg.get("content")),
+                tool=str_or_none(msg.get("name")),
+                call_id=str_or_none(msg.get("tool_call_id")),
+                exit_code=exit_code,
+                is_error=bool(result.get("error")),
+            )
             if ev is not None:
                 yield ev
         elif role == "system":
@@ -159,8 +164,13 @@ def facts_from_meta(meta: dict[str, Any], folder: Path | None) -> SessionFacts:
 def session_of(facts: SessionFacts, meta: dict[str, Any], first_prompt: str | None, source: str) -> Session:
     title, title_source = title_of(meta.get("title"), meta.get("title_source"), first_prompt)
     # A legacy child (a compaction's continuation, a fork) is a session of its own that Vibe resumes by its id.
-    return facts.session(PROVIDER, title=title, title_source=title_source,
-                         resume=resume_command(facts.cwd, facts.native_id or ""), source=source)
+    return facts.session(
+        PROVIDER,
+        title=title,
+        title_source=title_source,
+        resume=resume_command(facts.cwd, facts.native_id or ""),
+        source=source,
+    )
 
 
 class LegacyRead(JsonlSessionRead):
@@ -182,8 +192,14 @@ class LegacyRead(JsonlSessionRead):
             # Vibe writes messages.jsonl, then meta.json: caught in between, the session's id is not known
             # yet (the folder name holds 8 of its characters). Indexing it under a guess would leave a
             # second session behind once meta.json appears.
-            self.notices.append(Notice(source=str(self.folder / META), fatal=True, transient=True,
-                                       reason="no session id in meta.json or the session index yet; read again next scan"))
+            self.notices.append(
+                Notice(
+                    source=str(self.folder / META),
+                    fatal=True,
+                    transient=True,
+                    reason="no session id in meta.json or the session index yet; read again next scan",
+                )
+            )
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id or self.folder.name), self.progress.seq)
         self.mapper = MessageMapper(self.counter, self.unknown)
         if isinstance(state.get("first_prompt"), str):
@@ -216,7 +232,7 @@ def read_single_file(source: Source) -> Iterator[Item]:
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     messages = doc.get("messages")
     if not isinstance(messages, list):
-        yield Notice(source=source.path, reason="no \"messages\" list: not a Mistral Vibe session file Voyager knows")
+        yield Notice(source=source.path, reason='no "messages" list: not a Mistral Vibe session file Voyager knows')
         return
     facts = facts_from_meta(meta, None)
     if facts.native_id is None:

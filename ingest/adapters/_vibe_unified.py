@@ -86,13 +86,17 @@ class _Generation:
         self.current = current
         fmt = current.get("store_format")
         if fmt is not None and fmt != STORE_FORMAT:
-            return Notice(source=str(self.folder), fatal=True,
-                          reason=f"store format {str(fmt)[:80]!r} is not one Voyager knows (it reads {STORE_FORMAT}); "
-                                 f"written by a newer {LABEL}?")
+            return Notice(
+                source=str(self.folder),
+                fatal=True,
+                reason=f"store format {str(fmt)[:80]!r} is not one Voyager knows (it reads {STORE_FORMAT}); "
+                f"written by a newer {LABEL}?",
+            )
         gen = _safe(current.get("generation"))
         if gen is None:
-            return Notice(source=str(self.folder / CURRENT), fatal=True,
-                          reason="no usable \"generation\" in CURRENT; skipped")
+            return Notice(
+                source=str(self.folder / CURRENT), fatal=True, reason='no usable "generation" in CURRENT; skipped'
+            )
         self.dir = self.folder / "generations" / gen
         manifest = read_json_object(self.dir / "manifest.json")
         if isinstance(manifest, Notice):
@@ -138,7 +142,9 @@ class _Generation:
                 self.notices.append(value)
                 continue
             if not isinstance(value, list):
-                self.notices.append(Notice(source=str(path), reason=f"a JSON {type(value).__name__}, not a list of entries"))
+                self.notices.append(
+                    Notice(source=str(path), reason=f"a JSON {type(value).__name__}, not a list of entries")
+                )
                 continue
             yield from (e for e in value if isinstance(e, dict))
 
@@ -236,8 +242,16 @@ class _Mapper:
         if exit_code is None:
             exit_code = int_or_none(structured.get("exit_code"))
         failed = status in _FAILED or output.get("type") in ("error", "failure", "failed")
-        ev = c.make("tool_result", "tool", _result_text(state, output, structured), ts=epoch(entry.get("updatedAt")) or ts,
-                    tool=tool, call_id=call_id, exit_code=exit_code, is_error=failed)
+        ev = c.make(
+            "tool_result",
+            "tool",
+            _result_text(state, output, structured),
+            ts=epoch(entry.get("updatedAt")) or ts,
+            tool=tool,
+            call_id=call_id,
+            exit_code=exit_code,
+            is_error=failed,
+        )
         if ev is not None:
             yield ev
 
@@ -279,30 +293,41 @@ def _result_text(state: dict[str, Any], output: dict[str, Any], structured: dict
     if text:
         return text
     error = state.get("error")
-    for value in (state.get("outputText"), error.get("message") if isinstance(error, dict) else error,
-                  state.get("reason")):
+    for value in (
+        state.get("outputText"),
+        error.get("message") if isinstance(error, dict) else error,
+        state.get("reason"),
+    ):
         if isinstance(value, str) and value.strip():
             return value
     return compact_json(structured) if structured else ""
 
 
-def _facts(folder: Path, gen: _Generation, meta: dict[str, Any], runtime: dict[str, Any],
-           psession: dict[str, Any]) -> SessionFacts:
+def _facts(
+    folder: Path, gen: _Generation, meta: dict[str, Any], runtime: dict[str, Any], psession: dict[str, Any]
+) -> SessionFacts:
     """What the session's pointer, meta.json, runtime and projection state say about it."""
     identity = as_dict(runtime.get("identity"))
     rmeta = as_dict(runtime.get("session_metadata"))
     facts = SessionFacts()
-    facts.native_id = (str_or_none(gen.current.get("session_id")) or str_or_none(meta.get("session_id"))
-                       or folder.name)
+    facts.native_id = str_or_none(gen.current.get("session_id")) or str_or_none(meta.get("session_id")) or folder.name
     facts.cwd = str_or_none(as_dict(meta.get("environment")).get("working_directory")) or str_or_none(rmeta.get("cwd"))
     facts.git_branch = str_or_none(meta.get("git_branch"))
-    parent = (str_or_none(meta.get("parent_session_id")) or str_or_none(identity.get("parent_session_id"))
-              or str_or_none(rmeta.get("parent_session_id")) or str_or_none(psession.get("parentSessionId")))
+    parent = (
+        str_or_none(meta.get("parent_session_id"))
+        or str_or_none(identity.get("parent_session_id"))
+        or str_or_none(rmeta.get("parent_session_id"))
+        or str_or_none(psession.get("parentSessionId"))
+    )
     if parent and parent != facts.native_id:
         facts.parent = session_id(PROVIDER, parent)
     facts.model = model_of(meta.get("config")) or str_or_none(rmeta.get("active_model"))
-    for stamp in (parse_ts(meta.get("start_time")), parse_ts(meta.get("end_time")),
-                  epoch(psession.get("createdAt")), epoch(psession.get("updatedAt"))):
+    for stamp in (
+        parse_ts(meta.get("start_time")),
+        parse_ts(meta.get("end_time")),
+        epoch(psession.get("createdAt")),
+        epoch(psession.get("updatedAt")),
+    ):
         facts.observe_ts(stamp)
     usage = as_dict(psession.get("tokenUsage"))
     facts.tokens_in = int_or_none(usage.get("inputTokens"))
@@ -349,12 +374,18 @@ def read_unified(source: Source, cursor: Cursor | None = None) -> Iterator[Item]
 
     # meta.json is where Vibe writes a title (its title call, a rename); the projection mirrors it.
     titled = meta if str_or_none(meta.get("title")) else psession
-    title, title_source = title_of(titled.get("title"), titled.get("title_source", titled.get("titleSource")),
-                                   mapper.first_prompt)
+    title, title_source = title_of(
+        titled.get("title"), titled.get("title_source", titled.get("titleSource")), mapper.first_prompt
+    )
     # A subagent is reached through the session that spawned it.
     resume_id = facts.parent.split(":", 1)[1] if subagent and facts.parent else (facts.native_id or folder.name)
-    session = facts.session(PROVIDER, title=title, title_source=title_source,
-                            resume=resume_command(facts.cwd, resume_id), source=source.path)
+    session = facts.session(
+        PROVIDER,
+        title=title,
+        title_source=title_source,
+        resume=resume_command(facts.cwd, resume_id),
+        source=source.path,
+    )
     yield session
     items, delta = reread_delta(session.id, events, (cursor.state if cursor is not None else {}).get("history"))
     yield from items

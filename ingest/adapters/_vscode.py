@@ -112,8 +112,14 @@ def workspace_dirs(user_dir: Path) -> list[Path]:
         return []
 
 
-def chat_items(provider: str, native: str, signature: str, known: dict[str, Any], out: dict[str, Any],
-               read: Callable[[], list[Item]]) -> Iterator[Item]:
+def chat_items(
+    provider: str,
+    native: str,
+    signature: str,
+    known: dict[str, Any],
+    out: dict[str, Any],
+    read: Callable[[], list[Item]],
+) -> Iterator[Item]:
     """One chat of a key-value database: ``Unchanged`` when ``known`` (the last read's) holds its
     ``signature``, else what ``read()`` gives.
 
@@ -134,7 +140,17 @@ def chat_items(provider: str, native: str, signature: str, known: dict[str, Any]
 def session_files(folder: Path, provider: str, preferred: str, other: str) -> list[Source | Notice]:
     """A Source for every ``*<preferred>`` and ``*<other>`` file under ``folder`` (dot files aside), except an
     ``<id><other>`` beside its ``<id><preferred>``: the same session in two encodings is read from the first."""
-    found = list(walk_files(folder, "", provider, append_only=False, empty_ok=True,
-                            match=lambda n: n.endswith((preferred, other)) and not n.startswith(".")))
+    found = list(
+        walk_files(
+            folder,
+            "",
+            provider,
+            append_only=False,
+            empty_ok=True,
+            match=lambda n: n.endswith((preferred, other)) and not n.startswith("."),
+        )
+    )
     kept = {s.path[: -len(preferred)] for s in found if isinstance(s, Source) and s.path.endswith(preferred)}
-    return [i for i in found if not (isinstance(i, Source) and i.path.endswith(other) and i.path[: -len(other)] in kept)]
+    return [
+        i for i in found if not (isinstance(i, Source) and i.path.endswith(other) and i.path[: -len(other)] in kept)
+    ]

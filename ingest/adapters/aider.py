@@ -107,9 +107,12 @@ class _Finder:
             return
         self.found.add((st.st_dev, st.st_ino))
         # The real path, so the session ids (path-based) do not depend on which place led here.
-        yield Source(provider=PROVIDER, path=os.path.realpath(path),
-                     fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
-                     append_only=True)
+        yield Source(
+            provider=PROVIDER,
+            path=os.path.realpath(path),
+            fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
+            append_only=True,
+        )
 
     def directory(self, d: Path) -> Iterator[Source | Notice]:
         key = str(d)
@@ -216,8 +219,10 @@ class _Block:
         if self.kind == "prompt":
             return "\n".join(_line_break(ln[5:] if len(ln) > 4 else "") for ln in self.lines)
         if self.kind == "status":
-            return "\n".join(_line_break(ln[2:] if ln.startswith("> ") else ln[1:] if ln.startswith(">") else ln)
-                             for ln in self.lines).strip()
+            return "\n".join(
+                _line_break(ln[2:] if ln.startswith("> ") else ln[1:] if ln.startswith(">") else ln)
+                for ln in self.lines
+            ).strip()
         return "\n".join(self.lines).strip("\n")
 
 
@@ -285,9 +290,20 @@ class _AiderRead:
         run = self.run
         assert run is not None
         updated = self.mtime if last and self.mtime is not None else run.started
-        return Session(id=session_id(PROVIDER, run.native_id), provider=PROVIDER, native_id=run.native_id, cwd=self.cwd,
-                       model=run.model, started=run.started, updated=updated, resume=self.resume, source=self.path,
-                       tokens_in=run.tokens_in, tokens_out=run.tokens_out, agent_version=release(run.version))
+        return Session(
+            id=session_id(PROVIDER, run.native_id),
+            provider=PROVIDER,
+            native_id=run.native_id,
+            cwd=self.cwd,
+            model=run.model,
+            started=run.started,
+            updated=updated,
+            resume=self.resume,
+            source=self.path,
+            tokens_in=run.tokens_in,
+            tokens_out=run.tokens_out,
+            agent_version=release(run.version),
+        )
 
     def _event(self, kind: str, origin: str, text: str) -> Event | None:
         assert self.counter is not None and self.run is not None
@@ -336,11 +352,16 @@ class _AiderRead:
         # At the end of the file the last block may still grow: yield it, but leave the cursor before it.
         yield from self._close_run(final=False)
         if self.orphans:
-            yield Notice(source=self.path, reason=f"{self.orphans} line{'s' if self.orphans != 1 else ''} before the first "
-                                                  "'# aider chat started at' heading skipped (no run to put them in)")
+            yield Notice(
+                source=self.path,
+                reason=f"{self.orphans} line{'s' if self.orphans != 1 else ''} before the first "
+                "'# aider chat started at' heading skipped (no run to put them in)",
+            )
         if self.oversized:
-            yield Notice(source=self.path, reason=f"{self.oversized} line(s) longer than {limit:,} bytes skipped "
-                                                  "(VOYAGER_MAX_LINE_BYTES)")
+            yield Notice(
+                source=self.path,
+                reason=f"{self.oversized} line(s) longer than {limit:,} bytes skipped (VOYAGER_MAX_LINE_BYTES)",
+            )
         if pos == 0 and offset == 0:
             yield Notice(source=self.path, reason="empty file: nothing to index yet")
         yield self._cursor()
@@ -448,8 +469,13 @@ class _AiderRead:
             return Cursor(offset=0, next_seq=0, tail_hash="", tail_start=0, session=None, state={})
         # The scan checks that bytes [tail, offset) are unchanged before it appends (jsonl.tail_matches).
         span = Record(value=None, start=self.commit_tail, end=self.commit_offset, complete=True, lineno=0)
-        return cursor_after(self.path, span, next_seq=self.commit_seq,
-                            session=session_id(PROVIDER, self.commit_state["native_id"]), state=self.commit_state)
+        return cursor_after(
+            self.path,
+            span,
+            next_seq=self.commit_seq,
+            session=session_id(PROVIDER, self.commit_state["native_id"]),
+            state=self.commit_state,
+        )
 
 
 class AiderAdapter:

@@ -111,7 +111,9 @@ class _ThreadRead:
             return
         messages = doc.get("messages")
         if not isinstance(messages, list):
-            yield Notice(source=str(self.path), reason="no 'messages' list: not an Amp thread file; skipped", fatal=True)
+            yield Notice(
+                source=str(self.path), reason="no 'messages' list: not an Amp thread file; skipped", fatal=True
+            )
             return
         native = str_or_none(doc.get("id")) or self.path.stem
         sid = session_id(PROVIDER, native)
@@ -127,17 +129,28 @@ class _ThreadRead:
             ts = parse_ts(usage.get("timestamp")) or epoch(as_dict(message.get("meta")).get("sentAt"))
             last_ts = ts or last_ts
             model = str_or_none(usage.get("model")) or model
-            tokens_in += sum(int_or_none(usage.get(k)) or 0 for k in
-                             ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens"))
+            tokens_in += sum(
+                int_or_none(usage.get(k)) or 0
+                for k in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens")
+            )
             tokens_out += int_or_none(usage.get("outputTokens")) or 0
             drafts.extend(self._message(message, ts))
         events: list[Event] = list(number(EventCounter(sid, 0), drafts))
         title = str_or_none(doc.get("title"))
         cwd = cwd_of(doc)
         yield Session(
-            id=sid, provider=PROVIDER, native_id=native, title=title.strip() if title and title.strip() else None,
-            cwd=cwd, model=model, resume=resume_command(cwd, native), started=epoch(doc.get("created")), updated=self._ended(doc) or last_ts,
-            source=str(self.path), tokens_in=tokens_in or None, tokens_out=tokens_out or None,
+            id=sid,
+            provider=PROVIDER,
+            native_id=native,
+            title=title.strip() if title and title.strip() else None,
+            cwd=cwd,
+            model=model,
+            resume=resume_command(cwd, native),
+            started=epoch(doc.get("created")),
+            updated=self._ended(doc) or last_ts,
+            source=str(self.path),
+            tokens_in=tokens_in or None,
+            tokens_out=tokens_out or None,
         )
         items, now = reread_delta(sid, events, self.before)
         yield from items
@@ -174,8 +187,12 @@ class _ThreadRead:
                 yield ("reasoning", "agent", block.get("thinking"), {"ts": ts})
             elif btype == "tool_use":
                 name = str_or_none(block.get("name"))
-                yield ("tool_call", "agent", tool_text(name, block.get("input"), SHELL_TOOLS, ("cmd", "command")),
-                       {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
+                yield (
+                    "tool_call",
+                    "agent",
+                    tool_text(name, block.get("input"), SHELL_TOOLS, ("cmd", "command")),
+                    {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
+                )
             elif btype == "tool_result":
                 yield self._result(block, ts)
             elif btype not in ("image", "file"):
@@ -186,8 +203,12 @@ class _ThreadRead:
         call_id = str_or_none(block.get("tool_use_id")) or str_or_none(block.get("toolUseID"))
         run = block.get("run")
         if not isinstance(run, dict):
-            return ("tool_result", "tool", result_text(block.get("content")),
-                    {"ts": ts, "call_id": call_id, "is_error": block.get("is_error") is True})
+            return (
+                "tool_result",
+                "tool",
+                result_text(block.get("content")),
+                {"ts": ts, "call_id": call_id, "is_error": block.get("is_error") is True},
+            )
         status = run.get("status")
         result = run.get("result")
         code = exit_code(result.get("exitCode")) if isinstance(result, dict) else None
@@ -197,8 +218,11 @@ class _ThreadRead:
             text = "cancelled"
         else:
             text = result_text(result)
-        failed = status == "error" or (code is not None and code != 0) or \
-            (isinstance(result, dict) and result.get("success") is False)
+        failed = (
+            status == "error"
+            or (code is not None and code != 0)
+            or (isinstance(result, dict) and result.get("success") is False)
+        )
         return ("tool_result", "tool", text, {"ts": ts, "call_id": call_id, "exit_code": code, "is_error": failed})
 
 
@@ -211,8 +235,9 @@ class AmpAdapter:
         return [threads_dir(env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        yield from walk_files(threads_dir(env), ".json", PROVIDER, append_only=False,
-                              match=lambda name: bool(_THREAD.match(name)))
+        yield from walk_files(
+            threads_dir(env), ".json", PROVIDER, append_only=False, match=lambda name: bool(_THREAD.match(name))
+        )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         if not os.path.isfile(source.path):

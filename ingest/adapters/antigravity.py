@@ -50,8 +50,9 @@ TRANSCRIPTS = ("transcript_full.jsonl", "transcript.jsonl")
 LOGS = (".system_generated", "logs")
 
 #: Step types whose content is a tool's result.
-TOOL_STEPS = frozenset({"LIST_DIRECTORY", "VIEW_FILE", "RUN_COMMAND", "CODE_ACTION", "SEARCH_WEB", "GREP_SEARCH",
-                        "TOOL_RESPONSE"})
+TOOL_STEPS = frozenset(
+    {"LIST_DIRECTORY", "VIEW_FILE", "RUN_COMMAND", "CODE_ACTION", "SEARCH_WEB", "GREP_SEARCH", "TOOL_RESPONSE"}
+)
 #: Step types that are Antigravity's own context: indexed as meta.
 META_STEPS = frozenset({"CHECKPOINT", "SYSTEM_MESSAGE"})
 #: Step types that carry nothing to search.
@@ -148,8 +149,12 @@ class _TranscriptRead(JsonlSessionRead):
             for call in list_or_empty(step.get("tool_calls")):
                 yield from self._call(call, ts)
         elif stype in TOOL_STEPS:
-            yield ("tool_result", "tool", content, {"ts": ts, "tool": stype.lower(),
-                                                    "is_error": step.get("status") in ("ERROR", "FAILED")})
+            yield (
+                "tool_result",
+                "tool",
+                content,
+                {"ts": ts, "tool": stype.lower(), "is_error": step.get("status") in ("ERROR", "FAILED")},
+            )
         elif stype in META_STEPS or (stype is None and source == "SYSTEM"):
             yield ("meta", "provider", content, {"ts": ts})
         elif stype == "ERROR_MESSAGE":
@@ -163,8 +168,12 @@ class _TranscriptRead(JsonlSessionRead):
         fn = call.get("function") if isinstance(call.get("function"), dict) else call
         name = str_or_none(fn.get("name"))
         args = _arguments(fn.get("args", fn.get("arguments")))
-        yield ("tool_call", "agent", tool_text(name, args, SHELL_TOOLS, _SHELL_KEYS),
-               {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))})
+        yield (
+            "tool_call",
+            "agent",
+            tool_text(name, args, SHELL_TOOLS, _SHELL_KEYS),
+            {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
+        )
 
 
 def _transcript(session_dir: Path) -> Path | None:
@@ -208,15 +217,24 @@ class AntigravityAdapter:
                     yield Notice(source=str(transcript), reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
                     continue
                 readable.add(entry.name)
-                yield Source(provider=PROVIDER, path=str(transcript), append_only=True,
-                             fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino))
-            unread = [e.name for e in _listing(folder / "conversations")
-                      if e.name.endswith((".db", ".pb")) and e.name.rsplit(".", 1)[0] not in readable]
+                yield Source(
+                    provider=PROVIDER,
+                    path=str(transcript),
+                    append_only=True,
+                    fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
+                )
+            unread = [
+                e.name
+                for e in _listing(folder / "conversations")
+                if e.name.endswith((".db", ".pb")) and e.name.rsplit(".", 1)[0] not in readable
+            ]
             if unread:
-                yield Notice(source=str(folder / "conversations"),
-                             reason=f"{len(unread)} Antigravity conversation store(s) ({', '.join(unread[:3])}"
-                                    f"{' …' if len(unread) > 3 else ''}) with no brain transcript: SQLite with protobuf "
-                                    "blobs (or encrypted .pb), which this version of Voyager cannot read")
+                yield Notice(
+                    source=str(folder / "conversations"),
+                    reason=f"{len(unread)} Antigravity conversation store(s) ({', '.join(unread[:3])}"
+                    f"{' …' if len(unread) > 3 else ''}) with no brain transcript: SQLite with protobuf "
+                    "blobs (or encrypted .pb), which this version of Voyager cannot read",
+                )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _TranscriptRead(source, cursor).run()

@@ -177,4 +177,6 @@ def fingerprint(path: str | os.PathLike[str], *, wal: bool = False) -> Fingerpri
                 wal_size, wal_mtime = wst.st_size, wst.st_mtime_ns
         except OSError:
             pass
-    return Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, wal_size=wal_size, wal_mtime_ns=wal_mtime)
+    return Fingerprint(
+        size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, wal_size=wal_size, wal_mtime_ns=wal_mtime
+    )

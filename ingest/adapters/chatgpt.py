@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from voyager_sessions.ingest.adapters import _exports
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, as_dict, epoch, list_or_empty, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    as_dict,
+    epoch,
+    list_or_empty,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
 from voyager_sessions.model import Session, session_id
@@ -125,9 +132,16 @@ def convert(conv: dict[str, Any], native: str, unknown: UnknownRecords, *, sourc
         model = str_or_none(as_dict(message.get("metadata")).get("model_slug")) or model
         drafts.extend(_message(message, unknown))
     title = str_or_none(conv.get("title"))
-    yield Session(id=sid, provider=PROVIDER, native_id=native, title=title.strip() if title and title.strip() else None,
-                  model=model, started=epoch(conv.get("create_time")), updated=epoch(conv.get("update_time")),
-                  source=source)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=title.strip() if title and title.strip() else None,
+        model=model,
+        started=epoch(conv.get("create_time")),
+        updated=epoch(conv.get("update_time")),
+        source=source,
+    )
     yield from number(EventCounter(sid, 0), drafts)
 
 
@@ -144,8 +158,14 @@ class ChatGPTAdapter:
         return _exports.discover(PROVIDER, env, hints or Hints())
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _exports.read_export(source, cursor, PROVIDER, LABEL, "conversation_id",
-                                    lambda conv, native, unknown: convert(conv, native, unknown, source=source.path))
+        return _exports.read_export(
+            source,
+            cursor,
+            PROVIDER,
+            LABEL,
+            "conversation_id",
+            lambda conv, native, unknown: convert(conv, native, unknown, source=source.path),
+        )
 
 
 ADAPTER = ChatGPTAdapter()

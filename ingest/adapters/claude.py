@@ -114,11 +114,27 @@ def resume_command(cwd: str | None, native_id: str) -> str:
 #: Record types that are not conversation (bookkeeping Claude Code writes beside it):
 #: skipped without a word. Anything else that is neither a message nor one of these is
 #: counted and named, so a format change never hides sessions silently.
-_NOT_CONVERSATION = frozenset({
-    "system", "file-history-snapshot", "queue-operation", "last-prompt", "attachment", "api-request-shape",
-    "api-request-blob", "api-request", "atis-latch", "tools-used", "cost-state", "mode", "agent-name", "progress",
-    "tag", "pr-link", "worktree-state",
-})
+_NOT_CONVERSATION = frozenset(
+    {
+        "system",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "attachment",
+        "api-request-shape",
+        "api-request-blob",
+        "api-request",
+        "atis-latch",
+        "tools-used",
+        "cost-state",
+        "mode",
+        "agent-name",
+        "progress",
+        "tag",
+        "pr-link",
+        "worktree-state",
+    }
+)
 
 
 def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
@@ -205,8 +221,9 @@ class ClaudeRead(JsonlSessionRead):
         else:
             resume = self.resume_command(self.facts.cwd, native)
         title, title_source = self._title()
-        return self.facts.session(self.provider, title=title, title_source=title_source, resume=resume,
-                                  source=self.path)
+        return self.facts.session(
+            self.provider, title=title, title_source=title_source, resume=resume, source=self.path
+        )
 
     @staticmethod
     def resume_command(cwd: str | None, native_id: str) -> str | None:
@@ -332,7 +349,9 @@ class ClaudeRead(JsonlSessionRead):
                 continue
             btype = block.get("type")
             if btype == "text":
-                ev = counter.make(text_kind, text_origin, block.get("text") if isinstance(block.get("text"), str) else None, ts=ts)
+                ev = counter.make(
+                    text_kind, text_origin, block.get("text") if isinstance(block.get("text"), str) else None, ts=ts
+                )
             elif btype == "thinking":
                 thinking = block.get("thinking")
                 ev = counter.make("reasoning", "agent", thinking if isinstance(thinking, str) else None, ts=ts)

@@ -70,28 +70,46 @@ def _message(message: dict[str, Any], unknown: UnknownRecords) -> Iterator[Draft
     texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
     if not texts:
         # No text block: the message's ``text`` is the message.
-        yield ("user", "human", message.get("text"), {"ts": ts}) if sender == "human" else \
-            ("assistant", "agent", message.get("text"), {"ts": ts})
+        yield (
+            ("user", "human", message.get("text"), {"ts": ts})
+            if sender == "human"
+            else ("assistant", "agent", message.get("text"), {"ts": ts})
+        )
     for block in blocks:
         if not isinstance(block, dict):
             unknown.saw("block:not-object")
             continue
         btype = block.get("type")
         if btype == "text":
-            yield ("user", "human", block.get("text"), {"ts": ts}) if sender == "human" else \
-                ("assistant", "agent", block.get("text"), {"ts": ts})
+            yield (
+                ("user", "human", block.get("text"), {"ts": ts})
+                if sender == "human"
+                else ("assistant", "agent", block.get("text"), {"ts": ts})
+            )
         elif btype == "thinking":
             yield ("reasoning", "agent", block.get("thinking"), {"ts": ts})
         elif btype == "tool_use":
             name = str_or_none(block.get("name"))
-            yield ("tool_call", "agent", tool_text(name, block.get("input"), frozenset()),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                tool_text(name, block.get("input"), frozenset()),
+                {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
+            )
         elif btype == "tool_result":
             content = block.get("content")
             text = join_text(content) if isinstance(content, (str, list)) else compact_json(content)
-            yield ("tool_result", "tool", text if content is not None else "",
-                   {"ts": ts, "tool": str_or_none(block.get("name")), "call_id": str_or_none(block.get("tool_use_id")),
-                    "is_error": block.get("is_error") is True})
+            yield (
+                "tool_result",
+                "tool",
+                text if content is not None else "",
+                {
+                    "ts": ts,
+                    "tool": str_or_none(block.get("name")),
+                    "call_id": str_or_none(block.get("tool_use_id")),
+                    "is_error": block.get("is_error") is True,
+                },
+            )
         elif btype not in _QUIET_BLOCKS:
             unknown.saw(f"block:{btype}")
     for attachment in list_or_empty(message.get("attachments")):
@@ -116,8 +134,15 @@ def convert(conv: dict[str, Any], native: str, unknown: UnknownRecords, *, sourc
         else:
             unknown.saw("message:not-object")
     title = str_or_none(conv.get("name"))
-    yield Session(id=sid, provider=PROVIDER, native_id=native, title=title.strip() if title and title.strip() else None,
-                  started=parse_ts(conv.get("created_at")), updated=parse_ts(conv.get("updated_at")), source=source)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=title.strip() if title and title.strip() else None,
+        started=parse_ts(conv.get("created_at")),
+        updated=parse_ts(conv.get("updated_at")),
+        source=source,
+    )
     yield from number(EventCounter(sid, 0), drafts)
 
 
@@ -134,8 +159,14 @@ class ClaudeAIAdapter:
         return _exports.discover(PROVIDER, env, hints or Hints())
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _exports.read_export(source, cursor, PROVIDER, LABEL, "uuid",
-                                    lambda conv, native, unknown: convert(conv, native, unknown, source=source.path))
+        return _exports.read_export(
+            source,
+            cursor,
+            PROVIDER,
+            LABEL,
+            "uuid",
+            lambda conv, native, unknown: convert(conv, native, unknown, source=source.path),
+        )
 
 
 ADAPTER = ClaudeAIAdapter()

@@ -95,7 +95,9 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
         return
     for folder in folders:
         if folder not in parents and os.path.isfile(os.path.join(folder, f"{os.path.basename(folder)}.json")):
-            yield Notice(source=folder, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index")
+            yield Notice(
+                source=folder, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index"
+            )
 
 
 def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
@@ -103,9 +105,12 @@ def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
     data = manifest.agent_home("cline", env)
     index = data / "db" / "sessions.db" if data is not None else None
     if index is not None and os.path.isfile(index):
-        yield Notice(source=str(index), reason=f"the Cline CLI keeps a session index here but no session file was found "
-                                               f"under {sessions_dir(env)} (moved? Voyager reads CLINE_SESSION_DATA_DIR "
-                                               "and CLINE_DATA_DIR)")
+        yield Notice(
+            source=str(index),
+            reason=f"the Cline CLI keeps a session index here but no session file was found "
+            f"under {sessions_dir(env)} (moved? Voyager reads CLINE_SESSION_DATA_DIR "
+            "and CLINE_DATA_DIR)",
+        )
 
 
 def resume_command(root_id: str) -> str:
@@ -168,11 +173,15 @@ class _CliRead:
             yield doc
             return
         if not isinstance(doc, dict):
-            yield Notice(source=str(self.path), reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
+            yield Notice(
+                source=str(self.path), reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True
+            )
             return
         messages = doc.get("messages")
         if not isinstance(messages, (list, StreamedArray)):
-            yield Notice(source=str(self.path), reason="no 'messages' list: not a Cline CLI session file; skipped", fatal=True)
+            yield Notice(
+                source=str(self.path), reason="no 'messages' list: not a Cline CLI session file; skipped", fatal=True
+            )
             return
         manifest = read_json_object(self.folder / f"{self.root_id}.json", fatal=False)
         if isinstance(manifest, Notice):
@@ -194,17 +203,32 @@ class _CliRead:
         def session() -> Session:
             usage = meta.get("usage") if self.is_root and isinstance(meta.get("usage"), dict) else {}
             tin, tout = int_or_none(usage.get("inputTokens")), int_or_none(usage.get("outputTokens"))
-            ended = max((t for t in (epoch(manifest.get("ended_at")) if self.is_root else None,
-                                     epoch(doc.get("updated_at")), self.last_ts) if t is not None), default=None)
+            ended = max(
+                (
+                    t
+                    for t in (
+                        epoch(manifest.get("ended_at")) if self.is_root else None,
+                        epoch(doc.get("updated_at")),
+                        self.last_ts,
+                    )
+                    if t is not None
+                ),
+                default=None,
+            )
             return Session(
-                id=sid, provider=PROVIDER, native_id=native,
+                id=sid,
+                provider=PROVIDER,
+                native_id=native,
                 # The CLI's title is the first prompt cut to 120 characters (no title call).
-                title=str_or_none(meta.get("title")) if self.is_root else None, title_source="prompt",
+                title=str_or_none(meta.get("title")) if self.is_root else None,
+                title_source="prompt",
                 cwd=str_or_none(manifest.get("cwd")) or str_or_none(manifest.get("workspace_root")),
                 model=self.model or str_or_none(manifest.get("model")),
                 started=(epoch(manifest.get("started_at")) if self.is_root else None) or self.first_ts,
-                updated=ended, parent=None if self.is_root else session_id(PROVIDER, self.root_id),
-                resume=resume_command(self.root_id), source=str(self.path),
+                updated=ended,
+                parent=None if self.is_root else session_id(PROVIDER, self.root_id),
+                resume=resume_command(self.root_id),
+                source=str(self.path),
                 tokens_in=tin if tin is not None else (self.tokens[0] or None),
                 tokens_out=tout if tout is not None else (self.tokens[1] or None),
                 agent_version=release(self.unknown.version),
@@ -254,7 +278,9 @@ class _CliRead:
             yield deep_notice(str(self.path), messages.too_deep)
         if isinstance(messages, StreamedArray) and messages.error is not None:
             # Caught half-rewritten (or vanished): what was read stands, and the file is read again next scan.
-            yield Notice(source=str(self.path), reason=f"{messages.error}; read again next scan", fatal=True, transient=True)
+            yield Notice(
+                source=str(self.path), reason=f"{messages.error}; read again next scan", fatal=True, transient=True
+            )
             return
         items, now = delta.finish()
         yield from items
@@ -274,8 +300,9 @@ class _CliRead:
             self.tokens[0] += int_or_none(metrics.get("inputTokens")) or 0
             self.tokens[1] += int_or_none(metrics.get("outputTokens")) or 0
 
-    def _user(self, counter: EventCounter, blocks: list[Any], ts: float | None, person: Origin,
-              wraps: bool) -> Iterator[Event]:
+    def _user(
+        self, counter: EventCounter, blocks: list[Any], ts: float | None, person: Origin, wraps: bool
+    ) -> Iterator[Event]:
         for block in blocks:
             if not isinstance(block, dict):
                 continue
@@ -284,10 +311,16 @@ class _CliRead:
                 text, failed, commands = _result_text(block.get("content"))
                 # The exit code only where the text records it for the one command the result answers.
                 codes = _EXITED.findall(text) if commands == 1 else []
-                ev = counter.make("tool_result", "tool", text, ts=ts, tool=str_or_none(block.get("name")),
-                                  call_id=str_or_none(block.get("tool_use_id")),
-                                  exit_code=int(codes[0]) if len(codes) == 1 else None,
-                                  is_error=failed or block.get("is_error") is True)
+                ev = counter.make(
+                    "tool_result",
+                    "tool",
+                    text,
+                    ts=ts,
+                    tool=str_or_none(block.get("name")),
+                    call_id=str_or_none(block.get("tool_use_id")),
+                    exit_code=int(codes[0]) if len(codes) == 1 else None,
+                    is_error=failed or block.get("is_error") is True,
+                )
                 if ev is not None:
                     yield ev
                 continue
@@ -326,9 +359,14 @@ def extension_facts(folder: Path) -> tasks.TaskFacts:
         used = [u for u in meta["model_usage"] if isinstance(u, dict) and str_or_none(u.get("model_id"))]
         if used:
             model = used[-1]["model_id"]
-    return tasks.TaskFacts(title=tasks.task_title(item.get("task")), cwd=str_or_none(item.get("cwdOnTaskInitialization")),
-                           model=model, updated=epoch(item.get("ts")), tokens_in=int_or_none(item.get("tokensIn")),
-                           tokens_out=int_or_none(item.get("tokensOut")))
+    return tasks.TaskFacts(
+        title=tasks.task_title(item.get("task")),
+        cwd=str_or_none(item.get("cwdOnTaskInitialization")),
+        model=model,
+        updated=epoch(item.get("ts")),
+        tokens_in=int_or_none(item.get("tokensIn")),
+        tokens_out=int_or_none(item.get("tokensOut")),
+    )
 
 
 class ClineAdapter:
@@ -347,8 +385,9 @@ class ClineAdapter:
         if not found:
             yield from _index_without_sessions(env)
         for storage in extension_dirs(env):
-            yield from tasks.discover_tasks(storage, PROVIDER, "Cline (VS Code)", ("task_metadata.json",),
-                                            index="state/taskHistory.json")
+            yield from tasks.discover_tasks(
+                storage, PROVIDER, "Cline (VS Code)", ("task_metadata.json",), index="state/taskHistory.json"
+            )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         if os.path.isdir(source.path):

@@ -96,16 +96,42 @@ class _CodeBuddyRead(JsonlSessionRead):
             drafts = self._message(line, ts)
         elif kind == "function_call":
             name = str_or_none(line.get("name"))
-            drafts = iter([("tool_call", "agent", tool_text(name, line.get("arguments"), SHELL_TOOLS),
-                            {"ts": ts, "tool": name, "call_id": str_or_none(line.get("callId"))})])
+            drafts = iter(
+                [
+                    (
+                        "tool_call",
+                        "agent",
+                        tool_text(name, line.get("arguments"), SHELL_TOOLS),
+                        {"ts": ts, "tool": name, "call_id": str_or_none(line.get("callId"))},
+                    )
+                ]
+            )
         elif kind == "function_call_result":
             output = line.get("output")
-            text = output if isinstance(output, str) else (
-                as_dict(output).get("text") if isinstance(as_dict(output).get("text"), str)
-                else ("" if output is None else compact_json(output)))
-            drafts = iter([("tool_result", "tool", text,
-                            {"ts": ts, "tool": str_or_none(line.get("name")), "call_id": str_or_none(line.get("callId")),
-                             "is_error": line.get("status") in ("failed", "error")})])
+            text = (
+                output
+                if isinstance(output, str)
+                else (
+                    as_dict(output).get("text")
+                    if isinstance(as_dict(output).get("text"), str)
+                    else ("" if output is None else compact_json(output))
+                )
+            )
+            drafts = iter(
+                [
+                    (
+                        "tool_result",
+                        "tool",
+                        text,
+                        {
+                            "ts": ts,
+                            "tool": str_or_none(line.get("name")),
+                            "call_id": str_or_none(line.get("callId")),
+                            "is_error": line.get("status") in ("failed", "error"),
+                        },
+                    )
+                ]
+            )
         elif kind == "reasoning":
             parts = [as_dict(p).get("text") for p in list_or_empty(line.get("rawContent"))]
             drafts = iter([("reasoning", "agent", "\n".join(t for t in parts if isinstance(t, str) and t), {"ts": ts})])

@@ -304,22 +304,42 @@ class _CodexRead(JsonlSessionRead):
             yield ("reasoning", "agent", text, {"ts": ts})
         elif itype == "function_call":
             name = str_or_none(item.get("name"))
-            yield ("tool_call", "agent", render_call(item.get("arguments")),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(item.get("call_id"))})
+            yield (
+                "tool_call",
+                "agent",
+                render_call(item.get("arguments")),
+                {"ts": ts, "tool": name, "call_id": str_or_none(item.get("call_id"))},
+            )
         elif itype == "custom_tool_call":
             raw = item.get("input")
-            yield ("tool_call", "agent", raw if isinstance(raw, str) else compact_json(raw),
-                   {"ts": ts, "tool": str_or_none(item.get("name")), "call_id": str_or_none(item.get("call_id"))})
+            yield (
+                "tool_call",
+                "agent",
+                raw if isinstance(raw, str) else compact_json(raw),
+                {"ts": ts, "tool": str_or_none(item.get("name")), "call_id": str_or_none(item.get("call_id"))},
+            )
         elif itype == "local_shell_call":
             action = item.get("action")
             command = action.get("command") if isinstance(action, dict) else None
             text = render_argv(command) if isinstance(command, list) and command else compact_json(action)
-            yield ("tool_call", "agent", text,
-                   {"ts": ts, "tool": "local_shell", "call_id": str_or_none(item.get("call_id")) or str_or_none(item.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                text,
+                {
+                    "ts": ts,
+                    "tool": "local_shell",
+                    "call_id": str_or_none(item.get("call_id")) or str_or_none(item.get("id")),
+                },
+            )
         elif itype in ("function_call_output", "custom_tool_call_output"):
             text, exit_code = parse_output(item.get("output"))
-            yield ("tool_result", "tool", text,
-                   {"ts": ts, "call_id": str_or_none(item.get("call_id")), "exit_code": exit_code})
+            yield (
+                "tool_result",
+                "tool",
+                text,
+                {"ts": ts, "call_id": str_or_none(item.get("call_id")), "exit_code": exit_code},
+            )
         elif itype == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
@@ -345,7 +365,11 @@ class _CodexRead(JsonlSessionRead):
             for i, block in enumerate(blocks):
                 if isinstance(block, str):
                     text = block
-                elif isinstance(block, dict) and block.get("type") in ("input_text", "text") and isinstance(block.get("text"), str):
+                elif (
+                    isinstance(block, dict)
+                    and block.get("type") in ("input_text", "text")
+                    and isinstance(block.get("text"), str)
+                ):
                     text = block["text"]
                 else:
                     continue

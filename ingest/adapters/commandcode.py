@@ -63,8 +63,12 @@ def meta_path(transcript: str) -> Path:
 
 def _cwd(record: dict[str, Any]) -> str | None:
     meta = as_dict(record.get("metadata"))
-    return (str_or_none(meta.get("cwd")) or str_or_none(meta.get("projectPath"))
-            or str_or_none(as_dict(meta.get("context")).get("cwd")) or str_or_none(record.get("cwd")))
+    return (
+        str_or_none(meta.get("cwd"))
+        or str_or_none(meta.get("projectPath"))
+        or str_or_none(as_dict(meta.get("context")).get("cwd"))
+        or str_or_none(record.get("cwd"))
+    )
 
 
 def result_text(block: dict[str, Any]) -> str:
@@ -117,8 +121,13 @@ class _TranscriptRead:
             self.facts.cwd = str_or_none(meta.get("cwd")) or str_or_none(meta.get("projectPath"))
         title = str_or_none(meta.get("title"))
         title = title.strip() if title and title.strip() else None
-        session: Session = self.facts.session(PROVIDER, title=title, resume=None, source=self.path,
-                                              title_source="user" if meta.get("userRenamed") is True else "agent")
+        session: Session = self.facts.session(
+            PROVIDER,
+            title=title,
+            resume=None,
+            source=self.path,
+            title_source="user" if meta.get("userRenamed") is True else "agent",
+        )
         yield session
         events: list[Event] = list(number(EventCounter(sid, 0), drafts))
         items, now = reread_delta(sid, events, self.before)
@@ -165,14 +174,29 @@ class _TranscriptRead:
         elif btype in ("tool-call", "tool_use"):
             name = str_or_none(block.get("toolName")) or str_or_none(block.get("name"))
             args = block.get("input") if "input" in block else block.get("args")
-            yield ("tool_call", "agent", tool_text(name, args, SHELL_TOOLS),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(block.get("toolCallId")) or str_or_none(block.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                tool_text(name, args, SHELL_TOOLS),
+                {
+                    "ts": ts,
+                    "tool": name,
+                    "call_id": str_or_none(block.get("toolCallId")) or str_or_none(block.get("id")),
+                },
+            )
         elif btype in ("tool-result", "tool_result"):
             output = as_dict(block.get("output"))
-            yield ("tool_result", "tool", result_text(block),
-                   {"ts": ts, "tool": str_or_none(block.get("toolName")),
+            yield (
+                "tool_result",
+                "tool",
+                result_text(block),
+                {
+                    "ts": ts,
+                    "tool": str_or_none(block.get("toolName")),
                     "call_id": str_or_none(block.get("toolCallId")) or str_or_none(block.get("tool_use_id")),
-                    "is_error": block.get("is_error") is True or str(output.get("type", "")).startswith("error")})
+                    "is_error": block.get("is_error") is True or str(output.get("type", "")).startswith("error"),
+                },
+            )
         elif btype not in ("image", "file"):
             self.unknown.saw(f"block:{btype}")
 
@@ -186,8 +210,13 @@ class CommandCodeAdapter:
         return [projects_dir(env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        for item in walk_files(projects_dir(env), ".jsonl", PROVIDER, append_only=False,
-                               match=lambda name: name.endswith(".jsonl") and not name.endswith(_NOT_TRANSCRIPTS)):
+        for item in walk_files(
+            projects_dir(env),
+            ".jsonl",
+            PROVIDER,
+            append_only=False,
+            match=lambda name: name.endswith(".jsonl") and not name.endswith(_NOT_TRANSCRIPTS),
+        ):
             # The title lives in the side file: a rename alone must count as a change.
             yield with_side_file(item, meta_path(item.path)) if isinstance(item, Source) else item
 

@@ -76,7 +76,9 @@ def resume_command(cwd: str | None, native_id: str) -> str:
 
 def _load_index(path: str) -> dict[str, dict[str, Any]]:
     doc = read_json(path, fatal=False)
-    return {i["sessionId"]: i for i in list_or_empty(doc) if isinstance(i, dict) and isinstance(i.get("sessionId"), str)}
+    return {
+        i["sessionId"]: i for i in list_or_empty(doc) if isinstance(i, dict) and isinstance(i.get("sessionId"), str)
+    }
 
 
 def index_entry(folder: Path, native_id: str) -> dict[str, Any]:
@@ -100,8 +102,11 @@ def _output_text(output: Any) -> str:
     """A tool call's output as cn keeps it: a list of context items ``{content, name, description}``."""
     if isinstance(output, str):
         return output
-    parts = [item["content"] for item in list_or_empty(output)
-             if isinstance(item, dict) and isinstance(item.get("content"), str) and item["content"]]
+    parts = [
+        item["content"]
+        for item in list_or_empty(output)
+        if isinstance(item, dict) and isinstance(item.get("content"), str) and item["content"]
+    ]
     return "\n".join(parts)
 
 
@@ -124,7 +129,9 @@ class _SessionRead:
             return
         history = doc.get("history")
         if not isinstance(history, list):
-            yield Notice(source=str(self.path), reason="no 'history' list: not a Continue session file; skipped", fatal=True)
+            yield Notice(
+                source=str(self.path), reason="no 'history' list: not a Continue session file; skipped", fatal=True
+            )
             return
         native = str_or_none(doc.get("sessionId")) or self.path.stem
         sid = session_id(PROVIDER, native)
@@ -141,13 +148,19 @@ class _SessionRead:
         cwd = str_or_none(doc.get("workspaceDirectory")) or str_or_none(entry.get("workspaceDirectory"))
         started = created_at(entry.get("dateCreated"))
         yield Session(
-            id=sid, provider=PROVIDER, native_id=native,
+            id=sid,
+            provider=PROVIDER,
+            native_id=native,
             title=None if title is None or title.strip() in _PLACEHOLDER_TITLES else title,
-            cwd=cwd, model=self.model, started=started,
+            cwd=cwd,
+            model=self.model,
+            started=started,
             # No message carries a time: the file was last rewritten when the last one was added.
             updated=self.source.fingerprint.mtime_ns / 1e9 or None,
-            resume=resume_command(cwd, native), source=str(self.path),
-            tokens_in=int_or_none(usage.get("promptTokens")), tokens_out=int_or_none(usage.get("completionTokens")),
+            resume=resume_command(cwd, native),
+            source=str(self.path),
+            tokens_in=int_or_none(usage.get("promptTokens")),
+            tokens_out=int_or_none(usage.get("completionTokens")),
         )
         items, now = reread_delta(sid, events, self.before)
         yield from items
@@ -164,7 +177,10 @@ class _SessionRead:
         make = counter.make
         if role == "user":
             for ctx in list_or_empty(item.get("contextItems")):
-                if isinstance(ctx, dict) and (ev := make("meta", "provider", str_or_none(ctx.get("content")))) is not None:
+                if (
+                    isinstance(ctx, dict)
+                    and (ev := make("meta", "provider", str_or_none(ctx.get("content")))) is not None
+                ):
                     yield ev
             if (ev := make("user", "human", _text(message.get("content")))) is not None:
                 yield ev
@@ -193,8 +209,11 @@ class _SessionRead:
             yield ev
         if (ev := counter.make("assistant", "agent", _text(message.get("content")))) is not None:
             yield ev
-        states = {s["toolCallId"]: s for s in list_or_empty(item.get("toolCallStates"))
-                  if isinstance(s, dict) and isinstance(s.get("toolCallId"), str)}
+        states = {
+            s["toolCallId"]: s
+            for s in list_or_empty(item.get("toolCallStates"))
+            if isinstance(s, dict) and isinstance(s.get("toolCallId"), str)
+        }
         calls = [c for c in list_or_empty(message.get("toolCalls")) if isinstance(c, dict)]
         # A state whose call the message does not list (older files) still carries the call.
         listed = {c.get("id") for c in calls}
@@ -205,15 +224,26 @@ class _SessionRead:
             call_id = str_or_none(call.get("id"))
             state = states.get(call_id, {}) if call_id else {}
             args = state.get("parsedArgs") if isinstance(state.get("parsedArgs"), dict) else fn.get("arguments")
-            if (ev := counter.make("tool_call", "agent", tool_call_text(name, args, SHELL_TOOLS),
-                                   tool=name, call_id=call_id)) is not None:
+            if (
+                ev := counter.make(
+                    "tool_call", "agent", tool_call_text(name, args, SHELL_TOOLS), tool=name, call_id=call_id
+                )
+            ) is not None:
                 yield ev
             if not state:
                 continue
             status = state.get("status")
             failed = isinstance(status, str) and status in _FAILED
-            if (ev := counter.make("tool_result", "tool", _output_text(state.get("output")), tool=name,
-                                   call_id=call_id, is_error=failed)) is not None:
+            if (
+                ev := counter.make(
+                    "tool_result",
+                    "tool",
+                    _output_text(state.get("output")),
+                    tool=name,
+                    call_id=call_id,
+                    is_error=failed,
+                )
+            ) is not None:
                 if call_id:
                     self.answered.add(call_id)
                 yield ev
@@ -230,8 +260,9 @@ class ContinueAdapter:
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         root = sessions_dir(env)
         found = False
-        for item in walk_files(root, ".json", PROVIDER, append_only=False,
-                               match=lambda name: name.endswith(".json") and name != INDEX):
+        for item in walk_files(
+            root, ".json", PROVIDER, append_only=False, match=lambda name: name.endswith(".json") and name != INDEX
+        ):
             found = found or isinstance(item, Source)
             yield item
         if not found:

@@ -60,11 +60,19 @@ SHELL_TOOLS = frozenset({"bash", "powershell", "shell"})
 #: Record types that carry nothing to index: turn boundaries, the tool start (its
 #: arguments repeat the assistant's tool request), shutdown totals, the system prompt,
 #: subagent bookkeeping. Skipped without a word; any other unknown type is named.
-_BOOKKEEPING = frozenset({
-    "assistant.turn_start", "assistant.turn_end", "tool.execution_start", "session.shutdown",
-    "session.compaction_start", "system.message", "subagent.configured", "subagent.selected",
-    "subagent.completed",
-})
+_BOOKKEEPING = frozenset(
+    {
+        "assistant.turn_start",
+        "assistant.turn_end",
+        "tool.execution_start",
+        "session.shutdown",
+        "session.compaction_start",
+        "system.message",
+        "subagent.configured",
+        "subagent.selected",
+        "subagent.completed",
+    }
+)
 
 _decode = decode_json
 
@@ -145,15 +153,25 @@ class _CopilotRead(JsonlSessionRead):
 
     def _session(self) -> Session:
         title, title_source = self._title()
-        return self.facts.session(PROVIDER, title=title, title_source=title_source,
-                                  resume=resume_command(self.facts.cwd, self.native_id), source=self.path)
+        return self.facts.session(
+            PROVIDER,
+            title=title,
+            title_source=title_source,
+            resume=resume_command(self.facts.cwd, self.native_id),
+            source=self.path,
+        )
 
     def _agent_session(self, route: _Route) -> Session:
         facts = route.facts
         facts.cwd = facts.cwd or self.facts.cwd
         # A subagent cannot be resumed on its own; its work lives on in the parent session.
-        return facts.session(PROVIDER, title=facts.line_title, title_source="agent",
-                             resume=resume_command(facts.cwd, self.native_id), source=self.path)
+        return facts.session(
+            PROVIDER,
+            title=facts.line_title,
+            title_source="agent",
+            resume=resume_command(facts.cwd, self.native_id),
+            source=self.path,
+        )
 
     def _main(self) -> Iterator[Session]:
         """Fix the main session at its first record; yields its Session the first time."""
@@ -293,8 +311,15 @@ class _CopilotRead(JsonlSessionRead):
             if not isinstance(request, dict):
                 continue
             name = str_or_none(request.get("name"))
-            yield from self._emit(route, "tool_call", "agent", render_call(name, request.get("arguments")), ts=ts,
-                                  tool=name, call_id=str_or_none(request.get("toolCallId")))
+            yield from self._emit(
+                route,
+                "tool_call",
+                "agent",
+                render_call(name, request.get("arguments")),
+                ts=ts,
+                tool=name,
+                call_id=str_or_none(request.get("toolCallId")),
+            )
 
     def _tool_complete(self, route: _Route, data: dict[str, Any], ts: float | None) -> Iterator[Item]:
         result = data.get("result")
@@ -308,8 +333,16 @@ class _CopilotRead(JsonlSessionRead):
             text = str_or_none(error.get("message")) if isinstance(error, dict) else str_or_none(error)
         shell = data.get("shellExecution")
         exit_code = int_or_none(shell.get("exitCode")) if isinstance(shell, dict) else None
-        yield from self._emit(route, "tool_result", "tool", text, ts=ts, call_id=str_or_none(data.get("toolCallId")),
-                              exit_code=exit_code, is_error=data.get("success") is False)
+        yield from self._emit(
+            route,
+            "tool_result",
+            "tool",
+            text,
+            ts=ts,
+            call_id=str_or_none(data.get("toolCallId")),
+            exit_code=exit_code,
+            is_error=data.get("success") is False,
+        )
 
     def _compaction(self, route: _Route, data: dict[str, Any], ts: float | None) -> Iterator[Item]:
         # The summary once, from here: checkpoints/NNN-*.md holds the same text.
@@ -329,8 +362,12 @@ class _CopilotRead(JsonlSessionRead):
     def _subagent_started(self, route: _Route, data: dict[str, Any], ts: float | None) -> Iterator[Item]:
         facts = route.facts
         # What the delegating agent called the task: the subagent session's title.
-        facts.line_title = (str_or_none(data.get("agentDescription")) or str_or_none(data.get("agentDisplayName"))
-                            or str_or_none(data.get("agentName")) or facts.line_title)
+        facts.line_title = (
+            str_or_none(data.get("agentDescription"))
+            or str_or_none(data.get("agentDisplayName"))
+            or str_or_none(data.get("agentName"))
+            or facts.line_title
+        )
         facts.model = str_or_none(data.get("model")) or facts.model
         return iter(())
 
@@ -393,8 +430,14 @@ def read_legacy(source: Source) -> Iterator[Item]:
                 function = call.get("function") if isinstance(call, dict) else None
                 if isinstance(function, dict):
                     name = str_or_none(function.get("name"))
-                    drafts.append(("tool_call", "agent", render_call(name, function.get("arguments")),
-                                   {"tool": name, "call_id": str_or_none(call.get("id"))}))
+                    drafts.append(
+                        (
+                            "tool_call",
+                            "agent",
+                            render_call(name, function.get("arguments")),
+                            {"tool": name, "call_id": str_or_none(call.get("id"))},
+                        )
+                    )
         elif role == "tool":
             drafts.append(("tool_result", "tool", text, {"call_id": str_or_none(message.get("tool_call_id"))}))
         elif role != "system":  # the system prompt is not indexed
@@ -421,15 +464,23 @@ def _session_logs(root: Path) -> Iterator[Source | Notice]:
         return
     found = 0
     for folder in folders:
-        for item in walk_files(Path(folder.path), "events.jsonl", PROVIDER, match=lambda n: n == "events.jsonl",
-                               skip_dir=lambda _name: True):
+        for item in walk_files(
+            Path(folder.path),
+            "events.jsonl",
+            PROVIDER,
+            match=lambda n: n == "events.jsonl",
+            skip_dir=lambda _name: True,
+        ):
             if isinstance(item, Source):
                 found += 1
                 item = with_side_file(item, Path(folder.path) / "workspace.yaml")  # a rename changes only that file
             yield item
     if folders and not found:
-        yield Notice(source=str(root), reason=f"{len(folders)} session folder{'s' if len(folders) != 1 else ''} of "
-                                              f"{LABEL}, none with an events.jsonl: nothing to index")
+        yield Notice(
+            source=str(root),
+            reason=f"{len(folders)} session folder{'s' if len(folders) != 1 else ''} of "
+            f"{LABEL}, none with an events.jsonl: nothing to index",
+        )
 
 
 class CopilotAdapter:

@@ -61,13 +61,39 @@ APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium")
 SUFFIXES = (".jsonl", ".json")
 
 #: Response parts that carry no searchable text of their own (UI bookkeeping): skipped by name.
-_SILENT_PARTS = frozenset({
-    "codeblockUri", "textEditGroup", "notebookEditGroup", "undoStop", "prepareToolInvocation", "progressMessage",
-    "progressTask", "progressTaskSerialized", "command", "mcpServersStarting", "extensions", "pullRequest",
-    "multiDiffData", "codeCitation", "treeData", "hook", "elicitation", "elicitationSerialized", "questionCarousel",
-    "clearToPreviousToolInvocation", "workspaceEdit", "references", "textEdit", "notebookEdit", "move",
-    "toolInvocation", "usedContext", "contentReference", "agentDetection",
-})
+_SILENT_PARTS = frozenset(
+    {
+        "codeblockUri",
+        "textEditGroup",
+        "notebookEditGroup",
+        "undoStop",
+        "prepareToolInvocation",
+        "progressMessage",
+        "progressTask",
+        "progressTaskSerialized",
+        "command",
+        "mcpServersStarting",
+        "extensions",
+        "pullRequest",
+        "multiDiffData",
+        "codeCitation",
+        "treeData",
+        "hook",
+        "elicitation",
+        "elicitationSerialized",
+        "questionCarousel",
+        "clearToPreviousToolInvocation",
+        "workspaceEdit",
+        "references",
+        "textEdit",
+        "notebookEdit",
+        "move",
+        "toolInvocation",
+        "usedContext",
+        "contentReference",
+        "agentDetection",
+    }
+)
 
 
 def user_dirs(env: Mapping[str, str]) -> list[Path]:
@@ -140,7 +166,11 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
     if kind == "terminal":
         line = data.get("commandLine")
         if isinstance(line, dict):
-            call = str_or_none(line.get("userEdited")) or str_or_none(line.get("toolEdited")) or str_or_none(line.get("original"))
+            call = (
+                str_or_none(line.get("userEdited"))
+                or str_or_none(line.get("toolEdited"))
+                or str_or_none(line.get("original"))
+            )
         else:
             call = str_or_none(data.get("command"))  # the older shape
         out = data.get("terminalCommandOutput")
@@ -172,8 +202,9 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
         named = [uri_path(d.get("external")) or str_or_none(d.get("path")) for d in details if isinstance(d, dict)]
         output = "\n".join(n for n in named if n) or None
     if output is not None:
-        ev = counter.make("tool_result", "tool", output, ts=ts, tool=tool, call_id=call_id, exit_code=exit_code,
-                          is_error=is_error)
+        ev = counter.make(
+            "tool_result", "tool", output, ts=ts, tool=tool, call_id=call_id, exit_code=exit_code, is_error=is_error
+        )
         if ev is not None:
             yield ev
 
@@ -218,8 +249,9 @@ def _response_events(counter: EventCounter, parts: Any, ts: float | None, unknow
     yield from flush()
 
 
-def session_items(doc: dict[str, Any], native: str, *, cwd: str | None, source: str,
-                  unknown: UnknownRecords) -> tuple[list[Session | Event], dict[str, int]]:
+def session_items(
+    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords
+) -> tuple[list[Session | Event], dict[str, int]]:
     """The Session and Events of one session document, and {responder: requests} that were not Copilot's."""
     sid = session_id(PROVIDER, native)
     counter = EventCounter(sid, 0)
@@ -246,8 +278,11 @@ def session_items(doc: dict[str, Any], native: str, *, cwd: str | None, source: 
         events.extend(_response_events(counter, request.get("response"), ts, unknown))
         result = request.get("result") if isinstance(request.get("result"), dict) else {}
         error = result.get("errorDetails")
-        if isinstance(error, dict) and (ev := counter.make("meta", "provider", str_or_none(error.get("message")), ts=ts,
-                                                           is_error=True)) is not None:
+        if (
+            isinstance(error, dict)
+            and (ev := counter.make("meta", "provider", str_or_none(error.get("message")), ts=ts, is_error=True))
+            is not None
+        ):
             events.append(ev)
         meta = result.get("metadata")
         if isinstance(meta, dict):
@@ -258,10 +293,20 @@ def session_items(doc: dict[str, Any], native: str, *, cwd: str | None, source: 
         return [], others
     started = epoch(doc.get("creationDate"))
     updated = epoch(doc.get("lastMessageDate")) or (max(times) if times else None)
-    session = Session(id=sid, provider=PROVIDER, native_id=native, title=str_or_none(doc.get("customTitle")), cwd=cwd,
-                      model=model, started=started if started is not None else (min(times) if times else None),
-                      updated=updated, resume=None, source=source, tokens_in=tokens_in or None,
-                      tokens_out=tokens_out or None)
+    session = Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=str_or_none(doc.get("customTitle")),
+        cwd=cwd,
+        model=model,
+        started=started if started is not None else (min(times) if times else None),
+        updated=updated,
+        resume=None,
+        source=source,
+        tokens_in=tokens_in or None,
+        tokens_out=tokens_out or None,
+    )
     return [session, *events], others
 
 
@@ -279,8 +324,9 @@ def read_session(source: Source) -> Iterator[Item]:
     if path.endswith(".jsonl"):
         doc, notices = mutation_log.replay(path)
         if doc is None and not any(n.fatal for n in notices):
-            notices.append(Notice(source=path, reason="no initial state (kind 0) in the log: nothing to replay",
-                                  fatal=True))
+            notices.append(
+                Notice(source=path, reason="no initial state (kind 0) in the log: nothing to replay", fatal=True)
+            )
     else:
         doc = read_json(path, notices=notices)
         if isinstance(doc, Notice):
@@ -302,8 +348,11 @@ def read_session(source: Source) -> Iterator[Item]:
     # they share a session with Copilot, what was left out is named.
     if others and produced:
         named = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(others.items()))
-        yield Notice(source=path, reason=f"{sum(others.values())} request(s) answered by other chat participants "
-                                         f"than GitHub Copilot skipped ({named})")
+        yield Notice(
+            source=path,
+            reason=f"{sum(others.values())} request(s) answered by other chat participants "
+            f"than GitHub Copilot skipped ({named})",
+        )
     if (notice := unknown.notice(path)) is not None:
         yield notice
 

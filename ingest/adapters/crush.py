@@ -69,8 +69,16 @@ LABEL = "Crush"
 DB_NAME = "crush.db"
 PROJECTS = "projects.json"
 _REQUIRED = {"sessions": frozenset({"id"}), "messages": frozenset({"session_id", "role", "parts"})}
-_SESSION_COLS = ("parent_session_id", "title", "message_count", "prompt_tokens", "completion_tokens", "cost",
-                 "updated_at", "created_at")
+_SESSION_COLS = (
+    "parent_session_id",
+    "title",
+    "message_count",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost",
+    "updated_at",
+    "created_at",
+)
 _MESSAGE_COLS = ("model", "provider", "created_at", "updated_at", "finished_at", "is_summary_message")
 #: Crush's shell tool; its input's ``command`` is the searchable text.
 _SHELL_TOOLS = frozenset({"bash"})
@@ -146,24 +154,45 @@ class _Mapper(SessionEvents):
             elif ptype == "tool_call":
                 call_id, name = str_or_none(data.get("id")), str_or_none(data.get("name"))
                 self.tools[call_id or ""] = name
-                yield from self.emit("tool_call", "agent", tool_call_text(name, data.get("input"), _SHELL_TOOLS) or name,
-                                     ts, tool=name, call_id=call_id)
+                yield from self.emit(
+                    "tool_call",
+                    "agent",
+                    tool_call_text(name, data.get("input"), _SHELL_TOOLS) or name,
+                    ts,
+                    tool=name,
+                    call_id=call_id,
+                )
             elif ptype == "tool_result":
                 call_id = str_or_none(data.get("tool_call_id"))
-                yield from self.emit("tool_result", "tool", str_or_none(data.get("content")) or "", ts,
-                                     tool=str_or_none(data.get("name")) or self.tools.get(call_id or ""),
-                                     call_id=call_id, is_error=data.get("is_error") is True)
+                yield from self.emit(
+                    "tool_result",
+                    "tool",
+                    str_or_none(data.get("content")) or "",
+                    ts,
+                    tool=str_or_none(data.get("name")) or self.tools.get(call_id or ""),
+                    call_id=call_id,
+                    is_error=data.get("is_error") is True,
+                )
             elif ptype == "finish":
                 reason = data.get("reason")
                 if reason not in _QUIET_FINISH:
-                    text = ": ".join(t for t in (str_or_none(data.get("message")), str_or_none(data.get("details"))) if t)
-                    yield from self.emit("meta", "provider", text or None, epoch(data.get("time")) or ts,
-                                         is_error=reason == "error")
+                    text = ": ".join(
+                        t for t in (str_or_none(data.get("message")), str_or_none(data.get("details"))) if t
+                    )
+                    yield from self.emit(
+                        "meta", "provider", text or None, epoch(data.get("time")) or ts, is_error=reason == "error"
+                    )
             elif ptype == "shell_command":
                 command = str_or_none(data.get("command"))
                 yield from self.emit("tool_call", "human", command or "", ts, tool="shell")
-                yield from self.emit("tool_result", "tool", str_or_none(data.get("output")) or "", ts, tool="shell",
-                                     exit_code=int_or_none(data.get("exit_code")))
+                yield from self.emit(
+                    "tool_result",
+                    "tool",
+                    str_or_none(data.get("output")) or "",
+                    ts,
+                    tool="shell",
+                    exit_code=int_or_none(data.get("exit_code")),
+                )
             elif ptype not in ("image_url", "binary"):
                 self.unknown.saw(f"part {ptype}")
 
@@ -174,12 +203,18 @@ def _session(source: str, row: sqlite3.Row, project: str | None) -> Session:
     title = str_or_none(row["title"])
     data_dir = os.path.dirname(source)
     return Session(
-        id=session_id(PROVIDER, native), provider=PROVIDER, native_id=native, title=title,
+        id=session_id(PROVIDER, native),
+        provider=PROVIDER,
+        native_id=native,
+        title=title,
         title_source="agent" if title else None,  # Crush titles a session with a side call to the model
-        cwd=project, started=epoch(row["created_at"]), updated=epoch(row["updated_at"]),
+        cwd=project,
+        started=epoch(row["created_at"]),
+        updated=epoch(row["updated_at"]),
         parent=session_id(PROVIDER, parent) if parent else None,
         resume=None if parent else resume_command(native, project, None if project else data_dir),
-        source=source, tokens_in=int_or_none(row["prompt_tokens"]) or None,
+        source=source,
+        tokens_in=int_or_none(row["prompt_tokens"]) or None,
         tokens_out=int_or_none(row["completion_tokens"]) or None,
     )
 
@@ -200,12 +235,22 @@ def _project_of(db: str, env_dirs: list[Path]) -> str | None:
 
 
 def _read(source: Source, cursor: Cursor | None, global_dirs: list[Path]) -> Iterator[Item]:
-    return read_database(source.path, LABEL, _REQUIRED, cursor,
-                         lambda conn, schema, signatures: _sessions(source.path, conn, schema, signatures, global_dirs))
+    return read_database(
+        source.path,
+        LABEL,
+        _REQUIRED,
+        cursor,
+        lambda conn, schema, signatures: _sessions(source.path, conn, schema, signatures, global_dirs),
+    )
 
 
-def _sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures,
-              global_dirs: list[Path]) -> Iterator[Item]:
+def _sessions(
+    path: str,
+    conn: sqlite3.Connection,
+    schema: dict[str, frozenset[str]],
+    signatures: SessionSignatures,
+    global_dirs: list[Path],
+) -> Iterator[Item]:
     s_cols, m_cols = schema["sessions"], schema["messages"]
     picks = ", ".join(c if c in s_cols else f"NULL AS {c}" for c in _SESSION_COLS)
     m_picks = ", ".join(c if c in m_cols else f"NULL AS {c}" for c in _MESSAGE_COLS)
@@ -213,9 +258,15 @@ def _sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[s
     upd = "updated_at" if "updated_at" in m_cols else "NULL"
     project = _project_of(path, global_dirs)
     unknown = UnknownRecords(LABEL)
-    aggregates = {sid: list(rest) for sid, *rest in conn.execute(
-        f"SELECT session_id, count(*), max({upd}), sum({upd}), sum(length(parts)) FROM messages GROUP BY session_id")}
-    rows = conn.execute(f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id").fetchall()
+    aggregates = {
+        sid: list(rest)
+        for sid, *rest in conn.execute(
+            f"SELECT session_id, count(*), max({upd}), sum({upd}), sum(length(parts)) FROM messages GROUP BY session_id"
+        )
+    }
+    rows = conn.execute(
+        f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id"
+    ).fetchall()
     for row in rows:
         native = row["id"]
         if not isinstance(native, str) or not native:
@@ -230,21 +281,27 @@ def _sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[s
         meta = _session(path, row, project)
         yield meta
         mapper = _Mapper(meta.id, parent is not None, unknown)
-        for message in conn.execute(f"SELECT rowid AS rid, role, parts, {m_picks} FROM messages "
-                                    f"WHERE session_id = ? ORDER BY {order}", (native,)):
+        for message in conn.execute(
+            f"SELECT rowid AS rid, role, parts, {m_picks} FROM messages WHERE session_id = ? ORDER BY {order}",
+            (native,),
+        ):
             try:
                 parts = _decode(message["parts"]) if isinstance(message["parts"], (str, bytes)) else None
             except (msgspec.DecodeError, RecursionError) as exc:
                 parts = exc
             if not isinstance(parts, list):
                 reason = f"malformed JSON: {parts}" if isinstance(parts, Exception) else "parts is not a JSON list"
-                yield Notice(source=path, where=f"session {native}, message {message['rid']}",
-                             reason=f"{reason}; message skipped")
+                yield Notice(
+                    source=path,
+                    where=f"session {native}, message {message['rid']}",
+                    reason=f"{reason}; message skipped",
+                )
                 continue
             if message["model"] and meta.model is None:
                 meta = msgspec.structs.replace(meta, model=str(message["model"]))
-            yield from mapper.message(message["role"], parts, bool(message["is_summary_message"]),
-                                      epoch(message["created_at"]))
+            yield from mapper.message(
+                message["role"], parts, bool(message["is_summary_message"]), epoch(message["created_at"])
+            )
         if meta.model is not None:
             yield meta
         signatures.record(native, signature)
@@ -281,8 +338,11 @@ class CrushAdapter:
             for project, data_dir in listed:
                 db = data_dir / DB_NAME
                 if (problem := _dir_problem(data_dir)) is not None:
-                    yield Notice(source=str(global_dir / PROJECTS), where=f"project {_short(project or '?')}",
-                                 reason=f"its data dir {_short(str(data_dir))} {problem}; not read")
+                    yield Notice(
+                        source=str(global_dir / PROJECTS),
+                        where=f"project {_short(project or '?')}",
+                        reason=f"its data dir {_short(str(data_dir))} {problem}; not read",
+                    )
                     continue
                 key = os.path.realpath(db)
                 if key not in seen:  # a data dir without crush.db has no session yet
@@ -303,7 +363,9 @@ class CrushAdapter:
                     seen.add(os.path.realpath(db))
                     yield from sqlite_source(PROVIDER, db)
         if named and home is not None and not (home / DB_NAME).exists() and not (home / PROJECTS).exists():
-            yield Notice(source=str(home), reason=f"VOYAGER_CRUSH_HOME names a directory with no {PROJECTS} and no {DB_NAME}")
+            yield Notice(
+                source=str(home), reason=f"VOYAGER_CRUSH_HOME names a directory with no {PROJECTS} and no {DB_NAME}"
+            )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         # Which project a database belongs to is known only from projects.json; read() is not

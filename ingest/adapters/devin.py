@@ -52,8 +52,10 @@ from voyager_sessions.model import Session, session_id
 
 PROVIDER = "devin"
 LABEL = "Devin CLI"
-_REQUIRED = {"sessions": frozenset({"id"}),
-             "message_nodes": frozenset({"session_id", "node_id", "parent_node_id", "chat_message"})}
+_REQUIRED = {
+    "sessions": frozenset({"id"}),
+    "message_nodes": frozenset({"session_id", "node_id", "parent_node_id", "chat_message"}),
+}
 SHELL_TOOLS = frozenset({"exec", "bash", "shell", "run_command"})
 _EXIT = re.compile(r"(?im)^exit code:[ \t]*(-?\d{1,10})[ \t]*$")
 #: A chain longer than this is a loop in corrupt parent links, not a conversation.
@@ -112,7 +114,9 @@ def chain(nodes: dict[Any, tuple[Any, Any]], leaf: Any) -> list[Any]:
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         unknown = UnknownRecords(LABEL)
         yield from _sessions(conn, schema, signatures, unknown, source.path)
         if (notice := unknown.notice(source.path)) is not None:
@@ -121,10 +125,19 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     return read_database(source.path, LABEL, _REQUIRED, cursor, body)
 
 
-def _sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], signatures: SessionSignatures,
-              unknown: UnknownRecords, path: str) -> Iterator[Item]:
-    sigs = {sid: [n, top, size] for sid, n, top, size in conn.execute(
-        "SELECT session_id, count(*), max(rowid), total(length(chat_message)) FROM message_nodes GROUP BY session_id")}
+def _sessions(
+    conn: sqlite3.Connection,
+    schema: Mapping[str, frozenset[str]],
+    signatures: SessionSignatures,
+    unknown: UnknownRecords,
+    path: str,
+) -> Iterator[Item]:
+    sigs = {
+        sid: [n, top, size]
+        for sid, n, top, size in conn.execute(
+            "SELECT session_id, count(*), max(rowid), total(length(chat_message)) FROM message_nodes GROUP BY session_id"
+        )
+    }
     for row in conn.execute("SELECT * FROM sessions ORDER BY rowid").fetchall():
         native = row["id"]
         if not isinstance(native, str) or not native or native not in sigs:
@@ -141,8 +154,13 @@ def _session(conn: sqlite3.Connection, row: sqlite3.Row, unknown: UnknownRecords
     keys = row.keys()
     native = row["id"]
     sid = session_id(PROVIDER, native)
-    nodes = {nid: (parent, data) for nid, parent, data in conn.execute(
-        "SELECT node_id, parent_node_id, chat_message FROM message_nodes WHERE session_id = ? ORDER BY rowid", (native,))}
+    nodes = {
+        nid: (parent, data)
+        for nid, parent, data in conn.execute(
+            "SELECT node_id, parent_node_id, chat_message FROM message_nodes WHERE session_id = ? ORDER BY rowid",
+            (native,),
+        )
+    }
     drafts: list[Draft] = []
     started: float | None = None
     for nid in chain(nodes, row["main_chain_id"] if "main_chain_id" in keys else None):
@@ -155,11 +173,18 @@ def _session(conn: sqlite3.Connection, row: sqlite3.Row, unknown: UnknownRecords
             started = ts
         drafts.extend(_message(message, ts, unknown))
     cwd = str_or_none(row["working_directory"]) if "working_directory" in keys else None
-    yield Session(id=sid, provider=PROVIDER, native_id=native,
-                  title=str_or_none(row["title"]) if "title" in keys else None, cwd=cwd,
-                  model=str_or_none(row["model"]) if "model" in keys else None, started=started,
-                  updated=epoch(row["last_activity_at"]) if "last_activity_at" in keys else None,
-                  resume=resume_command(cwd, native), source=path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=str_or_none(row["title"]) if "title" in keys else None,
+        cwd=cwd,
+        model=str_or_none(row["model"]) if "model" in keys else None,
+        started=started,
+        updated=epoch(row["last_activity_at"]) if "last_activity_at" in keys else None,
+        resume=resume_command(cwd, native),
+        source=path,
+    )
     yield from number(EventCounter(sid, 0), drafts)
 
 
@@ -183,12 +208,25 @@ def _message(message: dict[str, Any], ts: float | None, unknown: UnknownRecords)
             fn = as_dict(call.get("function"))
             name = str_or_none(call.get("name")) or str_or_none(fn.get("name"))
             args = call["arguments"] if "arguments" in call else fn.get("arguments")
-            yield ("tool_call", "agent", tool_text(name, args, SHELL_TOOLS),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                tool_text(name, args, SHELL_TOOLS),
+                {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
+            )
     elif role == "tool":
         code = exit_of(text)
-        yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(message.get("tool_call_id")),
-                                             "exit_code": code, "is_error": code is not None and code != 0})
+        yield (
+            "tool_result",
+            "tool",
+            text,
+            {
+                "ts": ts,
+                "call_id": str_or_none(message.get("tool_call_id")),
+                "exit_code": code,
+                "is_error": code is not None and code != 0,
+            },
+        )
     else:
         unknown.saw(f"role:{role}")
 

@@ -135,7 +135,9 @@ class _DroidRead(JsonlSessionRead):
         self.title: str | None = str_or_none(state.get("title"))
         self.title_by_user = state.get("title_by_user") is True
         #: Whether the title is the first prompt (None until the first prompt is seen).
-        self.title_is_prompt: bool | None = state.get("title_is_prompt") if isinstance(state.get("title_is_prompt"), bool) else None
+        self.title_is_prompt: bool | None = (
+            state.get("title_is_prompt") if isinstance(state.get("title_is_prompt"), bool) else None
+        )
         self.first_prompt_seen = state.get("first_prompt_seen") is True
         self.last_reply: str | None = str_or_none(state.get("last_reply"))
         # A missing settings file is the default, as an unreadable one is (cached_by_stat stats it once).
@@ -159,8 +161,13 @@ class _DroidRead(JsonlSessionRead):
             facts.tokens_in = self.settings.tokens_in
         if self.settings.tokens_out is not None:
             facts.tokens_out = self.settings.tokens_out
-        return facts.session(PROVIDER, title=self.title, title_source=self._title_source(),
-                             resume=resume_command(facts.cwd, native), source=self.path)
+        return facts.session(
+            PROVIDER,
+            title=self.title,
+            title_source=self._title_source(),
+            resume=resume_command(facts.cwd, native),
+            source=self.path,
+        )
 
     def _establish(self, native_id: str | None) -> Iterator[Session]:
         """Fix the session id at the first record that names one (else the file name); yields the Session once."""
@@ -235,8 +242,11 @@ class _DroidRead(JsonlSessionRead):
             return
         role = message.get("role")
         if role == "user":
-            injected = (message.get("visibility") == "llm_only" or line.get("visibility") == "llm_only"
-                        or str(line.get("id") or "").startswith("context-"))
+            injected = (
+                message.get("visibility") == "llm_only"
+                or line.get("visibility") == "llm_only"
+                or str(line.get("id") or "").startswith("context-")
+            )
             yield from self._user_blocks(blocks, injected, ts)
         elif role == "assistant":
             self.facts.model = str_or_none(message.get("modelId")) or self.facts.model
@@ -257,8 +267,15 @@ class _DroidRead(JsonlSessionRead):
                     yield from self._emit("user", "human", text, ts=ts)
             elif btype == "tool_result":
                 text = _text_of(block.get("content"))
-                yield from self._emit("tool_result", "tool", text, ts=ts, call_id=str_or_none(block.get("tool_use_id")),
-                                      exit_code=exit_code_in(text), is_error=block.get("is_error") is True)
+                yield from self._emit(
+                    "tool_result",
+                    "tool",
+                    text,
+                    ts=ts,
+                    call_id=str_or_none(block.get("tool_use_id")),
+                    exit_code=exit_code_in(text),
+                    is_error=block.get("is_error") is True,
+                )
 
     def _assistant_blocks(self, blocks: list[Any], ts: float | None) -> Iterator[Item]:
         # chatCompletionReasoningContent beside the blocks repeats the thinking block: not read.
@@ -272,8 +289,14 @@ class _DroidRead(JsonlSessionRead):
                 yield from self._emit("assistant", "agent", block.get("text"), ts=ts)
             elif btype == "tool_use":
                 name = str_or_none(block.get("name"))
-                yield from self._emit("tool_call", "agent", render_tool_input(name, block.get("input")), ts=ts,
-                                      tool=name, call_id=str_or_none(block.get("id")))
+                yield from self._emit(
+                    "tool_call",
+                    "agent",
+                    render_tool_input(name, block.get("input")),
+                    ts=ts,
+                    tool=name,
+                    call_id=str_or_none(block.get("id")),
+                )
 
     # -- stream-json logs (documented, not observed) ------------------------------------------
 
@@ -301,14 +324,26 @@ class _DroidRead(JsonlSessionRead):
     def _stream_tool_call(self, line: dict[str, Any], ts: float | None) -> Iterator[Item]:
         name = str_or_none(line.get("toolName"))
         params = line.get("parameters", line.get("input"))
-        yield from self._emit("tool_call", "agent", render_tool_input(name, params), ts=ts, tool=name,
-                              call_id=str_or_none(line.get("toolCallId")) or str_or_none(line.get("id")))
+        yield from self._emit(
+            "tool_call",
+            "agent",
+            render_tool_input(name, params),
+            ts=ts,
+            tool=name,
+            call_id=str_or_none(line.get("toolCallId")) or str_or_none(line.get("id")),
+        )
 
     def _stream_tool_result(self, line: dict[str, Any], ts: float | None) -> Iterator[Item]:
         text = _text_of(line.get("value"))
-        yield from self._emit("tool_result", "tool", text, ts=ts,
-                              call_id=str_or_none(line.get("toolCallId")) or str_or_none(line.get("id")),
-                              exit_code=exit_code_in(text), is_error=line.get("isError") is True)
+        yield from self._emit(
+            "tool_result",
+            "tool",
+            text,
+            ts=ts,
+            call_id=str_or_none(line.get("toolCallId")) or str_or_none(line.get("id")),
+            exit_code=exit_code_in(text),
+            is_error=line.get("isError") is True,
+        )
 
     def _stream_completion(self, line: dict[str, Any], ts: float | None) -> Iterator[Item]:
         final = line.get("finalText")

@@ -75,16 +75,44 @@ _HOMES = ("dsh", "dsh.alt", "dsh.config")
 _SHELL_TOOLS = frozenset({"bash", "shell", "sh", "exec", "run_command", "run_shell_command", "terminal"})
 
 #: Event types that carry nothing to index (lifecycle, settings, bookkeeping): known, skipped.
-_SILENT = frozenset({
-    "turn/start", "step/start", "permission/preset", "agent-preset/selected", "agent/inbox/spliced",
-    "approval/asked", "approval/decided", "approval/policy", "command/done", "command/run",
-    "compaction/end", "compaction/prune", "compaction/start", "feedback/record", "goal/change",
-    "hook/invoked", "hook/result", "llm/retry", "llm/retry-started", "plan/mode", "request/context",
-    "sandbox/mode", "schedule/change", "session/end-seed", "session/title-llm-request",
-    "subagent/descriptor", "todo/write", "tool-workflow/agent-end", "tool-workflow/agent-start",
-    "tool-workflow/run-end", "tool-workflow/run-start", "tool/code-dispatch", "tool/code-dispatch-start",
-    "web/deepseek-search-llm-request",
-})
+_SILENT = frozenset(
+    {
+        "turn/start",
+        "step/start",
+        "permission/preset",
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "plan/mode",
+        "request/context",
+        "sandbox/mode",
+        "schedule/change",
+        "session/end-seed",
+        "session/title-llm-request",
+        "subagent/descriptor",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "web/deepseek-search-llm-request",
+    }
+)
 _PACKED = {"text-chunks": "text", "reasoning-chunks": "reasoning", "tool-call-chunks": None}
 _ESCAPE = re.compile(r"(?:~[0-9A-Fa-f]{4})+")
 #: What a read holds besides the event in hand, so that a crafted log cannot grow it without end:
@@ -98,9 +126,11 @@ MAX_CALLS_KEPT = 1 << 16
 
 def decode_segment(name: str) -> str:
     """A session directory name back to the harness's id: ``~XXXX`` escapes are UTF-16 code units."""
+
     def unescape(m: re.Match[str]) -> str:
-        units = bytes.fromhex("".join(m.group(0)[i + 1:i + 5] for i in range(0, len(m.group(0)), 5)))
+        units = bytes.fromhex("".join(m.group(0)[i + 1 : i + 5] for i in range(0, len(m.group(0)), 5)))
         return units.decode("utf-16-be", "replace")
+
     return _ESCAPE.sub(unescape, name)
 
 
@@ -109,7 +139,9 @@ def _blocks(value: Any) -> list[dict[str, Any]]:
 
 
 def _texts(blocks: Any, kind: str = "text") -> str:
-    return "\n".join(b["text"] for b in _blocks(blocks) if b.get("type") == kind and isinstance(b.get("text"), str) and b["text"])
+    return "\n".join(
+        b["text"] for b in _blocks(blocks) if b.get("type") == kind and isinstance(b.get("text"), str) and b["text"]
+    )
 
 
 def _replaces(record: dict[str, Any]) -> bool:
@@ -143,7 +175,7 @@ class _Stream:
         if whole:
             block["whole"] = text[:MAX_STREAM_CHARS]
         elif block["size"] < MAX_STREAM_CHARS:
-            block["parts"].append(text[:MAX_STREAM_CHARS - block["size"]])
+            block["parts"].append(text[: MAX_STREAM_CHARS - block["size"]])
             block["size"] += len(block["parts"][-1])
         self.ts = ts or self.ts
 
@@ -267,7 +299,9 @@ class _DshRead:
                     stream.add(data.get("index"), kind, text, ts)
                 yield from self._bound_streams()
         elif rtype == "tool/call":
-            yield from self._call(str_or_none(data.get("callId")), str_or_none(data.get("name")), data.get("arguments"), ts)
+            yield from self._call(
+                str_or_none(data.get("callId")), str_or_none(data.get("name")), data.get("arguments"), ts
+            )
         elif rtype == "tool/result":
             if not _replaces(record):
                 yield from self._result(data, ts)
@@ -295,15 +329,18 @@ class _DshRead:
         folder = os.path.basename(os.path.dirname(self.path))
         native = str_or_none(header.get("id")) if header else None
         if header is None:
-            yield Notice(source=self.path, where="line 1",
-                         reason="no session header; the session is named after its directory")
+            yield Notice(
+                source=self.path, where="line 1", reason="no session header; the session is named after its directory"
+            )
         self.facts.native_id = native or decode_segment(folder)
         if header:
             self.facts.cwd = str_or_none(header.get("cwd"))
             self.facts.observe_ts(epoch(header.get("createdAt")))
             parent = str_or_none(header.get("parentSession"))
             self.facts.parent = session_id(PROVIDER, parent) if parent else None
-            self.subagent = header.get("origin") == "subagent" or bool(parent and (int_or_none(header.get("delegationDepth")) or 0) > 0)
+            self.subagent = header.get("origin") == "subagent" or bool(
+                parent and (int_or_none(header.get("delegationDepth")) or 0) > 0
+            )
             self.seed = int_or_none(header.get("seedLength")) or 0
         self.counter = EventCounter(session_id(PROVIDER, self.facts.native_id), 0)
         self.sent = self._session()
@@ -333,7 +370,9 @@ class _DshRead:
         self.facts.model = str_or_none(as_dict(message.get("source")).get("model")) or self.facts.model
         usage = as_dict(data.get("usage"))
         if usage:
-            tokens_in = sum(int_or_none(usage.get(k)) or 0 for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
+            tokens_in = sum(
+                int_or_none(usage.get(k)) or 0 for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens")
+            )
             self.facts.tokens_in = (self.facts.tokens_in or 0) + tokens_in
             self.facts.tokens_out = (self.facts.tokens_out or 0) + (int_or_none(usage.get("outputTokens")) or 0)
         for block in _blocks(message.get("content")):
@@ -343,7 +382,9 @@ class _DshRead:
             elif btype == "reasoning":
                 yield from self._emit("reasoning", "agent", str_or_none(block.get("text")), ts)
             elif btype == "tool-call":
-                yield from self._call(str_or_none(block.get("id")), str_or_none(block.get("name")), block.get("arguments"), ts)
+                yield from self._call(
+                    str_or_none(block.get("id")), str_or_none(block.get("name")), block.get("arguments"), ts
+                )
             elif btype != "image":  # an image has no text to find
                 self.unknown.saw(f"content block {btype}")
 
@@ -354,8 +395,14 @@ class _DshRead:
             self.calls[call_id] = name
             if len(self.calls) > MAX_CALLS_KEPT:
                 del self.calls[next(iter(self.calls))]
-        yield from self._emit("tool_call", "agent", tool_call_text(name, arguments, _SHELL_TOOLS) or (name or ""),
-                              ts, tool=name, call_id=call_id)
+        yield from self._emit(
+            "tool_call",
+            "agent",
+            tool_call_text(name, arguments, _SHELL_TOOLS) or (name or ""),
+            ts,
+            tool=name,
+            call_id=call_id,
+        )
 
     def _result(self, data: dict[str, Any], ts: float | None) -> Iterator[Event]:
         message = as_dict(data.get("message"))
@@ -366,8 +413,15 @@ class _DshRead:
                 continue
             call_id = str_or_none(block.get("toolCallId")) or str_or_none(as_dict(message.get("source")).get("callId"))
             text = _texts(block.get("content")) or _error_text(error)
-            yield from self._emit("tool_result", "tool", text, ts, tool=self.calls.get(call_id or ""), call_id=call_id,
-                                  is_error=block.get("isError") is True or bool(error))
+            yield from self._emit(
+                "tool_result",
+                "tool",
+                text,
+                ts,
+                tool=self.calls.get(call_id or ""),
+                call_id=call_id,
+                is_error=block.get("isError") is True or bool(error),
+            )
 
     def _stream(self, data: dict[str, Any], ts: float | None) -> _Stream:
         key = _step_key(data)
@@ -395,7 +449,10 @@ class _DshRead:
         stream = self.streams.pop(key, None)
         if stream is None:
             return
-        order = sorted(stream.blocks.items(), key=lambda kv: (0, kv[0][0], "") if isinstance(kv[0][0], int) else (1, 0, repr(kv[0][0])))
+        order = sorted(
+            stream.blocks.items(),
+            key=lambda kv: (0, kv[0][0], "") if isinstance(kv[0][0], int) else (1, 0, repr(kv[0][0])),
+        )
         for (_, kind), block in order:
             text = block["whole"] or "".join(block["parts"])
             yield from self._emit("reasoning" if kind == "reasoning" else "assistant", "agent", text, stream.ts)
@@ -422,9 +479,13 @@ class DshAdapter:
             # ./.dsh/sessions): looked for in the directories Voyager's indexed sessions ran in.
             # os.path.isdir: a cwd from a session file may be too long, hold a NUL or lie in an
             # unreadable folder; Path.is_dir raises for some of those.
-            roots += [p for cwd in sorted(hints.cwds if hints else ()) if os.path.isdir(p := Path(cwd) / ".dsh" / "sessions")]
+            roots += [
+                p for cwd in sorted(hints.cwds if hints else ()) if os.path.isdir(p := Path(cwd) / ".dsh" / "sessions")
+            ]
         for root in dict.fromkeys(roots):
-            for item in walk_files(root, COMPRESSED, PROVIDER, append_only=False, match=lambda n: n in (COMPRESSED, PLAIN)):
+            for item in walk_files(
+                root, COMPRESSED, PROVIDER, append_only=False, match=lambda n: n in (COMPRESSED, PLAIN)
+            ):
                 if isinstance(item, Source):
                     if item.path.endswith(".zstd"):
                         compressed += 1

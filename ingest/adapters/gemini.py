@@ -307,8 +307,11 @@ class _Replay:
         yield from skipped
         sid = doc.get("sessionId")
         if not isinstance(sid, str) or not sid:
-            yield Notice(source=str(path), reason="a JSON document without a sessionId: not a Gemini CLI session; skipped",
-                         fatal=True)
+            yield Notice(
+                source=str(path),
+                reason="a JSON document without a sessionId: not a Gemini CLI session; skipped",
+                fatal=True,
+            )
             return
         conv = self._conversation(sid, [])
         conv.fields(doc)
@@ -417,15 +420,18 @@ class _Render:
                 continue
             subject, body = str_or_none(thought.get("subject")), str_or_none(thought.get("description"))
             text = f"{subject}\n{body}" if subject and body else (body or subject)
-            if (ev := self.counter.make("reasoning", "agent", text, ts=parse_ts(thought.get("timestamp")) or ts)) is not None:
+            if (
+                ev := self.counter.make("reasoning", "agent", text, ts=parse_ts(thought.get("timestamp")) or ts)
+            ) is not None:
                 reasoned = True
                 yield ev
         raw_calls = rec.get("toolCalls")
         calls = [c for c in raw_calls if isinstance(c, dict)] if isinstance(raw_calls, list) else []
         call_ids = {c["id"] for c in calls if isinstance(c.get("id"), str)}
         kind, origin = ("meta", "provider") if summary else ("assistant", "agent")
-        yield from _genai.model_events(self.counter, parts, ts, text_kind=kind, text_origin=origin,
-                                       thoughts=not reasoned, skip_calls=call_ids)
+        yield from _genai.model_events(
+            self.counter, parts, ts, text_kind=kind, text_origin=origin, thoughts=not reasoned, skip_calls=call_ids
+        )
         for call in calls:
             yield from self._tool_call(call, ts)
 
@@ -447,8 +453,14 @@ class _Render:
         text = "\n".join(texts)
         call_id = str_or_none(call.get("id"))
         # Gemini CLI keeps a status, never an exit code: exit_code stays None.
-        ev = self.counter.make("tool_result", "tool", text, ts=parse_ts(call.get("timestamp")) or ts, call_id=call_id,
-                               is_error=failed or call.get("status") == "error")
+        ev = self.counter.make(
+            "tool_result",
+            "tool",
+            text,
+            ts=parse_ts(call.get("timestamp")) or ts,
+            call_id=call_id,
+            is_error=failed or call.get("status") == "error",
+        )
         if ev is not None:
             self._resulted(call_id, text)
             yield ev
@@ -572,8 +584,12 @@ class GeminiAdapter:
                 groups.setdefault(key, []).append(item)
         for members in groups.values():
             members.sort(key=lambda src: (Path(src.path).name, src.path))
-            yield Source(provider=PROVIDER, path=members[0].path,
-                         fingerprint=group_fingerprint([src.fingerprint for src in members]), append_only=False)
+            yield Source(
+                provider=PROVIDER,
+                path=members[0].path,
+                fingerprint=group_fingerprint([src.fingerprint for src in members]),
+                append_only=False,
+            )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _GeminiRead(source, cursor).run()

@@ -64,9 +64,22 @@ LABEL = "Goose"
 DB_NAME = "sessions.db"
 _HOMES = ("goose", "goose.legacy")
 _REQUIRED = {"sessions": frozenset({"id"}), "messages": frozenset({"session_id", "role", "content_json"})}
-_SESSION_COLS = ("name", "description", "user_set_name", "session_type", "working_dir", "created_at", "updated_at",
-                 "provider_name", "model_config_json", "parent_session_id", "accumulated_input_tokens",
-                 "accumulated_output_tokens", "input_tokens", "output_tokens")
+_SESSION_COLS = (
+    "name",
+    "description",
+    "user_set_name",
+    "session_type",
+    "working_dir",
+    "created_at",
+    "updated_at",
+    "provider_name",
+    "model_config_json",
+    "parent_session_id",
+    "accumulated_input_tokens",
+    "accumulated_output_tokens",
+    "input_tokens",
+    "output_tokens",
+)
 #: Goose's shell tools (``developer__shell`` and the like): the command is the searchable text.
 _SHELL_SUFFIXES = ("shell", "__shell", "bash")
 #: Blocks that carry no text to find.
@@ -141,8 +154,15 @@ class _Message(SessionEvents):
         self.tools[call_id or ""] = name
         if call.get("status") == "error" or not value:
             # The model asked for a tool Goose could not parse: what it sent is the error text.
-            yield from self.emit("tool_call", "agent", str_or_none(call.get("error")) or "", ts, tool=name,
-                                 call_id=call_id, is_error=True)
+            yield from self.emit(
+                "tool_call",
+                "agent",
+                str_or_none(call.get("error")) or "",
+                ts,
+                tool=name,
+                call_id=call_id,
+                is_error=True,
+            )
             return
         text = tool_call_text(name, value.get("arguments"), {name} if _is_shell(name) else ())
         yield from self.emit("tool_call", "agent", text or name, ts, tool=name, call_id=call_id)
@@ -156,8 +176,9 @@ class _Message(SessionEvents):
         else:
             items = value if isinstance(value, list) else as_dict(value).get("content")
             text, is_error = _content_text(items), as_dict(value).get("isError") is True
-        yield from self.emit("tool_result", "tool", text, ts, tool=self.tools.get(call_id or ""), call_id=call_id,
-                             is_error=is_error)
+        yield from self.emit(
+            "tool_result", "tool", text, ts, tool=self.tools.get(call_id or ""), call_id=call_id, is_error=is_error
+        )
 
 
 def _notice_text(block: dict[str, Any]) -> str | None:
@@ -196,23 +217,36 @@ def _db_session(source: str, row: sqlite3.Row) -> Session:
     tokens_in = int_or_none(row["accumulated_input_tokens"]) or int_or_none(row["input_tokens"])
     tokens_out = int_or_none(row["accumulated_output_tokens"]) or int_or_none(row["output_tokens"])
     return Session(
-        id=session_id(PROVIDER, native), provider=PROVIDER, native_id=native, title=title,
-        title_source=("user" if named else "agent") if title else None, cwd=cwd, model=_model(row["model_config_json"]),
+        id=session_id(PROVIDER, native),
+        provider=PROVIDER,
+        native_id=native,
+        title=title,
+        title_source=("user" if named else "agent") if title else None,
+        cwd=cwd,
+        model=_model(row["model_config_json"]),
         started=parse_ts(row["created_at"]) or epoch(row["created_at"]),
         updated=parse_ts(row["updated_at"]) or epoch(row["updated_at"]),
         parent=session_id(PROVIDER, parent) if parent else None,
         resume=None if row["session_type"] == "sub_agent" else resume_command(native, cwd),
-        source=source, tokens_in=tokens_in, tokens_out=tokens_out,
+        source=source,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
     )
 
 
 def _read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    return read_database(source.path, LABEL, _REQUIRED, cursor,
-                         lambda conn, schema, signatures: _db_sessions(source.path, conn, schema, signatures))
+    return read_database(
+        source.path,
+        LABEL,
+        _REQUIRED,
+        cursor,
+        lambda conn, schema, signatures: _db_sessions(source.path, conn, schema, signatures),
+    )
 
 
-def _db_sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[str]],
-                 signatures: SessionSignatures) -> Iterator[Item]:
+def _db_sessions(
+    path: str, conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+) -> Iterator[Item]:
     s_cols, m_cols = schema["sessions"], schema["messages"]
     picks = ", ".join(c if c in s_cols else f"NULL AS {c}" for c in _SESSION_COLS)
     order = ", ".join(c for c in ("created_timestamp", "id") if c in m_cols) or "rowid"
@@ -226,10 +260,16 @@ def _db_sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozense
             unknown.version = f"(sessions.db schema {version})" if version is not None else None
         except sqlite3.DatabaseError:
             pass
-    aggregates = {sid: list(rest) for sid, *rest in conn.execute(
-        f"SELECT session_id, count(*), {top}, sum(length(content_json)), sum(length({meta_col})) "
-        "FROM messages GROUP BY session_id")}
-    sessions = conn.execute(f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id").fetchall()
+    aggregates = {
+        sid: list(rest)
+        for sid, *rest in conn.execute(
+            f"SELECT session_id, count(*), {top}, sum(length(content_json)), sum(length({meta_col})) "
+            "FROM messages GROUP BY session_id"
+        )
+    }
+    sessions = conn.execute(
+        f"SELECT id, {picks} FROM sessions ORDER BY {'created_at, ' if 'created_at' in s_cols else ''}id"
+    ).fetchall()
     for row in sessions:
         native = row["id"]
         if not isinstance(native, str) or not native:
@@ -242,14 +282,19 @@ def _db_sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozense
         yield meta
         mapper = _Message(meta.id, row["session_type"] == "sub_agent" or meta.parent is not None, unknown)
         for mid, role, content, metadata, created in conn.execute(
-                f"SELECT {'id' if 'id' in m_cols else 'rowid'}, role, content_json, {meta_col}, {ts_col} "
-                f"FROM messages WHERE session_id = ? ORDER BY {order}", (native,)):
+            f"SELECT {'id' if 'id' in m_cols else 'rowid'}, role, content_json, {meta_col}, {ts_col} "
+            f"FROM messages WHERE session_id = ? ORDER BY {order}",
+            (native,),
+        ):
             try:
                 blocks = _loads(content)
                 visible = as_dict(_loads(metadata) if metadata else {}).get("userVisible") is not False
             except ValueError as exc:
-                yield Notice(source=path, where=f"session {native}, message {mid}",
-                             reason=f"malformed JSON, message skipped: {exc}")
+                yield Notice(
+                    source=path,
+                    where=f"session {native}, message {mid}",
+                    reason=f"malformed JSON, message skipped: {exc}",
+                )
                 continue
             yield from mapper.events(role, blocks, visible, epoch(created))
         signatures.record(native, signature)
@@ -264,12 +309,14 @@ def _db_sessions(path: str, conn: sqlite3.Connection, schema: dict[str, frozense
 
 def _db_ids(db: str) -> frozenset[str]:
     """The session ids a ``sessions.db`` holds (what Goose migrated its JSONL files into)."""
+
     def load(path: str) -> frozenset[str]:
         conn = connect_readonly(path)
         try:
             return frozenset(r[0] for r in conn.execute("SELECT id FROM sessions"))
         finally:
             conn.close()
+
     try:
         return cached_by_stat(db, load, frozenset())
     except sqlite3.Error:

@@ -176,8 +176,8 @@ def split_assistant(content: str) -> Iterator[tuple[str, str | None, str | None,
         close = content.find(f"</{m.group(1)}>", m.end())
         if close < 0:
             break
-        rest.append(content[pos:m.start()])
-        yield "reasoning", None, None, content[m.end():close].strip()
+        rest.append(content[pos : m.start()])
+        yield "reasoning", None, None, content[m.end() : close].strip()
         pos = close + len(m.group(1)) + 3
     rest.append(content[pos:])
     text = "".join(rest)
@@ -185,14 +185,14 @@ def split_assistant(content: str) -> Iterator[tuple[str, str | None, str | None,
     calls: list[tuple[str, str | None, str | None, Any]] = []
     pos = 0
     while (m := _TOOL_LINE.search(text, pos)) is not None:
-        said.append(text[pos:m.start()])
+        said.append(text[pos : m.start()])
         try:
             args, end = _json.raw_decode(text, m.end())
         except (ValueError, RecursionError):
             # Not JSON after all: the rest of the line is the call's text.
             line_end = text.find("\n", m.end())
             end = len(text) if line_end < 0 else line_end
-            args = text[m.end():end]
+            args = text[m.end() : end]
         calls.append(("tool_call", m.group(1), str_or_none(m.group(2).strip()), args))
         pos = end
     said.append(text[pos:])
@@ -231,8 +231,9 @@ class _GptmeRead(JsonlSessionRead):
         if name == native:
             # A name a person gave with --name is the folder's name too; one gptme made up says nothing.
             title, source = (None, None) if _AUTO_NAME.match(name) else (name, "user")
-        return self.facts.session(PROVIDER, title=title, title_source=source,
-                                  resume=resume_command(cwd, native), source=self.path)
+        return self.facts.session(
+            PROVIDER, title=title, title_source=source, resume=resume_command(cwd, native), source=self.path
+        )
 
     def _record(self, record: Record) -> Iterator[Item]:
         value = record.value
@@ -259,8 +260,12 @@ class _GptmeRead(JsonlSessionRead):
                 self.facts.tokens_out = (self.facts.tokens_out or 0) + (int_or_none(usage.get("output_tokens")) or 0)
             for kind, tool, call_id, body in split_assistant(text or ""):
                 if kind == "tool_call":
-                    yield ("tool_call", "agent", tool_call_text(tool, body, SHELL_TOOLS),
-                           {"ts": ts, "tool": tool, "call_id": call_id})
+                    yield (
+                        "tool_call",
+                        "agent",
+                        tool_call_text(tool, body, SHELL_TOOLS),
+                        {"ts": ts, "tool": tool, "call_id": call_id},
+                    )
                 else:
                     yield (kind, "agent", body, {"ts": ts})  # type: ignore[misc]
         elif role == "system":
@@ -268,8 +273,9 @@ class _GptmeRead(JsonlSessionRead):
         else:
             self.unknown.saw(f"role:{role}")  # type: ignore[union-attr]
 
-    def _system(self, message: dict[str, Any], text: str | None, meta: dict[str, Any], ts: float | None,
-                lineno: int) -> Iterator[Draft]:
+    def _system(
+        self, message: dict[str, Any], text: str | None, meta: dict[str, Any], ts: float | None, lineno: int
+    ) -> Iterator[Draft]:
         call_id = str_or_none(message.get("call_id"))
         tool = str_or_none(meta.get("tool"))
         if call_id or tool:
@@ -298,8 +304,11 @@ def _without_transcript(root: Path, found: set[str]) -> Iterator[Notice]:
         if isinstance(folder, Notice):
             continue  # the walk named it already
         if str(folder / CONVERSATION) not in found and os.path.isfile(folder / "events.jsonl"):
-            yield Notice(source=str(folder), reason=f"a gptme conversation folder with events.jsonl but no {CONVERSATION}; "
-                                                    "not indexed (events.jsonl is read only as a copy)")
+            yield Notice(
+                source=str(folder),
+                reason=f"a gptme conversation folder with events.jsonl but no {CONVERSATION}; "
+                "not indexed (events.jsonl is read only as a copy)",
+            )
 
 
 class GptmeAdapter:
@@ -313,8 +322,13 @@ class GptmeAdapter:
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         seen: set[str] = set()
         for root in self.roots(env):
-            for item in walk_files(root, CONVERSATION, PROVIDER, match=lambda name: name == CONVERSATION,
-                                   skip_dir=_NOT_CONVERSATIONS.__contains__):
+            for item in walk_files(
+                root,
+                CONVERSATION,
+                PROVIDER,
+                match=lambda name: name == CONVERSATION,
+                skip_dir=_NOT_CONVERSATIONS.__contains__,
+            ):
                 if isinstance(item, Source):
                     if item.path in seen:
                         continue

@@ -141,8 +141,12 @@ def read_folder(source: Source) -> Iterator[Item]:
     folder = Path(source.path)
     transcript = transcript_of(folder)
     if transcript is None:
-        yield Notice(source=source.path, reason=f"no {CHAT} or {UPDATES} with anything in it any more", fatal=True,
-                     transient=True)
+        yield Notice(
+            source=source.path,
+            reason=f"no {CHAT} or {UPDATES} with anything in it any more",
+            fatal=True,
+            transient=True,
+        )
         return
     summary: dict[str, Any] = {}
     if (folder / SUMMARY).exists():
@@ -191,14 +195,22 @@ def read_folder(source: Source) -> Iterator[Item]:
     cwd = _cwd_of(folder.parent, summary)
     title = str_or_none(summary.get("generated_title")) or str_or_none(summary.get("session_summary"))
     sid = session_id(PROVIDER, native)
-    yield Session(id=sid, provider=PROVIDER, native_id=native, title=title, title_source="agent" if title else None,
-                  cwd=cwd, git_branch=str_or_none(summary.get("head_branch")),
-                  git_repo=str_or_none(summary.get("git_root_dir")),
-                  model=str_or_none(summary.get("current_model_id")) or model,
-                  started=epoch(summary.get("created_at")) or first_ts,
-                  updated=epoch(summary.get("last_active_at")) or epoch(summary.get("updated_at")) or last_ts,
-                  parent=session_id(PROVIDER, parent) if parent else None,
-                  resume=resume_command(cwd, parent if subagent and parent else native), source=source.path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=title,
+        title_source="agent" if title else None,
+        cwd=cwd,
+        git_branch=str_or_none(summary.get("head_branch")),
+        git_repo=str_or_none(summary.get("git_root_dir")),
+        model=str_or_none(summary.get("current_model_id")) or model,
+        started=epoch(summary.get("created_at")) or first_ts,
+        updated=epoch(summary.get("last_active_at")) or epoch(summary.get("updated_at")) or last_ts,
+        parent=session_id(PROVIDER, parent) if parent else None,
+        resume=resume_command(cwd, parent if subagent and parent else native),
+        source=source.path,
+    )
     yield from number(EventCounter(sid, 0), drafts)
     if (notice := unknown.notice(str(transcript))) is not None:
         yield notice
@@ -226,21 +238,32 @@ def _has_folder(sessions: Path, native: str) -> bool:
 def read_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     path = source.path
 
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         yield from _db_sessions(conn, schema, path, signatures, _folder_ids(Path(path).parent / "sessions"))
 
     return read_database(path, "Grok grok.db", _DB_REQUIRED, cursor, body)
 
 
-def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], path: str,
-                 signatures: SessionSignatures, folders: dict[str, Path]) -> Iterator[Item]:
+def _db_sessions(
+    conn: sqlite3.Connection,
+    schema: Mapping[str, frozenset[str]],
+    path: str,
+    signatures: SessionSignatures,
+    folders: dict[str, Path],
+) -> Iterator[Item]:
     scols, mcols = schema["sessions"], schema["messages"]
     workspaces: dict[Any, str] = {}
     if {"id", "canonical_path"} <= schema.get("workspaces", frozenset()):
         workspaces = {w: p for w, p in conn.execute("SELECT id, canonical_path FROM workspaces") if isinstance(p, str)}
     seq = "seq" if "seq" in mcols else "rowid"
-    sigs = {sid: [n, top, size] for sid, n, top, size in conn.execute(
-        f"SELECT session_id, count(*), max({seq}), total(length(message_json)) FROM messages GROUP BY session_id")}
+    sigs = {
+        sid: [n, top, size]
+        for sid, n, top, size in conn.execute(
+            f"SELECT session_id, count(*), max({seq}), total(length(message_json)) FROM messages GROUP BY session_id"
+        )
+    }
     order = "created_at, id" if "created_at" in scols else "id"
     unknown = UnknownRecords("Grok (grok.db)")
     for row in conn.execute(f"SELECT * FROM sessions ORDER BY {order}").fetchall():
@@ -261,15 +284,23 @@ def _db_sessions(conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]],
         drafts: list[Draft] = []
         times: list[float] = []
         for role, body, created in conn.execute(
-                f"SELECT role, message_json, {ts_col} FROM messages WHERE session_id = ? ORDER BY {seq}", (native,)):
+            f"SELECT role, message_json, {ts_col} FROM messages WHERE session_id = ? ORDER BY {seq}", (native,)
+        ):
             ts = epoch(created)
             if ts is not None:
                 times.append(ts)
             drafts.extend(_db_message(role, body, ts, unknown))
         title = str_or_none(row.get("title"))
-        yield Session(id=sid, provider=PROVIDER, native_id=native, title=title, cwd=cwd,
-                      started=epoch(row.get("created_at")) or (min(times) if times else None),
-                      updated=max(times) if times else None, source=path)
+        yield Session(
+            id=sid,
+            provider=PROVIDER,
+            native_id=native,
+            title=title,
+            cwd=cwd,
+            started=epoch(row.get("created_at")) or (min(times) if times else None),
+            updated=max(times) if times else None,
+            source=path,
+        )
         yield from number(EventCounter(sid, 0), drafts)
     if (notice := unknown.notice(path)) is not None:
         yield notice
@@ -287,7 +318,12 @@ def _db_message(role: Any, body: Any, ts: float | None, unknown: UnknownRecords)
     if role == "system":
         return
     if role == "tool":
-        yield ("tool_result", "tool", content_text(content), {"ts": ts, "call_id": str_or_none(message.get("tool_call_id"))})
+        yield (
+            "tool_result",
+            "tool",
+            content_text(content),
+            {"ts": ts, "call_id": str_or_none(message.get("tool_call_id"))},
+        )
         return
     if role not in ("user", "assistant"):
         unknown.saw(f"role:{role}")
@@ -300,17 +336,29 @@ def _db_message(role: Any, body: Any, ts: float | None, unknown: UnknownRecords)
             continue
         btype = block.get("type")
         if btype == "text":
-            yield ("user" if role == "user" else "assistant", "human" if role == "user" else "agent",
-                   block.get("text"), {"ts": ts})
+            yield (
+                "user" if role == "user" else "assistant",
+                "human" if role == "user" else "agent",
+                block.get("text"),
+                {"ts": ts},
+            )
         elif btype in ("thinking", "reasoning"):
             yield ("reasoning", "agent", block.get("thinking") or block.get("text"), {"ts": ts})
         elif btype == "tool_use":
             name = str_or_none(block.get("name"))
-            yield ("tool_call", "agent", tool_text(name, block.get("input"), SHELL_TOOLS),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                tool_text(name, block.get("input"), SHELL_TOOLS),
+                {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
+            )
         elif btype == "tool_result":
-            yield ("tool_result", "tool", content_text(block.get("content")),
-                   {"ts": ts, "call_id": str_or_none(block.get("tool_use_id")), "is_error": block.get("is_error") is True})
+            yield (
+                "tool_result",
+                "tool",
+                content_text(block.get("content")),
+                {"ts": ts, "call_id": str_or_none(block.get("tool_use_id")), "is_error": block.get("is_error") is True},
+            )
         elif btype != "image":
             unknown.saw(f"block:{btype}")
 

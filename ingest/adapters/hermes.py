@@ -62,23 +62,52 @@ PROVIDER = "hermes"
 
 #: The columns each table must have to be read at all; the rest are used when present.
 _REQUIRED = {"sessions": frozenset({"id"}), "messages": frozenset({"id", "session_id", "role"})}
-_SESSION_COLUMNS = ("id", "source", "model", "model_config", "parent_session_id", "started_at", "ended_at",
-                    "end_reason", "cwd", "title", "title_source", "input_tokens", "output_tokens", "cache_read_tokens",
-                    "cache_write_tokens", "git_branch", "git_repo_root", "profile_name")
-_MESSAGE_COLUMNS = ("id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp", "reasoning",
-                    "reasoning_content", "active", "compacted")
+_SESSION_COLUMNS = (
+    "id",
+    "source",
+    "model",
+    "model_config",
+    "parent_session_id",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "cwd",
+    "title",
+    "title_source",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "git_branch",
+    "git_repo_root",
+    "profile_name",
+)
+_MESSAGE_COLUMNS = (
+    "id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "reasoning",
+    "reasoning_content",
+    "active",
+    "compacted",
+)
 
 #: Hermes writes the compaction handoff as a message opening with this (``[CONTEXT COMPACTION]`` in
 #: older releases, ``[CONTEXT COMPACTION — REFERENCE ONLY]`` now).
 _COMPACTION_PREFIX = "[CONTEXT COMPACTION"
 #: The prompts of Hermes's background review, which older builds wrote into real sessions.
-_HARNESS_PREFIXES = ("Review the conversation above and update the skill library",
-                     "Review the conversation above and consider saving to memory")
+_HARNESS_PREFIXES = (
+    "Review the conversation above and update the skill library",
+    "Review the conversation above and consider saving to memory",
+)
 #: Tools whose ``command`` argument is a shell command: indexed as the command itself.
 _SHELL_TOOLS = frozenset({"terminal", "shell", "bash", "execute_command", "run_command"})
 #: ``sessions.title_source`` values (newer schemas) -> Voyager's.
 _TITLE_SOURCES = {"user": "user", "llm": "agent", "derived": "prompt"}
-
 
 
 def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str:
@@ -154,29 +183,38 @@ class _Store:
 
     def sessions(self) -> list[sqlite3.Row]:
         order = "started_at, id" if "started_at" in self.scols else "id"
-        return self.conn.execute(f"SELECT {self._select(_SESSION_COLUMNS, self.scols)} FROM sessions ORDER BY {order}").fetchall()
+        return self.conn.execute(
+            f"SELECT {self._select(_SESSION_COLUMNS, self.scols)} FROM sessions ORDER BY {order}"
+        ).fetchall()
 
     def signatures(self) -> dict[str, list[Any]]:
         """session id -> [row count, max id, active sum, compacted sum, newest timestamp], in one grouped query."""
         active = "total(active)" if "active" in self.mcols else "count(*)"
         compacted = "total(compacted)" if "compacted" in self.mcols else "0"
         ts = "max(timestamp)" if "timestamp" in self.mcols else "NULL"
-        return {sid: [n, top, a, c, newest] for sid, n, top, a, c, newest in self.conn.execute(
-            f"SELECT session_id, count(*), max(id), {active}, {compacted}, {ts} FROM messages GROUP BY session_id")}
+        return {
+            sid: [n, top, a, c, newest]
+            for sid, n, top, a, c, newest in self.conn.execute(
+                f"SELECT session_id, count(*), max(id), {active}, {compacted}, {ts} FROM messages GROUP BY session_id"
+            )
+        }
 
     def prefix(self, native: str, last: int) -> list[Any]:
         """[count, active sum, compacted sum] of a session's rows up to id ``last``."""
         active = "total(active)" if "active" in self.mcols else "count(*)"
         compacted = "total(compacted)" if "compacted" in self.mcols else "0"
-        row = self.conn.execute(f"SELECT count(*), {active}, {compacted} FROM messages WHERE session_id = ? AND id <= ?",
-                                (native, last)).fetchone()
+        row = self.conn.execute(
+            f"SELECT count(*), {active}, {compacted} FROM messages WHERE session_id = ? AND id <= ?", (native, last)
+        ).fetchone()
         return list(row)
 
     def messages(self, native: str, after: int | None = None) -> Iterator[sqlite3.Row]:
         where = " AND id > ?" if after is not None else ""
         params = (native, after) if after is not None else (native,)
         yield from self.conn.execute(
-            f"SELECT {self._select(_MESSAGE_COLUMNS, self.mcols)} FROM messages WHERE session_id = ?{where} ORDER BY id", params)
+            f"SELECT {self._select(_MESSAGE_COLUMNS, self.mcols)} FROM messages WHERE session_id = ?{where} ORDER BY id",
+            params,
+        )
 
     def row_keys(self, native: str) -> set[str]:
         return {_row_key(r) for r in self.messages(native)}
@@ -240,8 +278,16 @@ class _SessionRead:
             yield from self._assistant(row, text, ts)
         elif role == "tool":
             out, code, failed = tool_output(row["content"])
-            ev = make("tool_result", "tool", out, ts=ts, tool=str_or_none(row["tool_name"]),
-                      call_id=str_or_none(row["tool_call_id"]), exit_code=code, is_error=failed)
+            ev = make(
+                "tool_result",
+                "tool",
+                out,
+                ts=ts,
+                tool=str_or_none(row["tool_name"]),
+                call_id=str_or_none(row["tool_call_id"]),
+                exit_code=code,
+                is_error=failed,
+            )
             if ev is not None:
                 yield ev
         elif role == "system":
@@ -267,8 +313,14 @@ class _SessionRead:
                 continue
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
-            ev = make("tool_call", "agent", render_call(name, fn.get("arguments")), ts=ts, tool=name,
-                      call_id=str_or_none(call.get("id")) or str_or_none(call.get("call_id")))
+            ev = make(
+                "tool_call",
+                "agent",
+                render_call(name, fn.get("arguments")),
+                ts=ts,
+                tool=name,
+                call_id=str_or_none(call.get("id")) or str_or_none(call.get("call_id")),
+            )
             if ev is not None:
                 yield ev
 
@@ -278,20 +330,29 @@ def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None, subagent: 
     cwd = str_or_none(srow["cwd"])
     parent = str_or_none(srow["parent_session_id"])
     started = epoch(srow["started_at"])
-    updated = max((t for t in (epoch(srow["ended_at"]), epoch(sig[4]) if sig else None, started) if t is not None),
-                  default=None)
+    updated = max(
+        (t for t in (epoch(srow["ended_at"]), epoch(sig[4]) if sig else None, started) if t is not None), default=None
+    )
     title = str_or_none(srow["title"])
     title_source = _TITLE_SOURCES.get(srow["title_source"]) if isinstance(srow["title_source"], str) else None
     tokens_in = [int_or_none(srow[c]) for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
     return Session(
-        id=session_id(PROVIDER, native), provider=PROVIDER, native_id=native,
-        title=title, title_source=title_source if title else None,  # type: ignore[arg-type]
-        cwd=cwd, git_branch=str_or_none(srow["git_branch"]), git_repo=str_or_none(srow["git_repo_root"]),
-        model=str_or_none(srow["model"]), started=started, updated=updated,
+        id=session_id(PROVIDER, native),
+        provider=PROVIDER,
+        native_id=native,
+        title=title,
+        title_source=title_source if title else None,  # type: ignore[arg-type]
+        cwd=cwd,
+        git_branch=str_or_none(srow["git_branch"]),
+        git_repo=str_or_none(srow["git_repo_root"]),
+        model=str_or_none(srow["model"]),
+        started=started,
+        updated=updated,
         parent=session_id(PROVIDER, parent) if parent else None,
         # A delegated subagent cannot be resumed on its own; its parent can.
-        resume=resume_command(cwd, parent if parent and subagent else native,
-                              str_or_none(srow["profile_name"]) or store.profile),
+        resume=resume_command(
+            cwd, parent if parent and subagent else native, str_or_none(srow["profile_name"]) or store.profile
+        ),
         source=store.path,
         tokens_in=sum(t for t in tokens_in if t is not None) if any(t is not None for t in tokens_in) else None,
         tokens_out=int_or_none(srow["output_tokens"]),
@@ -299,7 +360,9 @@ def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None, subagent: 
 
 
 def _read_store(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         store = _Store(conn, schema, source.path)  # it reads schema_version: corruption can show here first
         yield from _read_sessions(store, signatures)
         if (notice := store.unknown.notice(source.path)) is not None:
@@ -335,9 +398,15 @@ def _read_sessions(store: _Store, signatures: SessionSignatures) -> Iterator[Ite
         yield meta
         after: int | None = None
         start = 0
-        if (before is not None and not dedup and not before.get("dedup") and isinstance(before.get("last"), int)
-                and isinstance(before.get("sig"), list) and len(before["sig"]) == 5
-                and store.prefix(native, before["last"]) == [before["sig"][0], before["sig"][2], before["sig"][3]]):
+        if (
+            before is not None
+            and not dedup
+            and not before.get("dedup")
+            and isinstance(before.get("last"), int)
+            and isinstance(before.get("sig"), list)
+            and len(before["sig"]) == 5
+            and store.prefix(native, before["last"]) == [before["sig"][0], before["sig"][2], before["sig"][3]]
+        ):
             # Only rows after the last one read are new: the events before them stay.
             after, start = before["last"], int(before.get("seq", 0))
             yield Partial(session=sid, from_seq=start)
@@ -388,8 +457,11 @@ def _unread_transcripts(home: Path) -> Iterator[Notice]:
     except OSError:
         return
     if names:
-        yield Notice(source=str(home / "sessions"), reason=f"{len(names)} Hermes gateway transcript file(s) and no "
-                                                          "state.db: Voyager does not read this older layout yet")
+        yield Notice(
+            source=str(home / "sessions"),
+            reason=f"{len(names)} Hermes gateway transcript file(s) and no "
+            "state.db: Voyager does not read this older layout yet",
+        )
 
 
 ADAPTER = HermesAdapter()

@@ -49,9 +49,17 @@ PROVIDER = "iflow"
 LABEL = "iFlow CLI"
 SHELL_TOOLS = frozenset({"run_shell_command", "bash", "shell"})
 #: Text iFlow puts in a ``user`` record that nobody typed.
-_INJECTED = ("This session is being continued", "[Request interrupted", "<task-notification>", "<local-command-",
-             "Stop hook feedback:", "# AGENTS.md instructions for", "<INSTRUCTIONS>", "<command-name>",
-             "<system-reminder>")
+_INJECTED = (
+    "This session is being continued",
+    "[Request interrupted",
+    "<task-notification>",
+    "<local-command-",
+    "Stop hook feedback:",
+    "# AGENTS.md instructions for",
+    "<INSTRUCTIONS>",
+    "<command-name>",
+    "<system-reminder>",
+)
 #: How many tool-call ids the Cursor keeps to skip a streamed snapshot's repeats (they are neighbours).
 _SEEN_CALLS = 256
 
@@ -146,9 +154,16 @@ class _IflowRead(JsonlSessionRead):
                 else:
                     yield ("user", origin, text, {"ts": ts})
             elif btype == "tool_result":
-                yield ("tool_result", "tool", result_text(block.get("content")),
-                       {"ts": ts, "call_id": str_or_none(block.get("tool_use_id")),
-                        "is_error": block.get("is_error") is True})
+                yield (
+                    "tool_result",
+                    "tool",
+                    result_text(block.get("content")),
+                    {
+                        "ts": ts,
+                        "call_id": str_or_none(block.get("tool_use_id")),
+                        "is_error": block.get("is_error") is True,
+                    },
+                )
             elif btype not in ("image", "document"):
                 self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
 
@@ -175,8 +190,12 @@ class _IflowRead(JsonlSessionRead):
                         continue  # a streamed snapshot repeating a call already indexed
                     self.calls.append(call_id)
                 name = str_or_none(block.get("name"))
-                yield ("tool_call", "agent", tool_text(name, block.get("input"), SHELL_TOOLS),
-                       {"ts": ts, "tool": name, "call_id": call_id})
+                yield (
+                    "tool_call",
+                    "agent",
+                    tool_text(name, block.get("input"), SHELL_TOOLS),
+                    {"ts": ts, "tool": name, "call_id": call_id},
+                )
             elif btype != "redacted_thinking":
                 self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
 

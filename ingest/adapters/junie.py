@@ -49,10 +49,18 @@ PROVIDER = "junie"
 LABEL = "Junie"
 INDEX = "index.jsonl"
 #: UI updates and bookkeeping: known, not indexed (see the module's gap).
-_QUIET_AGENT_EVENTS = frozenset({
-    "AgentCurrentStatusUpdatedEvent", "AgentStateUpdatedEvent", "TerminalBlockUpdatedEvent", "ToolBlockUpdatedEvent",
-    "ViewFilesBlockUpdatedEvent", "FileChangesBlockUpdatedEvent", "ResultBlockUpdatedEvent", "AgentPatchCreatedEvent",
-})
+_QUIET_AGENT_EVENTS = frozenset(
+    {
+        "AgentCurrentStatusUpdatedEvent",
+        "AgentStateUpdatedEvent",
+        "TerminalBlockUpdatedEvent",
+        "ToolBlockUpdatedEvent",
+        "ViewFilesBlockUpdatedEvent",
+        "FileChangesBlockUpdatedEvent",
+        "ResultBlockUpdatedEvent",
+        "AgentPatchCreatedEvent",
+    }
+)
 _QUIET_KINDS = frozenset({"TaskState", "SendToAgentEvent"})
 
 
@@ -98,8 +106,13 @@ class _JunieRead(JsonlSessionRead):
         facts = self.facts
         facts.started = epoch(self.entry.get("createdAt")) or facts.started
         facts.updated = epoch(self.entry.get("updatedAt")) or facts.updated
-        return facts.session(PROVIDER, title=title.strip() if title and title.strip() else None, title_source="agent",
-                             resume=None, source=self.path)
+        return facts.session(
+            PROVIDER,
+            title=title.strip() if title and title.strip() else None,
+            title_source="agent",
+            resume=None,
+            source=self.path,
+        )
 
     def _state(self) -> dict[str, Any]:
         return {**self.facts.to_state(), **({"title": self.title} if self.title else {})}
@@ -129,11 +142,13 @@ class _JunieRead(JsonlSessionRead):
                 usage = as_dict(usage)
                 facts.model = str_or_none(usage.get("model")) or facts.model
                 facts.tokens_in = (facts.tokens_in or 0) + sum(
-                    int_or_none(usage.get(k)) or 0 for k in ("inputTokens", "cacheInputTokens", "cacheCreateTokens"))
+                    int_or_none(usage.get(k)) or 0 for k in ("inputTokens", "cacheInputTokens", "cacheCreateTokens")
+                )
                 facts.tokens_out = (facts.tokens_out or 0) + (int_or_none(usage.get("outputTokens")) or 0)
         elif kind == "AgentTaskNameUpdatedEvent":
-            name = next((v for k in ("taskName", "name", "title") if isinstance(v := event.get(k), str) and v.strip()),
-                        None)
+            name = next(
+                (v for k in ("taskName", "name", "title") if isinstance(v := event.get(k), str) and v.strip()), None
+            )
             self.title = name.strip() if name else self.title
         elif kind not in _QUIET_AGENT_EVENTS:
             self.unknown.saw(f"agentEvent:{kind}")  # type: ignore[union-attr]

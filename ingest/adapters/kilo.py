@@ -15,7 +15,16 @@ from voyager_sessions.ingest.adapters.opencode import OpenCodeAdapter, Product, 
 
 __all__ = ["ADAPTER", "KILO", "probe"]
 
-KILO = Product(name="kilo", label="Kilo Code CLI", home="kilo", db_override="kilo.db", db_name="kilo.db",
-               binary="kilo", dir_argument=False, evidence="observed", versions=("7.7.9",))
+KILO = Product(
+    name="kilo",
+    label="Kilo Code CLI",
+    home="kilo",
+    db_override="kilo.db",
+    db_name="kilo.db",
+    binary="kilo",
+    dir_argument=False,
+    evidence="observed",
+    versions=("7.7.9",),
+)
 
 ADAPTER = OpenCodeAdapter(KILO)

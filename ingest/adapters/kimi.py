@@ -56,11 +56,27 @@ from voyager_sessions.model import Origin, Session, session_id
 PROVIDER = "kimi"
 
 #: Wire events with nothing to search (turn and step bookkeeping, status, approvals, hooks, MCP).
-_WIRE_SKIPPED = frozenset({
-    "StepBegin", "StepInterrupted", "StepRetry", "TurnEnd", "CompactionBegin", "CompactionEnd",
-    "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "HookResolved", "HookRequest", "HookResponse",
-    "ApprovalRequest", "ApprovalResponse", "ApprovalRequestResolved", "ToolCallRequest", "ToolCallPart",
-})
+_WIRE_SKIPPED = frozenset(
+    {
+        "StepBegin",
+        "StepInterrupted",
+        "StepRetry",
+        "TurnEnd",
+        "CompactionBegin",
+        "CompactionEnd",
+        "MCPLoadingBegin",
+        "MCPLoadingEnd",
+        "HookTriggered",
+        "HookResolved",
+        "HookRequest",
+        "HookResponse",
+        "ApprovalRequest",
+        "ApprovalResponse",
+        "ApprovalRequestResolved",
+        "ToolCallRequest",
+        "ToolCallPart",
+    }
+)
 #: What Kimi CLI prepends to the summary that replaces a compacted context.
 _COMPACTION_OUTPUT = "Previous context has been compacted"
 
@@ -101,6 +117,7 @@ def _object(path: Path) -> dict[str, Any]:
 
 def _work_dirs(share_dir: Path) -> dict[str, str]:
     """md5 folder name -> working directory, from ``kimi.json`` (non-local KAOS folders are ``<kaos>_<md5>``)."""
+
     def load(path: str) -> dict[str, str]:
         doc = _read_json_file(path)
         out: dict[str, str] = {}
@@ -110,6 +127,7 @@ def _work_dirs(share_dir: Path) -> dict[str, str]:
                 kaos = wd.get("kaos")
                 out[digest if kaos in (None, "local") else f"{kaos}_{digest}"] = wd["path"]
         return out
+
     return cached_by_stat(str(share_dir / "kimi.json"), load, {})
 
 
@@ -129,14 +147,32 @@ def layout_of(folder: Path) -> _Layout:
         session_dir = folder.parent.parent
         agent = folder.name
         native = session_dir.name if agent == "main" else f"{session_dir.name}/{agent}"
-        return _Layout(code=True, native_id=native, parent=None if agent == "main" else session_dir.name,
-                       folder=folder, session_dir=session_dir, home=session_dir.parent.parent.parent)
+        return _Layout(
+            code=True,
+            native_id=native,
+            parent=None if agent == "main" else session_dir.name,
+            folder=folder,
+            session_dir=session_dir,
+            home=session_dir.parent.parent.parent,
+        )
     if folder.parent.name == "subagents":
         session_dir = folder.parent.parent
-        return _Layout(code=False, native_id=f"{session_dir.name}/{folder.name}", parent=session_dir.name,
-                       folder=folder, session_dir=session_dir, home=session_dir.parent.parent.parent)
-    return _Layout(code=False, native_id=folder.name, parent=None, folder=folder, session_dir=folder,
-                   home=folder.parent.parent.parent)
+        return _Layout(
+            code=False,
+            native_id=f"{session_dir.name}/{folder.name}",
+            parent=session_dir.name,
+            folder=folder,
+            session_dir=session_dir,
+            home=session_dir.parent.parent.parent,
+        )
+    return _Layout(
+        code=False,
+        native_id=folder.name,
+        parent=None,
+        folder=folder,
+        session_dir=folder,
+        home=folder.parent.parent.parent,
+    )
 
 
 def stream_of(folder: Path) -> Path | None:
@@ -165,8 +201,9 @@ class _FolderRead(JsonlSessionRead):
         if layout.code:
             self.code_state = _kimi_code.CodeState.from_cursor(state)
             if cursor is None:
-                self.code_state.forked = _kimi_code.forked_agent(_object(layout.session_dir / "state.json"),
-                                                                 layout.folder.name)
+                self.code_state.forked = _kimi_code.forked_agent(
+                    _object(layout.session_dir / "state.json"), layout.folder.name
+                )
             self.mapper = lambda rec: _kimi_code.record(rec, self.code_state, self.facts, self.unknown, self.subagent)
         elif self.stream_name == "context.jsonl":
             self.mapper = self._context
@@ -190,8 +227,13 @@ class _FolderRead(JsonlSessionRead):
         else:
             self.facts.cwd = self.facts.cwd or _work_dirs(lay.home).get(lay.session_dir.parent.name)
         resume_id = lay.parent if lay.parent else lay.native_id
-        return self.facts.session(PROVIDER, title=title, title_source=title_source,
-                                  resume=resume_command(self.facts.cwd, resume_id, code=lay.code), source=self.path)
+        return self.facts.session(
+            PROVIDER,
+            title=title,
+            title_source=title_source,
+            resume=resume_command(self.facts.cwd, resume_id, code=lay.code),
+            source=self.path,
+        )
 
     def _title(self) -> tuple[str | None, str | None]:
         lay = self.layout
@@ -245,7 +287,9 @@ class _FolderRead(JsonlSessionRead):
         if isinstance(message, dict):
             yield from self._wire_message(message, ts, self.subagent, nested=False)
 
-    def _wire_message(self, message: dict[str, Any], ts: float | None, subagent: bool, *, nested: bool) -> Iterator[Draft]:
+    def _wire_message(
+        self, message: dict[str, Any], ts: float | None, subagent: bool, *, nested: bool
+    ) -> Iterator[Draft]:
         kind = message.get("type")
         payload = message.get("payload")
         if not isinstance(payload, dict):
@@ -262,8 +306,12 @@ class _FolderRead(JsonlSessionRead):
         elif kind == "ToolCall":
             fn = payload.get("function") if isinstance(payload.get("function"), dict) else {}
             name = str_or_none(fn.get("name"))
-            yield ("tool_call", "agent", render_call(name, fn.get("arguments")),
-                   {"ts": ts, "tool": name, "call_id": str_or_none(payload.get("id"))})
+            yield (
+                "tool_call",
+                "agent",
+                render_call(name, fn.get("arguments")),
+                {"ts": ts, "tool": name, "call_id": str_or_none(payload.get("id"))},
+            )
         elif kind == "ToolResult":
             ret = payload.get("return_value") if isinstance(payload.get("return_value"), dict) else {}
             failed = ret.get("is_error") is True
@@ -272,8 +320,12 @@ class _FolderRead(JsonlSessionRead):
             if failed and note and note not in text:
                 text = f"{text}\n{note}" if text else note
             # Kimi records whether a tool failed, never an exit code.
-            yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(payload.get("tool_call_id")),
-                                                 "is_error": failed})
+            yield (
+                "tool_result",
+                "tool",
+                text,
+                {"ts": ts, "call_id": str_or_none(payload.get("tool_call_id")), "is_error": failed},
+            )
         elif kind == "StatusUpdate":
             if not nested:  # a subagent's usage is its own
                 self._usage(payload.get("token_usage"))
@@ -303,7 +355,8 @@ class _FolderRead(JsonlSessionRead):
         if not isinstance(usage, dict):
             return
         self.facts.tokens_in = (self.facts.tokens_in or 0) + sum(
-            int_or_none(usage.get(k)) or 0 for k in ("input_other", "input_cache_read", "input_cache_creation"))
+            int_or_none(usage.get(k)) or 0 for k in ("input_other", "input_cache_read", "input_cache_creation")
+        )
         self.facts.tokens_out = (self.facts.tokens_out or 0) + (int_or_none(usage.get("output")) or 0)
 
     def _context(self, rec: dict[str, Any]) -> Iterator[Draft]:
@@ -329,11 +382,19 @@ class _FolderRead(JsonlSessionRead):
                 if isinstance(call, dict):
                     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
                     name = str_or_none(fn.get("name"))
-                    yield ("tool_call", "agent", render_call(name, fn.get("arguments")),
-                           {"tool": name, "call_id": str_or_none(call.get("id"))})
+                    yield (
+                        "tool_call",
+                        "agent",
+                        render_call(name, fn.get("arguments")),
+                        {"tool": name, "call_id": str_or_none(call.get("id"))},
+                    )
         elif role == "tool":
-            yield ("tool_result", "tool", parts_text(content, drop_system=True),
-                   {"call_id": str_or_none(rec.get("tool_call_id"))})
+            yield (
+                "tool_result",
+                "tool",
+                parts_text(content, drop_system=True),
+                {"call_id": str_or_none(rec.get("tool_call_id"))},
+            )
         elif role == "system":
             return  # the system prompt
         else:
@@ -357,8 +418,9 @@ def read_folder(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     folder = Path(source.path)
     stream = stream_of(folder)
     if stream is None:
-        yield Notice(source=source.path, reason="no wire.jsonl or context.jsonl in it any more", fatal=True,
-                     transient=True)
+        yield Notice(
+            source=source.path, reason="no wire.jsonl or context.jsonl in it any more", fatal=True, transient=True
+        )
         return
     layout = layout_of(folder)
     if layout.code and _kimi_code.imported(_object(layout.session_dir / "state.json")):

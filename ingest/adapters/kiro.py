@@ -43,9 +43,17 @@ from voyager_sessions.ingest.files import kind_of, with_side_file
 from voyager_sessions.ingest.sqlite import read_schema, sqlite_source
 
 PROVIDER = _kiro_cli.PROVIDER
-SHAPES: tuple[str, ...] = ("cli-jsonl", "session-dir-jsonl", "cli-sqlite", "cli-sqlite-without-conversations",
-                           "ide-workspace-json", "app-support-workspace-json", "ide-chat", "unknown-schema",
-                           "unreadable")
+SHAPES: tuple[str, ...] = (
+    "cli-jsonl",
+    "session-dir-jsonl",
+    "cli-sqlite",
+    "cli-sqlite-without-conversations",
+    "ide-workspace-json",
+    "app-support-workspace-json",
+    "ide-chat",
+    "unknown-schema",
+    "unreadable",
+)
 
 DB_NAME = "data.sqlite3"
 AGENT_DIR = ("globalStorage", "kiro.kiroagent")
@@ -107,8 +115,12 @@ def _files(folder: Path, keep: Any, *, append_only: bool) -> Iterator[Source | N
         if not os.path.isfile(entry.path):
             yield Notice(source=entry.path, reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
             continue
-        yield Source(provider=PROVIDER, path=entry.path, append_only=append_only,
-                     fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino))
+        yield Source(
+            provider=PROVIDER,
+            path=entry.path,
+            append_only=append_only,
+            fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
+        )
 
 
 def _subdirs(folder: Path) -> Iterator[Path | Notice]:
@@ -159,7 +171,11 @@ class KiroAdapter:
             elif sub.name == "cli":
                 for item in _files(sub, lambda n: n.endswith(".jsonl"), append_only=True):
                     # The title and cwd live in <uuid>.json beside it: a rename changes only that file.
-                    yield with_side_file(item, item.path[: -len(".jsonl")] + ".json") if isinstance(item, Source) else item
+                    yield (
+                        with_side_file(item, item.path[: -len(".jsonl")] + ".json")
+                        if isinstance(item, Source)
+                        else item
+                    )
             else:
                 for folder in _subdirs(sub):
                     if isinstance(folder, Notice):

@@ -98,12 +98,12 @@ def split_task(text: str, template: Any) -> tuple[str, str] | None:
     if slot is None:
         return None
     before = template[: slot.start()]
-    after = template[slot.end():]
+    after = template[slot.end() :]
     if _JINJA.search(before) or not text.startswith(before):
         return None
     j = _JINJA.search(after)
     tail = after[: j.start()] if j else after
-    rest = text[len(before):]
+    rest = text[len(before) :]
     if tail.strip():
         at = rest.find(tail.rstrip()) if tail.rstrip() else -1
         if at < 0:
@@ -111,7 +111,7 @@ def split_task(text: str, template: Any) -> tuple[str, str] | None:
         task = rest[:at]
     else:
         task = rest
-    return task.strip(), (before + text[len(before) + len(task):]).strip()
+    return task.strip(), (before + text[len(before) + len(task) :]).strip()
 
 
 def _text(content: Any) -> str:
@@ -152,7 +152,9 @@ class _Run:
             self.tool(msg, extra, ts)
         elif role == "exit":
             submission = extra.get("submission")
-            self.add("meta", "agent", _text(msg.get("content")) or (submission if isinstance(submission, str) else ""), ts)
+            self.add(
+                "meta", "agent", _text(msg.get("content")) or (submission if isinstance(submission, str) else ""), ts
+            )
         else:
             self.unknown.saw(f"role:{role}" if isinstance(role, str) else "a message without a role")
 
@@ -174,7 +176,7 @@ class _Run:
             return
         for prefix in _PERSON_PREFIXES:
             if text.startswith(prefix):
-                said = text[len(prefix):]
+                said = text[len(prefix) :]
                 if said.strip() and said.strip() not in _NOT_A_COMMENT:
                     self.add("user", "human", said, ts)
                     return
@@ -201,8 +203,14 @@ class _Run:
             call = as_dict(call)
             fn = as_dict(call.get("function"))
             name = str_or_none(fn.get("name"))
-            self.add("tool_call", "agent", tool_text(name, fn.get("arguments"), _SHELL_TOOLS), ts, tool=name,
-                     call_id=str_or_none(call.get("id")))
+            self.add(
+                "tool_call",
+                "agent",
+                tool_text(name, fn.get("arguments"), _SHELL_TOOLS),
+                ts,
+                tool=name,
+                call_id=str_or_none(call.get("id")),
+            )
 
     def tool(self, msg: dict[str, Any], extra: dict[str, Any], ts: float | None) -> None:
         content = _text(msg.get("content"))
@@ -223,8 +231,15 @@ class _Run:
         code = int_or_none(extra.get("returncode"))
         if code is None:
             code = int_or_none(doc.get("returncode"))
-        self.add("tool_result", "tool", out, ts, call_id=str_or_none(msg.get("tool_call_id")), exit_code=code,
-                 is_error=bool(code) or (isinstance(problem, str) and bool(problem.strip())))
+        self.add(
+            "tool_result",
+            "tool",
+            out,
+            ts,
+            call_id=str_or_none(msg.get("tool_call_id")),
+            exit_code=code,
+            is_error=bool(code) or (isinstance(problem, str) and bool(problem.strip())),
+        )
 
 
 def _first_ts(messages: list[Any]) -> float | None:
@@ -277,8 +292,11 @@ def read_trajectory(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     yield from notices
     messages = doc.get("messages")
     if not isinstance(messages, list):
-        yield Notice(source=source.path, fatal=True, reason="no \"messages\" list: not a mini-swe-agent trajectory "
-                                                            "Voyager knows; skipped")
+        yield Notice(
+            source=source.path,
+            fatal=True,
+            reason='no "messages" list: not a mini-swe-agent trajectory Voyager knows; skipped',
+        )
         return
     unknown = UnknownRecords(LABEL)
     info = as_dict(doc.get("info"))
@@ -299,10 +317,19 @@ def read_trajectory(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     if run.events:
         times = [e.ts for e in run.events if e.ts is not None]
         cwd = str_or_none(as_dict(run.config.get("environment")).get("cwd"))
-        yield Session(id=sid, provider=PROVIDER, native_id=native, cwd=cwd,
-                      model=str_or_none(as_dict(run.config.get("model")).get("model_name")) or run.model,
-                      started=min(times) if times else None, updated=max(times) if times else None, source=source.path,
-                      tokens_in=run.tokens[0] or None, tokens_out=run.tokens[1] or None, agent_version=release(version))
+        yield Session(
+            id=sid,
+            provider=PROVIDER,
+            native_id=native,
+            cwd=cwd,
+            model=str_or_none(as_dict(run.config.get("model")).get("model_name")) or run.model,
+            started=min(times) if times else None,
+            updated=max(times) if times else None,
+            source=source.path,
+            tokens_in=run.tokens[0] or None,
+            tokens_out=run.tokens[1] or None,
+            agent_version=release(version),
+        )
         before = state.get("delta") if same else None
         items, delta = reread_delta(sid, run.events, before)
         yield from items
@@ -323,8 +350,9 @@ class MiniSweAgentAdapter:
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for home in homes(env):
             # The one file in the folder (its .env and configs are not sessions).
-            yield from walk_files(home, FILE, PROVIDER, append_only=False, match=lambda name: name == FILE,
-                                  skip_dir=lambda _name: True)
+            yield from walk_files(
+                home, FILE, PROVIDER, append_only=False, match=lambda name: name == FILE, skip_dir=lambda _name: True
+            )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return read_trajectory(source, cursor)

@@ -76,7 +76,7 @@ def split_exit(text: str) -> tuple[str, int | None]:
     m = _EXIT.match(text)
     if m is None:
         return text, None
-    return text[m.end():], int(m.group(1))
+    return text[m.end() :], int(m.group(1))
 
 
 def title_source(title: str, prompts: list[str]) -> TitleSource | None:
@@ -105,8 +105,9 @@ class _SessionRead:
             return
         messages = doc.get("messages")
         if not isinstance(messages, list):
-            yield Notice(source=str(self.path), reason="no 'messages' list: not a Nanocoder session file; skipped",
-                         fatal=True)
+            yield Notice(
+                source=str(self.path), reason="no 'messages' list: not a Nanocoder session file; skipped", fatal=True
+            )
             return
         native = str_or_none(doc.get("id")) or self.path.stem
         sid = session_id(PROVIDER, native)
@@ -121,11 +122,17 @@ class _SessionRead:
         title = str_or_none(doc.get("title"))
         title = title.strip() if title and title.strip() else None
         yield Session(
-            id=sid, provider=PROVIDER, native_id=native, title=title,
+            id=sid,
+            provider=PROVIDER,
+            native_id=native,
+            title=title,
             title_source=title_source(title, self.prompts) if title else None,
-            cwd=cwd, model=str_or_none(doc.get("model")),
-            started=epoch(doc.get("createdAt")), updated=epoch(doc.get("lastAccessedAt")),
-            resume=resume_command(cwd, native), source=str(self.path),
+            cwd=cwd,
+            model=str_or_none(doc.get("model")),
+            started=epoch(doc.get("createdAt")),
+            updated=epoch(doc.get("lastAccessedAt")),
+            resume=resume_command(cwd, native),
+            source=str(self.path),
         )
         items, now = reread_delta(sid, events, self.before)
         yield from items
@@ -149,13 +156,29 @@ class _SessionRead:
                     continue
                 fn = as_dict(call.get("function"))
                 name = str_or_none(fn.get("name"))
-                drafts.append(("tool_call", "agent", tool_call_text(name, fn.get("arguments"), SHELL_TOOLS),
-                               {"tool": name, "call_id": str_or_none(call.get("id"))}))
+                drafts.append(
+                    (
+                        "tool_call",
+                        "agent",
+                        tool_call_text(name, fn.get("arguments"), SHELL_TOOLS),
+                        {"tool": name, "call_id": str_or_none(call.get("id"))},
+                    )
+                )
         elif role == "tool":
             output, code = split_exit(text)
-            drafts.append(("tool_result", "tool", output,
-                           {"tool": str_or_none(message.get("name")), "call_id": str_or_none(message.get("tool_call_id")),
-                            "exit_code": code, "is_error": code is not None and code != 0}))
+            drafts.append(
+                (
+                    "tool_result",
+                    "tool",
+                    output,
+                    {
+                        "tool": str_or_none(message.get("name")),
+                        "call_id": str_or_none(message.get("tool_call_id")),
+                        "exit_code": code,
+                        "is_error": code is not None and code != 0,
+                    },
+                )
+            )
         elif role == "system":
             drafts.append(("meta", "provider", text, {}))
         else:
@@ -176,8 +199,9 @@ class NanocoderAdapter:
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for root in self.roots(env):
             found = False
-            for item in walk_files(root, ".json", PROVIDER, append_only=False,
-                                   match=lambda name: name.endswith(".json") and name != INDEX):
+            for item in walk_files(
+                root, ".json", PROVIDER, append_only=False, match=lambda name: name.endswith(".json") and name != INDEX
+            ):
                 found = found or isinstance(item, Source)
                 yield item
             if not found:

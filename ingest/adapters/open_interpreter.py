@@ -122,8 +122,12 @@ def read_conversation(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         return
     yield from notices
     if not isinstance(doc, list):
-        yield Notice(source=source.path, reason=f"a JSON {type(doc).__name__}, not a list of messages: not an Open "
-                                                "Interpreter conversation Voyager knows; skipped", fatal=True)
+        yield Notice(
+            source=source.path,
+            reason=f"a JSON {type(doc).__name__}, not a list of messages: not an Open "
+            "Interpreter conversation Voyager knows; skipped",
+            fatal=True,
+        )
         return
     stem = Path(source.path).name.removesuffix(".json")
     sid = session_id(PROVIDER, stem)
@@ -138,8 +142,14 @@ def read_conversation(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     updated = source.fingerprint.mtime_ns / 1e9 if source.fingerprint.mtime_ns else None
     if started is not None and updated is not None and updated < started:
         updated = started
-    yield Session(id=sid, provider=PROVIDER, native_id=stem, started=started if started is not None else updated,
-                  updated=updated, source=source.path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=stem,
+        started=started if started is not None else updated,
+        updated=updated,
+        source=source.path,
+    )
     items, delta = reread_delta(sid, events, (cursor.state if cursor is not None else {}).get("delta"))
     yield from items
     if (notice := unknown.notice(source.path)) is not None:

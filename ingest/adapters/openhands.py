@@ -69,10 +69,19 @@ SUBAGENTS = "subagents"
 V1_EVENT = re.compile(r"event-(\d{5,})-[0-9A-Fa-f-]{8,}\.json")
 
 #: Events that are not conversation: state changes, streaming, logs, hooks, requests. Skipped silently.
-_BOOKKEEPING = frozenset({
-    "SystemPromptEvent", "ConversationStateUpdateEvent", "PauseEvent", "InterruptEvent", "CondensationRequest",
-    "TokenEvent", "StreamingDeltaEvent", "LLMCompletionLogEvent", "HookExecutionEvent",
-})
+_BOOKKEEPING = frozenset(
+    {
+        "SystemPromptEvent",
+        "ConversationStateUpdateEvent",
+        "PauseEvent",
+        "InterruptEvent",
+        "CondensationRequest",
+        "TokenEvent",
+        "StreamingDeltaEvent",
+        "LLMCompletionLogEvent",
+        "HookExecutionEvent",
+    }
+)
 #: Observations that only echo their action (the finish message, a logged thought): the action is indexed.
 _ECHOES = frozenset({"FinishObservation", "ThinkObservation"})
 #: ACP tool call states after which the call has its result (earlier updates would repeat it).
@@ -122,7 +131,10 @@ class V1Mapper(Mapper):
             person = not self.subagent and not str_or_none(doc.get("sender"))
             yield from self._one("user", "human" if person else "provider", text, ts)
         elif source == "agent":
-            reasoning = {"reasoning_content": msg.get("reasoning_content"), "thinking_blocks": msg.get("thinking_blocks")}
+            reasoning = {
+                "reasoning_content": msg.get("reasoning_content"),
+                "thinking_blocks": msg.get("thinking_blocks"),
+            }
             yield from self._reasoning(reasoning, ts)
             yield from self._one("assistant", "agent", text, ts)
         else:
@@ -143,7 +155,9 @@ class V1Mapper(Mapper):
             return
         tool = str_or_none(doc.get("tool_name"))
         call_id = str_or_none(doc.get("tool_call_id"))
-        yield from self._one("tool_call", "agent", _call_text(action, doc.get("tool_call")), ts, tool=tool, call_id=call_id)
+        yield from self._one(
+            "tool_call", "agent", _call_text(action, doc.get("tool_call")), ts, tool=tool, call_id=call_id
+        )
 
     def _result(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
         tool = str_or_none(doc.get("tool_name"))
@@ -151,8 +165,9 @@ class V1Mapper(Mapper):
         kind = doc.get("kind")
         if kind == "UserRejectObservation":
             reason = str_or_none(doc.get("rejection_reason")) or "rejected"
-            yield from self._one("tool_result", "tool", f"Action rejected: {reason}", ts, tool=tool, call_id=call_id,
-                                 is_error=True)
+            yield from self._one(
+                "tool_result", "tool", f"Action rejected: {reason}", ts, tool=tool, call_id=call_id, is_error=True
+            )
             return
         if kind == "AgentErrorEvent":
             yield from self._one("tool_result", "tool", doc.get("error"), ts, tool=tool, call_id=call_id, is_error=True)
@@ -166,8 +181,16 @@ class V1Mapper(Mapper):
         if exit_code == -1:
             exit_code = None  # OpenHands' "still running after the soft timeout", not an exit status
         text = join_text(obs.get("content"))
-        yield from self._one("tool_result", "tool", text, ts, tool=tool, call_id=call_id, exit_code=exit_code,
-                             is_error=obs.get("is_error") is True)
+        yield from self._one(
+            "tool_result",
+            "tool",
+            text,
+            ts,
+            tool=tool,
+            call_id=call_id,
+            exit_code=exit_code,
+            is_error=obs.get("is_error") is True,
+        )
 
     def _acp(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
         if not (isinstance(doc.get("status"), str) and doc["status"] in _ACP_DONE):
@@ -178,9 +201,14 @@ class V1Mapper(Mapper):
         call = compact_json(raw_in) if raw_in is not None else str_or_none(doc.get("title"))
         yield from self._one("tool_call", "agent", call, ts, tool=tool, call_id=call_id)
         raw_out = doc.get("raw_output")
-        out = raw_out if isinstance(raw_out, str) else (compact_json(raw_out) if raw_out is not None
-                                                        else join_text(doc.get("content")))
-        yield from self._one("tool_result", "tool", out, ts, tool=tool, call_id=call_id, is_error=doc.get("is_error") is True)
+        out = (
+            raw_out
+            if isinstance(raw_out, str)
+            else (compact_json(raw_out) if raw_out is not None else join_text(doc.get("content")))
+        )
+        yield from self._one(
+            "tool_result", "tool", out, ts, tool=tool, call_id=call_id, is_error=doc.get("is_error") is True
+        )
 
 
 def _call_text(action: Any, tool_call: Any) -> str:
@@ -248,8 +276,15 @@ def read_v1(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 
     files = event_files(folder / EVENTS, V1_EVENT)
     unknown = UnknownRecords(LABEL)
-    yield from read_event_folder(source, cursor, files, facts, make_session,
-                                 lambda counter: V1Mapper(counter, unknown, subagent=subagent), unknown)
+    yield from read_event_folder(
+        source,
+        cursor,
+        files,
+        facts,
+        make_session,
+        lambda counter: V1Mapper(counter, unknown, subagent=subagent),
+        unknown,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -266,8 +301,10 @@ def v1_sources(root: Path, *, depth: int = 0) -> Iterator[Source | Notice]:
         has_events = os.path.isdir(folder / EVENTS)
         if not has_events and not os.path.exists(folder / BASE_STATE):
             if is_hex32(folder.name):
-                yield Notice(source=str(folder), reason=f"no {BASE_STATE} and no {EVENTS}/: not a conversation "
-                                                        f"Voyager can read (yet); skipped")
+                yield Notice(
+                    source=str(folder),
+                    reason=f"no {BASE_STATE} and no {EVENTS}/: not a conversation Voyager can read (yet); skipped",
+                )
             continue
         base = folder / BASE_STATE
         if os.path.exists(base) and not os.path.isfile(base):

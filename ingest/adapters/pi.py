@@ -79,7 +79,11 @@ def _is_omp(path: str) -> bool:
 
 def render_call(name: str | None, arguments: Any) -> str:
     """A shell tool's command as typed; compact JSON of any other tool's arguments."""
-    if isinstance(arguments, dict) and (name or "").lower() in _SHELL_TOOLS and isinstance(arguments.get("command"), str):
+    if (
+        isinstance(arguments, dict)
+        and (name or "").lower() in _SHELL_TOOLS
+        and isinstance(arguments.get("command"), str)
+    ):
         return arguments["command"]
     if arguments is None:
         return ""
@@ -101,8 +105,13 @@ class _PiRead(JsonlSessionRead):
     def _session(self) -> Session:
         native = self.facts.native_id
         assert native is not None
-        return self.facts.session(PROVIDER, title=self.facts.user_title, title_source="user",
-                                  resume=resume_command(self.binary, self.facts.cwd, native), source=self.path)
+        return self.facts.session(
+            PROVIDER,
+            title=self.facts.user_title,
+            title_source="user",
+            resume=resume_command(self.binary, self.facts.cwd, native),
+            source=self.path,
+        )
 
     def _establish(self, native_id: str | None) -> Session | None:
         """Fix the session id (the header's, else the file name's); returns the Session to yield first."""
@@ -172,18 +181,34 @@ class _PiRead(JsonlSessionRead):
         elif role == "assistant":
             yield from self._assistant(message, ts)
         elif role == "toolResult":
-            yield ("tool_result", "tool", join_text(message.get("content")),
-                   {"ts": ts, "tool": str_or_none(message.get("toolName")),
-                    "call_id": str_or_none(message.get("toolCallId")), "is_error": message.get("isError") is True})
+            yield (
+                "tool_result",
+                "tool",
+                join_text(message.get("content")),
+                {
+                    "ts": ts,
+                    "tool": str_or_none(message.get("toolName")),
+                    "call_id": str_or_none(message.get("toolCallId")),
+                    "is_error": message.get("isError") is True,
+                },
+            )
         elif role == "bashExecution":
             # A command the person ran with ``!``: their tool run, with the exit code Pi recorded.
             command = message.get("command")
             yield ("tool_call", "human", command, {"ts": ts, "tool": "bash"})
             code = int_or_none(message.get("exitCode"))
             output = message.get("output")
-            yield ("tool_result", "tool", output if isinstance(output, str) else None,
-                   {"ts": ts, "tool": "bash", "exit_code": code,
-                    "is_error": (code is not None and code != 0) or message.get("cancelled") is True})
+            yield (
+                "tool_result",
+                "tool",
+                output if isinstance(output, str) else None,
+                {
+                    "ts": ts,
+                    "tool": "bash",
+                    "exit_code": code,
+                    "is_error": (code is not None and code != 0) or message.get("cancelled") is True,
+                },
+            )
         elif role in ("custom", "hookMessage"):
             yield ("meta", "provider", join_text(message.get("content")), {"ts": ts})
         elif role in ("branchSummary", "compactionSummary"):
@@ -209,8 +234,12 @@ class _PiRead(JsonlSessionRead):
                 yield ("reasoning", "agent", block.get("thinking"), {"ts": ts})
             elif btype == "toolCall":
                 name = str_or_none(block.get("name"))
-                yield ("tool_call", "agent", render_call(name, block.get("arguments")),
-                       {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))})
+                yield (
+                    "tool_call",
+                    "agent",
+                    render_call(name, block.get("arguments")),
+                    {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
+                )
         if message.get("stopReason") in ("error", "aborted"):
             # Pi's own account of a failed request, not the model's words.
             yield ("meta", "provider", message.get("errorMessage"), {"ts": ts, "is_error": True})

@@ -35,7 +35,14 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
-from voyager_sessions.ingest.adapters._common import JsonlSessionRead, int_or_none, parse_ts, release, resume_in, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    JsonlSessionRead,
+    int_or_none,
+    parse_ts,
+    release,
+    resume_in,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
@@ -93,8 +100,13 @@ class _QwenRead(JsonlSessionRead):
         assert native is not None
         parent = self.facts.parent.split(":", 1)[1] if self.facts.parent else None
         # A subagent cannot be resumed on its own; its work lives on in the parent.
-        return self.facts.session(PROVIDER, title=self.title, title_source="agent", source=self.path,
-                                  resume=resume_command(self.facts.cwd, parent or native))
+        return self.facts.session(
+            PROVIDER,
+            title=self.title,
+            title_source="agent",
+            source=self.path,
+            resume=resume_command(self.facts.cwd, parent or native),
+        )
 
     def _establish(self, line: dict[str, Any]) -> Session | None:
         if self.counter is not None:
@@ -171,8 +183,11 @@ class _QwenRead(JsonlSessionRead):
         if isinstance(usage, dict):
             facts = self.facts
             facts.tokens_in = (facts.tokens_in or 0) + (int_or_none(usage.get("promptTokenCount")) or 0)
-            facts.tokens_out = ((facts.tokens_out or 0) + (int_or_none(usage.get("candidatesTokenCount")) or 0)
-                                + (int_or_none(usage.get("thoughtsTokenCount")) or 0))
+            facts.tokens_out = (
+                (facts.tokens_out or 0)
+                + (int_or_none(usage.get("candidatesTokenCount")) or 0)
+                + (int_or_none(usage.get("thoughtsTokenCount")) or 0)
+            )
         yield from _genai.model_events(self.counter, parts, ts)
 
     def _tool_result(self, line: dict[str, Any], parts: list[dict[str, Any]], ts: float | None) -> Iterator[Event]:
@@ -187,14 +202,18 @@ class _QwenRead(JsonlSessionRead):
         for response in responses:
             # The exit code belongs to the call toolCallResult describes.
             mine = len(responses) == 1 or response.get("id") == info.get("callId")
-            ev = _genai.tool_result_event(counter, response, ts, exit_code=recorded_exit if mine else None,
-                                          is_error=failed and mine)
+            ev = _genai.tool_result_event(
+                counter, response, ts, exit_code=recorded_exit if mine else None, is_error=failed and mine
+            )
             if ev is not None:
                 yield ev
         for part in parts:
             text = _genai.text_of(part)
-            if text is not None and (ev := counter.make("tool_result", "tool", text, ts=ts,
-                                                        call_id=str_or_none(info.get("callId")))) is not None:
+            if (
+                text is not None
+                and (ev := counter.make("tool_result", "tool", text, ts=ts, call_id=str_or_none(info.get("callId"))))
+                is not None
+            ):
                 yield ev
 
     def _compression(self, line: dict[str, Any], ts: float | None) -> Iterator[Event]:
@@ -253,8 +272,11 @@ class QwenAdapter:
             chats = folder / "chats"
             found = [f for f in sorted_files(chats, ".json") if f.name.startswith("session-")]
             if found:
-                yield Notice(source=str(chats), reason=f"{len(found)} session file(s) in an older Qwen Code shape "
-                                                       "(Gemini CLI's session-*.json) that Voyager does not read yet")
+                yield Notice(
+                    source=str(chats),
+                    reason=f"{len(found)} session file(s) in an older Qwen Code shape "
+                    "(Gemini CLI's session-*.json) that Voyager does not read yet",
+                )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _QwenRead(source, cursor).run()

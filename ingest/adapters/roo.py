@@ -43,9 +43,14 @@ def roo_facts(folder: Path) -> tasks.TaskFacts:
     if not isinstance(item, dict):
         return tasks.TaskFacts()
     parent = str_or_none(item.get("parentTaskId"))
-    return tasks.TaskFacts(title=tasks.task_title(item.get("task")), cwd=str_or_none(item.get("workspace")),
-                           parent=parent if parent != folder.name else None, updated=epoch(item.get("ts")),
-                           tokens_in=int_or_none(item.get("tokensIn")), tokens_out=int_or_none(item.get("tokensOut")))
+    return tasks.TaskFacts(
+        title=tasks.task_title(item.get("task")),
+        cwd=str_or_none(item.get("workspace")),
+        parent=parent if parent != folder.name else None,
+        updated=epoch(item.get("ts")),
+        tokens_in=int_or_none(item.get("tokensIn")),
+        tokens_out=int_or_none(item.get("tokensOut")),
+    )
 
 
 class RooAdapter:

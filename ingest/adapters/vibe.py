@@ -89,8 +89,11 @@ def _unified_sources(root: Path, walk: _Walk) -> Iterator[Source | Notice]:
         try:
             st = os.stat(current)
         except OSError:
-            yield Notice(source=str(folder), reason="no CURRENT pointer: not a session Voyager can read yet "
-                                                    "(Vibe may still be creating it); skipped")
+            yield Notice(
+                source=str(folder),
+                reason="no CURRENT pointer: not a session Voyager can read yet "
+                "(Vibe may still be creating it); skipped",
+            )
             continue
         if not stat.S_ISREG(st.st_mode):
             yield Notice(source=str(current), reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
@@ -144,8 +147,9 @@ def _legacy_sources(root: Path, walk: _Walk, unified_ids: set[str]) -> Iterator[
             meta_size = meta_mtime = 0
         # messages.jsonl only grows (read from its offset); meta.json is rewritten on every save and on a
         # rename, so its size and mtime ride in the fingerprint's spare pair: a rename alone is seen.
-        fp = Fingerprint(size=mst.st_size, mtime_ns=mst.st_mtime_ns, inode=mst.st_ino,
-                         wal_size=meta_size, wal_mtime_ns=meta_mtime)
+        fp = Fingerprint(
+            size=mst.st_size, mtime_ns=mst.st_mtime_ns, inode=mst.st_ino, wal_size=meta_size, wal_mtime_ns=meta_mtime
+        )
         yield Source(provider=PROVIDER, path=str(msgs), fingerprint=fp, append_only=True)
 
 
@@ -157,8 +161,12 @@ def _single_file(entry: os.DirEntry[str]) -> Iterator[Source | Notice]:
     if not stat.S_ISREG(st.st_mode):
         yield Notice(source=entry.path, reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
         return
-    yield Source(provider=PROVIDER, path=entry.path,
-                 fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino), append_only=False)
+    yield Source(
+        provider=PROVIDER,
+        path=entry.path,
+        fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
+        append_only=False,
+    )
 
 
 def probe(path: str | os.PathLike[str]) -> str:

@@ -64,8 +64,11 @@ def query_text(raw: Any) -> str | None:
     items = json_value(raw) if isinstance(raw, (str, bytes)) else raw
     if not isinstance(items, list):
         return None
-    texts = [t.strip() for item in items
-             if isinstance(t := as_dict(as_dict(item).get("Query")).get("text"), str) and t.strip()]
+    texts = [
+        t.strip()
+        for item in items
+        if isinstance(t := as_dict(as_dict(item).get("Query")).get("text"), str) and t.strip()
+    ]
     return "\n".join(texts) or None
 
 
@@ -74,7 +77,9 @@ def _ts(value: Any) -> float | None:
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         unknown = UnknownRecords(LABEL)
         cols = schema["ai_queries"]
 
@@ -84,8 +89,10 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         modified: dict[Any, Any] = {}
         if "agent_conversations" in schema and {"conversation_id", "last_modified_at"} <= schema["agent_conversations"]:
             modified = dict(conn.execute("SELECT conversation_id, last_modified_at FROM agent_conversations"))
-        groups = conn.execute("SELECT conversation_id, count(*), max(rowid), total(length(input)) FROM ai_queries "
-                              "GROUP BY conversation_id").fetchall()
+        groups = conn.execute(
+            "SELECT conversation_id, count(*), max(rowid), total(length(input)) FROM ai_queries "
+            "GROUP BY conversation_id"
+        ).fetchall()
         for conv, n, top, size in groups:
             if not isinstance(conv, str) or not conv:
                 continue
@@ -94,9 +101,11 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
                 yield Unchanged(session=session_id(PROVIDER, conv))
                 continue
             signatures.record(conv, sig)
-            rows = conn.execute(f"SELECT {col('start_ts')}, input, {col('model_id')}, {col('working_directory')} "
-                                f"FROM ai_queries WHERE conversation_id = ? ORDER BY {col('start_ts')}, rowid",
-                                (conv,)).fetchall()
+            rows = conn.execute(
+                f"SELECT {col('start_ts')}, input, {col('model_id')}, {col('working_directory')} "
+                f"FROM ai_queries WHERE conversation_id = ? ORDER BY {col('start_ts')}, rowid",
+                (conv,),
+            ).fetchall()
             yield from _session(conv, rows, source.path, unknown)
         if (notice := unknown.notice(source.path)) is not None:
             yield notice
@@ -123,8 +132,9 @@ def _session(conv: str, rows: list[Any], path: str, unknown: UnknownRecords) -> 
             events.append(ev)
     if not events:
         return  # only the agent's own steps: nothing a person asked
-    yield Session(id=sid, provider=PROVIDER, native_id=conv, cwd=cwd, model=model, started=started, updated=updated,
-                  source=path)
+    yield Session(
+        id=sid, provider=PROVIDER, native_id=conv, cwd=cwd, model=model, started=started, updated=updated, source=path
+    )
     yield from events
 
 

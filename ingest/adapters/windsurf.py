@@ -56,9 +56,12 @@ def _conversations(folder: Path) -> list[Path]:
 
 def read_cascade(path: str) -> Iterator[Item]:
     n = len(_conversations(Path(path)))
-    yield Notice(source=path, fatal=True,
-                 reason=f"Windsurf Cascade history present ({n} conversation file{'s' if n != 1 else ''}) but "
-                        f"{ENCRYPTED}; not indexed")
+    yield Notice(
+        source=path,
+        fatal=True,
+        reason=f"Windsurf Cascade history present ({n} conversation file{'s' if n != 1 else ''}) but "
+        f"{ENCRYPTED}; not indexed",
+    )
 
 
 def read_legacy(source: Source, cursor: Cursor | None) -> Iterator[Item]:
@@ -76,8 +79,17 @@ def read_legacy(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     try:
         if "ItemTable" in schema:
             ws = Path(path).parent
-            yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS, PROVIDER, path, cwd=workspace_folder(ws),
-                                         fallback=ws.name, known=known, out=out, unknown=unknown)
+            yield from _aichat.read_tabs(
+                conn,
+                _aichat.CHAT_KEYS,
+                PROVIDER,
+                path,
+                cwd=workspace_folder(ws),
+                fallback=ws.name,
+                known=known,
+                out=out,
+                unknown=unknown,
+            )
     except sqlite3.DatabaseError as exc:
         yield unreadable(path, exc)
         return
@@ -128,8 +140,11 @@ def probe(path: str | os.PathLike[str]) -> str:
     try:
         if not table_exists(conn, "ItemTable"):
             return "no-chat"
-        found = [k for k in _aichat.CHAT_KEYS
-                 if conn.execute("SELECT 1 FROM ItemTable WHERE key = ?", (k,)).fetchone() is not None]
+        found = [
+            k
+            for k in _aichat.CHAT_KEYS
+            if conn.execute("SELECT 1 FROM ItemTable WHERE key = ?", (k,)).fetchone() is not None
+        ]
         return "aichat-legacy" if found else "no-chat"
     except sqlite3.DatabaseError:
         return "unreadable"

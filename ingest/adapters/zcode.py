@@ -101,13 +101,15 @@ class _Db:
         """session id -> [messages: count, max rowid, total size; parts: the same; usage rows], three grouped queries."""
         out: dict[str, list[Any]] = {}
         for sid, n, top, size in self.conn.execute(
-                "SELECT session_id, count(*), max(rowid), total(length(data)) FROM message GROUP BY session_id"):
+            "SELECT session_id, count(*), max(rowid), total(length(data)) FROM message GROUP BY session_id"
+        ):
             out[sid] = [n, top, size, 0, None, 0, 0]
         if self.parts:
             owner = "p.session_id" if "session_id" in self.schema["part"] else "m.session_id"
             join = "" if owner.startswith("p.") else " JOIN message m ON p.message_id = m.id"
             for sid, n, top, size in self.conn.execute(
-                    f"SELECT {owner}, count(*), max(p.rowid), total(length(p.data)) FROM part p{join} GROUP BY {owner}"):
+                f"SELECT {owner}, count(*), max(p.rowid), total(length(p.data)) FROM part p{join} GROUP BY {owner}"
+            ):
                 out.setdefault(sid, [0, None, 0, 0, None, 0, 0])[3:6] = [n, top, size]
         if self.usage:
             for sid, n in self.conn.execute("SELECT session_id, count(*) FROM model_usage GROUP BY session_id"):
@@ -122,13 +124,17 @@ class _Db:
         parts_in = [c for c in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens") if c in cols]
         sum_in = " + ".join(f"coalesce({c}, 0)" for c in parts_in) or "NULL"
         out_col = "output_tokens" if "output_tokens" in cols else "NULL"
-        row = self.conn.execute(f"SELECT sum({sum_in}), sum({out_col}) FROM model_usage WHERE session_id = ?",
-                                (native,)).fetchone()
+        row = self.conn.execute(
+            f"SELECT sum({sum_in}), sum({out_col}) FROM model_usage WHERE session_id = ?", (native,)
+        ).fetchone()
         model = None
         if "model_id" in cols:
             order = self.col("model_usage", "started_at")
-            found = self.conn.execute(f"SELECT model_id FROM model_usage WHERE session_id = ? AND model_id IS NOT NULL "
-                                      f"ORDER BY {order} DESC, rowid DESC LIMIT 1", (native,)).fetchone()
+            found = self.conn.execute(
+                f"SELECT model_id FROM model_usage WHERE session_id = ? AND model_id IS NOT NULL "
+                f"ORDER BY {order} DESC, rowid DESC LIMIT 1",
+                (native,),
+            ).fetchone()
             model = str_or_none(found[0]) if found else None
         return int_or_none(row[0]), int_or_none(row[1]), model
 
@@ -141,11 +147,14 @@ class _Db:
             p_time = self.col("part", "time_created")
             parts: dict[Any, list[tuple[Any, Any, Any]]] = {}
             for pid, mid, p_ts, data in self.conn.execute(
-                    f"SELECT id, message_id, {p_time}, data FROM part WHERE session_id = ?", (native,)):
+                f"SELECT id, message_id, {p_time}, data FROM part WHERE session_id = ?", (native,)
+            ):
                 parts.setdefault(mid, []).append((p_ts if p_ts is not None else "", pid, data))
             for mid, ts, data in self.conn.execute(
-                    f"SELECT m.id, {m_time}, m.data FROM message m WHERE m.session_id = ? "
-                    f"ORDER BY coalesce({m_time}, ''), m.rowid", (native,)):
+                f"SELECT m.id, {m_time}, m.data FROM message m WHERE m.session_id = ? "
+                f"ORDER BY coalesce({m_time}, ''), m.rowid",
+                (native,),
+            ):
                 own = parts.pop(mid, None)
                 if not own:
                     yield mid, ts, data, None, None
@@ -157,15 +166,20 @@ class _Db:
             yield from self.conn.execute(
                 f"SELECT m.id, {m_time}, m.data, {p_time}, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id "
                 f"WHERE m.session_id = ? ORDER BY coalesce({m_time}, ''), m.rowid, coalesce({p_time}, ''), p.id",
-                (native,))
+                (native,),
+            )
         else:
             yield from self.conn.execute(
                 f"SELECT m.id, {m_time}, m.data, NULL, NULL FROM message m WHERE m.session_id = ? "
-                f"ORDER BY coalesce({m_time}, ''), m.rowid", (native,))
+                f"ORDER BY coalesce({m_time}, ''), m.rowid",
+                (native,),
+            )
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         db = _Db(conn, schema, source.path)
         yield from _sessions(db, signatures)
         if (notice := db.unknown.notice(source.path)) is not None:
@@ -202,12 +216,20 @@ def _session(db: _Db, row: sqlite3.Row) -> Iterator[Item]:
             message_model = draft_or_model
         else:
             drafts.append(draft_or_model)
-    yield Session(id=sid, provider=PROVIDER, native_id=native, title=str_or_none(row["title"]) if "title" in keys else None,
-                  cwd=str_or_none(row["directory"]) if "directory" in keys else None, model=model or message_model,
-                  started=_ts(row["time_created"]) if "time_created" in keys else None,
-                  updated=_ts(row["time_updated"]) if "time_updated" in keys else None,
-                  parent=session_id(PROVIDER, parent) if parent else None, source=db.path,
-                  tokens_in=tokens_in, tokens_out=tokens_out)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        title=str_or_none(row["title"]) if "title" in keys else None,
+        cwd=str_or_none(row["directory"]) if "directory" in keys else None,
+        model=model or message_model,
+        started=_ts(row["time_created"]) if "time_created" in keys else None,
+        updated=_ts(row["time_updated"]) if "time_updated" in keys else None,
+        parent=session_id(PROVIDER, parent) if parent else None,
+        source=db.path,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+    )
     yield from number(EventCounter(sid, 0), drafts)
 
 
@@ -262,9 +284,17 @@ def _block(db: _Db, role: str, part: dict[str, Any], ts: float | None, subagent:
         text = _content(part.get("content") if "content" in part else part.get("output"))
         meta = part.get("metadata") if isinstance(part.get("metadata"), dict) else {}
         code = exit_code(part.get("exit_code", part.get("exitCode", meta.get("exit", meta.get("exit_code")))))
-        yield ("tool_result", "tool", text, {"ts": ts, "call_id": str_or_none(part.get("tool_use_id"))
-                                             or str_or_none(part.get("toolUseID")), "exit_code": code,
-                                             "is_error": part.get("is_error") is True or part.get("isError") is True})
+        yield (
+            "tool_result",
+            "tool",
+            text,
+            {
+                "ts": ts,
+                "call_id": str_or_none(part.get("tool_use_id")) or str_or_none(part.get("toolUseID")),
+                "exit_code": code,
+                "is_error": part.get("is_error") is True or part.get("isError") is True,
+            },
+        )
     elif ptype not in ("image", "step-start", "step-finish"):
         db.unknown.saw(f"part:{ptype}")
 
@@ -279,17 +309,28 @@ def _tool(part: dict[str, Any], ts: float | None) -> Iterator[Draft]:
         # An OpenCode-style tool part carries its own result.
         meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
         text = _content(state.get("output")) if state.get("status") == "completed" else _content(state.get("error"))
-        yield ("tool_result", "tool", text, {"ts": ts, "tool": name, "call_id": call_id,
-                                             "exit_code": exit_code(meta.get("exit", meta.get("exit_code"))),
-                                             "is_error": state.get("status") == "error"})
+        yield (
+            "tool_result",
+            "tool",
+            text,
+            {
+                "ts": ts,
+                "tool": name,
+                "call_id": call_id,
+                "exit_code": exit_code(meta.get("exit", meta.get("exit_code"))),
+                "is_error": state.get("status") == "error",
+            },
+        )
 
 
 def _content(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "\n".join(b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else
-                         (b if isinstance(b, str) else "") for b in value).strip("\n")
+        return "\n".join(
+            b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else (b if isinstance(b, str) else "")
+            for b in value
+        ).strip("\n")
     if isinstance(value, dict) and isinstance(value.get("text"), str):
         return value["text"]
     return "" if value is None else msgspec.json.encode(value).decode("utf-8")

@@ -62,7 +62,7 @@ def _tagged(item: Any) -> tuple[str | None, Any]:
     if isinstance(item, str):
         return item, None
     if isinstance(item, dict) and len(item) == 1:
-        (tag, value), = item.items()
+        ((tag, value),) = item.items()
         return tag, value
     return None, item
 
@@ -134,7 +134,9 @@ class _Thread:
                 yield from self.prompt(str_or_none(value))
             elif tag == "Mention":
                 mention = as_dict(value)
-                yield from self.emit("meta", "provider", str_or_none(mention.get("content")) or str_or_none(mention.get("uri")))
+                yield from self.emit(
+                    "meta", "provider", str_or_none(mention.get("content")) or str_or_none(mention.get("uri"))
+                )
             elif tag != "Image":
                 self.unknown.saw(f"user content {tag}")
 
@@ -150,8 +152,13 @@ class _Thread:
                 use = as_dict(value)
                 call_id, name = str_or_none(use.get("id")), str_or_none(use.get("name"))
                 tool_input = use.get("input") if use.get("input") is not None else use.get("raw_input")
-                yield from self.emit("tool_call", "agent", tool_call_text(name, tool_input, _SHELL_TOOLS) or name,
-                                     tool=name, call_id=call_id)
+                yield from self.emit(
+                    "tool_call",
+                    "agent",
+                    tool_call_text(name, tool_input, _SHELL_TOOLS) or name,
+                    tool=name,
+                    call_id=call_id,
+                )
                 if call_id is not None and call_id in results:
                     yield from self._result(results.pop(call_id))
             elif tag != "RedactedThinking":  # redacted reasoning has no readable text
@@ -161,8 +168,14 @@ class _Thread:
 
     def _result(self, result: Any) -> Iterator[Event]:
         r = as_dict(result)
-        yield from self.emit("tool_result", "tool", result_text(r.get("content")), tool=str_or_none(r.get("tool_name")),
-                             call_id=str_or_none(r.get("tool_use_id")), is_error=r.get("is_error") is True)
+        yield from self.emit(
+            "tool_result",
+            "tool",
+            result_text(r.get("content")),
+            tool=str_or_none(r.get("tool_name")),
+            call_id=str_or_none(r.get("tool_use_id")),
+            is_error=r.get("is_error") is True,
+        )
 
     def _legacy(self, message: dict[str, Any]) -> Iterator[Event]:
         role = message.get("role")
@@ -188,13 +201,24 @@ class _Thread:
             use = as_dict(use)
             call_id, name = str_or_none(use.get("id")), str_or_none(use.get("name"))
             names[call_id or ""] = name
-            yield from self.emit("tool_call", "agent", tool_call_text(name, use.get("input"), _SHELL_TOOLS) or name,
-                                 tool=name, call_id=call_id)
+            yield from self.emit(
+                "tool_call",
+                "agent",
+                tool_call_text(name, use.get("input"), _SHELL_TOOLS) or name,
+                tool=name,
+                call_id=call_id,
+            )
         for result in message.get("tool_results") if isinstance(message.get("tool_results"), list) else ():
             r = as_dict(result)
             call_id = str_or_none(r.get("tool_use_id"))
-            yield from self.emit("tool_result", "tool", result_text(r.get("content")), tool=names.get(call_id or ""),
-                                 call_id=call_id, is_error=r.get("is_error") is True)
+            yield from self.emit(
+                "tool_result",
+                "tool",
+                result_text(r.get("content")),
+                tool=names.get(call_id or ""),
+                call_id=call_id,
+                is_error=r.get("is_error") is True,
+            )
 
 
 def _decode(source: str, native: str, data_type: Any, data: Any) -> dict[str, Any] | Notice:
@@ -234,32 +258,56 @@ def _session(source: str, row: sqlite3.Row, doc: dict[str, Any], cols: frozenset
     title = str_or_none(row["summary"]) or str_or_none(doc.get("title")) or str_or_none(doc.get("summary"))
     updated = parse_ts(row["updated_at"]) or parse_ts(doc.get("updated_at"))
     return Session(
-        id=session_id(PROVIDER, native), provider=PROVIDER, native_id=native,
-        title=title, title_source="agent" if title else None,  # Zed summarizes each thread itself
-        cwd=cwd, model=model_name,
-        started=(parse_ts(row["created_at"]) if "created_at" in cols else None) or updated, updated=updated,
-        parent=session_id(PROVIDER, parent) if parent else None, resume=None, source=source,
-        tokens_in=int_or_none(usage.get("input_tokens")), tokens_out=int_or_none(usage.get("output_tokens")),
+        id=session_id(PROVIDER, native),
+        provider=PROVIDER,
+        native_id=native,
+        title=title,
+        title_source="agent" if title else None,  # Zed summarizes each thread itself
+        cwd=cwd,
+        model=model_name,
+        started=(parse_ts(row["created_at"]) if "created_at" in cols else None) or updated,
+        updated=updated,
+        parent=session_id(PROVIDER, parent) if parent else None,
+        resume=None,
+        source=source,
+        tokens_in=int_or_none(usage.get("input_tokens")),
+        tokens_out=int_or_none(usage.get("output_tokens")),
     )
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    return read_database(source.path, LABEL, _REQUIRED, cursor,
-                         lambda conn, schema, signatures: _threads(source.path, conn, schema["threads"], signatures))
+    return read_database(
+        source.path,
+        LABEL,
+        _REQUIRED,
+        cursor,
+        lambda conn, schema, signatures: _threads(source.path, conn, schema["threads"], signatures),
+    )
 
 
-def _threads(path: str, conn: sqlite3.Connection, cols: frozenset[str], signatures: SessionSignatures) -> Iterator[Item]:
+def _threads(
+    path: str, conn: sqlite3.Connection, cols: frozenset[str], signatures: SessionSignatures
+) -> Iterator[Item]:
     extra = ", ".join(c if c in cols else f"NULL AS {c}" for c in _OPTIONAL)
     unknown = UnknownRecords(LABEL)
     compressed_unread = 0
-    rows = conn.execute(f"SELECT id, summary, updated_at, data_type, length(data) AS size, {extra} "
-                        "FROM threads ORDER BY updated_at, id").fetchall()
+    rows = conn.execute(
+        f"SELECT id, summary, updated_at, data_type, length(data) AS size, {extra} FROM threads ORDER BY updated_at, id"
+    ).fetchall()
     for row in rows:
         native = row["id"]
         if not isinstance(native, str) or not native:
             continue
-        signature = [row["updated_at"], row["data_type"], row["size"], row["summary"], row["parent_id"],
-                     row["folder_paths"], row["folder_paths_order"], row["created_at"]]
+        signature = [
+            row["updated_at"],
+            row["data_type"],
+            row["size"],
+            row["summary"],
+            row["parent_id"],
+            row["folder_paths"],
+            row["folder_paths_order"],
+            row["created_at"],
+        ]
         if signatures.same(native, signature):
             yield Unchanged(session=session_id(PROVIDER, native))
             continue
@@ -273,15 +321,17 @@ def _threads(path: str, conn: sqlite3.Connection, cols: frozenset[str], signatur
             continue
         meta = _session(path, row, doc, cols)
         yield meta
-        yield from _Thread(meta.id, meta.parent is not None or bool(doc.get("subagent_context")),
-                           meta.updated, unknown).events(doc)
+        yield from _Thread(
+            meta.id, meta.parent is not None or bool(doc.get("subagent_context")), meta.updated, unknown
+        ).events(doc)
         signatures.record(native, signature)
     if (notice := unknown.notice(path)) is not None:
         yield notice
     if compressed_unread:
         # Fatal (the source is retried every scan until zstd is installed), after everything readable.
-        yield zstd.missing_notice(path, LABEL, fatal=True,
-                                  detail=f"{compressed_unread} of {len(rows)} threads are zstd-compressed")
+        yield zstd.missing_notice(
+            path, LABEL, fatal=True, detail=f"{compressed_unread} of {len(rows)} threads are zstd-compressed"
+        )
 
 
 def probe(path: str) -> str:
@@ -304,8 +354,12 @@ class ZedAdapter:
             found = list(sqlite_source(PROVIDER, db, named=named))
             yield from found
             if any(isinstance(s, Source) for s in found) and not zstd.available():
-                yield zstd.missing_notice(str(db), LABEL, fatal=False,
-                                          detail="Zed compresses every thread it saves; only uncompressed ones are read")
+                yield zstd.missing_notice(
+                    str(db),
+                    LABEL,
+                    fatal=False,
+                    detail="Zed compresses every thread it saves; only uncompressed ones are read",
+                )
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _read(source, cursor)

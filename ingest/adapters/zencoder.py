@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters._common import JsonlSessionRead, compact_json, list_or_empty, parse_ts, str_or_none
+from voyager_sessions.ingest.adapters._common import (
+    JsonlSessionRead,
+    compact_json,
+    list_or_empty,
+    parse_ts,
+    str_or_none,
+)
 from voyager_sessions.ingest.adapters._drafts import tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
@@ -113,8 +119,11 @@ class _ZencoderRead(JsonlSessionRead):
             if btype == "text":
                 tag = block.get("tag") or ""
                 typed = isinstance(tag, str) and tag in _PROMPT_TAGS
-                yield ("user", "human", block.get("text"), {"ts": ts}) if typed else \
-                    ("meta", "provider", block.get("text"), {"ts": ts})
+                yield (
+                    ("user", "human", block.get("text"), {"ts": ts})
+                    if typed
+                    else ("meta", "provider", block.get("text"), {"ts": ts})
+                )
             elif btype == "skill":
                 yield ("meta", "provider", block.get("content"), {"ts": ts})
             elif btype not in ("image", "file"):
@@ -133,8 +142,12 @@ class _ZencoderRead(JsonlSessionRead):
                 yield ("reasoning", "agent", block.get("text"), {"ts": ts})
             elif btype == "tool-call":
                 name = str_or_none(block.get("toolName"))
-                yield ("tool_call", "agent", tool_text(name, block.get("input"), SHELL_TOOLS),
-                       {"ts": ts, "tool": name, "call_id": str_or_none(block.get("toolCallId"))})
+                yield (
+                    "tool_call",
+                    "agent",
+                    tool_text(name, block.get("input"), SHELL_TOOLS),
+                    {"ts": ts, "tool": name, "call_id": str_or_none(block.get("toolCallId"))},
+                )
             else:
                 self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
 
@@ -151,12 +164,20 @@ class _ZencoderRead(JsonlSessionRead):
                 if not isinstance(text, str) or not text:
                     continue
                 (injected if part.get("tag") else texts).append(text)
-            if not texts and not injected and block.get("content") is not None and \
-                    not isinstance(block.get("content"), list):
+            if (
+                not texts
+                and not injected
+                and block.get("content") is not None
+                and not isinstance(block.get("content"), list)
+            ):
                 texts.append(compact_json(block.get("content")))
             call_id = str_or_none(block.get("toolCallId"))
-            yield ("tool_result", "tool", "\n".join(texts), {"ts": ts, "call_id": call_id,
-                                                             "is_error": block.get("isError") is True})
+            yield (
+                "tool_result",
+                "tool",
+                "\n".join(texts),
+                {"ts": ts, "call_id": call_id, "is_error": block.get("isError") is True},
+            )
             yield ("meta", "provider", "\n".join(injected), {"ts": ts})
 
 

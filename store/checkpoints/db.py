@@ -116,9 +116,7 @@ class CheckpointStore:
         self.conn = connect(self.path, MIGRATIONS, readonly=readonly)
 
     @classmethod
-    def open(
-        cls, path: Path, *, history_limit: int = DEFAULT_HISTORY_LIMIT, readonly: bool = False
-    ) -> CheckpointStore:
+    def open(cls, path: Path, *, history_limit: int = DEFAULT_HISTORY_LIMIT, readonly: bool = False) -> CheckpointStore:
         """Open (creating and migrating unless ``readonly``) the checkpoint database at ``path``."""
         return cls(path, history_limit=history_limit, readonly=readonly)
 
@@ -191,7 +189,9 @@ class CheckpointStore:
             args = (require_id(project_id, "project id"),)
         sql += " ORDER BY c.updated_at DESC, c.session_id"
         return [
-            CheckpointSummary(session_id=r[0], project_id=r[1], title=r[2], status=r[3], updated_at=r[4], snapshots=r[5])
+            CheckpointSummary(
+                session_id=r[0], project_id=r[1], title=r[2], status=r[3], updated_at=r[4], snapshots=r[5]
+            )
             for r in self.conn.execute(sql, args)
         ]
 
@@ -209,7 +209,11 @@ class CheckpointStore:
     @staticmethod
     def _snapshot(r: tuple, based_on: int | None) -> Snapshot:
         return Snapshot(
-            name=r[1], kind=r[2], captured_at=r[3], restored_at=r[4], current=r[0] == based_on,
+            name=r[1],
+            kind=r[2],
+            captured_at=r[3],
+            restored_at=r[4],
+            current=r[0] == based_on,
             payload=_payload_decoder.decode(r[5]),
         )
 
@@ -391,15 +395,35 @@ class CheckpointStore:
         raise CheckpointError(f"could not pick a unique snapshot name for {sid}")
 
     def _write(
-        self, db: sqlite3.Connection, sid: str, pid: str, p: CheckpointPayload, based_on: int, created: float, now: float
+        self,
+        db: sqlite3.Connection,
+        sid: str,
+        pid: str,
+        p: CheckpointPayload,
+        based_on: int,
+        created: float,
+        now: float,
     ) -> None:
         enc = _encode
         db.execute(
             UPSERT,
             (
-                sid, pid, p.title, p.objective, p.status, p.summary, p.current_plan,
-                enc(p.completed_steps).decode(), enc(p.next_steps).decode(), enc(p.blockers).decode(),
-                enc(p.files_touched).decode(), p.notes, PAYLOAD_VERSION, based_on, created, now,
+                sid,
+                pid,
+                p.title,
+                p.objective,
+                p.status,
+                p.summary,
+                p.current_plan,
+                enc(p.completed_steps).decode(),
+                enc(p.next_steps).decode(),
+                enc(p.blockers).decode(),
+                enc(p.files_touched).decode(),
+                p.notes,
+                PAYLOAD_VERSION,
+                based_on,
+                created,
+                now,
             ),
         )
 
@@ -413,8 +437,14 @@ class CheckpointStore:
         return row_to_checkpoint(sid, row), row[14]
 
     def _apply(
-        self, db: sqlite3.Connection, sid: str, stored: Checkpoint, current_json: bytes, target: tuple,
-        *, take_pre_restore: bool,
+        self,
+        db: sqlite3.Connection,
+        sid: str,
+        stored: Checkpoint,
+        current_json: bytes,
+        target: tuple,
+        *,
+        take_pre_restore: bool,
     ) -> RestoreResult:
         snap_id, snap_name, payload_text = target[0], target[1], target[5]
         if payload_text == current_json.decode():
@@ -428,8 +458,13 @@ class CheckpointStore:
         self._write(db, sid, stored.project_id, payload, snap_id, stored.created_at, now)
         db.execute("UPDATE snapshots SET restored_at = ? WHERE id = ?", (now, snap_id))
         self._prune(db, sid, snap_id)
-        cp = Checkpoint(session_id=sid, project_id=stored.project_id, **payload_fields(payload),
-                        created_at=stored.created_at, updated_at=now)
+        cp = Checkpoint(
+            session_id=sid,
+            project_id=stored.project_id,
+            **payload_fields(payload),
+            created_at=stored.created_at,
+            updated_at=now,
+        )
         return RestoreResult(session_id=sid, changed=True, restored=snap_name, pre_restore=pre, checkpoint=cp)
 
 

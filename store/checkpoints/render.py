@@ -77,8 +77,14 @@ def render_handoff(cp: Checkpoint) -> str:
     for lb, value in _set_fields(cp, header=False):
         body = [value] if lb.shape == "text" else [f"- {lb.mark}{one_line(item)}" for item in value]
         lines += ["", f"## {lb.label}", "", *body]
-    lines += ["", "---", "", "_Written by `voyager checkpoint handoff` from the saved checkpoint. "
-              "Edits here are not read back; use `voyager checkpoint save` to change the checkpoint._", ""]
+    lines += [
+        "",
+        "---",
+        "",
+        "_Written by `voyager checkpoint handoff` from the saved checkpoint. "
+        "Edits here are not read back; use `voyager checkpoint save` to change the checkpoint._",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -140,9 +140,21 @@ def row_to_checkpoint(session_id: str, r: tuple) -> Checkpoint:
     """A ``checkpoints`` row (the ``ROW_COLS``, in order) as a :class:`Checkpoint`."""
     dec = _list_decoder.decode
     return Checkpoint(
-        session_id=session_id, project_id=r[0], title=r[1], objective=r[2], status=r[3], summary=r[4],
-        current_plan=r[5], completed_steps=dec(r[6]), next_steps=dec(r[7]), blockers=dec(r[8]),
-        files_touched=dec(r[9]), notes=r[10], schema_version=r[11], created_at=r[12], updated_at=r[13],
+        session_id=session_id,
+        project_id=r[0],
+        title=r[1],
+        objective=r[2],
+        status=r[3],
+        summary=r[4],
+        current_plan=r[5],
+        completed_steps=dec(r[6]),
+        next_steps=dec(r[7]),
+        blockers=dec(r[8]),
+        files_touched=dec(r[9]),
+        notes=r[10],
+        schema_version=r[11],
+        created_at=r[12],
+        updated_at=r[13],
     )
 
 

@@ -31,12 +31,22 @@ print(json.dumps({"rc": res.returncode, "stdout": res.stdout, "stderr": res.stde
 def scan_peak(home: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """``voyager scan --json`` of ``home`` in a subprocess: its summary, stderr and ``peak_mb``."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("VOYAGER_", "CLAUDE_", "CODEX_"))}
-    full.update({"HOME": str(home), "VOYAGER_HOME": str(home / "voyager-data"),
-                 "VOYAGER_SHARED_DIR": os.environ.get("VOYAGER_SHARED_DIR", ""),
-                 "VOYAGER_OPENCODE_HOME": str(home / "no-opencode")})
+    full.update(
+        {
+            "HOME": str(home),
+            "VOYAGER_HOME": str(home / "voyager-data"),
+            "VOYAGER_SHARED_DIR": os.environ.get("VOYAGER_SHARED_DIR", ""),
+            "VOYAGER_OPENCODE_HOME": str(home / "no-opencode"),
+        }
+    )
     full.update(env or {})
-    out = subprocess.run([sys.executable, "-c", _PARENT, *voyager_exe(), "scan", "--json"],
-                         capture_output=True, text=True, env=full, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "-c", _PARENT, *voyager_exe(), "scan", "--json"],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=900,
+    )
     doc = json.loads(out.stdout)
     assert doc["rc"] == 0, doc["stderr"][-2000:]
     summary = json.loads(doc["stdout"])

@@ -15,6 +15,7 @@ class Hang(BaseException):
 @contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     """Raise :class:`Hang` in the main thread after ``seconds`` (SIGALRM interrupts a blocking open too)."""
+
     def fire(signum: int, frame: Any) -> None:
         raise Hang(f"still running after {seconds:g} s")
 

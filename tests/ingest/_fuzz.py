@@ -83,12 +83,25 @@ def windsurf_home(home: Path) -> None:
     ws = home / ".config" / "Windsurf" / "User" / "workspaceStorage" / "w1"
     ws.mkdir(parents=True)
     (ws / "workspace.json").write_text(json.dumps({"folder": "file:///home/dev/site"}))
-    chat = {"tabs": [
-        {"tabId": "t1", "chatTitle": "Deploy notes", "bubbles": [
-            {"type": "user", "text": "how do I deploy windsurfprompt quickly"},
-            {"type": "ai", "text": "windsurfreply use the deploy script"}]},
-        {"tabId": "t2", "bubbles": [{"type": 1, "text": "windsurfsecond tab question"},
-                                    {"type": 2, "text": "windsurfsecondreply an answer"}]}]}
+    chat = {
+        "tabs": [
+            {
+                "tabId": "t1",
+                "chatTitle": "Deploy notes",
+                "bubbles": [
+                    {"type": "user", "text": "how do I deploy windsurfprompt quickly"},
+                    {"type": "ai", "text": "windsurfreply use the deploy script"},
+                ],
+            },
+            {
+                "tabId": "t2",
+                "bubbles": [
+                    {"type": 1, "text": "windsurfsecond tab question"},
+                    {"type": 2, "text": "windsurfsecondreply an answer"},
+                ],
+            },
+        ]
+    }
     conn = sqlite3.connect(ws / "state.vscdb")
     conn.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
     conn.execute("INSERT INTO ItemTable VALUES (?, ?)", ("aiChat.chatdata", json.dumps(chat)))
@@ -170,12 +183,19 @@ def junie_home(home: Path) -> None:
 
 
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
-SYNTHETIC: dict[str, Callable[[Path], None]] = {"synthetic-windsurf": windsurf_home, "synthetic-amp": amp_home,
-                                                "synthetic-devin": devin_home, "synthetic-exports": exports_home,
-                                                "synthetic-commandcode": commandcode_home, "synthetic-iflow": iflow_home,
-                                                "synthetic-qoder": qoder_home, "synthetic-zencoder": zencoder_home,
-                                                "synthetic-warp": warp_home, "synthetic-codebuddy": codebuddy_home,
-                                                "synthetic-junie": junie_home}
+SYNTHETIC: dict[str, Callable[[Path], None]] = {
+    "synthetic-windsurf": windsurf_home,
+    "synthetic-amp": amp_home,
+    "synthetic-devin": devin_home,
+    "synthetic-exports": exports_home,
+    "synthetic-commandcode": commandcode_home,
+    "synthetic-iflow": iflow_home,
+    "synthetic-qoder": qoder_home,
+    "synthetic-zencoder": zencoder_home,
+    "synthetic-warp": warp_home,
+    "synthetic-codebuddy": codebuddy_home,
+    "synthetic-junie": junie_home,
+}
 
 
 def fixture_homes() -> list[tuple[str, Path | Callable[[Path], None]]]:
@@ -314,8 +334,7 @@ class FuzzHome:
         assert not self.baseline.errors, self.baseline.errors
         #: The adapters worth running on this HOME: those that found anything in it, and those led by
         #: the cwds sessions name (a mutated cwd may lead them anywhere).
-        self.providers = [p for p in registry.PROVIDERS
-                          if p in self.baseline.found_by or uses_hints(registry.get(p))]
+        self.providers = [p for p in registry.PROVIDERS if p in self.baseline.found_by or uses_hints(registry.get(p))]
         self.found = self.baseline.words()
         self.files = self._session_files()
         self.decoded = {rel: mut.decode(self.home / rel, kind) for rel, kind in self.files.items()}
@@ -325,8 +344,10 @@ class FuzzHome:
                 for w in words:
                     counts[w] = counts.get(w, 0) + 1
         #: Per file, per record: the words only that record holds and an unmutated read finds.
-        self.markers = {rel: [sorted(w for w in words if counts[w] == 1 and w in self.found) for words in d.words]
-                        for rel, d in self.decoded.items()}
+        self.markers = {
+            rel: [sorted(w for w in words if counts[w] == 1 and w in self.found) for words in d.words]
+            for rel, d in self.decoded.items()
+        }
 
     def fresh(self) -> None:
         """The HOME as the fixture has it (again), copied whole."""
@@ -404,8 +425,17 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path)
 
 
-def judge(home: FuzzHome, rel: str, m: mut.Mutant, out: Outcome, expected: Mapping[str, str], before: dict[str, str],
-          *, seconds: float, limit: float) -> list[str]:
+def judge(
+    home: FuzzHome,
+    rel: str,
+    m: mut.Mutant,
+    out: Outcome,
+    expected: Mapping[str, str],
+    before: dict[str, str],
+    *,
+    seconds: float,
+    limit: float,
+) -> list[str]:
     """Everything wrong with ``out``, the read of ``home`` after ``m`` broke ``rel``; [] when it met the bar."""
     problems = list(out.errors)
     if seconds > limit:

@@ -37,8 +37,16 @@ except ImportError:  # pragma: no cover - the test extra installs it
 ESCAPES = "\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x9b31m\rOVERWRITE\x7f\x00"
 #: What a wrong-typed value is replaced by, by name.
 WRONG: dict[str, Any] = {
-    "str": "wrong type", "list": ["wrong"], "dict": {"wrong": 1}, "null": None, "int": 7, "huge": 2**80,
-    "nan": float("nan"), "inf": float("-inf"), "bool": True, "empty": "",
+    "str": "wrong type",
+    "list": ["wrong"],
+    "dict": {"wrong": 1},
+    "null": None,
+    "int": 7,
+    "huge": 2**80,
+    "nan": float("nan"),
+    "inf": float("-inf"),
+    "bool": True,
+    "empty": "",
 }
 DEPTH = 1000
 HUGE_STRING = 10 << 20
@@ -171,9 +179,9 @@ def _decode_sqlite(path: Path) -> Decoded:
             except sqlite3.Error:
                 continue
             for row in rows:
-                out.rows.append((table, tuple(row[:len(key)])))
-                out.values.append(list(row[len(key):]))
-                out.words.append(words_of(list(row[len(key):])))
+                out.rows.append((table, tuple(row[: len(key)])))
+                out.values.append(list(row[len(key) :]))
+                out.words.append(words_of(list(row[len(key) :])))
     return out
 
 
@@ -220,7 +228,7 @@ def dumps(value: Any, *, indent: int | None = None) -> bytes:
         text = json.dumps(value, indent=indent).encode("utf-8")
     deep = json.dumps(_DEEP).encode()
     if deep in text:
-        nest = (b'{"a":' * (DEPTH // 2) + b"[" * (DEPTH // 2) + b'"deep"' + b"]" * (DEPTH // 2) + b"}" * (DEPTH // 2))
+        nest = b'{"a":' * (DEPTH // 2) + b"[" * (DEPTH // 2) + b'"deep"' + b"]" * (DEPTH // 2) + b"}" * (DEPTH // 2)
         text = text.replace(deep, nest)
     return text
 
@@ -345,7 +353,9 @@ def _hostile(text: str) -> str:
 
 #: Keys whose values are ids, paths and names: where escapes and shell metacharacters end up in
 #: resume commands, file names and headers.
-_ID_KEY = re.compile(r"(?i)(^|_)(id|cwd|path|dir|directory|root|title|name|workspace|project|model|branch)s?$|Id$|Path$|Dir$")
+_ID_KEY = re.compile(
+    r"(?i)(^|_)(id|cwd|path|dir|directory|root|title|name|workspace|project|model|branch)s?$|Id$|Path$|Dir$"
+)
 
 
 def _hostile_ids(value: Any, depth: int = 0) -> Any:
@@ -353,8 +363,14 @@ def _hostile_ids(value: Any, depth: int = 0) -> Any:
     if depth > 200:
         return value
     if isinstance(value, dict):
-        return {k: (v + "\x1b]0;owned\x07;$(touch pwned)`id`'\"\n\x9b\x00" if isinstance(v, str) and isinstance(k, str)
-                    and _ID_KEY.search(k) else _hostile_ids(v, depth + 1)) for k, v in value.items()}
+        return {
+            k: (
+                v + "\x1b]0;owned\x07;$(touch pwned)`id`'\"\n\x9b\x00"
+                if isinstance(v, str) and isinstance(k, str) and _ID_KEY.search(k)
+                else _hostile_ids(v, depth + 1)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_hostile_ids(v, depth + 1) for v in value]
     return value
@@ -419,20 +435,30 @@ def byte_mutants(data: bytes, rng: random.Random, *, lines: bool) -> Iterator[Mu
                 line = raw[i]
                 if junk is None:
                     mid = len(line) // 2
-                    junk = line[:mid] + (b"\x00" * 8 if name == "nul-line" else b"\xff\xfe\xed\xa0\xbd\xc3") + line[mid:]
+                    junk = (
+                        line[:mid] + (b"\x00" * 8 if name == "nul-line" else b"\xff\xfe\xed\xa0\xbd\xc3") + line[mid:]
+                    )
                 rec = idx.index(i)
-                yield Mutant(name, f"{name}:line{i + 1}", _write(b"\n".join(raw[:i] + [junk] + raw[i + 1:])), record=rec)
+                yield Mutant(
+                    name, f"{name}:line{i + 1}", _write(b"\n".join(raw[:i] + [junk] + raw[i + 1 :])), record=rec
+                )
     else:
         at = rng.randrange(max(1, n))
-        yield Mutant("garbage", f"garbage@{at}", _write(data[:at] + garbage + data[at + 64:]), keeps=frozenset())
+        yield Mutant("garbage", f"garbage@{at}", _write(data[:at] + garbage + data[at + 64 :]), keeps=frozenset())
 
 
 def _write(data: bytes) -> Callable[[Path], None]:
     return lambda p: p.write_bytes(data)
 
 
-def json_mutants(data: bytes, kind: str, rng: random.Random, *, full: bool, wrap: Callable[[bytes], bytes] = lambda b: b,
-                 ) -> Iterator[Mutant]:
+def json_mutants(
+    data: bytes,
+    kind: str,
+    rng: random.Random,
+    *,
+    full: bool,
+    wrap: Callable[[bytes], bytes] = lambda b: b,
+) -> Iterator[Mutant]:
     """Wrong types (one shape path at a time, every occurrence), and record-level edits."""
     pretty = kind == "json" and b"\n " in data
     if kind == "jsonl":
@@ -465,9 +491,12 @@ def json_mutants(data: bytes, kind: str, rng: random.Random, *, full: bool, wrap
         names = kinds if full and len(paths) <= 60 else [kinds[(n + rng.randrange(len(kinds))) % len(kinds)]]
         for wrong in names:
             label = ".".join(str(p) for p in path)
-            yield Mutant("type", f"type:{label}={wrong}",
-                         _write_lazy(lambda path=path, wrong=wrong: build(every=lambda r: replace_at(r, path, WRONG[wrong])[0])),
-                         keeps=frozenset())
+            yield Mutant(
+                "type",
+                f"type:{label}={wrong}",
+                _write_lazy(lambda path=path, wrong=wrong: build(every=lambda r: replace_at(r, path, WRONG[wrong])[0])),
+                keeps=frozenset(),
+            )
     yield Mutant("escapes", "escapes", _write_lazy(lambda: build(every=lambda r: map_strings(r, _hostile))))
     # Ids, cwds and names that no longer match what other files call them: nothing is promised
     # about what is found, only that nothing breaks and nothing reaches the terminal.
@@ -500,15 +529,19 @@ def text_mutants(data: bytes, rng: random.Random) -> Iterator[Mutant]:
     lines = data.split(b"\n")
     esc = ESCAPES.encode()
     # At the end of each line: a line's start may be its structure (a Markdown heading).
-    yield Mutant("escapes", "escapes", _write(b"\n".join(line + b" " + esc if line.strip() else line for line in lines)))
+    yield Mutant(
+        "escapes", "escapes", _write(b"\n".join(line + b" " + esc if line.strip() else line for line in lines))
+    )
     idx = [i for i, line in enumerate(lines) if line.strip()]
     if idx:
         i = rng.choice(idx)
         big = b"HUGEMARK " * (HUGE_STRING // 9)
         rec = idx.index(i)
-        yield Mutant("huge", f"huge:line{i + 1}", _write(b"\n".join(lines[:i] + [lines[i] + big] + lines[i + 1:])), record=rec)
+        yield Mutant(
+            "huge", f"huge:line{i + 1}", _write(b"\n".join(lines[:i] + [lines[i] + big] + lines[i + 1 :])), record=rec
+        )
         deep = b"[" * DEPTH + b"{" * DEPTH
-        yield Mutant("deep", f"deep:line{i + 1}", _write(b"\n".join(lines[:i] + [deep] + lines[i + 1:])), record=rec)
+        yield Mutant("deep", f"deep:line{i + 1}", _write(b"\n".join(lines[:i] + [deep] + lines[i + 1 :])), record=rec)
 
 
 def file_mutants(path: Path, kind: str, rng: random.Random, *, full: bool) -> list[Mutant]:
@@ -541,6 +574,7 @@ def _recompress(apply: Callable[[Path], None]) -> Callable[[Path], None]:
         apply(tmp)
         p.write_bytes(zstd_lines(tmp.read_bytes()))
         tmp.unlink()
+
     return run
 
 
@@ -567,7 +601,9 @@ class _sqlite_copy:
 
 
 def _tables(conn: sqlite3.Connection) -> list[str]:
-    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
+    rows = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
     return [_s(name) for name, sql in rows if not (sql or b"").upper().startswith(b"CREATE VIRTUAL")]
 
 
@@ -601,6 +637,7 @@ def _sql(statements: Callable[[sqlite3.Connection], None]) -> Callable[[Path], N
             conn.execute("BEGIN")
             statements(conn)
             conn.execute("COMMIT")
+
     return run
 
 
@@ -615,6 +652,7 @@ def _cut(fraction: float | int) -> Callable[[Path], None]:
         _checkpointed(p)
         data = p.read_bytes()
         p.write_bytes(data[: fraction if isinstance(fraction, int) else int(len(data) * fraction)])
+
     return run
 
 
@@ -625,16 +663,24 @@ def _corrupt_page(page: int, seed: int) -> Callable[[Path], None]:
         size = int.from_bytes(data[16:18], "big") or 65536
         start = (page - 1) * size + (100 if page == 1 else 0)
         junk = random.Random(seed).randbytes(min(size, len(data) - start) - (100 if page == 1 else 0))
-        data[start:start + len(junk)] = junk
+        data[start : start + len(junk)] = junk
         p.write_bytes(bytes(data))
+
     return run
 
 
 #: SQL values a column may hold that its agent never wrote there.
 SQL_WRONG: dict[str, str] = {
-    "text": "'wrong type'", "int": "7", "blob": "X'00FF10FE'", "null": "NULL", "real": "-1.5e308",
-    "maxint": "9223372036854775807", "negative": "-1", "bad-utf8": "CAST(X'41FFFE42EDA0BD' AS TEXT)",
-    "empty": "''", "json-list": "'[1,2]'",
+    "text": "'wrong type'",
+    "int": "7",
+    "blob": "X'00FF10FE'",
+    "null": "NULL",
+    "real": "-1.5e308",
+    "maxint": "9223372036854775807",
+    "negative": "-1",
+    "bad-utf8": "CAST(X'41FFFE42EDA0BD' AS TEXT)",
+    "empty": "''",
+    "json-list": "'[1,2]'",
 }
 
 
@@ -647,6 +693,7 @@ def _drop_column(table: str, column: str, cols: list[str]) -> Callable[[sqlite3.
             conn.execute(f"CREATE TABLE fuzz_tmp AS SELECT {keep} FROM {_q(table)}")
             conn.execute(f"DROP TABLE {_q(table)}")
             conn.execute(f"ALTER TABLE fuzz_tmp RENAME TO {_q(table)}")
+
     return run
 
 
@@ -699,32 +746,47 @@ def sqlite_mutants(path: Path, rng: random.Random, *, full: bool) -> Iterator[Mu
         if page <= pages:
             yield Mutant("page", f"sql-page{page}", _corrupt_page(page, rng.randrange(1 << 30)), keeps=frozenset())
     for t, cols in schema.items():
-        yield Mutant("drop-table", f"sql-drop:{t}", _sql(lambda c, t=t: c.execute(f"DROP TABLE {_q(t)}")), keeps=frozenset())
+        yield Mutant(
+            "drop-table", f"sql-drop:{t}", _sql(lambda c, t=t: c.execute(f"DROP TABLE {_q(t)}")), keeps=frozenset()
+        )
         chosen = cols if full else rng.sample(cols, min(len(cols), 3))
         for col in chosen:
             yield Mutant("drop-column", f"sql-drop:{t}.{col}", _sql(_drop_column(t, col, cols)), keeps=frozenset())
         for n, col in enumerate(cols if full else rng.sample(cols, min(len(cols), 4))):
-            wrongs = list(SQL_WRONG) if full else [list(SQL_WRONG)[(n + rng.randrange(len(SQL_WRONG))) % len(SQL_WRONG)]]
+            wrongs = (
+                list(SQL_WRONG) if full else [list(SQL_WRONG)[(n + rng.randrange(len(SQL_WRONG))) % len(SQL_WRONG)]]
+            )
             for wrong in wrongs:
-                yield Mutant("sql-type", f"sql-type:{t}.{col}={wrong}",
-                             _sql(lambda c, t=t, col=col, w=wrong: c.execute(f"UPDATE {_q(t)} SET {_q(col)} = {SQL_WRONG[w]}")),
-                             keeps=frozenset())
+                yield Mutant(
+                    "sql-type",
+                    f"sql-type:{t}.{col}={wrong}",
+                    _sql(lambda c, t=t, col=col, w=wrong: c.execute(f"UPDATE {_q(t)} SET {_q(col)} = {SQL_WRONG[w]}")),
+                    keeps=frozenset(),
+                )
         if counts[t] >= 2:
             # One row broken: every other row must still be read.
             with _sqlite_copy(path) as conn:
                 rowids = [tuple(r) for r in conn.execute(f"SELECT {', '.join(keys[t])} FROM {_q(t)}")]
             rowid = rng.choice(rowids)
-            for col in (cols if full else rng.sample(cols, min(len(cols), 2))):
+            for col in cols if full else rng.sample(cols, min(len(cols), 2)):
                 wrong = "bad-utf8" if rng.random() < 0.5 else rng.choice(list(SQL_WRONG))
-                yield Mutant("sql-row", f"sql-row:{t}.{col}@{rowid}={wrong}",
-                             _sql(lambda c, t=t, col=col, w=wrong, r=rowid:
-                                  c.execute(f"UPDATE {_q(t)} SET {_q(col)} = {SQL_WRONG[w]} WHERE {_where(keys[t])}", r)),
-                             record=("row", t, rowid))  # type: ignore[arg-type]
+                yield Mutant(
+                    "sql-row",
+                    f"sql-row:{t}.{col}@{rowid}={wrong}",
+                    _sql(
+                        lambda c, t=t, col=col, w=wrong, r=rowid: c.execute(
+                            f"UPDATE {_q(t)} SET {_q(col)} = {SQL_WRONG[w]} WHERE {_where(keys[t])}", r
+                        )
+                    ),
+                    record=("row", t, rowid),
+                )  # type: ignore[arg-type]
     for (t, col), found in cells.items():
         yield from _cell_mutants(t, col, keys[t], found, rng, full=full)
 
 
-def _cell_mutants(t: str, col: str, key: list[str], found: list[tuple[int, Any, str]], rng: random.Random, *, full: bool) -> Iterator[Mutant]:
+def _cell_mutants(
+    t: str, col: str, key: list[str], found: list[tuple[int, Any, str]], rng: random.Random, *, full: bool
+) -> Iterator[Mutant]:
     """JSON kept in a column: wrong types by shape path in every row, and one row's JSON broken."""
     codec = found[0][2]
 
@@ -745,6 +807,7 @@ def _cell_mutants(t: str, col: str, key: list[str], found: list[tuple[int, Any, 
                     except sqlite3.Error:
                         pass
                 conn.execute("COMMIT")
+
         return run
 
     docs = [d for _, d, _ in found]
@@ -754,13 +817,25 @@ def _cell_mutants(t: str, col: str, key: list[str], found: list[tuple[int, Any, 
     for n, path in enumerate(chosen):
         wrong = kinds[(n + rng.randrange(len(kinds))) % len(kinds)]
         label = ".".join(str(p) for p in path)
-        yield Mutant("cell-type", f"cell-type:{t}.{col}:{label}={wrong}",
-                     _lazy_rows(lambda path=path, wrong=wrong: write({r: replace_at(d, path, WRONG[wrong])[0] for r, d, _ in found})),
-                     keeps=frozenset())
-    yield Mutant("escapes", f"cell-escapes:{t}.{col}",
-                 _lazy_rows(lambda: write({r: map_strings(d, _hostile) for r, d, _ in found})))
-    yield Mutant("escapes-ids", f"cell-escapes-ids:{t}.{col}",
-                 _lazy_rows(lambda: write({r: _hostile_ids(d) for r, d, _ in found})), keeps=frozenset())
+        yield Mutant(
+            "cell-type",
+            f"cell-type:{t}.{col}:{label}={wrong}",
+            _lazy_rows(
+                lambda path=path, wrong=wrong: write({r: replace_at(d, path, WRONG[wrong])[0] for r, d, _ in found})
+            ),
+            keeps=frozenset(),
+        )
+    yield Mutant(
+        "escapes",
+        f"cell-escapes:{t}.{col}",
+        _lazy_rows(lambda: write({r: map_strings(d, _hostile) for r, d, _ in found})),
+    )
+    yield Mutant(
+        "escapes-ids",
+        f"cell-escapes-ids:{t}.{col}",
+        _lazy_rows(lambda: write({r: _hostile_ids(d) for r, d, _ in found})),
+        keeps=frozenset(),
+    )
     picks = found if full else [rng.choice(found)]
     for rowid, doc, _ in picks:
         edits = record_edits(doc, f"HUGEMARK{rowid}")
@@ -769,8 +844,12 @@ def _cell_mutants(t: str, col: str, key: list[str], found: list[tuple[int, Any, 
         for name, new in edits.items():
             if name == "huge" and not full and rng.random() < 0.5:
                 continue
-            yield Mutant(f"cell-{name}", f"cell-{name}:{t}.{col}@{rowid}", _lazy_rows(lambda new=new, r=rowid: write({r: new})),
-                         record=("row", t, rowid))  # type: ignore[arg-type]
+            yield Mutant(
+                f"cell-{name}",
+                f"cell-{name}:{t}.{col}@{rowid}",
+                _lazy_rows(lambda new=new, r=rowid: write({r: new})),
+                record=("row", t, rowid),
+            )  # type: ignore[arg-type]
 
 
 def _lazy_rows(make: Callable[[], Callable[[Path], None]]) -> Callable[[Path], None]:

@@ -104,11 +104,18 @@ def check_markers(peer: PeerHome, provider: str, *, subagent_turns: tuple[str, .
 def check_turns_share_a_session(peer: PeerHome) -> None:
     """The prompt, reply, tool and thinking markers of one turn were said in one session (a turn split
     across sessions means an adapter put part of a conversation under another id)."""
-    kinds = {"prompt_marker": {"user"}, "reply_marker": {"assistant"}, "tool_marker": {"tool_call", "tool_result"},
-             "thinking_marker": {"reasoning"}}
+    kinds = {
+        "prompt_marker": {"user"},
+        "reply_marker": {"assistant"},
+        "tool_marker": {"tool_call", "tool_result"},
+        "thinking_marker": {"reasoning"},
+    }
     for turn in peer.truth["turns"]:
-        found = [{h["session_id"] for h in peer.hits(turn[key]) if h["kind"] in wanted}
-                 for key, wanted in kinds.items() if key in turn]
+        found = [
+            {h["session_id"] for h in peer.hits(turn[key]) if h["kind"] in wanted}
+            for key, wanted in kinds.items()
+            if key in turn
+        ]
         if found:
             assert set.intersection(*found), f"{turn['session']}: its markers are in different sessions: {found}"
 

@@ -15,7 +15,7 @@ HOSTILE_NAMES = (
     "proj; rm -rf ~",
     "$(touch pwned)",
     "`touch pwned`",
-    "it's \"quoted\"",
+    'it\'s "quoted"',
     "two  spaces",
     "line\nbreak",
     "-starts-with-dash",
@@ -39,8 +39,10 @@ def run_with_stub(command: str, agent: str, tmp: Path) -> tuple[str, list[str]]:
     bin_dir.mkdir(exist_ok=True)
     log = tmp / "stub-calls.jsonl"
     script = bin_dir / agent
-    script.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
-                      f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=env, cwd=tmp, timeout=30)

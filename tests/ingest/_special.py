@@ -65,7 +65,13 @@ def dir_loop(p: Path) -> None:
         (p / "self").symlink_to(".")
 
 
-SPECIALS: dict[str, Special] = {"fifo": fifo, "socket": sock, "loop": loop, "directory": directory, "dangling": dangling}
+SPECIALS: dict[str, Special] = {
+    "fifo": fifo,
+    "socket": sock,
+    "loop": loop,
+    "directory": directory,
+    "dangling": dangling,
+}
 
 
 def unreadable(p: Path) -> None:

@@ -24,9 +24,13 @@ ECHO = "> /usr/bin/aider --model openai/gpt-x --message {prompt}  \n"
 def run_text(when: str, prompt: str, reply: str, *, echo: bool = True, extra_status: str = "") -> str:
     """One Aider run as 0.86 writes it: heading, status block (command-line echo first), prompt, reply, tokens."""
     prompt_lines = "  \n".join(f"#### {ln}" for ln in prompt.split("\n"))
-    status = (ECHO.format(prompt=prompt) if echo else "") + "> Aider v0.86.2  \n> Model: openai/gpt-x with diff edit format  \n"
-    return (f"\n# aider chat started at {when}\n\n{status}{extra_status}\n{prompt_lines}  \n\n{reply}\n\n"
-            "> Tokens: 2.5k sent, 120 received. Cost: $0.01 message, $0.01 session.  \n")
+    status = (
+        ECHO.format(prompt=prompt) if echo else ""
+    ) + "> Aider v0.86.2  \n> Model: openai/gpt-x with diff edit format  \n"
+    return (
+        f"\n# aider chat started at {when}\n\n{status}{extra_status}\n{prompt_lines}  \n\n{reply}\n\n"
+        "> Tokens: 2.5k sent, 120 received. Cost: $0.01 message, $0.01 session.  \n"
+    )
 
 
 def write(path: Path, text: str) -> Path:
@@ -61,12 +65,18 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_one_run_kinds_origins_and_the_echo_copy(project: Path) -> None:
-    path = write(project / HISTORY_NAME, run_text("2026-11-20 10:00:00", "修复数据库迁移 ERR_AIDER_7 please",
-                                                  "数据库迁移完成。日本語: 完了しました。"))
+    path = write(
+        project / HISTORY_NAME,
+        run_text("2026-11-20 10:00:00", "修复数据库迁移 ERR_AIDER_7 please", "数据库迁移完成。日本語: 完了しました。"),
+    )
     items = read(path)
     evs = events(items)
-    assert [(e.kind, e.origin) for e in evs] == [("meta", "provider"), ("user", "human"), ("assistant", "agent"),
-                                                 ("meta", "provider")]
+    assert [(e.kind, e.origin) for e in evs] == [
+        ("meta", "provider"),
+        ("user", "human"),
+        ("assistant", "agent"),
+        ("meta", "provider"),
+    ]
     assert by_kind(items, "user") == ["修复数据库迁移 ERR_AIDER_7 please"]
     echo = evs[0].text
     assert "ERR_AIDER_7" not in echo, "the command-line echo's copy of the prompt is cut"
@@ -84,8 +94,10 @@ def test_each_heading_is_a_session_with_its_local_start_time(project: Path, monk
     monkeypatch.setenv("TZ", "JST-9")  # a POSIX zone: 9 hours east of UTC, no tz database needed
     time.tzset()
     try:
-        path = write(project / HISTORY_NAME, run_text("2026-11-20 10:00:00", "first", "one")
-                     + run_text("2026-11-20 11:30:00", "second", "two"))
+        path = write(
+            project / HISTORY_NAME,
+            run_text("2026-11-20 10:00:00", "first", "one") + run_text("2026-11-20 11:30:00", "second", "two"),
+        )
         items = read(path)
     finally:
         monkeypatch.delenv("TZ")
@@ -102,9 +114,13 @@ def test_each_heading_is_a_session_with_its_local_start_time(project: Path, monk
 
 
 def test_multi_line_prompt_markdown_in_replies_and_multi_line_status(project: Path) -> None:
-    reply = ("Here is the plan.\n\n#### Step 1\n\n> a quote in the reply\n\n```python\nprint('x')\n```")
-    text = run_text("2026-11-20 10:00:00", "line one\nline two", reply,
-                    extra_status="> Added shop/db.py to the chat\nwhich spans two lines  \n")
+    reply = "Here is the plan.\n\n#### Step 1\n\n> a quote in the reply\n\n```python\nprint('x')\n```"
+    text = run_text(
+        "2026-11-20 10:00:00",
+        "line one\nline two",
+        reply,
+        extra_status="> Added shop/db.py to the chat\nwhich spans two lines  \n",
+    )
     path = write(project / HISTORY_NAME, text + "\n#### <blank>  \n\n#### and a follow-up  \n\nok\n")
     items = read(path)
     assert by_kind(items, "user") == ["line one\nline two", "and a follow-up"]
@@ -133,8 +149,9 @@ def test_lines_before_the_first_heading_and_an_empty_file_are_named(project: Pat
 
 
 def test_garbage_and_control_characters_do_not_break_the_rest(project: Path) -> None:
-    raw = (b"\xff\xfe\x00garbage\n" + run_text("2026-11-20 10:00:00", "p \x1b[31mred\x1b[0m", "caf\xe9").encode()
-           .replace("café".encode(), b"caf\xe9"))
+    raw = b"\xff\xfe\x00garbage\n" + run_text(
+        "2026-11-20 10:00:00", "p \x1b[31mred\x1b[0m", "caf\xe9"
+    ).encode().replace("café".encode(), b"caf\xe9")
     project.mkdir(parents=True)
     (project / HISTORY_NAME).write_bytes(raw)
     items = read(project / HISTORY_NAME)
@@ -165,8 +182,12 @@ def test_resume_reads_only_what_was_added_and_replaces_the_open_block(project: P
     third = read(path, cursor_of(second))
     new = [s for s in sessions(third) if s != sid]
     assert len(new) == 1
-    assert [(e.seq, e.kind) for e in events(third) if e.session == new[0]] == [(0, "meta"), (1, "user"), (2, "assistant"),
-                                                                            (3, "meta")]
+    assert [(e.seq, e.kind) for e in events(third) if e.session == new[0]] == [
+        (0, "meta"),
+        (1, "user"),
+        (2, "assistant"),
+        (3, "meta"),
+    ]
     assert [e.seq for e in events(third) if e.session == sid] == [5], "only the old session's open block again"
     assert cursor_of(third).session == f"aider:{new[0].split(':', 1)[1]}"
 
@@ -312,7 +333,9 @@ def test_a_long_append_then_a_new_run_loses_nothing(home: Path, run) -> None:
     assert (doc["grown"], doc["events_added"], doc["events_removed"]) == (1, 3, 1)
 
 
-def test_a_line_beyond_the_cap_is_skipped_and_the_cursor_stays_exact(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_line_beyond_the_cap_is_skipped_and_the_cursor_stays_exact(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VOYAGER_MAX_LINE_BYTES", str(1 << 16))
     huge = "x" * 70_000
     path = write(project / HISTORY_NAME, run_text("2026-11-20 10:00:00", "before", f"start\n{huge}\nend"))
@@ -329,8 +352,9 @@ def test_a_line_beyond_the_cap_is_skipped_and_the_cursor_stays_exact(project: Pa
 def test_a_garbled_heading_costs_its_time_not_its_run(project: Path) -> None:
     # A heading that was not exactly "# aider chat started at <time>" (junk after it, or the time itself
     # garbled) was not a heading: every line of its run was skipped as before-the-first-heading.
-    text = (run_text("2026-11-20 10:00:00 \x1b[2J junk", "first 请求 GARBLED_TAIL", "ok")
-            + run_text("2026-1\ufffd\ufffd-20 11:00:00", "second 请求 GARBLED_TIME", "ok"))
+    text = run_text("2026-11-20 10:00:00 \x1b[2J junk", "first 请求 GARBLED_TAIL", "ok") + run_text(
+        "2026-1\ufffd\ufffd-20 11:00:00", "second 请求 GARBLED_TIME", "ok"
+    )
     items = read(write(project / HISTORY_NAME, text))
     assert {p.split(" ")[0] for p in by_kind(items, "user")} == {"first", "second"}
     starts = sorted((s.started for s in sessions(items).values()), key=lambda t: t is None)

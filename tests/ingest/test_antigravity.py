@@ -29,22 +29,58 @@ CID = "7d1e2f3a-4b5c-4d6e-8f9a-0b1c2d3e4f5a"
 
 def steps(long_output: str = "ok") -> list[dict[str, Any]]:
     return [
-        {"step_index": 0, "source": "USER_EXPLICIT", "type": "USER_INPUT", "status": "DONE",
-         "created_at": "2026-12-01T08:00:00Z",
-         "content": "<USER_REQUEST>\n运行测试并修复 AG_PROMPT\n<ADDITIONAL_METADATA>{\"cwd\":\"/home/dev/店\"}"
-                    "</ADDITIONAL_METADATA></USER_REQUEST>\n<USER_SETTINGS_CHANGE>Model changed AG_SETTING"
-                    "</USER_SETTINGS_CHANGE>"},
-        {"step_index": 1, "source": "SYSTEM", "type": "CONVERSATION_HISTORY", "status": "DONE",
-         "created_at": "2026-12-01T08:00:00Z"},
-        {"step_index": 2, "source": "MODEL", "type": "PLANNER_RESPONSE", "status": "DONE",
-         "created_at": "2026-12-01T08:00:01Z", "thinking": "先运行测试 AG_THINK",
-         "tool_calls": [{"name": "run_command", "args": {"CommandLine": "\"npm test -- 登录\"", "Cwd": "\"/home/dev/店\""}}]},
-        {"step_index": 3, "source": "MODEL", "type": "RUN_COMMAND", "status": "DONE",
-         "created_at": "2026-12-01T08:00:02Z", "content": f"1 failing テスト失敗 AG_TOOLOUT {long_output}"},
-        {"step_index": 4, "source": "MODEL", "type": "PLANNER_RESPONSE", "status": "DONE",
-         "created_at": "2026-12-01T08:00:03Z", "content": "修好了 로그인 AG_REPLY"},
-        {"step_index": 5, "source": "SYSTEM", "type": "CHECKPOINT", "status": "DONE",
-         "created_at": "2026-12-01T08:00:04Z", "content": "# Resuming AG_SUMMARY"},
+        {
+            "step_index": 0,
+            "source": "USER_EXPLICIT",
+            "type": "USER_INPUT",
+            "status": "DONE",
+            "created_at": "2026-12-01T08:00:00Z",
+            "content": '<USER_REQUEST>\n运行测试并修复 AG_PROMPT\n<ADDITIONAL_METADATA>{"cwd":"/home/dev/店"}'
+            "</ADDITIONAL_METADATA></USER_REQUEST>\n<USER_SETTINGS_CHANGE>Model changed AG_SETTING"
+            "</USER_SETTINGS_CHANGE>",
+        },
+        {
+            "step_index": 1,
+            "source": "SYSTEM",
+            "type": "CONVERSATION_HISTORY",
+            "status": "DONE",
+            "created_at": "2026-12-01T08:00:00Z",
+        },
+        {
+            "step_index": 2,
+            "source": "MODEL",
+            "type": "PLANNER_RESPONSE",
+            "status": "DONE",
+            "created_at": "2026-12-01T08:00:01Z",
+            "thinking": "先运行测试 AG_THINK",
+            "tool_calls": [
+                {"name": "run_command", "args": {"CommandLine": '"npm test -- 登录"', "Cwd": '"/home/dev/店"'}}
+            ],
+        },
+        {
+            "step_index": 3,
+            "source": "MODEL",
+            "type": "RUN_COMMAND",
+            "status": "DONE",
+            "created_at": "2026-12-01T08:00:02Z",
+            "content": f"1 failing テスト失敗 AG_TOOLOUT {long_output}",
+        },
+        {
+            "step_index": 4,
+            "source": "MODEL",
+            "type": "PLANNER_RESPONSE",
+            "status": "DONE",
+            "created_at": "2026-12-01T08:00:03Z",
+            "content": "修好了 로그인 AG_REPLY",
+        },
+        {
+            "step_index": 5,
+            "source": "SYSTEM",
+            "type": "CHECKPOINT",
+            "status": "DONE",
+            "created_at": "2026-12-01T08:00:04Z",
+            "content": "# Resuming AG_SUMMARY",
+        },
     ]
 
 
@@ -57,8 +93,9 @@ def drafts(items: list[Any]) -> list[tuple[str, str, str]]:
 
 
 def read(path: Path) -> list[Any]:
-    return list(ADAPTER.read(Source(provider="antigravity", path=str(path), fingerprint=fingerprint(path),
-                                    append_only=True)))
+    return list(
+        ADAPTER.read(Source(provider="antigravity", path=str(path), fingerprint=fingerprint(path), append_only=True))
+    )
 
 
 def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
@@ -76,7 +113,11 @@ def test_steps_map_to_events_and_wrapped_context_is_not_the_prompt(home: Path) -
     items = read(write(brain(home) / "transcript.jsonl", steps()))
     assert drafts(items) == [
         ("user", "human", "运行测试并修复 AG_PROMPT"),
-        ("meta", "provider", '<USER_SETTINGS_CHANGE>Model changed AG_SETTING</USER_SETTINGS_CHANGE>\n{"cwd":"/home/dev/店"}'),
+        (
+            "meta",
+            "provider",
+            '<USER_SETTINGS_CHANGE>Model changed AG_SETTING</USER_SETTINGS_CHANGE>\n{"cwd":"/home/dev/店"}',
+        ),
         ("reasoning", "agent", "先运行测试 AG_THINK"),
         ("tool_call", "agent", "npm test -- 登录"),
         ("tool_result", "tool", "1 failing テスト失敗 AG_TOOLOUT ok"),
@@ -104,11 +145,15 @@ def test_only_the_full_transcript_is_read_when_both_exist(home: Path, run) -> No
 
 
 def test_unknown_steps_are_named_and_a_broken_line_costs_only_itself(home: Path) -> None:
-    path = write(brain(home) / "transcript.jsonl",
-                 [steps()[0], b"{not json\n", {"step_index": 9, "type": "TELEPORT", "content": "?"}, steps()[4]])
+    path = write(
+        brain(home) / "transcript.jsonl",
+        [steps()[0], b"{not json\n", {"step_index": 9, "type": "TELEPORT", "content": "?"}, steps()[4]],
+    )
     items = read(path)
-    assert [e.text for e in events(items) if e.kind in ("user", "assistant")] == ["运行测试并修复 AG_PROMPT",
-                                                                                 "修好了 로그인 AG_REPLY"]
+    assert [e.text for e in events(items) if e.kind in ("user", "assistant")] == [
+        "运行测试并修复 AG_PROMPT",
+        "修好了 로그인 AG_REPLY",
+    ]
     reasons = " | ".join(n.reason for n in notices(items))
     assert "TELEPORT" in reasons and "malformed" in reasons
 
@@ -149,7 +194,8 @@ def test_gemini_cli_files_beside_it_are_not_antigravity_sessions(home: Path) -> 
 
 
 def test_the_voyager_variable_is_authoritative_and_may_name_one_antigravity_folder(
-        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(brain(home) / "transcript.jsonl", steps())
     other = tmp_path / "agy"
     write(other / "brain" / "b1" / ".system_generated" / "logs" / "transcript.jsonl", steps())
@@ -168,8 +214,11 @@ def test_hostile_folder_names_are_data(home: Path) -> None:
 def test_probe_tells_the_two_shapes_apart(home: Path) -> None:
     full = write(brain(home) / "transcript_full.jsonl", steps())
     two = write(brain(home, "dj") / "transcript.jsonl", [{"source": "USER_EXPLICIT", "content": "hi"}])
-    assert (probe(full), probe(two), probe(home / "missing.jsonl")) == ("transcript_full:steps",
-                                                                       "transcript:source-lines", "unreadable")
+    assert (probe(full), probe(two), probe(home / "missing.jsonl")) == (
+        "transcript_full:steps",
+        "transcript:source-lines",
+        "unreadable",
+    )
 
 
 def test_nothing_is_written_beside_the_transcripts(home: Path, run) -> None:
@@ -185,9 +234,13 @@ def test_a_step_type_or_tool_calls_of_the_wrong_type_cost_only_that_step(home: P
     # a number or true (iterated): the rest of the transcript was lost.
     odd = steps()
     odd[2]["tool_calls"] = 7
-    path = write(brain(home) / "transcript.jsonl",
-                 [odd[0], {"type": ["PLANNER_RESPONSE"], "content": "x"}, {"type": {"t": 1}}, *odd[2:]])
+    path = write(
+        brain(home) / "transcript.jsonl",
+        [odd[0], {"type": ["PLANNER_RESPONSE"], "content": "x"}, {"type": {"t": 1}}, *odd[2:]],
+    )
     items = read(path)
-    assert [e.text for e in events(items) if e.kind in ("user", "assistant")] == ["运行测试并修复 AG_PROMPT",
-                                                                                 "修好了 로그인 AG_REPLY"]
+    assert [e.text for e in events(items) if e.kind in ("user", "assistant")] == [
+        "运行测试并修复 AG_PROMPT",
+        "修好了 로그인 AG_REPLY",
+    ]
     assert "step of type list" in " | ".join(n.reason for n in notices(items))

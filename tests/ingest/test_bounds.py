@@ -21,10 +21,19 @@ from voyager_sessions.ingest.adapters.base import Source, fingerprint
 
 zstandard = pytest.importorskip("zstandard")
 
+
 def _dsh_line(text: str) -> bytes:
-    return (json.dumps({"type": "user/message", "seq": 1, "time": 1_790_000_000_000,
-                        "data": {"source": {"kind": "user"}, "content": [{"type": "text", "text": text}]}})
-            + "\n").encode()
+    return (
+        json.dumps(
+            {
+                "type": "user/message",
+                "seq": 1,
+                "time": 1_790_000_000_000,
+                "data": {"source": {"kind": "user"}, "content": [{"type": "text", "text": text}]},
+            }
+        )
+        + "\n"
+    ).encode()
 
 
 def dsh_bomb(home: Path, lines: int, text: str = "bomb words here") -> Path:
@@ -102,8 +111,18 @@ def test_dsh_steps_streamed_without_an_end_are_not_held_without_bound(home, monk
     rows = [{"type": "session", "id": "chunks", "createdAt": 1_790_000_000_000}]
     for step in range(50):
         for _ in range(20):
-            rows.append({"type": "assistant/chunk", "seq": 1, "time": 1_790_000_000_000,
-                         "data": {"turn": 1, "step": step, "chunk": {"type": "text-delta", "index": 0, "text": "0123456789"}}})
+            rows.append(
+                {
+                    "type": "assistant/chunk",
+                    "seq": 1,
+                    "time": 1_790_000_000_000,
+                    "data": {
+                        "turn": 1,
+                        "step": step,
+                        "chunk": {"type": "text-delta", "index": 0, "text": "0123456789"},
+                    },
+                }
+            )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     src = Source(provider="dsh", path=str(path), fingerprint=fingerprint(path), append_only=False)
     events = [i for i in dsh.ADAPTER.read(src) if type(i).__name__ == "Event"]
@@ -118,9 +137,17 @@ def cline_bomb(home: Path, messages: int) -> Path:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write('{"version": 1, "sessionId": "1796200000000_bomb", "messages": [')
         for i in range(messages):
-            fh.write(("," if i else "") + json.dumps(
-                {"id": f"m{i}", "role": "user", "ts": 1_790_000_000_000 + i,
-                 "content": [{"type": "text", "text": '<user_input mode="act">bomb words here</user_input>'}]}))
+            fh.write(
+                ("," if i else "")
+                + json.dumps(
+                    {
+                        "id": f"m{i}",
+                        "role": "user",
+                        "ts": 1_790_000_000_000 + i,
+                        "content": [{"type": "text", "text": '<user_input mode="act">bomb words here</user_input>'}],
+                    }
+                )
+            )
         fh.write("]}")
     return path
 
@@ -153,8 +180,11 @@ def test_every_cap_variable_is_documented():
     import re
 
     root = Path(__file__).resolve().parents[2]
-    code = "".join(p.read_text(encoding="utf-8") for d in ("ingest", "search", "store", "voyager_sessions")
-                   for p in (root / d).rglob("*.py"))
+    code = "".join(
+        p.read_text(encoding="utf-8")
+        for d in ("ingest", "search", "store", "voyager_sessions")
+        for p in (root / d).rglob("*.py")
+    )
     names = set(re.findall(r"VOYAGER_MAX_[A-Z_]+", code))
     assert {"VOYAGER_MAX_SOURCE_EVENTS", "VOYAGER_MAX_JSON_BYTES", "VOYAGER_MAX_ZSTD_BYTES"} <= names
     limits = (root / "docs" / "limits.md").read_text(encoding="utf-8")
@@ -170,9 +200,11 @@ def test_a_database_of_a_million_rows_scans_in_bounded_memory(home):
     db = write_db(home, [MAIN], [])
     conn = sqlite3.connect(db)
     content = json.dumps([{"type": "text", "text": "bomb words here", "annotations": []}])
-    conn.executemany("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
-                     "VALUES (?, 'user', ?, ?, '{\"userVisible\":true,\"agentVisible\":true}')",
-                     ((MAIN["id"], content, 1_793_000_000 + i) for i in range(900_000)))
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
+        "VALUES (?, 'user', ?, ?, '{\"userVisible\":true,\"agentVisible\":true}')",
+        ((MAIN["id"], content, 1_793_000_000 + i) for i in range(900_000)),
+    )
     conn.commit()
     conn.close()
     doc = scan_peak(home)

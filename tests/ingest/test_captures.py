@@ -30,7 +30,6 @@ from voyager_sessions.ingest.manifest import agent_variables
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 #: truth.json's ``agent`` -> Voyager's provider name, where they differ.
 PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe", "interpreter": "open-interpreter", "mini": "mini-swe-agent"}
 
@@ -128,8 +127,6 @@ def capture(request, tmp_path, monkeypatch) -> Capture:
     return Capture(request.param, tmp_path, monkeypatch)
 
 
-
-
 @pytest.mark.parametrize("capture", list(_params()), indirect=True)
 def test_capture(capture: Capture) -> None:
     c = capture
@@ -176,7 +173,9 @@ def test_capture(capture: Capture) -> None:
                 continue
             hits = c.hits(marker)
             assert hits, f"subagent marker {marker} ({key}) not found"
-            children = {h["session_id"] for h in hits if sessions.get(h["session_id"], {}).get("parent") == main_session}
+            children = {
+                h["session_id"] for h in hits if sessions.get(h["session_id"], {}).get("parent") == main_session
+            }
             assert children, f"{marker}: no hit in a session whose parent is {main_session}: {hits}"
             if key == "prompt_marker":
                 assert not any(h["origin"] == "human" for h in hits), f"{marker}: a subagent's prompt is not a person's"

@@ -44,12 +44,25 @@ def user(n: int, content: Any, **extra: Any) -> dict[str, Any]:
     return base(n, type="user", message={"role": "user", "content": content}, **extra)
 
 
-def assistant(n: int, *blocks: dict[str, Any], model: str = "claude-sonnet-4-5-20250929", msg_id: str | None = None,
-              usage: dict[str, int] | None = None, **extra: Any) -> dict[str, Any]:
-    message = {"model": model, "id": msg_id or f"msg_{n}", "type": "message", "role": "assistant",
-               "content": list(blocks), "stop_reason": None, "stop_sequence": None,
-               "usage": usage or {"input_tokens": 10, "cache_creation_input_tokens": 0,
-                                  "cache_read_input_tokens": 0, "output_tokens": 5}}
+def assistant(
+    n: int,
+    *blocks: dict[str, Any],
+    model: str = "claude-sonnet-4-5-20250929",
+    msg_id: str | None = None,
+    usage: dict[str, int] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    message = {
+        "model": model,
+        "id": msg_id or f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "content": list(blocks),
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage
+        or {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5},
+    }
     return base(n, type="assistant", message=message, **extra)
 
 
@@ -87,16 +100,25 @@ def debugging_session() -> list[dict[str, Any]]:
     return [
         {"type": "file-history-snapshot", "messageId": "u-0", "snapshot": {"trackedFileBackups": {}}},
         user(1, "pytest fails with a TypeError in parse_config_v2, can you look?"),
-        assistant(2, {"type": "thinking", "thinking": "Run the failing test first.", "signature": "sig"}, msg_id="msg_a"),
+        assistant(
+            2, {"type": "thinking", "thinking": "Run the failing test first.", "signature": "sig"}, msg_id="msg_a"
+        ),
         assistant(3, text("Let me run the test."), msg_id="msg_a"),
-        assistant(4, tool_use("toolu_1", "Bash", {"command": "pytest -q tests/test_config.py", "description": "run"}),
-                  msg_id="msg_a"),
-        user(5, [tool_result("toolu_1", "E   TypeError: unsupported operand type(s) for +: 'int' and 'str'", True)],
-             toolUseResult="Error: Exit code 1"),
+        assistant(
+            4,
+            tool_use("toolu_1", "Bash", {"command": "pytest -q tests/test_config.py", "description": "run"}),
+            msg_id="msg_a",
+        ),
+        user(
+            5,
+            [tool_result("toolu_1", "E   TypeError: unsupported operand type(s) for +: 'int' and 'str'", True)],
+            toolUseResult="Error: Exit code 1",
+        ),
         assistant(6, tool_use("toolu_2", "Read", {"file_path": "/home/dev/src/配置.py"}), msg_id="msg_b"),
         user(7, [tool_result("toolu_2", [text("def parse_config_v2(raw):"), {"type": "image", "source": {}}])]),
-        assistant(8, {"type": "redacted_thinking", "data": "xxxx"}, text("Fixed: cast the port to int."),
-                  msg_id="msg_c"),
+        assistant(
+            8, {"type": "redacted_thinking", "data": "xxxx"}, text("Fixed: cast the port to int."), msg_id="msg_c"
+        ),
     ]
 
 
@@ -127,13 +149,30 @@ def test_kinds_origins_and_tool_pairing(projects: Path) -> None:
     items = read(write(session_file(projects), debugging_session()))
     got = [(e.seq, e.kind, e.origin, e.text, e.tool, e.call_id, e.exit_code, e.is_error) for e in events(items)]
     assert got == [
-        (0, "user", "human", "pytest fails with a TypeError in parse_config_v2, can you look?", None, None, None, False),
+        (
+            0,
+            "user",
+            "human",
+            "pytest fails with a TypeError in parse_config_v2, can you look?",
+            None,
+            None,
+            None,
+            False,
+        ),
         (1, "reasoning", "agent", "Run the failing test first.", None, None, None, False),
         (2, "assistant", "agent", "Let me run the test.", None, None, None, False),
         (3, "tool_call", "agent", "pytest -q tests/test_config.py", "Bash", "toolu_1", None, False),
         # Claude records no exit code: a failed result keeps is_error and exit_code None.
-        (4, "tool_result", "tool", "E   TypeError: unsupported operand type(s) for +: 'int' and 'str'",
-         None, "toolu_1", None, True),
+        (
+            4,
+            "tool_result",
+            "tool",
+            "E   TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+            None,
+            "toolu_1",
+            None,
+            True,
+        ),
         (5, "tool_call", "agent", '{"file_path":"/home/dev/src/配置.py"}', "Read", "toolu_2", None, False),
         (6, "tool_result", "tool", "def parse_config_v2(raw):", None, "toolu_2", None, False),
         (7, "assistant", "agent", "Fixed: cast the port to int.", None, None, None, False),
@@ -162,7 +201,9 @@ def test_injected_user_lines_are_provider_meta(projects: Path, line: dict[str, A
 
 
 def test_text_blocks_beside_images_are_prompts(projects: Path) -> None:
-    line = user(1, [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}, text("what is in this screenshot?")])
+    line = user(
+        1, [{"type": "image", "source": {"type": "base64", "data": "AAAA"}}, text("what is in this screenshot?")]
+    )
     [event] = events(read(write(session_file(projects), [line])))
     assert (event.kind, event.origin, event.text) == ("user", "human", "what is in this screenshot?")
 
@@ -196,14 +237,24 @@ def test_synthetic_assistant_messages_are_provider_meta(projects: Path) -> None:
         assistant(3, text("API Error: 529 overloaded"), model="<synthetic>", isApiErrorMessage=True),
     ]
     items = read(write(session_file(projects), lines))
-    assert [(e.kind, e.origin) for e in events(items)] == [("user", "human"), ("assistant", "agent"), ("meta", "provider")]
+    assert [(e.kind, e.origin) for e in events(items)] == [
+        ("user", "human"),
+        ("assistant", "agent"),
+        ("meta", "provider"),
+    ]
     assert last_session(items).model == "claude-sonnet-4-5-20250929"
 
 
 def test_tool_input_rendering_keeps_full_content(projects: Path) -> None:
     long_body = "x = 1\n" * 2000
-    lines = [assistant(1, tool_use("t1", "Write", {"file_path": "a.py", "content": long_body}),
-                       tool_use("t2", "Bash", {"command": "ls -la"}), tool_use("t3", "TodoWrite", {}))]
+    lines = [
+        assistant(
+            1,
+            tool_use("t1", "Write", {"file_path": "a.py", "content": long_body}),
+            tool_use("t2", "Bash", {"command": "ls -la"}),
+            tool_use("t3", "TodoWrite", {}),
+        )
+    ]
     calls = events(read(write(session_file(projects), lines)))
     assert json.loads(calls[0].text) == {"file_path": "a.py", "content": long_body}
     assert calls[1].text == "ls -la"
@@ -253,18 +304,29 @@ def test_title_from_a_summary_line_at_the_end_updates_the_session(projects: Path
 
 def test_title_from_sessions_index_wins(projects: Path) -> None:
     path = write(session_file(projects), [{"type": "summary", "summary": "old", "leafUuid": "x"}, user(1, "hi")])
-    index = {"version": 1, "entries": [
-        {"sessionId": "someone-else", "summary": "not this", "modified": "2026-11-02T09:00:00Z"},
-        {"sessionId": SID, "summary": "Renamed: config parser", "modified": "2026-11-02T09:00:00Z",
-         "fileMtime": 1793610000000},
-    ]}
+    index = {
+        "version": 1,
+        "entries": [
+            {"sessionId": "someone-else", "summary": "not this", "modified": "2026-11-02T09:00:00Z"},
+            {
+                "sessionId": SID,
+                "summary": "Renamed: config parser",
+                "modified": "2026-11-02T09:00:00Z",
+                "fileMtime": 1793610000000,
+            },
+        ],
+    }
     (path.parent / "sessions-index.json").write_text(json.dumps(index))
     assert last_session(read(path)).title == "Renamed: config parser"
 
 
-@pytest.mark.parametrize("content", ["{not json", "[]", '{"entries": "nope"}', '{"entries": [1, {"sessionId": 3}]}', ""])
+@pytest.mark.parametrize(
+    "content", ["{not json", "[]", '{"entries": "nope"}', '{"entries": [1, {"sessionId": 3}]}', ""]
+)
 def test_a_corrupt_sessions_index_is_no_error(projects: Path, content: str) -> None:
-    path = write(session_file(projects), [{"type": "summary", "summary": "from the file", "leafUuid": "x"}, user(1, "hi")])
+    path = write(
+        session_file(projects), [{"type": "summary", "summary": "from the file", "leafUuid": "x"}, user(1, "hi")]
+    )
     (path.parent / "sessions-index.json").write_text(content)
     items = read(path)
     assert last_session(items).title == "from the file"
@@ -283,7 +345,11 @@ def test_subagent_beside_the_session(projects: Path) -> None:
     assert (s.id, s.native_id, s.parent) == ("claude:agent-a1b2", "agent-a1b2", f"claude:{SID}")
     # The parent agent wrote the prompt, not a person.
     assert [(e.kind, e.origin) for e in events(items)] == [
-        ("user", "provider"), ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent")]
+        ("user", "provider"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+    ]
     assert all(e.session == "claude:agent-a1b2" for e in events(items))
     assert s.resume == f"cd '{CWD}' && claude --resume {SID}", "a subagent is resumed through its parent"
 
@@ -317,7 +383,9 @@ def test_resume_after_append_yields_only_new_events(projects: Path) -> None:
     cursor = cursor_of(first)
     assert cursor.offset == path.stat().st_size and cursor.next_seq == 8 and cursor.session == f"claude:{SID}"
 
-    append(path, [user(9, "now run the whole suite"), assistant(10, text("All 42 tests pass."), model="claude-opus-4-1")])
+    append(
+        path, [user(9, "now run the whole suite"), assistant(10, text("All 42 tests pass."), model="claude-opus-4-1")]
+    )
     again = read(path, cursor)
     assert [(e.seq, e.text) for e in events(again)] == [(8, "now run the whole suite"), (9, "All 42 tests pass.")]
     s = last_session(again)

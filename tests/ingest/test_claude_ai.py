@@ -22,32 +22,67 @@ ROOT = "00000000-0000-4000-8000-000000000000"
 
 
 def msg(uuid: str, parent: str, sender: str, content: list[Any] | None = None, text: str = "", **extra: Any) -> dict:
-    return {"uuid": uuid, "parent_message_uuid": parent, "sender": sender, "text": text, "content": content or [],
-            "created_at": "2026-01-01T00:00:01.123456Z", "updated_at": "2026-01-01T00:00:01Z", "attachments": [],
-            "files": [], **extra}
+    return {
+        "uuid": uuid,
+        "parent_message_uuid": parent,
+        "sender": sender,
+        "text": text,
+        "content": content or [],
+        "created_at": "2026-01-01T00:00:01.123456Z",
+        "updated_at": "2026-01-01T00:00:01Z",
+        "attachments": [],
+        "files": [],
+        **extra,
+    }
 
 
-def conversation(uuid: str = "c1a2b3c4-0000-4000-8000-00000000000a", name: str = "登录修复 TITLE_CAI",
-                 leaf: str | None = "m5", extra: list[Any] | None = None) -> dict[str, Any]:
+def conversation(
+    uuid: str = "c1a2b3c4-0000-4000-8000-00000000000a",
+    name: str = "登录修复 TITLE_CAI",
+    leaf: str | None = "m5",
+    extra: list[Any] | None = None,
+) -> dict[str, Any]:
     messages = [
         msg("m1", ROOT, "human", [{"type": "text", "text": "旧问题 OLDPROMPT_CAI"}]),
-        msg("m2", ROOT, "human", [{"type": "text", "text": "登录失败了 PROMPT_CAI 日本語も"}],
-            attachments=[{"file_name": "错误.log", "file_type": "text/plain",
-                          "extracted_content": "Traceback ATTACH_CAI"}]),
-        msg("m3", "m2", "assistant", [
-            {"type": "thinking", "thinking": "检查会话 THINK_CAI"},
-            {"type": "tool_use", "id": "tu1", "name": "web_search", "input": {"query": "会话过期 SEARCH_CAI"}},
-            {"type": "tool_result", "tool_use_id": "tu1", "name": "web_search",
-             "content": [{"type": "text", "text": "结果 TOOLOUT_CAI"}]},
-            {"type": "text", "text": "修好了 REPLY_CAI。한국어: 완료"},
-            {"type": "token_budget"}]),
+        msg(
+            "m2",
+            ROOT,
+            "human",
+            [{"type": "text", "text": "登录失败了 PROMPT_CAI 日本語も"}],
+            attachments=[
+                {"file_name": "错误.log", "file_type": "text/plain", "extracted_content": "Traceback ATTACH_CAI"}
+            ],
+        ),
+        msg(
+            "m3",
+            "m2",
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "检查会话 THINK_CAI"},
+                {"type": "tool_use", "id": "tu1", "name": "web_search", "input": {"query": "会话过期 SEARCH_CAI"}},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "tu1",
+                    "name": "web_search",
+                    "content": [{"type": "text", "text": "结果 TOOLOUT_CAI"}],
+                },
+                {"type": "text", "text": "修好了 REPLY_CAI。한국어: 완료"},
+                {"type": "token_budget"},
+            ],
+        ),
         msg("m4", "m3", "human", text="只有文本 TEXTONLY_CAI"),
         msg("m5", "m4", "assistant", text="好的 PLAIN_CAI"),
         *(extra or []),
     ]
-    return {"uuid": uuid, "name": name, "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:05:00Z",
-            "account": {"uuid": "acct"}, "chat_messages": messages,
-            **({"current_leaf_message_uuid": leaf} if leaf else {})}
+    return {
+        "uuid": uuid,
+        "name": name,
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:05:00Z",
+        "account": {"uuid": "acct"},
+        "chat_messages": messages,
+        **({"current_leaf_message_uuid": leaf} if leaf else {}),
+    }
 
 
 def write_export(path: Path, convs: list[Any], *, as_zip: bool = False) -> Path:
@@ -91,10 +126,15 @@ def test_without_a_leaf_every_message_in_order(home: Path, tmp_path: Path, run) 
 
 
 def test_hostile_pieces_cost_only_themselves(home: Path, tmp_path: Path, run) -> None:
-    bad = conversation("c2", leaf=None, extra=[5, msg("m6", "m5", "system", text="x"),
-                                               msg("m7", "m6", "assistant", [{"type": "sparkle"}, 3])])
-    export = write_export(tmp_path / "conversations.json",
-                          [conversation(), bad, {"name": "no id"}, {"uuid": "c3", "chat_messages": "no"}, None])
+    bad = conversation(
+        "c2",
+        leaf=None,
+        extra=[5, msg("m6", "m5", "system", text="x"), msg("m7", "m6", "assistant", [{"type": "sparkle"}, 3])],
+    )
+    export = write_export(
+        tmp_path / "conversations.json",
+        [conversation(), bad, {"name": "no id"}, {"uuid": "c3", "chat_messages": "no"}, None],
+    )
     run("import", str(export))
     out = scan(run)
     assert out["failed"] == 0 and len(sessions(run)) == 2
@@ -112,8 +152,11 @@ def test_a_broken_export_is_named_not_empty(home: Path, tmp_path: Path, run) -> 
 
 
 def test_visible_branch() -> None:
-    ms = [{"uuid": "a", "parent_message_uuid": ROOT}, {"uuid": "b", "parent_message_uuid": "a"},
-          {"uuid": "x", "parent_message_uuid": ROOT}]
+    ms = [
+        {"uuid": "a", "parent_message_uuid": ROOT},
+        {"uuid": "b", "parent_message_uuid": "a"},
+        {"uuid": "x", "parent_message_uuid": ROOT},
+    ]
     assert [m["uuid"] for m in visible_branch(ms, "b")] == ["a", "b"]
     assert visible_branch(ms, "nope") == ms
     loop = [{"uuid": "a", "parent_message_uuid": "b"}, {"uuid": "b", "parent_message_uuid": "a"}]

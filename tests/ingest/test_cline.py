@@ -32,6 +32,7 @@ def json_reading(request, monkeypatch) -> str:
         monkeypatch.setattr(jsondoc, "STREAM_JSON_BYTES", 0)
     return request.param
 
+
 CWD = "/home/dev/商店"
 
 
@@ -39,14 +40,23 @@ CWD = "/home/dev/商店"
 
 
 def prompt(mid: str, text: str, ts: int, mode: str = "act") -> dict[str, Any]:
-    return {"id": mid, "role": "user", "content": [{"type": "text", "text": f'<user_input mode="{mode}">{text}</user_input>'}],
-            "ts": ts}
+    return {
+        "id": mid,
+        "role": "user",
+        "content": [{"type": "text", "text": f'<user_input mode="{mode}">{text}</user_input>'}],
+        "ts": ts,
+    }
 
 
 def assistant(mid: str, blocks: list[dict[str, Any]], ts: int) -> dict[str, Any]:
-    return {"id": mid, "role": "assistant", "content": blocks, "ts": ts,
-            "modelInfo": {"id": "mock-model", "provider": "openai-compatible"},
-            "metrics": {"inputTokens": 100, "outputTokens": 20}}
+    return {
+        "id": mid,
+        "role": "assistant",
+        "content": blocks,
+        "ts": ts,
+        "modelInfo": {"id": "mock-model", "provider": "openai-compatible"},
+        "metrics": {"inputTokens": 100, "outputTokens": 20},
+    }
 
 
 def run_commands(call_id: str, *commands: str) -> dict[str, Any]:
@@ -54,46 +64,109 @@ def run_commands(call_id: str, *commands: str) -> dict[str, Any]:
 
 
 def results(mid: str, call_id: str, outcomes: list[tuple[str, str, bool]], ts: int) -> dict[str, Any]:
-    return {"id": mid, "role": "user", "ts": ts, "content": [
-        {"type": "tool_result", "tool_use_id": call_id, "name": "run_commands",
-         "content": [{"query": q, "result": r, "success": ok} for q, r, ok in outcomes]}]}
+    return {
+        "id": mid,
+        "role": "user",
+        "ts": ts,
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "name": "run_commands",
+                "content": [{"query": q, "result": r, "success": ok} for q, r, ok in outcomes],
+            }
+        ],
+    }
 
 
 def conversation() -> list[dict[str, Any]]:
     return [
         prompt("u1", "把数据库迁移跑一遍 MIGRATE_KIWI", 1796200000100),
-        assistant("a1", [{"type": "thinking", "thinking": "先检查迁移脚本 PONDER_KIWI"},
-                         {"type": "text", "text": "我来运行迁移。"},
-                         run_commands("call_1", "make migrate", "make check")], 1796200000200),
-        results("r1", "call_1", [("make migrate", "migrated 3 tables OUTPUT_KIWI\n", True),
-                                 ("make check", "FAILED\n[Command exited with code 2]", False)], 1796200000300),
-        assistant("a2", [{"type": "text", "text": "迁移完成，检查失败。日本語: 移行完了。한국어: 완료 ANSWER_KIWI"}], 1796200000400),
-        {"id": "u2", "role": "user", "ts": 1796200000500,
-         "content": [{"type": "text", "text": "<mode_notice>switched to plan mode NOTICE_KIWI</mode_notice>"}]},
-        assistant("a2", [{"type": "text", "text": "迁移完成，检查失败。日本語: 移行完了。한국어: 완료 ANSWER_KIWI"}], 1796200000400),
+        assistant(
+            "a1",
+            [
+                {"type": "thinking", "thinking": "先检查迁移脚本 PONDER_KIWI"},
+                {"type": "text", "text": "我来运行迁移。"},
+                run_commands("call_1", "make migrate", "make check"),
+            ],
+            1796200000200,
+        ),
+        results(
+            "r1",
+            "call_1",
+            [
+                ("make migrate", "migrated 3 tables OUTPUT_KIWI\n", True),
+                ("make check", "FAILED\n[Command exited with code 2]", False),
+            ],
+            1796200000300,
+        ),
+        assistant(
+            "a2",
+            [{"type": "text", "text": "迁移完成，检查失败。日本語: 移行完了。한국어: 완료 ANSWER_KIWI"}],
+            1796200000400,
+        ),
+        {
+            "id": "u2",
+            "role": "user",
+            "ts": 1796200000500,
+            "content": [{"type": "text", "text": "<mode_notice>switched to plan mode NOTICE_KIWI</mode_notice>"}],
+        },
+        assistant(
+            "a2",
+            [{"type": "text", "text": "迁移完成，检查失败。日本語: 移行完了。한국어: 완료 ANSWER_KIWI"}],
+            1796200000400,
+        ),
     ]
 
 
 def manifest(sid: str = SID, *, cwd: str = CWD, title: str = "把数据库迁移跑一遍 MIGRATE_KI") -> dict[str, Any]:
-    return {"version": 1, "session_id": sid, "source": "cli", "started_at": "2026-12-02T08:00:00.000Z",
-            "ended_at": "2026-12-02T08:05:00.000Z", "status": "completed", "provider": "openai-compatible",
-            "model": "mock-model", "cwd": cwd, "workspace_root": cwd, "prompt": "把数据库迁移跑一遍 MIGRATE_KIWI",
-            "metadata": {"sessionHistoryOrigin": {"mode": "user", "version": "3.0.65"}, "title": title,
-                         "usage": {"inputTokens": 400, "outputTokens": 80}}}
+    return {
+        "version": 1,
+        "session_id": sid,
+        "source": "cli",
+        "started_at": "2026-12-02T08:00:00.000Z",
+        "ended_at": "2026-12-02T08:05:00.000Z",
+        "status": "completed",
+        "provider": "openai-compatible",
+        "model": "mock-model",
+        "cwd": cwd,
+        "workspace_root": cwd,
+        "prompt": "把数据库迁移跑一遍 MIGRATE_KIWI",
+        "metadata": {
+            "sessionHistoryOrigin": {"mode": "user", "version": "3.0.65"},
+            "title": title,
+            "usage": {"inputTokens": 400, "outputTokens": 80},
+        },
+    }
 
 
-def write_cli(data: Path, messages: list[Any], sid: str = SID, *, man: dict[str, Any] | None = None,
-              stem: str | None = None, header: dict[str, Any] | None = None) -> Path:
+def write_cli(
+    data: Path,
+    messages: list[Any],
+    sid: str = SID,
+    *,
+    man: dict[str, Any] | None = None,
+    stem: str | None = None,
+    header: dict[str, Any] | None = None,
+) -> Path:
     folder = data / "sessions" / sid
     folder.mkdir(parents=True, exist_ok=True)
-    doc = {"version": 1, "updated_at": "2026-12-02T08:05:00.000Z", "agent": "lead", "sessionId": sid,
-           "origin": {"source": "cli", "mode": "user", "sessionId": sid, "version": "3.0.65"}, "messages": messages,
-           "system_prompt": "You are Cline, SYSTEM_KIWI"}
+    doc = {
+        "version": 1,
+        "updated_at": "2026-12-02T08:05:00.000Z",
+        "agent": "lead",
+        "sessionId": sid,
+        "origin": {"source": "cli", "mode": "user", "sessionId": sid, "version": "3.0.65"},
+        "messages": messages,
+        "system_prompt": "You are Cline, SYSTEM_KIWI",
+    }
     doc.update(header or {})
     path = folder / f"{stem or sid}.messages.json"
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
     if stem is None:
-        (folder / f"{sid}.json").write_text(json.dumps(man or manifest(sid), ensure_ascii=False, indent=2), encoding="utf-8")
+        (folder / f"{sid}.json").write_text(
+            json.dumps(man or manifest(sid), ensure_ascii=False, indent=2), encoding="utf-8"
+        )
     return path
 
 
@@ -113,13 +186,21 @@ def test_cli_kinds_origins_tools_and_dedupe(tmp_path: Path) -> None:
     items = read(write_cli(tmp_path / "data", conversation()))
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("reasoning", "agent"), ("assistant", "agent"), ("tool_call", "agent"), ("tool_result", "tool"),
-        ("assistant", "agent"), ("meta", "provider")]
+        ("user", "human"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+        ("meta", "provider"),
+    ]
     assert evs[0].text == "把数据库迁移跑一遍 MIGRATE_KIWI", "the <user_input> wrapper is stripped"
     call, result = evs[3], evs[4]
     assert (call.text, call.tool, call.call_id) == ("make migrate\nmake check", "run_commands", "call_1")
     assert result.text == "migrated 3 tables OUTPUT_KIWI\n\nFAILED\n[Command exited with code 2]"
-    assert (result.call_id, result.is_error, result.exit_code) == ("call_1", True, None), "two commands, one code: whose?"
+    assert (result.call_id, result.is_error, result.exit_code) == ("call_1", True, None), (
+        "two commands, one code: whose?"
+    )
     assert sum("ANSWER_KIWI" in e.text for e in evs) == 1, "a message written twice (same id) is one event"
     assert not any("SYSTEM_KIWI" in e.text for e in evs), "the system prompt is not conversation"
     (s,) = sessions(items).values()
@@ -131,9 +212,15 @@ def test_cli_kinds_origins_tools_and_dedupe(tmp_path: Path) -> None:
 
 
 def test_cli_exit_code_only_where_recorded(tmp_path: Path) -> None:
-    items = read(write_cli(tmp_path / "data", [
-        results("r1", "c1", [("false", "[Command exited with code 3]", False)], 1),
-        results("r2", "c2", [("true", "fine", True)], 2)]))
+    items = read(
+        write_cli(
+            tmp_path / "data",
+            [
+                results("r1", "c1", [("false", "[Command exited with code 3]", False)], 1),
+                results("r2", "c2", [("true", "fine", True)], 2),
+            ],
+        )
+    )
     assert [(e.exit_code, e.is_error) for e in events(items)] == [(3, True), (None, False)]
 
 
@@ -141,11 +228,24 @@ def test_cli_subagent_links_to_its_root_and_its_prompt_is_not_a_persons(tmp_path
     data = tmp_path / "data"
     write_cli(data, conversation())
     agent = "agent_1796200000600_ab12cd"
-    sub = write_cli(data, [{"id": "s1", "role": "user", "content": [{"type": "text", "text": "检查迁移 DELEGATE_KIWI"}],
-                            "ts": 1796200000600},
-                           assistant("s2", [{"type": "text", "text": "子任务完成 SUBREPLY_KIWI"}], 1796200000700)],
-                    stem=agent, header={"agent": "subagent", "sessionId": f"{SID}__{agent}",
-                                        "origin": {"mode": "subagent", "parentThreadId": SID}})
+    sub = write_cli(
+        data,
+        [
+            {
+                "id": "s1",
+                "role": "user",
+                "content": [{"type": "text", "text": "检查迁移 DELEGATE_KIWI"}],
+                "ts": 1796200000600,
+            },
+            assistant("s2", [{"type": "text", "text": "子任务完成 SUBREPLY_KIWI"}], 1796200000700),
+        ],
+        stem=agent,
+        header={
+            "agent": "subagent",
+            "sessionId": f"{SID}__{agent}",
+            "origin": {"mode": "subagent", "parentThreadId": SID},
+        },
+    )
     items = read(sub)
     (s,) = sessions(items).values()
     assert s.native_id == f"{SID}__{agent}" and s.parent == f"cline:{SID}" and s.cwd == CWD
@@ -154,18 +254,34 @@ def test_cli_subagent_links_to_its_root_and_its_prompt_is_not_a_persons(tmp_path
 
 
 def test_cli_without_wrappers_the_prompt_is_a_persons(tmp_path: Path) -> None:
-    items = read(write_cli(tmp_path / "data", [
-        {"id": "u", "role": "user", "content": "plain prompt", "ts": 1},
-        {"id": "m", "role": "user", "content": [{"type": "text", "text": "<mode_notice>act</mode_notice>"}], "ts": 2},
-        {"id": "a", "role": "assistant", "content": [{"type": "thinking", "text": "quiet thought"}], "ts": 3}]))
+    items = read(
+        write_cli(
+            tmp_path / "data",
+            [
+                {"id": "u", "role": "user", "content": "plain prompt", "ts": 1},
+                {
+                    "id": "m",
+                    "role": "user",
+                    "content": [{"type": "text", "text": "<mode_notice>act</mode_notice>"}],
+                    "ts": 2,
+                },
+                {"id": "a", "role": "assistant", "content": [{"type": "thinking", "text": "quiet thought"}], "ts": 3},
+            ],
+        )
+    )
     assert [(e.kind, e.origin, e.text) for e in events(items)] == [
-        ("user", "human", "plain prompt"), ("meta", "provider", "<mode_notice>act</mode_notice>"),
-        ("reasoning", "agent", "quiet thought")]
+        ("user", "human", "plain prompt"),
+        ("meta", "provider", "<mode_notice>act</mode_notice>"),
+        ("reasoning", "agent", "quiet thought"),
+    ]
 
 
 def test_cli_bad_pieces_are_named_and_neighbours_kept(tmp_path: Path) -> None:
-    msgs = conversation()[:2] + ["not a message", {"id": "x", "role": "system", "content": "?"},
-                                 assistant("a9", [{"type": "hologram", "data": 1}, {"type": "text", "text": "still here"}], 9)]
+    msgs = conversation()[:2] + [
+        "not a message",
+        {"id": "x", "role": "system", "content": "?"},
+        assistant("a9", [{"type": "hologram", "data": 1}, {"type": "text", "text": "still here"}], 9),
+    ]
     items = read(write_cli(tmp_path / "data", msgs))
     assert "still here" in [e.text for e in events(items)]
     (notice,) = notices(items)
@@ -195,7 +311,9 @@ def test_where_the_cli_store_is(tmp_path: Path) -> None:
     assert sessions_dir({"HOME": home, "CLINE_DIR": "/c"}) == Path("/c/data/sessions")
     assert sessions_dir({"HOME": home, "CLINE_DIR": "/c", "CLINE_DATA_DIR": "/d"}) == Path("/d/sessions")
     assert sessions_dir({"HOME": home, "CLINE_DATA_DIR": "/d", "CLINE_SESSION_DATA_DIR": "/s"}) == Path("/s")
-    assert sessions_dir({"HOME": home, "CLINE_SESSION_DATA_DIR": "/s", "VOYAGER_CLINE_HOME": "/v"}) == Path("/v/sessions")
+    assert sessions_dir({"HOME": home, "CLINE_SESSION_DATA_DIR": "/s", "VOYAGER_CLINE_HOME": "/v"}) == Path(
+        "/v/sessions"
+    )
 
 
 def test_discovery_skips_copies_and_names_a_manifest_without_messages(tmp_path: Path) -> None:
@@ -233,16 +351,31 @@ def ui(ts: int, kind: str, what: str, text: str | None = None, **extra: Any) -> 
 def ui_task() -> list[dict[str, Any]]:
     return [
         ui(1767300000000, "say", "text", "修复登录页面的空指针 CRASH_PLUM"),
-        ui(1767300000100, "say", "api_req_started", json.dumps({"request": "<task>\n修复登录页面 CRASH_PLUM\n</task>",
-                                                                "tokensIn": 120, "tokensOut": 30})),
+        ui(
+            1767300000100,
+            "say",
+            "api_req_started",
+            json.dumps({"request": "<task>\n修复登录页面 CRASH_PLUM\n</task>", "tokensIn": 120, "tokensOut": 30}),
+        ),
         ui(1767300000200, "say", "reasoning", "先看日志 MUSE_PLUM"),
         ui(1767300000300, "say", "text", "我先运行测试", partial=True),
         ui(1767300000300, "say", "text", "我先运行测试。日本語: テストを実行します STREAM_PLUM", partial=False),
         ui(1767300000400, "ask", "command", "npm test -- login PROBE_PLUMREQ_APP"),
         ui(1767300000500, "ask", "command_output", "1 failing: TypeError RESULT_PLUM"),
-        ui(1767300000600, "ask", "tool", json.dumps({"tool": "editedExistingFile", "path": "src/login.ts",
-                                                      "diff": "- user.name\n+ user?.name EDIT_PLUM"})),
-        ui(1767300000700, "ask", "followup", json.dumps({"question": "要同时修复注册页吗? ASK_PLUM", "options": ["是", "否"]})),
+        ui(
+            1767300000600,
+            "ask",
+            "tool",
+            json.dumps(
+                {"tool": "editedExistingFile", "path": "src/login.ts", "diff": "- user.name\n+ user?.name EDIT_PLUM"}
+            ),
+        ),
+        ui(
+            1767300000700,
+            "ask",
+            "followup",
+            json.dumps({"question": "要同时修复注册页吗? ASK_PLUM", "options": ["是", "否"]}),
+        ),
         ui(1767300000800, "say", "user_feedback", "是的，也修复注册页 AGAIN_PLUM"),
         ui(1767300000850, "say", "checkpoint_created"),
         ui(1767300000870, "say", "teleport", "from a newer version"),
@@ -251,8 +384,14 @@ def ui_task() -> list[dict[str, Any]]:
     ]
 
 
-def write_task(storage: Path, task_id: str, *, ui_messages: list[Any] | None = None, api: list[Any] | None = None,
-               metadata: dict[str, Any] | None = None) -> Path:
+def write_task(
+    storage: Path,
+    task_id: str,
+    *,
+    ui_messages: list[Any] | None = None,
+    api: list[Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Path:
     folder = storage / "tasks" / task_id
     folder.mkdir(parents=True, exist_ok=True)
     if ui_messages is not None:
@@ -275,57 +414,131 @@ def storage_in(home: Path, app: str = "Code") -> Path:
 
 def test_ui_messages_kinds_partials_and_flags(tmp_path: Path) -> None:
     storage = storage_in(tmp_path)
-    folder = write_task(storage, "1767300000000", ui_messages=ui_task(),
-                        metadata={"model_usage": [{"ts": 1, "model_id": "old-model"}, {"ts": 2, "model_id": "claude-x"}]})
+    folder = write_task(
+        storage,
+        "1767300000000",
+        ui_messages=ui_task(),
+        metadata={"model_usage": [{"ts": 1, "model_id": "old-model"}, {"ts": 2, "model_id": "claude-x"}]},
+    )
     (storage / "state").mkdir()
-    (storage / "state" / "taskHistory.json").write_text(json.dumps([
-        {"id": "1767300000000", "ts": 1767300000950, "task": "修复登录页面的空指针 CRASH_PLUM\nmore lines",
-         "tokensIn": 500, "tokensOut": 90, "cwdOnTaskInitialization": "/home/dev/web", "modelId": "claude-x"}]))
+    (storage / "state" / "taskHistory.json").write_text(
+        json.dumps(
+            [
+                {
+                    "id": "1767300000000",
+                    "ts": 1767300000950,
+                    "task": "修复登录页面的空指针 CRASH_PLUM\nmore lines",
+                    "tokensIn": 500,
+                    "tokensOut": 90,
+                    "cwdOnTaskInitialization": "/home/dev/web",
+                    "modelId": "claude-x",
+                }
+            ]
+        )
+    )
     items = read_task(folder)
     got = [(e.kind, e.origin, e.tool) for e in events(items)]
-    assert got == [("user", "human", None), ("reasoning", "agent", None), ("assistant", "agent", None),
-                   ("tool_call", "agent", "execute_command"), ("tool_result", "tool", "execute_command"),
-                   ("tool_call", "agent", "editedExistingFile"), ("assistant", "agent", None), ("user", "human", None),
-                   ("assistant", "agent", None)]
+    assert got == [
+        ("user", "human", None),
+        ("reasoning", "agent", None),
+        ("assistant", "agent", None),
+        ("tool_call", "agent", "execute_command"),
+        ("tool_result", "tool", "execute_command"),
+        ("tool_call", "agent", "editedExistingFile"),
+        ("assistant", "agent", None),
+        ("user", "human", None),
+        ("assistant", "agent", None),
+    ]
     texts = [e.text for e in events(items)]
-    assert texts[2] == "我先运行测试。日本語: テストを実行します STREAM_PLUM", "a streamed message counts once, complete"
+    assert texts[2] == "我先运行测试。日本語: テストを実行します STREAM_PLUM", (
+        "a streamed message counts once, complete"
+    )
     assert texts[3] == "npm test -- login PROBE_PLUM" and texts[8] == "两个页面都修好了 DONE_PLUM", "UI flags stripped"
     assert texts[6] == "要同时修复注册页吗? ASK_PLUM\n是\n否"
     assert not any("<task>" in t for t in texts), "the request copy in api_req_started is never an event"
     (notice,) = notices(items)
     assert "say:teleport" in notice.reason
     s = list(sessions(items).values())[-1]
-    assert (s.title, s.title_source, s.cwd, s.model) == ("修复登录页面的空指针 CRASH_PLUM", "prompt", "/home/dev/web", "claude-x")
+    assert (s.title, s.title_source, s.cwd, s.model) == (
+        "修复登录页面的空指针 CRASH_PLUM",
+        "prompt",
+        "/home/dev/web",
+        "claude-x",
+    )
     assert (s.tokens_in, s.tokens_out, s.resume) == (500, 90, None)
     assert s.started == pytest.approx(1767300000.0) and s.updated == pytest.approx(1767300000.95)
     assert probe(str(folder)) == "ui_messages"
 
 
 def test_api_history_when_there_is_no_ui_view(tmp_path: Path) -> None:
-    folder = write_task(storage_in(tmp_path), "1767400000000", api=[
-        {"role": "user", "content": [{"type": "text", "text": "<task>\n给 API 加上限流 LIMIT_FIG\n</task>"},
-                                     {"type": "text", "text": "<environment_details>\n# cwd /srv/api ENV_FIG\n</environment_details>"}]},
-        {"role": "assistant", "content": [{"type": "text", "text": "<execute_command><command>rg limiter</command></execute_command>"}]},
-        {"role": "user", "content": [{"type": "text", "text": "[execute_command for 'rg limiter'] Result:"},
-                                     {"type": "text", "text": "src/limiter.ts: export class Limiter GREP_FIG"},
-                                     {"type": "text", "text": "<environment_details>\nENV2_FIG\n</environment_details>"}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "attempt_completion",
-                                           "input": {"result": "限流已添加 FINAL_FIG"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "The user provided feedback."},
-                                     {"type": "text", "text": "<feedback>\n再加一个测试 MORE_FIG\n</feedback>"}]},
-    ])
+    folder = write_task(
+        storage_in(tmp_path),
+        "1767400000000",
+        api=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "<task>\n给 API 加上限流 LIMIT_FIG\n</task>"},
+                    {"type": "text", "text": "<environment_details>\n# cwd /srv/api ENV_FIG\n</environment_details>"},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "<execute_command><command>rg limiter</command></execute_command>"}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "[execute_command for 'rg limiter'] Result:"},
+                    {"type": "text", "text": "src/limiter.ts: export class Limiter GREP_FIG"},
+                    {"type": "text", "text": "<environment_details>\nENV2_FIG\n</environment_details>"},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "attempt_completion",
+                        "input": {"result": "限流已添加 FINAL_FIG"},
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "The user provided feedback."},
+                    {"type": "text", "text": "<feedback>\n再加一个测试 MORE_FIG\n</feedback>"},
+                ],
+            },
+        ],
+    )
     evs = events(read_task(folder))
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("meta", "provider"), ("assistant", "agent"), ("tool_result", "tool"),
-        ("meta", "provider"), ("tool_call", "agent"), ("tool_result", "tool"), ("user", "human")]
+        ("user", "human"),
+        ("meta", "provider"),
+        ("assistant", "agent"),
+        ("tool_result", "tool"),
+        ("meta", "provider"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("user", "human"),
+    ]
     assert evs[0].text == "给 API 加上限流 LIMIT_FIG" and evs[7].text == "再加一个测试 MORE_FIG"
     assert evs[3].tool == "execute_command" and evs[3].text == "src/limiter.ts: export class Limiter GREP_FIG"
     assert probe(str(folder)) == "api_conversation_history"
 
 
 def test_only_one_view_is_read_when_a_task_has_both(tmp_path: Path) -> None:
-    folder = write_task(storage_in(tmp_path), "1767500000000", ui_messages=[ui(1, "say", "text", "ONCE_PEAR please")],
-                        api=[{"role": "user", "content": "<task>ONCE_PEAR please</task>"}])
+    folder = write_task(
+        storage_in(tmp_path),
+        "1767500000000",
+        ui_messages=[ui(1, "say", "text", "ONCE_PEAR please")],
+        api=[{"role": "user", "content": "<task>ONCE_PEAR please</task>"}],
+    )
     assert [e.text for e in events(read_task(folder))] == ["ONCE_PEAR please"]
 
 
@@ -340,15 +553,25 @@ def test_extension_dirs_every_vscode_family_app_and_overrides(tmp_path: Path) ->
     assert apps == ["Code", "Code - Insiders", "Cursor", "VSCodium"]
     assert any(isinstance(n, Notice) and n.source.endswith("no-conversation") for n in found)
     xdg = tmp_path / "xdg"
-    write_task(xdg / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev", "1", ui_messages=[ui(1, "say", "text", "x")])
-    assert extension_dirs({**env, "XDG_CONFIG_HOME": str(xdg)})[0] == xdg / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+    write_task(
+        xdg / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev", "1", ui_messages=[ui(1, "say", "text", "x")]
+    )
+    assert (
+        extension_dirs({**env, "XDG_CONFIG_HOME": str(xdg)})[0]
+        == xdg / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+    )
     orphan = storage_in(home, "Code - Insiders")
     shutil.rmtree(orphan / "tasks")
     (orphan / "state").mkdir()
     (orphan / "state" / "taskHistory.json").write_text('[{"id": "1", "task": "gone"}]')
-    assert any(isinstance(n, Notice) and n.source == str(orphan / "state" / "taskHistory.json")
-               for n in ADAPTER.discover(env)), "a task list without task folders is named"
-    only = {**env, "VOYAGER_CLINE_VSCODE_HOME": str(storage_in(home, "Cursor")), "VOYAGER_CLINE_HOME": str(tmp_path / "none")}
+    assert any(
+        isinstance(n, Notice) and n.source == str(orphan / "state" / "taskHistory.json") for n in ADAPTER.discover(env)
+    ), "a task list without task folders is named"
+    only = {
+        **env,
+        "VOYAGER_CLINE_VSCODE_HOME": str(storage_in(home, "Cursor")),
+        "VOYAGER_CLINE_HOME": str(tmp_path / "none"),
+    }
     assert [Path(s.path).parts[-6] for s in ADAPTER.discover(only) if isinstance(s, Source)] == ["Cursor"]
 
 
@@ -388,8 +611,11 @@ def test_scan_of_the_shared_samples_is_read_only(home: Path, run) -> None:
     listing = sorted(str(p) for p in home.rglob("*") if "voyager-data" not in p.parts)
     doc = json.loads(run("scan", "--json").stdout)
     assert doc["providers"]["cline"] == 4 and doc["failed"] == 0
-    after = {p: h for p, h in ((str(p), hashlib.sha256(p.read_bytes()).hexdigest()) for p in home.rglob("*") if p.is_file())
-             if "voyager-data" not in p}
+    after = {
+        p: h
+        for p, h in ((str(p), hashlib.sha256(p.read_bytes()).hexdigest()) for p in home.rglob("*") if p.is_file())
+        if "voyager-data" not in p
+    }
     assert after == {p: h for p, h in before.items() if "voyager-data" not in p}
     assert sorted(str(p) for p in home.rglob("*") if "voyager-data" not in p.parts) == listing
     for copy in ("PROMPT_T2CLIN45d159",):  # in the TUI input history too: one human event, from the messages file

@@ -27,18 +27,44 @@ def line(kind: str, t: str, **extra: Any) -> dict[str, Any]:
 def lines() -> list[Any]:
     return [
         line("message", "2026-01-01T00:00:00Z", role="user", content=[{"type": "input_text", "text": "Warmup"}]),
-        line("message", "2026-01-01T00:00:01Z", role="user",
-             content=[{"type": "input_text", "text": "修复登录错误 PROMPT_CBD"}]),
-        line("reasoning", "2026-01-01T00:00:02Z", rawContent=[{"type": "reasoning_text", "text": "先运行测试 THINK_CBD"}]),
-        line("message", "2026-01-01T00:00:02Z", role="assistant", providerData={"model": "hunyuan-2"},
-             content=[{"type": "output_text", "text": "我来运行。"}]),
-        line("function_call", "2026-01-01T00:00:03Z", callId="c1", name="Bash",
-             arguments=json.dumps({"command": "pytest 测试.py"}, ensure_ascii=False)),
-        line("function_call_result", "2026-01-01T00:00:04Z", callId="c1", name="Bash", status="failed",
-             output={"type": "text", "text": "TOOLOUT_CBD 1 failed"}),
+        line(
+            "message",
+            "2026-01-01T00:00:01Z",
+            role="user",
+            content=[{"type": "input_text", "text": "修复登录错误 PROMPT_CBD"}],
+        ),
+        line(
+            "reasoning", "2026-01-01T00:00:02Z", rawContent=[{"type": "reasoning_text", "text": "先运行测试 THINK_CBD"}]
+        ),
+        line(
+            "message",
+            "2026-01-01T00:00:02Z",
+            role="assistant",
+            providerData={"model": "hunyuan-2"},
+            content=[{"type": "output_text", "text": "我来运行。"}],
+        ),
+        line(
+            "function_call",
+            "2026-01-01T00:00:03Z",
+            callId="c1",
+            name="Bash",
+            arguments=json.dumps({"command": "pytest 测试.py"}, ensure_ascii=False),
+        ),
+        line(
+            "function_call_result",
+            "2026-01-01T00:00:04Z",
+            callId="c1",
+            name="Bash",
+            status="failed",
+            output={"type": "text", "text": "TOOLOUT_CBD 1 failed"},
+        ),
         line("message", "2026-01-01T00:00:05Z", role="user", content="<system-reminder>INJECTED_CBD</system-reminder>"),
-        line("message", "2026-01-01T00:00:06Z", role="assistant",
-             content=[{"type": "output_text", "text": "修好了 REPLY_CBD。日本語: 完了"}]),
+        line(
+            "message",
+            "2026-01-01T00:00:06Z",
+            role="assistant",
+            content=[{"type": "output_text", "text": "修好了 REPLY_CBD。日本語: 完了"}],
+        ),
         line("topic", "2026-01-01T00:00:07Z", topic="登录修复 TITLE_CBD"),
         line("file-history-snapshot", "2026-01-01T00:00:07Z"),
     ]
@@ -48,8 +74,10 @@ def write(home: Path, items: list[Any], name: str = f"{SID}.jsonl") -> Path:
     folder = home / ".codebuddy/projects/home-dev-proj"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -65,23 +93,37 @@ def test_a_transcript_maps_to_its_kinds(home: Path, run) -> None:
     assert result["provider"] == "codebuddy"
     assert one(run, "REPLY_CBD", "assistant", "agent")
     (row,) = sessions(run).values()
-    assert (row["session_id"], row["cwd"], row["title"], row["model"], row["resume"]) == \
-        (f"codebuddy:{SID}", CWD, "登录修复 TITLE_CBD", "hunyuan-2", None)
+    assert (row["session_id"], row["cwd"], row["title"], row["model"], row["resume"]) == (
+        f"codebuddy:{SID}",
+        CWD,
+        "登录修复 TITLE_CBD",
+        "hunyuan-2",
+        None,
+    )
 
 
 def test_a_subagent_file_and_an_appended_turn(home: Path, run) -> None:
     path = write(home, lines())
-    write(home, [line("message", "2026-01-01T00:00:03Z", role="user", content="子任务 SUBPROMPT_CBD", sessionId="sub-1")],
-          name="agent-sub-1.jsonl")
+    write(
+        home,
+        [line("message", "2026-01-01T00:00:03Z", role="user", content="子任务 SUBPROMPT_CBD", sessionId="sub-1")],
+        name="agent-sub-1.jsonl",
+    )
     scan(run)
     assert one(run, "SUBPROMPT_CBD", "user", "provider")
     with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(line("message", "2026-01-01T00:01:00Z", role="user", content="第二轮 PROMPT2_CBD"),
-                           ensure_ascii=False) + "\n")
+        f.write(
+            json.dumps(
+                line("message", "2026-01-01T00:01:00Z", role="user", content="第二轮 PROMPT2_CBD"), ensure_ascii=False
+            )
+            + "\n"
+        )
     second = scan(run)
     assert second["grown"] == 1 and second["events_added"] == 1
     assert one(run, "PROMPT2_CBD", "user", "human")
-    assert sessions(run)[f"codebuddy:{SID}"]["title"] == "登录修复 TITLE_CBD", "the title survives a read from the cursor"
+    assert sessions(run)[f"codebuddy:{SID}"]["title"] == "登录修复 TITLE_CBD", (
+        "the title survives a read from the cursor"
+    )
 
 
 def test_other_shapes_are_named_not_dropped_silently(home: Path, run) -> None:
@@ -96,4 +138,6 @@ def test_other_shapes_are_named_not_dropped_silently(home: Path, run) -> None:
 def test_places(tmp_path: Path) -> None:
     assert projects_dir({"HOME": str(tmp_path)}) == tmp_path / ".codebuddy/projects"
     assert projects_dir({"HOME": "/h", "CODEBUDDY_CONFIG_DIR": "/c"}) == Path("/c/projects")
-    assert projects_dir({"HOME": "/h", "CODEBUDDY_CONFIG_DIR": "/c", "VOYAGER_CODEBUDDY_HOME": "/v"}) == Path("/v/projects")
+    assert projects_dir({"HOME": "/h", "CODEBUDDY_CONFIG_DIR": "/c", "VOYAGER_CODEBUDDY_HOME": "/v"}) == Path(
+        "/v/projects"
+    )

@@ -17,8 +17,10 @@ from voyager_sessions.model import Event, Session
 
 SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 CWD = "/home/dev/payments"
-ENV_CONTEXT = (f"<environment_context>\n  <cwd>{CWD}</cwd>\n  <approval_policy>on-request</approval_policy>\n"
-               "</environment_context>")
+ENV_CONTEXT = (
+    f"<environment_context>\n  <cwd>{CWD}</cwd>\n  <approval_policy>on-request</approval_policy>\n"
+    "</environment_context>"
+)
 AGENTS_MD = "# AGENTS.md instructions for /home/dev/payments\n\n<INSTRUCTIONS>\nRun make test.\n</INSTRUCTIONS>"
 
 
@@ -30,9 +32,15 @@ def env(n: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def meta(n: int = 0, **extra: Any) -> dict[str, Any]:
-    payload = {"id": SID, "timestamp": "2026-11-03T14:00:00.000Z", "cwd": CWD, "originator": "codex_cli_rs",
-               "cli_version": "0.46.0", "instructions": None,
-               "git": {"commit_hash": "ab12", "branch": "main", "repository_url": "git@example.com:dev/payments.git"}}
+    payload = {
+        "id": SID,
+        "timestamp": "2026-11-03T14:00:00.000Z",
+        "cwd": CWD,
+        "originator": "codex_cli_rs",
+        "cli_version": "0.46.0",
+        "instructions": None,
+        "git": {"commit_hash": "ab12", "branch": "main", "repository_url": "git@example.com:dev/payments.git"},
+    }
     payload.update(extra)
     return env(n, "session_meta", payload)
 
@@ -82,29 +90,79 @@ def current_rollout() -> list[dict[str, Any]]:
         msg(1, "user", ENV_CONTEXT),
         msg(2, "user", "the charge test fails with ERR_CONN_REFUSED_42"),
         prompt_event(2, "the charge test fails with ERR_CONN_REFUSED_42"),
-        env(2, "turn_context", {"cwd": CWD, "approval_policy": "on-request", "model": "gpt-5-codex", "effort": "medium"}),
+        env(
+            2, "turn_context", {"cwd": CWD, "approval_policy": "on-request", "model": "gpt-5-codex", "effort": "medium"}
+        ),
         env(3, "event_msg", {"type": "token_count", "info": None, "rate_limits": None}),
         env(4, "event_msg", {"type": "agent_reasoning", "text": "**Reproducing**"}),
-        env(4, "response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Reproducing**"}],
-                                  "content": None, "encrypted_content": "gAAAA"}),
+        env(
+            4,
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "**Reproducing**"}],
+                "content": None,
+                "encrypted_content": "gAAAA",
+            },
+        ),
         call(5, "call_1", "pytest -q tests/test_charge.py"),
         output(6, "call_1", shell_out("E ConnectionError: ERR_CONN_REFUSED_42", 1)),
-        env(6, "event_msg", {"type": "exec_command_end", "call_id": "call_1", "exit_code": 1, "stdout": "", "stderr": ""}),
-        env(7, "response_item", {"type": "custom_tool_call", "status": "completed", "call_id": "call_2",
-                                  "name": "apply_patch", "input": "*** Begin Patch\n*** Update File: app.py\n*** End Patch"}),
-        env(8, "response_item", {"type": "custom_tool_call_output", "call_id": "call_2",
-                                  "output": shell_out("Success. Updated the following files:\nM app.py", 0)}),
-        env(9, "response_item", {"type": "local_shell_call", "call_id": "call_3", "status": "completed",
-                                  "action": {"type": "exec", "command": ["make", "test", "ARGS=-k charge"]}}),
+        env(
+            6,
+            "event_msg",
+            {"type": "exec_command_end", "call_id": "call_1", "exit_code": 1, "stdout": "", "stderr": ""},
+        ),
+        env(
+            7,
+            "response_item",
+            {
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": "call_2",
+                "name": "apply_patch",
+                "input": "*** Begin Patch\n*** Update File: app.py\n*** End Patch",
+            },
+        ),
+        env(
+            8,
+            "response_item",
+            {
+                "type": "custom_tool_call_output",
+                "call_id": "call_2",
+                "output": shell_out("Success. Updated the following files:\nM app.py", 0),
+            },
+        ),
+        env(
+            9,
+            "response_item",
+            {
+                "type": "local_shell_call",
+                "call_id": "call_3",
+                "status": "completed",
+                "action": {"type": "exec", "command": ["make", "test", "ARGS=-k charge"]},
+            },
+        ),
         output(10, "call_3", "Exit code: 2\nWall time: 1.2 seconds\nOutput:\nmake: *** [test] Error 2"),
-        env(11, "response_item", {"type": "function_call", "name": "view_image", "arguments": '{"path":"shot.png"}',
-                                   "call_id": "call_4"}),
+        env(
+            11,
+            "response_item",
+            {"type": "function_call", "name": "view_image", "arguments": '{"path":"shot.png"}', "call_id": "call_4"},
+        ),
         output(12, "call_4", "image attached"),
         env(13, "event_msg", {"type": "agent_message", "message": "The mock server port was wrong; fixed."}),
         msg(13, "assistant", "The mock server port was wrong; fixed."),
-        env(14, "event_msg", {"type": "token_count", "info": {
-            "total_token_usage": {"input_tokens": 9000, "cached_input_tokens": 4000, "output_tokens": 700},
-            "last_token_usage": {"input_tokens": 5000, "output_tokens": 400}}, "rate_limits": None}),
+        env(
+            14,
+            "event_msg",
+            {
+                "type": "token_count",
+                "info": {
+                    "total_token_usage": {"input_tokens": 9000, "cached_input_tokens": 4000, "output_tokens": 700},
+                    "last_token_usage": {"input_tokens": 5000, "output_tokens": 400},
+                },
+                "rate_limits": None,
+            },
+        ),
         env(15, "brand_new_kind", {"anything": True}),
         env(15, "response_item", {"type": "ghost_snapshot", "commit": "abc"}),
     ]
@@ -115,8 +173,9 @@ def current_rollout() -> list[dict[str, Any]]:
 
 def test_discover_sessions_and_archived(home: Path, tmp_path: Path) -> None:
     live = write(rollout(home), [meta()])
-    archived = write(home / "archived_sessions" / "rollout-2026-10-01T08-00-00-0199a1b2-0000-7000-8000-000000000001.jsonl",
-                     [meta()])
+    archived = write(
+        home / "archived_sessions" / "rollout-2026-10-01T08-00-00-0199a1b2-0000-7000-8000-000000000001.jsonl", [meta()]
+    )
     write(home / "sessions" / "2026" / "11" / "03" / "notes.jsonl", [{}])  # not a rollout
     write(home / "history.jsonl", [{}])
     e = {"CODEX_HOME": str(home), "HOME": str(tmp_path / "nohome")}
@@ -142,10 +201,24 @@ def test_current_rollout_mapping(home: Path) -> None:
         ("reasoning", "agent", "**Reproducing**", None, None, None),
         ("tool_call", "agent", "pytest -q tests/test_charge.py", "shell", "call_1", None),
         ("tool_result", "tool", "E ConnectionError: ERR_CONN_REFUSED_42", None, "call_1", 1),
-        ("tool_call", "agent", "*** Begin Patch\n*** Update File: app.py\n*** End Patch", "apply_patch", "call_2", None),
+        (
+            "tool_call",
+            "agent",
+            "*** Begin Patch\n*** Update File: app.py\n*** End Patch",
+            "apply_patch",
+            "call_2",
+            None,
+        ),
         ("tool_result", "tool", "Success. Updated the following files:\nM app.py", None, "call_2", 0),
         ("tool_call", "agent", "make test 'ARGS=-k charge'", "local_shell", "call_3", None),
-        ("tool_result", "tool", "Exit code: 2\nWall time: 1.2 seconds\nOutput:\nmake: *** [test] Error 2", None, "call_3", 2),
+        (
+            "tool_result",
+            "tool",
+            "Exit code: 2\nWall time: 1.2 seconds\nOutput:\nmake: *** [test] Error 2",
+            None,
+            "call_3",
+            2,
+        ),
         ("tool_call", "agent", '{"path":"shot.png"}', "view_image", "call_4", None),
         # No exit code recorded: None, not 0.
         ("tool_result", "tool", "image attached", None, "call_4", None),
@@ -178,12 +251,20 @@ def test_session_fields(home: Path) -> None:
 def test_replayed_prompts_after_compaction_are_not_new_turns(home: Path) -> None:
     lines = [
         meta(0),
-        msg(1, "user", "add retries to the client"), prompt_event(1, "add retries to the client"),
+        msg(1, "user", "add retries to the client"),
+        prompt_event(1, "add retries to the client"),
         msg(2, "assistant", "Done."),
-        env(3, "compacted", {"message": "Summary: retries were added to the client.",
-                              "replacement_history": [{"type": "message", "role": "user", "content": []}]}),
+        env(
+            3,
+            "compacted",
+            {
+                "message": "Summary: retries were added to the client.",
+                "replacement_history": [{"type": "message", "role": "user", "content": []}],
+            },
+        ),
         msg(4, "user", "add retries to the client"),  # replay of the earlier prompt
-        msg(5, "user", "now document them"), prompt_event(5, "now document them"),
+        msg(5, "user", "now document them"),
+        prompt_event(5, "now document them"),
     ]
     got = [(e.kind, e.origin, e.text) for e in events(read(write(rollout(home), lines)))]
     assert got == [
@@ -195,15 +276,24 @@ def test_replayed_prompts_after_compaction_are_not_new_turns(home: Path) -> None
 
 
 def test_injected_user_message_events_are_not_prompts(home: Path) -> None:
-    lines = [meta(0), msg(1, "user", ENV_CONTEXT), prompt_event(1, ENV_CONTEXT, kind="environment_context"),
-             prompt_event(2, "real prompt", kind="plain")]
+    lines = [
+        meta(0),
+        msg(1, "user", ENV_CONTEXT),
+        prompt_event(1, ENV_CONTEXT, kind="environment_context"),
+        prompt_event(2, "real prompt", kind="plain"),
+    ]
     got = [(e.kind, e.origin) for e in events(read(write(rollout(home), lines)))]
     assert got == [("meta", "provider"), ("user", "human")]
 
 
 def test_rollout_without_user_message_events_falls_back_to_response_items(home: Path) -> None:
-    lines = [meta(0), msg(1, "user", ENV_CONTEXT), msg(2, "user", "why is the build slow?"),
-             msg(3, "assistant", "The cache is cold."), msg(4, "user", "warm it then")]
+    lines = [
+        meta(0),
+        msg(1, "user", ENV_CONTEXT),
+        msg(2, "user", "why is the build slow?"),
+        msg(3, "assistant", "The cache is cold."),
+        msg(4, "user", "warm it then"),
+    ]
     got = [(e.kind, e.origin, e.text) for e in events(read(write(rollout(home), lines)))]
     assert got == [
         ("meta", "provider", ENV_CONTEXT),
@@ -220,9 +310,17 @@ def test_old_format_without_envelope(home: Path) -> None:
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ENV_CONTEXT}]},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "rename parse_config_v2"}]},
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Find callers"}]},
-        {"type": "function_call", "name": "shell", "arguments": '{"command":["rg","parse_config_v2"]}', "call_id": "c1"},
-        {"type": "function_call_output", "call_id": "c1",
-         "output": '{"output":"src/a.py:3","metadata":{"exit_code":0,"duration_seconds":0.1}}'},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": '{"command":["rg","parse_config_v2"]}',
+            "call_id": "c1",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": '{"output":"src/a.py:3","metadata":{"exit_code":0,"duration_seconds":0.1}}',
+        },
         {"record_type": "state"},
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Renamed in 1 file."}]},
     ]
@@ -274,9 +372,14 @@ def test_session_id_falls_back_to_the_file_name(home: Path) -> None:
         (shell_out("boom", 127), ("boom", 127)),
         (json.dumps({"output": "no metadata"}), ("no metadata", None)),
         ('{"output": "x", "metadata": {"exit_code": true}}', ("x", None)),
-        ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail", ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail", 1)),
-        ("Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 3\nOutput:\nx",
-         ("Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 3\nOutput:\nx", 3)),
+        (
+            "Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail",
+            ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail", 1),
+        ),
+        (
+            "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 3\nOutput:\nx",
+            ("Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 3\nOutput:\nx", 3),
+        ),
         ("Output:\nProcess exited with code 3", ("Output:\nProcess exited with code 3", None)),
         ("{not json", ("{not json", None)),
         ("plain text", ("plain text", None)),
@@ -305,10 +408,16 @@ def test_render_call(arguments: str, text: str) -> None:
 
 def test_arguments_and_output_nested_too_deeply_cost_only_themselves(home: Path) -> None:
     deep = "[" * 100_000 + "]" * 100_000
-    path = write(rollout(home), [*current_rollout(),
-                                 env(20, "response_item", {"type": "function_call", "name": "shell", "arguments": deep,
-                                                           "call_id": "call_9"}),
-                                 output(21, "call_9", "{" + deep)])
+    path = write(
+        rollout(home),
+        [
+            *current_rollout(),
+            env(
+                20, "response_item", {"type": "function_call", "name": "shell", "arguments": deep, "call_id": "call_9"}
+            ),
+            output(21, "call_9", "{" + deep),
+        ],
+    )
     items = read(path)
     texts = [e.text for e in events(items)]
     assert "the charge test fails with ERR_CONN_REFUSED_42" in texts  # the neighbours are all there
@@ -321,12 +430,15 @@ def test_arguments_and_output_nested_too_deeply_cost_only_themselves(home: Path)
 
 def test_title_from_session_index_last_rename_wins(home: Path) -> None:
     path = write(rollout(home), current_rollout())
-    write(home / "session_index.jsonl", [
-        {"id": SID, "thread_name": "charge test", "updated_at": "2026-11-03T14:00:00Z"},
-        {"id": "someone-else", "thread_name": "no", "updated_at": "2026-11-03T14:00:00Z"},
-        b"{broken\n",
-        {"id": SID, "thread_name": "Fix ERR_CONN_REFUSED_42 in charge test", "updated_at": "2026-11-03T15:00:00Z"},
-    ])
+    write(
+        home / "session_index.jsonl",
+        [
+            {"id": SID, "thread_name": "charge test", "updated_at": "2026-11-03T14:00:00Z"},
+            {"id": "someone-else", "thread_name": "no", "updated_at": "2026-11-03T14:00:00Z"},
+            b"{broken\n",
+            {"id": SID, "thread_name": "Fix ERR_CONN_REFUSED_42 in charge test", "updated_at": "2026-11-03T15:00:00Z"},
+        ],
+    )
     items = read(path)
     assert last_session(items).title == "Fix ERR_CONN_REFUSED_42 in charge test"
     assert last_session(items).title_source == "user"  # a thread name is a person's (re)name
@@ -365,13 +477,23 @@ def test_resume_after_append_yields_only_new_events(home: Path) -> None:
     cursor = cursor_of(first)
     assert cursor.offset == path.stat().st_size and cursor.next_seq == 14 and cursor.session == f"codex:{SID}"
 
-    append(path, [msg(20, "user", "and the refund test?"), prompt_event(20, "and the refund test?"),
-                  env(20, "turn_context", {"cwd": CWD, "model": "gpt-5.1-codex"}),
-                  call(21, "call_9", "pytest -q tests/test_refund.py"), output(22, "call_9", shell_out("1 passed", 0))])
+    append(
+        path,
+        [
+            msg(20, "user", "and the refund test?"),
+            prompt_event(20, "and the refund test?"),
+            env(20, "turn_context", {"cwd": CWD, "model": "gpt-5.1-codex"}),
+            call(21, "call_9", "pytest -q tests/test_refund.py"),
+            output(22, "call_9", shell_out("1 passed", 0)),
+        ],
+    )
     again = read(path, cursor)
     got = [(e.seq, e.kind, e.text, e.exit_code) for e in events(again)]
-    assert got == [(14, "user", "and the refund test?", None), (15, "tool_call", "pytest -q tests/test_refund.py", None),
-                   (16, "tool_result", "1 passed", 0)]
+    assert got == [
+        (14, "user", "and the refund test?", None),
+        (15, "tool_call", "pytest -q tests/test_refund.py", None),
+        (16, "tool_result", "1 passed", 0),
+    ]
     s = last_session(again)
     assert s.cwd == CWD and s.git_branch == "main" and s.model == "gpt-5.1-codex"
     assert events(first) + events(again) == events(read(path))
@@ -388,7 +510,7 @@ def test_resume_keeps_the_prompt_source_decision(home: Path) -> None:
 
 
 def test_a_malformed_line_is_named_and_the_rest_comes_through(home: Path) -> None:
-    path = write(rollout(home), [meta(0), b"{\"timestamp\": \"x\", \"type\": \n", msg(2, "assistant", "still here")])
+    path = write(rollout(home), [meta(0), b'{"timestamp": "x", "type": \n', msg(2, "assistant", "still here")])
     items = read(path)
     assert [e.text for e in events(items)] == ["still here"]
     [notice] = notices(items)
@@ -416,7 +538,9 @@ def test_a_binary_file_yields_only_a_notice(home: Path) -> None:
     path.write_bytes(b"\x1f\x8b\x08\x00" + bytes(512))
     items = read(path)
     notices = [i for i in items if isinstance(i, Notice)]
-    assert len(notices) == 1 and "binary" in notices[0].reason and not any(isinstance(i, (Session, Event)) for i in items)
+    assert (
+        len(notices) == 1 and "binary" in notices[0].reason and not any(isinstance(i, (Session, Event)) for i in items)
+    )
 
 
 def test_reading_leaves_files_byte_identical(home: Path) -> None:
@@ -440,14 +564,20 @@ def test_json_text_nested_too_deeply_is_kept_as_written() -> None:
 
 def test_a_session_index_line_nested_too_deeply_costs_that_line(home: Path) -> None:
     path = write(rollout(home), current_rollout())
-    (home / "session_index.jsonl").write_text(DEEP_JSON + "\n" + json.dumps({"id": SID, "thread_name": "kept name"}) + "\n")
+    (home / "session_index.jsonl").write_text(
+        DEEP_JSON + "\n" + json.dumps({"id": SID, "thread_name": "kept name"}) + "\n"
+    )
     assert last_session(read(path)).title == "kept name"
 
 
 def test_a_record_whose_type_is_a_list_or_an_object_is_named_not_fatal(home: Path) -> None:
     # `kind not in _NOT_CONVERSATION` raised TypeError (unhashable) out of the read: the rollout's later lines lost.
-    lines = [meta(0), {"timestamp": "2026-11-03T14:00:01Z", "type": ["odd"], "payload": {}},
-             {"timestamp": "2026-11-03T14:00:02Z", "type": {"odd": 1}, "payload": {}}, msg(3, "assistant", "still read")]
+    lines = [
+        meta(0),
+        {"timestamp": "2026-11-03T14:00:01Z", "type": ["odd"], "payload": {}},
+        {"timestamp": "2026-11-03T14:00:02Z", "type": {"odd": 1}, "payload": {}},
+        msg(3, "assistant", "still read"),
+    ]
     items = read(write(rollout(home), lines))
     assert [e.text for e in events(items)] == ["still read"]
     assert "odd" in " ".join(n.reason for n in notices(items))

@@ -23,17 +23,41 @@ def lines() -> list[Any]:
     base = {"sessionId": SID, "gitBranch": "main", "metadata": {"cwd": CWD}}
     return [
         {**base, "role": "user", "content": "修复登录错误 PROMPT_CMD", "timestamp": "2026-01-01T00:00:00Z"},
-        {**base, "role": "assistant", "timestamp": "2026-01-01T00:00:02Z", "content": [
-            {"type": "reasoning", "text": "先运行测试 THINK_CMD"},
-            {"type": "text", "text": "我来运行。"},
-            {"type": "tool-call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "pytest 测试.py"}}]},
-        {**base, "role": "tool", "timestamp": "2026-01-01T00:00:03Z", "content": [
-            {"type": "tool-result", "toolCallId": "c1", "toolName": "bash",
-             "output": {"type": "text", "value": "TOOLOUT_CMD 1 failed"}}]},
-        {**base, "role": "user", "timestamp": "2026-01-01T00:00:04Z", "content": [
-            {"type": "tool_result", "tool_use_id": "c0", "content": "旧结果 OLDRESULT_CMD"}]},
-        {**base, "role": "assistant", "timestamp": "2026-01-01T00:00:05Z",
-         "content": [{"type": "text", "text": "修好了 REPLY_CMD。日本語: 完了"}]},
+        {
+            **base,
+            "role": "assistant",
+            "timestamp": "2026-01-01T00:00:02Z",
+            "content": [
+                {"type": "reasoning", "text": "先运行测试 THINK_CMD"},
+                {"type": "text", "text": "我来运行。"},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "pytest 测试.py"}},
+            ],
+        },
+        {
+            **base,
+            "role": "tool",
+            "timestamp": "2026-01-01T00:00:03Z",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": "c1",
+                    "toolName": "bash",
+                    "output": {"type": "text", "value": "TOOLOUT_CMD 1 failed"},
+                }
+            ],
+        },
+        {
+            **base,
+            "role": "user",
+            "timestamp": "2026-01-01T00:00:04Z",
+            "content": [{"type": "tool_result", "tool_use_id": "c0", "content": "旧结果 OLDRESULT_CMD"}],
+        },
+        {
+            **base,
+            "role": "assistant",
+            "timestamp": "2026-01-01T00:00:05Z",
+            "content": [{"type": "text", "text": "修好了 REPLY_CMD。日本語: 完了"}],
+        },
     ]
 
 
@@ -41,8 +65,10 @@ def write(home: Path, items: list[Any], meta: dict[str, Any] | None = None, proj
     folder = home / ".commandcode/projects" / project
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{SID}.jsonl"
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
+        encoding="utf-8",
+    )
     if meta is not None:
         (folder / f"{SID}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
     (folder / f"{SID}.checkpoints.jsonl").write_text('{"role": "user", "content": "CHECKPOINT_CMD"}\n')
@@ -70,7 +96,9 @@ def test_an_appended_turn_and_a_rename_are_seen(home: Path, run) -> None:
     path = write(home, lines(), {"title": "旧标题"})
     scan(run)
     with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps({"sessionId": SID, "role": "user", "content": "第二轮 PROMPT2_CMD"}, ensure_ascii=False) + "\n")
+        f.write(
+            json.dumps({"sessionId": SID, "role": "user", "content": "第二轮 PROMPT2_CMD"}, ensure_ascii=False) + "\n"
+        )
     second = scan(run)
     assert second["events_added"] == 1 and second["events_removed"] == 0
     assert one(run, "PROMPT2_CMD", "user", "human")
@@ -80,8 +108,13 @@ def test_an_appended_turn_and_a_rename_are_seen(home: Path, run) -> None:
 
 
 def test_hostile_lines_cost_only_themselves(home: Path, run) -> None:
-    bad = [*lines(), "{broken", "7", {"role": "critic", "content": "x"},
-           {"sessionId": SID, "role": "assistant", "content": [3, {"type": "sparkle"}]}]
+    bad = [
+        *lines(),
+        "{broken",
+        "7",
+        {"role": "critic", "content": "x"},
+        {"sessionId": SID, "role": "assistant", "content": [3, {"type": "sparkle"}]},
+    ]
     write(home, bad, meta=None)
     out = scan(run)
     assert out["failed"] == 0 and one(run, "REPLY_CMD", "assistant", "agent")

@@ -33,15 +33,27 @@ def user(text: Any, **extra: Any) -> dict[str, Any]:
 
 def assistant(text: str, *calls: tuple[str, str, dict[str, Any], Any, str], **extra: Any) -> dict[str, Any]:
     """An assistant item; each call is (id, tool, arguments, output, status)."""
-    message: dict[str, Any] = {"role": "assistant", "content": text,
-                               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "model": "mock-model"}}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": text,
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "model": "mock-model"},
+    }
     item: dict[str, Any] = {"message": message, "contextItems": [], **extra}
     if calls:
-        message["toolCalls"] = [{"id": cid, "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
-                                for cid, tool, args, _, _ in calls]
-        item["toolCallStates"] = [{"toolCallId": cid, "toolCall": message["toolCalls"][i], "status": status,
-                                   "parsedArgs": args, "output": output}
-                                  for i, (cid, tool, args, output, status) in enumerate(calls)]
+        message["toolCalls"] = [
+            {"id": cid, "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+            for cid, tool, args, _, _ in calls
+        ]
+        item["toolCallStates"] = [
+            {
+                "toolCallId": cid,
+                "toolCall": message["toolCalls"][i],
+                "status": status,
+                "parsedArgs": args,
+                "output": output,
+            }
+            for i, (cid, tool, args, output, status) in enumerate(calls)
+        ]
     return item
 
 
@@ -51,22 +63,36 @@ def result(text: str) -> list[dict[str, str]]:
 
 def history() -> list[dict[str, Any]]:
     return [
-        user("迁移失败 ERR_CONT_7 帮我看看", contextItems=[{"name": "README.md", "description": "file",
-                                                        "content": "# 项目 README CONTEXT_CONT"}]),
+        user(
+            "迁移失败 ERR_CONT_7 帮我看看",
+            contextItems=[{"name": "README.md", "description": "file", "content": "# 项目 README CONTEXT_CONT"}],
+        ),
         {"message": {"role": "thinking", "content": "Check the log THINK_CONT"}, "contextItems": []},
-        assistant("我来看看。", ("call_1", "Bash", {"command": "tail -n 5 数据.log"}, result("relation missing\n"), "done"),
-                  ("call_2", "Read", {"path": "a.py"}, result("denied"), "errored"),
-                  reasoning={"active": False, "text": "IDE reasoning REASON_CONT"}),
+        assistant(
+            "我来看看。",
+            ("call_1", "Bash", {"command": "tail -n 5 数据.log"}, result("relation missing\n"), "done"),
+            ("call_2", "Read", {"path": "a.py"}, result("denied"), "errored"),
+            reasoning={"active": False, "text": "IDE reasoning REASON_CONT"},
+        ),
         {"message": {"role": "tool", "content": "relation missing\n", "toolCallId": "call_1"}, "contextItems": []},
-        {"message": {"role": "tool", "content": "IDE tool output TOOLMSG_CONT", "toolCallId": "call_9"}, "contextItems": []},
+        {
+            "message": {"role": "tool", "content": "IDE tool output TOOLMSG_CONT", "toolCallId": "call_9"},
+            "contextItems": [],
+        },
         {"message": {"role": "system", "content": "You are in agent mode"}, "contextItems": []},
         assistant("数据库迁移完成 REPLY_CONT"),
     ]
 
 
 def doc(items: list[Any], title: Any = "Untitled Session", **extra: Any) -> dict[str, Any]:
-    return {"sessionId": SID, "title": title, "workspaceDirectory": CWD, "history": items,
-            "usage": {"totalCost": 0.1, "promptTokens": 400, "completionTokens": 80}, **extra}
+    return {
+        "sessionId": SID,
+        "title": title,
+        "workspaceDirectory": CWD,
+        "history": items,
+        "usage": {"totalCost": 0.1, "promptTokens": 400, "completionTokens": 80},
+        **extra,
+    }
 
 
 def write_session(root: Path, body: Any, sid: str = SID) -> Path:
@@ -115,8 +141,18 @@ def test_every_message_maps_to_one_event(root: Path) -> None:
 
 def test_session_facts(root: Path) -> None:
     path = write_session(root, doc(history()))
-    write_index(root, [{"sessionId": SID, "title": "Untitled Session", "dateCreated": "1796167076014",
-                        "workspaceDirectory": CWD, "messageCount": 7}])
+    write_index(
+        root,
+        [
+            {
+                "sessionId": SID,
+                "title": "Untitled Session",
+                "dateCreated": "1796167076014",
+                "workspaceDirectory": CWD,
+                "messageCount": 7,
+            }
+        ],
+    )
     s = last_session(read(path))
     assert s.id == f"continue:{SID}" and s.cwd == CWD and s.title is None, "the placeholder is no title"
     assert s.model == "mock-model" and (s.tokens_in, s.tokens_out) == (400, 80)
@@ -133,12 +169,26 @@ def test_user_content_as_parts(root: Path) -> None:
     assert [e.text for e in events(read(write_session(root, doc([user(parts)]))))] == ["看这张图"]
 
 
-@pytest.mark.parametrize("body", [
-    doc([user("kept"), {"message": {"role": "oracle", "content": "?"}}, "junk", {"no": "message"},
-         {"message": {"role": "assistant", "content": "ok", "toolCalls": "x"},
-          "toolCallStates": [{"toolCallId": ["x"], "status": ["errored"]}, {"toolCallId": "c", "status": ["done"],
-                                                                             "output": 7}]}]),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        doc(
+            [
+                user("kept"),
+                {"message": {"role": "oracle", "content": "?"}},
+                "junk",
+                {"no": "message"},
+                {
+                    "message": {"role": "assistant", "content": "ok", "toolCalls": "x"},
+                    "toolCallStates": [
+                        {"toolCallId": ["x"], "status": ["errored"]},
+                        {"toolCallId": "c", "status": ["done"], "output": 7},
+                    ],
+                },
+            ]
+        ),
+    ],
+)
 def test_hostile_types_cost_only_themselves(root: Path, body: Any) -> None:
     items = read(write_session(root, body))
     assert [e.text for e in events(items)][:2] == ["kept", "ok"]
@@ -146,12 +196,15 @@ def test_hostile_types_cost_only_themselves(root: Path, body: Any) -> None:
     assert "role:oracle" in notice.reason and "Continue" in notice.reason
 
 
-@pytest.mark.parametrize("body, reason", [
-    ("", "empty file"),
-    ('{"sessionId": "x", "history": [', "skipped"),
-    (json.dumps({"sessionId": SID, "history": {"not": "a list"}}), "no 'history' list"),
-    (json.dumps([1, 2]), "not an object"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("", "empty file"),
+        ('{"sessionId": "x", "history": [', "skipped"),
+        (json.dumps({"sessionId": SID, "history": {"not": "a list"}}), "no 'history' list"),
+        (json.dumps([1, 2]), "not an object"),
+    ],
+)
 def test_a_broken_file_is_named(root: Path, body: str, reason: str) -> None:
     items = read(write_session(root, body))
     assert not events(items) and reason in notices(items)[0].reason
@@ -189,11 +242,16 @@ def test_homes_and_their_precedence(tmp_path: Path) -> None:
     write_session(tmp_path / "voyager", doc([user("c")]), "c")
     assert _found({"HOME": str(home)}) == {"a"}, "sessions.json is the index, not a session"
     assert _found({"HOME": str(home), "CONTINUE_GLOBAL_DIR": str(tmp_path / "global")}) == {"b"}
-    assert _found({"HOME": str(home), "CONTINUE_GLOBAL_DIR": str(tmp_path / "global"),
-                   "VOYAGER_CONTINUE_HOME": str(tmp_path / "voyager")}) == {"c"}
+    assert _found(
+        {
+            "HOME": str(home),
+            "CONTINUE_GLOBAL_DIR": str(tmp_path / "global"),
+            "VOYAGER_CONTINUE_HOME": str(tmp_path / "voyager"),
+        }
+    ) == {"c"}
 
 
-HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "two words", "line\nbreak", "-rf"]
+HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words", "line\nbreak", "-rf"]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)

@@ -31,25 +31,50 @@ CWD = "/home/dev/billing api"
 
 
 def rec(n: int, kind: str, data: dict[str, Any], agent: str | None = None) -> dict[str, Any]:
-    line: dict[str, Any] = {"type": kind, "data": data, "id": f"ev-{n}", "timestamp": f"2026-11-03T10:00:{n:02d}.250Z",
-                            "parentId": f"ev-{n - 1}" if n else None}
+    line: dict[str, Any] = {
+        "type": kind,
+        "data": data,
+        "id": f"ev-{n}",
+        "timestamp": f"2026-11-03T10:00:{n:02d}.250Z",
+        "parentId": f"ev-{n - 1}" if n else None,
+    }
     if agent:
         line["agentId"] = agent
     return line
 
 
 def start(n: int = 0, sid: str = SID, cwd: str = CWD) -> dict[str, Any]:
-    return rec(n, "session.start", {"sessionId": sid, "version": 1, "producer": "copilot-agent", "copilotVersion": "1.0.102",
-                                    "startTime": "2026-11-03T10:00:00.000Z", "selectedModel": "gpt-5.1",
-                                    "context": {"cwd": cwd}})
+    return rec(
+        n,
+        "session.start",
+        {
+            "sessionId": sid,
+            "version": 1,
+            "producer": "copilot-agent",
+            "copilotVersion": "1.0.102",
+            "startTime": "2026-11-03T10:00:00.000Z",
+            "selectedModel": "gpt-5.1",
+            "context": {"cwd": cwd},
+        },
+    )
 
 
 def prompt(n: int, text: str, agent: str | None = None, **extra: Any) -> dict[str, Any]:
-    return rec(n, "user.message", {"content": text, "transformedContent": f"<current_datetime>x</current_datetime>\n\n{text} "
-                                                                          "TRANSFORMED_ONLY", **extra}, agent)
+    return rec(
+        n,
+        "user.message",
+        {
+            "content": text,
+            "transformedContent": f"<current_datetime>x</current_datetime>\n\n{text} TRANSFORMED_ONLY",
+            **extra,
+        },
+        agent,
+    )
 
 
-def reply(n: int, text: str, *calls: dict[str, Any], reasoning: str | None = None, agent: str | None = None) -> dict[str, Any]:
+def reply(
+    n: int, text: str, *calls: dict[str, Any], reasoning: str | None = None, agent: str | None = None
+) -> dict[str, Any]:
     model = "claude-haiku-4.5" if agent else "gpt-5.1"
     data: dict[str, Any] = {"messageId": f"m-{n}", "model": model, "content": text, "toolRequests": list(calls)}
     if reasoning:
@@ -61,8 +86,9 @@ def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"toolCallId": call_id, "name": name, "arguments": arguments, "type": "function"}
 
 
-def done(n: int, call_id: str, output: str, exit_code: int | None = 0, success: bool = True,
-         agent: str | None = None) -> dict[str, Any]:
+def done(
+    n: int, call_id: str, output: str, exit_code: int | None = 0, success: bool = True, agent: str | None = None
+) -> dict[str, Any]:
     data: dict[str, Any] = {"toolCallId": call_id, "success": success, "result": {"content": output}}
     if exit_code is not None:
         data["shellExecution"] = {"exitCode": exit_code}
@@ -73,8 +99,11 @@ def workspace(name: str | None = "修复账单导出 first prompt", user_named: 
     lines = [f"id: {SID}", f"cwd: {json.dumps(cwd)}", "client_name: github/cli"]
     if name is not None:
         lines.append(f"name: {json.dumps(name, ensure_ascii=False)}")
-    lines += [f"user_named: {'true' if user_named else 'false'}", "created_at: 2026-11-03T09:59:59.000Z",
-              "updated_at: 2026-11-03T10:00:30.000Z"]
+    lines += [
+        f"user_named: {'true' if user_named else 'false'}",
+        "created_at: 2026-11-03T09:59:59.000Z",
+        "updated_at: 2026-11-03T10:00:30.000Z",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -85,9 +114,17 @@ def main_lines() -> list[dict[str, Any]]:
         rec(2, "system.message", {"role": "system", "content": "You are the GitHub Copilot CLI SYSTEM_PROMPT_TEXT"}),
         rec(3, "assistant.turn_start", {"turnId": "0"}),
         rec(4, "session.usage_record", {"usage": {"model": "gpt-5.1", "inputTokens": 100, "outputTokens": 20}}),
-        reply(5, "我来看看。", call("call_1", "bash", {"command": "grep -rn export_csv src/", "description": "find it"}),
-              reasoning="The exporter probably chokes on the MARMALADE_DELIMITER"),
-        rec(6, "tool.execution_start", {"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": "grep -rn export_csv src/"}}),
+        reply(
+            5,
+            "我来看看。",
+            call("call_1", "bash", {"command": "grep -rn export_csv src/", "description": "find it"}),
+            reasoning="The exporter probably chokes on the MARMALADE_DELIMITER",
+        ),
+        rec(
+            6,
+            "tool.execution_start",
+            {"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": "grep -rn export_csv src/"}},
+        ),
         done(7, "call_1", "src/export.py:12: def export_csv\n<shellId: 0 completed with exit code 1>", exit_code=1),
         reply(8, "", call("call_2", "view", {"path": "src/export.py"})),
         done(9, "call_2", "Path does not exist", exit_code=None, success=False),
@@ -100,14 +137,32 @@ def main_lines() -> list[dict[str, Any]]:
 def subagent_lines(first: int) -> list[dict[str, Any]]:
     n = first
     return [
-        reply(n, "Delegating.", call("call_task", "task", {"prompt": "Look for SUB_TASK_PROMPT", "agent_type": "explore"})),
-        rec(n + 1, "subagent.started", {"toolCallId": "call_task", "agentName": "explore", "agentDisplayName": "Explore Agent",
-                                        "agentDescription": "查找导出代码", "model": "claude-haiku-4.5"}, AGENT),
+        reply(
+            n, "Delegating.", call("call_task", "task", {"prompt": "Look for SUB_TASK_PROMPT", "agent_type": "explore"})
+        ),
+        rec(
+            n + 1,
+            "subagent.started",
+            {
+                "toolCallId": "call_task",
+                "agentName": "explore",
+                "agentDisplayName": "Explore Agent",
+                "agentDescription": "查找导出代码",
+                "model": "claude-haiku-4.5",
+            },
+            AGENT,
+        ),
         rec(n + 2, "subagent.configured", {"model": "claude-haiku-4.5"}, AGENT),
         prompt(n + 3, "Find where SUB_TASK_PROMPT lives", agent=AGENT, source=f"agent-{SID}"),
         rec(n + 4, "system.message", {"role": "system", "content": "explore agent system prompt"}, AGENT),
         rec(n + 5, "session.usage_record", {"usage": {"inputTokens": 7, "outputTokens": 3}}, AGENT),
-        reply(n + 6, "", call("call_sub", "bash", {"command": "ls src/SUB_TOOL_DIR"}), reasoning="SUB_THINKING here", agent=AGENT),
+        reply(
+            n + 6,
+            "",
+            call("call_sub", "bash", {"command": "ls src/SUB_TOOL_DIR"}),
+            reasoning="SUB_THINKING here",
+            agent=AGENT,
+        ),
         done(n + 7, "call_sub", "SUB_TOOL_OUTPUT export.py", agent=AGENT),
         reply(n + 8, "Found it: SUB_REPLY_TEXT", agent=AGENT),
         rec(n + 9, "subagent.completed", {"toolCallId": "call_task", "agentName": "explore"}, AGENT),
@@ -154,8 +209,14 @@ def test_kinds_origins_and_what_is_skipped(tmp_path: Path) -> None:
     items = read(path)
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("reasoning", "agent"), ("assistant", "agent"), ("tool_call", "agent"),
-        ("tool_result", "tool"), ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent"),
+        ("user", "human"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
     ]
     assert [e.seq for e in evs] == list(range(len(evs)))
     text = "\n".join(e.text for e in evs)
@@ -201,9 +262,17 @@ def test_a_malformed_workspace_yaml_is_named_and_the_log_still_read(tmp_path: Pa
 def test_compaction_snapshots_are_skipped_and_the_summary_is_meta_once(tmp_path: Path) -> None:
     lines = main_lines() + [
         rec(13, "session.compaction_start", {"trigger": "manual"}),
-        rec(14, "model.messages_snapshot", {"messages": [{"role": "user", "content": "账单导出失败了 ERR_BILLING_EXPORT_77"}]}),
+        rec(
+            14,
+            "model.messages_snapshot",
+            {"messages": [{"role": "user", "content": "账单导出失败了 ERR_BILLING_EXPORT_77"}]},
+        ),
         rec(15, "model.response", {"response": {"content": "<summary>SUMMARY_OF_BILLING</summary>"}}),
-        rec(16, "session.compaction_complete", {"success": True, "summaryContent": "<summary>SUMMARY_OF_BILLING</summary>"}),
+        rec(
+            16,
+            "session.compaction_complete",
+            {"success": True, "summaryContent": "<summary>SUMMARY_OF_BILLING</summary>"},
+        ),
     ]
     evs = events(read(write_session(tmp_path, lines)))
     assert [e for e in evs if "ERR_BILLING_EXPORT_77" in e.text][0].kind == "user"
@@ -213,21 +282,36 @@ def test_compaction_snapshots_are_skipped_and_the_summary_is_meta_once(tmp_path:
 
 
 def test_errors_and_warnings_are_provider_meta(tmp_path: Path) -> None:
-    lines = [start(0), prompt(1, "hi"), rec(2, "session.error", {"errorType": "rate_limit", "message": "RATE_LIMITED_429"})]
+    lines = [
+        start(0),
+        prompt(1, "hi"),
+        rec(2, "session.error", {"errorType": "rate_limit", "message": "RATE_LIMITED_429"}),
+    ]
     evs = events(read(write_session(tmp_path, lines)))
     assert [(e.kind, e.origin, e.text) for e in evs][-1] == ("meta", "provider", "RATE_LIMITED_429")
 
 
 def test_a_user_message_an_agent_wrote_is_not_a_persons_prompt(tmp_path: Path) -> None:
-    lines = [start(0), prompt(1, "typed by a person", source="user"), prompt(2, "written by an agent", source="agent-x"),
-             prompt(3, "typed, from a source not documented", source="cli")]
+    lines = [
+        start(0),
+        prompt(1, "typed by a person", source="user"),
+        prompt(2, "written by an agent", source="agent-x"),
+        prompt(3, "typed, from a source not documented", source="cli"),
+    ]
     evs = events(read(write_session(tmp_path, lines)))
     assert [(e.kind, e.origin) for e in evs] == [("user", "human"), ("user", "provider"), ("user", "human")]
 
 
 def test_unknown_and_broken_lines_are_skipped_and_unknown_kinds_named(tmp_path: Path) -> None:
-    lines = [start(0), prompt(1, "before the junk"), b"{not json at all\n", rec(3, "session.hologram", {"x": 1}),
-             rec(4, "session.hologram", {"x": 2}), ["a", "list"], reply(5, "after the junk")]
+    lines = [
+        start(0),
+        prompt(1, "before the junk"),
+        b"{not json at all\n",
+        rec(3, "session.hologram", {"x": 1}),
+        rec(4, "session.hologram", {"x": 2}),
+        ["a", "list"],
+        reply(5, "after the junk"),
+    ]
     items = read(write_session(tmp_path, lines))
     assert [e.text for e in events(items)] == ["before the junk", "after the junk"]
     reasons = " | ".join(n.reason for n in notices(items))
@@ -246,7 +330,12 @@ def test_subagent_lines_become_a_child_session(tmp_path: Path) -> None:
     assert set(parts) == {main_id, child_id}
     child = parts[child_id]
     assert [(e.kind, e.origin) for e in child] == [
-        ("user", "provider"), ("reasoning", "agent"), ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent")]
+        ("user", "provider"),
+        ("reasoning", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+    ]
     assert [e.seq for e in child] == list(range(5))
     assert child[2].text == "ls src/SUB_TOOL_DIR" and child[3].exit_code == 0
     main_text = "\n".join(e.text for e in parts[main_id])
@@ -298,7 +387,7 @@ def test_a_half_written_subagent_line_is_read_again_with_the_same_seq(tmp_path: 
     assert got == ([(0, "user")] if cut < 1 else [(0, "user"), (1, "reasoning"), (2, "tool_call")])
     assert cursor_of(first).state["agents"][AGENT]["seq"] == 1
     with open(path, "ab") as fh:
-        fh.write(tail[int(len(tail) * cut):] + b"\n")
+        fh.write(tail[int(len(tail) * cut) :] + b"\n")
     second = read(path, cursor_of(first))
     assert [i for i in second if isinstance(i, Partial)] == [Partial(session=child_id, from_seq=1)]
     assert [(e.seq, e.kind) for e in by_session(second)[child_id]] == [(1, "reasoning"), (2, "tool_call")]
@@ -324,6 +413,7 @@ def test_scanning_twice_reads_only_what_was_appended(home: Path, run) -> None:
     (home / "voyager-data").rename(home / "old-data")
     run("scan", "--json")
     fresh = {sid: run.json("show", sid, "--json") for sid in listed}
+
     def content(doc: dict) -> list[tuple]:
         return [(e["seq"], e["kind"], e["origin"], e["text"]) for e in doc["events"]]
 
@@ -401,15 +491,18 @@ def test_where_it_looks(tmp_path: Path) -> None:
 def test_the_voyager_override_is_authoritative(tmp_path: Path) -> None:
     write_session(tmp_path / "default", main_lines())
     write_session(tmp_path / "theirs", main_lines())
-    env = {"HOME": str(tmp_path / "default"), "COPILOT_HOME": str(tmp_path / "theirs" / ".copilot"),
-           "VOYAGER_COPILOT_HOME": str(tmp_path / "nowhere")}
+    env = {
+        "HOME": str(tmp_path / "default"),
+        "COPILOT_HOME": str(tmp_path / "theirs" / ".copilot"),
+        "VOYAGER_COPILOT_HOME": str(tmp_path / "nowhere"),
+    }
     assert list(ADAPTER.discover(env)) == []
     env.pop("VOYAGER_COPILOT_HOME")
     (found,) = ADAPTER.discover(env)
     assert "theirs" in found.path  # type: ignore[union-attr]
 
 
-HOSTILE_IDS = ["a;rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "with space", "new\nline", "-starts-with-dash"]
+HOSTILE_IDS = ["a;rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "with space", "new\nline", "-starts-with-dash"]
 
 
 @pytest.mark.parametrize("sid", HOSTILE_IDS)
@@ -429,16 +522,19 @@ def test_scanning_leaves_the_store_byte_identical(home: Path, run) -> None:
     (root / "session-store.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)  # never opened
 
     def tree() -> dict[str, str]:
-        return {str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir")
-                for p in sorted(root.rglob("*"))}
+        return {
+            str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir")
+            for p in sorted(root.rglob("*"))
+        }
 
     before = tree()
     assert run("scan", "--json").exit_code == 0
     append(path, [prompt(40, "more")])
     assert run("scan", "--json").exit_code == 0
     after = tree()
-    assert {k: v for k, v in after.items() if not k.endswith("events.jsonl")} == \
-           {k: v for k, v in before.items() if not k.endswith("events.jsonl")}
+    assert {k: v for k, v in after.items() if not k.endswith("events.jsonl")} == {
+        k: v for k, v in before.items() if not k.endswith("events.jsonl")
+    }
     assert set(after) == set(before)
 
 
@@ -447,12 +543,23 @@ def test_scanning_leaves_the_store_byte_identical(home: Path, run) -> None:
 
 def legacy_doc(sid: str = "legacy-0001") -> dict[str, Any]:
     return {
-        "sessionId": sid, "startTime": "2025-09-01T08:00:00.000Z", "endTime": "2025-09-01T08:05:00.000Z",
+        "sessionId": sid,
+        "startTime": "2025-09-01T08:00:00.000Z",
+        "endTime": "2025-09-01T08:05:00.000Z",
         "chatMessages": [
             {"role": "system", "content": "LEGACY_SYSTEM_PROMPT"},
             {"role": "user", "content": "旧版会话 LEGACY_PROMPT"},
-            {"role": "assistant", "content": "Looking.", "tool_calls": [
-                {"id": "tc1", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": "ls LEGACY_DIR"})}}]},
+            {
+                "role": "assistant",
+                "content": "Looking.",
+                "tool_calls": [
+                    {
+                        "id": "tc1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": "ls LEGACY_DIR"})},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": "tc1", "content": "LEGACY_TOOL_OUTPUT"},
             {"role": "assistant", "content": "LEGACY_REPLY"},
             {"role": "critic", "content": "?"},
@@ -469,9 +576,12 @@ def test_legacy_history_session_state_documents(tmp_path: Path) -> None:
     assert not found.append_only
     items = list(ADAPTER.read(found))
     assert [(e.kind, e.origin, e.text) for e in events(items)] == [
-        ("user", "human", "旧版会话 LEGACY_PROMPT"), ("assistant", "agent", "Looking."),
-        ("tool_call", "agent", "ls LEGACY_DIR"), ("tool_result", "tool", "LEGACY_TOOL_OUTPUT"),
-        ("assistant", "agent", "LEGACY_REPLY")]
+        ("user", "human", "旧版会话 LEGACY_PROMPT"),
+        ("assistant", "agent", "Looking."),
+        ("tool_call", "agent", "ls LEGACY_DIR"),
+        ("tool_result", "tool", "LEGACY_TOOL_OUTPUT"),
+        ("assistant", "agent", "LEGACY_REPLY"),
+    ]
     assert events(items)[3].call_id == "tc1"
     s = last_session(items)
     assert s.id == "copilot:legacy-0001" and s.started is not None and s.updated - s.started == 300

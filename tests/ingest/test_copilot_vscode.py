@@ -29,44 +29,98 @@ def workspace(home: Path, ws: str = "ws1", folder: str | None = "file:///home/de
     return d / "chatSessions"
 
 
-COPILOT = {"id": "github.copilot.editsAgent", "extensionId": {"value": "GitHub.copilot-chat", "_lower": "github.copilot-chat"}}
+COPILOT = {
+    "id": "github.copilot.editsAgent",
+    "extensionId": {"value": "GitHub.copilot-chat", "_lower": "github.copilot-chat"},
+}
 
 
 def request(rid: str, prompt: str, response: list[Any], **extra: Any) -> dict[str, Any]:
-    return {"requestId": rid, "message": {"text": prompt, "parts": []}, "response": response,
-            "timestamp": 1_767_225_600_000, "modelId": "copilot/gpt-5", "agent": COPILOT, **extra}
+    return {
+        "requestId": rid,
+        "message": {"text": prompt, "parts": []},
+        "response": response,
+        "timestamp": 1_767_225_600_000,
+        "modelId": "copilot/gpt-5",
+        "agent": COPILOT,
+        **extra,
+    }
 
 
 def rich_session() -> dict[str, Any]:
-    return {"version": 3, "sessionId": "rich", "creationDate": 1_767_225_500_000, "lastMessageDate": 1_767_225_900_000,
-            "customTitle": "迁移数据库", "requests": [
-                request("r1", "数据库迁移失败 PROMPTCVS", [
+    return {
+        "version": 3,
+        "sessionId": "rich",
+        "creationDate": 1_767_225_500_000,
+        "lastMessageDate": 1_767_225_900_000,
+        "customTitle": "迁移数据库",
+        "requests": [
+            request(
+                "r1",
+                "数据库迁移失败 PROMPTCVS",
+                [
                     {"kind": "thinking", "value": ["THINKCVS ", "check the schema"]},
                     {"value": "Let me ", "supportThemeIcons": False},
-                    {"kind": "inlineReference", "inlineReference": {"$mid": 1, "fsPath": "/home/dev/商店/db.py",
-                                                                    "path": "/home/dev/商店/db.py", "scheme": "file"}},
+                    {
+                        "kind": "inlineReference",
+                        "inlineReference": {
+                            "$mid": 1,
+                            "fsPath": "/home/dev/商店/db.py",
+                            "path": "/home/dev/商店/db.py",
+                            "scheme": "file",
+                        },
+                    },
                     {"value": " run REPLYHALFCVS the tests."},
-                    {"kind": "toolInvocationSerialized", "toolId": "run_in_terminal", "toolCallId": "c1",
-                     "invocationMessage": "Running pytest", "isComplete": True, "isConfirmed": {"type": 1},
-                     "toolSpecificData": {"kind": "terminal", "language": "sh",
-                                          "commandLine": {"original": "pytest -q", "toolEdited": "pytest -q tests"},
-                                          "terminalCommandOutput": {"text": "TOOLOUTCVS 2 failed", "lineCount": 1},
-                                          "terminalCommandState": {"exitCode": 1, "duration": 900}}},
-                    {"kind": "toolInvocationSerialized", "toolId": "copilot_readFile", "toolCallId": "c2",
-                     "invocationMessage": {"value": "Reading db.py"}, "pastTenseMessage": {"value": "Read db.py"},
-                     "isComplete": True, "toolSpecificData": {"kind": "input", "rawInput": {"filePath": "/home/dev/db.py"}},
-                     "resultDetails": {"input": "{}", "output": [{"value": "READOUTCVS def migrate()", "isText": True}],
-                                       "isError": False}},
+                    {
+                        "kind": "toolInvocationSerialized",
+                        "toolId": "run_in_terminal",
+                        "toolCallId": "c1",
+                        "invocationMessage": "Running pytest",
+                        "isComplete": True,
+                        "isConfirmed": {"type": 1},
+                        "toolSpecificData": {
+                            "kind": "terminal",
+                            "language": "sh",
+                            "commandLine": {"original": "pytest -q", "toolEdited": "pytest -q tests"},
+                            "terminalCommandOutput": {"text": "TOOLOUTCVS 2 failed", "lineCount": 1},
+                            "terminalCommandState": {"exitCode": 1, "duration": 900},
+                        },
+                    },
+                    {
+                        "kind": "toolInvocationSerialized",
+                        "toolId": "copilot_readFile",
+                        "toolCallId": "c2",
+                        "invocationMessage": {"value": "Reading db.py"},
+                        "pastTenseMessage": {"value": "Read db.py"},
+                        "isComplete": True,
+                        "toolSpecificData": {"kind": "input", "rawInput": {"filePath": "/home/dev/db.py"}},
+                        "resultDetails": {
+                            "input": "{}",
+                            "output": [{"value": "READOUTCVS def migrate()", "isText": True}],
+                            "isError": False,
+                        },
+                    },
                     {"kind": "codeblockUri", "uri": {"path": "/x"}},
                     {"kind": "markdownContent", "content": {"value": "REPLYCVS 已修复 the guard."}},
                     {"kind": "undoStop", "id": "u"},
                     {"kind": "brandNewPart", "value": "?"},
-                ], result={"metadata": {"promptTokens": 900, "outputTokens": 40}}),
-                request("r2", "OTHERPARTICIPANTCVS ask azure", [{"value": "OTHERREPLYCVS"}],
-                        agent={"id": "ms-azuretools.azure-agent", "extensionId": {"value": "ms-azuretools.vscode-azure"}}),
-                request("r3", "second turn PROMPT2CVS", [],
-                        result={"errorDetails": {"message": "ERRORCVS rate limited", "responseIsFiltered": False}}),
-            ]}
+                ],
+                result={"metadata": {"promptTokens": 900, "outputTokens": 40}},
+            ),
+            request(
+                "r2",
+                "OTHERPARTICIPANTCVS ask azure",
+                [{"value": "OTHERREPLYCVS"}],
+                agent={"id": "ms-azuretools.azure-agent", "extensionId": {"value": "ms-azuretools.vscode-azure"}},
+            ),
+            request(
+                "r3",
+                "second turn PROMPT2CVS",
+                [],
+                result={"errorDetails": {"message": "ERRORCVS rate limited", "responseIsFiltered": False}},
+            ),
+        ],
+    }
 
 
 def test_peer_samples_every_marker(home, run):
@@ -114,16 +168,20 @@ def test_jsonl_log_replayed_like_vscode(home, run):
     chats = workspace(home)
     session = rich_session()
     first = dict(session, requests=[])
-    write(chats / "rich.jsonl", [
-        {"kind": 0, "v": first},
-        {"kind": 2, "k": ["requests"], "v": session["requests"][:1]},
-        {"kind": 1, "k": ["requests", 0, "response", 1], "v": {"value": "OVERWRITTEN "}},
-        {"kind": 2, "k": ["requests"], "v": [request("rx", "DROPPEDCVS", [{"value": "dropped reply"}])]},
-        {"kind": 2, "k": ["requests"], "i": 1, "v": [request("r9", "KEPTCVS 最后", [{"value": "fine"}])]},
-        {"kind": 3, "k": ["customTitle"]},
-        {"kind": 1, "k": ["requests", 7, "response"], "v": []},  # leads nowhere: named, skipped
-        {"kind": 9, "k": ["x"]},
-    ], raw_tail=b'{"kind":1,"k":["requests",0,"message","text"],"v":"HALFWRITTEN')
+    write(
+        chats / "rich.jsonl",
+        [
+            {"kind": 0, "v": first},
+            {"kind": 2, "k": ["requests"], "v": session["requests"][:1]},
+            {"kind": 1, "k": ["requests", 0, "response", 1], "v": {"value": "OVERWRITTEN "}},
+            {"kind": 2, "k": ["requests"], "v": [request("rx", "DROPPEDCVS", [{"value": "dropped reply"}])]},
+            {"kind": 2, "k": ["requests"], "i": 1, "v": [request("r9", "KEPTCVS 最后", [{"value": "fine"}])]},
+            {"kind": 3, "k": ["customTitle"]},
+            {"kind": 1, "k": ["requests", 7, "response"], "v": []},  # leads nowhere: named, skipped
+            {"kind": 9, "k": ["x"]},
+        ],
+        raw_tail=b'{"kind":1,"k":["requests",0,"message","text"],"v":"HALFWRITTEN',
+    )
     # The .json of the same id is older: the log is read.
     (chats / "rich.json").write_text(json.dumps(dict(session, sessionId="rich"), ensure_ascii=False))
     doc = scan(run)
@@ -138,13 +196,20 @@ def test_jsonl_log_replayed_like_vscode(home, run):
 
 def test_a_grown_log_is_read_again(home, run):
     chats = workspace(home)
-    path = write(chats / "s.jsonl", [{"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": []}},
-                 {"kind": 2, "k": ["requests"], "v": [request("a", "GROWONECVS", [{"value": "ok"}])]}])
+    path = write(
+        chats / "s.jsonl",
+        [
+            {"kind": 0, "v": {"version": 3, "sessionId": "s", "requests": []}},
+            {"kind": 2, "k": ["requests"], "v": [request("a", "GROWONECVS", [{"value": "ok"}])]},
+        ],
+    )
     doc = scan(run)
     assert doc["events_added"] == 2
     with open(path, "ab") as fh:
-        fh.write(json.dumps({"kind": 2, "k": ["requests"], "v": [request("b", "GROWTWOCVS", [{"value": "yes"}])]}).encode()
-                 + b"\n")
+        fh.write(
+            json.dumps({"kind": 2, "k": ["requests"], "v": [request("b", "GROWTWOCVS", [{"value": "yes"}])]}).encode()
+            + b"\n"
+        )
     doc = scan(run)
     assert doc["changed"] == 1 and doc["events_added"] == 4 and doc["events_removed"] == 2, doc
     assert one(run, "GROWTWOCVS", "user", "human")["session_id"] == "copilot-vscode:s"
@@ -156,14 +221,17 @@ def test_global_containers_and_other_builds(home, run):
     (workspace(home) / "moved.json").write_text(json.dumps(dict(rich_session(), sessionId="moved")))
     glob = home / CODE / "globalStorage"
     (glob / "emptyWindowChatSessions").mkdir(parents=True)
-    (glob / "emptyWindowChatSessions" / "e1.json").write_text(json.dumps(
-        {"version": 3, "sessionId": "e1", "requests": [request("q", "EMPTYWINDOWCVS", [])]}))
+    (glob / "emptyWindowChatSessions" / "e1.json").write_text(
+        json.dumps({"version": 3, "sessionId": "e1", "requests": [request("q", "EMPTYWINDOWCVS", [])]})
+    )
     (glob / "transferredChatSessions").mkdir()
     (glob / "transferredChatSessions" / "moved.json").write_text(json.dumps(rich_session()))
     insiders = home / ".config" / "Code - Insiders" / "User" / "globalStorage" / "emptyWindowChatSessions"
     insiders.mkdir(parents=True)
-    (insiders / "i1.jsonl").write_text(json.dumps(
-        {"kind": 0, "v": {"version": 3, "sessionId": "i1", "requests": [request("q", "INSIDERSCVS", [])]}}) + "\n")
+    (insiders / "i1.jsonl").write_text(
+        json.dumps({"kind": 0, "v": {"version": 3, "sessionId": "i1", "requests": [request("q", "INSIDERSCVS", [])]}})
+        + "\n"
+    )
     doc = scan(run)
     assert doc["sources"] == 3, doc  # the transferred copy of "moved" is already in its workspace
     assert sessions(run)["copilot-vscode:e1"]["cwd"] is None
@@ -175,8 +243,9 @@ def test_not_a_session_and_broken_files(home, run):
     (chats / "index.json").write_text(json.dumps({"entries": {}}))
     (chats / "broken.json").write_text("{not json")
     (chats / "nolog.jsonl").write_text(json.dumps({"kind": 1, "k": ["a"], "v": 1}) + "\n")
-    (chats / "good.json").write_text(json.dumps({"version": 3, "sessionId": "good", "requests": [
-        request("q", "GOODNEIGHBOURCVS", [])]}))
+    (chats / "good.json").write_text(
+        json.dumps({"version": 3, "sessionId": "good", "requests": [request("q", "GOODNEIGHBOURCVS", [])]})
+    )
     doc = scan(run)
     assert one(run, "GOODNEIGHBOURCVS", "user", "human")
     assert doc["failed"] == 3 and "not a chat session" in doc["stderr"] and "no initial state" in doc["stderr"]
@@ -193,18 +262,27 @@ def test_override_is_authoritative(home, run, monkeypatch):
     scan(run)
     assert one(run, "OVERRIDECVS", "user", "human") and hits(run, "DEFAULTCVS") == []
     assert user_dirs({"HOME": "/h", "VOYAGER_COPILOT_VSCODE_HOME": "/o"}) == [Path("/o")]
-    assert user_dirs({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == [Path("/x/Code/User"), Path("/x/Code - Insiders/User"),
-                                                                  Path("/x/VSCodium/User")]
+    assert user_dirs({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}) == [
+        Path("/x/Code/User"),
+        Path("/x/Code - Insiders/User"),
+        Path("/x/VSCodium/User"),
+    ]
     assert ADAPTER.roots({"HOME": "/h"})[0] == Path("/h/.config/Code/User")
 
 
-@pytest.mark.parametrize("agent, who", [
-    (None, None),
-    ({"id": "github.copilot.default"}, None),
-    ({"id": "x", "extensionId": {"value": "GitHub.copilot-chat"}}, None),
-    ({"id": "mermaid", "extensionId": {"value": "MermaidChart.vscode-mermaid-chart"}}, "MermaidChart.vscode-mermaid-chart"),
-    ({"id": "setup.agent"}, "setup.agent"),
-])
+@pytest.mark.parametrize(
+    "agent, who",
+    [
+        (None, None),
+        ({"id": "github.copilot.default"}, None),
+        ({"id": "x", "extensionId": {"value": "GitHub.copilot-chat"}}, None),
+        (
+            {"id": "mermaid", "extensionId": {"value": "MermaidChart.vscode-mermaid-chart"}},
+            "MermaidChart.vscode-mermaid-chart",
+        ),
+        ({"id": "setup.agent"}, "setup.agent"),
+    ],
+)
 def test_responder(agent, who):
     assert responder({"agent": agent} if agent is not None else {}) == who
 
@@ -215,31 +293,37 @@ def test_responder(agent, who):
 
 
 def test_replay_semantics(tmp_path):
-    path = write(tmp_path / "l.jsonl", [
-        {"kind": 0, "v": {"a": {"b": [1, 2, 3]}, "t": "x", "list": ["p", "q"]}},
-        {"kind": 1, "k": ["a", "b", 1], "v": 20},          # set an array element
-        {"kind": 1, "k": ["a", "b", 3], "v": 4},           # set one past the end appends (as JS does)
-        {"kind": 2, "k": ["a", "b"], "v": [5]},            # push
-        {"kind": 2, "k": ["list"], "i": 1},                # truncate only
-        {"kind": 2, "k": ["fresh"], "v": [1]},             # push onto a missing array creates it
-        {"kind": 3, "k": ["t"]},                           # delete
-        {"kind": 1, "k": [], "v": {"replaced": True}},     # root replacement: ignored by VS Code's reader
-        {"kind": 1, "k": ["a", "new"], "v": {"n": 1}},     # set a new key
-    ])
+    path = write(
+        tmp_path / "l.jsonl",
+        [
+            {"kind": 0, "v": {"a": {"b": [1, 2, 3]}, "t": "x", "list": ["p", "q"]}},
+            {"kind": 1, "k": ["a", "b", 1], "v": 20},  # set an array element
+            {"kind": 1, "k": ["a", "b", 3], "v": 4},  # set one past the end appends (as JS does)
+            {"kind": 2, "k": ["a", "b"], "v": [5]},  # push
+            {"kind": 2, "k": ["list"], "i": 1},  # truncate only
+            {"kind": 2, "k": ["fresh"], "v": [1]},  # push onto a missing array creates it
+            {"kind": 3, "k": ["t"]},  # delete
+            {"kind": 1, "k": [], "v": {"replaced": True}},  # root replacement: ignored by VS Code's reader
+            {"kind": 1, "k": ["a", "new"], "v": {"n": 1}},  # set a new key
+        ],
+    )
     state, notices = replay(path)
     assert state == {"a": {"b": [1, 20, 3, 4, 5], "new": {"n": 1}}, "list": ["p"], "fresh": [1]}
     assert notices == []
 
 
 def test_replay_compaction_restarts_and_bad_entries_are_named(tmp_path):
-    path = write(tmp_path / "l.jsonl", [
-        {"kind": 1, "k": ["early"], "v": 1},                # before any initial state
-        {"kind": 0, "v": {"old": True}},
-        {"kind": 0, "v": {"new": [1]}},                     # a compaction writes a new initial state
-        {"kind": 2, "k": ["new", 0], "v": [2]},             # not an array at that path (VS Code would throw)
-        {"kind": 1, "k": ["missing", "deep"], "v": 1},
-        "not an entry",
-    ])
+    path = write(
+        tmp_path / "l.jsonl",
+        [
+            {"kind": 1, "k": ["early"], "v": 1},  # before any initial state
+            {"kind": 0, "v": {"old": True}},
+            {"kind": 0, "v": {"new": [1]}},  # a compaction writes a new initial state
+            {"kind": 2, "k": ["new", 0], "v": [2]},  # not an array at that path (VS Code would throw)
+            {"kind": 1, "k": ["missing", "deep"], "v": 1},
+            "not an entry",
+        ],
+    )
     state, notices = replay(path)
     assert state == {"new": [1]}
     assert len(notices) == 1 and "4 changes could not be applied" in notices[0].reason, notices

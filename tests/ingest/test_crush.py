@@ -36,12 +36,19 @@ def write_db(data_dir: Path, sessions: list[tuple], messages: list[tuple]) -> Pa
     conn = sqlite3.connect(db)
     for stmt in SCHEMA:
         conn.execute(stmt)
-    conn.executemany("INSERT INTO sessions (id, parent_session_id, title, prompt_tokens, completion_tokens, "
-                     "updated_at, created_at) VALUES (?,?,?,?,?,?,?)", sessions)
-    conn.executemany("INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, "
-                     "is_summary_message) VALUES (?,?,?,?,?,?,?,?)",
-                     [(i, s, r, p if isinstance(p, str) else json.dumps(p, ensure_ascii=False), "claude-sonnet-4", t, t, summary)
-                      for i, s, r, p, t, summary in messages])
+    conn.executemany(
+        "INSERT INTO sessions (id, parent_session_id, title, prompt_tokens, completion_tokens, "
+        "updated_at, created_at) VALUES (?,?,?,?,?,?,?)",
+        sessions,
+    )
+    conn.executemany(
+        "INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, "
+        "is_summary_message) VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (i, s, r, p if isinstance(p, str) else json.dumps(p, ensure_ascii=False), "claude-sonnet-4", t, t, summary)
+            for i, s, r, p, t, summary in messages
+        ],
+    )
     conn.commit()
     conn.close()
     return db
@@ -53,29 +60,102 @@ def write_projects(global_dir: Path, entries: list[dict[str, Any]]) -> None:
 
 
 def project_store(home: Path, project: Path) -> Path:
-    sessions = [("s-main", None, "修复构建", 1200, 300, 1_793_000_050, 1_793_000_000),
-                ("s-task", "s-main", "Task: find the flaky test", 0, 0, 1_793_000_030, 1_793_000_020),
-                ("title-s-main", "s-main", "Generate a title", 0, 0, 1_793_000_001, 1_793_000_001)]
+    sessions = [
+        ("s-main", None, "修复构建", 1200, 300, 1_793_000_050, 1_793_000_000),
+        ("s-task", "s-main", "Task: find the flaky test", 0, 0, 1_793_000_030, 1_793_000_020),
+        ("title-s-main", "s-main", "Generate a title", 0, 0, 1_793_000_001, 1_793_000_001),
+    ]
     messages = [
-        ("m1", "s-main", "user", [part("text", text="构建失败了，跑一下 go build 看看 BUILD_PROMPT")], 1_793_000_000, 0),
-        ("m2", "s-main", "assistant", [part("reasoning", thinking="先看编译错误 THINKING_MARK"),
-                                       part("text", text="我来运行构建。"),
-                                       part("tool_call", id="call-1", name="bash",
-                                            input=json.dumps({"command": "go build ./..."}), finished=True),
-                                       part("finish", reason="tool_use", time=1_793_000_002)], 1_793_000_001, 0),
-        ("m3", "s-main", "tool", [part("tool_result", tool_call_id="call-1", name="bash",
-                                       content="./main.go:12: undefined: 配置 BUILD_ERR_12", is_error=True)], 1_793_000_003, 0),
-        ("m4", "s-main", "user", [part("shell_command", command="go vet ./... HUMAN_SHELL", output="vet: ok", exit_code=2)],
-         1_793_000_004, 0),
+        (
+            "m1",
+            "s-main",
+            "user",
+            [part("text", text="构建失败了，跑一下 go build 看看 BUILD_PROMPT")],
+            1_793_000_000,
+            0,
+        ),
+        (
+            "m2",
+            "s-main",
+            "assistant",
+            [
+                part("reasoning", thinking="先看编译错误 THINKING_MARK"),
+                part("text", text="我来运行构建。"),
+                part(
+                    "tool_call",
+                    id="call-1",
+                    name="bash",
+                    input=json.dumps({"command": "go build ./..."}),
+                    finished=True,
+                ),
+                part("finish", reason="tool_use", time=1_793_000_002),
+            ],
+            1_793_000_001,
+            0,
+        ),
+        (
+            "m3",
+            "s-main",
+            "tool",
+            [
+                part(
+                    "tool_result",
+                    tool_call_id="call-1",
+                    name="bash",
+                    content="./main.go:12: undefined: 配置 BUILD_ERR_12",
+                    is_error=True,
+                )
+            ],
+            1_793_000_003,
+            0,
+        ),
+        (
+            "m4",
+            "s-main",
+            "user",
+            [part("shell_command", command="go vet ./... HUMAN_SHELL", output="vet: ok", exit_code=2)],
+            1_793_000_004,
+            0,
+        ),
         ("m5", "s-main", "assistant", "{not json", 1_793_000_005, 0),
-        ("m6", "s-main", "assistant", [part("text", text="Summary of the work so far COMPACTION_SUMMARY")], 1_793_000_006, 1),
-        ("m7", "s-main", "assistant", [part("hologram", x=1), part("text", text="改好了，变量名拼错了。"),
-                                       part("finish", reason="end_turn", time=1_793_000_008)], 1_793_000_007, 0),
-        ("m8", "s-main", "assistant", [part("finish", reason="error", message="Bad Request",
-                                            details="context window exceeded PROVIDER_ERROR")], 1_793_000_009, 0),
+        (
+            "m6",
+            "s-main",
+            "assistant",
+            [part("text", text="Summary of the work so far COMPACTION_SUMMARY")],
+            1_793_000_006,
+            1,
+        ),
+        (
+            "m7",
+            "s-main",
+            "assistant",
+            [
+                part("hologram", x=1),
+                part("text", text="改好了，变量名拼错了。"),
+                part("finish", reason="end_turn", time=1_793_000_008),
+            ],
+            1_793_000_007,
+            0,
+        ),
+        (
+            "m8",
+            "s-main",
+            "assistant",
+            [part("finish", reason="error", message="Bad Request", details="context window exceeded PROVIDER_ERROR")],
+            1_793_000_009,
+            0,
+        ),
         ("t1", "s-task", "user", [part("text", text="找出不稳定的测试 SUBTASK_PROMPT")], 1_793_000_020, 0),
         ("t2", "s-task", "assistant", [part("text", text="TestRetry 不稳定 SUBTASK_REPLY")], 1_793_000_021, 0),
-        ("x1", "title-s-main", "user", [part("text", text="Generate a title for: 构建失败了 TITLE_CALL_COPY")], 1_793_000_001, 0),
+        (
+            "x1",
+            "title-s-main",
+            "user",
+            [part("text", text="Generate a title for: 构建失败了 TITLE_CALL_COPY")],
+            1_793_000_001,
+            0,
+        ),
     ]
     return write_db(project / ".crush", sessions, messages)
 
@@ -96,8 +176,13 @@ def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run):
 def test_peer_sample_read_through_a_projects_json_of_its_own(home, run):
     peer = PeerHome("crush", home, run)  # scanned once as it is: nothing readable (see above)
     global_dir = home / ".local/share/crush"
-    write_projects(global_dir, [{"path": "/test/project", "data_dir": str(global_dir / "projects" / "test-project")},
-                                {"path": "/work/crush", "data_dir": str(global_dir / "projects" / "work-crush")}])
+    write_projects(
+        global_dir,
+        [
+            {"path": "/test/project", "data_dir": str(global_dir / "projects" / "test-project")},
+            {"path": "/work/crush", "data_dir": str(global_dir / "projects" / "work-crush")},
+        ],
+    )
     peer.before = tree(home)
     doc = run.json("scan", "--json")
     assert doc["failed"] == 0 and doc["sessions"] == 4, doc
@@ -115,7 +200,9 @@ def test_peer_sample_read_through_a_projects_json_of_its_own(home, run):
 def test_documented_shape(home, run, tmp_path):
     project = tmp_path / "proj dir" / "app"
     project_store(home, project)
-    write_projects(home / ".local/share/crush", [{"path": str(project), "data_dir": ".crush"}])  # relative: the project's
+    write_projects(
+        home / ".local/share/crush", [{"path": str(project), "data_dir": ".crush"}]
+    )  # relative: the project's
     before = tree(home), tree(project)
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
@@ -134,7 +221,9 @@ def test_documented_shape(home, run, tmp_path):
     assert kinds(run, "COMPACTION_SUMMARY") == [("meta", "provider")]
     assert kinds(run, "拼错") == [("assistant", "agent")]  # after the malformed row
     assert kinds(run, "PROVIDER_ERROR") == [("meta", "provider")]
-    assert kinds(run, "SUBTASK_PROMPT") == [("user", "provider")] and kinds(run, "SUBTASK_REPLY") == [("assistant", "agent")]
+    assert kinds(run, "SUBTASK_PROMPT") == [("user", "provider")] and kinds(run, "SUBTASK_REPLY") == [
+        ("assistant", "agent")
+    ]
     assert search(run, "TITLE_CALL_COPY") == []  # the title side call copies the prompt
     reasons = " | ".join(f"{s.get('where')}: {s['reason']}" for s in doc["skipped"])
     assert "session s-main, message 5" in reasons and "part hologram" in reasons, reasons
@@ -157,9 +246,14 @@ def test_home_crush_db_and_change_detection_within_one_second(home, run, tmp_pat
     assert run.json("scan", "--json")["unchanged"] == 1
     # A streaming reply rewrites its row within the same second: same updated_at, longer parts.
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE messages SET parts = ? WHERE id = 't2'",
-                 (json.dumps([part("text", text="TestRetry 不稳定 SUBTASK_REPLY，原因是共享端口 STREAMED_MORE")],
-                             ensure_ascii=False),))
+    conn.execute(
+        "UPDATE messages SET parts = ? WHERE id = 't2'",
+        (
+            json.dumps(
+                [part("text", text="TestRetry 不稳定 SUBTASK_REPLY，原因是共享端口 STREAMED_MORE")], ensure_ascii=False
+            ),
+        ),
+    )
     conn.commit()
     conn.close()
     again = run.json("scan", "--json")
@@ -208,16 +302,29 @@ def test_a_project_crush_db_is_found_through_the_cwds_of_indexed_sessions(home, 
     # Through the scan: a session of another agent that ran in the project leads to it.
     dsh_log = home / ".dsh/sessions/--p--/session-1/session.jsonl"
     dsh_log.parent.mkdir(parents=True)
-    dsh_log.write_text(json.dumps({"type": "session", "version": 0, "id": "session-1", "createdAt": 1, "cwd": str(project)}) + "\n"
-                       + json.dumps({"type": "user/message", "seq": 0, "time": 2, "data": {
-                           "content": [{"type": "text", "text": "hello"}], "source": {"kind": "user"}}}) + "\n")
+    dsh_log.write_text(
+        json.dumps({"type": "session", "version": 0, "id": "session-1", "createdAt": 1, "cwd": str(project)})
+        + "\n"
+        + json.dumps(
+            {
+                "type": "user/message",
+                "seq": 0,
+                "time": 2,
+                "data": {"content": [{"type": "text", "text": "hello"}], "source": {"kind": "user"}},
+            }
+        )
+        + "\n"
+    )
     doc = run.json("scan", "--json")
     assert doc["providers"].get("crush") == 2, doc
     sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
     assert sessions["crush:s-main"]["cwd"] == str(project)
     # The override is authoritative: no hinted directory is looked into either.
-    named = list(ADAPTER.discover({"HOME": str(home), "VOYAGER_CRUSH_HOME": str(tmp_path / "o")},
-                                  Hints(cwds=frozenset({str(project)}))))
+    named = list(
+        ADAPTER.discover(
+            {"HOME": str(home), "VOYAGER_CRUSH_HOME": str(tmp_path / "o")}, Hints(cwds=frozenset({str(project)}))
+        )
+    )
     assert [type(i).__name__ for i in named] == ["Notice"] and named[0].source == str(tmp_path / "o")
 
 

@@ -48,13 +48,28 @@ def kv_db(path: Path, kv: dict[str, Any] | None = None, items: dict[str, Any] | 
     return path
 
 
-def composer(cid: str, name: str, bubbles: list[tuple[str, dict[str, Any]]], *, listed: list[str] | None = None,
-             updated: int = 1_767_225_700_000) -> dict[str, Any]:
+def composer(
+    cid: str,
+    name: str,
+    bubbles: list[tuple[str, dict[str, Any]]],
+    *,
+    listed: list[str] | None = None,
+    updated: int = 1_767_225_700_000,
+) -> dict[str, Any]:
     """``composerData:<cid>`` and its ``bubbleId:`` rows; ``listed`` = the header's bubble ids (default: all)."""
     order = listed if listed is not None else [bid for bid, _ in bubbles]
-    rows: dict[str, Any] = {f"composerData:{cid}": {
-        "_v": 3, "composerId": cid, "name": name, "createdAt": 1_767_225_600_000, "lastUpdatedAt": updated,
-        "fullConversationHeadersOnly": [{"bubbleId": b, "type": dict(bubbles).get(b, {}).get("type", 2)} for b in order]}}
+    rows: dict[str, Any] = {
+        f"composerData:{cid}": {
+            "_v": 3,
+            "composerId": cid,
+            "name": name,
+            "createdAt": 1_767_225_600_000,
+            "lastUpdatedAt": updated,
+            "fullConversationHeadersOnly": [
+                {"bubbleId": b, "type": dict(bubbles).get(b, {}).get("type", 2)} for b in order
+            ],
+        }
+    }
     for bid, bubble in bubbles:
         rows[f"bubbleId:{cid}:{bid}"] = {"_v": 3, "bubbleId": bid, **bubble}
     return rows
@@ -64,18 +79,47 @@ def ide_home(home: Path) -> dict[str, Any]:
     """A global database with one realistic composer (CJK, thinking, a terminal tool, a reverted turn), a NULL
     composer, a corrupt one, and a workspace that opened the composer (its cwd)."""
     cid = "6f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f"
-    rows = composer(cid, "数据库迁移", [
-        ("u1", {"type": 1, "text": "数据库迁移失败了 PROMPTCURIDE", "createdAt": "2026-01-01T10:00:00Z"}),
-        ("a1", {"type": 2, "text": "", "thinking": {"text": "THINKCURIDE the schema first"},
-                "modelInfo": {"modelName": "claude-4-sonnet"}, "tokenCount": {"inputTokens": 120, "outputTokens": 30}}),
-        ("a2", {"type": 2, "text": "", "toolFormerData": {
-            "tool": 15, "name": "run_terminal_cmd", "toolCallId": "toolu_1", "status": "completed",
-            "rawArgs": json.dumps({"command": "pytest -q tests/migrate", "explanation": "run the migration tests"}),
-            "result": json.dumps({"output": "TOOLOUTCURIDE 3 passed", "exitCodeV2": 0})}}),
-        ("bad", {"type": 2}),
-        ("ax", {"type": 2, "text": "STALEREVERTEDCUR an answer the user reverted"}),
-        ("a3", {"type": 2, "text": "REPLYCURIDE 修好了: the guard was missing", "createdAt": "2026-01-01T10:00:09Z"}),
-    ], listed=["u1", "a1", "a2", "bad", "a3"])
+    rows = composer(
+        cid,
+        "数据库迁移",
+        [
+            ("u1", {"type": 1, "text": "数据库迁移失败了 PROMPTCURIDE", "createdAt": "2026-01-01T10:00:00Z"}),
+            (
+                "a1",
+                {
+                    "type": 2,
+                    "text": "",
+                    "thinking": {"text": "THINKCURIDE the schema first"},
+                    "modelInfo": {"modelName": "claude-4-sonnet"},
+                    "tokenCount": {"inputTokens": 120, "outputTokens": 30},
+                },
+            ),
+            (
+                "a2",
+                {
+                    "type": 2,
+                    "text": "",
+                    "toolFormerData": {
+                        "tool": 15,
+                        "name": "run_terminal_cmd",
+                        "toolCallId": "toolu_1",
+                        "status": "completed",
+                        "rawArgs": json.dumps(
+                            {"command": "pytest -q tests/migrate", "explanation": "run the migration tests"}
+                        ),
+                        "result": json.dumps({"output": "TOOLOUTCURIDE 3 passed", "exitCodeV2": 0}),
+                    },
+                },
+            ),
+            ("bad", {"type": 2}),
+            ("ax", {"type": 2, "text": "STALEREVERTEDCUR an answer the user reverted"}),
+            (
+                "a3",
+                {"type": 2, "text": "REPLYCURIDE 修好了: the guard was missing", "createdAt": "2026-01-01T10:00:09Z"},
+            ),
+        ],
+        listed=["u1", "a1", "a2", "bad", "a3"],
+    )
     rows[f"bubbleId:{cid}:bad"] = "{not json"
     rows["composerData:nullcomposer"] = None
     rows["composerData:broken"] = "{{{"
@@ -100,8 +144,15 @@ def field(number: int, payload: bytes) -> bytes:
     return varint((number << 3) | 2) + varint(len(payload)) + payload
 
 
-def cli_store(path: Path, messages: list[dict[str, Any]], *, name: str = "迁移 chat", stale: list[dict] = (),
-              workspace: str | None = None, chat_id: str | None = None) -> Path:
+def cli_store(
+    path: Path,
+    messages: list[dict[str, Any]],
+    *,
+    name: str = "迁移 chat",
+    stale: list[dict] = (),
+    workspace: str | None = None,
+    chat_id: str | None = None,
+) -> Path:
     """A CLI ``store.db`` as the format notes describe it: hex-JSON ``meta``, content-addressed ``blobs``, a protobuf
     root listing the messages in order; ``stale`` messages are stored but not reachable from the latest root."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,8 +175,14 @@ def cli_store(path: Path, messages: list[dict[str, Any]], *, name: str = "迁移
         root += field(9, workspace.encode())
     root_id = hashlib.sha256(root).hexdigest()
     conn.execute("INSERT INTO blobs VALUES (?, ?)", (root_id, root))
-    meta = {"agentId": chat_id or path.parent.name, "latestRootBlobId": root_id, "name": name, "mode": "agent",
-            "createdAt": 1_767_225_600_000, "lastUsedModel": "gpt-5"}
+    meta = {
+        "agentId": chat_id or path.parent.name,
+        "latestRootBlobId": root_id,
+        "name": name,
+        "mode": "agent",
+        "createdAt": 1_767_225_600_000,
+        "lastUsedModel": "gpt-5",
+    }
     conn.execute("INSERT INTO meta VALUES ('0', ?)", (json.dumps(meta, ensure_ascii=False).encode().hex(),))
     conn.commit()
     conn.close()
@@ -134,16 +191,38 @@ def cli_store(path: Path, messages: list[dict[str, Any]], *, name: str = "迁移
 
 CLI_MESSAGES = [
     {"role": "system", "content": "SYSTEMPROMPTCUR You are Cursor's agent."},
-    {"role": "user", "content": "<user_info>OS linux, shell bash USERINFOCUR</user_info>\n\n"
-                                "<user_query>\n请修复登录 PROMPTCURCLI\n</user_query>"},
-    {"id": "1", "role": "assistant", "content": [
-        {"type": "reasoning", "text": "THINKCURCLI check auth.py"},
-        {"type": "text", "text": "Let me run the tests."},
-        {"type": "tool-call", "toolCallId": "toolu_9", "toolName": "Shell",
-         "args": {"command": "pytest -q auth", "description": "Run the auth tests"}}]},
-    {"role": "tool", "id": "toolu_9", "content": [
-        {"type": "tool-result", "toolName": "Shell", "toolCallId": "toolu_9", "result": "TOOLOUTCURCLI 1 failed",
-         "isError": False}]},
+    {
+        "role": "user",
+        "content": "<user_info>OS linux, shell bash USERINFOCUR</user_info>\n\n"
+        "<user_query>\n请修复登录 PROMPTCURCLI\n</user_query>",
+    },
+    {
+        "id": "1",
+        "role": "assistant",
+        "content": [
+            {"type": "reasoning", "text": "THINKCURCLI check auth.py"},
+            {"type": "text", "text": "Let me run the tests."},
+            {
+                "type": "tool-call",
+                "toolCallId": "toolu_9",
+                "toolName": "Shell",
+                "args": {"command": "pytest -q auth", "description": "Run the auth tests"},
+            },
+        ],
+    },
+    {
+        "role": "tool",
+        "id": "toolu_9",
+        "content": [
+            {
+                "type": "tool-result",
+                "toolName": "Shell",
+                "toolCallId": "toolu_9",
+                "result": "TOOLOUTCURCLI 1 failed",
+                "isError": False,
+            }
+        ],
+    },
     {"id": "1", "role": "assistant", "content": [{"type": "text", "text": "REPLYCURCLI 已修复 the token check"}]},
 ]
 
@@ -169,8 +248,14 @@ def test_peer_samples_every_marker_and_variant(home, run):
     report = next(p for p in run.json("doctor", "--json")["providers"] if p["provider"] == "cursor")
     assert report["evidence"] == "documented" and not report["problems"] and not report["failed_sources"]
     # Which documented variant each store turned out to be.
-    assert report["shapes"] == {"composer-bubbles": 1, "aichat-legacy": 1, "cli-flat": 1, "cli-empty": 1,
-                                "transcript-jsonl": 2, "subagent-transcript-jsonl": 1}, report["shapes"]
+    assert report["shapes"] == {
+        "composer-bubbles": 1,
+        "aichat-legacy": 1,
+        "cli-flat": 1,
+        "cli-empty": 1,
+        "transcript-jsonl": 2,
+        "subagent-transcript-jsonl": 1,
+    }, report["shapes"]
 
 
 # ---------------------------------------------------------------------------
@@ -225,17 +310,32 @@ def test_ide_rows_still_in_the_wal_are_read(home, run):
 
 
 def test_changed_database_rereads_only_changed_composers(home, run, monkeypatch):
-    db = kv_db(home / APP / "globalStorage" / "state.vscdb", {
-        **composer("c-a", "a", [("u", {"type": 1, "text": "KEEPCURA question"}), ("r", {"type": 2, "text": "answer a"})]),
-        **composer("c-b", "b", [("u", {"type": 1, "text": "first CHANGECURB"}), ("r", {"type": 2, "text": "answer b"})]),
-    })
+    db = kv_db(
+        home / APP / "globalStorage" / "state.vscdb",
+        {
+            **composer(
+                "c-a", "a", [("u", {"type": 1, "text": "KEEPCURA question"}), ("r", {"type": 2, "text": "answer a"})]
+            ),
+            **composer(
+                "c-b", "b", [("u", {"type": 1, "text": "first CHANGECURB"}), ("r", {"type": 2, "text": "answer b"})]
+            ),
+        },
+    )
     scan(run)
     read: list[str] = []
     real = ide._bubble_rows
     monkeypatch.setattr(ide, "_bubble_rows", lambda conn, cid: read.append(cid) or real(conn, cid))
     # The editor appends a turn to b: a new bubble row, and the header lists it.
-    rows = composer("c-b", "b", [("u", {"type": 1, "text": "first CHANGECURB"}), ("r", {"type": 2, "text": "answer b"}),
-                                 ("u2", {"type": 1, "text": "追问 SECONDCURB"})], updated=1_767_225_800_000)
+    rows = composer(
+        "c-b",
+        "b",
+        [
+            ("u", {"type": 1, "text": "first CHANGECURB"}),
+            ("r", {"type": 2, "text": "answer b"}),
+            ("u2", {"type": 1, "text": "追问 SECONDCURB"}),
+        ],
+        updated=1_767_225_800_000,
+    )
     kv_db(db, rows)
     doc = scan(run)
     assert doc["changed"] == 1 and read == ["c-b"], (doc, read)
@@ -247,9 +347,11 @@ def test_changed_database_rereads_only_changed_composers(home, run, monkeypatch)
     kv_db(db, {"bubbleId:c-a:r": {"type": 2, "text": "answer a, EDITEDCURA"}})
     doc = scan(run)
     assert read == ["c-a"] and one(run, "EDITEDCURA", "assistant")["session_id"] == "cursor:c-a"
+
     # Nothing changed: the stat pass decides, no database is opened at all.
     def refuse(*args, **kwargs):
         raise AssertionError("a no-op rescan opened a database")
+
     for module in (ide, cli, transcripts, sqlite_kit):  # the kit's opener too: open_store calls it
         monkeypatch.setattr(module, "connect_readonly", refuse)
     doc = scan(run)
@@ -257,8 +359,12 @@ def test_changed_database_rereads_only_changed_composers(home, run, monkeypatch)
 
 
 def test_invalid_utf8_costs_only_its_own_bytes(home, run):
-    db = kv_db(home / APP / "globalStorage" / "state.vscdb",
-               composer("c-u", "u", [("u", {"type": 1, "text": "placeholder"}), ("r", {"type": 2, "text": "UTFNEIGHBOURCUR ok"})]))
+    db = kv_db(
+        home / APP / "globalStorage" / "state.vscdb",
+        composer(
+            "c-u", "u", [("u", {"type": 1, "text": "placeholder"}), ("r", {"type": 2, "text": "UTFNEIGHBOURCUR ok"})]
+        ),
+    )
     conn = sqlite3.connect(db)
     bad = json.dumps({"type": 1, "text": "UTFBROKENCUR "}).encode().replace(b"CUR ", b"CUR \xff\xfe bytes")
     conn.execute("UPDATE cursorDiskKV SET value = CAST(? AS TEXT) WHERE key = 'bubbleId:c-u:u'", (bad,))
@@ -271,8 +377,11 @@ def test_invalid_utf8_costs_only_its_own_bytes(home, run):
 
 
 def test_empty_stores_are_quiet(home, run):
-    kv_db(home / APP / "globalStorage" / "state.vscdb", {"composerData:draft": {"composerId": "draft", "name": "draft"}},
-          {"workbench.editor.state": "{}"})
+    kv_db(
+        home / APP / "globalStorage" / "state.vscdb",
+        {"composerData:draft": {"composerId": "draft", "name": "draft"}},
+        {"workbench.editor.state": "{}"},
+    )
     kv_db(home / APP / "workspaceStorage" / "w1" / "state.vscdb", items={"other": "1"})
     store = home / ".cursor" / "chats" / ("0" * 32) / "fresh" / "store.db"
     store.parent.mkdir(parents=True)
@@ -290,10 +399,24 @@ def test_empty_stores_are_quiet(home, run):
 
 def test_legacy_chat_panel(home, run):
     ws = home / APP / "workspaceStorage" / "w9"
-    kv_db(ws / "state.vscdb", items={"workbench.panel.aichat.view.aichat.chatdata": {"tabs": [
-        {"tabId": "t-1", "chatTitle": "旧的聊天", "bubbles": [
-            {"type": "user", "text": "旧问题 LEGACYPROMPTCUR"}, {"type": "ai", "rawText": "LEGACYREPLYCUR 回答"},
-            {"type": "mystery", "text": "?"}]}]}})
+    kv_db(
+        ws / "state.vscdb",
+        items={
+            "workbench.panel.aichat.view.aichat.chatdata": {
+                "tabs": [
+                    {
+                        "tabId": "t-1",
+                        "chatTitle": "旧的聊天",
+                        "bubbles": [
+                            {"type": "user", "text": "旧问题 LEGACYPROMPTCUR"},
+                            {"type": "ai", "rawText": "LEGACYREPLYCUR 回答"},
+                            {"type": "mystery", "text": "?"},
+                        ],
+                    }
+                ]
+            }
+        },
+    )
     (ws / "workspace.json").write_text(json.dumps({"folder": "file:///srv/old"}))
     doc = scan(run)
     assert one(run, "LEGACYPROMPTCUR", "user", "human")["session_id"] == "cursor:aichat-t-1"
@@ -308,9 +431,12 @@ def test_legacy_chat_panel(home, run):
 
 
 def test_cli_store_tree(home, run):
-    store = cli_store(home / ".cursor" / "chats" / hashlib.md5("/home/dev/登录 app".encode()).hexdigest() / "chat-1" / "store.db",
-                      CLI_MESSAGES, stale=[{"role": "user", "content": "<user_query>STALEREWOUNDCUR</user_query>"}],
-                      workspace="file:///home/dev/%E7%99%BB%E5%BD%95%20app")
+    store = cli_store(
+        home / ".cursor" / "chats" / hashlib.md5("/home/dev/登录 app".encode()).hexdigest() / "chat-1" / "store.db",
+        CLI_MESSAGES,
+        stale=[{"role": "user", "content": "<user_query>STALEREWOUNDCUR</user_query>"}],
+        workspace="file:///home/dev/%E7%99%BB%E5%BD%95%20app",
+    )
     before = tree(home)
     scan(run)
     assert one(run, "PROMPTCURCLI", "user", "human")["session_id"] == "cursor:chat-1"
@@ -329,7 +455,7 @@ def test_cli_store_tree(home, run):
     assert probe(store) == "cli-tree"
 
 
-HOSTILE = ["a b;c", "$(touch pwned)", "`id`", "it's \"quoted\"", "line\nbreak", "-rf", "ü 数据"]
+HOSTILE = ["a b;c", "$(touch pwned)", "`id`", 'it\'s "quoted"', "line\nbreak", "-rf", "ü 数据"]
 
 
 @pytest.mark.parametrize("bad", HOSTILE)
@@ -338,8 +464,9 @@ def test_cli_resume_command_survives_hostile_ids_and_paths(home, run, bad):
     chat = f"id {bad}"
     from urllib.parse import quote
 
-    cli_store(home / ".cursor" / "chats" / ("f" * 32) / chat / "store.db", CLI_MESSAGES,
-              workspace="file://" + quote(cwd))
+    cli_store(
+        home / ".cursor" / "chats" / ("f" * 32) / chat / "store.db", CLI_MESSAGES, workspace="file://" + quote(cwd)
+    )
     scan(run)
     resume = sessions(run)[f"cursor:{chat}"]["resume"]
     assert shlex.split(resume) == ["cd", cwd, "&&", "cursor-agent", "--resume", chat]
@@ -353,7 +480,9 @@ def test_cli_store_flat_and_pct_encoded_cwd(home, run):
     conn.execute("CREATE TABLE meta (key TEXT, value BLOB)")
     conn.execute("CREATE TABLE blobs (key TEXT, value BLOB)")
     conn.execute("INSERT INTO meta VALUES ('0', ?)", (json.dumps({"createdAt": 1_767_225_600_000, "name": "flat"}),))
-    conn.execute("INSERT INTO blobs VALUES ('u', ?)", (json.dumps({"role": "user", "content": [text("FLATPROMPTCUR")]}),))
+    conn.execute(
+        "INSERT INTO blobs VALUES ('u', ?)", (json.dumps({"role": "user", "content": [text("FLATPROMPTCUR")]}),)
+    )
     conn.execute("INSERT INTO blobs VALUES ('x', ?)", (b"\x0a\x20" + bytes(32),))  # a tree node: not a message
     conn.execute("INSERT INTO blobs VALUES ('a', ?)", (json.dumps({"role": "assistant", "content": "FLATREPLYCUR"}),))
     conn.commit()
@@ -376,24 +505,41 @@ def test_transcripts_jsonl_text_and_subagent(home, run):
     (project / ".workspace-trusted").write_text(json.dumps({"workspacePath": "/home/dev/shop"}))
     root = project / "agent-transcripts"
     uid = "11111111-2222-3333-4444-555555555555"
-    write(root / uid / f"{uid}.jsonl", [
-        msg("user", text("<user_query>\n部署失败 TPROMPTCUR\n</user_query>")),
-        msg("assistant", {"type": "thinking", "thinking": "TTHINKCUR logs first"},
-            {"type": "tool_use", "id": "t1", "name": "Shell", "input": {"command": "kubectl logs api",
-                                                                       "description": "Read the api logs"}}),
-        msg("user", {"type": "tool_result", "tool_use_id": "t1", "content": "TTOOLOUTCUR OOMKilled"}),
-        {"type": "turn_ended"},
-        {"type": "weirdrecord"},
-        msg("assistant", text("TREPLYCUR 内存不足")),
-    ], raw_tail=b'{"role":"assistant","message":{"content":[{"type":"text","text":"TPARTIAL')
-    write(root / uid / "subagents" / "99999999-0000-0000-0000-000000000000.jsonl", [
-        msg("user", text("<user_query>TSUBTASKCUR list the pods</user_query>")),
-        msg("assistant", text("TSUBREPLYCUR 3 pods")),
-    ])
+    write(
+        root / uid / f"{uid}.jsonl",
+        [
+            msg("user", text("<user_query>\n部署失败 TPROMPTCUR\n</user_query>")),
+            msg(
+                "assistant",
+                {"type": "thinking", "thinking": "TTHINKCUR logs first"},
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Shell",
+                    "input": {"command": "kubectl logs api", "description": "Read the api logs"},
+                },
+            ),
+            msg("user", {"type": "tool_result", "tool_use_id": "t1", "content": "TTOOLOUTCUR OOMKilled"}),
+            {"type": "turn_ended"},
+            {"type": "weirdrecord"},
+            msg("assistant", text("TREPLYCUR 内存不足")),
+        ],
+        raw_tail=b'{"role":"assistant","message":{"content":[{"type":"text","text":"TPARTIAL',
+    )
+    write(
+        root / uid / "subagents" / "99999999-0000-0000-0000-000000000000.jsonl",
+        [
+            msg("user", text("<user_query>TSUBTASKCUR list the pods</user_query>")),
+            msg("assistant", text("TSUBREPLYCUR 3 pods")),
+        ],
+    )
     txt = root / "22222222-0000-0000-0000-000000000000.txt"
-    txt.write_text("user:\n<user_query>\nXPROMPTCUR 为什么慢\n</user_query>\n\nassistant:\n[Thinking] XTHINKCUR\n"
-                   "  profile it\nChecking the profile.\n[Tool call] Shell\n  command=py-spy top\n"
-                   "[Tool result] Shell\n  XTOOLOUTCUR hot loop\nXREPLYCUR the loop is hot\n", encoding="utf-8")
+    txt.write_text(
+        "user:\n<user_query>\nXPROMPTCUR 为什么慢\n</user_query>\n\nassistant:\n[Thinking] XTHINKCUR\n"
+        "  profile it\nChecking the profile.\n[Tool call] Shell\n  command=py-spy top\n"
+        "[Tool result] Shell\n  XTOOLOUTCUR hot loop\nXREPLYCUR the loop is hot\n",
+        encoding="utf-8",
+    )
     (root / "33333333-0000-0000-0000-000000000000.txt").write_text("user:\nTXTSHADOWEDCUR\n")
     write(root / "33333333-0000-0000-0000-000000000000.jsonl", [msg("user", text("JSONLWINSCUR"))])
     before = tree(home)
@@ -425,12 +571,13 @@ def test_transcript_yields_to_the_richer_copy(home, run):
     uid = "44444444-0000-0000-0000-000000000000"
     ide_uid = "55555555-0000-0000-0000-000000000000"
     cli_store(home / ".cursor" / "chats" / ("0" * 32) / uid / "store.db", CLI_MESSAGES)
-    kv_db(home / APP / "globalStorage" / "state.vscdb",
-          composer(ide_uid, "ide", [("u", {"type": 1, "text": "IDECOPYCUR from the composer"})]))
+    kv_db(
+        home / APP / "globalStorage" / "state.vscdb",
+        composer(ide_uid, "ide", [("u", {"type": 1, "text": "IDECOPYCUR from the composer"})]),
+    )
     root = home / ".cursor" / "projects" / "p" / "agent-transcripts"
     write(root / uid / f"{uid}.jsonl", [msg("user", text("<user_query>COPYONLYCUR</user_query>"))])
-    write(root / uid / "subagents" / "66666666-0000-0000-0000-000000000000.jsonl",
-          [msg("user", text("SUBOFCLICUR"))])
+    write(root / uid / "subagents" / "66666666-0000-0000-0000-000000000000.jsonl", [msg("user", text("SUBOFCLICUR"))])
     write(root / f"{ide_uid}.jsonl", [msg("user", text("IDETRANSCRIPTCUR"))])
     scan(run)
     assert hits(run, "COPYONLYCUR") == [] and hits(run, "IDETRANSCRIPTCUR") == []
@@ -459,8 +606,10 @@ def test_homes_and_override_precedence(tmp_path):
 def test_override_is_authoritative(home, run, monkeypatch):
     ide_home(home)  # in the default place: must not be read
     elsewhere = home.parent / "elsewhere"
-    kv_db(elsewhere / "globalStorage" / "state.vscdb",
-          composer("c-o", "o", [("u", {"type": 1, "text": "OVERRIDECUR prompt"})]))
+    kv_db(
+        elsewhere / "globalStorage" / "state.vscdb",
+        composer("c-o", "o", [("u", {"type": 1, "text": "OVERRIDECUR prompt"})]),
+    )
     monkeypatch.setenv("VOYAGER_CURSOR_APP_DIR", str(elsewhere))
     monkeypatch.setenv("VOYAGER_CURSOR_HOME", str(home.parent / "no-cursor-home"))
     scan(run)
@@ -479,7 +628,11 @@ def test_text_transcript_tool_arguments_nested_too_deeply_or_with_lone_surrogate
 def test_a_broken_composer_header_costs_the_header_not_its_bubbles(home, run):
     # The header was the only way to its bubbles: a header that did not decode (or whose list named none
     # of the bubbles, its ids garbled) lost every message of the chat.
-    rows = composer("c-h", "t", [("u", {"type": 1, "text": "HEADERLESSPROMPT 为什么"}), ("r", {"type": 2, "text": "HEADERLESSREPLY ok"})])
+    rows = composer(
+        "c-h",
+        "t",
+        [("u", {"type": 1, "text": "HEADERLESSPROMPT 为什么"}), ("r", {"type": 2, "text": "HEADERLESSREPLY ok"})],
+    )
     rows["composerData:c-h"] = '{"composerId": "c-h", "fullConversationHeadersOnly": [{"bubbleId": "u'  # cut short
     rows.update(composer("c-g", "g", [("u", {"type": 1, "text": "GARBLEDIDSPROMPT"})], listed=["u\ufffd"]))
     kv_db(home / APP / "globalStorage" / "state.vscdb", rows)

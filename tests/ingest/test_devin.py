@@ -38,10 +38,22 @@ def nodes() -> list[tuple[int, int | None, dict[str, Any]]]:
     call = {"id": "call_1", "name": "exec", "index": 0, "arguments": {"command": "grep 错误 日志.log"}}
     return [
         (0, None, msg("system", "You are Devin SYSTEM_DEVIN", "2026-09-08T22:07:00Z")),
-        (1, 0, msg("user", "帮我查找日志里的错误 PROMPT_DEVIN", "2026-09-08T22:07:03Z", metadata={"is_user_input": True})),
+        (
+            1,
+            0,
+            msg("user", "帮我查找日志里的错误 PROMPT_DEVIN", "2026-09-08T22:07:03Z", metadata={"is_user_input": True}),
+        ),
         (2, 1, msg("assistant", "", "2026-09-08T22:07:07Z", tool_calls=[call], metadata={"request_id": "r1"})),
-        (3, 2, msg("tool", "Output from command in shell 59f39e:\nTOOLOUT_DEVIN 错误 x3\n\nExit code: 1",
-                   "2026-09-08T22:07:07.3Z", tool_call_id="call_1")),
+        (
+            3,
+            2,
+            msg(
+                "tool",
+                "Output from command in shell 59f39e:\nTOOLOUT_DEVIN 错误 x3\n\nExit code: 1",
+                "2026-09-08T22:07:07.3Z",
+                tool_call_id="call_1",
+            ),
+        ),
         (4, 3, msg("assistant", "找到三个错误 REPLY_DEVIN。日本語: 完了", "2026-09-08T22:07:09Z")),
         (5, 4, msg("user", "Continue THREADED_DEVIN", "2026-09-08T22:07:10Z", metadata={"is_user_input": False})),
         (6, 5, msg("assistant", "好的 FINAL_DEVIN", "2026-09-08T22:07:12Z")),
@@ -53,11 +65,15 @@ def write_db(path: Path, *, cwd: str = CWD, leaf: int | None = 6, rows: list[Any
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
-    conn.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, 0)",
-                 (SID, cwd, "gemini-3-8-flash-low", 1788905232, "查找错误", leaf))
+    conn.execute(
+        "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, 0)",
+        (SID, cwd, "gemini-3-8-flash-low", 1788905232, "查找错误", leaf),
+    )
     for nid, parent, body in rows if rows is not None else nodes():
-        conn.execute("INSERT INTO message_nodes VALUES (?, ?, ?, ?)",
-                     (SID, nid, parent, body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)))
+        conn.execute(
+            "INSERT INTO message_nodes VALUES (?, ?, ?, ?)",
+            (SID, nid, parent, body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)),
+        )
     conn.commit()
     conn.close()
     return path
@@ -105,8 +121,10 @@ def test_an_unchanged_session_is_not_read_again_and_a_new_turn_is(store: Path, r
     again = scan(run)
     assert again["new"] == 0 and again["changed"] == 0
     conn = sqlite3.connect(store)
-    conn.execute("INSERT INTO message_nodes VALUES (?, 7, 6, ?)",
-                 (SID, json.dumps(msg("user", "第二轮 PROMPT2_DEVIN", "2026-09-08T23:00:00Z"), ensure_ascii=False)))
+    conn.execute(
+        "INSERT INTO message_nodes VALUES (?, 7, 6, ?)",
+        (SID, json.dumps(msg("user", "第二轮 PROMPT2_DEVIN", "2026-09-08T23:00:00Z"), ensure_ascii=False)),
+    )
     conn.execute("UPDATE sessions SET main_chain_id = 7")
     conn.commit()
     conn.close()
@@ -137,8 +155,10 @@ def test_an_unknown_schema_is_named_not_empty(home: Path, run) -> None:
 
 def test_places_and_precedence(tmp_path: Path) -> None:
     home = str(tmp_path)
-    assert db_paths({"HOME": home}) == [tmp_path / ".local/share/devin/cli/sessions.db",
-                                        tmp_path / "Library/Application Support/devin/cli/sessions.db"]
+    assert db_paths({"HOME": home}) == [
+        tmp_path / ".local/share/devin/cli/sessions.db",
+        tmp_path / "Library/Application Support/devin/cli/sessions.db",
+    ]
     assert db_paths({"HOME": home, "XDG_DATA_HOME": "/x"})[0] == Path("/x/devin/cli/sessions.db")
     assert db_paths({"HOME": home, "VOYAGER_DEVIN_HOME": "/v"}) == [Path("/v/cli/sessions.db")]
 

@@ -31,16 +31,28 @@ PROMPT = "把购物车的价格计算修好 CART_PRICE_BUG_31, 然后跑测试"
 
 
 def session_start(title: str | None = PROMPT, manual: bool = False, sid: str = SID, cwd: str = CWD) -> dict[str, Any]:
-    line = {"type": "session_start", "id": sid, "owner": "unknown", "version": 2, "cwd": cwd,
-            "hostId": "h-1", "isSessionTitleManuallySet": manual}
+    line = {
+        "type": "session_start",
+        "id": sid,
+        "owner": "unknown",
+        "version": 2,
+        "cwd": cwd,
+        "hostId": "h-1",
+        "isSessionTitleManuallySet": manual,
+    }
     if title is not None:
         line["title"] = title
     return line
 
 
 def msg(n: int, role: str, *blocks: dict[str, Any], msg_id: str | None = None, **message: Any) -> dict[str, Any]:
-    return {"type": "message", "id": msg_id or f"m-{n}", "parentId": f"m-{n - 1}", "timestamp": f"2026-11-04T07:30:{n:02d}.100Z",
-            "message": {"role": role, "content": list(blocks), **message}}
+    return {
+        "type": "message",
+        "id": msg_id or f"m-{n}",
+        "parentId": f"m-{n - 1}",
+        "timestamp": f"2026-11-04T07:30:{n:02d}.100Z",
+        "message": {"role": role, "content": list(blocks), **message},
+    }
 
 
 def text(t: str) -> dict[str, Any]:
@@ -50,29 +62,73 @@ def text(t: str) -> dict[str, Any]:
 def store_lines() -> list[dict[str, Any]]:
     return [
         session_start(),
-        msg(1, "user", text("<system-reminder>\nDeferred tools: INJECTED_TOOL_LIST\n</system-reminder>"),
-            text("<system-reminder>Current date: 2026-11-04.</system-reminder>"), msg_id="context-m-2", visibility="llm_only"),
+        msg(
+            1,
+            "user",
+            text("<system-reminder>\nDeferred tools: INJECTED_TOOL_LIST\n</system-reminder>"),
+            text("<system-reminder>Current date: 2026-11-04.</system-reminder>"),
+            msg_id="context-m-2",
+            visibility="llm_only",
+        ),
         msg(2, "user", text(PROMPT), interactionMode="auto"),
-        msg(3, "assistant", {"type": "thinking", "signature": "s", "thinking": "The tax is applied twice GUAVA_REASONING"},
+        msg(
+            3,
+            "assistant",
+            {"type": "thinking", "signature": "s", "thinking": "The tax is applied twice GUAVA_REASONING"},
             text("我先看看代码。"),
-            {"type": "tool_use", "id": "call_1", "name": "Execute", "input": {"command": "pytest -q tests/test_cart.py", "riskLevel": "low"}},
-            chatCompletionReasoningContent="The tax is applied twice GUAVA_REASONING", modelId="custom:Mock-0"),
-        msg(4, "user", {"type": "tool_result", "tool_use_id": "call_1", "is_error": True,
-                        "content": "1 failed TAX_TWICE\n\n\n[Process exited with code 1]"}),
-        msg(5, "assistant", {"type": "tool_use", "id": "call_2", "name": "Read", "input": {"file_path": "src/cart.py"}}),
-        msg(6, "user", {"type": "tool_result", "tool_use_id": "call_2", "is_error": False,
-                        "content": [{"type": "text", "text": "def total(): TOTAL_SOURCE"}]}),
+            {
+                "type": "tool_use",
+                "id": "call_1",
+                "name": "Execute",
+                "input": {"command": "pytest -q tests/test_cart.py", "riskLevel": "low"},
+            },
+            chatCompletionReasoningContent="The tax is applied twice GUAVA_REASONING",
+            modelId="custom:Mock-0",
+        ),
+        msg(
+            4,
+            "user",
+            {
+                "type": "tool_result",
+                "tool_use_id": "call_1",
+                "is_error": True,
+                "content": "1 failed TAX_TWICE\n\n\n[Process exited with code 1]",
+            },
+        ),
+        msg(
+            5, "assistant", {"type": "tool_use", "id": "call_2", "name": "Read", "input": {"file_path": "src/cart.py"}}
+        ),
+        msg(
+            6,
+            "user",
+            {
+                "type": "tool_result",
+                "tool_use_id": "call_2",
+                "is_error": False,
+                "content": [{"type": "text", "text": "def total(): TOTAL_SOURCE"}],
+            },
+        ),
         msg(7, "assistant", text("Fixed: the tax was applied twice. 税金の二重計算を直しました。")),
         {"type": "agent_turn_outcome", "turnId": "m-2", "reason": "completed", "resultKind": "text"},
     ]
 
 
-SETTINGS = {"model": "claude-opus-4-5", "autonomyLevel": "high",
-            "tokenUsage": {"inputTokens": 200, "outputTokens": 40, "cacheCreationTokens": 10, "cacheReadTokens": 5,
-                           "thinkingTokens": 0}}
+SETTINGS = {
+    "model": "claude-opus-4-5",
+    "autonomyLevel": "high",
+    "tokenUsage": {
+        "inputTokens": 200,
+        "outputTokens": 40,
+        "cacheCreationTokens": 10,
+        "cacheReadTokens": 5,
+        "thinkingTokens": 0,
+    },
+}
 
 
-def write_store(root: Path, lines: list[Any], sid: str = SID, settings: dict | None = None, raw_tail: bytes = b"") -> Path:
+def write_store(
+    root: Path, lines: list[Any], sid: str = SID, settings: dict | None = None, raw_tail: bytes = b""
+) -> Path:
     folder = root / ".factory" / "sessions" / SLUG
     path = write(folder / f"{sid}.jsonl", lines, raw_tail=raw_tail)
     if settings is not None:
@@ -93,8 +149,16 @@ def test_kinds_origins_and_what_is_skipped(tmp_path: Path) -> None:
     items = read(write_store(tmp_path, store_lines(), settings=SETTINGS))
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [
-        ("meta", "provider"), ("meta", "provider"), ("user", "human"), ("reasoning", "agent"), ("assistant", "agent"),
-        ("tool_call", "agent"), ("tool_result", "tool"), ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent"),
+        ("meta", "provider"),
+        ("meta", "provider"),
+        ("user", "human"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
     ]
     assert [e.text for e in evs if e.kind == "user"] == [PROMPT]
     assert sum("GUAVA_REASONING" in e.text for e in evs) == 1  # the block, not its copy beside it
@@ -108,7 +172,11 @@ def test_kinds_origins_and_what_is_skipped(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("marks", [{"visibility": "llm_only"}, {"msg_id": "context-m-2"}])
 def test_injected_user_messages_are_meta_even_without_a_reminder_tag(tmp_path: Path, marks: dict[str, str]) -> None:
-    lines = [session_start(), msg(1, "user", text("Project notes INJECTED_NOTES"), **marks), msg(2, "user", text(PROMPT))]
+    lines = [
+        session_start(),
+        msg(1, "user", text("Project notes INJECTED_NOTES"), **marks),
+        msg(2, "user", text(PROMPT)),
+    ]
     evs = events(read(write_store(tmp_path, lines)))
     assert [(e.kind, e.origin) for e in evs] == [("meta", "provider"), ("user", "human")]
 
@@ -129,11 +197,14 @@ def test_without_settings_the_model_comes_from_the_messages(tmp_path: Path) -> N
     assert s.model == "custom:Mock-0" and s.tokens_in is None
 
 
-@pytest.mark.parametrize(("title", "manual", "source"), [
-    ("Cart price fix", True, "user"),
-    (PROMPT[:20] + "…", False, "prompt"),
-    ("Fix cart tax calculation", False, "agent"),
-])
+@pytest.mark.parametrize(
+    ("title", "manual", "source"),
+    [
+        ("Cart price fix", True, "user"),
+        (PROMPT[:20] + "…", False, "prompt"),
+        ("Fix cart tax calculation", False, "agent"),
+    ],
+)
 def test_title_sources(tmp_path: Path, title: str, manual: bool, source: str) -> None:
     lines = store_lines()
     lines[0] = session_start(title=title, manual=manual)
@@ -146,19 +217,26 @@ def test_without_session_start_the_file_name_is_the_id(tmp_path: Path) -> None:
     assert s.native_id == SID and s.title is None and s.cwd is None
 
 
-@pytest.mark.parametrize(("output", "code"), [
-    ("ok\n[Process exited with code 0]", 0),
-    ("[Process exited with code 2]\nretry\n[Process exited with code -9]", -9),
-    ("no code here", None),
-    ("Process exited with code 3", None),
-])
+@pytest.mark.parametrize(
+    ("output", "code"),
+    [
+        ("ok\n[Process exited with code 0]", 0),
+        ("[Process exited with code 2]\nretry\n[Process exited with code -9]", -9),
+        ("no code here", None),
+        ("Process exited with code 3", None),
+    ],
+)
 def test_exit_code_only_from_droids_marker(output: str, code: int | None) -> None:
     assert exit_code_in(output) == code
 
 
 def test_unknown_and_broken_lines_are_skipped_and_unknown_kinds_named(tmp_path: Path) -> None:
-    lines = store_lines()[:3] + [b"{\"type\": \"message\", broken\n", {"type": "mission_state", "x": 1},
-                                 msg(9, "narrator", text("?")), store_lines()[-2]]
+    lines = store_lines()[:3] + [
+        b'{"type": "message", broken\n',
+        {"type": "mission_state", "x": 1},
+        msg(9, "narrator", text("?")),
+        store_lines()[-2],
+    ]
     items = read(write_store(tmp_path, lines))
     kinds = [e.kind for e in events(items)]
     assert kinds == ["meta", "meta", "user", "assistant"]
@@ -243,7 +321,7 @@ def test_the_voyager_override_is_authoritative(tmp_path: Path) -> None:
     assert list(ADAPTER.discover({"HOME": str(tmp_path), "VOYAGER_DROID_HOME": str(tmp_path / "none")})) == []
 
 
-HOSTILE_IDS = ["a;rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "with space", "new\nline"]
+HOSTILE_IDS = ["a;rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "with space", "new\nline"]
 
 
 @pytest.mark.parametrize("sid", HOSTILE_IDS)
@@ -262,8 +340,10 @@ def test_scanning_leaves_the_store_byte_identical(home: Path, run) -> None:
     root = home / ".factory"
 
     def tree() -> dict[str, str]:
-        return {str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir")
-                for p in sorted(root.rglob("*"))}
+        return {
+            str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir")
+            for p in sorted(root.rglob("*"))
+        }
 
     before = tree()
     assert run("scan", "--json").exit_code == 0
@@ -281,16 +361,67 @@ def stream_lines(sid: str = "stream-7f3e") -> list[dict[str, Any]]:
     base = {"session_id": sid}
     return [
         {"type": "system", "subtype": "init", "cwd": "/home/dev/api", "tools": ["Execute"], "model": "glm-4.6", **base},
-        {"type": "message", "role": "user", "id": "u1", "text": "接口超时了 API_TIMEOUT_PROMPT", "timestamp": 1793779200000, **base},
-        {"type": "message", "role": "assistant", "id": "a0", "subtype": "delta", "text": "Let", "timestamp": 1793779201000, **base},
-        {"type": "message", "role": "assistant", "id": "a1", "text": "Let me check the logs.", "timestamp": 1793779201000, **base},
-        {"type": "tool_call", "id": "tc1", "messageId": "a1", "toolId": "execute-cli", "toolName": "Execute",
-         "parameters": {"command": "tail -n 50 /var/log/api.log"}, "timestamp": 1793779202000, **base},
-        {"type": "tool_result", "id": "tc1", "messageId": "a1", "toolId": "execute-cli", "isError": False,
-         "value": "upstream timed out API_LOG_LINE\n[Process exited with code 0]", "timestamp": 1793779203000, **base},
-        {"type": "message", "role": "assistant", "id": "a2", "text": "The upstream pool is exhausted.", "timestamp": 1793779204000, **base},
+        {
+            "type": "message",
+            "role": "user",
+            "id": "u1",
+            "text": "接口超时了 API_TIMEOUT_PROMPT",
+            "timestamp": 1793779200000,
+            **base,
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "a0",
+            "subtype": "delta",
+            "text": "Let",
+            "timestamp": 1793779201000,
+            **base,
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "a1",
+            "text": "Let me check the logs.",
+            "timestamp": 1793779201000,
+            **base,
+        },
+        {
+            "type": "tool_call",
+            "id": "tc1",
+            "messageId": "a1",
+            "toolId": "execute-cli",
+            "toolName": "Execute",
+            "parameters": {"command": "tail -n 50 /var/log/api.log"},
+            "timestamp": 1793779202000,
+            **base,
+        },
+        {
+            "type": "tool_result",
+            "id": "tc1",
+            "messageId": "a1",
+            "toolId": "execute-cli",
+            "isError": False,
+            "value": "upstream timed out API_LOG_LINE\n[Process exited with code 0]",
+            "timestamp": 1793779203000,
+            **base,
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "a2",
+            "text": "The upstream pool is exhausted.",
+            "timestamp": 1793779204000,
+            **base,
+        },
         {"type": "error", "message": "STREAM_ERROR_TEXT", "timestamp": 1793779205000, **base},
-        {"type": "completion", "finalText": "The upstream pool is exhausted.", "numTurns": 2, "durationMs": 5000, **base},
+        {
+            "type": "completion",
+            "finalText": "The upstream pool is exhausted.",
+            "numTurns": 2,
+            "durationMs": 5000,
+            **base,
+        },
     ]
 
 
@@ -300,8 +431,13 @@ def test_stream_json_logs_under_projects(tmp_path: Path) -> None:
     assert found.path == str(log)
     items = list(ADAPTER.read(found))
     assert [(e.kind, e.origin) for e in events(items)] == [
-        ("user", "human"), ("assistant", "agent"), ("tool_call", "agent"), ("tool_result", "tool"),
-        ("assistant", "agent"), ("meta", "provider")]  # the delta and the completion repeat messages
+        ("user", "human"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+        ("meta", "provider"),
+    ]  # the delta and the completion repeat messages
     tool_call, tool_result = events(items)[2:4]
     assert (tool_call.text, tool_call.call_id) == ("tail -n 50 /var/log/api.log", "tc1")
     assert (tool_result.call_id, tool_result.exit_code, tool_result.is_error) == ("tc1", 0, False)

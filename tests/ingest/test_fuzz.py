@@ -51,29 +51,61 @@ SLOW_READ = 5.0
 #: dependency, by HOME and file patterns, with the reason. Nothing else may be lost.
 DEPENDS: list[tuple[str, str, str, str]] = [
     # (HOME, broken file, file whose words may be lost, why)
-    ("peer-crush", "*/crush/projects.json", "*",
-     "projects.json is the only place naming the projects' data dirs: without it they cannot be found"),
-    ("peer-cline-cli", "*.messages.json", "*/session_synthetic_01.json",
-     "the manifest only describes the transcript: with the transcript unreadable there is no session"),
-    ("peer-grok", "*/registry-grok/updates.jsonl", "*/registry-grok/summary.json",
-     "summary.json only describes the transcript: with the transcript unreadable there is no session"),
-    ("gptme-0.35.1", "*/conversation.jsonl", "*/config.toml",
-     "config.toml only names the conversation (title, workspace): with no message left there is no session"),
-    ("synthetic-junie", ".junie/sessions/index.jsonl", ".junie/sessions/index.jsonl",
-     "Junie's index gives a session its title by the session's folder name: a garbled sessionId names none"),
+    (
+        "peer-crush",
+        "*/crush/projects.json",
+        "*",
+        "projects.json is the only place naming the projects' data dirs: without it they cannot be found",
+    ),
+    (
+        "peer-cline-cli",
+        "*.messages.json",
+        "*/session_synthetic_01.json",
+        "the manifest only describes the transcript: with the transcript unreadable there is no session",
+    ),
+    (
+        "peer-grok",
+        "*/registry-grok/updates.jsonl",
+        "*/registry-grok/summary.json",
+        "summary.json only describes the transcript: with the transcript unreadable there is no session",
+    ),
+    (
+        "gptme-0.35.1",
+        "*/conversation.jsonl",
+        "*/config.toml",
+        "config.toml only names the conversation (title, workspace): with no message left there is no session",
+    ),
+    (
+        "synthetic-junie",
+        ".junie/sessions/index.jsonl",
+        ".junie/sessions/index.jsonl",
+        "Junie's index gives a session its title by the session's folder name: a garbled sessionId names none",
+    ),
 ]
 #: Records that are indexed only as what describes the rest (a title): with every other record of the
 #: file lost there is no session for them to describe. By HOME, file pattern and record, and why.
 DESCRIBES: list[tuple[str, str, int, str]] = [
-    ("peer-goose", "*/goose/sessions/*.jsonl", 0,
-     "a legacy Goose session's first line is its description: the title of the messages after it"),
+    (
+        "peer-goose",
+        "*/goose/sessions/*.jsonl",
+        0,
+        "a legacy Goose session's first line is its description: the title of the messages after it",
+    ),
 ]
 #: Records whose loss may cost the records after them in the same file, by HOME and file pattern, and why.
 HEADERS: list[tuple[str, str, int, str]] = [
-    ("peer-copilot-vscode", "*.jsonl", 0,
-     "a VS Code chat mutation log replays from its first line (the snapshot): the changes after it patch that state"),
-    ("aider-0.86.2", "*.aider.chat.history.md", 0,
-     "an Aider run starts at a line beginning '# aider chat started at': with those words garbled there is no run"),
+    (
+        "peer-copilot-vscode",
+        "*.jsonl",
+        0,
+        "a VS Code chat mutation log replays from its first line (the snapshot): the changes after it patch that state",
+    ),
+    (
+        "aider-0.86.2",
+        "*.aider.chat.history.md",
+        0,
+        "an Aider run starts at a line beginning '# aider chat started at': with those words garbled there is no run",
+    ),
 ]
 
 
@@ -157,8 +189,10 @@ def run_mutants(h: FuzzHome, *, every: bool) -> tuple[int, list[str]]:
             started = time.monotonic()
             out = drive(h.env, h.providers, timeout=DEADLINE)
             seconds = time.monotonic() - started
-            problems += [f"{rel} [{m.name}]: {p[-1500:]}"
-                         for p in judge(h, rel, m, out, expected, before, seconds=seconds, limit=SLOW_READ)]
+            problems += [
+                f"{rel} [{m.name}]: {p[-1500:]}"
+                for p in judge(h, rel, m, out, expected, before, seconds=seconds, limit=SLOW_READ)
+            ]
             count += 1
         h.restore(rel)
     return count, problems
@@ -208,8 +242,9 @@ def _escape_everything(h: FuzzHome, rng: random.Random) -> str | None:
 
 @needs_homes
 @pytest.mark.parametrize("name", sorted(HOMES))
-def test_scan_and_cli_output_of_a_home_full_of_escapes(built, name: str, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scan_and_cli_output_of_a_home_full_of_escapes(
+    built, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from voyager_sessions.scan import scan
 
     h: FuzzHome = built(name)
@@ -237,9 +272,11 @@ def test_scan_and_cli_output_of_a_home_full_of_escapes(built, name: str, tmp_pat
         assert res.exit_code in (0, 1), (res.exit_code, res.stderr)
         for stream in (res.stdout, res.stderr):
             bad = CONTROLS.search(stream)
-            assert bad is None, f"{bad.group()!r} printed: {stream[max(0, bad.start() - 80):bad.end() + 80]!r}"
+            assert bad is None, f"{bad.group()!r} printed: {stream[max(0, bad.start() - 80) : bad.end() + 80]!r}"
     assert tree(h.home) == before, "the scan changed a provider file"
     index_broken = any(h.name == home and fnmatch(ids_in or "", broken) for home, broken, _, _ in DEPENDS)
     assert summary.sources >= 1 or index_broken, "nothing was scanned: the output checks above saw nothing"
-    assert escaped.exit_code == 0 or index_broken or name in NO_PROSE, "no escaped text was indexed: the checks saw none"
+    assert escaped.exit_code == 0 or index_broken or name in NO_PROSE, (
+        "no escaped text was indexed: the checks saw none"
+    )
     h.fresh()

@@ -42,13 +42,23 @@ def epoch(sec: int) -> float:
 
 
 def header(at: int, sid: str = SID, **extra: Any) -> dict[str, Any]:
-    return {"sessionId": sid, "projectHash": hashlib.sha256(CWD.encode()).hexdigest(), "startTime": ts(at),
-            "lastUpdated": ts(at), "kind": "main", **extra}
+    return {
+        "sessionId": sid,
+        "projectHash": hashlib.sha256(CWD.encode()).hexdigest(),
+        "startTime": ts(at),
+        "lastUpdated": ts(at),
+        "kind": "main",
+        **extra,
+    }
 
 
 def context(at: int) -> dict[str, Any]:
-    return {"id": CTX, "timestamp": ts(at), "type": "user",
-            "content": [{"text": "<session_context>\nThis is the Gemini CLI. 项目目录 zebrafish\n</session_context>"}]}
+    return {
+        "id": CTX,
+        "timestamp": ts(at),
+        "type": "user",
+        "content": [{"text": "<session_context>\nThis is the Gemini CLI. 项目目录 zebrafish\n</session_context>"}],
+    }
 
 
 def start(at: int, sid: str = SID) -> list[dict[str, Any]]:
@@ -60,11 +70,18 @@ def user(mid: str, text: str, at: int) -> dict[str, Any]:
     return {"id": mid, "timestamp": ts(at), "type": "user", "content": [{"text": text}]}
 
 
-def model(mid: str, text: str, at: int, *, thought: str | None = None, calls: list[dict] | None = None) -> dict[str, Any]:
-    rec: dict[str, Any] = {"id": mid, "timestamp": ts(at), "type": "gemini", "content": text,
-                           "thoughts": [{"subject": "", "description": thought, "timestamp": ts(at)}] if thought else [],
-                           "tokens": {"input": 100, "output": 20, "cached": 0, "thoughts": 5, "tool": 0, "total": 125},
-                           "model": "gemini-2.5-flash"}
+def model(
+    mid: str, text: str, at: int, *, thought: str | None = None, calls: list[dict] | None = None
+) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "id": mid,
+        "timestamp": ts(at),
+        "type": "gemini",
+        "content": text,
+        "thoughts": [{"subject": "", "description": thought, "timestamp": ts(at)}] if thought else [],
+        "tokens": {"input": 100, "output": 20, "cached": 0, "thoughts": 5, "tool": 0, "total": 125},
+        "model": "gemini-2.5-flash",
+    }
     if calls is not None:
         rec["toolCalls"] = calls
     return rec
@@ -75,9 +92,16 @@ def response(cid: str, output: str, name: str = "run_shell_command") -> dict[str
 
 
 def call(cid: str, command: str, output: str, at: int, status: str = "success") -> dict[str, Any]:
-    return {"id": cid, "name": "run_shell_command", "args": {"command": command, "description": "run it"},
-            "result": [response(cid, output)], "status": status, "timestamp": ts(at), "resultDisplay": output,
-            "displayName": "Shell"}
+    return {
+        "id": cid,
+        "name": "run_shell_command",
+        "args": {"command": command, "description": "run it"},
+        "result": [response(cid, output)],
+        "status": status,
+        "timestamp": ts(at),
+        "resultDisplay": output,
+        "displayName": "Shell",
+    }
 
 
 def turn(n: str, at: int) -> list[dict[str, Any]]:
@@ -86,10 +110,17 @@ def turn(n: str, at: int) -> list[dict[str, Any]]:
     cid = f"run_shell_command__{n}_0"
     first = model(f"m1-{n}", "我来运行这个命令。", at + 1, thought=f"THINK_{n} 先运行")
     return [
-        user(f"u-{n}", f"请运行 `echo TOOLOUT_{n}` PROMPT_{n}", at), {"$set": {"lastUpdated": ts(at)}},
-        first, {"$set": {"lastUpdated": ts(at + 1)}},
+        user(f"u-{n}", f"请运行 `echo TOOLOUT_{n}` PROMPT_{n}", at),
+        {"$set": {"lastUpdated": ts(at)}},
+        first,
+        {"$set": {"lastUpdated": ts(at + 1)}},
         {**first, "toolCalls": [call(cid, f"echo TOOLOUT_{n}", f"Output: TOOLOUT_{n} 输出完成", at + 2)]},
-        {"id": f"r-{n}", "timestamp": ts(at + 2), "type": "user", "content": [response(cid, f"Output: TOOLOUT_{n} 输出完成")]},
+        {
+            "id": f"r-{n}",
+            "timestamp": ts(at + 2),
+            "type": "user",
+            "content": [response(cid, f"Output: TOOLOUT_{n} 输出完成")],
+        },
         model(f"m2-{n}", f"完成 REPLY_{n}。日本語: 完了しました。한국어: 완료.", at + 3),
         {"$set": {"lastUpdated": ts(at + 3)}},
     ]
@@ -99,16 +130,54 @@ def snapshot_of(n: str, at: int) -> dict[str, Any]:
     """The ``$set messages`` a resume writes for turn ``n``: parts format, a synthetic ``_response``
     message, and every timestamp reset to the resume's time."""
     cid = f"run_shell_command__{n}_0"
-    return {"$set": {"messages": [
-        context(at),
-        {"id": f"u-{n}", "timestamp": ts(at), "type": "user", "content": [{"text": f"请运行 `echo TOOLOUT_{n}` PROMPT_{n}"}]},
-        {"id": f"m1-{n}", "timestamp": ts(at), "type": "gemini", "content": [
-            {"text": f"THINK_{n} 先运行", "thought": True}, {"text": "我来运行这个命令。"},
-            {"functionCall": {"id": cid, "name": "run_shell_command", "args": {"command": f"echo TOOLOUT_{n}"}}}]},
-        {"id": f"m1-{n}_response", "timestamp": ts(at), "type": "user", "content": [response(cid, f"Output: TOOLOUT_{n} 输出完成")]},
-        {"id": f"r-{n}", "timestamp": ts(at), "type": "user", "content": [response(cid, f"Output: TOOLOUT_{n} 输出完成")]},
-        {"id": f"m2-{n}", "timestamp": ts(at), "type": "gemini", "content": [{"text": f"完成 REPLY_{n}。日本語: 完了しました。한국어: 완료."}]},
-    ], "lastUpdated": ts(at)}}
+    return {
+        "$set": {
+            "messages": [
+                context(at),
+                {
+                    "id": f"u-{n}",
+                    "timestamp": ts(at),
+                    "type": "user",
+                    "content": [{"text": f"请运行 `echo TOOLOUT_{n}` PROMPT_{n}"}],
+                },
+                {
+                    "id": f"m1-{n}",
+                    "timestamp": ts(at),
+                    "type": "gemini",
+                    "content": [
+                        {"text": f"THINK_{n} 先运行", "thought": True},
+                        {"text": "我来运行这个命令。"},
+                        {
+                            "functionCall": {
+                                "id": cid,
+                                "name": "run_shell_command",
+                                "args": {"command": f"echo TOOLOUT_{n}"},
+                            }
+                        },
+                    ],
+                },
+                {
+                    "id": f"m1-{n}_response",
+                    "timestamp": ts(at),
+                    "type": "user",
+                    "content": [response(cid, f"Output: TOOLOUT_{n} 输出完成")],
+                },
+                {
+                    "id": f"r-{n}",
+                    "timestamp": ts(at),
+                    "type": "user",
+                    "content": [response(cid, f"Output: TOOLOUT_{n} 输出完成")],
+                },
+                {
+                    "id": f"m2-{n}",
+                    "timestamp": ts(at),
+                    "type": "gemini",
+                    "content": [{"text": f"完成 REPLY_{n}。日本語: 完了しました。한국어: 완료."}],
+                },
+            ],
+            "lastUpdated": ts(at),
+        }
+    }
 
 
 def resumed_session() -> list[dict[str, Any]]:
@@ -156,9 +225,14 @@ def test_a_resumed_session_replays_to_each_message_once(gemini: Path) -> None:
     write(chats(gemini) / "session-2026-12-01T08-00-73fef89a.jsonl", resumed_session())
     items = read_all(gemini)
     got = [(e.kind, e.origin, e.tool, e.call_id) for e in events(items)]
-    turn_shape = [("user", "human", None, None), ("reasoning", "agent", None, None), ("assistant", "agent", None, None),
-                  ("tool_call", "agent", "run_shell_command", "run_shell_command__{}_0"),
-                  ("tool_result", "tool", None, "run_shell_command__{}_0"), ("assistant", "agent", None, None)]
+    turn_shape = [
+        ("user", "human", None, None),
+        ("reasoning", "agent", None, None),
+        ("assistant", "agent", None, None),
+        ("tool_call", "agent", "run_shell_command", "run_shell_command__{}_0"),
+        ("tool_result", "tool", None, "run_shell_command__{}_0"),
+        ("assistant", "agent", None, None),
+    ]
     want = [("meta", "provider", None, None)]
     for n in "AB":
         want += [(k, o, t, c.format(n) if c else None) for k, o, t, c in turn_shape]
@@ -180,8 +254,10 @@ def test_a_resumed_session_replays_to_each_message_once(gemini: Path) -> None:
 
 def test_a_history_known_only_from_a_snapshot_keeps_its_calls_and_results(gemini: Path) -> None:
     # The live lines of turn A are gone (a second file of the session holds only the resume).
-    write(chats(gemini) / "session-2026-12-01T08-01-73fef89a.jsonl",
-          [*start(30), {"$set": {"sessionId": SID}}, snapshot_of("A", 30)])
+    write(
+        chats(gemini) / "session-2026-12-01T08-01-73fef89a.jsonl",
+        [*start(30), {"$set": {"sessionId": SID}}, snapshot_of("A", 30)],
+    )
     got = [(e.kind, e.text) for e in events(read_all(gemini))]
     assert got == [
         ("meta", "<session_context>\nThis is the Gemini CLI. 项目目录 zebrafish\n</session_context>"),
@@ -196,12 +272,16 @@ def test_a_history_known_only_from_a_snapshot_keeps_its_calls_and_results(gemini
 
 def test_a_resume_in_another_minute_is_one_source_and_one_session(gemini: Path) -> None:
     first = write(chats(gemini) / "session-2026-12-01T08-00-73fef89a.jsonl", [*start(0), *turn("A", 1)])
-    second = write(chats(gemini) / "session-2026-12-01T08-05-73fef89a.jsonl",
-                   [*start(300), {"$set": {"sessionId": SID}}, snapshot_of("A", 300), *turn("B", 301)])
+    second = write(
+        chats(gemini) / "session-2026-12-01T08-05-73fef89a.jsonl",
+        [*start(300), {"$set": {"sessionId": SID}}, snapshot_of("A", 300), *turn("B", 301)],
+    )
     write(chats(gemini) / "session-2026-12-01T08-07-0badc0de.jsonl", [*start(420, "0badc0de-0000"), *turn("C", 421)])
     found = list(ADAPTER.discover(env_of(gemini)))
     assert [s.path for s in found] == [str(first), str(chats(gemini) / "session-2026-12-01T08-07-0badc0de.jsonl")]
-    assert found[0].fingerprint.size == first.stat().st_size + second.stat().st_size and found[0].fingerprint.wal_size == 2
+    assert (
+        found[0].fingerprint.size == first.stat().st_size + second.stat().st_size and found[0].fingerprint.wal_size == 2
+    )
     items = list(ADAPTER.read(found[0]))
     assert [s.id for s in sessions(items)] == [f"gemini:{SID}"]
     texts = [e.text for e in events(items)]
@@ -217,14 +297,18 @@ def test_a_second_scan_after_a_new_turn_indexes_only_that_turn(gemini: Path, mon
     assert run.json("scan", "--json")["unchanged"] == 1
 
     # The resume lands in a second file; the first must keep what it indexed.
-    write(chats(gemini) / "session-2026-12-01T08-05-73fef89a.jsonl",
-          [*start(300), {"$set": {"sessionId": SID}}, snapshot_of("A", 300), *turn("B", 301)])
+    write(
+        chats(gemini) / "session-2026-12-01T08-05-73fef89a.jsonl",
+        [*start(300), {"$set": {"sessionId": SID}}, snapshot_of("A", 300), *turn("B", 301)],
+    )
     two = run.json("scan", "--json")
     assert (two["changed"], two["events_added"], two["events_removed"]) == (1, 6, 0), two
     for marker in ("PROMPT_A", "TOOLOUT_A", "REPLY_A", "PROMPT_B", "REPLY_B"):
         hits = run.json("search", marker, "--json", "--no-refresh")["hits"]
         assert {h["session_id"] for h in hits} == {f"gemini:{SID}"}, marker
-    assert len([h for h in run.json("search", "PROMPT_A", "--json", "--no-refresh")["hits"] if h["kind"] == "user"]) == 1
+    assert (
+        len([h for h in run.json("search", "PROMPT_A", "--json", "--no-refresh")["hits"] if h["kind"] == "user"]) == 1
+    )
 
     # Only a `$set lastUpdated` appended: nothing to index again.
     append(first, [{"$set": {"lastUpdated": ts(500)}}])
@@ -262,12 +346,19 @@ def legacy_document() -> dict[str, Any]:
     return {
         "sessionId": "1f2e3d4c-aaaa-bbbb-cccc-000000000001",
         "projectHash": hashlib.sha256(CWD.encode()).hexdigest(),
-        "startTime": ts(0), "lastUpdated": ts(9),
+        "startTime": ts(0),
+        "lastUpdated": ts(9),
         "messages": [
             {"id": "1", "timestamp": ts(1), "type": "user", "content": "迁移 数据库 LEGACYPROMPT"},
-            {"id": "2", "timestamp": ts(2), "type": "gemini", "content": "运行测试 LEGACYREPLY",
-             "thoughts": [{"subject": "Planning", "description": "run the tests LEGACYTHINK", "timestamp": ts(2)}],
-             "toolCalls": [call("c1", "pytest -q", "3 failed LEGACYTOOL", 3, status="error")], "model": "gemini-2.5-pro"},
+            {
+                "id": "2",
+                "timestamp": ts(2),
+                "type": "gemini",
+                "content": "运行测试 LEGACYREPLY",
+                "thoughts": [{"subject": "Planning", "description": "run the tests LEGACYTHINK", "timestamp": ts(2)}],
+                "toolCalls": [call("c1", "pytest -q", "3 failed LEGACYTOOL", 3, status="error")],
+                "model": "gemini-2.5-pro",
+            },
             {"id": "3", "timestamp": ts(4), "type": "info", "content": "Request cancelled."},
         ],
     }
@@ -296,9 +387,16 @@ def test_a_migrated_document_and_its_jsonl_are_one_session_without_copies(gemini
     write(folder / "session-2026-12-01T08-00-1f2e3d4c.json", [doc])
     # A resume migrates the document: header, every message again, then the new turn.
     header_line = {k: v for k, v in doc.items() if k != "messages"}
-    write(folder / "session-2026-12-01T08-00-1f2e3d4c.jsonl",
-          [header_line, *doc["messages"], {"$set": {"sessionId": doc["sessionId"]}},
-           user("4", "下一步 NEXTPROMPT", 20), model("5", "好的 NEXTREPLY", 21)])
+    write(
+        folder / "session-2026-12-01T08-00-1f2e3d4c.jsonl",
+        [
+            header_line,
+            *doc["messages"],
+            {"$set": {"sessionId": doc["sessionId"]}},
+            user("4", "下一步 NEXTPROMPT", 20),
+            model("5", "好的 NEXTREPLY", 21),
+        ],
+    )
     [src] = ADAPTER.discover(env_of(gemini))
     assert src.path.endswith(".json") and src.fingerprint.wal_size == 2
     texts = [e.text for e in events(ADAPTER.read(src))]
@@ -313,10 +411,14 @@ def test_a_project_copied_from_its_hash_folder_is_read_once(gemini: Path, monkey
     old, new = chats(gemini, hashlib.sha256(CWD.encode()).hexdigest()), chats(gemini)
     for folder in (old, new):
         write(folder / "session-2026-12-01T08-00-1f2e3d4c.json", [doc])
-        write(folder / doc["sessionId"] / "c0ffee00-0000.jsonl",
-              [header(5, "c0ffee00-0000", kind="subagent"), user("s", "SUBPROMPT", 6)])
-    write(new / "session-2026-12-01T08-00-1f2e3d4c.jsonl",
-          [{k: v for k, v in doc.items() if k != "messages"}, *doc["messages"], user("4", "下一步 NEXTPROMPT", 20)])
+        write(
+            folder / doc["sessionId"] / "c0ffee00-0000.jsonl",
+            [header(5, "c0ffee00-0000", kind="subagent"), user("s", "SUBPROMPT", 6)],
+        )
+    write(
+        new / "session-2026-12-01T08-00-1f2e3d4c.jsonl",
+        [{k: v for k, v in doc.items() if k != "messages"}, *doc["messages"], user("4", "下一步 NEXTPROMPT", 20)],
+    )
     found = list(ADAPTER.discover(env_of(gemini)))
     assert len(found) == 2 and [s.fingerprint.wal_size for s in found] == [3, 2]
 
@@ -333,16 +435,45 @@ def test_a_project_copied_from_its_hash_folder_is_read_once(gemini: Path, monkey
 def test_injected_compaction_and_display_text(gemini: Path) -> None:
     lines = [
         *start(0),
-        {"id": "h", "timestamp": ts(1), "type": "user", "content": [{"text": "<hook_context>branch main</hook_context>"}]},
+        {
+            "id": "h",
+            "timestamp": ts(1),
+            "type": "user",
+            "content": [{"text": "<hook_context>branch main</hook_context>"}],
+        },
         # What the person typed is displayContent; the @file it expanded is context.
-        {"id": "p", "timestamp": ts(2), "type": "user", "displayContent": [{"text": "explain @README.md"}],
-         "content": [{"text": "explain @README.md"}, {"text": "--- Content from referenced files ---\n# README 说明"}]},
+        {
+            "id": "p",
+            "timestamp": ts(2),
+            "type": "user",
+            "displayContent": [{"text": "explain @README.md"}],
+            "content": [
+                {"text": "explain @README.md"},
+                {"text": "--- Content from referenced files ---\n# README 说明"},
+            ],
+        },
         model("a", "It explains setup.", 3),
         user("c", "/compress", 4),
         model("s", "<state_snapshot><summary>摘要 SUMMARY_X</summary></state_snapshot>", 5),
         # Interactive compaction: the summary comes back as a user message in a snapshot.
-        {"$set": {"messages": [{"id": "z", "timestamp": ts(6), "type": "user", "content": [{"text": "<state_snapshot>摘要 SUMMARY_Y</state_snapshot>"}]},
-                               {"id": "zz", "timestamp": ts(6), "type": "gemini", "content": [{"text": "Got it. Thanks for the additional context!"}]}]}},
+        {
+            "$set": {
+                "messages": [
+                    {
+                        "id": "z",
+                        "timestamp": ts(6),
+                        "type": "user",
+                        "content": [{"text": "<state_snapshot>摘要 SUMMARY_Y</state_snapshot>"}],
+                    },
+                    {
+                        "id": "zz",
+                        "timestamp": ts(6),
+                        "type": "gemini",
+                        "content": [{"text": "Got it. Thanks for the additional context!"}],
+                    },
+                ]
+            }
+        },
         user("after", "the next real prompt", 7),
         {"id": "w", "timestamp": ts(8), "type": "warning", "content": "Loop detected"},
         {"$rewindTo": "after"},
@@ -366,12 +497,15 @@ def test_a_subagent_chat_links_to_its_parent(gemini: Path) -> None:
     parent = "48fb3d1a-3fcf-45f1-9616-13514cd1aab9"
     child = "8588209a-8df6-453e-89e2-abbb7cc0e782"
     write(chats(gemini) / f"session-2026-12-01T08-06-{parent[:8]}.jsonl", [*start(0, parent), *turn("P", 1)])
-    write(chats(gemini) / parent / f"{child}.jsonl", [
-        header(2, child, kind="subagent", directories=["/srv/other tree"]),
-        user("s1", "run `echo SUBTOOL` for the parent", 3),
-        model("s2", "", 4, thought="SUBTHINK", calls=[call("c9", "echo SUBTOOL", "SUBTOOL", 5)]),
-        {"$set": {"summary": "{\n  \"response\": \"ok\"\n}"}},
-    ])
+    write(
+        chats(gemini) / parent / f"{child}.jsonl",
+        [
+            header(2, child, kind="subagent", directories=["/srv/other tree"]),
+            user("s1", "run `echo SUBTOOL` for the parent", 3),
+            model("s2", "", 4, thought="SUBTHINK", calls=[call("c9", "echo SUBTOOL", "SUBTOOL", 5)]),
+            {"$set": {"summary": '{\n  "response": "ok"\n}'}},
+        ],
+    )
     items = read_all(gemini)
     sub = [s for s in sessions(items) if s.native_id == child][-1]
     assert sub.parent == f"gemini:{parent}" and sub.title is None, "a subagent's summary is its result, not a title"
@@ -379,14 +513,20 @@ def test_a_subagent_chat_links_to_its_parent(gemini: Path) -> None:
     assert sub.resume == resume_command(CWD, parent), "a subagent is resumed through its parent"
     sub_events = [e for e in events(items) if e.session == f"gemini:{child}"]
     assert [(e.kind, e.origin) for e in sub_events] == [
-        ("user", "provider"), ("reasoning", "agent"), ("tool_call", "agent"), ("tool_result", "tool")]
+        ("user", "provider"),
+        ("reasoning", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+    ]
 
 
 def test_a_main_session_summary_is_its_title_and_searchable(gemini: Path, monkeypatch, run) -> None:
     monkeypatch.setenv("HOME", str(gemini.parent))
     monkeypatch.setenv("VOYAGER_HOME", str(gemini.parent.parent / "data"))
-    write(chats(gemini) / "session-2026-12-01T08-00-73fef89a.jsonl",
-          [*start(0), *turn("A", 1), {"$set": {"summary": "修复 数据库 migration quokka"}}])
+    write(
+        chats(gemini) / "session-2026-12-01T08-00-73fef89a.jsonl",
+        [*start(0), *turn("A", 1), {"$set": {"summary": "修复 数据库 migration quokka"}}],
+    )
     run.json("scan", "--json")
     [s] = run.json("list", "--json")["sessions"]
     assert s["title"] == "修复 数据库 migration quokka"
@@ -414,9 +554,15 @@ def test_resume_commands_quote_hostile_ids_and_paths(gemini: Path, value: str) -
 
 def test_broken_unknown_and_half_written_lines_cost_only_themselves(gemini: Path) -> None:
     path = chats(gemini) / "session-2026-12-01T08-00-73fef89a.jsonl"
-    lines: list[Any] = [*start(0), user("u1", "first prompt", 1), b'{"id": "x", "type": "user", oops\n',
-                        {"brandNewRecord": {"x": 1}}, {"id": "m", "timestamp": ts(2), "type": "hologram", "content": "?"},
-                        [1, 2], user("u2", "second prompt", 3)]
+    lines: list[Any] = [
+        *start(0),
+        user("u1", "first prompt", 1),
+        b'{"id": "x", "type": "user", oops\n',
+        {"brandNewRecord": {"x": 1}},
+        {"id": "m", "timestamp": ts(2), "type": "hologram", "content": "?"},
+        [1, 2],
+        user("u2", "second prompt", 3),
+    ]
     write(path, lines, raw_tail=json.dumps(user("u3", "being written", 4)).encode()[:20])
     items = read_all(gemini)
     assert [e.text for e in events(items) if e.kind == "user"] == ["first prompt", "second prompt"]
@@ -448,7 +594,9 @@ def test_a_file_of_nothing_readable_is_fatal_and_named(gemini: Path) -> None:
 def test_env_precedence_and_antigravity_left_alone(tmp_path: Path) -> None:
     for name in ("home", "cli", "override"):
         g = tmp_path / name / ".gemini" if name != "override" else tmp_path / name
-        write(g / "tmp" / "p" / "chats" / f"session-2026-12-01T08-00-{name}.jsonl", [header(0, name), user("u", name, 1)])
+        write(
+            g / "tmp" / "p" / "chats" / f"session-2026-12-01T08-00-{name}.jsonl", [header(0, name), user("u", name, 1)]
+        )
     antigravity = tmp_path / "home" / ".gemini" / "antigravity" / "conversations"
     write(antigravity / "x.jsonl", [header(0, "agy")])
     home = {"HOME": str(tmp_path / "home")}
@@ -474,11 +622,19 @@ def test_scanning_leaves_every_file_byte_identical(gemini: Path, monkeypatch, ru
     monkeypatch.setenv("HOME", str(gemini.parent))
     monkeypatch.setenv("VOYAGER_HOME", str(gemini.parent.parent / "data"))
     write(chats(gemini) / "session-2026-12-01T08-00-73fef89a.jsonl", resumed_session())
-    write(chats(gemini, hashlib.sha256(CWD.encode()).hexdigest()) / "session-2026-12-01T08-00-1f2e3d4c.json", [legacy_document()])
+    write(
+        chats(gemini, hashlib.sha256(CWD.encode()).hexdigest()) / "session-2026-12-01T08-00-1f2e3d4c.json",
+        [legacy_document()],
+    )
 
     def tree() -> dict[str, tuple[str, int]]:
-        return {str(p.relative_to(gemini)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
-                                             p.stat().st_mtime_ns) for p in sorted(gemini.rglob("*"))}
+        return {
+            str(p.relative_to(gemini)): (
+                hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
+                p.stat().st_mtime_ns,
+            )
+            for p in sorted(gemini.rglob("*"))
+        }
 
     before = tree()
     run.json("scan", "--json")

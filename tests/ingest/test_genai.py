@@ -26,12 +26,19 @@ def test_a_tool_answer_keeps_everything_it_said() -> None:
 
 
 def test_model_parts_in_order_with_calls_recorded_elsewhere_skipped() -> None:
-    parts = [{"text": "think", "thought": True}, {"text": "answer"}, {"inlineData": {"data": "AAAA"}},
-             {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "ls -la"}}},
-             {"functionCall": {"id": "c2", "name": "read_file", "args": {"path": "配置.py"}}}]
+    parts = [
+        {"text": "think", "thought": True},
+        {"text": "answer"},
+        {"inlineData": {"data": "AAAA"}},
+        {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "ls -la"}}},
+        {"functionCall": {"id": "c2", "name": "read_file", "args": {"path": "配置.py"}}},
+    ]
     evs = list(_genai.model_events(EventCounter("gemini:s", 0), parts, 1.0, skip_calls={"c2"}))
     assert [(e.kind, e.text, e.tool) for e in evs] == [
-        ("reasoning", "think", None), ("assistant", "answer", None), ("tool_call", "ls -la", "run_shell_command")]
+        ("reasoning", "think", None),
+        ("assistant", "answer", None),
+        ("tool_call", "ls -la", "run_shell_command"),
+    ]
     evs = list(_genai.model_events(EventCounter("gemini:s", 0), parts, 1.0, thoughts=False))
     assert [e.kind for e in evs] == ["assistant", "tool_call", "tool_call"]
     assert evs[2].text == '{"path":"配置.py"}'

@@ -47,43 +47,119 @@ def write_db(home: Path, sessions: list[dict[str, Any]], messages: list[tuple]) 
     for s in sessions:
         cols = ", ".join(s)
         conn.execute(f"INSERT INTO sessions ({cols}) VALUES ({', '.join('?' * len(s))})", tuple(s.values()))
-    conn.executemany("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
-                     "VALUES (?,?,?,?,?)", [(sid, role, json.dumps(c, ensure_ascii=False) if not isinstance(c, str) else c,
-                                            ts, meta) for sid, role, c, ts, meta in messages])
+    conn.executemany(
+        "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) VALUES (?,?,?,?,?)",
+        [
+            (sid, role, json.dumps(c, ensure_ascii=False) if not isinstance(c, str) else c, ts, meta)
+            for sid, role, c, ts, meta in messages
+        ],
+    )
     conn.commit()
     conn.close()
     return db
 
 
-MAIN = {"id": "20261102_1", "name": "修复部署脚本", "description": "", "user_set_name": 1, "session_type": "user",
-        "working_dir": "/home/dev/ops", "created_at": "2026-11-02 09:00:00", "updated_at": "2026-11-02 09:05:00",
-        "accumulated_input_tokens": 5000, "accumulated_output_tokens": 700, "provider_name": "anthropic",
-        "model_config_json": json.dumps({"model_name": "claude-sonnet-4-6"})}
-SUB = {"id": "20261102_2", "name": "", "description": "Check the nginx config", "session_type": "sub_agent",
-       "working_dir": "/home/dev/ops", "created_at": "2026-11-02 09:02:00", "updated_at": "2026-11-02 09:03:00",
-       "parent_session_id": "20261102_1"}
+MAIN = {
+    "id": "20261102_1",
+    "name": "修复部署脚本",
+    "description": "",
+    "user_set_name": 1,
+    "session_type": "user",
+    "working_dir": "/home/dev/ops",
+    "created_at": "2026-11-02 09:00:00",
+    "updated_at": "2026-11-02 09:05:00",
+    "accumulated_input_tokens": 5000,
+    "accumulated_output_tokens": 700,
+    "provider_name": "anthropic",
+    "model_config_json": json.dumps({"model_name": "claude-sonnet-4-6"}),
+}
+SUB = {
+    "id": "20261102_2",
+    "name": "",
+    "description": "Check the nginx config",
+    "session_type": "sub_agent",
+    "working_dir": "/home/dev/ops",
+    "created_at": "2026-11-02 09:02:00",
+    "updated_at": "2026-11-02 09:03:00",
+    "parent_session_id": "20261102_1",
+}
 
 
 def messages() -> list[tuple]:
     m, s = MAIN["id"], SUB["id"]
     return [
         (m, "user", [text("部署脚本在 staging 上失败了，帮我看看 deploy.sh")], 1_793_000_000, VISIBLE),
-        (m, "assistant", [{"type": "thinking", "thinking": "先跑一下脚本看 exit code", "signature": "sig"},
-                          text("我先运行部署脚本。"),
-                          {"type": "toolRequest", "id": "call_1", "toolCall": {"status": "success", "value": {
-                              "name": "developer__shell", "arguments": {"command": "bash deploy.sh --env staging"}}}}],
-         1_793_000_001, VISIBLE),
-        (m, "user", [{"type": "toolResponse", "id": "call_1", "toolResult": {"status": "success", "value": {
-            "content": [text("deploy.sh: line 12: 权限不够 DEPLOY_DENIED_13")], "isError": True}}}], 1_793_000_002, VISIBLE),
-        (m, "assistant", [{"type": "toolRequest", "id": "call_2", "toolCall": {"status": "error",
-                                                                              "error": "could not parse tool call BROKEN_CALL"}}],
-         1_793_000_003, VISIBLE),
-        (m, "user", [{"type": "toolResponse", "id": "call_2", "toolResult": {"status": "error", "error": "TOOL_FAILED_Z"}}],
-         1_793_000_004, VISIBLE),
-        (m, "assistant", [{"type": "toolConfirmationRequest", "id": "c", "toolName": "developer__text_editor",
-                           "arguments": {}, "prompt": "Allow editing deploy.sh? CONFIRM_PROMPT"},
-                          {"type": "systemNotification", "notificationType": "inlineMessage", "msg": "Compacting NOTIFY_MSG"},
-                          {"type": "hologram", "data": "x"}], 1_793_000_005, VISIBLE),
+        (
+            m,
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "先跑一下脚本看 exit code", "signature": "sig"},
+                text("我先运行部署脚本。"),
+                {
+                    "type": "toolRequest",
+                    "id": "call_1",
+                    "toolCall": {
+                        "status": "success",
+                        "value": {"name": "developer__shell", "arguments": {"command": "bash deploy.sh --env staging"}},
+                    },
+                },
+            ],
+            1_793_000_001,
+            VISIBLE,
+        ),
+        (
+            m,
+            "user",
+            [
+                {
+                    "type": "toolResponse",
+                    "id": "call_1",
+                    "toolResult": {
+                        "status": "success",
+                        "value": {"content": [text("deploy.sh: line 12: 权限不够 DEPLOY_DENIED_13")], "isError": True},
+                    },
+                }
+            ],
+            1_793_000_002,
+            VISIBLE,
+        ),
+        (
+            m,
+            "assistant",
+            [
+                {
+                    "type": "toolRequest",
+                    "id": "call_2",
+                    "toolCall": {"status": "error", "error": "could not parse tool call BROKEN_CALL"},
+                }
+            ],
+            1_793_000_003,
+            VISIBLE,
+        ),
+        (
+            m,
+            "user",
+            [{"type": "toolResponse", "id": "call_2", "toolResult": {"status": "error", "error": "TOOL_FAILED_Z"}}],
+            1_793_000_004,
+            VISIBLE,
+        ),
+        (
+            m,
+            "assistant",
+            [
+                {
+                    "type": "toolConfirmationRequest",
+                    "id": "c",
+                    "toolName": "developer__text_editor",
+                    "arguments": {},
+                    "prompt": "Allow editing deploy.sh? CONFIRM_PROMPT",
+                },
+                {"type": "systemNotification", "notificationType": "inlineMessage", "msg": "Compacting NOTIFY_MSG"},
+                {"type": "hologram", "data": "x"},
+            ],
+            1_793_000_005,
+            VISIBLE,
+        ),
         (m, "user", [text("Summary of the conversation so far COMPACTED_SUMMARY")], 1_793_000_006, HIDDEN),
         (m, "user", "{this is not json", 1_793_000_007, VISIBLE),
         (m, "assistant", [text("脚本缺少执行权限，已经 chmod +x。")], 1_793_000_008, VISIBLE),
@@ -100,7 +176,10 @@ def test_peer_samples(home, run):
     # ('parent') is not in the sample, so that prompt is checked here rather than by check_markers,
     # which also wants the parent indexed.
     child_prompt = "authentication"
-    peer.truth = {**peer.truth, "turns": [{k: v for k, v in t.items() if v != child_prompt} for t in peer.truth["turns"]]}
+    peer.truth = {
+        **peer.truth,
+        "turns": [{k: v for k, v in t.items() if v != child_prompt} for t in peer.truth["turns"]],
+    }
     check_markers(peer, "goose")
     users = [h for h in peer.hits(child_prompt) if h["kind"] == "user"]
     assert [(h["origin"], h["session_id"]) for h in users] == [("provider", "goose:child")]
@@ -128,7 +207,9 @@ def test_documented_shape(home, run, tmp_path):
     assert [(h["kind"], h["tool"]) for h in calls] == [("tool_call", "developer__shell")]  # the command itself
     out = search(run, "DEPLOY_DENIED_13")
     assert [(h["kind"], h["tool"], h["exit_code"]) for h in out] == [("tool_result", "developer__shell", None)]
-    assert kinds(run, "BROKEN_CALL") == [("tool_call", "agent")] and kinds(run, "TOOL_FAILED_Z") == [("tool_result", "tool")]
+    assert kinds(run, "BROKEN_CALL") == [("tool_call", "agent")] and kinds(run, "TOOL_FAILED_Z") == [
+        ("tool_result", "tool")
+    ]
     for marker in ("CONFIRM_PROMPT", "NOTIFY_MSG", "COMPACTED_SUMMARY"):
         assert kinds(run, marker) == [("meta", "provider")], marker
     assert kinds(run, "chmod") == [("assistant", "agent")]  # after the malformed row: neighbours kept
@@ -151,8 +232,16 @@ def test_only_sessions_that_changed_are_read_again(home, run, tmp_path):
     first = run.json("scan", "--json")
     assert run.json("scan", "--json")["unchanged"] == 1
     conn = sqlite3.connect(db)
-    conn.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) VALUES (?,?,?,?,?)",
-                 (SUB["id"], "assistant", json.dumps([text("端口改好了 SUB_SECOND")], ensure_ascii=False), 1_793_000_102, VISIBLE))
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) VALUES (?,?,?,?,?)",
+        (
+            SUB["id"],
+            "assistant",
+            json.dumps([text("端口改好了 SUB_SECOND")], ensure_ascii=False),
+            1_793_000_102,
+            VISIBLE,
+        ),
+    )
     conn.commit()
     conn.close()
     again = run.json("scan", "--json")
@@ -163,8 +252,11 @@ def test_only_sessions_that_changed_are_read_again(home, run, tmp_path):
 def test_legacy_jsonl_read_once(home, run, tmp_path):
     write_db(home, [MAIN], messages()[:2])
     meta = {"description": "旧版会话", "working_dir": "/home/dev/old", "message_count": 2}
-    lines = [meta, {"id": "m1", "role": "user", "created": 1_750_000_000, "content": [text("旧版提示 LEGACY_PROMPT")]},
-             {"id": "m2", "role": "assistant", "created": 1_750_000_001, "content": [text("旧版回答 LEGACY_REPLY")]}]
+    lines = [
+        meta,
+        {"id": "m1", "role": "user", "created": 1_750_000_000, "content": [text("旧版提示 LEGACY_PROMPT")]},
+        {"id": "m2", "role": "assistant", "created": 1_750_000_001, "content": [text("旧版回答 LEGACY_REPLY")]},
+    ]
     body = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
     (sessions_dir(home) / "20250601_1.jsonl").write_text(body)
     (sessions_dir(home) / f"{MAIN['id']}.jsonl").write_text(body.replace("LEGACY", "MIGRATED"))  # sessions.db holds it
@@ -177,7 +269,9 @@ def test_legacy_jsonl_read_once(home, run, tmp_path):
     assert search(run, "MIGRATED_PROMPT") == []  # the migrated copy: the database holds that session
     assert kinds(run, "OLDHOME_PROMPT") == [("user", "human")]
     sessions = {s["session_id"]: s for s in run.json("list", "--json")["sessions"]}
-    assert sessions["goose:20250601_1"]["cwd"] == "/home/dev/old" and sessions["goose:20250601_1"]["title"] == "旧版会话"
+    assert (
+        sessions["goose:20250601_1"]["cwd"] == "/home/dev/old" and sessions["goose:20250601_1"]["title"] == "旧版会话"
+    )
 
 
 def test_resume_command_survives_hostile_ids_and_paths(tmp_path):
@@ -199,16 +293,24 @@ def test_goose_path_root_and_the_voyager_variable(home, tmp_path):
     found = [s.path for s in ADAPTER.discover({"HOME": str(home), "GOOSE_PATH_ROOT": str(root)})]
     assert found == [str(db)]
     override = tmp_path / "override"
-    found = list(ADAPTER.discover({"HOME": str(home), "GOOSE_PATH_ROOT": str(root), "VOYAGER_GOOSE_HOME": str(override)}))
+    found = list(
+        ADAPTER.discover({"HOME": str(home), "GOOSE_PATH_ROOT": str(root), "VOYAGER_GOOSE_HOME": str(override)})
+    )
     assert len(found) == 1 and found[0].fatal and str(override / "sessions" / "sessions.db") == found[0].source
     assert ADAPTER.roots({"HOME": str(home), "VOYAGER_GOOSE_HOME": str(override)}) == [override / "sessions"]
 
 
 def test_a_block_whose_type_is_a_list_or_an_object_is_named_not_fatal(home, run):
     # `btype not in _SILENT` raised TypeError (unhashable) out of the read: every later session lost.
-    lines = [{"description": "d", "working_dir": "/home/dev/old"},
-             {"id": "m1", "role": "user", "created": 1_750_000_000, "content": [{"type": ["text"]}, {"type": {"a": 1}},
-                                                                                text("还在 STILL_READ")]}]
+    lines = [
+        {"description": "d", "working_dir": "/home/dev/old"},
+        {
+            "id": "m1",
+            "role": "user",
+            "created": 1_750_000_000,
+            "content": [{"type": ["text"]}, {"type": {"a": 1}}, text("还在 STILL_READ")],
+        },
+    ]
     sessions_dir(home).mkdir(parents=True, exist_ok=True)
     (sessions_dir(home) / "20250601_1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     res = run("scan", "--json")

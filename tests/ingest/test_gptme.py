@@ -38,10 +38,19 @@ def conversation() -> list[dict[str, Any]]:
         msg("system", SYSTEM, 0, pinned=True, hide=True),
         msg("system", "## System Information\n\n**Working Directory:** /home/dev/proj", 1, pinned=True, hide=True),
         msg("user", "迁移失败 ERR_GPTME_7 帮我看看", 2),
-        msg("assistant", f"<think>\nCheck the directory first\n</think>\n\n我来看看。\n{call}", 3,
-            metadata={"model": "local/mock-model", "usage": {"input_tokens": 100, "output_tokens": 20}}),
+        msg(
+            "assistant",
+            f"<think>\nCheck the directory first\n</think>\n\n我来看看。\n{call}",
+            3,
+            metadata={"model": "local/mock-model", "usage": {"input_tokens": 100, "output_tokens": 20}},
+        ),
         msg("system", "Ran command: `ls -la 数据`\n\ntotal 0\n", 4, call_id="call_1", metadata={"tool": "shell"}),
-        msg("assistant", "目录是空的。", 5, metadata={"model": "local/mock-model", "usage": {"input_tokens": 7, "output_tokens": 3}}),
+        msg(
+            "assistant",
+            "目录是空的。",
+            5,
+            metadata={"model": "local/mock-model", "usage": {"input_tokens": 7, "output_tokens": 3}},
+        ),
         msg("user", NUDGE, 6),
         msg("assistant", "```shell\nmake migrate\n```", 7),
         msg("system", "Ran command: `make migrate`\n\nok\n", 8),
@@ -64,8 +73,9 @@ def write_config(path: Path, name: str | None = "迁移 数据库", workspace: s
 
 
 def read(path: Path, cursor: Cursor | None = None) -> list[Any]:
-    return list(ADAPTER.read(Source(provider="gptme", path=str(path), fingerprint=fingerprint(path), append_only=True),
-                             cursor))
+    return list(
+        ADAPTER.read(Source(provider="gptme", path=str(path), fingerprint=fingerprint(path), append_only=True), cursor)
+    )
 
 
 @pytest.fixture
@@ -119,8 +129,11 @@ def test_the_workspace_symlink_names_the_cwd_absolutely(root: Path, tmp_path: Pa
     assert last_session(read(path)).cwd == str(project)
     # Discovery does not walk into the project through the symlink.
     write(project / "sub" / "conversation.jsonl", conversation())
-    found = [s.path for s in ADAPTER.discover({"HOME": str(tmp_path), "VOYAGER_GPTME_HOME": str(root)})
-             if isinstance(s, Source)]
+    found = [
+        s.path
+        for s in ADAPTER.discover({"HOME": str(tmp_path), "VOYAGER_GPTME_HOME": str(root)})
+        if isinstance(s, Source)
+    ]
     assert found == [str(path)]
 
 
@@ -149,10 +162,12 @@ def test_unknown_roles_are_named_with_the_version(root: Path) -> None:
 
 
 def test_split_assistant_keeps_text_that_only_looks_like_a_call() -> None:
-    parts = list(split_assistant('before\n@shell(c1): not json at all\nafter'))
+    parts = list(split_assistant("before\n@shell(c1): not json at all\nafter"))
     assert parts == [("assistant", None, None, "before\n\nafter"), ("tool_call", "shell", "c1", "not json at all")]
-    assert list(split_assistant("<thinking>a</thinking>b")) == [("reasoning", None, None, "a"),
-                                                                ("assistant", None, None, "b")]
+    assert list(split_assistant("<thinking>a</thinking>b")) == [
+        ("reasoning", None, None, "a"),
+        ("assistant", None, None, "b"),
+    ]
 
 
 def test_a_system_prompt_alone_still_names_the_session(root: Path) -> None:
@@ -186,8 +201,10 @@ def test_a_truncated_last_line_is_not_consumed(root: Path) -> None:
 
 
 def test_a_malformed_line_costs_only_itself(root: Path) -> None:
-    path = write(folder(root) / "conversation.jsonl", [msg("user", "before", 1), b'{"role": "user", "content": \n',
-                                                      msg("user", "after", 3)])
+    path = write(
+        folder(root) / "conversation.jsonl",
+        [msg("user", "before", 1), b'{"role": "user", "content": \n', msg("user", "after", 3)],
+    )
     items = read(path)
     assert [e.text for e in events(items)] == ["before", "after"]
     [notice] = notices(items)
@@ -220,13 +237,19 @@ def test_homes_and_their_precedence(tmp_path: Path) -> None:
     write(home / "Library/Application Support/gptme/logs/e/events.jsonl", [msg("user", "copy")])
     assert _found({"HOME": str(home)}) == {"a"}
     assert _found({"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg")}) == {"b"}
-    assert _found({"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg"),
-                   "GPTME_LOGS_HOME": str(tmp_path / "logs-home")}) == {"c"}
-    assert _found({"HOME": str(home), "GPTME_LOGS_HOME": str(tmp_path / "logs-home"),
-                   "VOYAGER_GPTME_HOME": str(tmp_path / "voyager")}) == {"d"}
+    assert _found(
+        {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg"), "GPTME_LOGS_HOME": str(tmp_path / "logs-home")}
+    ) == {"c"}
+    assert _found(
+        {
+            "HOME": str(home),
+            "GPTME_LOGS_HOME": str(tmp_path / "logs-home"),
+            "VOYAGER_GPTME_HOME": str(tmp_path / "voyager"),
+        }
+    ) == {"d"}
 
 
-HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "two words", "line\nbreak", "-rf"]
+HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words", "line\nbreak", "-rf"]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)
@@ -264,7 +287,9 @@ def test_an_empty_logs_dir_is_no_error(home: Path, run) -> None:
 
 def test_a_folder_with_only_the_event_log_is_named(home: Path, run) -> None:
     logs = home / ".local/share/gptme/logs"
-    write(folder(logs) / "events.jsonl", [{"seq": 1, "type": "message_append", "payload": {"message": msg("user", "x")}}])
+    write(
+        folder(logs) / "events.jsonl", [{"seq": 1, "type": "message_append", "payload": {"message": msg("user", "x")}}]
+    )
     res = run("scan", "--json")
     assert res.exit_code == 0 and "events.jsonl but no conversation.jsonl" in res.stderr
     assert json.loads(res.stdout).get("providers", {}).get("gptme", 0) == 0

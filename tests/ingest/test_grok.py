@@ -37,30 +37,58 @@ def folder(home: Path, sid: str = SID, group: str = GROUP) -> Path:
 
 def summary(path: Path, sid: str = SID, **extra: Any) -> None:
     path.mkdir(parents=True, exist_ok=True)
-    doc = {"info": {"id": sid, "cwd": CWD}, "session_summary": "修复支付", "generated_title": "支付修复 GROK_TITLE",
-           "created_at": "2026-12-01T08:00:00Z", "updated_at": "2026-12-01T08:10:00Z", "current_model_id": "grok-4.5",
-           "chat_format_version": 1, "head_branch": "fix/支付", **extra}
+    doc = {
+        "info": {"id": sid, "cwd": CWD},
+        "session_summary": "修复支付",
+        "generated_title": "支付修复 GROK_TITLE",
+        "created_at": "2026-12-01T08:00:00Z",
+        "updated_at": "2026-12-01T08:10:00Z",
+        "current_model_id": "grok-4.5",
+        "chat_format_version": 1,
+        "head_branch": "fix/支付",
+        **extra,
+    }
     (path / "summary.json").write_text(json.dumps(doc, ensure_ascii=False))
 
 
 def history(prompt: str = "支付接口报错了 GROK_PROMPT") -> list[dict[str, Any]]:
     return [
         {"type": "system", "content": "You are Grok GROK_SYSTEM"},
-        {"type": "user", "content": [{"type": "text", "text": "项目规则 GROK_RULES"}], "synthetic_reason": "project_instructions"},
+        {
+            "type": "user",
+            "content": [{"type": "text", "text": "项目规则 GROK_RULES"}],
+            "synthetic_reason": "project_instructions",
+        },
         {"type": "user", "content": [{"type": "text", "text": prompt}], "prompt_index": 0},
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "先跑测试 GROK_THINK"}]},
-        {"type": "assistant", "content": "テストを実行します", "model_id": "grok-4.5",
-         "tool_calls": [{"id": "call_1", "name": "run_terminal_cmd",
-                         "arguments": json.dumps({"command": "pytest -q tests/支付"}, ensure_ascii=True)}]},
+        {
+            "type": "assistant",
+            "content": "テストを実行します",
+            "model_id": "grok-4.5",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "name": "run_terminal_cmd",
+                    "arguments": json.dumps({"command": "pytest -q tests/支付"}, ensure_ascii=True),
+                }
+            ],
+        },
         {"type": "tool_result", "tool_call_id": "call_1", "content": "1 failed 실패 GROK_TOOLOUT"},
-        {"type": "user", "content": [{"type": "text", "text": "顺便看看日志 GROK_INTERJECT"}], "synthetic_reason": "interjection"},
+        {
+            "type": "user",
+            "content": [{"type": "text", "text": "顺便看看日志 GROK_INTERJECT"}],
+            "synthetic_reason": "interjection",
+        },
         {"type": "assistant", "content": "修好了 GROK_REPLY", "model_id": "grok-4.5"},
     ]
 
 
 def update(tag: str, ts: int, *, xai: bool = False, **fields: Any) -> dict[str, Any]:
-    return {"timestamp": ts, "method": "_x.ai/session/update" if xai else "session/update",
-            "params": {"sessionId": SID, "update": {"sessionUpdate": tag, **fields}}}
+    return {
+        "timestamp": ts,
+        "method": "_x.ai/session/update" if xai else "session/update",
+        "params": {"sessionId": SID, "update": {"sessionUpdate": tag, **fields}},
+    }
 
 
 def text(t: str) -> dict[str, Any]:
@@ -76,14 +104,22 @@ def stream() -> list[dict[str, Any]]:
         update("agent_thought_chunk", t + 1, content=text("想一想 UPD_THINK")),
         update("agent_message_chunk", t + 2, content=text("我先运行")),
         update("agent_message_chunk", t + 2, content=text("命令")),
-        update("tool_call", t + 3, toolCallId="tc1", title="bash", kind="execute",
-               rawInput={"command": "ls -la 目录"}),
+        update("tool_call", t + 3, toolCallId="tc1", title="bash", kind="execute", rawInput={"command": "ls -la 目录"}),
         update("tool_call_update", t + 4, toolCallId="tc1", status="in_progress"),
-        update("tool_call_update", t + 5, toolCallId="tc1", status="completed",
-               content=[{"type": "content", "content": text("total 0 UPD_TOOLOUT")}]),
+        update(
+            "tool_call_update",
+            t + 5,
+            toolCallId="tc1",
+            status="completed",
+            content=[{"type": "content", "content": text("total 0 UPD_TOOLOUT")}],
+        ),
         update("user_message_chunk", t + 5, content=text("继续 UPD_HOST"), _meta={"hostTurn": True}),
-        update("user_message_chunk", t + 6, content=text("<frame>"),
-               _meta={"interjection": True, "displayText": "顺便说一句 UPD_INTERJECT"}),
+        update(
+            "user_message_chunk",
+            t + 6,
+            content=text("<frame>"),
+            _meta={"interjection": True, "displayText": "顺便说一句 UPD_INTERJECT"},
+        ),
         update("agent_message_chunk", t + 7, content=text("第一个回答 UPD_REPLY_ONE")),
         update("user_message_chunk", t + 8, content=text("被撤回的问题 UPD_STALE_PROMPT"), _meta={"promptIndex": 1}),
         update("agent_message_chunk", t + 9, content=text("被撤回的回答 UPD_STALE_REPLY")),
@@ -117,7 +153,8 @@ def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
 def test_the_legacy_chat_format_passes_too(home: Path, run) -> None:
     check_sample(PeerHome("grok-legacy", home, run), "grok")
     assert {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["grok"]["shapes"] == {
-        "chat-history-v0": 1}
+        "chat-history-v0": 1
+    }
 
 
 # -- chat_history.jsonl -----------------------------------------------------------------------------
@@ -139,8 +176,12 @@ def test_chat_history_items_map_to_events(home: Path) -> None:
         ("assistant", "agent", "修好了 GROK_REPLY"),
     ]
     session = [i for i in items if isinstance(i, Session)][0]
-    assert (session.native_id, session.cwd, session.title, session.title_source) == (SID, CWD, "支付修复 GROK_TITLE",
-                                                                                      "agent")
+    assert (session.native_id, session.cwd, session.title, session.title_source) == (
+        SID,
+        CWD,
+        "支付修复 GROK_TITLE",
+        "agent",
+    )
     assert (session.model, session.git_branch, session.parent) == ("grok-4.5", "fix/支付", None)
     assert session.resume == f"cd {shlex.quote(CWD)} && grok --resume {SID}"
 
@@ -150,8 +191,13 @@ def test_a_subagent_prompt_is_the_parent_agents_and_links_to_it(home: Path, run)
     summary(parent)
     write(parent / "chat_history.jsonl", history())
     summary(child, "019f7000-0000-7000-8000-0000000000b2", session_kind="subagent", parent_session_id=SID)
-    write(child / "chat_history.jsonl", [{"type": "user", "content": "子任务：检查日志 GROK_SUB_TASK"},
-                                          {"type": "assistant", "content": "日志正常 GROK_SUB_REPLY"}])
+    write(
+        child / "chat_history.jsonl",
+        [
+            {"type": "user", "content": "子任务：检查日志 GROK_SUB_TASK"},
+            {"type": "assistant", "content": "日志正常 GROK_SUB_REPLY"},
+        ],
+    )
     run.json("scan", "--json")
     hits = run.json("search", "GROK_SUB_TASK", "--json", "--no-refresh")["hits"]
     assert [(h["kind"], h["origin"]) for h in hits] == [("user", "provider")]
@@ -164,8 +210,13 @@ def test_a_forks_copy_of_its_parent_is_left_to_the_parent(home: Path, run) -> No
     parent, fork = folder(home), folder(home, "019f7000-0000-7000-8000-0000000000c3")
     summary(parent)
     write(parent / "chat_history.jsonl", history())
-    summary(fork, "019f7000-0000-7000-8000-0000000000c3", parent_session_id=SID, inherited_prefix_len=len(history()),
-            session_kind="fork")
+    summary(
+        fork,
+        "019f7000-0000-7000-8000-0000000000c3",
+        parent_session_id=SID,
+        inherited_prefix_len=len(history()),
+        session_kind="fork",
+    )
     write(fork / "chat_history.jsonl", history() + [{"type": "user", "content": "分支上的新问题 GROK_FORK_PROMPT"}])
     run.json("scan", "--json")
     prompts = run.json("search", "GROK_PROMPT", "--json", "--no-refresh")["hits"]
@@ -222,8 +273,10 @@ def test_rewound_text_is_never_found_and_an_appended_turn_is_read(home: Path, ru
     assert run.json("scan", "--json")["events_added"] == 10
     for stale in ("UPD_STALE_PROMPT", "UPD_STALE_REPLY"):
         assert run.json("search", stale, "--json", "--no-refresh")["total"] == 0
-    append(path / "updates.jsonl", [update("user_message_chunk", 1796112100, content=text("第三问 UPD_THREE"),
-                                           _meta={"promptIndex": 2})])
+    append(
+        path / "updates.jsonl",
+        [update("user_message_chunk", 1796112100, content=text("第三问 UPD_THREE"), _meta={"promptIndex": 2})],
+    )
     second = run.json("scan", "--json")
     assert second["changed"] == 1 and run.json("list", "--json")["sessions"][0]["events"] == 11
     assert run.json("search", "UPD_THREE", "--json", "--no-refresh")["hits"][0]["kind"] == "user"
@@ -250,21 +303,35 @@ def write_db(home: Path, ids: list[str]) -> Path:
     path = home / ".grok" / "grok.db"
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
-    conn.executescript("CREATE TABLE IF NOT EXISTS workspaces (id TEXT PRIMARY KEY, canonical_path TEXT);"
-                       "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, workspace_id TEXT, title TEXT, "
-                       "cwd_last TEXT, created_at TEXT);"
-                       "CREATE TABLE IF NOT EXISTS messages (session_id TEXT, seq INTEGER, role TEXT, "
-                       "message_json TEXT, created_at TEXT);")
+    conn.executescript(
+        "CREATE TABLE IF NOT EXISTS workspaces (id TEXT PRIMARY KEY, canonical_path TEXT);"
+        "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, workspace_id TEXT, title TEXT, "
+        "cwd_last TEXT, created_at TEXT);"
+        "CREATE TABLE IF NOT EXISTS messages (session_id TEXT, seq INTEGER, role TEXT, "
+        "message_json TEXT, created_at TEXT);"
+    )
     conn.execute("INSERT OR REPLACE INTO workspaces VALUES ('w1', ?)", (CWD,))
     for sid in ids:
-        conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, 'w1', '数据库会话', NULL, '2026-12-01T08:00:00Z')", (sid,))
-        for seq, (role, body) in enumerate([
+        conn.execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?, 'w1', '数据库会话', NULL, '2026-12-01T08:00:00Z')", (sid,)
+        )
+        for seq, (role, body) in enumerate(
+            [
                 ("user", f"数据库里的问题 DB_PROMPT_{sid[-2:]}"),
-                ("assistant", [{"type": "text", "text": "回答"},
-                               {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "make 构建"}}]),
-                ("tool", "ok DB_TOOLOUT")]):
-            conn.execute("INSERT INTO messages VALUES (?, ?, ?, ?, '2026-12-01T08:00:01Z')",
-                         (sid, seq, role, json.dumps({"role": role, "content": body}, ensure_ascii=False)))
+                (
+                    "assistant",
+                    [
+                        {"type": "text", "text": "回答"},
+                        {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "make 构建"}},
+                    ],
+                ),
+                ("tool", "ok DB_TOOLOUT"),
+            ]
+        ):
+            conn.execute(
+                "INSERT INTO messages VALUES (?, ?, ?, ?, '2026-12-01T08:00:01Z')",
+                (sid, seq, role, json.dumps({"role": role, "content": body}, ensure_ascii=False)),
+            )
     conn.commit()
     conn.close()
     return path
@@ -276,8 +343,12 @@ def test_grok_db_sessions_are_read_without_the_folders_copies(home: Path, run) -
     path = write_db(home, [SID, "db-only-01"])
     items = list(ADAPTER.read(Source(provider="grok", path=str(path), fingerprint=fingerprint(path))))
     assert {e.session for e in events(items)} == {"grok:db-only-01"}
-    assert drafts(items) == [("user", "human", "数据库里的问题 DB_PROMPT_01"), ("assistant", "agent", "回答"),
-                             ("tool_call", "agent", "make 构建"), ("tool_result", "tool", "ok DB_TOOLOUT")]
+    assert drafts(items) == [
+        ("user", "human", "数据库里的问题 DB_PROMPT_01"),
+        ("assistant", "agent", "回答"),
+        ("tool_call", "agent", "make 构建"),
+        ("tool_result", "tool", "ok DB_TOOLOUT"),
+    ]
     assert notices(items) == []  # a copy is not a loss worth a word
     session = [i for i in items if isinstance(i, Session)][0]
     assert (session.cwd, session.title) == (CWD, "数据库会话")
@@ -305,7 +376,8 @@ def test_the_community_grok_cli_sharing_the_folder_is_not_a_broken_store(home: P
 
 
 def test_grok_home_moves_the_store_and_the_voyager_variable_overrides_both(
-        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     summary(folder(home))
     write(folder(home) / "chat_history.jsonl", history())
     moved = tmp_path / "grok-home"

@@ -58,16 +58,29 @@ class Db:
         self.t = T0
 
     def session(self, sid: str = SID, **cols: Any) -> str:
-        row = {"id": sid, "source": "cli", "model": "hermes-4", "system_prompt": "You are Hermes Agent SYSPROMPT_ONLY",
-               "started_at": T0, "cwd": CWD, "input_tokens": 300, "output_tokens": 60, "cache_read_tokens": 5, **cols}
-        self.conn.execute(f"INSERT INTO sessions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+        row = {
+            "id": sid,
+            "source": "cli",
+            "model": "hermes-4",
+            "system_prompt": "You are Hermes Agent SYSPROMPT_ONLY",
+            "started_at": T0,
+            "cwd": CWD,
+            "input_tokens": 300,
+            "output_tokens": 60,
+            "cache_read_tokens": 5,
+            **cols,
+        }
+        self.conn.execute(
+            f"INSERT INTO sessions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+        )
         return sid
 
     def add(self, role: str, content: str | None, sid: str = SID, **cols: Any) -> int:
         self.t += 1
         row = {"session_id": sid, "role": role, "content": content, "timestamp": self.t, **cols}
-        cur = self.conn.execute(f"INSERT INTO messages ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                                tuple(row.values()))
+        cur = self.conn.execute(
+            f"INSERT INTO messages ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+        )
         return int(cur.lastrowid)
 
     def source(self) -> Source:
@@ -79,16 +92,32 @@ class Db:
 
 def calls(*pairs: tuple[str, str, dict[str, Any]]) -> str:
     # Hermes stores arguments as a JSON string with non-ASCII escaped (\uXXXX).
-    return json.dumps([{"id": cid, "call_id": cid, "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(args)}} for cid, name, args in pairs])
+    return json.dumps(
+        [
+            {"id": cid, "call_id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            for cid, name, args in pairs
+        ]
+    )
 
 
 def turn(db: Db, sid: str = SID, prompt: str = "请运行 make test PROMPT_H1") -> None:
     db.add("user", prompt, sid)
-    db.add("assistant", "我来运行测试。", sid, reasoning="Run the suite first", reasoning_content="Run the suite first",
-           tool_calls=calls(("call_1", "terminal", {"command": "make test 输出"})), finish_reason="tool_calls")
-    db.add("tool", json.dumps({"output": "2 failed 失败", "exit_code": 2, "error": None}), sid, tool_call_id="call_1",
-           tool_name="terminal")
+    db.add(
+        "assistant",
+        "我来运行测试。",
+        sid,
+        reasoning="Run the suite first",
+        reasoning_content="Run the suite first",
+        tool_calls=calls(("call_1", "terminal", {"command": "make test 输出"})),
+        finish_reason="tool_calls",
+    )
+    db.add(
+        "tool",
+        json.dumps({"output": "2 failed 失败", "exit_code": 2, "error": None}),
+        sid,
+        tool_call_id="call_1",
+        tool_name="terminal",
+    )
     db.add("assistant", "两个测试失败了 REPLY_H1。", sid, finish_reason="stop")
 
 
@@ -136,7 +165,9 @@ def test_distinct_reasoning_fields_are_both_kept(db: Db) -> None:
 
 def test_render_call_and_tool_output() -> None:
     assert render_call("terminal", json.dumps({"command": "echo 输出完成"})) == "echo 输出完成"
-    assert render_call("write_file", json.dumps({"path": "a.md", "content": "数据"})) == '{"path":"a.md","content":"数据"}'
+    assert (
+        render_call("write_file", json.dumps({"path": "a.md", "content": "数据"})) == '{"path":"a.md","content":"数据"}'
+    )
     assert render_call("terminal", "{not json") == "{not json"
     assert tool_output('{"output": "x", "exit_code": 0, "error": null}') == ("x", 0, False)
     assert tool_output('{"output": "", "exit_code": 1, "error": "boom"}') == ("boom", 1, True)
@@ -184,8 +215,9 @@ def test_a_session_continued_after_compression_skips_the_parents_copies(db: Db) 
 def test_a_delegated_subagent_links_to_its_parent_and_its_task_is_not_a_persons(db: Db) -> None:
     db.session()
     turn(db)
-    sub = db.session("20261201_080800_bbbbbb", source="tool", parent_session_id=SID,
-                     model_config=json.dumps({"_delegate_from": SID}))
+    sub = db.session(
+        "20261201_080800_bbbbbb", source="tool", parent_session_id=SID, model_config=json.dumps({"_delegate_from": SID})
+    )
     db.add("user", "Summarise the failures SUBTASK_H1", sub)
     db.add("assistant", "Both fail on 数据库 fixtures SUBREPLY_H1", sub)
     items = db.read()
@@ -199,11 +231,18 @@ def test_bad_rows_cost_only_themselves_and_unknown_roles_are_named(db: Db) -> No
     db.session()
     db.add("assistant", "before", tool_calls="[{broken json")
     db.add("critic", "who is this")
-    db.add("assistant", None, tool_calls=json.dumps([{"id": "c9", "function": {"name": "read_file", "arguments": "{bad"}}]))
-    db.add("user", '[{"type": "text", "text": "multimodal 提示"}, {"type": "image_url", "image_url": {"url": "data:x"}}]')
+    db.add(
+        "assistant", None, tool_calls=json.dumps([{"id": "c9", "function": {"name": "read_file", "arguments": "{bad"}}])
+    )
+    db.add(
+        "user", '[{"type": "text", "text": "multimodal 提示"}, {"type": "image_url", "image_url": {"url": "data:x"}}]'
+    )
     items = db.read()
-    assert kinds(items) == [("assistant", "agent", "before"), ("tool_call", "agent", "{bad"),
-                            ("user", "human", "multimodal 提示")]
+    assert kinds(items) == [
+        ("assistant", "agent", "before"),
+        ("tool_call", "agent", "{bad"),
+        ("user", "human", "multimodal 提示"),
+    ]
     [notice] = notices(items)
     assert "role:critic" in notice.reason and "state schema 22" in notice.reason and not notice.fatal
 
@@ -306,11 +345,16 @@ def test_homes_profiles_and_their_precedence(tmp_path: Path) -> None:
     home = tmp_path / "h"
     for d in (home / ".hermes", home / ".hermes" / "profiles" / "work", tmp_path / "custom", tmp_path / "voyager"):
         Db(d / "state.db", wal=False).conn.close()
-    assert _found({"HOME": str(home)}) == [str(home / ".hermes" / "state.db"),
-                                            str(home / ".hermes" / "profiles" / "work" / "state.db")]
-    assert _found({"HOME": str(home), "HERMES_HOME": str(tmp_path / "custom")}) == [str(tmp_path / "custom" / "state.db")]
-    assert _found({"HOME": str(home), "HERMES_HOME": str(tmp_path / "custom"),
-                   "VOYAGER_HERMES_HOME": str(tmp_path / "voyager")}) == [str(tmp_path / "voyager" / "state.db")]
+    assert _found({"HOME": str(home)}) == [
+        str(home / ".hermes" / "state.db"),
+        str(home / ".hermes" / "profiles" / "work" / "state.db"),
+    ]
+    assert _found({"HOME": str(home), "HERMES_HOME": str(tmp_path / "custom")}) == [
+        str(tmp_path / "custom" / "state.db")
+    ]
+    assert _found(
+        {"HOME": str(home), "HERMES_HOME": str(tmp_path / "custom"), "VOYAGER_HERMES_HOME": str(tmp_path / "voyager")}
+    ) == [str(tmp_path / "voyager" / "state.db")]
 
 
 def test_a_profiles_sessions_resume_in_that_profile(tmp_path: Path) -> None:
@@ -330,7 +374,7 @@ def test_gateway_transcripts_without_a_database_are_named(tmp_path: Path) -> Non
     assert "gateway transcript" in notice.reason and not notice.fatal
 
 
-HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "two words", "line\nbreak", "-rf"]
+HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words", "line\nbreak", "-rf"]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)
@@ -344,7 +388,11 @@ def test_hostile_ids_cwds_and_profiles_are_quoted(evil: str) -> None:
 
 
 def _tree(root: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.iterdir()) if not p.name.endswith("-shm")}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.iterdir())
+        if not p.name.endswith("-shm")
+    }
 
 
 def test_a_database_without_a_wal_gets_none(tmp_path: Path) -> None:
@@ -372,7 +420,11 @@ def test_lone_surrogate_escapes_in_json_cells_are_replaced(db: Db) -> None:
     # json.loads passed "\ud83d" through: compact_json raised UnicodeEncodeError out of the read (adapter
     # error), and a tool output's text reached the index, which cannot encode it.
     db.session()
-    db.add("assistant", None, tool_calls='[{"id": "c1", "function": {"name": "read_file", "arguments": {"path": "cut \\ud83d"}}}]')
+    db.add(
+        "assistant",
+        None,
+        tool_calls='[{"id": "c1", "function": {"name": "read_file", "arguments": {"path": "cut \\ud83d"}}}]',
+    )
     db.add("tool", '{"output": "half \\ud83d emoji", "exit_code": 0}', tool_call_id="c1", tool_name="read_file")
     db.add("user", '[{"type": "text", "text": "multimodal \\ud83d"}]')
     texts = [t for _, _, t in kinds(db.read())]
@@ -388,7 +440,7 @@ def test_a_corrupt_schema_version_page_is_a_fatal_notice(tmp_path: Path) -> None
     d.conn.close()
     data = bytearray(d.path.read_bytes())
     size = int.from_bytes(data[16:18], "big")
-    data[size:2 * size] = bytes(range(256)) * (size // 256)  # page 2: schema_version, the first table made
+    data[size : 2 * size] = bytes(range(256)) * (size // 256)  # page 2: schema_version, the first table made
     d.path.write_bytes(bytes(data))
     items = d.read()
     assert len(items) == 1 and items[0].fatal and items[0].reason.startswith("unreadable:"), items

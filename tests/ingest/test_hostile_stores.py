@@ -67,8 +67,12 @@ def _probed_missing(h: FuzzHome) -> list[Path]:
         drive(h.env, h.providers)
     out = []
     for p in sorted({Path(s) for s in seen}):
-        if (str(p).startswith(str(h.home) + os.sep) and not os.path.lexists(p) and p.parent.is_dir()
-                and p.parent != h.home):
+        if (
+            str(p).startswith(str(h.home) + os.sep)
+            and not os.path.lexists(p)
+            and p.parent.is_dir()
+            and p.parent != h.home
+        ):
             out.append(p)
     return out
 
@@ -97,7 +101,9 @@ def test_special_files_and_loops_never_block_or_raise(built, name: str) -> None:
         elif took > DEADLINE / 2:
             problems.append(f"{kind} at {rel}: took {took:.1f} s")
         elif os.lstat(target).st_mode != before:
-            problems.append(f"{kind} at {rel}: changed by the read ({oct(before)} -> {oct(os.lstat(target).st_mode) if os.path.lexists(target) else None})")
+            problems.append(
+                f"{kind} at {rel}: changed by the read ({oct(before)} -> {oct(os.lstat(target).st_mode) if os.path.lexists(target) else None})"
+            )
     h.fresh()
     assert not problems, "\n".join(problems)
 
@@ -151,7 +157,11 @@ def test_a_store_root_that_is_a_file_is_no_error(tmp_path: Path, provider: str) 
     # The override variable naming a file is the same case, said by the user.
     override = tmp_path / "override-is-a-file"
     override.write_text("x")
-    named = {var: str(override) for var in agent_variables() if var.startswith(f"VOYAGER_{provider.upper().replace('-', '_')}")}
+    named = {
+        var: str(override)
+        for var in agent_variables()
+        if var.startswith(f"VOYAGER_{provider.upper().replace('-', '_')}")
+    }
     out = drive({**env, **named}, [provider], timeout=DEADLINE)
     assert not out.errors, out.errors[0]
     assert all(p.read_text() == "not a folder\n" for p in roots)
@@ -208,7 +218,9 @@ def test_discovery_stays_linear_in_the_number_of_sessions(built, tmp_path: Path,
         if unit is not None:
             break
     if unit is None:
-        pytest.skip(f"{provider}: no session kept as its own file or folder named by an id (one database, or a file per project)")
+        pytest.skip(
+            f"{provider}: no session kept as its own file or folder named by an id (one database, or a file per project)"
+        )
     times = {}
     for n in (250, 1000):
         home = tmp_path / f"n{n}"
@@ -221,6 +233,9 @@ def test_discovery_stays_linear_in_the_number_of_sessions(built, tmp_path: Path,
             (shutil.copytree if original.is_dir() else shutil.copy2)(original, copy)
         env = {"HOME": str(home)}
         _discover_seconds(provider, env)  # warm the page cache
-        times[n], found = min(_discover_seconds(provider, env) for _ in range(3))[0], _discover_seconds(provider, env)[1]
+        times[n], found = (
+            min(_discover_seconds(provider, env) for _ in range(3))[0],
+            _discover_seconds(provider, env)[1],
+        )
         assert found >= n, f"{provider}: {found} sources for {n} sessions"
     assert times[1000] <= 8 * times[250] + 0.05, times

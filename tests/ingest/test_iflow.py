@@ -25,8 +25,20 @@ CWD = "/home/dev/支付 service"
 
 def rec(kind: str, content: Any, uuid: str, parent: str | None, t: str, cwd: str = CWD, **extra: Any) -> dict:
     message: dict[str, Any] = {"role": kind, "content": content, **extra.pop("message", {})}
-    return {"uuid": uuid, "parentUuid": parent, "sessionId": SID, "timestamp": t, "type": kind, "isSidechain": False,
-            "userType": "external", "cwd": cwd, "gitBranch": "main", "version": "0.5.3", "message": message, **extra}
+    return {
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": SID,
+        "timestamp": t,
+        "type": kind,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": cwd,
+        "gitBranch": "main",
+        "version": "0.5.3",
+        "message": message,
+        **extra,
+    }
 
 
 def lines(cwd: str = CWD) -> list[Any]:
@@ -34,15 +46,49 @@ def lines(cwd: str = CWD) -> list[Any]:
     return [
         rec("user", "# AGENTS.md instructions for /home/dev\nINJECTED_IFL", "u0", None, "2026-01-01T00:00:00Z", cwd),
         rec("user", [{"type": "text", "text": "帮我查日志的错误 PROMPT_IFL"}], "u1", "u0", "2026-01-01T00:00:01Z", cwd),
-        rec("assistant", [{"type": "thinking", "thinking": "先查日志 THINK_IFL"}, {"type": "text", "text": "我来查。"}, call],
-            "a1", "u1", "2026-01-01T00:00:02.100Z", cwd, message={"model": "glm-4.7", "usage": {"input_tokens": 100, "output_tokens": 20}}),
+        rec(
+            "assistant",
+            [{"type": "thinking", "thinking": "先查日志 THINK_IFL"}, {"type": "text", "text": "我来查。"}, call],
+            "a1",
+            "u1",
+            "2026-01-01T00:00:02.100Z",
+            cwd,
+            message={"model": "glm-4.7", "usage": {"input_tokens": 100, "output_tokens": 20}},
+        ),
         rec("assistant", [call], "a2", "u1", "2026-01-01T00:00:02.300Z", cwd),  # a streamed snapshot: the same call
-        rec("user", [{"type": "tool_result", "tool_use_id": "call_1", "content": {
-            "callId": "call_1", "responseParts": {"functionResponse": {"id": "call_1", "name": "run_shell_command",
-                                                                      "response": {"output": "TOOLOUT_IFL 错误 x3"}}},
-            "resultDisplay": "TOOLOUT_IFL"}}], "u2", "a2", "2026-01-01T00:00:03Z", cwd,
-            toolUseResult={"status": "success", "toolName": "run_shell_command"}),
-        rec("assistant", [{"type": "text", "text": "找到三个错误 REPLY_IFL。日本語: 完了"}], "a3", "u2", "2026-01-01T00:00:05Z", cwd),
+        rec(
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": {
+                        "callId": "call_1",
+                        "responseParts": {
+                            "functionResponse": {
+                                "id": "call_1",
+                                "name": "run_shell_command",
+                                "response": {"output": "TOOLOUT_IFL 错误 x3"},
+                            }
+                        },
+                        "resultDisplay": "TOOLOUT_IFL",
+                    },
+                }
+            ],
+            "u2",
+            "a2",
+            "2026-01-01T00:00:03Z",
+            cwd,
+            toolUseResult={"status": "success", "toolName": "run_shell_command"},
+        ),
+        rec(
+            "assistant",
+            [{"type": "text", "text": "找到三个错误 REPLY_IFL。日本語: 完了"}],
+            "a3",
+            "u2",
+            "2026-01-01T00:00:05Z",
+            cwd,
+        ),
         rec("user", "Caveat NOTE_IFL", "u3", "a3", "2026-01-01T00:00:06Z", cwd, isMeta=True),
         rec("user", "子任务 SIDE_IFL", "u4", "a3", "2026-01-01T00:00:07Z", cwd, isSidechain=True),
     ]
@@ -52,8 +98,10 @@ def write(home: Path, items: list[Any], project: str = "-home-dev-proj") -> Path
     folder = home / ".iflow/projects" / project
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{SID}.jsonl"
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -76,9 +124,21 @@ def test_a_transcript_maps_to_its_kinds(home: Path, run) -> None:
 def test_an_appended_turn_is_read_from_the_cursor(home: Path, run) -> None:
     path = write(home, lines())
     scan(run)
-    again = rec("assistant", [{"type": "tool_use", "id": "call_1", "name": "run_shell_command",
-                               "input": {"command": "grep 错误 日志.log"}},
-                              {"type": "text", "text": "第二轮 REPLY2_IFL"}], "a4", "u4", "2026-01-01T00:01:00Z")
+    again = rec(
+        "assistant",
+        [
+            {
+                "type": "tool_use",
+                "id": "call_1",
+                "name": "run_shell_command",
+                "input": {"command": "grep 错误 日志.log"},
+            },
+            {"type": "text", "text": "第二轮 REPLY2_IFL"},
+        ],
+        "a4",
+        "u4",
+        "2026-01-01T00:01:00Z",
+    )
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(again, ensure_ascii=False) + "\n")
     second = scan(run)
@@ -87,7 +147,9 @@ def test_an_appended_turn_is_read_from_the_cursor(home: Path, run) -> None:
 
 
 def test_hostile_lines_cost_only_themselves(home: Path, run) -> None:
-    write(home, [*lines(), "{broken", "7", {"type": "weird"}, rec("assistant", [3, {"type": "sparkle"}], "x", "a3", "")])
+    write(
+        home, [*lines(), "{broken", "7", {"type": "weird"}, rec("assistant", [3, {"type": "sparkle"}], "x", "a3", "")]
+    )
     out = scan(run)
     assert out["failed"] == 0 and one(run, "REPLY_IFL", "assistant", "agent")
     assert "weird" in out["stderr"] and "block:sparkle" in out["stderr"]

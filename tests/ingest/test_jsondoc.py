@@ -13,8 +13,10 @@ DEEP = "[" * 600 + '{"a":' * 400 + "1" + "}" * 400 + "]" * 600
 
 def test_a_value_nested_too_deeply_is_read_as_null_and_named(tmp_path: Path) -> None:
     p = tmp_path / "ui_messages.json"
-    p.write_text('[{"say": "text", "text": "first kept"}, {"say": "tool", "args": ' + DEEP + '}, '
-                 '{"say": "text", "text": "third kept \\"[[[\\" {{"}]')
+    p.write_text(
+        '[{"say": "text", "text": "first kept"}, {"say": "tool", "args": ' + DEEP + "}, "
+        '{"say": "text", "text": "third kept \\"[[[\\" {{"}]'
+    )
     notices: list[Notice] = []
     doc = read_json(p, notices=notices)
     assert not isinstance(doc, Notice), doc
@@ -34,7 +36,7 @@ def test_without_a_notices_list_the_document_is_still_read(tmp_path: Path) -> No
 
 
 def test_brackets_inside_strings_do_not_count() -> None:
-    text = json.dumps({"s": "[" * 500 + "\\\" {" * 300, "n": [[1]]}).encode()
+    text = json.dumps({"s": "[" * 500 + '\\" {' * 300, "n": [[1]]}).encode()
     assert flatten_deep(text, limit=2) == (text.replace(b"[[1]]", b"[null]"), 1)
     assert flatten_deep(text) == (text, 0)
 

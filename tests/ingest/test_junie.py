@@ -25,9 +25,22 @@ def events() -> list[Any]:
         {"kind": "UserPromptEvent", "prompt": "修复登录错误 PROMPT_JUN 日本語も"},
         {"kind": "SendToAgentEvent"},
         a2ux({"kind": "AgentCurrentStatusUpdatedEvent", "status": "Sending LLM request STATUS_JUN"}),
-        a2ux({"kind": "LlmResponseMetadataEvent", "modelUsage": [
-            {"model": "claude-haiku-4-5-20251001", "cost": 0.002, "inputTokens": 2126, "cacheInputTokens": 0,
-             "cacheCreateTokens": 0, "outputTokens": 147, "time": 0}]}),
+        a2ux(
+            {
+                "kind": "LlmResponseMetadataEvent",
+                "modelUsage": [
+                    {
+                        "model": "claude-haiku-4-5-20251001",
+                        "cost": 0.002,
+                        "inputTokens": 2126,
+                        "cacheInputTokens": 0,
+                        "cacheCreateTokens": 0,
+                        "outputTokens": 147,
+                        "time": 0,
+                    }
+                ],
+            }
+        ),
         a2ux({"kind": "TerminalBlockUpdatedEvent", "block": {"output": "BLOCK_JUN"}}),
         a2ux({"kind": "ResultBlockUpdatedEvent"}),
         {"kind": "TaskState", "state": "COMPLETED"},
@@ -38,12 +51,25 @@ def write(home: Path, items: list[Any], title: str = "登录修复 TITLE_JUN") -
     root = home / ".junie/sessions"
     folder = root / SID
     folder.mkdir(parents=True, exist_ok=True)
-    (root / "index.jsonl").write_text(json.dumps({"sessionId": SID, "createdAt": 1770389031770,
-                                                  "updatedAt": 1770389123237, "taskName": title, "status": None},
-                                                 ensure_ascii=False) + "\n{broken\n", encoding="utf-8")
+    (root / "index.jsonl").write_text(
+        json.dumps(
+            {
+                "sessionId": SID,
+                "createdAt": 1770389031770,
+                "updatedAt": 1770389123237,
+                "taskName": title,
+                "status": None,
+            },
+            ensure_ascii=False,
+        )
+        + "\n{broken\n",
+        encoding="utf-8",
+    )
     path = folder / "events.jsonl"
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)) + "\n" for x in items),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -73,8 +99,16 @@ def test_an_appended_prompt_and_a_renamed_task(home: Path, run) -> None:
 
 
 def test_hostile_lines_cost_only_themselves(home: Path, run) -> None:
-    write(home, [*events(), "{broken", "7", {"kind": "Sparkle"},
-                 {"kind": "SessionA2uxEvent", "event": {"agentEvent": {"kind": "NewBlockEvent"}}}])
+    write(
+        home,
+        [
+            *events(),
+            "{broken",
+            "7",
+            {"kind": "Sparkle"},
+            {"kind": "SessionA2uxEvent", "event": {"agentEvent": {"kind": "NewBlockEvent"}}},
+        ],
+    )
     out = scan(run)
     assert out["failed"] == 0 and one(run, "PROMPT_JUN", "user", "human")
     assert "Sparkle" in out["stderr"] and "agentEvent:NewBlockEvent" in out["stderr"]

@@ -30,7 +30,10 @@ def test_registered_as_its_own_provider() -> None:
 
 def test_homes_in_order_and_the_overrides_are_authoritative(tmp_path: Path) -> None:
     home = tmp_path / "h"
-    assert ADAPTER.roots({"HOME": str(home)}) == [home / ".local/share/kilo/kilo.db", home / ".local/share/kilo/storage"]
+    assert ADAPTER.roots({"HOME": str(home)}) == [
+        home / ".local/share/kilo/kilo.db",
+        home / ".local/share/kilo/storage",
+    ]
     xdg = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     assert ADAPTER.roots(xdg)[0] == tmp_path / "xdg" / "kilo" / "kilo.db"
     mine = {**xdg, "VOYAGER_KILO_HOME": str(tmp_path / "mine")}
@@ -43,8 +46,18 @@ def test_homes_in_order_and_the_overrides_are_authoritative(tmp_path: Path) -> N
     # OpenCode's variables are OpenCode's: they never point Kilo at opencode.db.
     (tmp_path / "oc").mkdir()
     so.write_v1(tmp_path / "oc" / "opencode.db", [synth.generate(1, 2, session_id="ses_x")])
-    assert list(ADAPTER.discover({"HOME": str(home), "OPENCODE_DB": str(tmp_path / "oc" / "opencode.db"),
-                                  "VOYAGER_OPENCODE_HOME": str(tmp_path / "oc")})) == []
+    assert (
+        list(
+            ADAPTER.discover(
+                {
+                    "HOME": str(home),
+                    "OPENCODE_DB": str(tmp_path / "oc" / "opencode.db"),
+                    "VOYAGER_OPENCODE_HOME": str(tmp_path / "oc"),
+                }
+            )
+        )
+        == []
+    )
 
 
 def _kilo_db(path: Path, sid: str, directory: str) -> Path:
@@ -63,8 +76,9 @@ def _kilo_db(path: Path, sid: str, directory: str) -> Path:
           recipient text NOT NULL, type text NOT NULL, body text NOT NULL);
     """)
     w.conn.execute("INSERT INTO kilo_board VALUES (?, 'kilo objective zanzibar', 'msg_1', 1, 0, 0)", (sid,))
-    w.conn.execute("INSERT INTO kilo_board_message VALUES ('b1', ?, 1, 0, ?, 'all', 'note', 'board zanzibar')",
-                   (sid, sid))
+    w.conn.execute(
+        "INSERT INTO kilo_board_message VALUES ('b1', ?, 1, 0, ?, 'all', 'note', 'board zanzibar')", (sid, sid)
+    )
     w.conn.close()
     return path
 
@@ -73,7 +87,9 @@ def test_hostile_ids_and_directories_resume_quoted(tmp_path: Path) -> None:
     sid = "ses_x'; touch /tmp/pwned #"
     directory = "/home/dev/a b;$(rm -rf ~)`id`\"'\n"
     db = _kilo_db(tmp_path / "kilo.db", sid, directory)
-    (s,) = [i for i in ADAPTER.read(Source(provider="kilo", path=str(db), fingerprint=_fp(db))) if isinstance(i, Session)]
+    (s,) = [
+        i for i in ADAPTER.read(Source(provider="kilo", path=str(db), fingerprint=_fp(db))) if isinstance(i, Session)
+    ]
     assert s.id == f"kilo:{sid}" and s.provider == "kilo"
     assert shlex.split(s.resume) == ["cd", directory, "&&", "kilo", "--session", sid]
     assert s.resume == f"cd {shlex.quote(directory)} && kilo --session {shlex.quote(sid)}"

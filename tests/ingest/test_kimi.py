@@ -43,12 +43,24 @@ def first_turn(prompt: str = "请运行 make test PROMPT_K1") -> list[dict[str, 
         wire(1, "StepBegin", n=1),
         wire(2, "ContentPart", type="think", think="Run the tests first THINK_K1", encrypted=None),
         wire(3, "ContentPart", type="text", text="我来运行测试。"),
-        wire(4, "ToolCall", type="function", id="call_1",
-             function={"name": "Shell", "arguments": json.dumps({"command": "make test", "description": "tests"})}),
-        wire(5, "StatusUpdate", token_usage={"input_other": 100, "output": 20, "input_cache_read": 7,
-                                            "input_cache_creation": 0}),
-        wire(6, "ToolResult", tool_call_id="call_1",
-             return_value={"is_error": True, "output": "2 failed", "message": "Command failed with exit code 2."}),
+        wire(
+            4,
+            "ToolCall",
+            type="function",
+            id="call_1",
+            function={"name": "Shell", "arguments": json.dumps({"command": "make test", "description": "tests"})},
+        ),
+        wire(
+            5,
+            "StatusUpdate",
+            token_usage={"input_other": 100, "output": 20, "input_cache_read": 7, "input_cache_creation": 0},
+        ),
+        wire(
+            6,
+            "ToolResult",
+            tool_call_id="call_1",
+            return_value={"is_error": True, "output": "2 failed", "message": "Command failed with exit code 2."},
+        ),
         wire(7, "ContentPart", type="text", text="两个测试失败 REPLY_K1"),
         wire(8, "TurnEnd"),
     ]
@@ -58,16 +70,30 @@ def session_dir(home: Path, sid: str = SID, wd: str = MD5) -> Path:
     return home / ".kimi" / "sessions" / wd / sid
 
 
-def make_session(home: Path, lines: list[Any], *, title: str | None = None, generated: bool = False,
-                 sid: str = SID, kimi_json: bool = True) -> Path:
+def make_session(
+    home: Path,
+    lines: list[Any],
+    *,
+    title: str | None = None,
+    generated: bool = False,
+    sid: str = SID,
+    kimi_json: bool = True,
+) -> Path:
     folder = session_dir(home, sid)
     write(folder / "wire.jsonl", lines)
     state = {"version": 1, "custom_title": title, "title_generated": generated, "archived": False, "todos": []}
     (folder / "state.json").write_text(json.dumps(state, ensure_ascii=False))
     if kimi_json:
-        (home / ".kimi" / "kimi.json").write_text(json.dumps(
-            {"work_dirs": [{"path": CWD, "kaos": "local", "last_session_id": sid},
-                           {"path": "/srv/app", "kaos": "ssh", "last_session_id": None}]}))
+        (home / ".kimi" / "kimi.json").write_text(
+            json.dumps(
+                {
+                    "work_dirs": [
+                        {"path": CWD, "kaos": "local", "last_session_id": sid},
+                        {"path": "/srv/app", "kaos": "ssh", "last_session_id": None},
+                    ]
+                }
+            )
+        )
     return folder
 
 
@@ -136,23 +162,49 @@ def test_other_wire_events(tmp_path: Path) -> None:
 
 def test_older_sessions_without_a_wire_log_are_read_from_the_context(tmp_path: Path) -> None:
     folder = session_dir(tmp_path)
-    write(folder / "context.jsonl", [
-        {"role": "_system_prompt", "content": "You are Kimi SYSTEM_ONLY"},
-        {"role": "_checkpoint", "id": 0},
-        {"role": "user", "content": "请运行 ls PROMPT_CTX"},
-        {"role": "assistant", "content": [{"type": "think", "think": "list it"}, {"type": "text", "text": "好的"}],
-         "tool_calls": [{"type": "function", "id": "c1", "function": {"name": "Shell", "arguments": "{\"command\": \"ls\"}"}}]},
-        {"role": "tool", "content": [{"type": "text", "text": "<system>Command executed successfully.</system>"},
-                                     {"type": "text", "text": "a.txt\n"}], "tool_call_id": "c1"},
-        {"role": "user", "content": [{"type": "text", "text": "<system>Previous context has been compacted. Here is the "
-                                                              "compaction output:</system>"},
-                                     {"type": "text", "text": "SUMMARY_CTX of the work"}]},
-        {"role": "_usage", "token_count": 120},
-    ])
+    write(
+        folder / "context.jsonl",
+        [
+            {"role": "_system_prompt", "content": "You are Kimi SYSTEM_ONLY"},
+            {"role": "_checkpoint", "id": 0},
+            {"role": "user", "content": "请运行 ls PROMPT_CTX"},
+            {
+                "role": "assistant",
+                "content": [{"type": "think", "think": "list it"}, {"type": "text", "text": "好的"}],
+                "tool_calls": [
+                    {"type": "function", "id": "c1", "function": {"name": "Shell", "arguments": '{"command": "ls"}'}}
+                ],
+            },
+            {
+                "role": "tool",
+                "content": [
+                    {"type": "text", "text": "<system>Command executed successfully.</system>"},
+                    {"type": "text", "text": "a.txt\n"},
+                ],
+                "tool_call_id": "c1",
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "<system>Previous context has been compacted. Here is the compaction output:</system>",
+                    },
+                    {"type": "text", "text": "SUMMARY_CTX of the work"},
+                ],
+            },
+            {"role": "_usage", "token_count": 120},
+        ],
+    )
     items = read(folder)
-    assert got(items) == [("user", "human", "请运行 ls PROMPT_CTX"), ("reasoning", "agent", "list it"),
-                          ("assistant", "agent", "好的"), ("tool_call", "agent", "ls"), ("tool_result", "tool", "a.txt\n"),
-                          ("meta", "provider", "SUMMARY_CTX of the work")]
+    assert got(items) == [
+        ("user", "human", "请运行 ls PROMPT_CTX"),
+        ("reasoning", "agent", "list it"),
+        ("assistant", "agent", "好的"),
+        ("tool_call", "agent", "ls"),
+        ("tool_result", "tool", "a.txt\n"),
+        ("meta", "provider", "SUMMARY_CTX of the work"),
+    ]
     assert all(e.ts is None for e in events(items)), "context.jsonl has no timestamps: none are invented"
 
 
@@ -169,6 +221,7 @@ def test_without_kimi_json_there_is_no_cwd(tmp_path: Path) -> None:
 
 def test_a_remote_work_dir_maps_through_its_kaos_prefix(tmp_path: Path) -> None:
     import hashlib as h
+
     wd = "ssh_" + h.md5(b"/srv/app").hexdigest()
     make_session(tmp_path, first_turn())
     folder = session_dir(tmp_path, "remote-1", wd)
@@ -189,18 +242,36 @@ def test_render_call() -> None:
 
 def test_a_subagent_folder_is_a_child_session_and_its_copies_in_the_parent_are_skipped(tmp_path: Path) -> None:
     inner = {"type": "ContentPart", "payload": {"type": "text", "text": "SUBREPLY_K1 from the child"}}
-    folder = make_session(tmp_path, first_turn() + [wire(9, "SubagentEvent", agent_id="a1b2c3d4",
-                                                         parent_tool_call_id="call_9", event=inner)])
+    folder = make_session(
+        tmp_path,
+        first_turn() + [wire(9, "SubagentEvent", agent_id="a1b2c3d4", parent_tool_call_id="call_9", event=inner)],
+    )
     sub = folder / "subagents" / "a1b2c3d4"
-    write(sub / "wire.jsonl", [META, wire(20, "TurnBegin", user_input="Summarise the failures SUBTASK_K1"),
-                               wire(21, "ContentPart", type="text", text="SUBREPLY_K1 from the child")])
-    (sub / "meta.json").write_text(json.dumps({"agent_id": "a1b2c3d4", "subagent_type": "coder",
-                                               "description": "Summarise failures", "status": "completed",
-                                               "launch_spec": {"effective_model": "kimi-k2-turbo"}}))
+    write(
+        sub / "wire.jsonl",
+        [
+            META,
+            wire(20, "TurnBegin", user_input="Summarise the failures SUBTASK_K1"),
+            wire(21, "ContentPart", type="text", text="SUBREPLY_K1 from the child"),
+        ],
+    )
+    (sub / "meta.json").write_text(
+        json.dumps(
+            {
+                "agent_id": "a1b2c3d4",
+                "subagent_type": "coder",
+                "description": "Summarise failures",
+                "status": "completed",
+                "launch_spec": {"effective_model": "kimi-k2-turbo"},
+            }
+        )
+    )
     assert not any("SUBREPLY_K1" in e.text for e in events(read(folder))), "the parent's copy is skipped"
     items = read(sub)
-    assert got(items) == [("user", "provider", "Summarise the failures SUBTASK_K1"),
-                          ("assistant", "agent", "SUBREPLY_K1 from the child")]
+    assert got(items) == [
+        ("user", "provider", "Summarise the failures SUBTASK_K1"),
+        ("assistant", "agent", "SUBREPLY_K1 from the child"),
+    ]
     s = last_session(items)
     assert s.id == f"kimi:{SID}/a1b2c3d4" and s.parent == f"kimi:{SID}" and s.cwd == CWD and s.model == "kimi-k2-turbo"
     assert (s.title, s.title_source) == ("Summarise failures", "agent") and s.resume == f"cd {CWD} && kimi -r {SID}"
@@ -219,8 +290,10 @@ def test_subagent_events_without_a_folder_stay_with_the_parent(tmp_path: Path) -
 def test_a_grown_folder_is_read_from_where_its_stream_stopped(tmp_path: Path) -> None:
     folder = make_session(tmp_path, first_turn())
     cursor = cursor_of(read(folder))
-    append(folder / "wire.jsonl", [wire(20, "TurnBegin", user_input="第二轮 PROMPT2_K1"),
-                                   wire(21, "ContentPart", type="text", text="NOTE_K1")])
+    append(
+        folder / "wire.jsonl",
+        [wire(20, "TurnBegin", user_input="第二轮 PROMPT2_K1"), wire(21, "ContentPart", type="text", text="NOTE_K1")],
+    )
     again = read(folder, cursor)
     assert [i for i in again if isinstance(i, Partial)] == [Partial(session=f"kimi:{SID}", from_seq=6)]
     assert [(e.seq, e.text) for e in events(again)] == [(6, "第二轮 PROMPT2_K1"), (7, "NOTE_K1")]
@@ -294,8 +367,10 @@ def test_homes_and_their_precedence(tmp_path: Path) -> None:
 
     assert found({}) == {"a", "session_d"}
     assert found({"KIMI_SHARE_DIR": str(tmp_path / "share")}) == {"b", "session_d"}
-    assert found({"KIMI_SHARE_DIR": str(tmp_path / "share"), "VOYAGER_KIMI_HOME": str(tmp_path / "voyager")}) == \
-        {"c", "session_d"}
+    assert found({"KIMI_SHARE_DIR": str(tmp_path / "share"), "VOYAGER_KIMI_HOME": str(tmp_path / "voyager")}) == {
+        "c",
+        "session_d",
+    }
     assert found({"KIMI_CODE_HOME": str(tmp_path / "code")}) == {"a", "session_e"}
     assert found({"KIMI_CODE_HOME": str(tmp_path / "code"), "VOYAGER_KIMI_CODE_HOME": str(tmp_path / "none")}) == {"a"}
 
@@ -307,7 +382,7 @@ def test_folders_with_nothing_said_yet_are_not_sources(tmp_path: Path) -> None:
     assert list(ADAPTER.discover({"HOME": str(tmp_path)})) == []
 
 
-HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "two words", "line\nbreak", "-rf"]
+HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words", "line\nbreak", "-rf"]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)
@@ -320,8 +395,10 @@ def test_hostile_ids_and_cwds_are_quoted(evil: str) -> None:
 
 def test_reading_writes_nothing(tmp_path: Path) -> None:
     folder = make_session(tmp_path, first_turn())
-    tree = lambda: {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"  # noqa: E731
-                    for p in sorted((tmp_path / ".kimi").rglob("*"))}
+    tree = lambda: {  # noqa: E731
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted((tmp_path / ".kimi").rglob("*"))
+    }
     before = tree()
     read(folder, cursor_of(read(folder)))
     assert tree() == before
@@ -357,17 +434,39 @@ def code_main() -> list[dict[str, Any]]:
         user_msg(1, "修复登录 PROMPT_KC1", {"kind": "user"}),
         user_msg(1, "<system-reminder>date is today</system-reminder>", {"kind": "injection"}),
         loop(2, {"type": "step.begin", "uuid": "s1", "turnId": "1", "step": 1}),
-        loop(3, {"type": "content.part", "stepUuid": "s1", "part": {"type": "think", "think": "Look at auth.py THINK_KC1"}}),
+        loop(
+            3,
+            {"type": "content.part", "stepUuid": "s1", "part": {"type": "think", "think": "Look at auth.py THINK_KC1"}},
+        ),
         loop(4, {"type": "content.part", "stepUuid": "s1", "part": {"type": "text", "text": "我看看代码。"}}),
-        loop(5, {"type": "tool.call", "stepUuid": "s1", "toolCallId": "tc1", "name": "Bash",
-                 "args": {"command": "pytest tests/test_auth.py"}}),
-        loop(6, {"type": "tool.result", "toolCallId": "tc1", "result": {"output": "1 failed TOOLOUT_KC1", "isError": True}}),
+        loop(
+            5,
+            {
+                "type": "tool.call",
+                "stepUuid": "s1",
+                "toolCallId": "tc1",
+                "name": "Bash",
+                "args": {"command": "pytest tests/test_auth.py"},
+            },
+        ),
+        loop(
+            6,
+            {"type": "tool.result", "toolCallId": "tc1", "result": {"output": "1 failed TOOLOUT_KC1", "isError": True}},
+        ),
         loop(7, {"type": "step.end", "uuid": "s1", "finishReason": "tool_calls"}),
-        rec(8, "usage.record", agentId="main", model="kimi-k3", usage={"inputOther": 10, "output": 5,
-                                                                       "inputCacheRead": 0, "inputCacheCreation": 0}),
+        rec(
+            8,
+            "usage.record",
+            agentId="main",
+            model="kimi-k3",
+            usage={"inputOther": 10, "output": 5, "inputCacheRead": 0, "inputCacheCreation": 0},
+        ),
         user_msg(9, "<bash-input>\ngit status\n</bash-input>", {"kind": "shell_command", "phase": "input"}),
-        user_msg(9, "<bash-stdout>clean</bash-stdout><bash-stderr></bash-stderr>",
-                 {"kind": "shell_command", "phase": "output"}),
+        user_msg(
+            9,
+            "<bash-stdout>clean</bash-stdout><bash-stderr></bash-stderr>",
+            {"kind": "shell_command", "phase": "output"},
+        ),
         rec(10, "context.apply_compaction", agentId="main", summary="SUMMARY_KC1 login fixed", compactedCount=4),
         rec(11, "turn.ended", agentId="main", turnId=1, reason="completed"),
         rec(12, "holo.gram", agentId="main"),
@@ -378,15 +477,35 @@ def code_session(home: Path, state: dict[str, Any] | None = None) -> Path:
     kc = home / ".kimi-code"
     session = kc / "sessions" / "wd_proj_c52ddf65534b" / CODE_SID
     write(session / "agents" / "main" / "wire.jsonl", code_main())
-    write(session / "agents" / "agent-1" / "wire.jsonl", [
-        {"type": "metadata", "protocol_version": "1.5", "created_at": T1},
-        user_msg(20, "Check the session store SUBTASK_KC1", {"kind": "user"}, agent="agent-1"),
-        loop(21, {"type": "content.part", "stepUuid": "s9", "part": {"type": "text", "text": "store is fine"}}, "agent-1"),
-    ])
-    (session / "state.json").write_text(json.dumps(state if state is not None else {
-        "id": CODE_SID, "version": 2, "title": "修复登录 bug", "titleKind": "custom", "createdAt": T1, "updatedAt": T1 + 60000,
-        "archived": False, "agents": {"main": {"type": "main"}, "agent-1": {"type": "sub", "parentAgentId": "main"}}},
-        ensure_ascii=False))
+    write(
+        session / "agents" / "agent-1" / "wire.jsonl",
+        [
+            {"type": "metadata", "protocol_version": "1.5", "created_at": T1},
+            user_msg(20, "Check the session store SUBTASK_KC1", {"kind": "user"}, agent="agent-1"),
+            loop(
+                21,
+                {"type": "content.part", "stepUuid": "s9", "part": {"type": "text", "text": "store is fine"}},
+                "agent-1",
+            ),
+        ],
+    )
+    (session / "state.json").write_text(
+        json.dumps(
+            state
+            if state is not None
+            else {
+                "id": CODE_SID,
+                "version": 2,
+                "title": "修复登录 bug",
+                "titleKind": "custom",
+                "createdAt": T1,
+                "updatedAt": T1 + 60000,
+                "archived": False,
+                "agents": {"main": {"type": "main"}, "agent-1": {"type": "sub", "parentAgentId": "main"}},
+            },
+            ensure_ascii=False,
+        )
+    )
     write(kc / "session_index.jsonl", [{"sessionId": CODE_SID, "sessionDir": str(session), "workDir": CWD}])
     return session
 
@@ -416,7 +535,10 @@ def test_kimi_code_main_agent(tmp_path: Path) -> None:
 
 def test_kimi_code_subagent(tmp_path: Path) -> None:
     items = read(code_session(tmp_path) / "agents" / "agent-1")
-    assert got(items) == [("user", "provider", "Check the session store SUBTASK_KC1"), ("assistant", "agent", "store is fine")]
+    assert got(items) == [
+        ("user", "provider", "Check the session store SUBTASK_KC1"),
+        ("assistant", "agent", "store is fine"),
+    ]
     s = last_session(items)
     assert s.id == f"kimi:{CODE_SID}/agent-1" and s.parent == f"kimi:{CODE_SID}" and s.title is None
     assert s.resume == f"cd {CWD} && kimi --session {CODE_SID}"
@@ -428,11 +550,22 @@ def test_kimi_code_imported_sessions_are_not_read_twice(tmp_path: Path) -> None:
 
 
 def test_kimi_code_a_forked_agent_skips_the_history_it_was_given(tmp_path: Path) -> None:
-    session = code_session(tmp_path, {"title": "fork", "titleKind": "generated", "forkedFrom": "session_origin",
-                                      "agents": {"main": {"type": "main"}}})
-    lines = [{"type": "metadata", "protocol_version": "1.5"}, user_msg(0, "copied prompt from the origin"),
-             loop(1, {"type": "content.part", "stepUuid": "s0", "part": {"type": "text", "text": "copied reply"}}),
-             rec(2, "turn.prompt", agentId="main", input=[], origin="user"), user_msg(2, "the fork's own prompt")]
+    session = code_session(
+        tmp_path,
+        {
+            "title": "fork",
+            "titleKind": "generated",
+            "forkedFrom": "session_origin",
+            "agents": {"main": {"type": "main"}},
+        },
+    )
+    lines = [
+        {"type": "metadata", "protocol_version": "1.5"},
+        user_msg(0, "copied prompt from the origin"),
+        loop(1, {"type": "content.part", "stepUuid": "s0", "part": {"type": "text", "text": "copied reply"}}),
+        rec(2, "turn.prompt", agentId="main", input=[], origin="user"),
+        user_msg(2, "the fork's own prompt"),
+    ]
     write(session / "agents" / "main" / "wire.jsonl", lines)
     items = read(session / "agents" / "main")
     assert got(items) == [("user", "human", "the fork's own prompt")]

@@ -40,34 +40,81 @@ def b64(path: str) -> str:
 def cli_lines(t: int = T0) -> list[dict[str, Any]]:
     """A kiro-cli JSONL session: a prompt, a shell call, its failed result, the reply."""
     return [
-        {"kind": "Prompt", "data": {"content": [{"kind": "text", "data": "请检查数据库迁移 MIGRATE_KIRO_PROMPT"}],
-                                    "meta": {"timestamp": t}}},
-        {"kind": "AssistantMessage", "data": {"content": [
-            {"kind": "text", "data": "マイグレーションを確認します"},
-            {"kind": "toolUse", "data": {"toolUseId": "tooluse_1", "name": "execute_bash",
-                                         "input": {"command": "alembic upgrade head", "summary": "迁移"}}}],
-            "meta": {"timestamp": t + 2}}},
-        {"kind": "ToolResults", "data": {"content": [
-            {"kind": "toolResult", "data": {"toolUseId": "tooluse_1", "status": "Error", "content": [
-                {"kind": "json", "data": {"exit_status": "1", "stdout": "", "stderr": "relation 없음 KIRO_TOOLOUT"}}]}}],
-            "meta": {"timestamp": t + 3}}},
-        {"kind": "AssistantMessage", "data": {"content": [{"kind": "text", "data": "迁移失败了 KIRO_REPLY_中文"}],
-                                              "meta": {"timestamp": t + 5}}},
+        {
+            "kind": "Prompt",
+            "data": {
+                "content": [{"kind": "text", "data": "请检查数据库迁移 MIGRATE_KIRO_PROMPT"}],
+                "meta": {"timestamp": t},
+            },
+        },
+        {
+            "kind": "AssistantMessage",
+            "data": {
+                "content": [
+                    {"kind": "text", "data": "マイグレーションを確認します"},
+                    {
+                        "kind": "toolUse",
+                        "data": {
+                            "toolUseId": "tooluse_1",
+                            "name": "execute_bash",
+                            "input": {"command": "alembic upgrade head", "summary": "迁移"},
+                        },
+                    },
+                ],
+                "meta": {"timestamp": t + 2},
+            },
+        },
+        {
+            "kind": "ToolResults",
+            "data": {
+                "content": [
+                    {
+                        "kind": "toolResult",
+                        "data": {
+                            "toolUseId": "tooluse_1",
+                            "status": "Error",
+                            "content": [
+                                {
+                                    "kind": "json",
+                                    "data": {"exit_status": "1", "stdout": "", "stderr": "relation 없음 KIRO_TOOLOUT"},
+                                }
+                            ],
+                        },
+                    }
+                ],
+                "meta": {"timestamp": t + 3},
+            },
+        },
+        {
+            "kind": "AssistantMessage",
+            "data": {"content": [{"kind": "text", "data": "迁移失败了 KIRO_REPLY_中文"}], "meta": {"timestamp": t + 5}},
+        },
     ]
 
 
-def write_cli(home: Path, sid: str = SID, *, meta: dict[str, Any] | None = None,
-              lines: list[Any] | None = None) -> Path:
+def write_cli(
+    home: Path, sid: str = SID, *, meta: dict[str, Any] | None = None, lines: list[Any] | None = None
+) -> Path:
     folder = home / ".kiro" / "sessions" / "cli"
     path = write(folder / f"{sid}.jsonl", cli_lines() if lines is None else lines)
-    (folder / f"{sid}.json").write_text(json.dumps(meta if meta is not None else {
-        "session_id": sid, "cwd": CWD, "title": sid, "created_at": "2026-12-01T08:00:00Z"}, ensure_ascii=False))
+    (folder / f"{sid}.json").write_text(
+        json.dumps(
+            meta
+            if meta is not None
+            else {"session_id": sid, "cwd": CWD, "title": sid, "created_at": "2026-12-01T08:00:00Z"},
+            ensure_ascii=False,
+        )
+    )
     return path
 
 
 def source(path: Path, *, append_only: bool | None = None) -> Source:
-    return Source(provider="kiro", path=str(path), fingerprint=fingerprint(path),
-                  append_only=path.suffix == ".jsonl" if append_only is None else append_only)
+    return Source(
+        provider="kiro",
+        path=str(path),
+        fingerprint=fingerprint(path),
+        append_only=path.suffix == ".jsonl" if append_only is None else append_only,
+    )
 
 
 def drafts(items: list[Any]) -> list[tuple[str, str, str]]:
@@ -89,8 +136,13 @@ def test_the_peers_samples_pass_every_marker(home: Path, run) -> None:
 def test_probe_names_each_documented_variant(home: Path, run) -> None:
     PeerHome("kiro", home, run)
     shapes = {p["provider"]: p for p in run.json("doctor", "--json")["providers"]}["kiro"]["shapes"]
-    assert shapes == {"cli-jsonl": 1, "cli-sqlite": 1, "ide-workspace-json": 1, "app-support-workspace-json": 2,
-                      "ide-chat": 1}
+    assert shapes == {
+        "cli-jsonl": 1,
+        "cli-sqlite": 1,
+        "ide-workspace-json": 1,
+        "app-support-workspace-json": 2,
+        "ide-chat": 1,
+    }
 
 
 # -- the CLI's JSONL ----------------------------------------------------------------------------
@@ -115,9 +167,15 @@ def test_a_cli_session_maps_every_record_with_the_exit_code_it_states(home: Path
 
 
 def test_unknown_kinds_are_named_and_malformed_lines_cost_only_themselves(home: Path) -> None:
-    lines: list[Any] = [cli_lines()[0], b'{"kind": "Prompt", "data": \n', {"kind": "CompactionSummary", "data": {}},
-                        {"kind": "AssistantMessage", "data": {"content": [{"kind": "hologram", "data": 1},
-                                                                          {"kind": "text", "data": "still here"}]}}]
+    lines: list[Any] = [
+        cli_lines()[0],
+        b'{"kind": "Prompt", "data": \n',
+        {"kind": "CompactionSummary", "data": {}},
+        {
+            "kind": "AssistantMessage",
+            "data": {"content": [{"kind": "hologram", "data": 1}, {"kind": "text", "data": "still here"}]},
+        },
+    ]
     items = list(ADAPTER.read(source(write_cli(home, lines=lines))))
     assert [e.text for e in events(items)] == ["请检查数据库迁移 MIGRATE_KIRO_PROMPT", "still here"]
     reasons = " | ".join(n.reason for n in notices(items))
@@ -148,8 +206,12 @@ def test_a_rename_kept_only_in_the_side_file_reaches_the_title(home: Path, run) 
     path = write_cli(home)
     assert run("scan", "-q").exit_code == 0
     before = path.read_bytes()
-    (path.with_suffix(".json")).write_text(json.dumps({"session_id": SID, "cwd": CWD, "title": "迁移排查 KIRO_RENAMED",
-                                                       "created_at": "2026-12-01T08:00:00Z"}, ensure_ascii=False))
+    (path.with_suffix(".json")).write_text(
+        json.dumps(
+            {"session_id": SID, "cwd": CWD, "title": "迁移排查 KIRO_RENAMED", "created_at": "2026-12-01T08:00:00Z"},
+            ensure_ascii=False,
+        )
+    )
     assert run("scan", "-q").exit_code == 0
     assert path.read_bytes() == before
     hits = run.json("search", "KIRO_RENAMED", "--json", "--no-refresh")["hits"]
@@ -171,20 +233,32 @@ def test_hostile_ids_and_cwds_come_back_exactly_from_the_resume_command(home: Pa
 
 def test_a_session_folder_with_messages_jsonl_is_read_in_either_line_shape(home: Path) -> None:
     folder = home / ".kiro" / "sessions" / "shop" / f"sess_{SID}"
-    write(folder / "messages.jsonl", [
-        {"role": "user", "content": "整理一下 README DJ_KIRO_PROMPT", "timestamp": T0},
-        {"role": "assistant", "content": [{"type": "text", "text": "了解しました"},
-                                          {"type": "tool_use", "id": "t1", "name": "shell", "input": {"command": "ls -la"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "README.md"}]},
-        cli_lines()[3],
-    ])
+    write(
+        folder / "messages.jsonl",
+        [
+            {"role": "user", "content": "整理一下 README DJ_KIRO_PROMPT", "timestamp": T0},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "了解しました"},
+                    {"type": "tool_use", "id": "t1", "name": "shell", "input": {"command": "ls -la"}},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "README.md"}]},
+            cli_lines()[3],
+        ],
+    )
     (folder / "session.json").write_text(json.dumps({"sessionId": SID, "workspacePath": CWD, "title": "整理"}))
     found = [s for s in ADAPTER.discover({"HOME": str(home)}) if isinstance(s, Source)]
     assert [Path(s.path).name for s in found] == ["messages.jsonl"] and probe(found[0].path) == "session-dir-jsonl"
     items = list(ADAPTER.read(found[0]))
-    assert drafts(items) == [("user", "human", "整理一下 README DJ_KIRO_PROMPT"), ("assistant", "agent", "了解しました"),
-                             ("tool_call", "agent", "ls -la"), ("tool_result", "tool", "README.md"),
-                             ("assistant", "agent", "迁移失败了 KIRO_REPLY_中文")]
+    assert drafts(items) == [
+        ("user", "human", "整理一下 README DJ_KIRO_PROMPT"),
+        ("assistant", "agent", "了解しました"),
+        ("tool_call", "agent", "ls -la"),
+        ("tool_result", "tool", "README.md"),
+        ("assistant", "agent", "迁移失败了 KIRO_REPLY_中文"),
+    ]
     session = [i for i in items if isinstance(i, Session)][-1]
     assert (session.native_id, session.cwd, session.title, session.resume) == (SID, CWD, "整理", None)
 
@@ -194,20 +268,54 @@ def test_a_session_folder_with_messages_jsonl_is_read_in_either_line_shape(home:
 
 def conversation(cid: str, prompt: str, *, pairs: bool = False) -> dict[str, Any]:
     turns = [
-        ({"content": {"Prompt": {"prompt": prompt}}, "timestamp": "2026-12-01T08:00:00Z",
-          "env_context": {"env_state": {"current_working_directory": CWD}}},
-         {"ToolUse": {"message_id": "a1", "content": "先跑测试", "tool_uses": [
-             {"id": "tu1", "name": "execute_bash", "args": {"command": "pytest -q 测试"}}]}}),
-        ({"content": {"ToolUseResults": {"tool_use_results": [
-            {"tool_use_id": "tu1", "status": "Success",
-             "content": [{"Json": {"exit_status": "0", "stdout": "3 passed 通过 DB_TOOLOUT", "stderr": ""}}]}]}},
-          "timestamp": "2026-12-01T08:00:05Z"},
-         {"Response": {"message_id": "a2", "content": "全部通过 DB_REPLY"}}),
+        (
+            {
+                "content": {"Prompt": {"prompt": prompt}},
+                "timestamp": "2026-12-01T08:00:00Z",
+                "env_context": {"env_state": {"current_working_directory": CWD}},
+            },
+            {
+                "ToolUse": {
+                    "message_id": "a1",
+                    "content": "先跑测试",
+                    "tool_uses": [{"id": "tu1", "name": "execute_bash", "args": {"command": "pytest -q 测试"}}],
+                }
+            },
+        ),
+        (
+            {
+                "content": {
+                    "ToolUseResults": {
+                        "tool_use_results": [
+                            {
+                                "tool_use_id": "tu1",
+                                "status": "Success",
+                                "content": [
+                                    {"Json": {"exit_status": "0", "stdout": "3 passed 通过 DB_TOOLOUT", "stderr": ""}}
+                                ],
+                            }
+                        ]
+                    }
+                },
+                "timestamp": "2026-12-01T08:00:05Z",
+            },
+            {"Response": {"message_id": "a2", "content": "全部通过 DB_REPLY"}},
+        ),
     ]
-    history: list[Any] = [list(t) for t in turns] if pairs else [
-        {"user": u, "assistant": a, "request_metadata": {"stream_end_timestamp_ms": 1796112010000}} for u, a in turns]
-    return {"conversation_id": cid, "history": history, "transcript": [f"> {prompt}", "先跑测试", "全部通过 DB_REPLY"],
-            "model_info": {"model_id": "claude-sonnet-4"}}
+    history: list[Any] = (
+        [list(t) for t in turns]
+        if pairs
+        else [
+            {"user": u, "assistant": a, "request_metadata": {"stream_end_timestamp_ms": 1796112010000}}
+            for u, a in turns
+        ]
+    )
+    return {
+        "conversation_id": cid,
+        "history": history,
+        "transcript": [f"> {prompt}", "先跑测试", "全部通过 DB_REPLY"],
+        "model_info": {"model_id": "claude-sonnet-4"},
+    }
 
 
 def write_db(home: Path, convs: list[dict[str, Any]], *, wal: bool = False) -> Path:
@@ -217,27 +325,36 @@ def write_db(home: Path, convs: list[dict[str, Any]], *, wal: bool = False) -> P
     if wal:
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("CREATE TABLE IF NOT EXISTS auth_kv (key TEXT PRIMARY KEY, value TEXT)")
-    conn.execute("CREATE TABLE IF NOT EXISTS conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL, "
-                 "value TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, "
-                 "PRIMARY KEY (key, conversation_id))")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS conversations_v2 (key TEXT NOT NULL, conversation_id TEXT NOT NULL, "
+        "value TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, "
+        "PRIMARY KEY (key, conversation_id))"
+    )
     for i, conv in enumerate(convs):
-        conn.execute("INSERT OR REPLACE INTO conversations_v2 VALUES (?, ?, ?, ?, ?)",
-                     (CWD, conv["conversation_id"], json.dumps(conv, ensure_ascii=False), 1796112000000 + i,
-                      1796112060000 + i))
+        conn.execute(
+            "INSERT OR REPLACE INTO conversations_v2 VALUES (?, ?, ?, ?, ?)",
+            (CWD, conv["conversation_id"], json.dumps(conv, ensure_ascii=False), 1796112000000 + i, 1796112060000 + i),
+        )
     conn.commit()
     conn.close()
     return path
 
 
 def test_sqlite_history_is_indexed_and_the_transcript_copy_is_not(home: Path) -> None:
-    path = write_db(home, [conversation("c1", "请修复测试 DB_PROMPT"), conversation("c2", "旧格式 PAIR_PROMPT", pairs=True)])
+    path = write_db(
+        home, [conversation("c1", "请修复测试 DB_PROMPT"), conversation("c2", "旧格式 PAIR_PROMPT", pairs=True)]
+    )
     items = list(ADAPTER.read(source(path, append_only=False)))
     by_session: dict[str, list[tuple[str, str, str]]] = {}
     for e in events(items):
         by_session.setdefault(e.session, []).append((e.kind, e.origin, e.text))
-    expected = [("user", "human", "请修复测试 DB_PROMPT"), ("assistant", "agent", "先跑测试"),
-                ("tool_call", "agent", "pytest -q 测试"), ("tool_result", "tool", "3 passed 通过 DB_TOOLOUT"),
-                ("assistant", "agent", "全部通过 DB_REPLY")]
+    expected = [
+        ("user", "human", "请修复测试 DB_PROMPT"),
+        ("assistant", "agent", "先跑测试"),
+        ("tool_call", "agent", "pytest -q 测试"),
+        ("tool_result", "tool", "3 passed 通过 DB_TOOLOUT"),
+        ("assistant", "agent", "全部通过 DB_REPLY"),
+    ]
     assert by_session["kiro:c1"] == expected
     assert [k for k, _, _ in by_session["kiro:c2"]] == [k for k, _, _ in expected]  # [user, assistant] pairs too
     result = [e for e in events(items) if e.kind == "tool_result"][0]
@@ -253,7 +370,9 @@ def test_untouched_conversations_come_back_unchanged(home: Path) -> None:
     changed = conversation("c2", "二 TWO_PROMPT")
     changed["history"].append({"user": {"content": {"Prompt": {"prompt": "再来一次 AGAIN_PROMPT"}}}, "assistant": {}})
     write_db(home, [changed], wal=True)
-    second = list(ADAPTER.read(Source(provider="kiro", path=str(path), fingerprint=fingerprint(path, wal=True)), cursor))
+    second = list(
+        ADAPTER.read(Source(provider="kiro", path=str(path), fingerprint=fingerprint(path, wal=True)), cursor)
+    )
     assert [i.session for i in second if isinstance(i, Unchanged)] == ["kiro:c1"]
     assert {e.session for e in events(second)} == {"kiro:c2"} and events(second)[-1].text == "再来一次 AGAIN_PROMPT"
 
@@ -286,17 +405,35 @@ def test_a_kiro_cli_database_without_conversations_is_no_error(home: Path, run) 
 def write_ide(user: Path, *, sid: str = "ide-1", cwd: str = CWD) -> Path:
     folder = user / "globalStorage" / "kiro.kiroagent" / "workspace-sessions" / b64(cwd)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "sessions.json").write_text(json.dumps([{"sessionId": sid, "title": "修复登录", "dateCreated": "1796112000000",
-                                                       "workspaceDirectory": cwd}], ensure_ascii=False))
-    doc = {"sessionId": sid, "workspaceDirectory": cwd, "history": [
-        {"message": {"role": "user", "content": "# Conversation Summary\n之前的对话 SUMMARY_KIRO", "id": "m0"}},
-        {"message": {"role": "user", "content": "<identity>You are Kiro INJECTED_KIRO</identity>", "id": "m1"}},
-        {"message": {"role": "user", "content": [{"type": "text", "text": "<kiro-ide-message>修复登录 bug IDE_PROMPT"
-                                                                          "</kiro-ide-message>"}], "id": "m2"}},
-        {"message": {"role": "assistant", "content": "", "id": "m3"},
-         "promptLogs": [{"completion": "ログインを直しました IDE_REPLY"}], "executionId": "e1"},
-        {"message": {"role": "tool", "content": "ok 200 IDE_TOOLOUT", "id": "m4"}},
-    ]}
+    (folder / "sessions.json").write_text(
+        json.dumps(
+            [{"sessionId": sid, "title": "修复登录", "dateCreated": "1796112000000", "workspaceDirectory": cwd}],
+            ensure_ascii=False,
+        )
+    )
+    doc = {
+        "sessionId": sid,
+        "workspaceDirectory": cwd,
+        "history": [
+            {"message": {"role": "user", "content": "# Conversation Summary\n之前的对话 SUMMARY_KIRO", "id": "m0"}},
+            {"message": {"role": "user", "content": "<identity>You are Kiro INJECTED_KIRO</identity>", "id": "m1"}},
+            {
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "<kiro-ide-message>修复登录 bug IDE_PROMPT</kiro-ide-message>"}
+                    ],
+                    "id": "m2",
+                }
+            },
+            {
+                "message": {"role": "assistant", "content": "", "id": "m3"},
+                "promptLogs": [{"completion": "ログインを直しました IDE_REPLY"}],
+                "executionId": "e1",
+            },
+            {"message": {"role": "tool", "content": "ok 200 IDE_TOOLOUT", "id": "m4"}},
+        ],
+    }
     path = folder / f"{sid}.json"
     path.write_text(json.dumps(doc, ensure_ascii=False))
     return path
@@ -305,11 +442,13 @@ def write_ide(user: Path, *, sid: str = "ide-1", cwd: str = CWD) -> Path:
 def test_ide_documents_keep_injected_turns_out_of_the_prompts(home: Path) -> None:
     path = write_ide(home / ".config" / "Kiro" / "User")
     items = list(ADAPTER.read(source(path)))
-    assert drafts(items) == [("meta", "provider", "# Conversation Summary\n之前的对话 SUMMARY_KIRO"),
-                             ("meta", "provider", "<identity>You are Kiro INJECTED_KIRO</identity>"),
-                             ("user", "human", "修复登录 bug IDE_PROMPT"),
-                             ("assistant", "agent", "ログインを直しました IDE_REPLY"),
-                             ("tool_result", "tool", "ok 200 IDE_TOOLOUT")]
+    assert drafts(items) == [
+        ("meta", "provider", "# Conversation Summary\n之前的对话 SUMMARY_KIRO"),
+        ("meta", "provider", "<identity>You are Kiro INJECTED_KIRO</identity>"),
+        ("user", "human", "修复登录 bug IDE_PROMPT"),
+        ("assistant", "agent", "ログインを直しました IDE_REPLY"),
+        ("tool_result", "tool", "ok 200 IDE_TOOLOUT"),
+    ]
     session = [i for i in items if isinstance(i, Session)][0]
     assert (session.title, session.cwd, session.started) == ("修复登录", CWD, 1796112000.0)
     assert probe(path) == "ide-workspace-json"
@@ -321,22 +460,34 @@ def test_an_old_chat_file_finds_its_cwd_through_the_workspace_hash(home: Path) -
     digest = hashlib.sha256(CWD.encode()).hexdigest()[:32]
     chat = agent / digest / ("c" * 32 + ".chat")
     chat.parent.mkdir(parents=True)
-    chat.write_text(json.dumps({"executionId": "e9", "chat": [
-        {"role": "human", "content": "# System Prompt\nYou are Kiro"},
-        {"role": "human", "content": "旧版问题 CHAT_PROMPT"},
-        {"role": "bot", "content": "旧版回答 CHAT_REPLY"},
-        {"role": "tool", "content": "exit 0 CHAT_TOOLOUT"},
-        {"role": "narrator", "content": "?"}], "metadata": {"modelId": "m", "startTime": 1796112000000}},
-        ensure_ascii=False))
+    chat.write_text(
+        json.dumps(
+            {
+                "executionId": "e9",
+                "chat": [
+                    {"role": "human", "content": "# System Prompt\nYou are Kiro"},
+                    {"role": "human", "content": "旧版问题 CHAT_PROMPT"},
+                    {"role": "bot", "content": "旧版回答 CHAT_REPLY"},
+                    {"role": "tool", "content": "exit 0 CHAT_TOOLOUT"},
+                    {"role": "narrator", "content": "?"},
+                ],
+                "metadata": {"modelId": "m", "startTime": 1796112000000},
+            },
+            ensure_ascii=False,
+        )
+    )
     # Execution logs under the same workspace folder are not chats and are not walked.
     (agent / digest / "414d1636299d2b9e4ce7e17fb11f63e9").mkdir()
     (agent / digest / "414d1636299d2b9e4ce7e17fb11f63e9" / "abc").write_text("{}")
     found = [s for s in ADAPTER.discover({"HOME": str(home)}) if isinstance(s, Source) and s.path.endswith(".chat")]
     assert [s.path for s in found] == [str(chat)]
     items = list(ADAPTER.read(found[0]))
-    assert drafts(items) == [("meta", "provider", "# System Prompt\nYou are Kiro"),
-                             ("user", "human", "旧版问题 CHAT_PROMPT"), ("assistant", "agent", "旧版回答 CHAT_REPLY"),
-                             ("tool_result", "tool", "exit 0 CHAT_TOOLOUT")]
+    assert drafts(items) == [
+        ("meta", "provider", "# System Prompt\nYou are Kiro"),
+        ("user", "human", "旧版问题 CHAT_PROMPT"),
+        ("assistant", "agent", "旧版回答 CHAT_REPLY"),
+        ("tool_result", "tool", "exit 0 CHAT_TOOLOUT"),
+    ]
     assert [i for i in items if isinstance(i, Session)][0].cwd == CWD
     assert "role:narrator" in notices(items)[0].reason
 
@@ -354,8 +505,11 @@ def test_a_message_nested_too_deeply_costs_that_message_only(home: Path) -> None
     deep = "[" * 1000 + "]" * 1000  # json.dumps cannot write it: spliced into the text
     path.write_text(path.read_text().replace('"id": "m1"}', '"id": "m1", "extra": ' + deep + "}"))
     items = list(ADAPTER.read(source(path)))
-    assert [text for _, _, text in drafts(items)][2:] == ["修复登录 bug IDE_PROMPT", "ログインを直しました IDE_REPLY",
-                                                          "ok 200 IDE_TOOLOUT"]
+    assert [text for _, _, text in drafts(items)][2:] == [
+        "修复登录 bug IDE_PROMPT",
+        "ログインを直しました IDE_REPLY",
+        "ok 200 IDE_TOOLOUT",
+    ]
     (named,) = notices(items)
     assert "nested more than 128 deep" in named.reason and named.source == str(path) and not named.fatal
 
@@ -363,8 +517,9 @@ def test_a_message_nested_too_deeply_costs_that_message_only(home: Path) -> None
 # -- where Kiro is looked for ------------------------------------------------------------------------
 
 
-def test_the_voyager_variables_are_authoritative(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 run) -> None:
+def test_the_voyager_variables_are_authoritative(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run
+) -> None:
     write_cli(home)  # the default place
     write_ide(home / ".config" / "Kiro" / "User")
     write_db(home, [conversation("c1", "默认 DEFAULT_DB")])
@@ -384,8 +539,11 @@ def test_the_voyager_variables_are_authoritative(home: Path, tmp_path: Path, mon
 def test_xdg_config_home_moves_the_ide_user_dir(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     path = write_ide(tmp_path / "xdg" / "Kiro" / "User")
-    found = [s.path for s in ADAPTER.discover({"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
-             if isinstance(s, Source)]
+    found = [
+        s.path
+        for s in ADAPTER.discover({"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+        if isinstance(s, Source)
+    ]
     assert found == [str(path)]
 
 
@@ -409,13 +567,20 @@ def test_a_block_whose_kind_is_a_list_or_an_object_is_named_not_fatal(home: Path
     # `kind not in _QUIET_BLOCKS` raised TypeError (unhashable) out of the read: the session lost.
     odd = {"kind": "AssistantMessage", "data": {"content": [{"kind": ["text"], "data": "x"}, {"kind": {"k": 1}}]}}
     prompt = {"kind": "Prompt", "data": {"content": [{"kind": {"k": 1}}, {"kind": "text", "data": "kept 提示"}]}}
-    messages = [{"role": "user", "content": [{"type": ["text"]}]}, {"role": "assistant", "content": [{"type": {"t": 1}}]}]
+    messages = [
+        {"role": "user", "content": [{"type": ["text"]}]},
+        {"role": "assistant", "content": [{"type": {"t": 1}}]},
+    ]
     items = list(ADAPTER.read(source(write_cli(home, lines=[*cli_lines(), odd, prompt]))))
     assert "kept 提示" in [t for _, _, t in drafts(items)] and "block:" in notices(items)[0].reason
     folder = home / ".kiro" / "sessions" / "ws" / "sess_00000000-0000-0000-0000-000000000001"
     write(folder / "messages.jsonl", [*messages, {"role": "user", "content": "还在"}])
-    items = [i for s in ADAPTER.discover({"HOME": str(home)}) if isinstance(s, Source) and "sess_" in s.path
-             for i in ADAPTER.read(s)]
+    items = [
+        i
+        for s in ADAPTER.discover({"HOME": str(home)})
+        if isinstance(s, Source) and "sess_" in s.path
+        for i in ADAPTER.read(s)
+    ]
     assert "还在" in [t for _, _, t in drafts(items)]
 
 

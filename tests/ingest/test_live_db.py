@@ -40,9 +40,11 @@ def _writer(path: Path, *, spill: bool) -> sqlite3.Connection:
     conn.execute("BEGIN")
     big = [text(f"{PENDING} " + "filler words " * 2000)]
     for _ in range(20 if spill else 1):
-        conn.execute("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
-                     "VALUES (?, 'user', ?, 1793000050, '{\"userVisible\":true,\"agentVisible\":true}')",
-                     (MAIN["id"], json.dumps(big)))
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json) "
+            "VALUES (?, 'user', ?, 1793000050, '{\"userVisible\":true,\"agentVisible\":true}')",
+            (MAIN["id"], json.dumps(big)),
+        )
     return conn
 
 

@@ -101,7 +101,9 @@ def check_declaration(agent: manifest.Agent) -> None:
     module = importlib.import_module(agent.module)
     adapter = module.ADAPTER
     assert adapter.name == agent.name
-    assert agent.probe == callable(getattr(module, "probe", None)), "declare probe=True exactly when the module has probe()"
+    assert agent.probe == callable(getattr(module, "probe", None)), (
+        "declare probe=True exactly when the module has probe()"
+    )
     takes_hints = len(inspect.signature(adapter.discover).parameters) >= 2
     assert agent.uses_hints == takes_hints, "declare uses_hints=True exactly when discover(env, hints) takes hints"
     assert (agent.evidence == "observed") == bool(agent.versions), "observed agents name the versions seen"
@@ -179,7 +181,9 @@ def test_reads_its_capture_without_writing_and_quotes_resume(name: str, tmp_path
     assert any(isinstance(i, Event) for i in items)
     check_resume_reads_back(agent, sessions)
     hostile = [s for s in sessions if s.cwd and HOSTILE in s.cwd and s.resume]
-    assert hostile or agent.binary is None or name in CWD_NOT_MOVED, f"{name}: no resumable session ran in the hostile directory"
+    assert hostile or agent.binary is None or name in CWD_NOT_MOVED, (
+        f"{name}: no resumable session ran in the hostile directory"
+    )
     for s in hostile:  # the hostile directory reached the command as one word, not as shell syntax
         r = recipe(s)
         assert r is not None and not r.shell, s.resume
@@ -274,8 +278,10 @@ def test_a_source_of_unknown_shape_is_never_silently_empty(name: str, tmp_path: 
 
 def test_the_manifest_imports_no_adapter() -> None:
     """Names, labels and homes cost one small table: no adapter module is imported to answer them."""
-    code = ("import sys; from voyager_sessions.ingest import manifest, adapters; manifest.agent_variables(); "
-            "adapters.PROVIDERS; print([m for m in sys.modules if m.startswith('voyager_sessions.ingest.adapters.')])")
+    code = (
+        "import sys; from voyager_sessions.ingest import manifest, adapters; manifest.agent_variables(); "
+        "adapters.PROVIDERS; print([m for m in sys.modules if m.startswith('voyager_sessions.ingest.adapters.')])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -299,8 +305,14 @@ class ToyAdapter:
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         native = Path(source.path).stem
         sid = session_id(self.name, native)
-        yield Session(id=sid, provider=self.name, native_id=native, cwd="/tmp",
-                      resume=ResumeRecipe(argv=("toy", "--resume", native), cwd="/tmp").command(), source=source.path)
+        yield Session(
+            id=sid,
+            provider=self.name,
+            native_id=native,
+            cwd="/tmp",
+            resume=ResumeRecipe(argv=("toy", "--resume", native), cwd="/tmp").command(),
+            source=source.path,
+        )
         with open(source.path, "rb") as f:
             for seq, line in enumerate(f):
                 record = json.loads(line)
@@ -319,9 +331,17 @@ def probe(path: str) -> str:
 
 
 TOY = manifest.Agent(
-    name="toy", label="Toy Agent", module=__name__, evidence="observed", versions=("0.0.1",),
-    homes={"toy": (("VOYAGER_TOY_HOME", ""), ("HOME", ".toy"))}, stores=("jsonl",),
-    where="`~/.toy/*.jsonl`", resume="`toy --resume <id>` in cwd", binary="toy", probe=True,
+    name="toy",
+    label="Toy Agent",
+    module=__name__,
+    evidence="observed",
+    versions=("0.0.1",),
+    homes={"toy": (("VOYAGER_TOY_HOME", ""), ("HOME", ".toy"))},
+    stores=("jsonl",),
+    where="`~/.toy/*.jsonl`",
+    resume="`toy --resume <id>` in cwd",
+    binary="toy",
+    probe=True,
 )
 
 

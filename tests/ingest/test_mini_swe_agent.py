@@ -32,11 +32,23 @@ def config_dir(home: Path) -> Path:
 
 def assistant(text: str, command: str, call: str, ts: float, thought: str | None = None) -> dict[str, Any]:
     msg: dict[str, Any] = {
-        "role": "assistant", "content": text,
-        "tool_calls": [{"id": call, "type": "function",
-                        "function": {"name": "bash", "arguments": json.dumps({"command": command})}}],
-        "extra": {"timestamp": ts, "response": {"model": "mock-model", "usage": {"prompt_tokens": 10, "completion_tokens": 2},
-                                                "choices": [{"message": {"reasoning_content": thought}}]}},
+        "role": "assistant",
+        "content": text,
+        "tool_calls": [
+            {
+                "id": call,
+                "type": "function",
+                "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+            }
+        ],
+        "extra": {
+            "timestamp": ts,
+            "response": {
+                "model": "mock-model",
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+                "choices": [{"message": {"reasoning_content": thought}}],
+            },
+        },
     }
     if thought:
         msg["reasoning_content"] = thought
@@ -45,12 +57,17 @@ def assistant(text: str, command: str, call: str, ts: float, thought: str | None
 
 def tool(call: str, output: str, code: int, ts: float) -> dict[str, Any]:
     body = json.dumps({"returncode": code, "output": output}, ensure_ascii=True)
-    return {"role": "tool", "tool_call_id": call, "content": body,
-            "extra": {"raw_output": output, "returncode": code, "timestamp": ts, "exception_info": ""}}
+    return {
+        "role": "tool",
+        "tool_call_id": call,
+        "content": body,
+        "extra": {"raw_output": output, "returncode": code, "timestamp": ts, "exception_info": ""},
+    }
 
 
-def trajectory(marker: str, *, t0: float = 1796167163.0, steps: int = 2, template: str | None = TEMPLATE,
-               version: str = "2.4.6") -> dict[str, Any]:
+def trajectory(
+    marker: str, *, t0: float = 1796167163.0, steps: int = 2, template: str | None = TEMPLATE, version: str = "2.4.6"
+) -> dict[str, Any]:
     task = f"修复登录 {marker}_TASK"
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a helpful assistant."},
@@ -58,17 +75,31 @@ def trajectory(marker: str, *, t0: float = 1796167163.0, steps: int = 2, templat
         assistant("我先看看。", f"grep -r login {marker}_CMD", "call_1", t0, thought=f"想一想 {marker}_THINK"),
         tool("call_1", f"{marker}_OUT 找到了\n", 0, t0 + 1),
         assistant(f"完成 {marker}_REPLY。", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "call_2", t0 + 2),
-        {"role": "tool", "tool_call_id": "call_2",
-         "content": "{\"returncode\": -1, \"output\": \"\", \"exception_info\": \"action was not executed\"}",
-         "extra": {"raw_output": "", "returncode": -1, "timestamp": t0 + 3, "exception_info": "action was not executed"}},
+        {
+            "role": "tool",
+            "tool_call_id": "call_2",
+            "content": '{"returncode": -1, "output": "", "exception_info": "action was not executed"}',
+            "extra": {
+                "raw_output": "",
+                "returncode": -1,
+                "timestamp": t0 + 3,
+                "exception_info": "action was not executed",
+            },
+        },
         {"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": ""}},
     ]
     if steps == 1:
         messages = messages[:4]
     agent = {"instance_template": template} if template is not None else {}
-    return {"info": {"mini_version": version, "exit_status": "Submitted",
-                     "config": {"agent": agent, "model": {"model_name": "openai/mock-model"}, "environment": {"cwd": ""}}},
-            "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}
+    return {
+        "info": {
+            "mini_version": version,
+            "exit_status": "Submitted",
+            "config": {"agent": agent, "model": {"model_name": "openai/mock-model"}, "environment": {"cwd": ""}},
+        },
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
 
 
 def write(folder: Path, doc: Any) -> Path:
@@ -86,9 +117,17 @@ def test_the_task_is_the_persons_and_the_template_around_it_is_not(tmp_path: Pat
     items = read(write(tmp_path, trajectory("LOGIN")))
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [
-        ("meta", "provider"), ("user", "human"), ("meta", "provider"), ("reasoning", "agent"), ("assistant", "agent"),
-        ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent"), ("tool_call", "agent"),
-        ("tool_result", "tool")]
+        ("meta", "provider"),
+        ("user", "human"),
+        ("meta", "provider"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+    ]
     assert evs[1].text == "修复登录 LOGIN_TASK"
     assert "You can execute bash commands." in evs[2].text and "LOGIN_TASK" not in evs[2].text
     assert evs[5].text == "grep -r login LOGIN_CMD" and evs[5].tool == "bash" and evs[5].call_id == "call_1"
@@ -96,13 +135,20 @@ def test_the_task_is_the_persons_and_the_template_around_it_is_not(tmp_path: Pat
     assert (evs[9].exit_code, evs[9].is_error) == (-1, True)
     assert [e.text for e in evs if e.kind == "reasoning"] == ["想一想 LOGIN_THINK"], "reasoning indexed once"
     (session,) = [i for i in items if isinstance(i, Session)]
-    assert (session.cwd, session.resume, session.model, session.started) == (None, None, "openai/mock-model", 1796167163.0)
+    assert (session.cwd, session.resume, session.model, session.started) == (
+        None,
+        None,
+        "openai/mock-model",
+        1796167163.0,
+    )
     assert session.native_id.startswith("run-") and (session.tokens_in, session.tokens_out) == (20, 4)
 
 
 def test_without_a_template_the_whole_first_message_is_the_prompt() -> None:
     assert split_task("Please solve this issue: fix it\n\nmore", "Please solve this issue: {{ task }}\n\nmore") == (
-        "fix it", "Please solve this issue: \n\nmore")
+        "fix it",
+        "Please solve this issue: \n\nmore",
+    )
     assert split_task("Your task: x", None) is None
     assert split_task("something else entirely", TEMPLATE) is None
     assert split_task("{% if a %}x", "{% if a %}{{task}}") is None
@@ -111,12 +157,32 @@ def test_without_a_template_the_whole_first_message_is_the_prompt() -> None:
 def test_what_a_person_typed_in_the_interactive_modes_is_human_and_mines_own_is_meta(tmp_path: Path) -> None:
     doc = trajectory("IA")
     doc["messages"][6:6] = [
-        {"role": "user", "content": "The user added a new task: 也修复注销 NEWTASK_IA", "extra": {"interrupt_type": "UserNewTask"}},
-        {"role": "user", "content": "Commands not executed. The user rejected your commands with the following message: "
-                                    "不要删 REJECT_IA", "extra": {"interrupt_type": "UserRejection"}},
-        {"role": "user", "content": "Interrupted by user: Temporary interruption caught.", "extra": {"interrupt_type": "UserInterruption"}},
-        {"role": "user", "content": "User command: \n```bash\nls -la HUMANCMD_IA\n```", "extra": {"actions": [{"command": "ls"}]}},
-        {"role": "user", "content": "Please always provide EXACTLY ONE action FORMATERR_IA", "extra": {"interrupt_type": "FormatError"}},
+        {
+            "role": "user",
+            "content": "The user added a new task: 也修复注销 NEWTASK_IA",
+            "extra": {"interrupt_type": "UserNewTask"},
+        },
+        {
+            "role": "user",
+            "content": "Commands not executed. The user rejected your commands with the following message: "
+            "不要删 REJECT_IA",
+            "extra": {"interrupt_type": "UserRejection"},
+        },
+        {
+            "role": "user",
+            "content": "Interrupted by user: Temporary interruption caught.",
+            "extra": {"interrupt_type": "UserInterruption"},
+        },
+        {
+            "role": "user",
+            "content": "User command: \n```bash\nls -la HUMANCMD_IA\n```",
+            "extra": {"actions": [{"command": "ls"}]},
+        },
+        {
+            "role": "user",
+            "content": "Please always provide EXACTLY ONE action FORMATERR_IA",
+            "extra": {"interrupt_type": "FormatError"},
+        },
     ]
     evs = [(e.kind, e.origin, e.text) for e in events(read(write(tmp_path, doc)))]
     assert ("user", "human", "也修复注销 NEWTASK_IA") in evs
@@ -130,13 +196,19 @@ def test_what_a_person_typed_in_the_interactive_modes_is_human_and_mines_own_is_
 def test_hostile_records_cost_only_themselves(tmp_path: Path) -> None:
     doc = trajectory("HOSTILE")
     doc["info"] = ["not", "an", "object"]
-    doc["messages"][2:2] = [7, None, {"role": {"x": 1}}, {"role": "assistant", "content": 5, "tool_calls": {"a": 1},
-                                                          "extra": {"response": {"choices": "x"}}},
-                            {"role": "tool", "content": ["x"], "extra": {"returncode": 10 ** 30}},
-                            {"role": "narrator", "content": "?"}]
+    doc["messages"][2:2] = [
+        7,
+        None,
+        {"role": {"x": 1}},
+        {"role": "assistant", "content": 5, "tool_calls": {"a": 1}, "extra": {"response": {"choices": "x"}}},
+        {"role": "tool", "content": ["x"], "extra": {"returncode": 10**30}},
+        {"role": "narrator", "content": "?"},
+    ]
     items = read(write(tmp_path, doc))
     # No template (info is broken): the whole first message is the person's.
-    assert [e for e in events(items) if e.origin == "human"][0].text.startswith("Please solve this issue: 修复登录 HOSTILE_TASK")
+    assert [e for e in events(items) if e.origin == "human"][0].text.startswith(
+        "Please solve this issue: 修复登录 HOSTILE_TASK"
+    )
     assert any(e.text == "HOSTILE_OUT 找到了\n" for e in events(items))
     (notice,) = notices(items)
     assert "role:narrator" in notice.reason and not notice.fatal
@@ -194,13 +266,18 @@ def test_an_empty_store_is_no_error(home: Path, run) -> None:
 
 
 def test_the_global_config_variable_moves_the_file_and_the_voyager_variable_wins(
-        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(config_dir(home), trajectory("HOME"))
     write(tmp_path / "mswea", trajectory("MOVED"))
     write(tmp_path / "xdg" / "mini-swe-agent", trajectory("XDG"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    assert [Path(s.path).parent.name for s in ADAPTER.discover(dict(os.environ)) if isinstance(s, Source)] == ["mini-swe-agent"]
-    assert [str(Path(s.path).parent) for s in ADAPTER.discover(dict(os.environ))] == [str(tmp_path / "xdg" / "mini-swe-agent")]
+    assert [Path(s.path).parent.name for s in ADAPTER.discover(dict(os.environ)) if isinstance(s, Source)] == [
+        "mini-swe-agent"
+    ]
+    assert [str(Path(s.path).parent) for s in ADAPTER.discover(dict(os.environ))] == [
+        str(tmp_path / "xdg" / "mini-swe-agent")
+    ]
     monkeypatch.setenv("MSWEA_GLOBAL_CONFIG_DIR", str(tmp_path / "mswea"))
     assert [Path(s.path).parent.name for s in ADAPTER.discover(dict(os.environ)) if isinstance(s, Source)] == ["mswea"]
     monkeypatch.setenv("VOYAGER_MINI_SWE_AGENT_HOME", str(config_dir(home)))
@@ -213,7 +290,9 @@ def test_the_capture_is_read_without_writing_anything(home: Path, run) -> None:
     config = home / ".config"
     before = {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")}
     assert scan(run)["sessions"] == 1
-    assert {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")} == before, "nothing changed or created beside it"
+    assert {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")} == before, (
+        "nothing changed or created beside it"
+    )
     (listed,) = sessions(run).values()
     assert listed["resume"] is None
     res = run("resume", listed["session_id"])

@@ -34,19 +34,39 @@ def messages() -> list[dict[str, Any]]:
     return [
         {"role": "system", "content": "You are Nanocoder SYSTEM_NANO"},
         {"role": "user", "content": "迁移失败 ERR_NANO_7 帮我看看"},
-        {"role": "assistant", "content": "我来看看。", "reasoning": "Check the log THINK_NANO",
-         "tool_calls": [call("call_1", "execute_bash", {"command": "tail -n 5 数据.log"}),
-                        call("call_2", "read_file", json.dumps({"path": "a.py"}))]},
-        {"role": "tool", "content": "EXIT_CODE: 2\nrelation missing\n", "tool_call_id": "call_1", "name": "execute_bash"},
+        {
+            "role": "assistant",
+            "content": "我来看看。",
+            "reasoning": "Check the log THINK_NANO",
+            "tool_calls": [
+                call("call_1", "execute_bash", {"command": "tail -n 5 数据.log"}),
+                call("call_2", "read_file", json.dumps({"path": "a.py"})),
+            ],
+        },
+        {
+            "role": "tool",
+            "content": "EXIT_CODE: 2\nrelation missing\n",
+            "tool_call_id": "call_1",
+            "name": "execute_bash",
+        },
         {"role": "tool", "content": "print('hi')", "tool_call_id": "call_2", "name": "read_file"},
         {"role": "assistant", "content": "数据库迁移完成 REPLY_NANO"},
     ]
 
 
 def doc(items: list[Any], title: Any = "迁移失败 ERR_NANO_7 帮我...", **extra: Any) -> dict[str, Any]:
-    return {"id": SID, "title": title, "createdAt": "2026-12-01T23:18:10.933Z", "lastAccessedAt": "2026-12-01T23:18:40.586Z",
-            "messageCount": len(items), "provider": "mock", "model": "mock-model", "workingDirectory": CWD,
-            "messages": items, **extra}
+    return {
+        "id": SID,
+        "title": title,
+        "createdAt": "2026-12-01T23:18:10.933Z",
+        "lastAccessedAt": "2026-12-01T23:18:40.586Z",
+        "messageCount": len(items),
+        "provider": "mock",
+        "model": "mock-model",
+        "workingDirectory": CWD,
+        "messages": items,
+        **extra,
+    }
 
 
 def write_session(root: Path, body: Any, sid: str = SID) -> Path:
@@ -109,11 +129,20 @@ def test_title_source_and_split_exit() -> None:
 
 
 def test_hostile_types_cost_only_themselves(root: Path) -> None:
-    body = doc([{"role": "user", "content": "kept"}, "junk", {"role": ["user"]}, {"role": "oracle", "content": "?"},
-                {"role": "assistant", "content": 7, "reasoning": ["x"], "tool_calls": [None, {"function": "x"}, 3]},
-                {"role": "tool", "content": {"a": 1}, "name": ["x"]},
-                {"role": "user", "content": [{"type": "text", "text": "parts too"}]}],
-               title=["not", "text"], createdAt="never", workingDirectory=5)
+    body = doc(
+        [
+            {"role": "user", "content": "kept"},
+            "junk",
+            {"role": ["user"]},
+            {"role": "oracle", "content": "?"},
+            {"role": "assistant", "content": 7, "reasoning": ["x"], "tool_calls": [None, {"function": "x"}, 3]},
+            {"role": "tool", "content": {"a": 1}, "name": ["x"]},
+            {"role": "user", "content": [{"type": "text", "text": "parts too"}]},
+        ],
+        title=["not", "text"],
+        createdAt="never",
+        workingDirectory=5,
+    )
     items = read(write_session(root, body))
     assert [e.text for e in events(items)] == ["kept", "parts too"]
     [notice] = notices(items)
@@ -122,12 +151,15 @@ def test_hostile_types_cost_only_themselves(root: Path) -> None:
     assert s.title is None and s.started is None and s.cwd is None and s.resume == f"nanocoder --resume {SID}"
 
 
-@pytest.mark.parametrize("body, reason", [
-    ("", "empty file"),
-    ('{"id": "x", "messages": [', "skipped"),
-    (json.dumps({"id": SID, "messages": {"not": "a list"}}), "no 'messages' list"),
-    (json.dumps([1, 2]), "not an object"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("", "empty file"),
+        ('{"id": "x", "messages": [', "skipped"),
+        (json.dumps({"id": SID, "messages": {"not": "a list"}}), "no 'messages' list"),
+        (json.dumps([1, 2]), "not an object"),
+    ],
+)
 def test_a_broken_file_is_named(root: Path, body: str, reason: str) -> None:
     items = read(write_session(root, body))
     assert not events(items) and reason in notices(items)[0].reason
@@ -166,13 +198,19 @@ def test_homes_and_their_precedence(tmp_path: Path) -> None:
     write_session(home / "Library/Application Support/nanocoder", doc([]), "e")
     assert _found({"HOME": str(home)}) == {"a", "e"}, "sessions.json is the index, not a session"
     assert _found({"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg")}) == {"b", "e"}
-    assert _found({"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg"),
-                   "NANOCODER_DATA_DIR": str(tmp_path / "data")}) == {"c", "e"}
-    assert _found({"HOME": str(home), "NANOCODER_DATA_DIR": str(tmp_path / "data"),
-                   "VOYAGER_NANOCODER_HOME": str(tmp_path / "voyager")}) == {"d"}
+    assert _found(
+        {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg"), "NANOCODER_DATA_DIR": str(tmp_path / "data")}
+    ) == {"c", "e"}
+    assert _found(
+        {
+            "HOME": str(home),
+            "NANOCODER_DATA_DIR": str(tmp_path / "data"),
+            "VOYAGER_NANOCODER_HOME": str(tmp_path / "voyager"),
+        }
+    ) == {"d"}
 
 
-HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "two words", "line\nbreak", "-rf"]
+HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words", "line\nbreak", "-rf"]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)
@@ -191,14 +229,18 @@ def test_a_rewritten_file_adds_only_its_new_turn(home: Path, run) -> None:
     path = write_session(root, doc(messages()))
     first = run.json("scan", "--json")
     assert (first["new"], first["events_added"]) == (1, 9)
-    more = [*messages(), {"role": "user", "content": "第二轮 PROMPT2_NANOTEST"},
-            {"role": "assistant", "content": "好的 REPLY2_NANOTEST"}]
+    more = [
+        *messages(),
+        {"role": "user", "content": "第二轮 PROMPT2_NANOTEST"},
+        {"role": "assistant", "content": "好的 REPLY2_NANOTEST"},
+    ]
     path.write_text(json.dumps(doc(more, title="第二轮 PROMPT2_NANOTEST"), ensure_ascii=False), encoding="utf-8")
     second = run.json("scan", "--json")
     assert (second["changed"], second["events_added"], second["events_removed"]) == (1, 2, 0)
     hits = run.json("search", "PROMPT2_NANOTEST", "--json", "--no-refresh")["hits"]
-    assert [(h["kind"], h["origin"], h["provider"]) for h in hits] == [("user", "human", "nanocoder")], \
+    assert [(h["kind"], h["origin"], h["provider"]) for h in hits] == [("user", "human", "nanocoder")], (
         "the title that repeats the latest prompt is not indexed again"
+    )
     assert run.json("scan", "--json")["unchanged"] >= 1
 
 

@@ -57,8 +57,12 @@ def test_messages_become_events_and_the_name_gives_id_and_start(tmp_path: Path) 
     os.utime(path, (1800000000, 1800000000))
     items = read(path)
     assert [(e.kind, e.origin, e.tool) for e in events(items)] == [
-        ("user", "human", None), ("assistant", "agent", None), ("tool_call", "agent", "python"),
-        ("tool_result", "tool", None), ("assistant", "agent", None)]
+        ("user", "human", None),
+        ("assistant", "agent", None),
+        ("tool_call", "agent", "python"),
+        ("tool_result", "tool", None),
+        ("assistant", "agent", None),
+    ]
     assert all(e.ts is None and e.exit_code is None for e in events(items)), "the file records neither"
     (session,) = [i for i in items if isinstance(i, Session)]
     assert session.native_id == NAME and session.id == f"open-interpreter:{NAME}"
@@ -77,9 +81,14 @@ def test_a_name_without_an_english_date_falls_back_to_the_mtime(tmp_path: Path) 
 
 
 def test_hostile_records_cost_only_themselves_and_unknown_kinds_are_named(tmp_path: Path) -> None:
-    messages = [7, None, {"role": "user", "type": "message", "content": ["not", "text"]},
-                {"role": "assistant", "type": "thought", "content": "??"}, {"role": ["x"], "type": {}},
-                *chat("HOSTILE_OI")]
+    messages = [
+        7,
+        None,
+        {"role": "user", "type": "message", "content": ["not", "text"]},
+        {"role": "assistant", "type": "thought", "content": "??"},
+        {"role": ["x"], "type": {}},
+        *chat("HOSTILE_OI"),
+    ]
     items = read(write(tmp_path, messages))
     assert [e.text for e in events(items)][0] == "整理日志 HOSTILE_OI_PROMPT"
     (notice,) = notices(items)
@@ -123,8 +132,9 @@ def test_an_empty_conversation_is_named_not_silently_empty(home: Path, run) -> N
     assert doc["sessions"] == 0 and "no session found" in doc["stderr"]
 
 
-def test_xdg_config_home_moves_the_store_and_the_voyager_variable_wins(home: Path, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_xdg_config_home_moves_the_store_and_the_voyager_variable_wins(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(conversations(home), chat(), name="home__March_05_2026_09-30-15")
     write(tmp_path / "xdg" / "open-interpreter" / "conversations", chat(), name="xdg__March_05_2026_09-30-15")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
@@ -141,7 +151,9 @@ def test_the_capture_is_read_without_writing_anything(home: Path, run) -> None:
     config = home / ".config"
     before = {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")}
     assert scan(run)["sessions"] == 2
-    assert {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")} == before, "nothing changed or created beside them"
+    assert {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")} == before, (
+        "nothing changed or created beside them"
+    )
     listed = sessions(run)
     assert all(s["resume"] is None for s in listed.values()), "no resume by id"
     res = run("resume", next(iter(listed)))

@@ -405,6 +405,7 @@ def test_unicode_survives(tmp_path: Path, shape: str) -> None:
 # the real databases
 # ---------------------------------------------------------------------------
 
+
 def test_real_1_18_33_with_live_wal_every_part_text_is_emitted(tmp_path: Path) -> None:
     db = copy_db(SHARED_FIXTURE, tmp_path / "read")
     # The oracle reads its own copy, so nothing it does can touch the adapter's files.
@@ -498,8 +499,10 @@ def test_a_cursor_from_an_older_release_reads_every_session_again(tmp_path: Path
     assert first.cursor is not None
     marks = first.cursor.state["sessions"]
     assert set(marks) == {c.id for c in cs}
-    legacy = {sid: {"sig": ["v1", "0" * 20, 6, 1, 2, "m", 0, None, None, None], "tail": [["x"], 3, [1, 2, 0, None], None]}
-              for sid in marks}
+    legacy = {
+        sid: {"sig": ["v1", "0" * 20, 6, 1, 2, "m", 0, None, None, None], "tail": [["x"], 3, [1, 2, 0, None], None]}
+        for sid in marks
+    }
     items = list(ADAPTER.read(source(db), Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": legacy})))
     again = [i for i in items if isinstance(i, Session)]
     assert [s.native_id for s in again] == first.order  # read whole, nothing skipped as unchanged
@@ -822,8 +825,12 @@ def drop_lookup_indexes(db: Path) -> list[str]:
     """Drop every index that finds a session's messages or a message's parts (what a per-session read needs)."""
     conn = sqlite3.connect(db)
     dropped = []
-    for table, column in (("message", "session_id"), ("session_message", "session_id"), ("part", "message_id"),
-                          ("session_part", "message_id")):
+    for table, column in (
+        ("message", "session_id"),
+        ("session_message", "session_id"),
+        ("part", "message_id"),
+        ("session_part", "message_id"),
+    ):
         for name, origin in [(r[1], r[3]) for r in conn.execute(f"PRAGMA index_list({table})")]:
             if origin == "c" and conn.execute(f"PRAGMA index_info({name})").fetchone()[2] == column:
                 conn.execute(f"DROP INDEX {name}")
@@ -866,8 +873,11 @@ def _traced(path: Path, cursor: Cursor | None = None) -> tuple[list, list[str]]:
 
 def _sourceless(items: list) -> list:
     """The items without the database path each Session names (the two twins live in two places)."""
-    return [msgspec.structs.replace(i, source=None) if isinstance(i, Session) else i
-            for i in items if not isinstance(i, Cursor)]
+    return [
+        msgspec.structs.replace(i, source=None) if isinstance(i, Session) else i
+        for i in items
+        if not isinstance(i, Cursor)
+    ]
 
 
 def _by_session(items: list) -> dict[str, list]:
@@ -885,8 +895,11 @@ def test_without_lookup_indexes_one_pass_gives_the_same_sessions_and_events(tmp_
     # Sessions whose row lacks model and tokens take both from their messages, in either way of reading.
     for d in (with_ix, without):
         conn = sqlite3.connect(d)
-        conn.execute(f"UPDATE {'session' if shape == 'v1' else 'session_v2'} SET model = NULL, tokens_input = 0, "
-                     f"tokens_output = 0 WHERE id IN (?, ?)", (cs[0].id, cs[3].id))
+        conn.execute(
+            f"UPDATE {'session' if shape == 'v1' else 'session_v2'} SET model = NULL, tokens_input = 0, "
+            f"tokens_output = 0 WHERE id IN (?, ?)",
+            (cs[0].id, cs[3].id),
+        )
         conn.commit()
         conn.close()
     indexed, _ = _traced(with_ix)
@@ -912,14 +925,23 @@ def test_without_lookup_indexes_a_rescan_reads_only_what_changed(tmp_path: Path,
     for d in (with_ix, without):
         conn = sqlite3.connect(d)
         # cs[1]: its last message grows (read from there); cs[2]: an old row edited (read whole).
-        conn.execute(f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
-                     f"(SELECT max(id) FROM {msg} WHERE session_id = ?)", (cs[1].id,))
-        conn.execute(f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
-                     f"(SELECT min(id) FROM {msg} WHERE session_id = ?)", (cs[2].id,))
+        conn.execute(
+            f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
+            f"(SELECT max(id) FROM {msg} WHERE session_id = ?)",
+            (cs[1].id,),
+        )
+        conn.execute(
+            f"UPDATE {msg} SET time_updated = time_updated + 7 WHERE id = "
+            f"(SELECT min(id) FROM {msg} WHERE session_id = ?)",
+            (cs[2].id,),
+        )
         if shape != "v2-inline":
-            conn.execute(f"UPDATE {part} SET data = json_set(data, '$.text', 'edited tail text') WHERE id = "
-                         f"(SELECT max(p.id) FROM {part} p JOIN {msg} m ON m.id = p.message_id "
-                         f"WHERE m.session_id = ? AND json_extract(p.data, '$.type') = 'text')", (cs[1].id,))
+            conn.execute(
+                f"UPDATE {part} SET data = json_set(data, '$.text', 'edited tail text') WHERE id = "
+                f"(SELECT max(p.id) FROM {part} p JOIN {msg} m ON m.id = p.message_id "
+                f"WHERE m.session_id = ? AND json_extract(p.data, '$.type') = 'text')",
+                (cs[1].id,),
+            )
         conn.commit()
         conn.close()
     indexed, _ = _traced(with_ix, cursors[with_ix])
@@ -1236,30 +1258,36 @@ def test_workspace_branch_and_git_project(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("stored", "typed"), [
-    ('"fix the bug"', "fix the bug"),  # `opencode run "fix the bug"`: one argument with a space, quoted
-    ('"say \\"hi\\" now"', 'say "hi" now'),  # its quotes escaped inside
-    ('"a b" "c d"', '"a b" "c d"'),  # two quoted arguments: not one pair to strip
-    ('fix "the bug"', 'fix "the bug"'),
-    ('"', '"'),
-    ('""', '""'),  # nothing inside: an empty prompt is no event either way; keep the text
-    ("plain", "plain"),
-])
+@pytest.mark.parametrize(
+    ("stored", "typed"),
+    [
+        ('"fix the bug"', "fix the bug"),  # `opencode run "fix the bug"`: one argument with a space, quoted
+        ('"say \\"hi\\" now"', 'say "hi" now'),  # its quotes escaped inside
+        ('"a b" "c d"', '"a b" "c d"'),  # two quoted arguments: not one pair to strip
+        ('fix "the bug"', 'fix "the bug"'),
+        ('"', '"'),
+        ('""', '""'),  # nothing inside: an empty prompt is no event either way; keep the text
+        ("plain", "plain"),
+    ],
+)
 def test_run_prompts_lose_the_quotes_the_cli_added(stored: str, typed: str) -> None:
     from voyager_sessions.ingest.adapters.opencode.emit import unwrap_prompt
 
     assert unwrap_prompt(stored) == (typed if stored != '""' else "")
 
 
-@pytest.mark.parametrize(("stored", "title"), [
-    ("New session - 2026-12-01T08:06:43.991Z", None),
-    ("Child session - 2026-12-01T08:06:43.991Z", None),
-    ("New Session - 2025-01-02T03:04:05.006Z", None),  # early releases capitalised it
-    ("迁移 TITLE_OPEN1dd4a8", "迁移 TITLE_OPEN1dd4a8"),
-    ("New session - notes on the parser", "New session - notes on the parser"),
-    ("New session", "New session"),
-    ("  ", None),
-])
+@pytest.mark.parametrize(
+    ("stored", "title"),
+    [
+        ("New session - 2026-12-01T08:06:43.991Z", None),
+        ("Child session - 2026-12-01T08:06:43.991Z", None),
+        ("New Session - 2025-01-02T03:04:05.006Z", None),  # early releases capitalised it
+        ("迁移 TITLE_OPEN1dd4a8", "迁移 TITLE_OPEN1dd4a8"),
+        ("New session - notes on the parser", "New session - notes on the parser"),
+        ("New session", "New session"),
+        ("  ", None),
+    ],
+)
 def test_the_placeholder_title_is_no_title(tmp_path: Path, stored: str, title: str | None) -> None:
     db = tmp_path / "opencode.db"
     w = so.V1Writer.create(db)
@@ -1272,7 +1300,7 @@ def test_the_placeholder_title_is_no_title(tmp_path: Path, stored: str, title: s
 def test_hostile_ids_and_directories_resume_quoted(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     w = so.V1Writer.create(db)
-    sid, directory = "ses_$(touch /tmp/pwned)`id`;x", "/home/dev/it's \"here\"; rm -rf ~\n"
+    sid, directory = "ses_$(touch /tmp/pwned)`id`;x", '/home/dev/it\'s "here"; rm -rf ~\n'
     w.session(sid, directory=directory, title="t", created=0, updated=0)
     w.session("ses_nodir", directory="", title="t", created=0, updated=0)
     w.conn.close()
@@ -1302,9 +1330,10 @@ def test_real_capture(home: Path, run, monkeypatch, name: str) -> None:
 
 
 @pytest.mark.parametrize("provider", ["opencode", "kilo"])
-@pytest.mark.parametrize("evil", ["x; touch {pwned} #", "$(touch {pwned})", "`touch {pwned}`", "it's \"q\"\nline"])
-def test_resume_commands_run_as_written_with_hostile_ids_and_directories(home: Path, run, monkeypatch, tmp_path: Path,
-                                                                        provider: str, evil: str) -> None:
+@pytest.mark.parametrize("evil", ["x; touch {pwned} #", "$(touch {pwned})", "`touch {pwned}`", 'it\'s "q"\nline'])
+def test_resume_commands_run_as_written_with_hostile_ids_and_directories(
+    home: Path, run, monkeypatch, tmp_path: Path, provider: str, evil: str
+) -> None:
     """The resume command, run by a shell, reaches the agent with the id and directory whole and runs nothing else."""
     pwned = tmp_path / "pwned"
     ident = "ses_" + evil.format(pwned=pwned)
@@ -1321,8 +1350,10 @@ def test_resume_commands_run_as_written_with_hostile_ids_and_directories(home: P
     bin_dir, log = tmp_path / "bin", tmp_path / "argv.log"
     bin_dir.mkdir()
     stub = bin_dir / provider
-    stub.write_text(f"#!/usr/bin/env python3\nimport json, os, sys\n"
-                    f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n")
+    stub.write_text(
+        f"#!/usr/bin/env python3\nimport json, os, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n"
+    )
     stub.chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run(["sh", "-c", s["resume"]], capture_output=True, text=True, env=env, timeout=30, cwd=tmp_path)
@@ -1353,8 +1384,12 @@ def test_json_cells_nested_too_deeply_or_with_lone_surrogates_cost_only_themselv
     conn = sqlite3.connect(db)
     first_part, second_part = [r[0] for r in conn.execute("SELECT id FROM part ORDER BY rowid LIMIT 2")]
     (a_message,) = conn.execute("SELECT id FROM message ORDER BY rowid DESC LIMIT 1").fetchone()
-    conn.execute("UPDATE part SET data = ? WHERE id = ?", ('{"type": "text", "text": "kept", "x": ' + deep + "}", first_part))
-    conn.execute("UPDATE part SET data = ? WHERE id = ?", ('{"type": "text", "text": "cut \\ud83d emoji"}', second_part))
+    conn.execute(
+        "UPDATE part SET data = ? WHERE id = ?", ('{"type": "text", "text": "kept", "x": ' + deep + "}", first_part)
+    )
+    conn.execute(
+        "UPDATE part SET data = ? WHERE id = ?", ('{"type": "text", "text": "cut \\ud83d emoji"}', second_part)
+    )
     conn.execute("UPDATE message SET data = ? WHERE id = ?", (deep, a_message))
     conn.execute("UPDATE session SET model = ?", ('{"id": "m\\ud83d", "providerID": "p"}',))
     conn.commit()

@@ -37,40 +37,104 @@ def _ts(n: int) -> str:
 
 def msg(n: int, source: str, text: str, **extra: Any) -> dict[str, Any]:
     role = "user" if source == "user" else "assistant"
-    return {"kind": "MessageEvent", "id": str(uuid.uuid4()), "timestamp": _ts(n), "source": source,
-            "llm_message": {"role": role, "content": [{"type": "text", "text": text, "cache_prompt": False}],
-                            "thinking_blocks": []}, "activated_skills": [], "extended_content": [], **extra}
+    return {
+        "kind": "MessageEvent",
+        "id": str(uuid.uuid4()),
+        "timestamp": _ts(n),
+        "source": source,
+        "llm_message": {
+            "role": role,
+            "content": [{"type": "text", "text": text, "cache_prompt": False}],
+            "thinking_blocks": [],
+        },
+        "activated_skills": [],
+        "extended_content": [],
+        **extra,
+    }
 
 
-def action(n: int, action_body: dict[str, Any] | None, *, thought: str = "", reasoning: str | None = None,
-           call_id: str = "call_1", tool: str = "terminal", arguments: str = "{}") -> dict[str, Any]:
-    return {"kind": "ActionEvent", "id": str(uuid.uuid4()), "timestamp": _ts(n), "source": "agent",
-            "thought": [{"type": "text", "text": thought}] if thought else [], "reasoning_content": reasoning,
-            "thinking_blocks": [], "action": action_body, "tool_name": tool, "tool_call_id": call_id,
-            "tool_call": {"id": call_id, "name": tool, "arguments": arguments, "origin": "completion"},
-            "llm_response_id": "chatcmpl-1", "security_risk": "UNKNOWN"}
+def action(
+    n: int,
+    action_body: dict[str, Any] | None,
+    *,
+    thought: str = "",
+    reasoning: str | None = None,
+    call_id: str = "call_1",
+    tool: str = "terminal",
+    arguments: str = "{}",
+) -> dict[str, Any]:
+    return {
+        "kind": "ActionEvent",
+        "id": str(uuid.uuid4()),
+        "timestamp": _ts(n),
+        "source": "agent",
+        "thought": [{"type": "text", "text": thought}] if thought else [],
+        "reasoning_content": reasoning,
+        "thinking_blocks": [],
+        "action": action_body,
+        "tool_name": tool,
+        "tool_call_id": call_id,
+        "tool_call": {"id": call_id, "name": tool, "arguments": arguments, "origin": "completion"},
+        "llm_response_id": "chatcmpl-1",
+        "security_risk": "UNKNOWN",
+    }
 
 
-def observation(n: int, text: str, *, exit_code: int | None = 0, call_id: str = "call_1", kind: str = "TerminalObservation",
-                is_error: bool = False, tool: str = "terminal") -> dict[str, Any]:
+def observation(
+    n: int,
+    text: str,
+    *,
+    exit_code: int | None = 0,
+    call_id: str = "call_1",
+    kind: str = "TerminalObservation",
+    is_error: bool = False,
+    tool: str = "terminal",
+) -> dict[str, Any]:
     obs: dict[str, Any] = {"content": [{"type": "text", "text": text}], "is_error": is_error, "kind": kind}
     if kind == "TerminalObservation":
-        obs.update({"command": "x", "exit_code": exit_code, "metadata": {"exit_code": exit_code if exit_code is not None else -1}})
-    return {"kind": "ObservationEvent", "id": str(uuid.uuid4()), "timestamp": _ts(n), "source": "environment",
-            "tool_name": tool, "tool_call_id": call_id, "observation": obs, "action_id": "a"}
+        obs.update(
+            {
+                "command": "x",
+                "exit_code": exit_code,
+                "metadata": {"exit_code": exit_code if exit_code is not None else -1},
+            }
+        )
+    return {
+        "kind": "ObservationEvent",
+        "id": str(uuid.uuid4()),
+        "timestamp": _ts(n),
+        "source": "environment",
+        "tool_name": tool,
+        "tool_call_id": call_id,
+        "observation": obs,
+        "action_id": "a",
+    }
 
 
 def system_prompt() -> dict[str, Any]:
-    return {"kind": "SystemPromptEvent", "id": str(uuid.uuid4()), "timestamp": _ts(0), "source": "agent",
-            "system_prompt": {"type": "text", "text": "STALE_SYSTEM_PROMPT You are OpenHands agent"}, "tools": []}
+    return {
+        "kind": "SystemPromptEvent",
+        "id": str(uuid.uuid4()),
+        "timestamp": _ts(0),
+        "source": "agent",
+        "system_prompt": {"type": "text", "text": "STALE_SYSTEM_PROMPT You are OpenHands agent"},
+        "tools": [],
+    }
 
 
 def base_state(cid: str = UUID, cwd: str = CWD) -> dict[str, Any]:
-    return {"id": cid, "agent": {"llm": {"model": "openai/mock-model", "api_key": "**********"}, "kind": "Agent"},
-            "workspace": {"working_dir": cwd, "kind": "LocalWorkspace"}, "execution_status": "finished",
-            "stats": {"usage_to_metrics": {
+    return {
+        "id": cid,
+        "agent": {"llm": {"model": "openai/mock-model", "api_key": "**********"}, "kind": "Agent"},
+        "workspace": {"working_dir": cwd, "kind": "LocalWorkspace"},
+        "execution_status": "finished",
+        "stats": {
+            "usage_to_metrics": {
                 "agent": {"accumulated_token_usage": {"prompt_tokens": 300, "completion_tokens": 60}},
-                "condenser": {"accumulated_token_usage": {"prompt_tokens": 10, "completion_tokens": 2}}}}}
+                "condenser": {"accumulated_token_usage": {"prompt_tokens": 10, "completion_tokens": 2}},
+            }
+        },
+    }
 
 
 class Conversation:
@@ -96,8 +160,12 @@ def first_turn() -> list[dict[str, Any]]:
     return [
         system_prompt(),
         msg(2, "user", "PROMPT_OH1 迁移失败 ERR_MIGRATE_77"),
-        action(3, {"kind": "TerminalAction", "command": "pytest -q 测试", "is_input": False},
-               thought="我来运行测试。", reasoning="THINK_OH1 run the tests"),
+        action(
+            3,
+            {"kind": "TerminalAction", "command": "pytest -q 测试", "is_input": False},
+            thought="我来运行测试。",
+            reasoning="THINK_OH1 run the tests",
+        ),
         observation(4, "TOOLOUT_OH1 1 failed", exit_code=1),
         msg(5, "agent", "REPLY_OH1 修正しました"),
     ]
@@ -134,8 +202,13 @@ def test_a_conversation_maps_every_kind_once(convs: Path) -> None:
     items = read_all(convs)
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("reasoning", "agent"), ("assistant", "agent"), ("tool_call", "agent"),
-        ("tool_result", "tool"), ("assistant", "agent")]
+        ("user", "human"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+    ]
     assert "STALE" not in " ".join(e.text for e in evs)
     call, result = evs[3], evs[4]
     assert call.text == "pytest -q 测试" and call.tool == "terminal" and call.call_id == result.call_id == "call_1"
@@ -152,20 +225,46 @@ def test_every_other_event_kind(convs: Path) -> None:
     c = Conversation(convs)
     c.add(
         msg(1, "user", "do it", extended_content=[{"type": "text", "text": "<SKILL>repo rules INJECTED_OH</SKILL>"}]),
-        action(2, {"kind": "FileEditorAction", "command": "", "path": "/src/数据.py", "old_str": "a", "new_str": "b"},
-               tool="file_editor", call_id="c2"),
+        action(
+            2,
+            {"kind": "FileEditorAction", "command": "", "path": "/src/数据.py", "old_str": "a", "new_str": "b"},
+            tool="file_editor",
+            call_id="c2",
+        ),
         observation(3, "edited", kind="FileEditorObservation", tool="file_editor", call_id="c2"),
         action(4, None, call_id="c3", arguments='{"command": "echo \\u8f93\\u51fa"}'),
-        {"kind": "UserRejectObservation", "id": "r", "timestamp": _ts(5), "source": "user", "tool_name": "terminal",
-         "tool_call_id": "c3", "rejection_reason": "not on prod", "action_id": "a"},
+        {
+            "kind": "UserRejectObservation",
+            "id": "r",
+            "timestamp": _ts(5),
+            "source": "user",
+            "tool_name": "terminal",
+            "tool_call_id": "c3",
+            "rejection_reason": "not on prod",
+            "action_id": "a",
+        },
         action(6, {"kind": "TerminalAction", "command": "sleep 999"}, call_id="c4"),
         observation(7, "still running", exit_code=-1, call_id="c4"),
-        {"kind": "AgentErrorEvent", "id": "e", "timestamp": _ts(8), "source": "agent", "tool_name": "terminal",
-         "tool_call_id": "c5", "error": "tool crashed"},
+        {
+            "kind": "AgentErrorEvent",
+            "id": "e",
+            "timestamp": _ts(8),
+            "source": "agent",
+            "tool_name": "terminal",
+            "tool_call_id": "c5",
+            "error": "tool crashed",
+        },
         action(9, {"kind": "ThinkAction", "thought": "PONDER_OH weigh options"}, tool="think", call_id="c6"),
         observation(10, "Your thought has been logged.", kind="ThinkObservation", tool="think", call_id="c6"),
-        {"kind": "Condensation", "id": "k", "timestamp": _ts(11), "source": "environment", "forgotten_event_ids": [],
-         "summary": "SUMMARY_OH earlier work", "llm_response_id": "x"},
+        {
+            "kind": "Condensation",
+            "id": "k",
+            "timestamp": _ts(11),
+            "source": "environment",
+            "forgotten_event_ids": [],
+            "summary": "SUMMARY_OH earlier work",
+            "llm_response_id": "x",
+        },
         {"kind": "ConversationStateUpdateEvent", "id": "s", "timestamp": _ts(12), "source": "environment", "key": "k"},
         action(13, {"kind": "FinishAction", "message": "FINAL_OH all done"}, tool="finish", call_id="c7"),
         observation(14, "FINAL_OH all done", kind="FinishObservation", tool="finish", call_id="c7"),
@@ -278,7 +377,8 @@ def test_a_subagent_conversation_links_its_parent(convs: Path) -> None:
     Conversation(convs).add(*first_turn())
     child_hex = "0123456789abcdef0123456789abcdef"
     Conversation(convs / HEX / "subagents", child_hex, base_state(dashed(child_hex))).add(
-        msg(1, "user", "SUBTASK_OH list files"), msg(2, "agent", "SUBREPLY_OH"))
+        msg(1, "user", "SUBTASK_OH list files"), msg(2, "agent", "SUBREPLY_OH")
+    )
     by_id = {}
     for src in sources(convs):
         items = list(ADAPTER.read(src))
@@ -293,61 +393,133 @@ def test_v0_sessions(tmp_path: Path) -> None:
     home = tmp_path / "oh"
     folder = home / "sessions" / "abc123"
     (folder / "events").mkdir(parents=True)
-    (folder / "metadata.json").write_text(json.dumps({"conversation_id": "abc123", "title": "V0 标题",
-                                                      "llm_model": "gpt-4o", "created_at": "2025-06-01T10:00:00"}))
+    (folder / "metadata.json").write_text(
+        json.dumps(
+            {
+                "conversation_id": "abc123",
+                "title": "V0 标题",
+                "llm_model": "gpt-4o",
+                "created_at": "2025-06-01T10:00:00",
+            }
+        )
+    )
     v0 = [
-        {"id": 0, "timestamp": "2025-06-01T10:00:00", "source": "agent", "action": "system", "args": {"content": "STALE"}},
-        {"id": 1, "timestamp": "2025-06-01T10:00:01", "source": "user", "action": "message",
-         "args": {"content": "PROMPT_V0 fix it", "image_urls": []}},
-        {"id": 2, "timestamp": "2025-06-01T10:00:02", "source": "agent", "action": "run",
-         "args": {"command": "make test", "thought": "Running the tests"}},
-        {"id": 3, "timestamp": "2025-06-01T10:00:03", "source": "agent", "observation": "run", "cause": 2,
-         "content": "TOOLOUT_V0 2 failed", "extras": {"command": "make test", "metadata": {"exit_code": 2}}},
-        {"id": 4, "timestamp": "2025-06-01T10:00:04", "source": "agent", "observation": "agent_state_changed",
-         "content": "", "extras": {"agent_state": "running"}},
-        {"id": 5, "timestamp": "2025-06-01T10:00:05", "source": "agent", "action": "finish",
-         "args": {"final_thought": "REPLY_V0 fixed", "outputs": {}}},
+        {
+            "id": 0,
+            "timestamp": "2025-06-01T10:00:00",
+            "source": "agent",
+            "action": "system",
+            "args": {"content": "STALE"},
+        },
+        {
+            "id": 1,
+            "timestamp": "2025-06-01T10:00:01",
+            "source": "user",
+            "action": "message",
+            "args": {"content": "PROMPT_V0 fix it", "image_urls": []},
+        },
+        {
+            "id": 2,
+            "timestamp": "2025-06-01T10:00:02",
+            "source": "agent",
+            "action": "run",
+            "args": {"command": "make test", "thought": "Running the tests"},
+        },
+        {
+            "id": 3,
+            "timestamp": "2025-06-01T10:00:03",
+            "source": "agent",
+            "observation": "run",
+            "cause": 2,
+            "content": "TOOLOUT_V0 2 failed",
+            "extras": {"command": "make test", "metadata": {"exit_code": 2}},
+        },
+        {
+            "id": 4,
+            "timestamp": "2025-06-01T10:00:04",
+            "source": "agent",
+            "observation": "agent_state_changed",
+            "content": "",
+            "extras": {"agent_state": "running"},
+        },
+        {
+            "id": 5,
+            "timestamp": "2025-06-01T10:00:05",
+            "source": "agent",
+            "action": "finish",
+            "args": {"final_thought": "REPLY_V0 fixed", "outputs": {}},
+        },
     ]
     for doc in v0:
         (folder / "events" / f"{doc['id']}.json").write_text(json.dumps(doc))
     # numbers sort as numbers, not as text
-    (folder / "events" / "10.json").write_text(json.dumps({"id": 10, "timestamp": "2025-06-01T10:00:10",
-                                                           "source": "user", "action": "message",
-                                                           "args": {"content": "LAST_V0"}}))
+    (folder / "events" / "10.json").write_text(
+        json.dumps(
+            {
+                "id": 10,
+                "timestamp": "2025-06-01T10:00:10",
+                "source": "user",
+                "action": "message",
+                "args": {"content": "LAST_V0"},
+            }
+        )
+    )
     found = [s for s in ADAPTER.discover({"VOYAGER_OPENHANDS_HOME": str(home)}) if isinstance(s, Source)]
     assert [probe(s.path) for s in found] == ["v0-session"]
     items = list(ADAPTER.read(found[0]))
     assert [(e.kind, e.origin, e.text) for e in events(items)] == [
-        ("user", "human", "PROMPT_V0 fix it"), ("assistant", "agent", "Running the tests"),
-        ("tool_call", "agent", "make test"), ("tool_result", "tool", "TOOLOUT_V0 2 failed"),
-        ("assistant", "agent", "REPLY_V0 fixed"), ("user", "human", "LAST_V0")]
+        ("user", "human", "PROMPT_V0 fix it"),
+        ("assistant", "agent", "Running the tests"),
+        ("tool_call", "agent", "make test"),
+        ("tool_result", "tool", "TOOLOUT_V0 2 failed"),
+        ("assistant", "agent", "REPLY_V0 fixed"),
+        ("user", "human", "LAST_V0"),
+    ]
     assert events(items)[3].exit_code == 2 and events(items)[3].call_id == events(items)[2].call_id == "2"
     s = last_session(items)
-    assert (s.id, s.title, s.title_source, s.model, s.resume) == ("openhands:abc123", "V0 标题", "agent", "gpt-4o", None)
+    assert (s.id, s.title, s.title_source, s.model, s.resume) == (
+        "openhands:abc123",
+        "V0 标题",
+        "agent",
+        "gpt-4o",
+        None,
+    )
 
 
 # -- where OpenHands lives, hostile input, read-only -------------------------------------------------------
 
 
 def test_voyager_openhands_home_is_authoritative_then_openhands_own_variables(tmp_path: Path) -> None:
-    names = {"ours": tmp_path / "ours" / "conversations", "convdir": tmp_path / "convdir",
-             "persist": tmp_path / "persist" / "conversations", "home": tmp_path / "home" / ".openhands" / "conversations"}
+    names = {
+        "ours": tmp_path / "ours" / "conversations",
+        "convdir": tmp_path / "convdir",
+        "persist": tmp_path / "persist" / "conversations",
+        "home": tmp_path / "home" / ".openhands" / "conversations",
+    }
     for i, where in enumerate(names.values()):
         Conversation(where, f"{i:032x}").add(msg(1, "user", "hi"))
-    env = {"HOME": str(tmp_path / "home"), "OPENHANDS_PERSISTENCE_DIR": str(tmp_path / "persist"),
-           "OPENHANDS_CONVERSATIONS_DIR": str(tmp_path / "convdir"), "VOYAGER_OPENHANDS_HOME": str(tmp_path / "ours")}
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "OPENHANDS_PERSISTENCE_DIR": str(tmp_path / "persist"),
+        "OPENHANDS_CONVERSATIONS_DIR": str(tmp_path / "convdir"),
+        "VOYAGER_OPENHANDS_HOME": str(tmp_path / "ours"),
+    }
 
     def found() -> list[str]:
         return [Path(s.path).parent.as_posix() for s in ADAPTER.discover(env) if isinstance(s, Source)]
 
-    for key, var in (("ours", "VOYAGER_OPENHANDS_HOME"), ("convdir", "OPENHANDS_CONVERSATIONS_DIR"),
-                     ("persist", "OPENHANDS_PERSISTENCE_DIR"), ("home", None)):
+    for key, var in (
+        ("ours", "VOYAGER_OPENHANDS_HOME"),
+        ("convdir", "OPENHANDS_CONVERSATIONS_DIR"),
+        ("persist", "OPENHANDS_PERSISTENCE_DIR"),
+        ("home", None),
+    ):
         assert found() == [names[key].as_posix()], key
         if var:
             del env[var]
 
 
-HOSTILE = "x'; rm -rf ~ $(touch pwned) `id` \"q\" \nnext"  # a folder name: no slash
+HOSTILE = 'x\'; rm -rf ~ $(touch pwned) `id` "q" \nnext'  # a folder name: no slash
 
 
 def test_resume_commands_quote_hostile_ids_and_paths(convs: Path) -> None:

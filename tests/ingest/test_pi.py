@@ -43,9 +43,17 @@ def user(eid: str, parent: str | None, n: int, text: str) -> dict[str, Any]:
 
 
 def assistant(eid: str, parent: str | None, n: int, *blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return message(eid, parent, n, role="assistant", content=list(blocks), provider="anthropic", model="claude-sonnet-4-5",
-                   usage={"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 1, "totalTokens": 126},
-                   **{"stopReason": "stop", **extra})
+    return message(
+        eid,
+        parent,
+        n,
+        role="assistant",
+        content=list(blocks),
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        usage={"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 1, "totalTokens": 126},
+        **{"stopReason": "stop", **extra},
+    )
 
 
 def session_file(root: Path, sid: str = SID, project: str = "--home-dev-proj--") -> Path:
@@ -53,7 +61,9 @@ def session_file(root: Path, sid: str = SID, project: str = "--home-dev-proj--")
 
 
 def read(path: Path, cursor: Cursor | None = None) -> list[Any]:
-    return list(ADAPTER.read(Source(provider="pi", path=str(path), fingerprint=fingerprint(path), append_only=True), cursor))
+    return list(
+        ADAPTER.read(Source(provider="pi", path=str(path), fingerprint=fingerprint(path), append_only=True), cursor)
+    )
 
 
 def full_session() -> list[dict[str, Any]]:
@@ -63,24 +73,60 @@ def full_session() -> list[dict[str, Any]]:
         entry("model_change", "m0", None, provider="anthropic", modelId="claude-sonnet-4-5"),
         entry("thinking_level_change", "t0", "m0", thinkingLevel="high"),
         user("u1", "t0", 1, "数据库迁移失败了 ERR_PI_0042, 帮我看看"),
-        assistant("a1", "u1", 2, {"type": "thinking", "thinking": "Check the migration log first"},
-                  {"type": "text", "text": "我来看看日志。"},
-                  {"type": "toolCall", "id": "call_1", "name": "bash", "arguments": {"command": "tail -n 5 migrate.log"}}),
-        message("r1", "a1", 3, role="toolResult", toolCallId="call_1", toolName="bash",
-                content=[{"type": "text", "text": "relation users does not exist"}], isError=True),
-        assistant("a2", "r1", 4, {"type": "toolCall", "id": "call_2", "name": "read", "arguments": {"path": "src/db.py"}}),
+        assistant(
+            "a1",
+            "u1",
+            2,
+            {"type": "thinking", "thinking": "Check the migration log first"},
+            {"type": "text", "text": "我来看看日志。"},
+            {"type": "toolCall", "id": "call_1", "name": "bash", "arguments": {"command": "tail -n 5 migrate.log"}},
+        ),
+        message(
+            "r1",
+            "a1",
+            3,
+            role="toolResult",
+            toolCallId="call_1",
+            toolName="bash",
+            content=[{"type": "text", "text": "relation users does not exist"}],
+            isError=True,
+        ),
+        assistant(
+            "a2", "r1", 4, {"type": "toolCall", "id": "call_2", "name": "read", "arguments": {"path": "src/db.py"}}
+        ),
         entry("branch_summary", "b1", "a1", fromId="a2", summary="Abandoned branch tried reading src/db.py"),
         user("c2", "b1", 5, "try the 日本語 path instead"),
-        message("x1", "c2", 6, role="bashExecution", command="make migrate", output="ok\n", exitCode=2,
-                cancelled=False, truncated=False),
+        message(
+            "x1",
+            "c2",
+            6,
+            role="bashExecution",
+            command="make migrate",
+            output="ok\n",
+            exitCode=2,
+            cancelled=False,
+            truncated=False,
+        ),
         entry("custom_message", "cm", "x1", customType="todo", content="Injected TODO context", display=True),
-        entry("compaction", "k1", "cm", summary="Summary: migration fixed by creating users", firstKeptEntryId="c2",
-              tokensBefore=50000),
+        entry(
+            "compaction",
+            "k1",
+            "cm",
+            summary="Summary: migration fixed by creating users",
+            firstKeptEntryId="c2",
+            tokensBefore=50000,
+        ),
         entry("label", "l1", "k1", targetId="u1", label="checkpoint-1"),
         entry("custom", "e1", "l1", customType="my-extension", data={"count": 42}),
         entry("session_info", "s1", "e1", name="Fix the 데이터베이스 migration"),
-        assistant("a3", "s1", 7, {"type": "text", "text": "Rate limited"}, stopReason="error",
-                  errorMessage="429 Too Many Requests"),
+        assistant(
+            "a3",
+            "s1",
+            7,
+            {"type": "text", "text": "Rate limited"},
+            stopReason="error",
+            errorMessage="429 Too Many Requests",
+        ),
     ]
 
 
@@ -134,8 +180,12 @@ def test_session_fields_and_the_name_a_person_gave(root: Path) -> None:
 
 
 def test_an_empty_name_clears_the_title(root: Path) -> None:
-    lines = [header(), entry("session_info", "s1", None, name="first"), entry("session_info", "s2", "s1", name=""),
-             user("u1", "s2", 1, "hello")]
+    lines = [
+        header(),
+        entry("session_info", "s1", None, name="first"),
+        entry("session_info", "s2", "s1", name=""),
+        user("u1", "s2", 1, "hello"),
+    ]
     assert last_session(read(write(session_file(root), lines))).title is None
 
 
@@ -154,12 +204,21 @@ def test_without_a_header_the_file_name_names_the_session(root: Path) -> None:
 
 
 def test_unknown_entries_and_roles_are_named_once(root: Path) -> None:
-    lines = [header(), user("u1", None, 1, "kept"), entry("hologram", "h1", "u1", data=1),
-             message("q1", "h1", 2, role="oracle", content="?"), entry("hologram", "h2", "q1", data=2)]
+    lines = [
+        header(),
+        user("u1", None, 1, "kept"),
+        entry("hologram", "h1", "u1", data=1),
+        message("q1", "h1", 2, role="oracle", content="?"),
+        entry("hologram", "h2", "q1", data=2),
+    ]
     items = read(write(session_file(root), lines))
     assert [e.text for e in events(items)] == ["kept"]
     [notice] = notices(items)
-    assert "hologram ×2" in notice.reason and "message:oracle" in notice.reason and "Pi (session format v3)" in notice.reason
+    assert (
+        "hologram ×2" in notice.reason
+        and "message:oracle" in notice.reason
+        and "Pi (session format v3)" in notice.reason
+    )
 
 
 def test_render_call() -> None:
@@ -201,8 +260,10 @@ def test_a_truncated_last_line_is_not_consumed(root: Path) -> None:
 
 
 def test_a_malformed_line_costs_only_itself(root: Path) -> None:
-    path = write(session_file(root), [header(), user("u1", None, 1, "before"), b'{"type": "message", "message": {\n',
-                                      user("u3", "u1", 3, "after")])
+    path = write(
+        session_file(root),
+        [header(), user("u1", None, 1, "before"), b'{"type": "message", "message": {\n', user("u3", "u1", 3, "after")],
+    )
     items = read(path)
     assert [e.text for e in events(items)] == ["before", "after"]
     [notice] = notices(items)
@@ -236,12 +297,18 @@ def test_homes_and_their_precedence(tmp_path: Path) -> None:
     assert _found({"HOME": str(home)}) == names("aaaa", "dddd")
     assert _found({"HOME": str(home), "PI_CODING_AGENT_DIR": str(tmp_path / "custom-agent")}) == names("bbbb", "dddd")
     # The sessions dir named outright is read beside the agent dir's own.
-    assert _found({"HOME": str(home), "PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "only-sessions")}) == \
-        names("cccc", "aaaa", "dddd")
+    assert _found({"HOME": str(home), "PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "only-sessions")}) == names(
+        "cccc", "aaaa", "dddd"
+    )
     # VOYAGER_PI_HOME is authoritative for Pi: neither Pi variable is looked at.
-    assert _found({"HOME": str(home), "VOYAGER_PI_HOME": str(tmp_path / "voyager-pi"),
-                   "PI_CODING_AGENT_DIR": str(tmp_path / "custom-agent"),
-                   "PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "only-sessions")}) == names("eeee", "dddd")
+    assert _found(
+        {
+            "HOME": str(home),
+            "VOYAGER_PI_HOME": str(tmp_path / "voyager-pi"),
+            "PI_CODING_AGENT_DIR": str(tmp_path / "custom-agent"),
+            "PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "only-sessions"),
+        }
+    ) == names("eeee", "dddd")
     assert _found({"HOME": str(home), "VOYAGER_OMP_HOME": str(tmp_path / "nowhere")}) == names("aaaa")
 
 
@@ -251,7 +318,7 @@ def test_oh_my_pi_sessions_resume_with_omp(tmp_path: Path) -> None:
     assert s.provider == "pi" and s.resume == f"cd {shlex.quote(CWD)} && omp --resume {SID}"
 
 
-HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", "it's \"quoted\"", "two words", "line\nbreak", "-rf"]
+HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words", "line\nbreak", "-rf"]
 
 
 @pytest.mark.parametrize("evil", HOSTILE)

@@ -31,8 +31,17 @@ def ts(sec: int) -> str:
 
 
 def rec(n: int, kind: str, sid: str = SID, **extra: Any) -> dict[str, Any]:
-    return {"uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n else None, "sessionId": sid, "timestamp": ts(n),
-            "type": kind, "cwd": CWD, "version": "0.24.4", "gitBranch": "main", **extra}
+    return {
+        "uuid": f"u{n}",
+        "parentUuid": f"u{n - 1}" if n else None,
+        "sessionId": sid,
+        "timestamp": ts(n),
+        "type": kind,
+        "cwd": CWD,
+        "version": "0.24.4",
+        "gitBranch": "main",
+        **extra,
+    }
 
 
 def prompt(n: int, text: str, **extra: Any) -> dict[str, Any]:
@@ -40,29 +49,49 @@ def prompt(n: int, text: str, **extra: Any) -> dict[str, Any]:
 
 
 def reply(n: int, *parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return rec(n, "assistant", provenance="assistant_output", model="qwen3-coder-plus",
-               message={"role": "model", "parts": list(parts)},
-               usageMetadata={"promptTokenCount": 100, "candidatesTokenCount": 20, "thoughtsTokenCount": 5}, **extra)
+    return rec(
+        n,
+        "assistant",
+        provenance="assistant_output",
+        model="qwen3-coder-plus",
+        message={"role": "model", "parts": list(parts)},
+        usageMetadata={"promptTokenCount": 100, "candidatesTokenCount": 20, "thoughtsTokenCount": 5},
+        **extra,
+    )
 
 
 def shell_call(cid: str, command: str) -> dict[str, Any]:
     return {"functionCall": {"id": cid, "name": "run_shell_command", "args": {"command": command, "description": "x"}}}
 
 
-def result(n: int, cid: str, output: str, *, exit_code: int | None = 0, status: str = "success", **extra: Any) -> dict[str, Any]:
+def result(
+    n: int, cid: str, output: str, *, exit_code: int | None = 0, status: str = "success", **extra: Any
+) -> dict[str, Any]:
     display = {"type": "shell_result", "exitCode": exit_code, "output": output} if exit_code is not None else None
     info: dict[str, Any] = {"callId": cid, "status": status}
     if display is not None:
         info["resultDisplay"] = display
-    return rec(n, "tool_result", provenance="tool_result",
-               message={"role": "user", "parts": [{"functionResponse": {"id": cid, "name": "run_shell_command",
-                                                                        "response": {"output": output}}}]},
-               toolCallResult=info, **extra)
+    return rec(
+        n,
+        "tool_result",
+        provenance="tool_result",
+        message={
+            "role": "user",
+            "parts": [{"functionResponse": {"id": cid, "name": "run_shell_command", "response": {"output": output}}}],
+        },
+        toolCallResult=info,
+        **extra,
+    )
 
 
 def telemetry(n: int, text: str) -> dict[str, Any]:
-    return rec(n, "system", provenance="system", subtype="ui_telemetry",
-               systemPayload={"uiEvent": {"event.name": "qwen-code.api_response", "response_text": text}})
+    return rec(
+        n,
+        "system",
+        provenance="system",
+        subtype="ui_telemetry",
+        systemPayload={"uiEvent": {"event.name": "qwen-code.api_response", "response_text": text}},
+    )
 
 
 def conversation() -> list[dict[str, Any]]:
@@ -72,7 +101,12 @@ def conversation() -> list[dict[str, Any]]:
         prompt(0, "请修复 迁移 PROMPTQ"),
         rec(1, "system", provenance="system", subtype="attribution_snapshot", systemPayload={"snapshot": {}}),
         telemetry(2, "我来运行 REPLY_COPY"),
-        reply(3, {"text": "先跑测试 THINKQ", "thought": True}, {"text": "我来运行这个命令。"}, shell_call("c1", "pytest -q")),
+        reply(
+            3,
+            {"text": "先跑测试 THINKQ", "thought": True},
+            {"text": "我来运行这个命令。"},
+            shell_call("c1", "pytest -q"),
+        ),
         result(4, "c1", "Command: pytest -q\nOutput: 2 failed TOOLQ\nExit Code: 1", exit_code=1, status="error"),
         telemetry(5, "完成 REPLYQ"),
         reply(6, {"text": "完成 REPLYQ。日本語: 完了。한국어: 완료."}),
@@ -91,8 +125,9 @@ def chat(qwen: Path, sid: str = SID) -> Path:
 
 
 def read(path: Path, cursor=None) -> list[Any]:
-    return list(ADAPTER.read(Source(provider="qwen", path=str(path), fingerprint=fingerprint(path), append_only=True),
-                             cursor))
+    return list(
+        ADAPTER.read(Source(provider="qwen", path=str(path), fingerprint=fingerprint(path), append_only=True), cursor)
+    )
 
 
 def described(items: list[Any]) -> list[tuple[Any, ...]]:
@@ -127,55 +162,133 @@ def test_a_result_without_a_recorded_exit_code_keeps_none(qwen: Path) -> None:
 
 def test_injected_user_records_are_never_human(qwen: Path) -> None:
     lines = [
-        rec(0, "user", provenance="real_user", message={"role": "user", "parts": [
-            {"text": "<system-reminder>\n1 background agent was restored.\n</system-reminder>"}, {"text": "继续 PROMPT2"}]}),
-        rec(1, "user", provenance="system", subtype="notification", message={"role": "user", "parts": [
-            {"text": "<task-notification>\n<status>completed</status>\n<result>SUBRESULT</result>\n</task-notification>"}]}),
-        rec(2, "user", provenance="system", subtype="agent_mention", message={"role": "user", "parts": [{"text": "@bob look"}]}),
+        rec(
+            0,
+            "user",
+            provenance="real_user",
+            message={
+                "role": "user",
+                "parts": [
+                    {"text": "<system-reminder>\n1 background agent was restored.\n</system-reminder>"},
+                    {"text": "继续 PROMPT2"},
+                ],
+            },
+        ),
+        rec(
+            1,
+            "user",
+            provenance="system",
+            subtype="notification",
+            message={
+                "role": "user",
+                "parts": [
+                    {
+                        "text": "<task-notification>\n<status>completed</status>\n<result>SUBRESULT</result>\n</task-notification>"
+                    }
+                ],
+            },
+        ),
+        rec(
+            2,
+            "user",
+            provenance="system",
+            subtype="agent_mention",
+            message={"role": "user", "parts": [{"text": "@bob look"}]},
+        ),
         rec(3, "user", message={"role": "user", "parts": [{"text": "an older record without provenance"}]}),
     ]
     assert [(k, o, t) for k, o, t, *_ in described(read(write(chat(qwen), lines)))] == [
         ("meta", "provider", "<system-reminder>\n1 background agent was restored.\n</system-reminder>"),
         ("user", "human", "继续 PROMPT2"),
-        ("meta", "agent", "<task-notification>\n<status>completed</status>\n<result>SUBRESULT</result>\n</task-notification>"),
+        (
+            "meta",
+            "agent",
+            "<task-notification>\n<status>completed</status>\n<result>SUBRESULT</result>\n</task-notification>",
+        ),
         ("meta", "provider", "@bob look"),
         ("user", "human", "an older record without provenance"),
     ]
 
 
 def test_a_compaction_summary_is_meta_and_its_kept_history_is_not_repeated(qwen: Path) -> None:
-    lines = [*conversation(), rec(7, "system", provenance="system", subtype="chat_compression", systemPayload={
-        "info": {"triggerReason": "manual"},
-        "compressedHistory": [
-            {"role": "user", "parts": [{"text": "<summary>会话摘要 SUMMARYQ</summary>\n\nResume the prior task."}]},
-            {"role": "model", "parts": [{"text": "Got it. Thanks for the additional context!"}]},
-            {"role": "user", "parts": [{"text": "请修复 迁移 PROMPTQ"}]},
-        ]})]
+    lines = [
+        *conversation(),
+        rec(
+            7,
+            "system",
+            provenance="system",
+            subtype="chat_compression",
+            systemPayload={
+                "info": {"triggerReason": "manual"},
+                "compressedHistory": [
+                    {
+                        "role": "user",
+                        "parts": [{"text": "<summary>会话摘要 SUMMARYQ</summary>\n\nResume the prior task."}],
+                    },
+                    {"role": "model", "parts": [{"text": "Got it. Thanks for the additional context!"}]},
+                    {"role": "user", "parts": [{"text": "请修复 迁移 PROMPTQ"}]},
+                ],
+            },
+        ),
+    ]
     items = read(write(chat(qwen), lines))
-    assert described(items)[-1][:3] == ("meta", "provider", "<summary>会话摘要 SUMMARYQ</summary>\n\nResume the prior task.")
+    assert described(items)[-1][:3] == (
+        "meta",
+        "provider",
+        "<summary>会话摘要 SUMMARYQ</summary>\n\nResume the prior task.",
+    )
     assert [e.text for e in events(items)].count("请修复 迁移 PROMPTQ") == 1
     assert len(events(items)) == 7
 
 
 def test_a_subagent_transcript_links_to_its_parent(qwen: Path) -> None:
     folder = qwen / "projects" / PROJECT / "subagents" / SID
-    sub = write(folder / "agent-general-purpose-call_9.jsonl", [
-        rec(0, "user", agentId="general-purpose-call_9", isSidechain=True,
-            message={"role": "user", "parts": [{"text": "run `echo SUBTOOL`"}]}),
-        reply(1, {"text": "SUBTHINK", "thought": True}, shell_call("c2", "echo SUBTOOL"), isSidechain=True),
-        rec(2, "tool_result", isSidechain=True, toolCallResult={"callId": "c2", "durationMs": 9},
-            message={"role": "user", "parts": [{"functionResponse": {"id": "c2", "response": {"output": "SUBTOOL"}}}]}),
-    ])
-    (folder / "agent-general-purpose-call_9.meta.json").write_text(json.dumps(
-        {"agentId": "general-purpose-call_9", "description": "运行子任务 marmot", "parentSessionId": SID,
-         "model": "qwen3-coder-flash"}, ensure_ascii=False), encoding="utf-8")
+    sub = write(
+        folder / "agent-general-purpose-call_9.jsonl",
+        [
+            rec(
+                0,
+                "user",
+                agentId="general-purpose-call_9",
+                isSidechain=True,
+                message={"role": "user", "parts": [{"text": "run `echo SUBTOOL`"}]},
+            ),
+            reply(1, {"text": "SUBTHINK", "thought": True}, shell_call("c2", "echo SUBTOOL"), isSidechain=True),
+            rec(
+                2,
+                "tool_result",
+                isSidechain=True,
+                toolCallResult={"callId": "c2", "durationMs": 9},
+                message={
+                    "role": "user",
+                    "parts": [{"functionResponse": {"id": "c2", "response": {"output": "SUBTOOL"}}}],
+                },
+            ),
+        ],
+    )
+    (folder / "agent-general-purpose-call_9.meta.json").write_text(
+        json.dumps(
+            {
+                "agentId": "general-purpose-call_9",
+                "description": "运行子任务 marmot",
+                "parentSessionId": SID,
+                "model": "qwen3-coder-flash",
+            },
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
     items = read(sub)
     s = last_session(items)
     assert s.native_id == f"agent-general-purpose-call_9@{SID}" and s.parent == f"qwen:{SID}"
     assert (s.title, s.title_source, s.model) == ("运行子任务 marmot", "agent", "qwen3-coder-plus")
     assert s.resume == resume_command(CWD, SID), "a subagent is resumed through its parent"
     assert [(e.kind, e.origin) for e in events(items)] == [
-        ("user", "provider"), ("reasoning", "agent"), ("tool_call", "agent"), ("tool_result", "tool")]
+        ("user", "provider"),
+        ("reasoning", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+    ]
     (folder / "agent-general-purpose-call_9.meta.json").unlink()
     assert last_session(read(sub)).title is None, "the .meta.json is optional"
 
@@ -240,9 +353,18 @@ def test_resume_commands_quote_hostile_ids_and_paths(qwen: Path, value: str) -> 
 
 def test_unknown_malformed_and_half_written_lines(qwen: Path) -> None:
     tail = json.dumps(prompt(9, "being written")).encode()
-    path = write(chat(qwen), [prompt(0, "first"), b'{"type": "user", oops\n', rec(2, "hologram"),
-                              rec(3, "system", subtype="brand_new_subtype"), "a string", prompt(5, "second")],
-                 raw_tail=tail[:30])
+    path = write(
+        chat(qwen),
+        [
+            prompt(0, "first"),
+            b'{"type": "user", oops\n',
+            rec(2, "hologram"),
+            rec(3, "system", subtype="brand_new_subtype"),
+            "a string",
+            prompt(5, "second"),
+        ],
+        raw_tail=tail[:30],
+    )
     items = read(path)
     assert [e.text for e in events(items)] == ["first", "second"]
     reasons = " | ".join(n.reason for n in notices(items))
@@ -275,12 +397,19 @@ def test_scanning_leaves_every_file_byte_identical(qwen: Path, monkeypatch, run)
     monkeypatch.setenv("VOYAGER_HOME", str(qwen.parent.parent / "data"))
     write(chat(qwen), conversation())
     folder = qwen / "projects" / PROJECT / "subagents" / SID
-    write(folder / "agent-a.jsonl", [rec(0, "user", isSidechain=True, message={"role": "user", "parts": [{"text": "t"}]})])
+    write(
+        folder / "agent-a.jsonl", [rec(0, "user", isSidechain=True, message={"role": "user", "parts": [{"text": "t"}]})]
+    )
     (folder / "agent-a.meta.json").write_text('{"description": "d"}')
 
     def tree() -> dict[str, tuple[str, int]]:
-        return {str(p.relative_to(qwen)): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
-                                           p.stat().st_mtime_ns) for p in sorted(qwen.rglob("*"))}
+        return {
+            str(p.relative_to(qwen)): (
+                hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
+                p.stat().st_mtime_ns,
+            )
+            for p in sorted(qwen.rglob("*"))
+        }
 
     before = tree()
     run.json("scan", "--json")
@@ -293,4 +422,6 @@ def test_a_record_whose_type_is_a_list_or_an_object_is_named_not_fatal(qwen: Pat
     odd = [rec(1, "x"), rec(2, "x")]
     odd[0]["type"], odd[1]["type"] = ["user"], {"t": 1}
     items = read(write(chat(qwen), [prompt(0, "first"), *odd, prompt(3, "second")]))
-    assert [e.text for e in events(items)] == ["first", "second"] and "record without a type" in notices(items)[0].reason
+    assert [e.text for e in events(items)] == ["first", "second"] and "record without a type" in notices(items)[
+        0
+    ].reason

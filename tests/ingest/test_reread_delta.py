@@ -59,9 +59,18 @@ def _streamed(evs: list[Event], before: object, hold: int | None = None) -> tupl
 def test_the_streamed_delta_yields_what_the_whole_one_does() -> None:
     _, two = reread_delta("gemini:s", numbered("a", "b"), None)
     _, none = reread_delta("gemini:s", [], None)
-    cases = [(numbered("a", "b"), None), (numbered("a", "b"), two), (numbered("a", "b", "c"), two),
-             (numbered("a", "B", "c"), two), (numbered("a"), two), ([], two), (numbered("a"), none), ([], none),
-             (numbered("a"), ["x", "y"]), (numbered("a"), [5])]
+    cases = [
+        (numbered("a", "b"), None),
+        (numbered("a", "b"), two),
+        (numbered("a", "b", "c"), two),
+        (numbered("a", "B", "c"), two),
+        (numbered("a"), two),
+        ([], two),
+        (numbered("a"), none),
+        ([], none),
+        (numbered("a"), ["x", "y"]),
+        (numbered("a"), [5]),
+    ]
     for evs, before in cases:
         assert _streamed(evs, before) == reread_delta("gemini:s", evs, before), (evs, before)
 

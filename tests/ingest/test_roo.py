@@ -21,8 +21,13 @@ def storage(home: Path, app: str = "Code") -> Path:
     return home / ".config" / app / "User" / "globalStorage" / EXT
 
 
-def write_task(root: Path, task_id: str, ui_messages: list[Any] | None, item: dict[str, Any] | None = None,
-               api: list[Any] | None = None) -> Path:
+def write_task(
+    root: Path,
+    task_id: str,
+    ui_messages: list[Any] | None,
+    item: dict[str, Any] | None = None,
+    api: list[Any] | None = None,
+) -> Path:
     folder = root / "tasks" / task_id
     folder.mkdir(parents=True, exist_ok=True)
     if ui_messages is not None:
@@ -50,7 +55,11 @@ def parent_task() -> list[dict[str, Any]]:
     return [
         say(1767600000000, "text", "重构支付模块，拆成两个子任务 REFACTOR_LIME"),
         say(1767600000100, "api_req_started", json.dumps({"tokensIn": 50, "tokensOut": 10, "cost": 0})),
-        ask(1767600000200, "tool", json.dumps({"tool": "newTask", "mode": "code", "content": "拆分 PaymentService DELEGATE_LIME"})),
+        ask(
+            1767600000200,
+            "tool",
+            json.dumps({"tool": "newTask", "mode": "code", "content": "拆分 PaymentService DELEGATE_LIME"}),
+        ),
         say(1767600000300, "subtask_result", "PaymentService 已拆分 RETURNED_LIME"),
         say(1767600000400, "condense_context", "", contextCondense={"summary": "对话摘要 SUMMARY_LIME", "cost": 0.01}),
         say(1767600000500, "completion_result", "重构完成。日本語: 完了。한국어: 완료 DONE_LIME"),
@@ -67,7 +76,9 @@ def child_task() -> list[dict[str, Any]]:
 
 
 def read(folder: Path) -> list[Any]:
-    return list(ADAPTER.read(Source(provider="roo", path=str(folder), fingerprint=fingerprint(folder), append_only=False)))
+    return list(
+        ADAPTER.read(Source(provider="roo", path=str(folder), fingerprint=fingerprint(folder), append_only=False))
+    )
 
 
 def session_of(items: list[Any]) -> Session:
@@ -76,35 +87,86 @@ def session_of(items: list[Any]) -> Session:
 
 def test_a_subtask_links_to_its_parent_and_its_prompt_is_the_parents(tmp_path: Path) -> None:
     root = storage(tmp_path)
-    parent = write_task(root, PARENT, parent_task(), {"id": PARENT, "number": 1, "ts": 1767600000500,
-                                                      "task": "重构支付模块，拆成两个子任务 REFACTOR_LIME", "workspace": "/home/dev/pay",
-                                                      "tokensIn": 900, "tokensOut": 120, "mode": "orchestrator"})
-    child = write_task(root, CHILD, child_task(), {"id": CHILD, "number": 2, "ts": 1767600000240,
-                                                   "task": "拆分 PaymentService DELEGATE_LIME", "workspace": "/home/dev/pay",
-                                                   "parentTaskId": PARENT, "rootTaskId": PARENT})
+    parent = write_task(
+        root,
+        PARENT,
+        parent_task(),
+        {
+            "id": PARENT,
+            "number": 1,
+            "ts": 1767600000500,
+            "task": "重构支付模块，拆成两个子任务 REFACTOR_LIME",
+            "workspace": "/home/dev/pay",
+            "tokensIn": 900,
+            "tokensOut": 120,
+            "mode": "orchestrator",
+        },
+    )
+    child = write_task(
+        root,
+        CHILD,
+        child_task(),
+        {
+            "id": CHILD,
+            "number": 2,
+            "ts": 1767600000240,
+            "task": "拆分 PaymentService DELEGATE_LIME",
+            "workspace": "/home/dev/pay",
+            "parentTaskId": PARENT,
+            "rootTaskId": PARENT,
+        },
+    )
     p_items, c_items = read(parent), read(child)
     assert [(e.kind, e.origin) for e in events(p_items)] == [
-        ("user", "human"), ("tool_call", "agent"), ("meta", "agent"), ("meta", "provider"), ("assistant", "agent")]
+        ("user", "human"),
+        ("tool_call", "agent"),
+        ("meta", "agent"),
+        ("meta", "provider"),
+        ("assistant", "agent"),
+    ]
     assert events(p_items)[3].text == "对话摘要 SUMMARY_LIME", "a condensing keeps its summary as meta"
     assert events(p_items)[1].tool == "newTask"
     ps = session_of(p_items)
     assert (ps.parent, ps.cwd, ps.title, ps.title_source, ps.tokens_in, ps.resume) == (
-        None, "/home/dev/pay", "重构支付模块，拆成两个子任务 REFACTOR_LIME", "prompt", 900, None)
+        None,
+        "/home/dev/pay",
+        "重构支付模块，拆成两个子任务 REFACTOR_LIME",
+        "prompt",
+        900,
+        None,
+    )
     assert [(e.kind, e.origin) for e in events(c_items)] == [
-        ("user", "provider"), ("tool_call", "agent"), ("tool_result", "tool"), ("assistant", "agent")]
+        ("user", "provider"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+    ]
     cs = session_of(c_items)
     assert cs.parent == f"roo:{PARENT}" and cs.native_id == CHILD
     assert probe(str(parent)) == "ui_messages"
 
 
 def test_api_view_of_a_subtask_is_not_a_persons_either(tmp_path: Path) -> None:
-    folder = write_task(storage(tmp_path), CHILD, None, {"id": CHILD, "task": "t", "parentTaskId": PARENT},
-                        api=[{"role": "user", "content": [{"type": "text", "text": "<task>\n子任务 SUBTASK_LIME\n</task>"}]},
-                             {"role": "assistant", "content": [{"type": "reasoning", "text": "想一想 THINK_LIME"},
-                                                                {"type": "text", "text": "好的"}]},
-                             {"role": "user", "content": [{"type": "text", "text": "<feedback>\n继续 ONWARD_LIME\n</feedback>"}]}])
+    folder = write_task(
+        storage(tmp_path),
+        CHILD,
+        None,
+        {"id": CHILD, "task": "t", "parentTaskId": PARENT},
+        api=[
+            {"role": "user", "content": [{"type": "text", "text": "<task>\n子任务 SUBTASK_LIME\n</task>"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "reasoning", "text": "想一想 THINK_LIME"}, {"type": "text", "text": "好的"}],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "<feedback>\n继续 ONWARD_LIME\n</feedback>"}]},
+        ],
+    )
     assert [(e.kind, e.origin) for e in events(read(folder))] == [
-        ("user", "provider"), ("reasoning", "agent"), ("assistant", "agent"), ("user", "human")]
+        ("user", "provider"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("user", "human"),
+    ]
 
 
 def test_broken_and_missing_pieces(tmp_path: Path) -> None:
@@ -113,8 +175,9 @@ def test_broken_and_missing_pieces(tmp_path: Path) -> None:
     (broken / "ui_messages.json").write_text('[{"ts": 1, "type": "say", "say": "text", "text": "half')
     (notice,) = read(broken)
     assert isinstance(notice, Notice) and notice.fatal and notice.transient
-    odd = write_task(root, "odd", [say(1, "text", "the task"), 7, {"type": "whisper"}, say(2, "text", "a reply")],
-                     item=None)
+    odd = write_task(
+        root, "odd", [say(1, "text", "the task"), 7, {"type": "whisper"}, say(2, "text", "a reply")], item=None
+    )
     (root / "tasks" / "odd" / "history_item.json").write_text("not json")
     items = read(odd)
     assert [e.text for e in events(items)] == ["the task", "a reply"]
@@ -141,8 +204,12 @@ def test_vscode_user_dirs_per_platform() -> None:
     env = {"HOME": "/h", "APPDATA": "/w", "XDG_CONFIG_HOME": "/x"}
     assert vscode_user_dirs(env, ("Code",), platform="linux") == [Path("/x/Code/User")]
     assert vscode_user_dirs({"HOME": "/h"}, ("Code", "Cursor"), platform="linux") == [
-        Path("/h/.config/Code/User"), Path("/h/.config/Cursor/User")]
-    assert vscode_user_dirs(env, ("VSCodium",), platform="darwin") == [Path("/h/Library/Application Support/VSCodium/User")]
+        Path("/h/.config/Code/User"),
+        Path("/h/.config/Cursor/User"),
+    ]
+    assert vscode_user_dirs(env, ("VSCodium",), platform="darwin") == [
+        Path("/h/Library/Application Support/VSCodium/User")
+    ]
     assert vscode_user_dirs(env, ("Code",), platform="win32") == [Path("/w/Code/User")]
 
 
@@ -161,7 +228,9 @@ def test_scan_is_read_only_and_a_rewrite_replaces_the_task(home: Path, run) -> N
     tree = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir" for p in root.rglob("*")}
     doc = json.loads(run("scan", "--json").stdout)
     assert doc["providers"]["roo"] == 2
-    assert {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir" for p in root.rglob("*")} == tree
+    assert {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir" for p in root.rglob("*")
+    } == tree
     (folder / "ui_messages.json").write_text(json.dumps(parent_task(), ensure_ascii=False), encoding="utf-8")
     doc = json.loads(run("scan", "--json").stdout)
     assert doc["changed"] == 1 and doc["events_removed"] == 1 and doc["events_added"] == 5

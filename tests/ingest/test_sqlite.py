@@ -27,7 +27,11 @@ def test_a_text_cell_that_is_not_utf8_costs_only_its_bad_bytes(tmp_path: Path) -
     # every adapter reading a store with one such cell lost the store.
     db = _db(tmp_path)
     conn = connect_readonly(db)
-    assert [r["text"] for r in conn.execute("SELECT text FROM messages ORDER BY id")] == ["first", "A\ufffd\ufffdB", "third"]
+    assert [r["text"] for r in conn.execute("SELECT text FROM messages ORDER BY id")] == [
+        "first",
+        "A\ufffd\ufffdB",
+        "third",
+    ]
     conn.close()
     opened = open_store(str(db), "Test", {"messages": frozenset({"text"})})
     assert isinstance(opened, tuple) and opened[0].execute("SELECT count(*) FROM messages").fetchone()[0] == 3

@@ -46,29 +46,62 @@ def _chunk(folder: Path, entries: list[dict[str, Any]]) -> str:
 
 
 def message(eid: str, role: str, text: str, n: int, **extra: Any) -> dict[str, Any]:
-    return {"type": "message", "id": eid, "role": role, "content": [{"type": "text", "text": text}],
-            "createdAt": T0 + n, "updatedAt": T0 + n, "source": "turn_start" if role == "user" else "harness", **extra}
+    return {
+        "type": "message",
+        "id": eid,
+        "role": role,
+        "content": [{"type": "text", "text": text}],
+        "createdAt": T0 + n,
+        "updatedAt": T0 + n,
+        "source": "turn_start" if role == "user" else "harness",
+        **extra,
+    }
 
 
-def effect(eid: str, command: str, n: int, *, status: str = "completed", returncode: int | None = 0,
-           stdout: str = "", stderr: str = "") -> dict[str, Any]:
+def effect(
+    eid: str,
+    command: str,
+    n: int,
+    *,
+    status: str = "completed",
+    returncode: int | None = 0,
+    stdout: str = "",
+    stderr: str = "",
+) -> dict[str, Any]:
     state: dict[str, Any] = {"status": status}
     if status not in ("running", "pending"):
         structured: dict[str, Any] = {"command": command, "stdout": stdout, "stderr": stderr}
         if returncode is not None:
             structured["returncode"] = returncode
-        state["output"] = {"type": "success" if status == "completed" else "error", "content": [],
-                           "structured_content": structured}
-    return {"type": "effect", "id": eid, "createdAt": T0 + n, "updatedAt": T0 + n + 5,
-            "detail": {"kind": "tool", "toolName": "file_system.bash", "input": {"command": command, "timeout_seconds": 120}},
-            "state": state}
+        state["output"] = {
+            "type": "success" if status == "completed" else "error",
+            "content": [],
+            "structured_content": structured,
+        }
+    return {
+        "type": "effect",
+        "id": eid,
+        "createdAt": T0 + n,
+        "updatedAt": T0 + n + 5,
+        "detail": {
+            "kind": "tool",
+            "toolName": "file_system.bash",
+            "input": {"command": command, "timeout_seconds": 120},
+        },
+        "state": state,
+    }
 
 
 def turn_one() -> list[dict[str, Any]]:
     return [
         message("user-1", "user", "迁移失败了 PROMPT_ONE_q1 — 请看看 ERR_MIGRATE_77", 1),
-        {"type": "reasoning", "id": "reasoning-1", "text": "THINK_ONE_q1 look at the migration log", "summary": [],
-         "createdAt": T0 + 2},
+        {
+            "type": "reasoning",
+            "id": "reasoning-1",
+            "text": "THINK_ONE_q1 look at the migration log",
+            "summary": [],
+            "createdAt": T0 + 2,
+        },
         message("assistant-1", "assistant", "我来运行测试。", 3),
         effect("effect-1", "pytest -q tests/test_migrate.py", 4, returncode=1, stdout="TOOLOUT_ONE_q1 1 failed"),
         message("assistant-2", "assistant", "REPLY_ONE_q1 データベース移行を修正しました", 6),
@@ -83,10 +116,19 @@ class Unified:
         self.sid = sid
         self.gen = 0
 
-    def publish(self, entries: list[dict[str, Any]] | None, *, chunked: bool = True, split: int = 0,
-                meta: dict[str, Any] | None = None, identity: dict[str, Any] | None = None,
-                title: str | None = None, point: bool = True, fmt: str = "mistral.vibe.unified-session-store/v1",
-                inline: list[dict[str, Any]] | None = None) -> str:
+    def publish(
+        self,
+        entries: list[dict[str, Any]] | None,
+        *,
+        chunked: bool = True,
+        split: int = 0,
+        meta: dict[str, Any] | None = None,
+        identity: dict[str, Any] | None = None,
+        title: str | None = None,
+        point: bool = True,
+        fmt: str = "mistral.vibe.unified-session-store/v1",
+        inline: list[dict[str, Any]] | None = None,
+    ) -> str:
         """Write a new generation holding ``entries`` (in two chunks when ``split``), and point CURRENT at it."""
         self.gen += 8
         gen = f"{self.gen:016d}"
@@ -95,38 +137,91 @@ class Unified:
         if chunked and entries is not None:
             parts = [entries[:split], entries[split:]] if split else [entries]
             chunks = [_chunk(self.folder, p) for p in parts]
-        snapshot = {"format": "harness.public-session-state/v1",
-                    "session": {"id": self.sid, "createdAt": T0, "updatedAt": T0 + 99_000, "title": title,
-                                "titleSource": "auto", "tokenUsage": {"inputTokens": 300, "outputTokens": 60}},
-                    "history": {"entries": inline or [], "range": "latest"}}
-        _doc(gdir / "projection-state.json", {"projection_state_version": 1, "session_id": self.sid, "snapshot": snapshot})
-        _doc(gdir / "runtime-state.json", {"identity": identity or {"kind": "root", "session_id": self.sid},
-                                           "session_metadata": {"active_model": "mock", "cwd": CWD}})
+        snapshot = {
+            "format": "harness.public-session-state/v1",
+            "session": {
+                "id": self.sid,
+                "createdAt": T0,
+                "updatedAt": T0 + 99_000,
+                "title": title,
+                "titleSource": "auto",
+                "tokenUsage": {"inputTokens": 300, "outputTokens": 60},
+            },
+            "history": {"entries": inline or [], "range": "latest"},
+        }
+        _doc(
+            gdir / "projection-state.json",
+            {"projection_state_version": 1, "session_id": self.sid, "snapshot": snapshot},
+        )
+        _doc(
+            gdir / "runtime-state.json",
+            {
+                "identity": identity or {"kind": "root", "session_id": self.sid},
+                "session_metadata": {"active_model": "mock", "cwd": CWD},
+            },
+        )
         # The model-context copy of the same conversation: never to be read.
-        ck = _chunk(self.folder, [{"message": {"role": "user", "content": [{"type": "text", "text": "STALE_CHECKPOINT"}]},
-                                   "source": "history"}])
+        ck = _chunk(
+            self.folder,
+            [
+                {
+                    "message": {"role": "user", "content": [{"type": "text", "text": "STALE_CHECKPOINT"}]},
+                    "source": "history",
+                }
+            ],
+        )
         _doc(gdir / "checkpoint.json", {"checkpoint_version": 1, "context": {"messages": []}})
-        _doc(gdir / "manifest.json", {"generation": gen, "manifest_version": 1, "session_id": self.sid,
-                                      "checkpoint": {"chunks": [ck], "path": "checkpoint.json"},
-                                      "projection_state": {"chunks": chunks, "path": "projection-state.json"},
-                                      "runtime_state": {"chunks": None, "path": "runtime-state.json"}})
+        _doc(
+            gdir / "manifest.json",
+            {
+                "generation": gen,
+                "manifest_version": 1,
+                "session_id": self.sid,
+                "checkpoint": {"chunks": [ck], "path": "checkpoint.json"},
+                "projection_state": {"chunks": chunks, "path": "projection-state.json"},
+                "runtime_state": {"chunks": None, "path": "runtime-state.json"},
+            },
+        )
         journal = self.folder / "journal" / f"{self.gen + 1:016d}.jsonl"
         journal.parent.mkdir(parents=True, exist_ok=True)
-        journal.write_text(json.dumps({"type": "projection_delta", "payload": {"delta": [
-            {"op": "append_entry", "entry": message("j", "user", "STALE_JOURNAL", 0)}]}}) + "\n")
+        journal.write_text(
+            json.dumps(
+                {
+                    "type": "projection_delta",
+                    "payload": {"delta": [{"op": "append_entry", "entry": message("j", "user", "STALE_JOURNAL", 0)}]},
+                }
+            )
+            + "\n"
+        )
         if meta is not None:
             _doc(self.folder / "meta.json", meta)
         if point:
-            _doc(self.folder / "CURRENT", {"generation": gen, "session_id": self.sid, "snapshot_sequence": self.gen,
-                                           "store_format": fmt, "store_format_minor": 10})
+            _doc(
+                self.folder / "CURRENT",
+                {
+                    "generation": gen,
+                    "session_id": self.sid,
+                    "snapshot_sequence": self.gen,
+                    "store_format": fmt,
+                    "store_format_minor": 10,
+                },
+            )
         return gen
 
 
 def meta_json(sid: str = SID, **extra: Any) -> dict[str, Any]:
-    return {"session_id": sid, "parent_session_id": None, "start_time": "2026-12-01T08:09:00.351000+00:00",
-            "end_time": "2026-12-01T08:09:05.865000+00:00", "git_branch": None,
-            "environment": {"working_directory": CWD}, "title": None, "title_source": "auto",
-            "config": {"active_model": "mock", "model_name": "mistral-medium-3.5"}, **extra}
+    return {
+        "session_id": sid,
+        "parent_session_id": None,
+        "start_time": "2026-12-01T08:09:00.351000+00:00",
+        "end_time": "2026-12-01T08:09:05.865000+00:00",
+        "git_branch": None,
+        "environment": {"working_directory": CWD},
+        "title": None,
+        "title_source": "auto",
+        "config": {"active_model": "mock", "model_name": "mistral-medium-3.5"},
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -153,15 +248,29 @@ def sources(root: Path) -> list[Source]:
 def test_unified_session_maps_every_kind_once(root: Path) -> None:
     u = Unified(root)
     u.publish(turn_one()[:2], meta=meta_json())  # an older generation: turn one, half
-    u.publish(turn_one() + [message("user-6", "user", "第二轮 PROMPT_TWO_q1", 20),
-                            message("assistant-7", "assistant", "NOTE_TWO_q1 완료", 21)], split=3, meta=meta_json())
+    u.publish(
+        turn_one()
+        + [
+            message("user-6", "user", "第二轮 PROMPT_TWO_q1", 20),
+            message("assistant-7", "assistant", "NOTE_TWO_q1 완료", 21),
+        ],
+        split=3,
+        meta=meta_json(),
+    )
     items = read_all(root)
     evs = events(items)
     texts = " ".join(e.text for e in evs)
     assert "STALE" not in texts  # neither the checkpoint copy nor the journal
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("reasoning", "agent"), ("assistant", "agent"), ("tool_call", "agent"),
-        ("tool_result", "tool"), ("assistant", "agent"), ("user", "human"), ("assistant", "agent")]
+        ("user", "human"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("assistant", "agent"),
+        ("user", "human"),
+        ("assistant", "agent"),
+    ]
     assert [e.seq for e in evs] == list(range(8))
     call, result = evs[3], evs[4]
     assert call.text == "pytest -q tests/test_migrate.py" and call.tool == "file_system.bash"
@@ -179,8 +288,11 @@ def test_a_later_copy_of_an_entry_replaces_it_in_place(root: Path) -> None:
     u = Unified(root)
     running = effect("effect-9", "make build", 1, status="running")
     done = effect("effect-9", "make build", 1, returncode=0, stdout="BUILD_OK_77")
-    u.publish([message("u", "user", "build it", 0), running, message("a", "assistant", "started", 2), done], split=2,
-              meta=meta_json())
+    u.publish(
+        [message("u", "user", "build it", 0), running, message("a", "assistant", "started", 2), done],
+        split=2,
+        meta=meta_json(),
+    )
     evs = events(read_all(root))
     assert [e.kind for e in evs] == ["user", "tool_call", "tool_result", "assistant"]
     assert evs[2].text == "BUILD_OK_77" and evs[2].exit_code == 0
@@ -188,8 +300,13 @@ def test_a_later_copy_of_an_entry_replaces_it_in_place(root: Path) -> None:
 
 def test_a_running_effect_has_no_result_and_a_failed_one_is_an_error(root: Path) -> None:
     u = Unified(root)
-    u.publish([effect("e1", "sleep 100", 1, status="running"),
-               effect("e2", "false", 2, status="failed", returncode=None, stderr="boom")], meta=meta_json())
+    u.publish(
+        [
+            effect("e1", "sleep 100", 1, status="running"),
+            effect("e2", "false", 2, status="failed", returncode=None, stderr="boom"),
+        ],
+        meta=meta_json(),
+    )
     evs = events(read_all(root))
     assert [e.kind for e in evs] == ["tool_call", "tool_call", "tool_result"]
     assert evs[2].is_error and evs[2].exit_code is None and evs[2].text == "boom"
@@ -204,8 +321,10 @@ def test_inline_history_when_the_manifest_lists_no_chunks(root: Path) -> None:
 def test_a_subagent_session_links_its_parent_and_its_prompt_is_not_a_person(root: Path) -> None:
     parent = "11111111-2222-3333-4444-555555555555"
     u = Unified(root, sid="66666666-7777-8888-9999-000000000000")
-    u.publish([message("u", "user", "SUBTASK_q1 list the files", 0), message("a", "assistant", "done", 1)],
-              identity={"kind": "subagent", "parent_session_id": parent})  # no meta.json: Vibe writes none for one
+    u.publish(
+        [message("u", "user", "SUBTASK_q1 list the files", 0), message("a", "assistant", "done", 1)],
+        identity={"kind": "subagent", "parent_session_id": parent},
+    )  # no meta.json: Vibe writes none for one
     items = read_all(root)
     s = last_session(items)
     assert s.parent == f"vibe:{parent}" and s.cwd == CWD and s.model == "mock"
@@ -215,10 +334,15 @@ def test_a_subagent_session_links_its_parent_and_its_prompt_is_not_a_person(root
 
 def test_unknown_entries_and_sources_are_named_and_kept_out_of_prompts(root: Path) -> None:
     u = Unified(root)
-    u.publish([message("u", "user", "real prompt", 0),
-               message("q", "user", "queued by a loop", 1, source="scheduled_loop"),
-               {"type": "hologram", "id": "h"},
-               {"type": "notice", "id": "n", "text": "Context compacted", "createdAt": T0}], meta=meta_json())
+    u.publish(
+        [
+            message("u", "user", "real prompt", 0),
+            message("q", "user", "queued by a loop", 1, source="scheduled_loop"),
+            {"type": "hologram", "id": "h"},
+            {"type": "notice", "id": "n", "text": "Context compacted", "createdAt": T0},
+        ],
+        meta=meta_json(),
+    )
     items = read_all(root)
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [("user", "human"), ("meta", "provider"), ("meta", "provider")]
@@ -244,8 +368,10 @@ def test_a_pointer_to_nowhere_or_an_unknown_format_fails_the_session_with_a_reas
     _doc(u.folder / "CURRENT", {"generation": "../../../etc", "session_id": SID})
     [n] = [i for i in read_all(root) if isinstance(i, Notice)]
     assert n.fatal and "generation" in n.reason
-    _doc(u.folder / "CURRENT", {"generation": "0000000000000099", "session_id": SID,
-                                "store_format": "mistral.vibe.unified-session-store/v1"})
+    _doc(
+        u.folder / "CURRENT",
+        {"generation": "0000000000000099", "session_id": SID, "store_format": "mistral.vibe.unified-session-store/v1"},
+    )
     [n] = [i for i in read_all(root) if isinstance(i, Notice)]
     assert n.fatal and n.transient
     u.publish(turn_one(), meta=meta_json(), fmt="mistral.vibe.unified-session-store/v2")
@@ -313,33 +439,61 @@ LEGACY_SID = "c01fc521-783c-2afd-91df-fe044995fe5d"
 def legacy_lines() -> list[dict[str, Any]]:
     return [
         {"role": "user", "content": "PROMPT_L1 迁移 ERR_MIGRATE_77", "injected": False, "message_id": "m1"},
-        {"role": "assistant", "content": "我来运行这个命令。", "reasoning_content": "THINK_L1 check it",
-         "tool_calls": [{"id": "call_1", "index": 0, "type": "function",
-                         "function": {"name": "bash", "arguments": json.dumps({"command": "echo TOOLOUT_L1 完成"})}}]},
-        {"role": "tool", "content": "command: echo TOOLOUT_L1 完成\nexit_code: 0\nstdout: TOOLOUT_L1 完成\n",
-         "name": "bash", "tool_call_id": "call_1",
-         "tool_result": {"output": {"exit_code": 0, "stdout": "TOOLOUT_L1 完成\n", "returncode": 0}}},
+        {
+            "role": "assistant",
+            "content": "我来运行这个命令。",
+            "reasoning_content": "THINK_L1 check it",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "index": 0,
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": json.dumps({"command": "echo TOOLOUT_L1 完成"})},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "content": "command: echo TOOLOUT_L1 完成\nexit_code: 0\nstdout: TOOLOUT_L1 完成\n",
+            "name": "bash",
+            "tool_call_id": "call_1",
+            "tool_result": {"output": {"exit_code": 0, "stdout": "TOOLOUT_L1 完成\n", "returncode": 0}},
+        },
         {"role": "user", "content": "<compaction summary> NOT_A_PROMPT_L1", "injected": True},
-        {"role": "assistant", "content": "REPLY_L1 完成",
-         "tool_calls": [{"id": "call_2", "function": {"name": "grep", "arguments": json.dumps({"pattern": "数据"})}}]},
+        {
+            "role": "assistant",
+            "content": "REPLY_L1 完成",
+            "tool_calls": [
+                {"id": "call_2", "function": {"name": "grep", "arguments": json.dumps({"pattern": "数据"})}}
+            ],
+        },
     ]
 
 
 def legacy_meta(sid: str = LEGACY_SID, **extra: Any) -> dict[str, Any]:
-    return {"session_id": sid, "parent_session_id": None, "start_time": "2026-12-01T08:09:14.034290+00:00",
-            "end_time": "2026-12-01T08:09:18.037390+00:00", "git_branch": "main",
-            "environment": {"working_directory": CWD}, "title": None, "title_source": "auto",
-            "config": {"active_model": "mock", "models": {"mock": {"name": "mock-model", "alias": "mock"}}},
-            "stats": {"session_prompt_tokens": 300, "session_completion_tokens": 60},
-            "system_prompt": {"role": "system", "content": "STALE_SYSTEM_PROMPT"}, **extra}
+    return {
+        "session_id": sid,
+        "parent_session_id": None,
+        "start_time": "2026-12-01T08:09:14.034290+00:00",
+        "end_time": "2026-12-01T08:09:18.037390+00:00",
+        "git_branch": "main",
+        "environment": {"working_directory": CWD},
+        "title": None,
+        "title_source": "auto",
+        "config": {"active_model": "mock", "models": {"mock": {"name": "mock-model", "alias": "mock"}}},
+        "stats": {"session_prompt_tokens": 300, "session_completion_tokens": 60},
+        "system_prompt": {"role": "system", "content": "STALE_SYSTEM_PROMPT"},
+        **extra,
+    }
 
 
 def legacy_folder(root: Path, sid: str = LEGACY_SID) -> Path:
     return root / f"session_20261201_080914_{sid[:8]}"
 
 
-def write_legacy(root: Path, lines: list[Any], *, sid: str = LEGACY_SID, meta: dict[str, Any] | None = None,
-                 raw_tail: bytes = b"") -> Path:
+def write_legacy(
+    root: Path, lines: list[Any], *, sid: str = LEGACY_SID, meta: dict[str, Any] | None = None, raw_tail: bytes = b""
+) -> Path:
     folder = legacy_folder(root, sid)
     write(folder / "messages.jsonl", lines, raw_tail=raw_tail)
     _doc(folder / "meta.json", meta or legacy_meta(sid))
@@ -347,12 +501,22 @@ def write_legacy(root: Path, lines: list[Any], *, sid: str = LEGACY_SID, meta: d
 
 
 def test_legacy_session_maps_every_kind(root: Path) -> None:
-    write_legacy(root, legacy_lines() + [{"role": "system", "content": "STALE_SYSTEM_PROMPT"}, {"role": "critic", "content": "?"}])
+    write_legacy(
+        root,
+        legacy_lines() + [{"role": "system", "content": "STALE_SYSTEM_PROMPT"}, {"role": "critic", "content": "?"}],
+    )
     items = read_all(root)
     evs = events(items)
     assert [(e.kind, e.origin) for e in evs] == [
-        ("user", "human"), ("reasoning", "agent"), ("assistant", "agent"), ("tool_call", "agent"),
-        ("tool_result", "tool"), ("meta", "provider"), ("assistant", "agent"), ("tool_call", "agent")]
+        ("user", "human"),
+        ("reasoning", "agent"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+        ("tool_result", "tool"),
+        ("meta", "provider"),
+        ("assistant", "agent"),
+        ("tool_call", "agent"),
+    ]
     assert evs[3].text == "echo TOOLOUT_L1 完成" and evs[3].call_id == "call_1" == evs[4].call_id
     assert evs[4].exit_code == 0 and evs[7].text == '{"pattern":"数据"}' and evs[7].tool == "grep"
     assert all(e.ts is None for e in evs)  # Vibe's legacy log has no per-message times: none are invented
@@ -403,8 +567,10 @@ def test_legacy_title_cut_from_the_prompt_is_the_prompts_even_after_a_resumed_re
 
 
 def test_single_file_sessions_of_vibe_1(root: Path) -> None:
-    _doc(root / "session_20250101_101010_abcd1234.json",
-         {"metadata": legacy_meta("abcd1234-0000-0000-0000-000000000000"), "messages": legacy_lines()[:3]})
+    _doc(
+        root / "session_20250101_101010_abcd1234.json",
+        {"metadata": legacy_meta("abcd1234-0000-0000-0000-000000000000"), "messages": legacy_lines()[:3]},
+    )
     items = read_all(root)
     assert last_session(items).id == "vibe:abcd1234-0000-0000-0000-000000000000"
     assert [e.kind for e in events(items)] == ["user", "reasoning", "assistant", "tool_call", "tool_result"]
@@ -426,7 +592,11 @@ def test_a_session_in_both_layouts_is_read_once_from_the_unified_store(root: Pat
 def test_voyager_vibe_home_is_authoritative_then_vibe_home_then_home(tmp_path: Path) -> None:
     for name in ("ours", "theirs", "home/.vibe"):
         Unified(tmp_path / name / "logs" / "session").publish(turn_one(), meta=meta_json())
-    env = {"HOME": str(tmp_path / "home"), "VIBE_HOME": str(tmp_path / "theirs"), "VOYAGER_VIBE_HOME": str(tmp_path / "ours")}
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "VIBE_HOME": str(tmp_path / "theirs"),
+        "VOYAGER_VIBE_HOME": str(tmp_path / "ours"),
+    }
     assert [Path(s.path).parents[3].name for s in ADAPTER.discover(env)] == ["ours"]
     del env["VOYAGER_VIBE_HOME"]
     assert [Path(s.path).parents[3].name for s in ADAPTER.discover(env)] == ["theirs"]
@@ -435,14 +605,17 @@ def test_voyager_vibe_home_is_authoritative_then_vibe_home_then_home(tmp_path: P
     assert len(list(ADAPTER.discover(env))) == 1
 
 
-HOSTILE_ID = "x'; rm -rf ~ $(touch /tmp/pwned) `id` \"q\" \nnext"
+HOSTILE_ID = 'x\'; rm -rf ~ $(touch /tmp/pwned) `id` "q" \nnext'
 HOSTILE_CWD = "/tmp/a b/$(reboot)/`id`/'quote'/\nline;&|"
 
 
 def test_resume_commands_quote_hostile_ids_and_paths(root: Path) -> None:
-    Unified(root, sid=HOSTILE_ID, folder_name="f00d").publish(turn_one(), meta=meta_json(HOSTILE_ID, environment={
-        "working_directory": HOSTILE_CWD}))
-    write_legacy(root, legacy_lines(), meta=legacy_meta(HOSTILE_ID[::-1], environment={"working_directory": HOSTILE_CWD}))
+    Unified(root, sid=HOSTILE_ID, folder_name="f00d").publish(
+        turn_one(), meta=meta_json(HOSTILE_ID, environment={"working_directory": HOSTILE_CWD})
+    )
+    write_legacy(
+        root, legacy_lines(), meta=legacy_meta(HOSTILE_ID[::-1], environment={"working_directory": HOSTILE_CWD})
+    )
     resumes = [i.resume for i in read_all(root) if hasattr(i, "resume")]
     assert len(resumes) >= 2
     for cmd in resumes:
@@ -506,7 +679,8 @@ def test_resume_commands_run_the_agent_with_the_exact_id_in_the_exact_directory(
     cwd.mkdir()
     root = tmp_path / "vibe" / "logs" / "session"
     Unified(root, sid=ident, folder_name="f00d").publish(
-        turn_one(), meta=meta_json(ident, environment={"working_directory": str(cwd)}))
+        turn_one(), meta=meta_json(ident, environment={"working_directory": str(cwd)})
+    )
     write_legacy(root, legacy_lines(), meta=legacy_meta(ident + " 2", environment={"working_directory": str(cwd)}))
     bin_dir, log = tmp_path / "bin", tmp_path / "argv.log"
     bin_dir.mkdir()
@@ -543,8 +717,9 @@ def test_a_source_or_status_that_is_a_list_or_an_object_costs_only_its_entry(roo
     # Both were tested against frozensets: a list or an object raised TypeError (unhashable) out of the read.
     odd_status = effect("e9", "ls", 7)
     odd_status["state"]["status"] = ["completed"]
-    Unified(root).publish(turn_one() + [message("u9", "user", "ODD_SOURCE", 8, source={"s": 1}), odd_status],
-                          meta=meta_json())
+    Unified(root).publish(
+        turn_one() + [message("u9", "user", "ODD_SOURCE", 8, source={"s": 1}), odd_status], meta=meta_json()
+    )
     texts = [e.text for e in events(read_all(root))]
     assert texts[0].startswith("迁移失败了 PROMPT_ONE_q1") and "ODD_SOURCE" in texts and "ls" in texts
 

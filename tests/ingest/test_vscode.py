@@ -16,19 +16,23 @@ def test_user_dirs_per_platform():
     assert vscode_user_dirs(env, "Cursor", platform="linux") == [Path("/h/.config/Cursor/User")]
     assert vscode_user_dirs({**env, "XDG_CONFIG_HOME": "/x"}, "Code", platform="linux") == [Path("/x/Code/User")]
     assert vscode_user_dirs({**env, "XDG_CONFIG_HOME": "/x"}, "Code", platform="darwin") == [
-        Path("/h/Library/Application Support/Code/User")]
+        Path("/h/Library/Application Support/Code/User")
+    ]
 
 
-@pytest.mark.parametrize("uri, path", [
-    ("file:///home/me/a%20b", "/home/me/a b"),
-    ("file:///home/me/%E6%95%B0%E6%8D%AE", "/home/me/数据"),
-    ("file://server/share/x", "/share/x"),
-    ("file:///c%3A/Users/me", "c:/Users/me"),
-    ("vscode-remote://ssh-remote%2Bbox/srv/app", "/srv/app"),
-    ("https://example.com/x", None),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "uri, path",
+    [
+        ("file:///home/me/a%20b", "/home/me/a b"),
+        ("file:///home/me/%E6%95%B0%E6%8D%AE", "/home/me/数据"),
+        ("file://server/share/x", "/share/x"),
+        ("file:///c%3A/Users/me", "c:/Users/me"),
+        ("vscode-remote://ssh-remote%2Bbox/srv/app", "/srv/app"),
+        ("https://example.com/x", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_uri_path(uri, path):
     assert uri_path(uri) == path
 
@@ -43,7 +47,11 @@ def test_key_ranges_use_the_index_and_match_prefixes_only(tmp_path):
     assert key_range("bubbleId:a:") == ("bubbleId:a:", "bubbleId:a;")
     assert [k for k, _ in items(conn, "cursorDiskKV", "bubbleId:a:")] == ["bubbleId:a:1", "bubbleId:a:2"]
     assert has_prefix(conn, "cursorDiskKV", "composerData:") and not has_prefix(conn, "cursorDiskKV", "nope:")
-    plan = " ".join(str(tuple(r)) for r in conn.execute(
-        "EXPLAIN QUERY PLAN SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", key_range("bubbleId:")))
+    plan = " ".join(
+        str(tuple(r))
+        for r in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", key_range("bubbleId:")
+        )
+    )
     assert "USING INDEX" in plan, plan
     conn.close()

@@ -34,13 +34,20 @@ def write_db(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
-    rows = [("e1", CONV, "2026-04-07 08:55:40", query("修复登录错误 PROMPT_WARP"), CWD, "Completed", "auto-genius"),
-            ("e2", CONV, "2026-04-07 08:55:45.123456", "[]", CWD, "Completed", "auto-genius"),  # an agent step
-            ("e3", CONV, "2026-04-07 08:56:00", query("再运行测试 PROMPT2_WARP 日本語も"), CWD, "Completed", "auto")]
-    conn.executemany("INSERT INTO ai_queries (exchange_id, conversation_id, start_ts, input, working_directory, "
-                     "output_status, model_id) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    conn.execute("INSERT INTO agent_conversations (conversation_id, conversation_data, last_modified_at) "
-                 "VALUES (?, ?, ?)", (CONV, json.dumps({"conversation_usage_metadata": {}}), "2026-04-07 08:56:10"))
+    rows = [
+        ("e1", CONV, "2026-04-07 08:55:40", query("修复登录错误 PROMPT_WARP"), CWD, "Completed", "auto-genius"),
+        ("e2", CONV, "2026-04-07 08:55:45.123456", "[]", CWD, "Completed", "auto-genius"),  # an agent step
+        ("e3", CONV, "2026-04-07 08:56:00", query("再运行测试 PROMPT2_WARP 日本語も"), CWD, "Completed", "auto"),
+    ]
+    conn.executemany(
+        "INSERT INTO ai_queries (exchange_id, conversation_id, start_ts, input, working_directory, "
+        "output_status, model_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.execute(
+        "INSERT INTO agent_conversations (conversation_id, conversation_data, last_modified_at) VALUES (?, ?, ?)",
+        (CONV, json.dumps({"conversation_usage_metadata": {}}), "2026-04-07 08:56:10"),
+    )
     conn.execute("INSERT INTO blocks (stylized_command) VALUES (?)", (b"echo TERMINAL_WARP",))
     conn.commit()
     conn.close()
@@ -71,8 +78,10 @@ def test_an_unchanged_conversation_is_not_read_again(home: Path, run) -> None:
     conn.close()
     assert scan(run)["events_added"] == 0
     conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO ai_queries (exchange_id, conversation_id, start_ts, input) VALUES (?, ?, ?, ?)",
-                 ("e4", CONV, "2026-04-07 09:00:00", query("第三个问题 PROMPT3_WARP")))
+    conn.execute(
+        "INSERT INTO ai_queries (exchange_id, conversation_id, start_ts, input) VALUES (?, ?, ?, ?)",
+        ("e4", CONV, "2026-04-07 09:00:00", query("第三个问题 PROMPT3_WARP")),
+    )
     conn.commit()
     conn.close()
     assert scan(run)["changed"] == 1 and one(run, "PROMPT3_WARP", "user", "human")

@@ -51,10 +51,19 @@ def test_doctor_before_any_scan_names_the_store(home, run):
 
 def test_legacy_chat_read_and_rescanned_per_tab(home, run):
     ws = home / APP / "workspaceStorage" / "w1"
-    chat = {"tabs": [
-        {"tabId": "t1", "chatTitle": "旧聊天", "bubbles": [{"type": "user", "text": "怎么部署 WSPROMPT"},
-                                                         {"type": "ai", "text": "WSREPLY use the script"}]},
-        {"tabId": "t2", "bubbles": [{"type": 1, "text": "WSPROMPT2 second tab"}]}]}
+    chat = {
+        "tabs": [
+            {
+                "tabId": "t1",
+                "chatTitle": "旧聊天",
+                "bubbles": [
+                    {"type": "user", "text": "怎么部署 WSPROMPT"},
+                    {"type": "ai", "text": "WSREPLY use the script"},
+                ],
+            },
+            {"tabId": "t2", "bubbles": [{"type": 1, "text": "WSPROMPT2 second tab"}]},
+        ]
+    }
     kv_db(ws / "state.vscdb", items={"aiChat.chatdata": chat, "unrelated.editor.key": "{}"})
     (ws / "workspace.json").write_text(json.dumps({"folder": "file:///home/dev/site"}))
     before = tree(home)

@@ -54,10 +54,17 @@ class Db:
         self.n = 0
 
     def session(self, sid: str, **cols: Any) -> None:
-        row = {"id": sid, "directory": CWD, "title": "修复登录", "time_created": 1796112000000,
-               "time_updated": 1796112060000, **cols}
-        self.conn.execute(f"INSERT INTO session ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                          tuple(row.values()))
+        row = {
+            "id": sid,
+            "directory": CWD,
+            "title": "修复登录",
+            "time_created": 1796112000000,
+            "time_updated": 1796112060000,
+            **cols,
+        }
+        self.conn.execute(
+            f"INSERT INTO session ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+        )
 
     def message(self, sid: str, role: str, *parts: dict[str, Any], at: str, **data: Any) -> str:
         self.n += 1
@@ -65,14 +72,18 @@ class Db:
         self.conn.execute("INSERT INTO message VALUES (?, ?, ?, ?)", (mid, sid, at, json.dumps({"role": role, **data})))
         for i, part in enumerate(parts):
             # Ids deliberately out of order: a message's parts sort by their time, then id.
-            self.conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?)",
-                              (f"part-{self.n:03d}-{9 - i}", mid, sid, f"{at[:-1]}{i}", json.dumps(part, ensure_ascii=False)))
+            self.conn.execute(
+                "INSERT INTO part VALUES (?, ?, ?, ?, ?)",
+                (f"part-{self.n:03d}-{9 - i}", mid, sid, f"{at[:-1]}{i}", json.dumps(part, ensure_ascii=False)),
+            )
         return mid
 
     def usage(self, sid: str, model: str, tokens_in: int, tokens_out: int) -> None:
-        self.conn.execute("INSERT INTO model_usage (session_id, model_id, input_tokens, output_tokens, "
-                          "cache_read_input_tokens, started_at) VALUES (?, ?, ?, ?, ?, ?)",
-                          (sid, model, tokens_in, tokens_out, 5, 1796112000000 + self.n))
+        self.conn.execute(
+            "INSERT INTO model_usage (session_id, model_id, input_tokens, output_tokens, "
+            "cache_read_input_tokens, started_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (sid, model, tokens_in, tokens_out, 5, 1796112000000 + self.n),
+        )
 
     def source(self) -> Source:
         return Source(provider="zcode", path=str(self.path), fingerprint=fingerprint(self.path, wal=True))
@@ -83,16 +94,44 @@ class Db:
 
 def turn(db: Db, sid: str = "s1") -> None:
     db.message(sid, "user", {"type": "text", "text": "登录失败了，帮我看看 ZC_PROMPT"}, at="2026-12-01T08:00:01Z")
-    db.message(sid, "assistant", {"type": "thinking", "thinking": "先看认证 ZC_THINK"},
-               {"type": "text", "text": "我来运行测试"},
-               {"type": "tool_use", "id": "call-1", "name": "Bash", "input": {"command": "go test ./auth 测试"}},
-               at="2026-12-01T08:00:02Z", model={"modelID": "glm-4.6"})
-    db.message(sid, "user", {"type": "tool_result", "tool_use_id": "call-1", "content": "FAIL ログイン ZC_TOOLOUT",
-                             "is_error": True, "exit_code": 1}, at="2026-12-01T08:00:03Z")
-    db.message(sid, "assistant", {"type": "tool", "name": "Read", "id": "call-2",
-                                  "state": {"status": "completed", "input": {"file_path": "auth.go"},
-                                            "output": "package auth 로그인", "metadata": {"exit": 0}}},
-               {"type": "text", "text": "修好了 ZC_REPLY"}, at="2026-12-01T08:00:04Z")
+    db.message(
+        sid,
+        "assistant",
+        {"type": "thinking", "thinking": "先看认证 ZC_THINK"},
+        {"type": "text", "text": "我来运行测试"},
+        {"type": "tool_use", "id": "call-1", "name": "Bash", "input": {"command": "go test ./auth 测试"}},
+        at="2026-12-01T08:00:02Z",
+        model={"modelID": "glm-4.6"},
+    )
+    db.message(
+        sid,
+        "user",
+        {
+            "type": "tool_result",
+            "tool_use_id": "call-1",
+            "content": "FAIL ログイン ZC_TOOLOUT",
+            "is_error": True,
+            "exit_code": 1,
+        },
+        at="2026-12-01T08:00:03Z",
+    )
+    db.message(
+        sid,
+        "assistant",
+        {
+            "type": "tool",
+            "name": "Read",
+            "id": "call-2",
+            "state": {
+                "status": "completed",
+                "input": {"file_path": "auth.go"},
+                "output": "package auth 로그인",
+                "metadata": {"exit": 0},
+            },
+        },
+        {"type": "text", "text": "修好了 ZC_REPLY"},
+        at="2026-12-01T08:00:04Z",
+    )
     db.usage(sid, "glm-4.6", 100, 20)
 
 
@@ -146,8 +185,10 @@ def test_untouched_sessions_come_back_unchanged_and_a_changed_one_is_read_again(
     again = db.read(cursor)
     assert [i.session for i in again if isinstance(i, Unchanged)] == ["zcode:s1"]
     assert drafts(again, "zcode:s2")[-1] == ("user", "human", "再检查一次 ZC_AGAIN")
-    db.conn.execute("UPDATE part SET data = ? WHERE message_id = 'msg-001'",
-                    (json.dumps({"type": "text", "text": "改过的 ZC_EDITED"}, ensure_ascii=False),))
+    db.conn.execute(
+        "UPDATE part SET data = ? WHERE message_id = 'msg-001'",
+        (json.dumps({"type": "text", "text": "改过的 ZC_EDITED"}, ensure_ascii=False),),
+    )
     edited = db.read(cursor)
     assert "zcode:s1" not in {i.session for i in edited if isinstance(i, Unchanged)}
 
@@ -161,16 +202,23 @@ def test_a_second_scan_reads_only_the_session_that_changed(db: Db, run) -> None:
     db.message("s2", "assistant", {"type": "text", "text": "补充一句 ZC_MORE"}, at="2026-12-01T09:00:00Z")
     second = run.json("scan", "--json")
     assert (second["changed"], second["events_added"], second["events_removed"]) == (1, 9, 8)
-    assert {s["session_id"]: s["events"] for s in run.json("list", "--json")["sessions"]} == {"zcode:s1": 8,
-                                                                                            "zcode:s2": 9}
+    assert {s["session_id"]: s["events"] for s in run.json("list", "--json")["sessions"]} == {
+        "zcode:s1": 8,
+        "zcode:s2": 9,
+    }
 
 
 def test_bad_rows_are_named_and_cost_only_themselves(db: Db) -> None:
     db.session("s1")
     db.message("s1", "user", {"type": "text", "text": "好的 ZC_OK"}, at="2026-12-01T08:00:01Z")
     db.conn.execute("INSERT INTO part VALUES ('p-bad', 'msg-001', 's1', '2026-12-01T08:00:09Z', '{broken')")
-    db.message("s1", "assistant", {"type": "hologram", "x": 1}, {"type": "text", "text": "还在 ZC_STILL"},
-               at="2026-12-01T08:00:02Z")
+    db.message(
+        "s1",
+        "assistant",
+        {"type": "hologram", "x": 1},
+        {"type": "text", "text": "还在 ZC_STILL"},
+        at="2026-12-01T08:00:02Z",
+    )
     db.conn.execute("INSERT INTO message VALUES ('m-bad', 's1', '2026-12-01T08:00:03Z', 'nope')")
     items = db.read()
     assert [t for _, _, t in drafts(items)] == ["好的 ZC_OK", "还在 ZC_STILL"]
@@ -197,11 +245,14 @@ def test_rows_still_in_the_wal_are_read_and_nothing_is_created(home: Path) -> No
     folder = d.path.parent
     assert (folder / "db.sqlite-wal").stat().st_size > 0
     listing = sorted(p.name for p in folder.iterdir())
-    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if not p.name.endswith("-shm")}
+    before = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if not p.name.endswith("-shm")
+    }
     assert len(drafts(d.read())) == 8
     assert sorted(p.name for p in folder.iterdir()) == listing
-    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()
-            if not p.name.endswith("-shm")} == before
+    assert {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if not p.name.endswith("-shm")
+    } == before
     d.conn.close()
 
 
@@ -218,8 +269,9 @@ def test_a_database_of_another_shape_is_reported_not_read(tmp_path: Path) -> Non
     assert probe(tmp_path / "garbage.sqlite") == "unreadable"
 
 
-def test_the_voyager_variable_is_authoritative(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               db: Db) -> None:
+def test_the_voyager_variable_is_authoritative(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db: Db
+) -> None:
     db.session("s1")
     monkeypatch.setenv("VOYAGER_ZCODE_HOME", str(tmp_path / "nowhere"))
     found = list(ADAPTER.discover(dict(os.environ)))

@@ -24,25 +24,56 @@ SCHEMA = """CREATE TABLE threads (id TEXT PRIMARY KEY, summary TEXT NOT NULL, up
 
 def modern(prompt: str = "终端里跑一下测试，看看 test_login 为什么失败") -> dict[str, Any]:
     return {
-        "version": "0.3.0", "title": "登录测试失败", "updated_at": "2026-11-02T10:00:05Z",
+        "version": "0.3.0",
+        "title": "登录测试失败",
+        "updated_at": "2026-11-02T10:00:05Z",
         "model": {"provider": "zed.dev", "model": "claude-sonnet-4"},
         "cumulative_token_usage": {"input_tokens": 1200, "output_tokens": 340},
         "messages": [
-            {"User": {"id": "u1", "content": [
-                {"Text": prompt},
-                {"Mention": {"uri": "file:///home/dev/app/tests/test_login.py", "content": "def test_login(): MENTIONED_FILE_BODY"}},
-                {"Image": {"source": "aGVsbG8=", "size": {"width": 1, "height": 1}}}]}},
-            {"Agent": {"content": [
-                {"Thinking": {"text": "先运行 pytest 看错误", "signature": None}},
-                {"RedactedThinking": "opaque"},
-                {"Text": "我先在终端运行测试。"},
-                {"ToolUse": {"id": "tool_1", "name": "terminal", "raw_input": "{\"command\":\"pytest -q tests/test_login.py\",\"cd\":\"app\"}",
-                             "input": {"command": "pytest -q tests/test_login.py", "cd": "app"}, "is_input_complete": True}},
-                {"FutureContent": {"x": 1}}],
-                "tool_results": {"tool_1": {"tool_use_id": "tool_1", "tool_name": "terminal", "is_error": True,
-                                            "content": {"Text": "FAILED tests/test_login.py::test_login - 密码哈希不匹配 ERR_HASH_9"},
-                                            "output": None}},
-                "reasoning_details": None}},
+            {
+                "User": {
+                    "id": "u1",
+                    "content": [
+                        {"Text": prompt},
+                        {
+                            "Mention": {
+                                "uri": "file:///home/dev/app/tests/test_login.py",
+                                "content": "def test_login(): MENTIONED_FILE_BODY",
+                            }
+                        },
+                        {"Image": {"source": "aGVsbG8=", "size": {"width": 1, "height": 1}}},
+                    ],
+                }
+            },
+            {
+                "Agent": {
+                    "content": [
+                        {"Thinking": {"text": "先运行 pytest 看错误", "signature": None}},
+                        {"RedactedThinking": "opaque"},
+                        {"Text": "我先在终端运行测试。"},
+                        {
+                            "ToolUse": {
+                                "id": "tool_1",
+                                "name": "terminal",
+                                "raw_input": '{"command":"pytest -q tests/test_login.py","cd":"app"}',
+                                "input": {"command": "pytest -q tests/test_login.py", "cd": "app"},
+                                "is_input_complete": True,
+                            }
+                        },
+                        {"FutureContent": {"x": 1}},
+                    ],
+                    "tool_results": {
+                        "tool_1": {
+                            "tool_use_id": "tool_1",
+                            "tool_name": "terminal",
+                            "is_error": True,
+                            "content": {"Text": "FAILED tests/test_login.py::test_login - 密码哈希不匹配 ERR_HASH_9"},
+                            "output": None,
+                        }
+                    },
+                    "reasoning_details": None,
+                }
+            },
             "Resume",
             {"Agent": {"content": [{"Text": "哈希算法改成了 argon2，测试还在用 bcrypt。"}], "tool_results": {}}},
         ],
@@ -51,25 +82,53 @@ def modern(prompt: str = "终端里跑一下测试，看看 test_login 为什么
 
 
 def subagent(parent: str) -> dict[str, Any]:
-    return {"version": "0.3.0", "title": "查找 bcrypt", "updated_at": "2026-11-02T10:01:00Z",
-            "subagent_context": {"parent_thread_id": parent, "depth": 1},
-            "messages": [{"User": {"id": "s1", "content": [{"Text": "在仓库里找出所有 bcrypt 调用 SUBAGENT_TASK_1"}]}},
-                         {"Agent": {"content": [{"Text": "找到 3 处 bcrypt 调用 SUBAGENT_DONE"}], "tool_results": {}}}]}
+    return {
+        "version": "0.3.0",
+        "title": "查找 bcrypt",
+        "updated_at": "2026-11-02T10:01:00Z",
+        "subagent_context": {"parent_thread_id": parent, "depth": 1},
+        "messages": [
+            {"User": {"id": "s1", "content": [{"Text": "在仓库里找出所有 bcrypt 调用 SUBAGENT_TASK_1"}]}},
+            {"Agent": {"content": [{"Text": "找到 3 处 bcrypt 调用 SUBAGENT_DONE"}], "tool_results": {}}},
+        ],
+    }
 
 
 def legacy() -> dict[str, Any]:
-    return {"version": "0.2.0", "summary": "旧线程", "updated_at": "2025-03-01T08:00:00Z",
-            "initial_project_snapshot": {"worktree_snapshots": [{"worktree_path": "/home/dev/legacy", "git_state": None}]},
-            "messages": [
-                {"id": 1, "role": "user", "segments": [{"type": "text", "text": "列出 src 目录 LEGACY_PROMPT"}],
-                 "context": "<files>src/main.rs LEGACY_CONTEXT</files>", "tool_uses": [], "tool_results": []},
-                {"id": 2, "role": "assistant",
-                 "segments": [{"type": "thinking", "text": "用 list_directory", "signature": None},
-                              {"type": "text", "text": "好的 LEGACY_REPLY"}],
-                 "tool_uses": [{"id": "t1", "name": "list_directory", "input": {"path": "src"}}],
-                 "tool_results": [{"tool_use_id": "t1", "is_error": False, "content": "main.rs\nlib.rs LEGACY_TOOLOUT", "output": None}]},
-                {"id": 3, "role": "system", "segments": [{"type": "text", "text": "SYSTEM_PROMPT_NOT_INDEXED"}]},
-            ]}
+    return {
+        "version": "0.2.0",
+        "summary": "旧线程",
+        "updated_at": "2025-03-01T08:00:00Z",
+        "initial_project_snapshot": {"worktree_snapshots": [{"worktree_path": "/home/dev/legacy", "git_state": None}]},
+        "messages": [
+            {
+                "id": 1,
+                "role": "user",
+                "segments": [{"type": "text", "text": "列出 src 目录 LEGACY_PROMPT"}],
+                "context": "<files>src/main.rs LEGACY_CONTEXT</files>",
+                "tool_uses": [],
+                "tool_results": [],
+            },
+            {
+                "id": 2,
+                "role": "assistant",
+                "segments": [
+                    {"type": "thinking", "text": "用 list_directory", "signature": None},
+                    {"type": "text", "text": "好的 LEGACY_REPLY"},
+                ],
+                "tool_uses": [{"id": "t1", "name": "list_directory", "input": {"path": "src"}}],
+                "tool_results": [
+                    {
+                        "tool_use_id": "t1",
+                        "is_error": False,
+                        "content": "main.rs\nlib.rs LEGACY_TOOLOUT",
+                        "output": None,
+                    }
+                ],
+            },
+            {"id": 3, "role": "system", "segments": [{"type": "text", "text": "SYSTEM_PROMPT_NOT_INDEXED"}]},
+        ],
+    }
 
 
 def write_db(home: Path, rows: list[tuple], *, base: str = ".local/share/zed") -> Path:
@@ -83,12 +142,29 @@ def write_db(home: Path, rows: list[tuple], *, base: str = ".local/share/zed") -
     return db
 
 
-def row(tid: str, doc: dict[str, Any] | bytes, *, compressed: bool = True, parent: str | None = None,
-        folders: str | None = "/home/dev/app", order: str | None = "0", updated: str = "2026-11-02T10:00:05+00:00") -> tuple:
+def row(
+    tid: str,
+    doc: dict[str, Any] | bytes,
+    *,
+    compressed: bool = True,
+    parent: str | None = None,
+    folders: str | None = "/home/dev/app",
+    order: str | None = "0",
+    updated: str = "2026-11-02T10:00:05+00:00",
+) -> tuple:
     raw = doc if isinstance(doc, bytes) else json.dumps(doc, ensure_ascii=False).encode()
     title = doc.get("title") or doc.get("summary") if isinstance(doc, dict) else "broken"
-    return (tid, title, updated, "zstd" if compressed else "json", _C.compress(raw) if compressed else raw.decode(),
-            parent, folders, order, updated)
+    return (
+        tid,
+        title,
+        updated,
+        "zstd" if compressed else "json",
+        _C.compress(raw) if compressed else raw.decode(),
+        parent,
+        folders,
+        order,
+        updated,
+    )
 
 
 def test_peer_sample(home, run):
@@ -103,16 +179,27 @@ def test_peer_sample(home, run):
 
 
 def test_documented_shape(home, run, tmp_path):
-    write_db(home, [
-        row("t-main", modern()),
-        row("t-sub", subagent("t-main"), parent="t-main"),
-        row("t-legacy", legacy(), compressed=False, folders=None, order=None, updated="2025-03-01T08:00:00+00:00"),
-        row("t-broken", b"\x00 not json at all", updated="2026-11-03T00:00:00+00:00"),
-        ("t-odd", "odd", "2026-11-03T00:00:00+00:00", "brotli", b"xx", None, None, None, None),
-        row("t-folders", {"version": "0.3.0", "title": "多目录", "updated_at": "2026-11-04T00:00:00Z",
-                          "messages": [{"User": {"id": "f", "content": [{"Text": "FOLDER_ORDER_PROMPT"}]}}]},
-            folders="/a/first-sorted\n/b/opened-first", order="1,0"),
-    ])
+    write_db(
+        home,
+        [
+            row("t-main", modern()),
+            row("t-sub", subagent("t-main"), parent="t-main"),
+            row("t-legacy", legacy(), compressed=False, folders=None, order=None, updated="2025-03-01T08:00:00+00:00"),
+            row("t-broken", b"\x00 not json at all", updated="2026-11-03T00:00:00+00:00"),
+            ("t-odd", "odd", "2026-11-03T00:00:00+00:00", "brotli", b"xx", None, None, None, None),
+            row(
+                "t-folders",
+                {
+                    "version": "0.3.0",
+                    "title": "多目录",
+                    "updated_at": "2026-11-04T00:00:00Z",
+                    "messages": [{"User": {"id": "f", "content": [{"Text": "FOLDER_ORDER_PROMPT"}]}}],
+                },
+                folders="/a/first-sorted\n/b/opened-first",
+                order="1,0",
+            ),
+        ],
+    )
     before = tree(home)
     res = run("scan", "--json")
     doc = json.loads(res.stdout)
@@ -124,7 +211,9 @@ def test_documented_shape(home, run, tmp_path):
     calls = search(run, '"pytest -q tests/test_login.py"')
     assert [(h["kind"], h["tool"]) for h in calls] == [("tool_call", "terminal")]  # the command, not JSON
     out = search(run, "ERR_HASH_9")
-    assert [(h["kind"], h["origin"], h["tool"], h["exit_code"]) for h in out] == [("tool_result", "tool", "terminal", None)]
+    assert [(h["kind"], h["origin"], h["tool"], h["exit_code"]) for h in out] == [
+        ("tool_result", "tool", "terminal", None)
+    ]
     assert kinds(run, "argon2") == [("assistant", "agent")]
     assert kinds(run, "THREAD_SUMMARY_X") == [("meta", "provider")]
     # The subagent's prompt came from the parent agent, and its thread is linked to the parent.
@@ -155,8 +244,10 @@ def test_only_threads_whose_row_changed_are_read_again(home, run, tmp_path):
     conn = sqlite3.connect(db)  # Zed rewrites the whole row when a thread gets a new turn
     doc = subagent("t-main")
     doc["messages"].append({"User": {"id": "s2", "content": [{"Text": "再确认一次 SUB_FOLLOWUP"}]}})
-    conn.execute("UPDATE threads SET data = ?, updated_at = ? WHERE id = 't-sub'",
-                 (_C.compress(json.dumps(doc, ensure_ascii=False).encode()), "2026-11-02T10:02:00+00:00"))
+    conn.execute(
+        "UPDATE threads SET data = ?, updated_at = ? WHERE id = 't-sub'",
+        (_C.compress(json.dumps(doc, ensure_ascii=False).encode()), "2026-11-02T10:02:00+00:00"),
+    )
     conn.commit()
     conn.close()
     again = run.json("scan", "--json")
@@ -212,7 +303,11 @@ def test_voyager_variable_is_authoritative(home, run, tmp_path):
 
 def test_small_shapes():
     assert result_text([{"type": "text", "text": "a"}, {"Text": "b"}, {"text": "c"}, {"Image": {}}]) == "a\nb\nc"
-    assert first_folder("/a\n/b", "1,0") == "/b" and first_folder("/a", "garbage") == "/a" and first_folder(None, None) is None
+    assert (
+        first_folder("/a\n/b", "1,0") == "/b"
+        and first_folder("/a", "garbage") == "/a"
+        and first_folder(None, None) is None
+    )
 
 
 def test_a_thread_past_the_blob_cap_is_named_once(home, run, monkeypatch):
@@ -221,4 +316,6 @@ def test_a_thread_past_the_blob_cap_is_named_once(home, run, monkeypatch):
     write_db(home, [row("t-main", modern()), row("t-big", b'{"title": "' + b"x" * (1 << 18) + b'"}')])
     res = run("scan", "--json")
     (line,) = [ln for ln in res.stderr.splitlines() if "t-big" in ln]
-    assert line.endswith("(VOYAGER_MAX_JSON_BYTES); skipped") and line.count("skipped") == 2, line  # "voyager: skipped …"
+    assert line.endswith("(VOYAGER_MAX_JSON_BYTES); skipped") and line.count("skipped") == 2, (
+        line
+    )  # "voyager: skipped …"

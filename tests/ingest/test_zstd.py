@@ -52,8 +52,11 @@ def backend(request):
 @pytest.mark.parametrize("layout", ["frame per line", "lines per frame", "one frame"])
 def test_lines_whatever_the_framing(tmp_path, backend, layout):
     text = [line + "\n" for line in LINES]
-    data = {"frame per line": frames(*text), "lines per frame": frames(text[0], "".join(text[1:])),
-            "one frame": frames("".join(text))}[layout]
+    data = {
+        "frame per line": frames(*text),
+        "lines per frame": frames(text[0], "".join(text[1:])),
+        "one frame": frames("".join(text)),
+    }[layout]
     p = tmp_path / "session.jsonl.zstd"
     p.write_bytes(data)
     lines, notices = lines_of(p)
@@ -164,6 +167,9 @@ def test_without_an_implementation_the_notice_says_what_to_install(tmp_path):
             zstd.decompress_blob(frames(b"{}"))
         n = zstd.missing_notice("/x", "Zed", fatal=True)
         assert n.fatal and n.transient
-        assert n.reason == "no zstd implementation installed (an incomplete install): `pip install zstandard` to read Zed sessions"
+        assert (
+            n.reason
+            == "no zstd implementation installed (an incomplete install): `pip install zstandard` to read Zed sessions"
+        )
     finally:
         zstd.use_backend(*before)

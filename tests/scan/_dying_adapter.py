@@ -16,7 +16,11 @@ from voyager_sessions.ingest.adapters.claude import ClaudeAdapter
 class DyingAdapter(ClaudeAdapter):
     def read(self, source, cursor=None):
         victim = os.environ.get("VOYAGER_TEST_DIE_ON")
-        if not victim or not source.path.endswith(victim) or str(os.getpid()) == os.environ.get("VOYAGER_TEST_WRITER_PID"):
+        if (
+            not victim
+            or not source.path.endswith(victim)
+            or str(os.getpid()) == os.environ.get("VOYAGER_TEST_WRITER_PID")
+        ):
             return super().read(source, cursor)
         return self._dying(super().read(source, cursor), int(os.environ.get("VOYAGER_TEST_DIE_AFTER", "0")))
 

@@ -33,8 +33,14 @@ _IMPORTED = (
 
 
 def _adapters_imported_by_a_scan(data: Path) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", _IMPORTED, str(data)], capture_output=True, text=True,
-                         env=dict(os.environ), timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, str(data)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+        check=True,
+    )
     return set(json.loads(out.stdout))
 
 
@@ -52,8 +58,13 @@ def test_a_refresh_imports_only_the_agents_that_are_there(home):
     # A store that appears later is found by the next scan (its place's ancestor changed).
     write_codex(home, codex_session_lines())
     assert "codex" in _adapters_imported_by_a_scan(data)
-    res = subprocess.run([sys.executable, "-m", "voyager_sessions", "search", "postgres", "--json"],
-                         capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    res = subprocess.run(
+        [sys.executable, "-m", "voyager_sessions", "search", "postgres", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
     assert json.loads(res.stdout)["total"] >= 1
 
 
@@ -75,7 +86,9 @@ def _homes() -> list[Path]:
 def test_every_source_lies_where_its_adapter_says_it_looks(source_home, tmp_path):
     home = tmp_path / "home"
     shutil.copytree(source_home, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
-    env = {k: v for k, v in os.environ.items() if k not in set(agent_variables()) | {"XDG_CONFIG_HOME", "XDG_DATA_HOME"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in set(agent_variables()) | {"XDG_CONFIG_HOME", "XDG_DATA_HOME"}
+    }
     env["HOME"] = str(home)
     for name in adapters.PROVIDERS:
         adapter = adapters.get(name)

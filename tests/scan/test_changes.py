@@ -75,8 +75,12 @@ def test_a_refresh_sees_exactly_what_a_full_rescan_sees(home, tmp_path, monkeypa
         check("create")
         claude.write_text("".join(lines[:4]), encoding="utf-8")  # rewrite, shorter
         check("rewrite")
-        write_claude(home, claude_session_lines(sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f"), project="-home-dev-new",
-                     sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f")
+        write_claude(
+            home,
+            claude_session_lines(sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f"),
+            project="-home-dev-new",
+            sid="aaaaaaaa-7b3d-4c21-9e8f-0a1b2c3d4e5f",
+        )
         check("new-project")
         entries = [{"sessionId": CLAUDE_SID, "customTitle": "zanzibar named"}]
         (claude.parent / "sessions-index.json").write_text(json.dumps({"version": 1, "entries": entries}))
@@ -85,7 +89,9 @@ def test_a_refresh_sees_exactly_what_a_full_rescan_sees(home, tmp_path, monkeypa
         synth_opencode.write_v1(db, convs)  # a SQLite store appears
         check("sqlite-create")
         conn = sqlite3.connect(db)
-        conn.execute("UPDATE session SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0001abcdef'")
+        conn.execute(
+            "UPDATE session SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0001abcdef'"
+        )
         conn.execute("DELETE FROM session WHERE id = 'ses_0002abcdef'")
         conn.commit()
         conn.close()

@@ -65,13 +65,17 @@ def test_sigkill_at_random_points_then_rescan(home):
         # Give the next scan work: grow some files, rewrite one, add one.
         victim = convs[rng.randrange(len(convs))]
         more = synth.generate(seed=1000 + trial, messages=20, output_bytes=200, session_id=victim.id)
-        grown = synth.Conversation(**{**{f: getattr(victim, f) for f in victim.__struct_fields__}, "turns": victim.turns + more.turns})
+        grown = synth.Conversation(
+            **{**{f: getattr(victim, f) for f in victim.__struct_fields__}, "turns": victim.turns + more.turns}
+        )
         idx = convs.index(victim)
         convs[idx] = grown
         (synth.write_claude if idx % 2 == 0 else synth.write_codex)(grown, projects if idx % 2 == 0 else codex)
         new = synth.generate(seed=5000 + trial, messages=30)
         convs.append(new)
-        (synth.write_claude if len(convs) % 2 == 1 else synth.write_codex)(new, projects if len(convs) % 2 == 1 else codex)
+        (synth.write_claude if len(convs) % 2 == 1 else synth.write_codex)(
+            new, projects if len(convs) % 2 == 1 else codex
+        )
         if trial < 0:
             t0 = time.monotonic()
             subprocess.run(exe, env=env, check=True, timeout=120)

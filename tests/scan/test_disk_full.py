@@ -60,8 +60,13 @@ def test_the_watcher_keeps_retrying_after_a_full_disk():
         stop.set()
         return "ok"
 
-    keep_fresh(scan, interval=0.001, on_error=lambda exc, d: errors.append((str(exc), d)), stop=stop,
-               on_scan=lambda s: calls.append(s))
+    keep_fresh(
+        scan,
+        interval=0.001,
+        on_error=lambda exc, d: errors.append((str(exc), d)),
+        stop=stop,
+        on_scan=lambda s: calls.append(s),
+    )
     assert calls == ["scan", "scan", "scan", "ok"]
     assert [e for e, _ in errors] == ["no space left on device (/data/index)"] * 2
     assert errors[1][1] > errors[0][1]

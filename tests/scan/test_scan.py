@@ -263,7 +263,9 @@ def test_copied_lines_from_another_session_do_not_collide(home):
     lines = claude_session_lines()
     write_claude(home, lines)
     fork = "aaaaaaaa-1111-4222-8333-444444444444"
-    write_claude(home, lines[:3] + [lines[5].replace("guard", "fork-only-guard")], sid=fork)  # lines keep the old sessionId
+    write_claude(
+        home, lines[:3] + [lines[5].replace("guard", "fork-only-guard")], sid=fork
+    )  # lines keep the old sessionId
     scan(data_dir())
     assert {h.session_id for h in _search("marmalade").hits} == {f"claude:{CLAUDE_SID}", f"claude:{fork}"}
     assert _search("parse_config_v2", kinds=["assistant"]).total == 2
@@ -301,7 +303,12 @@ def test_codex_prompt_is_not_doubled_when_a_scan_lands_between_its_two_copies(ho
 def test_an_archived_rollout_keeps_its_session_and_checkpoint(home, run):
     p = write_codex(home, codex_session_lines())
     run("scan")
-    assert run("checkpoint", "save", "codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "--objective", "zebraquux goal").exit_code == 0
+    assert (
+        run(
+            "checkpoint", "save", "codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "--objective", "zebraquux goal"
+        ).exit_code
+        == 0
+    )
     archived = home / ".codex" / "archived_sessions" / p.name
     archived.parent.mkdir(parents=True)
     p.rename(archived)
@@ -338,7 +345,7 @@ def _damage(how: str) -> None:
     index = DataDir(data_dir()).index
     if how == "meta":
         meta = index / "meta.json"
-        meta.write_text(meta.read_text()[: 200])
+        meta.write_text(meta.read_text()[:200])
     else:
         next(index.glob("*.idx")).unlink()
 
@@ -412,6 +419,8 @@ def test_a_source_read_whole_gets_its_last_good_cursor_after_a_failed_read():
     cursor = Cursor(offset=0, next_seq=4, tail_hash="", session="x:1", state={"earlier": ["x:0"]})
     fp = Fingerprint(size=10, mtime_ns=2, inode=3)
     for status in ("ok", "retry", "error"):
-        old = SourceState(path="/s", provider="x", size=9, mtime_ns=1, inode=3, cursor=encode_cursor(cursor), status=status)
+        old = SourceState(
+            path="/s", provider="x", size=9, mtime_ns=1, inode=3, cursor=encode_cursor(cursor), status=status
+        )
         assert resume_cursor(Source(provider="x", path="/s", fingerprint=fp), "changed", old) == cursor, status
         assert resume_cursor(Source(provider="x", path="/s", fingerprint=fp, append_only=True), "changed", old) is None

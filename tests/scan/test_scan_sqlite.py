@@ -37,7 +37,9 @@ def test_only_changed_sessions_are_reread(home, monkeypatch, inline):
     # Another process (OpenCode) renames one session and deletes another.
     table = "session" if inline is None else "session_v2"
     conn = sqlite3.connect(db)
-    conn.execute(f"UPDATE {table} SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0002abcdef'")
+    conn.execute(
+        f"UPDATE {table} SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0002abcdef'"
+    )
     conn.execute(f"DELETE FROM {table} WHERE id = 'ses_0004abcdef'")
     conn.commit()
     conn.close()
@@ -48,7 +50,10 @@ def test_only_changed_sessions_are_reread(home, monkeypatch, inline):
     from voyager_sessions.store.state import StateStore
 
     store = StateStore(DataDir(data_dir()).state_db)
-    assert store.sessions_by_id(["opencode:ses_0002abcdef"])["opencode:ses_0002abcdef"].session.title == "zanzibar retitled"
+    assert (
+        store.sessions_by_id(["opencode:ses_0002abcdef"])["opencode:ses_0002abcdef"].session.title
+        == "zanzibar retitled"
+    )
     assert store.sessions_by_id(["opencode:ses_0004abcdef"]) == {}
     store.close()
     incremental = _index_events()
@@ -78,7 +83,8 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_
     def add_part(mid: str, pid: str, text: str, ms: int) -> None:
         cols = "id, message_id, time_created, time_updated, data" + (", session_id" if part_session_id else "")
         values = (pid, mid, ms, ms, json.dumps({"type": "text", "text": text})) + (
-            ("ses_0000longone",) if part_session_id else ())
+            ("ses_0000longone",) if part_session_id else ()
+        )
         conn.execute(f"INSERT INTO part ({cols}) VALUES ({', '.join('?' * len(values))})", values)
 
     def add_turn(n: int, text: str) -> None:
@@ -96,8 +102,10 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_
     assert search_total("quasars") == 1
 
     # The streaming reply's part grows in place: still only the tail.
-    conn.execute("UPDATE part SET data = json_set(data, '$.text', 'a brand new question about quasars and pulsars'), "
-                 "time_updated = time_updated + 1 WHERE id = 'prt_zzzz0001'")
+    conn.execute(
+        "UPDATE part SET data = json_set(data, '$.text', 'a brand new question about quasars and pulsars'), "
+        "time_updated = time_updated + 1 WHERE id = 'prt_zzzz0001'"
+    )
     conn.commit()
     third = scan(data_dir(), providers=["opencode"])
     assert third.events_added <= 2 and search_total("pulsars") == 1 and search_total("quasars") == 1
@@ -107,8 +115,10 @@ def test_a_new_turn_rereads_only_the_end_of_its_session(home, monkeypatch, part_
     assert scan(data_dir(), providers=["opencode"]).events_added <= 8 and search_total("nebulae") == 1
 
     # An old part edited by a single millisecond: the whole session is read again.
-    conn.execute("UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = time_updated + 1 "
-                 "WHERE id = (SELECT min(id) FROM part)")
+    conn.execute(
+        "UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = time_updated + 1 "
+        "WHERE id = (SELECT min(id) FROM part)"
+    )
     conn.commit()
     fourth = scan(data_dir(), providers=["opencode"])
     assert fourth.events_added >= total and search_total("rewritten history") == 1
@@ -142,8 +152,11 @@ def test_an_old_edit_within_the_same_second_is_noticed_whatever_the_time_type(ho
     monkeypatch.setenv("VOYAGER_OPENCODE_DB", str(db))
     synth_opencode.write_v1(db, [synth.generate(seed=9, messages=30, session_id="ses_0000timetypes")])
     conn = sqlite3.connect(db)
-    to_type = ("time_updated / 1000.0" if stored == "real-seconds"
-               else "strftime('%Y-%m-%dT%H:%M:%f', time_updated / 1000.0, 'unixepoch')")
+    to_type = (
+        "time_updated / 1000.0"
+        if stored == "real-seconds"
+        else "strftime('%Y-%m-%dT%H:%M:%f', time_updated / 1000.0, 'unixepoch')"
+    )
     conn.executescript(f"UPDATE message SET time_updated = {to_type}; UPDATE part SET time_updated = {to_type};")
     conn.commit()
     total = scan(data_dir(), providers=["opencode"]).events_added
@@ -153,10 +166,15 @@ def test_an_old_edit_within_the_same_second_is_noticed_whatever_the_time_type(ho
     w = synth_opencode.V1Writer(conn)
     w.message("ses_0000timetypes", "msg_zzzz0001", {"role": "user", "time": {"created": last_ms + 1}}, last_ms + 1)
     w.part("ses_0000timetypes", "msg_zzzz0001", "prt_zzzz0001", {"type": "text", "text": "about quasars"}, last_ms + 1)
-    bump = "time_updated + 0.25" if stored == "real-seconds" else (
-        "strftime('%Y-%m-%dT%H:%M:%f', julianday(time_updated) + 0.25 / 86400)")
-    conn.execute(f"UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = {bump} "
-                 "WHERE id = (SELECT min(id) FROM part)")
+    bump = (
+        "time_updated + 0.25"
+        if stored == "real-seconds"
+        else ("strftime('%Y-%m-%dT%H:%M:%f', julianday(time_updated) + 0.25 / 86400)")
+    )
+    conn.execute(
+        f"UPDATE part SET data = json_set(data, '$.text', 'rewritten history'), time_updated = {bump} "
+        "WHERE id = (SELECT min(id) FROM part)"
+    )
     conn.commit()
     conn.close()
     again = scan(data_dir(), providers=["opencode"])

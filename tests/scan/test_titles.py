@@ -76,8 +76,19 @@ def test_prompt_title_is_not_relabelled_by_a_later_read(home, run) -> None:
     sid = f"codex:{CODEX_SID}"
     assert _sessions(run)[sid]["title_source"] == "prompt"
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(_line({"timestamp": "2026-11-21T08:01:00.000Z", "type": "response_item", "payload": {
-            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "one more reply"}]}}))
+        fh.write(
+            _line(
+                {
+                    "timestamp": "2026-11-21T08:01:00.000Z",
+                    "type": "response_item",
+                    "payload": {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "one more reply"}],
+                    },
+                }
+            )
+        )
     assert scan(data_dir()).grown == 1
     assert _sessions(run)[sid]["title_source"] == "prompt"
     assert _title_hits(run, sid) == []  # a prompt is indexed as the prompt, never again as a title
@@ -85,15 +96,28 @@ def test_prompt_title_is_not_relabelled_by_a_later_read(home, run) -> None:
 
 def test_a_later_rename_replaces_the_title_and_its_event(home, run) -> None:
     path = write_codex(home, codex_session_lines())
-    (home / ".codex" / "session_index.jsonl").write_text(json.dumps({"id": CODEX_SID, "thread_name": "DB outage"}) + "\n")
+    (home / ".codex" / "session_index.jsonl").write_text(
+        json.dumps({"id": CODEX_SID, "thread_name": "DB outage"}) + "\n"
+    )
     scan(data_dir())
     sid = f"codex:{CODEX_SID}"
     assert _sessions(run)[sid]["title"] == "DB outage"
     with open(home / ".codex" / "session_index.jsonl", "a") as fh:
         fh.write(json.dumps({"id": CODEX_SID, "thread_name": "Postgres outage"}) + "\n")
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(_line({"timestamp": "2026-11-21T08:01:00.000Z", "type": "response_item", "payload": {
-            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "one more reply"}]}}))
+        fh.write(
+            _line(
+                {
+                    "timestamp": "2026-11-21T08:01:00.000Z",
+                    "type": "response_item",
+                    "payload": {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "one more reply"}],
+                    },
+                }
+            )
+        )
     scan(data_dir())
     assert (_sessions(run)[sid]["title"], _sessions(run)[sid]["title_source"]) == ("Postgres outage", "user")
     assert [h["snippet"] for h in _title_hits(run, sid)] == ["Postgres outage"]
@@ -115,7 +139,9 @@ def test_user_title_wins_across_sources(home, run) -> None:
 def test_moved_session_keeps_one_title_event(home, run) -> None:
     """An archived Codex rollout is the same session from a new source: still one title event."""
     path = write_codex(home, codex_session_lines())
-    (home / ".codex" / "session_index.jsonl").write_text(json.dumps({"id": CODEX_SID, "thread_name": "DB outage"}) + "\n")
+    (home / ".codex" / "session_index.jsonl").write_text(
+        json.dumps({"id": CODEX_SID, "thread_name": "DB outage"}) + "\n"
+    )
     scan(data_dir())
     archived = home / ".codex" / "archived_sessions"
     archived.mkdir()
@@ -141,15 +167,24 @@ def test_title_is_shown_in_list_search_sessions_and_show(home, run) -> None:
 def test_a_rename_in_a_side_index_reaches_the_title_without_touching_the_session(home, run):
     # Codex keeps thread names in session_index.jsonl, Claude Code in each project's
     # sessions-index.json: a rename changes only that file, and the next scan sees it.
-    from tests.conftest import CLAUDE_SID, CODEX_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+    from tests.conftest import (
+        CLAUDE_SID,
+        CODEX_SID,
+        claude_session_lines,
+        codex_session_lines,
+        write_claude,
+        write_codex,
+    )
 
     claude = write_claude(home, claude_session_lines())
     write_codex(home, codex_session_lines())
     assert run("scan").exit_code == 0
     (home / ".codex" / "session_index.jsonl").write_text(
-        json.dumps({"id": CODEX_SID, "thread_name": "Zeppelin retry plan", "updated_at": "2026-11-21T09:00:00Z"}) + "\n")
-    (claude.parent / "sessions-index.json").write_text(json.dumps(
-        {"version": 1, "entries": [{"sessionId": CLAUDE_SID, "customTitle": "Marmoset migration"}]}))
+        json.dumps({"id": CODEX_SID, "thread_name": "Zeppelin retry plan", "updated_at": "2026-11-21T09:00:00Z"}) + "\n"
+    )
+    (claude.parent / "sessions-index.json").write_text(
+        json.dumps({"version": 1, "entries": [{"sessionId": CLAUDE_SID, "customTitle": "Marmoset migration"}]})
+    )
     doc = json.loads(run("scan", "--json").stdout)
     assert doc["grown"] == 2 and doc["events_added"] == 0  # read on from the offset: nothing new, only the title
     rows = {r["provider"]: r for r in run.json("list", "--json")["sessions"]}

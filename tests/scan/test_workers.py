@@ -74,7 +74,9 @@ class Corpus:
             fh.write(b'{"type": "user", "message": \n\x00\x00garbage\n')
         (self.projects / "-home-dev-empty").mkdir()
         (self.projects / "-home-dev-empty" / "empty.jsonl").write_bytes(b"")
-        self.oc = [synth.generate(seed=600 + i, messages=14 + 4 * i, session_id=f"ses_{i:04d}mixedcorpus") for i in range(4)]
+        self.oc = [
+            synth.generate(seed=600 + i, messages=14 + 4 * i, session_id=f"ses_{i:04d}mixedcorpus") for i in range(4)
+        ]
         synth_opencode.write_v1(self.db, self.oc)
         tree = [synth.generate(seed=700 + i, messages=10, session_id=f"ses_{i:04d}jsontree") for i in range(2)]
         synth_opencode.write_json_tree(self.storage, tree)
@@ -94,18 +96,27 @@ class Corpus:
         gone.unlink()
         synth.write_claude(synth.generate(seed=903, messages=16), self.projects)
         conn = sqlite3.connect(self.db)
-        conn.execute("UPDATE session SET title = 'retitled zanzibar', time_updated = time_updated + 1 "
-                     "WHERE id = 'ses_0001mixedcorpus'")
+        conn.execute(
+            "UPDATE session SET title = 'retitled zanzibar', time_updated = time_updated + 1 "
+            "WHERE id = 'ses_0001mixedcorpus'"
+        )
         conn.execute("DELETE FROM session WHERE id = 'ses_0003mixedcorpus'")
         conn.commit()
         conn.close()
         w = synth_opencode.V1Writer(synth_opencode.connect(self.db))
         synth_opencode.add_v1(w, synth.generate(seed=904, messages=12, session_id="ses_0009mixedcorpus"))
         # A new turn at the end of a session: only its tail is read again (the adapter's Partial).
-        last = w.conn.execute("SELECT max(time_created) FROM message WHERE session_id = 'ses_0002mixedcorpus'").fetchone()[0]
+        last = w.conn.execute(
+            "SELECT max(time_created) FROM message WHERE session_id = 'ses_0002mixedcorpus'"
+        ).fetchone()[0]
         w.message("ses_0002mixedcorpus", "msg_zzzz0001", {"role": "user", "time": {"created": last + 1}}, last + 1)
-        w.part("ses_0002mixedcorpus", "msg_zzzz0001", "prt_zzzz0001", {"type": "text", "text": "late quasar question"},
-               last + 1)
+        w.part(
+            "ses_0002mixedcorpus",
+            "msg_zzzz0001",
+            "prt_zzzz0001",
+            {"type": "text", "text": "late quasar question"},
+            last + 1,
+        )
         w.conn.execute("UPDATE session SET time_updated = ? WHERE id = 'ses_0002mixedcorpus'", (last + 1,))
         w.conn.commit()
         w.conn.close()
@@ -130,8 +141,15 @@ def _index(data: Path) -> list[tuple]:
     ix = SearchIndex(DataDir(data).index, create=False)
     events = sorted(msgspec.json.encode(e) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
     found = []
-    for q in ("数据库", "ERR_VOYAGER_00012", "\"self.conn\"", "インデックス", "retitled zanzibar", "kind:tool pytest",
-              "quasar"):
+    for q in (
+        "数据库",
+        "ERR_VOYAGER_00012",
+        '"self.conn"',
+        "インデックス",
+        "retitled zanzibar",
+        "kind:tool pytest",
+        "quasar",
+    ):
         res = search(SearchRequest(query=q, limit=1000, refresh=False), data_dir=data)
         # Which hits make the first 1,000 depends on scores, and deleted documents weigh in them until a
         # merge: an index repaired by a rescan ranks alike but not identically. Compare all hits or none.
@@ -240,8 +258,11 @@ def test_a_killed_worker_costs_its_source_only(home, monkeypatch, pools, after):
     assert {f"claude:{p.stem}" for p in paths} <= ids  # every other source was read
     for c in convs:
         assert len(ix.session_events(f"claude:{c.id}")) > 0
-    row = sqlite3.connect(DataDir(home / "data").state_db).execute(
-        "SELECT status FROM sources WHERE path = ?", (str(victim),)).fetchone()
+    row = (
+        sqlite3.connect(DataDir(home / "data").state_db)
+        .execute("SELECT status FROM sources WHERE path = ?", (str(victim),))
+        .fetchone()
+    )
     assert row == ("retry",)  # read again next time, even unchanged
 
     # The next scan (the worker does not die now) reads the victim again: the index is as if nothing happened.
@@ -332,7 +353,9 @@ def test_sigkill_of_the_writer_or_a_worker_mid_scan(home):
     """From outside, as the OOM killer or a person would: kill the scan's process, then a worker of the next."""
     for i in range(16):
         conv = synth.generate(seed=1100 + i, messages=300, output_bytes=1500)
-        (synth.write_claude if i % 2 == 0 else synth.write_codex)(conv, home / (".claude/projects" if i % 2 == 0 else ".codex"))
+        (synth.write_claude if i % 2 == 0 else synth.write_codex)(
+            conv, home / (".claude/projects" if i % 2 == 0 else ".codex")
+        )
     env = dict(os.environ, VOYAGER_WORKERS_MIN_BYTES="0", VOYAGER_COMMIT_EVERY_EVENTS="500")
     exe = [sys.executable, "-m", "voyager_sessions", "scan", "-q", "--workers", "2"]
     data = Path(env["VOYAGER_HOME"])
@@ -354,8 +377,9 @@ def test_sigkill_of_the_writer_or_a_worker_mid_scan(home):
 
     # A worker dies mid-scan (a rebuild reads every source again): the scan goes on, names what it lost if the
     # worker was reading something, and the next scan reads that again.
-    proc = subprocess.Popen(exe + ["--json", "--rebuild"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        exe + ["--json", "--rebuild"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     kids = _wait_for_workers(proc, 2)
     time.sleep(0.05)
     try:
@@ -435,7 +459,9 @@ def test_a_small_refresh_reads_in_process(home, monkeypatch):
     scan(home / "data", workers=2)
     assert started == [2]
     more = synth.generate(seed=1399, messages=4, session_id=convs[0].id)
-    synth.write_claude(msgspec.structs.replace(convs[0], turns=convs[0].turns + more.turns), home / ".claude" / "projects")
+    synth.write_claude(
+        msgspec.structs.replace(convs[0], turns=convs[0].turns + more.turns), home / ".claude" / "projects"
+    )
     summary = scan(home / "data", workers=2)
     assert summary.grown == 1 and started == [2]  # no second pool
 
@@ -464,8 +490,9 @@ def test_a_workers_memory_does_not_grow_with_the_session(home, monkeypatch):
         projects = home / f"p{mib}" / "projects"
         write_big_session(projects, mib << 20)
         env = {"HOME": str(home), "VOYAGER_CLAUDE_HOME": str(projects.parent), "VOYAGER_WORKERS_MIN_BYTES": "0"}
-        out = run_child(["ingest", "--data-dir", str(home / f"data-{mib}"), "--provider", "claude", "--workers", "2"],
-                        env)
+        out = run_child(
+            ["ingest", "--data-dir", str(home / f"data-{mib}"), "--provider", "claude", "--workers", "2"], env
+        )
         run = msgspec.json.decode(out, type=IngestRun)
         assert run.events > 0 and run.worker_processes == 1  # one source: one worker
         peaks[mib] = run.workers_peak_rss_kb

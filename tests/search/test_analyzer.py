@@ -101,8 +101,10 @@ def test_prepared_text_matches_the_reference_rule():
             out.append(word)
         return out
 
-    alphabet = ("ab_Z9 .-/(é×«\u0301\u00a0数据テスト한고\u0e20😀،\t\n\x1c\x0b\x85\u2028\u1680\u3000—→ệहि\u093f"
-                "ꙁ\ua4d0\ua000ᄀ\u2e80\ufe0f\u00ad")
+    alphabet = (
+        "ab_Z9 .-/(é×«\u0301\u00a0数据テスト한고\u0e20😀،\t\n\x1c\x0b\x85\u2028\u1680\u3000—→ệहि\u093f"
+        "ꙁ\ua4d0\ua000ᄀ\u2e80\ufe0f\u00ad"
+    )
     rng = random.Random(7)
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
@@ -118,8 +120,32 @@ def test_prepare_many_gives_each_text_the_tokens_prepare_does():
     an = A.analyzer()
     # Edges that could leak across the joins: the separator itself, empty texts, a leading
     # combining mark (NFKC must not compose it with what precedes), trailing CJK, whitespace.
-    alphabet = ["a", "Z9", "_", " ", ".", "数", "据", "テ", "한", "\u0301", "é", "\x1e", "\x1c", "\u3000", "\u2028",
-                "😀", "ệ", "\t", "\n", "—", "(", "\ud800", "ｱ", "ＡＢ"]
+    alphabet = [
+        "a",
+        "Z9",
+        "_",
+        " ",
+        ".",
+        "数",
+        "据",
+        "テ",
+        "한",
+        "\u0301",
+        "é",
+        "\x1e",
+        "\x1c",
+        "\u3000",
+        "\u2028",
+        "😀",
+        "ệ",
+        "\t",
+        "\n",
+        "—",
+        "(",
+        "\ud800",
+        "ｱ",
+        "ＡＢ",
+    ]
     rng = random.Random(11)
     for trial in range(400):
         texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(0, 40))]
@@ -145,4 +171,9 @@ def test_prepare_many_joins_texts():
     with mock.patch.object(A, "_split", wraps=A._split) as spy:
         out = A.prepare_many(["用pytest跑测试", "foo.bar()", "", "数据库"])
     assert spy.call_count == 1
-    assert [o.split() for o in out] == [["用", "pytest", "跑", "测", "试"], ["foo", ".", "bar", "(", ")"], [], ["数", "据", "库"]]
+    assert [o.split() for o in out] == [
+        ["用", "pytest", "跑", "测", "试"],
+        ["foo", ".", "bar", "(", ")"],
+        [],
+        ["数", "据", "库"],
+    ]

@@ -7,10 +7,14 @@ from tests.conftest import CLAUDE_SID, claude_session_lines
 
 def test_checkpoint_is_found_shown_first_and_kept_across_rescans(corpus, run):
     run("scan")
-    res = run("checkpoint", "save", CLAUDE_SID[:8], "--objective", "Ship the 迁移 fix", "--blocker", "flaky quokka lock")
+    res = run(
+        "checkpoint", "save", CLAUDE_SID[:8], "--objective", "Ship the 迁移 fix", "--blocker", "flaky quokka lock"
+    )
     assert res.exit_code == 0, res.stderr
     hits = run.json("search", "--json", "quokka")["hits"]
-    assert [(h["session_id"], h["kind"], h["origin"]) for h in hits] == [(f"claude:{CLAUDE_SID}", "checkpoint", "voyager")]
+    assert [(h["session_id"], h["kind"], h["origin"]) for h in hits] == [
+        (f"claude:{CLAUDE_SID}", "checkpoint", "voyager")
+    ]
     assert run.json("search", "--json", "kind:checkpoint", "迁移")["total"] == 1
     tl = run.json("show", "--json", CLAUDE_SID)
     assert tl["events"][0]["kind"] == "checkpoint" and "quokka" in tl["events"][0]["text"]

@@ -54,8 +54,12 @@ def _plant(conv: synth.Conversation, place: str, needle: str) -> None:
 def planted(tmp_path_factory):
 
     home = tmp_path_factory.mktemp("gate")
-    env = {"HOME": str(home), "VOYAGER_CLAUDE_HOME": str(home / "claude"), "VOYAGER_CODEX_HOME": str(home / "codex"),
-           "VOYAGER_OPENCODE_DB": str(home / "none.db")}
+    env = {
+        "HOME": str(home),
+        "VOYAGER_CLAUDE_HOME": str(home / "claude"),
+        "VOYAGER_CODEX_HOME": str(home / "codex"),
+        "VOYAGER_OPENCODE_DB": str(home / "none.db"),
+    }
     needles: list[tuple[str, str, str]] = []  # (query, session id, kind)
     apart: list[str] = []
     n_sessions = 10

@@ -33,8 +33,12 @@ def test_pasted_error_line_drops_edge_punctuation():
 
 def test_filters_and_quoted_values():
     root = parse('kind:tool provider:Codex cwd:"my dir" since:7d x').root
-    assert root.nodes[:4] == (Filter("kind", "tool"), Filter("provider", "codex"), Filter("cwd", "my dir"),
-                              Filter("since", "7d"))
+    assert root.nodes[:4] == (
+        Filter("kind", "tool"),
+        Filter("provider", "codex"),
+        Filter("cwd", "my dir"),
+        Filter("since", "7d"),
+    )
     assert parse("TypeError:x").root == Text("TypeError:x")  # not a filter name: plain text
 
 
@@ -43,18 +47,21 @@ def test_negated_texts_are_not_highlighted():
     assert [t.text for t in parsed.texts] == ["keep"]
 
 
-@pytest.mark.parametrize("q, needle", [
-    ('"open', "unterminated quote"),
-    ("(a b", "unbalanced '('"),
-    ("a b)", "unbalanced ')'"),
-    ("a OR", "OR needs a term"),
-    ("OR a", "OR needs a term"),
-    ("()", "empty group"),
-    ("kind:banana", "unknown kind"),
-    ("since:soon", "cannot read time"),
-    ("provider:", "needs a value"),
-    ("a -", "a"),
-])
+@pytest.mark.parametrize(
+    "q, needle",
+    [
+        ('"open', "unterminated quote"),
+        ("(a b", "unbalanced '('"),
+        ("a b)", "unbalanced ')'"),
+        ("a OR", "OR needs a term"),
+        ("OR a", "OR needs a term"),
+        ("()", "empty group"),
+        ("kind:banana", "unknown kind"),
+        ("since:soon", "cannot read time"),
+        ("provider:", "needs a value"),
+        ("a -", "a"),
+    ],
+)
 def test_errors_say_what_and_how(q, needle):
     if q == "a -":  # a lone dash is just text
         assert parse(q).root is not None

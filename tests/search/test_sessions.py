@@ -19,8 +19,11 @@ from tests.conftest import write_claude
 #: reply, ``tool`` a Bash call whose output is the text.
 SESSIONS: dict[str, list[tuple[str, str]]] = {
     # The words are said in three different events: the prompt, a tool's output, the reply.
-    "a1": [("user", "the webhook tests fail again"), ("tool", "ERROR redis idempotency layer unreachable"),
-           ("assistant", "I added a cache in front of it")],
+    "a1": [
+        ("user", "the webhook tests fail again"),
+        ("tool", "ERROR redis idempotency layer unreachable"),
+        ("assistant", "I added a cache in front of it"),
+    ],
     # Every word in one event (and nowhere else in the session).
     "b2": [("user", "write a note"), ("assistant", "webhook idempotency cache: the three go together")],
     # 数 and 据 in two different events; "connection" and "refused" too.
@@ -44,20 +47,51 @@ def _lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
         if role == "user":
             rows = [{**common, "type": "user", "message": {"role": "user", "content": text}}]
         elif role == "assistant":
-            rows = [{**common, "type": "assistant", "message": {
-                "id": f"m{i}", "model": "claude-sonnet-4", "role": "assistant", "type": "message",
-                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                "usage": {"input_tokens": 1, "output_tokens": 1}}}]
+            rows = [
+                {
+                    **common,
+                    "type": "assistant",
+                    "message": {
+                        "id": f"m{i}",
+                        "model": "claude-sonnet-4",
+                        "role": "assistant",
+                        "type": "message",
+                        "content": [{"type": "text", "text": text}],
+                        "stop_reason": "end_turn",
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    },
+                }
+            ]
         else:
             call = f"toolu_{i}"
-            rows = [{**common, "type": "assistant", "message": {
-                "id": f"m{i}", "model": "claude-sonnet-4", "role": "assistant", "type": "message",
-                "content": [{"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "make check"}}],
-                "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}},
-                    {**common, "uuid": f"{sid}-{i}r", "parentUuid": f"{sid}-{i}", "type": "user",
-                     "timestamp": f"2026-11-20T10:00:{i * 2 + 1:02d}.000Z",
-                     "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
-                                                              "content": text}]}}]
+            rows = [
+                {
+                    **common,
+                    "type": "assistant",
+                    "message": {
+                        "id": f"m{i}",
+                        "model": "claude-sonnet-4",
+                        "role": "assistant",
+                        "type": "message",
+                        "content": [
+                            {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "make check"}}
+                        ],
+                        "stop_reason": "tool_use",
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    },
+                },
+                {
+                    **common,
+                    "uuid": f"{sid}-{i}r",
+                    "parentUuid": f"{sid}-{i}",
+                    "type": "user",
+                    "timestamp": f"2026-11-20T10:00:{i * 2 + 1:02d}.000Z",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": call, "content": text}],
+                    },
+                },
+            ]
         out += [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
         parent = rows[-1]["uuid"]
     return out
@@ -87,16 +121,22 @@ def test_words_said_in_different_events_find_the_session(remembered, run):
     a1 = next(h for h in doc["hits"] if h["session_id"].startswith("claude:a1"))
     held = {t["term"]: t for t in a1["matched_terms"]}
     assert list(held) == ["webhook", "idempotency", "cache"]
-    assert (held["webhook"]["kind"], held["idempotency"]["kind"], held["cache"]["kind"]) == ("user", "tool_result",
-                                                                                              "assistant")
+    assert (held["webhook"]["kind"], held["idempotency"]["kind"], held["cache"]["kind"]) == (
+        "user",
+        "tool_result",
+        "assistant",
+    )
     assert a1["hit_count"] == 3
     # Event hits: the events of those sessions that say the words, the one event holding all three first.
     res, doc = _search(run, "webhook idempotency cache")
     assert res.exit_code == 0 and doc["match"] == "all"
     first = doc["hits"][0]
     assert first["session_id"].startswith("claude:b2") and first["kind"] == "assistant"
-    assert {(h["session_id"][7:9], h["kind"]) for h in doc["hits"][1:]} == {("a1", "user"), ("a1", "tool_result"),
-                                                                            ("a1", "assistant")}
+    assert {(h["session_id"][7:9], h["kind"]) for h in doc["hits"][1:]} == {
+        ("a1", "user"),
+        ("a1", "tool_result"),
+        ("a1", "assistant"),
+    }
     assert doc["total"] == 4 == len(doc["hits"])
 
 
@@ -214,7 +254,11 @@ def test_the_demo_query_finds_the_session(home, run):
     assert res.exit_code == 0 and "No matches" not in res.stderr and "idempotency cache" in res.stdout
     _, doc = _search(run, "webhook idempotency cache")
     assert doc["match"] == "all" and {h["session_id"] for h in doc["hits"]} == {
-        "codex:019a3f2e-7b10-7c44-9e21-5d8a0b6c4f12"}
+        "codex:019a3f2e-7b10-7c44-9e21-5d8a0b6c4f12"
+    }
     _, doc = _search(run, "--sessions", "webhook idempotency cache")
-    assert doc["total"] == 1 and [t["term"] for t in doc["hits"][0]["matched_terms"]] == ["webhook", "idempotency",
-                                                                                           "cache"]
+    assert doc["total"] == 1 and [t["term"] for t in doc["hits"][0]["matched_terms"]] == [
+        "webhook",
+        "idempotency",
+        "cache",
+    ]

@@ -29,22 +29,32 @@ def make_env(root: Path) -> dict[str, str]:
     """An environment whose HOME and data dir are under ``root`` and that names no real agent home."""
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items()
-           if k not in agent_variables() and k not in ("NO_COLOR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TZ")
-           and not k.startswith("VOYAGER_")}
-    env.update(HOME=str(home), VOYAGER_HOME=str(home / "voyager-data"),
-               VOYAGER_OPENCODE_HOME=str(home / "no-opencode"), PYTHONDONTWRITEBYTECODE="1",
-               # A loaded CI machine may take longer than 50 ms to acknowledge; tests that count the
-               # server's answers must not see it fall back. Tests of that bound set their own.
-               VOYAGER_SERVER_WAIT_MS="3000")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in agent_variables()
+        and k not in ("NO_COLOR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TZ")
+        and not k.startswith("VOYAGER_")
+    }
+    env.update(
+        HOME=str(home),
+        VOYAGER_HOME=str(home / "voyager-data"),
+        VOYAGER_OPENCODE_HOME=str(home / "no-opencode"),
+        PYTHONDONTWRITEBYTECODE="1",
+        # A loaded CI machine may take longer than 50 ms to acknowledge; tests that count the
+        # server's answers must not see it fall back. Tests of that bound set their own.
+        VOYAGER_SERVER_WAIT_MS="3000",
+    )
     return env
 
 
 def write_corpus(env: dict[str, str]) -> dict[str, Path]:
     """A Claude Code and a Codex session, and a Claude session whose text and cwd try to drive the terminal."""
     home = Path(env["HOME"])
-    hostile = [line.replace("parse_config_v2", f"parse_config_v2 {json.dumps(ESCAPES)[1:-1]}")
-               for line in claude_session_lines(sid=HOSTILE_SID, cwd="/home/dev/$(touch pwned)\x1b[2J")]
+    hostile = [
+        line.replace("parse_config_v2", f"parse_config_v2 {json.dumps(ESCAPES)[1:-1]}")
+        for line in claude_session_lines(sid=HOSTILE_SID, cwd="/home/dev/$(touch pwned)\x1b[2J")
+    ]
     return {
         "claude": write_claude(home, claude_session_lines()),
         "codex": write_codex(home, codex_session_lines()),
@@ -84,8 +94,13 @@ class ServerProcess:
         self.ddir = DataDir(env["VOYAGER_HOME"])
         self.log_path = log or Path(env["HOME"]).parent / f"serve-{time.monotonic_ns()}.log"
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(voyager_exe() + ["serve", "--interval", str(interval)], env=env,
-                                     stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            voyager_exe() + ["serve", "--interval", str(interval)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         self.wait_ready()
 
     @property
@@ -160,4 +175,3 @@ def served_module(tmp_path_factory):
 def scanned_module(tmp_path_factory):
     """An environment whose corpus is scanned, without a server (a module's tests bring their own)."""
     return scanned_env(tmp_path_factory.mktemp("scanned"))
-

@@ -25,26 +25,42 @@ from voyager_sessions.serve import client, protocol
 HEAVY = ("tantivy", "msgspec", "click", "sqlite3", "voyager_sessions.api", "voyager_sessions.search")
 
 # The forward path ends with os._exit (no atexit): record the modules there, and on a normal exit.
-_RECORD = ("import atexit, os, sys\n"
-           "def record():\n"
-           "    sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
-           "    sys.stderr.flush()\n"
-           "_exit = os._exit\n"
-           "os._exit = lambda code: (record(), _exit(code))\n"
-           "atexit.register(record)\n"
-           "from voyager_sessions.main import main\n"
-           "main()\n")
+_RECORD = (
+    "import atexit, os, sys\n"
+    "def record():\n"
+    "    sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+    "    sys.stderr.flush()\n"
+    "_exit = os._exit\n"
+    "os._exit = lambda code: (record(), _exit(code))\n"
+    "atexit.register(record)\n"
+    "from voyager_sessions.main import main\n"
+    "main()\n"
+)
 
 
-@pytest.mark.parametrize("argv", [
-    ["search", "parse_config_v2", "--json"], ["search", "parse_config_v2"], ["search", "数据库", "--jsonl", "-C", "1"],
-    ["list"], ["show", "5f1c", "--json"], ["stats"], ["search", "("],
-], ids=" ".join)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "parse_config_v2", "--json"],
+        ["search", "parse_config_v2"],
+        ["search", "数据库", "--jsonl", "-C", "1"],
+        ["list"],
+        ["show", "5f1c", "--json"],
+        ["stats"],
+        ["search", "("],
+    ],
+    ids=" ".join,
+)
 def test_forwarding_imports_only_the_standard_library(served_module, argv):
     env, server = served_module
     before = server.status()["answered"]
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _RECORD, *argv], capture_output=True, env=env,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", _RECORD, *argv],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     err = proc.stderr.decode()
     modules = err.rpartition("MODULES ")[2].split()
     assert modules, err
@@ -151,10 +167,19 @@ def _wrong_version(conn):
     conn.close()
 
 
-@pytest.mark.parametrize("behave, bound", [
-    (_silent, 0.05), (_ack_then_die, 0.05), (_garbage, 0.05), (_short_body, 0.05), (_bad_notices, 0.05),
-    (_wrong_version, 0.05), (_ack_then_hang, 1.0),
-], ids=lambda x: getattr(x, "__name__", str(x)))
+@pytest.mark.parametrize(
+    "behave, bound",
+    [
+        (_silent, 0.05),
+        (_ack_then_die, 0.05),
+        (_garbage, 0.05),
+        (_short_body, 0.05),
+        (_bad_notices, 0.05),
+        (_wrong_version, 0.05),
+        (_ack_then_hang, 1.0),
+    ],
+    ids=lambda x: getattr(x, "__name__", str(x)),
+)
 def test_a_broken_server_costs_little_and_changes_nothing(scanned_module, behave, bound):
     env = {**scanned_module, "VOYAGER_SERVER_WAIT_MS": "50"}
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
@@ -219,25 +244,48 @@ def test_socket_path_of_any_length_works(tmp_path):
 # -- what the client knows without importing it, held to the real thing -----------------------
 
 
-@pytest.mark.parametrize("environ", [
-    {"VOYAGER_HOME": "/data/v"}, {"VOYAGER_HOME": "/data/v/"}, {"VOYAGER_HOME": "~/v"}, {"VOYAGER_HOME": "rel/./v"},
-    {"VOYAGER_HOME": "//net/v"}, {"VOYAGER_HOME": "///x//y/../z"}, {"VOYAGER_HOME": "."}, {"VOYAGER_HOME": "/"},
-    {"XDG_DATA_HOME": "/xdg"}, {"XDG_DATA_HOME": "~/xdg/"}, {"XDG_DATA_HOME": "", "HOME": "/h"},
-    {"HOME": "/home/me"}, {"HOME": "/home/me/"}, {"HOME": ""}, {}, {"VOYAGER_HOME": "", "HOME": "/h//x"},
-    {"VOYAGER_HOME": "~"}, {"VOYAGER_HOME": "a b/ü/$(x)"},
-], ids=repr)
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"VOYAGER_HOME": "/data/v"},
+        {"VOYAGER_HOME": "/data/v/"},
+        {"VOYAGER_HOME": "~/v"},
+        {"VOYAGER_HOME": "rel/./v"},
+        {"VOYAGER_HOME": "//net/v"},
+        {"VOYAGER_HOME": "///x//y/../z"},
+        {"VOYAGER_HOME": "."},
+        {"VOYAGER_HOME": "/"},
+        {"XDG_DATA_HOME": "/xdg"},
+        {"XDG_DATA_HOME": "~/xdg/"},
+        {"XDG_DATA_HOME": "", "HOME": "/h"},
+        {"HOME": "/home/me"},
+        {"HOME": "/home/me/"},
+        {"HOME": ""},
+        {},
+        {"VOYAGER_HOME": "", "HOME": "/h//x"},
+        {"VOYAGER_HOME": "~"},
+        {"VOYAGER_HOME": "a b/ü/$(x)"},
+    ],
+    ids=repr,
+)
 def test_the_clients_data_dir_is_spelled_as_paths_spells_it(environ):
     from voyager_sessions.paths import data_dir
 
     assert protocol.data_dir(environ) == str(data_dir(environ))
-    assert os.path.normpath(client.socket_path(protocol.data_dir(environ))) == os.path.normpath(DataDir(data_dir(environ)).socket)
+    assert os.path.normpath(client.socket_path(protocol.data_dir(environ))) == os.path.normpath(
+        DataDir(data_dir(environ)).socket
+    )
 
 
 def test_every_agent_variable_reaches_the_server():
     from voyager_sessions.ingest.manifest import agent_variables
 
-    names = {v: "x" for v in agent_variables()} | {"HOME": "h", "TZ": "UTC", "XDG_DATA_HOME": "d",
-                                                  "VOYAGER_MAX_EVENT_CHARS": "9"}
+    names = {v: "x" for v in agent_variables()} | {
+        "HOME": "h",
+        "TZ": "UTC",
+        "XDG_DATA_HOME": "d",
+        "VOYAGER_MAX_EVENT_CHARS": "9",
+    }
     sent = protocol.client_env({**names, "AWS_SECRET_ACCESS_KEY": "s", "GITHUB_TOKEN": "t", "PATH": "/bin"})
     missing = sorted(set(names) - set(sent))
     assert not missing, f"the client does not send {missing}: add their shape to protocol._LOCATION_SUFFIXES"

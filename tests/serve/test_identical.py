@@ -88,8 +88,9 @@ def _on_a_terminal(env: dict[str, str], argv: list[str]) -> tuple[int, bytes]:
     """Run ``voyager ARGV`` with stdout on a pseudo-terminal; its exit code and what reached the terminal."""
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen(voyager_exe() + argv, env=env, stdout=slave, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            voyager_exe() + argv, env=env, stdout=slave, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        )
     finally:
         os.close(slave)
     chunks = []
@@ -112,8 +113,9 @@ def _on_a_terminal(env: dict[str, str], argv: list[str]) -> tuple[int, bytes]:
     return proc.wait(30), b"".join(chunks)
 
 
-@pytest.mark.parametrize("argv", [["search", "parse_config_v2", "-C", "1"], ["show", CLAUDE_SID[:8]]],
-                         ids=["search", "show"])
+@pytest.mark.parametrize(
+    "argv", [["search", "parse_config_v2", "-C", "1"], ["show", CLAUDE_SID[:8]]], ids=["search", "show"]
+)
 def test_colour_on_a_terminal_is_the_same(served_module, argv):
     env, server = served_module
     before = server.status()["answered"]
@@ -170,10 +172,12 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
     # What `voyager resume -` and `export -` read: the same as after an in-process search.
     assert cli(env, "search", "systemctl", "--json", server=False).code == 0
     assert {k: v for k, v in json.loads(last.read_text()).items() if k != "at"} == {
-        k: v for k, v in doc.items() if k != "at"}
+        k: v for k, v in doc.items() if k != "at"
+    }
     # An agent's search (voyager mcp: remember false) leaves it alone.
-    request = client.base_request("search", env["VOYAGER_HOME"], {"query": "parse_config_v2", "refresh": False},
-                                  environ=env)
+    request = client.base_request(
+        "search", env["VOYAGER_HOME"], {"query": "parse_config_v2", "refresh": False}, environ=env
+    )
     answered = client.exchange(client.socket_path(env["VOYAGER_HOME"]), request, ack_timeout=3.0)
     assert answered is not None and json.loads(answered[1])["total"] > 0
     assert json.loads(last.read_text())["query"] == "systemctl"
@@ -183,8 +187,11 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
 def test_a_search_parses_its_query_once_through_the_server(served_module):
     # The server parses each request's query once (its status counts); the client, rendering, never does.
     env, server = served_module
-    for argv in (["search", "parse_config_v2"], ["search", "postgres OR 数据库", "--jsonl", "-C", "1"],
-                 ["search", "数据库", "--json", "--sessions"]):
+    for argv in (
+        ["search", "parse_config_v2"],
+        ["search", "postgres OR 数据库", "--jsonl", "-C", "1"],
+        ["search", "数据库", "--json", "--sessions"],
+    ):
         before = server.status()
         assert cli(env, *argv).code == 0
         after = server.status()
@@ -206,8 +213,12 @@ def test_api_call_answers_alike_through_the_server_and_in_process(served_module,
     env, server = served_module
     monkeypatch.setattr(os, "environ", dict(env))  # this process as the server's clients are
     ddir = env["VOYAGER_HOME"]
-    for op, fields in (("search", {"query": "postgres OR 数据库", "context": 1, "refresh": False}),
-                       ("list", {"provider": "codex"}), ("show", {"session": CLAUDE_SID[:8]}), ("stats", {})):
+    for op, fields in (
+        ("search", {"query": "postgres OR 数据库", "context": 1, "refresh": False}),
+        ("list", {"provider": "codex"}),
+        ("show", {"session": CLAUDE_SID[:8]}),
+        ("stats", {}),
+    ):
         before = server.status()["answered"]
         served = api.call(op, fields, data_dir=ddir)
         assert server.status()["answered"] == before + 1, op

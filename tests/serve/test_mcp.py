@@ -16,8 +16,9 @@ class JsonRpcClient:
     """A hand-written MCP client: newline-delimited JSON-RPC 2.0 over a child's stdio."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(voyager_exe() + ["mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            voyager_exe() + ["mcp"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         self.next_id = 0
 
     def request(self, method: str, params: dict | None = None) -> dict:
@@ -53,8 +54,10 @@ def corpus_env(tmp_path):
 
 def _session(env: dict) -> JsonRpcClient:
     rpc = JsonRpcClient(env)
-    init = rpc.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                      "clientInfo": {"name": "voyager-tests", "version": "1"}})
+    init = rpc.request(
+        "initialize",
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "voyager-tests", "version": "1"}},
+    )
     assert init["result"]["serverInfo"]["name"] == "voyager"
     assert "search" in init["result"]["instructions"]
     rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -71,12 +74,22 @@ def _check_tools(env: dict) -> None:
     rpc = _session(env)
     try:
         tools = {t["name"]: t for t in rpc.request("tools/list")["result"]["tools"]}
-        assert set(tools) == {"search", "show", "list_sessions", "checkpoint_save", "checkpoint_status",
-                              "checkpoint_list", "checkpoint_snapshots", "checkpoint_restore", "checkpoint_undo",
-                              "checkpoint_handoff"}
+        assert set(tools) == {
+            "search",
+            "show",
+            "list_sessions",
+            "checkpoint_save",
+            "checkpoint_status",
+            "checkpoint_list",
+            "checkpoint_snapshots",
+            "checkpoint_restore",
+            "checkpoint_undo",
+            "checkpoint_handoff",
+        }
         assert tools["show"]["inputSchema"]["required"] == ["session"]
         assert {"query", "provider", "kind", "since", "limit", "sessions", "context"} <= set(
-            tools["search"]["inputSchema"]["properties"])
+            tools["search"]["inputSchema"]["properties"]
+        )
         # search: the JSON contract's document, hits and all, as `voyager search --json` prints it.
         got = rpc.call("search", {"query": "postgres OR 数据库", "limit": 3})
         assert not got.get("isError")
@@ -85,23 +98,28 @@ def _check_tools(env: dict) -> None:
         assert json.loads(got["content"][0]["text"]) == want
         assert want["hits"] and {"session_id", "seq", "snippet", "resume"} <= set(want["hits"][0])
         filtered = rpc.call("search", {"query": "", "provider": ["codex"], "kind": ["tool"], "sessions": True})
-        assert filtered["structuredContent"] == _cli_json(env, "search", "--provider", "codex", "--kind", "tool",
-                                                          "--sessions", "--json")
+        assert filtered["structuredContent"] == _cli_json(
+            env, "search", "--provider", "codex", "--kind", "tool", "--sessions", "--json"
+        )
         assert rpc.call("search", {"query": "parse_config_v2", "context": 1, "since": "2000-01-01"})[
-            "structuredContent"] == _cli_json(env, "search", "parse_config_v2", "-C", "1", "--since", "2000-01-01",
-                                              "--json")
+            "structuredContent"
+        ] == _cli_json(env, "search", "parse_config_v2", "-C", "1", "--since", "2000-01-01", "--json")
         # show: a whole timeline, and the events around one hit.
         hit = want["hits"][0]
         around = rpc.call("show", {"session": hit["session_id"], "around": hit["seq"], "window": 1})
-        assert around["structuredContent"] == _cli_json(env, "show", hit["session_id"], "--around", str(hit["seq"]),
-                                                        "-C", "1", "--json")
-        assert [e["seq"] for e in around["structuredContent"]["events"]] == list(range(max(0, hit["seq"] - 1),
-                                                                                       hit["seq"] + 2))
+        assert around["structuredContent"] == _cli_json(
+            env, "show", hit["session_id"], "--around", str(hit["seq"]), "-C", "1", "--json"
+        )
+        assert [e["seq"] for e in around["structuredContent"]["events"]] == list(
+            range(max(0, hit["seq"] - 1), hit["seq"] + 2)
+        )
         assert rpc.call("show", {"session": CLAUDE_SID[:8]})["structuredContent"] == _cli_json(
-            env, "show", CLAUDE_SID[:8], "--json")
+            env, "show", CLAUDE_SID[:8], "--json"
+        )
         # list_sessions
         assert rpc.call("list_sessions", {"provider": "codex"})["structuredContent"] == _cli_json(
-            env, "list", "--provider", "codex", "--json")
+            env, "list", "--provider", "codex", "--json"
+        )
         # Errors: the CLI's one line, as a tool error.
         bad = rpc.call("search", {"query": "("})
         assert bad["isError"] and "bad query" in bad["content"][0]["text"]
@@ -170,17 +188,22 @@ def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env)
         "bad = sorted(m for m in sys.modules if m == 'click' or m.startswith(('click.', 'mcp.', 'pydantic')) or m in (\n"
         "    'voyager_sessions.cli', 'voyager_sessions.render', 'voyager_sessions.cmdutil', 'voyager_sessions.search_cmd',\n"
         "    'voyager_sessions.read_cmd', 'voyager_sessions.invocation'))\n"
-        "print(json.dumps(bad))\n")
+        "print(json.dumps(bad))\n"
+    )
     env = {**corpus_env, "VOYAGER_NO_SERVER": "1", "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
 
 
 def test_the_handshake_imports_only_the_standard_library():
     """What runs before `initialize` is answered: no SDK, no click, no msgspec or tantivy (Codex waits ~1 s)."""
-    code = ("import sys\nfrom voyager_sessions.serve import mcp_server\n"
-            "print(sorted(m for m in ('click', 'mcp', 'pydantic', 'msgspec', 'tantivy', 'voyager_sessions.api') if m in sys.modules))")
+    code = (
+        "import sys\nfrom voyager_sessions.serve import mcp_server\n"
+        "print(sorted(m for m in ('click', 'mcp', 'pydantic', 'msgspec', 'tantivy', 'voyager_sessions.api') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == "[]"
 
@@ -188,9 +211,15 @@ def test_the_handshake_imports_only_the_standard_library():
 def test_protocol_versions_pings_and_json_rpc_errors(corpus_env):
     rpc = JsonRpcClient(corpus_env)
     try:
-        for asked, answered in (("2024-11-05", "2024-11-05"), ("2025-11-25", "2025-11-25"), ("1999-01-01", "2025-11-25")):
-            init = rpc.request("initialize", {"protocolVersion": asked, "capabilities": {},
-                                              "clientInfo": {"name": "t", "version": "1"}})
+        for asked, answered in (
+            ("2024-11-05", "2024-11-05"),
+            ("2025-11-25", "2025-11-25"),
+            ("1999-01-01", "2025-11-25"),
+        ):
+            init = rpc.request(
+                "initialize",
+                {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            )
             assert init["result"]["protocolVersion"] == answered
             assert init["result"]["capabilities"] == {"tools": {"listChanged": False}}
         rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # no answer to a notification
@@ -199,16 +228,21 @@ def test_protocol_versions_pings_and_json_rpc_errors(corpus_env):
         assert rpc.request("tools/call", {"name": "nope", "arguments": {}})["error"]["code"] == -32602
         rpc.proc.stdin.write(b"{not json\n")
         rpc.proc.stdin.flush()
-        assert json.loads(rpc.proc.stdout.readline()) == {"jsonrpc": "2.0", "id": None,
-                                                          "error": {"code": -32700, "message": "parse error"}}
+        assert json.loads(rpc.proc.stdout.readline()) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "parse error"},
+        }
         rpc.send([{"jsonrpc": "2.0", "id": 99, "method": "ping"}])  # batches are not part of MCP since 2025-06-18
         assert json.loads(rpc.proc.stdout.readline())["error"]["code"] == -32600
         # A tool error is one line, the message the CLI prints after "voyager: ", nothing before it.
-        bad = rpc.call("search", {"query": "\"unclosed"})
+        bad = rpc.call("search", {"query": '"unclosed'})
         assert bad["isError"] and bad["content"][0]["text"].startswith("bad query: unterminated quote")
         assert "\n" not in bad["content"][0]["text"]
         wrong = rpc.call("search", {"query": "x", "limit": "many"})
-        assert wrong["isError"] and wrong["content"] == [{"type": "text", "text": "limit must be an integer from 1 to 10000"}]
+        assert wrong["isError"] and wrong["content"] == [
+            {"type": "text", "text": "limit must be an integer from 1 to 10000"}
+        ]
         empty = rpc.call("search", {"query": "  "})
         assert empty["isError"] and empty["content"][0]["text"] == "nothing to search for: give a query or a filter"
         # And it goes on answering.
@@ -234,6 +268,7 @@ def test_the_callers_own_session_is_left_out(corpus_env, how):
         meta = {"x-codex-turn-metadata": {"session_id": CODEX_SID, "thread_id": CODEX_SID, "turn_id": "t1"}}
     rpc = _session(env)
     try:
+
         def search(args: dict) -> dict:
             params = {"name": "search", "arguments": args, **({"_meta": meta} if meta else {})}
             return rpc.request("tools/call", params)["result"]
@@ -259,8 +294,10 @@ def test_checkpoint_tools_act_on_the_calling_session(corpus_env):
     own = f"claude:{CLAUDE_SID}"
     rpc = _session(env)
     try:
-        first = rpc.call("checkpoint_save", {"title": "Fix the migration", "status": "in progress",
-                                             "next": ["guard None", "run tests"]})
+        first = rpc.call(
+            "checkpoint_save",
+            {"title": "Fix the migration", "status": "in progress", "next": ["guard None", "run tests"]},
+        )
         assert not first.get("isError"), first
         saved = first["structuredContent"]
         assert saved["session_id"] == own and saved["changed"] and saved["checkpoint"]["title"] == "Fix the migration"
@@ -268,7 +305,9 @@ def test_checkpoint_tools_act_on_the_calling_session(corpus_env):
         again = rpc.call("checkpoint_save", {"next": ["guard None"]})["structuredContent"]
         assert again["changed"] is False and again["snapshot"] is None
         moved = rpc.call("checkpoint_save", {"done": ["guard None"]})["structuredContent"]
-        assert moved["checkpoint"]["completed_steps"] == ["guard None"] and moved["checkpoint"]["next_steps"] == ["run tests"]
+        assert moved["checkpoint"]["completed_steps"] == ["guard None"] and moved["checkpoint"]["next_steps"] == [
+            "run tests"
+        ]
         # The same document the CLI prints: one API, two front ends.
         status = rpc.call("checkpoint_status", {})["structuredContent"]
         assert status == _cli_json(corpus_env, "checkpoint", "status", own, "--json")
@@ -296,7 +335,8 @@ def test_checkpoint_tools_need_a_session_when_the_agent_names_none(corpus_env):
     try:
         missing = rpc.call("checkpoint_status", {})
         assert missing["isError"] and missing["content"][0]["text"].startswith(
-            "this agent does not tell Voyager which session is calling: pass session")
+            "this agent does not tell Voyager which session is calling: pass session"
+        )
         saved = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "objective": "retry postgres"})
         assert saved["structuredContent"]["session_id"] == f"codex:{CODEX_SID}"
         bad = rpc.call("checkpoint_save", {"session": CODEX_SID[:8], "done": "not a list"})

@@ -60,9 +60,22 @@ def _request(env: dict, cmd: str, args: dict) -> bytes:
     return json.dumps(client.base_request(cmd, env["VOYAGER_HOME"], args, environ=env)).encode() + b"\n"
 
 
-SEARCH_ARGS = {"query": "postgres", "limit": 20, "offset": 0, "providers": [], "kinds": [], "repo": None,
-               "cwd": None, "session": None, "since": None, "until": None, "sort": "relevance",
-               "sessions": False, "context": 0, "refresh": False}
+SEARCH_ARGS = {
+    "query": "postgres",
+    "limit": 20,
+    "offset": 0,
+    "providers": [],
+    "kinds": [],
+    "repo": None,
+    "cwd": None,
+    "session": None,
+    "since": None,
+    "until": None,
+    "sort": "relevance",
+    "sessions": False,
+    "context": 0,
+    "refresh": False,
+}
 
 
 def test_malformed_oversized_and_slow_requests_get_an_error_and_the_server_goes_on(served):
@@ -81,8 +94,7 @@ def test_malformed_oversized_and_slow_requests_get_an_error_and_the_server_goes_
         (_request(env, "search", {**SEARCH_ARGS, "as_json": True}), "unknown field for search: as_json"),
         (_request(env, "show", {"around": None}), "missing field for show: session"),
         (_request(env, "show", {"session": 5, "around": None, "window": 10}), "session must be a string"),
-        (_request(env, "list", {"provider": None, "limit": 50, "offset": "yes"}),
-         "offset must be an integer"),
+        (_request(env, "list", {"provider": None, "limit": 50, "offset": "yes"}), "offset must be an integer"),
     ]
     for payload, expected in cases:
         assert expected in _error_of(_raw(path, payload)), payload
@@ -145,9 +157,15 @@ def test_a_signal_stops_it_cleanly(served, sig):
 
 def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(served):
     env, server = served
-    expected = {argv: cli(env, *argv, server=False) for argv in
-                (("search", "postgres", "--json"), ("list", "--json"), ("stats", "--json"),
-                 ("search", "parse_config_v2", "-C", "2"))}
+    expected = {
+        argv: cli(env, *argv, server=False)
+        for argv in (
+            ("search", "postgres", "--json"),
+            ("list", "--json"),
+            ("stats", "--json"),
+            ("search", "parse_config_v2", "-C", "2"),
+        )
+    }
     path = str(server.ddir.socket)
     # Clients keep asking while the server is killed under them: every one still prints its answer.
     import threading
@@ -185,8 +203,7 @@ def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(serve
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
     for argv, want in expected.items():
         assert cli(env, *argv) == want, argv
-    assert client.exchange(path, client.base_request("stats", env["VOYAGER_HOME"], {},
-                                                     environ=env)) is None
+    assert client.exchange(path, client.base_request("stats", env["VOYAGER_HOME"], {}, environ=env)) is None
     # A new server replaces the stale socket, and answers the same as before.
     again = ServerProcess(env)
     try:
@@ -213,8 +230,11 @@ def test_a_directory_in_place_of_its_lock_or_log_is_one_line(tmp_path):
     env = make_env(tmp_path)
     ddir = DataDir(env["VOYAGER_HOME"])
     ddir.root.mkdir(mode=0o700)
-    for path, argv in ((ddir.serve_lock, ("serve",)), (ddir.serve_lock, ("serve", "--detach")),
-                       (ddir.serve_log, ("serve", "--detach"))):
+    for path, argv in (
+        (ddir.serve_lock, ("serve",)),
+        (ddir.serve_lock, ("serve", "--detach")),
+        (ddir.serve_log, ("serve", "--detach")),
+    ):
         if path.is_file():
             path.unlink()  # the log a failed --detach started
         path.mkdir()
@@ -279,7 +299,9 @@ def _connect_as(uid: int, path: str, request: bytes) -> tuple[str, bytes]:
     return head.decode(), rest
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not hasattr(os, "O_PATH"), reason="needs root (and Linux) to act as another user")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not hasattr(os, "O_PATH"), reason="needs root (and Linux) to act as another user"
+)
 def test_another_user_cannot_connect(served):
     env, server = served
     ddir = server.ddir
@@ -310,7 +332,11 @@ def test_status_stop_and_detach(tmp_path):
     none = cli(env, "serve", "status")
     assert none.code == 1 and none.err == f"voyager: no server is running on {env['VOYAGER_HOME']}\n"
     assert json.loads(cli(env, "serve", "status", "--json").out) == {
-        "schema_version": 1, "running": False, "data_dir": env["VOYAGER_HOME"], "pid": None}
+        "schema_version": 1,
+        "running": False,
+        "data_dir": env["VOYAGER_HOME"],
+        "pid": None,
+    }
     assert cli(env, "serve", "stop").code == 1
     started = cli(env, "serve", "--detach", "--interval", "0.5")
     assert started.code == 0, started
@@ -347,8 +373,12 @@ def test_other_processes_scanning_and_rebuilding_meanwhile(served):
         assert got.code == 0 and b'"total":1' in got.out, got
     rebuilt = cli(env, "scan", "--rebuild", "-q", "--wait", "30", server=False)
     assert rebuilt.code == 0, rebuilt
-    for argv in (["search", "quokka2", "--json", "--no-refresh"], ["list", "--json"], ["stats", "--json"],
-                 ["show", "5f1c", "--json"]):
+    for argv in (
+        ["search", "quokka2", "--json", "--no-refresh"],
+        ["list", "--json"],
+        ["stats", "--json"],
+        ["show", "5f1c", "--json"],
+    ):
         assert cli(env, *argv) == cli(env, *argv, server=False), argv
     assert server.proc.poll() is None
 
@@ -364,8 +394,13 @@ def test_a_relative_data_dir_is_served_and_named_as_the_client_names_it(tmp_path
     from tests.conftest import voyager_exe
 
     def run(*args: str, server: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(voyager_exe() + list(args), cwd=run_in, capture_output=True, timeout=120,
-                              env={**env, **({} if server else {"VOYAGER_NO_SERVER": "1"})})
+        return subprocess.run(
+            voyager_exe() + list(args),
+            cwd=run_in,
+            capture_output=True,
+            timeout=120,
+            env={**env, **({} if server else {"VOYAGER_NO_SERVER": "1"})},
+        )
 
     assert run("scan", "-q", server=False).returncode == 0
     assert run("serve", "--detach").returncode == 0
@@ -406,8 +441,11 @@ def test_a_request_nested_too_deeply_gets_its_error_line(served):
     env, server = served
     path = str(server.ddir.socket)
     deep = 100_000
-    for payload in (b"[" * deep + b"]" * deep + b"\n", b"[" * deep + b"\n",
-                    b'{"v": 1, "cmd": "search", "args": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001 + b"\n"):
+    for payload in (
+        b"[" * deep + b"]" * deep + b"\n",
+        b"[" * deep + b"\n",
+        b'{"v": 1, "cmd": "search", "args": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001 + b"\n",
+    ):
         assert "malformed request" in _error_of(_raw(path, payload)), payload[:40]
     assert server.proc.poll() is None
     _works(env, server)

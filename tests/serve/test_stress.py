@@ -39,11 +39,23 @@ GROWING_SID = "9a9a9a9a-1111-4222-8333-444444444444"
 
 
 def _growing_line(n: int) -> str:
-    return json.dumps({
-        "sessionId": GROWING_SID, "cwd": "/home/dev/growing", "version": "2.0.14", "isSidechain": False,
-        "userType": "external", "type": "user", "uuid": f"g{n}", "parentUuid": f"g{n - 1}" if n else None,
-        "timestamp": f"2026-11-22T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
-        "message": {"role": "user", "content": f"growing line number {n} about nothing in particular"}}) + "\n"
+    return (
+        json.dumps(
+            {
+                "sessionId": GROWING_SID,
+                "cwd": "/home/dev/growing",
+                "version": "2.0.14",
+                "isSidechain": False,
+                "userType": "external",
+                "type": "user",
+                "uuid": f"g{n}",
+                "parentUuid": f"g{n - 1}" if n else None,
+                "timestamp": f"2026-11-22T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+                "message": {"role": "user", "content": f"growing line number {n} about nothing in particular"},
+            }
+        )
+        + "\n"
+    )
 
 
 def _request(env: dict, argv: list[str]) -> tuple[dict, present.View, dict]:

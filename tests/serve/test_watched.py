@@ -40,8 +40,12 @@ def test_background_refresh_and_searches_see_every_change(tmp_path: Path, watchi
         lines = claude_session_lines(sid=sid)
         path = write_claude(home, lines[:3], sid=sid, project="-home-dev-watched")
         # The background refresh finds the new session without any search asking for it.
-        _wait(lambda: b'"total":1' in cli(env, "search", "marmalade", "--json", "--no-refresh",
-                                          "--session", sid).out.replace(b" ", b""))
+        _wait(
+            lambda: (
+                b'"total":1'
+                in cli(env, "search", "marmalade", "--json", "--no-refresh", "--session", sid).out.replace(b" ", b"")
+            )
+        )
         with path.open("a", encoding="utf-8") as f:
             f.write("".join(lines[3:]))
         # A request's refresh sees an append made just before it, whatever the watcher has seen.

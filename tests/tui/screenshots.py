@@ -19,8 +19,11 @@ async def _shoot(data: Path) -> None:
     from voyager_sessions.tui.app import VoyagerApp
     from voyager_sessions.tui.backend import Backend
 
-    for name, query, keys in (("ui-search", "数据库", ()), ("ui-preview", "ERR_CONN_REFUSED_42 redis", ()),
-                              ("ui-session", "ERR_CONN_REFUSED_42", ("tab", "f"))):
+    for name, query, keys in (
+        ("ui-search", "数据库", ()),
+        ("ui-preview", "ERR_CONN_REFUSED_42 redis", ()),
+        ("ui-session", "ERR_CONN_REFUSED_42", ("tab", "f")),
+    ):
         app = VoyagerApp(Backend(data, refresh=False), query, live=False)
         async with app.run_test(size=(120, 34)) as pilot:
             await settle(app, pilot, 1)
@@ -36,8 +39,12 @@ def main() -> None:
     from voyager_sessions.demo import CORPUS
 
     with tempfile.TemporaryDirectory() as tmp:
-        env = {"HOME": tmp, "VOYAGER_HOME": f"{tmp}/data", "VOYAGER_CLAUDE_HOME": str(CORPUS / "claude"),
-               "VOYAGER_CODEX_HOME": str(CORPUS / "codex")}
+        env = {
+            "HOME": tmp,
+            "VOYAGER_HOME": f"{tmp}/data",
+            "VOYAGER_CLAUDE_HOME": str(CORPUS / "claude"),
+            "VOYAGER_CODEX_HOME": str(CORPUS / "codex"),
+        }
         os.environ.update(env)
         from voyager_sessions.cli import cli
 

@@ -24,6 +24,7 @@ from tests.conftest import _line, claude_session_lines, write_claude, write_code
 from voyager_sessions.tui.app import VoyagerApp  # noqa: E402
 from voyager_sessions.tui.backend import Backend  # noqa: E402
 
+
 def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
     """Run an async test body on a fresh event loop (no pytest plugin needed)."""
 
@@ -41,8 +42,10 @@ def hostile_lines() -> list[str]:
     """A Claude session whose text holds terminal escapes and Rich markup."""
     lines = claude_session_lines(sid=HOSTILE_SID, cwd="/home/dev/evil")
     rec = json.loads(lines[1])
-    rec["message"]["content"] = ("ESCAPEMARK \x1b[2J\x1b]0;pwned\x07 [bold red]not markup[/] [link=https://x]y[/link] "
-                                 "\x1b]52;c;Y2xpcA==\x07 终端转义")
+    rec["message"]["content"] = (
+        "ESCAPEMARK \x1b[2J\x1b]0;pwned\x07 [bold red]not markup[/] [link=https://x]y[/link] "
+        "\x1b]52;c;Y2xpcA==\x07 终端转义"
+    )
     lines[1] = _line(rec)
     return lines
 
@@ -209,13 +212,21 @@ def test_textual_stays_off_the_search_path(corpus, run) -> None:
     import sys
 
     assert run("scan").exit_code == 0
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: sys.stderr.write('\\nUI %s\\n' % sorted(m for m in ('textual', 'rich') if m in sys.modules)))\n"
-            "from voyager_sessions.main import main\n"
-            "main()\n")
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\nUI %s\\n' % sorted(m for m in ('textual', 'rich') if m in sys.modules)))\n"
+        "from voyager_sessions.main import main\n"
+        "main()\n"
+    )
     for argv in (["search", "数据", "--no-refresh"], ["search", "数据", "--json"], ["--help"]):
-        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=dict(os.environ),
-                              timeout=120, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
         assert proc.stderr.endswith("\nUI []\n"), (argv, proc.stderr[-300:])
 
 

@@ -38,8 +38,9 @@ class Tmux:
         self.name = f"v{uuid.uuid4().hex[:8]}"
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, env=self.env,
-                              timeout=30).stdout
+        return subprocess.run(
+            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, env=self.env, timeout=30
+        ).stdout
 
     def start(self, command: str) -> None:
         self.tmux("new-session", "-d", "-s", self.name, "-x", str(COLUMNS), "-y", str(LINES), command)
@@ -78,8 +79,12 @@ def terminal(home: Path, tmp_path: Path, run):
     stub.write_text(f'#!/bin/sh\n{{ pwd; printf "%s\\n" "$@"; }} > {record}\n')
     stub.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
-    env.update(PATH=f"{bin_dir}:{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}", TERM="xterm-256color",
-               LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    env.update(
+        PATH=f"{bin_dir}:{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}",
+        TERM="xterm-256color",
+        LANG="C.UTF-8",
+        LC_ALL="C.UTF-8",
+    )
     t = Tmux(tmp_path, env)
     yield t, record
     t.kill()

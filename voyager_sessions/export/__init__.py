@@ -62,8 +62,12 @@ def load_checkpoint(ddir: DataDir, session_id: str) -> Checkpoint | None:
 def build(reader: Any, session_id: str, *, redact: bool = False) -> tuple[ExportDoc, Counter[str]]:
     """The export of session ``session_id`` (an exact id), and what redaction replaced (by pattern name)."""
     timeline = reader.show(session_id)
-    doc = ExportDoc(timeline=timeline, agent=agent_label(timeline.session.provider),
-                    checkpoint=load_checkpoint(reader.ddir, timeline.session.session_id), exported=export_time())
+    doc = ExportDoc(
+        timeline=timeline,
+        agent=agent_label(timeline.session.provider),
+        checkpoint=load_checkpoint(reader.ddir, timeline.session.session_id),
+        exported=export_time(),
+    )
     counts: Counter[str] = Counter()
     if redact:
         doc = redact_doc(doc, counts)
@@ -75,16 +79,23 @@ def redact_doc(doc: ExportDoc, counts: Counter[str]) -> ExportDoc:
     from voyager_sessions.export.redact import redact
 
     tl = doc.timeline
-    row = msgspec.structs.replace(tl.session, **{f: redact(v, counts) for f in ("title", "cwd", "git_repo", "git_branch")
-                                                 if (v := getattr(tl.session, f))})
+    row = msgspec.structs.replace(
+        tl.session,
+        **{f: redact(v, counts) for f in ("title", "cwd", "git_repo", "git_branch") if (v := getattr(tl.session, f))},
+    )
     events = [msgspec.structs.replace(e, text=redact(e.text, counts)) for e in tl.events]
     checkpoint = doc.checkpoint
     if checkpoint is not None:
-        checkpoint = msgspec.structs.replace(checkpoint, fields=[
-            (label, shape, [redact(v, counts) for v in value] if isinstance(value, list) else redact(value, counts))
-            for label, shape, value in checkpoint.fields])
-    return msgspec.structs.replace(doc, timeline=Timeline(schema_version=tl.schema_version, session=row, events=events),
-                                   checkpoint=checkpoint)
+        checkpoint = msgspec.structs.replace(
+            checkpoint,
+            fields=[
+                (label, shape, [redact(v, counts) for v in value] if isinstance(value, list) else redact(value, counts))
+                for label, shape, value in checkpoint.fields
+            ],
+        )
+    return msgspec.structs.replace(
+        doc, timeline=Timeline(schema_version=tl.schema_version, session=row, events=events), checkpoint=checkpoint
+    )
 
 
 def render(doc: ExportDoc, fmt: str) -> bytes:

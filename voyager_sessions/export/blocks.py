@@ -132,7 +132,7 @@ def capped(text: str, *, lines: int = TOOL_LINES, chars: int = TOOL_CHARS) -> tu
         cut = "\n".join(parts[:lines])
     if cut == text:
         return text, None
-    rest = text[len(cut):]
+    rest = text[len(cut) :]
     more_lines = rest.count("\n")
     return cut, f"{len(rest):,} more characters ({more_lines:,} more lines) not shown"
 
@@ -174,8 +174,13 @@ def facts(row: SessionRow, agent: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = [("Agent", f"{agent} ({row.provider})"), ("Session", row.session_id)]
     if row.title:
         out.append(("Title", f"{row.title} ({by.get(row.title_source or 'agent', 'named by ' + agent)})"))
-    for label, value in (("Directory", row.cwd), ("Repository", row.git_repo), ("Branch", row.git_branch),
-                         ("Model", row.model), ("Parent session", row.parent)):
+    for label, value in (
+        ("Directory", row.cwd),
+        ("Repository", row.git_repo),
+        ("Branch", row.git_branch),
+        ("Model", row.model),
+        ("Parent session", row.parent),
+    ):
         if value:
             out.append((label, value))
     for label, stamp in (("Started", row.started), ("Updated", row.updated)):

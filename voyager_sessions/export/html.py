@@ -65,8 +65,10 @@ footer{color:var(--muted);font-size:.8rem;margin:2rem 0 1rem}
 def csp(style: str = CSS) -> str:
     """A policy that allows this file's one style sheet and nothing else."""
     digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode("ascii")
-    return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'none'; script-src 'none'; "
-            "base-uri 'none'; form-action 'none'")
+    return (
+        f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'none'; script-src 'none'; "
+        "base-uri 'none'; form-action 'none'"
+    )
 
 
 def _e(text: str | None, *, multiline: bool = False) -> str:
@@ -76,28 +78,37 @@ def _e(text: str | None, *, multiline: bool = False) -> str:
 
 def _time(ts: float | None) -> str:
     stamp = when(ts)
-    return f' <time>{escape(stamp)}</time>' if stamp else ""
+    return f" <time>{escape(stamp)}</time>" if stamp else ""
 
 
 def _pre(text: str, seq: int, sid: str) -> list[str]:
     shown, note = capped(printable(text, multiline=True))
-    out = [f'<pre>{escape(shown, quote=True)}</pre>']
+    out = [f"<pre>{escape(shown, quote=True)}</pre>"]
     if note:
-        out.append(f'<p class="note">… {escape(note)}: <code>voyager show {_e(sid)} --around {seq}</code> has them.</p>')
+        out.append(
+            f'<p class="note">… {escape(note)}: <code>voyager show {_e(sid)} --around {seq}</code> has them.</p>'
+        )
     return out
 
 
 def _tool(block: Block, sid: str) -> list[str]:
     status = outcome(block)
     cls = "bad" if failed(block) else "ok" if block.results else "meta"
-    out = ['<details class="tool">',
-           f'<summary><span class="mono">{escape(tool_summary(block), quote=True)}</span> · '
-           f'<span class="{cls}">{escape(status)}</span></summary>', "<div>"]
+    out = [
+        '<details class="tool">',
+        f'<summary><span class="mono">{escape(tool_summary(block), quote=True)}</span> · '
+        f'<span class="{cls}">{escape(status)}</span></summary>',
+        "<div>",
+    ]
     call = block.call
     if call is not None:
         out += [f'<div class="meta">Call{_time(call.ts)}</div>', *_pre(call.text, call.seq, sid)]
     for res in block.results:
-        label = "Output" + (f" · exit {res.exit_code}" if res.exit_code is not None else "") + (" · error" if res.is_error else "")
+        label = (
+            "Output"
+            + (f" · exit {res.exit_code}" if res.exit_code is not None else "")
+            + (" · error" if res.is_error else "")
+        )
         out += [f'<div class="meta">{escape(label)}{_time(res.ts)}</div>', *_pre(res.text, res.seq, sid)]
     return [*out, "</div>", "</details>"]
 
@@ -108,12 +119,22 @@ def render(doc: ExportDoc) -> str:
     sid = row.session_id
     title = heading(row)
     agent = printable(doc.agent)
-    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{escape(csp(), quote=True)}">',
-           '<meta name="referrer" content="no-referrer">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>", "<main>",
-           f"<h1>{escape(title)}</h1>", '<dl class="facts">']
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{escape(csp(), quote=True)}">',
+        '<meta name="referrer" content="no-referrer">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        f"<h1>{escape(title)}</h1>",
+        '<dl class="facts">',
+    ]
     for label, value in facts(row, doc.agent):
         mono = ' class="mono"' if label in CODE_FACTS else ""
         out.append(f"<dt>{escape(label)}</dt><dd{mono}>{escape(value, quote=True)}</dd>")
@@ -121,32 +142,58 @@ def render(doc: ExportDoc) -> str:
     if doc.checkpoint is not None:
         out.append("<h2>Checkpoint</h2>")
         if doc.checkpoint.updated:
-            out.append(f'<p class="meta">Saved with voyager checkpoint, updated '
-                       f'{escape(utc_text(doc.checkpoint.updated))}</p>')
+            out.append(
+                f'<p class="meta">Saved with voyager checkpoint, updated {escape(utc_text(doc.checkpoint.updated))}</p>'
+            )
         short = [(label, value) for label, shape, value in doc.checkpoint.fields if shape == "line"]
         if short:
-            out += ['<dl class="facts">', *(f"<dt>{escape(label)}</dt><dd>{_e(str(value))}</dd>" for label, value in short),
-                    "</dl>"]
+            out += [
+                '<dl class="facts">',
+                *(f"<dt>{escape(label)}</dt><dd>{_e(str(value))}</dd>" for label, value in short),
+                "</dl>",
+            ]
         for label, shape, value in doc.checkpoint.fields:
             if isinstance(value, list):
-                out += [f'<div class="who">{escape(label)}</div>', '<ul class="cp">',
-                        *(f"<li>{_e(item)}</li>" for item in value), "</ul>"]
+                out += [
+                    f'<div class="who">{escape(label)}</div>',
+                    '<ul class="cp">',
+                    *(f"<li>{_e(item)}</li>" for item in value),
+                    "</ul>",
+                ]
             elif shape != "line":
                 out += [f'<div class="who">{escape(label)}</div>', f'<p class="text">{_e(value, multiline=True)}</p>']
     out.append("<h2>Timeline</h2>")
     for block in blocks(doc.timeline.events):
         ev = block.first
         if block.kind in ("user", "assistant"):
-            out += [f'<section class="turn {block.kind}">',
-                    f'<div class="who">{_e(who(ev, agent))}{_time(ev.ts)}</div>',
-                    f'<div class="text">{_e(ev.text, multiline=True)}</div>', "</section>"]
+            out += [
+                f'<section class="turn {block.kind}">',
+                f'<div class="who">{_e(who(ev, agent))}{_time(ev.ts)}</div>',
+                f'<div class="text">{_e(ev.text, multiline=True)}</div>',
+                "</section>",
+            ]
         elif block.kind == "tool":
             out += _tool(block, sid)
         else:
-            body = [f'<div class="text">{_e(ev.text, multiline=True)}</div>'] if block.kind == "reasoning" \
+            body = (
+                [f'<div class="text">{_e(ev.text, multiline=True)}</div>']
+                if block.kind == "reasoning"
                 else _pre(ev.text, ev.seq, sid)
-            out += [f'<details class="{block.kind}">', f"<summary>{_e(who(ev, agent))}{_time(ev.ts)}</summary>",
-                    "<div>", *body, "</div>", "</details>"]
+            )
+            out += [
+                f'<details class="{block.kind}">',
+                f"<summary>{_e(who(ev, agent))}{_time(ev.ts)}</summary>",
+                "<div>",
+                *body,
+                "</div>",
+                "</details>",
+            ]
     exported = f" on {escape(utc_text(doc.exported))}" if doc.exported else ""
-    out += [f"<footer>Exported from {escape(agent)} by Voyager{exported}.</footer>", "</main>", "</body>", "</html>", ""]
+    out += [
+        f"<footer>Exported from {escape(agent)} by Voyager{exported}.</footer>",
+        "</main>",
+        "</body>",
+        "</html>",
+        "",
+    ]
     return "\n".join(out)

@@ -109,7 +109,7 @@ def escape(text: str, *, line_start: bool = False, heading: bool = False) -> str
         m = _BLOCK_START.match(text)
         if m:
             cut = m.end() - 1
-            return indent + _escape_run(text[:cut], heading) + "\\" + text[cut] + _escape_run(text[cut + 1:], heading)
+            return indent + _escape_run(text[:cut], heading) + "\\" + text[cut] + _escape_run(text[cut + 1 :], heading)
     return indent + _escape_run(text, heading)
 
 
@@ -142,7 +142,7 @@ def inline(line: str, *, line_start: bool = False, heading: bool = False) -> str
         if i in following:
             closing = runs[following[i]]
             out.append(escape(line[pos:start], line_start=line_start and pos == 0, heading=heading))
-            out.append(code_span(line[end:closing[0]]))
+            out.append(code_span(line[end : closing[0]]))
             pos = closing[1]
             i = following[i] + 1
         else:
@@ -215,8 +215,11 @@ def _tool(block: Block, sid: str) -> list[str]:
     if call is not None:
         body += [f"**Call** · {when(call.ts)}", "", *_capped_fence(call.text, call.seq, sid), ""]
     for res in block.results:
-        label = "**Output**" + (f" · exit {res.exit_code}" if res.exit_code is not None else "") + \
-            (" · error" if res.is_error else "")
+        label = (
+            "**Output**"
+            + (f" · exit {res.exit_code}" if res.exit_code is not None else "")
+            + (" · error" if res.is_error else "")
+        )
         body += [f"{label} · {when(res.ts)}", "", *_capped_fence(res.text, res.seq, sid), ""]
     return _fold(summary, body[:-1] if body else ["_(nothing recorded)_"])
 
@@ -242,7 +245,12 @@ def render(doc: ExportDoc) -> str:
             out += [*(f"- **{escape(label)}:** {inline(_one_line(value))}" for label, value in short), ""]
         for label, shape, value in doc.checkpoint.fields:
             if isinstance(value, list):
-                out += [f"**{escape(label)}**", "", *(f"- {inline(_one_line(item), line_start=True)}" for item in value), ""]
+                out += [
+                    f"**{escape(label)}**",
+                    "",
+                    *(f"- {inline(_one_line(item), line_start=True)}" for item in value),
+                    "",
+                ]
             elif shape != "line":
                 out += [f"**{escape(label)}**", "", prose(value), ""]
     out += ["## Timeline", ""]
@@ -250,14 +258,21 @@ def render(doc: ExportDoc) -> str:
     for block in blocks(doc.timeline.events):
         ev = block.first
         if block.kind in ("user", "assistant"):
-            out += [f"### {escape(who(ev, agent), heading=True)} · {when(ev.ts) or 'time unknown'}", "",
-                    prose(ev.text) or "_(empty)_", ""]
+            out += [
+                f"### {escape(who(ev, agent), heading=True)} · {when(ev.ts) or 'time unknown'}",
+                "",
+                prose(ev.text) or "_(empty)_",
+                "",
+            ]
         elif block.kind == "tool":
             out += _tool(block, sid)
         else:
             # Reasoning reads as prose; injected context (and anything else) is quoted as it was.
-            body = [prose(ev.text) or "_(empty)_"] if block.kind == "reasoning" else \
-                _capped_fence(ev.text, ev.seq, sid, "text")
+            body = (
+                [prose(ev.text) or "_(empty)_"]
+                if block.kind == "reasoning"
+                else _capped_fence(ev.text, ev.seq, sid, "text")
+            )
             out += _fold(f"{who(ev, agent)} · {when(ev.ts)}".rstrip(" ·"), body)
     exported = " on " + utc_text(doc.exported) if doc.exported else ""
     out += ["---", "", f"_Exported from {escape(agent)} by Voyager{exported}._", ""]

@@ -54,26 +54,124 @@ _E = r"(?![A-Za-z0-9_-])"
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: A word that makes a name secret wherever it stands (``DB_PASSWORD``, ``clientSecret``, ``SECRET_KEY_BASE``),
 #: also as the end of a run-together word (``PGPASSWORD``).
-_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "credential", "credentials", "apikey", "privatekey",
-                 "accountkey")
+_SECRET_WORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "credential",
+    "credentials",
+    "apikey",
+    "privatekey",
+    "accountkey",
+)
 #: Words too common elsewhere to count anywhere: secret only as the name's last word (``GITHUB_TOKEN``,
 #: ``csrftoken``, ``DB_PASS``, ``Pwd``, ``&sig=``), so ``timeToFirstTokenMs`` or ``token_limit`` are not.
 _LAST_ONLY = frozenset({"pass", "pwd", "sig"})
 _LAST_ENDING = "token"
 #: ``key`` is secret only after one of these (``api_key``, ``AccountKey``, ``SharedAccessKey``, ``x-api-key``).
-_KEY_QUALIFIERS = frozenset({"api", "access", "private", "secret", "account", "shared", "client", "signing",
-                             "encryption", "master", "auth", "app", "service", "storage", "subscription", "license",
-                             "admin", "session", "webhook"})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "access",
+        "private",
+        "secret",
+        "account",
+        "shared",
+        "client",
+        "signing",
+        "encryption",
+        "master",
+        "auth",
+        "app",
+        "service",
+        "storage",
+        "subscription",
+        "license",
+        "admin",
+        "session",
+        "webhook",
+    }
+)
 #: A last word that makes the name about a secret, not the secret (``password_reset_url``,
 #: ``POSTGRES_PASSWORD_FILE``, ``max_tokens``, ``token_count``, ``private_key_id``).
-_NOT_SECRET_LAST = frozenset({"url", "uri", "urls", "path", "file", "filename", "dir", "directory", "name", "id", "ids",
-                              "length", "len", "size", "min", "max", "count", "limit", "policy", "hint", "prompt",
-                              "field", "label", "type", "mode", "enabled", "required", "expiry", "expires",
-                              "expiration", "ttl", "timeout", "reset", "rotation", "version", "format", "header",
-                              "param", "env", "var", "ref", "endpoint", "host", "source", "location", "help", "regex",
-                              "pattern", "validator", "validation", "strength", "confirm", "confirmation", "input",
-                              "box", "form", "page", "link", "route", "template", "changed", "set", "age", "store",
-                              "manager", "provider", "kind", "usage", "usages", "used", "tokens", "in", "at"})
+_NOT_SECRET_LAST = frozenset(
+    {
+        "url",
+        "uri",
+        "urls",
+        "path",
+        "file",
+        "filename",
+        "dir",
+        "directory",
+        "name",
+        "id",
+        "ids",
+        "length",
+        "len",
+        "size",
+        "min",
+        "max",
+        "count",
+        "limit",
+        "policy",
+        "hint",
+        "prompt",
+        "field",
+        "label",
+        "type",
+        "mode",
+        "enabled",
+        "required",
+        "expiry",
+        "expires",
+        "expiration",
+        "ttl",
+        "timeout",
+        "reset",
+        "rotation",
+        "version",
+        "format",
+        "header",
+        "param",
+        "env",
+        "var",
+        "ref",
+        "endpoint",
+        "host",
+        "source",
+        "location",
+        "help",
+        "regex",
+        "pattern",
+        "validator",
+        "validation",
+        "strength",
+        "confirm",
+        "confirmation",
+        "input",
+        "box",
+        "form",
+        "page",
+        "link",
+        "route",
+        "template",
+        "changed",
+        "set",
+        "age",
+        "store",
+        "manager",
+        "provider",
+        "kind",
+        "usage",
+        "usages",
+        "used",
+        "tokens",
+        "in",
+        "at",
+    }
+)
 
 
 def secret_name(name: str) -> bool:
@@ -99,7 +197,8 @@ _PLACEHOLDER = re.compile(
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}?|\$\(.*\)|%\(?[A-Za-z_]*\)?s|\{\{?[^{}]*\}?\}|<[^<>]*>"
     r"|\[[^\[\]]*\]|[*xX.•]+"
     r"|(?i:true|false|null|none|nil|undefined|str|string|bytes|int|required|optional|yes|no|on|off|redacted|hidden)",
-    re.DOTALL)
+    re.DOTALL,
+)
 #: Code where a bare value stands: a dotted reference (``settings.api_key``), a call (``getpass()``), an index
 #: (``os.environ["X"]``). Quoted, the same characters are data.
 _CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Za-z_][A-Za-z0-9_.]*[(\[].*", re.DOTALL)
@@ -118,10 +217,12 @@ _MIN_VALUE = 4
 #: is not secret costs nothing more. Values are bounded, so one candidate costs at most that much.
 MAX_QUOTED = 1024
 MAX_BARE = 256
-_VALUE = re.compile(r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'"  # noqa: UP031 - a regex: braces in an f-string would need doubling
-                    # A quoted value inside a JSON string (a tool call's input): \"…\", its own escapes \\x.
-                    r"|\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,%d})\\\"|(?P<bare>[^\s\"'`]{1,%d})"
-                    % (MAX_QUOTED, MAX_QUOTED, MAX_QUOTED, MAX_BARE))
+_VALUE = re.compile(
+    r"\"(?P<dq>(?:[^\"\\\n]|\\.){0,%d})\"|'(?P<sq>[^'\n]{0,%d})'"  # noqa: UP031 - a regex: braces in an f-string would need doubling
+    # A quoted value inside a JSON string (a tool call's input): \"…\", its own escapes \\x.
+    r"|\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n]){0,%d})\\\"|(?P<bare>[^\s\"'`]{1,%d})"
+    % (MAX_QUOTED, MAX_QUOTED, MAX_QUOTED, MAX_BARE)
+)
 _VALUE_CHAR = re.compile(r"[^\s\"'`]")
 #: A JSON escape ends a bare value too: in a tool call's JSON input, ``password=x\n…`` or ``…=x\"``.
 _JSON_ESCAPE = re.compile(r'\\[nrtbfu"\\/]')
@@ -209,8 +310,11 @@ def _s(name: str, regex: str, spans: Callable[[re.Match[str]], list[Span]] | Non
 #: Order matters where shapes nest: the most specific first (an Anthropic key also starts ``sk-``;
 #: a key inside ``API_KEY=…`` is named by its provider, not as a ``password``).
 SHAPES: tuple[Shape, ...] = (
-    _s("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                      r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+    _s(
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    ),
     _s("anthropic-key", _B + r"sk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_-]{20,}" + _E),
     _s("openai-key", _B + r"sk-(?P<body>[A-Za-z0-9_-]{20,})" + _E, _openai),
     _s("github-token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})" + _E),
@@ -224,23 +328,36 @@ SHAPES: tuple[Shape, ...] = (
     _s("google-api-key", _B + r"AIza[0-9A-Za-z_-]{35}" + _E),
     _s("google-oauth-token", _B + r"ya29\.[0-9A-Za-z_-]{20,}" + _E),
     _s("azure-client-secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
-    _s("stripe-key", _B + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,}" + _E + r"|" + _B + r"whsec_[0-9A-Za-z]{24,}" + _E),
+    _s(
+        "stripe-key",
+        _B + r"(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,}" + _E + r"|" + _B + r"whsec_[0-9A-Za-z]{24,}" + _E,
+    ),
     _s("jwt", _B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _E),
     # An Authorization header's credential (after its scheme), and a bare "Bearer <token>".
-    _s("authorization", r"(?i:(?<![A-Za-z0-9_-])(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
-                        r"(?:(?:bearer|basic|token|bot|digest)\s+)?)(?P<secret>[A-Za-z0-9._~+/=-]{8,})"),
+    _s(
+        "authorization",
+        r"(?i:(?<![A-Za-z0-9_-])(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+        r"(?:(?:bearer|basic|token|bot|digest)\s+)?)(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+    ),
     _s("bearer-token", r"(?<![A-Za-z0-9_-])(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
     # scheme://user:password@host, and scheme://:password@host (redis).
     _s("url-password", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@\[\]]*:(?P<secret>[^\s/@]+)@"),
     # A command whose arguments carry a password in its own syntax: mysql -pSECRET, sshpass -p SECRET,
     # curl -u user:SECRET. The arguments run to the end of the command (a pipe, ;, &, a newline).
-    _s("command-password", r"(?<![A-Za-z0-9_/.-])(?P<tool>mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb"
-                           r"|mariadb-dump|sshpass|curl)(?![A-Za-z0-9_.-])(?P<args>[^\n|;&]*)", _command),
+    _s(
+        "command-password",
+        r"(?<![A-Za-z0-9_/.-])(?P<tool>mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb"
+        r"|mariadb-dump|sshpass|curl)(?![A-Za-z0-9_.-])(?P<args>[^\n|;&]*)",
+        _command,
+    ),
     # --password VALUE, --db-password=VALUE, --client-secret 'VALUE', --api-key VALUE …
     _s("password-flag", r"(?<![A-Za-z0-9_-])--(?P<key>[A-Za-z][A-Za-z0-9-]{1,60})(?:=|[ \t]+)", _flag),
     # NAME=value, NAME: value, "name": "value", name => value, ?name=value, Name=value; (connection strings).
-    _s("password", r"(?<![A-Za-z0-9_.-])[\"']?(?P<key>[A-Za-z0-9_.-]{3,128})\\?[\"']?[ \t]*(?:=>|:=|[:=](?![=:]))[ \t]*",
-       _assignment),
+    _s(
+        "password",
+        r"(?<![A-Za-z0-9_.-])[\"']?(?P<key>[A-Za-z0-9_.-]{3,128})\\?[\"']?[ \t]*(?:=>|:=|[:=](?![=:]))[ \t]*",
+        _assignment,
+    ),
 )
 
 

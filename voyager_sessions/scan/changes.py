@@ -63,8 +63,25 @@ class Changes(msgspec.Struct, frozen=True):
 
 
 #: File systems whose changes made elsewhere no local watcher hears of (Linux ``/proc/self/mounts`` types).
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre",
-                        "fuse.sshfs", "fuse.rclone", "fuse.s3fs", "davfs", "fuse.gcsfuse"})
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "afs",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "fuse.sshfs",
+        "fuse.rclone",
+        "fuse.s3fs",
+        "davfs",
+        "fuse.gcsfuse",
+    }
+)
 
 
 def _mounts() -> list[tuple[str, str]]:
@@ -125,8 +142,14 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
 class ChangeWatcher:
     """A background thread that collects the changes under every agent's roots (see the module docstring)."""
 
-    def __init__(self, env: Mapping[str, str], providers: Iterable[str] | None = None, *,
-                 full_every: float = FULL_EVERY, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        providers: Iterable[str] | None = None,
+        *,
+        full_every: float = FULL_EVERY,
+        enabled: bool = True,
+    ) -> None:
         from voyager_sessions.ingest import adapters as registry
 
         self.env = dict(env)
@@ -172,9 +195,12 @@ class ChangeWatcher:
         self._thread.start()
         self._ready.wait(10)
         remote = sorted(p for p in unwatched if p in folders and folders[p])
-        self.status = (f"watching {len(roots)} folders"
-                       + (f"; on a network file system, stat every time: {', '.join(remote)}" if remote else "")
-                       if self._broken is None else self.status)
+        self.status = (
+            f"watching {len(roots)} folders"
+            + (f"; on a network file system, stat every time: {', '.join(remote)}" if remote else "")
+            if self._broken is None
+            else self.status
+        )
         return self
 
     def stop(self) -> None:
@@ -192,9 +218,17 @@ class ChangeWatcher:
                 while not self._stop.wait(CYCLE_MS / 1000):
                     self._tick(())
                 return
-            it = watchfiles.watch(*roots, watch_filter=None, debounce=CYCLE_MS, step=10, stop_event=self._stop,
-                                  rust_timeout=CYCLE_MS, yield_on_timeout=True, raise_interrupt=False,
-                                  ignore_permission_denied=True)
+            it = watchfiles.watch(
+                *roots,
+                watch_filter=None,
+                debounce=CYCLE_MS,
+                step=10,
+                stop_event=self._stop,
+                rust_timeout=CYCLE_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            )
             first = True
             for batch in it:
                 if first:
@@ -249,7 +283,13 @@ class ChangeWatcher:
             self._thread = None
             return None
         now = time.monotonic()
-        if late or broken is not None or self._last_full is None or now - self._last_full >= self.full_every or self._appeared(paths):
+        if (
+            late
+            or broken is not None
+            or self._last_full is None
+            or now - self._last_full >= self.full_every
+            or self._appeared(paths)
+        ):
             self._last_full = now
             return None
         return Changes(paths=frozenset(paths), watched=self._watched)

@@ -30,8 +30,13 @@ from voyager_sessions.search.prepare import PREPARE_BATCH_CHARS, PreparedEvent, 
 CHUNK_EVENTS = 2048
 
 #: One byte a non-event item in ``Chunk.order``; events are ``E``.
-_CODES: dict[type, int] = {Session: ord("S"), Cursor: ord("C"), Notice: ord("N"), Unchanged: ord("U"),
-                           Partial: ord("P")}
+_CODES: dict[type, int] = {
+    Session: ord("S"),
+    Cursor: ord("C"),
+    Notice: ord("N"),
+    Unchanged: ord("U"),
+    Partial: ord("P"),
+}
 _EVENT = ord("E")
 
 
@@ -118,9 +123,14 @@ class Chunk(msgspec.Struct, array_like=True, gc=False):
     def items(self) -> list[Any]:
         if len(self.order) == len(self.events):
             return list(self.events)  # the common case: nothing but events
-        lists = {_EVENT: iter(self.events), _CODES[Session]: iter(self.sessions), _CODES[Cursor]: iter(self.cursors),
-                 _CODES[Notice]: iter(self.notices), _CODES[Unchanged]: iter(self.unchanged),
-                 _CODES[Partial]: iter(self.partials)}
+        lists = {
+            _EVENT: iter(self.events),
+            _CODES[Session]: iter(self.sessions),
+            _CODES[Cursor]: iter(self.cursors),
+            _CODES[Notice]: iter(self.notices),
+            _CODES[Unchanged]: iter(self.unchanged),
+            _CODES[Partial]: iter(self.partials),
+        }
         return [next(lists[code]) for code in self.order]
 
 
@@ -132,8 +142,9 @@ class Job(msgspec.Struct, array_like=True, frozen=True):
     cursor: Cursor | None = None
 
 
-def chunk_of(job: int, items: list[Any], *, end: bool = False, error: str | None = None,
-             abort: str | None = None) -> Chunk:
+def chunk_of(
+    job: int, items: list[Any], *, end: bool = False, error: str | None = None, abort: str | None = None
+) -> Chunk:
     events: list[PreparedEvent] = []
     by_code: dict[int, list[Any]] = {code: [] for code in _CODES.values()}
     order = bytearray()
@@ -145,10 +156,19 @@ def chunk_of(job: int, items: list[Any], *, end: bool = False, error: str | None
             code = _CODES[type(item)]
             by_code[code].append(item)
             order.append(code)
-    return Chunk(job=job, order=bytes(order), events=events, sessions=by_code[_CODES[Session]],
-                 cursors=by_code[_CODES[Cursor]], notices=by_code[_CODES[Notice]],
-                 unchanged=by_code[_CODES[Unchanged]], partials=by_code[_CODES[Partial]], end=end, error=error,
-                 abort=abort)
+    return Chunk(
+        job=job,
+        order=bytes(order),
+        events=events,
+        sessions=by_code[_CODES[Session]],
+        cursors=by_code[_CODES[Cursor]],
+        notices=by_code[_CODES[Notice]],
+        unchanged=by_code[_CODES[Unchanged]],
+        partials=by_code[_CODES[Partial]],
+        end=end,
+        error=error,
+        abort=abort,
+    )
 
 
 _MSGPACK = b"M"

@@ -116,16 +116,35 @@ def scan(
     """
     env = os.environ if env is None else env
     with writer_lock(data_dir, wait=wait):
-        return Scan(DataDir(data_dir), env, providers, keep_missing, progress, on_notice, rebuild=rebuild,
-                    workers=workers, changes=changes).run()
+        return Scan(
+            DataDir(data_dir),
+            env,
+            providers,
+            keep_missing,
+            progress,
+            on_notice,
+            rebuild=rebuild,
+            workers=workers,
+            changes=changes,
+        ).run()
 
 
 class Scan:
     """One scan of one data dir, holding the writer lock (its caller took it)."""
 
-    def __init__(self, ddir: DataDir, env: Mapping[str, str], providers: list[str] | None, keep_missing: bool,
-                 progress: ProgressFn | None, on_notice: NoticeFn | None, *, rebuild: bool = False,
-                 workers: int | None = None, changes: Changes | None = None) -> None:
+    def __init__(
+        self,
+        ddir: DataDir,
+        env: Mapping[str, str],
+        providers: list[str] | None,
+        keep_missing: bool,
+        progress: ProgressFn | None,
+        on_notice: NoticeFn | None,
+        *,
+        rebuild: bool = False,
+        workers: int | None = None,
+        changes: Changes | None = None,
+    ) -> None:
         from voyager_sessions.store.state import StateStore
 
         ensure_private_dir(ddir.root)
@@ -263,8 +282,10 @@ class Scan:
         first, self.may_fork = self.may_fork, False
         if self.pool is not None or not first or self.workers <= 1 or not plan:
             return self.pool
-        work = [_bytes_to_read(source, why, self.known.get(source.path), cursor)
-                for (source, why), cursor in zip(plan, cursors)]
+        work = [
+            _bytes_to_read(source, why, self.known.get(source.path), cursor)
+            for (source, why), cursor in zip(plan, cursors)
+        ]
         if not _worth_workers(work, default_workers()):
             return None
         from voyager_sessions.scan.workers import Pool
@@ -353,8 +374,11 @@ class Scan:
         return plan
 
     def _discovery_failed(self, name: str, exc: Exception) -> None:
-        self.notice(Notice(source=name, reason=f"adapter error while looking for sessions: {type(exc).__name__}: {exc}",
-                           fatal=True))
+        self.notice(
+            Notice(
+                source=name, reason=f"adapter error while looking for sessions: {type(exc).__name__}: {exc}", fatal=True
+            )
+        )
 
     def _consider(self, item: Source | Notice, plan: list[tuple[Source, Why]], seen: set[str]) -> None:
         """Plan the read of one discovered source (or report a place discovery could not look into)."""
@@ -364,8 +388,13 @@ class Scan:
         try:
             item.path.encode("utf-8")
         except UnicodeEncodeError:  # the state store keys sources by path, as text
-            self.notice(Notice(source=item.path.encode("utf-8", "replace").decode(), fatal=True,
-                               reason="a path that is not valid UTF-8; skipped (rename it to index it)"))
+            self.notice(
+                Notice(
+                    source=item.path.encode("utf-8", "replace").decode(),
+                    fatal=True,
+                    reason="a path that is not valid UTF-8; skipped (rename it to index it)",
+                )
+            )
             return
         path = item.path
         seen.add(path)
@@ -458,15 +487,27 @@ class Scan:
         try:
             store = CheckpointStore.open(self.ddir.checkpoints_db, readonly=True)
         except Exception as exc:  # checkpoints stay safe in their database; search just lacks them for now
-            self.notice(Notice(source=str(self.ddir.checkpoints_db), reason=f"checkpoints not mirrored into the new index: {exc}"))
+            self.notice(
+                Notice(
+                    source=str(self.ddir.checkpoints_db), reason=f"checkpoints not mirrored into the new index: {exc}"
+                )
+            )
             return
         try:
             events = []
             for summary in store.list():
                 cp = store.load(summary.session_id)
                 if cp is not None and (text := checkpoint_text(cp)):
-                    events.append(Event(session=cp.session_id, seq=CHECKPOINT_SEQ, kind="checkpoint", origin="voyager",
-                                        text=text, ts=summary.updated_at))
+                    events.append(
+                        Event(
+                            session=cp.session_id,
+                            seq=CHECKPOINT_SEQ,
+                            kind="checkpoint",
+                            origin="voyager",
+                            text=text,
+                            ts=summary.updated_at,
+                        )
+                    )
             if events:
                 self.index.add_events(events)
                 self._force_commit = True

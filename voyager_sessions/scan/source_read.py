@@ -13,7 +13,7 @@ sessions are merged with what was known; the end of the stream is closed by
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -46,7 +46,11 @@ def merge_session(old: Session | None, new: Session) -> Session:
     copy without the rename) leaves the known title *and* who gave it as they were.
     """
     if old is None:
-        return new if new.title is not None or new.title_source is None else msgspec.structs.replace(new, title_source=None)
+        return (
+            new
+            if new.title is not None or new.title_source is None
+            else msgspec.structs.replace(new, title_source=None)
+        )
     fields = {f: v for f in Session.__struct_fields__ if (v := getattr(new, f)) is not None}
     if "title" not in fields:
         fields.pop("title_source", None)
@@ -69,8 +73,15 @@ def title_from_prompt(text: str, limit: int = 80) -> str:
 NOTES_KEPT = 3
 
 
-def source_row(source: Source, *, cursor: bytes | None, sessions: list[str], events: int, fatal: Notice | None,
-               skipped: list[Notice] = ()) -> Any:  # type: ignore[assignment]
+def source_row(
+    source: Source,
+    *,
+    cursor: bytes | None,
+    sessions: list[str],
+    events: int,
+    fatal: Notice | None,
+    skipped: Sequence[Notice] = (),
+) -> Any:
     """The state row for ``source`` as just read: its fingerprint, ok / retry / error by ``fatal``, and
     (for a source read with pieces skipped) what was skipped, for ``voyager doctor``."""
     from voyager_sessions.store.state import SourceState
@@ -85,10 +96,19 @@ def source_row(source: Source, *, cursor: bytes | None, sessions: list[str], eve
     else:
         detail = None
     return SourceState(
-        path=source.path, provider=source.provider, size=fp.size, mtime_ns=fp.mtime_ns, inode=fp.inode,
-        wal_size=fp.wal_size, wal_mtime_ns=fp.wal_mtime_ns, cursor=cursor, sessions=sessions, events=events,
+        path=source.path,
+        provider=source.provider,
+        size=fp.size,
+        mtime_ns=fp.mtime_ns,
+        inode=fp.inode,
+        wal_size=fp.wal_size,
+        wal_mtime_ns=fp.wal_mtime_ns,
+        cursor=cursor,
+        sessions=sessions,
+        events=events,
         status="ok" if fatal is None else ("retry" if fatal.transient else "error"),
-        detail=detail, indexed_at=time.time(),
+        detail=detail,
+        indexed_at=time.time(),
     )
 
 
@@ -102,9 +122,17 @@ class SourceRead:
     the strongest title either gave it.
     """
 
-    def __init__(self, source: Source, why: Why, old: Any, cursor: Cursor | None, index: Any,
-                 prior: Mapping[str, SessionRecord], notice: Callable[[Notice], None],
-                 elsewhere: Callable[[str], SessionRecord | None] | None = None) -> None:
+    def __init__(
+        self,
+        source: Source,
+        why: Why,
+        old: Any,
+        cursor: Cursor | None,
+        index: Any,
+        prior: Mapping[str, SessionRecord],
+        notice: Callable[[Notice], None],
+        elsewhere: Callable[[str], SessionRecord | None] | None = None,
+    ) -> None:
         self.source = source
         self.why = why
         self.old = old
@@ -221,13 +249,22 @@ class SourceRead:
         if self.fatal is None and not self.substance and self.skipped and not self.appending:
             # Every piece was skipped (binary data, garbage, records of no known shape): the
             # source as a whole could not be used. Say so once, and keep what it held before.
-            self.fatal = Notice(source=self.source.path, fatal=True,
-                                reason=f"nothing readable in it ({self.skipped[0].reason})")
-        elif (self.fatal is None and not self.substance and not self.appending and self.source.fingerprint.size
-              and not self.source.empty_ok):
+            self.fatal = Notice(
+                source=self.source.path, fatal=True, reason=f"nothing readable in it ({self.skipped[0].reason})"
+            )
+        elif (
+            self.fatal is None
+            and not self.substance
+            and not self.appending
+            and self.source.fingerprint.size
+            and not self.source.empty_ok
+        ):
             # Records were read, but none of a shape the adapter knows: never silently empty.
-            unknown = Notice(source=self.source.path, reason=f"no session found in it (empty, or of a shape Voyager's "
-                                                              f"{self.source.provider} adapter does not know)")
+            unknown = Notice(
+                source=self.source.path,
+                reason=f"no session found in it (empty, or of a shape Voyager's "
+                f"{self.source.provider} adapter does not know)",
+            )
             self.notice(unknown)
             self.skipped.append(unknown)
         cleared = bool(self.replaced)
@@ -239,12 +276,20 @@ class SourceRead:
                     cleared = True
         if self.fatal is not None and not cleared:
             return self._failed()
-        ids = list(dict.fromkeys(list(self.sessions) + list(self.max_seq) + sorted(self.unchanged)
-                                 + (self.old_sessions if self.appending else [])))
+        ids = list(
+            dict.fromkeys(
+                list(self.sessions)
+                + list(self.max_seq)
+                + sorted(self.unchanged)
+                + (self.old_sessions if self.appending else [])
+            )
+        )
         records = [self._record(sid) for sid in ids]
         if not self.appending:
             # A re-read replaced everything this source had indexed before, but what it reported Unchanged.
-            removed = sum(max(0, r.events - self.kept.get(sid, 0)) for sid, r in self.prior.items() if sid not in self.unchanged)
+            removed = sum(
+                max(0, r.events - self.kept.get(sid, 0)) for sid, r in self.prior.items() if sid not in self.unchanged
+            )
             gone = [s for s in self.old_sessions if s not in ids]
         else:
             # Only the cursor's session had events at or past the cursor (the tail read again).
@@ -253,10 +298,23 @@ class SourceRead:
             gone = []
         for rec in records:
             self._sync_title(rec)
-        row = source_row(self.source, cursor=encode_cursor(self.new_cursor) if self.new_cursor is not None else None,
-                         sessions=ids, events=sum(r.events for r in records), fatal=self.fatal, skipped=self.skipped)
-        return SourceOutcome(why=self.why, failed=False, state_row=row, sessions=records, removed_sessions=gone,
-                             events_added=self.added, events_removed=removed)
+        row = source_row(
+            self.source,
+            cursor=encode_cursor(self.new_cursor) if self.new_cursor is not None else None,
+            sessions=ids,
+            events=sum(r.events for r in records),
+            fatal=self.fatal,
+            skipped=self.skipped,
+        )
+        return SourceOutcome(
+            why=self.why,
+            failed=False,
+            state_row=row,
+            sessions=records,
+            removed_sessions=gone,
+            events_added=self.added,
+            events_removed=removed,
+        )
 
     def _failed(self) -> SourceOutcome:
         """Nothing was replaced: keep the old sessions and events, remember the failure (doctor
@@ -264,8 +322,13 @@ class SourceRead:
         cursor is kept too: it still describes what the index holds, and a source rewritten in place
         needs it to tell what it held before (mini-swe-agent's overwritten runs, a database's
         unchanged sessions)."""
-        row = source_row(self.source, cursor=self.old.cursor if self.old is not None else None, sessions=self.old_sessions,
-                         events=self.old.events if self.old is not None else 0, fatal=self.fatal)
+        row = source_row(
+            self.source,
+            cursor=self.old.cursor if self.old is not None else None,
+            sessions=self.old_sessions,
+            events=self.old.events if self.old is not None else 0,
+            fatal=self.fatal,
+        )
         return SourceOutcome(why=self.why, failed=True, state_row=row)
 
     def _record(self, sid: str) -> SessionRecord:
@@ -317,9 +380,18 @@ class SourceRead:
         if before is not None:
             self.index.delete_title(s.id)
         if now is not None:
-            self.index.add_events([Event(session=s.id, seq=TITLE_SEQ, kind="title",
-                                         origin="human" if s.title_source == "user" else "provider",
-                                         text=now, ts=s.updated or s.started)])
+            self.index.add_events(
+                [
+                    Event(
+                        session=s.id,
+                        seq=TITLE_SEQ,
+                        kind="title",
+                        origin="human" if s.title_source == "user" else "provider",
+                        text=now,
+                        ts=s.updated or s.started,
+                    )
+                ]
+            )
 
 
 #: The seq of a session's title event: before its checkpoint (-1) and its events (0…).

@@ -32,7 +32,7 @@ class Backoff:
 
     def failed(self) -> float:
         self.failures += 1
-        return min(MAX_BACKOFF, max(self.interval, self.interval * 2 ** self.failures))
+        return min(MAX_BACKOFF, max(self.interval, self.interval * 2**self.failures))
 
 
 def keep_fresh(
@@ -65,4 +65,3 @@ def keep_fresh(
             on_scan(summary)
         if stop.wait(delay):
             break
-

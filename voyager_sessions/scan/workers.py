@@ -212,8 +212,12 @@ class _Worker:
         jobs_r, jobs_w = mp.Pipe(duplex=False)
         out_r, out_w = mp.Pipe(duplex=False)
         _grow(out_w)
-        self.proc = ctx.Process(target=worker_main, args=(jobs_r, out_w, os.getpid(), method == "fork"),
-                                name="voyager-scan-worker", daemon=True)
+        self.proc = ctx.Process(
+            target=worker_main,
+            args=(jobs_r, out_w, os.getpid(), method == "fork"),
+            name="voyager-scan-worker",
+            daemon=True,
+        )
         with warnings.catch_warnings():
             # Python 3.12+ warns that forking a process with threads (Tantivy's reader has one) may
             # deadlock the child. A worker touches nothing those threads own: it reads files with

@@ -32,8 +32,13 @@ def socket_path(data_dir: str | os.PathLike[str]) -> str:
     return protocol.socket_path(os.fspath(data_dir))
 
 
-def exchange(path: str, request: Mapping[str, Any], *, ack_timeout: float = protocol.ACK_TIMEOUT,
-             idle_timeout: float = protocol.IDLE_TIMEOUT) -> tuple[dict[str, Any], bytes] | None:
+def exchange(
+    path: str,
+    request: Mapping[str, Any],
+    *,
+    ack_timeout: float = protocol.ACK_TIMEOUT,
+    idle_timeout: float = protocol.IDLE_TIMEOUT,
+) -> tuple[dict[str, Any], bytes] | None:
     """Send ``request`` to the server at ``path``; its header and body bytes, or None if it did not answer.
 
     The server must acknowledge (its first byte) within ``ack_timeout`` seconds, then
@@ -74,7 +79,7 @@ def exchange(path: str, request: Mapping[str, Any], *, ack_timeout: float = prot
             return None
         if ("body" in header or "failure" in header) and not _well_formed(header):
             return None
-        body = data[end + 1:]
+        body = data[end + 1 :]
         while len(body) < size:
             chunk = sock.recv(max(65536, size - len(body)))
             if not chunk:
@@ -87,12 +92,18 @@ def exchange(path: str, request: Mapping[str, Any], *, ack_timeout: float = prot
         sock.close()
 
 
-def base_request(op: str, data_dir: str, fields: Mapping[str, Any] | None = None, *,
-                 environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def base_request(
+    op: str, data_dir: str, fields: Mapping[str, Any] | None = None, *, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """A request for API operation ``op`` (``fields``: its request's), describing this process as the server needs."""
     return {
-        "v": protocol.VERSION, "op": op, "request": dict(fields or {}), "data_dir": data_dir, "cwd": _cwd(),
-        "voyager": build_id(), "env": protocol.client_env(os.environ if environ is None else environ),
+        "v": protocol.VERSION,
+        "op": op,
+        "request": dict(fields or {}),
+        "data_dir": data_dir,
+        "cwd": _cwd(),
+        "voyager": build_id(),
+        "env": protocol.client_env(os.environ if environ is None else environ),
     }
 
 
@@ -105,8 +116,9 @@ def ask(op: str, fields: Mapping[str, Any], data_dir: str | None = None) -> tupl
     if os.environ.get(NO_SERVER_VAR) or os.environ.get("VOYAGER_DEBUG"):
         return None  # VOYAGER_DEBUG: a failure must raise here, with its traceback
     data_dir = protocol.data_dir(os.environ) if data_dir is None else data_dir
-    got = exchange(socket_path(data_dir), base_request(op, data_dir, fields),
-                   ack_timeout=protocol.ack_timeout(os.environ))
+    got = exchange(
+        socket_path(data_dir), base_request(op, data_dir, fields), ack_timeout=protocol.ack_timeout(os.environ)
+    )
     if got is None or not ("body" in got[0] or "failure" in got[0]):
         return None  # refused, or left to this process: run the request here
     return got
@@ -115,11 +127,15 @@ def ask(op: str, fields: Mapping[str, Any], data_dir: str | None = None) -> tupl
 def _well_formed(header: dict[str, Any]) -> bool:
     notices = header.get("notices")
     if not isinstance(notices, list) or not all(
-            isinstance(n, list) and len(n) == 2 and isinstance(n[0], str) and isinstance(n[1], bool) for n in notices):
+        isinstance(n, list) and len(n) == 2 and isinstance(n[0], str) and isinstance(n[1], bool) for n in notices
+    ):
         return False
     if "failure" in header:
-        return isinstance(header["failure"], str) and isinstance(header.get("exit"), int) \
+        return (
+            isinstance(header["failure"], str)
+            and isinstance(header.get("exit"), int)
             and not isinstance(header["exit"], bool)
+        )
     return True
 
 

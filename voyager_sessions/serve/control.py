@@ -122,8 +122,9 @@ def run_foreground(ddir: DataDir, *, interval: float, verbose: bool = True) -> N
         listener, inode = bind(ddir)
         try:
             server = Server(ddir, interval=interval, verbose=verbose)
-            previous = {sig: signal.signal(sig, lambda signum, frame: server.stop())
-                        for sig in (signal.SIGTERM, signal.SIGINT)}
+            previous = {
+                sig: signal.signal(sig, lambda signum, frame: server.stop()) for sig in (signal.SIGTERM, signal.SIGINT)
+            }
             try:
                 server.log(f"serving {ddir.root} on {ddir.socket} (pid {os.getpid()})")
                 server.serve(listener)
@@ -148,8 +149,9 @@ def status(ddir: DataDir, *, timeout: float = 1.0) -> dict[str, Any] | None:
 def stop(ddir: DataDir) -> int | None:
     """Stop the data dir's server: ask it over the socket, else SIGTERM the lock's holder; its pid, None if none ran."""
     pid = holder(ddir)
-    got = client.exchange(str(ddir.socket), client.base_request("stop", str(ddir.root)), ack_timeout=1.0,
-                          idle_timeout=STOP_TIMEOUT)
+    got = client.exchange(
+        str(ddir.socket), client.base_request("stop", str(ddir.root)), ack_timeout=1.0, idle_timeout=STOP_TIMEOUT
+    )
     status = got[0].get("status") if got is not None else None
     if isinstance(status, dict):
         pid = status.get("pid", pid)
@@ -176,7 +178,9 @@ def detach(ddir: DataDir, *, interval: float, verbose: bool) -> tuple[int, str]:
     """
     running = holder(ddir)
     if running is not None:
-        raise AlreadyServing(f"a server is already running on {ddir.root} (pid {running if running > 0 else 'unknown'})")
+        raise AlreadyServing(
+            f"a server is already running on {ddir.root} (pid {running if running > 0 else 'unknown'})"
+        )
     ensure_private_dir(ddir.root)
     log_path = ddir.serve_log
     log_fd = open_private(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -185,8 +189,16 @@ def detach(ddir: DataDir, *, interval: float, verbose: bool) -> tuple[int, str]:
         argv.append("--quiet")
     env = dict(os.environ, VOYAGER_HOME=os.path.abspath(ddir.root))  # it runs in /
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd,
-                                start_new_session=True, close_fds=True, env=env, cwd="/")
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log_fd,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+            cwd="/",
+        )
     finally:
         os.close(log_fd)
     deadline = time.monotonic() + START_TIMEOUT

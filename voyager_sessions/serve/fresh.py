@@ -50,8 +50,9 @@ class ScanOutcome:
 class Scans:
     """The server's scans of one data dir: one at a time, shared by whoever is waiting for a fresh one."""
 
-    def __init__(self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None,
-                 watcher: Any = None) -> None:
+    def __init__(
+        self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None, watcher: Any = None
+    ) -> None:
         from voyager_sessions.scan import scan
 
         self._scan = scan
@@ -242,4 +243,3 @@ def scan_for_keep_fresh(scans: Scans) -> Callable[[], Any]:
 
 class _ScanBug(VoyagerError):
     """An unexpected exception in a background scan: reported, retried with backoff."""
-

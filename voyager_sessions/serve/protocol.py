@@ -72,8 +72,11 @@ def client_env(environ: Mapping[str, str]) -> dict[str, str]:
     ``tests/serve/test_client.py`` holds every agent variable of the manifest's rows (``ingest/manifest.py``)
     to these names (a new agent's variable of another shape fails it until added here).
     """
-    return {k: v for k, v in environ.items()
-            if k in ("HOME", "TZ") or k.startswith(("VOYAGER_", "XDG_")) or k.endswith(_LOCATION_SUFFIXES)}
+    return {
+        k: v
+        for k, v in environ.items()
+        if k in ("HOME", "TZ") or k.startswith(("VOYAGER_", "XDG_")) or k.endswith(_LOCATION_SUFFIXES)
+    }
 
 
 #: How the names of variables that locate an agent's data end.

@@ -92,8 +92,10 @@ class Server:
     def serve(self, listener: socket.socket) -> None:
         """Accept connections on ``listener`` until stopped; then wait briefly for what is in flight."""
         self.watcher.start()
-        threads = [threading.Thread(target=self._keep_fresh, name="voyager-keep-fresh", daemon=True),
-                   threading.Thread(target=self._heartbeat, name="voyager-heartbeat", daemon=True)]
+        threads = [
+            threading.Thread(target=self._keep_fresh, name="voyager-keep-fresh", daemon=True),
+            threading.Thread(target=self._heartbeat, name="voyager-heartbeat", daemon=True),
+        ]
         for t in threads:
             t.start()
         listener.setblocking(False)
@@ -151,8 +153,10 @@ class Server:
     def _scanned(self, outcome: ScanOutcome) -> None:
         summary = outcome.summary
         if self.verbose and summary is not None and summary.touched:
-            self.log(f"+{summary.events_added} events ({summary.new} new, {summary.grown} grown, "
-                     f"{summary.changed} changed, {summary.removed} removed sources) in {outcome.seconds:.2f}s")
+            self.log(
+                f"+{summary.events_added} events ({summary.new} new, {summary.grown} grown, "
+                f"{summary.changed} changed, {summary.removed} removed sources) in {outcome.seconds:.2f}s"
+            )
 
     def _heartbeat(self) -> None:
         while not self.stopping.wait(protocol.HEARTBEAT_INTERVAL):
@@ -239,8 +243,9 @@ class Server:
         if not isinstance(request, dict):
             raise RequestError("malformed request: not a JSON object")
         if request.get("v") != protocol.VERSION:
-            raise RequestError(f"unsupported protocol version {request.get('v')!r}: this server speaks "
-                               f"{protocol.VERSION}")
+            raise RequestError(
+                f"unsupported protocol version {request.get('v')!r}: this server speaks {protocol.VERSION}"
+            )
         return request
 
     def _reply_error(self, sock: socket.socket, message: str) -> None:
@@ -347,8 +352,10 @@ class Server:
             path = getattr(module, "__file__", None) if name.startswith("voyager_sessions") else None
             try:
                 if path and os.stat(path).st_mtime > self.started:
-                    self._code_changed = (f"Voyager changed on disk since the server started ({path}): restart it "
-                                          "(voyager serve stop; voyager serve --detach)")
+                    self._code_changed = (
+                        f"Voyager changed on disk since the server started ({path}): restart it "
+                        "(voyager serve stop; voyager serve --detach)"
+                    )
                     self.log(self._code_changed)
                     break
             except OSError:
@@ -366,16 +373,30 @@ class Server:
             active = self._active
             answer_ms = round(self.answer_seconds * 1000 / counts["answered"], 3) if counts["answered"] else None
         doc: dict[str, Any] = {
-            "pid": os.getpid(), "version": __version__, "protocol": protocol.VERSION,
-            "data_dir": str(self.ddir.root), "socket": str(self.ddir.socket),
-            "started": iso(self.started), "uptime_s": round(time.time() - self.started, 1),
-            "interval_s": self.interval, "readers": self.pool.size, "connections": active - 1,
-            **counts, "mean_answer_ms": answer_ms, "scans": self.scans.count, "watched_scans": self.scans.watched,
-            "watcher": self.watcher.status, "query_parses": query_parses(),
-            "last_scan": None if last is None else {
-                "started": iso(last.started), "seconds": round(last.seconds, 3),
+            "pid": os.getpid(),
+            "version": __version__,
+            "protocol": protocol.VERSION,
+            "data_dir": str(self.ddir.root),
+            "socket": str(self.ddir.socket),
+            "started": iso(self.started),
+            "uptime_s": round(time.time() - self.started, 1),
+            "interval_s": self.interval,
+            "readers": self.pool.size,
+            "connections": active - 1,
+            **counts,
+            "mean_answer_ms": answer_ms,
+            "scans": self.scans.count,
+            "watched_scans": self.scans.watched,
+            "watcher": self.watcher.status,
+            "query_parses": query_parses(),
+            "last_scan": None
+            if last is None
+            else {
+                "started": iso(last.started),
+                "seconds": round(last.seconds, 3),
                 "events_added": getattr(last.summary, "events_added", None),
-                "error": None if last.error is None else str(last.error)},
+                "error": None if last.error is None else str(last.error),
+            },
         }
         if self._code_changed:
             doc["stale"] = self._code_changed
@@ -418,8 +439,9 @@ def peer_uid(sock: socket.socket) -> int | None:
     """The user id of the process at the other end of a Unix socket, or None where the system cannot say."""
     if hasattr(socket, "SO_PEERCRED"):  # Linux
         try:
-            _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                                  struct.calcsize("3i")))
+            _pid, uid, _gid = struct.unpack(
+                "3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            )
             return uid
         except OSError:
             return None

@@ -137,9 +137,10 @@ class SessionScreen(Screen[None]):
 
     def show(self, tl, matches: list[int]) -> None:  # noqa: ANN001
         self.matches = matches
-        body = Text("\n\n").join([view.header(tl.session)] + [view.event_block(ev, self.pattern, fold=False,
-                                                                             current=ev.seq == self.row.seq)
-                                                            for ev in tl.events])
+        body = Text("\n\n").join(
+            [view.header(tl.session)]
+            + [view.event_block(ev, self.pattern, fold=False, current=ev.seq == self.row.seq) for ev in tl.events]
+        )
         self.events = [ev.seq for ev in tl.events]
         self.query_one("#whole", Static).update(body)
         if self.row.seq is not None and self.row.seq in matches:
@@ -375,8 +376,13 @@ class VoyagerApp(App[tuple[str, str] | None]):
         blocks = [view.header(tl.session)]
         blocks += [view.event_block(ev, pattern, current=ev.seq == row.seq) for ev in tl.events]
         if matches:
-            blocks.append(Text(f"{len(matches)} matching event{'s' if len(matches) != 1 else ''} in this session "
-                               "· n / N to jump · f: the whole session", style="dim italic"))
+            blocks.append(
+                Text(
+                    f"{len(matches)} matching event{'s' if len(matches) != 1 else ''} in this session "
+                    "· n / N to jump · f: the whole session",
+                    style="dim italic",
+                )
+            )
         self.query_one("#preview-body", Static).update(Text("\n\n").join(blocks))
         self.query_one("#preview", VerticalScroll).scroll_home(animate=False)
 
@@ -466,8 +472,15 @@ class VoyagerApp(App[tuple[str, str] | None]):
         from voyager_sessions.model import Session
         from voyager_sessions.resume import recipe
 
-        how = recipe(Session(id=row.session_id, provider=row.provider, native_id=row.session_id.partition(":")[2],
-                             cwd=row.cwd, resume=row.resume))
+        how = recipe(
+            Session(
+                id=row.session_id,
+                provider=row.provider,
+                native_id=row.session_id.partition(":")[2],
+                cwd=row.cwd,
+                resume=row.resume,
+            )
+        )
         return how.command() if how is not None else None
 
     def action_export(self, fmt: str) -> None:

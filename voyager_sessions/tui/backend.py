@@ -70,8 +70,14 @@ class Answer(msgspec.Struct, kw_only=True):
 class Backend:
     """The API for one data dir: through a running server, or in-process on a reader kept open."""
 
-    def __init__(self, ddir: DataDir | Path, *, refresh: bool = True, use_server: bool = True,
-                 scan: Callable[[Path], None] | None = None) -> None:
+    def __init__(
+        self,
+        ddir: DataDir | Path,
+        *,
+        refresh: bool = True,
+        use_server: bool = True,
+        scan: Callable[[Path], None] | None = None,
+    ) -> None:
         self.ddir = ddir if isinstance(ddir, DataDir) else DataDir(ddir)
         self.refreshing = refresh
         self.use_server = use_server
@@ -152,25 +158,57 @@ class Backend:
         try:
             if not text and not providers:
                 return self._recent()
-            result = self._ask("search", {"query": text, "limit": ROWS, "sessions": True, "refresh": False,
-                                          "sort": "recent" if sort == "recent" else "relevance",
-                                          "providers": list(providers)}, SearchResult)
+            result = self._ask(
+                "search",
+                {
+                    "query": text,
+                    "limit": ROWS,
+                    "sessions": True,
+                    "refresh": False,
+                    "sort": "recent" if sort == "recent" else "relevance",
+                    "providers": list(providers),
+                },
+                SearchResult,
+            )
         except VoyagerError as exc:
             return Answer(query=query, error=str(exc))
-        rows = [SessionHit(session_id=h.session_id, provider=h.provider, title=h.title, cwd=h.cwd, when=h.timestamp,
-                           hits=h.hit_count or 1, seq=h.seq, kind=h.kind, snippet=h.snippet,
-                           highlights=[(a, b) for a, b in h.highlights], resume=h.resume,
-                           terms=[t.term for t in h.matched_terms or ()])
-                for h in result.hits]
-        return Answer(query=query, rows=rows, total=result.total, partial=result.match == "partial",
-                      terms=list(result.terms))
+        rows = [
+            SessionHit(
+                session_id=h.session_id,
+                provider=h.provider,
+                title=h.title,
+                cwd=h.cwd,
+                when=h.timestamp,
+                hits=h.hit_count or 1,
+                seq=h.seq,
+                kind=h.kind,
+                snippet=h.snippet,
+                highlights=[(a, b) for a, b in h.highlights],
+                resume=h.resume,
+                terms=[t.term for t in h.matched_terms or ()],
+            )
+            for h in result.hits
+        ]
+        return Answer(
+            query=query, rows=rows, total=result.total, partial=result.match == "partial", terms=list(result.terms)
+        )
 
     def _recent(self) -> Answer:
         from voyager_sessions.model import SessionList
 
         listed = self._ask("list", {"limit": ROWS}, SessionList)
-        rows = [SessionHit(session_id=s.session_id, provider=s.provider, title=s.title, cwd=s.cwd,
-                           when=s.updated or s.started, hits=0, resume=s.resume) for s in listed.sessions]
+        rows = [
+            SessionHit(
+                session_id=s.session_id,
+                provider=s.provider,
+                title=s.title,
+                cwd=s.cwd,
+                when=s.updated or s.started,
+                hits=0,
+                resume=s.resume,
+            )
+            for s in listed.sessions
+        ]
         return Answer(query="", rows=rows, total=listed.total)
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Any:
@@ -190,8 +228,9 @@ class Backend:
         if not text:
             return []
         try:
-            result = self._ask("search", {"query": text, "limit": MAX_MATCHES, "session": session_id,
-                                          "refresh": False}, SearchResult)
+            result = self._ask(
+                "search", {"query": text, "limit": MAX_MATCHES, "session": session_id, "refresh": False}, SearchResult
+            )
         except VoyagerError:
             return []
         return sorted({h.seq for h in result.hits if h.session_id == session_id})

@@ -44,7 +44,7 @@ def when(iso: str | None) -> str:
 def place(cwd: str | None, width: int = 28) -> str:
     """A working directory cut from the left to ``width`` characters (the project's name is at the end)."""
     text = printable(cwd or "")
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def session_row(row, *, width: int = 80) -> Text:  # noqa: ANN001 - backend.SessionHit
@@ -120,7 +120,9 @@ def event_block(ev, pattern: re.Pattern[str] | None, *, fold: bool = True, curre
     body.stylize(style if ev.kind in ("reasoning", "tool_result", "meta") else "")
     out = Text("\n").join([head, _indent(body)])
     if folded:
-        out.append(f"\n    … {folded} more line{'s' if folded != 1 else ''} folded (f: the whole session)", style="dim italic")
+        out.append(
+            f"\n    … {folded} more line{'s' if folded != 1 else ''} folded (f: the whole session)", style="dim italic"
+        )
     return out
 
 
@@ -132,7 +134,7 @@ def _fold(lines: list[str], pattern: re.Pattern[str] | None) -> list[str]:
     """The first lines of a long text, plus the first line that matches the query when it is further down."""
     keep = lines[: FOLD_LINES - 2]
     if pattern is not None and not any(pattern.search(line) for line in keep):
-        for line in lines[FOLD_LINES - 2:]:
+        for line in lines[FOLD_LINES - 2 :]:
             if pattern.search(line):
                 keep = keep + ["…", line]
                 break

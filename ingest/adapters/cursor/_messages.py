@@ -22,8 +22,9 @@ _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _TAGGED_ONLY = re.compile(r"(?:\s*<([A-Za-z_][\w-]*)(?:\s[^>]*)?>.*?</\1>)+\s*", re.S)
 
 #: Tool names whose input is a shell command: the command is what a person searches for.
-SHELL_TOOLS = frozenset({"shell", "run_terminal_cmd", "run_terminal_command", "run_terminal_command_v2", "bash",
-                         "terminal", "run_command"})
+SHELL_TOOLS = frozenset(
+    {"shell", "run_terminal_cmd", "run_terminal_command", "run_terminal_command_v2", "bash", "terminal", "run_command"}
+)
 
 
 def split_user_text(text: str) -> tuple[str | None, str | None]:
@@ -88,8 +89,9 @@ def _blocks(content: Any) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def sdk_message_events(counter: EventCounter, msg: dict[str, Any], *, person: Origin, ts: float | None,
-                       unknown: UnknownRecords) -> Iterator[Event]:
+def sdk_message_events(
+    counter: EventCounter, msg: dict[str, Any], *, person: Origin, ts: float | None, unknown: UnknownRecords
+) -> Iterator[Event]:
     """One CLI-store message (AI SDK shape: roles system/user/assistant/tool) as Events."""
     role = msg.get("role")
     if role == "system":
@@ -114,13 +116,25 @@ def sdk_message_events(counter: EventCounter, msg: dict[str, Any], *, person: Or
         elif btype == "tool-call":
             name = str_or_none(block.get("toolName"))
             args = block.get("args", block.get("input"))
-            ev = counter.make("tool_call", "agent", render_tool_input(name, args) or name, ts=ts, tool=name,
-                              call_id=str_or_none(block.get("toolCallId")))
+            ev = counter.make(
+                "tool_call",
+                "agent",
+                render_tool_input(name, args) or name,
+                ts=ts,
+                tool=name,
+                call_id=str_or_none(block.get("toolCallId")),
+            )
         elif btype == "tool-result":
             name = str_or_none(block.get("toolName"))
-            ev = counter.make("tool_result", "tool", result_text(block.get("result", block.get("output"))),
-                              ts=ts, tool=name, call_id=str_or_none(block.get("toolCallId")),
-                              is_error=block.get("isError") is True)
+            ev = counter.make(
+                "tool_result",
+                "tool",
+                result_text(block.get("result", block.get("output"))),
+                ts=ts,
+                tool=name,
+                call_id=str_or_none(block.get("toolCallId")),
+                is_error=block.get("isError") is True,
+            )
         elif btype in ("image", "file"):
             continue
         else:
@@ -129,8 +143,9 @@ def sdk_message_events(counter: EventCounter, msg: dict[str, Any], *, person: Or
             yield ev
 
 
-def anthropic_message_events(counter: EventCounter, role: Any, content: Any, *, person: Origin, ts: float | None,
-                             unknown: UnknownRecords) -> Iterator[Event]:
+def anthropic_message_events(
+    counter: EventCounter, role: Any, content: Any, *, person: Origin, ts: float | None, unknown: UnknownRecords
+) -> Iterator[Event]:
     """One transcript message (Anthropic shape: ``text``/``thinking``/``tool_use`` blocks, ``tool_result`` in
     user messages) as Events."""
     for block in _blocks(content):
@@ -144,17 +159,30 @@ def anthropic_message_events(counter: EventCounter, role: Any, content: Any, *, 
                 continue
             ev = counter.make("assistant", "agent", str_or_none(block.get("text")), ts=ts)
         elif btype == "thinking":
-            ev = counter.make("reasoning", "agent", str_or_none(block.get("thinking")) or str_or_none(block.get("text")),
-                              ts=ts)
+            ev = counter.make(
+                "reasoning", "agent", str_or_none(block.get("thinking")) or str_or_none(block.get("text")), ts=ts
+            )
         elif btype == "redacted_thinking":
             continue
         elif btype == "tool_use":
             name = str_or_none(block.get("name"))
-            ev = counter.make("tool_call", "agent", render_tool_input(name, block.get("input")) or name, ts=ts, tool=name,
-                              call_id=str_or_none(block.get("id")))
+            ev = counter.make(
+                "tool_call",
+                "agent",
+                render_tool_input(name, block.get("input")) or name,
+                ts=ts,
+                tool=name,
+                call_id=str_or_none(block.get("id")),
+            )
         elif btype == "tool_result":
-            ev = counter.make("tool_result", "tool", result_text(block.get("content")), ts=ts,
-                              call_id=str_or_none(block.get("tool_use_id")), is_error=block.get("is_error") is True)
+            ev = counter.make(
+                "tool_result",
+                "tool",
+                result_text(block.get("content")),
+                ts=ts,
+                call_id=str_or_none(block.get("tool_use_id")),
+                is_error=block.get("is_error") is True,
+            )
         elif btype in ("image", "document"):
             continue
         else:

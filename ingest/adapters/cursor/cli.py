@@ -133,7 +133,7 @@ def tree_node(data: bytes) -> tuple[list[str], list[bytes], str | None]:
             n, i = _varint(data, i)
             if i + n > len(data):
                 raise ValueError("field runs past the end")
-            payload = data[i:i + n]
+            payload = data[i : i + n]
             i += n
             if field == 1 and n == 32:
                 children.append(payload.hex())
@@ -171,8 +171,13 @@ class _Walk:
             blob_id, depth = stack.pop()
             self.nodes += 1
             if self.nodes > MAX_NODES or depth > MAX_DEPTH:
-                self.notices.append(Notice(source=self.source, where=blob_id, reason="message tree too large or too deep; "
-                                                                                   "the rest is not read"))
+                self.notices.append(
+                    Notice(
+                        source=self.source,
+                        where=blob_id,
+                        reason="message tree too large or too deep; the rest is not read",
+                    )
+                )
                 return
             data = self.blob(blob_id)
             if data is None:
@@ -185,8 +190,13 @@ class _Walk:
             try:
                 children, embedded, workspace = tree_node(data)
             except ValueError as exc:
-                self.notices.append(Notice(source=self.source, where=f"blob {blob_id[:16]}",
-                                           reason=f"neither a message nor a tree node ({exc}); skipped"))
+                self.notices.append(
+                    Notice(
+                        source=self.source,
+                        where=f"blob {blob_id[:16]}",
+                        reason=f"neither a message nor a tree node ({exc}); skipped",
+                    )
+                )
                 continue
             self.workspace = self.workspace or workspace
             for raw in embedded:
@@ -263,11 +273,24 @@ def read_store(source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
     finally:
         conn.close()
     if events:
-        cwd = (uri_path(walk.workspace) if walk is not None else None) or str_or_none(meta.get("cwd")) \
-            or str_or_none(meta.get("workspace")) or _dir_cwd(store)
-        yield Session(id=sid, provider=PROVIDER, native_id=chat_id, title=str_or_none(meta.get("name")), cwd=cwd,
-                      model=str_or_none(meta.get("lastUsedModel")), started=epoch(meta.get("createdAt")),
-                      updated=_mtime(path), resume=resume_command(cwd, chat_id), source=path)
+        cwd = (
+            (uri_path(walk.workspace) if walk is not None else None)
+            or str_or_none(meta.get("cwd"))
+            or str_or_none(meta.get("workspace"))
+            or _dir_cwd(store)
+        )
+        yield Session(
+            id=sid,
+            provider=PROVIDER,
+            native_id=chat_id,
+            title=str_or_none(meta.get("name")),
+            cwd=cwd,
+            model=str_or_none(meta.get("lastUsedModel")),
+            started=epoch(meta.get("createdAt")),
+            updated=_mtime(path),
+            resume=resume_command(cwd, chat_id),
+            source=path,
+        )
         yield from events
     if (notice := unknown.notice(path)) is not None:
         yield notice

@@ -118,8 +118,9 @@ def _tool_events(counter: EventCounter, tfd: dict[str, Any], ts: float | None) -
         text = str_or_none(tfd.get("error")) or "error"
     else:
         text = compact_json(result)
-    ev = counter.make("tool_result", "tool", text, ts=ts, tool=name, call_id=call_id, exit_code=exit_code,
-                      is_error=status == "error")
+    ev = counter.make(
+        "tool_result", "tool", text, ts=ts, tool=name, call_id=call_id, exit_code=exit_code, is_error=status == "error"
+    )
     if ev is not None:
         yield ev
 
@@ -179,8 +180,10 @@ class _Composer:
             if text is not None or bubble.get("toolFormerData"):
                 self.unknown.saw(f"bubble type {bubble.get('type')!r}")
             return
-        for ev in (counter.make("reasoning", "agent", _thinking(bubble), ts=ts),
-                   counter.make("assistant", "agent", text, ts=ts)):
+        for ev in (
+            counter.make("reasoning", "agent", _thinking(bubble), ts=ts),
+            counter.make("assistant", "agent", text, ts=ts),
+        ):
             if ev is not None:
                 self.events.append(ev)
         tfd = bubble.get("toolFormerData")
@@ -291,9 +294,9 @@ def _signatures(conn: sqlite3.Connection) -> dict[str, Any]:
         text = as_text(value)
         h = hashlib.blake2b(digest_size=12)
         h.update(b"null" if text is None else text.encode("utf-8", "surrogatepass"))
-        sigs[key[len(COMPOSER):]] = h
+        sigs[key[len(COMPOSER) :]] = h
     for key, rowid, size in items(conn, KV, BUBBLE, _row_identity(conn)):
-        cid, _, bubble = key[len(BUBBLE):].partition(":")
+        cid, _, bubble = key[len(BUBBLE) :].partition(":")
         h = sigs.get(cid)
         if h is not None:
             h.update(f"\x00{bubble}\x00{rowid}\x00{size}".encode("utf-8", "surrogatepass"))
@@ -306,12 +309,13 @@ def _bubble_rows(conn: sqlite3.Connection, cid: str) -> dict[str, str]:
     for key, value in items(conn, KV, prefix):
         text = as_text(value)
         if text is not None:
-            out[key[len(prefix):]] = text
+            out[key[len(prefix) :]] = text
     return out
 
 
-def _ordered_bubbles(conn: sqlite3.Connection, cid: str, doc: dict[str, Any], source: str,
-                     notices: list[Notice]) -> Iterator[dict[str, Any]]:
+def _ordered_bubbles(
+    conn: sqlite3.Connection, cid: str, doc: dict[str, Any], source: str, notices: list[Notice]
+) -> Iterator[dict[str, Any]]:
     """The composer's bubbles in conversation order, whichever variant holds them."""
     headers = doc.get("fullConversationHeadersOnly")
     if isinstance(headers, list):
@@ -328,7 +332,9 @@ def _ordered_bubbles(conn: sqlite3.Connection, cid: str, doc: dict[str, Any], so
             try:
                 bubble = _decode(raw)
             except BadLine as exc:
-                notices.append(Notice(source=source, where=f"{BUBBLE}{cid}:{bubble_id}", reason=f"{exc}; bubble skipped"))
+                notices.append(
+                    Notice(source=source, where=f"{BUBBLE}{cid}:{bubble_id}", reason=f"{exc}; bubble skipped")
+                )
                 continue
             if isinstance(bubble, dict):
                 yield bubble
@@ -347,9 +353,17 @@ def _ordered_bubbles(conn: sqlite3.Connection, cid: str, doc: dict[str, Any], so
             yield from (b for b in bubbles if isinstance(b, dict)) if isinstance(bubbles, list) else ()
 
 
-def _composer_items(conn: sqlite3.Connection, cid: str, doc: dict[str, Any], *, source: str, cwd: str | None,
-                    workspaces: _WorkspaceMap | None, unknown: UnknownRecords,
-                    notices: list[Notice]) -> list[Session | Event]:
+def _composer_items(
+    conn: sqlite3.Connection,
+    cid: str,
+    doc: dict[str, Any],
+    *,
+    source: str,
+    cwd: str | None,
+    workspaces: _WorkspaceMap | None,
+    unknown: UnknownRecords,
+    notices: list[Notice],
+) -> list[Session | Event]:
     sid = session_id(PROVIDER, cid)
     acc = _Composer(sid, unknown)
     for bubble in _ordered_bubbles(conn, cid, doc, source, notices):
@@ -364,9 +378,20 @@ def _composer_items(conn: sqlite3.Connection, cid: str, doc: dict[str, Any], *, 
     if acc.times:
         started = min(acc.times + ([started] if started is not None else []))
         updated = max(acc.times + ([updated] if updated is not None else []))
-    session = Session(id=sid, provider=PROVIDER, native_id=cid, title=str_or_none(doc.get("name")), cwd=where, model=model,
-                      started=started, updated=updated, resume=None, source=source,
-                      tokens_in=acc.tokens_in or None, tokens_out=acc.tokens_out or None)
+    session = Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=cid,
+        title=str_or_none(doc.get("name")),
+        cwd=where,
+        model=model,
+        started=started,
+        updated=updated,
+        resume=None,
+        source=source,
+        tokens_in=acc.tokens_in or None,
+        tokens_out=acc.tokens_out or None,
+    )
     return [session, *acc.events]
 
 
@@ -389,11 +414,26 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         workspaces = _WorkspaceMap(user_dir) if user_dir is not None else None
         if KV in schema:
             for cid, digest in sorted(_signatures(conn).items()):
-                yield from chat_items(PROVIDER, cid, digest.hexdigest(), known_composers, composers_out,
-                                      lambda: _one_composer(conn, cid, path, cwd, workspaces, unknown))  # noqa: B023 - called at once
+                yield from chat_items(
+                    PROVIDER,
+                    cid,
+                    digest.hexdigest(),
+                    known_composers,
+                    composers_out,
+                    lambda: _one_composer(conn, cid, path, cwd, workspaces, unknown),  # noqa: B023 - called at once
+                )
         if "ItemTable" in schema:
-            yield from _aichat.read_tabs(conn, _aichat.CHAT_KEYS[:1], PROVIDER, path, cwd=cwd,
-                                         fallback=Path(path).parent.name, known=known_tabs, out=tabs_out, unknown=unknown)
+            yield from _aichat.read_tabs(
+                conn,
+                _aichat.CHAT_KEYS[:1],
+                PROVIDER,
+                path,
+                cwd=cwd,
+                fallback=Path(path).parent.name,
+                known=known_tabs,
+                out=tabs_out,
+                unknown=unknown,
+            )
     except sqlite3.DatabaseError as exc:
         yield unreadable(path, exc)
         return
@@ -404,8 +444,14 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     yield Cursor(offset=0, next_seq=0, tail_hash="", state={"composers": composers_out, "tabs": tabs_out})
 
 
-def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None, workspaces: _WorkspaceMap | None,
-                  unknown: UnknownRecords) -> list[Item]:
+def _one_composer(
+    conn: sqlite3.Connection,
+    cid: str,
+    path: str,
+    cwd: str | None,
+    workspaces: _WorkspaceMap | None,
+    unknown: UnknownRecords,
+) -> list[Item]:
     """One composer's items: what had to be skipped in it first, then its Session and Events."""
     text = item(conn, KV, f"{COMPOSER}{cid}")
     if text is None:
@@ -418,11 +464,15 @@ def _one_composer(conn: sqlite3.Connection, cid: str, path: str, cwd: str | None
     if not isinstance(doc, dict):
         # The header is broken, its bubbles are not: they are read without it (in key order, untitled).
         why = doc if isinstance(doc, BadLine) else f"a JSON {type(doc).__name__}, not a composer"
-        notices.append(Notice(source=path, where=f"{COMPOSER}{cid}",
-                              reason=f"{why}; header skipped, its bubbles read in key order"))
+        notices.append(
+            Notice(
+                source=path, where=f"{COMPOSER}{cid}", reason=f"{why}; header skipped, its bubbles read in key order"
+            )
+        )
         doc = {"fullConversationHeadersOnly": []}
-    produced = _composer_items(conn, cid, doc, source=path, cwd=cwd, workspaces=workspaces, unknown=unknown,
-                               notices=notices)
+    produced = _composer_items(
+        conn, cid, doc, source=path, cwd=cwd, workspaces=workspaces, unknown=unknown, notices=notices
+    )
     return [*notices, *produced]
 
 
@@ -446,4 +496,3 @@ def probe_state_db(path: str) -> str:
         return "unreadable"
     finally:
         conn.close()
-

@@ -182,12 +182,21 @@ def read_transcript(source: Source, cursor: Cursor | None, app_dirs: Iterable[Pa
         return
     parent = None
     if parent_uuid is not None:
-        parent = session_id(PROVIDER, parent_uuid if richer_copy(parent_uuid, cursor_home, app_dirs)
-                            else native_id(parent_uuid))
+        parent = session_id(
+            PROVIDER, parent_uuid if richer_copy(parent_uuid, cursor_home, app_dirs) else native_id(parent_uuid)
+        )
     native = native_id(uuid)
     sid = session_id(PROVIDER, native)
-    yield Session(id=sid, provider=PROVIDER, native_id=native, cwd=project_cwd(project), updated=_mtime(source.path),
-                  parent=parent, resume=None, source=source.path)
+    yield Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=native,
+        cwd=project_cwd(project),
+        updated=_mtime(source.path),
+        parent=parent,
+        resume=None,
+        source=source.path,
+    )
     counter = EventCounter(sid, 0)
     unknown = UnknownRecords("Cursor")
     person: Origin = "provider" if parent is not None else "human"  # a subagent's task is the parent agent's
@@ -310,13 +319,13 @@ def _txt_assistant(counter: EventCounter, lines: list[str]) -> Iterator[Event]:
         body = lines[start:i]
         ev: Event | None
         if head.startswith("[Thinking]"):
-            first = head[len("[Thinking]"):].strip()
+            first = head[len("[Thinking]") :].strip()
             ev = counter.make("reasoning", "agent", "\n".join(x for x in (first, _dedent(body)) if x))
         elif head.startswith("[Tool call]"):
-            name = head[len("[Tool call]"):].strip() or None
+            name = head[len("[Tool call]") :].strip() or None
             ev = counter.make("tool_call", "agent", render_tool_input(name, _tool_args(body)) or name, tool=name)
         else:
-            name = head[len("[Tool result]"):].strip() or None
+            name = head[len("[Tool result]") :].strip() or None
             ev = counter.make("tool_result", "tool", _dedent(body), tool=name)
         if ev is not None:
             yield ev
@@ -327,4 +336,3 @@ def probe_transcript(path: str) -> str:
     p = Path(path)
     kind = "transcript-txt" if p.suffix == ".txt" else "transcript-jsonl"
     return f"subagent-{kind}" if p.parent.name == "subagents" else kind
-

@@ -34,8 +34,17 @@ from voyager_sessions.ingest.adapters.opencode.schema import MIGRATION_KEY, SHAP
 from voyager_sessions.ingest.adapters.opencode.tree import read_tree, tree_fingerprint
 from voyager_sessions.ingest.sqlite import connect_readonly, read_schema, sqlite_source
 
-__all__ = ["ADAPTER", "MIGRATION_KEY", "SHAPES", "OpenCodeAdapter", "Product", "connect_readonly", "detect_shape",
-           "probe", "tree_fingerprint"]
+__all__ = [
+    "ADAPTER",
+    "MIGRATION_KEY",
+    "SHAPES",
+    "OpenCodeAdapter",
+    "Product",
+    "connect_readonly",
+    "detect_shape",
+    "probe",
+    "tree_fingerprint",
+]
 
 
 def probe(path: str | os.PathLike[str]) -> str:

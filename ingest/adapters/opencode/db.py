@@ -86,8 +86,9 @@ def sqlite_order(values: Iterable[Any]) -> tuple[tuple[int, Any], ...]:
 class Database:
     """One open database and what its schema offers; builds the queries a generation's tables need."""
 
-    def __init__(self, conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], source: str,
-                 product: Product) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, schema: Mapping[str, frozenset[str]], source: str, product: Product
+    ) -> None:
         self.conn = conn
         self.schema = schema
         self.source = source
@@ -133,8 +134,10 @@ class Database:
         if "time_updated" not in self.cols(table):
             return "NULL"
         col = f"{alias}.time_updated"
-        return (f"(CASE typeof({col}) WHEN 'integer' THEN {col} WHEN 'real' THEN CAST({col} * 1000 AS INTEGER) "
-                f"WHEN 'text' THEN CAST(julianday({col}) * 86400000 AS INTEGER) END) % 4294967296")
+        return (
+            f"(CASE typeof({col}) WHEN 'integer' THEN {col} WHEN 'real' THEN CAST({col} * 1000 AS INTEGER) "
+            f"WHEN 'text' THEN CAST(julianday({col}) * 86400000 AS INTEGER) END) % 4294967296"
+        )
 
     def _newest(self, table: str, alias: str) -> str:
         return f"max({alias}.time_updated)" if "time_updated" in self.cols(table) else "NULL"
@@ -175,7 +178,8 @@ class Database:
     def sessions(self, sl: Slice) -> Iterator[sqlite3.Row]:
         table = sl.gen.sessions
         yield from self.conn.execute(
-            f"SELECT * FROM {table} s {sl.where} ORDER BY {self.order(table, 's', SESSION_ORDER)}", sl.params)
+            f"SELECT * FROM {table} s {sl.where} ORDER BY {self.order(table, 's', SESSION_ORDER)}", sl.params
+        )
 
     def session_row(self, gen: Generation, native: str) -> sqlite3.Row | None:
         return self.conn.execute(f"SELECT * FROM {gen.sessions} WHERE id = ?", (native,)).fetchone()
@@ -269,8 +273,10 @@ class Database:
             pcols = f"p.id, p.data, {pupd}, {owner}"
             frm += f" LEFT JOIN {part} p ON p.message_id = m.id"
             order += ", " + self.order(part, "p", PART_ORDER)
-        return (f"SELECT m.session_id, m.id, {mtype}, {m_ts}, m.data, {pcols}, {mupd}, {keys} "
-                f"FROM {frm} WHERE {where} ORDER BY {order}")
+        return (
+            f"SELECT m.session_id, m.id, {mtype}, {m_ts}, m.data, {pcols}, {mupd}, {keys} "
+            f"FROM {frm} WHERE {where} ORDER BY {order}"
+        )
 
     def _from_key(self, gen: Generation, from_key: list[Any] | None) -> tuple[str, tuple[Any, ...]]:
         if from_key is None:
@@ -301,14 +307,17 @@ class Database:
         where, params = self._from_key(gen, key)
         n, upd = self.conn.execute(
             f"SELECT count(*), sum({self.update_value(msg, 'm')}) FROM {msg} m WHERE m.session_id = ?{where}",
-            (native, *params)).fetchone()
+            (native, *params),
+        ).fetchone()
         out = sg.Suffix(messages=n, message_updates=upd)
         if part is not None:
             owner = self.part_owner(part)
             also = f" AND {owner} = ?" if owner.startswith("p.") else ""
             out.parts, out.part_updates = self.conn.execute(
                 f"SELECT count(*), sum({self.update_value(part, 'p')}) FROM {part} p JOIN {msg} m ON p.message_id = m.id "
-                f"WHERE m.session_id = ?{also}{where}", (native, *((native,) if also else ()), *params)).fetchone()
+                f"WHERE m.session_id = ?{also}{where}",
+                (native, *((native,) if also else ()), *params),
+            ).fetchone()
         return out
 
 
@@ -332,9 +341,11 @@ class SessionFacts:
 
     def tokens(self, native: str) -> tuple[int | None, int | None]:
         gen, conn = self.gen, self.db.conn
-        head = (f"SELECT m.session_id, sum(json_extract(m.data, '$.tokens.input')), "
-                f"sum(json_extract(m.data, '$.tokens.output')) FROM {gen.messages} m "
-                f"WHERE json_valid(m.data){gen.assistant_filter}")
+        head = (
+            f"SELECT m.session_id, sum(json_extract(m.data, '$.tokens.input')), "
+            f"sum(json_extract(m.data, '$.tokens.output')) FROM {gen.messages} m "
+            f"WHERE json_valid(m.data){gen.assistant_filter}"
+        )
         try:
             # json_extract runs in SQLite: no message body is materialised in Python.
             if self.natives is None:
@@ -342,8 +353,10 @@ class SessionFacts:
                 return _int(row[1]), _int(row[2])
             if self._tokens is None:
                 among, params = self._among()
-                self._tokens = {sid: (_int(a), _int(b))
-                                for sid, a, b in conn.execute(f"{head}{among} GROUP BY m.session_id", params)}
+                self._tokens = {
+                    sid: (_int(a), _int(b))
+                    for sid, a, b in conn.execute(f"{head}{among} GROUP BY m.session_id", params)
+                }
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             return None, None
         return self._tokens.get(native, (None, None))
@@ -355,15 +368,21 @@ class SessionFacts:
         if self.natives is None:
             rows = db.conn.execute(
                 f"SELECT m.data FROM {gen.messages} m WHERE m.session_id = ?{gen.assistant_filter} "
-                f"ORDER BY {order} LIMIT {gen.model_lookback}", (native,))
+                f"ORDER BY {order} LIMIT {gen.model_lookback}",
+                (native,),
+            )
             return _first_model(gen, (data for (data,) in rows))
         if self._models is None:
             among, params = self._among()
-            sql = (f"SELECT sid, data FROM (SELECT m.session_id AS sid, m.data AS data, row_number() OVER "
-                   f"(PARTITION BY m.session_id ORDER BY {order}) AS rn FROM {gen.messages} m "
-                   f"WHERE 1{gen.assistant_filter}{among}) WHERE rn <= {gen.model_lookback} ORDER BY sid, rn")
-            self._models = {sid: _first_model(gen, (data for _sid, data in group))
-                            for sid, group in itertools.groupby(db.conn.execute(sql, params), key=lambda r: r[0])}
+            sql = (
+                f"SELECT sid, data FROM (SELECT m.session_id AS sid, m.data AS data, row_number() OVER "
+                f"(PARTITION BY m.session_id ORDER BY {order}) AS rn FROM {gen.messages} m "
+                f"WHERE 1{gen.assistant_filter}{among}) WHERE rn <= {gen.model_lookback} ORDER BY sid, rn"
+            )
+            self._models = {
+                sid: _first_model(gen, (data for _sid, data in group))
+                for sid, group in itertools.groupby(db.conn.execute(sql, params), key=lambda r: r[0])
+            }
         return self._models.get(native)
 
 
@@ -530,8 +549,9 @@ class _Pending(msgspec.Struct):
 class SliceReader:
     """Reads one slice of a database's layout against the marks of the previous read."""
 
-    def __init__(self, db: Database, sl: Slice, ctx: Ctx, known: dict[str, sg.Mark] | None,
-                 marks: dict[str, sg.Mark]) -> None:
+    def __init__(
+        self, db: Database, sl: Slice, ctx: Ctx, known: dict[str, sg.Mark] | None, marks: dict[str, sg.Mark]
+    ) -> None:
         self.db = db
         self.gen = sl.gen
         self.slice = sl
@@ -559,8 +579,11 @@ class SliceReader:
                 yield Unchanged(session=db.product.session_id(native))
                 continue
             tail = before.tail if before is not None else None
-            if tail is not None and (before.sig.generation != gen.name or tail.parent != _col(row, "parent_id")
-                                     or len(tail.key) != self.nkeys):
+            if tail is not None and (
+                before.sig.generation != gen.name
+                or tail.parent != _col(row, "parent_id")
+                or len(tail.key) != self.nkeys
+            ):
                 tail = None
             if indexed:
                 yield from self._read_session(row, sig, tail, facts)
@@ -573,8 +596,9 @@ class SliceReader:
         meta = self.db.session_meta(self.gen, row, facts)
         return meta, Emitter(meta.id, subagent=meta.parent is not None, ctx=self.ctx)
 
-    def _read_session(self, row: sqlite3.Row, sig: sg.Signature, tail: sg.Tail | None,
-                      facts: SessionFacts) -> Iterator[Item]:
+    def _read_session(
+        self, row: sqlite3.Row, sig: sg.Signature, tail: sg.Tail | None, facts: SessionFacts
+    ) -> Iterator[Item]:
         """One session through the indexes: whole, or from its last message when only that changed."""
         native = row["id"]
         resume = tail is not None and self._prefix(native, sig, tail.key) == tail.prefix
@@ -611,8 +635,9 @@ class SliceReader:
             if head is None:
                 head = next(groups, None)  # (skips what a session read again whole left of its rows)
 
-    def _read_walked(self, row: sqlite3.Row, p: _Pending, rows: Iterator[sqlite3.Row],
-                     facts: SessionFacts) -> Iterator[Item]:
+    def _read_walked(
+        self, row: sqlite3.Row, p: _Pending, rows: Iterator[sqlite3.Row], facts: SessionFacts
+    ) -> Iterator[Item]:
         meta, em = self._start(row, facts)
         yield meta
         resume = False
@@ -630,16 +655,20 @@ class SliceReader:
         yield from walk.run(rows)
         last = None
         if walk.last_key is not None:
-            last = (sg.prefix(p.sig, walk.last_rows, has_parts=self.has_parts) if counted
-                    else self._prefix(p.native, p.sig, walk.last_key))
+            last = (
+                sg.prefix(p.sig, walk.last_rows, has_parts=self.has_parts)
+                if counted
+                else self._prefix(p.native, p.sig, walk.last_key)
+            )
         self._remember(p.native, p.sig, walk, last, p.tail if resume else None, _col(row, "parent_id"))
 
     def _prefix(self, native: str, sig: sg.Signature, key: list[Any]) -> sg.Prefix:
         """What came before message ``key``: the whole minus the rows from it on (a few, through the index)."""
         return sg.prefix(sig, self.db.suffix_from(self.gen, native, key), has_parts=self.has_parts)
 
-    def _remember(self, native: str, sig: sg.Signature, walk: Walk, last: sg.Prefix | None,
-                  resumed: sg.Tail | None, parent: Any) -> None:
+    def _remember(
+        self, native: str, sig: sg.Signature, walk: Walk, last: sg.Prefix | None, resumed: sg.Tail | None, parent: Any
+    ) -> None:
         """The session's mark: its signature, and where a later read may resume (before ``last``, its last message)."""
         tail: sg.Tail | None = None
         if walk.last_key is not None and last is not None:
@@ -670,8 +699,12 @@ def _direct_prefix(sig: sg.Signature, before: sg.Suffix) -> sg.Prefix:
 
     An SQL sum over no value is NULL, and whole minus rest is then NULL only where the whole is.
     """
-    return sg.Prefix(before.messages, None if sig.messages.updates is None else (before.message_updates or 0),
-                     before.parts, None if sig.parts.updates is None else (before.part_updates or 0))
+    return sg.Prefix(
+        before.messages,
+        None if sig.messages.updates is None else (before.message_updates or 0),
+        before.parts,
+        None if sig.parts.updates is None else (before.part_updates or 0),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -691,14 +724,20 @@ def _migration_state(db: Database, ctx: Ctx) -> Iterator[Notice | Migration]:
     try:
         state = loads(row[0])
     except ValueError as exc:
-        yield Notice(source=ctx.source, where=f"kv {MIGRATION_KEY}",
-                     reason=f"unreadable migration state ({exc}); treating as not started")
+        yield Notice(
+            source=ctx.source,
+            where=f"kv {MIGRATION_KEY}",
+            reason=f"unreadable migration state ({exc}); treating as not started",
+        )
         yield Migration()
         return
     phase, cursor = _str(state.get("phase")), _str(state.get("cursor"))
     if phase not in (None, "sessions", "completed"):
-        yield Notice(source=ctx.source, where=f"kv {MIGRATION_KEY}",
-                     reason=f"unknown migration phase {phase!r}; reading 1.x sessions below the cursor")
+        yield Notice(
+            source=ctx.source,
+            where=f"kv {MIGRATION_KEY}",
+            reason=f"unknown migration phase {phase!r}; reading 1.x sessions below the cursor",
+        )
     yield Migration(phase, cursor)
 
 

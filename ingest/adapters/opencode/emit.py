@@ -79,8 +79,9 @@ def is_summary(role: str, message: Mapping[str, Any]) -> bool:
 
     (A user message's ``summary`` is an object of diffs, not this flag.)
     """
-    return role == "assistant" and (message.get("summary") is True or message.get("mode") == "compaction"
-                                    or message.get("agent") == "compaction")
+    return role == "assistant" and (
+        message.get("summary") is True or message.get("mode") == "compaction" or message.get("agent") == "compaction"
+    )
 
 
 def unwrap_prompt(text: str) -> str:

@@ -59,6 +59,14 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
 
 
 #: OpenCode. ``opencode [project] -s/--session <id>``: verified against ``opencode --help`` of 1.18.33.
-OPENCODE = Product(name="opencode", label="OpenCode", home="opencode", db_override="opencode.db",
-                   db_name="opencode.db", binary="opencode", dir_argument=True, evidence="observed",
-                   versions=("1.18.33",))
+OPENCODE = Product(
+    name="opencode",
+    label="OpenCode",
+    home="opencode",
+    db_override="opencode.db",
+    db_name="opencode.db",
+    binary="opencode",
+    dir_argument=True,
+    evidence="observed",
+    versions=("1.18.33",),
+)

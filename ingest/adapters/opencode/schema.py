@@ -67,10 +67,24 @@ class Generation(msgspec.Struct, frozen=True, kw_only=True):
         return " AND m.type = 'assistant'" if self.typed else ""
 
 
-V1 = Generation(name="v1", sessions="session", messages="message", parts="part",
-                message_order=("time_created", "id"), typed=False, model_lookback=20)
-V2 = Generation(name="v2", sessions="session_v2", messages="session_message", parts="session_part",
-                message_order=("seq", "time_created", "id"), typed=True, model_lookback=1)
+V1 = Generation(
+    name="v1",
+    sessions="session",
+    messages="message",
+    parts="part",
+    message_order=("time_created", "id"),
+    typed=False,
+    model_lookback=20,
+)
+V2 = Generation(
+    name="v2",
+    sessions="session_v2",
+    messages="session_message",
+    parts="session_part",
+    message_order=("seq", "time_created", "id"),
+    typed=True,
+    model_lookback=1,
+)
 V2_INLINE = msgspec.structs.replace(V2, parts=None)
 
 #: The order sessions are read in, and parts within a message.

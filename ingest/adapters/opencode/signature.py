@@ -108,8 +108,12 @@ def prefix(sig: Signature, suffix: Suffix, *, has_parts: bool) -> Prefix:
     Without a part table the part half is (0, None) on both sides, as an empty SQL sum is.
     """
     parts, part_updates = (suffix.parts, suffix.part_updates) if has_parts else (0, None)
-    return Prefix(minus(sig.messages.count, suffix.messages), minus(sig.messages.updates, suffix.message_updates),
-                  minus(sig.parts.count, parts), minus(sig.parts.updates, part_updates))
+    return Prefix(
+        minus(sig.messages.count, suffix.messages),
+        minus(sig.messages.updates, suffix.message_updates),
+        minus(sig.parts.count, parts),
+        minus(sig.parts.updates, part_updates),
+    )
 
 
 def load(state: Any) -> dict[str, Mark] | None:

@@ -151,8 +151,15 @@ def _project(storage: Path, pid: Any, cache: dict[str, str | None]) -> str | Non
     return cache[pid]
 
 
-def _read_session(storage: Path, src: str, product: Product, native: str, info: dict[str, Any],
-                  projects: dict[str, str | None], ctx: Ctx) -> Iterator[Item]:
+def _read_session(
+    storage: Path,
+    src: str,
+    product: Product,
+    native: str,
+    info: dict[str, Any],
+    projects: dict[str, str | None],
+    ctx: Ctx,
+) -> Iterator[Item]:
     # One session's message headers are loaded to order them; parts stream per message.
     msgs: list[tuple[int | float, str, dict[str, Any]]] = []
     for mfile in _json_files(storage / "message" / native):

@@ -43,9 +43,21 @@ def P(**kw) -> CheckpointPatch:
 
 
 def test_save_then_load_round_trips(store: CheckpointStore) -> None:
-    r = store.save(SID, "/repo", P(title="Fix login", objective="users can log in", status="in progress",
-                                   summary="s", current_plan="p", notes="n", add_next=("a", "b"),
-                                   add_blockers=("x",), add_files=("src/a.py",)))
+    r = store.save(
+        SID,
+        "/repo",
+        P(
+            title="Fix login",
+            objective="users can log in",
+            status="in progress",
+            summary="s",
+            current_plan="p",
+            notes="n",
+            add_next=("a", "b"),
+            add_blockers=("x",),
+            add_files=("src/a.py",),
+        ),
+    )
     assert r.changed and r.snapshot and r.checkpoint
     cp = store.load(SID)
     assert cp == r.checkpoint
@@ -61,6 +73,7 @@ def test_database_is_private_and_wal(db_path: Path, store: CheckpointStore) -> N
     assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     assert store.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+
 
 # -- invariant 1: session isolation -----------------------------------------------------
 
@@ -88,8 +101,12 @@ def test_bad_session_ids_raise_and_never_bind(store: CheckpointStore, bad: objec
 
 @pytest.mark.parametrize("bad", ["claude:", ":x", ":"])
 def test_half_a_provider_id_is_not_a_session_id(store: CheckpointStore, bad: str) -> None:
-    for call in (lambda: store.save(bad, "p", P(title="t")), lambda: store.load(bad), lambda: store.clear(bad),
-                 lambda: store.find_sessions(bad)):
+    for call in (
+        lambda: store.save(bad, "p", P(title="t")),
+        lambda: store.load(bad),
+        lambda: store.clear(bad),
+        lambda: store.find_sessions(bad),
+    ):
         with pytest.raises(CheckpointError, match="malformed"):
             call()
     assert store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
@@ -164,8 +181,22 @@ def test_four_writer_processes_lose_no_field_or_step(tmp_path: Path, db_path: Pa
     n = 15
     fields = ["title", "objective", "status", "summary"]
     procs = [
-        subprocess.Popen([sys.executable, str(WORKERS), "writer", str(db_path), str(barrier), f"w{i}", fields[i],
-                          SID, f"own:{i}", str(n)], stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(WORKERS),
+                "writer",
+                str(db_path),
+                str(barrier),
+                f"w{i}",
+                fields[i],
+                SID,
+                f"own:{i}",
+                str(n),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(4)
     ]
     _release(barrier, 4, procs)
@@ -200,8 +231,14 @@ def _release(barrier: Path, count: int, procs: list[subprocess.Popen]) -> None:
 def test_unchanged_save_writes_nothing(store: CheckpointStore) -> None:
     first = store.save(SID, "p", P(title="t", add_done=("a",), add_next=("b",)))
     changes = store.conn.total_changes
-    for patch in (P(), P(title="t"), P(add_done=("a",)), P(add_next=("b",)),
-                  P(replace=first.checkpoint.payload()), P(add_done=(" a ",))):
+    for patch in (
+        P(),
+        P(title="t"),
+        P(add_done=("a",)),
+        P(add_next=("b",)),
+        P(replace=first.checkpoint.payload()),
+        P(add_done=(" a ",)),
+    ):
         r = store.save(SID, "p", patch)
         assert not r.changed and r.snapshot is None and r.checkpoint == first.checkpoint
     assert store.conn.total_changes == changes
@@ -311,7 +348,10 @@ def test_pruning_keeps_the_snapshot_the_current_state_came_from(db_path: Path) -
         store.restore(SID)  # -> v1, which is older than the two newest (pre-restore v2, auto v2)
         snaps = store.snapshots(SID)
         assert [(s.kind, s.payload.status, s.current) for s in snaps] == [
-            ("pre-restore", "v2", False), ("auto", "v2", False), ("auto", "v1", True)]
+            ("pre-restore", "v2", False),
+            ("auto", "v2", False),
+            ("auto", "v1", True),
+        ]
         with pytest.raises(CheckpointError, match="no earlier snapshot"):
             store.restore(SID)  # v0 was pruned before the restore
 
@@ -347,10 +387,15 @@ def test_snapshot_names_are_unique_within_one_millisecond(store: CheckpointStore
 
 def test_snapshot_name_collision_is_refused_by_the_schema(store: CheckpointStore) -> None:
     store.save(SID, "p", P(title="t"))
-    row = store.conn.execute("SELECT session_id, project_id, name, kind, captured_at, payload, schema_version FROM snapshots").fetchone()
+    row = store.conn.execute(
+        "SELECT session_id, project_id, name, kind, captured_at, payload, schema_version FROM snapshots"
+    ).fetchone()
     with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
-        store.conn.execute("INSERT INTO snapshots (session_id, project_id, name, kind, captured_at, payload, schema_version) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+        store.conn.execute(
+            "INSERT INTO snapshots (session_id, project_id, name, kind, captured_at, payload, schema_version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
 
 
 def test_a_colliding_name_is_retried_not_replaced(store: CheckpointStore, monkeypatch) -> None:
@@ -364,7 +409,9 @@ def test_a_colliding_name_is_retried_not_replaced(store: CheckpointStore, monkey
 # -- invariant 6: derived hand-off files ------------------------------------------------
 
 
-@pytest.mark.parametrize("sid", ["../../etc/passwd", "a/b", "a_b", "claude:セッション-é", "..", "/abs/path", "x" * 500, "a\\b"])
+@pytest.mark.parametrize(
+    "sid", ["../../etc/passwd", "a/b", "a_b", "claude:セッション-é", "..", "/abs/path", "x" * 500, "a\\b"]
+)
 def test_handoff_names_stay_inside_the_directory(tmp_path: Path, store: CheckpointStore, sid: str) -> None:
     out = tmp_path / "handoffs"
     out.mkdir()
@@ -402,11 +449,15 @@ def test_rows_cannot_claim_a_project_their_session_is_not_in(store: CheckpointSt
     with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
         store.conn.execute(
             "INSERT INTO snapshots (session_id, project_id, name, kind, captured_at, payload, schema_version) "
-            "VALUES (?, '/repo/b', 'manual-x', 'manual', 0, '{}', 1)", (SID,))
+            "VALUES (?, '/repo/b', 'manual-x', 'manual', 0, '{}', 1)",
+            (SID,),
+        )
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         store.conn.execute(
             "INSERT INTO snapshots (session_id, project_id, name, kind, captured_at, payload, schema_version) "
-            "VALUES (?, '/repo/a', 'odd', 'odd', 0, '{}', 1)", (SID,))
+            "VALUES (?, '/repo/a', 'odd', 'odd', 0, '{}', 1)",
+            (SID,),
+        )
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
@@ -441,8 +492,12 @@ def test_six_concurrent_first_opens_create_the_schema_once(tmp_path: Path, db_pa
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     procs = [
-        subprocess.Popen([sys.executable, str(WORKERS), "first_open", str(db_path), str(barrier)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(WORKERS), "first_open", str(db_path), str(barrier)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(6)
     ]
     _release(barrier, 6, procs)
@@ -461,8 +516,12 @@ def test_six_concurrent_first_opens_create_the_schema_once(tmp_path: Path, db_pa
 
 
 def test_sigkill_inside_a_transaction_keeps_committed_and_drops_uncommitted(db_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, str(WORKERS), "crash", str(db_path), SID],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKERS), "crash", str(db_path), SID],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line.strip() == "in-transaction", proc.stderr.read()

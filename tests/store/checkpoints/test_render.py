@@ -17,9 +17,21 @@ SID = "claude:0001"
 
 
 def test_checkpoint_text_is_searchable_plain_text() -> None:
-    cp = Checkpoint(session_id=SID, project_id="p", title="T", objective="O", status="S", current_plan="Plan",
-                    completed_steps=("d1",), next_steps=("n1",), blockers=("b1",), files_touched=("f.py",),
-                    notes="N", created_at=1.0, updated_at=2.0)
+    cp = Checkpoint(
+        session_id=SID,
+        project_id="p",
+        title="T",
+        objective="O",
+        status="S",
+        current_plan="Plan",
+        completed_steps=("d1",),
+        next_steps=("n1",),
+        blockers=("b1",),
+        files_touched=("f.py",),
+        notes="N",
+        created_at=1.0,
+        updated_at=2.0,
+    )
     text = checkpoint_text(cp)
     for piece in ("O", "S", "Plan", "Done: d1", "Next: n1", "Blocker: b1", "File: f.py", "Notes: N"):
         assert piece in text
@@ -32,10 +44,22 @@ def test_handoff_names_do_not_collide() -> None:
     assert len({handoff_filename(i) for i in ids}) == len(ids)
 
 
-FULL = Checkpoint(session_id=SID, project_id="/repo", title="Fix login", objective="users log in",
-                  status="in progress", summary="half done", current_plan="1. test\n2. fix",
-                  completed_steps=("write test",), next_steps=("fix bug",), blockers=("flaky CI",),
-                  files_touched=("src/login.py",), notes="ask Ana", created_at=1.0, updated_at=2.0)
+FULL = Checkpoint(
+    session_id=SID,
+    project_id="/repo",
+    title="Fix login",
+    objective="users log in",
+    status="in progress",
+    summary="half done",
+    current_plan="1. test\n2. fix",
+    completed_steps=("write test",),
+    next_steps=("fix bug",),
+    blockers=("flaky CI",),
+    files_touched=("src/login.py",),
+    notes="ask Ana",
+    created_at=1.0,
+    updated_at=2.0,
+)
 
 
 def test_the_label_table_names_every_payload_field_in_order() -> None:
@@ -74,8 +98,15 @@ def test_renderings_leave_out_unset_fields() -> None:
 
 
 def test_newlines_cannot_break_the_hand_off_structure() -> None:
-    cp = Checkpoint(session_id=SID, project_id="p", title="t\n## injected", status="a\nb",
-                    next_steps=("one\n# two",), created_at=1.0, updated_at=1.0)
+    cp = Checkpoint(
+        session_id=SID,
+        project_id="p",
+        title="t\n## injected",
+        status="a\nb",
+        next_steps=("one\n# two",),
+        created_at=1.0,
+        updated_at=1.0,
+    )
     lines = render_handoff(cp).splitlines()
     assert lines[0] == "# Hand-off: t ## injected"
     assert "- Status: a b" in lines and "- [ ] one # two" in lines
