@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import socket
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,6 +66,14 @@ def make(ddir: DataDir, port: int, token: str | None = None):  # noqa: ANN201 - 
 def serve(ddir: DataDir, port: int, *, announce: Callable[[str], None], open_browser: bool) -> None:
     """Serve until interrupted; ``announce`` is told the URL once the sockets listen."""
     socks, server, url, library = make(ddir, port)
+
+    def stop(signum: int, frame: object) -> None:
+        server.should_exit = True
+
+    # A Ctrl-C that comes after the URL is printed but before uvicorn has taken the signals (a busy machine,
+    # a script that stops what it started) must still stop it: until then, these handlers ask it to.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
     announce(url)
     if open_browser:
         import webbrowser
