@@ -110,6 +110,8 @@ def _message(message: dict[str, Any], unknown: UnknownRecords) -> Iterator[Draft
                     "is_error": block.get("is_error") is True,
                 },
             )
+        elif not isinstance(btype, str):
+            unknown.saw("block:no-type")
         elif btype not in _QUIET_BLOCKS:
             unknown.saw(f"block:{btype}")
     for attachment in list_or_empty(message.get("attachments")):

@@ -104,10 +104,15 @@ def chain(nodes: dict[Any, tuple[Any, Any]], leaf: Any) -> list[Any]:
         seen.add(leaf)
         out.append(leaf)
         parent = nodes[leaf][0]
-        if parent is not None and parent not in nodes and isinstance(parent, int):
-            # A node unreadable or missing: go on from the newest node before it (nodes are numbered
-            # in the order they were written), so one bad row costs only itself.
-            parent = max((n for n in nodes if isinstance(n, int) and n < parent and n not in seen), default=None)
+        if parent is not None and parent not in nodes:
+            # A node unreadable or missing (or a parent id that is not one): go on from the newest node
+            # before it (nodes are numbered in the order they were written), so one bad row costs only itself.
+            bound = parent if isinstance(parent, int) else leaf if isinstance(leaf, int) else None
+            parent = (
+                max((n for n in nodes if isinstance(n, int) and n < bound and n not in seen), default=None)
+                if bound is not None
+                else None
+            )
         leaf = parent
     out.reverse()
     return out

@@ -81,6 +81,12 @@ DEPENDS: list[tuple[str, str, str, str]] = [
         ".junie/sessions/index.jsonl",
         "Junie's index gives a session its title by the session's folder name: a garbled sessionId names none",
     ),
+    (
+        "synthetic-junie",
+        "*/events.jsonl",
+        ".junie/sessions/index.jsonl",
+        "index.jsonl only titles a session: with its events unreadable there is no session to title",
+    ),
 ]
 #: Records that are indexed only as what describes the rest (a title): with every other record of the
 #: file lost there is no session for them to describe. By HOME, file pattern and record, and why.
