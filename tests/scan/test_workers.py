@@ -240,6 +240,7 @@ def _die_on(monkeypatch, victim: Path, after: int = 0) -> None:
     monkeypatch.setenv("VOYAGER_TEST_WRITER_PID", str(os.getpid()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [0, 20_000], ids=["at-once", "midway"])
 def test_a_killed_worker_costs_its_source_only(home, monkeypatch, pools, after):
     convs = [synth.generate(seed=800 + i, messages=40) for i in range(6)]

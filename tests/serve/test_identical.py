@@ -60,6 +60,7 @@ CASES: list[list[str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_every_output_mode_is_byte_for_byte_the_same(served_module):
     env, server = served_module
     before = server.status()["answered"]

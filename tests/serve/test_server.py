@@ -78,6 +78,7 @@ SEARCH_ARGS = {
 }
 
 
+@pytest.mark.slow
 def test_malformed_oversized_and_slow_requests_get_an_error_and_the_server_goes_on(served):
     env, server = served
     path = str(server.ddir.socket)
@@ -155,6 +156,7 @@ def test_a_signal_stops_it_cleanly(served, sig):
     assert cli(env, "serve", "status").code == 1
 
 
+@pytest.mark.slow
 def test_sigkill_mid_request_loses_nothing_and_a_new_server_starts_cleanly(served):
     env, server = served
     expected = {
