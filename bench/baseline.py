@@ -25,7 +25,7 @@ from pathlib import Path
 
 from voyager_sessions.search.query import KIND_ALIASES
 
-from voyager_sessions.model import Event
+from voyager_sessions.core.model import Event
 
 from bench.util import file_bytes
 

@@ -8,7 +8,7 @@ Two kinds of input, both fully determined by a seed:
   ``synth_opencode.V1Writer``/``add_v1``): the formats are described once, for the tests
   and the bench alike. Nothing here knows a provider's format.
 * **Event streams** (``EventCorpus``) for the search scenarios, which measure search
-  rather than parsing: ``voyager_sessions.model.Event`` Structs go straight into
+  rather than parsing: ``voyager_sessions.core.model.Event`` Structs go straight into
   ``SearchIndex.add_events`` (and into the FTS5 baseline), spooled once to a msgpack file
   so both builds read identical input and generation is not counted as build time.
   Needles (rare words, identifiers with look-alike neighbours, a phrase, CJK pairs and
@@ -29,7 +29,7 @@ from pathlib import Path
 import msgspec
 import synth
 
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 # ---------------------------------------------------------------------------
 # One long session in every format (ingest_5000, append_one)

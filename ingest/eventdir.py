@@ -28,7 +28,7 @@ from voyager_sessions.ingest.adapters._common import EventCounter, SessionFacts,
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 
 class EventFile(NamedTuple):

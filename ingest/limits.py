@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator
 
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
-from voyager_sessions.model import Event
+from voyager_sessions.core.model import Event
 
 #: Events one source may yield in one read (``VOYAGER_MAX_SOURCE_EVENTS``).
 MAX_SOURCE_EVENTS = 1_000_000

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from voyager_sessions.paths import Env, resolve_home
+from voyager_sessions.core.paths import Env, resolve_home
 
 #: How Voyager knows an agent's format: ``observed`` (tested on files the real CLI wrote,
 #: ``tests/fixtures/agents/``) or ``documented`` (built from public descriptions and peers' test data;

@@ -11,7 +11,7 @@ import os
 
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
-from voyager_sessions.model import Event
+from voyager_sessions.core.model import Event
 
 
 def full_texts(provider: str, source_path: str, session_id: str, seqs: set[int]) -> dict[int, str]:

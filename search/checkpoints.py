@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from voyager_sessions.lock import writer_lock
-from voyager_sessions.model import Event
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.lock import writer_lock
+from voyager_sessions.core.model import Event
+from voyager_sessions.core.paths import DataDir
 
 CHECKPOINT_SEQ = -1
 

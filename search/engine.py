@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 
-from voyager_sessions.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
+from voyager_sessions.core.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
 from voyager_sessions.search import query as qlang
 from voyager_sessions.search.snippets import find_spans, make_snippet
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import tantivy
 
-from voyager_sessions.errors import Busy, DiskFull, IndexDamaged, IndexWriteError, no_space
-from voyager_sessions.paths import LOW_SPACE_BYTES, free_bytes
-from voyager_sessions.model import Event
+from voyager_sessions.core.errors import Busy, DiskFull, IndexDamaged, IndexWriteError, no_space
+from voyager_sessions.core.paths import LOW_SPACE_BYTES, free_bytes
+from voyager_sessions.core.model import Event
 from voyager_sessions.search.analyzer import TOKENIZER_NAME, analyzer
 from voyager_sessions.search.prepare import (  # noqa: F401 - re-exported: the cap is part of the index's contract
     DEFAULT_MAX_EVENT_CHARS,

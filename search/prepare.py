@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from voyager_sessions.model import Event
+from voyager_sessions.core.model import Event
 from voyager_sessions.search.analyzer import prepare_many
 
 #: Default cap on the characters of one event that are indexed and stored.

@@ -24,7 +24,7 @@ import msgspec
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from voyager_sessions.model import KINDS
+from voyager_sessions.core.model import KINDS
 from voyager_sessions.search.analyzer import tokens
 
 FILTER_FIELDS = ("provider", "kind", "repo", "cwd", "session", "since", "until")

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from voyager_sessions.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space
-from voyager_sessions.paths import LOW_SPACE_BYTES, free_bytes
+from voyager_sessions.core.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space
+from voyager_sessions.core.paths import LOW_SPACE_BYTES, free_bytes
 
 Migration = Callable[[sqlite3.Connection], None]
 

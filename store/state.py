@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from voyager_sessions.model import Session, SessionRecord
+from voyager_sessions.core.model import Session, SessionRecord
 from voyager_sessions.store.db import Migration, connect, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []

@@ -23,8 +23,8 @@ from click.testing import CliRunner
 from tests.conftest import claude_session_lines, run_subprocess, voyager_exe, write_claude
 from voyager_sessions.checkpoint_cli import Resolved
 from voyager_sessions.cli import cli
-from voyager_sessions.model import Session, SessionRecord
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.model import Session, SessionRecord
+from voyager_sessions.core.paths import DataDir
 from voyager_sessions.store.checkpoints import MAX_PAYLOAD_BYTES, CheckpointStore
 from voyager_sessions.store import db as store_db
 from voyager_sessions.store.checkpoints import db as checkpoints_db

@@ -35,8 +35,8 @@ from voyager_sessions.demo import CORPUS
 from voyager_sessions.export.blocks import Checkpoint, ExportDoc, blocks, capped, facts, when, who
 from voyager_sessions.export.markdown import fence, prose
 from voyager_sessions.export.markdown import render as render_md
-from voyager_sessions.model import Event, SessionRow, Timeline
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.model import Event, SessionRow, Timeline
+from voyager_sessions.core.textsafe import printable
 
 GOLDEN = Path(__file__).parent / "golden" / "export"
 REGEN = bool(os.environ.get("VOYAGER_REGEN_GOLDEN"))

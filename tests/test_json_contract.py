@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from voyager_sessions.model import SCHEMA_VERSION
+from voyager_sessions.core.model import SCHEMA_VERSION
 
 HIT_FIELDS = {
     "session_id",

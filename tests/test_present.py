@@ -11,7 +11,7 @@ from __future__ import annotations
 import msgspec
 
 from voyager_sessions import present
-from voyager_sessions.model import Event, Hit, SearchResult
+from voyager_sessions.core.model import Event, Hit, SearchResult
 from voyager_sessions.render import render_hit
 
 TRICKY = ['"hits":[', "]}", '{"a": [1, 2]}', "数据库 データ", "\\", "\x7f\x85 \u2028", "\n\t", ""]

@@ -27,7 +27,7 @@ from tests.captures import CAPTURES
 from tests.ingest.test_captures import captures, provider_of
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.manifest import agent_variables
 from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
 
@@ -108,7 +108,7 @@ def test_recipe_runs_where_the_session_ran() -> None:
 def test_hand_over_names_a_directory_it_cannot_enter(tmp_path: Path) -> None:
     """The directory can turn out unenterable (not a directory, no permission, gone) after ``missing`` looked:
     one line naming it, never an internal error, and the process stays where it was."""
-    from voyager_sessions.errors import UserError
+    from voyager_sessions.core.errors import UserError
     from voyager_sessions.resume import hand_over
 
     not_a_dir = tmp_path / "file"

@@ -316,7 +316,7 @@ def test_a_broken_install_is_reported_alike(home, capfd, monkeypatch):
     for name in [
         m
         for m in sys.modules
-        if m in ("voyager_sessions.model", "voyager_sessions.search") or m.startswith("voyager_sessions.search.")
+        if m in ("voyager_sessions.core.model", "voyager_sessions.search") or m.startswith("voyager_sessions.search.")
     ]:
         monkeypatch.delitem(sys.modules, name)
     argv = ["search", "x", "--no-refresh", "--json"]

@@ -70,7 +70,7 @@ def test_an_interval_that_is_no_number_of_seconds_is_a_usage_error(home, run, co
 @pytest.mark.parametrize("quiet", [True, False])
 def test_collisions_with_another_scan_are_said_once(home, run, monkeypatch, quiet):
     """`watch -q` printed "another scan is running … retrying" at every collision with `serve` or `scan`."""
-    from voyager_sessions.lock import ScanBusy
+    from voyager_sessions.core.lock import ScanBusy
     from voyager_sessions.scan import summary as summary_mod
     from voyager_sessions.scan import watch as watch_mod
 

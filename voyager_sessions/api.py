@@ -28,9 +28,9 @@ from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
-from voyager_sessions.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
-from voyager_sessions.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
+from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.core.paths import DataDir
 
 #: What a command that needs the index says when there is none.
 NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
@@ -397,7 +397,7 @@ class LentBackend:
 
 def notice_text(notice: Any) -> str:
     """How a skipped piece met during a scan is reported (after ``voyager: ``)."""
-    from voyager_sessions.textsafe import printable
+    from voyager_sessions.core.textsafe import printable
 
     return f"skipped {printable(notice.describe())}"
 
@@ -406,7 +406,7 @@ def _where(data_dir: DataDir | Path | None) -> DataDir:
     if isinstance(data_dir, DataDir):
         return data_dir
     if data_dir is None:
-        from voyager_sessions.paths import data_dir as default_data_dir
+        from voyager_sessions.core.paths import data_dir as default_data_dir
 
         return DataDir(default_data_dir())
     return DataDir(data_dir)
@@ -445,7 +445,7 @@ def search(
         except VoyagerError as exc:
             if not ddir.has_index():
                 raise
-            from voyager_sessions.textsafe import printable
+            from voyager_sessions.core.textsafe import printable
 
             notice(f"not refreshed ({printable(str(exc))}); searching what is indexed", False)
     opts = SearchOptions(
@@ -466,7 +466,7 @@ def search(
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
         result = r.search(text, opts, parsed)
     if req.remember:
-        from voyager_sessions.lastsearch import remember
+        from voyager_sessions.core.lastsearch import remember
 
         remember(ddir, text, result.hits)  # what `voyager resume -` reopens; never fails the search
     return result
@@ -533,7 +533,7 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
 
 def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
-    from voyager_sessions.errors import IndexDamaged
+    from voyager_sessions.core.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
     from voyager_sessions.store.db import integrity
 
@@ -640,7 +640,7 @@ def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str
     zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
     import os
 
-    from voyager_sessions.paths import ensure_private_dir
+    from voyager_sessions.core.paths import ensure_private_dir
     from voyager_sessions.store.state import StateStore
 
     absolute = os.path.abspath(os.path.expanduser(path))

@@ -9,7 +9,7 @@ renderings come from :mod:`voyager_sessions.store.checkpoints.render` (through t
 
 Conventions (see docs/architecture.md): results on stdout, diagnostics on stderr; ``--json``
 prints msgspec-encoded result Structs carrying ``schema_version``; errors are the one
-family of :mod:`voyager_sessions.errors`, printed by the root group as one
+family of :mod:`voyager_sessions.core.errors`, printed by the root group as one
 ``voyager: …`` line (2 for a user or environment error, 3 for a database held too long
 by another writer); ``status`` of a session without a checkpoint is exit 1 ("no hits").
 """
@@ -24,10 +24,10 @@ from typing import Any, NamedTuple
 import click
 
 from voyager_sessions.cmdutil import emit_json
-from voyager_sessions.errors import UserError
-from voyager_sessions.paths import DataDir
-from voyager_sessions.paths import data_dir as default_data_dir
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.paths import data_dir as default_data_dir
+from voyager_sessions.core.textsafe import printable
 
 # The API module (and the store under it) is imported inside functions: `voyager --help` must not pay for it.
 

@@ -29,9 +29,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from voyager_sessions.errors import DiskFull, UserError, no_space, one_line
-from voyager_sessions.paths import DataDir, ensure_private_dir
-from voyager_sessions.paths import data_dir as default_data_dir
+from voyager_sessions.core.errors import DiskFull, UserError, no_space, one_line
+from voyager_sessions.core.paths import DataDir, ensure_private_dir
+from voyager_sessions.core.paths import data_dir as default_data_dir
 from voyager_sessions.store.checkpoints import (  # noqa: F401  (MAX_PAYLOAD_BYTES re-exported: what --from-json reads)
     MAX_PAYLOAD_BYTES,
     CheckpointError,

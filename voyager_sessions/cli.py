@@ -36,9 +36,9 @@ from voyager_sessions.cmdutil import (
     use_color,
 )
 from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.paths import DataDir
-from voyager_sessions.plural import count
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.plural import count
+from voyager_sessions.core.textsafe import printable
 
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
@@ -379,7 +379,7 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
     from voyager_sessions.scan.changes import ChangeWatcher
     from voyager_sessions.scan.watch import keep_fresh
 
-    from voyager_sessions.errors import Busy
+    from voyager_sessions.core.errors import Busy
 
     said_busy = False
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands' vocabulary)
+from voyager_sessions.core.errors import (  # noqa: F401  (re-exported: the commands' vocabulary)
     EXIT_BUSY,
     EXIT_INTERNAL,
     EXIT_NONE,
@@ -25,8 +25,8 @@ from voyager_sessions.errors import (  # noqa: F401  (re-exported: the commands'
     VoyagerError,
 )
 from voyager_sessions import present
-from voyager_sessions.errors import failure  # noqa: F401  (re-exported: how the CLI reports a failure)
-from voyager_sessions.paths import data_dir as _default_data_dir
+from voyager_sessions.core.errors import failure  # noqa: F401  (re-exported: how the CLI reports a failure)
+from voyager_sessions.core.paths import data_dir as _default_data_dir
 
 
 def data_dir() -> Path:
@@ -55,7 +55,7 @@ def emit_jsonl(objs: Iterable[Any]) -> None:
     """Each of ``objs`` as one JSON document a line on stdout (``--jsonl``), escaped as :func:`emit_json` does."""
     import msgspec
 
-    from voyager_sessions.textsafe import escape_json_controls
+    from voyager_sessions.core.textsafe import escape_json_controls
 
     encode = msgspec.json.Encoder().encode
     out = sys.stdout.buffer
@@ -74,7 +74,7 @@ def use_color(mode: str) -> bool:
 
 def notice_line(notice: Any) -> str:
     """How a skipped piece met during a scan is reported on stderr."""
-    from voyager_sessions.textsafe import printable
+    from voyager_sessions.core.textsafe import printable
 
     return f"voyager: skipped {printable(notice.describe())}"
 

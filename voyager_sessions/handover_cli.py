@@ -3,7 +3,7 @@
 Thin click commands over :mod:`voyager_sessions.resume`, :mod:`voyager_sessions.export` and
 the read side (:class:`voyager_sessions.api.Reader`, whose ``resolve`` is the one session
 resolver). ``SESSION`` is an id, a native id, an unambiguous prefix, or ``-``: the first hit
-of the last ``voyager search`` (:mod:`voyager_sessions.lastsearch`). Loaded only when one
+of the last ``voyager search`` (:mod:`voyager_sessions.core.lastsearch`). Loaded only when one
 of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`).
 """
 
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 import click
 
 from voyager_sessions.cmdutil import UserError, data_dir
-from voyager_sessions.paths import DataDir
-from voyager_sessions.plural import count
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.plural import count
+from voyager_sessions.core.textsafe import printable
 
 if TYPE_CHECKING:  # `voyager --help` loads this module for its summary line: no msgspec for that
-    from voyager_sessions.model import SessionRecord
+    from voyager_sessions.core.model import SessionRecord
 
 SESSION_HELP = "SESSION: id, native id, unambiguous prefix, or - (the first hit of the last `voyager search`)."
 
@@ -31,7 +31,7 @@ def resolve(reader, ref: str) -> SessionRecord:  # noqa: ANN001 - api.Reader, im
     """The session ``ref`` names; ``-`` is the last search's first hit (said on stderr, so nobody is surprised)."""
     if ref != "-":
         return reader.resolve(ref)
-    from voyager_sessions.lastsearch import recall
+    from voyager_sessions.core.lastsearch import recall
 
     last = recall(reader.ddir)
     rec = reader.resolve(last.session_id)

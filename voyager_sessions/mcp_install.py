@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.errors import UserError
+from voyager_sessions.core.errors import UserError
 
 SERVER_NAME = "voyager"
 BACKUP_SUFFIX = ".voyager-backup"
@@ -99,7 +99,7 @@ def command(argv0: str | None = None) -> list[str]:
 def server_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables a registered server needs: where Voyager's data is, and where every agent keeps its sessions."""
     from voyager_sessions.api import agent_variables
-    from voyager_sessions.paths import data_dir
+    from voyager_sessions.core.paths import data_dir
 
     env = {"VOYAGER_HOME": os.path.abspath(data_dir(environ))}
     for var in sorted(set(agent_variables()) - {"HOME", "VOYAGER_HOME"}):
@@ -116,7 +116,7 @@ def server_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def config_path(a: Agent, environ: Mapping[str, str]) -> Path:
-    from voyager_sessions.paths import home
+    from voyager_sessions.core.paths import home
 
     h = home(environ)
     e = environ.get

@@ -11,7 +11,7 @@ paid for by every ``voyager search``.
 from __future__ import annotations
 
 from voyager_sessions.argv import Option, Positional
-from voyager_sessions.errors import MAX_INT
+from voyager_sessions.core.errors import MAX_INT
 
 #: The positional words of the query (click: an argument with ``nargs=-1``).
 QUERY_PARAM = "query"

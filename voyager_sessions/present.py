@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import sys
 
-from voyager_sessions import plural
-from voyager_sessions.errors import EXIT_NONE, EXIT_OK
-from voyager_sessions.textsafe import escape_json_controls
+from voyager_sessions.core import plural
+from voyager_sessions.core.errors import EXIT_NONE, EXIT_OK
+from voyager_sessions.core.textsafe import escape_json_controls
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the server's client pays for imports
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
             f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments"
         )
         if doc["last_scan"]:
-            from voyager_sessions.isotime import iso
+            from voyager_sessions.core.isotime import iso
 
             out.text(f"last scan: {iso(doc['last_scan']['finished'])}")
         return EXIT_OK

@@ -1,7 +1,7 @@
 """Text rendering for people: hits, session timelines. JSON goes through msgspec instead.
 
 Every string that came from a session (text, title, cwd, tool name, ids, the resume
-command) passes :func:`~voyager_sessions.textsafe.printable` before Voyager adds its own
+command) passes :func:`~voyager_sessions.core.textsafe.printable` before Voyager adds its own
 colours, so the only escape sequences in the output are Voyager's. Highlights come as
 ``[start, end)`` offsets from the search engine (``printable`` keeps lengths, so they stay
 valid); here they become ANSI bold-yellow in a terminal, or stay plain when piped or
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 
-from voyager_sessions import plural
-from voyager_sessions.textsafe import printable as _p
+from voyager_sessions.core import plural
+from voyager_sessions.core.textsafe import printable as _p
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a server's client renders with this module
 if TYPE_CHECKING:
-    from voyager_sessions.model import Event, Hit, SessionRow
+    from voyager_sessions.core.model import Event, Hit, SessionRow
 
 _KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
 _HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -129,7 +129,7 @@ def render_row(row: SessionRow) -> str:
 
 def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str:
     """A session header then one block per event, full text."""
-    from voyager_sessions.isotime import iso  # here: a search's hits need no datetime
+    from voyager_sessions.core.isotime import iso  # here: a search's hits need no datetime
 
     head = [
         f"{row.provider} session {_p(row.native_id)}",

@@ -29,8 +29,8 @@ from typing import NoReturn
 
 import msgspec
 
-from voyager_sessions.errors import UserError
-from voyager_sessions.model import Session
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.model import Session
 
 
 class ResumeRecipe(msgspec.Struct, frozen=True, kw_only=True):

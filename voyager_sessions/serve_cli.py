@@ -14,7 +14,7 @@ import click
 
 from voyager_sessions.cli import Interval
 from voyager_sessions.cmdutil import EXIT_BUSY, EXIT_NONE, UserError, data_dir, emit_json
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.paths import DataDir
 
 
 @click.group(invoke_without_command=True)
@@ -80,9 +80,9 @@ def serve_status(as_json: bool) -> None:
     """Whether a server runs for this data dir, and what it has done. Exit 1 when none runs."""
     import os
 
-    from voyager_sessions.model import SCHEMA_VERSION
+    from voyager_sessions.core.model import SCHEMA_VERSION
     from voyager_sessions.serve import control
-    from voyager_sessions.textsafe import printable
+    from voyager_sessions.core.textsafe import printable
 
     ddir = DataDir(data_dir())
     doc = control.status(ddir)

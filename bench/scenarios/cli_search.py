@@ -97,7 +97,7 @@ class Server:
     """``voyager serve`` on a data set's data dir, as a child process."""
 
     def __init__(self, env: dict[str, str], data_dir: Path, command: list[str] | None = None) -> None:
-        from voyager_sessions.paths import DataDir
+        from voyager_sessions.core.paths import DataDir
         from voyager_sessions.serve import control
 
         self.ddir = DataDir(data_dir)

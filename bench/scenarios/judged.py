@@ -58,7 +58,7 @@ def _voyager_ranked(
     A query the language rejects finds nothing, as for a person; its id goes to ``rejected``.
     """
     from voyager_sessions.api import reader
-    from voyager_sessions.errors import VoyagerError
+    from voyager_sessions.core.errors import VoyagerError
     from voyager_sessions.search.engine import SearchOptions
 
     out: dict[str, list[str]] = {}

@@ -92,8 +92,8 @@ def _sessions_of(keys: list[str]) -> set[str]:
 
 def _build_voyager(corpus: EventCorpus, spool: Path, data_dir: Path) -> float:
     from voyager_sessions.scan.run import COMMIT_EVERY_EVENTS
-    from voyager_sessions.model import SessionRecord
-    from voyager_sessions.paths import DataDir
+    from voyager_sessions.core.model import SessionRecord
+    from voyager_sessions.core.paths import DataDir
     from voyager_sessions.search.index import SearchIndex
     from voyager_sessions.store.state import StateStore
 
@@ -143,7 +143,7 @@ def ensure_search_run(ctx: Context, n: int) -> SearchRun:
     if run is not None:
         return run
     from voyager_sessions.api import Reader
-    from voyager_sessions.paths import DataDir
+    from voyager_sessions.core.paths import DataDir
     from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.index import SearchIndex
 

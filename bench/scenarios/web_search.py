@@ -22,7 +22,7 @@ TARGET_ROWS_P95_MS = 100.0
 
 def web_search(ctx: Context) -> ScenarioResult:
     from bench.scenarios.search import ensure_search_run
-    from voyager_sessions.paths import DataDir
+    from voyager_sessions.core.paths import DataDir
     from voyager_sessions.web.data import Library, SearchRequest
 
     sizes = ctx.sizes.search_events

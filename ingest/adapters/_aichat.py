@@ -24,7 +24,7 @@ from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecord
 from voyager_sessions.ingest.adapters._vscode import chat_items, item
 from voyager_sessions.ingest.adapters.base import Item, Notice
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 #: The ``ItemTable`` keys that hold the legacy chat (Cursor uses the first; Windsurf either).
 CHAT_KEYS: tuple[str, ...] = ("workbench.panel.aichat.view.aichat.chatdata", "aiChat.chatdata")

@@ -49,7 +49,7 @@ from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json_streamed
 from voyager_sessions.ingest.jsonl import decode_json
-from voyager_sessions.model import Event, Kind, Origin, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 UI_MESSAGES = "ui_messages.json"
 API_HISTORY = "api_conversation_history.json"

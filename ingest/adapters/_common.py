@@ -35,7 +35,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
-from voyager_sessions.model import Event, Kind, Origin, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
 #: Python 3.11's fromisoformat reads ``Z`` and any fraction length itself: the fast path.

@@ -23,7 +23,7 @@ import msgspec
 
 from voyager_sessions.ingest.adapters._common import EventCounter, compact_json
 from voyager_sessions.ingest.jsonl import decode_json
-from voyager_sessions.model import Event, Kind, Origin
+from voyager_sessions.core.model import Event, Kind, Origin
 
 #: (kind, origin, text, Event fields) of one event before it is numbered.
 Draft = tuple[Kind, Origin, Any, dict[str, Any]]

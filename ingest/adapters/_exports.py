@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from voyager_sessions import paths
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import UnknownRecords, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source, Unchanged, fingerprint
@@ -36,7 +36,7 @@ from voyager_sessions.ingest.files import open_regular, read_notice
 from voyager_sessions.ingest.jsondoc import decode_document, max_json_bytes
 from voyager_sessions.ingest.jsonl import BadLine
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest
-from voyager_sessions.model import session_id
+from voyager_sessions.core.model import session_id
 
 ExportKind = Literal["chatgpt", "claude-ai"]
 #: The conversation files of an export: ``conversations.json`` or ChatGPT's shards.

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import EventCounter, compact_json, str_or_none
-from voyager_sessions.model import Event, Kind, Origin
+from voyager_sessions.core.model import Event, Kind, Origin
 
 #: Tools whose call is a shell command: the command is what a person searches for.
 SHELL_TOOLS = frozenset({"run_shell_command"})

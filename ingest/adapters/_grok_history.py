@@ -36,7 +36,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, tool_text
-from voyager_sessions.model import Kind, Origin
+from voyager_sessions.core.model import Kind, Origin
 
 SHELL_TOOLS = frozenset(
     {"bash", "run_terminal_cmd", "run_terminal_command", "shell", "run_command", "terminal", "execute_command"}

@@ -37,7 +37,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, exit_code, number, t
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Source
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsonl import Record, decode_line
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 PROVIDER = "kiro"
 

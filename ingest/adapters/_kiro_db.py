@@ -36,7 +36,7 @@ from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER, SHELL_TOOLS, fa
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import SessionSignatures
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 TABLE = "conversations_v2"
 _COLUMNS = frozenset({"key", "conversation_id", "value"})

@@ -42,7 +42,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, epoch
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 #: How the IDE's injected turns begin (system prompt, identity, steering rules, workspace notes).
 _INJECTED_PREFIXES = (

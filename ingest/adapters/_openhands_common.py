@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, resume_in
-from voyager_sessions.model import Event
+from voyager_sessions.core.model import Event
 
 PROVIDER = "openhands"
 LABEL = "OpenHands"

@@ -32,7 +32,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 V0_EVENT = re.compile(r"(\d+)\.json")
 METADATA = "metadata.json"

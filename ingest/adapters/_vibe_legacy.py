@@ -39,7 +39,7 @@ from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER,
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 MESSAGES = "messages.jsonl"
 INDEX = ".session_index.json"

@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
-from voyager_sessions.model import Event, session_id
+from voyager_sessions.core.model import Event, session_id
 
 STORE_FORMAT = "mistral.vibe.unified-session-store/v1"
 CURRENT = "CURRENT"

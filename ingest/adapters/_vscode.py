@@ -27,7 +27,7 @@ from voyager_sessions.ingest.adapters._common import cached_by_stat
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.model import Event, session_id
+from voyager_sessions.core.model import Event, session_id
 
 #: The file name of a VS Code-family editor's key-value database.
 STATE_DB = "state.vscdb"

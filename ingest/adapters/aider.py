@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import EventCounter, release, resu
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "aider"
 #: Aider's default ``--chat-history-file``.

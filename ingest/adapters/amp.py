@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, exit_
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "amp"
 LABEL = "Amp"

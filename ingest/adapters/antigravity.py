@@ -43,7 +43,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number, 
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 PROVIDER = "antigravity"
 TRANSCRIPTS = ("transcript_full.jsonl", "transcript.jsonl")

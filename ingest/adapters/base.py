@@ -32,7 +32,7 @@ import msgspec
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.manifest import Evidence as Evidence  # re-exported: adapters' products name it
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 
 class Fingerprint(msgspec.Struct, frozen=True, kw_only=True):

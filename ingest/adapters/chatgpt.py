@@ -39,7 +39,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER: Final = "chatgpt"
 LABEL = "ChatGPT export"

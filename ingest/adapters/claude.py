@@ -37,7 +37,7 @@ from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "claude"
 

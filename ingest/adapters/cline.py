@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json, read_json_object, read_json_streamed
-from voyager_sessions.model import Event, Origin, Session, session_id
+from voyager_sessions.core.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
 EXTENSION = "saoudrizwan.claude-dev"

@@ -45,7 +45,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 PROVIDER = "codex"
 

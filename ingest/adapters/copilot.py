@@ -49,7 +49,7 @@ from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json
-from voyager_sessions.model import Kind, Origin, Session, session_id
+from voyager_sessions.core.model import Kind, Origin, Session, session_id
 
 PROVIDER = "copilot"
 LABEL = "GitHub Copilot CLI"

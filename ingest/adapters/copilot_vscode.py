@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest import mutation_log
 from voyager_sessions.ingest.adapters._common import (
@@ -53,7 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "copilot-vscode"
 #: The VS Code builds whose user dirs hold these sessions.

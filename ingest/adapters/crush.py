@@ -62,7 +62,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, S
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "crush"
 LABEL = "Crush"

@@ -48,7 +48,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "devin"
 LABEL = "Devin CLI"

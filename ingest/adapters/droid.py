@@ -45,7 +45,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
-from voyager_sessions.model import Kind, Origin, Session
+from voyager_sessions.core.model import Kind, Origin, Session
 
 PROVIDER = "droid"
 LABEL = "Factory Droid"

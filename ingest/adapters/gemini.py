@@ -61,7 +61,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import group_fingerprint, open_regular, subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import read_records
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "gemini"
 

@@ -57,7 +57,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, 
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import decode_json, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, connect_readonly, digest, probe_store, sqlite_source
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "goose"
 LABEL = "Goose"

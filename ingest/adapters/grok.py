@@ -58,7 +58,7 @@ from voyager_sessions.ingest.files import folder_fingerprint, open_regular
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import Record, decode_json, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "grok"
 CHAT = "chat_history.jsonl"

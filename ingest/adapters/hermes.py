@@ -56,7 +56,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "hermes"
 

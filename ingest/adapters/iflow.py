@@ -43,7 +43,7 @@ from voyager_sessions.ingest.adapters._drafts import tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 PROVIDER = "iflow"
 LABEL = "iFlow CLI"

@@ -43,7 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, read_records
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 PROVIDER = "junie"
 LABEL = "Junie"

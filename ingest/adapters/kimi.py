@@ -51,7 +51,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.files import folder_fingerprint, read_notice
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.ingest.jsonl import Record, tail_matches
-from voyager_sessions.model import Origin, Session, session_id
+from voyager_sessions.core.model import Origin, Session, session_id
 
 PROVIDER = "kimi"
 

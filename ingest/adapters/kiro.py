@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kiro_cli, _kiro_db, _kiro_ide
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source

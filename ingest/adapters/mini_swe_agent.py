@@ -53,7 +53,7 @@ from voyager_sessions.ingest.adapters._drafts import json_value, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "mini-swe-agent"
 LABEL = "mini-swe-agent"

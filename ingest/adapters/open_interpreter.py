@@ -37,7 +37,7 @@ from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecord
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "open-interpreter"
 LABEL = "Open Interpreter"

@@ -61,7 +61,7 @@ from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerpri
 from voyager_sessions.ingest.files import kind_of, subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 BASE_STATE = "base_state.json"
 SUBAGENTS = "subagents"

@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "qwen"
 

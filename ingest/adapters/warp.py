@@ -41,7 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import json_value
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "warp"
 LABEL = "Warp"

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _aichat
 from voyager_sessions.ingest.adapters._common import UnknownRecords

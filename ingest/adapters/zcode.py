@@ -53,7 +53,7 @@ from voyager_sessions.ingest.sqlite import (
     read_schema,
     sqlite_source,
 )
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "zcode"
 _REQUIRED = {"session": frozenset({"id"}), "message": frozenset({"id", "session_id", "data"})}

@@ -40,7 +40,7 @@ from voyager_sessions.ingest.adapters._drafts import tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.model import Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "zencoder"
 LABEL = "Zencoder"

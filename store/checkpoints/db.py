@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import msgspec
 
-from voyager_sessions.errors import DiskFull, VoyagerError, no_space, one_line
+from voyager_sessions.core.errors import DiskFull, VoyagerError, no_space, one_line
 from voyager_sessions.store.checkpoints import model, schema
 from voyager_sessions.store.checkpoints.model import (
     EMPTY,
@@ -103,7 +103,7 @@ class CheckpointStore:
     - :meth:`handoff` ``(session_id, out_dir) -> Path``: write the Markdown hand-off.
     - :meth:`project_of` / :meth:`find_sessions`: what a caller needs to pick a project and resolve an id.
 
-    Errors are the family of :mod:`voyager_sessions.errors`, each with a one-line message:
+    Errors are the family of :mod:`voyager_sessions.core.errors`, each with a one-line message:
     :class:`CheckpointError` (a ``UserError``) for refused requests, ``BusyError`` (exit 3)
     if another writer held the lock too long, ``StoreError`` when the database cannot be used.
     """

@@ -13,8 +13,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from voyager_sessions.errors import UserError, one_line
-from voyager_sessions.model import SCHEMA_VERSION
+from voyager_sessions.core.errors import UserError, one_line
+from voyager_sessions.core.model import SCHEMA_VERSION
 
 #: Version of the payload shape stored in rows and snapshots (and accepted by ``--from-json``).
 PAYLOAD_VERSION = 1

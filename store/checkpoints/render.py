@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
-from voyager_sessions.errors import one_line
+from voyager_sessions.core.errors import one_line
 from voyager_sessions.store.checkpoints.model import Checkpoint, CheckpointPayload, require_id
 
 

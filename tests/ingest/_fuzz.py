@@ -35,7 +35,7 @@ from tests.ingest._deadline import deadline
 from tests.captures import CAPTURES, capture_names, peer_homes
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Partial, Unchanged, discover, uses_hints
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 
 _opened: list[str] | None = None

@@ -8,7 +8,7 @@ from typing import Any
 
 from voyager_sessions.ingest.adapters.base import Cursor, Notice
 
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 
 def events(items: list[Any]) -> list[Event]:

@@ -17,7 +17,7 @@ from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
 from tests.captures import CAPTURES, PEERS, needs_peers
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.cline import ADAPTER, extension_dirs, probe, sessions_dir
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 SID = "1796200000000_k3x9q"
 

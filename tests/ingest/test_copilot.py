@@ -20,7 +20,7 @@ import pytest
 from tests.ingest._items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Partial, Source, fingerprint
 from voyager_sessions.ingest.adapters.copilot import ADAPTER, resume_command
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 SID = "0c6f2d1e-5a4b-4c3d-9e8f-7a6b5c4d3e2f"
 AGENT = "9a8b7c6d-1111-4222-8333-944455556666"

@@ -22,7 +22,7 @@ import pytest
 from tests.ingest._items import append, events, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.gemini import ADAPTER, resume_command
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 SID = "73fef89a-e238-486f-90e8-4df8da7174fe"
 CWD = "/home/dev/数据 proj"

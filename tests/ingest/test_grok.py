@@ -23,7 +23,7 @@ from tests.ingest._items import append, events, notices, write
 from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.grok import ADAPTER, probe
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 
 CWD = "/home/dev/商店"

@@ -22,7 +22,7 @@ import pytest
 from tests.ingest._items import events, notices
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.hermes import ADAPTER, probe, render_call, resume_command, tool_output
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);

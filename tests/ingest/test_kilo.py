@@ -19,7 +19,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS, get
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.kilo import ADAPTER, probe
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 
 def test_registered_as_its_own_provider() -> None:

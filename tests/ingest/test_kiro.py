@@ -25,7 +25,7 @@ from tests.ingest._items import append, events, notices, write
 from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.kiro import ADAPTER, probe
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 
 SID = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"

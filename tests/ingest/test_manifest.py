@@ -34,7 +34,7 @@ from tests.test_resume import relocate
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, discover, fingerprint
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
 
 #: The store kinds a row may name (a new kind is added here with the docs that explain it).

@@ -21,7 +21,7 @@ from tests.ingest._items import events, notices
 from tests.ingest.test_captures import CAPTURES
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.mini_swe_agent import ADAPTER, FILE, split_task
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 TEMPLATE = "Please solve this issue: {{task}}\n\nYou can execute bash commands.\n\n<system_information>\n{{system}}\n</system_information>\n"
 

@@ -20,7 +20,7 @@ from tests.ingest._items import events, notices
 from tests.ingest.test_captures import CAPTURES
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
 from voyager_sessions.ingest.adapters.open_interpreter import ADAPTER, started_from_name
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 NAME = "整理日志_and_report__March_05_2026_09-30-15"
 

@@ -42,7 +42,7 @@ from voyager_sessions.ingest.adapters import get
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
 
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_FIXTURE = OPENCODE_LIVE_WAL

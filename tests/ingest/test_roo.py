@@ -11,8 +11,8 @@ from tests.ingest._items import events, notices
 from tests.ingest._peers import PeerHome, check_sample
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.roo import ADAPTER, probe, storage_dirs
-from voyager_sessions.model import Session
-from voyager_sessions.paths import vscode_user_dirs
+from voyager_sessions.core.model import Session
+from voyager_sessions.core.paths import vscode_user_dirs
 
 EXT = "rooveterinaryinc.roo-cline"
 

@@ -22,7 +22,7 @@ from tests.ingest._items import events, notices
 from tests.ingest._peers import PeerHome, check_sample, tree
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.zcode import ADAPTER, probe
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 
 SCHEMA = """

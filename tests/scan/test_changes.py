@@ -19,7 +19,7 @@ import pytest
 from synth import opencode as synth_opencode
 import synth
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import scan
 from voyager_sessions.scan.changes import ChangeWatcher, refresh
 

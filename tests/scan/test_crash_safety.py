@@ -15,8 +15,8 @@ import pytest
 import synth
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.scan import scan
-from voyager_sessions.model import Event
-from voyager_sessions.paths import DataDir, data_dir
+from voyager_sessions.core.model import Event
+from voyager_sessions.core.paths import DataDir, data_dir
 from voyager_sessions.search.index import SearchIndex
 
 TRIALS = 20

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import claude_session_lines, codex_session_lines, run_subprocess, write_claude, write_codex
-from voyager_sessions.errors import DiskFull, VoyagerError
+from voyager_sessions.core.errors import DiskFull, VoyagerError
 from voyager_sessions.scan.watch import MAX_BACKOFF, Backoff, keep_fresh
 
 ENOSPC_FROM_TANTIVY = "An error occurred in a thread: 'An IO error occurred: No space left on device (os error 28)'"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.scan import scan
-from voyager_sessions.paths import DataDir, data_dir
+from voyager_sessions.core.paths import DataDir, data_dir
 from voyager_sessions.api import SearchRequest, search
 
 
@@ -163,7 +163,7 @@ def test_failing_source_keeps_what_was_indexed(home, monkeypatch):
 
 
 def test_second_scan_while_one_runs_exits_3(home, run):
-    from voyager_sessions.lock import writer_lock
+    from voyager_sessions.core.lock import writer_lock
 
     write_claude(home, claude_session_lines())
     with writer_lock(data_dir()):

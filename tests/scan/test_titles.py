@@ -15,10 +15,10 @@ from tests.conftest import (
     write_claude,
     write_codex,
 )
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 from voyager_sessions.scan import scan
 from voyager_sessions.scan.source_read import merge_session
-from voyager_sessions.paths import data_dir
+from voyager_sessions.core.paths import data_dir
 
 
 def _sessions(run) -> dict[str, dict]:

@@ -25,8 +25,8 @@ from synth import opencode as synth_opencode
 from tests.conftest import claude_session_lines, codex_session_lines, sha256_tree, write_claude, write_codex
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
-from voyager_sessions.model import Event
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.model import Event
+from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import scan
 from voyager_sessions.scan import workers as workers_mod
 from voyager_sessions.search.index import SearchIndex

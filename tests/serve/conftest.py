@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import claude_session_lines, codex_session_lines, voyager_exe, write_claude, write_codex
 from voyager_sessions.ingest.manifest import agent_variables
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.paths import DataDir
 
 ESCAPES = "\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x9b31m\rOVERWRITE\x7f"
 HOSTILE_SID = "0d5e1a2b-3c4d-4e5f-8a9b-aaaaaaaaaaaa"

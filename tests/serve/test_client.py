@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.serve.conftest import cli, scanned_env
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.paths import DataDir
 from voyager_sessions.serve import client, protocol
 
 HEAVY = ("tantivy", "msgspec", "click", "sqlite3", "voyager_sessions.api", "voyager_sessions.search")
@@ -269,7 +269,7 @@ def test_socket_path_of_any_length_works(tmp_path):
     ids=repr,
 )
 def test_the_clients_data_dir_is_spelled_as_paths_spells_it(environ):
-    from voyager_sessions.paths import data_dir
+    from voyager_sessions.core.paths import data_dir
 
     assert protocol.data_dir(environ) == str(data_dir(environ))
     assert os.path.normpath(client.socket_path(protocol.data_dir(environ))) == os.path.normpath(

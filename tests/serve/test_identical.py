@@ -161,7 +161,7 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
     import json
     from pathlib import Path
 
-    from voyager_sessions.paths import DataDir
+    from voyager_sessions.core.paths import DataDir
     from voyager_sessions.serve import client
 
     env, server = served_module
@@ -209,7 +209,7 @@ def test_api_call_answers_alike_through_the_server_and_in_process(served_module,
     import os
 
     from voyager_sessions import api
-    from voyager_sessions.errors import failure
+    from voyager_sessions.core.errors import failure
 
     env, server = served_module
     monkeypatch.setattr(os, "environ", dict(env))  # this process as the server's clients are

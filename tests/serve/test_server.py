@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.serve.conftest import ServerProcess, cli, make_env, scanned_env, write_corpus
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.paths import DataDir
 from voyager_sessions.serve import client, protocol
 
 

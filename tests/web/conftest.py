@@ -60,7 +60,7 @@ def client(scanned):
     """A TestClient of the guarded app, its requests addressed to 127.0.0.1:PORT, holding no cookie yet."""
     from starlette.testclient import TestClient
 
-    from voyager_sessions.paths import DataDir
+    from voyager_sessions.core.paths import DataDir
     from voyager_sessions.web.app import build_app
     from voyager_sessions.web.data import Library
     from voyager_sessions.web.guard import Guard

@@ -64,7 +64,7 @@ class Served:
     """`voyager web`'s server (server.make) running in a thread on a free loopback port."""
 
     def __init__(self, data_dir: Path) -> None:
-        from voyager_sessions.paths import DataDir
+        from voyager_sessions.core.paths import DataDir
         from voyager_sessions.web.server import make
 
         self.socks, self.server, self.url, self.library = make(DataDir(data_dir), 0, TOKEN)

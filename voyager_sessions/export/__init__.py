@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.errors import DiskFull, UserError, VoyagerError, no_space
+from voyager_sessions.core.errors import DiskFull, UserError, VoyagerError, no_space
 from voyager_sessions.export.blocks import Checkpoint, ExportDoc, export_time
-from voyager_sessions.model import Timeline, iso
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.model import Timeline, iso
+from voyager_sessions.core.paths import DataDir
 
 FORMATS: tuple[str, ...] = ("md", "json", "html")
 #: What ``-o FILE``'s extension says when ``--format`` is not given.
@@ -101,7 +101,7 @@ def redact_doc(doc: ExportDoc, counts: Counter[str]) -> ExportDoc:
 def render(doc: ExportDoc, fmt: str) -> bytes:
     """``doc`` as a file of format ``fmt`` (``md``, ``json`` or ``html``), UTF-8."""
     if fmt == "json":
-        from voyager_sessions.textsafe import escape_json_controls
+        from voyager_sessions.core.textsafe import escape_json_controls
 
         return escape_json_controls(msgspec.json.format(msgspec.json.encode(doc.timeline), indent=2)) + b"\n"
     if fmt == "md":

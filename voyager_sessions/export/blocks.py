@@ -18,8 +18,8 @@ from typing import Literal
 
 import msgspec
 
-from voyager_sessions.model import Event, SessionRow, Timeline, iso
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.model import Event, SessionRow, Timeline, iso
+from voyager_sessions.core.textsafe import printable
 
 #: A tool call's text or output shows at most this many lines, and this many characters.
 TOOL_LINES = 200

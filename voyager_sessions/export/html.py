@@ -29,7 +29,7 @@ from voyager_sessions.export.blocks import (
     when,
     who,
 )
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.textsafe import printable
 
 CSS = """
 :root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;--box:#f6f8fa;--line:#d1d9e0;

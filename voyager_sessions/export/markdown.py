@@ -41,7 +41,7 @@ from voyager_sessions.export.blocks import (
     when,
     who,
 )
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.textsafe import printable
 
 #: A fence opener as CommonMark reads one: up to three spaces, then three or more backticks (whose
 #: info string has no backtick) or tildes.

@@ -21,9 +21,9 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.errors import VoyagerError
+from voyager_sessions.core.errors import VoyagerError
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Source, Unchanged
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 from voyager_sessions.search.prepare import PREPARE_BATCH_CHARS, PreparedEvent, max_event_chars, prepare_events
 
 #: A chunk closes after this many events even when their text is short.

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from voyager_sessions.errors import VoyagerError
+from voyager_sessions.core.errors import VoyagerError
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, discover, uses_hints
 from voyager_sessions.ingest.limits import bounded
-from voyager_sessions.lock import writer_lock
-from voyager_sessions.model import SessionRecord
-from voyager_sessions.paths import DataDir, ensure_private_dir
+from voyager_sessions.core.lock import writer_lock
+from voyager_sessions.core.model import SessionRecord
+from voyager_sessions.core.paths import DataDir, ensure_private_dir
 from voyager_sessions.scan import absent
 from voyager_sessions.ingest.files import Focus
 from voyager_sessions.scan.changes import Changes
@@ -111,7 +111,7 @@ def scan(
     processes may read sources (default: one per core); 1 reads everything in this one.
     ``changes`` (from a :class:`~voyager_sessions.scan.changes.ChangeWatcher`) limits the
     stat pass to what changed; None stats every source.
-    Raises :class:`~voyager_sessions.lock.ScanBusy` if another scan holds the writer for
+    Raises :class:`~voyager_sessions.core.lock.ScanBusy` if another scan holds the writer for
     longer than ``wait`` seconds.
     """
     env = os.environ if env is None else env
@@ -187,7 +187,7 @@ class Scan:
 
     def _open_index(self, rebuild: bool):
         """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
-        from voyager_sessions.errors import IndexDamaged
+        from voyager_sessions.core.errors import IndexDamaged
         from voyager_sessions.search.index import SearchIndex, wipe
 
         if rebuild and self.ddir.index.is_dir():
@@ -480,7 +480,7 @@ class Scan:
         """A new index has no checkpoint events: mirror every saved checkpoint into it again (checkpoints.db is the truth)."""
         if not self.ddir.checkpoints_db.exists():
             return
-        from voyager_sessions.model import Event
+        from voyager_sessions.core.model import Event
         from voyager_sessions.search.checkpoints import CHECKPOINT_SEQ
         from voyager_sessions.store.checkpoints import CheckpointStore, checkpoint_text
 

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Source, Unchanged
-from voyager_sessions.model import TITLE_RANK, Event, Session, SessionRecord
+from voyager_sessions.core.model import TITLE_RANK, Event, Session, SessionRecord
 from voyager_sessions.search.prepare import PreparedEvent
 from voyager_sessions.scan.plan import Why, encode_cursor
 

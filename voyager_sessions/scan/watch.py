@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from voyager_sessions.errors import Busy, VoyagerError
+from voyager_sessions.core.errors import Busy, VoyagerError
 
 #: The longest wait between two attempts after repeated failures (seconds).
 MAX_BACKOFF = 60.0

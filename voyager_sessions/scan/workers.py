@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from voyager_sessions.errors import VoyagerError
+from voyager_sessions.core.errors import VoyagerError
 from voyager_sessions.ingest.limits import bounded
 from voyager_sessions.scan.chunks import (
     AdapterFailed,

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from voyager_sessions.errors import Busy, UserError
-from voyager_sessions.paths import DataDir, ensure_private_dir, open_private
+from voyager_sessions.core.errors import Busy, UserError
+from voyager_sessions.core.paths import DataDir, ensure_private_dir, open_private
 from voyager_sessions.serve import client, protocol
 
 #: Seconds ``--detach`` and ``stop`` wait for the server to come up or go away.
@@ -214,7 +214,7 @@ def detach(ddir: DataDir, *, interval: float, verbose: bool) -> tuple[int, str]:
 
 
 def _failed_start(log_path: os.PathLike[str], code: int) -> Exception:
-    from voyager_sessions.errors import VoyagerError
+    from voyager_sessions.core.errors import VoyagerError
 
     try:
         lines = [ln for ln in open(log_path, encoding="utf-8", errors="replace").read().splitlines() if ln.strip()]

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.errors import UserError, VoyagerError
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.errors import UserError, VoyagerError
+from voyager_sessions.core.paths import DataDir
 
 
 @dataclass

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.errors import UserError
+from voyager_sessions.core.errors import UserError
 
 #: search's tool arguments that pass to ``SearchRequest`` under the same name.
 _SEARCH_FIELDS = ("limit", "offset", "repo", "cwd", "since", "until", "sort", "sessions", "context")
@@ -33,7 +33,7 @@ class Calls:
     """The reading tools' work, for one data dir (the process's, unless a test names another)."""
 
     def __init__(self, data_dir: Path | None = None) -> None:
-        from voyager_sessions.paths import data_dir as default_data_dir
+        from voyager_sessions.core.paths import data_dir as default_data_dir
 
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
 
@@ -66,7 +66,7 @@ class Calls:
 
     def _read(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
         from voyager_sessions import api
-        from voyager_sessions.errors import VoyagerError, failure
+        from voyager_sessions.core.errors import VoyagerError, failure
 
         try:
             api.decode_request(op, fields)  # a malformed request is the agent's mistake, said as the CLI says it
@@ -126,7 +126,7 @@ class NoSession(UserError):
 
 def warn(message: str) -> None:
     """A checkpoint operation's warning on stderr (the agent's log of this server); session text made visible."""
-    from voyager_sessions.textsafe import printable
+    from voyager_sessions.core.textsafe import printable
 
     sys.stderr.write(f"warning: {printable(message)}\n")
     sys.stderr.flush()

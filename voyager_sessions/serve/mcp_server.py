@@ -411,7 +411,7 @@ class Server:
         args = params.get("arguments") or {}
         if not isinstance(args, dict):
             return tool_error("arguments must be an object")
-        from voyager_sessions.errors import VoyagerError, one_line
+        from voyager_sessions.core.errors import VoyagerError, one_line
 
         calls = self.calls()
         current = caller_session(self.environ, params.get("_meta"))

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.paths import DataDir
 from voyager_sessions.serve import client, protocol
 from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
 
@@ -140,10 +140,10 @@ class Server:
 
     def _keep_fresh(self) -> None:
         from voyager_sessions.scan.watch import keep_fresh
-        from voyager_sessions.textsafe import printable
+        from voyager_sessions.core.textsafe import printable
 
         def on_error(exc: Exception, delay: float) -> None:
-            from voyager_sessions.errors import Busy
+            from voyager_sessions.core.errors import Busy
 
             if not isinstance(exc, Busy):  # another process scanning is not news
                 self.log(f"scan failed: {printable(str(exc))}; retrying in {delay:g}s")
@@ -365,7 +365,7 @@ class Server:
     def status(self, client_env: Any) -> dict[str, Any]:
         from voyager_sessions import __version__
         from voyager_sessions.api import query_parses
-        from voyager_sessions.isotime import iso
+        from voyager_sessions.core.isotime import iso
 
         last = self.scans.last
         with self._lock:
@@ -414,7 +414,7 @@ def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: st
     import msgspec
 
     from voyager_sessions import api
-    from voyager_sessions.errors import failure
+    from voyager_sessions.core.errors import failure
 
     notices: list[list[Any]] = []
 

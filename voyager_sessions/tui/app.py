@@ -27,7 +27,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.textsafe import printable
 from voyager_sessions.tui import view
 from voyager_sessions.tui.backend import Answer, Backend, SessionHit
 
@@ -469,7 +469,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.notify(f"copied (if your terminal allows OSC 52): {printable(command)}", timeout=6)
 
     def resume_command(self, row: SessionHit) -> str | None:
-        from voyager_sessions.model import Session
+        from voyager_sessions.core.model import Session
         from voyager_sessions.resume import recipe
 
         how = recipe(

@@ -23,8 +23,8 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.errors import Busy, VoyagerError
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.errors import Busy, VoyagerError
+from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
 ROWS = 60
@@ -152,7 +152,7 @@ class Backend:
 
     def search(self, query: str, *, sort: str = "relevance", providers: tuple[str, ...] = ()) -> Answer:
         """Sessions matching ``query`` (recent sessions when it is empty), or the query's one-line error."""
-        from voyager_sessions.model import SearchResult
+        from voyager_sessions.core.model import SearchResult
 
         text = query.strip()
         try:
@@ -194,7 +194,7 @@ class Backend:
         )
 
     def _recent(self) -> Answer:
-        from voyager_sessions.model import SessionList
+        from voyager_sessions.core.model import SessionList
 
         listed = self._ask("list", {"limit": ROWS}, SessionList)
         rows = [
@@ -213,7 +213,7 @@ class Backend:
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Any:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""
-        from voyager_sessions.model import Timeline
+        from voyager_sessions.core.model import Timeline
 
         fields: dict[str, Any] = {"session": session_id, "window": window if around is not None else 0}
         if around is not None:
@@ -222,7 +222,7 @@ class Backend:
 
     def matches(self, session_id: str, query: str) -> list[int]:
         """Seqs of the session's events that match ``query``, in order (for ``n``/``N``)."""
-        from voyager_sessions.model import SearchResult
+        from voyager_sessions.core.model import SearchResult
 
         text = query.strip()
         if not text:

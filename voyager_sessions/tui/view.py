@@ -1,7 +1,7 @@
 """How the terminal UI draws sessions and events: Rich ``Text`` built from plain strings, never markup.
 
 Session text is hostile input. Every string from a session goes through
-:func:`voyager_sessions.textsafe.printable` (control characters and escapes become visible
+:func:`voyager_sessions.core.textsafe.printable` (control characters and escapes become visible
 stand-ins of the same length, so highlight offsets stay valid) and into ``rich.text.Text``
 *as text*: ``[bold]`` or ``[link=…]`` in a prompt is shown as typed, never interpreted as
 Rich or Textual markup. Styles are Voyager's own, added by span. Wide characters (CJK,
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.textsafe import printable
 
 #: Per-kind label and style in the preview (what a person typed stands out most).
 KIND_STYLE: dict[str, tuple[str, str]] = {

@@ -19,8 +19,8 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from voyager_sessions.errors import UserError
-from voyager_sessions.model import SCHEMA_VERSION
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.model import SCHEMA_VERSION
 from voyager_sessions.web import render
 from voyager_sessions.web.data import EVENT_PAGE, MAX_LIMIT, Library, SearchRequest, query_terms, week_bounds
 

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 import click
 
 from voyager_sessions.cmdutil import data_dir
-from voyager_sessions.errors import UserError
-from voyager_sessions.paths import DataDir
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.textsafe import printable
 
 INSTALL = "the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.errors import UserError
-from voyager_sessions.model import SCHEMA_VERSION, Hit
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.model import SCHEMA_VERSION, Hit
+from voyager_sessions.core.paths import DataDir
 
 #: How many sessions one search groups at most: the facets count over these.
 FACET_WINDOW = 500
@@ -169,7 +169,7 @@ class Library:
             )
             for s in rows
         ]
-        from voyager_sessions.model import SearchResult
+        from voyager_sessions.core.model import SearchResult
 
         page = hits[req.offset : req.offset + req.limit]
         result = SearchResult(schema_version=SCHEMA_VERSION, query="", total=len(hits), offset=req.offset, hits=page)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from html import escape
 from typing import Any
 
-from voyager_sessions.textsafe import printable
+from voyager_sessions.core.textsafe import printable
 
 #: Kinds whose text is prose (rendered as Markdown); the rest is output, shown as it is.
 PROSE_KINDS = frozenset({"user", "assistant", "reasoning", "checkpoint", "title"})

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from voyager_sessions.errors import UserError
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.paths import DataDir
 
 
 def bind_loopback(port: int) -> list[socket.socket]:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from voyager_sessions import paths
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._vscode import STATE_DB, session_files, workspace_dirs
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, compact_json, str_or_none
-from voyager_sessions.model import Event, Origin
+from voyager_sessions.core.model import Event, Origin
 
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 #: A message made only of tagged blocks (``<user_info>…</user_info>`` …) is context Cursor wrote.

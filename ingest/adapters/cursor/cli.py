@@ -36,7 +36,7 @@ from voyager_sessions.ingest.adapters.cursor._messages import sdk_message_events
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import connect_readonly, open_store, unreadable
 from voyager_sessions.ingest.sqlite import tables as schema_of
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "cursor"
 #: A tree deeper than this, or with more nodes, is corrupt (or hostile): stop walking.

@@ -60,7 +60,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor._messages import SHELL_TOOLS, render_tool_input, split_user_text
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import connect_readonly, open_store, unreadable
-from voyager_sessions.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "cursor"
 KV = "cursorDiskKV"

@@ -47,7 +47,7 @@ from voyager_sessions.ingest.files import open_regular, read_notice
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
 from voyager_sessions.ingest.sqlite import connect_readonly
-from voyager_sessions.model import Event, Origin, Session, session_id
+from voyager_sessions.core.model import Event, Origin, Session, session_id
 
 PROVIDER = "cursor"
 TRANSCRIPTS = "agent-transcripts"

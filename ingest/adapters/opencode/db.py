@@ -52,7 +52,7 @@ from voyager_sessions.ingest.adapters.opencode.schema import (
     layout,
 )
 from voyager_sessions.ingest.sqlite import digest, has_index, open_store, unreadable
-from voyager_sessions.model import Event, Session
+from voyager_sessions.core.model import Event, Session
 
 
 def _col(row: sqlite3.Row, name: str) -> Any:

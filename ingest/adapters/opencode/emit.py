@@ -22,7 +22,7 @@ from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.jsonl import BadLine, decode_json, decode_line
-from voyager_sessions.model import Event, Kind, Origin
+from voyager_sessions.core.model import Event, Kind, Origin
 
 # Part / content types that carry no searchable text (bookkeeping of the agent loop).
 # They are known, so they are skipped silently rather than counted as unknown.

@@ -16,7 +16,7 @@ import msgspec
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import resume_in
 from voyager_sessions.ingest.adapters.base import Evidence
-from voyager_sessions.model import session_id
+from voyager_sessions.core.model import session_id
 
 
 class Product(msgspec.Struct, frozen=True, kw_only=True):

@@ -33,7 +33,7 @@ from voyager_sessions.ingest.adapters.opencode.product import Product
 from voyager_sessions.ingest.adapters.opencode.schema import V1, V2
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
-from voyager_sessions.model import Session
+from voyager_sessions.core.model import Session
 
 _TREE_DIRS = ("session", "message", "part", "project")
 

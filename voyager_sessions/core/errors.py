@@ -92,7 +92,7 @@ def failure(exc: BaseException) -> tuple[str, int]:
     and ``voyager serve`` (which sends the line to its client as data) report through
     this one function, so they say the same.
     """
-    from voyager_sessions.textsafe import printable
+    from voyager_sessions.core.textsafe import printable
 
     if isinstance(exc, VoyagerError):
         return f"voyager: {printable(str(exc))}", exc.exit_code

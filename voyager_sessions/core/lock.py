@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from voyager_sessions.errors import Busy
-from voyager_sessions.paths import DataDir, ensure_private_dir, open_private
+from voyager_sessions.core.errors import Busy
+from voyager_sessions.core.paths import DataDir, ensure_private_dir, open_private
 
 
 class ScanBusy(Busy):

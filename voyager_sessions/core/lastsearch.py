@@ -16,8 +16,8 @@ import time
 
 import msgspec
 
-from voyager_sessions.errors import UserError
-from voyager_sessions.paths import DataDir
+from voyager_sessions.core.errors import UserError
+from voyager_sessions.core.paths import DataDir
 
 #: Larger than this, the file is not one this module wrote.
 _MAX_BYTES = 64 * 1024

@@ -112,7 +112,7 @@ def open_private(path: Path, flags: int) -> int:
     try:
         return os.open(path, flags, 0o600)
     except OSError as exc:
-        from voyager_sessions.errors import DiskFull, UserError, no_space
+        from voyager_sessions.core.errors import DiskFull, UserError, no_space
 
         if no_space(exc):
             raise DiskFull.at(path) from None
@@ -160,12 +160,12 @@ def ensure_private_dir(path: Path) -> Path:
             os.chmod(path, 0o700)  # the umask may have narrowed it further, never widened: be exact
             return path
     if not stat.S_ISDIR(st.st_mode):
-        from voyager_sessions.errors import UserError
+        from voyager_sessions.core.errors import UserError
 
         raise UserError(f"{path} is not a directory: point VOYAGER_HOME at a directory of your own")
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o022:
-        from voyager_sessions.errors import UserError
+        from voyager_sessions.core.errors import UserError
 
         raise UserError(
             f"refusing to keep Voyager's data in {path}: others can write into it (mode {mode:04o}); "
