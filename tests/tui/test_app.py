@@ -173,7 +173,7 @@ async def test_sort_agent_filter_copy_and_export(indexed: Path, tmp_path: Path, 
         await pilot.press("tab")
         await pilot.press("a")
         for _ in range(60):
-            if app.screen.__class__.__name__ == "AgentScreen":
+            if app.screen.__class__.__name__ == "PickScreen":
                 break
             await asyncio.sleep(0.05)
         await pilot.press("down", "down", "enter")  # all agents, claude (2 sessions), codex (1)
@@ -255,3 +255,37 @@ async def test_words_said_in_different_events_find_their_session(indexed: Path) 
         app.query_one("#query").value = "数据库 zzqqxxnothing"
         await settle(app, pilot, before + 1)
         assert app.answer.partial and "none holds all" in status(app)
+
+
+@sync
+async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
+    """``p`` narrows to one project (a list of working directories), ``t`` to a time span; Esc clears each."""
+    app = VoyagerApp(Backend(indexed, refresh=False), "", live=False)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot, 1)
+        assert len(app.rows) == 3
+        await pilot.press("tab", "p")
+        for _ in range(60):
+            if app.screen.__class__.__name__ == "PickScreen":
+                break
+            await asyncio.sleep(0.05)
+        before = app.searches
+        await pilot.press("down", "enter")  # the first project (the three sessions each have their own)
+        await settle(app, pilot, before + 1)
+        assert len(app.rows) == 1 and app.project == app.rows[0].cwd
+        assert "· in " in status(app)
+        await pilot.press("p")
+        for _ in range(60):
+            if app.screen.__class__.__name__ == "PickScreen":
+                break
+            await asyncio.sleep(0.05)
+        before = app.searches
+        await pilot.press("escape")
+        await settle(app, pilot, before + 1)
+        assert app.project is None and len(app.rows) == 3
+        await pilot.press("t")
+        await pilot.pause()
+        before = app.searches
+        await pilot.press("down", "enter")  # today: the fixtures are from 2026-11, so nothing is that recent
+        await settle(app, pilot, before + 1)
+        assert app.since == "1d" and app.rows == [] and "today" in status(app)

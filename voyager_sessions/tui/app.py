@@ -37,6 +37,9 @@ DEBOUNCE = 0.12
 #: Seconds between refreshes that pick up sessions written while the UI is open.
 LIVE_EVERY = 3.0
 
+#: The times ``t`` offers: a ``since:`` value and how the status line says it.
+TIMES: list[tuple[str, str]] = [("1d", "today"), ("7d", "this week"), ("30d", "this month"), ("365d", "this year")]
+
 PLACEHOLDER = 'search your sessions: words, "a phrase", provider:codex, kind:user, since:7d …'
 
 HELP = """\
@@ -49,7 +52,7 @@ Type to search (the query language of `voyager search`; empty: recent sessions).
   n  N                 next / previous match inside the selected session
   f                    the whole session, full screen (Esc: back)
   s                    sort: relevance ↔ newest first
-  a                    only one agent (a list; Esc: all agents)
+  a  p  t              only one agent, one project, one time span (a list each; Esc: no filter)
   c                    copy the resume command (OSC 52; also shown)
   e  h                 export the session as Markdown / HTML into the current directory
   o                    export HTML and open it in the browser
@@ -79,27 +82,30 @@ class HelpScreen(ModalScreen[None]):
         yield Static(Text(HELP))
 
 
-class AgentScreen(ModalScreen[str | None]):
-    """Pick one agent to search (or all of them)."""
+class PickScreen(ModalScreen[str | None]):
+    """Pick one value to narrow the search by (an agent, a project, a time), or none of them (Esc)."""
 
-    BINDINGS = [Binding("escape", "all", "all agents")]
+    BINDINGS = [Binding("escape", "all", "no filter")]
     DEFAULT_CSS = """
-    AgentScreen { align: center middle; }
-    AgentScreen > OptionList { width: 40; max-height: 80%; border: round $accent; }
+    PickScreen { align: center middle; }
+    PickScreen > OptionList { width: auto; min-width: 40; max-width: 90%; max-height: 80%; border: round $accent; }
     """
 
-    def __init__(self, providers: list[tuple[str, int]]) -> None:
+    def __init__(self, everything: str, choices: list[tuple[str, str]]) -> None:
+        """``everything``: the first line (no filter); ``choices``: (label, value), labels already printable."""
         super().__init__()
-        self.providers = providers
+        self.everything = everything
+        self.choices = choices
 
     def compose(self) -> ComposeResult:
-        options = [Option(Text("all agents"), id="")]
-        options += [Option(Text(f"{p:<16} {n:>6} session{'s' if n != 1 else ''}"), id=p) for p, n in self.providers]
+        options = [Option(Text(self.everything), id="")]
+        options += [Option(Text(label), id=f"v{i}") for i, (label, _) in enumerate(self.choices)]
         yield OptionList(*options)
 
     @on(OptionList.OptionSelected)
     def chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id or None)
+        key = event.option.id or ""
+        self.dismiss(self.choices[int(key[1:])][1] if key else None)
 
     def action_all(self) -> None:
         self.dismiss(None)
@@ -193,6 +199,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
         Binding("f", "whole", "full session"),
         Binding("s", "sort", "sort"),
         Binding("a", "agent", "agent"),
+        Binding("p", "project", "project", show=False),
+        Binding("t", "time", "time", show=False),
         Binding("c", "copy", "copy cmd"),
         Binding("e", "export('md')", "export md", show=False),
         Binding("h", "export('html')", "export html", show=False),
@@ -208,6 +216,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.live = live
         self.sort = "relevance"
         self.agent: str | None = None
+        self.project: str | None = None
+        self.since: str | None = None
         self.answer = Answer(query="")
         self.rows: list[SessionHit] = []
         self.matches: list[int] = []
@@ -266,7 +276,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def run_search(self, query: str) -> None:
         """Ask the backend (in a worker) and hand the answer to the UI thread unless a newer search replaced it."""
         providers = (self.agent,) if self.agent else ()
-        answer = self.backend.search(query, sort=self.sort, providers=providers)
+        answer = self.backend.search(query, sort=self.sort, providers=providers, cwd=self.project, since=self.since)
         if get_current_worker().is_cancelled:
             return
         self.call_from_thread(self.show_answer, answer)
@@ -296,7 +306,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.preview(self.rows[index])
 
     def describe(self, answer: Answer) -> str:
-        agent = f" · {self.agent} only" if self.agent else ""
+        agent = self.narrowed()
         order = "newest first" if self.sort == "recent" else "best match first"
         if not answer.query.strip():
             return f"{answer.total} session{'s' if answer.total != 1 else ''}, newest first{agent} · ? keys"
@@ -306,6 +316,15 @@ class VoyagerApp(App[tuple[str, str] | None]):
         if answer.partial:
             found += f" hold some of the {len(answer.terms)} terms (none holds all), most first"
         return f"{found} · {order}{agent} · ? keys"
+
+    def narrowed(self) -> str:
+        """The filters picked from the lists, as the status line names them."""
+        parts = [f"{self.agent} only"] if self.agent else []
+        if self.project:
+            parts.append(f"in {view.place(self.project, 40)}")
+        if self.since:
+            parts.append(dict(TIMES).get(self.since, f"since {self.since}"))
+        return "".join(f" · {p}" for p in parts)
 
     def status(self, text: str, *, error: bool = False) -> None:
         line = self.query_one("#status", Static)
@@ -416,7 +435,20 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Letter keys type into the search box while it has focus; they act everywhere else."""
-        letters = {"jump", "whole", "sort", "agent", "copy", "export", "open_html", "move_keys", "help", "focus_query"}
+        letters = {
+            "jump",
+            "whole",
+            "sort",
+            "agent",
+            "project",
+            "time",
+            "copy",
+            "export",
+            "open_html",
+            "move_keys",
+            "help",
+            "focus_query",
+        }
         if action in letters and self.focused is not None and self.focused.id == "query":
             return False
         if self.screen is not self.screen_stack[0] and action not in ("copy", "export", "open_html", "help", "quit"):
@@ -450,11 +482,30 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     @work(thread=True, exclusive=True, group="agents")
     def pick_agent(self) -> None:
-        providers = self.backend.providers()
-        self.call_from_thread(self.push_screen, AgentScreen(providers), self.agent_chosen)
+        choices = [(f"{p:<16} {n:>6} session{'s' if n != 1 else ''}", p) for p, n in self.backend.providers()]
+        self.call_from_thread(self.push_screen, PickScreen("all agents", choices), self.agent_chosen)
 
     def agent_chosen(self, agent: str | None) -> None:
         self.agent = agent
+        self.search(self.query_one("#query", Input).value)
+
+    def action_project(self) -> None:
+        self.pick_project()
+
+    @work(thread=True, exclusive=True, group="agents")
+    def pick_project(self) -> None:
+        choices = [(f"{n:>6}  {view.place(cwd, 70)}", cwd) for cwd, n in self.backend.projects()[:200]]
+        self.call_from_thread(self.push_screen, PickScreen("every project", choices), self.project_chosen)
+
+    def project_chosen(self, project: str | None) -> None:
+        self.project = project
+        self.search(self.query_one("#query", Input).value)
+
+    def action_time(self) -> None:
+        self.push_screen(PickScreen("any time", [(label, since) for since, label in TIMES]), self.time_chosen)
+
+    def time_chosen(self, since: str | None) -> None:
+        self.since = since
         self.search(self.query_one("#query", Input).value)
 
     def action_copy(self) -> None:

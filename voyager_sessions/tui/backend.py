@@ -150,13 +150,22 @@ class Backend:
 
     # -- questions ------------------------------------------------------------------------------
 
-    def search(self, query: str, *, sort: str = "relevance", providers: tuple[str, ...] = ()) -> Answer:
-        """Sessions matching ``query`` (recent sessions when it is empty), or the query's one-line error."""
+    def search(
+        self,
+        query: str,
+        *,
+        sort: str = "relevance",
+        providers: tuple[str, ...] = (),
+        cwd: str | None = None,
+        since: str | None = None,
+    ) -> Answer:
+        """Sessions matching ``query`` (recent sessions when it is empty and nothing narrows them), or the query's
+        one-line error. ``providers``, ``cwd`` and ``since`` narrow it as ``--provider``, ``--cwd``, ``--since`` do."""
         from voyager_sessions.core.model import SearchResult
 
         text = query.strip()
         try:
-            if not text and not providers:
+            if not text and not providers and not cwd and not since:
                 return self._recent()
             result = self._ask(
                 "search",
@@ -167,6 +176,8 @@ class Backend:
                     "refresh": False,
                     "sort": "recent" if sort == "recent" else "relevance",
                     "providers": list(providers),
+                    "cwd": cwd,
+                    "since": since,
                 },
                 SearchResult,
             )
@@ -249,6 +260,17 @@ class Backend:
         stats = self._ask("stats", {}, Stats)
         counts = [(p, v["sessions"]) for p, v in stats.providers.items() if v["sessions"]]
         return sorted(counts, key=lambda pc: (-pc[1], pc[0]))
+
+    def projects(self, sessions: int = 5000) -> list[tuple[str, int]]:
+        """(working directory, sessions) of the newest ``sessions`` sessions, most sessions first."""
+        from voyager_sessions.core.model import SessionList
+
+        listed = self._ask("list", {"limit": sessions}, SessionList)
+        counts: dict[str, int] = {}
+        for s in listed.sessions:
+            if s.cwd:
+                counts[s.cwd] = counts.get(s.cwd, 0) + 1
+        return sorted(counts.items(), key=lambda pc: (-pc[1], pc[0]))
 
     def export(self, session_id: str, fmt: str, folder: Path) -> Path:
         """Write the session as ``fmt`` (md, html) into ``folder`` as ``voyager-<id>.<fmt>``, private; the path."""
