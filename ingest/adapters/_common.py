@@ -13,7 +13,7 @@ silent (``UnknownRecords``), the read loop of an append-only JSONL session
 (``JsonlSessionRead``), a notice for a session index whose sessions are all missing
 (``index_without_sessions``; ``json_sessions`` finds the session files beside such an index), a
 session document with its list of messages (``doc_with_list``), the read of a database holding many sessions
-(``read_database``), and what a whole re-read of a session
+(``read_database``, ``changed_sessions``; ``json_column`` for JSON kept in a column), and what a whole re-read of a session
 rewritten in place must yield so that an added turn costs what it adds
 (``reread_delta``, ``reread_end``; ``DeltaStream`` when the session is streamed, not held). Nothing here knows an agent's format.
 """
@@ -26,7 +26,7 @@ import re
 import sqlite3
 import sys
 import shlex
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -37,7 +37,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
-from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest, open_store, unreadable
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -593,6 +593,43 @@ def read_database(
     finally:
         conn.close()
     yield signatures.cursor()
+
+
+def changed_sessions(
+    provider: str,
+    rows: Iterable[sqlite3.Row],
+    sigs: Mapping[str, list[Any]],
+    signatures: SessionSignatures,
+    read: Callable[[sqlite3.Row], Iterator[Item]],
+) -> Iterator[Item]:
+    """Each session row of a provider database (its ``id`` the native id) read by ``read``, unless unchanged.
+
+    ``sigs`` maps a session to what its messages look like now (counts, rowids, sizes); a row
+    with no entry has no message and nothing to find. The row's own columns and that entry
+    make its signature: when the last read (``signatures``) saw the same, it is ``Unchanged``.
+    """
+    for row in rows:
+        native = row["id"]
+        if not isinstance(native, str) or not native or native not in sigs:
+            continue  # a session with no message has nothing to find
+        sig = [digest(*row), *sigs[native]]
+        if signatures.same(native, sig):
+            yield Unchanged(session=session_id(provider, native))
+            continue
+        signatures.record(native, sig)
+        yield from read(row)
+
+
+def json_column(value: Any) -> Any:
+    """The JSON a database column holds as text or as a blob, decoded; None when it holds none (or bad JSON)."""
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogatepass")
+    if not isinstance(value, (bytes, bytearray)):
+        return None
+    try:
+        return decode_json(bytes(value))
+    except (msgspec.DecodeError, RecursionError):
+        return None
 
 
 class UnknownRecords:
