@@ -20,7 +20,7 @@ one small table, not for thirty parsers.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -884,6 +884,19 @@ def agent_home(name: str, env: Env | None = None) -> Path | None:
         if name in agent.homes:
             return resolve_home(agent.homes[name], env)
     raise KeyError(name)
+
+
+def agent_homes(names: Iterable[str], env: Env | None = None) -> list[Path]:
+    """The directories of the homes ``names`` that are set (:func:`agent_home`), in that order, without repeats.
+
+    For an agent with a home per platform (Linux/XDG, macOS) that may resolve to the same place.
+    """
+    out: list[Path] = []
+    for name in names:
+        home = agent_home(name, env)
+        if home is not None and home not in out:
+            out.append(home)
+    return out
 
 
 def agent_variables() -> list[str]:

@@ -11,10 +11,11 @@ once per change rather than once per source (``cached_by_stat``), count records
 of kinds the adapter does not know so that a format change is reported, never
 silent (``UnknownRecords``), the read loop of an append-only JSONL session
 (``JsonlSessionRead``), a notice for a session index whose sessions are all missing
-(``index_without_sessions``), the read of a database holding many sessions
-(``read_database``), and what a whole re-read of a session
+(``index_without_sessions``; ``json_sessions`` finds the session files beside such an index), a
+session document with its list of messages (``doc_with_list``), the read of a database holding many sessions
+(``read_database``, ``changed_sessions``; ``json_column`` for JSON kept in a column), and what a whole re-read of a session
 rewritten in place must yield so that an added turn costs what it adds
-(``reread_delta``; ``DeltaStream`` when the session is streamed, not held). Nothing here knows an agent's format.
+(``reread_delta``, ``reread_end``; ``DeltaStream`` when the session is streamed, not held). Nothing here knows an agent's format.
 """
 
 from __future__ import annotations
@@ -25,16 +26,18 @@ import re
 import sqlite3
 import sys
 import shlex
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Unchanged
-from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
+from voyager_sessions.ingest.files import walk_files
+from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
-from voyager_sessions.ingest.sqlite import SessionSignatures, open_store, unreadable
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest, open_store, unreadable
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -418,6 +421,34 @@ def index_without_sessions(index: str | os.PathLike[str], label: str) -> Iterato
         )
 
 
+def json_sessions(root: Path, provider: str, index: str, label: str) -> Iterator[Source | Notice]:
+    """The ``*.json`` session files in ``root`` (rewritten whole, so never append-only) but the session index
+    ``index`` beside them; when there is not one, :func:`index_without_sessions` says so if the index lists any.
+
+    Continue and Nanocoder keep their sessions this way (one file each and a ``sessions.json`` listing them).
+    """
+    found = False
+    for item in walk_files(
+        root, ".json", provider, append_only=False, match=lambda name: name.endswith(".json") and name != index
+    ):
+        found = found or isinstance(item, Source)
+        yield item
+    if not found:
+        yield from index_without_sessions(root / index, label)
+
+
+def doc_with_list(path: str | os.PathLike[str], key: str, what: str) -> tuple[dict[str, Any], list[Any]] | Notice:
+    """The JSON object in the session file at ``path`` and its list under ``key`` (the messages), or a fatal
+    Notice when the file is not such an object: ``what`` names the file in it ("a Continue session file")."""
+    doc = read_json_object(path)
+    if isinstance(doc, Notice):
+        return doc
+    listed = doc.get(key)
+    if not isinstance(listed, list):
+        return Notice(source=os.fspath(path), reason=f"no '{key}' list: not {what}; skipped", fatal=True)
+    return doc, listed
+
+
 class JsonlSessionRead:
     """The read loop every JSONL adapter shares: one file is one session, resumable from a Cursor.
 
@@ -564,6 +595,43 @@ def read_database(
     yield signatures.cursor()
 
 
+def changed_sessions(
+    provider: str,
+    rows: Iterable[sqlite3.Row],
+    sigs: Mapping[str, list[Any]],
+    signatures: SessionSignatures,
+    read: Callable[[sqlite3.Row], Iterator[Item]],
+) -> Iterator[Item]:
+    """Each session row of a provider database (its ``id`` the native id) read by ``read``, unless unchanged.
+
+    ``sigs`` maps a session to what its messages look like now (counts, rowids, sizes); a row
+    with no entry has no message and nothing to find. The row's own columns and that entry
+    make its signature: when the last read (``signatures``) saw the same, it is ``Unchanged``.
+    """
+    for row in rows:
+        native = row["id"]
+        if not isinstance(native, str) or not native or native not in sigs:
+            continue  # a session with no message has nothing to find
+        sig = [digest(*row), *sigs[native]]
+        if signatures.same(native, sig):
+            yield Unchanged(session=session_id(provider, native))
+            continue
+        signatures.record(native, sig)
+        yield from read(row)
+
+
+def json_column(value: Any) -> Any:
+    """The JSON a database column holds as text or as a blob, decoded; None when it holds none (or bad JSON)."""
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogatepass")
+    if not isinstance(value, (bytes, bytearray)):
+        return None
+    try:
+        return decode_json(bytes(value))
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
 class UnknownRecords:
     """Counts the records of kinds an adapter does not know, to name them in one notice at the end of a read.
 
@@ -629,6 +697,16 @@ def reread_delta(session: str, events: list[Event], before: Any) -> tuple[list[A
     if known == len(events):
         return [Unchanged(session=session)], now
     return [Partial(session=session, from_seq=known), *events[known:]], now
+
+
+def reread_end(session: str, events: list[Event], before: Any, unknown: UnknownRecords, source: str) -> Iterator[Item]:
+    """The end of a whole re-read of one session file: :func:`reread_delta`'s items for ``events``, the notice of
+    records ``unknown`` counted, and the Cursor keeping the ``[count, digest]`` for the next read's ``before``."""
+    items, now = reread_delta(session, events, before)
+    yield from items
+    if (notice := unknown.notice(source)) is not None:
+        yield notice
+    yield Cursor(offset=0, next_seq=0, tail_hash="", session=session, state={"delta": now})
 
 
 class DeltaStream:

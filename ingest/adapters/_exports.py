@@ -1,6 +1,6 @@
 """Conversation exports people download (ChatGPT, Claude.ai): where they are, which is which, and their bytes.
 
-Owns what the ``chatgpt`` and ``claude-ai`` adapters share. An export is a
+Owns what the ``chatgpt`` and ``claude-ai`` adapters share (their adapter class too: ``ExportAdapter``). An export is a
 ``conversations.json`` (ChatGPT also shards it as ``conversations-000.json`` …), loose or in
 the ``.zip`` the service mails; both services name the file the same, so the first object
 key that tells them apart decides (``mapping``: ChatGPT; ``chat_messages``: Claude.ai),
@@ -26,7 +26,7 @@ import stat
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
@@ -234,3 +234,40 @@ def read_export(
         yield notice
     if complete:
         yield signatures.cursor()
+
+
+class ExportAdapter:
+    """The adapter of one service's exports: found by :func:`discover`, read by :func:`read_export`.
+
+    The ``chatgpt`` and ``claude-ai`` adapters differ only in the service they name, the key
+    their conversations keep the id under and the mapping of one conversation, so a subclass
+    sets ``name``, ``label``, ``id_key`` and ``convert``; finding and reading are the same.
+    """
+
+    name: ClassVar[ExportKind]
+    #: How notices name the export ("ChatGPT export").
+    label: ClassVar[str]
+    #: The conversation's id key (``"id"`` is tried after it).
+    id_key: ClassVar[str]
+
+    @staticmethod
+    def convert(conv: dict[str, Any], native: str, unknown: UnknownRecords, *, source: str) -> Iterator[Item]:
+        """One conversation's Session and Events (the service's adapter says how)."""
+        raise NotImplementedError
+
+    def roots(self, env: Mapping[str, str]) -> list[Path]:
+        return [imports_dir(env, self.name)]
+
+    def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
+        # The recorded imports come as hints (the scan reads them from Voyager's state).
+        return discover(self.name, env, hints or Hints())
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return read_export(
+            source,
+            cursor,
+            self.name,
+            self.label,
+            self.id_key,
+            lambda conv, native, unknown: self.convert(conv, native, unknown, source=source.path),
+        )

@@ -39,14 +39,14 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     list_or_empty,
     parse_ts,
-    reread_delta,
+    reread_end,
+    doc_with_list,
     resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, exit_code, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "amp"
@@ -105,16 +105,11 @@ class _ThreadRead:
         self.unknown = UnknownRecords(LABEL)
 
     def run(self) -> Iterator[Item]:
-        doc = read_json_object(self.path)
-        if isinstance(doc, Notice):
-            yield doc
+        read = doc_with_list(self.path, "messages", "an Amp thread file")
+        if isinstance(read, Notice):
+            yield read
             return
-        messages = doc.get("messages")
-        if not isinstance(messages, list):
-            yield Notice(
-                source=str(self.path), reason="no 'messages' list: not an Amp thread file; skipped", fatal=True
-            )
-            return
+        doc, messages = read
         native = str_or_none(doc.get("id")) or self.path.stem
         sid = session_id(PROVIDER, native)
         drafts: list[Draft] = []
@@ -152,11 +147,7 @@ class _ThreadRead:
             tokens_in=tokens_in or None,
             tokens_out=tokens_out or None,
         )
-        items, now = reread_delta(sid, events, self.before)
-        yield from items
-        if (notice := self.unknown.notice(str(self.path))) is not None:
-            yield notice
-        yield Cursor(offset=0, next_seq=0, tail_hash="", session=sid, state={"delta": now})
+        yield from reread_end(sid, events, self.before, self.unknown, str(self.path))
 
     @staticmethod
     def _ended(doc: dict[str, Any]) -> float | None:

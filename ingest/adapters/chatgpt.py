@@ -24,8 +24,7 @@ A web chat has no resume command.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, ClassVar, Final
 
 from voyager_sessions.ingest.adapters import _exports
@@ -38,7 +37,7 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number
-from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
+from voyager_sessions.ingest.adapters.base import Item
 from voyager_sessions.core.model import Session, session_id
 
 PROVIDER: Final = "chatgpt"
@@ -145,27 +144,13 @@ def convert(conv: dict[str, Any], native: str, unknown: UnknownRecords, *, sourc
     yield from number(EventCounter(sid, 0), drafts)
 
 
-class ChatGPTAdapter:
+class ChatGPTAdapter(_exports.ExportAdapter):
     """ChatGPT data exports, recorded with ``voyager import`` or left in the imports folder."""
 
-    name: ClassVar[str] = PROVIDER
-    #: The recorded imports come as hints (the scan reads them from Voyager's state).
-
-    def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [_exports.imports_dir(env, PROVIDER)]
-
-    def discover(self, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
-        return _exports.discover(PROVIDER, env, hints or Hints())
-
-    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _exports.read_export(
-            source,
-            cursor,
-            PROVIDER,
-            LABEL,
-            "conversation_id",
-            lambda conv, native, unknown: convert(conv, native, unknown, source=source.path),
-        )
+    name: ClassVar[_exports.ExportKind] = PROVIDER
+    label = LABEL
+    id_key = "conversation_id"
+    convert = staticmethod(convert)
 
 
 ADAPTER = ChatGPTAdapter()

@@ -36,18 +36,18 @@ from voyager_sessions.ingest.adapters._common import (
     as_dict,
     cached_by_stat,
     epoch,
-    index_without_sessions,
     int_or_none,
     join_text,
     list_or_empty,
-    reread_delta,
+    reread_end,
+    doc_with_list,
+    json_sessions,
     resume_in,
     str_or_none,
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "continue"
@@ -123,16 +123,11 @@ class _SessionRead:
         self.answered: set[str] = set()
 
     def run(self) -> Iterator[Item]:
-        doc = read_json_object(self.path)
-        if isinstance(doc, Notice):
-            yield doc
+        read = doc_with_list(self.path, "history", "a Continue session file")
+        if isinstance(read, Notice):
+            yield read
             return
-        history = doc.get("history")
-        if not isinstance(history, list):
-            yield Notice(
-                source=str(self.path), reason="no 'history' list: not a Continue session file; skipped", fatal=True
-            )
-            return
+        doc, history = read
         native = str_or_none(doc.get("sessionId")) or self.path.stem
         sid = session_id(PROVIDER, native)
         entry = index_entry(self.path.parent, native)
@@ -162,11 +157,7 @@ class _SessionRead:
             tokens_in=int_or_none(usage.get("promptTokens")),
             tokens_out=int_or_none(usage.get("completionTokens")),
         )
-        items, now = reread_delta(sid, events, self.before)
-        yield from items
-        if (notice := self.unknown.notice(str(self.path))) is not None:
-            yield notice
-        yield Cursor(offset=0, next_seq=0, tail_hash="", session=sid, state={"delta": now})
+        yield from reread_end(sid, events, self.before, self.unknown, str(self.path))
 
     def _item(self, counter: EventCounter, item: dict[str, Any]) -> Iterator[Event]:
         message = item.get("message")
@@ -258,15 +249,7 @@ class ContinueAdapter:
         return [sessions_dir(env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        root = sessions_dir(env)
-        found = False
-        for item in walk_files(
-            root, ".json", PROVIDER, append_only=False, match=lambda name: name.endswith(".json") and name != INDEX
-        ):
-            found = found or isinstance(item, Source)
-            yield item
-        if not found:
-            yield from index_without_sessions(root / INDEX, LABEL)
+        yield from json_sessions(sessions_dir(env), PROVIDER, INDEX, LABEL)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _SessionRead(source, cursor).run()

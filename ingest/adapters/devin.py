@@ -30,7 +30,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
@@ -40,14 +39,15 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     join_text,
     list_or_empty,
+    changed_sessions,
+    json_column,
     read_database,
     resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
-from voyager_sessions.ingest.jsonl import decode_json
-from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
+from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
 from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "devin"
@@ -81,17 +81,6 @@ def exit_of(text: str) -> int | None:
     """The N of the last ``Exit code: N`` line of a shell result, or None."""
     found = _EXIT.findall(text)
     return int(found[-1]) if found else None
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        value = value.encode("utf-8", "surrogatepass")
-    if not isinstance(value, (bytes, bytearray)):
-        return None
-    try:
-        return decode_json(bytes(value))
-    except (msgspec.DecodeError, RecursionError):
-        return None
 
 
 def chain(nodes: dict[Any, tuple[Any, Any]], leaf: Any) -> list[Any]:
@@ -143,16 +132,8 @@ def _sessions(
             "SELECT session_id, count(*), max(rowid), total(length(chat_message)) FROM message_nodes GROUP BY session_id"
         )
     }
-    for row in conn.execute("SELECT * FROM sessions ORDER BY rowid").fetchall():
-        native = row["id"]
-        if not isinstance(native, str) or not native or native not in sigs:
-            continue  # a session with no message has nothing to find
-        sig = [digest(*row), *sigs[native]]
-        if signatures.same(native, sig):
-            yield Unchanged(session=session_id(PROVIDER, native))
-            continue
-        signatures.record(native, sig)
-        yield from _session(conn, row, unknown, path)
+    rows = conn.execute("SELECT * FROM sessions ORDER BY rowid").fetchall()
+    yield from changed_sessions(PROVIDER, rows, sigs, signatures, lambda row: _session(conn, row, unknown, path))
 
 
 def _session(conn: sqlite3.Connection, row: sqlite3.Row, unknown: UnknownRecords, path: str) -> Iterator[Item]:
@@ -169,7 +150,7 @@ def _session(conn: sqlite3.Connection, row: sqlite3.Row, unknown: UnknownRecords
     drafts: list[Draft] = []
     started: float | None = None
     for nid in chain(nodes, row["main_chain_id"] if "main_chain_id" in keys else None):
-        message = _json(nodes[nid][1])
+        message = json_column(nodes[nid][1])
         if not isinstance(message, dict):
             unknown.saw("message:not-json")
             continue

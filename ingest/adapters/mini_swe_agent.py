@@ -81,12 +81,8 @@ _OBSERVATION = ("<returncode>", "Observation:", "<output>")
 
 
 def homes(env: Mapping[str, str]) -> list[Path]:
-    out: list[Path] = []
-    for name in _HOMES:
-        home = manifest.agent_home(name, env)
-        if home is not None and home not in out:
-            out.append(home)
-    return out
+    """The config dirs that may hold mini-swe-agent's files (Linux/XDG first, then macOS), without repeats."""
+    return manifest.agent_homes(_HOMES, env)
 
 
 def split_task(text: str, template: Any) -> tuple[str, str] | None:

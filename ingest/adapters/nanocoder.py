@@ -32,17 +32,16 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     as_dict,
     epoch,
-    index_without_sessions,
     join_text,
     list_or_empty,
-    reread_delta,
+    reread_end,
+    doc_with_list,
+    json_sessions,
     resume_in,
     str_or_none,
     tool_call_text,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.core.model import Event, Session, TitleSource, session_id
 
 PROVIDER = "nanocoder"
@@ -99,16 +98,11 @@ class _SessionRead:
         self.prompts: list[str] = []
 
     def run(self) -> Iterator[Item]:
-        doc = read_json_object(self.path)
-        if isinstance(doc, Notice):
-            yield doc
+        read = doc_with_list(self.path, "messages", "a Nanocoder session file")
+        if isinstance(read, Notice):
+            yield read
             return
-        messages = doc.get("messages")
-        if not isinstance(messages, list):
-            yield Notice(
-                source=str(self.path), reason="no 'messages' list: not a Nanocoder session file; skipped", fatal=True
-            )
-            return
+        doc, messages = read
         native = str_or_none(doc.get("id")) or self.path.stem
         sid = session_id(PROVIDER, native)
         counter = EventCounter(sid, 0)
@@ -134,11 +128,7 @@ class _SessionRead:
             resume=resume_command(cwd, native),
             source=str(self.path),
         )
-        items, now = reread_delta(sid, events, self.before)
-        yield from items
-        if (notice := self.unknown.notice(str(self.path))) is not None:
-            yield notice
-        yield Cursor(offset=0, next_seq=0, tail_hash="", session=sid, state={"delta": now})
+        yield from reread_end(sid, events, self.before, self.unknown, str(self.path))
 
     def _message(self, counter: EventCounter, message: dict[str, Any]) -> Iterator[Event]:
         role = message.get("role")
@@ -198,14 +188,7 @@ class NanocoderAdapter:
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for root in self.roots(env):
-            found = False
-            for item in walk_files(
-                root, ".json", PROVIDER, append_only=False, match=lambda name: name.endswith(".json") and name != INDEX
-            ):
-                found = found or isinstance(item, Source)
-                yield item
-            if not found:
-                yield from index_without_sessions(root / INDEX, LABEL)
+            yield from json_sessions(root, PROVIDER, INDEX, LABEL)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _SessionRead(source, cursor).run()

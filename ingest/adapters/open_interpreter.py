@@ -53,12 +53,7 @@ _ATTACHMENTS = frozenset({"image", "file", "audio"})
 
 def homes(env: Mapping[str, str]) -> list[Path]:
     """The config dirs that may hold ``conversations/`` (Linux/XDG first, then macOS), without repeats."""
-    out: list[Path] = []
-    for name in _HOMES:
-        home = manifest.agent_home(name, env)
-        if home is not None and home not in out:
-            out.append(home)
-    return out
+    return manifest.agent_homes(_HOMES, env)
 
 
 def started_from_name(stem: str) -> float | None:

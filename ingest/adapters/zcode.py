@@ -40,15 +40,15 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     epoch,
     int_or_none,
+    changed_sessions,
+    json_column,
     read_database,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
-from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
-    digest,
     missing_tables,
     read_schema,
     sqlite_source,
@@ -59,24 +59,12 @@ PROVIDER = "zcode"
 _REQUIRED = {"session": frozenset({"id"}), "message": frozenset({"id", "session_id", "data"})}
 _PART = frozenset({"id", "message_id", "data"})
 SHELL_TOOLS = frozenset({"bash", "shell", "run_command", "execute_command", "terminal"})
-_decode = decode_json
 
 
 def db_path(env: Mapping[str, str]) -> Path:
     home = manifest.agent_home("zcode", env)
     assert home is not None
     return home / "cli" / "db" / "db.sqlite"
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        value = value.encode("utf-8", "surrogatepass")
-    if not isinstance(value, (bytes, bytearray)):
-        return None
-    try:
-        return _decode(value)
-    except (msgspec.DecodeError, RecursionError):
-        return None
 
 
 def _ts(value: Any) -> float | None:
@@ -191,16 +179,8 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
 def _sessions(db: _Db, signatures: SessionSignatures) -> Iterator[Item]:
     sigs = db.signatures()
     order = db.col("session", "time_created")
-    for row in db.conn.execute(f"SELECT * FROM session ORDER BY coalesce({order}, ''), id").fetchall():
-        native = row["id"]
-        if not isinstance(native, str) or not native or native not in sigs:
-            continue  # a session with no message has nothing to find
-        sig = [digest(*row), *sigs[native]]
-        if signatures.same(native, sig):
-            yield Unchanged(session=session_id(PROVIDER, native))
-            continue
-        signatures.record(native, sig)
-        yield from _session(db, row)
+    rows = db.conn.execute(f"SELECT * FROM session ORDER BY coalesce({order}, ''), id").fetchall()
+    yield from changed_sessions(PROVIDER, rows, sigs, signatures, lambda row: _session(db, row))
 
 
 def _session(db: _Db, row: sqlite3.Row) -> Iterator[Item]:
@@ -241,7 +221,7 @@ def _events(db: _Db, native: str, *, subagent: bool) -> Iterator[Draft | str]:
     for mid, m_time, m_data, p_time, p_data in db.rows(native):
         if mid != current:
             current = mid
-            data = _json(m_data)
+            data = json_column(m_data)
             if not isinstance(data, dict):
                 db.unknown.saw("message:not-json")
                 role = ""
@@ -257,7 +237,7 @@ def _events(db: _Db, native: str, *, subagent: bool) -> Iterator[Draft | str]:
                 yield from _block(db, role, {"type": "text", "text": data["content"]}, m_ts, subagent)
         if p_data is None or not role:
             continue
-        part = _json(p_data)
+        part = json_column(p_data)
         if not isinstance(part, dict):
             db.unknown.saw("part:not-json")
             continue

@@ -109,13 +109,18 @@ class _ZencoderRead(JsonlSessionRead):
         if parent and line.get("creationReason") in _CONTINUATIONS:
             self.facts.parent = session_id(PROVIDER, parent)
 
-    def _user(self, content: Any, ts: float | None) -> Iterator[Any]:
+    def _blocks(self, content: Any) -> Iterator[tuple[dict[str, Any], Any]]:
+        """A message's content blocks with their types (a plain string is one text block); one that is
+        not an object is counted as unknown and skipped. The user's and the assistant's are read alike."""
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list_or_empty(content)
         for block in blocks:
             if not isinstance(block, dict):
                 self.unknown.saw("block:not-object")  # type: ignore[union-attr]
                 continue
-            btype = block.get("type")
+            yield block, block.get("type")
+
+    def _user(self, content: Any, ts: float | None) -> Iterator[Any]:
+        for block, btype in self._blocks(content):
             if btype == "text":
                 tag = block.get("tag") or ""
                 typed = isinstance(tag, str) and tag in _PROMPT_TAGS
@@ -130,12 +135,7 @@ class _ZencoderRead(JsonlSessionRead):
                 self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
 
     def _assistant(self, content: Any, ts: float | None) -> Iterator[Any]:
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list_or_empty(content)
-        for block in blocks:
-            if not isinstance(block, dict):
-                self.unknown.saw("block:not-object")  # type: ignore[union-attr]
-                continue
-            btype = block.get("type")
+        for block, btype in self._blocks(content):
             if btype == "text":
                 yield ("assistant", "agent", block.get("text"), {"ts": ts})
             elif btype == "reasoning":
