@@ -18,6 +18,7 @@ import json
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import time
 import uuid
@@ -108,52 +109,79 @@ def ui(ctx: Context) -> ScenarioResult:
     def tmux(*args: str) -> None:
         subprocess.run(["tmux", "-S", sock, *args], env=env, check=False, capture_output=True, timeout=30)
 
-    tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "34", command)
-    try:
+    def launch() -> tuple[dict | None, dict | None, float | None]:
+        """Start ``voyager ui`` in a new window of the bench's tmux; its first frame, first answer, start time."""
+        probe.write_text("")
+        pid_file.unlink(missing_ok=True)
+        tmux("kill-session", "-t", name)
+        tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "34", command)
         frame = _wait(probe, lambda ev: ev["event"] == "frame")
         first = _wait(probe, lambda ev: ev["event"] == "answer")
         started = _start_time(int(pid_file.read_text().strip())) if pid_file.exists() else None
-        if frame and started:
+        return frame, first, started
+
+    try:
+        frames: list[float] = []
+        firsts: list[float] = []
+        for attempt in range(4):  # the first start compiles Voyager's modules (a fresh bytecode cache): not timed
+            frame, first, started = launch()
+            if attempt and frame and started:
+                frames.append((frame["t"] - started) * 1000)
+            if attempt and first and started:
+                firsts.append((first["t"] - started) * 1000)
+        if frames:
             res.metrics.append(
                 Metric(
-                    name="first frame after start",
-                    value=round((frame["t"] - started) * 1000, 1),
+                    name="first frame after start (median of 3)",
+                    value=round(statistics.median(frames), 1),
                     unit="ms",
                     group=group,
                     target=Target(op="<=", value=TARGET_FRAME_MS),
                 )
             )
-        if first and started:
+        if firsts:
             res.metrics.append(
                 Metric(
-                    name="recent sessions shown after start",
-                    value=round((first["t"] - started) * 1000, 1),
+                    name="recent sessions shown after start (median of 3)",
+                    value=round(statistics.median(firsts), 1),
                     unit="ms",
                     group=group,
                 )
             )
         latencies: list[float] = []
-        answered = 0
-        for _ in range(2 if ctx.quick else 5):
+        typed = 0
+        unanswered: list[str] = []
+        for _ in range(1 if ctx.quick else 5):
             for q in QUERIES:
-                tmux("send-keys", "-t", name, "C-u")
-                tmux("send-keys", "-t", name, "-l", q)
-                ans = _wait(probe, lambda ev, q=q: ev["event"] == "answer" and ev["query"] == q)
+                typed += 1
+                for _attempt in range(2):  # typed again once if its answer never shows (a keystroke lost to a race)
+                    probe.write_text("")  # this query's events only
+                    tmux("send-keys", "-t", name, "C-u")
+                    tmux("send-keys", "-t", name, "-l", q)
+                    ans = _wait(probe, lambda ev, q=q: ev["event"] == "answer" and ev["query"] == q, timeout=10)
+                    if ans:
+                        break
                 start = _wait(probe, lambda ev, q=q: ev["event"] == "search" and ev["query"] == q, timeout=1)
                 if ans and start:
-                    answered += 1
                     latencies.append((ans["t"] - start["t"]) * 1000)
-                probe.write_text("")  # the next query's events only
+                else:
+                    unanswered.append(q)
         res.checks.append(
             Check(
-                name="every typed query got its answer", ok=answered == len(latencies) > 0, detail=f"{answered} answers"
+                name="every typed query got its answer",
+                ok=not unanswered and bool(latencies),
+                detail=f"{typed - len(unanswered)} of {typed} answered"
+                + (f"; not: {unanswered}" if unanswered else ""),
             )
         )
         if latencies:
             q = Quantiles.of(latencies)
             res.metrics.append(
                 Metric(
-                    name="typed query → results (after debounce), p50", value=round(q.p50, 1), unit="ms", group=group
+                    name="typed query → results (after debounce), p50",
+                    value=round(q.p50, 1),
+                    unit="ms",
+                    group=group,
                 )
             )
             res.metrics.append(
