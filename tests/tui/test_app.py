@@ -289,3 +289,26 @@ async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
         await pilot.press("down", "enter")  # today: the fixtures are from 2026-11, so nothing is that recent
         await settle(app, pilot, before + 1)
         assert app.since == "1d" and app.rows == [] and "today" in status(app)
+
+
+@pytest.mark.parametrize("capture", ["claude-2.1.328", "codex-0.169.0", "gemini-0.61.0"])
+@sync
+async def test_a_real_capture_is_found_previewed_and_resumable(capture: str, tmp_path: Path, monkeypatch) -> None:
+    """What an agent's real CLI wrote: its prompt marker finds the session, the preview shows the turn, Enter
+    hands back the session to resume."""
+    from tests.ingest.test_captures import Capture
+
+    cap = Capture(capture, tmp_path, monkeypatch)
+    turn = cap.truth["turns"][0]
+    app = VoyagerApp(Backend(cap.data, refresh=False), turn["prompt_marker"], live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        assert len(app.rows) == 1 and app.rows[0].provider == cap.provider
+        for _ in range(60):
+            if turn["prompt_marker"] in preview_text(app):
+                break
+            await asyncio.sleep(0.05)
+        assert turn["prompt_marker"] in preview_text(app)
+        session = app.rows[0].session_id
+        await pilot.press("enter")
+    assert app.return_value == ("resume", session)
