@@ -208,6 +208,7 @@ needs_homes = pytest.mark.skipif(len(HOMES) <= 1, reason="shared/fixtures not fo
 
 
 @needs_homes
+@pytest.mark.slow  # ~35 s over every HOME on 2 cores: with test_every_mutant in CI's slow run
 @pytest.mark.parametrize("name", sorted(HOMES))
 def test_one_mutant_of_each_kind(built, name: str) -> None:
     count, problems = run_mutants(built(name), every=False)
