@@ -312,3 +312,11 @@ async def test_a_real_capture_is_found_previewed_and_resumable(capture: str, tmp
         session = app.rows[0].session_id
         await pilot.press("enter")
     assert app.return_value == ("resume", session)
+
+
+@sync
+async def test_a_hit_on_the_title_previews_the_start_of_the_session(indexed: Path) -> None:
+    """A session found by its title (seq -2) previews its first events, never the show request's bound error."""
+    backend = Backend(indexed, refresh=False)
+    timeline = backend.timeline("claude:" + "5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f", around=-2)
+    assert timeline.events and timeline.events[0].seq <= 0

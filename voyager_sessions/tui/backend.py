@@ -228,7 +228,8 @@ class Backend:
 
         fields: dict[str, Any] = {"session": session_id, "window": window if around is not None else 0}
         if around is not None:
-            fields["around"] = around
+            # A hit on the title (seq -2) or another event before the conversation: its window is the start.
+            fields["around"] = max(around, 0)
         return self._ask("show", fields, Timeline)
 
     def matches(self, session_id: str, query: str) -> list[int]:
