@@ -778,27 +778,3 @@ class DeltaStream:
         if self.mode == "tail" and not self.partial_sent:
             return [Unchanged(session=self.session)], now
         return [], now
-
-
-def tool_call_text(tool: str | None, arguments: Any, shell_tools: Iterable[str] = ()) -> str:
-    """A tool call's searchable text: the command for a shell tool, else compact JSON of its input.
-
-    ``arguments`` may be the input itself or the JSON text of it (what most agents store);
-    text that is not JSON stays as it is. Re-encoding keeps non-ASCII as is, so a CJK
-    argument written as ``\\uXXXX`` escapes is still found.
-    """
-    value = arguments
-    if isinstance(arguments, str):
-        try:
-            value = decode_json(arguments)
-        except (msgspec.DecodeError, RecursionError):
-            return arguments
-    if tool is not None and tool in shell_tools and isinstance(value, dict):
-        command = value.get("command")
-        if isinstance(command, str) and command:
-            return command
-        if isinstance(command, list) and command:
-            return render_argv(command)
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else compact_json(value)

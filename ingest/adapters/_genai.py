@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import EventCounter, compact_json, str_or_none
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Kind, Origin
 
 #: Tools whose call is a shell command: the command is what a person searches for.
@@ -64,12 +65,8 @@ def function_response(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def call_text(name: str | None, args: Any) -> str:
-    """A tool call as a person would search for it: the command for a shell tool, else compact JSON of the arguments."""
-    if name in SHELL_TOOLS and isinstance(args, dict) and isinstance(args.get("command"), str):
-        return args["command"]
-    if args is None:
-        return ""
-    return compact_json(args)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, args, SHELL_TOOLS)
 
 
 def response_text(response: dict[str, Any]) -> tuple[str, bool]:

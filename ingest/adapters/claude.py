@@ -24,7 +24,6 @@ import msgspec
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     cached_by_stat,
-    compact_json,
     int_or_none,
     join_text,
     parse_ts,
@@ -37,6 +36,7 @@ from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -98,12 +98,8 @@ def is_wrapped_command(text: str) -> bool:
 
 
 def render_tool_input(name: str | None, tool_input: Any) -> str:
-    """What a person would search for in a tool call: the shell command for Bash, else compact JSON of the input."""
-    if name == "Bash" and isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
-        return tool_input["command"]
-    if tool_input is None:
-        return ""
-    return compact_json(tool_input)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, tool_input)
 
 
 def resume_command(cwd: str | None, native_id: str) -> str:

@@ -161,7 +161,8 @@ def test_kinds_origins_and_tool_pairing(projects: Path) -> None:
         ),
         (1, "reasoning", "agent", "Run the failing test first.", None, None, None, False),
         (2, "assistant", "agent", "Let me run the test.", None, None, None, False),
-        (3, "tool_call", "agent", "pytest -q tests/test_config.py", "Bash", "toolu_1", None, False),
+        # The command line, then the call's description as a comment (the one rule, docs/json.md).
+        (3, "tool_call", "agent", "pytest -q tests/test_config.py\n# run", "Bash", "toolu_1", None, False),
         # Claude records no exit code: a failed result keeps is_error and exit_code None.
         (
             4,
@@ -258,7 +259,7 @@ def test_tool_input_rendering_keeps_full_content(projects: Path) -> None:
     calls = events(read(write(session_file(projects), lines)))
     assert json.loads(calls[0].text) == {"file_path": "a.py", "content": long_body}
     assert calls[1].text == "ls -la"
-    assert calls[2].text == "{}"
+    assert calls[2].text == "TodoWrite"  # no arguments: the tool's name (the one rule, docs/json.md)
 
 
 # -- the session -------------------------------------------------------------------------------------
