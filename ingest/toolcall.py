@@ -118,10 +118,38 @@ def is_subagent_tool(name: str | None) -> bool:
     return _key(name) in SUBAGENT_TOOLS
 
 
-def report_pair(tool: str | None) -> tuple[Kind, Origin]:
+def report_pair(tool: str | None, *, background: bool = False) -> tuple[Kind, Origin]:
     """The kind and origin of what the tool ``tool`` returned: :data:`SUBAGENT_REPORT` for a tool that
-    starts a subagent (its result is the subagent's words), else :data:`TOOL_OUTPUT`."""
-    return SUBAGENT_REPORT if is_subagent_tool(tool) else TOOL_OUTPUT
+    starts a subagent (its result is the subagent's words), else :data:`TOOL_OUTPUT`. With ``background``
+    (the agent recorded that the subagent was started in the background) the result is only the agent's
+    acknowledgement of the launch, tool output; the report comes later as a notification
+    (:func:`notification_report`)."""
+    return SUBAGENT_REPORT if is_subagent_tool(tool) and not background else TOOL_OUTPUT
+
+
+#: How Claude Code (and Qwen Code, which took the format) hands a background task's end to the model: a
+#: user-role message the harness writes, not a person. A subagent's says ``<summary>Agent "…" …``
+#: and carries its ``<result>``; a background shell command's says ``Background command "…"``.
+_NOTIFICATION: Final = "<task-notification>"
+_CALL_ID = re.compile(r"<tool-use-id>\s*([^<\s][^<]{0,200}?)\s*</tool-use-id>")
+_AGENT_SUMMARY = re.compile(r"<summary>\s*(?:Background\s+)?Agent\b", re.IGNORECASE)
+
+
+def is_task_notification(text: str) -> bool:
+    """True for the text of a ``<task-notification>`` (a background task's end, written by the harness)."""
+    return text.lstrip().startswith(_NOTIFICATION)
+
+
+def notification_report(text: str) -> tuple[bool, str | None]:
+    """Whether a ``<task-notification>`` is a subagent's report (it carries a ``<result>`` or its summary
+    names an agent; a background command's end is not), and the id of the call that started the task
+    (``<tool-use-id>``), to pair the report with that call."""
+    if not is_task_notification(text):
+        return False, None
+    head = text[:4096]  # the tags come first; the result itself may be long
+    found = _CALL_ID.search(head)
+    report = "<result>" in text or _AGENT_SUMMARY.search(head) is not None
+    return report, (found.group(1) if found else None)
 
 
 def _json_text(value: Any) -> str:

@@ -38,6 +38,7 @@ from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, open_store, unreadable
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, is_subagent_tool, report_pair
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -288,19 +289,44 @@ class SessionFacts:
 
 
 class EventCounter:
-    """Numbers the events of one session in stream order, from the cursor's ``next_seq``."""
+    """Numbers the events of one session in stream order, from the cursor's ``next_seq``.
+
+    Every event an adapter makes passes here, so this is also where the one rule for a subagent's report
+    (docs/json.md, "Tool calls and subagent reports") reaches every adapter: a tool result the adapter filed
+    as tool output (origin ``tool``) that answers a call starting a subagent — its ``tool`` is such a tool,
+    or its ``call_id`` is that of such a call made through this counter — is the subagent's report,
+    ``toolcall.SUBAGENT_REPORT``. An adapter that knows a result only acknowledges a background launch
+    takes the call out of ``agent_calls`` first (and files that result with no subagent tool named).
+    """
 
     def __init__(self, session: str, start: int) -> None:
         self.session = session
         self.seq = start
+        #: The ids of calls made through this counter that started a subagent, whose result is its report.
+        self.agent_calls: set[str] = set()
 
     def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
         """An Event, or ``None`` for empty text: an empty message has nothing to find."""
         if not text or not text.strip():
             return None
+        if kind == "tool_call" or kind == "tool_result":
+            kind, origin = self._report_rule(kind, origin, extra)
         event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
         self.seq += 1
         return event
+
+    def _report_rule(self, kind: Kind, origin: Origin, extra: dict[str, Any]) -> tuple[Kind, Origin]:
+        call_id = extra.get("call_id")
+        if kind == "tool_call":
+            if call_id is not None and is_subagent_tool(extra.get("tool")):
+                self.agent_calls.add(call_id)
+            return kind, origin
+        if origin != "tool":
+            return kind, origin
+        if call_id is not None and call_id in self.agent_calls:
+            self.agent_calls.discard(call_id)
+            return SUBAGENT_REPORT
+        return report_pair(extra.get("tool"))
 
 
 class SessionEvents:

@@ -5,7 +5,10 @@ which files are sessions, how a line maps to events, who wrote what (a person, t
 model, a tool, or Claude Code itself), and where a session's title lives. One file is
 one session; subagent transcripts (``agent-*.jsonl``, beside the sessions or under
 ``<sessionId>/subagents/``) are sessions of their own whose ``parent`` is the session
-that spawned them.
+that spawned them. In the parent, what a subagent answered (the ``Task``/``Agent`` call's result, or
+the ``<task-notification>`` that brings a background subagent's result; not the acknowledgement of
+a background launch) is its report: ``tool_result``/``agent``, as every adapter files one
+(docs/json.md, "Tool calls and subagent reports").
 
 Reading is streaming and read-only: lines come from ``jsonl.read_records`` one at a
 time, the Session is yielded as soon as its id is known, then once more at the end if
@@ -23,9 +26,11 @@ from typing import Any, ClassVar, TypedDict
 import msgspec
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
+    as_dict,
     cached_by_stat,
     int_or_none,
     join_text,
+    list_or_empty,
     parse_ts,
     release,
     resume_in,
@@ -36,8 +41,14 @@ from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.ingest.toolcall import (
+    SUBAGENT_REPORT,
+    TOOL_OUTPUT,
+    is_subagent_tool,
+    notification_report,
+    tool_call_text,
+)
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "claude"
 
@@ -60,6 +71,9 @@ _WRAPPER_PREFIXES = (
     "[Request interrupted by user",
 )
 
+#: Calls that started a subagent remembered at most (their results usually follow at once).
+_AGENT_CALLS_KEPT = 32
+
 #: Assistant lines with this model were made up by Claude Code (API errors, "No response requested").
 _SYNTHETIC_MODEL = "<synthetic>"
 
@@ -73,9 +87,18 @@ class _Message(TypedDict, total=False):
     usage: Any
 
 
+class _ToolUseResult(TypedDict, total=False):
+    """The fields of a tool result's ``toolUseResult`` this adapter reads: whether a subagent was started in the
+    background (then the result only acknowledges the launch; the report comes as a ``<task-notification>``)."""
+
+    status: Any
+    isAsync: Any
+
+
 class _Line(TypedDict, total=False):
     """The fields of a transcript line this adapter reads; ``decode`` skips the rest without building them
-    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``ClaudeRead``'s ``.get`` calls."""
+    (``toolUseResult`` repeats a tool's whole output: only its launch status is read). Keep in step with
+    ``ClaudeRead``'s ``.get`` calls."""
 
     type: Any
     version: Any
@@ -90,6 +113,7 @@ class _Line(TypedDict, total=False):
     isCompactSummary: Any
     isSidechain: Any
     isApiErrorMessage: Any
+    toolUseResult: _ToolUseResult
 
 
 def is_wrapped_command(text: str) -> bool:
@@ -179,7 +203,11 @@ class ClaudeRead(JsonlSessionRead):
     decode = staticmethod(typed_decoder(_Line))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        saved = self._start(source.path, cursor, self.label).get("usage")
+        state = self._start(source.path, cursor, self.label)
+        saved = state.get("usage")
+        #: The ids of this session's calls that started a subagent whose result has not come yet (kept in the
+        #: cursor: a result is often appended after the read that saw its call).
+        self.agent_calls: list[str] = [c for c in list_or_empty(state.get("agent_calls")) if isinstance(c, str)]
         p = Path(source.path)
         self.stem = p.stem
         # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
@@ -242,6 +270,8 @@ class ClaudeRead(JsonlSessionRead):
         state = self.facts.to_state()
         if self.facts.tokens_in is not None:
             state["usage"] = msgspec.structs.asdict(self.usage)
+        if self.agent_calls:
+            state["agent_calls"] = list(self.agent_calls)
         return state
 
     # -- the stream ------------------------------------------------------------------
@@ -292,6 +322,9 @@ class ClaudeRead(JsonlSessionRead):
         person = "provider" if (self.is_agent_file or line.get("isSidechain") is True) else "human"
 
         def prompt(text: str) -> Event | None:
+            report, call_id = notification_report(text)
+            if report:  # a background subagent's report: the one kind/origin every adapter gives one
+                return counter.make(*SUBAGENT_REPORT, text, ts=ts, call_id=call_id)
             if injected or is_wrapped_command(text):
                 return counter.make("meta", "provider", text, ts=ts)
             return counter.make("user", person, text, ts=ts)
@@ -310,12 +343,12 @@ class ClaudeRead(JsonlSessionRead):
             if btype == "text" and isinstance(block.get("text"), str):
                 ev = prompt(block["text"])
             elif btype == "tool_result":
+                call_id = str_or_none(block.get("tool_use_id"))
                 ev = counter.make(
-                    "tool_result",
-                    "tool",
+                    *self._result_pair(call_id, line),
                     join_text(block.get("content")),
                     ts=ts,
-                    call_id=str_or_none(block.get("tool_use_id")),
+                    call_id=call_id,
                     # Claude records no exit code in a tool result: exit_code stays None.
                     is_error=block.get("is_error") is True,
                 )
@@ -323,6 +356,19 @@ class ClaudeRead(JsonlSessionRead):
                 continue  # images, documents
             if ev is not None:
                 yield ev
+
+    def _result_pair(self, call_id: str | None, line: dict[str, Any]) -> tuple[Kind, Origin]:
+        """A tool result's kind and origin: a subagent's report when it answers a call that started one
+        (``Task``/``Agent``), unless it only acknowledges a launch in the background."""
+        if call_id is None or call_id not in self.agent_calls:
+            return TOOL_OUTPUT
+        self.agent_calls.remove(call_id)
+        result = as_dict(line.get("toolUseResult"))
+        if result.get("isAsync") is True or result.get("status") == "async_launched":
+            if self.counter is not None:
+                self.counter.agent_calls.discard(call_id)  # only the launch: the report comes as a notification
+            return TOOL_OUTPUT
+        return SUBAGENT_REPORT
 
     def _assistant(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
         counter = self.counter
@@ -353,6 +399,9 @@ class ClaudeRead(JsonlSessionRead):
                 ev = counter.make("reasoning", "agent", thinking if isinstance(thinking, str) else None, ts=ts)
             elif btype == "tool_use":
                 name = str_or_none(block.get("name"))
+                if is_subagent_tool(name) and (use_id := str_or_none(block.get("id"))) is not None:
+                    # Its result is the subagent's report; the bound keeps a cursor small whatever the file holds.
+                    self.agent_calls = [*self.agent_calls[-(_AGENT_CALLS_KEPT - 1) :], use_id]
                 ev = counter.make(
                     "tool_call",
                     "agent",

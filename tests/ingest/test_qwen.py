@@ -201,7 +201,7 @@ def test_injected_user_records_are_never_human(qwen: Path) -> None:
         ("meta", "provider", "<system-reminder>\n1 background agent was restored.\n</system-reminder>"),
         ("user", "human", "继续 PROMPT2"),
         (
-            "meta",
+            "tool_result",  # a subagent's report: the one kind/origin (docs/json.md)
             "agent",
             "<task-notification>\n<status>completed</status>\n<result>SUBRESULT</result>\n</task-notification>",
         ),
