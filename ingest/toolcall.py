@@ -68,7 +68,6 @@ SUBAGENT_TOOLS: Final = frozenset(
         "task",
         "agent",
         "invoke_agent",
-        "spawn_agent",
         "delegate_task",
         "delegate",
         "subagent",

@@ -44,7 +44,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json
-from voyager_sessions.ingest.toolcall import tool_call_text
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, tool_call_text
 from voyager_sessions.core.model import Session
 
 PROVIDER = "codex"
@@ -78,6 +78,10 @@ SHELL_TOOLS = frozenset({"container.exec", "shell_command", "unified_exec"})
 #: Envelope types that carry no conversation (usage records, world state): skipped without
 #: a word. Any other unknown type is counted and named.
 _NOT_CONVERSATION = frozenset({"token_usage_record", "world_state"})
+
+
+#: How Codex hands a subagent's end (its status and last message) to the model: a harness-written user message.
+_SUBAGENT_NOTIFICATION = "<subagent_notification>"
 
 
 def is_injected(text: str) -> bool:
@@ -364,7 +368,11 @@ class _CodexRead(JsonlSessionRead):
                 if who not in (None, "user") or (who is None and is_injected(text)):
                     if self.facts.cwd is None and (m := _CWD_TAG.search(text)):
                         self.facts.cwd = m.group(1).strip()
-                    yield ("meta", "provider", text, {"ts": ts})
+                    if text.lstrip().startswith(_SUBAGENT_NOTIFICATION):
+                        # A subagent's end, with its last message: its report (docs/json.md); Codex names no call.
+                        yield (*SUBAGENT_REPORT, text, {"ts": ts})
+                    else:
+                        yield ("meta", "provider", text, {"ts": ts})
                     continue
                 if not text.strip():
                     continue
