@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
@@ -88,6 +89,7 @@ SUBAGENT_REPORT: Final[tuple[Kind, Origin]] = ("tool_result", "agent")
 TOOL_OUTPUT: Final[tuple[Kind, Origin]] = ("tool_result", "tool")
 
 _encode = msgspec.json.encode
+_NO_NAMES: Final[frozenset[str]] = frozenset()
 #: What separates a namespace from a tool's own name: ``file_system.bash``, ``developer__shell``, ``mcp/bash``.
 _NAMESPACE = re.compile(r"\.|__|/")
 #: The argument in which a shell call says why it runs its command (Claude's ``Bash``, Cursor's
@@ -104,6 +106,14 @@ def is_shell_tool(name: str | None, extra: Iterable[str] = ()) -> bool:
     or of ``extra``, the names an adapter knows its agent gives its shell tool beside those. A
     namespaced name (``file_system.bash``, ``developer__shell``, ``container.exec``) is known by its
     last part too."""
+    if not isinstance(name, str) or not name:
+        return False
+    return _is_shell(name, extra if isinstance(extra, frozenset) else _NO_NAMES if extra == () else frozenset(extra))
+
+
+@lru_cache(maxsize=1024)
+def _is_shell(name: str, extra: frozenset[str]) -> bool:
+    # Cached: a session calls a handful of tools thousands of times. Hostile names fill the cache, never grow it.
     key = _key(name)
     if not key:
         return False
@@ -178,7 +188,8 @@ def _with_reason(command: str, by_key: dict[str, Any]) -> str:
     for key in _REASON_KEYS:
         reason = by_key.get(key)
         if isinstance(reason, str) and reason.strip():
-            return f"{command}\n# {' '.join(reason.split())}"
+            # A printable reason has no line break to fold; only another one pays for the split.
+            return f"{command}\n# {reason.strip() if reason.isprintable() else ' '.join(reason.split())}"
     return command
 
 
@@ -188,9 +199,22 @@ def _empty(value: Any, depth: int = 0) -> bool:
     if value is None:
         return True
     if isinstance(value, str):
+        if len(value) > 16:  # longer than any spelling of nothing with a little padding: blank or not
+            return value.isspace()
         return value.strip() in _NOTHING
     if isinstance(value, dict):
-        return depth < 2 and all(_empty(v, depth + 1) for v in value.values())
+        if depth >= 2:
+            return False
+        for v in value.values():  # usually decided by the first value: a string with content
+            if v is None:
+                continue
+            if isinstance(v, str):
+                if (v.isspace() if len(v) > 16 else v.strip() in _NOTHING):
+                    continue
+                return False
+            if not _empty(v, depth + 1):
+                return False
+        return True
     return isinstance(value, (list, tuple)) and not value
 
 
@@ -206,33 +230,37 @@ def arguments_text(arguments: Any, *, shell: bool = False) -> str:
     those (``{"command": ""}``) contribute nothing.
     """
     value = arguments
-    if isinstance(arguments, (bytes, bytearray)):
-        value = bytes(arguments).decode("utf-8", "replace")
-    if isinstance(value, str):
-        if _empty(value):
-            return ""
-        head = value.lstrip()[:1]
-        if head in ('{', '[', '"'):
+    if not isinstance(value, dict):  # an object is what most agents store: it needs none of this
+        if isinstance(value, (bytes, bytearray)):
+            value = bytes(value).decode("utf-8", "replace")
+        if isinstance(value, str):
+            if _empty(value):
+                return ""
+            if value.lstrip()[:1] not in ("{", "[", '"'):
+                return value
             try:
                 value = decode_json(value.encode("utf-8", "surrogatepass"))
             except (msgspec.DecodeError, RecursionError, UnicodeError):
                 return value  # JSON cut short or not JSON: the text is what there is to find
-        else:
+        if _empty(value):
+            return ""
+        if isinstance(value, str):
             return value
+        if not isinstance(value, dict):
+            if shell and isinstance(value, list) and all(isinstance(a, str) for a in value):
+                return _argv_text(value)
+            return _json_text(value)
     if _empty(value):
         return ""
-    if isinstance(value, str):
-        return value
-    if shell and isinstance(value, dict):
-        by_key = {k.casefold(): v for k, v in value.items() if isinstance(k, str)}
+    if shell:
+        # Keys as most agents spell them first; any other case only when those are not there.
+        by_key = value if "command" in value else {k.casefold(): v for k, v in value.items() if isinstance(k, str)}
         for key in _COMMAND_KEYS:
             command = by_key.get(key)
             if isinstance(command, str) and command.strip():
                 return _with_reason(command, by_key)
             if isinstance(command, list) and command:
                 return _with_reason(_argv_text(command), by_key)
-    if shell and isinstance(value, list) and all(isinstance(a, str) for a in value):
-        return _argv_text(value)
     return _json_text(value)
 
 
@@ -246,6 +274,6 @@ def tool_call_text(tool: str | None, arguments: Any, shell_tools: Iterable[str] 
     index already keeps the event's ``tool`` beside its text.
     """
     text = arguments_text(arguments, shell=is_shell_tool(tool, shell_tools))
-    if text.strip():
+    if text and not text.isspace():
         return text
     return tool.strip() if isinstance(tool, str) else ""
