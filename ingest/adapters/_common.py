@@ -294,16 +294,27 @@ class EventCounter:
     Every event an adapter makes passes here, so this is also where the one rule for a subagent's report
     (docs/json.md, "Tool calls and subagent reports") reaches every adapter: a tool result the adapter filed
     as tool output (origin ``tool``) that answers a call starting a subagent — its ``tool`` is such a tool,
-    or its ``call_id`` is that of such a call made through this counter — is the subagent's report,
-    ``toolcall.SUBAGENT_REPORT``. An adapter that knows a result only acknowledges a background launch
-    takes the call out of ``agent_calls`` first (and files that result with no subagent tool named).
+    or its ``call_id`` is that of such a call made through this counter (or an earlier read's: a
+    ``JsonlSessionRead`` keeps them in its cursor) — is the subagent's report, ``toolcall.SUBAGENT_REPORT``.
+    An adapter that knows a result only acknowledges a background launch says so (:meth:`launched`)
+    before it files that result, with no subagent tool named.
     """
 
-    def __init__(self, session: str, start: int) -> None:
+    #: Pending subagent calls kept at most (a cursor stays small; their results usually follow at once).
+    AGENT_CALLS_KEPT = 32
+
+    def __init__(self, session: str, start: int, agent_calls: Any = None) -> None:
         self.session = session
         self.seq = start
-        #: The ids of calls made through this counter that started a subagent, whose result is its report.
-        self.agent_calls: set[str] = set()
+        #: The ids of calls that started a subagent whose result has not come yet, oldest first.
+        self.agent_calls: dict[str, None] = dict.fromkeys(
+            [c for c in list_or_empty(agent_calls) if isinstance(c, str)][-self.AGENT_CALLS_KEPT :]
+        )
+
+    def launched(self, call_id: str | None) -> None:
+        """The result of ``call_id`` only acknowledges a subagent started in the background: not its report."""
+        if call_id is not None:
+            self.agent_calls.pop(call_id, None)
 
     def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
         """An Event, or ``None`` for empty text: an empty message has nothing to find."""
@@ -318,15 +329,15 @@ class EventCounter:
     def _report_rule(self, kind: Kind, origin: Origin, extra: dict[str, Any]) -> tuple[Kind, Origin]:
         call_id = extra.get("call_id")
         if kind == "tool_call":
-            if call_id is not None and is_subagent_tool(extra.get("tool")):
-                self.agent_calls.add(call_id)
-            return kind, origin
-        if origin != "tool":
+            if isinstance(call_id, str) and is_subagent_tool(extra.get("tool")):
+                self.agent_calls[call_id] = None
+                if len(self.agent_calls) > self.AGENT_CALLS_KEPT:
+                    del self.agent_calls[next(iter(self.agent_calls))]
             return kind, origin
         if call_id is not None and call_id in self.agent_calls:
-            self.agent_calls.discard(call_id)
-            return SUBAGENT_REPORT
-        return report_pair(extra.get("tool"))
+            del self.agent_calls[call_id]
+            return SUBAGENT_REPORT if origin == "tool" else (kind, origin)
+        return report_pair(extra.get("tool")) if origin == "tool" else (kind, origin)
 
 
 class SessionEvents:
@@ -519,9 +530,18 @@ class JsonlSessionRead:
         return state
 
     def _identify(self, native_id: str) -> None:
-        """Fix the session's id, and number its events from where the cursor left off."""
+        """Fix the session's id, and number its events from where the cursor left off (with the subagent calls
+        whose results had not come yet)."""
         self.facts.native_id = native_id
-        self.counter = EventCounter(session_id(self.provider, native_id), self.progress.seq)
+        saved = as_dict(self.cursor.state).get("agent_calls") if self.cursor else None
+        self.counter = EventCounter(session_id(self.provider, native_id), self.progress.seq, saved)
+
+    def _cursor_state(self) -> dict[str, Any]:
+        """What the cursor keeps: the adapter's ``_state()``, and the subagent calls still waiting for a result."""
+        state = self._state()
+        if self.counter is not None and self.counter.agent_calls:
+            state = {**state, "agent_calls": list(self.counter.agent_calls)}
+        return state
 
     def _begin(self, native_id: str) -> Session:
         """Fix the session's id at the first record that names it; returns the Session to yield first."""
@@ -574,7 +594,7 @@ class JsonlSessionRead:
                 self.progress.freeze()  # the cursor's state must not include a half-written line
             yield from self._record(item)
             if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
+                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._cursor_state)
         if self.progress.fatal:
             return
         if self.unknown is not None and (notice := self.unknown.notice(self.path)) is not None:

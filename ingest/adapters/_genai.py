@@ -108,8 +108,8 @@ def tool_result_event(
     unless ``background`` says it only acknowledges a background launch."""
     text, failed = response_text(response)
     call_id = str_or_none(response.get("id"))
-    if background and call_id is not None:
-        counter.agent_calls.discard(call_id)  # only the launch: the report comes later as a notification
+    if background:
+        counter.launched(call_id)  # only the launch: the report comes later as a notification
     kind, origin = report_pair(str_or_none(response.get("name")), background=background)
     return counter.make(
         kind,

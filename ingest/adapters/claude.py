@@ -30,7 +30,6 @@ from voyager_sessions.ingest.adapters._common import (
     cached_by_stat,
     int_or_none,
     join_text,
-    list_or_empty,
     parse_ts,
     release,
     resume_in,
@@ -41,14 +40,8 @@ from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.toolcall import (
-    SUBAGENT_REPORT,
-    TOOL_OUTPUT,
-    is_subagent_tool,
-    notification_report,
-    tool_call_text,
-)
-from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, notification_report, tool_call_text
+from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "claude"
 
@@ -70,9 +63,6 @@ _WRAPPER_PREFIXES = (
     "<task-notification>",
     "[Request interrupted by user",
 )
-
-#: Calls that started a subagent remembered at most (their results usually follow at once).
-_AGENT_CALLS_KEPT = 32
 
 #: Assistant lines with this model were made up by Claude Code (API errors, "No response requested").
 _SYNTHETIC_MODEL = "<synthetic>"
@@ -114,6 +104,12 @@ class _Line(TypedDict, total=False):
     isSidechain: Any
     isApiErrorMessage: Any
     toolUseResult: _ToolUseResult
+
+
+def _launched_in_background(line: dict[str, Any]) -> bool:
+    """True for the result of a ``Task``/``Agent`` call that only started its subagent in the background."""
+    result = as_dict(line.get("toolUseResult"))
+    return result.get("isAsync") is True or result.get("status") == "async_launched"
 
 
 def is_wrapped_command(text: str) -> bool:
@@ -203,11 +199,7 @@ class ClaudeRead(JsonlSessionRead):
     decode = staticmethod(typed_decoder(_Line))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        state = self._start(source.path, cursor, self.label)
-        saved = state.get("usage")
-        #: The ids of this session's calls that started a subagent whose result has not come yet (kept in the
-        #: cursor: a result is often appended after the read that saw its call).
-        self.agent_calls: list[str] = [c for c in list_or_empty(state.get("agent_calls")) if isinstance(c, str)]
+        saved = self._start(source.path, cursor, self.label).get("usage")
         p = Path(source.path)
         self.stem = p.stem
         # Subagent transcripts are named agent-<id>.jsonl wherever they live; the newer
@@ -270,8 +262,6 @@ class ClaudeRead(JsonlSessionRead):
         state = self.facts.to_state()
         if self.facts.tokens_in is not None:
             state["usage"] = msgspec.structs.asdict(self.usage)
-        if self.agent_calls:
-            state["agent_calls"] = list(self.agent_calls)
         return state
 
     # -- the stream ------------------------------------------------------------------
@@ -344,8 +334,12 @@ class ClaudeRead(JsonlSessionRead):
                 ev = prompt(block["text"])
             elif btype == "tool_result":
                 call_id = str_or_none(block.get("tool_use_id"))
+                if _launched_in_background(line):
+                    counter.launched(call_id)  # only the launch: the report comes as a <task-notification>
+                # A Task/Agent call's result is its subagent's report: the counter files it so (docs/json.md).
                 ev = counter.make(
-                    *self._result_pair(call_id, line),
+                    "tool_result",
+                    "tool",
                     join_text(block.get("content")),
                     ts=ts,
                     call_id=call_id,
@@ -356,19 +350,6 @@ class ClaudeRead(JsonlSessionRead):
                 continue  # images, documents
             if ev is not None:
                 yield ev
-
-    def _result_pair(self, call_id: str | None, line: dict[str, Any]) -> tuple[Kind, Origin]:
-        """A tool result's kind and origin: a subagent's report when it answers a call that started one
-        (``Task``/``Agent``), unless it only acknowledges a launch in the background."""
-        if call_id is None or call_id not in self.agent_calls:
-            return TOOL_OUTPUT
-        self.agent_calls.remove(call_id)
-        result = as_dict(line.get("toolUseResult"))
-        if result.get("isAsync") is True or result.get("status") == "async_launched":
-            if self.counter is not None:
-                self.counter.agent_calls.discard(call_id)  # only the launch: the report comes as a notification
-            return TOOL_OUTPUT
-        return SUBAGENT_REPORT
 
     def _assistant(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
         counter = self.counter
@@ -399,9 +380,6 @@ class ClaudeRead(JsonlSessionRead):
                 ev = counter.make("reasoning", "agent", thinking if isinstance(thinking, str) else None, ts=ts)
             elif btype == "tool_use":
                 name = str_or_none(block.get("name"))
-                if is_subagent_tool(name) and (use_id := str_or_none(block.get("id"))) is not None:
-                    # Its result is the subagent's report; the bound keeps a cursor small whatever the file holds.
-                    self.agent_calls = [*self.agent_calls[-(_AGENT_CALLS_KEPT - 1) :], use_id]
                 ev = counter.make(
                     "tool_call",
                     "agent",

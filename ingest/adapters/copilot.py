@@ -46,7 +46,7 @@ from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, TOOL_OUTPUT, is_subagent_tool, tool_call_text
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Kind, Origin, Session, session_id
 
 PROVIDER = "copilot"
@@ -120,10 +120,6 @@ class _CopilotRead(JsonlSessionRead):
         saved = state.get("agents")
         self.saved_agents: dict[str, Any] = dict(saved) if isinstance(saved, dict) else {}
         self.agents: dict[str, _Route] = {}
-        #: Calls that started a subagent (``task``, ``subagent.started``) whose result has not come yet: it is
-        #: the subagent's report. Kept in the cursor (bounded): a result often follows in a later read.
-        saved_calls = state.get("agent_calls")
-        self.agent_calls: list[str] = [c for c in saved_calls if isinstance(c, str)] if isinstance(saved_calls, list) else []
         self.workspace, self.workspace_notice = _workspace(self.folder)
         self.facts.cwd = self.facts.cwd or str_or_none(self.workspace.get("cwd"))
         self.facts.observe_ts(parse_ts(self.workspace.get("created_at")))
@@ -187,16 +183,10 @@ class _CopilotRead(JsonlSessionRead):
         counter = EventCounter(session_id(PROVIDER, facts.native_id), seq or 0)
         self.agents[agent_id] = _Route(facts, counter, resumed_at=seq if saved else None)
 
-    def _agent_call(self, call_id: str) -> None:
-        if call_id not in self.agent_calls:
-            self.agent_calls = [*self.agent_calls[-31:], call_id]  # bounded: a cursor stays small
-
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
         if self.unknown.version:
             state["version"] = self.unknown.version
-        if self.agent_calls:
-            state["agent_calls"] = list(self.agent_calls)
         agents = dict(self.saved_agents)
         for agent_id, route in self.agents.items():
             # Its id and parent follow from the log and the agentId: not kept (cursors stay small).
@@ -308,8 +298,6 @@ class _CopilotRead(JsonlSessionRead):
             if not isinstance(request, dict):
                 continue
             name = str_or_none(request.get("name"))
-            if is_subagent_tool(name) and (call_id := str_or_none(request.get("toolCallId"))) is not None:
-                self._agent_call(call_id)
             yield from self._emit(
                 route,
                 "tool_call",
@@ -332,18 +320,14 @@ class _CopilotRead(JsonlSessionRead):
             text = str_or_none(error.get("message")) if isinstance(error, dict) else str_or_none(error)
         shell = data.get("shellExecution")
         exit_code = int_or_none(shell.get("exitCode")) if isinstance(shell, dict) else None
-        call_id = str_or_none(data.get("toolCallId"))
-        started_agent = call_id is not None and call_id in self.agent_calls
-        if started_agent:
-            self.agent_calls.remove(call_id)  # type: ignore[arg-type]
-        kind, origin = SUBAGENT_REPORT if started_agent else TOOL_OUTPUT  # the one kind/origin (docs/json.md)
+        # The ``task`` call's result is its subagent's report: the counter files it so (docs/json.md).
         yield from self._emit(
             route,
-            kind,
-            origin,
+            "tool_result",
+            "tool",
             text,
             ts=ts,
-            call_id=call_id,
+            call_id=str_or_none(data.get("toolCallId")),
             exit_code=exit_code,
             is_error=data.get("success") is False,
         )
@@ -364,8 +348,6 @@ class _CopilotRead(JsonlSessionRead):
         return iter(())
 
     def _subagent_started(self, route: _Route, data: dict[str, Any], ts: float | None) -> Iterator[Item]:
-        if (call_id := str_or_none(data.get("toolCallId"))) is not None:
-            self._agent_call(call_id)
         facts = route.facts
         # What the delegating agent called the task: the subagent session's title.
         facts.line_title = (

@@ -117,9 +117,16 @@ def test_the_counter_files_every_adapters_report_by_the_one_rule() -> None:
     assert plain is not None and (plain.kind, plain.origin) == TOOL_OUTPUT
     # An adapter that knows a result only acknowledges a background launch takes the call out first.
     c.make("tool_call", "agent", "{}", tool="Agent", call_id="t3")
-    c.agent_calls.discard("t3")
+    c.launched("t3")
     ack = c.make("tool_result", "tool", "launched", call_id="t3")
     assert ack is not None and (ack.kind, ack.origin) == TOOL_OUTPUT
+    # The calls still waiting for their result carry over to the next read (bounded), as a cursor keeps them.
+    c.make("tool_call", "agent", "{}", tool="task", call_id="t4")
+    later = EventCounter("x:1", c.seq, list(c.agent_calls))
+    report = later.make("tool_result", "tool", "words", call_id="t4")
+    assert report is not None and (report.kind, report.origin) == SUBAGENT_REPORT
+    many = EventCounter("x:1", 0, [f"c{i}" for i in range(1000)] + [None, 3])
+    assert len(many.agent_calls) == EventCounter.AGENT_CALLS_KEPT and "c999" in many.agent_calls
 
 
 @pytest.mark.parametrize(
