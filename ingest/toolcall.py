@@ -6,8 +6,11 @@ delegated to sends back. Before this module each adapter rendered a call by its 
 ``""`` or as ``"{}"``, an empty command, the literal ``None``, shell tools told by a name in one case
 but not another) and filed the report as ``meta``, ``tool_result`` or whatever its agent suggested,
 so one search found one agent's calls and reports and missed another's. Both rules are written down in
-docs/json.md ("Tool calls and subagent reports"); adapters call :func:`tool_call_text` for every call
-and :func:`report_pair` (or :data:`SUBAGENT_REPORT`) for every result and report.
+docs/json.md ("Tool calls and subagent reports"). Every adapter calls :func:`tool_call_text` for every
+call; the report's pair reaches every adapter through ``EventCounter.make`` (``adapters/_common.py``),
+which files the result of a call to one of :data:`SUBAGENT_TOOLS` as :data:`SUBAGENT_REPORT` (OpenCode,
+which numbers its own events, calls :func:`report_pair`); a report that comes as a notification is
+filed so by the adapter that reads it (:func:`notification_report`).
 
 The tool names here (which tools run a shell command, which start a subagent) are what agents call
 their tools, so this module lives in ``ingest``; it knows no agent's file format.
@@ -63,7 +66,9 @@ _COMMAND_KEYS: Final = ("command", "cmd", "commandline", "script", "code")
 _NOTHING: Final = frozenset({"", "null", "None", "{}", "[]", '""', "undefined"})
 
 #: Tools that hand a task to a subagent, by the name agents give them (compared case-insensitively):
-#: what such a tool returns, when it is the subagent's answer, is a subagent's report.
+#: what such a tool returns, when it is the subagent's answer, is a subagent's report. Not
+#: ``spawn_agent``: Codex's only acknowledges the launch (Cline's, which runs the subagent to the end,
+#: is named by its adapter).
 SUBAGENT_TOOLS: Final = frozenset(
     {
         "task",

@@ -6,7 +6,8 @@ epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join 
 blocks, render a command readably, build a resume command with every word quoted
 (``resume_in``), accumulate what is known about the session as records stream past
 (``SessionFacts``, small enough to live in a ``Cursor``), number events
-(``EventCounter``; ``SessionEvents`` for a session mapped whole), read side files
+(``EventCounter``, which also files every subagent's report by the one rule of ``toolcall``;
+``SessionEvents`` for a session mapped whole), read side files
 once per change rather than once per source (``cached_by_stat``), count records
 of kinds the adapter does not know so that a format change is reported, never
 silent (``UnknownRecords``), the read loop of an append-only JSONL session
