@@ -147,7 +147,7 @@ class HistoryMapper:
         yield (
             "tool_call",
             "agent",
-            args if isinstance(args, str) else compact_json(args) if args else "",
+            tool_call_text(name, args),
             {"tool": name, "call_id": call_id},
         )
 

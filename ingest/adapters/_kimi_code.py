@@ -204,7 +204,7 @@ def _message(message: dict[str, Any], ts: float | None, subagent: bool) -> Itera
             phase = message.get("origin", {}).get("phase") if isinstance(message.get("origin"), dict) else None
             plain = _BASH_TAG.sub("", text).strip("\n")
             if phase == "input":
-                yield ("tool_call", "human", plain, {"ts": ts, "tool": "bash"})
+                yield ("tool_call", "human", tool_call_text("bash", plain), {"ts": ts, "tool": "bash"})
             else:
                 failed = isinstance(message.get("origin"), dict) and message["origin"].get("isError") is True
                 yield ("tool_result", "tool", plain, {"ts": ts, "tool": "bash", "is_error": failed})

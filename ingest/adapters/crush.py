@@ -184,7 +184,7 @@ class _Mapper(SessionEvents):
                     )
             elif ptype == "shell_command":
                 command = str_or_none(data.get("command"))
-                yield from self.emit("tool_call", "human", command or "", ts, tool="shell")
+                yield from self.emit("tool_call", "human", tool_call_text("shell", command), ts, tool="shell")
                 yield from self.emit(
                     "tool_result",
                     "tool",

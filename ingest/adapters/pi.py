@@ -187,7 +187,7 @@ class _PiRead(JsonlSessionRead):
         elif role == "bashExecution":
             # A command the person ran with ``!``: their tool run, with the exit code Pi recorded.
             command = message.get("command")
-            yield ("tool_call", "human", command, {"ts": ts, "tool": "bash"})
+            yield ("tool_call", "human", tool_call_text("bash", command), {"ts": ts, "tool": "bash"})
             code = int_or_none(message.get("exitCode"))
             output = message.get("output")
             yield (
