@@ -200,7 +200,8 @@ class V1Mapper(Mapper):
         tool = str_or_none(doc.get("tool_kind")) or str_or_none(doc.get("title"))
         call_id = str_or_none(doc.get("tool_call_id"))
         raw_in = doc.get("raw_input")
-        call = tool_call_text(tool, raw_in, _SHELL_TOOLS) if raw_in is not None else str_or_none(doc.get("title"))
+        # No input recorded: the call's title stands for its arguments.
+        call = tool_call_text(tool, raw_in if raw_in is not None else doc.get("title"), _SHELL_TOOLS)
         yield from self._one("tool_call", "agent", call, ts, tool=tool, call_id=call_id)
         raw_out = doc.get("raw_output")
         out = (
