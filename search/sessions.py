@@ -52,6 +52,8 @@ TOGETHER_BONUS = 0.5
 TITLE_BONUS = 0.5
 #: Buckets a terms aggregation may return: more than any history holds sessions.
 MAX_SESSIONS = 1_000_000
+#: The kind weight a broad term counts with in every session (the agent's words: the middle of the scale).
+BROAD_WEIGHT = 2
 
 
 class TermEvidence(msgspec.Struct, frozen=True, array_like=True, gc=False):
@@ -92,9 +94,26 @@ def evidence(searcher, query, *, weights: bool) -> dict[str, TermEvidence]:
     }
 
 
-def cover(searcher, term_queries: Sequence, *, weights: bool) -> Coverage:
-    """Which sessions hold every term of ``term_queries`` (each already holds the event constraints)."""
-    per_term = [evidence(searcher, q, weights=weights) for q in term_queries]
+def count(searcher, query) -> int:
+    """How many events match ``query`` (a one-value aggregation: no scoring, no buckets)."""
+    res = searcher.aggregate(query, {"c": {"value_count": {"field": "w"}}})
+    return int((res.get("c") or {}).get("value") or 0)
+
+
+def cover(searcher, term_queries: Sequence, *, weights: bool, broad: Sequence[bool] = ()) -> Coverage:
+    """Which sessions hold every term of ``term_queries`` (each already holds the event constraints).
+
+    With ``weights``, a term marked ``broad`` (said in a large share of all events) is counted without its
+    kind weights: which kind of event says a word that a fifth of the history says tells nothing about
+    which session is meant, and the weights would triple its aggregation's cost (the tail at 1M events).
+    Its evidence carries :data:`BROAD_WEIGHT` in every session instead."""
+    per_term = [
+        evidence(searcher, q, weights=weights and not (i < len(broad) and broad[i])) for i, q in enumerate(term_queries)
+    ]
+    if weights:
+        for i, ev in enumerate(per_term):
+            if i < len(broad) and broad[i]:
+                per_term[i] = {sid: TermEvidence(e.count, BROAD_WEIGHT) for sid, e in ev.items()}
     held: dict[str, int] = {}
     for ev in per_term:
         for sid in ev:
