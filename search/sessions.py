@@ -82,14 +82,15 @@ class Coverage(msgspec.Struct):
         return [by[c] for c in sorted(by, reverse=True)]
 
 
-def evidence(searcher, query, *, weights: bool) -> dict[str, TermEvidence]:
-    """Per session: how many events match ``query`` and (``weights``) the best kind weight among them."""
+def evidence(searcher, query, *, weights: bool, weight: int = 0) -> dict[str, TermEvidence]:
+    """Per session: how many events match ``query`` and (``weights``) the best kind weight among them (else
+    ``weight`` for every session)."""
     spec: dict = {"terms": {"field": "session", "size": MAX_SESSIONS}}
     if weights:
         spec["aggs"] = {"w": {"max": {"field": "w"}}}
     buckets = searcher.aggregate(query, {"s": spec}).get("s", {}).get("buckets", [])
     return {
-        b["key"]: TermEvidence(b["doc_count"], int((b.get("w") or {}).get("value") or 0) if weights else 0)
+        b["key"]: TermEvidence(b["doc_count"], int((b.get("w") or {}).get("value") or 0) if weights else weight)
         for b in buckets
     }
 
@@ -107,13 +108,10 @@ def cover(searcher, term_queries: Sequence, *, weights: bool, broad: Sequence[bo
     kind weights: which kind of event says a word that a fifth of the history says tells nothing about
     which session is meant, and the weights would triple its aggregation's cost (the tail at 1M events).
     Its evidence carries :data:`BROAD_WEIGHT` in every session instead."""
-    per_term = [
-        evidence(searcher, q, weights=weights and not (i < len(broad) and broad[i])) for i, q in enumerate(term_queries)
-    ]
-    if weights:
-        for i, ev in enumerate(per_term):
-            if i < len(broad) and broad[i]:
-                per_term[i] = {sid: TermEvidence(e.count, BROAD_WEIGHT) for sid, e in ev.items()}
+    per_term = []
+    for i, q in enumerate(term_queries):
+        wide = i < len(broad) and broad[i]
+        per_term.append(evidence(searcher, q, weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0))
     held: dict[str, int] = {}
     for ev in per_term:
         for sid in ev:
