@@ -13,8 +13,14 @@ A document is decoded whole in a few times its size of memory, so one larger tha
 ``STREAM_JSON_BYTES`` is not: :func:`read_json_streamed` gives the adapters that know
 where its bulk lies (a session's list of messages) that list as a :class:`StreamedArray`,
 decoded one message at a time with ``ijson`` on each pass, and the document's few other
-keys decoded on their own. Such a session is indexed whatever its size, in memory bounded
-by its largest message, not by the file.
+keys decoded in one pass of their own. Such a session is indexed whatever its size, in memory
+bounded by its largest message, not by the file, provided the adapter does not hold the
+messages either (it yields each message's events as they come, see ``DeltaStream``).
+:func:`stream_end` is what every such adapter says after a pass (values too deep, a
+document caught half-written). Every adapter keeping a session in one JSON document reads
+it this way (Cline, Roo, Kilo, Gemini CLI's ``.json``, Copilot CLI's and VS Code's, Kiro's,
+Vibe 1.x's, Continue's, Nanocoder's, Amp's); what is still read whole is a side file (an
+index, a title, one event) that no agent writes anywhere near the cap.
 """
 
 from __future__ import annotations
@@ -264,16 +270,61 @@ class StreamedArray:
             self.error = f"malformed JSON: {str(exc)[:200]}"
 
 
-def _streamed_value(path: str, key: str) -> Any:
-    """The value of top-level ``key`` of the JSON object at ``path`` (one streaming pass; None if absent or bad)."""
+def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The values of the top-level ``keys`` of the JSON object at ``path`` (None for one absent, or all when
+    the file is bad): one streaming pass, ended once every key is found (the few keys a session's
+    header holds come before its messages, so that pass is short), arrays and objects nested more
+    than ``MAX_DEPTH`` deep read as ``null``."""
     import ijson
 
+    found: dict[str, Any] = dict.fromkeys(keys)
+    wanted = set(keys)
+    depth = 0
+    key: Any = None
+    builder: _Builder | None = None
     try:
-        for value, _ in _values(path, key, array=False):
-            return value
+        with open_regular(path) as fh:
+            for event, value in ijson.basic_parse(fh, use_float=True):
+                if builder is not None:
+                    builder.feed(event, value)
+                    if builder.done:
+                        found[key], builder = builder.value, None
+                        wanted.discard(key)
+                        if not wanted:
+                            break
+                    continue
+                if depth == 1 and event == "map_key":
+                    key = value
+                    continue
+                if depth == 1 and key in wanted and event not in ("end_map", "end_array"):
+                    builder = _Builder()
+                    builder.feed(event, value)
+                    if builder.done:
+                        found[key], builder = builder.value, None
+                        wanted.discard(key)
+                        if not wanted:
+                            break
+                    continue
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
     except (OSError, ijson.JSONError, ValueError):
-        pass
-    return None
+        return dict.fromkeys(keys)
+    return found
+
+
+def stream_end(items: Any, path: str) -> Iterator[Notice]:
+    """What an adapter yields after a pass over ``items`` when it is a :class:`StreamedArray` (nothing for a
+    list): the values read as ``null`` for their depth, then, if the pass ended early (the file caught
+    half-rewritten, or gone), a fatal transient Notice, so what was read stands and the file is read
+    again next scan. An adapter stops its read after that Notice."""
+    if not isinstance(items, StreamedArray):
+        return
+    if items.too_deep:
+        yield deep_notice(path, items.too_deep)
+    if items.error is not None:
+        yield Notice(source=path, reason=f"{items.error}; read again next scan", fatal=True, transient=True)
 
 
 def deep_notice(path: str, replaced: int) -> Notice:
@@ -311,6 +362,6 @@ def read_json_streamed(
         return read_json(name, fatal=fatal, notices=notices)
     if not array:
         return StreamedArray(name, None)
-    doc: dict[str, Any] = {k: _streamed_value(name, k) for k in keys}
+    doc: dict[str, Any] = _streamed_values(name, keys)
     doc[array] = StreamedArray(name, array)
     return doc

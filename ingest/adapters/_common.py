@@ -709,6 +709,11 @@ def reread_end(session: str, events: list[Event], before: Any, unknown: UnknownR
     yield Cursor(offset=0, next_seq=0, tail_hash="", session=session, state={"delta": now})
 
 
+#: Ids of messages remembered at most to drop a message a session document writes twice (a copy sits near its
+#: original, so the oldest can go); bounds what a read of a crafted document holds.
+MAX_IDS_KEPT = 1 << 16
+
+
 class DeltaStream:
     """:func:`reread_delta` for a session read as a stream: events go out as they come, not at its end.
 
