@@ -44,9 +44,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Generator
+from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
@@ -395,7 +395,9 @@ class _Render:
                 del seen[next(iter(seen))]
             yield mid, msg, parse_ts(msg.get("timestamp"))
 
-    def each(self, messages: Iterable[tuple[str, dict[str, Any], float | None]], ids: Container[str]) -> Iterator[Event]:
+    def each(
+        self, messages: Iterable[tuple[str, dict[str, Any], float | None]], ids: Container[str]
+    ) -> Iterator[Event]:
         """The events of ``messages`` (id, record, time) in order; ``ids`` holds at least every id a
         ``<id>_response`` copy pairs with."""
         for mid, rec, ts in messages:

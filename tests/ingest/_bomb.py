@@ -60,7 +60,12 @@ def scan_peak(home: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def json_document(
-    path: Path, head: dict[str, Any], key: str, item: Callable[[int], Any], count: int, tail: dict[str, Any] | None = None
+    path: Path,
+    head: dict[str, Any],
+    key: str,
+    item: Callable[[int], Any],
+    count: int,
+    tail: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``{**head, key: [item(0), …, item(count - 1)], **tail}`` (``key`` "" for a bare array) to ``path``,
     an item at a time: a document of hundreds of MB costs the writer one item of memory."""
@@ -73,6 +78,8 @@ def json_document(
             fh.write(("," if i else "") + json.dumps(item(i), ensure_ascii=False))
         fh.write("]")
         if key:
-            fh.write("".join("," + json.dumps(k) + ":" + json.dumps(v, ensure_ascii=False) for k, v in (tail or {}).items()))
+            fh.write(
+                "".join("," + json.dumps(k) + ":" + json.dumps(v, ensure_ascii=False) for k, v in (tail or {}).items())
+            )
             fh.write("}")
     return path
