@@ -271,8 +271,8 @@ class StreamedArray:
 
 
 def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The values of the top-level ``keys`` of the JSON object at ``path`` (None for one absent, or all when
-    the file is bad): one streaming pass, ended once every key is found (the few keys a session's
+    """The values of the top-level ``keys`` of the JSON object at ``path`` (None for one absent, or not reached
+    before the file turned out bad): one streaming pass, ended once every key is found (the few keys a session's
     header holds come before its messages, so that pass is short), arrays and objects nested more
     than ``MAX_DEPTH`` deep read as ``null``."""
     import ijson
@@ -310,7 +310,7 @@ def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
                 elif event in ("end_map", "end_array"):
                     depth -= 1
     except (OSError, ijson.JSONError, ValueError):
-        return dict.fromkeys(keys)
+        pass  # what was found before stands; the pass over the array says what went wrong
     return found
 
 

@@ -1,0 +1,162 @@
+"""A session kept as one JSON document reads the same streamed as decoded whole (issue #28, huge documents).
+
+Past ``jsondoc.STREAM_JSON_BYTES`` an adapter reads its document's messages one at a time
+(``read_json_streamed``) instead of decoding the file whole. Each family's test document is
+read both ways (the threshold lowered to 0 for the second) and must give every event alike,
+field for field, and the same last Session; the streamed read must really have streamed.
+The bombs that check the memory this buys are in ``test_bounds.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ingest._items import events, last_session, notices
+from voyager_sessions.ingest import jsondoc
+from voyager_sessions.ingest.adapters import copilot, copilot_vscode, gemini, kiro, vibe
+from voyager_sessions.ingest.adapters.base import Source
+
+Case = Callable[[Path], tuple[Any, Mapping[str, str]]]
+
+
+def _gemini(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest import test_gemini as g
+
+    doc = g.legacy_document()
+    # A resume's synthetic copy of a turn's results: dropped both ways (the streamed read looks for it first).
+    doc["messages"].append(
+        {
+            "id": "2_response",
+            "timestamp": g.ts(5),
+            "type": "user",
+            "content": [{"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "x"}}}],
+        }
+    )
+    doc["messages"].append(g.user("4", "下一步 NEXTPROMPT", 6))
+    doc["summary"] = "迁移 the title"
+    folder = home / ".gemini" / "tmp" / hashlib.sha256(g.CWD.encode()).hexdigest() / "chats"
+    g.write(folder / "session-2026-12-01T08-00-1f2e3d4c.json", [doc])
+    return gemini.ADAPTER, {"HOME": str(home)}
+
+
+def _copilot_cli(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_copilot import legacy_doc
+
+    folder = home / ".copilot" / "history-session-state"
+    folder.mkdir(parents=True)
+    (folder / "legacy-0001.json").write_text(json.dumps(legacy_doc(), ensure_ascii=False), encoding="utf-8")
+    return copilot.ADAPTER, {"HOME": str(home)}
+
+
+def _copilot_vscode(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_copilot_vscode import rich_session, workspace
+
+    doc = rich_session()
+    doc["requests"].append({**doc["requests"][0], "agent": {"id": "azure"}})  # another participant's: named
+    (workspace(home) / "rich.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return copilot_vscode.ADAPTER, {"HOME": str(home)}
+
+
+def _kiro_workspace(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_kiro import write_ide
+
+    write_ide(home / ".config" / "Kiro" / "User")
+    return kiro.ADAPTER, {"HOME": str(home)}
+
+
+def _kiro_chat(home: Path) -> tuple[Any, Mapping[str, str]]:
+    chat = home / ".config" / "Kiro" / "User" / "globalStorage" / "kiro.kiroagent" / ("a" * 32) / ("c" * 32 + ".chat")
+    chat.parent.mkdir(parents=True)
+    doc = {
+        "executionId": "e9",
+        "chat": [
+            {"role": "human", "content": "# System Prompt\nYou are Kiro"},
+            {"role": "human", "content": "旧版问题 CHAT_PROMPT"},
+            {"role": "bot", "content": [{"type": "text", "text": "旧版回答 CHAT_REPLY"}]},
+            {"role": "tool", "content": "exit 0 CHAT_TOOLOUT"},
+            {"role": "narrator", "content": "?"},
+        ],
+        "metadata": {"modelId": "m", "startTime": 1796112000000, "endTime": 1796112060000},
+    }
+    chat.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return kiro.ADAPTER, {"HOME": str(home)}
+
+
+def _vibe_1(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_vibe import legacy_lines, legacy_meta
+
+    root = home / "vibe" / "logs" / "session"
+    root.mkdir(parents=True)
+    meta = legacy_meta("abcd1234-0000-0000-0000-000000000000")
+    meta.pop("title", None)  # the title then comes from the first prompt, known only once it is read
+    doc = {"metadata": meta, "messages": legacy_lines()}
+    (root / "session_20250101_101010_abcd1234.json").write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return vibe.ADAPTER, {"VOYAGER_VIBE_HOME": str(home / "vibe")}
+
+
+CASES: dict[str, Case] = {
+    "gemini-legacy-json": _gemini,
+    "copilot-cli-history-json": _copilot_cli,
+    "copilot-vscode-json": _copilot_vscode,
+    "kiro-ide-workspace-json": _kiro_workspace,
+    "kiro-ide-chat": _kiro_chat,
+    "vibe-1.x-single-file": _vibe_1,
+}
+
+
+def _read(adapter: Any, env: Mapping[str, str]) -> list[Any]:
+    items: list[Any] = []
+    for src in adapter.discover(env):
+        assert isinstance(src, Source), src
+        items.extend(adapter.read(src))
+    return items
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_document_streamed_gives_every_event_it_gives_decoded_whole(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter, env = CASES[name](tmp_path)
+    whole = _read(adapter, env)
+    passes = 0
+    real = jsondoc.StreamedArray.__iter__
+
+    def counted(self: jsondoc.StreamedArray) -> Any:
+        nonlocal passes
+        passes += 1
+        return real(self)
+
+    monkeypatch.setattr(jsondoc.StreamedArray, "__iter__", counted)
+    monkeypatch.setattr(jsondoc, "STREAM_JSON_BYTES", 0)
+    streamed = _read(adapter, env)
+    assert passes >= 1  # it did stream
+    assert len(events(whole)) >= 3
+    assert events(streamed) == events(whole)
+    assert last_session(streamed) == last_session(whole)
+    assert [n.reason for n in notices(streamed)] == [n.reason for n in notices(whole)]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_streamed_document_cut_short_keeps_what_was_read_and_is_read_again(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document caught half-rewritten: the events before the cut stand, a transient fatal notice says why."""
+    adapter, env = CASES[name](tmp_path)
+    [path] = [Path(s.path) for s in adapter.discover(env)]
+    whole = events(_read(adapter, env))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 3 // 4])
+    monkeypatch.setattr(jsondoc, "STREAM_JSON_BYTES", 0)
+    items = _read(adapter, env)
+    [fatal] = [n for n in notices(items) if n.fatal]
+    assert fatal.transient and "read again next scan" in fatal.reason and fatal.source == str(path)
+    got = events(items)
+    assert got == whole[: len(got)]
+    if name != "gemini-legacy-json":  # Gemini renders after a first pass over the whole: nothing is half-read
+        assert got
