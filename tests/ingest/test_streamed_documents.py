@@ -1,7 +1,7 @@
 """A session kept as one JSON document reads the same streamed as decoded whole (issue #28, huge documents).
 
 Past ``jsondoc.STREAM_JSON_BYTES`` an adapter reads its document's messages one at a time
-(``read_json_streamed``) instead of decoding the file whole. Each family's test document is
+(``read_json_streamed``, ``doc_with_list``) instead of decoding the file whole. Each family's test document is
 read both ways (the threshold lowered to 0 for the second) and must give every event alike,
 field for field, and the same last Session; the streamed read must really have streamed.
 The bombs that check the memory this buys are in ``test_bounds.py``.
@@ -19,7 +19,7 @@ import pytest
 
 from tests.ingest._items import events, last_session, notices
 from voyager_sessions.ingest import jsondoc
-from voyager_sessions.ingest.adapters import copilot, copilot_vscode, gemini, kiro, vibe
+from voyager_sessions.ingest.adapters import amp, continue_cli, copilot, copilot_vscode, gemini, kiro, nanocoder, vibe
 from voyager_sessions.ingest.adapters.base import Source
 
 Case = Callable[[Path], tuple[Any, Mapping[str, str]]]
@@ -100,7 +100,31 @@ def _vibe_1(home: Path) -> tuple[Any, Mapping[str, str]]:
     return vibe.ADAPTER, {"VOYAGER_VIBE_HOME": str(home / "vibe")}
 
 
+def _amp(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_amp import messages, thread, write_thread
+
+    write_thread(home, thread(messages()))
+    return amp.ADAPTER, {"HOME": str(home)}
+
+
+def _nanocoder(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_nanocoder import doc, messages, write_session
+
+    write_session(home / "nanocoder", doc(messages()))
+    return nanocoder.ADAPTER, {"VOYAGER_NANOCODER_HOME": str(home / "nanocoder")}
+
+
+def _continue(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_continue import doc, history, write_session
+
+    write_session(home / ".continue", doc(history()))
+    return continue_cli.ADAPTER, {"VOYAGER_CONTINUE_HOME": str(home / ".continue")}
+
+
 CASES: dict[str, Case] = {
+    "amp-thread": _amp,
+    "continue-session": _continue,
+    "nanocoder-session": _nanocoder,
     "gemini-legacy-json": _gemini,
     "copilot-cli-history-json": _copilot_cli,
     "copilot-vscode-json": _copilot_vscode,
