@@ -223,6 +223,27 @@ DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, s
         lambda i: {"message": {"role": "user", "content": BOMB_TEXT, "id": f"m{i}"}},
         {},
     ),
+    "amp-thread": (
+        ".local/share/amp/threads/T-bomb.json",
+        {"v": 7, "id": "T-bomb", "created": 1_767_225_600_000},
+        "messages",
+        lambda i: {"role": "user", "content": BOMB_TEXT},
+        {},
+    ),
+    "continue-session": (
+        ".continue/sessions/bomb.json",
+        {"sessionId": "bomb", "title": "bomb"},
+        "history",
+        lambda i: {"message": {"role": "user", "content": BOMB_TEXT}},
+        {},
+    ),
+    "nanocoder-session": (
+        ".local/share/nanocoder/sessions/bomb.json",
+        {"id": "bomb", "title": "bomb", "workingDirectory": "/home/dev"},
+        "messages",
+        lambda i: {"role": "user", "content": BOMB_TEXT},
+        {},
+    ),
     "vibe-1.x-single-file": (
         "vibe/logs/session/session_20250101_101010_abcd1234.json",
         {"metadata": {"session_id": "abcd1234-bomb", "start_time": _T, "environment": {"working_directory": "/d"}}},
@@ -236,7 +257,8 @@ DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, s
 @pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(DOCUMENT_BOMBS))
 def test_a_huge_session_document_of_every_family_scans_in_bounded_memory(home, family):
-    """A 340 MiB session document of each family that kept one whole (Gemini's, Copilot's, Kiro's, Vibe 1.x's):
+    """A 340 MiB session document of each family that kept one whole (Gemini's, Copilot's, Kiro's, Vibe 1.x's,
+    Continue's, Nanocoder's, Amp's):
     past the 256 MiB cap it was skipped with exit 1, and below it decoded whole in ~4x its size. Now it is
     indexed, every message, within the documented peak."""
     rel, head, key, item, env = DOCUMENT_BOMBS[family]
