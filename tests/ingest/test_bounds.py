@@ -244,6 +244,13 @@ DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, s
         lambda i: {"role": "user", "content": BOMB_TEXT},
         {},
     ),
+    "open-interpreter-conversation": (
+        ".config/open-interpreter/conversations/bomb__March_05_2026_09-30-15.json",
+        {},
+        "",
+        lambda i: {"role": "user", "type": "message", "content": BOMB_TEXT},
+        {},
+    ),
     "vibe-1.x-single-file": (
         "vibe/logs/session/session_20250101_101010_abcd1234.json",
         {"metadata": {"session_id": "abcd1234-bomb", "start_time": _T, "environment": {"working_directory": "/d"}}},
@@ -258,7 +265,7 @@ DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, s
 @pytest.mark.parametrize("family", sorted(DOCUMENT_BOMBS))
 def test_a_huge_session_document_of_every_family_scans_in_bounded_memory(home, family):
     """A 340 MiB session document of each family that kept one whole (Gemini's, Copilot's, Kiro's, Vibe 1.x's,
-    Continue's, Nanocoder's, Amp's):
+    Continue's, Nanocoder's, Amp's, Open Interpreter's):
     past the 256 MiB cap it was skipped with exit 1, and below it decoded whole in ~4x its size. Now it is
     indexed, every message, within the documented peak."""
     rel, head, key, item, env = DOCUMENT_BOMBS[family]

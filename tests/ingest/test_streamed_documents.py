@@ -19,7 +19,17 @@ import pytest
 
 from tests.ingest._items import events, last_session, notices
 from voyager_sessions.ingest import jsondoc
-from voyager_sessions.ingest.adapters import amp, continue_cli, copilot, copilot_vscode, gemini, kiro, nanocoder, vibe
+from voyager_sessions.ingest.adapters import (
+    amp,
+    continue_cli,
+    copilot,
+    copilot_vscode,
+    gemini,
+    kiro,
+    nanocoder,
+    open_interpreter,
+    vibe,
+)
 from voyager_sessions.ingest.adapters.base import Source
 
 Case = Callable[[Path], tuple[Any, Mapping[str, str]]]
@@ -121,7 +131,15 @@ def _continue(home: Path) -> tuple[Any, Mapping[str, str]]:
     return continue_cli.ADAPTER, {"VOYAGER_CONTINUE_HOME": str(home / ".continue")}
 
 
+def _open_interpreter(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_open_interpreter import chat, conversations, write
+
+    write(conversations(home), chat())
+    return open_interpreter.ADAPTER, {"HOME": str(home)}
+
+
 CASES: dict[str, Case] = {
+    "open-interpreter-conversation": _open_interpreter,
     "amp-thread": _amp,
     "continue-session": _continue,
     "nanocoder-session": _nanocoder,
