@@ -237,6 +237,13 @@ DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, s
         lambda i: {"message": {"role": "user", "content": BOMB_TEXT}},
         {},
     ),
+    "mini-swe-agent-trajectory": (
+        ".config/mini-swe-agent/last_mini_run.traj.json",
+        {"info": {"mini_version": "2.4.6", "config": {"model": {"model_name": "m"}}}},
+        "messages",
+        lambda i: {"role": "assistant", "content": BOMB_TEXT},
+        {},
+    ),
     "nanocoder-session": (
         ".local/share/nanocoder/sessions/bomb.json",
         {"id": "bomb", "title": "bomb", "workingDirectory": "/home/dev"},
@@ -265,7 +272,7 @@ DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, s
 @pytest.mark.parametrize("family", sorted(DOCUMENT_BOMBS))
 def test_a_huge_session_document_of_every_family_scans_in_bounded_memory(home, family):
     """A 340 MiB session document of each family that kept one whole (Gemini's, Copilot's, Kiro's, Vibe 1.x's,
-    Continue's, Nanocoder's, Amp's, Open Interpreter's):
+    Continue's, Nanocoder's, Amp's, Open Interpreter's, mini-swe-agent's):
     past the 256 MiB cap it was skipped with exit 1, and below it decoded whole in ~4x its size. Now it is
     indexed, every message, within the documented peak."""
     rel, head, key, item, env = DOCUMENT_BOMBS[family]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.ingest._items import events, last_session, notices
@@ -26,6 +27,7 @@ from voyager_sessions.ingest.adapters import (
     copilot_vscode,
     gemini,
     kiro,
+    mini_swe_agent,
     nanocoder,
     open_interpreter,
     vibe,
@@ -138,7 +140,15 @@ def _open_interpreter(home: Path) -> tuple[Any, Mapping[str, str]]:
     return open_interpreter.ADAPTER, {"HOME": str(home)}
 
 
+def _mini_swe_agent(home: Path) -> tuple[Any, Mapping[str, str]]:
+    from tests.ingest.test_mini_swe_agent import config_dir, trajectory, write
+
+    write(config_dir(home), trajectory("STREAMED"))
+    return mini_swe_agent.ADAPTER, {"HOME": str(home)}
+
+
 CASES: dict[str, Case] = {
+    "mini-swe-agent-trajectory": _mini_swe_agent,
     "open-interpreter-conversation": _open_interpreter,
     "amp-thread": _amp,
     "continue-session": _continue,
@@ -202,3 +212,31 @@ def test_a_streamed_document_cut_short_keeps_what_was_read_and_is_read_again(
     assert got == whole[: len(got)]
     if name != "gemini-legacy-json":  # Gemini renders after a first pass over the whole: nothing is half-read
         assert got
+
+
+def test_a_streamed_trajectory_tells_a_grown_run_from_a_new_one_as_a_whole_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mini-swe-agent's cursor (which run, what it indexed) is the same streamed: a run grown by a step costs that
+    step, a new run leaves the earlier one Unchanged."""
+    from tests.ingest.test_mini_swe_agent import read, trajectory, write
+
+    def rounds(folder: Path) -> list[list[Any]]:
+        path = write(folder, trajectory("RUN1", steps=1))
+        first = read(path)
+        grown = read(write(folder, trajectory("RUN1")), first[-1])
+        new = read(write(folder, trajectory("RUN2", t0=1796170000.0)), grown[-1])
+        return [first, grown, new]
+
+    whole = rounds(tmp_path / "whole")
+    monkeypatch.setattr(jsondoc, "STREAM_JSON_BYTES", 0)
+    streamed = rounds(tmp_path / "streamed")
+    for a, b in zip(whole, streamed):
+        assert events(b) == events(a)
+        assert msgspec.structs.replace(last_session(b), source="") == msgspec.structs.replace(
+            last_session(a), source=""
+        )
+        assert b[-1].state == a[-1].state and b[-1].next_seq == a[-1].next_seq
+        assert [type(i).__name__ for i in b if type(i).__name__ in ("Partial", "Unchanged")] == [
+            type(i).__name__ for i in a if type(i).__name__ in ("Partial", "Unchanged")
+        ]
