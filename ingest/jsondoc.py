@@ -29,11 +29,19 @@ import os
 import re
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
 from voyager_sessions.ingest.jsonl import BadLine, TooDeep, decode_line, env_cap
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+    from typing import IO
+
+    #: How a streamed document is opened again for each pass (a file by default; a zip member for an export).
+    Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
 #: A JSON document larger than this is not read (named instead): no session file comes near it,
 #: and it is decoded in memory whole. ``VOYAGER_MAX_JSON_BYTES`` changes it.
@@ -192,16 +200,17 @@ class _Builder:
             self._put(value)
 
 
-def _values(path: str, key: str | None, *, array: bool) -> Iterator[tuple[Any, int]]:
+def _values(path: str, key: str | None, *, array: bool, opener: Opener | None = None) -> Iterator[tuple[Any, int]]:
     """(value, values skipped as too deep) for: each item of the top-level array (``key`` None), each item of
-    the array at top-level ``key`` (``array``), or the value of top-level ``key``. One streaming pass."""
+    the array at top-level ``key`` (``array``), or the value of top-level ``key``. One streaming pass over
+    the file at ``path``, or what ``opener`` opens."""
     import ijson  # only for documents too large to decode whole: the search path never imports it
 
     depth = 0
     top_key: Any = None
     inside = False  # within the array whose items are wanted
     builder: _Builder | None = None
-    with open_regular(path) as fh:
+    with (opener or (lambda: open_regular(path)))() as fh:
         for event, value in ijson.basic_parse(fh, use_float=True):
             if builder is not None:
                 builder.feed(event, value)
@@ -250,9 +259,11 @@ class StreamedArray:
     more than ``MAX_DEPTH`` deep, read as ``null``.
     """
 
-    def __init__(self, path: str, key: str | None) -> None:
+    def __init__(self, path: str, key: str | None, opener: Opener | None = None) -> None:
         self.path = path
         self.key = key
+        #: What opens the document for a pass (None: the file at ``path``); it raises OSError when it cannot read.
+        self.opener = opener
         self.error: str | None = None
         self.too_deep = 0
 
@@ -261,13 +272,13 @@ class StreamedArray:
 
         self.too_deep = 0
         try:
-            for item, skipped in _values(self.path, self.key, array=True):
+            for item, skipped in _values(self.path, self.key, array=True, opener=self.opener):
                 self.too_deep += skipped
                 yield item
         except OSError as exc:
             self.error = f"unreadable: {exc.strerror or exc}"
         except (ijson.JSONError, ValueError) as exc:
-            self.error = f"malformed JSON: {str(exc)[:200]}"
+            self.error = f"malformed JSON: {' '.join(str(exc).split())[:200]}"  # ijson says it on several lines
 
 
 def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:

@@ -285,6 +285,37 @@ def test_a_huge_session_document_of_every_family_scans_in_bounded_memory(home, f
     assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
 
 
+def _chatgpt_conversation(i: int) -> dict[str, object]:
+    """A ChatGPT conversation of 20 long prompts in a chain (the shape of ``conversations.json``)."""
+    mapping: dict[str, object] = {"root": {"id": "root", "parent": None, "children": ["n0"], "message": None}}
+    for k in range(20):
+        message = {
+            "id": f"n{k}",
+            "author": {"role": "user"},
+            "create_time": 1_767_225_600.0 + k,
+            "content": {"content_type": "text", "parts": [BOMB_TEXT]},
+            "status": "finished_successfully",
+            "metadata": {},
+            "recipient": "all",
+        }
+        mapping[f"n{k}"] = {"id": f"n{k}", "parent": f"n{k - 1}" if k else "root", "children": [], "message": message}
+    cid = f"67a1b2c3-0000-4000-8000-{i:012d}"
+    return {"title": f"bomb {i}", "create_time": 1_767_225_600.0, "mapping": mapping, "current_node": "n19", "id": cid}
+
+
+@pytest.mark.slow
+def test_a_huge_export_scans_in_bounded_memory(home):
+    """A 340 MiB ChatGPT conversations.json (past the 256 MiB cap that skipped it): every conversation indexed,
+    one at a time, within the documented peak."""
+    count = BOMB_BYTES // len(json.dumps(_chatgpt_conversation(0)))
+    path = json_document(home / "imports" / "conversations.json", {}, "", _chatgpt_conversation, count)
+    assert path.stat().st_size > 256 << 20
+    doc = scan_peak(home, {"VOYAGER_IMPORTS": str(home / "imports")})
+    assert doc["failed"] == 0 and doc["sessions"] == count, doc["stderr"][-2000:]
+    assert doc["events_added"] == 20 * count, doc["stderr"][-2000:]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
+
+
 def test_every_cap_variable_is_documented():
     """Each VOYAGER_MAX_* variable the code reads is in docs/limits.md and in the README's Limits section."""
     import re
