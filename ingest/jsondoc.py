@@ -103,6 +103,16 @@ def max_json_bytes() -> int:
     return env_cap("VOYAGER_MAX_JSON_BYTES", MAX_JSON_BYTES)
 
 
+def capped_bytes(fh: IO[bytes]) -> bytes:
+    """What is left in ``fh``, a JSON document about to be decoded whole by its own reader (a side index, one
+    file of a tree): ValueError, after reading no more than the cap, past ``VOYAGER_MAX_JSON_BYTES``."""
+    limit = max_json_bytes()
+    data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit:,} bytes (VOYAGER_MAX_JSON_BYTES)")
+    return data
+
+
 def read_json(path: str | os.PathLike[str], *, fatal: bool = True, notices: list[Notice] | None = None) -> Any | Notice:
     """The JSON value in the file at ``path``, or a Notice saying why it could not be read.
 
