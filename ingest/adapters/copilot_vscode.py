@@ -52,7 +52,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "copilot-vscode"
@@ -442,7 +442,7 @@ def probe(path: str | os.PathLike[str]) -> str:
     p = os.fspath(path)
     if p.endswith(".jsonl"):
         return "jsonl"
-    doc = read_json(p)
+    doc = read_json_streamed(p, "requests", ("version",))  # a large file: its version, not its requests
     version = doc.get("version") if isinstance(doc, dict) else None
     return f"json-v{version}" if isinstance(version, int) and not isinstance(version, bool) else "json"
 
