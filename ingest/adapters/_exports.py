@@ -271,10 +271,10 @@ def read_export(
                 continue
             signatures.record(native, sig)
             yield from convert(conv, native, unknown)
-        for notice in stream_end(doc, where):
+        for ended in stream_end(doc, where):
             # Cut short (rewritten, or a broken zip): what was read stands; the export is read again next scan.
-            complete = complete and not notice.fatal
-            yield notice if single or not notice.fatal else Notice(source=where, reason=notice.reason)
+            complete = complete and not ended.fatal
+            yield ended if single or not ended.fatal else Notice(source=where, reason=ended.reason)
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
     if complete:

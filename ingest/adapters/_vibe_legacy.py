@@ -237,7 +237,7 @@ def read_single_file(source: Source) -> Iterator[Item]:
         yield Notice(source=source.path, reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
         return
     yield from skipped
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
     messages = doc.get("messages")
     if not isinstance(messages, (list, StreamedArray)):
         yield Notice(source=source.path, reason='no "messages" list: not a Mistral Vibe session file Voyager knows')

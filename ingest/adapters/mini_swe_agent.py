@@ -239,7 +239,7 @@ class _Run:
         )
 
 
-def _first_ts(messages: list[Any]) -> float | None:
+def _first_ts(messages: Iterable[Any]) -> float | None:
     for msg in messages:
         ts = epoch(as_dict(as_dict(msg).get("extra")).get("timestamp"))
         if ts is not None:
@@ -247,7 +247,7 @@ def _first_ts(messages: list[Any]) -> float | None:
     return None
 
 
-def run_id(messages: list[Any]) -> str:
+def run_id(messages: Iterable[Any]) -> str:
     """The id of the run ``messages`` begin: a digest of its first user message and its first time stamp."""
     task = next((m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"), None)
     h = hashlib.blake2b(digest_size=8)
@@ -319,8 +319,8 @@ def read_trajectory(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     version = str_or_none(info.get("mini_version"))
     unknown.version = version
     if isinstance(messages, StreamedArray):
-        known = state.get("messages")
-        at = int_or_none(known[0]) if isinstance(known, list) and len(known) == 2 else None
+        known = list_or_empty(state.get("messages"))
+        at = int_or_none(known[0]) if len(known) == 2 else None
         count, digest, prefix = _digests(messages, at)
         run_name = state.get("run")
         same = run_name if isinstance(run_name, str) and at and prefix is not None and prefix == known[1] else None
