@@ -100,14 +100,17 @@ def facets_of_rows(hits: list[Hit], repos: dict[str, str | None]) -> dict[str, l
 class Library:
     """The data dir as the web UI reads it: pooled readers (fresh after any scan), answering documents."""
 
-    def __init__(self, ddir: DataDir, *, readers: int = 4) -> None:
+    def __init__(self, ddir: DataDir, *, readers: int = 4, pool: Any = None) -> None:
+        """``pool``: a ``serve.fresh.ReaderPool`` to borrow (``voyager serve``'s, kept open by it); else one of its own."""
         from voyager_sessions.serve.fresh import ReaderPool
 
         self.ddir = ddir
-        self.pool = ReaderPool(ddir, readers)
+        self._own_pool = pool is None
+        self.pool = ReaderPool(ddir, readers) if pool is None else pool
 
     def close(self) -> None:
-        self.pool.close()
+        if self._own_pool:
+            self.pool.close()
 
     def search(self, req: SearchRequest, *, with_facets: bool = True) -> dict[str, Any]:
         """Sessions matching ``req`` grouped (best hit, hit count), a page of them, with facets over all of them.
