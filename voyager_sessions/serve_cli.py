@@ -134,6 +134,9 @@ def serve_status(as_json: bool) -> None:
             f"  watcher    {printable(str(doc['watcher']))} ({doc.get('watched_scans', 0)} background scans "
             "told what changed)"
         )
+    pages = [p for p in doc.get("web_pages") or [] if isinstance(p, int)]
+    if pages:
+        click.echo(f"  web pages  {', '.join(f'127.0.0.1:{p}' for p in pages)} (for `voyager web`, while it runs)")
     if doc.get("stale"):
         click.echo(f"  note       {doc['stale']}")
     if doc.get("env_differs"):

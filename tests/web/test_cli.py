@@ -148,7 +148,7 @@ def test_serve_web_is_foreground_only(scanned, run):
 # -- beside a running `voyager serve` ---------------------------------------------------------
 
 
-def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned):
+def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
     from tests.serve.conftest import ServerProcess
 
     server = ServerProcess(dict(os.environ))
@@ -161,6 +161,7 @@ def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned):
             token = url.rsplit("=", 1)[1]
             # The page is the server's: its process listens on the port, and answers from its index.
             assert server.status()["web_pages"] == [port]
+            assert f"web pages  127.0.0.1:{port} " in run("serve", "status").stdout
             assert _get(f"http://127.0.0.1:{port}/api/search?q=parse_config_v2", token)["result"]["total"] == 2
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/api/sessions", timeout=10)
