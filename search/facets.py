@@ -67,7 +67,10 @@ def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: ql
             constraint = compiler.node(qlang.And(conj.events)) if conj.events else None
             terms = [compiler.node(n) for n in positive]
             if constraint is not None:
-                terms = [tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)]) for t in terms]
+                terms = [
+                    tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)])
+                    for t in terms
+                ]
             cov = sessions.cover(searcher, terms, weights=False)
             chosen: list[str] | None = cov.chosen
             match = cov.match

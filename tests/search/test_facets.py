@@ -111,7 +111,9 @@ def test_a_session_counts_in_each_week_it_has_a_matching_event(reader):
     from voyager_sessions.search.engine import SearchOptions
 
     found = reader.facets("deploy", SearchOptions())
-    mondays = {datetime.fromtimestamp(ms / 1000, timezone.utc).date().isoformat(): ids for ms, ids in found.weeks.items()}
+    mondays = {
+        datetime.fromtimestamp(ms / 1000, timezone.utc).date().isoformat(): ids for ms, ids in found.weeks.items()
+    }
     assert sorted(mondays) == ["2026-11-09", "2026-11-16"]
     assert len(mondays["2026-11-09"]) == N_SESSIONS
     assert len(mondays["2026-11-16"]) == len(range(0, N_SESSIONS, 5))

@@ -34,7 +34,9 @@ def start(*args: str, said: list[str] | None = None) -> tuple[subprocess.Popen, 
 
 
 def _get(url: str, token: str) -> dict:
-    with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=10) as res:
+    with urllib.request.urlopen(
+        urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=10
+    ) as res:
         return json.loads(res.read())
 
 

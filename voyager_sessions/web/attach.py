@@ -12,6 +12,7 @@ Standard library only, as the socket client it uses (:mod:`voyager_sessions.serv
 
 from __future__ import annotations
 
+import _socket
 import os
 import signal
 import socket
@@ -36,7 +37,7 @@ class Lent:
 
     url: str
     pid: int
-    sock: socket.socket
+    sock: _socket.socket  # what the client's ``hold`` returns (the C module's socket: ``socket.socket``'s base)
 
     def hold(self, announce: Callable[[], None]) -> None:
         """Announce the page, then keep it until Ctrl-C or SIGTERM (and give it back), or until the server closes it
