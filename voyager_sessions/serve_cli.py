@@ -62,10 +62,12 @@ def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, web: b
     if web:
         if detach:
             raise UserError("--web runs in the foreground (its URL holds a token only this terminal should see)")
-        from voyager_sessions.web.cli import serving_beside
+        from voyager_sessions.web.cli import announce, require_stack
 
-        with serving_beside(ddir, web_port):
-            control.run_foreground(ddir, interval=interval, verbose=not quiet)
+        require_stack()
+        control.run_foreground(
+            ddir, interval=interval, verbose=not quiet, web_port=web_port, on_web=lambda url: announce(url, ddir.root)
+        )
         return
     if detach:
         pid, log = control.detach(ddir, interval=interval, verbose=not quiet)

@@ -135,6 +135,11 @@ def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned)
         )
         with urllib.request.urlopen(req, timeout=10) as res:
             assert json.loads(res.read())["result"]["total"] == 2
+        # One of the server's pages, reading through its readers.
+        from voyager_sessions.core.paths import DataDir
+        from voyager_sessions.serve import control
+
+        assert control.status(DataDir(scanned), timeout=5)["web_pages"] == [port]
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -1,5 +1,7 @@
 """The pages ``voyager serve`` lends to ``voyager web``: the web UI served from the server's process.
 
+(``voyager serve --web``'s page is one too, held for the server's whole life: :meth:`WebPages.beside`.)
+
 When a server runs for the data dir, ``voyager web`` sends it a ``web`` request (protocol
 op, see :mod:`.protocol`) and keeps the connection open. The server binds a page on
 loopback (``voyager_sessions.web.server.in_thread``: a new token, the port asked for),
@@ -21,16 +23,15 @@ import selectors
 import socket
 import threading
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
 from voyager_sessions.core.errors import VoyagerError, failure
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.web import INSTALL
 
-#: What a server without the web extra answers (the same line ``voyager web`` prints without it).
-INSTALL = "voyager: the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"
 
 #: Seconds between looks at the stop flag while a page is lent.
 POLL = 0.2
@@ -67,7 +68,7 @@ class WebPages:
 
                     url = stack.enter_context(in_thread(self.ddir, port, pool=self.pool))
                 except ImportError:
-                    send({"notices": [], "failure": INSTALL, "exit": 2})
+                    send({"notices": [], "failure": f"voyager: {INSTALL}", "exit": 2})
                     return
                 except VoyagerError as exc:  # the port is taken, say: the command reports it as its own
                     line, code = failure(exc)
@@ -81,6 +82,22 @@ class WebPages:
             # Leaving the block stopped the page and closed its sockets; the caller closes ``sock`` now.
         finally:
             if bound is not None:
+                with self._lock:
+                    self._open.pop(bound, None)
+
+    @contextmanager
+    def beside(self, port: int, announce: Callable[[str], None]) -> Iterator[str]:
+        """``voyager serve --web``: a page for the whole life of the server (the ``with`` block); its URL is announced."""
+        from voyager_sessions.web.server import in_thread
+
+        with in_thread(self.ddir, port, pool=self.pool) as url:
+            bound = urlsplit(url).port or port
+            with self._lock:
+                self._open[bound] = time.time()
+            try:
+                announce(url)
+                yield url
+            finally:
                 with self._lock:
                     self._open.pop(bound, None)
 

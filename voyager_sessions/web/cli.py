@@ -2,13 +2,11 @@
 
 It imports nothing of the web stack until it runs, so ``voyager --help`` lists it even
 when the ``web`` extra is not installed; running it then says how to install it.
-:func:`serving_beside` is what ``voyager serve --web`` uses to serve the page from its process.
+``voyager serve --web`` uses :func:`require_stack` and :func:`announce` (its page is served by
+``voyager_sessions.serve.webpage``).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import click
 
@@ -17,7 +15,7 @@ from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.textsafe import printable
 
-INSTALL = "the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"
+from voyager_sessions.web import INSTALL
 
 
 def require_stack() -> None:
@@ -32,17 +30,6 @@ def require_stack() -> None:
 
 def announce(url: str, root: object, by: str = "") -> None:
     click.echo(f"voyager: serving {printable(str(root))}{by} at\n\n    {url}\n\n(Ctrl-C stops it)", err=True)
-
-
-@contextmanager
-def serving_beside(ddir: DataDir, port: int) -> Iterator[str]:
-    """The web page served from a thread while the ``with`` block runs (``voyager serve --web``); its URL."""
-    require_stack()
-    from voyager_sessions.web.server import in_thread
-
-    with in_thread(ddir, port) as url:
-        announce(url, ddir.root)
-        yield url
 
 
 @click.command()
