@@ -34,6 +34,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
+from voyager_sessions.ingest.jsondoc import capped_bytes
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
@@ -139,7 +140,7 @@ _NOT_CONVERSATION = frozenset(
 
 def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
     with open_regular(path) as fh:
-        doc = decode_json(fh.read())
+        doc = decode_json(capped_bytes(fh))  # past the cap: no titles from it (cached_by_stat's default)
     titles: dict[str, tuple[str, str]] = {}
     entries = doc.get("entries") if isinstance(doc, dict) else None
     for entry in entries if isinstance(entries, list) else ():
