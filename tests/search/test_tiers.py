@@ -150,3 +150,19 @@ def test_the_cli_says_a_lower_bound(home, run, monkeypatch):
     monkeypatch.setattr(tiers, "WIDE", 10**12)
     doc = run.json("search", "zephyr", "--json", "--limit", "5")
     assert doc["total_exact"] is True and doc["total"] == 60
+
+
+@pytest.mark.parametrize("query", ["alpha", "数据库", "sigma OR omega"])
+def test_sessions_past_the_window_are_counted_by_aggregation(searcher, monkeypatch, query):
+    """``--sessions`` groups the best SESSION_WINDOW events; past it, hit counts and the total come from an
+    aggregation over every match (keyed by session key), and agree with a window that holds everything."""
+    from voyager_sessions.search import engine
+
+    opts = SearchOptions(sessions=True, limit=10)
+    whole = searcher.search(query, opts)
+    monkeypatch.setattr(engine, "SESSION_WINDOW", 5)
+    cut = searcher.search(query, opts)
+    assert cut.total == whole.total
+    counts = {h.session_id: h.hit_count for h in whole.hits}
+    assert all(h.hit_count == counts.get(h.session_id, h.hit_count) for h in cut.hits)
+    assert any(h.session_id in counts for h in cut.hits)
