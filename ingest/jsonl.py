@@ -232,7 +232,9 @@ def read_records(
                     line = b"".join(pending) + piece if pending else piece
                     if at_start and line.startswith(_BOM):
                         line = line[len(_BOM) :]
-                    stripped = line.strip()
+                    # An object's line is decoded as it is (no stripped copy of every line): a decoder
+                    # takes nothing but the object between its braces, so stripping would change nothing.
+                    stripped = line if line.startswith(b"{") and line.endswith(b"}") else line.strip()
                     if stripped:
                         try:
                             value = decode(stripped)
@@ -241,9 +243,10 @@ def read_records(
                             if bad <= MAX_NAMED_BAD_LINES:
                                 yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")
                         else:
-                            yield Record(value=value, start=start, end=pos, complete=True, lineno=lineno)
+                            yield Record(value, start, pos, True, lineno)
                 at_start = False
-                pending, pending_len, oversize = [], 0, False
+                if pending_len or pending or oversize:
+                    pending, pending_len, oversize = [], 0, False
             if tail:
                 if not oversize:
                     pending.append(tail)
