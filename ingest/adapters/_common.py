@@ -303,7 +303,7 @@ class EventCounter:
 
     def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
         """An Event, or ``None`` for empty text: an empty message has nothing to find."""
-        if not text or not text.strip():
+        if not text or text.isspace():  # (not ``strip()``: that copies the whole text to see if anything is left)
             return None
         event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
         self.seq += 1
@@ -521,7 +521,7 @@ class JsonlSessionRead:
                 yield draft
                 continue
             kind, origin, text, fields = draft
-            if not isinstance(text, str) or not text.strip():
+            if not isinstance(text, str) or not text or text.isspace():
                 continue
             if self.counter is None:
                 yield self._begin(name_id)
