@@ -353,7 +353,7 @@ def event_document(
         head = _head(*key)
         if heads is not None:
             heads[key] = head
-    doc = head.__copy__()
+    doc = head.__copy__()  # type: ignore[attr-defined]  # tantivy-py has it; its stubs do not say so
     if ev.tool:
         doc.add_text("tool", ev.tool)
     if ev.call_id:

@@ -547,7 +547,7 @@ class JsonlSessionRead:
         offset = self.cursor.offset if self.cursor else 0
         progress, record, state = self.progress, self._record, self._state  # looked up once, not every line
         for item in read_records(self.path, offset, progress.first_lineno(), decode=self.decode):
-            if type(item) is Notice:
+            if isinstance(item, Notice):
                 if item.fatal:
                     progress.fatal = True
                 yield item

@@ -242,6 +242,7 @@ class ClaudeRead(JsonlSessionRead):
         self.is_agent_file = p.name.startswith("agent-")
         self.nested_parent = p.parent.parent.name if p.parent.name == "subagents" else None
         self.project_dir = p.parent
+        self.version: str | None = None  # the last version a line named (checked once per change)
         try:
             self.usage = msgspec.convert(saved, UsageTally) if isinstance(saved, dict) else UsageTally()
         except msgspec.ValidationError:
@@ -308,7 +309,8 @@ class ClaudeRead(JsonlSessionRead):
     def _line(self, line: _Line) -> Iterator[Item]:
         kind = line.type
         version = line.version
-        if isinstance(version, str) and version != self.unknown.version:  # the same on every line: check it once
+        if isinstance(version, str) and version != self.version:  # the same on every line: check it once
+            self.version = version
             self.unknown.version = version
             self.facts.agent_version = release(version) or self.facts.agent_version
         if kind == "summary":
@@ -351,7 +353,7 @@ class ClaudeRead(JsonlSessionRead):
             return counter.make("user", person, text, ts=ts)
 
         content = message.content
-        if type(content) is str:
+        if isinstance(content, str):
             if (ev := prompt(content)) is not None:
                 yield ev
             return
@@ -385,7 +387,7 @@ class ClaudeRead(JsonlSessionRead):
             self._usage(message, message.usage)
         text_kind, text_origin = ("meta", "provider") if synthetic else ("assistant", "agent")
         content = message.content
-        if type(content) is str:
+        if isinstance(content, str):
             if (ev := counter.make(text_kind, text_origin, content, ts=ts)) is not None:
                 yield ev
             return
