@@ -58,12 +58,14 @@ def parse_ts(value: Any, *, naive: Literal["utc", "local"] = "utc") -> float | N
     if not isinstance(value, str) or not value:
         return None
     if _NATIVE_ISO:
+        # The fast path (a stamp on every line of most agents' files): no call that is not needed.
         try:
-            dt = datetime.fromisoformat(value)
+            dt = _fromisoformat(value)
         except ValueError:
             pass
         else:
-            return _plausible(_aware(dt, naive).timestamp())
+            ts = (dt if dt.tzinfo is not None else _aware(dt, naive)).timestamp()
+            return ts if 0.0 <= ts <= _LATEST else None
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -90,9 +92,14 @@ def _aware(dt: datetime, naive: str) -> datetime:
     return dt.replace(tzinfo=timezone.utc)
 
 
+#: The last second of year 9999: a later stamp is corruption.
+_LATEST = 253402300799.0
+_fromisoformat = datetime.fromisoformat
+
+
 def _plausible(ts: float) -> float | None:
     """A time between 1970 and 9999, or None: anything else is a corrupt stamp, not a date to show."""
-    return ts if 0.0 <= ts <= 253402300799.0 else None
+    return ts if 0.0 <= ts <= _LATEST else None
 
 
 def epoch(value: Any) -> float | None:
@@ -296,7 +303,7 @@ class EventCounter:
 
     def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
         """An Event, or ``None`` for empty text: an empty message has nothing to find."""
-        if not text or not text.strip():
+        if not text or text.isspace():  # (not ``strip()``: that copies the whole text to see if anything is left)
             return None
         event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
         self.seq += 1
@@ -521,7 +528,7 @@ class JsonlSessionRead:
                 yield draft
                 continue
             kind, origin, text, fields = draft
-            if not isinstance(text, str) or not text.strip():
+            if not isinstance(text, str) or not text or text.isspace():
                 continue
             if self.counter is None:
                 yield self._begin(name_id)
@@ -545,17 +552,20 @@ class JsonlSessionRead:
             self.sent = self._session()
             yield self.sent
         offset = self.cursor.offset if self.cursor else 0
-        for item in read_records(self.path, offset, self.progress.first_lineno(), decode=self.decode):
+        progress, record, state = self.progress, self._record, self._state  # looked up once, not every line
+        for item in read_records(self.path, offset, progress.first_lineno(), decode=self.decode):
             if isinstance(item, Notice):
                 if item.fatal:
-                    self.progress.fatal = True
+                    progress.fatal = True
                 yield item
                 continue
             if not item.complete:
-                self.progress.freeze()  # the cursor's state must not include a half-written line
-            yield from self._record(item)
-            if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
+                progress.freeze()  # the cursor's state must not include a half-written line
+                yield from record(item)
+                continue
+            yield from record(item)
+            counter = self.counter
+            progress.commit(item, counter.seq if counter else progress.seq, state)
         if self.progress.fatal:
             return
         if self.unknown is not None and (notice := self.unknown.notice(self.path)) is not None:
