@@ -151,7 +151,8 @@ _AGENT_SUMMARY = re.compile(r"<summary>\s*(?:Background\s+)?Agent\b", re.IGNOREC
 
 def is_task_notification(text: str) -> bool:
     """True for the text of a ``<task-notification>`` (a background task's end, written by the harness)."""
-    return text.lstrip().startswith(_NOTIFICATION)
+    # Only the head is looked at: stripping a whole long prompt to test its first tag would copy it.
+    return text.startswith(_NOTIFICATION) or text[:256].lstrip().startswith(_NOTIFICATION)
 
 
 def notification_report(text: str) -> tuple[bool, str | None]:
