@@ -49,6 +49,7 @@ from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 UI_MESSAGES = "ui_messages.json"
@@ -377,6 +378,8 @@ class TaskRead:
         elif key == ("say", "task") and self.facts.parent:
             origin = "provider"
         text, tool = _ui_text(message, key, tool)
+        if kind == "tool_call":
+            text = tool_call_text(tool, text)
         if (ev := self.counter.make(kind, origin, text, ts=ts, tool=tool)) is not None:
             yield ev
 
@@ -477,15 +480,15 @@ def _result_text(content: Any) -> str:
     return "" if content is None else compact_json(content)
 
 
-def tool_input_text(tool_input: Any) -> str:
-    """A tool call's searchable text: the ``command`` its input names (``commands``: one a line), else compact JSON."""
-    if isinstance(tool_input, dict):
-        command = tool_input.get("command", tool_input.get("commands"))
-        if isinstance(command, str) and command:
-            return command
-        if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-            return "\n".join(command)
-    return "" if tool_input is None else compact_json(tool_input)
+def tool_input_text(name: str | None, tool_input: Any) -> str:
+    """A tool call's searchable text by the one rule (``toolcall.tool_call_text``); Cline's ``commands`` (a list
+    of command lines) is read as one command, a line each."""
+    if isinstance(tool_input, dict) and "command" not in tool_input:
+        commands = tool_input.get("commands")
+        if isinstance(commands, list) and commands and all(isinstance(c, str) for c in commands):
+            # A call that carries command lines runs them: searched as those lines, whatever its name.
+            return tool_call_text(name, {**tool_input, "command": "\n".join(commands)}, (name,) if name else ())
+    return tool_call_text(name, tool_input)
 
 
 def assistant_blocks(
@@ -508,7 +511,7 @@ def assistant_blocks(
             ev = counter.make(
                 "tool_call",
                 "agent",
-                tool_input_text(block.get("input")),
+                tool_input_text(name, block.get("input")),
                 ts=ts,
                 tool=name,
                 call_id=str_or_none(block.get("id")),

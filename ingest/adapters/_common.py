@@ -6,7 +6,8 @@ epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join 
 blocks, render a command readably, build a resume command with every word quoted
 (``resume_in``), accumulate what is known about the session as records stream past
 (``SessionFacts``, small enough to live in a ``Cursor``), number events
-(``EventCounter``; ``SessionEvents`` for a session mapped whole), read side files
+(``EventCounter``, which also files every subagent's report by the one rule of ``toolcall``;
+``SessionEvents`` for a session mapped whole), read side files
 once per change rather than once per source (``cached_by_stat``), count records
 of kinds the adapter does not know so that a format change is reported, never
 silent (``UnknownRecords``), the read loop of an append-only JSONL session
@@ -38,6 +39,7 @@ from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, open_store, unreadable
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, is_subagent_tool, report_pair
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
@@ -295,19 +297,55 @@ class SessionFacts:
 
 
 class EventCounter:
-    """Numbers the events of one session in stream order, from the cursor's ``next_seq``."""
+    """Numbers the events of one session in stream order, from the cursor's ``next_seq``.
 
-    def __init__(self, session: str, start: int) -> None:
+    Every event an adapter makes passes here, so this is also where the one rule for a subagent's report
+    (docs/json.md, "Tool calls and subagent reports") reaches every adapter: a tool result the adapter filed
+    as tool output (origin ``tool``) that answers a call starting a subagent — its ``tool`` is such a tool,
+    or its ``call_id`` is that of such a call made through this counter (or an earlier read's: a
+    ``JsonlSessionRead`` keeps them in its cursor) — is the subagent's report, ``toolcall.SUBAGENT_REPORT``.
+    An adapter that knows a result only acknowledges a background launch says so (:meth:`launched`)
+    before it files that result, with no subagent tool named.
+    """
+
+    #: Pending subagent calls kept at most (a cursor stays small; their results usually follow at once).
+    AGENT_CALLS_KEPT = 32
+
+    def __init__(self, session: str, start: int, agent_calls: Any = None) -> None:
         self.session = session
         self.seq = start
+        #: The ids of calls that started a subagent whose result has not come yet, oldest first.
+        self.agent_calls: dict[str, None] = dict.fromkeys(
+            [c for c in list_or_empty(agent_calls) if isinstance(c, str)][-self.AGENT_CALLS_KEPT :]
+        )
+
+    def launched(self, call_id: str | None) -> None:
+        """The result of ``call_id`` only acknowledges a subagent started in the background: not its report."""
+        if call_id is not None:
+            self.agent_calls.pop(call_id, None)
 
     def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
         """An Event, or ``None`` for empty text: an empty message has nothing to find."""
         if not text or text.isspace():  # (not ``strip()``: that copies the whole text to see if anything is left)
             return None
+        if kind == "tool_call" or kind == "tool_result":
+            kind, origin = self._report_rule(kind, origin, extra)
         event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
         self.seq += 1
         return event
+
+    def _report_rule(self, kind: Kind, origin: Origin, extra: dict[str, Any]) -> tuple[Kind, Origin]:
+        call_id = extra.get("call_id")
+        if kind == "tool_call":
+            if isinstance(call_id, str) and is_subagent_tool(extra.get("tool")):
+                self.agent_calls[call_id] = None
+                if len(self.agent_calls) > self.AGENT_CALLS_KEPT:
+                    del self.agent_calls[next(iter(self.agent_calls))]
+            return kind, origin
+        if call_id is not None and call_id in self.agent_calls:
+            del self.agent_calls[call_id]
+            return SUBAGENT_REPORT if origin == "tool" else (kind, origin)
+        return report_pair(extra.get("tool")) if origin == "tool" else (kind, origin)
 
 
 class SessionEvents:
@@ -507,9 +545,18 @@ class JsonlSessionRead:
         return state
 
     def _identify(self, native_id: str) -> None:
-        """Fix the session's id, and number its events from where the cursor left off."""
+        """Fix the session's id, and number its events from where the cursor left off (with the subagent calls
+        whose results had not come yet)."""
         self.facts.native_id = native_id
-        self.counter = EventCounter(session_id(self.provider, native_id), self.progress.seq)
+        saved = as_dict(self.cursor.state).get("agent_calls") if self.cursor else None
+        self.counter = EventCounter(session_id(self.provider, native_id), self.progress.seq, saved)
+
+    def _cursor_state(self) -> dict[str, Any]:
+        """What the cursor keeps: the adapter's ``_state()``, and the subagent calls still waiting for a result."""
+        state = self._state()
+        if self.counter is not None and self.counter.agent_calls:
+            state = {**state, "agent_calls": list(self.counter.agent_calls)}
+        return state
 
     def _begin(self, native_id: str) -> Session:
         """Fix the session's id at the first record that names it; returns the Session to yield first."""
@@ -552,7 +599,7 @@ class JsonlSessionRead:
             self.sent = self._session()
             yield self.sent
         offset = self.cursor.offset if self.cursor else 0
-        progress, record, state = self.progress, self._record, self._state  # looked up once, not every line
+        progress, record, state = self.progress, self._record, self._cursor_state  # looked up once, not every line
         for item in read_records(self.path, offset, progress.first_lineno(), decode=self.decode):
             if isinstance(item, Notice):
                 if item.fatal:
@@ -841,27 +888,3 @@ class DeltaStream:
         if self.mode == "tail" and not self.partial_sent:
             return [Unchanged(session=self.session)], now
         return [], now
-
-
-def tool_call_text(tool: str | None, arguments: Any, shell_tools: Iterable[str] = ()) -> str:
-    """A tool call's searchable text: the command for a shell tool, else compact JSON of its input.
-
-    ``arguments`` may be the input itself or the JSON text of it (what most agents store);
-    text that is not JSON stays as it is. Re-encoding keeps non-ASCII as is, so a CJK
-    argument written as ``\\uXXXX`` escapes is still found.
-    """
-    value = arguments
-    if isinstance(arguments, str):
-        try:
-            value = decode_json(arguments)
-        except (msgspec.DecodeError, RecursionError):
-            return arguments
-    if tool is not None and tool in shell_tools and isinstance(value, dict):
-        command = value.get("command")
-        if isinstance(command, str) and command:
-            return command
-        if isinstance(command, list) and command:
-            return render_argv(command)
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else compact_json(value)

@@ -6,9 +6,8 @@ row, a folder re-read after a change) first turns each record into *drafts*:
 them into Events through an :class:`~voyager_sessions.ingest.adapters._common.EventCounter`,
 which drops the empty ones, so a mapping never has to check for text itself.
 
-:func:`tool_text` is how a tool call reads in the index: the command itself for a shell
-tool, else compact JSON of the arguments (decoded first when they arrive as a JSON
-string, so CJK written as ``\\uXXXX`` is searchable). :func:`exit_code` accepts an exit
+A tool call's text is the one rule's (:func:`voyager_sessions.ingest.toolcall.tool_call_text`).
+:func:`exit_code` accepts an exit
 status only when the record states one (an int, or a string of digits, which Kiro and
 others write); anything else stays ``None``.
 """
@@ -21,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from voyager_sessions.ingest.adapters._common import EventCounter, compact_json
+from voyager_sessions.ingest.adapters._common import EventCounter
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.core.model import Event, Kind, Origin
 
@@ -50,32 +49,6 @@ def json_value(text: Any) -> Any:
         return _decode(text)
     except (msgspec.DecodeError, RecursionError):
         return None
-
-
-def tool_text(
-    name: str | None, arguments: Any, shell_tools: frozenset[str], command_keys: tuple[str, ...] = ("command",)
-) -> str:
-    """A tool call as indexed: a shell tool's command as typed, else compact JSON of its arguments.
-
-    Arguments given as a JSON string are decoded first; a string that is not JSON is kept as
-    written. ``shell_tools`` are compared case-insensitively.
-    """
-    args = arguments
-    if isinstance(arguments, str):
-        decoded = json_value(arguments)
-        if decoded is None:
-            return arguments
-        args = decoded
-    if isinstance(args, dict) and (name or "").lower() in shell_tools:
-        for key in command_keys:
-            command = args.get(key)
-            if isinstance(command, str) and command.strip():
-                return command
-            if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-                return " ".join(command)
-    if args is None or args == {}:
-        return ""
-    return compact_json(args)
 
 
 def exit_code(value: Any) -> int | None:

@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import EventCounter, compact_json, str_or_none
+from voyager_sessions.ingest.toolcall import report_pair, tool_call_text
 from voyager_sessions.core.model import Event, Kind, Origin
 
 #: Tools whose call is a shell command: the command is what a person searches for.
@@ -64,12 +65,8 @@ def function_response(part: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def call_text(name: str | None, args: Any) -> str:
-    """A tool call as a person would search for it: the command for a shell tool, else compact JSON of the arguments."""
-    if name in SHELL_TOOLS and isinstance(args, dict) and isinstance(args.get("command"), str):
-        return args["command"]
-    if args is None:
-        return ""
-    return compact_json(args)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, args, SHELL_TOOLS)
 
 
 def response_text(response: dict[str, Any]) -> tuple[str, bool]:
@@ -104,15 +101,22 @@ def tool_result_event(
     *,
     exit_code: int | None = None,
     is_error: bool = False,
+    background: bool = False,
 ) -> Event | None:
-    """A ``functionResponse`` as a tool result; ``exit_code`` only when the agent recorded one beside it."""
+    """A ``functionResponse`` as a tool result; ``exit_code`` only when the agent recorded one beside it. What a
+    subagent tool (``invoke_agent``, ``agent``) answered is the subagent's report (``toolcall.report_pair``),
+    unless ``background`` says it only acknowledges a background launch."""
     text, failed = response_text(response)
+    call_id = str_or_none(response.get("id"))
+    if background:
+        counter.launched(call_id)  # only the launch: the report comes later as a notification
+    kind, origin = report_pair(str_or_none(response.get("name")), background=background)
     return counter.make(
-        "tool_result",
-        "tool",
+        kind,
+        origin,
         text,
         ts=ts,
-        call_id=str_or_none(response.get("id")),
+        call_id=call_id,
         exit_code=exit_code,
         is_error=is_error or failed,
     )

@@ -35,7 +35,8 @@ from voyager_sessions.ingest.adapters._common import (
     list_or_empty,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Kind, Origin
 
 SHELL_TOOLS = frozenset(
@@ -146,7 +147,7 @@ class HistoryMapper:
         yield (
             "tool_call",
             "agent",
-            args if isinstance(args, str) else compact_json(args) if args else "",
+            tool_call_text(name, args),
             {"tool": name, "call_id": call_id},
         )
 
@@ -174,7 +175,7 @@ class HistoryMapper:
             yield (
                 "tool_call",
                 "agent",
-                tool_text(name, fn.get("arguments", fn.get("input")), SHELL_TOOLS),
+                tool_call_text(name, fn.get("arguments", fn.get("input")), SHELL_TOOLS),
                 {"tool": name, "call_id": str_or_none(call.get("id"))},
             )
 
@@ -263,7 +264,7 @@ class UpdatesReducer:
                 or str_or_none(update.get("kind"))
             )
             raw = update.get("rawInput")
-            text = tool_text(name, raw, SHELL_TOOLS) if raw is not None else str_or_none(update.get("title"))
+            text = tool_call_text(name, raw, SHELL_TOOLS) if raw is not None else str_or_none(update.get("title"))
             self.drafts.append(
                 ("tool_call", "agent", text, {"ts": ts, "tool": name, "call_id": str_or_none(update.get("toolCallId"))})
             )

@@ -30,11 +30,11 @@ from typing import Any
 
 import msgspec
 
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
     cached_by_stat,
-    compact_json,
     epoch,
     list_or_empty,
     str_or_none,
@@ -148,17 +148,8 @@ def _text(content: Any, types: tuple[str, ...] = ("text",)) -> str:
 
 
 def render_call(name: str | None, args: Any) -> str:
-    """A shell tool's command as typed; else the arguments as compact JSON (decoded when they are a JSON string).
-
-    Kimi CLI's and Kimi Code's tools take the same arguments, so both layouts render them here."""
-    if isinstance(args, str):
-        try:
-            args = _json(args)
-        except msgspec.DecodeError:
-            return args
-    if isinstance(args, dict) and name in _SHELL_TOOLS and isinstance(args.get("command"), str):
-        return args["command"]
-    return "" if args is None else compact_json(args)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md). Kimi CLI's and Kimi Code's tools take the same arguments, so both layouts render them here."""
+    return tool_call_text(name, args, _SHELL_TOOLS)
 
 
 def record(
@@ -213,7 +204,7 @@ def _message(message: dict[str, Any], ts: float | None, subagent: bool) -> Itera
             phase = message.get("origin", {}).get("phase") if isinstance(message.get("origin"), dict) else None
             plain = _BASH_TAG.sub("", text).strip("\n")
             if phase == "input":
-                yield ("tool_call", "human", plain, {"ts": ts, "tool": "bash"})
+                yield ("tool_call", "human", tool_call_text("bash", plain), {"ts": ts, "tool": "bash"})
             else:
                 failed = isinstance(message.get("origin"), dict) and message["origin"].get("isError") is True
                 yield ("tool_result", "tool", plain, {"ts": ts, "tool": "bash", "is_error": failed})

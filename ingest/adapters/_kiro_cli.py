@@ -33,7 +33,8 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, exit_code, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, exit_code, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Source
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsonl import Record, decode_line
@@ -227,7 +228,7 @@ class KiroStreamRead(JsonlSessionRead):
             yield (
                 "tool_call",
                 "agent",
-                tool_text(name, data.get("input"), SHELL_TOOLS),
+                tool_call_text(name, data.get("input"), SHELL_TOOLS),
                 {"ts": ts, "tool": name, "call_id": str_or_none(data.get("toolUseId"))},
             )
         elif not _quiet(kind):
@@ -281,7 +282,7 @@ class KiroStreamRead(JsonlSessionRead):
                     yield (
                         "tool_call",
                         "agent",
-                        tool_text(name, block.get("input"), SHELL_TOOLS),
+                        tool_call_text(name, block.get("input"), SHELL_TOOLS),
                         {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
                     )
                 elif not _quiet(btype):

@@ -31,7 +31,8 @@ from voyager_sessions.ingest.adapters._common import (
     read_database,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER, SHELL_TOOLS, failed, tool_result
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import decode_json
@@ -205,6 +206,6 @@ def _assistant_content(assistant: dict[str, Any], ts: float | None, unknown: Unk
                 yield (
                     "tool_call",
                     "agent",
-                    tool_text(name, use.get("args"), SHELL_TOOLS),
+                    tool_call_text(name, use.get("args"), SHELL_TOOLS),
                     {"ts": ts, "tool": name, "call_id": str_or_none(use.get("id"))},
                 )

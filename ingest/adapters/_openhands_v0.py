@@ -22,7 +22,6 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
-    compact_json,
     int_or_none,
     parse_ts,
     str_or_none,
@@ -32,6 +31,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Session
 
 V0_EVENT = re.compile(r"(\d+)\.json")
@@ -56,6 +56,8 @@ _NOT_TURNS = frozenset(
 )
 #: Observations with nothing of their own to index (state changes, recalled context, echoes of a thought).
 _NOT_RESULTS = frozenset({"agent_state_changed", "null", "recall", "think", "condense", "loop_detection"})
+#: Actions that run a command or code: searched as the command (``cmd``'s ``command``, ``ipython``'s ``code``).
+_RUNS_CODE = frozenset({"run", "run_ipython"})
 #: Action fields that are bookkeeping, not what the agent asked for.
 _BOOKKEEPING_ARGS = frozenset(
     {
@@ -142,13 +144,8 @@ class V0Mapper(Mapper):
             final = args.get("final_thought") or outputs.get("content") or outputs.get("reason") or args.get("reason")
             yield from self._one("assistant", "agent", final, ts)
             return
-        for key in ("command", "code"):
-            if isinstance(args.get(key), str) and args[key]:
-                text = args[key]
-                break
-        else:
-            fields = {k: v for k, v in args.items() if k not in _BOOKKEEPING_ARGS and v not in (None, "", [], {})}
-            text = compact_json(fields) if fields else action
+        fields = {k: v for k, v in args.items() if k not in _BOOKKEEPING_ARGS and v not in (None, "", [], {})}
+        text = tool_call_text(action, fields, _RUNS_CODE)
         call_id = str(doc["id"]) if int_or_none(doc.get("id")) is not None else None
         yield from self._one("tool_call", "agent", text, ts, tool=action, call_id=call_id)
 

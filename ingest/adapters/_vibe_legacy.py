@@ -22,15 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
     SessionFacts,
     UnknownRecords,
     cached_by_stat,
-    compact_json,
     int_or_none,
     join_text,
     parse_ts,
@@ -39,7 +36,8 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_object, read_json_streamed, stream_end
-from voyager_sessions.ingest.jsonl import Record, decode_json
+from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 MESSAGES = "messages.jsonl"
@@ -126,19 +124,7 @@ class MessageMapper:
     def _call(self, call: dict[str, Any]) -> Event | None:
         fn = call.get("function") if isinstance(call.get("function"), dict) else {}
         name = str_or_none(fn.get("name"))
-        raw = fn.get("arguments")
-        args: Any = raw
-        if isinstance(raw, str):
-            try:
-                args = decode_json(raw)
-            except msgspec.DecodeError:
-                args = raw  # a half-streamed argument string: index it as written
-        if isinstance(args, dict) and name in _SHELL_TOOLS and isinstance(args.get("command"), str):
-            text = args["command"]
-        elif isinstance(args, str):
-            text = args
-        else:
-            text = compact_json(args) if args is not None else ""
+        text = tool_call_text(name, fn.get("arguments"), _SHELL_TOOLS)
         return self.counter.make("tool_call", "agent", text, tool=name, call_id=str_or_none(call.get("id")))
 
 

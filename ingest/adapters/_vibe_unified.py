@@ -47,6 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, session_id
 
 STORE_FORMAT = "mistral.vibe.unified-session-store/v1"
@@ -221,12 +222,8 @@ class _Mapper:
         detail = entry.get("detail") if isinstance(entry.get("detail"), dict) else {}
         tool = str_or_none(detail.get("toolName")) or str_or_none(detail.get("kind"))
         tool_input = detail.get("input")
-        if isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
-            text = tool_input["command"]
-        elif tool_input is None:
-            text = str_or_none(entry.get("title")) or ""
-        else:
-            text = compact_json(tool_input)
+        # No input recorded: the entry's title ("Running ls") stands for the arguments.
+        text = tool_call_text(tool, tool_input if tool_input is not None else entry.get("title"))
         call_id = str_or_none(entry.get("id"))
         if (ev := c.make("tool_call", "agent", text, ts=ts, tool=tool, call_id=call_id)) is not None:
             yield ev

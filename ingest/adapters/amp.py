@@ -44,7 +44,8 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, exit_code, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, exit_code, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.core.model import Session, session_id
@@ -187,7 +188,7 @@ class _ThreadRead:
                 yield (
                     "tool_call",
                     "agent",
-                    tool_text(name, block.get("input"), SHELL_TOOLS, ("cmd", "command")),
+                    tool_call_text(name, block.get("input"), SHELL_TOOLS),
                     {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
                 )
             elif btype == "tool_result":

@@ -39,7 +39,8 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import JsonlSessionRead, list_or_empty, parse_ts, str_or_none
-from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
@@ -58,7 +59,6 @@ META_STEPS = frozenset({"CHECKPOINT", "SYSTEM_MESSAGE"})
 #: Step types that carry nothing to search.
 QUIET_STEPS = frozenset({"CONVERSATION_HISTORY"})
 SHELL_TOOLS = frozenset({"run_command", "run_terminal_command", "shell"})
-_SHELL_KEYS = ("CommandLine", "command", "Command")
 
 _REQUEST = re.compile(r"<USER_REQUEST>(.*?)(?:</USER_REQUEST>|$)", re.DOTALL)
 _METADATA = re.compile(r"<ADDITIONAL_METADATA>(.*?)</ADDITIONAL_METADATA>", re.DOTALL)
@@ -171,7 +171,7 @@ class _TranscriptRead(JsonlSessionRead):
         yield (
             "tool_call",
             "agent",
-            tool_text(name, args, SHELL_TOOLS, _SHELL_KEYS),
+            tool_call_text(name, args, SHELL_TOOLS),
             {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
         )
 

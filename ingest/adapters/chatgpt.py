@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters.base import Item
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Session, session_id
 
 PROVIDER: Final = "chatgpt"
@@ -93,7 +94,7 @@ def _message(message: dict[str, Any], unknown: UnknownRecords) -> Iterator[Draft
             yield ("reasoning", "agent", "\n".join(t for t in thoughts if isinstance(t, str) and t), {"ts": ts})
         elif ctype == "code" or (recipient not in (None, "all")):
             tool = recipient if recipient not in (None, "all") else "python"
-            yield ("tool_call", "agent", parts_text(content), {"ts": ts, "tool": tool})
+            yield ("tool_call", "agent", tool_call_text(tool, parts_text(content)), {"ts": ts, "tool": tool})
         elif ctype in ("text", "multimodal_text"):
             yield ("assistant", "agent", parts_text(content), {"ts": ts})
         else:

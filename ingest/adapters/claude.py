@@ -5,7 +5,10 @@ which files are sessions, how a line maps to events, who wrote what (a person, t
 model, a tool, or Claude Code itself), and where a session's title lives. One file is
 one session; subagent transcripts (``agent-*.jsonl``, beside the sessions or under
 ``<sessionId>/subagents/``) are sessions of their own whose ``parent`` is the session
-that spawned them.
+that spawned them. In the parent, what a subagent answered (the ``Task``/``Agent`` call's result, or
+the ``<task-notification>`` that brings a background subagent's result; not the acknowledgement of
+a background launch) is its report: ``tool_result``/``agent``, as every adapter files one
+(docs/json.md, "Tool calls and subagent reports").
 
 Reading is streaming and read-only: lines come from ``jsonl.read_records`` one at a
 time, the Session is yielded as soon as its id is known, then once more at the end if
@@ -24,7 +27,6 @@ import msgspec
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     cached_by_stat,
-    compact_json,
     int_or_none,
     join_text,
     parse_ts,
@@ -38,6 +40,7 @@ from voyager_sessions.ingest.jsondoc import capped_bytes
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, notification_report, tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "claude"
@@ -97,9 +100,18 @@ class _Message(msgspec.Struct):
     usage: _Usage | None = None
 
 
+class _ToolUseResult(msgspec.Struct):
+    """The fields of a tool result's ``toolUseResult`` this adapter reads: whether a subagent was started in the
+    background (then the result only acknowledges the launch; the report comes as a ``<task-notification>``)."""
+
+    status: Any = None
+    isAsync: Any = None
+
+
 class _Line(msgspec.Struct):
     """The fields of a transcript line this adapter reads, decoded straight into a Struct: the fields it does
-    not name are skipped without being built (``toolUseResult`` repeats a tool's whole output), and no dict is
+    not name are skipped without being built (``toolUseResult`` repeats a tool's whole output: only its launch
+    status is read), and no dict is
     made for a line, its message, their blocks or their usage. Keep in step with ``ClaudeRead``.
 
     A leaf is ``Any`` wherever the reader checks its type itself; the shape is typed only where the reader's
@@ -119,6 +131,9 @@ class _Line(msgspec.Struct):
     isCompactSummary: Any = None
     isSidechain: Any = None
     isApiErrorMessage: Any = None
+    #: Only its launch status is read; an error's text (a string) is decoded rather than sending the line
+    #: down the lenient path.
+    toolUseResult: _ToolUseResult | str | None = None
 
 
 def _fitted(value: Any) -> Any:
@@ -141,7 +156,15 @@ def _fitted(value: Any) -> Any:
         line["message"] = message
     else:
         line["message"] = None
+    if not isinstance(line.get("toolUseResult"), (dict, str)):
+        line["toolUseResult"] = None
     return msgspec.convert(line, _Line)
+
+
+def _launched_in_background(line: _Line) -> bool:
+    """True for the result of a ``Task``/``Agent`` call that only started its subagent in the background."""
+    result = line.toolUseResult
+    return isinstance(result, _ToolUseResult) and (result.isAsync is True or result.status == "async_launched")
 
 
 def is_wrapped_command(text: str) -> bool:
@@ -150,12 +173,8 @@ def is_wrapped_command(text: str) -> bool:
 
 
 def render_tool_input(name: str | None, tool_input: Any) -> str:
-    """What a person would search for in a tool call: the shell command for Bash, else compact JSON of the input."""
-    if name == "Bash" and isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
-        return tool_input["command"]
-    if tool_input is None:
-        return ""
-    return compact_json(tool_input)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, tool_input)
 
 
 def resume_command(cwd: str | None, native_id: str) -> str:
@@ -349,6 +368,9 @@ class ClaudeRead(JsonlSessionRead):
         person = "provider" if (self.is_agent_file or line.isSidechain is True) else "human"
 
         def prompt(text: str) -> Event | None:
+            report, call_id = notification_report(text)
+            if report:  # a background subagent's report: the one kind/origin every adapter gives one
+                return counter.make(*SUBAGENT_REPORT, text, ts=ts, call_id=call_id)
             if injected or is_wrapped_command(text):
                 return counter.make("meta", "provider", text, ts=ts)
             return counter.make("user", person, text, ts=ts)
@@ -363,12 +385,16 @@ class ClaudeRead(JsonlSessionRead):
             if btype == "text" and isinstance(block.text, str):
                 ev = prompt(block.text)
             elif btype == "tool_result":
+                call_id = str_or_none(block.tool_use_id)
+                if _launched_in_background(line):
+                    counter.launched(call_id)  # only the launch: the report comes as a <task-notification>
+                # A Task/Agent call's result is its subagent's report: the counter files it so (docs/json.md).
                 ev = counter.make(
                     "tool_result",
                     "tool",
                     join_text(block.content),
                     ts=ts,
-                    call_id=str_or_none(block.tool_use_id),
+                    call_id=call_id,
                     # Claude records no exit code in a tool result: exit_code stays None.
                     is_error=block.is_error is True,
                 )

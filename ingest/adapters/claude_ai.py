@@ -33,7 +33,8 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Item
 from voyager_sessions.core.model import Session, session_id
 
@@ -92,7 +93,7 @@ def _message(message: dict[str, Any], unknown: UnknownRecords) -> Iterator[Draft
             yield (
                 "tool_call",
                 "agent",
-                tool_text(name, block.get("input"), frozenset()),
+                tool_call_text(name, block.get("input"), frozenset()),
                 {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
             )
         elif btype == "tool_result":

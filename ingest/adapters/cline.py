@@ -45,6 +45,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_object, read_json_streamed, stream_end
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, TOOL_OUTPUT
 from voyager_sessions.core.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
@@ -306,12 +307,15 @@ class _CliRead:
                 text, failed, commands = _result_text(block.get("content"))
                 # The exit code only where the text records it for the one command the result answers.
                 codes = _EXITED.findall(text) if commands == 1 else []
+                name = str_or_none(block.get("name"))
+                # Cline's spawn_agent runs its subagent to the end: what it returns is the subagent's report.
+                kind, origin = SUBAGENT_REPORT if name == "spawn_agent" else TOOL_OUTPUT
                 ev = counter.make(
-                    "tool_result",
-                    "tool",
+                    kind,
+                    origin,
                     text,
                     ts=ts,
-                    tool=str_or_none(block.get("name")),
+                    tool=name,
                     call_id=str_or_none(block.get("tool_use_id")),
                     exit_code=int(codes[0]) if len(codes) == 1 else None,
                     is_error=failed or block.get("is_error") is True,

@@ -39,7 +39,7 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import tool_text
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
@@ -101,7 +101,7 @@ class _CodeBuddyRead(JsonlSessionRead):
                     (
                         "tool_call",
                         "agent",
-                        tool_text(name, line.get("arguments"), SHELL_TOOLS),
+                        tool_call_text(name, line.get("arguments"), SHELL_TOOLS),
                         {"ts": ts, "tool": name, "call_id": str_or_none(line.get("callId"))},
                     )
                 ]

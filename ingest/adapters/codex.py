@@ -38,7 +38,6 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     release,
-    render_argv,
     resume_in,
     str_or_none,
 )
@@ -46,6 +45,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, tool_call_text
 from voyager_sessions.core.model import Session
 
 PROVIDER = "codex"
@@ -73,10 +73,16 @@ _PROCESS_EXITED = re.compile(r"^Process exited with code (-?\d+)\s*$", re.M)
 _CWD_TAG = re.compile(r"<cwd>([^<\n]+)</cwd>")
 
 _decode = decode_json
+#: Codex's shell tools beside the ones every adapter knows (``shell``, ``exec_command``, ``local_shell``).
+SHELL_TOOLS = frozenset({"container.exec", "shell_command", "unified_exec"})
 
 #: Envelope types that carry no conversation (usage records, world state): skipped without
 #: a word. Any other unknown type is counted and named.
 _NOT_CONVERSATION = frozenset({"token_usage_record", "world_state"})
+
+
+#: How Codex hands a subagent's end (its status and last message) to the model: a harness-written user message.
+_SUBAGENT_NOTIFICATION = "<subagent_notification>"
 
 
 class _Item(msgspec.Struct):
@@ -137,25 +143,12 @@ def is_injected(text: str) -> bool:
     return text.lstrip().startswith(_INJECTED_PREFIXES)
 
 
-def render_call(arguments: Any) -> str:
-    """The searchable text of a function call: its shell command when it has one, else its arguments.
+def render_call(tool: str | None, arguments: Any) -> str:
+    """A function call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md).
 
-    Shell tools pass ``command`` as an argv (``["bash", "-lc", "…"]``) or a string, or
-    ``cmd`` in newer versions; anything else is kept as the JSON Codex recorded.
-    """
-    parsed = arguments
-    if isinstance(arguments, str):
-        try:
-            parsed = _decode(arguments)
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            return arguments
-    if isinstance(parsed, dict):
-        command = parsed.get("command", parsed.get("cmd"))
-        if isinstance(command, list) and command:
-            return render_argv(command)
-        if isinstance(command, str) and command:
-            return command
-    return arguments if isinstance(arguments, str) else compact_json(arguments)
+    Codex's shell tools pass ``command`` as an argv (``["bash", "-lc", "…"]``) or a string, or
+    ``cmd`` in newer versions; the one rule reads all three."""
+    return tool_call_text(tool, arguments, SHELL_TOOLS)
 
 
 def parse_output(raw: Any) -> tuple[str, int | None]:
@@ -362,25 +355,22 @@ class _CodexRead(JsonlSessionRead):
             yield (
                 "tool_call",
                 "agent",
-                render_call(item.arguments),
+                render_call(name, item.arguments),
                 {"ts": ts, "tool": name, "call_id": str_or_none(item.call_id)},
             )
         elif itype == "custom_tool_call":
-            raw = item.input
+            name = str_or_none(item.name)
             yield (
                 "tool_call",
                 "agent",
-                raw if isinstance(raw, str) else compact_json(raw),
-                {"ts": ts, "tool": str_or_none(item.name), "call_id": str_or_none(item.call_id)},
+                render_call(name, item.input),
+                {"ts": ts, "tool": name, "call_id": str_or_none(item.call_id)},
             )
         elif itype == "local_shell_call":
-            action = item.action
-            command = action.get("command") if isinstance(action, dict) else None
-            text = render_argv(command) if isinstance(command, list) and command else compact_json(action)
             yield (
                 "tool_call",
                 "agent",
-                text,
+                render_call("local_shell", item.action),
                 {
                     "ts": ts,
                     "tool": "local_shell",
@@ -398,7 +388,7 @@ class _CodexRead(JsonlSessionRead):
         elif itype == "web_search_call":
             action = item.action
             query = action.get("query") if isinstance(action, dict) else None
-            text = query if isinstance(query, str) and query else (compact_json(action) if action else "")
+            text = query if isinstance(query, str) and query.strip() else render_call("web_search", action)
             yield ("tool_call", "agent", text, {"ts": ts, "tool": "web_search", "call_id": str_or_none(item.id)})
 
     def _message(self, item: _Item, ts: float | None) -> Iterator[Draft]:
@@ -433,7 +423,11 @@ class _CodexRead(JsonlSessionRead):
                 if who not in (None, "user") or (who is None and is_injected(text)):
                     if self.facts.cwd is None and (m := _CWD_TAG.search(text)):
                         self.facts.cwd = m.group(1).strip()
-                    yield ("meta", "provider", text, {"ts": ts})
+                    if text.lstrip().startswith(_SUBAGENT_NOTIFICATION):
+                        # A subagent's end, with its last message: its report (docs/json.md); Codex names no call.
+                        yield (*SUBAGENT_REPORT, text, {"ts": ts})
+                    else:
+                        yield ("meta", "provider", text, {"ts": ts})
                     continue
                 if not text.strip():
                     continue

@@ -37,7 +37,8 @@ from voyager_sessions.ingest.adapters._common import (
     reread_delta,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
@@ -177,7 +178,7 @@ class _TranscriptRead:
             yield (
                 "tool_call",
                 "agent",
-                tool_text(name, args, SHELL_TOOLS),
+                tool_call_text(name, args, SHELL_TOOLS),
                 {
                     "ts": ts,
                     "tool": name,

@@ -29,15 +29,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     JsonlSessionRead,
     SessionFacts,
     UnknownRecords,
-    compact_json,
     int_or_none,
     join_text,
     parse_ts,
@@ -49,7 +46,8 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
-from voyager_sessions.ingest.jsonl import Record, decode_json
+from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Kind, Origin, Session, session_id
 
 PROVIDER = "copilot"
@@ -75,8 +73,6 @@ _BOOKKEEPING = frozenset(
     }
 )
 
-_decode = decode_json
-
 
 def resume_command(cwd: str | None, native_id: str) -> str:
     """``copilot --resume <id>``, run in the session's directory when it is known (the agent works there)."""
@@ -84,17 +80,8 @@ def resume_command(cwd: str | None, native_id: str) -> str:
 
 
 def render_call(name: str | None, arguments: Any) -> str:
-    """A tool request's searchable text: the command of a shell tool, else its arguments as JSON."""
-    if isinstance(arguments, str):
-        try:
-            arguments = _decode(arguments)
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            return arguments
-    if name in SHELL_TOOLS and isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
-        return arguments["command"]
-    if arguments is None:
-        return name or ""
-    return compact_json(arguments)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, arguments, SHELL_TOOLS)
 
 
 def _workspace(folder: Path) -> tuple[dict[str, str | None], Notice | None]:
@@ -334,6 +321,7 @@ class _CopilotRead(JsonlSessionRead):
             text = str_or_none(error.get("message")) if isinstance(error, dict) else str_or_none(error)
         shell = data.get("shellExecution")
         exit_code = int_or_none(shell.get("exitCode")) if isinstance(shell, dict) else None
+        # The ``task`` call's result is its subagent's report: the counter files it so (docs/json.md).
         yield from self._emit(
             route,
             "tool_result",

@@ -45,7 +45,6 @@ from voyager_sessions.ingest import mutation_log
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
-    compact_json,
     epoch,
     int_or_none,
     str_or_none,
@@ -53,6 +52,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, report_pair, tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "copilot-vscode"
@@ -164,6 +164,7 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
     details = part.get("resultDetails")
     output: str | None = None
     exit_code: int | None = None
+    call: Any  # the call's arguments as recorded: a command line, an object, a prompt (the one rule renders them)
     kind = data.get("kind")
     if kind == "terminal":
         line = data.get("commandLine")
@@ -180,8 +181,7 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
         state = data.get("terminalCommandState")
         exit_code = int_or_none(state.get("exitCode")) if isinstance(state, dict) else None
     elif kind == "input":
-        raw = data.get("rawInput")
-        call = compact_json(raw) if raw is not None else None
+        call = data.get("rawInput")
     elif kind == "subagent":
         call = str_or_none(data.get("prompt")) or str_or_none(data.get("description"))
         output = str_or_none(data.get("result"))
@@ -191,7 +191,7 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
         call = str_or_none(details.get("input"))
     if call is None:
         call = _md(part.get("pastTenseMessage")) or _md(part.get("invocationMessage"))
-    if (ev := counter.make("tool_call", "agent", call or tool, ts=ts, tool=tool, call_id=call_id)) is not None:
+    if (ev := counter.make("tool_call", "agent", tool_call_text(tool, call), ts=ts, tool=tool, call_id=call_id)) is not None:
         yield ev
     is_error = False
     if output is None and isinstance(details, dict):
@@ -204,8 +204,10 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
         named = [uri_path(d.get("external")) or str_or_none(d.get("path")) for d in details if isinstance(d, dict)]
         output = "\n".join(n for n in named if n) or None
     if output is not None:
+        # A subagent's result is its report: the one kind/origin every adapter gives one (docs/json.md).
+        rkind, rorigin = SUBAGENT_REPORT if kind == "subagent" else report_pair(tool)
         ev = counter.make(
-            "tool_result", "tool", output, ts=ts, tool=tool, call_id=call_id, exit_code=exit_code, is_error=is_error
+            rkind, rorigin, output, ts=ts, tool=tool, call_id=call_id, exit_code=exit_code, is_error=is_error
         )
         if ev is not None:
             yield ev

@@ -56,8 +56,8 @@ from voyager_sessions.ingest.adapters._common import (
     read_database,
     resume_in,
     str_or_none,
-    tool_call_text,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import decode_json
@@ -157,7 +157,7 @@ class _Mapper(SessionEvents):
                 yield from self.emit(
                     "tool_call",
                     "agent",
-                    tool_call_text(name, data.get("input"), _SHELL_TOOLS) or name,
+                    tool_call_text(name, data.get("input"), _SHELL_TOOLS),
                     ts,
                     tool=name,
                     call_id=call_id,
@@ -184,7 +184,7 @@ class _Mapper(SessionEvents):
                     )
             elif ptype == "shell_command":
                 command = str_or_none(data.get("command"))
-                yield from self.emit("tool_call", "human", command or "", ts, tool="shell")
+                yield from self.emit("tool_call", "human", tool_call_text("shell", command), ts, tool="shell")
                 yield from self.emit(
                     "tool_result",
                     "tool",

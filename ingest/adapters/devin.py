@@ -45,7 +45,8 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
 from voyager_sessions.core.model import Session, session_id
@@ -197,7 +198,7 @@ def _message(message: dict[str, Any], ts: float | None, unknown: UnknownRecords)
             yield (
                 "tool_call",
                 "agent",
-                tool_text(name, args, SHELL_TOOLS),
+                tool_call_text(name, args, SHELL_TOOLS),
                 {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
             )
     elif role == "tool":

@@ -45,6 +45,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Kind, Origin, Session
 
 PROVIDER = "droid"
@@ -72,12 +73,8 @@ def exit_code_in(text: str) -> int | None:
 
 
 def render_tool_input(name: str | None, tool_input: Any) -> str:
-    """The shell command of an ``Execute`` call, else the tool's input as compact JSON."""
-    if name in SHELL_TOOLS and isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
-        return tool_input["command"]
-    if tool_input is None:
-        return name or ""
-    return tool_input if isinstance(tool_input, str) else compact_json(tool_input)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, tool_input, SHELL_TOOLS)
 
 
 def _text_of(value: Any) -> str:

@@ -58,8 +58,8 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     str_or_none,
-    tool_call_text,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
@@ -398,7 +398,7 @@ class _DshRead:
         yield from self._emit(
             "tool_call",
             "agent",
-            tool_call_text(name, arguments, _SHELL_TOOLS) or (name or ""),
+            tool_call_text(name, arguments, _SHELL_TOOLS),
             ts,
             tool=name,
             call_id=call_id,

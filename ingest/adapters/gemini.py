@@ -66,6 +66,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import group_fingerprint, open_regular, subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import read_records
+from voyager_sessions.ingest.toolcall import report_pair
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "gemini"
@@ -511,10 +512,10 @@ class _Render:
             texts.append(call["resultDisplay"])
         text = "\n".join(texts)
         call_id = str_or_none(call.get("id"))
-        # Gemini CLI keeps a status, never an exit code: exit_code stays None.
+        # Gemini CLI keeps a status, never an exit code: exit_code stays None. What ``invoke_agent`` returned
+        # is its subagent's report (the one kind/origin, docs/json.md).
         ev = self.counter.make(
-            "tool_result",
-            "tool",
+            *report_pair(str_or_none(call.get("name"))),
             text,
             ts=parse_ts(call.get("timestamp")) or ts,
             call_id=call_id,

@@ -51,8 +51,8 @@ from voyager_sessions.ingest.adapters._common import (
     read_database,
     resume_in,
     str_or_none,
-    tool_call_text,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import decode_json, read_records
@@ -157,7 +157,7 @@ class _Message(SessionEvents):
             yield from self.emit(
                 "tool_call",
                 "agent",
-                str_or_none(call.get("error")) or "",
+                tool_call_text(name, call.get("error")),
                 ts,
                 tool=name,
                 call_id=call_id,
@@ -165,7 +165,7 @@ class _Message(SessionEvents):
             )
             return
         text = tool_call_text(name, value.get("arguments"), {name} if _is_shell(name) else ())
-        yield from self.emit("tool_call", "agent", text or name, ts, tool=name, call_id=call_id)
+        yield from self.emit("tool_call", "agent", text, ts, tool=name, call_id=call_id)
 
     def _response(self, block: dict[str, Any], ts: float | None) -> Iterator[Event]:
         call_id = str_or_none(block.get("id"))

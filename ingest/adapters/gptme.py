@@ -46,8 +46,8 @@ from voyager_sessions.ingest.adapters._common import (
     release,
     resume_in,
     str_or_none,
-    tool_call_text,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, subdirs, walk_files, with_side_file

@@ -51,7 +51,8 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters._grok_history import SHELL_TOOLS, HistoryMapper, UpdatesReducer, content_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import folder_fingerprint, open_regular
@@ -349,7 +350,7 @@ def _db_message(role: Any, body: Any, ts: float | None, unknown: UnknownRecords)
             yield (
                 "tool_call",
                 "agent",
-                tool_text(name, block.get("input"), SHELL_TOOLS),
+                tool_call_text(name, block.get("input"), SHELL_TOOLS),
                 {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
             )
         elif btype == "tool_result":

@@ -56,6 +56,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "hermes"
@@ -127,14 +128,8 @@ def _json(text: Any) -> Any:
 
 
 def render_call(name: str | None, arguments: Any) -> str:
-    """A tool call's arguments as text: the command of a shell tool, else compact JSON with ``\\uXXXX``
-    decoded; arguments that are not JSON are kept as written."""
-    decoded = _json(arguments) if isinstance(arguments, str) else arguments
-    if decoded is None:
-        return arguments if isinstance(arguments, str) else ""
-    if isinstance(decoded, dict) and (name or "") in _SHELL_TOOLS and isinstance(decoded.get("command"), str):
-        return decoded["command"]
-    return compact_json(decoded)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, arguments, _SHELL_TOOLS)
 
 
 def tool_output(content: Any) -> tuple[str, int | None, bool]:

@@ -39,7 +39,7 @@ from voyager_sessions.ingest.adapters._common import (
     resume_in,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import tool_text
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
@@ -193,7 +193,7 @@ class _IflowRead(JsonlSessionRead):
                 yield (
                     "tool_call",
                     "agent",
-                    tool_text(name, block.get("input"), SHELL_TOOLS),
+                    tool_call_text(name, block.get("input"), SHELL_TOOLS),
                     {"ts": ts, "tool": name, "call_id": call_id},
                 )
             elif btype != "redacted_thinking":

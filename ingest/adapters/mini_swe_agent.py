@@ -50,7 +50,8 @@ from voyager_sessions.ingest.adapters._common import (
     reread_delta,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import json_value, tool_text
+from voyager_sessions.ingest.adapters._drafts import json_value
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
@@ -203,7 +204,7 @@ class _Run:
             self.add(
                 "tool_call",
                 "agent",
-                tool_text(name, fn.get("arguments"), _SHELL_TOOLS),
+                tool_call_text(name, fn.get("arguments"), _SHELL_TOOLS),
                 ts,
                 tool=name,
                 call_id=str_or_none(call.get("id")),

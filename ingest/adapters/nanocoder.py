@@ -39,8 +39,8 @@ from voyager_sessions.ingest.adapters._common import (
     json_sessions,
     resume_in,
     str_or_none,
-    tool_call_text,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.core.model import Event, Session, TitleSource, session_id
 

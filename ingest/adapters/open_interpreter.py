@@ -43,6 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "open-interpreter"
@@ -98,7 +99,7 @@ def message_events(counter: EventCounter, msg: Any, unknown: UnknownRecords) -> 
     elif role == "assistant" and kind == "message":
         ev = counter.make("assistant", "agent", text)
     elif role == "assistant" and kind == "code":
-        ev = counter.make("tool_call", "agent", text, tool=fmt)
+        ev = counter.make("tool_call", "agent", tool_call_text(fmt, text), tool=fmt)
     elif role == "computer" and kind == "console":
         if fmt in _QUIET_CONSOLE:
             return

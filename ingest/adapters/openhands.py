@@ -32,8 +32,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
-
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -60,7 +58,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.eventdir import event_files, event_folder_fingerprint, read_event_folder
 from voyager_sessions.ingest.files import kind_of, subdirs
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Session, session_id
 
 BASE_STATE = "base_state.json"
@@ -86,6 +84,10 @@ _BOOKKEEPING = frozenset(
 _ECHOES = frozenset({"FinishObservation", "ThinkObservation"})
 #: ACP tool call states after which the call has its result (earlier updates would repeat it).
 _ACP_DONE = frozenset({"completed", "failed", "error", "cancelled"})
+
+#: OpenHands' shell tool by its action's kind, when a call names no tool (``terminal`` and
+#: ``execute_bash`` are shell tools to every adapter).
+_SHELL_TOOLS = frozenset({"ExecuteBashAction", "TerminalAction", "CmdRunAction"})
 
 
 class V1Mapper(Mapper):
@@ -156,7 +158,7 @@ class V1Mapper(Mapper):
         tool = str_or_none(doc.get("tool_name"))
         call_id = str_or_none(doc.get("tool_call_id"))
         yield from self._one(
-            "tool_call", "agent", _call_text(action, doc.get("tool_call")), ts, tool=tool, call_id=call_id
+            "tool_call", "agent", _call_text(action, doc.get("tool_call"), tool), ts, tool=tool, call_id=call_id
         )
 
     def _result(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
@@ -198,7 +200,8 @@ class V1Mapper(Mapper):
         tool = str_or_none(doc.get("tool_kind")) or str_or_none(doc.get("title"))
         call_id = str_or_none(doc.get("tool_call_id"))
         raw_in = doc.get("raw_input")
-        call = compact_json(raw_in) if raw_in is not None else str_or_none(doc.get("title"))
+        # No input recorded: the call's title stands for its arguments.
+        call = tool_call_text(tool, raw_in if raw_in is not None else doc.get("title"), _SHELL_TOOLS)
         yield from self._one("tool_call", "agent", call, ts, tool=tool, call_id=call_id)
         raw_out = doc.get("raw_output")
         out = (
@@ -211,27 +214,14 @@ class V1Mapper(Mapper):
         )
 
 
-def _call_text(action: Any, tool_call: Any) -> str:
-    """A tool call as a person searches for it: the shell command, else the action's fields as compact JSON.
-
-    The action is the parsed call (CJK as text); ``tool_call.arguments`` is the same call as a JSON
-    string with ``\\uXXXX`` escapes, used only when the action is missing (a call OpenHands could not run).
-    """
+def _call_text(action: Any, tool_call: Any, tool: str | None = None) -> str:
+    """A tool call's text by the one rule (``tool_call_text``): the action's fields but its ``kind`` and
+    the empty ones (the parsed call, CJK as text); ``tool_call.arguments`` (the same call as a JSON string
+    with ``\\uXXXX`` escapes) only when the action is missing (a call OpenHands could not run)."""
     if isinstance(action, dict):
-        if isinstance(action.get("command"), str) and action["command"]:
-            return action["command"]
         fields = {k: v for k, v in action.items() if k != "kind" and v not in (None, "", [], {})}
-        return compact_json(fields) if fields else str(action.get("kind") or "")
-    args = as_dict(tool_call).get("arguments")
-    if isinstance(args, str):
-        try:
-            decoded = decode_json(args)
-        except msgspec.DecodeError:
-            return args
-        if isinstance(decoded, dict) and isinstance(decoded.get("command"), str):
-            return decoded["command"]
-        return compact_json(decoded)
-    return compact_json(args) if args is not None else ""
+        return tool_call_text(tool or str_or_none(action.get("kind")), fields, _SHELL_TOOLS)
+    return tool_call_text(tool, as_dict(tool_call).get("arguments"), _SHELL_TOOLS)
 
 
 # ---------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
-    compact_json,
     epoch,
     int_or_none,
     join_text,
@@ -40,6 +39,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "pi"
@@ -78,16 +78,8 @@ def _is_omp(path: str) -> bool:
 
 
 def render_call(name: str | None, arguments: Any) -> str:
-    """A shell tool's command as typed; compact JSON of any other tool's arguments."""
-    if (
-        isinstance(arguments, dict)
-        and (name or "").lower() in _SHELL_TOOLS
-        and isinstance(arguments.get("command"), str)
-    ):
-        return arguments["command"]
-    if arguments is None:
-        return ""
-    return compact_json(arguments)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, arguments, _SHELL_TOOLS)
 
 
 class _PiRead(JsonlSessionRead):
@@ -195,7 +187,7 @@ class _PiRead(JsonlSessionRead):
         elif role == "bashExecution":
             # A command the person ran with ``!``: their tool run, with the exit code Pi recorded.
             command = message.get("command")
-            yield ("tool_call", "human", command, {"ts": ts, "tool": "bash"})
+            yield ("tool_call", "human", tool_call_text("bash", command), {"ts": ts, "tool": "bash"})
             code = int_or_none(message.get("exitCode"))
             output = message.get("output")
             yield (

@@ -15,8 +15,10 @@ JSONL a session, one record a line, every record with ``uuid``, ``parentUuid``,
 * **Who said it.** Only ``type:user`` with ``provenance:real_user`` is a person (and not the
   ``<system-reminder>`` part Qwen Code prepends to a prompt after a restore); other user
   records are injected (meta), the ``<task-notification>`` that returns a background
-  subagent's result is meta from the agent; in a subagent's transcript the "user" is the
-  parent agent. Thought parts are reasoning.
+  subagent's result is that subagent's report (``tool_result``/``agent``, paired with the call that
+  started it, as every adapter files a report: docs/json.md) and the acknowledgement of that
+  launch is tool output; in a subagent's transcript the "user" is the parent agent. Thought
+  parts are reasoning.
 * **Copies never counted.** Every ``type:system`` record is bookkeeping or a copy
   (``ui_telemetry`` repeats each reply and tool call), except ``chat_compression``: the
   summary it carries (the first user entry of ``compressedHistory``) is meta; the records
@@ -47,6 +49,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import subdirs, walk_files
 from voyager_sessions.ingest.jsondoc import read_json_object, sorted_files
 from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, notification_report
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "qwen"
@@ -161,8 +164,11 @@ class _QwenRead(JsonlSessionRead):
             text = _genai.text_of(part)
             if text is not None:
                 head = text.lstrip()
-                if subtype == "notification" or head.startswith(_NOTIFICATION):
-                    ev = counter.make("meta", "agent", text, ts=ts)  # a background subagent's result
+                report, call_id = notification_report(text)
+                if report:  # a background subagent's report: the one kind/origin (docs/json.md)
+                    ev = counter.make(*SUBAGENT_REPORT, text, ts=ts, call_id=call_id)
+                elif subtype == "notification" or head.startswith(_NOTIFICATION):
+                    ev = counter.make("meta", "provider", text, ts=ts)  # another background task's end
                 elif not typed or head.startswith(_INJECTED):
                     ev = counter.make("meta", "provider", text, ts=ts)
                 else:
@@ -197,13 +203,20 @@ class _QwenRead(JsonlSessionRead):
         info = info if isinstance(info, dict) else {}
         display = info.get("resultDisplay")
         recorded_exit = int_or_none(display.get("exitCode")) if isinstance(display, dict) else None
+        # A subagent started in the background answers with an acknowledgement; its report comes as a notification.
+        background = isinstance(display, dict) and "background" in (display.get("executionMode"), display.get("status"))
         failed = info.get("status") == "error"
         responses = [r for p in parts if (r := _genai.function_response(p)) is not None]
         for response in responses:
             # The exit code belongs to the call toolCallResult describes.
             mine = len(responses) == 1 or response.get("id") == info.get("callId")
             ev = _genai.tool_result_event(
-                counter, response, ts, exit_code=recorded_exit if mine else None, is_error=failed and mine
+                counter,
+                response,
+                ts,
+                exit_code=recorded_exit if mine else None,
+                is_error=failed and mine,
+                background=background and mine,
             )
             if ev is not None:
                 yield ev

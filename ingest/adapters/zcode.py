@@ -45,7 +45,8 @@ from voyager_sessions.ingest.adapters._common import (
     read_database,
     str_or_none,
 )
-from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number, tool_text
+from voyager_sessions.ingest.adapters._drafts import Draft, epoch_text, exit_code, number
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.sqlite import (
     SessionSignatures,
@@ -284,7 +285,7 @@ def _tool(part: dict[str, Any], ts: float | None) -> Iterator[Draft]:
     name = str_or_none(part.get("name")) or str_or_none(part.get("tool")) or str_or_none(part.get("toolName"))
     call_id = str_or_none(part.get("id")) or str_or_none(part.get("callID")) or str_or_none(part.get("tool_use_id"))
     args = part.get("input") if part.get("input") not in (None, {}) else state.get("input")
-    yield ("tool_call", "agent", tool_text(name, args, SHELL_TOOLS), {"ts": ts, "tool": name, "call_id": call_id})
+    yield ("tool_call", "agent", tool_call_text(name, args, SHELL_TOOLS), {"ts": ts, "tool": name, "call_id": call_id})
     if state.get("status") in ("completed", "error"):
         # An OpenCode-style tool part carries its own result.
         meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}

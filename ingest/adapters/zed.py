@@ -41,8 +41,8 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     read_database,
     str_or_none,
-    tool_call_text,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
@@ -155,7 +155,7 @@ class _Thread:
                 yield from self.emit(
                     "tool_call",
                     "agent",
-                    tool_call_text(name, tool_input, _SHELL_TOOLS) or name,
+                    tool_call_text(name, tool_input, _SHELL_TOOLS),
                     tool=name,
                     call_id=call_id,
                 )
@@ -204,7 +204,7 @@ class _Thread:
             yield from self.emit(
                 "tool_call",
                 "agent",
-                tool_call_text(name, use.get("input"), _SHELL_TOOLS) or name,
+                tool_call_text(name, use.get("input"), _SHELL_TOOLS),
                 tool=name,
                 call_id=call_id,
             )

@@ -4,7 +4,9 @@ Each capture is copied into a fresh HOME and scanned through the real CLI; then 
 marker ``truth.json`` places in a session file must be found, with the right kind,
 origin, provider and session: a prompt is exactly one ``user``/``human`` event, the
 markers of a turn share one session, a subagent's markers sit in a session whose parent
-is the main session, a compaction summary is ``meta``, reasoning is ``reasoning``. The
+is the main session, a compaction summary is ``meta``, reasoning is ``reasoning``; no tool call
+reads as ``None`` or ``{}`` and a subagent's report in its parent is ``tool_result``/``agent`` for
+every agent (``check_tool_calls_and_reports``, the rules of docs/json.md). The
 scan must leave every provider file byte-identical and create nothing beside them.
 
 The captures are in the repository (``tests/fixtures/agents``; ``PROVENANCE.md`` there says which
@@ -26,6 +28,7 @@ from tests.captures import CAPTURES, capture_names
 from tests.conftest import Run
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.ingest.manifest import agent_variables
+from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, is_subagent_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,6 +183,8 @@ def test_capture(capture: Capture) -> None:
             if key == "prompt_marker":
                 assert not any(h["origin"] == "human" for h in hits), f"{marker}: a subagent's prompt is not a person's"
 
+    check_tool_calls_and_reports(c, main_session)
+
     # Read-only: every file byte-identical, nothing created or removed beside them.
     assert _tree(c.home) == c.before
     # Never silently empty: the scan read something and named nothing it did not know.
@@ -187,6 +192,37 @@ def test_capture(capture: Capture) -> None:
     doc = c.run.json("doctor", "--json")
     report = next(p for p in doc["providers"] if p["provider"] == c.provider)
     assert report["indexed_sessions"] >= 1 and not report["failed_sources"], report
+
+
+#: What a tool call's text must never be: a spelling of "no arguments" (docs/json.md, the one rule).
+EMPTY_SPELLINGS = {"", "None", "null", "{}", "[]", '""'}
+
+
+def check_tool_calls_and_reports(c: Capture, main_session: str) -> None:
+    """The one rule on every capture (docs/json.md, "Tool calls and subagent reports"): no tool call reads as
+    ``None``/``{}``, a shell call reads as its command line; and where the agent ran a subagent, its report in
+    the parent is ``tool_result``/``agent`` (the same pair for every agent), paired with the call that started it,
+    and no other event of the parent holds the subagent's reply marker."""
+    shown = {sid: c.run.json("show", sid, "--json")["events"] for sid in c.sessions()}
+    calls = [e for events in shown.values() for e in events if e["kind"] == "tool_call"]
+    if c.provider not in NO_TOOL_RUN:
+        assert calls, "a capture that ran a tool shows its call"
+    for e in calls:
+        assert e["text"].strip() not in EMPTY_SPELLINGS, e
+        assert not e["text"].lstrip().startswith('{"command"'), f"a shell call reads as its command line: {e}"
+    sub = next((t for t in c.truth["turns"] if t.get("subagent")), None)
+    if sub is None:
+        return
+    parent = shown[main_session]
+    reports = [e for e in parent if (e["kind"], e["origin"]) == SUBAGENT_REPORT]
+    assert reports, f"{c.name}: no subagent report (tool_result/agent) in the parent: {parent}"
+    starts = {e.get("call_id") for e in parent if e["kind"] == "tool_call" and is_subagent_tool(e.get("tool"))}
+    for e in reports:
+        assert e.get("call_id") in starts, f"a report answers the call that started its subagent: {e}"
+    reply = sub["reply_marker"]
+    for e in parent:
+        if reply in e["text"]:
+            assert (e["kind"], e["origin"]) == SUBAGENT_REPORT, f"{reply} in the parent is the report: {e}"
 
 
 def test_every_capture_has_its_adapter() -> None:

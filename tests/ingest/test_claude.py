@@ -161,7 +161,8 @@ def test_kinds_origins_and_tool_pairing(projects: Path) -> None:
         ),
         (1, "reasoning", "agent", "Run the failing test first.", None, None, None, False),
         (2, "assistant", "agent", "Let me run the test.", None, None, None, False),
-        (3, "tool_call", "agent", "pytest -q tests/test_config.py", "Bash", "toolu_1", None, False),
+        # The command line, then the call's description as a comment (the one rule, docs/json.md).
+        (3, "tool_call", "agent", "pytest -q tests/test_config.py\n# run", "Bash", "toolu_1", None, False),
         # Claude records no exit code: a failed result keeps is_error and exit_code None.
         (
             4,
@@ -258,7 +259,7 @@ def test_tool_input_rendering_keeps_full_content(projects: Path) -> None:
     calls = events(read(write(session_file(projects), lines)))
     assert json.loads(calls[0].text) == {"file_path": "a.py", "content": long_body}
     assert calls[1].text == "ls -la"
-    assert calls[2].text == "{}"
+    assert calls[2].text == "TodoWrite"  # no arguments: the tool's name (the one rule, docs/json.md)
 
 
 # -- the session -------------------------------------------------------------------------------------
@@ -476,3 +477,43 @@ def test_a_file_with_only_a_summary_yields_no_session(projects: Path) -> None:
     items = read(write(session_file(projects), [{"type": "summary", "summary": "t", "leafUuid": "x"}]))
     assert Counter(type(i).__name__ for i in items) == Counter({"Cursor": 1})
     assert cursor_of(items).session is None
+
+
+def test_a_subagents_report_is_tool_result_agent_read_at_once_or_in_two_reads(projects: Path) -> None:
+    """The one rule (docs/json.md): an Agent/Task call's result is the subagent's report; the acknowledgement of a
+    background launch is tool output, and the <task-notification> that brings that subagent's result is the
+    report, paired with the call by its <tool-use-id>. A result appended after the read that saw its call is
+    a report too: the pending call is kept in the cursor."""
+    call = [
+        user(1, "fix it with a subagent"),
+        assistant(2, tool_use("toolu_sync", "Task", {"prompt": "look", "subagent_type": "general-purpose"})),
+    ]
+    rest = [
+        user(3, [tool_result("toolu_sync", [text("SYNC_REPORT found it")])]),
+        assistant(4, tool_use("toolu_bg", "Agent", {"prompt": "in the background"})),
+        user(
+            5,
+            [tool_result("toolu_bg", [text("Async agent launched successfully.")])],
+            toolUseResult={"isAsync": True, "status": "async_launched", "agentId": "a1"},
+        ),
+        user(
+            6,
+            "<task-notification>\n<task-id>a1</task-id>\n<tool-use-id>toolu_bg</tool-use-id>\n"
+            '<status>completed</status>\n<summary>Agent "x" finished</summary>\n<result>BG_REPORT</result>\n'
+            "</task-notification>",
+        ),
+    ]
+    path = write(session_file(projects), call)
+    first = read(path)
+    assert "agent_calls" in cursor_of(first).state
+    append(path, rest)
+    split = events(first) + events(read(path, cursor_of(first)))
+    whole = events(read(path))
+    assert split == whole
+    got = [(e.kind, e.origin, e.call_id) for e in whole if e.kind == "tool_result"]
+    assert got == [
+        ("tool_result", "agent", "toolu_sync"),  # the Task call's result: its report
+        ("tool_result", "tool", "toolu_bg"),  # only the launch's acknowledgement
+        ("tool_result", "agent", "toolu_bg"),  # the notification: the background subagent's report
+    ]
+    assert not [e for e in whole if e.kind == "meta"]

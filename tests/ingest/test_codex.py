@@ -403,7 +403,7 @@ def test_parse_output(raw: Any, expected: tuple[str, int | None]) -> None:
     ],
 )
 def test_render_call(arguments: str, text: str) -> None:
-    assert render_call(arguments) == text
+    assert render_call("shell", arguments) == text
 
 
 def test_arguments_and_output_nested_too_deeply_cost_only_themselves(home: Path) -> None:
@@ -558,7 +558,7 @@ DEEP_JSON = '{"command": ' + "[" * 1000 + "]" * 1000 + "}"
 def test_json_text_nested_too_deeply_is_kept_as_written() -> None:
     # Arguments and outputs are JSON *strings* inside a record: decoding one nested 1,000 deep raised
     # RecursionError out of the read (adapter error, the rollout's later lines lost).
-    assert render_call(DEEP_JSON) == DEEP_JSON
+    assert render_call("shell", DEEP_JSON) == DEEP_JSON
     assert parse_output(DEEP_JSON) == (DEEP_JSON, None)
 
 

@@ -222,7 +222,7 @@ def test_kinds_origins_and_what_is_skipped(tmp_path: Path) -> None:
     text = "\n".join(e.text for e in evs)
     assert "TRANSFORMED_ONLY" not in text and "SYSTEM_PROMPT_TEXT" not in text
     grep, view = evs[3], evs[5]
-    assert (grep.text, grep.tool, grep.call_id) == ("grep -rn export_csv src/", "bash", "call_1")
+    assert (grep.text, grep.tool, grep.call_id) == ("grep -rn export_csv src/\n# find it", "bash", "call_1")
     assert view.tool == "view" and json.loads(view.text) == {"path": "src/export.py"}
     assert (evs[4].exit_code, evs[4].is_error, evs[4].call_id) == (1, False, "call_1")
     assert (evs[6].exit_code, evs[6].is_error) == (None, True)

@@ -239,7 +239,7 @@ def test_a_resumed_session_replays_to_each_message_once(gemini: Path) -> None:
     assert got == want, "no copy (upsert, snapshot, _response, functionResponse message) becomes an event"
     assert [e.seq for e in events(items)] == list(range(len(want)))
     by_text = {e.text: e for e in events(items)}
-    assert by_text["echo TOOLOUT_A"].kind == "tool_call"
+    assert by_text["echo TOOLOUT_A\n# run it"].kind == "tool_call"  # the command, then its description
     assert by_text["Output: TOOLOUT_A 输出完成"].exit_code is None, "Gemini CLI records no exit code"
     # A snapshot restamps every message with the resume's time; the earliest stamp is kept.
     assert by_text["请运行 `echo TOOLOUT_A` PROMPT_A"].ts == pytest.approx(epoch(1))
@@ -372,7 +372,7 @@ def test_a_legacy_json_document_is_read_with_its_cwd_from_the_project_hash(gemin
         ("user", "human", "迁移 数据库 LEGACYPROMPT"),
         ("reasoning", "agent", "Planning\nrun the tests LEGACYTHINK"),
         ("assistant", "agent", "运行测试 LEGACYREPLY"),
-        ("tool_call", "agent", "pytest -q"),
+        ("tool_call", "agent", "pytest -q\n# run it"),
         ("tool_result", "tool", "3 failed LEGACYTOOL"),
         ("meta", "provider", "Request cancelled."),
     ]

@@ -124,7 +124,7 @@ def test_a_wire_turn_maps_to_one_event_each(tmp_path: Path) -> None:
         ("user", "human", "请运行 make test PROMPT_K1"),
         ("reasoning", "agent", "Run the tests first THINK_K1"),
         ("assistant", "agent", "我来运行测试。"),
-        ("tool_call", "agent", "make test"),
+        ("tool_call", "agent", "make test\n# tests"),
         ("tool_result", "tool", "2 failed\nCommand failed with exit code 2."),
         ("assistant", "agent", "两个测试失败 REPLY_K1"),
     ]

@@ -37,6 +37,7 @@ from tests.ingest._opencode_family import (
     scan_capture,
     sessions,
 )
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
@@ -396,7 +397,7 @@ def test_unicode_survives(tmp_path: Path, shape: str) -> None:
     read = Read(path)
     s = read.sessions["ses_0000unicodeAA"]
     assert (s.title, s.cwd) == ("数据库 迁移 🚀", "/home/dev/项目 ✨")
-    assert {"请检查索引 インデックス 인덱스 😀", "完成 ✅", "思考 🤔", "文件.txt 📄", '{"command": "ls 目录"}'} <= set(
+    assert {"请检查索引 インデックス 인덱스 😀", "完成 ✅", "思考 🤔", "文件.txt 📄", "ls 目录"} <= set(
         read.texts()
     )
 
@@ -426,7 +427,7 @@ def test_real_1_18_33_with_live_wal_every_part_text_is_emitted(tmp_path: Path) -
             assert (p["text"][1:-1] if quoted else p["text"]) in emitted
         elif p["type"] == "tool":
             assert p["state"]["output"] in emitted
-            assert json.dumps(p["state"]["input"], ensure_ascii=False, sort_keys=True) in emitted
+            assert tool_call_text(p["tool"], p["state"]["input"]) in emitted  # the one rule (docs/json.md)
     assert any("检查 数据库 连接" in t for t in emitted)
     errors = [e for evs in read.events.values() for e in evs if e.is_error]
     assert [(e.kind, e.origin) for e in errors] == [("assistant", "provider")]
@@ -633,11 +634,11 @@ def test_v2_inline_rows_as_opencode_2_writes_them(tmp_path: Path) -> None:
     assert got == [
         ("user", "human", "Please USE A TOOL", None, False),
         ("reasoning", "agent", "need a tool", None, False),
-        ("tool_call", "agent", '{"command": "echo hi"}', None, False),
+        ("tool_call", "agent", "echo hi", None, False),  # bash: its command line (the one rule)
         ("tool_result", "tool", "hi\n\nCommand exited with code 0.", 0, False),
-        ("tool_call", "agent", '{"path": "/nope"}', None, False),
+        ("tool_call", "agent", '{"path":"/nope"}', None, False),
         ("tool_result", "tool", "tool.execution: File not found: /nope", None, True),
-        ("tool_call", "agent", "{}", None, False),
+        ("tool_call", "agent", "read", None, False),  # no arguments: the tool's name (the one rule)
         ("assistant", "agent", "done", None, False),
         ("meta", "provider", "<system-reminder>plan mode</system-reminder>", None, False),
         ("meta", "provider", "tool renames noted", None, False),

@@ -224,7 +224,7 @@ def test_unknown_entries_and_roles_are_named_once(root: Path) -> None:
 def test_render_call() -> None:
     assert render_call("bash", {"command": "ls -la", "timeout": 5}) == "ls -la"
     assert render_call("edit", {"path": "a.py", "old": "x", "new": "数据"}) == '{"path":"a.py","old":"x","new":"数据"}'
-    assert render_call("bash", "not a dict") == '"not a dict"'
+    assert render_call("bash", "not a dict") == "not a dict"  # a shell tool's bare string is its command
 
 
 def test_native_id_of_file() -> None:

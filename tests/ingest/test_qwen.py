@@ -143,7 +143,7 @@ def test_kinds_origins_exit_codes_and_no_telemetry_copies(qwen: Path) -> None:
         ("user", "human", "请修复 迁移 PROMPTQ", None, None, False),
         ("reasoning", "agent", "先跑测试 THINKQ", None, None, False),
         ("assistant", "agent", "我来运行这个命令。", None, None, False),
-        ("tool_call", "agent", "pytest -q", "c1", None, False),
+        ("tool_call", "agent", "pytest -q\n# x", "c1", None, False),
         ("tool_result", "tool", "Command: pytest -q\nOutput: 2 failed TOOLQ\nExit Code: 1", "c1", 1, True),
         ("assistant", "agent", "完成 REPLYQ。日本語: 完了。한국어: 완료.", None, None, False),
     ]
@@ -201,7 +201,7 @@ def test_injected_user_records_are_never_human(qwen: Path) -> None:
         ("meta", "provider", "<system-reminder>\n1 background agent was restored.\n</system-reminder>"),
         ("user", "human", "继续 PROMPT2"),
         (
-            "meta",
+            "tool_result",  # a subagent's report: the one kind/origin (docs/json.md)
             "agent",
             "<task-notification>\n<status>completed</status>\n<result>SUBRESULT</result>\n</task-notification>",
         ),

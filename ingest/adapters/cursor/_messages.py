@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, compact_json, str_or_none
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Event, Origin
 
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
@@ -43,15 +44,8 @@ def split_user_text(text: str) -> tuple[str | None, str | None]:
 
 
 def render_tool_input(name: str | None, args: Any) -> str:
-    """A tool call's text: the command (and the agent's one-line reason, as a shell comment) for a shell tool,
-    else compact JSON of the input."""
-    if isinstance(args, dict) and (name or "").lower() in SHELL_TOOLS and isinstance(args.get("command"), str):
-        why = str_or_none(args.get("description")) or str_or_none(args.get("explanation"))
-        command = args["command"]
-        return f"{command}\n# {' '.join(why.split())}" if why else command
-    if args is None:
-        return ""
-    return args if isinstance(args, str) else compact_json(args)
+    """A tool call's searchable text, by the one rule (``toolcall.tool_call_text``, docs/json.md)."""
+    return tool_call_text(name, args, SHELL_TOOLS)
 
 
 def result_text(value: Any) -> str:
@@ -119,7 +113,7 @@ def sdk_message_events(
             ev = counter.make(
                 "tool_call",
                 "agent",
-                render_tool_input(name, args) or name,
+                render_tool_input(name, args),
                 ts=ts,
                 tool=name,
                 call_id=str_or_none(block.get("toolCallId")),
@@ -169,7 +163,7 @@ def anthropic_message_events(
             ev = counter.make(
                 "tool_call",
                 "agent",
-                render_tool_input(name, block.get("input")) or name,
+                render_tool_input(name, block.get("input")),
                 ts=ts,
                 tool=name,
                 call_id=str_or_none(block.get("id")),

@@ -98,7 +98,7 @@ def _tool_events(counter: EventCounter, tfd: dict[str, Any], ts: float | None) -
     args = _json_field(tfd.get("rawArgs"))
     if args in (None, ""):
         args = _json_field(tfd.get("params"))
-    ev = counter.make("tool_call", "agent", render_tool_input(name, args) or name, ts=ts, tool=name, call_id=call_id)
+    ev = counter.make("tool_call", "agent", render_tool_input(name, args), ts=ts, tool=name, call_id=call_id)
     if ev is not None:
         yield ev
     status = tfd.get("status")

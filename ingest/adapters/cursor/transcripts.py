@@ -323,7 +323,7 @@ def _txt_assistant(counter: EventCounter, lines: list[str]) -> Iterator[Event]:
             ev = counter.make("reasoning", "agent", "\n".join(x for x in (first, _dedent(body)) if x))
         elif head.startswith("[Tool call]"):
             name = head[len("[Tool call]") :].strip() or None
-            ev = counter.make("tool_call", "agent", render_tool_input(name, _tool_args(body)) or name, tool=name)
+            ev = counter.make("tool_call", "agent", render_tool_input(name, _tool_args(body)), tool=name)
         else:
             name = head[len("[Tool result]") :].strip() or None
             ev = counter.make("tool_result", "tool", _dedent(body), tool=name)

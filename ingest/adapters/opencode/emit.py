@@ -9,7 +9,6 @@ helpers (times, error texts, JSON columns) live here because every reader needs 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -22,6 +21,7 @@ from voyager_sessions.ingest.adapters._common import int_or_none as _int
 from voyager_sessions.ingest.adapters._common import str_or_none as _str
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.jsonl import BadLine, decode_json, decode_line
+from voyager_sessions.ingest.toolcall import report_pair, tool_call_text
 from voyager_sessions.core.model import Event, Kind, Origin
 
 # Part / content types that carry no searchable text (bookkeeping of the agent loop).
@@ -129,15 +129,6 @@ def _tool_output(state: Mapping[str, Any]) -> str | None:
                 texts.append(t)
         return "\n".join(texts)
     return None
-
-
-def _render_input(value: Any) -> str:
-    # Sorted keys keep the text identical across rescans (JSON object order is not promised).
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 _json_decode = decode_json  # msgspec: several times faster than json.loads on part rows
@@ -258,12 +249,14 @@ class Emitter:
         times = as_dict(state.get("time")) or as_dict(part.get("time"))
         start = secs(times.get("start")) or secs(times.get("created")) or ts
         end = secs(times.get("end")) or secs(times.get("completed")) or start
-        yield self._event("tool_call", "agent", _render_input(state.get("input")), start, tool=tool, call_id=call_id)
+        yield self._event("tool_call", "agent", tool_call_text(tool, state.get("input")), start, tool=tool, call_id=call_id)
         status = state.get("status")
         exit_code = _int(as_dict(state.get("metadata")).get("exit"))
         if status == "completed":
             out = _tool_output(state)
-            yield self._event("tool_result", "tool", out or "", end, tool=tool, call_id=call_id, exit_code=exit_code)
+            # What the ``task`` tool returns is its subagent's report (docs/json.md): one kind/origin for all.
+            kind, origin = report_pair(tool)
+            yield self._event(kind, origin, out or "", end, tool=tool, call_id=call_id, exit_code=exit_code)
         elif status == "error":
             # The error text is the result; an exit code only if OpenCode recorded one.
             text = error_text(state.get("error")) or _tool_output(state) or ""
@@ -286,7 +279,7 @@ class Emitter:
         elif mtype == "shell":
             # A command the person ran with ``!`` in the TUI: a tool run they asked for.
             cmd = _str(data.get("command"))
-            yield self._event("tool_call", "human", cmd or "", ts, tool="shell")
+            yield self._event("tool_call", "human", tool_call_text("shell", cmd), ts, tool="shell")
             status = data.get("status")
             if status in (None, "completed", "failed", "cancelled", "timed_out") and (
                 "output" in data or "error" in data
