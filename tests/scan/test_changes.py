@@ -148,3 +148,53 @@ def test_a_store_on_a_network_file_system_is_stat_every_time_and_said_so(home, m
         assert got is not None and got.touching("claude") is None  # discovered whole by every scan
     finally:
         watcher.stop()
+
+
+def test_a_take_holds_every_write_made_before_it_in_every_watched_folder(home):
+    """The fence: writes to two agents' stores (two inotify watches) made just before a take are in its set."""
+    claude = write_claude(home, claude_session_lines()[:2])
+    codex = write_codex(home, codex_session_lines())
+    watcher = ChangeWatcher(dict(os.environ), ["claude", "codex"], full_every=1e9).start()
+    try:
+        assert watcher.take() is None  # the first take: what changed before the start is unknown
+        for i in range(20):
+            with open(claude, "a", encoding="utf-8") as fh:
+                fh.write(claude_session_lines()[2])
+            with open(codex, "a", encoding="utf-8") as fh:
+                fh.write(codex_session_lines()[-1])
+            made = codex.parent / f"rollout-2026-11-20T10-00-{i:02d}-extra.jsonl"
+            made.write_text(codex_session_lines()[0], encoding="utf-8")
+            got = watcher.take()
+            assert got is not None, watcher.counts
+            assert {str(claude), str(codex), str(made)} <= got.paths, (i, got.paths)
+            assert not any("fence" in p for p in got.paths)  # the fence is the watcher's own
+        assert watcher.counts["late"] == 0
+    finally:
+        watcher.stop()
+
+
+def test_a_fence_that_never_shows_makes_the_refresh_a_full_pass(home, monkeypatch, tmp_path):
+    from voyager_sessions.scan import changes
+
+    write_claude(home, claude_session_lines()[:2])
+    monkeypatch.setattr(changes, "FENCE_TIMEOUT", 0.2)
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        assert watcher.take() is None
+        watcher._fence = str(tmp_path / "unwatched-fence")  # a touch no watch reports (a lost event)
+        assert watcher.take() is None
+        assert watcher.counts["late"] == 1
+    finally:
+        watcher.stop()
+
+
+def test_hinted_agents_are_not_taken_for_watched(home):
+    """Aider's histories lie in project folders: no change set may say "nothing changed" for it."""
+    watcher = ChangeWatcher(dict(os.environ), ["claude", "aider"], full_every=1e9).start()
+    try:
+        assert "aider" in watcher.status
+        watcher.take()
+        got = watcher.take()
+        assert got is not None and got.touching("aider") is None and got.touching("claude") == frozenset()
+    finally:
+        watcher.stop()
