@@ -11,8 +11,11 @@ smaller size (a loaded machine, a quick look).
 Reported: first index (wall, events, peak RSS of the writer, against the 1 GB target),
 index and state size, a no-op scan (CPU and wall, in-process), a refresh told by the
 file-system watcher that nothing changed, the refreshing search in-process (scan then
-search, as ``voyager search`` does), and append → found (a line appended to one session,
-refreshed through the watcher, found by the next search).
+search, as ``voyager search`` does), append → found (a line appended to one session,
+refreshed through the watcher, found by the next search), and the refreshing
+``voyager search`` through ``voyager serve`` at 300, 10,000 and this many sessions (the
+smaller corpora cached beside it), with the server's own no-change refresh time
+(``serve status``'s last refresh) and the ratios the issue sets (≤ 1.3× the 300-session wall).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -33,6 +37,11 @@ from bench.util import ProviderHomes, mb, ms, run_child
 
 DEFAULT_SESSIONS = 100_000
 RSS_TARGET_MIB = 1024
+#: The smaller histories the served refreshing search is compared with (the issue: ≤ 1.3× the one at 300).
+SERVED_SIZES = (300, 10_000)
+SERVED_REPS = 15
+RATIO_TARGET = 1.3
+NO_CHANGE_TARGET_MS = 5.0
 PROVIDERS = ["claude", "codex"]
 
 
@@ -43,16 +52,8 @@ def _cache_root() -> Path:
     return Path(base)
 
 
-def history_100k(ctx: Context) -> ScenarioResult:
-    n = int(os.environ.get("VOYAGER_BENCH_HISTORY_SESSIONS", DEFAULT_SESSIONS))
-    res = ScenarioResult(
-        name="history_100k",
-        description=f"{n:,} sessions (Claude Code + Codex): first index, "
-        "no-op scan, watched refresh, refreshing search, append -> found",
-    )
-    if ctx.quick:
-        res.notes.append("not run with --quick (full bench only)")
-        return res
+def _built(n: int, res: ScenarioResult, *, note: bool) -> tuple[ProviderHomes, Path, IngestRun]:
+    """The cached corpus of ``n`` sessions and its first index: written and indexed when not cached yet."""
     cache = _cache_root() / f"history-{n}"
     homes = ProviderHomes.under(cache / "homes")
     if not (cache / "written.json").exists():
@@ -62,7 +63,6 @@ def history_100k(ctx: Context) -> ScenarioResult:
             msgspec.json.encode({"bytes": written, "seconds": time.perf_counter() - t})
         )
     info = msgspec.json.decode((cache / "written.json").read_bytes())
-    res.notes.append(f"corpus: {n:,} sessions, {mb(info['bytes']):.0f} MB, cached in {cache}")
     data = cache / "data"
     first_file = cache / "first-index.json"
     if not first_file.exists():
@@ -70,9 +70,25 @@ def history_100k(ctx: Context) -> ScenarioResult:
         args = [a for p in PROVIDERS for a in ("--provider", p)]
         raw = run_child(["ingest", "--data-dir", str(data), *args], homes.env(), timeout=6 * 3600)
         first_file.write_bytes(raw)
-    else:
+    elif note:
         res.notes.append("first index: measured by an earlier run (delete first-index.json to measure again)")
-    first = msgspec.json.decode(first_file.read_bytes(), type=IngestRun)
+    if note:
+        res.notes.append(f"corpus: {n:,} sessions, {mb(info['bytes']):.0f} MB, cached in {cache}")
+    return homes, data, msgspec.json.decode(first_file.read_bytes(), type=IngestRun)
+
+
+def history_100k(ctx: Context) -> ScenarioResult:
+    n = int(os.environ.get("VOYAGER_BENCH_HISTORY_SESSIONS", DEFAULT_SESSIONS))
+    res = ScenarioResult(
+        name="history_100k",
+        description=f"{n:,} sessions (Claude Code + Codex): first index, "
+        "no-op scan, watched refresh, refreshing search (in-process and served, beside 300 and 10,000 "
+        "sessions), append -> found",
+    )
+    if ctx.quick:
+        res.notes.append("not run with --quick (full bench only)")
+        return res
+    homes, data, first = _built(n, res, note=True)
     g = f"{n:,} sessions"
     rss_mib = first.peak_rss_kb / 1024
     res.checks.append(
@@ -99,7 +115,78 @@ def history_100k(ctx: Context) -> ScenarioResult:
         Metric(name="state size", value=round(mb(first.state_bytes)), unit="MB", group=g),
     ]
     _refreshes(res, homes, data, n, g)
+    _served_all(ctx, res, n, homes, data)
     return res
+
+
+def _served_all(ctx: Context, res: ScenarioResult, n: int, homes: ProviderHomes, data: Path) -> None:
+    """The refreshing search through ``voyager serve`` at 300, 10,000 and ``n`` sessions, and the issue's ratios."""
+    walls: dict[int, float] = {}
+    for size in sorted({*SERVED_SIZES, n}):
+        if size == n:
+            h, d = homes, data
+        else:
+            h, d, _ = _built(size, res, note=False)
+        walls[size] = _served(ctx, res, h, d, size)
+    base = walls.get(min(walls))
+    for size, wall in walls.items():
+        if size != min(walls) and base:
+            res.metrics.append(
+                Metric(
+                    name=f"served refreshing search at {size:,} / at {min(walls):,} sessions",
+                    value=round(wall / base, 2),
+                    unit="x",
+                    group="served refresh",
+                    target=Target(op="<=", value=RATIO_TARGET),
+                )
+            )
+
+
+def _served(ctx: Context, res: ScenarioResult, homes: ProviderHomes, data: Path, size: int) -> float:
+    """Median wall of a refreshing ``voyager search`` through a server on ``data`` (and what its refresh cost)."""
+    from bench.scenarios.cli_search import Server
+    from bench.util import cli_env, voyager_command
+
+    env = cli_env(homes.env(data), ctx.dir("pycache"))
+    query = f"hist{size // 2}"  # one session's own token: the same small answer at every size
+    cmd = [*voyager_command(), "search", query, "--json", "--limit", "5"]
+    g = f"served, {size:,} sessions"
+    server = Server(env, data)
+    try:
+        subprocess.run(cmd, env=env, capture_output=True, timeout=300, check=False)  # warm: the first full pass
+        walls, norefresh, refresh_s = [], [], []
+        found = True
+        for _ in range(SERVED_REPS):
+            t = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, capture_output=True, timeout=300, check=False)
+            walls.append(time.perf_counter() - t)
+            found = found and proc.returncode == 0 and b'"total":0' not in proc.stdout.replace(b" ", b"")
+            last = (server.status().get("last_scan") or {}).get("seconds")
+            if last is not None:
+                refresh_s.append(last)
+            t = time.perf_counter()
+            subprocess.run([*cmd, "--no-refresh"], env=env, capture_output=True, timeout=300, check=False)
+            norefresh.append(time.perf_counter() - t)
+        status = server.status()
+    finally:
+        server.stop()
+    res.checks.append(Check(name=f"{g}: the session's token is found", ok=found))
+    res.metrics += [
+        Metric(name="refreshing search wall p50", value=ms(statistics.median(walls)), unit="ms", group=g),
+        Metric(name="--no-refresh search wall p50", value=ms(statistics.median(norefresh)), unit="ms", group=g),
+    ]
+    if refresh_s:
+        res.metrics.append(
+            Metric(
+                name="no-change refresh in the server, p50",
+                value=ms(statistics.median(refresh_s)),
+                unit="ms",
+                group=g,
+                target=Target(op="<=", value=NO_CHANGE_TARGET_MS),
+            )
+        )
+    res.notes.append(f"{g}: watcher {status.get('watcher')!r}, refreshes {status.get('refreshes')}")
+    return statistics.median(walls)
 
 
 def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g: str) -> None:
