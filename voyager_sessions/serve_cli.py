@@ -130,9 +130,11 @@ def serve_status(as_json: bool) -> None:
             scans += f", failed: {last['error']}"
     click.echo(f"  scans      {scans}")
     if "watcher" in doc:
+        r = doc.get("refreshes") or {}
         click.echo(
-            f"  watcher    {printable(str(doc['watcher']))} ({doc.get('watched_scans', 0)} background scans "
-            "told what changed)"
+            f"  watcher    {printable(str(doc['watcher']))} (refreshes: {r.get('watched', 0)} told what changed, "
+            f"{r.get('quiet', 0)} of them with nothing to do; {r.get('full', 0)} full stat passes, "
+            f"{r.get('late', 0)} after a late fence)"
         )
     if doc.get("stale"):
         click.echo(f"  note       {doc['stale']}")

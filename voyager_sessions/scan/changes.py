@@ -52,6 +52,9 @@ MAX_CHANGES = 20_000
 FULL_EVERY = 300.0
 #: The longest a take waits for its fence to show (seconds); past it, the refresh is a full pass.
 FENCE_TIMEOUT = 1.0
+#: How long a take spins for its fence before it naps between looks (seconds), and the nap.
+FENCE_SPIN = 0.001
+FENCE_NAP = 0.0005
 #: The file a take touches in its private fence folder.
 FENCE_NAME = "fence"
 #: How long the Rust loop may keep gathering a burst of changes before handing them over (ms).
@@ -163,15 +166,27 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
 
 
 class _Deadline:
-    """The ``stop_event`` handed to the watcher's Rust loop: "stop" once ``at`` (monotonic) has passed."""
+    """The ``stop_event`` the watcher's Rust loop asks after each step: how a take waits for its fence.
 
-    __slots__ = ("at",)
+    The loop runs with a step of 0 (the fence shows ~20 µs after the touch on an idle
+    machine), so it spins; past :data:`FENCE_SPIN` it sleeps :data:`FENCE_NAP` in each ask
+    instead (on a loaded machine the watcher's own thread needs the core), and at ``at``
+    it says "stop": the loop then drops what it gathered, and the refresh is a full pass.
+    """
+
+    __slots__ = ("at", "spin_until")
 
     def __init__(self, at: float) -> None:
         self.at = at
+        self.spin_until = time.monotonic() + FENCE_SPIN
 
     def is_set(self) -> bool:
-        return time.monotonic() >= self.at
+        now = time.monotonic()
+        if now >= self.at:
+            return True
+        if now >= self.spin_until:
+            time.sleep(FENCE_NAP)
+        return False
 
 
 class ChangeWatcher:
@@ -334,9 +349,9 @@ class ChangeWatcher:
         paths: set[str] = set()
         while True:
             try:
-                # Step 0: checked as soon as the Rust thread has queued what inotify delivered
-                # (the fence shows in ~20 µs on an idle machine); no timeout, whose return clears
-                # what arrived meanwhile; the deadline ("stop") does clear it, and a full pass follows.
+                # Step 0, paced by _Deadline: looked at as soon as the Rust thread has queued what
+                # inotify delivered. No timeout: its return clears what arrived in between (a race
+                # that could lose an event); the deadline ("stop") clears too, but a full pass follows.
                 raw = self._notify.watch(FENCE_DEBOUNCE_MS, 0, 0, stop)
             except Exception as exc:  # the watcher failed (no inotify watches left for a new folder…)
                 self._fail(f"watcher stopped ({type(exc).__name__}: {exc}): every refresh stats every source")
