@@ -302,8 +302,12 @@ class ChangeWatcher:
 
     # -- the change set ----------------------------------------------------------------
 
-    def take(self) -> Changes | None:
+    def take(self, *, periodic: bool = True) -> Changes | None:
         """Everything that changed since the last take, or None when the scan must stat everything.
+
+        ``periodic``: this take may be the periodic full pass (the safety net). A server's
+        requests pass False, so that pass (seconds at 100,000 sources) falls to its
+        background refresh, not to a search that someone is waiting for.
 
         Fenced: the fence file is touched, and the watcher's events are drained until it
         shows; one inotify instance delivers its events in the order they happened, so every
@@ -324,7 +328,7 @@ class ChangeWatcher:
             if (
                 len(paths) > MAX_CHANGES  # more than kept: stat everything, then watching goes on
                 or self._last_full is None
-                or now - self._last_full >= self.full_every
+                or (periodic and now - self._last_full >= self.full_every)
                 or self._appeared(paths)
             ):
                 self._last_full = now
@@ -403,11 +407,14 @@ class ChangeWatcher:
         return check
 
 
-def refresh(data_dir: Path, env: Mapping[str, str], watcher: ChangeWatcher | None, **scan_args: Any):
+def refresh(
+    data_dir: Path, env: Mapping[str, str], watcher: ChangeWatcher | None, *, periodic: bool = True, **scan_args: Any
+):
     """One refresh of ``data_dir``: only what ``watcher`` saw change, or everything when it cannot say.
 
     The hook for ``voyager watch`` and a server's refreshes: pass the same started watcher
-    to every call (None, or one that cannot watch, makes it a plain full scan). A fenced
+    to every call (None, or one that cannot watch, makes it a plain full scan; ``periodic``
+    as :meth:`ChangeWatcher.take` says). A fenced
     change set that is empty, where :class:`~voyager_sessions.scan.quiet.QuietCheck` finds
     nothing else to do, runs no scan at all (an empty summary). A scan that fails gives its
     change set back, so nothing is lost.
@@ -417,7 +424,7 @@ def refresh(data_dir: Path, env: Mapping[str, str], watcher: ChangeWatcher | Non
     from voyager_sessions.scan.summary import ScanSummary
 
     t0 = time.perf_counter()
-    changes = watcher.take() if watcher is not None else None
+    changes = watcher.take(periodic=periodic) if watcher is not None else None
     if (
         changes is not None
         and watcher is not None

@@ -79,8 +79,8 @@ class Scans:
         """The outcome of a refresh that started after this call: run one, or wait for the one about to run.
 
         Any refresh serves any caller: each one's change set is fenced (see ``ChangeWatcher.take``),
-        so it holds every write made before it started. ``watched`` (the keep-fresh loop) is kept for
-        the callers' sake; it changes nothing.
+        so it holds every write made before it started. ``watched``: the keep-fresh loop's refresh, the
+        one that may be the watcher's periodic full stat pass (a request's never is).
         """
         with self._cond:
             wanted = self._started + 1
@@ -100,7 +100,9 @@ class Scans:
             if self._watcher is not None:
                 from voyager_sessions.scan.changes import refresh
 
-                outcome.summary = refresh(self._ddir.root, os.environ, self._watcher, on_notice=outcome.notices.append)
+                outcome.summary = refresh(
+                    self._ddir.root, os.environ, self._watcher, periodic=watched, on_notice=outcome.notices.append
+                )
             else:
                 outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
