@@ -134,7 +134,9 @@ def serve_status(as_json: bool) -> None:
         click.echo(
             f"  watcher    {printable(str(doc['watcher']))} (refreshes: {r.get('watched', 0)} told what changed, "
             f"{r.get('quiet', 0)} of them with nothing to do; {r.get('full', 0)} full stat passes, "
-            f"{r.get('late', 0)} after a late fence)"
+            f"{r.get('late', 0)} after a late fence"
+            + (f"; the last one: {printable(str(doc['last_full_pass']))}" if doc.get("last_full_pass") else "")
+            + ")"
         )
     if doc.get("stale"):
         click.echo(f"  note       {doc['stale']}")

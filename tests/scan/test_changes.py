@@ -125,6 +125,7 @@ def test_an_overflowing_watcher_asks_for_a_full_pass_then_watches_again(home, mo
         for i in range(4):
             (path.parent / f"extra-{i}.txt").write_text("x")
         assert watcher.take() is None  # more changes than kept: stat everything
+        assert watcher.last_full is not None and watcher.last_full.startswith("overflow"), watcher.last_full
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(claude_session_lines()[2])
         got = watcher.take()

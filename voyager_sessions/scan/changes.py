@@ -211,6 +211,8 @@ class ChangeWatcher:
         #: What the takes were: a change set (``watched``), the safety-net full pass (``full``), a fence
         #: not seen in time (``late``); ``quiet``: refreshes that found nothing to do and ran no scan.
         self.counts = {"watched": 0, "full": 0, "late": 0, "quiet": 0}
+        #: Why the last full stat pass was one (for ``serve status``), None before any.
+        self.last_full: str | None = None
         self._lock = threading.Lock()  # one take at a time: the fence is one file
         self._notify: Any = None
         self._own_fence = fence_dir is None
@@ -316,21 +318,30 @@ class ChangeWatcher:
         with self._lock:
             if self._notify is None:
                 self.counts["full"] += 1
+                self.last_full = self.status
                 return None
             paths = self._drain()
             if paths is None:
                 self.counts["late"] += 1
+                self.last_full = "the fence came late" if self._notify is not None else self.status
                 self._last_full = time.monotonic()
                 return None
             paths |= self._pending
             self._pending = set()
             now = time.monotonic()
-            if (
-                len(paths) > MAX_CHANGES  # more than kept: stat everything, then watching goes on
-                or self._last_full is None
-                or (periodic and now - self._last_full >= self.full_every)
-                or self._appeared(paths)
-            ):
+            why = (
+                f"overflow ({len(paths):,} paths changed)"  # more than kept: stat everything, then watching goes on
+                if len(paths) > MAX_CHANGES
+                else "the first refresh"
+                if self._last_full is None
+                else "periodic"
+                if periodic and now - self._last_full >= self.full_every
+                else "a store appeared or a watched folder went"
+                if self._appeared(paths)
+                else None
+            )
+            if why is not None:
+                self.last_full = why
                 self._last_full = now
                 self.counts["full"] += 1
                 return None

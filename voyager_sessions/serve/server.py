@@ -391,6 +391,7 @@ class Server:
             "watched_scans": self.scans.watched,
             "watcher": self.watcher.status,
             "refreshes": dict(self.watcher.counts),
+            "last_full_pass": self.watcher.last_full,
             "query_parses": query_parses(),
             "last_scan": None
             if last is None
