@@ -18,7 +18,7 @@ from typing import Literal
 import msgspec
 
 from voyager_sessions.core.model import Session, SessionRecord
-from voyager_sessions.store.db import Migration, connect, like_prefix, transaction
+from voyager_sessions.store.db import Migration, connect, like_contains, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
@@ -103,12 +103,15 @@ def m005_refresh_indexes(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m006_quiet_refresh_indexes(db: sqlite3.Connection) -> None:
+def m006_refresh_and_title_indexes(db: sqlite3.Connection) -> None:
     # A served refresh that the file-system watcher says has nothing to do still checks the
     # agents it cannot watch (those found through hints) and the sources to retry: their rows,
     # found through these indexes rather than by reading every source row (100,000 at scale).
     db.execute("CREATE INDEX IF NOT EXISTS sources_provider ON sources(provider)")
     db.execute("CREATE INDEX IF NOT EXISTS sources_status ON sources(status)")
+    # Every search looks for the sessions whose title holds its words (the title boost): a scan of
+    # this covering index reads the titles alone, not every session row.
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_title ON sessions(title, id)")
 
 
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
@@ -264,6 +267,49 @@ class KnownSources:
         return out
 
 
+#: SQLite's ``lower``: ASCII letters only (what ``LIKE`` folds, too).
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+class _Titles:
+    """Every titled session's lower-cased title, in id order, joined into one string searched at C speed."""
+
+    __slots__ = ("version", "ids", "titles", "starts", "blob")
+
+    def __init__(self, version: int, rows: list[tuple[str, str]]) -> None:
+        self.version = version
+        self.ids = [r[0] for r in rows]
+        self.titles = [r[1] for r in rows]
+        starts, at = [], 0
+        for title in self.titles:
+            starts.append(at)
+            at += len(title) + 1
+        self.starts = starts
+        self.blob = "\n".join(self.titles)
+
+    def ids_with(self, words: list[str], limit: int) -> list[str]:
+        """What ``session_ids_titled`` answers: the first ``limit`` ids (in id order) whose title holds every word."""
+        import bisect
+
+        words = [w.translate(_ASCII_LOWER) for w in words]
+        blob, starts, titles, ids = self.blob, self.starts, self.titles, self.ids
+        first = words[0] if len(words) == 1 else min(words, key=blob.count)  # the rarest leads
+        rest = [w for w in words if w != first]
+        out: list[str] = []
+        at, n = 0, len(first)
+        while len(out) < limit:
+            at = blob.find(first, at)
+            if at < 0:
+                break
+            i = bisect.bisect_right(starts, at) - 1
+            end = starts[i] + len(titles[i])
+            # A find that runs past its title's end (into the separator) is no match of that title.
+            if at + n <= end and all(w in titles[i] for w in rest):
+                out.append(ids[i])
+            at = end + 1  # one answer a title: on to the next
+        return out
+
+
 class RefreshView(msgspec.Struct, frozen=True):
     """One consistent read of what decides whether a refresh has anything to do.
 
@@ -291,6 +337,8 @@ class StateStore:
     def __init__(self, path: Path, *, readonly: bool = False, lendable: bool = False) -> None:
         self.path = path
         self.conn = connect(self.path, MIGRATIONS, readonly=readonly, check_same_thread=not lendable)
+        self._lendable = lendable
+        self._titles_cache: _Titles | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -494,12 +542,31 @@ class StateStore:
         }
 
     def session_ids_titled(self, words: list[str], limit: int = 1000) -> list[str]:
-        """Ids of sessions whose title contains every one of ``words`` (ASCII case-insensitive)."""
+        """Ids of sessions whose title contains every one of ``words`` (ASCII case-insensitive), the first
+        ``limit`` by id.
+
+        Every search asks (its title boost), and it reads every title: at 100,000 sessions a
+        scan of the table took ~200 ms. One-shot readers scan the ``sessions_title`` covering
+        index with ``LIKE`` (SQLite's case folding is ASCII, as its ``lower`` is); a long-lived
+        reader (``lendable``: the server's) keeps every lower-cased title in one string, read
+        again only after another connection commits, and looks the words up in it.
+        """
         if not words:
             return []
-        where = " AND ".join("instr(lower(title), lower(?)) > 0" for _ in words)
-        sql = f"SELECT id FROM sessions WHERE title IS NOT NULL AND {where} LIMIT ?"
-        return [r[0] for r in self.conn.execute(sql, [*words, limit])]
+        if self._lendable:
+            return self._titles().ids_with(words, limit)
+        where = " AND ".join("title LIKE ? ESCAPE '\\'" for _ in words)
+        sql = f"SELECT id FROM sessions WHERE title IS NOT NULL AND {where} ORDER BY id LIMIT ?"
+        return [r[0] for r in self.conn.execute(sql, [*(like_contains(w) for w in words), limit])]
+
+    def _titles(self) -> _Titles:
+        version = self.data_version()
+        if self._titles_cache is None or self._titles_cache.version != version:
+            rows = self.conn.execute(
+                "SELECT id, lower(title) FROM sessions WHERE title IS NOT NULL ORDER BY id"
+            ).fetchall()
+            self._titles_cache = _Titles(version, rows)
+        return self._titles_cache
 
     def failed_sources(self) -> dict[str, list[str]]:
         """provider -> ["<path>: <reason>"] for sources whose last read failed."""
