@@ -193,7 +193,6 @@ def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g:
     from voyager_sessions import api
     from voyager_sessions.scan import scan
     from voyager_sessions.scan.changes import ChangeWatcher, refresh
-    from voyager_sessions.search.engine import SearchOptions
 
     env = homes.env()
     scan(data, env, providers=PROVIDERS)  # settles anything left over by an earlier run
@@ -211,7 +210,7 @@ def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g:
 
     c, w = time.process_time(), time.perf_counter()
     scan(data, env, providers=PROVIDERS)
-    api.search(data, "tokenizer", SearchOptions(limit=10))
+    api.search(api.SearchRequest(query="tokenizer", limit=10, refresh=False), data_dir=data)
     res.metrics.append(
         Metric(name="refreshing search in-process, CPU", value=ms(time.process_time() - c), unit="ms", group=g)
     )
@@ -240,7 +239,7 @@ def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g:
             fh.write(msgspec.json.encode(prompt) + b"\n")
         c, w = time.process_time(), time.perf_counter()
         s = refresh(data, env, watcher, providers=PROVIDERS)
-        found = api.search(data, needle, SearchOptions(limit=5)).total
+        found = api.search(api.SearchRequest(query=needle, limit=5, refresh=False), data_dir=data).total
         res.metrics += [
             Metric(
                 name="append -> found (watched refresh + search), CPU",
