@@ -199,3 +199,39 @@ def test_hinted_agents_are_not_taken_for_watched(home):
         assert got is not None and got.touching("aider") is None and got.touching("claude") == frozenset()
     finally:
         watcher.stop()
+
+
+def test_a_watcher_that_cannot_start_or_fails_later_says_so_and_every_refresh_is_full(home, monkeypatch):
+    import watchfiles._rust_notify as rust
+
+    write_claude(home, claude_session_lines()[:2])
+
+    class NoWatches:
+        def __init__(self, *args, **kwargs):
+            raise OSError(28, "OS file watch limit reached")
+
+    with monkeypatch.context() as m:
+        m.setattr(rust, "RustNotify", NoWatches)
+        watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    assert watcher.status.startswith("cannot start") and "watch limit" in watcher.status
+    assert watcher.take() is None and "watch limit" in (watcher.last_full or "")
+    watcher.stop()
+
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        watcher.take()
+        assert watcher.take() is not None
+
+        class Broken:
+            def watch(self, *args):
+                raise RuntimeError("error in underlying watcher: no space left on device")
+
+            def close(self):
+                pass
+
+        watcher._notify = Broken()  # a new folder the kernel would not watch any more
+        assert watcher.take() is None
+        assert watcher.status.startswith("watcher stopped") and "no space" in watcher.status
+        assert watcher.take() is None  # and it stays a full pass, said so
+    finally:
+        watcher.stop()
