@@ -141,12 +141,23 @@ def _served_all(ctx: Context, res: ScenarioResult, n: int, homes: ProviderHomes,
         for _ in range(SERVED_REPS):
             for size in sizes:
                 runs[size].round()
+        appended = _served_append(runs[n], homes)
         for run in runs.values():
             run.status = run.server.status()
     finally:
         for run in runs.values():
             run.server.stop()
     walls = {size: run.report(res, f"served, {size:,} sessions") for size, run in runs.items()}
+    wall, found = appended
+    res.metrics.append(
+        Metric(
+            name="append -> found through the server (CLI wall)",
+            value=ms(wall),
+            unit="ms",
+            group=f"served, {n:,} sessions",
+        )
+    )
+    res.checks.append(Check(name=f"served, {n:,} sessions: the appended line is found", ok=found))
     base = walls[sizes[0]]
     for size in sizes[1:]:
         res.metrics.append(
@@ -158,6 +169,22 @@ def _served_all(ctx: Context, res: ScenarioResult, n: int, homes: ProviderHomes,
                 target=Target(op="<=", value=RATIO_TARGET),
             )
         )
+
+
+def _served_append(run: _ServedRun, homes: ProviderHomes) -> tuple[float, bool]:
+    """One line appended to a Claude Code session as the agent writes it, then found by a served search (wall)."""
+    target = next(Path(homes.claude_projects).rglob("*.jsonl"))
+    needle = f"zqxservedneedle{time.time_ns() % 10**9}"
+    prompt = next(msgspec.json.decode(x) for x in target.read_bytes().splitlines() if b'"type":"user"' in x)
+    prompt["uuid"] = f"append-{time.time_ns()}"
+    prompt["message"] = {"role": "user", "content": f"{needle} one more question"}
+    with open(target, "ab") as fh:
+        fh.write(msgspec.json.encode(prompt) + b"\n")
+    at = run.cmd.index("search") + 1  # the query's place in the command
+    cmd = [*run.cmd[:at], needle, *run.cmd[at + 1 :]]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=run.env, capture_output=True, timeout=300, check=False)
+    return time.perf_counter() - t, proc.returncode == 0 and needle.encode() in proc.stdout
 
 
 class _ServedRun:
