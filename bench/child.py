@@ -44,6 +44,9 @@ class IngestRun(msgspec.Struct, kw_only=True):
     #: The writer's peak anonymous RSS, sampled: its own memory, without the index files Tantivy maps
     #: (file-backed pages, which its merges touch and the kernel reclaims first).
     peak_anon_kb: int = 0
+    #: CPU seconds (user + system) the scan cost: this process's threads (Tantivy's included) and its worker
+    #: processes, reaped by the scan's end. On a shared machine the wall time is noise; this is the work.
+    cpu_seconds: float = 0.0
 
 
 class ChildMemory:
@@ -134,9 +137,11 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
 
     rss_start = current_rss_kb()
     with ChildMemory() as memory:
+        cpu0 = cpu_seconds()
         t0 = time.perf_counter()
         summary = scan(data_dir, dict(os.environ), providers=providers, workers=workers)
         seconds = time.perf_counter() - t0
+        cpu = cpu_seconds() - cpu0
     return IngestRun(
         seconds=seconds,
         events=summary.events_added,
@@ -153,7 +158,16 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
         workers_peak_rss_kb=sum(memory.peaks.values()),
         peak_pss_kb=memory.peak_pss,
         peak_anon_kb=memory.peak_anon,
+        cpu_seconds=cpu,
     )
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process (all its threads) and of its children that have been reaped."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,8 +13,14 @@ A document is decoded whole in a few times its size of memory, so one larger tha
 ``STREAM_JSON_BYTES`` is not: :func:`read_json_streamed` gives the adapters that know
 where its bulk lies (a session's list of messages) that list as a :class:`StreamedArray`,
 decoded one message at a time with ``ijson`` on each pass, and the document's few other
-keys decoded on their own. Such a session is indexed whatever its size, in memory bounded
-by its largest message, not by the file.
+keys decoded in one pass of their own. Such a session is indexed whatever its size, in memory
+bounded by its largest message, not by the file, provided the adapter does not hold the
+messages either (it yields each message's events as they come, see ``DeltaStream``).
+:func:`stream_end` is what every such adapter says after a pass (values too deep, a
+document caught half-written). Every adapter keeping a session in one JSON document reads
+it this way (Cline, Roo, Kilo, Gemini CLI's ``.json``, Copilot CLI's and VS Code's, Kiro's,
+Vibe 1.x's, Continue's, Nanocoder's, Amp's); what is still read whole is a side file (an
+index, a title, one event) that no agent writes anywhere near the cap.
 """
 
 from __future__ import annotations
@@ -23,11 +29,19 @@ import os
 import re
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
 from voyager_sessions.ingest.jsonl import BadLine, TooDeep, decode_line, env_cap
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+    from typing import IO
+
+    #: How a streamed document is opened again for each pass (a file by default; a zip member for an export).
+    Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
 #: A JSON document larger than this is not read (named instead): no session file comes near it,
 #: and it is decoded in memory whole. ``VOYAGER_MAX_JSON_BYTES`` changes it.
@@ -87,6 +101,16 @@ def decode_document(data: bytes, name: str, notices: list[Notice] | None = None)
 
 def max_json_bytes() -> int:
     return env_cap("VOYAGER_MAX_JSON_BYTES", MAX_JSON_BYTES)
+
+
+def capped_bytes(fh: IO[bytes]) -> bytes:
+    """What is left in ``fh``, a JSON document about to be decoded whole by its own reader (a side index, one
+    file of a tree): ValueError, after reading no more than the cap, past ``VOYAGER_MAX_JSON_BYTES``."""
+    limit = max_json_bytes()
+    data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit:,} bytes (VOYAGER_MAX_JSON_BYTES)")
+    return data
 
 
 def read_json(path: str | os.PathLike[str], *, fatal: bool = True, notices: list[Notice] | None = None) -> Any | Notice:
@@ -186,16 +210,17 @@ class _Builder:
             self._put(value)
 
 
-def _values(path: str, key: str | None, *, array: bool) -> Iterator[tuple[Any, int]]:
+def _values(path: str, key: str | None, *, array: bool, opener: Opener | None = None) -> Iterator[tuple[Any, int]]:
     """(value, values skipped as too deep) for: each item of the top-level array (``key`` None), each item of
-    the array at top-level ``key`` (``array``), or the value of top-level ``key``. One streaming pass."""
+    the array at top-level ``key`` (``array``), or the value of top-level ``key``. One streaming pass over
+    the file at ``path``, or what ``opener`` opens."""
     import ijson  # only for documents too large to decode whole: the search path never imports it
 
     depth = 0
     top_key: Any = None
     inside = False  # within the array whose items are wanted
     builder: _Builder | None = None
-    with open_regular(path) as fh:
+    with (opener or (lambda: open_regular(path)))() as fh:
         for event, value in ijson.basic_parse(fh, use_float=True):
             if builder is not None:
                 builder.feed(event, value)
@@ -244,9 +269,11 @@ class StreamedArray:
     more than ``MAX_DEPTH`` deep, read as ``null``.
     """
 
-    def __init__(self, path: str, key: str | None) -> None:
+    def __init__(self, path: str, key: str | None, opener: Opener | None = None) -> None:
         self.path = path
         self.key = key
+        #: What opens the document for a pass (None: the file at ``path``); it raises OSError when it cannot read.
+        self.opener = opener
         self.error: str | None = None
         self.too_deep = 0
 
@@ -255,25 +282,70 @@ class StreamedArray:
 
         self.too_deep = 0
         try:
-            for item, skipped in _values(self.path, self.key, array=True):
+            for item, skipped in _values(self.path, self.key, array=True, opener=self.opener):
                 self.too_deep += skipped
                 yield item
         except OSError as exc:
             self.error = f"unreadable: {exc.strerror or exc}"
         except (ijson.JSONError, ValueError) as exc:
-            self.error = f"malformed JSON: {str(exc)[:200]}"
+            self.error = f"malformed JSON: {' '.join(str(exc).split())[:200]}"  # ijson says it on several lines
 
 
-def _streamed_value(path: str, key: str) -> Any:
-    """The value of top-level ``key`` of the JSON object at ``path`` (one streaming pass; None if absent or bad)."""
+def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The values of the top-level ``keys`` of the JSON object at ``path`` (None for one absent, or not reached
+    before the file turned out bad): one streaming pass, ended once every key is found (the few keys a session's
+    header holds come before its messages, so that pass is short), arrays and objects nested more
+    than ``MAX_DEPTH`` deep read as ``null``."""
     import ijson
 
+    found: dict[str, Any] = dict.fromkeys(keys)
+    wanted = set(keys)
+    depth = 0
+    key: Any = None
+    builder: _Builder | None = None
     try:
-        for value, _ in _values(path, key, array=False):
-            return value
+        with open_regular(path) as fh:
+            for event, value in ijson.basic_parse(fh, use_float=True):
+                if builder is not None:
+                    builder.feed(event, value)
+                    if builder.done:
+                        found[key], builder = builder.value, None
+                        wanted.discard(key)
+                        if not wanted:
+                            break
+                    continue
+                if depth == 1 and event == "map_key":
+                    key = value
+                    continue
+                if depth == 1 and key in wanted and event not in ("end_map", "end_array"):
+                    builder = _Builder()
+                    builder.feed(event, value)
+                    if builder.done:
+                        found[key], builder = builder.value, None
+                        wanted.discard(key)
+                        if not wanted:
+                            break
+                    continue
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
     except (OSError, ijson.JSONError, ValueError):
-        pass
-    return None
+        pass  # what was found before stands; the pass over the array says what went wrong
+    return found
+
+
+def stream_end(items: Any, path: str) -> Iterator[Notice]:
+    """What an adapter yields after a pass over ``items`` when it is a :class:`StreamedArray` (nothing for a
+    list): the values read as ``null`` for their depth, then, if the pass ended early (the file caught
+    half-rewritten, or gone), a fatal transient Notice, so what was read stands and the file is read
+    again next scan. An adapter stops its read after that Notice."""
+    if not isinstance(items, StreamedArray):
+        return
+    if items.too_deep:
+        yield deep_notice(path, items.too_deep)
+    if items.error is not None:
+        yield Notice(source=path, reason=f"{items.error}; read again next scan", fatal=True, transient=True)
 
 
 def deep_notice(path: str, replaced: int) -> Notice:
@@ -311,6 +383,6 @@ def read_json_streamed(
         return read_json(name, fatal=fatal, notices=notices)
     if not array:
         return StreamedArray(name, None)
-    doc: dict[str, Any] = {k: _streamed_value(name, k) for k in keys}
+    doc: dict[str, Any] = _streamed_values(name, keys)
     doc[array] = StreamedArray(name, array)
     return doc

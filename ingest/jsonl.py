@@ -101,15 +101,17 @@ def decode_json(data: str | bytes) -> Any:
         raise msgspec.DecodeError("JSON nested too deeply") from None
 
 
-def typed_decoder(shape: Any) -> Callable[[bytes], Any]:
-    """A ``decode_line`` that first tries msgspec's decoder typed as ``shape`` (a ``TypedDict`` of ``Any``).
+def typed_decoder(shape: Any, fit: Callable[[Any], Any] | None = None) -> Callable[[bytes], Any]:
+    """A ``decode_line`` that first tries msgspec's decoder typed as ``shape``.
 
     A typed decode skips the fields ``shape`` does not name without building them (a Claude
-    Code line repeats its tool output in ``toolUseResult``, which nothing reads), and gives
-    the same dict of the fields it names. Since every named field is ``Any``, only a line
-    that is not an object of that shape fails the typed decode; such a line, and every line
-    msgspec refuses, goes through ``decode_line`` as before, so what an adapter sees of a
-    bad line does not change.
+    Code line repeats its tool output in ``toolUseResult``, which nothing reads). ``shape``
+    may be a ``TypedDict`` of ``Any`` (the typed decode then gives the same dict of the fields
+    it names) or a ``msgspec.Struct`` (no dict is built at all, and the reader reads attributes).
+    A line that is not of that shape, and every line msgspec refuses, goes through
+    ``decode_line`` as before, then through ``fit``, which must make of that value what the
+    reader would have made of it (for a Struct: the same Struct, a value of the wrong type
+    read as absent); so what an adapter sees of a bad line does not change.
     """
     typed = msgspec.json.Decoder(shape).decode
 
@@ -119,7 +121,8 @@ def typed_decoder(shape: Any) -> Callable[[bytes], Any]:
         except RecursionError:
             raise BadLine("nested too deeply") from None
         except msgspec.DecodeError:  # a ValidationError (another shape) too
-            return decode_line(line)
+            value = decode_line(line)
+            return value if fit is None else fit(value)
 
     return decode
 
@@ -229,7 +232,9 @@ def read_records(
                     line = b"".join(pending) + piece if pending else piece
                     if at_start and line.startswith(_BOM):
                         line = line[len(_BOM) :]
-                    stripped = line.strip()
+                    # An object's line is decoded as it is (no stripped copy of every line): a decoder
+                    # takes nothing but the object between its braces, so stripping would change nothing.
+                    stripped = line if line.startswith(b"{") and line.endswith(b"}") else line.strip()
                     if stripped:
                         try:
                             value = decode(stripped)
@@ -238,9 +243,10 @@ def read_records(
                             if bad <= MAX_NAMED_BAD_LINES:
                                 yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")
                         else:
-                            yield Record(value=value, start=start, end=pos, complete=True, lineno=lineno)
+                            yield Record(value, start, pos, True, lineno)
                 at_start = False
-                pending, pending_len, oversize = [], 0, False
+                if pending_len or pending or oversize:
+                    pending, pending_len, oversize = [], 0, False
             if tail:
                 if not oversize:
                     pending.append(tail)

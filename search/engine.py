@@ -149,7 +149,7 @@ class Searcher:
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
                 return self._spread_events(query, spread, opts)
-            result = self._search(query, parsed, q, opts)
+            result = self._search(query, parsed, q, opts, title_boosted=q is not strict)
             result.terms = [qlang.describe(n) for n in positive]
             if opts.sessions and len(positive) <= 1:
                 # The row's event holds the one term (a filter-only query has none).
@@ -173,7 +173,9 @@ class Searcher:
             return terms
         return [tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)]) for t in terms]
 
-    def _search(self, query: str, parsed: qlang.ParsedQuery, q, opts: SearchOptions) -> SearchResult:
+    def _search(
+        self, query: str, parsed: qlang.ParsedQuery, q, opts: SearchOptions, *, title_boosted: bool = False
+    ) -> SearchResult:
         import tantivy
 
         searcher = self.index.searcher()
@@ -183,19 +185,56 @@ class Searcher:
         # Never ask for more hits than there are documents: an offset of 10^11 would make
         # Tantivy allocate for that many (and abort the process); past the end is an empty page.
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
+        exact = True
         if opts.sort == "recent" or not parsed.texts:
             res = searcher.search(q, limit=max(want, 1), count=True, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0.0, addr) for _, addr in res.hits]
+            count = res.count
+        elif (ranked := self._tiered(searcher, parsed, q, want, title_boosted)) is not None:
+            scored, count, exact = ranked.hits, ranked.count, ranked.exact
         else:
             res = searcher.search(q, limit=max(want, 1), count=True, weight_by_field="w")
             scored = list(res.hits)
+            count = res.count
         page = scored[opts.offset : want]
         events = [(score, _doc_event(searcher, addr)) for score, addr in page]
         if opts.sort != "recent" and parsed.texts:
             # Recency breaks ties between equally relevant events.
             events.sort(key=lambda se: (-round(se[0], 4), -(se[1].ts or 0.0)))
         hits = self._hits(events, phrases, opts)
-        return SearchResult(schema_version=SCHEMA_VERSION, query=query, total=res.count, offset=opts.offset, hits=hits)
+        return SearchResult(
+            schema_version=SCHEMA_VERSION, query=query, total=count, offset=opts.offset, hits=hits, total_exact=exact
+        )
+
+    def _tiered(self, searcher, parsed: qlang.ParsedQuery, q, want: int, title_boosted: bool):
+        """The top ``want`` events of a broad query, searched a kind tier at a time (``search.tiers``); None when
+        the query is narrow (one pass is cheap) or its scores cannot be bounded."""
+        import tantivy
+
+        from voyager_sessions.search import tiers
+
+        root = parsed.root
+        if root is None:
+            return None
+        plan = tiers.plan(
+            root,
+            tiers.Stats(searcher),
+            phrase_terms=qlang.phrase_bonus_terms(root),
+            title_boost=TITLE_BOOST if title_boosted else 0.0,
+        )
+        if plan is None:
+            return None
+        schema = self.index.schema
+
+        def in_kinds(kinds: tuple[str, ...], negate: bool):
+            ks = tantivy.Query.term_set_query(schema, "kind", list(kinds))
+            if negate:
+                return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.MustNot, ks)])
+            return tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(ks, 0.0))]
+            )
+
+        return tiers.ranked(searcher, bound=plan.bound, want=want, in_kinds=in_kinds)
 
     @staticmethod
     def _title_words(parsed: qlang.ParsedQuery) -> list[str]:
@@ -238,7 +277,7 @@ class Searcher:
         exact = res.count <= SESSION_WINDOW
         agg_counts = self._session_counts(searcher, q) if not exact else {}
         for h, k in zip(hits, page):
-            h.hit_count = counts[k] if exact else agg_counts.get(h.session_id, counts[k])
+            h.hit_count = counts[k] if exact else agg_counts.get(k, counts[k])
         return SearchResult(
             schema_version=SCHEMA_VERSION,
             query=query,
@@ -247,9 +286,13 @@ class Searcher:
             hits=hits,
         )
 
-    def _session_counts(self, searcher, q) -> dict[str, int]:
+    def _session_counts(self, searcher, q) -> dict[int, int]:
+        """Matching events per session, keyed by session key (``sk``: an integer column aggregates ~30 % faster
+        than the id's strings, and the window's sessions are known by their keys already)."""
+        from voyager_sessions.search.sessions import MAX_SESSIONS
+
         try:
-            agg = searcher.aggregate(q, {"s": {"terms": {"field": "session", "size": 100_000}}})
+            agg = searcher.aggregate(q, {"s": {"terms": {"field": "sk", "size": MAX_SESSIONS}}})
         except Exception:
             return {}
         return {b["key"]: b["doc_count"] for b in agg.get("s", {}).get("buckets", [])}
@@ -306,20 +349,32 @@ class Searcher:
             )
         any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
         pool = self._among(any_term, cov)
-        # Counting by aggregation (no scoring) is several times cheaper than a counting search.
-        per_session = sessions.evidence(searcher, any_term, weights=False)
-        total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
+        # Counting by aggregation (no scoring) is several times cheaper than a counting search; one count when
+        # every session saying a term says them all (no per-session buckets to build then).
+        every = cov.match == "all" and len(cov.held) == len(cov.chosen)
+        per_session = {} if every else sessions.evidence(searcher, any_term, weights=False)
+        if every:
+            total = sessions.count(searcher, any_term)
+        else:
+            total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
         if opts.sort == "recent":
             res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0, 0.0, addr) for _, addr in res.hits]
         elif cov.match == "all":
-            first = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
+            # The events holding every term (as one event answers the query) first; a broad query's by tiers.
+            ranked = self._tiered(searcher, sp.parsed, sp.boosted, want, sp.boosted is not sp.strict)
+            if ranked is None:
+                res = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
+                first_hits, first_count = list(res.hits), res.count
+            else:
+                # A tiered page holds ``want`` events whenever it stopped early: the rest is not reached.
+                first_hits, first_count = ranked.hits, ranked.count
             rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
-            scored = [(0, s, a) for s, a in first.hits] + self._tiers(
+            scored = [(0, s, a) for s, a in first_hits] + self._tiers(
                 searcher,
-                [(self._title_boost(rest_q, sp.parsed), total - first.count)],
-                skip=first.count,
+                [(self._title_boost(rest_q, sp.parsed), total - first_count)],
+                skip=first_count,
                 want=want,
                 first_tier=1,
             )
@@ -378,7 +433,7 @@ class Searcher:
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
-        cov = sessions.cover(searcher, sp.terms, weights=True)
+        cov = sessions.cover(searcher, sp.terms, weights=True, broad=self._broad(searcher, sp.positive))
         if not cov.chosen:
             return SearchResult(
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
@@ -393,7 +448,9 @@ class Searcher:
         else:
             # Sessions holding more terms first (they all hold every term unless the match is partial).
             rank = {sid: (-cov.held[sid], -round(scores[sid], 4)) for sid in cov.chosen}
-            order = self._recent_first_among_ties(sorted(cov.chosen, key=rank.__getitem__), rank)
+            order = self._recent_first_among_ties(
+                sorted(cov.chosen, key=rank.__getitem__), rank, window=(opts.offset, opts.offset + opts.limit)
+            )
         page = order[opts.offset : opts.offset + opts.limit]
         if not page:
             return SearchResult(
@@ -476,18 +533,31 @@ class Searcher:
         )
         return tuple(res.hits[0]) if res.hits else None
 
-    def _recent_first_among_ties(self, order: list[str], rank: dict[str, tuple]) -> list[str]:
-        """``order`` (sorted by ``rank``) with sessions of equal rank put newest first; the catalog is asked
-        only about ties."""
-        tied = [
-            sid
-            for i, sid in enumerate(order)
-            if (i > 0 and rank[order[i - 1]] == rank[sid]) or (i + 1 < len(order) and rank[order[i + 1]] == rank[sid])
-        ]
-        if not tied:
+    def _recent_first_among_ties(self, order: list[str], rank: dict[str, tuple], window: tuple[int, int]) -> list[str]:
+        """``order`` (sorted by ``rank``) with sessions of equal rank put newest first where that changes what
+        the page ``window`` (start, end) shows; the catalog is asked only about the ties that reach it."""
+        lo, hi = max(0, window[0]), min(len(order), window[1])
+        if lo >= hi:
             return order
-        recs = self.catalog.sessions_by_id(tied)
-        return sorted(order, key=lambda sid: (rank[sid], -_latest(recs.get(sid))))
+        # Widen the window to whole runs of equal rank: only those runs can change what it shows.
+        while lo > 0 and rank[order[lo - 1]] == rank[order[lo]]:
+            lo -= 1
+        while hi < len(order) and rank[order[hi]] == rank[order[hi - 1]]:
+            hi += 1
+        run = order[lo:hi]
+        if all(rank[a] != rank[b] for a, b in zip(run, run[1:])):
+            return order
+        recs = self.catalog.sessions_by_id(run)
+        return order[:lo] + sorted(run, key=lambda sid: (rank[sid], -_latest(recs.get(sid)))) + order[hi:]
+
+    @staticmethod
+    def _broad(searcher, positive: list[qlang.Node]) -> list[bool]:
+        """Per term of a several-term query: whether it is said in so many events that its kind weights are not
+        worth aggregating (``search.sessions.cover``)."""
+        from voyager_sessions.search import tiers
+
+        stats = tiers.Stats(searcher)
+        return [tiers.breadth(n, stats) >= tiers.WIDE for n in positive]
 
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)

@@ -232,9 +232,10 @@ class SearchIndex:
         """Add events prepared beforehand (``search.prepare``: by a scan worker, say) as documents, uncommitted."""
         add = self.writer().add_document
         horizon = future_horizon_ms()
+        heads: dict[tuple[str, str, str], tantivy.Document] = {}
         n = 0
         for ev in events:
-            add(event_document(ev, horizon))
+            add(event_document(ev, horizon, heads))
             n += 1
         return n
 
@@ -336,16 +337,23 @@ def future_horizon_ms(now: float | None = None) -> int:
     return int((time.time() if now is None else now) * 1000) + FUTURE_SLACK_MS
 
 
-def event_document(ev: PreparedEvent, horizon: int | None = None) -> tantivy.Document:
+def event_document(
+    ev: PreparedEvent, horizon: int | None = None, heads: dict[tuple[str, str, str], tantivy.Document] | None = None
+) -> tantivy.Document:
     """The document of a prepared event: ``stored`` is kept for display, ``body`` is what the analyzer indexes.
 
-    ``horizon`` (ms, default a day from now): a later stamp is indexed as ``horizon`` and kept as given in ``tsg``."""
-    doc = tantivy.Document()
-    session = ev.session
-    doc.add_text("session", session)
-    doc.add_text("provider", session.split(":", 1)[0])
-    doc.add_text("kind", ev.kind)
-    doc.add_text("origin", ev.origin)
+    ``horizon`` (ms, default a day from now): a later stamp is indexed as ``horizon`` and kept as given in ``tsg``.
+    ``heads`` (a dict the caller keeps over a batch) holds, per session, kind and origin, a document of the fields
+    those decide; each event's document starts as a copy of it (one call into Tantivy instead of six: building a
+    document costs about one call per field, and a batch's events share these fields).
+    """
+    key = (ev.session, ev.kind, ev.origin)
+    head = heads.get(key) if heads is not None else None
+    if head is None:
+        head = _head(*key)
+        if heads is not None:
+            heads[key] = head
+    doc = head.__copy__()  # type: ignore[attr-defined]  # tantivy-py has it; its stubs do not say so
     if ev.tool:
         doc.add_text("tool", ev.tool)
     if ev.call_id:
@@ -361,10 +369,20 @@ def event_document(ev: PreparedEvent, horizon: int | None = None) -> tantivy.Doc
         doc.add_integer("exit", ev.exit_code)
     if ev.is_error:
         doc.add_boolean("err", True)
-    doc.add_unsigned("w", KIND_WEIGHTS.get(ev.kind, 0))
-    doc.add_unsigned("sk", session_key(session))
     doc.add_text("body", ev.body.decode())
     doc.add_bytes("text", ev.stored)
+    return doc
+
+
+def _head(session: str, kind: str, origin: str) -> tantivy.Document:
+    """The fields of an event's document that its session, kind and origin decide."""
+    doc = tantivy.Document()
+    doc.add_text("session", session)
+    doc.add_text("provider", session.split(":", 1)[0])
+    doc.add_text("kind", kind)
+    doc.add_text("origin", origin)
+    doc.add_unsigned("w", KIND_WEIGHTS.get(kind, 0))
+    doc.add_unsigned("sk", session_key(session))
     return doc
 
 

@@ -72,7 +72,7 @@ def prepare_events(events: Sequence[Event], cap: int | None = None) -> list[Prep
     """``events`` made ready for the index, in one ``prepare_many`` pass (keep a call to about
     ``PREPARE_BATCH_CHARS`` characters of text: the joined copies are its memory)."""
     cap = max_event_chars() if cap is None else cap
-    texts = [capped_text(ev.text, cap) for ev in events]
+    texts = [ev.text if len(ev.text) <= cap else capped_text(ev.text, cap) for ev in events]
     bodies = prepare_many([f"{ev.tool}\n{text}" if ev.tool else text for ev, text in zip(events, texts)], utf8=True)
     return [
         PreparedEvent(

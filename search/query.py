@@ -362,6 +362,22 @@ def _parse_time(value: str, *, end: bool, now: float) -> float:
 SessionResolver = Callable[[str, str], list[str]]
 
 
+#: The boost of the exact-phrase bonus (see ``phrase_bonus_terms``).
+PHRASE_BONUS = 2.0
+
+
+def phrase_bonus_terms(root: Node) -> list[str] | None:
+    """The terms of the exact-phrase bonus the compiled query carries, if any: a top-level AND of plain words
+    scores higher where they stand together."""
+    if not isinstance(root, And):
+        return None
+    words = [n for n in root.nodes if isinstance(n, Text) and not n.prefix]
+    if len(words) < 2:
+        return None
+    terms = [tok for w in words for tok in w.terms()]
+    return terms if len(terms) >= 2 else None
+
+
 def _rx_escape(term: str) -> str:
     return re.sub(r"([\\.+*?()|\[\]{}^$#&\-~])", r"\\\1", term)
 
@@ -377,22 +393,17 @@ class Compiler:
         self.resolve = resolve
         self.providers = providers
 
-    def compile(self, parsed: ParsedQuery, *, phrase_bonus: float = 2.0):
+    def compile(self, parsed: ParsedQuery):
         t = self.t
         if parsed.root is None:
             return t.Query.all_query()
         q = self.node(parsed.root)
         if q is None:
             raise QueryError('nothing searchable in the query: give a word, a "phrase" or a filter')
-        # Exact-phrase bonus: a top-level AND of plain words scores higher where they stand together.
-        root = parsed.root
-        if isinstance(root, And):
-            words = [n for n in root.nodes if isinstance(n, Text) and not n.prefix]
-            if len(words) >= 2:
-                terms = [tok for w in words for tok in w.terms()]
-                if len(terms) >= 2:
-                    bonus = t.Query.boost_query(t.Query.phrase_query(self.schema, "body", terms), phrase_bonus)
-                    q = t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, bonus)])
+        terms = phrase_bonus_terms(parsed.root)
+        if terms:
+            bonus = t.Query.boost_query(t.Query.phrase_query(self.schema, "body", terms), PHRASE_BONUS)
+            q = t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, bonus)])
         return q
 
     def node(self, node: Node):

@@ -40,9 +40,16 @@ first; a person's words above tool output) stays rather than a fit to the held-o
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+T = TypeVar("T")
 
 #: BM25's term-frequency saturation, applied to "events of the session that say the term".
 K1 = 1.2
@@ -52,6 +59,8 @@ TOGETHER_BONUS = 0.5
 TITLE_BONUS = 0.5
 #: Buckets a terms aggregation may return: more than any history holds sessions.
 MAX_SESSIONS = 1_000_000
+#: The kind weight a broad term counts with in every session (the agent's words: the middle of the scale).
+BROAD_WEIGHT = 2
 
 
 class TermEvidence(msgspec.Struct, frozen=True, array_like=True, gc=False):
@@ -80,21 +89,54 @@ class Coverage(msgspec.Struct):
         return [by[c] for c in sorted(by, reverse=True)]
 
 
-def evidence(searcher, query, *, weights: bool) -> dict[str, TermEvidence]:
-    """Per session: how many events match ``query`` and (``weights``) the best kind weight among them."""
+def evidence(searcher, query, *, weights: bool, weight: int = 0) -> dict[str, TermEvidence]:
+    """Per session: how many events match ``query`` and (``weights``) the best kind weight among them (else
+    ``weight`` for every session)."""
     spec: dict = {"terms": {"field": "session", "size": MAX_SESSIONS}}
     if weights:
         spec["aggs"] = {"w": {"max": {"field": "w"}}}
     buckets = searcher.aggregate(query, {"s": spec}).get("s", {}).get("buckets", [])
     return {
-        b["key"]: TermEvidence(b["doc_count"], int((b.get("w") or {}).get("value") or 0) if weights else 0)
+        b["key"]: TermEvidence(b["doc_count"], int((b.get("w") or {}).get("value") or 0) if weights else weight)
         for b in buckets
     }
 
 
-def cover(searcher, term_queries: Sequence, *, weights: bool) -> Coverage:
-    """Which sessions hold every term of ``term_queries`` (each already holds the event constraints)."""
-    per_term = [evidence(searcher, q, weights=weights) for q in term_queries]
+_pool: ThreadPoolExecutor | None = None
+
+
+def _each(fn: Callable[[int], T], items: range) -> list[T]:
+    """``fn`` over ``items``, on two threads where the machine has two cores: Tantivy releases the GIL while it
+    aggregates, and a query's terms are aggregated independently (the costliest part of a several-term query)."""
+    global _pool
+    if len(items) < 2 or (os.cpu_count() or 1) < 2:
+        return [fn(i) for i in items]
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor  # only several-term queries pay for the import
+
+        _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="voyager-agg")
+    return list(_pool.map(fn, items))
+
+
+def count(searcher, query) -> int:
+    """How many events match ``query`` (a one-value aggregation: no scoring, no buckets)."""
+    res = searcher.aggregate(query, {"c": {"value_count": {"field": "w"}}})
+    return int((res.get("c") or {}).get("value") or 0)
+
+
+def cover(searcher, term_queries: Sequence, *, weights: bool, broad: Sequence[bool] = ()) -> Coverage:
+    """Which sessions hold every term of ``term_queries`` (each already holds the event constraints).
+
+    With ``weights``, a term marked ``broad`` (said in a large share of all events) is counted without its
+    kind weights: which kind of event says a word that a fifth of the history says tells nothing about
+    which session is meant, and the weights would triple its aggregation's cost (the tail at 1M events).
+    Its evidence carries :data:`BROAD_WEIGHT` in every session instead."""
+
+    def one(i: int) -> dict[str, TermEvidence]:
+        wide = i < len(broad) and broad[i]
+        return evidence(searcher, term_queries[i], weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
+
+    per_term = _each(one, range(len(term_queries)))
     held: dict[str, int] = {}
     for ev in per_term:
         for sid in ev:

@@ -170,9 +170,10 @@ _decode_sessions = msgspec.json.Decoder(list[str]).decode
 
 
 def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
-    values = dict(zip(_SESSION_COLS + ("events",), row))
-    events = values.pop("events")
-    return SessionRecord(session=Session(**{k: v for k, v in values.items() if v is not None}), events=events)
+    # One dict, built straight from the row (``events`` last, past the session's columns): a grouped search
+    # decodes thousands of these per request (its recency tie-break, the web page's rows); 1.7x the speed of
+    # building a dict of every column first (2,413 rows: 5.0 -> 2.95 ms).
+    return SessionRecord(session=Session(**{k: v for k, v in zip(_SESSION_COLS, row) if v is not None}), events=row[-1])
 
 
 #: The ``meta`` key holding the exports ``voyager import`` recorded (a JSON list of absolute paths).
@@ -529,6 +530,19 @@ class StateStore:
             args.extend([repo, repo])
         sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
         return [r[0] for r in self.conn.execute(sql, args)]
+
+    def session_projects(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """Each of ``ids``' project: its git repository, else its working directory (what a UI groups by).
+
+        Two columns and no record built: a facet counts thousands of sessions per keystroke.
+        """
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str | None] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            sql = f"SELECT id, coalesce(nullif(git_repo, ''), nullif(cwd, '')) FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
+            out.update(self.conn.execute(sql, chunk).fetchall())
+        return out
 
     def imports(self) -> list[str]:
         """The conversation exports ``voyager import`` recorded, in the order they were added."""

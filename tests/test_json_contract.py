@@ -69,7 +69,7 @@ def test_schema_version_is_1():
 def test_search_document(corpus, run):
     run("scan")
     doc = run.json("search", "--json", "-C", "1", "数据库")
-    assert set(doc) == {"schema_version", "query", "total", "offset", "hits", "match", "terms"}
+    assert set(doc) == {"schema_version", "query", "total", "offset", "hits", "match", "terms", "total_exact"}
     assert doc["match"] == "all" and doc["terms"] == ["数据库"]
     hit = doc["hits"][0]
     assert hit["matched_terms"] is None  # only session rows say which terms they hold

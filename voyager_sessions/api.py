@@ -21,7 +21,7 @@ catalog and the registry's provider names; ``show`` reads capped texts back thro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
@@ -274,6 +274,24 @@ class Reader:
             return self.searcher.search(query, opts, parsed=parsed)
         except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
             raise UserError(f"bad query: {exc}") from None
+
+    def facets(self, query: str, opts: Any = None, parsed: Any = None) -> Any:
+        """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
+        what a UI counts, without ranking or reading a hit."""
+        from voyager_sessions.search.engine import SearchOptions
+        from voyager_sessions.search.facets import session_facets
+        from voyager_sessions.search.query import QueryError
+
+        if parsed is None:
+            parsed = parse_query(query)
+        try:
+            return session_facets(self.searcher, query, opts or SearchOptions(), parsed)
+        except QueryError as exc:
+            raise UserError(f"bad query: {exc}") from None
+
+    def projects(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """Each session's project (git repository, else working directory), in one lookup."""
+        return self.state.session_projects(ids)
 
     def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
         total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)

@@ -208,8 +208,10 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
                 out.text(render_hit(h, color=view.color, by_session=by_session), color=view.color)
         shown_to = doc.offset + len(doc.hits)
         noun = ("session" if by_session else "hit") + ("" if doc.total == 1 else "s")
-        more = f"; next page: --offset {shown_to}" if shown_to < doc.total else ""
-        out.text(f"{doc.offset + 1}-{shown_to} of {doc.total} {noun}{more}", err=True)
+        # A broad query counts only the kinds of event it searched (docs/json.md, total_exact): at least this many.
+        at_least = "+" if doc.total_exact is False else ""
+        more = f"; next page: --offset {shown_to}" if shown_to < doc.total or at_least else ""
+        out.text(f"{doc.offset + 1}-{shown_to} of {doc.total}{at_least} {noun}{more}", err=True)
     return EXIT_OK if doc.total else EXIT_NONE
 
 

@@ -62,10 +62,12 @@ def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, web: b
     if web:
         if detach:
             raise UserError("--web runs in the foreground (its URL holds a token only this terminal should see)")
-        from voyager_sessions.web.cli import serving_beside
+        from voyager_sessions.web.cli import announce, require_stack
 
-        with serving_beside(ddir, web_port):
-            control.run_foreground(ddir, interval=interval, verbose=not quiet)
+        require_stack()
+        control.run_foreground(
+            ddir, interval=interval, verbose=not quiet, web_port=web_port, on_web=lambda url: announce(url, ddir.root)
+        )
         return
     if detach:
         pid, log = control.detach(ddir, interval=interval, verbose=not quiet)
@@ -138,6 +140,9 @@ def serve_status(as_json: bool) -> None:
             + (f"; the last one: {printable(str(doc['last_full_pass']))}" if doc.get("last_full_pass") else "")
             + ")"
         )
+    pages = [p for p in doc.get("web_pages") or [] if isinstance(p, int)]
+    if pages:
+        click.echo(f"  web pages  {', '.join(f'127.0.0.1:{p}' for p in pages)} (for `voyager web`, while it runs)")
     if doc.get("stale"):
         click.echo(f"  note       {doc['stale']}")
     if doc.get("env_differs"):

@@ -27,7 +27,7 @@ from bench import corpus
 from bench.child import IngestRun
 from bench.context import Context
 from bench.model import Check, Metric, ScenarioResult, Target
-from bench.scenarios.ingest import _memory_metrics
+from bench.scenarios.ingest import _memory_metrics, cpu_metrics
 from bench.util import ProviderHomes, file_bytes, mb, run_child
 
 HISTORY_PROVIDERS = ["claude", "codex", "opencode"]
@@ -94,6 +94,7 @@ def _rate_metrics(run: IngestRun, runs: list[IngestRun], size: int, g: str, rate
         Metric(name="source MB/s", value=round(mb(size) / run.seconds, 1), unit="MB/s", group=g),
         Metric(name="events", value=run.events, unit="", group=g),
         Metric(name="index size", value=mb(run.index_bytes), unit="MB", group=g),
+        *cpu_metrics(runs, g),
     ]
     if len(runs) > 1:
         rates = [x.events / x.seconds for x in runs]

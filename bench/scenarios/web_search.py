@@ -1,11 +1,13 @@
 """web_search: what `voyager web`'s search-as-you-type costs on the server, at each corpus size of ``search``.
 
 The page asks two things per (debounced) keystroke: its rows (``/api/search?…&facets=0``:
-the grouped search of one page of 50 sessions) and the facets (the grouped search over
-up to 500 sessions, counted by agent, project and week). Both are timed here in process
-through ``voyager_sessions.web.data.Library`` (what the handlers call), without HTTP, for
-the query mix of ``search`` (its corpora are reused). The issue's target: ≤ 100 ms p95 at
-1M events for the answer the page shows first (the rows).
+the grouped search of one page of 50 sessions) and the facets (``…&limit=0``: every
+matching session counted by agent, project and week, from aggregations, no row read;
+``search/facets.py``). Both are timed here in process through
+``voyager_sessions.web.data.Library`` (what the handlers call), without HTTP, for the query
+mix of ``search`` (its corpora are reused: 1M events in the full run, 100k at most with
+``--quick``). The issue's target: ≤ 100 ms p95 at 1M events, for each of the two; the
+keystroke (rows, then facets, on one core) is reported beside them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from bench.model import Check, Metric, ScenarioResult, Target
 from bench.util import Quantiles, ms
 
 TARGET_EVENTS = 1_000_000
-TARGET_ROWS_P95_MS = 100.0
+TARGET_P95_MS = 100.0
 
 
 def web_search(ctx: Context) -> ScenarioResult:
@@ -37,37 +39,45 @@ def web_search(ctx: Context) -> ScenarioResult:
         lib = Library(DataDir(run.data_dir), readers=1)
         rows: list[float] = []
         facet_times: list[float] = []
+        both: list[float] = []
+        cpu_rows: list[float] = []
+        cpu_facets: list[float] = []
         ok = True
         try:
             for q in queries:
                 lib.search(SearchRequest(q=q), with_facets=False)  # warm: the first run of a query is not typing
                 for _ in range(max(3, ctx.sizes.query_reps // 3)):
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.process_time()
                     doc = lib.search(SearchRequest(q=q), with_facets=False)
                     rows.append(time.perf_counter() - t)
-                    t = time.perf_counter()
-                    full = lib.search(SearchRequest(q=q, limit=1))
+                    cpu_rows.append(time.process_time() - c)
+                    t, c = time.perf_counter(), time.process_time()
+                    full = lib.search(SearchRequest(q=q, limit=0))
                     facet_times.append(time.perf_counter() - t)
+                    cpu_facets.append(time.process_time() - c)
+                    both.append(rows[-1] + facet_times[-1])
                     ok = ok and doc["facets"] is None and full["result"].total == doc["result"].total
+                    ok = ok and sum(c for _, c in full["facets"]["agent"]) == full["result"].total
         finally:
             lib.close()
         g = f"{size_label(n)} events"
-        qr, qf = Quantiles.of(rows), Quantiles.of(facet_times)
+        qr, qf, qb = Quantiles.of(rows), Quantiles.of(facet_times), Quantiles.of(both)
+        target = Target(op="<=", value=TARGET_P95_MS) if n == TARGET_EVENTS else None
         res.metrics += [
             Metric(name="rows p50", value=ms(qr.p50), unit="ms", group=g),
-            Metric(
-                name="rows p95",
-                value=ms(qr.p95),
-                unit="ms",
-                group=g,
-                target=Target(op="<=", value=TARGET_ROWS_P95_MS) if n == TARGET_EVENTS else None,
-            ),
+            Metric(name="rows p95", value=ms(qr.p95), unit="ms", group=g, target=target),
             Metric(name="facets p50", value=ms(qf.p50), unit="ms", group=g),
-            Metric(name="facets p95", value=ms(qf.p95), unit="ms", group=g),
+            Metric(name="facets p95", value=ms(qf.p95), unit="ms", group=g, target=target),
+            Metric(name="keystroke (rows + facets) p95", value=ms(qb.p95), unit="ms", group=g),
+            # CPU time: what a request costs whatever else the machine runs (the wall times above grow with load).
+            Metric(name="rows p95, CPU time", value=ms(Quantiles.of(cpu_rows).p95), unit="ms", group=g),
+            Metric(name="facets p95, CPU time", value=ms(Quantiles.of(cpu_facets).p95), unit="ms", group=g),
         ]
-        res.checks.append(Check(name=f"{g}: rows and facets agree on the total", ok=ok))
+        res.checks.append(Check(name=f"{g}: rows and facets agree on the total; every session counted", ok=ok))
     res.notes.append(
         "in process through web.data.Library (the handlers' one caller of the API), HTTP not included; "
-        "rows: one page of 50 grouped sessions; facets: up to 500 grouped sessions, counted"
+        "rows: one page of 50 grouped sessions; facets: every matching session, counted from aggregations; "
+        "keystroke: the two in turn (the page sends them together: with two cores free it waits for the slower); "
+        "CPU time: the process's, per request (on a shared machine the wall times grow with its load, CPU time less)"
     )
     return res

@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint
-from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json_streamed
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import decode_json
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
@@ -319,10 +319,9 @@ class TaskRead:
         yield self.session()
         read = self._ui if path == ui else self._api
         yield from read(doc)
-        if isinstance(doc, StreamedArray) and doc.too_deep:
-            yield deep_notice(str(path), doc.too_deep)
-        if isinstance(doc, StreamedArray) and doc.error is not None:
-            yield Notice(source=str(path), reason=f"{doc.error}; read again next scan", fatal=True, transient=True)
+        ended = list(stream_end(doc, str(path)))
+        yield from ended
+        if any(n.fatal for n in ended):
             return
         if (notice := self.unknown.notice(str(path))) is not None:
             yield notice

@@ -35,7 +35,7 @@ import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, open_store, unreadable
 from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
@@ -58,12 +58,14 @@ def parse_ts(value: Any, *, naive: Literal["utc", "local"] = "utc") -> float | N
     if not isinstance(value, str) or not value:
         return None
     if _NATIVE_ISO:
+        # The fast path (a stamp on every line of most agents' files): no call that is not needed.
         try:
-            dt = datetime.fromisoformat(value)
+            dt = _fromisoformat(value)
         except ValueError:
             pass
         else:
-            return _plausible(_aware(dt, naive).timestamp())
+            ts = (dt if dt.tzinfo is not None else _aware(dt, naive)).timestamp()
+            return ts if 0.0 <= ts <= _LATEST else None
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -90,9 +92,14 @@ def _aware(dt: datetime, naive: str) -> datetime:
     return dt.replace(tzinfo=timezone.utc)
 
 
+#: The last second of year 9999: a later stamp is corruption.
+_LATEST = 253402300799.0
+_fromisoformat = datetime.fromisoformat
+
+
 def _plausible(ts: float) -> float | None:
     """A time between 1970 and 9999, or None: anything else is a corrupt stamp, not a date to show."""
-    return ts if 0.0 <= ts <= 253402300799.0 else None
+    return ts if 0.0 <= ts <= _LATEST else None
 
 
 def epoch(value: Any) -> float | None:
@@ -296,7 +303,7 @@ class EventCounter:
 
     def make(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Event | None:
         """An Event, or ``None`` for empty text: an empty message has nothing to find."""
-        if not text or not text.strip():
+        if not text or text.isspace():  # (not ``strip()``: that copies the whole text to see if anything is left)
             return None
         event = Event(session=self.session, seq=self.seq, kind=kind, origin=origin, text=text, **extra)
         self.seq += 1
@@ -437,14 +444,21 @@ def json_sessions(root: Path, provider: str, index: str, label: str) -> Iterator
         yield from index_without_sessions(root / index, label)
 
 
-def doc_with_list(path: str | os.PathLike[str], key: str, what: str) -> tuple[dict[str, Any], list[Any]] | Notice:
+def doc_with_list(
+    path: str | os.PathLike[str], key: str, what: str, keys: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], list[Any] | StreamedArray] | Notice:
     """The JSON object in the session file at ``path`` and its list under ``key`` (the messages), or a fatal
-    Notice when the file is not such an object: ``what`` names the file in it ("a Continue session file")."""
-    doc = read_json_object(path)
+    Notice when the file is not such an object: ``what`` names the file in it ("a Continue session file").
+
+    A file larger than ``jsondoc.STREAM_JSON_BYTES`` is not decoded whole: the list is a ``StreamedArray``
+    and the dict holds only ``keys`` besides it (see :func:`document_items` for what to do with it)."""
+    doc = read_json_streamed(path, key, keys)
     if isinstance(doc, Notice):
         return doc
+    if not isinstance(doc, dict):
+        return Notice(source=os.fspath(path), reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
     listed = doc.get(key)
-    if not isinstance(listed, list):
+    if not isinstance(listed, (list, StreamedArray)):
         return Notice(source=os.fspath(path), reason=f"no '{key}' list: not {what}; skipped", fatal=True)
     return doc, listed
 
@@ -514,7 +528,7 @@ class JsonlSessionRead:
                 yield draft
                 continue
             kind, origin, text, fields = draft
-            if not isinstance(text, str) or not text.strip():
+            if not isinstance(text, str) or not text or text.isspace():
                 continue
             if self.counter is None:
                 yield self._begin(name_id)
@@ -538,17 +552,20 @@ class JsonlSessionRead:
             self.sent = self._session()
             yield self.sent
         offset = self.cursor.offset if self.cursor else 0
-        for item in read_records(self.path, offset, self.progress.first_lineno(), decode=self.decode):
+        progress, record, state = self.progress, self._record, self._state  # looked up once, not every line
+        for item in read_records(self.path, offset, progress.first_lineno(), decode=self.decode):
             if isinstance(item, Notice):
                 if item.fatal:
-                    self.progress.fatal = True
+                    progress.fatal = True
                 yield item
                 continue
             if not item.complete:
-                self.progress.freeze()  # the cursor's state must not include a half-written line
-            yield from self._record(item)
-            if item.complete:
-                self.progress.commit(item, self.counter.seq if self.counter else self.progress.seq, self._state)
+                progress.freeze()  # the cursor's state must not include a half-written line
+                yield from record(item)
+                continue
+            yield from record(item)
+            counter = self.counter
+            progress.commit(item, counter.seq if counter else progress.seq, state)
         if self.progress.fatal:
             return
         if self.unknown is not None and (notice := self.unknown.notice(self.path)) is not None:
@@ -699,6 +716,47 @@ def reread_delta(session: str, events: list[Event], before: Any) -> tuple[list[A
     return [Partial(session=session, from_seq=known), *events[known:]], now
 
 
+def document_items(
+    sid: str,
+    session: Callable[[], Session],
+    events: Iterable[Event],
+    messages: list[Any] | StreamedArray,
+    before: Any,
+    unknown: UnknownRecords,
+    source: str,
+) -> Iterator[Item]:
+    """What a whole read of one session document yields, its ``events`` produced lazily from its ``messages``.
+
+    Decoded whole (``messages`` a list): the events are gathered, then ``session()`` (which may
+    depend on what they told) and :func:`reread_end`. Streamed (a ``StreamedArray``, a large
+    file): nothing is held; ``session()`` first, each event as it comes through a
+    :class:`DeltaStream`, how the pass ended (:func:`~voyager_sessions.ingest.jsondoc.stream_end`:
+    a file cut short stops there, to be read again), and ``session()`` again if the events
+    changed it. The events and the last Session are the same both ways.
+    """
+    if not isinstance(messages, StreamedArray):
+        held = list(events)
+        yield session()
+        yield from reread_end(sid, held, before, unknown, source)
+        return
+    first = session()
+    yield first
+    delta = DeltaStream(sid, before)
+    for ev in events:
+        yield from delta.add(ev)
+    ended = list(stream_end(messages, source))
+    yield from ended
+    if any(n.fatal for n in ended):
+        return
+    items, now = delta.finish()
+    yield from items
+    if (notice := unknown.notice(source)) is not None:
+        yield notice
+    if (last := session()) != first:
+        yield last
+    yield Cursor(offset=0, next_seq=0, tail_hash="", session=sid, state={"delta": now})
+
+
 def reread_end(session: str, events: list[Event], before: Any, unknown: UnknownRecords, source: str) -> Iterator[Item]:
     """The end of a whole re-read of one session file: :func:`reread_delta`'s items for ``events``, the notice of
     records ``unknown`` counted, and the Cursor keeping the ``[count, digest]`` for the next read's ``before``."""
@@ -707,6 +765,11 @@ def reread_end(session: str, events: list[Event], before: Any, unknown: UnknownR
     if (notice := unknown.notice(source)) is not None:
         yield notice
     yield Cursor(offset=0, next_seq=0, tail_hash="", session=session, state={"delta": now})
+
+
+#: Ids of messages remembered at most to drop a message a session document writes twice (a copy sits near its
+#: original, so the oldest can go); bounds what a read of a crafted document holds.
+MAX_IDS_KEPT = 1 << 16
 
 
 class DeltaStream:

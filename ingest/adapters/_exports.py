@@ -5,6 +5,9 @@ Owns what the ``chatgpt`` and ``claude-ai`` adapters share (their adapter class 
 the ``.zip`` the service mails; both services name the file the same, so the first object
 key that tells them apart decides (``mapping``: ChatGPT; ``chat_messages``: Claude.ai),
 read from the head of the file only. A zip is read in place (``zipfile``), never extracted.
+A conversation file larger than ``jsondoc.STREAM_JSON_BYTES`` (loose or inflated) is never
+decoded whole: its conversations are read one at a time (``StreamedArray``), so an export of
+any size is indexed in memory bounded by its largest conversation.
 
 Exports have no fixed place, so they are found in two ways:
 
@@ -24,16 +27,20 @@ import os
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import IO, Any, ClassVar, Literal
 
 from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import UnknownRecords, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.files import open_regular, read_notice
-from voyager_sessions.ingest.jsondoc import decode_document, max_json_bytes
+from voyager_sessions.ingest import jsondoc
+from voyager_sessions.ingest.jsondoc import StreamedArray, decode_document, stream_end
 from voyager_sessions.ingest.jsonl import BadLine
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest
 from voyager_sessions.core.model import session_id
@@ -87,18 +94,49 @@ def kind_of(path: str | os.PathLike[str]) -> ExportKind | None:
         return _sniff(f.read(_HEAD))
 
 
-def documents(path: str) -> Iterator[tuple[str, bytes] | Notice]:
-    """The bytes of each conversation file of the export at ``path`` (``path`` itself, or each member of a zip),
-    named for notices; a piece over ``VOYAGER_MAX_JSON_BYTES`` or unreadable is a Notice. Raises OSError."""
-    limit = max_json_bytes()
+class _Member:
+    """A zip member read for a streamed pass: what the zip or its compression refuses is an OSError (a
+    ``StreamedArray`` ends on one, naming it), never another exception escaping the read."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self.f = f
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self.f.read(n)
+        except (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError) as exc:
+            raise OSError(f"unreadable zip member: {exc}") from exc
+
+
+@contextmanager
+def _open_member(path: str, name: str) -> Iterator[IO[bytes]]:
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open(name) as f:
+            yield _Member(f)  # type: ignore[misc]
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, KeyError, EOFError) as exc:
+        raise OSError(f"unreadable zip: {exc}") from exc
+
+
+def piece_count(path: str) -> int:
+    """How many conversation files the export at ``path`` holds (1 for a loose file, or a zip that is not one)."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return len(_member_names(archive))
+    except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, EOFError):
+        pass
+    return 1
+
+
+def documents(path: str) -> Iterator[tuple[str, bytes | StreamedArray] | Notice]:
+    """Each conversation file of the export at ``path`` (``path`` itself, or each member of a zip), named for
+    notices, one at a time: its bytes when it is at most ``jsondoc.STREAM_JSON_BYTES``, else a
+    ``StreamedArray`` of its conversations, read one at a time (a download of years of chats is
+    indexed whatever its size, in bounded memory); an unreadable piece is a Notice. Raises OSError."""
+    threshold = jsondoc.STREAM_JSON_BYTES
     if not zipfile.is_zipfile(path):
-        size = os.stat(path).st_size
-        if size > limit:
-            yield Notice(
-                source=path,
-                reason=f"{size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
-                fatal=True,
-            )
+        if os.stat(path).st_size > threshold:
+            yield path, StreamedArray(path, None)
             return
         with open_regular(path) as f:
             yield path, f.read()
@@ -110,19 +148,14 @@ def documents(path: str) -> Iterator[tuple[str, bytes] | Notice]:
                 yield Notice(source=path, reason="a zip without conversations.json: not an export; skipped", fatal=True)
             for info in members:
                 where = f"{path}!{info.filename}"
-                if info.file_size > limit:
-                    yield Notice(
-                        source=where,
-                        reason=f"{info.file_size:,} bytes: larger than {limit:,} (VOYAGER_MAX_JSON_BYTES); skipped",
-                    )
-                    continue
                 with archive.open(info) as f:
-                    data = f.read(limit + 1)  # never more than the cap, whatever the header claims
-                if len(data) > limit:
-                    yield Notice(source=where, reason=f"more than {limit:,} bytes inflated; skipped")
+                    data = f.read(threshold + 1)  # never more, whatever the header claims
+                if len(data) > threshold:
+                    del data
+                    yield where, StreamedArray(where, None, opener=partial(_open_member, path, info.filename))
                     continue
                 yield where, data
-    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, EOFError, zlib.error) as exc:
         yield Notice(source=path, reason=f"unreadable zip: {exc}", fatal=True)
 
 
@@ -189,33 +222,41 @@ def read_export(
     """
     signatures = SessionSignatures(cursor)
     unknown = UnknownRecords(label)
-    try:
-        pieces = list(documents(source.path))
-    except OSError as exc:
-        yield read_notice(source.path, exc)
-        return
+    single = piece_count(source.path) == 1  # a broken piece is fatal only when it is the whole export
+    pieces = documents(source.path)
     complete = True
-    for piece in pieces:
+    while True:
+        try:
+            piece = next(pieces)
+        except StopIteration:
+            break
+        except OSError as exc:
+            yield read_notice(source.path, exc)
+            return
         if isinstance(piece, Notice):
             complete = complete and not piece.fatal
             yield piece
             continue
         where, data = piece
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]  # a byte-order mark some tools write (see jsondoc.read_json)
         notices: list[Notice] = []
-        try:
-            doc = decode_document(data, where, notices)
-        except BadLine as exc:
-            yield Notice(source=where, reason=f"not JSON: {exc}; skipped", fatal=len(pieces) == 1)
-            complete = False
-            continue
+        if isinstance(data, StreamedArray):
+            doc: Any = data
+        else:
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]  # a byte-order mark some tools write (see jsondoc.read_json)
+            try:
+                doc = decode_document(data, where, notices)
+            except BadLine as exc:
+                yield Notice(source=where, reason=f"not JSON: {exc}; skipped", fatal=single)
+                complete = False
+                continue
+            del data
         yield from notices
-        if not isinstance(doc, list):
+        if not isinstance(doc, (list, StreamedArray)):
             yield Notice(
                 source=where,
                 reason=f"not a list of conversations: not a {label} export; skipped",
-                fatal=len(pieces) == 1,
+                fatal=single,
             )
             complete = False
             continue
@@ -230,6 +271,10 @@ def read_export(
                 continue
             signatures.record(native, sig)
             yield from convert(conv, native, unknown)
+        for ended in stream_end(doc, where):
+            # Cut short (rewritten, or a broken zip): what was read stands; the export is read again next scan.
+            complete = complete and not ended.fatal
+            yield ended if single or not ended.fatal else Notice(source=where, reason=ended.reason)
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
     if complete:

@@ -13,7 +13,8 @@ Under the IDE's ``<User>/globalStorage/kiro.kiroagent/``:
 ``ide-chat``             ``<sha256(cwd)[:32]>/<hash>.chat``: ``{executionId, chat: [{role: human|bot|tool,
                          content}], metadata: {modelId, startTime, endTime}}`` (AV, "old").
 
-Each document is rewritten in place, so it is read whole. What the IDE injects is not a
+Each document is rewritten in place, so it is read whole (past ``jsondoc.STREAM_JSON_BYTES`` its
+list of messages is streamed, a message at a time: ``read_json_streamed``). What the IDE injects is not a
 person's prompt: system prompts and steering rules sent as ``human`` turns, and the
 ``# Conversation Summary`` a compacted session starts from, are ``meta``. The assistant's
 actions live in execution logs beside these files, which no peer sample shows: not read.
@@ -26,7 +27,7 @@ import binascii
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, epoch_text, number
 from voyager_sessions.ingest.adapters._kiro_cli import PROVIDER
 from voyager_sessions.ingest.adapters.base import Item, Notice, Source
-from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
 from voyager_sessions.core.model import Session, session_id
 
 #: How the IDE's injected turns begin (system prompt, identity, steering rules, workspace notes).
@@ -91,16 +92,44 @@ def _prompt(text: str) -> Draft:
 
 
 def _events(
-    source: Source, sid: str, messages: Any, name: str, drafts: Callable[[list[Any], UnknownRecords], Iterator[Draft]]
+    source: Source,
+    sid: str,
+    messages: Any,
+    name: str,
+    drafts: Callable[[Iterable[Any], UnknownRecords], Iterator[Draft]],
 ) -> Iterator[Item]:
     """The events of a document's ``name`` list of messages, numbered, then a notice of what was not known."""
-    if not isinstance(messages, list):
+    if not isinstance(messages, (list, StreamedArray)):
         yield Notice(source=source.path, reason=f"no {name} list in it; nothing to index")
         return
     unknown = UnknownRecords("Kiro IDE")
     yield from number(EventCounter(sid, 0), drafts(messages, unknown))
+    ended = list(stream_end(messages, source.path))
+    yield from ended
+    if any(n.fatal for n in ended):
+        return
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
+
+
+#: What a workspace-session document's Session reads besides its ``history``.
+_WORKSPACE_KEYS = (
+    "sessionId",
+    "workspaceDirectory",
+    "workspacePath",
+    "title",
+    "selectedModel",
+    "modelId",
+    "dateCreated",
+)
+
+
+def _document(path: str, array: str, keys: tuple[str, ...], notices: list[Notice]) -> dict[str, Any] | Notice:
+    """The session object at ``path``, its list ``array`` streamed when the file is large (``keys`` the rest it needs)."""
+    doc = read_json_streamed(path, array, keys, notices=notices)
+    if isinstance(doc, Notice) or isinstance(doc, dict):
+        return doc
+    return Notice(source=path, reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
 
 
 def _index(path: Path) -> dict[str, dict[str, Any]]:
@@ -117,7 +146,7 @@ def _index(path: Path) -> dict[str, dict[str, Any]]:
 def read_workspace_json(source: Source) -> Iterator[Item]:
     """One workspace-session document: its Session, then one event per history message."""
     skipped: list[Notice] = []
-    doc = read_json_object(source.path, notices=skipped)
+    doc = _document(source.path, "history", _WORKSPACE_KEYS, skipped)
     if isinstance(doc, Notice):
         yield doc
         return
@@ -151,7 +180,7 @@ def read_workspace_json(source: Source) -> Iterator[Item]:
     yield from _events(source, sid, doc.get("history"), "history", _history)
 
 
-def _history(history: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
+def _history(history: Iterable[Any], unknown: UnknownRecords) -> Iterator[Draft]:
     for item in history:
         if not isinstance(item, dict):
             unknown.saw(type(item).__name__)
@@ -226,7 +255,7 @@ _HASHES: dict[str, tuple[int, dict[str, str]]] = {}
 def read_chat(source: Source) -> Iterator[Item]:
     """One ``.chat`` file: human/bot/tool turns, with the model and times from its metadata."""
     skipped: list[Notice] = []
-    doc = read_json_object(source.path, notices=skipped)
+    doc = _document(source.path, "chat", ("metadata",), skipped)
     if isinstance(doc, Notice):
         yield doc
         return
@@ -248,7 +277,7 @@ def read_chat(source: Source) -> Iterator[Item]:
     yield from _events(source, sid, doc.get("chat"), "chat", _chat)
 
 
-def _chat(chat: list[Any], unknown: UnknownRecords) -> Iterator[Draft]:
+def _chat(chat: Iterable[Any], unknown: UnknownRecords) -> Iterator[Draft]:
     for message in chat:
         if not isinstance(message, dict):
             unknown.saw(type(message).__name__)

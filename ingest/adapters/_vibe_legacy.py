@@ -8,7 +8,8 @@ Resuming a session appends to its ``messages.jsonl`` and rewrites ``meta.json``,
 messages file is read incrementally from its byte offset and ``meta.json`` is read again
 each time (its size and mtime are part of the source's fingerprint, so a rename that
 touches only ``meta.json`` is seen). Before 2.0 a session was one file
-``<prefix>_<…>.json`` holding ``{"metadata": …, "messages": […]}``: read whole.
+``<prefix>_<…>.json`` holding ``{"metadata": …, "messages": […]}``: read whole, or past
+``jsondoc.STREAM_JSON_BYTES`` a message at a time (``read_json_streamed``).
 
 Messages carry no timestamps: events have none (nothing is invented) and the session's
 times are ``meta.json``'s ``start_time``/``end_time``. ``injected: true`` marks text Vibe
@@ -37,7 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_object, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.core.model import Event, Session, session_id
 
@@ -224,14 +225,21 @@ class LegacyRead(JsonlSessionRead):
 
 
 def read_single_file(source: Source) -> Iterator[Item]:
-    """A 1.x session file ``{"metadata": …, "messages": […]}``, read whole (Vibe 2.0 migrates these into folders)."""
-    doc = read_json_object(source.path)
+    """A 1.x session file ``{"metadata": …, "messages": […]}``, read whole (Vibe 2.0 migrates these into folders);
+    a large one's messages are streamed, their events yielded as they come, and the Session said again at
+    the end once the first prompt (a title when the file has none) is known."""
+    skipped: list[Notice] = []
+    doc = read_json_streamed(source.path, "messages", ("metadata",), notices=skipped)
     if isinstance(doc, Notice):
         yield doc
         return
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    if not isinstance(doc, dict):
+        yield Notice(source=source.path, reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
+        return
+    yield from skipped
+    meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
     messages = doc.get("messages")
-    if not isinstance(messages, list):
+    if not isinstance(messages, (list, StreamedArray)):
         yield Notice(source=source.path, reason='no "messages" list: not a Mistral Vibe session file Voyager knows')
         return
     facts = facts_from_meta(meta, None)
@@ -240,13 +248,27 @@ def read_single_file(source: Source) -> Iterator[Item]:
     unknown = UnknownRecords(LABEL)
     counter = EventCounter(session_id(PROVIDER, facts.native_id), 0)
     mapper = MessageMapper(counter, unknown)
-    events: list[Event] = []
-    for msg in messages:
-        if isinstance(msg, dict):
-            events.extend(mapper.events(msg))
-        else:
-            unknown.saw(f"a JSON {type(msg).__name__} message")
-    yield session_of(facts, meta, mapper.first_prompt, source.path)
-    yield from events
+
+    def produced() -> Iterator[Event]:
+        for msg in messages:
+            if isinstance(msg, dict):
+                yield from mapper.events(msg)
+            else:
+                unknown.saw(f"a JSON {type(msg).__name__} message")
+
+    if isinstance(messages, list):
+        events = list(produced())
+        yield session_of(facts, meta, mapper.first_prompt, source.path)
+        yield from events
+    else:
+        first = session_of(facts, meta, None, source.path)
+        yield first
+        yield from produced()
+        ended = list(stream_end(messages, source.path))
+        yield from ended
+        if any(n.fatal for n in ended):
+            return
+        if (last := session_of(facts, meta, mapper.first_prompt, source.path)) != first:
+            yield last
     if (notice := unknown.notice(source.path)) is not None:
         yield notice

@@ -39,15 +39,15 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     list_or_empty,
     parse_ts,
-    reread_end,
     doc_with_list,
+    document_items,
     resume_in,
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, absolute_path, exit_code, number, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "amp"
 LABEL = "Amp"
@@ -105,49 +105,55 @@ class _ThreadRead:
         self.unknown = UnknownRecords(LABEL)
 
     def run(self) -> Iterator[Item]:
-        read = doc_with_list(self.path, "messages", "an Amp thread file")
+        read = doc_with_list(self.path, "messages", "an Amp thread file", ("id", "title", "created", "env", "meta"))
         if isinstance(read, Notice):
             yield read
             return
         doc, messages = read
         native = str_or_none(doc.get("id")) or self.path.stem
         sid = session_id(PROVIDER, native)
-        drafts: list[Draft] = []
         model = None
         tokens_in = tokens_out = 0
         last_ts: float | None = None
-        for message in messages:
-            if not isinstance(message, dict):
-                self.unknown.saw(type(message).__name__)
-                continue
-            usage = as_dict(message.get("usage"))
-            ts = parse_ts(usage.get("timestamp")) or epoch(as_dict(message.get("meta")).get("sentAt"))
-            last_ts = ts or last_ts
-            model = str_or_none(usage.get("model")) or model
-            tokens_in += sum(
-                int_or_none(usage.get(k)) or 0
-                for k in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens")
-            )
-            tokens_out += int_or_none(usage.get("outputTokens")) or 0
-            drafts.extend(self._message(message, ts))
-        events: list[Event] = list(number(EventCounter(sid, 0), drafts))
+
+        def drafts() -> Iterator[Draft]:
+            nonlocal model, tokens_in, tokens_out, last_ts
+            for message in messages:
+                if not isinstance(message, dict):
+                    self.unknown.saw(type(message).__name__)
+                    continue
+                usage = as_dict(message.get("usage"))
+                ts = parse_ts(usage.get("timestamp")) or epoch(as_dict(message.get("meta")).get("sentAt"))
+                last_ts = ts or last_ts
+                model = str_or_none(usage.get("model")) or model
+                tokens_in += sum(
+                    int_or_none(usage.get(k)) or 0
+                    for k in ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens")
+                )
+                tokens_out += int_or_none(usage.get("outputTokens")) or 0
+                yield from self._message(message, ts)
+
         title = str_or_none(doc.get("title"))
         cwd = cwd_of(doc)
-        yield Session(
-            id=sid,
-            provider=PROVIDER,
-            native_id=native,
-            title=title.strip() if title and title.strip() else None,
-            cwd=cwd,
-            model=model,
-            resume=resume_command(cwd, native),
-            started=epoch(doc.get("created")),
-            updated=self._ended(doc) or last_ts,
-            source=str(self.path),
-            tokens_in=tokens_in or None,
-            tokens_out=tokens_out or None,
-        )
-        yield from reread_end(sid, events, self.before, self.unknown, str(self.path))
+
+        def session() -> Session:  # the model, tokens and last time are the messages'
+            return Session(
+                id=sid,
+                provider=PROVIDER,
+                native_id=native,
+                title=title.strip() if title and title.strip() else None,
+                cwd=cwd,
+                model=model,
+                resume=resume_command(cwd, native),
+                started=epoch(doc.get("created")),
+                updated=self._ended(doc) or last_ts,
+                source=str(self.path),
+                tokens_in=tokens_in or None,
+                tokens_out=tokens_out or None,
+            )
+
+        events = number(EventCounter(sid, 0), drafts())
+        yield from document_items(sid, session, events, messages, self.before, self.unknown, str(self.path))
 
     @staticmethod
     def _ended(doc: dict[str, Any]) -> float | None:

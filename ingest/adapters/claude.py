@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar
 
 import msgspec
 from voyager_sessions.ingest.adapters._common import (
@@ -34,6 +34,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
+from voyager_sessions.ingest.jsondoc import capped_bytes
 from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
@@ -64,32 +65,83 @@ _WRAPPER_PREFIXES = (
 _SYNTHETIC_MODEL = "<synthetic>"
 
 
-class _Message(TypedDict, total=False):
-    """The fields of a line's ``message`` this adapter reads (anything in them: it checks types itself)."""
+class _Usage(msgspec.Struct):
+    """A message's token usage (counts checked where they are read: a field of the wrong type counts 0)."""
 
-    content: Any
-    id: Any
-    model: Any
-    usage: Any
+    input_tokens: Any = None
+    cache_creation_input_tokens: Any = None
+    cache_read_input_tokens: Any = None
+    output_tokens: Any = None
 
 
-class _Line(TypedDict, total=False):
-    """The fields of a transcript line this adapter reads; ``decode`` skips the rest without building them
-    (``toolUseResult`` repeats a tool's whole output). Keep in step with ``ClaudeRead``'s ``.get`` calls."""
+class _Block(msgspec.Struct):
+    """One block of a message's content: text, thinking, a tool call or a tool result (the fields read)."""
 
-    type: Any
-    version: Any
-    summary: Any
-    customTitle: Any
-    message: _Message
-    timestamp: Any
-    cwd: Any
-    gitBranch: Any
-    sessionId: Any
-    isMeta: Any
-    isCompactSummary: Any
-    isSidechain: Any
-    isApiErrorMessage: Any
+    type: Any = None
+    text: Any = None
+    thinking: Any = None
+    name: Any = None
+    id: Any = None
+    input: Any = None
+    content: Any = None
+    tool_use_id: Any = None
+    is_error: Any = None
+
+
+class _Message(msgspec.Struct):
+    """The fields of a line's ``message`` this adapter reads."""
+
+    content: list[_Block] | str | None = None
+    id: Any = None
+    model: Any = None
+    usage: _Usage | None = None
+
+
+class _Line(msgspec.Struct):
+    """The fields of a transcript line this adapter reads, decoded straight into a Struct: the fields it does
+    not name are skipped without being built (``toolUseResult`` repeats a tool's whole output), and no dict is
+    made for a line, its message, their blocks or their usage. Keep in step with ``ClaudeRead``.
+
+    A leaf is ``Any`` wherever the reader checks its type itself; the shape is typed only where the reader's
+    rule is that a value of the wrong type reads as absent (a message, its content, its blocks, its usage), so
+    a line that does not fit is that rule applied (:func:`_fitted`), not a line lost."""
+
+    type: Any = None
+    version: Any = None
+    summary: Any = None
+    customTitle: Any = None
+    message: _Message | None = None
+    timestamp: Any = None
+    cwd: Any = None
+    gitBranch: Any = None
+    sessionId: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    isSidechain: Any = None
+    isApiErrorMessage: Any = None
+
+
+def _fitted(value: Any) -> Any:
+    """A line the typed decode refused, decoded leniently (``value``), as a :class:`_Line` by the reader's rule:
+    a message, content, block or usage of the wrong type reads as absent (a content list keeps its objects,
+    the only blocks the reader looks at). What is not an object stays as it is (the reader skips it)."""
+    if not isinstance(value, dict):
+        return value
+    line = dict(value)
+    message = line.get("message")
+    if isinstance(message, dict):
+        message = dict(message)
+        content = message.get("content")
+        if isinstance(content, list):
+            message["content"] = [b for b in content if isinstance(b, dict)]
+        elif not isinstance(content, str):
+            message["content"] = None
+        if not isinstance(message.get("usage"), dict):
+            message["usage"] = None
+        line["message"] = message
+    else:
+        line["message"] = None
+    return msgspec.convert(line, _Line)
 
 
 def is_wrapped_command(text: str) -> bool:
@@ -139,7 +191,7 @@ _NOT_CONVERSATION = frozenset(
 
 def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
     with open_regular(path) as fh:
-        doc = decode_json(fh.read())
+        doc = decode_json(capped_bytes(fh))  # past the cap: no titles from it (cached_by_stat's default)
     titles: dict[str, tuple[str, str]] = {}
     entries = doc.get("entries") if isinstance(doc, dict) else None
     for entry in entries if isinstance(entries, list) else ():
@@ -180,7 +232,7 @@ class ClaudeRead(JsonlSessionRead):
 
     provider = PROVIDER
     label: ClassVar[str] = "Claude Code"
-    decode = staticmethod(typed_decoder(_Line))
+    decode = staticmethod(typed_decoder(_Line, _fitted))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         saved = self._start(source.path, cursor, self.label).get("usage")
@@ -191,6 +243,7 @@ class ClaudeRead(JsonlSessionRead):
         self.is_agent_file = p.name.startswith("agent-")
         self.nested_parent = p.parent.parent.name if p.parent.name == "subagents" else None
         self.project_dir = p.parent
+        self.version: str | None = None  # the last version a line named (checked once per change)
         try:
             self.usage = msgspec.convert(saved, UsageTally) if isinstance(saved, dict) else UsageTally()
         except msgspec.ValidationError:
@@ -229,7 +282,7 @@ class ClaudeRead(JsonlSessionRead):
     def resume_command(cwd: str | None, native_id: str) -> str | None:
         return resume_command(cwd, native_id)
 
-    def _establish(self, line: dict[str, Any]) -> Session | None:
+    def _establish(self, line: _Line) -> Session | None:
         """Fix the session id at the first line that names one; returns the Session to yield first."""
         if self.counter is not None:
             return None
@@ -237,7 +290,7 @@ class ClaudeRead(JsonlSessionRead):
         # `claude --resume` looks it up by that name. Lines copied into a resumed or
         # forked transcript still carry the old session's id, so they cannot decide.
         if self.is_agent_file:
-            parent = str_or_none(line.get("sessionId")) or self.nested_parent
+            parent = str_or_none(line.sessionId) or self.nested_parent
             if parent:
                 self.facts.parent = session_id(self.provider, parent)
         return self._begin(self.stem)
@@ -251,141 +304,131 @@ class ClaudeRead(JsonlSessionRead):
     # -- the stream ------------------------------------------------------------------
 
     def _record(self, record: Record) -> Iterator[Item]:
-        if isinstance(record.value, dict):
+        if type(record.value) is _Line:
             yield from self._line(record.value)
 
-    def _line(self, line: dict[str, Any]) -> Iterator[Item]:
-        kind = line.get("type")
-        version = line.get("version")
-        if isinstance(version, str):
+    def _line(self, line: _Line) -> Iterator[Item]:
+        kind = line.type
+        version = line.version
+        if isinstance(version, str) and version != self.version:  # the same on every line: check it once
+            self.version = version
             self.unknown.version = version
             self.facts.agent_version = release(version) or self.facts.agent_version
         if kind == "summary":
-            summary = str_or_none(line.get("summary"))
+            summary = str_or_none(line.summary)
             if summary:
                 self.facts.line_title = summary.strip()
             return
         if kind == "custom-title":  # /rename: the last one wins
-            custom = str_or_none(line.get("customTitle"))
+            custom = str_or_none(line.customTitle)
             if custom and custom.strip():
                 self.facts.user_title = custom.strip()
             return
-        if kind not in ("user", "assistant"):
+        if kind != "user" and kind != "assistant":
             if kind not in _NOT_CONVERSATION:
                 self.unknown.saw(kind)
             return
-        message = line.get("message")
-        if not isinstance(message, dict):
+        message = line.message
+        if message is None:
             return
-        ts = parse_ts(line.get("timestamp"))
+        ts = parse_ts(line.timestamp)
         self.facts.observe_ts(ts)
-        self.facts.observe_place(line.get("cwd"), line.get("gitBranch"))
-        first = self._establish(line)
-        if first is not None:
-            yield first
+        self.facts.observe_place(line.cwd, line.gitBranch)
+        if self.counter is None:
+            yield self._establish(line)  # type: ignore[misc]
         if kind == "user":
             yield from self._user(line, message, ts)
         else:
             yield from self._assistant(line, message, ts)
 
-    def _user(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
+    def _user(self, line: _Line, message: _Message, ts: float | None) -> Iterator[Event]:
         counter = self.counter
         assert counter is not None
-        injected = line.get("isMeta") is True or line.get("isCompactSummary") is True
+        injected = line.isMeta is True or line.isCompactSummary is True
         # In a subagent's transcript the "user" is the parent agent writing the task.
-        person = "provider" if (self.is_agent_file or line.get("isSidechain") is True) else "human"
+        person = "provider" if (self.is_agent_file or line.isSidechain is True) else "human"
 
         def prompt(text: str) -> Event | None:
             if injected or is_wrapped_command(text):
                 return counter.make("meta", "provider", text, ts=ts)
             return counter.make("user", person, text, ts=ts)
 
-        content = message.get("content")
+        content = message.content
         if isinstance(content, str):
             if (ev := prompt(content)) is not None:
                 yield ev
             return
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text" and isinstance(block.get("text"), str):
-                ev = prompt(block["text"])
+        for block in content or ():
+            btype = block.type
+            if btype == "text" and isinstance(block.text, str):
+                ev = prompt(block.text)
             elif btype == "tool_result":
                 ev = counter.make(
                     "tool_result",
                     "tool",
-                    join_text(block.get("content")),
+                    join_text(block.content),
                     ts=ts,
-                    call_id=str_or_none(block.get("tool_use_id")),
+                    call_id=str_or_none(block.tool_use_id),
                     # Claude records no exit code in a tool result: exit_code stays None.
-                    is_error=block.get("is_error") is True,
+                    is_error=block.is_error is True,
                 )
             else:
                 continue  # images, documents
             if ev is not None:
                 yield ev
 
-    def _assistant(self, line: dict[str, Any], message: dict[str, Any], ts: float | None) -> Iterator[Event]:
+    def _assistant(self, line: _Line, message: _Message, ts: float | None) -> Iterator[Event]:
         counter = self.counter
         assert counter is not None
-        model = str_or_none(message.get("model"))
-        synthetic = model == _SYNTHETIC_MODEL or line.get("isApiErrorMessage") is True
+        model = str_or_none(message.model)
+        synthetic = model == _SYNTHETIC_MODEL or line.isApiErrorMessage is True
         if model and not synthetic:
             self.facts.model = model
-        self._usage(message)
+        if message.usage is not None:
+            self._usage(message, message.usage)
         text_kind, text_origin = ("meta", "provider") if synthetic else ("assistant", "agent")
-        content = message.get("content")
+        content = message.content
         if isinstance(content, str):
             if (ev := counter.make(text_kind, text_origin, content, ts=ts)) is not None:
                 yield ev
             return
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
+        for block in content or ():
+            btype = block.type
             if btype == "text":
-                ev = counter.make(
-                    text_kind, text_origin, block.get("text") if isinstance(block.get("text"), str) else None, ts=ts
-                )
+                text = block.text
+                ev = counter.make(text_kind, text_origin, text if isinstance(text, str) else None, ts=ts)
             elif btype == "thinking":
-                thinking = block.get("thinking")
+                thinking = block.thinking
                 ev = counter.make("reasoning", "agent", thinking if isinstance(thinking, str) else None, ts=ts)
             elif btype == "tool_use":
-                name = str_or_none(block.get("name"))
+                name = str_or_none(block.name)
                 ev = counter.make(
                     "tool_call",
                     "agent",
-                    render_tool_input(name, block.get("input")),
+                    render_tool_input(name, block.input),
                     ts=ts,
                     tool=name,
-                    call_id=str_or_none(block.get("id")),
+                    call_id=str_or_none(block.id),
                 )
             else:
                 continue  # redacted_thinking has no readable text; unknown blocks are skipped
             if ev is not None:
                 yield ev
 
-    def _usage(self, message: dict[str, Any]) -> None:
-        usage = message.get("usage")
-        if not isinstance(usage, dict):
-            return
+    def _usage(self, message: _Message, usage: _Usage) -> None:
         tally = self.usage
-        msg_id = str_or_none(message.get("id"))
+        msg_id = str_or_none(message.id)
         if msg_id is None or msg_id != tally.pending_id:
             # A new API message: the previous one is finished, fold it into the totals.
             tally.done_in += tally.pending_in
             tally.done_out += tally.pending_out
             tally.pending_id = msg_id
-        tally.pending_in = sum(
-            int_or_none(usage.get(k)) or 0
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        tally.pending_in = (
+            (int_or_none(usage.input_tokens) or 0)
+            + (int_or_none(usage.cache_creation_input_tokens) or 0)
+            + (int_or_none(usage.cache_read_input_tokens) or 0)
         )
-        tally.pending_out = int_or_none(usage.get("output_tokens")) or 0
+        tally.pending_out = int_or_none(usage.output_tokens) or 0
         self.facts.tokens_in = tally.done_in + tally.pending_in
         self.facts.tokens_out = tally.done_out + tally.pending_out
 

@@ -30,6 +30,7 @@ from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
+    MAX_IDS_KEPT,
     DeltaStream,
     EventCounter,
     UnknownRecords,
@@ -43,15 +44,12 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
-from voyager_sessions.ingest.jsondoc import StreamedArray, deep_notice, read_json, read_json_object, read_json_streamed
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_object, read_json_streamed, stream_end
 from voyager_sessions.core.model import Event, Origin, Session, session_id
 
 PROVIDER = "cline"
 EXTENSION = "saoudrizwan.claude-dev"
 MESSAGES_SUFFIX = ".messages.json"
-#: Message ids remembered to drop a message written twice: bounded, so a session of millions of
-#: messages is read in bounded memory.
-MAX_IDS_KEPT = 1 << 16
 
 #: What a person typed, as the CLI sends it to the model.
 _USER_INPUT = re.compile(r"<user_input(?:\s[^>]*)?>(.*?)</user_input>", re.S)
@@ -274,13 +272,10 @@ class _CliRead:
                     yield from delta.add(item)
                 else:
                     yield item
-        if isinstance(messages, StreamedArray) and messages.too_deep:
-            yield deep_notice(str(self.path), messages.too_deep)
-        if isinstance(messages, StreamedArray) and messages.error is not None:
-            # Caught half-rewritten (or vanished): what was read stands, and the file is read again next scan.
-            yield Notice(
-                source=str(self.path), reason=f"{messages.error}; read again next scan", fatal=True, transient=True
-            )
+        # Caught half-rewritten (or vanished): what was read stands, and the file is read again next scan.
+        ended = list(stream_end(messages, str(self.path)))
+        yield from ended
+        if any(n.fatal for n in ended):
             return
         items, now = delta.finish()
         yield from items

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
@@ -44,7 +45,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import Focus, open_regular, walk_files, with_side_file
-from voyager_sessions.ingest.jsonl import Record, decode_json
+from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 from voyager_sessions.core.model import Session
 
 PROVIDER = "codex"
@@ -76,6 +77,59 @@ _decode = decode_json
 #: Envelope types that carry no conversation (usage records, world state): skipped without
 #: a word. Any other unknown type is counted and named.
 _NOT_CONVERSATION = frozenset({"token_usage_record", "world_state"})
+
+
+class _Item(msgspec.Struct):
+    """A record's ``payload`` as this adapter reads it: a response item, an event, a session's or a turn's
+    context (every field read, ``Any``: the reader checks types itself). Decoded straight into a Struct, so
+    the fields it does not name (instructions, sandbox policies, usage breakdowns) are skipped unbuilt and no
+    dict is made for it. Keep in step with ``_CodexRead``."""
+
+    type: Any = None
+    role: Any = None
+    content: Any = None
+    summary: Any = None
+    name: Any = None
+    arguments: Any = None
+    call_id: Any = None
+    input: Any = None
+    action: Any = None
+    output: Any = None
+    id: Any = None
+    internal_chat_message_metadata_passthrough: Any = None
+    message: Any = None
+    kind: Any = None
+    info: Any = None
+    cli_version: Any = None
+    timestamp: Any = None
+    cwd: Any = None
+    git: Any = None
+    model: Any = None
+
+
+class _Line(_Item):
+    """One rollout line: the ``{timestamp, type, payload}`` envelope, or (early 2025) a bare item or the
+    session's head, whose fields are the item's. ``UNSET`` tells a field that is absent from one that is
+    null, as the format needs: an envelope is a line *with* ``payload``."""
+
+    type: Any = UNSET  # type: ignore[assignment]
+    payload: _Item | None | UnsetType = UNSET
+    record_type: Any = UNSET
+
+
+def _fitted(value: Any) -> Any:
+    """A line the typed decode refused, decoded leniently (``value``), as a :class:`_Line`: a ``payload`` that is
+    not an object reads as null (the reader skips both alike); what is not an object stays as it is."""
+    if not isinstance(value, dict):
+        return value
+    if "payload" in value and not isinstance(value["payload"], dict):
+        value = {**value, "payload": None}
+    return msgspec.convert(value, _Line)
+
+
+def _given(value: Any) -> Any:
+    """``value``, or None where the line did not have the field (what ``dict.get`` gave)."""
+    return None if value is UNSET else value
 
 
 def is_injected(text: str) -> bool:
@@ -159,9 +213,9 @@ def has_user_message_event(path: str, start: int) -> bool:
     return False
 
 
-def _provenances(item: dict[str, Any]) -> list[str | None]:
+def _provenances(item: _Item) -> list[str | None]:
     """The provenance type (``user``, ``harness`` …) of each content item of a message, where Codex recorded it."""
-    meta = item.get("internal_chat_message_metadata_passthrough")
+    meta = item.internal_chat_message_metadata_passthrough
     entries = meta.get("content_item_metadata") if isinstance(meta, dict) else None
     out: list[str | None] = []
     for entry in entries if isinstance(entries, list) else ():
@@ -204,6 +258,7 @@ class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
     provider = PROVIDER
+    decode = staticmethod(typed_decoder(_Line, _fitted))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         state = self._start(source.path, cursor, "Codex")
@@ -241,85 +296,85 @@ class _CodexRead(JsonlSessionRead):
 
     def _record(self, record: Record) -> Iterator[Item]:
         self.record_start = record.start
-        if isinstance(record.value, dict):
+        if type(record.value) is _Line:
             yield from self._numbered(self._line(record.value), self.name_id)
 
     # -- one line ----------------------------------------------------------------------
 
-    def _line(self, line: dict[str, Any]) -> Iterator[Draft | Session]:
-        payload = line.get("payload")
-        if "payload" in line:
-            ts = parse_ts(line.get("timestamp"))
+    def _line(self, line: _Line) -> Iterator[Draft | Session]:
+        payload = line.payload
+        if payload is not UNSET:
+            ts = parse_ts(line.timestamp)
             self.facts.observe_ts(ts)
-            if not isinstance(payload, dict):
+            if payload is None:
                 return
-            kind = line.get("type")
-            if kind == "session_meta":
-                yield from self._meta(payload, ts)
-            elif kind == "turn_context":
-                self.facts.model = str_or_none(payload.get("model")) or self.facts.model
-                self.facts.cwd = self.facts.cwd or str_or_none(payload.get("cwd"))
-            elif kind == "response_item":
+            kind = line.type
+            if kind == "response_item":
                 yield from self._item(payload, ts)
             elif kind == "event_msg":
                 yield from self._event_msg(payload, ts)
+            elif kind == "turn_context":
+                self.facts.model = str_or_none(payload.model) or self.facts.model
+                self.facts.cwd = self.facts.cwd or str_or_none(payload.cwd)
+            elif kind == "session_meta":
+                yield from self._meta(payload, ts)
             elif kind == "compacted":
-                yield ("meta", "provider", payload.get("message"), {"ts": ts})
+                yield ("meta", "provider", payload.message, {"ts": ts})
             elif not (isinstance(kind, str) and kind in _NOT_CONVERSATION):  # a list or dict kind is unhashable
-                self.unknown.saw(kind)
+                self.unknown.saw(_given(kind))
             return
-        if "type" in line:
+        if line.type is not UNSET:
             # Older rollouts: bare response items, without timestamps.
             yield from self._item(line, None)
-        elif "record_type" not in line and isinstance(line.get("id"), str):
+        elif line.record_type is UNSET and isinstance(line.id, str):
             # Older rollouts open with {id, timestamp, instructions}.
             yield from self._meta(line, None)
 
-    def _meta(self, meta: dict[str, Any], ts: float | None) -> Iterator[Session]:
+    def _meta(self, meta: _Item, ts: float | None) -> Iterator[Session]:
         facts = self.facts
-        version = str_or_none(meta.get("cli_version"))
+        version = str_or_none(meta.cli_version)
         if version:
             self.unknown.version = version
             facts.agent_version = release(version) or facts.agent_version
-        started = parse_ts(meta.get("timestamp"))
+        started = parse_ts(meta.timestamp)
         facts.observe_ts(started)
         # The first session_meta names the session; any later one only fills gaps.
-        facts.cwd = facts.cwd or str_or_none(meta.get("cwd"))
-        git = meta.get("git")
+        facts.cwd = facts.cwd or str_or_none(meta.cwd)
+        git = meta.git
         if isinstance(git, dict):
             facts.git_branch = facts.git_branch or str_or_none(git.get("branch"))
             facts.git_repo = facts.git_repo or str_or_none(git.get("repository_url"))
-        first = self._establish(str_or_none(meta.get("id")))
+        first = self._establish(str_or_none(meta.id))
         if first is not None:
             yield first
 
-    def _item(self, item: dict[str, Any], ts: float | None) -> Iterator[Draft]:
-        itype = item.get("type")
+    def _item(self, item: _Item, ts: float | None) -> Iterator[Draft]:
+        itype = item.type
         if itype == "message":
             yield from self._message(item, ts)
         elif itype == "reasoning":
-            text = join_text(item.get("summary"), ("summary_text",), "\n\n")
+            text = join_text(item.summary, ("summary_text",), "\n\n")
             if not text:
-                text = join_text(item.get("content"), ("reasoning_text", "text"), "\n\n")
+                text = join_text(item.content, ("reasoning_text", "text"), "\n\n")
             yield ("reasoning", "agent", text, {"ts": ts})
         elif itype == "function_call":
-            name = str_or_none(item.get("name"))
+            name = str_or_none(item.name)
             yield (
                 "tool_call",
                 "agent",
-                render_call(item.get("arguments")),
-                {"ts": ts, "tool": name, "call_id": str_or_none(item.get("call_id"))},
+                render_call(item.arguments),
+                {"ts": ts, "tool": name, "call_id": str_or_none(item.call_id)},
             )
         elif itype == "custom_tool_call":
-            raw = item.get("input")
+            raw = item.input
             yield (
                 "tool_call",
                 "agent",
                 raw if isinstance(raw, str) else compact_json(raw),
-                {"ts": ts, "tool": str_or_none(item.get("name")), "call_id": str_or_none(item.get("call_id"))},
+                {"ts": ts, "tool": str_or_none(item.name), "call_id": str_or_none(item.call_id)},
             )
         elif itype == "local_shell_call":
-            action = item.get("action")
+            action = item.action
             command = action.get("command") if isinstance(action, dict) else None
             text = render_argv(command) if isinstance(command, list) and command else compact_json(action)
             yield (
@@ -329,26 +384,26 @@ class _CodexRead(JsonlSessionRead):
                 {
                     "ts": ts,
                     "tool": "local_shell",
-                    "call_id": str_or_none(item.get("call_id")) or str_or_none(item.get("id")),
+                    "call_id": str_or_none(item.call_id) or str_or_none(item.id),
                 },
             )
         elif itype in ("function_call_output", "custom_tool_call_output"):
-            text, exit_code = parse_output(item.get("output"))
+            text, exit_code = parse_output(item.output)
             yield (
                 "tool_result",
                 "tool",
                 text,
-                {"ts": ts, "call_id": str_or_none(item.get("call_id")), "exit_code": exit_code},
+                {"ts": ts, "call_id": str_or_none(item.call_id), "exit_code": exit_code},
             )
         elif itype == "web_search_call":
-            action = item.get("action")
+            action = item.action
             query = action.get("query") if isinstance(action, dict) else None
             text = query if isinstance(query, str) and query else (compact_json(action) if action else "")
-            yield ("tool_call", "agent", text, {"ts": ts, "tool": "web_search", "call_id": str_or_none(item.get("id"))})
+            yield ("tool_call", "agent", text, {"ts": ts, "tool": "web_search", "call_id": str_or_none(item.id)})
 
-    def _message(self, item: dict[str, Any], ts: float | None) -> Iterator[Draft]:
-        role = item.get("role")
-        content = item.get("content")
+    def _message(self, item: _Item, ts: float | None) -> Iterator[Draft]:
+        role = item.role
+        content = item.content
         if role == "assistant":
             yield ("assistant", "agent", join_text(content, ("output_text", "text")), {"ts": ts})
         elif role in ("developer", "system"):
@@ -388,11 +443,11 @@ class _CodexRead(JsonlSessionRead):
                     yield ("user", "human", text, {"ts": ts})
                 # else: the user_message event carries this prompt (or this is a replay).
 
-    def _event_msg(self, payload: dict[str, Any], ts: float | None) -> Iterator[Draft]:
-        etype = payload.get("type")
+    def _event_msg(self, payload: _Item, ts: float | None) -> Iterator[Draft]:
+        etype = payload.type
         if etype == "user_message":
-            text = payload.get("message")
-            kind = payload.get("kind")
+            text = payload.message
+            kind = payload.kind
             if not isinstance(text, str) or (kind is not None and kind != "plain") or is_injected(text):
                 return  # injected context: its response_item copy is the meta event
             if self.prompts == "response":
@@ -402,7 +457,7 @@ class _CodexRead(JsonlSessionRead):
             self.prompts = "event"
             yield ("user", "human", text, {"ts": ts})
         elif etype == "token_count":
-            info = payload.get("info")
+            info = payload.info
             total = info.get("total_token_usage") if isinstance(info, dict) else None
             if isinstance(total, dict):
                 # Totals are cumulative: the latest one describes the whole session.

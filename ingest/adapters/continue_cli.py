@@ -39,8 +39,8 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     list_or_empty,
-    reread_end,
     doc_with_list,
+    document_items,
     json_sessions,
     resume_in,
     str_or_none,
@@ -123,7 +123,9 @@ class _SessionRead:
         self.answered: set[str] = set()
 
     def run(self) -> Iterator[Item]:
-        read = doc_with_list(self.path, "history", "a Continue session file")
+        read = doc_with_list(
+            self.path, "history", "a Continue session file", ("sessionId", "usage", "title", "workspaceDirectory")
+        )
         if isinstance(read, Notice):
             yield read
             return
@@ -132,32 +134,37 @@ class _SessionRead:
         sid = session_id(PROVIDER, native)
         entry = index_entry(self.path.parent, native)
         counter = EventCounter(sid, 0)
-        events: list[Event] = []
-        for item in history:
-            if not isinstance(item, dict):
-                self.unknown.saw(type(item).__name__)
-                continue
-            events.extend(self._item(counter, item))
+
+        def events() -> Iterator[Event]:
+            for item in history:
+                if not isinstance(item, dict):
+                    self.unknown.saw(type(item).__name__)
+                    continue
+                yield from self._item(counter, item)
+
         usage = as_dict(doc.get("usage"))
         title = str_or_none(doc.get("title")) or str_or_none(entry.get("title"))
         cwd = str_or_none(doc.get("workspaceDirectory")) or str_or_none(entry.get("workspaceDirectory"))
         started = created_at(entry.get("dateCreated"))
-        yield Session(
-            id=sid,
-            provider=PROVIDER,
-            native_id=native,
-            title=None if title is None or title.strip() in _PLACEHOLDER_TITLES else title,
-            cwd=cwd,
-            model=self.model,
-            started=started,
-            # No message carries a time: the file was last rewritten when the last one was added.
-            updated=self.source.fingerprint.mtime_ns / 1e9 or None,
-            resume=resume_command(cwd, native),
-            source=str(self.path),
-            tokens_in=int_or_none(usage.get("promptTokens")),
-            tokens_out=int_or_none(usage.get("completionTokens")),
-        )
-        yield from reread_end(sid, events, self.before, self.unknown, str(self.path))
+
+        def session() -> Session:  # the model is the last a message named
+            return Session(
+                id=sid,
+                provider=PROVIDER,
+                native_id=native,
+                title=None if title is None or title.strip() in _PLACEHOLDER_TITLES else title,
+                cwd=cwd,
+                model=self.model,
+                started=started,
+                # No message carries a time: the file was last rewritten when the last one was added.
+                updated=self.source.fingerprint.mtime_ns / 1e9 or None,
+                resume=resume_command(cwd, native),
+                source=str(self.path),
+                tokens_in=int_or_none(usage.get("promptTokens")),
+                tokens_out=int_or_none(usage.get("completionTokens")),
+            )
+
+        yield from document_items(sid, session, events(), history, self.before, self.unknown, str(self.path))
 
     def _item(self, counter: EventCounter, item: dict[str, Any]) -> Iterator[Event]:
         message = item.get("message")

@@ -18,7 +18,8 @@ Owns what Voyager knows about Copilot CLI's session store (docs/agents.md, obser
 * ``session-store.db`` and the ``checkpoints/`` files are later, partial copies: never read.
 
 The older layout, ``history-session-state/<id>.json`` (one JSON document per session with
-OpenAI-style ``chatMessages``, documented by peers, not observed here), is read whole.
+OpenAI-style ``chatMessages``, documented by peers, not observed here), is read whole, or past
+``jsondoc.STREAM_JSON_BYTES`` a message at a time (``read_json_streamed``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
 from voyager_sessions.ingest.flatyaml import read_flat_yaml
-from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record, decode_json
 from voyager_sessions.core.model import Kind, Origin, Session, session_id
 
@@ -397,14 +398,19 @@ def read_legacy(source: Source) -> Iterator[Item]:
     """One ``history-session-state/*.json`` document: ``sessionId``, ``startTime``/``endTime`` and
     OpenAI-style ``chatMessages`` (``user``/``assistant`` with ``tool_calls``/``tool``/``system``).
     Its ``timeline`` repeats the tool calls and is not read."""
-    doc = read_json_object(source.path)
+    skipped: list[Notice] = []
+    doc = read_json_streamed(source.path, "chatMessages", ("sessionId", "cwd", "startTime", "endTime"), notices=skipped)
     if isinstance(doc, Notice):
         yield doc
         return
+    if not isinstance(doc, dict):
+        yield Notice(source=source.path, reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
+        return
+    yield from skipped
     path = Path(source.path)
     native = str_or_none(doc.get("sessionId")) or path.stem
     messages = doc.get("chatMessages")
-    if not isinstance(messages, list):
+    if not isinstance(messages, (list, StreamedArray)):
         yield Notice(source=source.path, reason="no chatMessages list: not a Copilot CLI session document")
         return
     facts = SessionFacts()
@@ -445,6 +451,10 @@ def read_legacy(source: Source) -> Iterator[Item]:
         for kind, origin, body, extra in drafts:
             if isinstance(body, str) and (event := counter.make(kind, origin, body, **extra)) is not None:
                 yield event
+    ended = list(stream_end(messages, source.path))
+    yield from ended
+    if any(n.fatal for n in ended):
+        return
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
 

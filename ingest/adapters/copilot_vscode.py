@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -52,10 +52,12 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._vscode import session_files, uri_path, workspace_dirs, workspace_folder
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "copilot-vscode"
+#: The top-level keys of a session document besides its ``requests`` (what its Session reads).
+_DOC_KEYS = ("version", "sessionId", "creationDate", "lastMessageDate", "customTitle")
 #: The VS Code builds whose user dirs hold these sessions.
 APPS: tuple[str, ...] = ("Code", "Code - Insiders", "VSCodium")
 SUFFIXES = (".jsonl", ".json")
@@ -249,33 +251,37 @@ def _response_events(counter: EventCounter, parts: Any, ts: float | None, unknow
     yield from flush()
 
 
-def session_items(
-    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords
-) -> tuple[list[Session | Event], dict[str, int]]:
-    """The Session and Events of one session document, and {responder: requests} that were not Copilot's."""
-    sid = session_id(PROVIDER, native)
-    counter = EventCounter(sid, 0)
-    events: list[Event] = []
-    others: dict[str, int] = {}
-    model = None
-    tokens_in = tokens_out = 0
-    times: list[float] = []
-    requests = doc.get("requests")
-    for request in requests if isinstance(requests, list) else ():
+class _Tally:
+    """What a session's requests add up to besides their events (its Session's facts)."""
+
+    def __init__(self) -> None:
+        self.others: dict[str, int] = {}  # {responder: requests} that were not Copilot's
+        self.model: str | None = None
+        self.tokens_in = self.tokens_out = 0
+        self.first: float | None = None
+        self.last: float | None = None
+
+
+def _request_events(
+    requests: Iterable[Any], counter: EventCounter, tally: _Tally, unknown: UnknownRecords
+) -> Iterator[Event]:
+    """The events of ``requests`` in order, their facts added to ``tally`` as they are read."""
+    for request in requests:
         if not isinstance(request, dict):
             continue
         who = responder(request)
         if who is not None:
-            others[who] = others.get(who, 0) + 1
+            tally.others[who] = tally.others.get(who, 0) + 1
             continue
         ts = epoch(request.get("timestamp"))
         if ts is not None:
-            times.append(ts)
+            tally.first = ts if tally.first is None else min(tally.first, ts)
+            tally.last = ts if tally.last is None else max(tally.last, ts)
         message = request.get("message")
         prompt = _md({"value": message.get("text")}) if isinstance(message, dict) else _md(message)
         if (ev := counter.make("user", "human", prompt, ts=ts)) is not None:
-            events.append(ev)
-        events.extend(_response_events(counter, request.get("response"), ts, unknown))
+            yield ev
+        yield from _response_events(counter, request.get("response"), ts, unknown)
         result = request.get("result") if isinstance(request.get("result"), dict) else {}
         error = result.get("errorDetails")
         if (
@@ -283,31 +289,64 @@ def session_items(
             and (ev := counter.make("meta", "provider", str_or_none(error.get("message")), ts=ts, is_error=True))
             is not None
         ):
-            events.append(ev)
+            yield ev
         meta = result.get("metadata")
         if isinstance(meta, dict):
-            tokens_in += int_or_none(meta.get("promptTokens")) or 0
-            tokens_out += int_or_none(meta.get("outputTokens")) or 0
-        model = str_or_none(request.get("modelId")) or model
-    if not events:
-        return [], others
+            tally.tokens_in += int_or_none(meta.get("promptTokens")) or 0
+            tally.tokens_out += int_or_none(meta.get("outputTokens")) or 0
+        tally.model = str_or_none(request.get("modelId")) or tally.model
+
+
+def _session(doc: dict[str, Any], native: str, tally: _Tally, cwd: str | None, source: str) -> Session:
     started = epoch(doc.get("creationDate"))
-    updated = epoch(doc.get("lastMessageDate")) or (max(times) if times else None)
-    session = Session(
-        id=sid,
+    return Session(
+        id=session_id(PROVIDER, native),
         provider=PROVIDER,
         native_id=native,
         title=str_or_none(doc.get("customTitle")),
         cwd=cwd,
-        model=model,
-        started=started if started is not None else (min(times) if times else None),
-        updated=updated,
+        model=tally.model,
+        started=started if started is not None else tally.first,
+        updated=epoch(doc.get("lastMessageDate")) or tally.last,
         resume=None,
         source=source,
-        tokens_in=tokens_in or None,
-        tokens_out=tokens_out or None,
+        tokens_in=tally.tokens_in or None,
+        tokens_out=tally.tokens_out or None,
     )
-    return [session, *events], others
+
+
+def session_items(
+    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords
+) -> tuple[list[Session | Event], dict[str, int]]:
+    """The Session and Events of one session document, and {responder: requests} that were not Copilot's."""
+    tally = _Tally()
+    requests = doc.get("requests")
+    counter = EventCounter(session_id(PROVIDER, native), 0)
+    events = list(_request_events(requests if isinstance(requests, list) else (), counter, tally, unknown))
+    if not events:
+        return [], tally.others
+    return [_session(doc, native, tally, cwd, source), *events], tally.others
+
+
+def _streamed_items(
+    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords, tally: _Tally
+) -> Iterator[Item]:
+    """:func:`session_items` for a document whose ``requests`` are streamed (a large file): the Session as soon
+    as the first event is known, each event as it comes, and the Session again when the rest changed it."""
+    requests = doc["requests"]
+    counter = EventCounter(session_id(PROVIDER, native), 0)
+    first: Session | None = None
+    for ev in _request_events(requests, counter, tally, unknown):
+        if first is None:
+            first = _session(doc, native, tally, cwd, source)
+            yield first
+        yield ev
+    ended = list(stream_end(requests, source))
+    yield from ended
+    if first is None or any(n.fatal for n in ended):
+        return
+    if (last := _session(doc, native, tally, cwd, source)) != first:
+        yield last
 
 
 def _cwd_of(path: Path) -> str | None:
@@ -328,7 +367,8 @@ def read_session(source: Source) -> Iterator[Item]:
                 Notice(source=path, reason="no initial state (kind 0) in the log: nothing to replay", fatal=True)
             )
     else:
-        doc = read_json(path, notices=notices)
+        # A large file's requests are streamed, a request at a time (the log above is replayed whole).
+        doc = read_json_streamed(path, "requests", _DOC_KEYS, notices=notices)
         if isinstance(doc, Notice):
             notices.append(doc)
             doc = None
@@ -342,11 +382,23 @@ def read_session(source: Source) -> Iterator[Item]:
     version = doc.get("version")
     if isinstance(version, int) and not isinstance(version, bool):
         unknown.version = f"(session format {version})"
-    produced, others = session_items(doc, _stem(path), cwd=_cwd_of(Path(path)), source=path, unknown=unknown)
-    yield from produced
+    native, cwd = _stem(path), _cwd_of(Path(path))
+    if isinstance(doc.get("requests"), StreamedArray):
+        tally = _Tally()
+        said = False  # whether the session had any event (then its Session went out)
+        for item in _streamed_items(doc, native, cwd=cwd, source=path, unknown=unknown, tally=tally):
+            yield item
+            if isinstance(item, Notice) and item.fatal:
+                return  # caught half-written: read again next scan
+            said = said or isinstance(item, Session)
+        others = tally.others
+    else:
+        produced, others = session_items(doc, native, cwd=cwd, source=path, unknown=unknown)
+        said = bool(produced)
+        yield from produced
     # A session only other participants answered is theirs, not Copilot's: nothing to say. Where
     # they share a session with Copilot, what was left out is named.
-    if others and produced:
+    if others and said:
         named = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(others.items()))
         yield Notice(
             source=path,
@@ -390,7 +442,7 @@ def probe(path: str | os.PathLike[str]) -> str:
     p = os.fspath(path)
     if p.endswith(".jsonl"):
         return "jsonl"
-    doc = read_json(p)
+    doc = read_json_streamed(p, "requests", ("version",))  # a large file: its version, not its requests
     version = doc.get("version") if isinstance(doc, dict) else None
     return f"json-v{version}" if isinstance(version, int) and not isinstance(version, bool) else "json"
 

@@ -34,6 +34,9 @@ Owns everything Voyager knows about how Gemini CLI records a chat (docs/agents.m
 
 Re-reading is whole (the log is small and snapshots rewrite history), but the Cursor
 keeps a digest of what each session yielded, so a new turn is indexed as just that turn.
+A legacy ``.json`` larger than ``jsondoc.STREAM_JSON_BYTES`` that is its session's only
+file is never held: its messages are streamed (``read_json_streamed``) and their events
+yielded as they come, so it is indexed whatever its size in bounded memory.
 """
 
 from __future__ import annotations
@@ -41,13 +44,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _genai
 from voyager_sessions.ingest.adapters._common import (
+    MAX_IDS_KEPT,
+    DeltaStream,
     EventCounter,
     UnknownRecords,
     cached_by_stat,
@@ -59,7 +64,7 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import group_fingerprint, open_regular, subdirs, walk_files
-from voyager_sessions.ingest.jsondoc import read_json, read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import read_records
 from voyager_sessions.core.model import Event, Session, session_id
 
@@ -74,6 +79,8 @@ _COMPRESS = re.compile(r"/compress(?:\s|$)")
 _SUMMARY = "<state_snapshot>"
 #: The suffix of the user message a resume synthesises to pair a model turn with its results.
 _PAIRED = "_response"
+#: The top-level keys of a legacy document besides its messages (what ``_Conversation.fields`` reads).
+_DOC_KEYS = ("sessionId", "projectHash", "kind", "directories", "summary", "startTime", "lastUpdated")
 
 
 def resume_command(cwd: str | None, native_id: str) -> str:
@@ -210,6 +217,9 @@ class _Conversation:
         self.started: float | None = None
         self.updated: float | None = None
         self.messages: dict[str, _Message] = {}
+        #: The messages of a legacy document too large to hold, when it is the session's only file:
+        #: rendered as they are read instead of kept in ``messages``.
+        self.stream: StreamedArray | None = None
 
     def fields(self, record: dict[str, Any]) -> None:
         """Top-level fields from a header, a legacy document or a ``$set``."""
@@ -297,12 +307,16 @@ class _Replay:
         if pending:
             yield Notice(source=str(path), reason=f"{len(pending)} message(s) before any session header; skipped")
 
-    def document(self, path: Path) -> Iterator[Notice]:
-        """Read one legacy ``.json`` session document (``{sessionId, …, messages: […]}``)."""
+    def document(self, path: Path, *, alone: bool = False) -> Iterator[Notice]:
+        """Read one legacy ``.json`` session document (``{sessionId, …, messages: […]}``); a large one that is
+        its session's only file (``alone``) is left to be streamed when rendered (``_Conversation.stream``)."""
         skipped: list[Notice] = []
-        doc = read_json_object(path, notices=skipped)
+        doc = read_json_streamed(path, "messages", _DOC_KEYS, notices=skipped)
         if isinstance(doc, Notice):
             yield doc
+            return
+        if not isinstance(doc, dict):
+            yield Notice(source=str(path), reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
             return
         yield from skipped
         sid = doc.get("sessionId")
@@ -313,12 +327,19 @@ class _Replay:
                 fatal=True,
             )
             return
+        fresh = sid not in self.conversations
         conv = self._conversation(sid, [])
         conv.fields(doc)
         messages = doc.get("messages")
-        for msg in messages if isinstance(messages, list) else ():
+        if isinstance(messages, StreamedArray) and alone and fresh:
+            conv.stream = messages
+            return
+        # Merged with the session's other files: held like theirs (a large document costs its messages,
+        # never its decoding whole).
+        for msg in messages if isinstance(messages, (list, StreamedArray)) else ():
             if isinstance(msg, dict) and isinstance(msg.get("id"), str):
                 conv.upsert(msg, snapshot=False)
+        yield from stream_end(messages, str(path))
 
 
 # -- a conversation's events ------------------------------------------------------------------------
@@ -340,12 +361,50 @@ class _Render:
         self.counted = False
 
     def events(self) -> list[Event]:
-        out: list[Event] = []
-        for mid, msg in self.conv.messages.items():
-            rec, ts = msg.record, msg.ts
+        pairs = ((mid, msg.record, msg.ts) for mid, msg in self.conv.messages.items())
+        return list(self.each(pairs, self.conv.messages))
+
+    def streamed(self, messages: StreamedArray) -> Iterator[Event]:
+        """The events of a streamed legacy document, as :meth:`events` gives them for the same messages held:
+        a pass finds the turns a resume paired with a ``_response`` copy (only if there is such a copy),
+        and the next renders. A message written twice is rendered once, at its first place, the
+        way its first version says (held, the last version would win: no document seen repeats one)."""
+        bases: set[str] = set()
+        for msg in messages:
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            if isinstance(mid, str) and mid.endswith(_PAIRED) and len(bases) < MAX_IDS_KEPT:
+                bases.add(mid[: -len(_PAIRED)])
+        paired: set[str] = set()
+        if bases:
+            for msg in messages:
+                mid = msg.get("id") if isinstance(msg, dict) else None
+                if isinstance(mid, str) and mid in bases:
+                    paired.add(mid)
+        if messages.error is not None:
+            return  # caught half-written: the caller says so (stream_end)
+        yield from self.each(self._unique(messages), paired)
+
+    @staticmethod
+    def _unique(messages: StreamedArray) -> Iterator[tuple[str, dict[str, Any], float | None]]:
+        seen: dict[str, None] = {}
+        for msg in messages:
+            if not isinstance(msg, dict) or not isinstance(mid := msg.get("id"), str) or mid in seen:
+                continue
+            seen[mid] = None
+            if len(seen) > MAX_IDS_KEPT:  # a copy sits near its original: the oldest ids can go
+                del seen[next(iter(seen))]
+            yield mid, msg, parse_ts(msg.get("timestamp"))
+
+    def each(
+        self, messages: Iterable[tuple[str, dict[str, Any], float | None]], ids: Container[str]
+    ) -> Iterator[Event]:
+        """The events of ``messages`` (id, record, time) in order; ``ids`` holds at least every id a
+        ``<id>_response`` copy pairs with."""
+        for mid, rec, ts in messages:
+            out: list[Event] = []
             kind = rec.get("type")
             if kind == "user":
-                if mid.endswith(_PAIRED) and mid[: -len(_PAIRED)] in self.conv.messages:
+                if mid.endswith(_PAIRED) and mid[: -len(_PAIRED)] in ids:
                     continue  # a resume's synthetic copy of a turn's tool results
                 out.extend(self._user(rec, ts))
             elif kind == "gemini":
@@ -354,7 +413,7 @@ class _Render:
                 out.extend(self._meta(rec.get("content"), ts))
             else:
                 self.unknown.saw(kind if isinstance(kind, str) else "message without a type")
-        return out
+            yield from out
 
     def _meta(self, content: Any, ts: float | None) -> Iterator[Event]:
         for part in _genai.as_parts(content):
@@ -494,7 +553,7 @@ class _GeminiRead:
         files = self.project.session_files(self.path)
         failures: list[Notice] = []
         for f in files:
-            for notice in replay.document(f) if f.suffix == ".json" else replay.log(f):
+            for notice in replay.document(f, alone=len(files) == 1) if f.suffix == ".json" else replay.log(f):
                 if notice.fatal:
                     failures.append(notice)
                 else:
@@ -509,6 +568,11 @@ class _GeminiRead:
         kept: dict[str, Any] = {}
         for conv in replay.conversations.values():
             render = _Render(conv, self.parent is not None or conv.kind == "subagent", self.unknown)
+            if conv.stream is not None:
+                ended = yield from self._streamed(conv, render, before.get(conv.sid), kept)
+                if not ended:
+                    return
+                continue
             events = render.events()
             yield self._session(conv, render)
             items, kept[conv.sid] = reread_delta(render.counter.session, events, before.get(conv.sid))
@@ -516,6 +580,29 @@ class _GeminiRead:
         if (notice := self.unknown.notice(str(self.path))) is not None:
             yield notice
         yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": kept})
+
+    def _streamed(
+        self, conv: _Conversation, render: _Render, before: Any, kept: dict[str, Any]
+    ) -> Generator[Item, None, bool]:
+        """A streamed legacy document's Session, events as they come (a Session again if reading them changed
+        it: the model, the tokens); False when the file ended early (a fatal Notice said so)."""
+        assert conv.stream is not None
+        first = self._session(conv, render)
+        yield first
+        delta = DeltaStream(render.counter.session, before)
+        for ev in render.streamed(conv.stream):
+            yield from delta.add(ev)
+        ended = True
+        for notice in stream_end(conv.stream, str(self.path)):
+            ended = ended and not notice.fatal
+            yield notice
+        if not ended:
+            return False
+        items, kept[conv.sid] = delta.finish()
+        yield from items
+        if (last := self._session(conv, render)) != first:
+            yield last
+        return True
 
     def _session(self, conv: _Conversation, render: _Render) -> Session:
         cwd = self.project.cwd(conv.project_hash, conv.directories)

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
+    DeltaStream,
     EventCounter,
     UnknownRecords,
     as_dict,
@@ -52,7 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import json_value, tool_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsondoc import read_json_object
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "mini-swe-agent"
@@ -238,7 +239,7 @@ class _Run:
         )
 
 
-def _first_ts(messages: list[Any]) -> float | None:
+def _first_ts(messages: Iterable[Any]) -> float | None:
     for msg in messages:
         ts = epoch(as_dict(as_dict(msg).get("extra")).get("timestamp"))
         if ts is not None:
@@ -246,7 +247,7 @@ def _first_ts(messages: list[Any]) -> float | None:
     return None
 
 
-def run_id(messages: list[Any]) -> str:
+def run_id(messages: Iterable[Any]) -> str:
     """The id of the run ``messages`` begin: a digest of its first user message and its first time stamp."""
     task = next((m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"), None)
     h = hashlib.blake2b(digest_size=8)
@@ -275,19 +276,38 @@ def _same_run(messages: list[Any], state: dict[str, Any]) -> str | None:
     return run
 
 
+def _digests(messages: Iterable[Any], at: int | None) -> tuple[int, str, str | None]:
+    """How many ``messages``, :func:`prefix_digest` of them all, and of the first ``at`` (None if fewer): one pass."""
+    h = hashlib.blake2b(digest_size=12)
+    count = 0
+    prefix = h.hexdigest() if at == 0 else None
+    for msg in messages:
+        h.update(compact_json(msg).encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+        count += 1
+        if count == at:
+            prefix = h.hexdigest()
+    return count, h.hexdigest(), prefix
+
+
 def read_trajectory(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     """The run the file holds (only what it added since the cursor, when it is the same run), and every
-    earlier run the cursor remembers as Unchanged, so that an overwrite does not unindex it."""
+    earlier run the cursor remembers as Unchanged, so that an overwrite does not unindex it. A file larger
+    than ``jsondoc.STREAM_JSON_BYTES`` is streamed: a pass tells which run it is, the next yields its events
+    as they come, the Session said first and again once the events changed it (its times, model, tokens)."""
     state = dict(cursor.state) if cursor is not None else {}
     earlier = [s for s in list_or_empty(state.get("earlier")) if isinstance(s, str)]
     notices: list[Notice] = []
-    doc = read_json_object(source.path, notices=notices)
+    doc = read_json_streamed(source.path, "messages", ("info",), notices=notices)
     if isinstance(doc, Notice):
         yield doc
         return
+    if not isinstance(doc, dict):
+        yield Notice(source=source.path, reason=f"a JSON {type(doc).__name__}, not an object; skipped", fatal=True)
+        return
     yield from notices
     messages = doc.get("messages")
-    if not isinstance(messages, list):
+    if not isinstance(messages, (list, StreamedArray)):
         yield Notice(
             source=source.path,
             fatal=True,
@@ -298,41 +318,85 @@ def read_trajectory(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     info = as_dict(doc.get("info"))
     version = str_or_none(info.get("mini_version"))
     unknown.version = version
-    same = _same_run(messages, state)
+    if isinstance(messages, StreamedArray):
+        known = list_or_empty(state.get("messages"))
+        at = int_or_none(known[0]) if len(known) == 2 else None
+        count, digest, prefix = _digests(messages, at)
+        run_name = state.get("run")
+        same = run_name if isinstance(run_name, str) and at and prefix is not None and prefix == known[1] else None
+    else:
+        same = _same_run(messages, state)
+        count = len(messages)
     native = same or run_id(messages)
     if not same and isinstance(state.get("run"), str) and state["run"] != native:
         earlier.append(session_id(PROVIDER, state["run"]))  # the run the file held before: keep it indexed
     earlier = [s for s in dict.fromkeys(earlier) if s != session_id(PROVIDER, native)][-MAX_RUNS:]
     sid = session_id(PROVIDER, native)
     run = _Run(doc, sid, unknown)
-    for msg in messages:
-        run.message(msg)
     for old in earlier:
         yield Unchanged(session=old)
     new_state: dict[str, Any] = {"earlier": earlier}
-    if run.events:
-        times = [e.ts for e in run.events if e.ts is not None]
+    before = state.get("delta") if same else None
+    times: list[float] = []  # the first and last stamp of the run's events
+
+    def session() -> Session:
         cwd = str_or_none(as_dict(run.config.get("environment")).get("cwd"))
-        yield Session(
+        return Session(
             id=sid,
             provider=PROVIDER,
             native_id=native,
             cwd=cwd,
             model=str_or_none(as_dict(run.config.get("model")).get("model_name")) or run.model,
-            started=min(times) if times else None,
-            updated=max(times) if times else None,
+            started=times[0] if times else None,
+            updated=times[-1] if times else None,
             source=source.path,
             tokens_in=run.tokens[0] or None,
             tokens_out=run.tokens[1] or None,
             agent_version=release(version),
         )
-        before = state.get("delta") if same else None
-        items, delta = reread_delta(sid, run.events, before)
-        yield from items
-        new_state.update(run=native, messages=[len(messages), prefix_digest(messages, len(messages))], delta=delta)
+
+    def stamped(ts: float | None) -> None:
+        if ts is not None:
+            times[:] = [min(times[0], ts), max(times[1], ts)] if times else [ts, ts]
+
+    if isinstance(messages, list):
+        for msg in messages:
+            run.message(msg)
+        made = len(run.events)
+        if run.events:
+            for e in run.events:
+                stamped(e.ts)
+            yield session()
+            items, delta = reread_delta(sid, run.events, before)
+            yield from items
+            new_state.update(run=native, messages=[count, prefix_digest(messages, count)], delta=delta)
+    else:
+        first: Session | None = None
+        stream = DeltaStream(sid, before)
+        made = 0
+        for msg in messages:
+            run.message(msg)
+            for ev in run.events:
+                stamped(ev.ts)
+                if first is None:
+                    first = session()
+                    yield first
+                yield from stream.add(ev)
+            made += len(run.events)
+            run.events.clear()  # yielded: never held
+        ended = list(stream_end(messages, source.path))
+        yield from ended
+        if any(n.fatal for n in ended):
+            return
+        if first is not None:
+            items, delta = stream.finish()
+            yield from items
+            if (last := session()) != first:
+                yield last
+            new_state.update(run=native, messages=[count, digest], delta=delta)
     if (notice := unknown.notice(source.path)) is not None:
         yield notice
-    yield Cursor(offset=0, next_seq=len(run.events), tail_hash="", session=sid if run.events else None, state=new_state)
+    yield Cursor(offset=0, next_seq=made, tail_hash="", session=sid if made else None, state=new_state)
 
 
 class MiniSweAgentAdapter:

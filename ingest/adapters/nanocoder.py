@@ -34,8 +34,8 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     join_text,
     list_or_empty,
-    reread_end,
     doc_with_list,
+    document_items,
     json_sessions,
     resume_in,
     str_or_none,
@@ -47,6 +47,10 @@ from voyager_sessions.core.model import Event, Session, TitleSource, session_id
 PROVIDER = "nanocoder"
 LABEL = "Nanocoder"
 INDEX = "sessions.json"
+#: The top-level keys of a session file besides its messages (what its Session reads).
+_DOC_KEYS = ("id", "workingDirectory", "title", "model", "createdAt", "lastAccessedAt")
+#: Prompts kept to recognise the title as one of them cut short.
+_PROMPTS_KEPT = 64
 
 #: Tools whose ``command`` argument is a shell command.
 SHELL_TOOLS = frozenset({"execute_bash", "bash", "shell"})
@@ -95,10 +99,12 @@ class _SessionRead:
         self.path = Path(source.path)
         self.before = cursor.state.get("delta") if cursor is not None else None
         self.unknown = UnknownRecords(LABEL)
+        #: The prompts read, to tell whether the title is one cut short: only the first few are kept (a title
+        #: Nanocoder makes comes from an early prompt), so a session of millions of them is not held.
         self.prompts: list[str] = []
 
     def run(self) -> Iterator[Item]:
-        read = doc_with_list(self.path, "messages", "a Nanocoder session file")
+        read = doc_with_list(self.path, "messages", "a Nanocoder session file", _DOC_KEYS)
         if isinstance(read, Notice):
             yield read
             return
@@ -106,29 +112,34 @@ class _SessionRead:
         native = str_or_none(doc.get("id")) or self.path.stem
         sid = session_id(PROVIDER, native)
         counter = EventCounter(sid, 0)
-        events: list[Event] = []
-        for message in messages:
-            if isinstance(message, dict):
-                events.extend(self._message(counter, message))
-            else:
-                self.unknown.saw(type(message).__name__)
+
+        def events() -> Iterator[Event]:
+            for message in messages:
+                if isinstance(message, dict):
+                    yield from self._message(counter, message)
+                else:
+                    self.unknown.saw(type(message).__name__)
+
         cwd = str_or_none(doc.get("workingDirectory"))
         title = str_or_none(doc.get("title"))
         title = title.strip() if title and title.strip() else None
-        yield Session(
-            id=sid,
-            provider=PROVIDER,
-            native_id=native,
-            title=title,
-            title_source=title_source(title, self.prompts) if title else None,
-            cwd=cwd,
-            model=str_or_none(doc.get("model")),
-            started=epoch(doc.get("createdAt")),
-            updated=epoch(doc.get("lastAccessedAt")),
-            resume=resume_command(cwd, native),
-            source=str(self.path),
-        )
-        yield from reread_end(sid, events, self.before, self.unknown, str(self.path))
+
+        def session() -> Session:  # the title's source depends on the prompts read
+            return Session(
+                id=sid,
+                provider=PROVIDER,
+                native_id=native,
+                title=title,
+                title_source=title_source(title, self.prompts) if title else None,
+                cwd=cwd,
+                model=str_or_none(doc.get("model")),
+                started=epoch(doc.get("createdAt")),
+                updated=epoch(doc.get("lastAccessedAt")),
+                resume=resume_command(cwd, native),
+                source=str(self.path),
+            )
+
+        yield from document_items(sid, session, events(), messages, self.before, self.unknown, str(self.path))
 
     def _message(self, counter: EventCounter, message: dict[str, Any]) -> Iterator[Event]:
         role = message.get("role")
@@ -136,7 +147,8 @@ class _SessionRead:
         text = join_text(content) if isinstance(content, (str, list)) else ""
         drafts: list[tuple[Any, ...]] = []
         if role == "user":
-            self.prompts.append(text)
+            if len(self.prompts) < _PROMPTS_KEPT:
+                self.prompts.append(text)
             drafts.append(("user", "human", text, {}))
         elif role == "assistant":
             drafts.append(("reasoning", "agent", str_or_none(message.get("reasoning")), {}))

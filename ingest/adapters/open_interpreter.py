@@ -33,10 +33,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, join_text, reread_delta
+from voyager_sessions.ingest.adapters._common import (
+    EventCounter,
+    UnknownRecords,
+    document_items,
+    join_text,
+    reread_delta,
+)
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsondoc import read_json
+from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed
 from voyager_sessions.core.model import Event, Session, session_id
 
 PROVIDER = "open-interpreter"
@@ -108,15 +114,31 @@ def message_events(counter: EventCounter, msg: Any, unknown: UnknownRecords) -> 
         yield ev
 
 
+def _session(source: Source, stem: str, sid: str) -> Session:
+    started = started_from_name(stem)
+    updated = source.fingerprint.mtime_ns / 1e9 if source.fingerprint.mtime_ns else None
+    if started is not None and updated is not None and updated < started:
+        updated = started
+    return Session(
+        id=sid,
+        provider=PROVIDER,
+        native_id=stem,
+        started=started if started is not None else updated,
+        updated=updated,
+        source=source.path,
+    )
+
+
 def read_conversation(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    """One conversation file, read whole; only what changed since ``cursor`` is indexed again."""
+    """One conversation file, read whole; only what changed since ``cursor`` is indexed again. A file larger than
+    ``jsondoc.STREAM_JSON_BYTES`` is streamed, a message at a time (``document_items``)."""
     notices: list[Notice] = []
-    doc = read_json(source.path, notices=notices)
+    doc = read_json_streamed(source.path, "", notices=notices)
     if isinstance(doc, Notice):
         yield doc
         return
     yield from notices
-    if not isinstance(doc, list):
+    if not isinstance(doc, (list, StreamedArray)):
         yield Notice(
             source=source.path,
             reason=f"a JSON {type(doc).__name__}, not a list of messages: not an Open "
@@ -128,23 +150,18 @@ def read_conversation(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     sid = session_id(PROVIDER, stem)
     unknown = UnknownRecords(LABEL)
     counter = EventCounter(sid, 0)
+    if isinstance(doc, StreamedArray):
+        produced = (ev for msg in doc for ev in message_events(counter, msg, unknown))
+        session = _session(source, stem, sid)
+        before = (cursor.state if cursor is not None else {}).get("delta")
+        yield from document_items(sid, lambda: session, produced, doc, before, unknown, source.path)
+        return
     events = [ev for msg in doc for ev in message_events(counter, msg, unknown)]
     if not events:
         if (notice := unknown.notice(source.path)) is not None:
             yield notice
         return  # an empty conversation has nothing to find (the scan names a non-empty file that gave nothing)
-    started = started_from_name(stem)
-    updated = source.fingerprint.mtime_ns / 1e9 if source.fingerprint.mtime_ns else None
-    if started is not None and updated is not None and updated < started:
-        updated = started
-    yield Session(
-        id=sid,
-        provider=PROVIDER,
-        native_id=stem,
-        started=started if started is not None else updated,
-        updated=updated,
-        source=source.path,
-    )
+    yield _session(source, stem, sid)
     items, delta = reread_delta(sid, events, (cursor.state if cursor is not None else {}).get("delta"))
     yield from items
     if (notice := unknown.notice(source.path)) is not None:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.adapters.claude import ClaudeRead
+from voyager_sessions.ingest.adapters.claude import ClaudeRead, _Line
 from voyager_sessions.ingest.files import walk_files
 
 PROVIDER = "qoder"
@@ -57,8 +57,8 @@ class _QoderRead(ClaudeRead):
     def resume_command(cwd: str | None, native_id: str) -> str | None:
         return resume_command(cwd, native_id)
 
-    def _line(self, line: dict[str, Any]) -> Iterator[Item]:
-        if line.get("type") == "runtime-config":
+    def _line(self, line: _Line) -> Iterator[Item]:
+        if line.type == "runtime-config":
             return iter(())  # the model tier and settings of the run: no conversation
         return super()._line(line)
 

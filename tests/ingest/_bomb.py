@@ -1,5 +1,8 @@
 """Scanning a crafted source in a subprocess and reading the scan's peak memory (what a bomb test asserts).
 
+``json_document`` writes a bomb of the single-JSON-document families (a session object whose
+one array holds the messages) straight to its file, never holding it.
+
 ``scan_peak`` runs ``voyager scan --json`` under a small Python parent that waits for it and
 reports ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``: the peak RSS of the largest process
 of the scan (the writer or a worker), measured by the kernel, never a wall time. The scan must
@@ -13,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from tests.conftest import voyager_exe
@@ -53,3 +57,29 @@ def scan_peak(home: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     summary["stderr"] = doc["stderr"]
     summary["peak_mb"] = doc["peak_mb"]
     return summary
+
+
+def json_document(
+    path: Path,
+    head: dict[str, Any],
+    key: str,
+    item: Callable[[int], Any],
+    count: int,
+    tail: dict[str, Any] | None = None,
+) -> Path:
+    """Write ``{**head, key: [item(0), …, item(count - 1)], **tail}`` (``key`` "" for a bare array) to ``path``,
+    an item at a time: a document of hundreds of MB costs the writer one item of memory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        if key:
+            fh.write(json.dumps(head, ensure_ascii=False)[:-1] + ("," if head else "") + json.dumps(key) + ":")
+        fh.write("[")
+        for i in range(count):
+            fh.write(("," if i else "") + json.dumps(item(i), ensure_ascii=False))
+        fh.write("]")
+        if key:
+            fh.write(
+                "".join("," + json.dumps(k) + ":" + json.dumps(v, ensure_ascii=False) for k, v in (tail or {}).items())
+            )
+            fh.write("}")
+    return path

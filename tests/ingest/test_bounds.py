@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ingest._bomb import PEAK_RSS_BOUND_MB, scan_peak
+from tests.ingest._bomb import PEAK_RSS_BOUND_MB, json_document, scan_peak
 from tests.ingest._cli import scan
 from voyager_sessions.ingest.adapters import dsh
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
@@ -172,6 +172,147 @@ def test_a_huge_single_document_session_scans_in_bounded_memory(home):
     doc = scan_peak(home, {"VOYAGER_CLINE_HOME": str(home / ".cline" / "data")})
     assert doc["events_added"] == 1_000_000  # the per-source event cap
     assert "VOYAGER_MAX_SOURCE_EVENTS" in doc["stderr"]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
+
+
+#: A long prompt (~2 KB): a bomb of hundreds of MB in few enough messages to index in a slow test's time.
+BOMB_TEXT = "bomb words here " + " ".join(["lorem ipsum dolor sit amet"] * 75)
+#: What each single-document family's bomb weighs: past the 256 MiB cap that used to skip it.
+BOMB_BYTES = 340 << 20
+_T = "2026-12-01T08:00:00Z"
+
+
+def _copilot_request(i: int) -> dict[str, object]:
+    agent = {"id": "github.copilot.editsAgent", "extensionId": {"value": "GitHub.copilot-chat"}}
+    return {
+        "requestId": f"r{i}",
+        "message": {"text": BOMB_TEXT},
+        "response": [],
+        "timestamp": 1_767_225_600_000,
+        "agent": agent,
+    }
+
+
+#: family: (the session file under HOME, its top-level keys, the key of its messages, one message, env).
+DOCUMENT_BOMBS: dict[str, tuple[str, dict[str, object], str, object, dict[str, str]]] = {
+    "gemini-legacy-json": (
+        ".gemini/tmp/proj/chats/session-2026-12-01T08-00-1f2e3d4c.json",
+        {"sessionId": "1f2e3d4c-bomb", "projectHash": "ab", "startTime": _T, "lastUpdated": _T},
+        "messages",
+        lambda i: {"id": f"m{i}", "timestamp": _T, "type": "user", "content": BOMB_TEXT},
+        {},
+    ),
+    "copilot-cli-history-json": (
+        ".copilot/history-session-state/bomb.json",
+        {"sessionId": "bomb", "startTime": _T},
+        "chatMessages",
+        lambda i: {"role": "user", "content": BOMB_TEXT},
+        {},
+    ),
+    "copilot-vscode-json": (
+        ".config/Code/User/workspaceStorage/ws1/chatSessions/bomb.json",
+        {"version": 3, "sessionId": "bomb", "creationDate": 1_767_225_500_000},
+        "requests",
+        _copilot_request,
+        {},
+    ),
+    "kiro-ide-workspace-json": (
+        ".config/Kiro/User/globalStorage/kiro.kiroagent/workspace-sessions/L2hvbWUvZGV2/bomb.json",
+        {"sessionId": "bomb", "workspaceDirectory": "/home/dev"},
+        "history",
+        lambda i: {"message": {"role": "user", "content": BOMB_TEXT, "id": f"m{i}"}},
+        {},
+    ),
+    "amp-thread": (
+        ".local/share/amp/threads/T-bomb.json",
+        {"v": 7, "id": "T-bomb", "created": 1_767_225_600_000},
+        "messages",
+        lambda i: {"role": "user", "content": BOMB_TEXT},
+        {},
+    ),
+    "continue-session": (
+        ".continue/sessions/bomb.json",
+        {"sessionId": "bomb", "title": "bomb"},
+        "history",
+        lambda i: {"message": {"role": "user", "content": BOMB_TEXT}},
+        {},
+    ),
+    "mini-swe-agent-trajectory": (
+        ".config/mini-swe-agent/last_mini_run.traj.json",
+        {"info": {"mini_version": "2.4.6", "config": {"model": {"model_name": "m"}}}},
+        "messages",
+        lambda i: {"role": "assistant", "content": BOMB_TEXT},
+        {},
+    ),
+    "nanocoder-session": (
+        ".local/share/nanocoder/sessions/bomb.json",
+        {"id": "bomb", "title": "bomb", "workingDirectory": "/home/dev"},
+        "messages",
+        lambda i: {"role": "user", "content": BOMB_TEXT},
+        {},
+    ),
+    "open-interpreter-conversation": (
+        ".config/open-interpreter/conversations/bomb__March_05_2026_09-30-15.json",
+        {},
+        "",
+        lambda i: {"role": "user", "type": "message", "content": BOMB_TEXT},
+        {},
+    ),
+    "vibe-1.x-single-file": (
+        "vibe/logs/session/session_20250101_101010_abcd1234.json",
+        {"metadata": {"session_id": "abcd1234-bomb", "start_time": _T, "environment": {"working_directory": "/d"}}},
+        "messages",
+        lambda i: {"role": "user", "content": BOMB_TEXT},
+        {"VOYAGER_VIBE_HOME": "vibe"},
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(DOCUMENT_BOMBS))
+def test_a_huge_session_document_of_every_family_scans_in_bounded_memory(home, family):
+    """A 340 MiB session document of each family that kept one whole (Gemini's, Copilot's, Kiro's, Vibe 1.x's,
+    Continue's, Nanocoder's, Amp's, Open Interpreter's, mini-swe-agent's):
+    past the 256 MiB cap it was skipped with exit 1, and below it decoded whole in ~4x its size. Now it is
+    indexed, every message, within the documented peak."""
+    rel, head, key, item, env = DOCUMENT_BOMBS[family]
+    count = BOMB_BYTES // len(json.dumps(item(0)))
+    path = json_document(home / rel, head, key, item, count)
+    assert path.stat().st_size > 256 << 20
+    doc = scan_peak(home, {k: str(home / v) for k, v in env.items()})
+    assert doc["failed"] == 0 and doc["sessions"] == 1, doc["stderr"][-2000:]
+    assert doc["events_added"] == count, doc["stderr"][-2000:]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
+
+
+def _chatgpt_conversation(i: int) -> dict[str, object]:
+    """A ChatGPT conversation of 20 long prompts in a chain (the shape of ``conversations.json``)."""
+    mapping: dict[str, object] = {"root": {"id": "root", "parent": None, "children": ["n0"], "message": None}}
+    for k in range(20):
+        message = {
+            "id": f"n{k}",
+            "author": {"role": "user"},
+            "create_time": 1_767_225_600.0 + k,
+            "content": {"content_type": "text", "parts": [BOMB_TEXT]},
+            "status": "finished_successfully",
+            "metadata": {},
+            "recipient": "all",
+        }
+        mapping[f"n{k}"] = {"id": f"n{k}", "parent": f"n{k - 1}" if k else "root", "children": [], "message": message}
+    cid = f"67a1b2c3-0000-4000-8000-{i:012d}"
+    return {"title": f"bomb {i}", "create_time": 1_767_225_600.0, "mapping": mapping, "current_node": "n19", "id": cid}
+
+
+@pytest.mark.slow
+def test_a_huge_export_scans_in_bounded_memory(home):
+    """A 340 MiB ChatGPT conversations.json (past the 256 MiB cap that skipped it): every conversation indexed,
+    one at a time, within the documented peak."""
+    count = BOMB_BYTES // len(json.dumps(_chatgpt_conversation(0)))
+    path = json_document(home / "imports" / "conversations.json", {}, "", _chatgpt_conversation, count)
+    assert path.stat().st_size > 256 << 20
+    doc = scan_peak(home, {"VOYAGER_IMPORTS": str(home / "imports")})
+    assert doc["failed"] == 0 and doc["sessions"] == count, doc["stderr"][-2000:]
+    assert doc["events_added"] == 20 * count, doc["stderr"][-2000:]
     assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.jsondoc import MAX_DEPTH, flatten_deep, read_json
 
@@ -46,3 +48,17 @@ def test_malformed_deep_text_is_still_refused(tmp_path: Path) -> None:
     p.write_text('{"a": ' + "[" * 2000)  # cut short: no closing brackets at all
     n = read_json(p)
     assert isinstance(n, Notice) and n.fatal
+
+
+def test_a_document_its_own_reader_decodes_whole_is_read_no_further_than_the_cap(monkeypatch) -> None:
+    """Side files read by their adapter's own decoder (Claude's sessions index, OpenCode's tree) obey the same cap."""
+    import io
+
+    from voyager_sessions.ingest.jsondoc import capped_bytes
+
+    monkeypatch.setenv("VOYAGER_MAX_JSON_BYTES", str(1 << 16))
+    assert capped_bytes(io.BytesIO(b"x" * (1 << 16))) == b"x" * (1 << 16)
+    big = io.BytesIO(b"x" * (1 << 20))
+    with pytest.raises(ValueError, match="VOYAGER_MAX_JSON_BYTES"):
+        capped_bytes(big)
+    assert big.tell() == (1 << 16) + 1

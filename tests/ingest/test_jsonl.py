@@ -153,38 +153,35 @@ def _outcome(decode, line: bytes):
         return ("bad", str(exc))
 
 
-def _project(value, shape):
-    """``value`` reduced to the fields of the TypedDict ``shape`` (recursively), as a typed decode gives it."""
-    import typing
-
-    if not isinstance(value, dict):
-        return value
-    hints = typing.get_type_hints(shape)
-    out = {}
-    for key, v in value.items():
-        if key in hints:
-            sub = hints[key]
-            out[key] = _project(v, sub) if typing.is_typeddict(sub) else v
-    return out
-
-
 def test_a_typed_decode_sees_what_the_lenient_decoder_sees():
-    """Claude Code's typed decoder: on every hostile line, the same BadLine, or the same named fields."""
-    from voyager_sessions.ingest.adapters.claude import _Line
+    """Claude Code's typed decoder: on every hostile line, the same BadLine, or the same value as the lenient
+    decoder's fitted to the reader's Struct (a field of the wrong type read as absent), or the same non-object."""
+    from voyager_sessions.ingest.adapters.claude import _fitted, _Line
     from voyager_sessions.ingest.jsonl import decode_line, typed_decoder
 
-    typed = typed_decoder(_Line)
+    typed = typed_decoder(_Line, _fitted)
     for line in _HOSTILE_LINES:
         lenient = _outcome(decode_line, line)
         got = _outcome(typed, line)
         if lenient[0] == "bad":
             assert got == lenient, line[:80]
-        elif isinstance(lenient[1], dict) and not isinstance(lenient[1].get("message", {}), (list, str)):
-            # An object of the shape: the same named fields (a line the typed decode refused, a lone
-            # surrogate escape say, comes whole from the lenient decoder; only named fields are read).
-            assert got[0] == "ok" and _project(got[1], _Line) == _project(lenient[1], _Line), line[:80]
-        else:  # not an object of the shape: the typed decode hands the line to the lenient one
+        elif isinstance(lenient[1], dict):
+            assert got[0] == "ok" and type(got[1]) is _Line and got[1] == _fitted(lenient[1]), line[:80]
+        else:  # not an object: the typed decode hands the line to the lenient one, and the reader skips it
             assert got == lenient, line[:80]
+
+
+def test_a_mistyped_line_reads_as_its_fields_absent():
+    """What the typed decode refuses is fitted by the reader's rule, never lost: a message that is not an
+    object is no message, content of no known type no content, a block that is not an object no block."""
+    from voyager_sessions.ingest.adapters.claude import _Block, _fitted
+
+    fitted = _fitted({"type": "user", "message": "not an object", "cwd": "/x"})
+    assert fitted.message is None and fitted.cwd == "/x"
+    fitted = _fitted({"type": "assistant", "message": {"content": 5, "usage": "many", "model": "m"}})
+    assert fitted.message.content is None and fitted.message.usage is None and fitted.message.model == "m"
+    fitted = _fitted({"message": {"content": ["a", {"type": "text", "text": "kept"}, 3]}})
+    assert fitted.message.content == [_Block(type="text", text="kept")]
 
 
 @pytest.mark.parametrize("name", ["5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f.jsonl", "agent-a1b2c3.jsonl"])
@@ -198,7 +195,7 @@ def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypa
     p.write_bytes("".join(claude_session_lines()).encode() + b"\n".join(_HOSTILE_LINES) + b"\n")
     source = Source(provider="claude", path=str(p), fingerprint=fingerprint(p), append_only=True)
     typed = list(claude.ADAPTER.read(source))
-    monkeypatch.setattr(claude.ClaudeRead, "decode", staticmethod(decode_line))
+    monkeypatch.setattr(claude.ClaudeRead, "decode", staticmethod(lambda line: claude._fitted(decode_line(line))))
     lenient = list(claude.ADAPTER.read(source))
     assert typed == lenient
     assert sum(type(i).__name__ == "Event" for i in typed) >= 8

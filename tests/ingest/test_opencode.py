@@ -1417,3 +1417,44 @@ def test_a_time_that_is_nan_or_infinite_is_no_time(tmp_path: Path) -> None:
     conn.close()
     got = Read(db)
     assert got.texts() and all(e.ts is None or math.isfinite(e.ts) for evs in got.events.values() for e in evs)
+
+
+# ---------------------------------------------------------------------------
+# JSON columns read as bytes (issue #26): the same as read as text
+# ---------------------------------------------------------------------------
+
+
+def _utf16_copy(src: Path, dst: Path) -> Path:
+    """``src`` copied row by row into a new database whose text is UTF-16 (a database may say so)."""
+    a, b = sqlite3.connect(src), sqlite3.connect(dst)
+    a.text_factory = lambda data: data.decode("utf-8", "replace")  # as the adapter reads invalid UTF-8
+    b.execute("PRAGMA encoding='UTF-16le'")
+    for name, sql in a.execute("SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"):
+        b.execute(sql)
+        rows = a.execute(f"SELECT * FROM {name}").fetchall()
+        if rows:
+            b.executemany(f"INSERT INTO {name} VALUES ({','.join('?' * len(rows[0]))})", rows)
+    b.commit()
+    a.close(), b.close()
+    return dst
+
+
+def test_json_columns_read_as_bytes_give_what_text_gives(tmp_path: Path) -> None:
+    """The walk takes JSON columns as UTF-8 bytes where the database's text is UTF-8; a UTF-16 database (where
+    those bytes would be UTF-16) is read as text: the same sessions and events either way, a broken row too."""
+    db = build("v1", tmp_path, convs(2, 8))
+    conn = sqlite3.connect(db)
+    # A row whose JSON holds invalid UTF-8 ('{"text":"caf\xe9"}'): the bytes path must fall back for it.
+    conn.execute("UPDATE part SET data = CAST(X'7b2274657874223a2263616fe9227d' AS TEXT) WHERE rowid = 2")
+    conn.commit()
+    conn.close()
+    utf8 = list(ADAPTER.read(source(db)))
+    (tmp_path / "u16").mkdir()
+    u16 = list(ADAPTER.read(source(_utf16_copy(db, tmp_path / "u16" / "opencode.db"))))
+    strip = lambda items: [  # noqa: E731 - the source path differs, nothing else may
+        msgspec.structs.replace(i, source=None) if isinstance(i, (Session, Notice)) else i
+        for i in items
+        if not isinstance(i, Cursor)
+    ]
+    assert strip(utf8) == strip(u16)
+    assert sum(isinstance(i, Event) for i in utf8) >= 8

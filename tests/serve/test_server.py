@@ -451,3 +451,42 @@ def test_a_request_nested_too_deeply_gets_its_error_line(served):
         assert "malformed request" in _error_of(_raw(path, payload)), payload[:40]
     assert server.proc.poll() is None
     _works(env, server)
+
+
+def test_a_web_page_request_is_checked_like_any_other(served):
+    """The ``web`` op (``voyager web`` beside a server): a bad port is refused, another build is left to the
+    client (it serves its own page), and a page is served while the connection is held, closed when it is not."""
+    pytest.importorskip("uvicorn", reason="the web extra is not installed")
+    env, server = served
+    path = str(server.ddir.socket)
+    for port in ("8080", -1, 70_000, True, None):
+        assert "port must be a whole number" in _error_of(_raw(path, _request(env, "web", {"port": port}))), port
+    assert "request must be an object" in _error_of(_raw(path, _web_line(env, [1])))
+    request = json.loads(_request(env, "web", {"port": 0}))
+    answer = client.exchange(path, {**request, "voyager": ["0.0.1", request["voyager"][1]]}, ack_timeout=3.0)
+    assert answer is not None and "another build" in answer[0]["fallback"]
+    assert server.status()["web_pages"] == []
+    held = client.hold(path, request, ack_timeout=3.0)
+    assert held is not None
+    header, sock = held
+    try:
+        url = header["web"]["url"]
+        assert header["web"]["pid"] == server.pid and url.startswith("http://127.0.0.1:") and "?token=" in url
+        port = int(url.split(":")[2].split("/")[0])
+        assert server.status()["web_pages"] == [port]
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        sock.shutdown(socket.SHUT_WR)  # what `voyager web` does on Ctrl-C: then it waits for the close
+        sock.settimeout(30)
+        assert sock.recv(10) == b""
+    finally:
+        sock.close()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    assert server.status()["web_pages"] == []
+    _works(env, server)
+
+
+def _web_line(env: dict, fields: object) -> bytes:
+    """A ``web`` request whose ``request`` is ``fields`` as given (not necessarily an object)."""
+    request = client.base_request("web", env["VOYAGER_HOME"], {}, environ=env)
+    return json.dumps({**request, "request": fields}).encode() + b"\n"

@@ -27,6 +27,21 @@ def test_without_facets_only_the_page_is_searched(client):
     assert doc["facets"] is None and len(doc["result"]["hits"]) == 1
 
 
+def test_the_facets_alone_are_the_page_s_second_request(client):
+    # limit=0: the counts and the total, no rows read; the same total and counts as with rows.
+    for q in ("parse_config_v2", "connection OR parse_config_v2", "connection refused"):
+        rows = client.get("/api/search", params={"q": q}, headers=AUTH).json()
+        alone = client.get("/api/search", params={"q": q, "limit": 0}, headers=AUTH).json()
+        assert alone["result"]["hits"] == [] and alone["repos"] == {}
+        assert alone["result"]["total"] == rows["result"]["total"] >= 1
+        assert alone["facets"] == rows["facets"]
+        # Every week counted is what narrowing to it finds.
+        for week, count in alone["facets"]["week"]:
+            narrowed = client.get("/api/search", params={"q": q, "week": week, "limit": 0}, headers=AUTH).json()
+            assert narrowed["result"]["total"] == count
+        assert sum(c for _, c in alone["facets"]["agent"]) == alone["result"]["total"]
+
+
 def test_search_filters_narrow_the_grouped_results(client):
     def ids(**params):
         return {

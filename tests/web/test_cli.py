@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -17,12 +18,12 @@ import pytest
 from tests.conftest import voyager_exe
 
 
-def start(*args: str) -> tuple[subprocess.Popen, str]:
-    """`voyager web --no-open …` running; the URL it printed."""
+def start(*args: str, said: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`voyager web --no-open …` running; the URL it printed (``said``: gets the lines printed up to it)."""
     proc = subprocess.Popen(
         [*voyager_exe(), "web", "--no-open", *args], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
     )
-    lines = []
+    lines = [] if said is None else said
     for line in proc.stderr:  # type: ignore[union-attr]
         lines.append(line)
         m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
@@ -30,6 +31,21 @@ def start(*args: str) -> tuple[subprocess.Popen, str]:
             return proc, m.group(1)
     proc.wait(timeout=30)
     raise AssertionError("".join(lines))
+
+
+def _get(url: str, token: str) -> dict:
+    with urllib.request.urlopen(
+        urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=10
+    ) as res:
+        return json.loads(res.read())
+
+
+def _refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        return True
+    return False
 
 
 def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
@@ -119,6 +135,11 @@ def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned)
         )
         with urllib.request.urlopen(req, timeout=10) as res:
             assert json.loads(res.read())["result"]["total"] == 2
+        # One of the server's pages, reading through its readers.
+        from voyager_sessions.core.paths import DataDir
+        from voyager_sessions.serve import control
+
+        assert control.status(DataDir(scanned), timeout=5)["web_pages"] == [port]
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
@@ -129,3 +150,90 @@ def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned)
 def test_serve_web_is_foreground_only(scanned, run):
     res = run("serve", "--web", "--detach")
     assert res.exit_code == 2 and "--web runs in the foreground" in res.stderr
+
+
+# -- beside a running `voyager serve` ---------------------------------------------------------
+
+
+def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
+    from tests.serve.conftest import ServerProcess
+
+    server = ServerProcess(dict(os.environ))
+    try:
+        said: list[str] = []
+        proc, url = start("--port", "0", said=said)
+        try:
+            assert f"through voyager serve (pid {server.pid})" in "".join(said)
+            port = int(re.search(r":(\d+)/", url).group(1))
+            token = url.rsplit("=", 1)[1]
+            # The page is the server's: its process listens on the port, and answers from its index.
+            assert server.status()["web_pages"] == [port]
+            assert f"web pages  127.0.0.1:{port} " in run("serve", "status").stdout
+            assert _get(f"http://127.0.0.1:{port}/api/search?q=parse_config_v2", token)["result"]["total"] == 2
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/sessions", timeout=10)
+            assert refused.value.code == 403
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=40) == 0
+        assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+        # Given back before the command returned: nothing listens now, and the server runs on without it.
+        assert _refused(port)
+        assert server.status()["web_pages"] == []
+        assert server.proc.poll() is None
+        # A second command gets a page of its own, with a new token; SIGTERM gives it back too.
+        proc, url2 = start()
+        assert url2.rsplit("=", 1)[1] != token
+        port2 = int(re.search(r":(\d+)/", url2).group(1))
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=40) == 0 and _refused(port2)
+    finally:
+        server.stop()
+
+
+def test_a_page_lent_by_a_server_that_stops_stops_with_it_and_the_command_says_so(scanned):
+    from tests.serve.conftest import ServerProcess
+
+    server = ServerProcess(dict(os.environ))
+    try:
+        proc, url = start()
+        port = int(re.search(r":(\d+)/", url).group(1))
+        server.stop()
+        assert proc.wait(timeout=40) == 2
+        err = proc.stderr.read()  # type: ignore[union-attr]
+        assert f"voyager: the server (pid {server.pid}) stopped, and the page with it" in err and "Traceback" not in err
+        assert _refused(port)
+    finally:
+        server.stop()
+
+
+def test_a_killed_command_s_page_is_closed_by_the_server(scanned):
+    from tests.serve.conftest import ServerProcess
+
+    server = ServerProcess(dict(os.environ))
+    try:
+        proc, url = start()
+        port = int(re.search(r":(\d+)/", url).group(1))
+        proc.kill()
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while server.status()["web_pages"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.status()["web_pages"] == [] and _refused(port)
+    finally:
+        server.stop()
+
+
+def test_a_port_the_server_cannot_take_is_the_command_s_one_line(scanned, run):
+    from tests.serve.conftest import ServerProcess
+
+    server = ServerProcess(dict(os.environ))
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            res = run("web", "--no-open", "--port", str(s.getsockname()[1]))
+        assert res.exit_code == 2 and "cannot listen on 127.0.0.1" in res.stderr and "Traceback" not in res.stderr
+        assert server.status()["web_pages"] == []
+    finally:
+        server.stop()

@@ -155,6 +155,9 @@ class SearchResult(msgspec.Struct, kw_only=True):
     match: MatchLevel = "all"
     #: The query's terms as a session must hold them (words, quoted phrases, OR alternatives, groups).
     terms: list[str] = []
+    #: False when ``total`` counts only part of the matches (a broad query ranked without visiting them all,
+    #: ``search.tiers``): then it is a lower bound.
+    total_exact: bool = True
 
 
 class SessionRow(msgspec.Struct, kw_only=True):

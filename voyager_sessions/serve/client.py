@@ -45,41 +45,17 @@ def exchange(
     never fall silent for ``idle_timeout``. A header with a ``body`` or a ``failure`` is an
     answer and is checked whole (its notices, the failure's line and exit code).
     """
-    # ASCII with \u escapes: a lone surrogate (an undecodable byte of argv) reaches the server unchanged.
-    line = json.dumps(request, separators=(",", ":")).encode("ascii") + b"\n"
-    try:
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    except OSError:
+    sock = _send(path, request, ack_timeout)
+    if sock is None:
         return None
     try:
-        sock.settimeout(ack_timeout)
-        protocol.at_socket(sock.connect, path)
-        sock.sendall(line)
-        data = bytearray()
-        acknowledged = False
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                return None
-            if not acknowledged:
-                acknowledged = True
-                sock.settimeout(idle_timeout)
-            data += chunk
-            start = len(data) - len(data.lstrip(b"\n"))  # keep-alive newlines come before the header only
-            end = data.find(b"\n", start)
-            if end >= 0:
-                break
-            if len(data) > protocol.MAX_REQUEST_BYTES:
-                return None
-        header = json.loads(data[start:end])
-        if not isinstance(header, dict) or header.get("v") != protocol.VERSION:
+        got = _header(sock, idle_timeout)
+        if got is None:
             return None
+        header, body = got
         size = header.get("body", 0)
         if not isinstance(size, int) or size < 0:
             return None
-        if ("body" in header or "failure" in header) and not _well_formed(header):
-            return None
-        body = data[end + 1 :]
         while len(body) < size:
             chunk = sock.recv(max(65536, size - len(body)))
             if not chunk:
@@ -90,6 +66,75 @@ def exchange(
         return None
     finally:
         sock.close()
+
+
+def hold(
+    path: str, request: Mapping[str, Any], *, ack_timeout: float = protocol.ACK_TIMEOUT
+) -> tuple[dict[str, Any], _socket.socket] | None:
+    """Send ``request`` and read the header of an answer that lasts as long as the connection: the header and the
+    open socket (the caller closes it), or None if the server did not answer.
+
+    For ``voyager web``: the server serves a page until this connection closes (see ``.webpage``).
+    """
+    sock = _send(path, request, ack_timeout)
+    if sock is None:
+        return None
+    try:
+        got = _header(sock, protocol.IDLE_TIMEOUT)
+    except (OSError, ValueError, UnicodeError):
+        got = None
+    if got is None:
+        sock.close()
+        return None
+    return got[0], sock
+
+
+def _send(path: str, request: Mapping[str, Any], ack_timeout: float) -> _socket.socket | None:
+    """A connection to the server at ``path`` with ``request`` sent on it, or None if it cannot be made."""
+    # ASCII with \u escapes: a lone surrogate (an undecodable byte of argv) reaches the server unchanged.
+    line = json.dumps(request, separators=(",", ":")).encode("ascii") + b"\n"
+    try:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        sock.settimeout(ack_timeout)
+        protocol.at_socket(sock.connect, path)
+        sock.sendall(line)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _header(sock: _socket.socket, idle_timeout: float) -> tuple[dict[str, Any], bytearray] | None:
+    """The answer's header line (keep-alive newlines skipped) and the bytes read past it; None if malformed.
+
+    The first byte must come within the socket's timeout (the acknowledgement), the rest
+    without a silence of ``idle_timeout``.
+    """
+    data = bytearray()
+    acknowledged = False
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        if not acknowledged:
+            acknowledged = True
+            sock.settimeout(idle_timeout)
+        data += chunk
+        start = len(data) - len(data.lstrip(b"\n"))  # keep-alive newlines come before the header only
+        end = data.find(b"\n", start)
+        if end >= 0:
+            break
+        if len(data) > protocol.MAX_REQUEST_BYTES:
+            return None
+    header = json.loads(data[start:end])
+    if not isinstance(header, dict) or header.get("v") != protocol.VERSION:
+        return None
+    if ("body" in header or "failure" in header) and not _well_formed(header):
+        return None
+    return header, data[end + 1 :]
 
 
 def base_request(

@@ -17,7 +17,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -114,8 +114,21 @@ def remove_socket(ddir: DataDir, sock: socket.socket, inode: int) -> None:
         pass
 
 
-def run_foreground(ddir: DataDir, *, interval: float, verbose: bool = True) -> None:
-    """Serve ``ddir`` in this process until SIGTERM, SIGINT or a ``stop`` request; the socket is removed after."""
+def run_foreground(
+    ddir: DataDir,
+    *,
+    interval: float,
+    verbose: bool = True,
+    web_port: int | None = None,
+    on_web: Callable[[str], None] = lambda url: None,
+) -> None:
+    """Serve ``ddir`` in this process until SIGTERM, SIGINT or a ``stop`` request; the socket is removed after.
+
+    ``web_port``: also serve the web page on it (``--web``; 0: any free port) from the server's readers, its
+    URL told to ``on_web`` once it listens; it stops with the server.
+    """
+    from contextlib import nullcontext
+
     from voyager_sessions.serve.server import Server
 
     with serve_lock(ddir):
@@ -127,7 +140,8 @@ def run_foreground(ddir: DataDir, *, interval: float, verbose: bool = True) -> N
             }
             try:
                 server.log(f"serving {ddir.root} on {ddir.socket} (pid {os.getpid()})")
-                server.serve(listener)
+                with server.pages.beside(web_port, on_web) if web_port is not None else nullcontext():
+                    server.serve(listener)
             finally:
                 for sig, handler in previous.items():
                     signal.signal(sig, handler)

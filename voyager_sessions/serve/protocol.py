@@ -21,7 +21,9 @@ request the API refused is answered ``{"v": 2, "notices": […], "failure": "voy
 ``{"v": 2, "error": "…"}`` (malformed, too large, too slow, another user) or
 ``{"v": 2, "fallback": "…"}`` (it would not answer as the client would: another
 environment, another data dir); the client then runs the command itself. ``status`` and
-``stop`` are answered with ``{"v": 2, "status": {…}}``.
+``stop`` are answered with ``{"v": 2, "status": {…}}``. ``web`` (``voyager web``, request
+``{"port": N}``) is answered ``{"v": 2, "web": {"url": …, "pid": …}}`` and the connection then
+stays open: the server serves that page until the client closes it (``serve.webpage``).
 
 Why JSON both ways and not msgpack: the client is every plain ``voyager search`` while a
 server runs, and it imports the standard library only (no msgspec: ~5 ms of a ~15 ms

@@ -27,6 +27,7 @@ from typing import Any
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.serve import client, protocol
 from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
+from voyager_sessions.serve.webpage import WebPages
 
 #: Connections served at once; one more is told the server is busy (its client runs the command itself).
 MAX_CONNECTIONS = 64
@@ -77,6 +78,7 @@ class Server:
         self.pool = ReaderPool(ddir, min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
+        self.pages = WebPages(ddir, self.pool, self.stopping)
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._lock = threading.Lock()
@@ -191,12 +193,11 @@ class Server:
             sock.sendall(b"\n")  # acknowledged: the client now waits for as long as heartbeats come
             with self._lock:
                 self._inflight.add(conn)
+            if request.get("op") == "web":
+                self._lend_page(conn, request)
+                return
             header, body = self._answer(request)
-            data = json.dumps({"v": protocol.VERSION, **header}, separators=(",", ":")).encode("ascii") + b"\n" + body
-            with conn.lock:
-                conn.done = True
-                sock.settimeout(protocol.IDLE_TIMEOUT)
-                sock.sendall(data)
+            self._send(conn, header, body)
         except OSError:
             pass  # the client went away: nothing to tell it
         except Exception as exc:  # noqa: BLE001 - a bug answering one request must not take the server down
@@ -207,6 +208,41 @@ class Server:
                 self._inflight.discard(conn)
                 self._active -= 1
             sock.close()
+
+    @staticmethod
+    def _send(conn: _Connection, header: dict[str, Any], body: bytes = b"") -> None:
+        """The answer: its header line, then its body (no more heartbeats on this connection)."""
+        data = json.dumps({"v": protocol.VERSION, **header}, separators=(",", ":")).encode("ascii") + b"\n" + body
+        with conn.lock:
+            conn.done = True
+            conn.sock.settimeout(protocol.IDLE_TIMEOUT)
+            conn.sock.sendall(data)
+
+    def _lend_page(self, conn: _Connection, request: dict[str, Any]) -> None:
+        """``voyager web``: serve its page from this process until it closes the connection (see ``.webpage``)."""
+        fields = request.get("request")
+        try:
+            data_dir = self._client(request)
+            if not isinstance(fields, dict):
+                raise ValueError("request must be an object")
+        except ValueError as exc:
+            self._count("errors")
+            self._send(conn, {"error": f"malformed request: {exc}"})
+            return
+        why = self._why_not(request, data_dir)
+        if why:
+            self._count("fallbacks")
+            self._send(conn, {"fallback": why})  # the command serves its own page
+            return
+        self.pages.lend(conn.sock, fields.get("port", 0), lambda header: self._send(conn, header))
+
+    def _why_not(self, request: dict[str, Any], data_dir: str) -> str | None:
+        """Why this server would not answer as the client's own process would (``data_dir``: as the client names it)."""
+        where = data_dir
+        if not os.path.isabs(where):  # relative to the client's working directory
+            cwd = request.get("cwd")
+            where = os.path.join(cwd, where) if isinstance(cwd, str) and os.path.isabs(cwd) else ""
+        return self._cannot_answer(request, where) if where else "the client's data dir is relative to no directory"
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -299,11 +335,7 @@ class Server:
         except ValueError as exc:
             self._count("errors")
             return {"error": f"malformed request: {exc}"}, b""
-        where = data_dir
-        if not os.path.isabs(where):  # relative to the client's working directory
-            cwd = request.get("cwd")
-            where = os.path.join(cwd, where) if isinstance(cwd, str) and os.path.isabs(cwd) else ""
-        why = self._cannot_answer(request, where) if where else "the client's data dir is relative to no directory"
+        why = self._why_not(request, data_dir)
         if why:
             self._count("fallbacks")
             return {"fallback": why}, b""
@@ -387,6 +419,7 @@ class Server:
             "connections": active - 1,
             **counts,
             "mean_answer_ms": answer_ms,
+            "web_pages": self.pages.ports(),
             "scans": self.scans.count,
             "watched_scans": self.scans.watched,
             "watcher": self.watcher.status,

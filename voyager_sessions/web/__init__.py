@@ -6,3 +6,6 @@ request passes (token, Host, Origin, CSP); :mod:`.app` holds the routes; :mod:`.
 binds loopback sockets and runs uvicorn; :mod:`.cli` is the click command. The pages are
 plain ES modules and CSS in ``static/`` (no build step, nothing from a CDN).
 """
+
+#: What a command says when the ``web`` extra is not installed (``voyager web``, and a server asked for a page).
+INSTALL = "the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"

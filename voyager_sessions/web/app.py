@@ -68,7 +68,7 @@ def build_app(library: Library) -> Starlette:
                 since=since,
                 until=until,
                 sort="recent" if p.get("sort") == "recent" else "relevance",
-                limit=_int(request, "limit", 50, 1, MAX_LIMIT),
+                limit=_int(request, "limit", 50, 0, MAX_LIMIT),
                 offset=_int(request, "offset", 0, 0, 10**6),
             )
             return _json(library.search(req, with_facets=p.get("facets", "1") != "0"))

@@ -2,13 +2,11 @@
 
 It imports nothing of the web stack until it runs, so ``voyager --help`` lists it even
 when the ``web`` extra is not installed; running it then says how to install it.
-:func:`serving_beside` is what ``voyager serve --web`` uses to serve the page from its process.
+``voyager serve --web`` uses :func:`require_stack` and :func:`announce` (its page is served by
+``voyager_sessions.serve.webpage``).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import click
 
@@ -17,7 +15,7 @@ from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.textsafe import printable
 
-INSTALL = "the web UI needs Starlette and uvicorn: pip install 'voyager-sessions[web]'"
+from voyager_sessions.web import INSTALL
 
 
 def require_stack() -> None:
@@ -30,19 +28,8 @@ def require_stack() -> None:
         raise UserError(INSTALL) from None
 
 
-def announce(url: str, root: object) -> None:
-    click.echo(f"voyager: serving {printable(str(root))} at\n\n    {url}\n\n(Ctrl-C stops it)", err=True)
-
-
-@contextmanager
-def serving_beside(ddir: DataDir, port: int) -> Iterator[str]:
-    """The web page served from a thread while the ``with`` block runs (``voyager serve --web``); its URL."""
-    require_stack()
-    from voyager_sessions.web.server import in_thread
-
-    with in_thread(ddir, port) as url:
-        announce(url, ddir.root)
-        yield url
+def announce(url: str, root: object, by: str = "") -> None:
+    click.echo(f"voyager: serving {printable(str(root))}{by} at\n\n    {url}\n\n(Ctrl-C stops it)", err=True)
 
 
 @click.command()
@@ -55,13 +42,35 @@ def web(port: int, no_open: bool) -> None:
 
     Listens on loopback only, until this command ends. The printed URL holds a token that
     is new at each start; anything without it is refused. Scripts can call the JSON API
-    with the token as `Authorization: Bearer TOKEN` (docs/web.md).
+    with the token as `Authorization: Bearer TOKEN` (docs/web.md). When `voyager serve`
+    runs for the data dir, it serves the page (the index it keeps open and fresh) for as
+    long as this command runs.
     """
     require_stack()
     from voyager_sessions.api import require_index
-    from voyager_sessions.web.server import serve
+    from voyager_sessions.web.attach import borrow
 
     ddir = DataDir(data_dir())
     require_index(ddir)
 
+    lent = borrow(ddir, port)
+    if lent is not None:
+
+        def tell() -> None:
+            announce(lent.url, ddir.root, f" through voyager serve (pid {lent.pid})")
+            if not no_open:
+                _open_soon(lent.url)
+
+        lent.hold(tell)
+        return
+    from voyager_sessions.web.server import serve
+
     serve(ddir, port, announce=lambda url: announce(url, ddir.root), open_browser=not no_open)
+
+
+def _open_soon(url: str) -> None:
+    """Open ``url`` in the browser from a thread (a browser that is slow to start never holds the command up)."""
+    import threading
+    import webbrowser
+
+    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()

@@ -16,10 +16,10 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.core.errors import UserError
-from voyager_sessions.core.model import SCHEMA_VERSION, Hit
+from voyager_sessions.core.model import SCHEMA_VERSION, Hit, SearchResult
 from voyager_sessions.core.paths import DataDir
 
-#: How many sessions one search groups at most: the facets count over these.
+#: With an empty query the page lists the newest sessions: the facets count over this many of them.
 FACET_WINDOW = 500
 #: The largest page of results or events a request may ask for.
 MAX_LIMIT = 500
@@ -66,8 +66,23 @@ def week_bounds(monday: str) -> tuple[str, str]:
     return start.isoformat(), (start + timedelta(days=6)).isoformat()
 
 
-def facets(hits: list[Hit], repos: dict[str, str | None]) -> dict[str, list[tuple[str, int]]]:
-    """Counts of grouped sessions by agent, project (git repo, else cwd) and week, largest first (weeks in order)."""
+def count_facets(found: Any, projects: dict[str, str | None]) -> dict[str, list[tuple[str, int]]]:
+    """Counts of matching sessions by agent, project and week, largest first (weeks in order).
+
+    ``found``: ``Reader.facets``' answer (every matching session, and per week those with a
+    matching event in it); ``projects``: each session's git repo, else cwd.
+    """
+    agents: Counter[str] = Counter(sid.partition(":")[0] for sid in found.sessions)
+    projects_: Counter[str] = Counter(p for sid in found.sessions if (p := projects.get(sid)))
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    weeks = sorted(
+        ((epoch + timedelta(milliseconds=monday)).date().isoformat(), len(ids)) for monday, ids in found.weeks.items()
+    )
+    return {"agent": agents.most_common(), "project": projects_.most_common(30), "week": weeks}
+
+
+def facets_of_rows(hits: list[Hit], repos: dict[str, str | None]) -> dict[str, list[tuple[str, int]]]:
+    """Counts of listed sessions by agent, project (git repo, else cwd) and week, largest first (weeks in order)."""
     agents: Counter[str] = Counter()
     projects: Counter[str] = Counter()
     weeks: Counter[str] = Counter()
@@ -85,28 +100,33 @@ def facets(hits: list[Hit], repos: dict[str, str | None]) -> dict[str, list[tupl
 class Library:
     """The data dir as the web UI reads it: pooled readers (fresh after any scan), answering documents."""
 
-    def __init__(self, ddir: DataDir, *, readers: int = 4) -> None:
+    def __init__(self, ddir: DataDir, *, readers: int = 4, pool: Any = None) -> None:
+        """``pool``: a ``serve.fresh.ReaderPool`` to borrow (``voyager serve``'s, kept open by it); else one of its own."""
         from voyager_sessions.serve.fresh import ReaderPool
 
         self.ddir = ddir
-        self.pool = ReaderPool(ddir, readers)
+        self._own_pool = pool is None
+        self.pool = ReaderPool(ddir, readers) if pool is None else pool
 
     def close(self) -> None:
-        self.pool.close()
+        if self._own_pool:
+            self.pool.close()
 
     def search(self, req: SearchRequest, *, with_facets: bool = True) -> dict[str, Any]:
-        """Sessions matching ``req`` grouped (best hit, hit count), with facets over up to FACET_WINDOW of them.
+        """Sessions matching ``req`` grouped (best hit, hit count), a page of them, with facets over all of them.
 
-        Without facets only the page is asked for: each grouped hit costs a stored document and a
-        snippet, so the page's results come sooner when the facets are a request of their own.
+        The rows are the grouped search's (each costs a stored document and a snippet); the
+        facets come from aggregations over every matching session (``Reader.facets``), no row
+        read. ``limit=0`` asks for the facets and the total alone: what the page's second
+        request asks for, so it never waits for rows it does not show.
         """
         from voyager_sessions.search.engine import SearchOptions
 
         if not req.q.strip():
             return self._recent(req, with_facets=with_facets)
-        window = FACET_WINDOW if with_facets else req.offset + req.limit
         opts = SearchOptions(
-            limit=window,
+            limit=max(req.limit, 1),
+            offset=req.offset,
             providers=list(req.providers),
             since=req.since,
             until=req.until,
@@ -114,16 +134,26 @@ class Library:
             sessions=True,
             repo=req.project or None,
         )
+        counted = None
         with self.pool.reader() as r:
-            res = r.search(req.q, opts)
-            repos = self._repos(r, [h.session_id for h in res.hits])
-        page = res.hits[req.offset : req.offset + req.limit]
-        result = msgspec.structs.replace(res, hits=page, offset=req.offset)
+            if req.limit > 0:
+                result = r.search(req.q, opts)
+                repos = self._repos(r, [h.session_id for h in result.hits])
+            else:
+                result, repos = None, {}
+            if with_facets or result is None:
+                found = r.facets(req.q, opts)
+                if with_facets:
+                    counted = count_facets(found, r.projects(found.sessions))
+        if result is None:
+            result = SearchResult(
+                schema_version=SCHEMA_VERSION, query=req.q, total=len(found.sessions), offset=req.offset, hits=[]
+            )
         return {
             "schema_version": SCHEMA_VERSION,
             "result": result,
-            "facets": facets(res.hits, repos) if with_facets else None,
-            "repos": {h.session_id: repos.get(h.session_id) for h in page},
+            "facets": counted,
+            "repos": {h.session_id: repos.get(h.session_id) for h in result.hits},
         }
 
     def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
@@ -169,15 +199,13 @@ class Library:
             )
             for s in rows
         ]
-        from voyager_sessions.core.model import SearchResult
-
         page = hits[req.offset : req.offset + req.limit]
         result = SearchResult(schema_version=SCHEMA_VERSION, query="", total=len(hits), offset=req.offset, hits=page)
         repos = {s.session_id: s.git_repo for s in rows}
         return {
             "schema_version": SCHEMA_VERSION,
             "result": result,
-            "facets": facets(hits, repos) if with_facets else None,
+            "facets": facets_of_rows(hits, repos) if with_facets else None,
             "repos": {h.session_id: repos.get(h.session_id) for h in page},
         }
 

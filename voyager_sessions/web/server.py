@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
@@ -44,8 +45,11 @@ def bind_loopback(port: int) -> list[socket.socket]:
     return socks
 
 
-def make(ddir: DataDir, port: int, token: str | None = None):  # noqa: ANN201 - (sockets, uvicorn.Server, url, Library)
-    """Everything a start needs, not yet running: sockets bound, the app guarded, the URL with its token."""
+def make(ddir: DataDir, port: int, token: str | None = None, pool: Any = None):  # noqa: ANN201 - (sockets, uvicorn.Server, url, Library)
+    """Everything a start needs, not yet running: sockets bound, the app guarded, the URL with its token.
+
+    ``pool``: the readers to borrow (``voyager serve``'s, when it serves the page); else the page opens its own.
+    """
     import uvicorn
 
     from voyager_sessions.web.app import build_app
@@ -55,7 +59,7 @@ def make(ddir: DataDir, port: int, token: str | None = None):  # noqa: ANN201 - 
     token = token or secrets.token_urlsafe(32)
     socks = bind_loopback(port)
     bound = socks[0].getsockname()[1]
-    library = Library(ddir)
+    library = Library(ddir, pool=pool)
     app = Guard(build_app(library), token, bound)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="off", server_header=False, date_header=False
@@ -89,12 +93,13 @@ def serve(ddir: DataDir, port: int, *, announce: Callable[[str], None], open_bro
 
 
 @contextmanager
-def in_thread(ddir: DataDir, port: int) -> Iterator[str]:
-    """The server running in a thread of this process for the ``with`` block (``voyager serve --web``); its URL.
+def in_thread(ddir: DataDir, port: int, *, pool: Any = None) -> Iterator[str]:
+    """The server running in a thread of this process for the ``with`` block (``voyager serve --web``, and the
+    page ``voyager serve`` lends a ``voyager web``); its URL.
 
-    It stops, and its sockets close, when the block ends, however it ends.
+    It stops, and its sockets close, when the block ends, however it ends. ``pool``: as :func:`make`'s.
     """
-    socks, server, url, library = make(ddir, port)
+    socks, server, url, library = make(ddir, port, pool=pool)
     thread = threading.Thread(target=server.run, kwargs={"sockets": socks}, name="voyager-web", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

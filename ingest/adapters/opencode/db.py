@@ -96,6 +96,17 @@ class Database:
         self.projects = self._projects()
         self.branches = self._branches()
         self._indexed: dict[Generation, bool] = {}
+        #: Text in this database is UTF-8 (SQLite's default; a database may say UTF-16).
+        self.utf8 = str(conn.execute("PRAGMA encoding").fetchone()[0]).upper() == "UTF-8"
+
+    def json_bytes(self, column: str) -> str:
+        """``column`` (JSON kept as text) as its UTF-8 bytes, where the database's text is UTF-8: the reader parses
+        them as they are, instead of SQLite's text being decoded into a Python string (by the connection's
+        lenient text factory, a Python call per value) only for the parser to encode it back. Other values (a
+        blob, a number, NULL) come as they are."""
+        if not self.utf8:
+            return column
+        return f"(CASE WHEN typeof({column}) = 'text' THEN CAST({column} AS BLOB) ELSE {column} END)"
 
     def cols(self, table: str) -> frozenset[str]:
         return self.schema.get(table, frozenset())
@@ -270,11 +281,11 @@ class Database:
             pcols = "NULL, NULL, NULL, NULL"
         else:
             pupd, owner = (self.update_value(part, "p"), self.part_owner(part)) if counted else ("NULL", "NULL")
-            pcols = f"p.id, p.data, {pupd}, {owner}"
+            pcols = f"p.id, {self.json_bytes('p.data')}, {pupd}, {owner}"
             frm += f" LEFT JOIN {part} p ON p.message_id = m.id"
             order += ", " + self.order(part, "p", PART_ORDER)
         return (
-            f"SELECT m.session_id, m.id, {mtype}, {m_ts}, m.data, {pcols}, {mupd}, {keys} "
+            f"SELECT m.session_id, m.id, {mtype}, {m_ts}, {self.json_bytes('m.data')}, {pcols}, {mupd}, {keys} "
             f"FROM {frm} WHERE {where} ORDER BY {order}"
         )
 

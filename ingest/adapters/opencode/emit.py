@@ -146,7 +146,16 @@ _json_decode = decode_json  # msgspec: several times faster than json.loads on p
 def loads(text: Any) -> dict[str, Any]:
     """Parse a JSON object column; ValueError when it is not one (the caller names the row)."""
     if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
+        # The walk asks for JSON columns as their UTF-8 bytes (``Database.json_bytes``): parsed as they are, with
+        # no text made of them first; what that refuses (invalid UTF-8, a lone surrogate escape) is read as before.
+        try:
+            value = _json_decode(text)
+        except msgspec.DecodeError:
+            text = text.decode("utf-8", "replace")
+        else:
+            if not isinstance(value, dict):
+                raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+            return value
     if not isinstance(text, str):  # NULL or a number where JSON text belongs
         raise ValueError(f"expected JSON text, got {type(text).__name__}")
     try:

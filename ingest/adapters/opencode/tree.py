@@ -32,6 +32,7 @@ from voyager_sessions.ingest.adapters.opencode.emit import (
 from voyager_sessions.ingest.adapters.opencode.product import Product
 from voyager_sessions.ingest.adapters.opencode.schema import V1, V2
 from voyager_sessions.ingest.files import open_regular
+from voyager_sessions.ingest.jsondoc import capped_bytes
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
 from voyager_sessions.core.model import Session
 
@@ -75,8 +76,9 @@ def _json_files(d: Path) -> list[Path]:
 
 
 def _load_file(p: Path) -> dict[str, Any]:
+    """One file of the tree (a session, a message, a part): ValueError past ``VOYAGER_MAX_JSON_BYTES`` (named)."""
     with open_regular(p) as f:  # read-only, and never a FIFO that would block
-        return loads(f.read())
+        return loads(capped_bytes(f))
 
 
 def _db_session_ids(db_path: Path) -> set[str]:

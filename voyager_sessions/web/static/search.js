@@ -46,7 +46,7 @@ async function load() {
   $("status").textContent = "searching…";
   // The results and the facets are two requests: the page's rows come first, the counts behind.
   const facetParams = new URLSearchParams(p);
-  facetParams.set("limit", "1");
+  facetParams.set("limit", "0");  // the counts and the total alone: no rows read
   const facetsDoc = getJSON(`/api/search?${facetParams}`);
   facetsDoc.catch(() => {});
   p.set("facets", "0");
