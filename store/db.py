@@ -138,6 +138,11 @@ def like_prefix(ref: str) -> str:
     return ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def like_contains(text: str) -> str:
+    """A LIKE pattern (for ``ESCAPE '\\'``) matching what contains ``text`` taken literally."""
+    return "%" + like_prefix(text)
+
+
 def _enable_wal(conn: sqlite3.Connection) -> None:
     # Switching a new file to WAL needs an exclusive lock, and SQLite answers "locked"
     # at once (without the busy handler) when several processes open a brand-new

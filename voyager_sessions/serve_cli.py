@@ -132,9 +132,13 @@ def serve_status(as_json: bool) -> None:
             scans += f", failed: {last['error']}"
     click.echo(f"  scans      {scans}")
     if "watcher" in doc:
+        r = doc.get("refreshes") or {}
         click.echo(
-            f"  watcher    {printable(str(doc['watcher']))} ({doc.get('watched_scans', 0)} background scans "
-            "told what changed)"
+            f"  watcher    {printable(str(doc['watcher']))} (refreshes: {r.get('watched', 0)} told what changed, "
+            f"{r.get('quiet', 0)} of them with nothing to do; {r.get('full', 0)} full stat passes, "
+            f"{r.get('late', 0)} after a late fence"
+            + (f"; the last one: {printable(str(doc['last_full_pass']))}" if doc.get("last_full_pass") else "")
+            + ")"
         )
     pages = [p for p in doc.get("web_pages") or [] if isinstance(p, int)]
     if pages:

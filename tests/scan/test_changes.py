@@ -125,6 +125,7 @@ def test_an_overflowing_watcher_asks_for_a_full_pass_then_watches_again(home, mo
         for i in range(4):
             (path.parent / f"extra-{i}.txt").write_text("x")
         assert watcher.take() is None  # more changes than kept: stat everything
+        assert watcher.last_full is not None and watcher.last_full.startswith("overflow"), watcher.last_full
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(claude_session_lines()[2])
         got = watcher.take()
@@ -146,5 +147,91 @@ def test_a_store_on_a_network_file_system_is_stat_every_time_and_said_so(home, m
         assert watcher.take() is None
         got = watcher.take()
         assert got is not None and got.touching("claude") is None  # discovered whole by every scan
+    finally:
+        watcher.stop()
+
+
+def test_a_take_holds_every_write_made_before_it_in_every_watched_folder(home):
+    """The fence: writes to two agents' stores (two inotify watches) made just before a take are in its set."""
+    claude = write_claude(home, claude_session_lines()[:2])
+    codex = write_codex(home, codex_session_lines())
+    watcher = ChangeWatcher(dict(os.environ), ["claude", "codex"], full_every=1e9).start()
+    try:
+        assert watcher.take() is None  # the first take: what changed before the start is unknown
+        for i in range(20):
+            with open(claude, "a", encoding="utf-8") as fh:
+                fh.write(claude_session_lines()[2])
+            with open(codex, "a", encoding="utf-8") as fh:
+                fh.write(codex_session_lines()[-1])
+            made = codex.parent / f"rollout-2026-11-20T10-00-{i:02d}-extra.jsonl"
+            made.write_text(codex_session_lines()[0], encoding="utf-8")
+            got = watcher.take()
+            assert got is not None, watcher.counts
+            assert {str(claude), str(codex), str(made)} <= got.paths, (i, got.paths)
+            assert not any("fence" in p for p in got.paths)  # the fence is the watcher's own
+        assert watcher.counts["late"] == 0
+    finally:
+        watcher.stop()
+
+
+def test_a_fence_that_never_shows_makes_the_refresh_a_full_pass(home, monkeypatch, tmp_path):
+    from voyager_sessions.scan import changes
+
+    write_claude(home, claude_session_lines()[:2])
+    monkeypatch.setattr(changes, "FENCE_TIMEOUT", 0.2)
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        assert watcher.take() is None
+        watcher._fence = str(tmp_path / "unwatched-fence")  # a touch no watch reports (a lost event)
+        assert watcher.take() is None
+        assert watcher.counts["late"] == 1
+    finally:
+        watcher.stop()
+
+
+def test_hinted_agents_are_not_taken_for_watched(home):
+    """Aider's histories lie in project folders: no change set may say "nothing changed" for it."""
+    watcher = ChangeWatcher(dict(os.environ), ["claude", "aider"], full_every=1e9).start()
+    try:
+        assert "aider" in watcher.status
+        watcher.take()
+        got = watcher.take()
+        assert got is not None and got.touching("aider") is None and got.touching("claude") == frozenset()
+    finally:
+        watcher.stop()
+
+
+def test_a_watcher_that_cannot_start_or_fails_later_says_so_and_every_refresh_is_full(home, monkeypatch):
+    import watchfiles._rust_notify as rust
+
+    write_claude(home, claude_session_lines()[:2])
+
+    class NoWatches:
+        def __init__(self, *args, **kwargs):
+            raise OSError(28, "OS file watch limit reached")
+
+    with monkeypatch.context() as m:
+        m.setattr(rust, "RustNotify", NoWatches)
+        watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    assert watcher.status.startswith("cannot start") and "watch limit" in watcher.status
+    assert watcher.take() is None and "watch limit" in (watcher.last_full or "")
+    watcher.stop()
+
+    watcher = ChangeWatcher(dict(os.environ), ["claude"], full_every=1e9).start()
+    try:
+        watcher.take()
+        assert watcher.take() is not None
+
+        class Broken:
+            def watch(self, *args):
+                raise RuntimeError("error in underlying watcher: no space left on device")
+
+            def close(self):
+                pass
+
+        watcher._notify = Broken()  # a new folder the kernel would not watch any more
+        assert watcher.take() is None
+        assert watcher.status.startswith("watcher stopped") and "no space" in watcher.status
+        assert watcher.take() is None  # and it stays a full pass, said so
     finally:
         watcher.stop()

@@ -70,3 +70,37 @@ def test_a_state_db_from_before_agent_versions_is_upgraded_in_place(tmp_path):
     finally:
         store.close()
     assert isinstance(sqlite3.connect(path).execute("SELECT agent_version FROM sessions").fetchone(), tuple)
+
+
+def test_a_long_lived_reader_finds_titled_sessions_as_a_one_shot_one_does(tmp_path):
+    """The server's readers keep the titles in memory (read again after a commit): the same answers, in id order."""
+    from voyager_sessions.core.model import Session, SessionRecord
+
+    titles = ["Fix the Tokenizer", "tokenizer 数据 pass", "100% done_ok", "a\\b path", "THE END", "", None, "x_y"]
+    titles += [f"bulk title {i} the" for i in range(30)]
+
+    def records(names):
+        return [
+            SessionRecord(session=Session(id=f"p:{i:03d}", provider="p", native_id=str(i), title=t), events=1)
+            for i, t in enumerate(names)
+        ]
+
+    path = tmp_path / "state.db"
+    writer = StateStore(path)
+    writer.commit_scan(sessions=records(titles))
+    oneshot, kept = StateStore(path), StateStore(path, lendable=True)
+    queries = [["tokenizer"], ["TOKENIZER", "fix"], ["%"], ["_"], ["\\"], ["数据"], ["the"], ["the", "1"], [""], ["zz"]]
+    kept.session_ids_titled(["warm"])  # the first ask after a commit is the query's; the second reads the titles
+    for words in queries:
+        assert kept.session_ids_titled(words) == oneshot.session_ids_titled(words), words
+        assert kept.session_ids_titled(words, limit=3) == oneshot.session_ids_titled(words, limit=3), words
+    assert kept.session_ids_titled(["tokenizer"]) == ["p:000", "p:001"]
+    assert kept._titles_cache is not None  # answered from the titles kept in memory
+    writer.commit_scan(sessions=records(["renamed"] + titles[1:]))  # another connection commits: read again
+    assert kept.session_ids_titled(["fix"]) == [] and kept.session_ids_titled(["renamed"]) == ["p:000"]
+    assert kept.session_ids_titled(["renamed", "RE"]) == ["p:000"] and kept._titles_cache.version == kept.data_version()
+    for store in (writer, oneshot, kept):
+        store.close()
+    empty = StateStore(tmp_path / "empty.db", lendable=True)
+    assert empty.session_ids_titled([""]) == empty.session_ids_titled([""]) == []  # nothing titled, asked twice
+    empty.close()

@@ -47,8 +47,9 @@ class DataDir:
     ``checkpoints/`` (Markdown hand-offs, derived output), ``scan.lock`` (the one-writer
     lock), ``last-search.json`` (the first hit of the last ``voyager search``, which
     ``voyager resume -`` reopens), and the resident server's ``serve.sock`` (its socket),
-    ``serve.lock`` (held while it runs: one server per data dir) and ``serve.log`` (its
-    stderr when detached).
+    ``serve.lock`` (held while it runs: one server per data dir), ``serve.log`` (its
+    stderr when detached) and ``watch-fence/`` (the file its file-system watcher touches to
+    know it has seen every change made before a refresh).
     """
 
     __slots__ = ("root",)
@@ -65,6 +66,10 @@ class DataDir:
     @property
     def index(self) -> Path:
         return self.root / "index"
+
+    @property
+    def watch_fence(self) -> Path:
+        return self.root / "watch-fence"
 
     @property
     def state_db(self) -> Path:

@@ -3,23 +3,36 @@
 A refresh without a watcher stats every source of every agent (a no-op scan of 10,000
 files is all stat pass). :class:`ChangeWatcher` watches each agent's store roots
 (``adapter.roots(env)``; a root that is a file, a database, is watched through its
-folder, which also sees its ``-wal``) with ``watchfiles`` (the Rust ``notify`` crate:
-inotify on Linux, FSEvents on macOS) and collects the paths created, modified or
-deleted. :meth:`ChangeWatcher.take` hands a scan a :class:`Changes`, and the scan
-(``scan(..., changes=…)``) then discovers only the agents that had a change, and within
-Claude Code's and Codex's stores re-stats only the changed files and lists only the
-changed folders.
+folder, which also sees its ``-wal``) with ``watchfiles``' Rust binding (the ``notify``
+crate: inotify on Linux, FSEvents on macOS), whose thread collects the paths created,
+modified or deleted. :meth:`ChangeWatcher.take` hands a scan a :class:`Changes`, and the
+scan (``scan(..., changes=…)``) then discovers only the agents that had a change, and
+within Claude Code's and Codex's stores re-stats only the changed files and lists only
+the changed folders.
+
+**The fence.** A request's refresh must see every write made before the request was sent,
+and a watcher reports a write some time after it happened. So each take touches a fence
+file in a private folder the same watcher watches (the data dir's ``watch-fence/``, or a
+temporary folder) and drains the watcher's events until the fence shows. inotify keeps one
+event queue per instance, filled in the order the changes happened, across all its watches
+(the kernel queues the event inside the write's own system call), and the ``notify``
+thread reads that queue in order: once the fence is seen, every change made before it was
+touched is in the set. FSEvents delivers one stream in order too (not tested here: this
+suite runs on Linux). A fence costs ~20 µs on an idle machine (measured, 200 takes); if it
+does not show within :data:`FENCE_TIMEOUT` the refresh is a full stat pass.
 
 The full stat pass stays the safety net: ``take`` returns None, and the scan stats
 everything, when the watcher could not start (no ``watchfiles``, no inotify watches
-left, a network file system that reports nothing is not detected: hence the periodic
-pass), when it stopped or reported more changes than it keeps (an overflow), when a root
-that did not exist appeared, and every ``full_every`` seconds. Agents whose sources are
-found through hints (Aider looks in project folders) are always discovered in full.
-``status`` says which of these holds, for ``voyager watch`` and (later) ``serve status``.
+left), when it failed since, when its fence came late, when more changes came than it
+keeps (:data:`MAX_CHANGES`), when a root that did not exist appeared, and every
+``full_every`` seconds (an inotify queue overflow is not reported through ``watchfiles``,
+and a network file system hears no other machine's writes: both only the periodic pass
+catches). Agents whose sources are found through hints (Aider, Crush, DeepSeek Harness,
+imported exports) have no store to watch: every refresh runs their discovery.
+``status`` says which of these holds, for ``voyager watch`` and ``voyager serve status``.
 
-The hook for a server's freshness loop is :func:`refresh`: one call per refresh, with
-the server's own watcher, that falls back by itself.
+The hook for a refresh is :func:`refresh`: one call per refresh, with the caller's own
+watcher, that falls back by itself and runs no scan when nothing changed.
 """
 
 from __future__ import annotations
@@ -37,8 +50,17 @@ import msgspec
 MAX_CHANGES = 20_000
 #: The safety net: a full stat pass at least this often (seconds), whatever the watcher says.
 FULL_EVERY = 300.0
-#: How long one cycle of the watcher's loop lasts at most (ms): ``take`` waits for one to end.
-CYCLE_MS = 100
+#: The longest a take waits for its fence to show (seconds); past it, the refresh is a full pass.
+FENCE_TIMEOUT = 1.0
+#: How long a take spins for its fence before it naps between looks (seconds), and the nap.
+FENCE_SPIN = 0.001
+FENCE_NAP = 0.0005
+#: The file a take touches in its private fence folder.
+FENCE_NAME = "fence"
+#: How long the Rust loop may keep gathering a burst of changes before handing them over (ms).
+FENCE_DEBOUNCE_MS = 50
+#: The polling interval of watchfiles' fallback poller (a kernel without inotify), ms.
+POLL_DELAY_MS = 300
 
 
 class Changes(msgspec.Struct, frozen=True):
@@ -110,6 +132,7 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
     writes raise no event here): every refresh discovers it whole."""
     mounts = _mounts()
     from voyager_sessions.ingest import adapters as registry
+    from voyager_sessions.ingest.adapters.base import uses_hints
 
     folders: dict[str, list[str]] = {}
     unwatched: set[str] = set()
@@ -122,8 +145,11 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
         except Exception:  # an adapter that cannot say where it looks is simply not watched
             unwatched.add(name)
             continue
-        if getattr(adapter, "uses_hints", False):
-            unwatched.add(name)  # its sources are found through other agents' sessions
+        if uses_hints(adapter):
+            # Its sources are found through other agents' sessions (project folders, imports): no store
+            # to watch. Each refresh runs its discovery (QuietCheck compares it with its rows).
+            unwatched.add(name)
+            folders[name] = []
             continue
         mine: list[str] = []
         for root in roots:
@@ -139,8 +165,32 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
     return folders, unwatched, missing
 
 
+class _Deadline:
+    """The ``stop_event`` the watcher's Rust loop asks after each step: how a take waits for its fence.
+
+    The loop runs with a step of 0 (the fence shows ~20 µs after the touch on an idle
+    machine), so it spins; past :data:`FENCE_SPIN` it sleeps :data:`FENCE_NAP` in each ask
+    instead (on a loaded machine the watcher's own thread needs the core), and at ``at``
+    it says "stop": the loop then drops what it gathered, and the refresh is a full pass.
+    """
+
+    __slots__ = ("at", "spin_until")
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+        self.spin_until = time.monotonic() + FENCE_SPIN
+
+    def is_set(self) -> bool:
+        now = time.monotonic()
+        if now >= self.at:
+            return True
+        if now >= self.spin_until:
+            time.sleep(FENCE_NAP)
+        return False
+
+
 class ChangeWatcher:
-    """A background thread that collects the changes under every agent's roots (see the module docstring)."""
+    """The changes under every agent's roots, collected by ``watchfiles``' Rust thread (see the module docstring)."""
 
     def __init__(
         self,
@@ -149,6 +199,7 @@ class ChangeWatcher:
         *,
         full_every: float = FULL_EVERY,
         enabled: bool = True,
+        fence_dir: Path | None = None,
     ) -> None:
         from voyager_sessions.ingest import adapters as registry
 
@@ -157,17 +208,22 @@ class ChangeWatcher:
         self.full_every = full_every
         self.enabled = enabled
         self.status = "not started"
-        self._lock = threading.Lock()
-        self._cycle = threading.Condition(self._lock)
-        self._cycles = 0
-        self._paths: set[str] = set()
-        self._broken: str | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        #: What the takes were: a change set (``watched``), the safety-net full pass (``full``), a fence
+        #: not seen in time (``late``); ``quiet``: refreshes that found nothing to do and ran no scan.
+        self.counts = {"watched": 0, "full": 0, "late": 0, "quiet": 0}
+        #: Why the last full stat pass was one (for ``serve status``), None before any.
+        self.last_full: str | None = None
+        self._lock = threading.Lock()  # one take at a time: the fence is one file
+        self._notify: Any = None
+        self._own_fence = fence_dir is None
+        self._fence_dir = fence_dir
+        self._fence = ""
+        self._pending: set[str] = set()  # given back by a scan that failed
         self._missing: set[str] = set()
         self._watched: dict[str, tuple[str, ...]] = {}
         self._roots: set[str] = set()
         self._last_full: float | None = None  # no full pass yet: what changed before the start is unknown
+        self._quiet: dict[str, Any] = {}  # data dir -> QuietCheck
 
     # -- life ------------------------------------------------------------------------
 
@@ -177,150 +233,218 @@ class ChangeWatcher:
             self.status = "disabled: every refresh stats every source"
             return self
         try:
-            import watchfiles  # noqa: F401  (the dependency; its absence is reported, not raised)
+            from watchfiles._rust_notify import RustNotify
         except ImportError:
             self.status = "unavailable (watchfiles is not installed): every refresh stats every source"
             return self
         folders, unwatched, missing = watch_places(self.env, self.providers)
         self._missing = missing
         self._watched = {p: tuple(fs) for p, fs in folders.items() if p not in unwatched}
-        roots = sorted({f for p, fs in folders.items() if p not in unwatched for f in fs})
+        try:
+            fence_dir = self._fence_place()
+        except OSError as exc:
+            self.status = f"cannot start (no fence folder: {exc.strerror or exc}): every refresh stats every source"
+            return self
+        self._fence = os.path.join(fence_dir, FENCE_NAME)
+        roots = sorted({f for p, fs in folders.items() if p not in unwatched for f in fs} | {fence_dir})
         # Nested roots are watched once, through the outermost.
         roots = [r for r in roots if not any(r != o and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]
-        self._roots = set(roots)
-        self._stop.clear()
-        self._broken = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(roots,), name="voyager-watch", daemon=True)
-        self._thread.start()
-        self._ready.wait(10)
+        self._roots = set(roots) - {fence_dir}
+        try:
+            self._notify = RustNotify(roots, False, False, POLL_DELAY_MS, True, True)
+        except Exception as exc:  # no inotify watches left, a root gone at start…: fall back, say so
+            self._notify = None
+            self.status = f"cannot start ({type(exc).__name__}: {exc}): every refresh stats every source"
+            return self
         remote = sorted(p for p in unwatched if p in folders and folders[p])
+        hinted = sorted(p for p in unwatched if p in folders and p not in remote)
         self.status = (
-            f"watching {len(roots)} folders"
+            f"watching {len(self._roots)} folders"
+            + (f"; found through hints, discovered at each refresh: {', '.join(hinted)}" if hinted else "")
             + (f"; on a network file system, stat every time: {', '.join(remote)}" if remote else "")
-            if self._broken is None
-            else self.status
         )
         return self
 
+    def _fence_place(self) -> str:
+        """The private folder that holds the fence file (the data dir's, or a temporary one of this watcher's)."""
+        if self._fence_dir is None:
+            import tempfile
+
+            self._fence_dir = Path(tempfile.mkdtemp(prefix="voyager-fence-"))
+        from voyager_sessions.core.paths import ensure_private_dir
+
+        ensure_private_dir(self._fence_dir)
+        # The real path: the watcher reports paths under the folders as it was given them, resolved on macOS.
+        return os.path.realpath(self._fence_dir)
+
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
+        with self._lock:
+            if self._notify is not None:
+                try:
+                    self._notify.close()
+                except Exception:  # noqa: BLE001 - closing a watcher that failed must not hide why
+                    pass
+                self._notify = None
+            for check in self._quiet.values():
+                check.close()
+            self._quiet.clear()
+            if self._own_fence and self._fence_dir is not None:
+                import shutil
 
-    def _run(self, roots: list[str]) -> None:
-        import watchfiles
-
-        try:
-            if not roots:
-                self._ready.set()
-                while not self._stop.wait(CYCLE_MS / 1000):
-                    self._tick(())
-                return
-            it = watchfiles.watch(
-                *roots,
-                watch_filter=None,
-                debounce=CYCLE_MS,
-                step=10,
-                stop_event=self._stop,
-                rust_timeout=CYCLE_MS,
-                yield_on_timeout=True,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            )
-            first = True
-            for batch in it:
-                if first:
-                    self._ready.set()
-                    first = False
-                self._tick(path for _, path in batch)
-        except Exception as exc:  # no inotify watches left, a root gone at start…: fall back, say so
-            self._fail(f"watcher stopped ({type(exc).__name__}: {exc}): every refresh stats every source")
-        finally:
-            self._ready.set()
-            if not self._stop.is_set() and self._broken is None:
-                self._fail("watcher stopped: every refresh stats every source")
-
-    def _tick(self, paths: Iterable[str]) -> None:
-        with self._cycle:
-            self._paths.update(paths)
-            if len(self._paths) > MAX_CHANGES and self._broken is None:
-                self._paths.clear()
-                self._broken = "overflow"  # more than kept: the next take is a full pass, then watching resumes
-            self._cycles += 1
-            self._cycle.notify_all()
+                shutil.rmtree(self._fence_dir, ignore_errors=True)
+                self._fence_dir = None
 
     def _fail(self, why: str) -> None:
-        with self._cycle:
-            self._broken = why
-            self.status = why
-            self._cycles += 1
-            self._cycle.notify_all()
+        self.status = why
+        try:
+            self._notify.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self._notify = None
 
     # -- the change set ----------------------------------------------------------------
 
-    def take(self) -> Changes | None:
+    def take(self, *, periodic: bool = True) -> Changes | None:
         """Everything that changed since the last take, or None when the scan must stat everything.
 
-        Waits for the watcher to finish one cycle that began after this call (≤ ~2
-        cycles of :data:`CYCLE_MS`), so a write made before the call is in the set.
+        ``periodic``: this take may be the periodic full pass (the safety net). A server's
+        requests pass False, so that pass (seconds at 100,000 sources) falls to its
+        background refresh, not to a search that someone is waiting for.
+
+        Fenced: the fence file is touched, and the watcher's events are drained until it
+        shows; one inotify instance delivers its events in the order they happened, so every
+        write that returned before this call is in the set (see the module docstring).
         """
-        if self._thread is None:
+        with self._lock:
+            if self._notify is None:
+                self.counts["full"] += 1
+                self.last_full = self.status
+                return None
+            paths = self._drain()
+            if paths is None:
+                self.counts["late"] += 1
+                self.last_full = "the fence came late" if self._notify is not None else self.status
+                self._last_full = time.monotonic()
+                return None
+            paths |= self._pending
+            self._pending = set()
+            now = time.monotonic()
+            why = (
+                f"overflow ({len(paths):,} paths changed)"  # more than kept: stat everything, then watching goes on
+                if len(paths) > MAX_CHANGES
+                else "the first refresh"
+                if self._last_full is None
+                else "periodic"
+                if periodic and now - self._last_full >= self.full_every
+                else "a store appeared or a watched folder went"
+                if self._appeared(paths)
+                else None
+            )
+            if why is not None:
+                self.last_full = why
+                self._last_full = now
+                self.counts["full"] += 1
+                return None
+            self.counts["watched"] += 1
+            return Changes(paths=frozenset(paths), watched=self._watched)
+
+    def _drain(self) -> set[str] | None:
+        """The paths reported up to the fence, or None when it did not show in time (or the watcher failed)."""
+        fence = self._fence
+        try:
+            os.utime(fence)
+        except FileNotFoundError:
+            try:
+                os.close(os.open(fence, os.O_WRONLY | os.O_CREAT, 0o600))
+            except OSError:
+                return None
+        except OSError:
             return None
-        with self._cycle:
-            target = self._cycles + 2
-            deadline = time.monotonic() + 5 * CYCLE_MS / 1000 + 1
-            while self._cycles < target and self._thread.is_alive():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break  # the watcher lags (a loaded machine): a full pass is the safe answer
-                self._cycle.wait(left)
-            late = self._cycles < target
-            broken, self._broken = self._broken, None
-            paths, self._paths = self._paths, set()
-        if not self._thread.is_alive():
-            self._thread = None
-            return None
-        now = time.monotonic()
-        if (
-            late
-            or broken is not None
-            or self._last_full is None
-            or now - self._last_full >= self.full_every
-            or self._appeared(paths)
-        ):
-            self._last_full = now
-            return None
-        return Changes(paths=frozenset(paths), watched=self._watched)
+        stop = _Deadline(time.monotonic() + FENCE_TIMEOUT)
+        paths: set[str] = set()
+        while True:
+            try:
+                # Step 0, paced by _Deadline: looked at as soon as the Rust thread has queued what
+                # inotify delivered. No timeout: its return clears what arrived in between (a race
+                # that could lose an event); the deadline ("stop") clears too, but a full pass follows.
+                raw = self._notify.watch(FENCE_DEBOUNCE_MS, 0, 0, stop)
+            except Exception as exc:  # the watcher failed (no inotify watches left for a new folder…)
+                self._fail(f"watcher stopped ({type(exc).__name__}: {exc}): every refresh stats every source")
+                return None
+            if raw == "signal":
+                raise KeyboardInterrupt
+            if isinstance(raw, str):  # "stop": the fence did not show in time (a loaded machine)
+                return None
+            paths.update(path for _, path in raw)
+            if fence in paths:
+                paths.discard(fence)
+                paths.discard(os.path.dirname(fence))
+                return paths
 
     def give_back(self, changes: Changes | None) -> None:
         """Return a change set a failed scan did not use, so the next one sees it."""
-        if changes is None:
-            self._last_full = None  # the full pass did not happen: the next take asks for it again
-            return
-        with self._cycle:
-            self._paths.update(changes.paths)
+        with self._lock:
+            if changes is None:
+                self._last_full = None  # the full pass did not happen: the next take asks for it again
+                return
+            self._pending.update(changes.paths)
 
     def _appeared(self, paths: set[str]) -> bool:
         """True when a root that did not exist now does, or a watched root itself changed (restarting the watcher)."""
         if any(os.path.exists(m) for m in self._missing) or not self._roots.isdisjoint(paths):
-            self.stop()
-            self.start()
+            self._restart()
             return True
         return False
 
+    def _restart(self) -> None:
+        if self._notify is not None:
+            try:
+                self._notify.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._notify = None
+        own, self._own_fence = self._own_fence, False  # the fence folder stays for the new start
+        self.start()
+        self._own_fence = own
 
-def refresh(data_dir: Path, env: Mapping[str, str], watcher: ChangeWatcher | None, **scan_args: Any):
+    def quiet(self, data_dir: Path):  # noqa: ANN201 - a QuietCheck (imported when first needed)
+        """The no-change test of ``data_dir``'s refreshes (kept between refreshes: it caches the state's view)."""
+        from voyager_sessions.scan.quiet import QuietCheck
+
+        key = os.fspath(data_dir)
+        check = self._quiet.get(key)
+        if check is None:
+            check = self._quiet[key] = QuietCheck(Path(data_dir))
+        return check
+
+
+def refresh(
+    data_dir: Path, env: Mapping[str, str], watcher: ChangeWatcher | None, *, periodic: bool = True, **scan_args: Any
+):
     """One refresh of ``data_dir``: only what ``watcher`` saw change, or everything when it cannot say.
 
-    The hook for ``voyager watch`` and a server's freshness loop: pass the same started
-    watcher to every call (None, or one that cannot watch, makes it a plain full scan).
-    A scan that fails gives its change set back, so nothing is lost.
+    The hook for ``voyager watch`` and a server's refreshes: pass the same started watcher
+    to every call (None, or one that cannot watch, makes it a plain full scan; ``periodic``
+    as :meth:`ChangeWatcher.take` says). A fenced
+    change set that is empty, where :class:`~voyager_sessions.scan.quiet.QuietCheck` finds
+    nothing else to do, runs no scan at all (an empty summary). A scan that fails gives its
+    change set back, so nothing is lost.
     """
+    from voyager_sessions.ingest import adapters as registry
     from voyager_sessions.scan.run import scan
+    from voyager_sessions.scan.summary import ScanSummary
 
-    changes = watcher.take() if watcher is not None else None
+    t0 = time.perf_counter()
+    changes = watcher.take(periodic=periodic) if watcher is not None else None
+    if (
+        changes is not None
+        and watcher is not None
+        and not scan_args.get("rebuild")
+        and not scan_args.get("keep_missing")
+        and watcher.quiet(data_dir).nothing_to_do(changes, scan_args.get("providers") or registry.PROVIDERS, env)
+    ):
+        watcher.counts["quiet"] += 1
+        return ScanSummary(seconds=round(time.perf_counter() - t0, 6))
     try:
         return scan(data_dir, env, changes=changes, **scan_args)
     except BaseException:

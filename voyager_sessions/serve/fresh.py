@@ -4,12 +4,12 @@
 search that asks for a refresh waits for a scan that *started after it arrived* (so it
 sees whatever was appended before it was sent, as an in-process refresh would) and every
 request waiting meanwhile is answered by that same scan. The keep-fresh loop (``watch``'s
-:func:`~voyager_sessions.scan.watch.keep_fresh`) goes through it too, but its scans are *watched*: a
+:func:`~voyager_sessions.scan.watch.keep_fresh`) goes through it too. Every scan is *watched*: a
 file-system watcher (:class:`~voyager_sessions.scan.changes.ChangeWatcher`) says which sources changed,
-so the background refresh costs what changed, not a stat of every source. A request's refresh still
-waits for a full stat pass (a watcher reports a write a cycle after it happened; a request must see
-what was appended before it was sent), so a watched scan never answers a waiting request. The scans take the
-data dir's writer lock as every scan does, so another process scanning meanwhile is no
+behind a fence that makes sure every write made before the scan started is in its change set, so a
+refresh costs what changed, and one where nothing changed runs no scan at all
+(:mod:`voyager_sessions.scan.quiet`). Without a working watcher every refresh is the full stat pass.
+The scans take the data dir's writer lock as every scan does, so another process scanning meanwhile is no
 trouble: a request's refresh that finds it busy answers from what is committed, exactly
 as ``voyager search`` does.
 
@@ -63,24 +63,29 @@ class Scans:
         self._started = 0
         self._running = False
         self._last: ScanOutcome | None = None
-        self._last_full: ScanOutcome | None = None
         self.count = 0
-        self.watched = 0
 
     @property
     def last(self) -> ScanOutcome | None:
         return self._last
 
-    def fresh(self, *, watched: bool = False) -> ScanOutcome:
-        """The outcome of a scan that started after this call: run one, or wait for the one about to run.
+    @property
+    def watched(self) -> int:
+        """Refreshes the watcher's change set answered (a scan of what changed, or none at all)."""
+        counts = getattr(self._watcher, "counts", None) or {}
+        return counts.get("watched", 0)
 
-        ``watched``: the keep-fresh loop's scan, told by the watcher what changed (a full pass when
-        there is no watcher or it cannot say); a request's refresh (not ``watched``) is always a full pass.
+    def fresh(self, *, watched: bool = False) -> ScanOutcome:
+        """The outcome of a refresh that started after this call: run one, or wait for the one about to run.
+
+        Any refresh serves any caller: each one's change set is fenced (see ``ChangeWatcher.take``),
+        so it holds every write made before it started. ``watched``: the keep-fresh loop's refresh, the
+        one that may be the watcher's periodic full stat pass (a request's never is).
         """
         with self._cond:
             wanted = self._started + 1
             while True:
-                last = self._last if watched else self._last_full
+                last = self._last
                 if last is not None and last.number >= wanted:
                     return last
                 if not self._running:
@@ -92,10 +97,12 @@ class Scans:
         outcome = ScanOutcome(number=number, started=time.time())
         t0 = time.perf_counter()
         try:
-            if watched and self._watcher is not None:
+            if self._watcher is not None:
                 from voyager_sessions.scan.changes import refresh
 
-                outcome.summary = refresh(self._ddir.root, os.environ, self._watcher, on_notice=outcome.notices.append)
+                outcome.summary = refresh(
+                    self._ddir.root, os.environ, self._watcher, periodic=watched, on_notice=outcome.notices.append
+                )
             else:
                 outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
@@ -103,10 +110,6 @@ class Scans:
         outcome.seconds = time.perf_counter() - t0
         with self._cond:
             self._last = outcome
-            if watched and self._watcher is not None:
-                self.watched += bool(self._watcher.enabled)
-            else:
-                self._last_full = outcome
             self._running = False
             self.count += 1
             self._cond.notify_all()

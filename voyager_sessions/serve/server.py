@@ -70,8 +70,10 @@ class Server:
         self._dir_id = (st.st_dev, st.st_ino)
         from voyager_sessions.scan.changes import ChangeWatcher
 
-        # Which sources changed, for the keep-fresh loop (VOYAGER_NO_WATCH=1: stat every source each time).
-        self.watcher = ChangeWatcher(os.environ, enabled=not os.environ.get("VOYAGER_NO_WATCH"))
+        # Which sources changed, for every refresh (VOYAGER_NO_WATCH=1: stat every source each time).
+        self.watcher = ChangeWatcher(
+            os.environ, enabled=not os.environ.get("VOYAGER_NO_WATCH"), fence_dir=ddir.watch_fence
+        )
         self.scans = Scans(ddir, on_done=self._scanned, watcher=self.watcher)
         self.pool = ReaderPool(ddir, min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
@@ -421,6 +423,8 @@ class Server:
             "scans": self.scans.count,
             "watched_scans": self.scans.watched,
             "watcher": self.watcher.status,
+            "refreshes": dict(self.watcher.counts),
+            "last_full_pass": self.watcher.last_full,
             "query_parses": query_parses(),
             "last_scan": None
             if last is None
