@@ -79,6 +79,10 @@ class Stats:
             self._df[key] = self.searcher.doc_freq(field, term)
         return self._df[key]
 
+    def prefix_df(self, prefix: str) -> int:
+        """How many events the words starting with ``prefix`` are in, summed (a walk of the term dictionary)."""
+        return sum(n for _, n in self.searcher.terms_with_prefix("body", prefix))
+
     def idf(self, field: str, term: str) -> float:
         assert self.n is not None
         n = self.df(field, term)
@@ -144,8 +148,12 @@ def breadth(node: qlang.Node, stats: Stats) -> int:
     do not narrow it: they are not counted without visiting postings)."""
     if isinstance(node, qlang.Text):
         terms = node.terms()
-        if not terms or node.prefix:
-            return stats.n or 0
+        if not terms:
+            return 0
+        if node.prefix:
+            # A prefix's events: at most the sum of its words' (each tier would build its automaton again, so a
+            # rare prefix must not be tiered).
+            return stats.prefix_df(terms[0]) if len(terms) == 1 else stats.n or 0
         return min(stats.df("body", t) for t in terms)
     if isinstance(node, qlang.And):
         inner = [breadth(n, stats) for n in node.nodes if not isinstance(n, (qlang.Not, qlang.Filter))]
