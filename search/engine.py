@@ -433,12 +433,14 @@ class Searcher:
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
-        cov = sessions.cover(searcher, sp.terms, weights=True, broad=self._broad(searcher, sp.positive))
+        cov = sessions.cover(
+            searcher, sp.terms, weights=True, broad=self._broad(searcher, sp.positive), together=sp.plain
+        )
         if not cov.chosen:
             return SearchResult(
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
             )
-        together = sessions.evidence(searcher, sp.plain, weights=False) if cov.match == "all" else {}
+        together = cov.together
         words = self._title_words(sp.parsed)
         titled = set(self.catalog.session_ids_titled(words)) if words else set()
         scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=titled)

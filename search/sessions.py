@@ -80,6 +80,9 @@ class Coverage(msgspec.Struct):
     #: (``match`` = partial), to be ranked by how many they hold.
     chosen: list[str]
     match: str
+    #: Sessions where one event holds every term (``cover``'s ``together`` query; only when every term has a
+    #: session: ``match`` = all).
+    together: dict[str, TermEvidence] = {}
 
     def levels(self) -> list[list[str]]:
         """The chosen sessions grouped by how many terms they hold, most first."""
@@ -124,27 +127,35 @@ def count(searcher, query) -> int:
     return int((res.get("c") or {}).get("value") or 0)
 
 
-def cover(searcher, term_queries: Sequence, *, weights: bool, broad: Sequence[bool] = ()) -> Coverage:
-    """Which sessions hold every term of ``term_queries`` (each already holds the event constraints).
+def cover(
+    searcher, term_queries: Sequence, *, weights: bool, broad: Sequence[bool] = (), together: object = None
+) -> Coverage:
+    """Which sessions hold every term of ``term_queries`` (each already holds the event constraints), and with
+    ``together`` (the query of every term in one event) where one event holds them all: aggregated beside the
+    terms, on the second core where there is one.
 
     With ``weights``, a term marked ``broad`` (said in a large share of all events) is counted without its
     kind weights: which kind of event says a word that a fifth of the history says tells nothing about
     which session is meant, and the weights would triple its aggregation's cost (the tail at 1M events).
     Its evidence carries :data:`BROAD_WEIGHT` in every session instead."""
 
+    k = len(term_queries)
+
     def one(i: int) -> dict[str, TermEvidence]:
+        if i == k:
+            return evidence(searcher, together, weights=False)
         wide = i < len(broad) and broad[i]
         return evidence(searcher, term_queries[i], weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
 
-    per_term = _each(one, range(len(term_queries)))
+    found = _each(one, range(k + (together is not None)))
+    per_term, both = found[:k], (found[k] if together is not None else {})
     held: dict[str, int] = {}
     for ev in per_term:
         for sid in ev:
             held[sid] = held.get(sid, 0) + 1
-    k = len(term_queries)
     full = [sid for sid, c in held.items() if c == k]
     if full:
-        return Coverage(per_term=per_term, held=held, chosen=full, match="all")
+        return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both)
     return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial")
 
 
@@ -157,20 +168,26 @@ def idfs(per_term: list[dict[str, TermEvidence]], num_events: int) -> list[float
     return out
 
 
+#: ``log2(2 + w)`` for the kind weights (small integers; another is computed).
+_LOG2 = {w: math.log2(2 + w) for w in range(16)}
+
+
 def score(cov: Coverage, num_events: int, *, together: set[str], titled: set[str]) -> dict[str, float]:
     """Each chosen session's score (see the module docstring)."""
     idf = idfs(cov.per_term, num_events)
     total_idf = sum(idf)
-    out: dict[str, float] = {}
-    for sid in cov.chosen:
-        s = 0.0
-        for i, ev in enumerate(cov.per_term):
-            e = ev.get(sid)
-            if e is not None:
-                s += idf[i] * e.count * (K1 + 1) / (e.count + K1) * math.log2(2 + e.weight)
-        if sid in together:
-            s += TOGETHER_BONUS * total_idf
-        if sid in titled:
-            s += TITLE_BONUS * total_idf
-        out[sid] = s
+    out = dict.fromkeys(cov.chosen, 0.0)
+    # Term by term (one pass over each term's sessions), summing into the chosen sessions' scores.
+    for i, ev in enumerate(cov.per_term):
+        for sid, e in ev.items():
+            if sid in out:
+                out[sid] += (
+                    idf[i] * e.count * (K1 + 1) / (e.count + K1) * (_LOG2.get(e.weight) or math.log2(2 + e.weight))
+                )
+    for sid in together:
+        if sid in out:
+            out[sid] += TOGETHER_BONUS * total_idf
+    for sid in titled:
+        if sid in out:
+            out[sid] += TITLE_BONUS * total_idf
     return out

@@ -17,6 +17,10 @@ from functools import lru_cache
 from voyager_sessions.search.analyzer import is_word_char as _is_word_char
 
 
+#: A run of whitespace (``str.isspace``'s characters: the same set for ``re``'s ``\\s`` on text).
+_WS = re.compile(r"\s+")
+
+
 @lru_cache(maxsize=256)
 def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     # Terms in order with only whitespace between them: what adjacency in the index means.
@@ -101,36 +105,23 @@ def make_snippet(
             hi = sp
     out: list[str] = []
     highlights: list[tuple[int, int]] = []
-    pos = 0  # length of the output so far
     prefix = "…" if lo > 0 else ""
     out.append(prefix)
-    pos += len(prefix)
-    # Fold runs of whitespace to one space while mapping highlight offsets.
-    span_iter = [(s, e) for s, e in spans if s >= lo and e <= hi]
-    # The next span's first and last index (-1 when none is left): two comparisons a character.
-    k = 0
-    next_start, next_last = (span_iter[0][0], span_iter[0][1] - 1) if span_iter else (-1, -1)
-    prev_space = False
-    open_at: int | None = None
-    for idx in range(lo, hi):
-        if idx == next_start:
-            open_at = pos
-        ch = text[idx]
-        if ch.isspace():
-            if not prev_space:
-                out.append(" ")
-                pos += 1
-            prev_space = True
-        else:
-            out.append(ch)
-            pos += 1
-            prev_space = False
-        if idx == next_last:
-            if open_at is not None:
-                highlights.append((open_at, pos))
-            open_at = None
-            k += 1
-            next_start, next_last = (span_iter[k][0], span_iter[k][1] - 1) if k < len(span_iter) else (-1, -1)
+    pos = len(prefix)  # length of the output so far
+    # Runs of whitespace fold to one space, a piece at a time: the text between highlights, then a highlight.
+    # A match starts and ends with a non-space character, so no run of whitespace spans two pieces.
+    at = lo
+    for s, e in spans:
+        if s < lo or e > hi:
+            continue
+        gap = _WS.sub(" ", text[at:s])
+        match = _WS.sub(" ", text[s:e])
+        out += (gap, match)
+        pos += len(gap)
+        highlights.append((pos, pos + len(match)))
+        pos += len(match)
+        at = e
+    out.append(_WS.sub(" ", text[at:hi]))
     if hi < len(text):
         out.append("…")
     return "".join(out), highlights
