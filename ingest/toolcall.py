@@ -215,7 +215,7 @@ def _empty(value: Any, depth: int = 0) -> bool:
             if v is None:
                 continue
             if isinstance(v, str):
-                if (v.isspace() if len(v) > 16 else v.strip() in _NOTHING):
+                if v.isspace() if len(v) > 16 else v.strip() in _NOTHING:
                     continue
                 return False
             if not _empty(v, depth + 1):

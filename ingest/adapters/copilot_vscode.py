@@ -191,7 +191,9 @@ def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) 
         call = str_or_none(details.get("input"))
     if call is None:
         call = _md(part.get("pastTenseMessage")) or _md(part.get("invocationMessage"))
-    if (ev := counter.make("tool_call", "agent", tool_call_text(tool, call), ts=ts, tool=tool, call_id=call_id)) is not None:
+    if (
+        ev := counter.make("tool_call", "agent", tool_call_text(tool, call), ts=ts, tool=tool, call_id=call_id)
+    ) is not None:
         yield ev
     is_error = False
     if output is None and isinstance(details, dict):

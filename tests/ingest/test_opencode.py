@@ -397,9 +397,7 @@ def test_unicode_survives(tmp_path: Path, shape: str) -> None:
     read = Read(path)
     s = read.sessions["ses_0000unicodeAA"]
     assert (s.title, s.cwd) == ("数据库 迁移 🚀", "/home/dev/项目 ✨")
-    assert {"请检查索引 インデックス 인덱스 😀", "完成 ✅", "思考 🤔", "文件.txt 📄", "ls 目录"} <= set(
-        read.texts()
-    )
+    assert {"请检查索引 インデックス 인덱스 😀", "完成 ✅", "思考 🤔", "文件.txt 📄", "ls 目录"} <= set(read.texts())
 
 
 # ---------------------------------------------------------------------------

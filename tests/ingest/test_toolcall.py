@@ -44,7 +44,11 @@ DEEP = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
         (None, None, ""),  # neither name nor arguments: no event
         ("  ", {}, ""),
         # Any other tool: compact JSON, keys as written, nested values kept, JSON text decoded first.
-        ("Edit", {"path": "a.py", "edits": [{"old": "x", "new": None}]}, '{"path":"a.py","edits":[{"old":"x","new":null}]}'),
+        (
+            "Edit",
+            {"path": "a.py", "edits": [{"old": "x", "new": None}]},
+            '{"path":"a.py","edits":[{"old":"x","new":null}]}',
+        ),
         ("Write", '{"path": "\\u6570\\u636e.txt"}', '{"path":"数据.txt"}'),  # \uXXXX escapes: CJK to find
         ("Write", {"content": "迁移 データ 마이그레이션 😀"}, '{"content":"迁移 データ 마이그레이션 😀"}'),
         ("Count", 3, "3"),
@@ -133,13 +137,13 @@ def test_the_counter_files_every_adapters_report_by_the_one_rule() -> None:
     ("text", "want"),
     [
         (
-            '<task-notification>\n<task-id>a1</task-id>\n<tool-use-id>toolu_9</tool-use-id>\n<status>completed</status>\n'
+            "<task-notification>\n<task-id>a1</task-id>\n<tool-use-id>toolu_9</tool-use-id>\n<status>completed</status>\n"
             '<summary>Agent "fix" finished</summary>\n<result>done 完成</result>\n</task-notification>',
             (True, "toolu_9"),
         ),
         ("<task-notification>\n<status>completed</status>\n<result>SUB</result>\n</task-notification>", (True, None)),
         (
-            '<task-notification>\n<task-id>b2</task-id>\n<tool-use-id>toolu_8</tool-use-id>\n'
+            "<task-notification>\n<task-id>b2</task-id>\n<tool-use-id>toolu_8</tool-use-id>\n"
             '<summary>Background command "make" completed (exit code 0)</summary>\n</task-notification>',
             (False, "toolu_8"),  # a background command's end: tool output's business, not a report
         ),

@@ -112,7 +112,9 @@ def test_a_transcript_maps_to_its_kinds(home: Path, run) -> None:
         assert kinds(run, marker) == [("meta", "provider")], marker
     assert one(run, "THINK_ZEN", "reasoning", "agent")
     assert one(run, "pytest 测试.py", "tool_call", "agent") and one(run, "SUBTASK_ZEN", "tool_call", "agent")
-    assert one(run, "TOOLOUT_ZEN", "tool_result", "tool") and one(run, "SUBRESULT_ZEN", "tool_result", "agent")  # a report
+    assert one(run, "TOOLOUT_ZEN", "tool_result", "tool") and one(
+        run, "SUBRESULT_ZEN", "tool_result", "agent"
+    )  # a report
     assert one(run, "REPLY_ZEN", "assistant", "agent")
     (row,) = sessions(run).values()
     assert (row["session_id"], row["cwd"], row["resume"]) == (f"zencoder:{SID}", CWD, None)

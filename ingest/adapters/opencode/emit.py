@@ -249,7 +249,9 @@ class Emitter:
         times = as_dict(state.get("time")) or as_dict(part.get("time"))
         start = secs(times.get("start")) or secs(times.get("created")) or ts
         end = secs(times.get("end")) or secs(times.get("completed")) or start
-        yield self._event("tool_call", "agent", tool_call_text(tool, state.get("input")), start, tool=tool, call_id=call_id)
+        yield self._event(
+            "tool_call", "agent", tool_call_text(tool, state.get("input")), start, tool=tool, call_id=call_id
+        )
         status = state.get("status")
         exit_code = _int(as_dict(state.get("metadata")).get("exit"))
         if status == "completed":
