@@ -306,19 +306,13 @@ def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
     try:
         with open_regular(path) as fh:
             for event, value in ijson.basic_parse(fh, use_float=True):
+                if builder is None and depth == 1:
+                    if event == "map_key":
+                        key = value
+                        continue
+                    if key in wanted and event not in ("end_map", "end_array"):
+                        builder = _Builder()  # a wanted key's value starts here
                 if builder is not None:
-                    builder.feed(event, value)
-                    if builder.done:
-                        found[key], builder = builder.value, None
-                        wanted.discard(key)
-                        if not wanted:
-                            break
-                    continue
-                if depth == 1 and event == "map_key":
-                    key = value
-                    continue
-                if depth == 1 and key in wanted and event not in ("end_map", "end_array"):
-                    builder = _Builder()
                     builder.feed(event, value)
                     if builder.done:
                         found[key], builder = builder.value, None

@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from synth import opencode as synth_opencode
-import synth
 from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+from tests.store_changes import create_and_change_opencode
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import scan
 from voyager_sessions.scan.changes import ChangeWatcher, refresh
@@ -85,17 +83,7 @@ def test_a_refresh_sees_exactly_what_a_full_rescan_sees(home, tmp_path, monkeypa
         entries = [{"sessionId": CLAUDE_SID, "customTitle": "zanzibar named"}]
         (claude.parent / "sessions-index.json").write_text(json.dumps({"version": 1, "entries": entries}))
         check("side-file")
-        convs = [synth.generate(seed=70 + i, messages=6, session_id=f"ses_{i:04d}abcdef") for i in range(3)]
-        synth_opencode.write_v1(db, convs)  # a SQLite store appears
-        check("sqlite-create")
-        conn = sqlite3.connect(db)
-        conn.execute(
-            "UPDATE session SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0001abcdef'"
-        )
-        conn.execute("DELETE FROM session WHERE id = 'ses_0002abcdef'")
-        conn.commit()
-        conn.close()
-        check("sqlite-change")
+        create_and_change_opencode(db, check)
         codex.unlink()  # delete
         check("delete")
         shutil.rmtree(claude.parent)  # a whole project folder goes

@@ -77,11 +77,9 @@ def test_every_served_search_sees_what_a_full_rescan_sees(tmp_path: Path, watchi
     (appended, rewritten, created, deleted; JSONL files, a side file, a SQLite store, and an Aider history found
     through a session's project folder), the served search answers what a search over a scan from scratch does."""
     import shutil
-    import sqlite3
 
-    import synth
-    from synth import opencode as synth_opencode
     from tests.conftest import CLAUDE_SID, codex_session_lines, write_codex
+    from tests.store_changes import create_and_change_opencode
 
     env = scanned_env(tmp_path)
     home = Path(env["HOME"])
@@ -130,17 +128,7 @@ def test_every_served_search_sees_what_a_full_rescan_sees(tmp_path: Path, watchi
         with open(aider, "a", encoding="utf-8") as fh:
             fh.write(AIDER_RUN.format(prompt="the second zanzibar run", reply="ok"))
         check("hinted-append")
-        convs = [synth.generate(seed=70 + i, messages=6, session_id=f"ses_{i:04d}abcdef") for i in range(3)]
-        synth_opencode.write_v1(db, convs)  # a SQLite store appears
-        check("sqlite-create")
-        conn = sqlite3.connect(db)
-        conn.execute(
-            "UPDATE session SET title = 'zanzibar retitled', time_updated = time_updated + 1 WHERE id = 'ses_0001abcdef'"
-        )
-        conn.execute("DELETE FROM session WHERE id = 'ses_0002abcdef'")
-        conn.commit()
-        conn.close()
-        check("sqlite-change")
+        create_and_change_opencode(db, check)
         aider.unlink()
         check("hinted-delete")
         next((home / ".codex").rglob("*.jsonl")).unlink()  # delete
