@@ -78,15 +78,18 @@ def test_no_server_or_a_stale_socket_falls_back_at_once(tmp_path):
     env = scanned_env(tmp_path)
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
     request = client.base_request("stats", env["VOYAGER_HOME"], {}, environ=env)
+    # "At once": with an acknowledgement timeout of a minute, both give up in a small fraction of it (a client
+    # that waited for an answer would take the minute), however loaded the machine.
+    wait = 60.0
     t0 = time.perf_counter()
-    assert client.exchange(path, request) is None  # no socket
+    assert client.exchange(path, request, ack_timeout=wait) is None  # no socket
     # A socket file whose server is gone: connect is refused.
     stale = socket.socket(socket.AF_UNIX)
     stale.bind(path)
     stale.close()
     assert os.path.exists(path)
-    assert client.exchange(path, request) is None
-    assert time.perf_counter() - t0 < 0.05
+    assert client.exchange(path, request, ack_timeout=wait) is None
+    assert time.perf_counter() - t0 < wait / 100
     assert cli(env, "search", "postgres", "--json") == cli(env, "search", "postgres", "--json", server=False)
 
 
