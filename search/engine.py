@@ -354,9 +354,10 @@ class Searcher:
         any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
         pool = self._among(any_term, cov)
         # Counting by aggregation (no scoring) is several times cheaper than a counting search; one count when
-        # every session saying a term says them all (no per-session buckets to build then).
+        # every session saying a term says them all (no per-session buckets to build then), else the chosen
+        # sessions' own (``pool``: a common word beside a rare one counts in the rare one's few sessions).
         every = cov.match == "all" and len(cov.held) == len(cov.chosen)
-        per_session = {} if every else sessions.evidence(searcher, any_term, weights=False)
+        per_session = {} if every else sessions.evidence(searcher, pool, weights=False)
         if every:
             total = sessions.count(searcher, any_term)
         else:
