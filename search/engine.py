@@ -342,6 +342,10 @@ class Searcher:
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
+        want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
+        # The events holding every term (as one event answers the query) rank first when every term has a
+        # session: searched while the sessions are aggregated (on the second core where there is one).
+        first = sessions.later(lambda: self._holding_all(searcher, sp, want)) if opts.sort != "recent" else None
         cov = sessions.cover(searcher, sp.terms, weights=False)
         if not cov.chosen:
             return SearchResult(
@@ -350,26 +354,20 @@ class Searcher:
         any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
         pool = self._among(any_term, cov)
         # Counting by aggregation (no scoring) is several times cheaper than a counting search; one count when
-        # every session saying a term says them all (no per-session buckets to build then).
+        # every session saying a term says them all (no per-session buckets to build then), else the chosen
+        # sessions' own (``pool``: a common word beside a rare one counts in the rare one's few sessions).
         every = cov.match == "all" and len(cov.held) == len(cov.chosen)
-        per_session = {} if every else sessions.evidence(searcher, any_term, weights=False)
+        per_session = {} if every else sessions.evidence(searcher, pool, weights=False)
         if every:
             total = sessions.count(searcher, any_term)
         else:
             total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
-        want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
         if opts.sort == "recent":
             res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0, 0.0, addr) for _, addr in res.hits]
         elif cov.match == "all":
-            # The events holding every term (as one event answers the query) first; a broad query's by tiers.
-            ranked = self._tiered(searcher, sp.parsed, sp.boosted, want, sp.boosted is not sp.strict)
-            if ranked is None:
-                res = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
-                first_hits, first_count = list(res.hits), res.count
-            else:
-                # A tiered page holds ``want`` events whenever it stopped early: the rest is not reached.
-                first_hits, first_count = ranked.hits, ranked.count
+            assert first is not None
+            first_hits, first_count = first()
             rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
             scored = [(0, s, a) for s, a in first_hits] + self._tiers(
                 searcher,
@@ -404,6 +402,15 @@ class Searcher:
             match=cov.match,
             terms=terms,
         )
+
+    def _holding_all(self, searcher, sp: _Spread, want: int) -> tuple[list, int]:
+        """The best ``want`` events holding every term of ``sp`` (a broad query's by tiers) and how many were
+        counted (all of them, or at least ``want`` when the tiers stopped early: the page needs no more)."""
+        ranked = self._tiered(searcher, sp.parsed, sp.boosted, want, sp.boosted is not sp.strict)
+        if ranked is not None:
+            return ranked.hits, ranked.count
+        res = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
+        return list(res.hits), res.count
 
     @staticmethod
     def _tiers(searcher, tiers: list[tuple[object, int]], *, skip: int, want: int, first_tier: int) -> list:

@@ -111,14 +111,31 @@ _pool: ThreadPoolExecutor | None = None
 def _each(fn: Callable[[int], T], items: range) -> list[T]:
     """``fn`` over ``items``, on two threads where the machine has two cores: Tantivy releases the GIL while it
     aggregates, and a query's terms are aggregated independently (the costliest part of a several-term query)."""
-    global _pool
-    if len(items) < 2 or (os.cpu_count() or 1) < 2:
+    pool = _threads() if len(items) >= 2 else None
+    if pool is None:
         return [fn(i) for i in items]
+    return list(pool.map(fn, items))
+
+
+def _threads() -> ThreadPoolExecutor | None:
+    """Two threads for a several-term query's independent searches, started once; None on one core."""
+    global _pool
+    if (os.cpu_count() or 1) < 2:
+        return None
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor  # only several-term queries pay for the import
 
         _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="voyager-agg")
-    return list(_pool.map(fn, items))
+    return _pool
+
+
+def later(fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn``'s result when asked for: started now on the second core where there is one (Tantivy releases the
+    GIL while it searches), else run on first ask (and never, if nobody asks)."""
+    pool = _threads()
+    if pool is None:
+        return fn
+    return pool.submit(fn).result
 
 
 def count(searcher, query) -> int:
