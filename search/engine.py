@@ -132,7 +132,8 @@ class Searcher:
         filters = self._option_filters(opts)
         parsed = self._combine(typed, filters)
         strict = self.compiler.compile(parsed)
-        q = self._title_boost(strict, parsed)
+        titled = self._titled(parsed)
+        q = self._title_boost(strict, parsed, titled)
         conj = qlang.conjuncts(typed.root, tuple(filters))
         # Each distinct term once (a pasted line repeats words), and only terms that can match anything.
         positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
@@ -145,6 +146,7 @@ class Searcher:
                     parsed=parsed,
                     plain=self.compiler.node(parsed.root),
                     terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events),
+                    titled=titled,
                 )
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
@@ -245,12 +247,18 @@ class Searcher:
             :TITLE_WORDS
         ]
 
-    def _title_boost(self, q, parsed: qlang.ParsedQuery):
-        """Lift the events of sessions whose title says what was searched for (titles are what people see)."""
+    def _titled(self, parsed: qlang.ParsedQuery) -> list[str]:
+        """The sessions whose title says the query's words (looked up once a search)."""
+        words = self._title_words(parsed)
+        return self.catalog.session_ids_titled(words) if words else []
+
+    def _title_boost(self, q, parsed: qlang.ParsedQuery, ids: list[str] | None = None):
+        """Lift the events of sessions whose title says what was searched for (titles are what people see);
+        ``ids``: those sessions, when the search looked them up already."""
         import tantivy
 
-        words = self._title_words(parsed)
-        ids = self.catalog.session_ids_titled(words) if words else []
+        if ids is None:
+            ids = self._titled(parsed)
         if not ids:
             return q
         boost = tantivy.Query.const_score_query(
@@ -371,7 +379,7 @@ class Searcher:
             rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
             scored = [(0, s, a) for s, a in first_hits] + self._tiers(
                 searcher,
-                [(self._title_boost(rest_q, sp.parsed), total - first_count)],
+                [(self._title_boost(rest_q, sp.parsed, sp.titled), total - first_count)],
                 skip=first_count,
                 want=want,
                 first_tier=1,
@@ -380,7 +388,7 @@ class Searcher:
             # Partial: the events of sessions holding more terms first.
             tiers = [
                 (
-                    self._title_boost(self._restricted(any_term, ids), sp.parsed),
+                    self._title_boost(self._restricted(any_term, ids), sp.parsed, sp.titled),
                     sum(per_session[sid].count for sid in ids if sid in per_session),
                 )
                 for ids in cov.levels()
@@ -448,9 +456,7 @@ class Searcher:
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
             )
         together = cov.together
-        words = self._title_words(sp.parsed)
-        titled = set(self.catalog.session_ids_titled(words)) if words else set()
-        scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=titled)
+        scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=set(sp.titled))
         if opts.sort == "recent":
             recs = self.catalog.sessions_by_id(cov.chosen)
             order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
@@ -473,6 +479,15 @@ class Searcher:
             )
         # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight):
         # one small search a (session, term), cheaper than ranking all their events at once.
+        # hit_count: the page's sessions' events that say any term (counted over those sessions only), aggregated
+        # while the best events are looked up (on the second core where there is one).
+        counted = sessions.later(
+            lambda: sessions.evidence(
+                searcher,
+                self._restricted(tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms]), page),
+                weights=False,
+            )
+        )
         best_by_term: list[dict[str, tuple[float, object]]] = [
             {sid: b for sid in page if sid in cov.per_term[i] and (b := self._best_in(searcher, tq, sid)) is not None}
             for i, tq in enumerate(sp.terms)
@@ -480,12 +495,7 @@ class Searcher:
         best_together = {
             sid: b for sid in page if sid in together and (b := self._best_in(searcher, sp.plain, sid)) is not None
         }
-        # hit_count: the page's sessions' events that say any term (counted over those sessions only).
-        counts = sessions.evidence(
-            searcher,
-            self._restricted(tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms]), page),
-            weights=False,
-        )
+        counts = counted()
         phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
         rows: list[tuple[float, Event]] = []
@@ -611,6 +621,8 @@ class _Spread(msgspec.Struct, kw_only=True):
     #: The whole query without the phrase bonus: what matches, not how well (aggregations, one session's events).
     plain: object
     parsed: qlang.ParsedQuery
+    #: The sessions whose title says the query's words.
+    titled: list[str] = []
 
 
 def _latest(rec: SessionRecord | None) -> float:
