@@ -218,13 +218,13 @@ class Searcher:
         root = parsed.root
         if root is None:
             return None
-        plan = tiers.plan(
+        bound = tiers.plan(
             root,
             tiers.Stats(searcher),
             phrase_terms=qlang.phrase_bonus_terms(root),
             title_boost=TITLE_BOOST if title_boosted else 0.0,
         )
-        if plan is None:
+        if bound is None:
             return None
         schema = self.index.schema
 
@@ -236,7 +236,7 @@ class Searcher:
                 [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(ks, 0.0))]
             )
 
-        return tiers.ranked(searcher, bound=plan.bound, want=want, in_kinds=in_kinds)
+        return tiers.ranked(searcher, bound=bound, want=want, in_kinds=in_kinds)
 
     @staticmethod
     def _title_words(parsed: qlang.ParsedQuery) -> list[str]:

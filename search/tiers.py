@@ -89,17 +89,10 @@ class Stats:
         return math.log(1.0 + (self.n - n + 0.5) / (n + 0.5))
 
 
-class Plan(msgspec.Struct, frozen=True):
-    """Whether a query is worth tiering: the most any event can score (before the kind weight), and how many
-    events its rarest required term is in."""
-
-    bound: float
-    breadth: int
-
-
-def plan(root: qlang.Node | None, stats: Stats, *, phrase_terms: list[str] | None, title_boost: float) -> Plan | None:
-    """The plan for ``root`` as compiled with ``phrase_terms`` (the compiler's phrase bonus, if any) and a title
-    boost of ``title_boost`` (0 when none); None when it is not worth tiering or cannot be bounded."""
+def plan(root: qlang.Node | None, stats: Stats, *, phrase_terms: list[str] | None, title_boost: float) -> float | None:
+    """The most any event can score for ``root`` (before the kind weight) as compiled with ``phrase_terms`` (the
+    compiler's phrase bonus, if any) and a title boost of ``title_boost`` (0 when none); None when the query is
+    not worth tiering (its rarest required term is in fewer than WIDE events) or cannot be bounded."""
     if root is None or stats.n is None or phrase_terms:
         # With the phrase bonus, the bound adds the phrase's best to every term's best: so far above what
         # events score that no tier is ever proven done (measured: 'query planner' searched all four, costing
@@ -108,10 +101,9 @@ def plan(root: qlang.Node | None, stats: Stats, *, phrase_terms: list[str] | Non
     b = _bound(root, stats)
     if b is None:
         return None
-    wide = breadth(root, stats)
-    if wide < WIDE:
+    if breadth(root, stats) < WIDE:
         return None
-    return Plan(bound=b + title_boost, breadth=wide)
+    return b + title_boost
 
 
 def _bound(node: qlang.Node, stats: Stats) -> float | None:
