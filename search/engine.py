@@ -227,14 +227,18 @@ class Searcher:
         if bound is None:
             return None
         schema = self.index.schema
+        # The heaviest kinds' words are indexed again in ``said`` (terms only): their tier is searched among the
+        # events whose ``said`` holds every term the query requires, so a phrase's positions are checked only there.
+        said = self.compiler.presence(root, "said")
 
         def in_kinds(kinds: tuple[str, ...], negate: bool):
             ks = tantivy.Query.term_set_query(schema, "kind", list(kinds))
             if negate:
                 return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.MustNot, ks)])
-            return tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(ks, 0.0))]
-            )
+            clauses = [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(ks, 0.0))]
+            if said is not None and tiers.in_said(kinds):
+                clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(said, 0.0)))
+            return tantivy.Query.boolean_query(clauses)
 
         return tiers.ranked(searcher, bound=bound, want=want, in_kinds=in_kinds)
 

@@ -453,6 +453,31 @@ class Compiler:
             return t.Query.term_query(self.schema, "body", terms[0])
         return t.Query.phrase_query(self.schema, "body", terms)
 
+    def presence(self, node: Node, field: str):
+        """A query on ``field`` (indexed terms only, as ``said`` is) that every event matching ``node`` holds when
+        ``field`` holds its body: each term of each text it requires (a phrase's terms without their order), or
+        None when nothing narrows (a prefix, a filter, a negation). A prefilter for a search limited to the events
+        whose ``field`` is filled: it never drops one of their matches, so added with a score of 0 it changes no
+        result, only how many candidates the search visits."""
+        t = self.t
+        if isinstance(node, Text):
+            terms = node.terms()
+            if node.prefix or not terms:
+                return None
+            parts = [t.Query.term_query(self.schema, field, term) for term in dict.fromkeys(terms)]
+            return parts[0] if len(parts) == 1 else t.Query.boolean_query([(t.Occur.Must, p) for p in parts])
+        if isinstance(node, And):
+            subs = [q for q in (self.presence(c, field) for c in node.nodes) if q is not None]
+            if not subs:
+                return None
+            return subs[0] if len(subs) == 1 else t.Query.boolean_query([(t.Occur.Must, q) for q in subs])
+        if isinstance(node, Or):
+            alts = [self.presence(c, field) for c in node.nodes]
+            if not alts or any(a is None for a in alts):
+                return None  # an alternative that does not narrow lets anything through
+            return t.Query.boolean_query([(t.Occur.Should, q) for q in alts])
+        return None  # Filter, Not: they narrow the events, not the words
+
     def filter(self, f: Filter):
         t = self.t
         if f.field == "provider":

@@ -367,6 +367,23 @@ def test_a_damaged_index_is_named_and_rebuilt(corpus, run, how):
     assert run.json("doctor", "--json")["health"]["index"] == "ok"
 
 
+def test_an_index_of_another_version_is_named_and_rebuilt(corpus, run):
+    """An upgrade that changes the index format (6: a person's words indexed again in ``said``): a read that
+    cannot rebuild says so instead of calling the index damaged; the next refresh rebuilds it."""
+    from voyager_sessions.search.index import INDEX_FORMAT
+
+    assert run("scan").exit_code == 0
+    version = DataDir(data_dir()).index / "voyager-index-version"
+    version.write_text(INDEX_FORMAT.replace(INDEX_FORMAT.split()[0], "5", 1))
+    res = run("search", "数据库", "--no-refresh")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert "another version of Voyager" in res.stderr and "`voyager scan`" in res.stderr
+    res = run("search", "数据库", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["total"] == 1
+    assert version.read_text().strip() == INDEX_FORMAT
+
+
 def test_scan_rebuild_keeps_checkpoints_searchable(corpus, run):
     assert run("scan").exit_code == 0
     res = run("checkpoint", "save", CLAUDE_SID[:8], "--objective", "zeppelin migration plan")

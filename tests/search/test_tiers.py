@@ -166,3 +166,44 @@ def test_sessions_past_the_window_are_counted_by_aggregation(searcher, monkeypat
     counts = {h.session_id: h.hit_count for h in whole.hits}
     assert all(h.hit_count == counts.get(h.session_id, h.hit_count) for h in cut.hits)
     assert any(h.session_id in counts for h in cut.hits)
+
+
+def _count(searcher, q) -> int:
+    return searcher.index.searcher().search(q, limit=1, count=True).count
+
+
+@pytest.mark.parametrize("query", [q for q in QUERIES if "*" not in q and "kind:" not in q])
+def test_the_first_tier_is_searched_among_what_people_said(searcher, query):
+    """``said`` holds the heaviest kinds' words and nothing else, so the first tier's prefilter (every term the
+    query requires, in ``said``) keeps each of that tier's matches and drops every other kind's event."""
+    import tantivy
+
+    from voyager_sessions.search import query as qlang
+
+    parsed = qlang.parse(query)
+    said = searcher.compiler.presence(parsed.root, "said")
+    assert said is not None
+    q = searcher.compiler.compile(parsed)
+    schema = searcher.index.schema
+    first = tantivy.Query.term_set_query(schema, "kind", list(tiers.TIERS[0][1]))
+    assert tiers.in_said(tiers.TIERS[0][1]) and not any(tiers.in_said(k) for _, k in tiers.TIERS[1:])
+    in_tier = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, first)])
+    kept = tantivy.Query.boolean_query([(tantivy.Occur.Must, in_tier), (tantivy.Occur.Must, said)])
+    assert _count(searcher, in_tier) > 0 and _count(searcher, kept) == _count(searcher, in_tier)
+    others = tantivy.Query.boolean_query([(tantivy.Occur.Must, said), (tantivy.Occur.MustNot, first)])
+    assert _count(searcher, others) == 0
+    # It narrows: fewer events hold the words in ``said`` than in the body.
+    body = searcher.compiler.presence(parsed.root, "body")
+    assert _count(searcher, said) < _count(searcher, body)
+
+
+@pytest.mark.parametrize(
+    ("query", "narrows"),
+    [("omeg*", False), ("alpha OR omeg*", False), ("-alpha", False), ("kind:tool", False), ("alpha omeg*", True)],
+)
+def test_a_prefilter_only_where_every_match_must_hold_its_terms(searcher, query, narrows):
+    """A prefix, a negation or a filter says nothing about which words an event holds: no prefilter from them
+    (an OR with one such alternative none at all), and the rest of a query still narrows."""
+    from voyager_sessions.search import query as qlang
+
+    assert (searcher.compiler.presence(qlang.parse(query).root, "said") is not None) is narrows
