@@ -66,8 +66,12 @@ WHITESPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
 )
 
 
+@lru_cache(maxsize=8192)
 def is_word_char(ch: str) -> bool:
-    """A character that joins its neighbours into one token: ``_``, or a letter, digit or mark of a spaced script."""
+    """A character that joins its neighbours into one token: ``_``, or a letter, digit or mark of a spaced script.
+
+    Cached: snippets ask it about the characters around every match of every shown event (a handful of distinct
+    characters, asked thousands of times a search)."""
     if ch == "_":
         return True
     code = ord(ch)

@@ -183,7 +183,7 @@ class Searcher:
         searcher = self.index.searcher()
         phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
         if opts.sessions:
-            return self._search_sessions(query, q, searcher, phrases, opts)
+            return self._search_sessions(query, parsed, q, searcher, phrases, opts)
         # Never ask for more hits than there are documents: an offset of 10^11 would make
         # Tantivy allocate for that many (and abort the process); past the end is an empty page.
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
@@ -270,8 +270,17 @@ class Searcher:
         )
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Should, boost)])
 
-    def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
-        res = searcher.search(q, limit=SESSION_WINDOW, count=True, weight_by_field="w")
+    def _search_sessions(self, query, parsed: qlang.ParsedQuery, q, searcher, phrases, opts) -> SearchResult:
+        counted = None
+        if parsed.root is not None and opts.sort != "recent":
+            from voyager_sessions.search import sessions, tiers
+
+            if tiers.breadth(parsed.root, tiers.Stats(searcher)) > SESSION_WINDOW:
+                # Past the window, sessions are counted by aggregation: started beside the window's search (on
+                # the second core where there is one) when the query's terms are that common.
+                counted = sessions.later(lambda: self._session_counts(searcher, q))
+        # Not counted: a window that is not full holds every match, and a full one is counted by aggregation.
+        res = searcher.search(q, limit=SESSION_WINDOW, count=False, weight_by_field="w")
         keys = searcher.fast_field_values("sk", [addr for _, addr in res.hits]) if res.hits else []
         best: dict[int, tuple[float, object]] = {}
         counts: dict[int, int] = {}
@@ -286,8 +295,8 @@ class Searcher:
         page = order[opts.offset : opts.offset + opts.limit]
         events = [(best[k][0], _doc_event(searcher, best[k][1])) for k in page]
         hits = self._hits(events, phrases, opts)
-        exact = res.count <= SESSION_WINDOW
-        agg_counts = self._session_counts(searcher, q) if not exact else {}
+        exact = len(res.hits) < SESSION_WINDOW
+        agg_counts = {} if exact else counted() if counted is not None else self._session_counts(searcher, q)
         for h, k in zip(hits, page):
             h.hit_count = counts[k] if exact else agg_counts.get(k, counts[k])
         return SearchResult(
@@ -365,14 +374,16 @@ class Searcher:
             )
         any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
         pool = self._among(any_term, cov)
-        # Counting by aggregation (no scoring) is several times cheaper than a counting search; one count when
-        # every session saying a term says them all (no per-session buckets to build then), else the chosen
-        # sessions' own (``pool``: a common word beside a rare one counts in the rare one's few sessions).
-        every = cov.match == "all" and len(cov.held) == len(cov.chosen)
-        per_session = {} if every else sessions.evidence(searcher, pool, weights=False)
-        if every:
-            total = sessions.count(searcher, any_term)
+        # Counting by aggregation (no scoring) is several times cheaper than a counting search. Where the chosen
+        # sessions are most of those saying a term: one count of every event saying one, less the events of the
+        # few sessions left out (no per-session buckets for the many). Else the chosen sessions' own (``pool``: a
+        # common word beside a rare one counts in the rare one's few sessions).
+        left_out = [sid for sid, n in cov.held.items() if n < len(sp.terms)] if cov.match == "all" else []
+        per_session: dict = {}
+        if cov.match == "all" and len(left_out) < len(cov.chosen):
+            total = sessions.count(searcher, any_term) - self._saying_any(searcher, any_term, left_out, cov)
         else:
+            per_session = sessions.evidence(searcher, pool, weights=False)
             total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
         if opts.sort == "recent":
             res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
@@ -414,6 +425,23 @@ class Searcher:
             match=cov.match,
             terms=terms,
         )
+
+    def _saying_any(self, searcher, any_term, ids: list[str], cov: sessions.Coverage) -> int:
+        """How many events of sessions ``ids`` (each holding some of the terms of ``cov``) say any term: a session
+        holding one term says it in as many events as ``cov`` counted; the others are counted by aggregation."""
+        n = 0
+        several = []
+        for sid in ids:
+            if cov.held[sid] == 1:
+                n += next(ev[sid].count for ev in cov.per_term if sid in ev)
+            else:
+                several.append(sid)
+        if several:
+            n += sum(
+                e.count
+                for e in sessions.evidence(searcher, self._restricted(any_term, several), weights=False).values()
+            )
+        return n
 
     def _holding_all(self, searcher, sp: _Spread, want: int) -> tuple[list, int]:
         """The best ``want`` events holding every term of ``sp`` (a broad query's by tiers) and how many were
@@ -465,8 +493,13 @@ class Searcher:
             recs = self.catalog.sessions_by_id(cov.chosen)
             order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
         else:
-            # Sessions holding more terms first (they all hold every term unless the match is partial).
-            rank = {sid: (-cov.held[sid], -round(scores[sid], 4)) for sid in cov.chosen}
+            # Sessions holding more terms first (they all hold every term unless the match is partial: then the
+            # score alone orders them, compared as one float rather than a tuple).
+            rank: dict[str, object]
+            if cov.match == "all":
+                rank = {sid: -round(sc, 4) for sid, sc in scores.items()}
+            else:
+                rank = {sid: (-cov.held[sid], -round(scores[sid], 4)) for sid in cov.chosen}
             order = self._recent_first_among_ties(
                 sorted(cov.chosen, key=rank.__getitem__), rank, window=(opts.offset, opts.offset + opts.limit)
             )
@@ -492,39 +525,51 @@ class Searcher:
                 weights=False,
             )
         )
-        best_by_term: list[dict[str, tuple[float, object]]] = [
-            {sid: b for sid in page if sid in cov.per_term[i] and (b := self._best_in(searcher, tq, sid)) is not None}
-            for i, tq in enumerate(sp.terms)
-        ]
-        best_together = {
-            sid: b for sid in page if sid in together and (b := self._best_in(searcher, sp.plain, sid)) is not None
-        }
-        counts = counted()
         phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
         term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
         rows: list[tuple[float, Event]] = []
         matched: list[list[TermHit]] = []  # per row, in the order of rows
         for sid in page:
-            picks = [(i, b[sid]) for i, b in enumerate(best_by_term) if sid in b]
-            fetched = {addr_key(addr): (score, _doc_event(searcher, addr)) for _, (score, addr) in picks}
-            if not fetched and sid not in best_together:
-                continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
-            if sid in best_together:
-                ev = _doc_event(searcher, best_together[sid][1])
+            # The row shows the session's best event holding every term where there is one (then each term is
+            # shown there: one event for a person to read, and no search a term), else the event of those that
+            # say a term best that says the most terms, then the best-scoring one.
+            best: dict[int, tuple[float, Event]] = {}  # per term: the event that says it best, looked up when needed
+
+            def best_for(i: int, sid: str = sid, best: dict[int, tuple[float, Event]] = best):
+                if i not in best and sid in cov.per_term[i]:
+                    b = self._best_in(searcher, sp.terms[i], sid)
+                    if b is not None:
+                        best[i] = (b[0], _doc_event(searcher, b[1]))
+                return best.get(i)
+
+            ev: Event | None = None
+            if sid in together and (b := self._best_in(searcher, sp.plain, sid)) is not None:
+                ev = _doc_event(searcher, b[1])
             else:
-                # The row shows the event that says the most terms, then the best-scoring one.
-                ev = max(
-                    fetched.values(),
-                    key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)), se[0]),
-                )[1]
+                said = [se for i in range(len(sp.terms)) if (se := best_for(i)) is not None]
+                if said:
+                    ev = max(said, key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)), se[0]))[
+                        1
+                    ]
+            if ev is None:
+                continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
             rows.append((scores[sid], ev))
             th = []
-            for i, (_, addr) in picks:
+            for i in range(len(sp.terms)):
+                if sid not in cov.per_term[i]:
+                    continue
                 # A term the row's own event says is shown there: one event fewer for a person to read.
-                tev = ev if find_spans(ev.text, term_phrases[i]) else fetched[addr_key(addr)][1]
-                snippet, highlights = make_snippet(tev.text, term_phrases[i], width=opts.snippet_width)
+                spans = find_spans(ev.text, term_phrases[i])
+                if spans:
+                    tev = ev
+                elif (se := best_for(i)) is not None:
+                    tev, spans = se[1], None
+                else:
+                    continue
+                snippet, highlights = make_snippet(tev.text, term_phrases[i], width=opts.snippet_width, spans=spans)
                 th.append(TermHit(term=terms[i], seq=tev.seq, kind=tev.kind, snippet=snippet, highlights=highlights))
             matched.append(th)
+        counts = counted()
         hits = self._hits(rows, phrases_all, opts)
         for h, th in zip(hits, matched):
             h.hit_count = counts[h.session_id].count if h.session_id in counts else len(th)

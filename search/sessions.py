@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from operator import add, attrgetter
+from collections.abc import Callable, Sequence, Sized
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
@@ -108,13 +109,14 @@ def evidence(searcher, query, *, weights: bool, weight: int = 0) -> dict[str, Te
 _pool: ThreadPoolExecutor | None = None
 
 
-def _each(fn: Callable[[int], T], items: range) -> list[T]:
-    """``fn`` over ``items``, on two threads where the machine has two cores: Tantivy releases the GIL while it
-    aggregates, and a query's terms are aggregated independently (the costliest part of a several-term query)."""
-    pool = _threads() if len(items) >= 2 else None
+def each(fn: Callable[[int], T], items: Sized) -> list[T]:
+    """``fn`` over the indices of ``items``, on two threads where the machine has two cores (a query's terms are
+    aggregated, and their best events looked up, independently: the costliest parts of a several-term query)."""
+    indices = range(len(items))
+    pool = _threads() if len(indices) >= 2 else None
     if pool is None:
-        return [fn(i) for i in items]
-    return list(pool.map(fn, items))
+        return [fn(i) for i in indices]
+    return list(pool.map(fn, indices))
 
 
 def _threads() -> ThreadPoolExecutor | None:
@@ -164,7 +166,7 @@ def cover(
         wide = i < len(broad) and broad[i]
         return evidence(searcher, term_queries[i], weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
 
-    found = _each(one, range(k + (together is not None)))
+    found = each(one, range(k + (together is not None)))
     per_term, both = found[:k], (found[k] if together is not None else {})
     held: dict[str, int] = {}
     for ev in per_term:
@@ -180,27 +182,36 @@ def idfs(per_term: list[dict[str, TermEvidence]], num_events: int) -> list[float
     """BM25's idf of each term, from how many events say it."""
     out = []
     for ev in per_term:
-        df = sum(e.count for e in ev.values())
+        df = sum(map(_COUNT, ev.values()))
         out.append(math.log(1.0 + (num_events - df + 0.5) / (df + 0.5)))
     return out
 
 
+_COUNT = attrgetter("count")
+
 #: ``log2(2 + w)`` for the kind weights (small integers; another is computed).
 _LOG2 = {w: math.log2(2 + w) for w in range(16)}
+
+
+def _log2(w: int) -> float:
+    return _LOG2.get(w) or math.log2(2 + w)
 
 
 def score(cov: Coverage, num_events: int, *, together: set[str], titled: set[str]) -> dict[str, float]:
     """Each chosen session's score (see the module docstring)."""
     idf = idfs(cov.per_term, num_events)
     total_idf = sum(idf)
-    out = dict.fromkeys(cov.chosen, 0.0)
-    # Term by term (one pass over each term's sessions), summing into the chosen sessions' scores.
+    chosen = cov.chosen
+    acc = [0.0] * len(chosen)
+    # Term by term, summing into the chosen sessions' scores. A term's part depends only on (count, weight), which
+    # sessions share: each distinct one is computed once, then added to every session by C-level maps.
     for i, ev in enumerate(cov.per_term):
-        for sid, e in ev.items():
-            if sid in out:
-                out[sid] += (
-                    idf[i] * e.count * (K1 + 1) / (e.count + K1) * (_LOG2.get(e.weight) or math.log2(2 + e.weight))
-                )
+        part: dict[TermEvidence | None, float] = {
+            e: idf[i] * e.count * (K1 + 1) / (e.count + K1) * _log2(e.weight) for e in set(ev.values())
+        }
+        part[None] = 0.0
+        acc = list(map(add, acc, map(part.__getitem__, map(ev.get, chosen))))
+    out = dict(zip(chosen, acc))
     for sid in together:
         if sid in out:
             out[sid] += TOGETHER_BONUS * total_idf

@@ -29,10 +29,18 @@ def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"\s*".join(re.escape(t) for t in terms))
 
 
-def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> list[tuple[int, int]]:
-    """All ``[start, end)`` spans in ``text`` where one of ``phrases`` (terms, is_prefix) occurs."""
-    if not phrases or not text:
-        return []
+#: Texts up to this many characters have their haystack cached (a page of a search shows a few dozen events).
+CACHED_CHARS = 65_536
+
+
+def _haystack(text: str) -> str:
+    """``text`` as terms are matched in it: NFKC-normalized where that keeps every offset, lower-cased where that
+    does. Cached for texts of reasonable size: a shown event is searched for each term of a query and once more
+    for its snippet."""
+    return _cached_haystack(text) if len(text) <= CACHED_CHARS else _make_haystack(text)
+
+
+def _make_haystack(text: str) -> str:
     hay = text
     if not text.isascii():
         normalized = unicodedata.normalize("NFKC", text)
@@ -42,6 +50,17 @@ def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> li
     lowered = hay.lower()
     if len(lowered) == len(hay):  # terms are lower-case; so is the text we match them in
         hay = lowered
+    return hay
+
+
+_cached_haystack = lru_cache(maxsize=64)(_make_haystack)
+
+
+def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> list[tuple[int, int]]:
+    """All ``[start, end)`` spans in ``text`` where one of ``phrases`` (terms, is_prefix) occurs."""
+    if not phrases or not text:
+        return []
+    hay = _haystack(text)
     n = len(hay)
     spans: list[tuple[int, int]] = []
     for terms, prefix in phrases:
@@ -71,14 +90,19 @@ def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> li
 
 
 def make_snippet(
-    text: str, phrases: Sequence[tuple[tuple[str, ...], bool]], *, width: int = 240
+    text: str,
+    phrases: Sequence[tuple[tuple[str, ...], bool]],
+    *,
+    width: int = 240,
+    spans: list[tuple[int, int]] | None = None,
 ) -> tuple[str, list[tuple[int, int]]]:
     """An excerpt of about ``width`` characters around the densest match, whitespace folded.
 
     Returns the excerpt and highlight spans into it. With no match (a filter-only
-    query) the excerpt is the start of the text.
+    query) the excerpt is the start of the text. ``spans``: ``find_spans(text, phrases)``, when the caller has it.
     """
-    spans = find_spans(text, phrases)
+    if spans is None:
+        spans = find_spans(text, phrases)
     if spans:
         # The window that covers the most matches, anchored a little before the first.
         best_start, best_count = spans[0][0], 0

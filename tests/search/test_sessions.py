@@ -262,3 +262,74 @@ def test_the_demo_query_finds_the_session(home, run):
         "idempotency",
         "cache",
     ]
+
+
+# -- counts and ranks against a brute force, on a corpus where sessions hold different words ---------------
+
+
+WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "sigma"]
+
+
+class _NoCatalog:
+    def resolve_session(self, ref, limit=50):
+        return []
+
+    def session_ids_where(self, *, cwd=None, repo=None):
+        return []
+
+    def session_ids_titled(self, words, limit=1000):
+        return []
+
+    def sessions_by_id(self, ids):
+        return {}
+
+
+@pytest.fixture(scope="module")
+def varied(tmp_path_factory):
+    """40 sessions, each drawing its events' words from its own subset of WORDS: most hold some of a query's
+    words and not others, so totals are counted over some sessions and left out of others."""
+    import random
+
+    from voyager_sessions.core.model import Event
+    from voyager_sessions.search.engine import Searcher
+    from voyager_sessions.search.index import SearchIndex
+
+    rng = random.Random(11)
+    index = SearchIndex(tmp_path_factory.mktemp("varied") / "index")
+    events = []
+    for s in range(40):
+        vocab = rng.sample(WORDS, rng.randint(1, len(WORDS)))
+        for seq in range(rng.randint(3, 30)):
+            kind = rng.choice(["user", "assistant", "tool_result"])
+            events.append(
+                Event(
+                    session=f"claude:v{s:03d}",
+                    seq=seq,
+                    kind=kind,
+                    origin={"user": "human", "tool_result": "tool"}.get(kind, "agent"),
+                    text=" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))),
+                    ts=1_700_000_000.0 + s * 100 + seq,
+                )
+            )
+    index.add_events(events)
+    index.commit()
+    return Searcher(index, _NoCatalog(), ["claude"]), events
+
+
+@pytest.mark.parametrize("query", ["alpha beta", "alpha beta gamma", "kappa sigma", "alpha beta gamma delta kappa"])
+def test_event_totals_are_the_chosen_sessions_events_saying_a_term(varied, query):
+    """The total of an event search is every event of the sessions holding all the words that says one of them,
+    however it is counted (one count less the sessions left out, or the chosen sessions' own)."""
+    from voyager_sessions.search.engine import SearchOptions
+
+    searcher, events = varied
+    words = query.split()
+    held: dict[str, set[str]] = {}
+    for ev in events:
+        held.setdefault(ev.session, set()).update(w for w in words if w in ev.text.split())
+    chosen = {sid for sid, ws in held.items() if len(ws) == len(words)}
+    assert chosen and len(chosen) < len([sid for sid, ws in held.items() if ws])  # some sessions are left out
+    want = sum(1 for ev in events if ev.session in chosen and set(words) & set(ev.text.split()))
+    res = searcher.search(query, SearchOptions(limit=5))
+    assert res.match == "all" and res.total == want
+    assert {h.session_id for h in res.hits} <= chosen
