@@ -10,7 +10,7 @@ provider names the ``provider:`` filter accepts. The application layer
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
@@ -493,16 +493,19 @@ class Searcher:
             recs = self.catalog.sessions_by_id(cov.chosen)
             order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
         else:
-            # Sessions holding more terms first (they all hold every term unless the match is partial: then the
-            # score alone orders them, compared as one float rather than a tuple).
-            rank: dict[str, object]
+            # Sessions holding more terms first (they all hold every term unless the match is partial), then by
+            # score to 4 places, then the most recent. Sorted by the unrounded score (rounding keeps its order,
+            # so sessions of equal rank end up side by side), and ranked to 4 places only around the page.
+            held = cov.held
+
+            def rank(sid: str) -> tuple[int, float]:
+                return (-held[sid], -round(scores[sid], 4))
+
             if cov.match == "all":
-                rank = {sid: -round(sc, 4) for sid, sc in scores.items()}
+                order = sorted(cov.chosen, key=scores.__getitem__, reverse=True)
             else:
-                rank = {sid: (-cov.held[sid], -round(scores[sid], 4)) for sid in cov.chosen}
-            order = self._recent_first_among_ties(
-                sorted(cov.chosen, key=rank.__getitem__), rank, window=(opts.offset, opts.offset + opts.limit)
-            )
+                order = sorted(cov.chosen, key=lambda sid: (held[sid], scores[sid]), reverse=True)
+            order = self._recent_first_among_ties(order, rank, window=(opts.offset, opts.offset + opts.limit))
         page = order[opts.offset : opts.offset + opts.limit]
         if not page:
             return SearchResult(
@@ -601,22 +604,24 @@ class Searcher:
         )
         return tuple(res.hits[0]) if res.hits else None
 
-    def _recent_first_among_ties(self, order: list[str], rank: dict[str, tuple], window: tuple[int, int]) -> list[str]:
+    def _recent_first_among_ties(
+        self, order: list[str], rank: Callable[[str], tuple], window: tuple[int, int]
+    ) -> list[str]:
         """``order`` (sorted by ``rank``) with sessions of equal rank put newest first where that changes what
         the page ``window`` (start, end) shows; the catalog is asked only about the ties that reach it."""
         lo, hi = max(0, window[0]), min(len(order), window[1])
         if lo >= hi:
             return order
         # Widen the window to whole runs of equal rank: only those runs can change what it shows.
-        while lo > 0 and rank[order[lo - 1]] == rank[order[lo]]:
+        while lo > 0 and rank(order[lo - 1]) == rank(order[lo]):
             lo -= 1
-        while hi < len(order) and rank[order[hi]] == rank[order[hi - 1]]:
+        while hi < len(order) and rank(order[hi]) == rank(order[hi - 1]):
             hi += 1
         run = order[lo:hi]
-        if all(rank[a] != rank[b] for a, b in zip(run, run[1:])):
+        if all(rank(a) != rank(b) for a, b in zip(run, run[1:])):
             return order
         recs = self.catalog.sessions_by_id(run)
-        return order[:lo] + sorted(run, key=lambda sid: (rank[sid], -_latest(recs.get(sid)))) + order[hi:]
+        return order[:lo] + sorted(run, key=lambda sid: (rank(sid), -_latest(recs.get(sid)))) + order[hi:]
 
     @staticmethod
     def _broad(searcher, positive: list[qlang.Node]) -> list[bool]:

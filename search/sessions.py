@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from operator import add, attrgetter
 from collections.abc import Callable, Sequence, Sized
+from itertools import chain
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
@@ -159,19 +161,19 @@ def cover(
     Its evidence carries :data:`BROAD_WEIGHT` in every session instead."""
 
     k = len(term_queries)
+    first = 1 if together is not None else 0
 
-    def one(i: int) -> dict[str, TermEvidence]:
-        if i == k:
+    def one(j: int) -> dict[str, TermEvidence]:
+        # The query of every term in one event first: the costliest (an intersection), so it starts first.
+        if j < first:
             return evidence(searcher, together, weights=False)
+        i = j - first
         wide = i < len(broad) and broad[i]
         return evidence(searcher, term_queries[i], weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
 
-    found = each(one, range(k + (together is not None)))
-    per_term, both = found[:k], (found[k] if together is not None else {})
-    held: dict[str, int] = {}
-    for ev in per_term:
-        for sid in ev:
-            held[sid] = held.get(sid, 0) + 1
+    found = each(one, range(k + first))
+    both, per_term = (found[0] if first else {}), found[first:]
+    held = dict(Counter(chain.from_iterable(per_term)))
     full = [sid for sid, c in held.items() if c == k]
     if full:
         return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both)
