@@ -335,7 +335,7 @@ class Searcher:
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
         import tantivy
 
-        held = {sid for ev in cov.per_term for sid in ev}
+        held = {sid for ev in cov.per_term for sid in ev.counts}
         if len(held) == len(cov.chosen):
             return q
         if len(held) - len(cov.chosen) < len(cov.chosen):
@@ -383,8 +383,8 @@ class Searcher:
         if cov.match == "all" and len(left_out) < len(cov.chosen):
             total = sessions.count(searcher, any_term) - self._saying_any(searcher, any_term, left_out, cov)
         else:
-            per_session = sessions.evidence(searcher, pool, weights=False)
-            total = sum(per_session[sid].count for sid in cov.chosen if sid in per_session)
+            per_session = sessions.evidence(searcher, pool).counts
+            total = sum(per_session.get(sid, 0) for sid in cov.chosen)
         if opts.sort == "recent":
             res = searcher.search(pool, limit=max(want, 1), count=False, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0, 0.0, addr) for _, addr in res.hits]
@@ -404,7 +404,7 @@ class Searcher:
             tiers = [
                 (
                     self._title_boost(self._restricted(any_term, ids), sp.parsed, sp.titled),
-                    sum(per_session[sid].count for sid in ids if sid in per_session),
+                    sum(per_session.get(sid, 0) for sid in ids),
                 )
                 for ids in cov.levels()
             ]
@@ -433,14 +433,11 @@ class Searcher:
         several = []
         for sid in ids:
             if cov.held[sid] == 1:
-                n += next(ev[sid].count for ev in cov.per_term if sid in ev)
+                n += next(ev.counts[sid] for ev in cov.per_term if sid in ev)
             else:
                 several.append(sid)
         if several:
-            n += sum(
-                e.count
-                for e in sessions.evidence(searcher, self._restricted(any_term, several), weights=False).values()
-            )
+            n += sum(sessions.evidence(searcher, self._restricted(any_term, several)).counts.values())
         return n
 
     def _holding_all(self, searcher, sp: _Spread, want: int) -> tuple[list, int]:
@@ -572,10 +569,10 @@ class Searcher:
                 snippet, highlights = make_snippet(tev.text, term_phrases[i], width=opts.snippet_width, spans=spans)
                 th.append(TermHit(term=terms[i], seq=tev.seq, kind=tev.kind, snippet=snippet, highlights=highlights))
             matched.append(th)
-        counts = counted()
+        counts = counted().counts
         hits = self._hits(rows, phrases_all, opts)
         for h, th in zip(hits, matched):
-            h.hit_count = counts[h.session_id].count if h.session_id in counts else len(th)
+            h.hit_count = counts.get(h.session_id, len(th))
             h.matched_terms = th
         return SearchResult(
             schema_version=SCHEMA_VERSION,

@@ -42,8 +42,8 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from operator import add, attrgetter
-from collections.abc import Callable, Sequence, Sized
+from operator import add
+from collections.abc import Callable, Iterable, Sequence, Sized
 from itertools import chain
 from typing import TYPE_CHECKING, TypeVar
 
@@ -66,26 +66,33 @@ MAX_SESSIONS = 1_000_000
 BROAD_WEIGHT = 2
 
 
-class TermEvidence(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """What one session holds of one term: how many of its events say it, and the best kind weight among them."""
+class TermEvidence(msgspec.Struct):
+    """What the sessions hold of one term: per session, how many of its events say it (``counts``), and the best
+    kind weight among them (``weights``; when the weights were not aggregated, ``weight`` for every session).
+    Plain integers per session: a common word has a bucket in every session, and a thousand objects a term
+    were a visible share of a several-term query."""
 
-    count: int
-    weight: int
+    counts: dict[str, int]
+    weights: dict[str, int] | None = None
+    weight: int = 0
+
+    def __contains__(self, sid: object) -> bool:
+        return sid in self.counts
 
 
 class Coverage(msgspec.Struct):
-    """Sessions and the terms they hold (``per_term[i]``: session id -> evidence for term ``i``)."""
+    """Sessions and the terms they hold (``per_term[i]``: the evidence for term ``i``)."""
 
-    per_term: list[dict[str, TermEvidence]]
+    per_term: list[TermEvidence]
     #: How many terms each session that holds any of them holds.
     held: dict[str, int]
     #: The sessions holding every term when any does (``match`` = all); else every session holding some
     #: (``match`` = partial), to be ranked by how many they hold.
     chosen: list[str]
     match: str
-    #: Sessions where one event holds every term (``cover``'s ``together`` query; only when every term has a
-    #: session: ``match`` = all).
-    together: dict[str, TermEvidence] = {}
+    #: Sessions where one event holds every term, and in how many events (``cover``'s ``together`` query; only
+    #: when every term has a session: ``match`` = all).
+    together: dict[str, int] = {}
 
     def levels(self) -> list[list[str]]:
         """The chosen sessions grouped by how many terms they hold, most first."""
@@ -95,17 +102,17 @@ class Coverage(msgspec.Struct):
         return [by[c] for c in sorted(by, reverse=True)]
 
 
-def evidence(searcher, query, *, weights: bool, weight: int = 0) -> dict[str, TermEvidence]:
+def evidence(searcher, query, *, weights: bool = False, weight: int = 0) -> TermEvidence:
     """Per session: how many events match ``query`` and (``weights``) the best kind weight among them (else
     ``weight`` for every session)."""
     spec: dict = {"terms": {"field": "session", "size": MAX_SESSIONS}}
     if weights:
         spec["aggs"] = {"w": {"max": {"field": "w"}}}
     buckets = searcher.aggregate(query, {"s": spec}).get("s", {}).get("buckets", [])
-    return {
-        b["key"]: TermEvidence(b["doc_count"], int((b.get("w") or {}).get("value") or 0) if weights else weight)
-        for b in buckets
-    }
+    counts = {b["key"]: b["doc_count"] for b in buckets}
+    if not weights:
+        return TermEvidence(counts, weight=weight)
+    return TermEvidence(counts, weights={b["key"]: int((b.get("w") or {}).get("value") or 0) for b in buckets})
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -163,33 +170,31 @@ def cover(
     k = len(term_queries)
     first = 1 if together is not None else 0
 
-    def one(j: int) -> dict[str, TermEvidence]:
+    def one(j: int) -> TermEvidence:
         # The query of every term in one event first: the costliest (an intersection), so it starts first.
         if j < first:
-            return evidence(searcher, together, weights=False)
+            return evidence(searcher, together)
         i = j - first
         wide = i < len(broad) and broad[i]
         return evidence(searcher, term_queries[i], weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
 
     found = each(one, range(k + first))
-    both, per_term = (found[0] if first else {}), found[first:]
-    held = dict(Counter(chain.from_iterable(per_term)))
+    both, per_term = (found[0].counts if first else {}), found[first:]
+    held = dict(Counter(chain.from_iterable(ev.counts for ev in per_term)))
     full = [sid for sid, c in held.items() if c == k]
     if full:
         return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both)
     return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial")
 
 
-def idfs(per_term: list[dict[str, TermEvidence]], num_events: int) -> list[float]:
+def idfs(per_term: list[TermEvidence], num_events: int) -> list[float]:
     """BM25's idf of each term, from how many events say it."""
     out = []
     for ev in per_term:
-        df = sum(map(_COUNT, ev.values()))
+        df = sum(ev.counts.values())
         out.append(math.log(1.0 + (num_events - df + 0.5) / (df + 0.5)))
     return out
 
-
-_COUNT = attrgetter("count")
 
 #: ``log2(2 + w)`` for the kind weights (small integers; another is computed).
 _LOG2 = {w: math.log2(2 + w) for w in range(16)}
@@ -208,11 +213,23 @@ def score(cov: Coverage, num_events: int, *, together: set[str], titled: set[str
     # Term by term, summing into the chosen sessions' scores. A term's part depends only on (count, weight), which
     # sessions share: each distinct one is computed once, then added to every session by C-level maps.
     for i, ev in enumerate(cov.per_term):
-        part: dict[TermEvidence | None, float] = {
-            e: idf[i] * e.count * (K1 + 1) / (e.count + K1) * _log2(e.weight) for e in set(ev.values())
-        }
-        part[None] = 0.0
-        acc = list(map(add, acc, map(part.__getitem__, map(ev.get, chosen))))
+        f = idf[i]
+        part: dict
+        keys: Iterable
+        if ev.weights is None:
+            lw = _log2(ev.weight)
+            part = {c: f * c * (K1 + 1) / (c + K1) * lw for c in set(ev.counts.values())}
+            part[None] = 0.0
+            keys = map(ev.counts.get, chosen)
+        else:
+            # counts and weights were filled from the same buckets, in the same order.
+            part = {
+                (c, w): f * c * (K1 + 1) / (c + K1) * _log2(w)
+                for c, w in set(zip(ev.counts.values(), ev.weights.values()))
+            }
+            part[(None, None)] = 0.0
+            keys = zip(map(ev.counts.get, chosen), map(ev.weights.get, chosen))
+        acc = list(map(add, acc, map(part.__getitem__, keys)))
     out = dict(zip(chosen, acc))
     for sid in together:
         if sid in out:
