@@ -429,6 +429,8 @@ class Searcher:
     def _saying_any(self, searcher, any_term, ids: list[str], cov: sessions.Coverage) -> int:
         """How many events of sessions ``ids`` (each holding some of the terms of ``cov``) say any term: a session
         holding one term says it in as many events as ``cov`` counted; the others are counted by aggregation."""
+        from voyager_sessions.search import sessions
+
         n = 0
         several = []
         for sid in ids:

@@ -286,8 +286,8 @@ class _NoCatalog:
 
 @pytest.fixture(scope="module")
 def varied(tmp_path_factory):
-    """40 sessions, each drawing its events' words from its own subset of WORDS: most hold some of a query's
-    words and not others, so totals are counted over some sessions and left out of others."""
+    """40 sessions, each drawing its events' words from its own subset of WORDS (four to six of them): many hold
+    some of a query's words and not others, so totals are counted over some sessions and left out of others."""
     import random
 
     from voyager_sessions.core.model import Event
@@ -298,7 +298,7 @@ def varied(tmp_path_factory):
     index = SearchIndex(tmp_path_factory.mktemp("varied") / "index")
     events = []
     for s in range(40):
-        vocab = rng.sample(WORDS, rng.randint(1, len(WORDS)))
+        vocab = rng.sample(WORDS, rng.randint(4, len(WORDS)))
         for seq in range(rng.randint(3, 30)):
             kind = rng.choice(["user", "assistant", "tool_result"])
             events.append(
@@ -333,3 +333,23 @@ def test_event_totals_are_the_chosen_sessions_events_saying_a_term(varied, query
     res = searcher.search(query, SearchOptions(limit=5))
     assert res.match == "all" and res.total == want
     assert {h.session_id for h in res.hits} <= chosen
+
+
+def test_both_ways_of_counting_are_taken(varied, monkeypatch):
+    """Not vacuous: on this corpus some totals are one count less the sessions left out (some of which hold
+    several of the words), others the chosen sessions' own."""
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+
+    searcher, _ = varied
+    seen: list[list[int]] = []
+    real = Searcher._saying_any
+
+    def spy(self, s, any_term, ids, cov):
+        seen.append([cov.held[sid] for sid in ids])
+        return real(self, s, any_term, ids, cov)
+
+    monkeypatch.setattr(Searcher, "_saying_any", spy)
+    for query in ["alpha beta", "alpha beta gamma", "kappa sigma", "alpha beta gamma delta kappa"]:
+        searcher.search(query, SearchOptions(limit=5))
+    assert 0 < len(seen) < 4, seen  # subtracted for some queries, counted per session for the others
+    assert any(n >= 2 for held in seen for n in held)  # a left-out session holding several of the words
