@@ -125,7 +125,10 @@ def each(fn: Callable[[int], T], items: Sized) -> list[T]:
     pool = _threads() if len(indices) >= 2 else None
     if pool is None:
         return [fn(i) for i in indices]
-    return list(pool.map(fn, indices))
+    # The calling thread takes the first (and is not idle when the pool is busy with another search). Called
+    # from the pool's own threads it could wait on itself: only searches' callers call it.
+    rest = [pool.submit(fn, i) for i in indices[1:]]
+    return [fn(0), *(f.result() for f in rest)]
 
 
 def _threads() -> ThreadPoolExecutor | None:
