@@ -310,31 +310,30 @@ class Searcher:
     def _session_counts(self, searcher, q) -> dict[int, int]:
         """Matching events per session, keyed by session key (``sk``: an integer column aggregates ~30 % faster
         than the id's strings, and the window's sessions are known by their keys already)."""
+        from voyager_sessions.search import parts
         from voyager_sessions.search.sessions import MAX_SESSIONS
 
-        try:
-            agg = searcher.aggregate(q, {"s": {"terms": {"field": "sk", "size": MAX_SESSIONS}}})
-        except Exception:
-            return {}
-        return {b["key"]: b["doc_count"] for b in agg.get("s", {}).get("buckets", [])}
+        results = parts.aggregate(searcher, q, {"s": {"terms": {"field": "sk", "size": MAX_SESSIONS}}})
+        return {b["key"]: b["doc_count"] for b in parts.buckets(results, "s")}
 
     # -- several terms: sessions that hold each of them (search.sessions) ---------------
 
     def _restricted(self, q, ids: Sequence[str]):
-        """``q`` limited to the events of sessions ``ids``."""
+        """``q`` limited to the events of sessions ``ids``, scored as ``q`` alone (a term set scores 1, which the
+        kind weight would then multiply: a person's words 3 points up, tool output 1)."""
         import tantivy
 
+        among = tantivy.Query.term_set_query(self.index.schema, "session", list(ids))
         return tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Must, q),
-                (tantivy.Occur.Must, tantivy.Query.term_set_query(self.index.schema, "session", list(ids))),
-            ]
+            [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(among, 0.0))]
         )
 
     def _among(self, q, cov: sessions.Coverage):
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
         import tantivy
 
+        if not cov.complete:  # only the narrowest term's sessions were looked at: name the chosen
+            return self._restricted(q, cov.chosen)
         held = {sid for ev in cov.per_term for sid in ev.counts}
         if len(held) == len(cov.chosen):
             return q
@@ -367,7 +366,7 @@ class Searcher:
         # The events holding every term (as one event answers the query) rank first when every term has a
         # session: searched while the sessions are aggregated (on the second core where there is one).
         first = sessions.later(lambda: self._holding_all(searcher, sp, want)) if opts.sort != "recent" else None
-        cov = sessions.cover(searcher, sp.terms, weights=False)
+        cov = sessions.cover(searcher, sp.terms, weights=False, breadths=self.breadths(searcher, sp.positive))
         if not cov.chosen:
             return SearchResult(
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
@@ -380,7 +379,7 @@ class Searcher:
         # common word beside a rare one counts in the rare one's few sessions).
         left_out = [sid for sid, n in cov.held.items() if n < len(sp.terms)] if cov.match == "all" else []
         per_session: dict = {}
-        if cov.match == "all" and len(left_out) < len(cov.chosen):
+        if cov.match == "all" and cov.complete and len(left_out) < len(cov.chosen):
             total = sessions.count(searcher, any_term) - self._saying_any(searcher, any_term, left_out, cov)
         else:
             per_session = sessions.evidence(searcher, pool).counts
@@ -479,8 +478,16 @@ class Searcher:
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
+        from voyager_sessions.search.tiers import WIDE
+
+        breadths = self.breadths(searcher, sp.positive)
         cov = sessions.cover(
-            searcher, sp.terms, weights=True, broad=self._broad(searcher, sp.positive), together=sp.plain
+            searcher,
+            sp.terms,
+            weights=True,
+            broad=[b >= WIDE for b in breadths],
+            together=sp.plain,
+            breadths=breadths,
         )
         if not cov.chosen:
             return SearchResult(
@@ -623,13 +630,14 @@ class Searcher:
         return order[:lo] + sorted(run, key=lambda sid: (rank(sid), -_latest(recs.get(sid)))) + order[hi:]
 
     @staticmethod
-    def _broad(searcher, positive: list[qlang.Node]) -> list[bool]:
-        """Per term of a several-term query: whether it is said in so many events that its kind weights are not
-        worth aggregating (``search.sessions.cover``)."""
+    def breadths(searcher, positive: list[qlang.Node]) -> list[int]:
+        """Per term of a several-term query: at most how many events say it (from document frequencies): where
+        the narrowest bounds the search for the others, and whether a term is so common that its kind weights are
+        not worth aggregating (``search.sessions.cover``)."""
         from voyager_sessions.search import tiers
 
         stats = tiers.Stats(searcher)
-        return [tiers.breadth(n, stats) >= tiers.WIDE for n in positive]
+        return [tiers.breadth(n, stats) for n in positive]
 
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)

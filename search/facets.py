@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from voyager_sessions.search import parts
 from voyager_sessions.search import query as qlang
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: ql
                     tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)])
                     for t in terms
                 ]
-            cov = sessions.cover(searcher, terms, weights=False)
+            cov = sessions.cover(searcher, terms, weights=False, breadths=engine.breadths(searcher, positive))
             chosen: list[str] | None = cov.chosen
             match = cov.match
             q = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in terms])
@@ -86,17 +87,19 @@ def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: ql
         }
         if chosen is None:
             spec["s"] = {"terms": {"field": "session", "size": sessions.MAX_SESSIONS}}
-        agg = searcher.aggregate(q, spec)
+        # Split by session key where one aggregation would hold too many buckets (search.parts): each part's
+        # weeks list that part's sessions.
+        results = parts.aggregate(searcher, q, spec)
     except qlang.QueryError:
         raise
     except ValueError as exc:  # what tantivy-py raises for an unreadable segment
         raise damaged(engine.index.path, exc) from None
     if chosen is None:
-        chosen = [b["key"] for b in agg.get("s", {}).get("buckets", [])]
+        chosen = [b["key"] for b in parts.buckets(results, "s")]
     keep = set(chosen)
     weeks: dict[int, list[str]] = {}
-    for b in agg.get("w", {}).get("buckets", []):
+    for b in parts.buckets(results, "w"):
         ids = [s["key"] for s in b.get("s", {}).get("buckets", []) if s["key"] in keep]
         if ids and b.get("doc_count"):
-            weeks[int(b["key"])] = ids
-    return SessionFacets(sessions=chosen, weeks=weeks, match=match)
+            weeks.setdefault(int(b["key"]), []).extend(ids)
+    return SessionFacets(sessions=chosen, weeks=dict(sorted(weeks.items())), match=match)

@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
+from voyager_sessions.search import parts
+
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -64,6 +66,10 @@ TITLE_BONUS = 0.5
 MAX_SESSIONS = 1_000_000
 #: The kind weight a broad term counts with in every session (the agent's words: the middle of the scale).
 BROAD_WEIGHT = 2
+#: A term said in at most this many events, in at most NARROW_SESSIONS sessions, bounds where a several-term
+#: query looks for the others (``cover``).
+NARROW_EVENTS = 100_000
+NARROW_SESSIONS = 500
 
 
 class TermEvidence(msgspec.Struct):
@@ -93,6 +99,11 @@ class Coverage(msgspec.Struct):
     #: Sessions where one event holds every term, and in how many events (``cover``'s ``together`` query; only
     #: when every term has a session: ``match`` = all).
     together: dict[str, int] = {}
+    #: How many events say each term (over the whole index).
+    dfs: list[int] = []
+    #: Whether ``held`` covers every session holding a term (false: only the narrowest term's sessions were
+    #: looked at, which hold every session that holds every term).
+    complete: bool = True
 
     def levels(self) -> list[list[str]]:
         """The chosen sessions grouped by how many terms they hold, most first."""
@@ -108,7 +119,7 @@ def evidence(searcher, query, *, weights: bool = False, weight: int = 0) -> Term
     spec: dict = {"terms": {"field": "session", "size": MAX_SESSIONS}}
     if weights:
         spec["aggs"] = {"w": {"max": {"field": "w"}}}
-    buckets = searcher.aggregate(query, {"s": spec}).get("s", {}).get("buckets", [])
+    buckets = parts.buckets(parts.aggregate(searcher, query, {"s": spec}), "s")
     counts = {b["key"]: b["doc_count"] for b in buckets}
     if not weights:
         return TermEvidence(counts, weight=weight)
@@ -159,7 +170,13 @@ def count(searcher, query) -> int:
 
 
 def cover(
-    searcher, term_queries: Sequence, *, weights: bool, broad: Sequence[bool] = (), together: object = None
+    searcher,
+    term_queries: Sequence,
+    *,
+    weights: bool,
+    broad: Sequence[bool] = (),
+    together: object = None,
+    breadths: Sequence[int] = (),
 ) -> Coverage:
     """Which sessions hold every term of ``term_queries`` (each already holds the event constraints), and with
     ``together`` (the query of every term in one event) where one event holds them all: aggregated beside the
@@ -168,35 +185,81 @@ def cover(
     With ``weights``, a term marked ``broad`` (said in a large share of all events) is counted without its
     kind weights: which kind of event says a word that a fifth of the history says tells nothing about
     which session is meant, and the weights would triple its aggregation's cost (the tail at 1M events).
-    Its evidence carries :data:`BROAD_WEIGHT` in every session instead."""
+    Its evidence carries :data:`BROAD_WEIGHT` in every session instead.
+
+    ``breadths`` (at most how many events each term matches): when the narrowest is said in at most
+    :data:`NARROW_SESSIONS` sessions, the other terms are aggregated in those sessions only (a rare identifier
+    beside common words: a common word's aggregation has a bucket in every session that says it, 76,000 of
+    them at 100,000 sessions). Where some of those sessions hold every term, that is the answer
+    (``complete`` false: ``held`` covers those sessions only); else every term is aggregated everywhere."""
 
     k = len(term_queries)
+
+    def term(i: int, restrict: object = None) -> TermEvidence:
+        wide = i < len(broad) and broad[i]
+        q = term_queries[i] if restrict is None else _and(term_queries[i], restrict)
+        return evidence(searcher, q, weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
+
+    if len(breadths) == k >= 2:
+        narrow = min(range(k), key=breadths.__getitem__)
+        if breadths[narrow] <= NARROW_EVENTS:
+            found = term(narrow)
+            if 0 < len(found.counts) <= NARROW_SESSIONS:
+                cov = _within(searcher, term_queries, found, narrow, term, together)
+                if cov is not None:
+                    return cov
     first = 1 if together is not None else 0
 
     def one(j: int) -> TermEvidence:
         # The query of every term in one event first: the costliest (an intersection), so it starts first.
-        if j < first:
-            return evidence(searcher, together)
-        i = j - first
-        wide = i < len(broad) and broad[i]
-        return evidence(searcher, term_queries[i], weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
+        return evidence(searcher, together) if j < first else term(j - first)
 
-    found = each(one, range(k + first))
-    both, per_term = (found[0].counts if first else {}), found[first:]
+    found_all = each(one, range(k + first))
+    both, per_term = (found_all[0].counts if first else {}), found_all[first:]
     held = dict(Counter(chain.from_iterable(ev.counts for ev in per_term)))
     full = [sid for sid, c in held.items() if c == k]
+    dfs = [sum(ev.counts.values()) for ev in per_term]
     if full:
-        return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both)
-    return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial")
+        return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both, dfs=dfs)
+    return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial", dfs=dfs)
 
 
-def idfs(per_term: list[TermEvidence], num_events: int) -> list[float]:
+def _within(searcher, term_queries: Sequence, found: TermEvidence, narrow: int, term, together) -> Coverage | None:
+    """``cover`` within the sessions of the narrowest term (``found``): the other terms (and ``together``)
+    aggregated there, each term's event count over the whole index beside; None when none of those sessions
+    holds every term (then a partial match is looked for everywhere)."""
+    import tantivy
+
+    restrict = tantivy.Query.term_set_query(parts.schema(), "session", list(found.counts))
+    k = len(term_queries)
+    others = [i for i in range(k) if i != narrow]
+    jobs: list[Callable[[], object]] = [lambda i=i: term(i, restrict) for i in others]
+    jobs += [lambda i=i: count(searcher, term_queries[i]) for i in others]
+    if together is not None:
+        jobs.append(lambda: evidence(searcher, _and(together, restrict)))
+    done = each(lambda j: jobs[j](), jobs)
+    per_term: list[TermEvidence] = [found] * k
+    dfs = [sum(found.counts.values())] * k
+    for n, i in enumerate(others):
+        per_term[i] = done[n]  # type: ignore[assignment]
+        dfs[i] = done[len(others) + n]  # type: ignore[assignment]
+    held = dict(Counter(chain.from_iterable(ev.counts for ev in per_term)))
+    full = [sid for sid, c in held.items() if c == k]
+    if not full:
+        return None
+    both = done[-1].counts if together is not None else {}  # type: ignore[attr-defined]
+    return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both, dfs=dfs, complete=False)
+
+
+def _and(q, restrict):
+    import tantivy
+
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, restrict)])
+
+
+def idfs(dfs: list[int], num_events: int) -> list[float]:
     """BM25's idf of each term, from how many events say it."""
-    out = []
-    for ev in per_term:
-        df = sum(ev.counts.values())
-        out.append(math.log(1.0 + (num_events - df + 0.5) / (df + 0.5)))
-    return out
+    return [math.log(1.0 + (num_events - df + 0.5) / (df + 0.5)) for df in dfs]
 
 
 #: ``log2(2 + w)`` for the kind weights (small integers; another is computed).
@@ -209,7 +272,7 @@ def _log2(w: int) -> float:
 
 def score(cov: Coverage, num_events: int, *, together: set[str], titled: set[str]) -> dict[str, float]:
     """Each chosen session's score (see the module docstring)."""
-    idf = idfs(cov.per_term, num_events)
+    idf = idfs(cov.dfs, num_events)
     total_idf = sum(idf)
     chosen = cov.chosen
     acc = [0.0] * len(chosen)

@@ -316,12 +316,16 @@ def varied(tmp_path_factory):
     return Searcher(index, _NoCatalog(), ["claude"]), events
 
 
+@pytest.mark.parametrize("narrow", [0, 500])
 @pytest.mark.parametrize("query", ["alpha beta", "alpha beta gamma", "kappa sigma", "alpha beta gamma delta kappa"])
-def test_event_totals_are_the_chosen_sessions_events_saying_a_term(varied, query):
+def test_event_totals_are_the_chosen_sessions_events_saying_a_term(varied, query, narrow, monkeypatch):
     """The total of an event search is every event of the sessions holding all the words that says one of them,
-    however it is counted (one count less the sessions left out, or the chosen sessions' own)."""
+    however it is counted (one count less the sessions left out, or the chosen sessions' own; every term
+    aggregated everywhere, or within the narrowest term's sessions)."""
+    from voyager_sessions.search import sessions
     from voyager_sessions.search.engine import SearchOptions
 
+    monkeypatch.setattr(sessions, "NARROW_SESSIONS", narrow)
     searcher, events = varied
     words = query.split()
     held: dict[str, set[str]] = {}
@@ -340,6 +344,9 @@ def test_both_ways_of_counting_are_taken(varied, monkeypatch):
     several of the words), others the chosen sessions' own."""
     from voyager_sessions.search.engine import Searcher, SearchOptions
 
+    from voyager_sessions.search import sessions
+
+    monkeypatch.setattr(sessions, "NARROW_SESSIONS", 0)  # every term aggregated everywhere
     searcher, _ = varied
     seen: list[list[int]] = []
     real = Searcher._saying_any
@@ -353,3 +360,39 @@ def test_both_ways_of_counting_are_taken(varied, monkeypatch):
         searcher.search(query, SearchOptions(limit=5))
     assert 0 < len(seen) < 4, seen  # subtracted for some queries, counted per session for the others
     assert any(n >= 2 for held in seen for n in held)  # a left-out session holding several of the words
+
+
+@pytest.mark.parametrize("mode", [[], ["sessions"]])
+@pytest.mark.parametrize(
+    "query", ["alpha beta", "alpha beta gamma", "kappa sigma", "alpha beta gamma delta kappa", "beta -gamma delta"]
+)
+def test_looking_within_the_narrowest_terms_sessions_changes_nothing(varied, query, mode, monkeypatch):
+    """The other terms aggregated only in the sessions of the narrowest (a rare word beside common ones): the
+    same hits, scores, totals and matched terms as every term aggregated everywhere."""
+    from voyager_sessions.search import sessions
+    from voyager_sessions.search.engine import SearchOptions
+
+    searcher, _ = varied
+    opts = SearchOptions(limit=50, sessions=bool(mode))
+    seen = []
+    real = sessions._within
+
+    def spy(*a, **kw):
+        cov = real(*a, **kw)
+        seen.append(cov is not None)
+        return cov
+
+    monkeypatch.setattr(sessions, "_within", spy)
+    narrow = searcher.search(query, opts)
+    monkeypatch.setattr(sessions, "NARROW_SESSIONS", 0)
+    everywhere = searcher.search(query, opts)
+    assert seen and all(seen)  # the narrow way was taken, and found the answer
+    assert narrow.match == everywhere.match == "all" and narrow.total == everywhere.total > 0
+
+    def rows(res):
+        return [
+            (h.session_id, h.seq, round(h.score, 4), h.hit_count, [(t.term, t.seq) for t in h.matched_terms or []])
+            for h in res.hits
+        ]
+
+    assert rows(narrow) == rows(everywhere)
