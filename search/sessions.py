@@ -22,6 +22,12 @@ How it works, and why (measured on a 200k-event bench corpus, see the README):
   session's title holds the words. Recency breaks ties. There is no length normalization:
   the catalog's event counts would cost a lookup per candidate session, and the saturation
   of ``tf`` already keeps a long session from winning by repetition.
+* A rare term bounds the rest: when the narrowest term is said in at most :data:`NARROW_SESSIONS`
+  sessions, the others are aggregated in those sessions only (only they can hold every term), their
+  idf from a count over the whole index. A common word has a bucket in every session that says it: at
+  100,000 sessions one aggregation of it took 60-70 ms (``zorblax migration`` 249 -> 18 ms there).
+* Past 65,000 sessions, an aggregation is split by session key (``search.parts``: Tantivy refuses more
+  buckets than that in one).
 * A session-level *document* (each session's whole text indexed once more) was not built:
   it doubles the index, and a session that grows by appending (every refresh of a live
   session) would have its whole text re-indexed on every scan, for little left to win:
