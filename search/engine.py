@@ -568,7 +568,7 @@ class Searcher:
                 if sid not in cov.per_term[i]:
                     continue
                 # A term the row's own event says is shown there: one event fewer for a person to read.
-                spans = find_spans(ev.text, term_phrases[i])
+                spans: list[tuple[int, int]] | None = find_spans(ev.text, term_phrases[i])
                 if spans:
                     tev = ev
                 elif (se := best_for(i)) is not None:

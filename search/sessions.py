@@ -230,7 +230,14 @@ def cover(
     return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial", dfs=dfs)
 
 
-def _within(searcher, term_queries: Sequence, found: TermEvidence, narrow: int, term, together) -> Coverage | None:
+def _within(
+    searcher,
+    term_queries: Sequence,
+    found: TermEvidence,
+    narrow: int,
+    term: Callable[[int, object], TermEvidence],
+    together: object,
+) -> Coverage | None:
     """``cover`` within the sessions of the narrowest term (``found``): the other terms (and ``together``)
     aggregated there, each term's event count over the whole index beside; None when none of those sessions
     holds every term (then a partial match is looked for everywhere)."""
@@ -239,21 +246,27 @@ def _within(searcher, term_queries: Sequence, found: TermEvidence, narrow: int, 
     restrict = tantivy.Query.term_set_query(parts.schema(), "session", list(found.counts))
     k = len(term_queries)
     others = [i for i in range(k) if i != narrow]
-    jobs: list[Callable[[], object]] = [lambda i=i: term(i, restrict) for i in others]
-    jobs += [lambda i=i: count(searcher, term_queries[i]) for i in others]
-    if together is not None:
-        jobs.append(lambda: evidence(searcher, _and(together, restrict)))
-    done = each(lambda j: jobs[j](), jobs)
+    n = len(others)
+
+    def job(j: int) -> TermEvidence | int:
+        if j < n:
+            return term(others[j], restrict)
+        if j < 2 * n:
+            return count(searcher, term_queries[others[j - n]])
+        return evidence(searcher, _and(together, restrict))
+
+    done = each(job, range(2 * n + (together is not None)))
     per_term: list[TermEvidence] = [found] * k
     dfs = [sum(found.counts.values())] * k
-    for n, i in enumerate(others):
-        per_term[i] = done[n]  # type: ignore[assignment]
-        dfs[i] = done[len(others) + n]  # type: ignore[assignment]
+    for j, i in enumerate(others):
+        ev, df = done[j], done[n + j]
+        assert isinstance(ev, TermEvidence) and isinstance(df, int)
+        per_term[i], dfs[i] = ev, df
     held = dict(Counter(chain.from_iterable(ev.counts for ev in per_term)))
     full = [sid for sid, c in held.items() if c == k]
     if not full:
         return None
-    both = done[-1].counts if together is not None else {}  # type: ignore[attr-defined]
+    both = done[-1].counts if together is not None and isinstance(done[-1], TermEvidence) else {}
     return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both, dfs=dfs, complete=False)
 
 
