@@ -360,13 +360,25 @@ class Searcher:
 
         from voyager_sessions.search import sessions  # only several-term queries need it
 
+        from voyager_sessions.search.tiers import WIDE
+
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
-        # The events holding every term (as one event answers the query) rank first when every term has a
-        # session: searched while the sessions are aggregated (on the second core where there is one).
-        first = sessions.later(lambda: self._holding_all(searcher, sp, want)) if opts.sort != "recent" else None
-        cov = sessions.cover(searcher, sp.terms, weights=False, breadths=self.breadths(searcher, sp.positive))
+        breadths = self.breadths(searcher, sp.positive)
+        if opts.sort != "recent" and min(breadths) >= WIDE:
+            # Every term common: when the events holding them all fill the page, the page is theirs and the
+            # sessions need not be aggregated (a bucket per session per term, the costliest part at scale);
+            # the total is then a lower bound (those events), as a broad one-term search's is.
+            held_hits, held_count = self._holding_all(searcher, sp, want)
+            if len(held_hits) >= want:
+                return self._page_of(query, [(0, s, a) for s, a in held_hits], held_count, sp, opts, terms)
+            first = lambda: (held_hits, held_count)  # noqa: E731
+        else:
+            # The events holding every term (as one event answers the query) rank first when every term has a
+            # session: searched while the sessions are aggregated (on the second core where there is one).
+            first = sessions.later(lambda: self._holding_all(searcher, sp, want)) if opts.sort != "recent" else None
+        cov = sessions.cover(searcher, sp.terms, weights=False, breadths=breadths)
         if not cov.chosen:
             return SearchResult(
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
@@ -408,7 +420,23 @@ class Searcher:
                 for ids in cov.levels()
             ]
             scored = self._tiers(searcher, tiers, skip=0, want=want, first_tier=1)
-        page = scored[opts.offset : want]
+        return self._page_of(query, scored, total, sp, opts, terms, match=cov.match, exact=True)
+
+    def _page_of(
+        self,
+        query: str,
+        scored: list,
+        total: int,
+        sp: _Spread,
+        opts: SearchOptions,
+        terms: list[str],
+        *,
+        match: Literal["all", "partial"] = "all",
+        exact: bool = False,
+    ) -> SearchResult:
+        """The page of ``scored`` ((tier, score, address), ranked) a several-term event search returns."""
+        searcher = self.index.searcher()
+        page = scored[opts.offset : opts.offset + opts.limit]
         events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
         if opts.sort != "recent":
             # Recency breaks ties between equally relevant events (within a tier).
@@ -421,8 +449,9 @@ class Searcher:
             total=total,
             offset=opts.offset,
             hits=hits,
-            match=cov.match,
+            match=match,
             terms=terms,
+            total_exact=exact,
         )
 
     def _saying_any(self, searcher, any_term, ids: list[str], cov: sessions.Coverage) -> int:

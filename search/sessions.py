@@ -51,7 +51,7 @@ from collections import Counter
 from operator import add
 from collections.abc import Callable, Iterable, Sequence, Sized
 from itertools import chain
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import msgspec
 
@@ -101,7 +101,7 @@ class Coverage(msgspec.Struct):
     #: The sessions holding every term when any does (``match`` = all); else every session holding some
     #: (``match`` = partial), to be ranked by how many they hold.
     chosen: list[str]
-    match: str
+    match: Literal["all", "partial"]
     #: Sessions where one event holds every term, and in how many events (``cover``'s ``together`` query; only
     #: when every term has a session: ``match`` = all).
     together: dict[str, int] = {}

@@ -396,3 +396,28 @@ def test_looking_within_the_narrowest_terms_sessions_changes_nothing(varied, que
         ]
 
     assert rows(narrow) == rows(everywhere)
+
+
+@pytest.mark.parametrize(("limit", "offset"), [(5, 0), (10, 5), (400, 0)])
+@pytest.mark.parametrize("query", ["alpha beta", "alpha beta gamma", "kappa sigma"])
+def test_common_words_whose_events_fill_the_page_skip_the_sessions(varied, query, limit, offset, monkeypatch):
+    """When every word is common and the events holding them all fill the page, that page is the one the full
+    search returns, with a lower bound for a total; a page past those events is counted in full."""
+    from voyager_sessions.search import tiers
+    from voyager_sessions.search.engine import SearchOptions
+
+    searcher, _ = varied
+    opts = SearchOptions(limit=limit, offset=offset)
+    monkeypatch.setattr(tiers, "WIDE", 10**12)
+    full = searcher.search(query, opts)
+    monkeypatch.setattr(tiers, "WIDE", 1)
+    fast = searcher.search(query, opts)
+    assert fast.match == full.match == "all"
+    assert [(h.session_id, h.seq, round(h.score, 4)) for h in fast.hits] == [
+        (h.session_id, h.seq, round(h.score, 4)) for h in full.hits
+    ]
+    assert full.total_exact
+    if limit == 400:  # more than the events holding every word: counted as before
+        assert fast.total_exact and fast.total == full.total
+    else:
+        assert not fast.total_exact and offset + limit <= fast.total <= full.total
