@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -338,8 +338,7 @@ class Scan:
                 else:
                     known.load_provider(name)
                     items = discover(adapter, self.env, self._hints() if hinted else None)
-                for item in items:
-                    self._consider(item, plan, seen)
+                self._take(items, plan, seen)
             except Exception as exc:  # an adapter bug in discovery must cost that agent, not the scan
                 # Not "scanned": what this agent had indexed stays (its sources were not all seen).
                 scanned.discard(name)
@@ -379,6 +378,29 @@ class Scan:
                 source=name, reason=f"adapter error while looking for sessions: {type(exc).__name__}: {exc}", fatal=True
             )
         )
+
+    def _take(self, items: Iterable[Source | Notice], plan: list[tuple[Source, Why]], seen: set[str]) -> None:
+        """Plan what one discovery found: :meth:`_consider` for each item but the unchanged sources.
+
+        Nearly every source is unchanged, and this loop is the rest of the stat pass (10,000
+        sources: ~10 % of a no-op scan's CPU): a source whose stat equals its state row's
+        tuple (``known.fresh``, which holds no row to retry) is counted here, with no call.
+        Its path came from the state store, so it is valid UTF-8 text.
+        """
+        fresh_get = self.known.fresh.get
+        see = seen.add
+        unchanged = 0
+        try:
+            for item in items:
+                if type(item) is Source:
+                    path, fp = item.path, item.fingerprint
+                    if fresh_get(path) == (path, fp.size, fp.mtime_ns, fp.inode, fp.wal_size, fp.wal_mtime_ns):
+                        see(path)
+                        unchanged += 1
+                        continue
+                self._consider(item, plan, seen)
+        finally:
+            self.summary.unchanged += unchanged
 
     def _consider(self, item: Source | Notice, plan: list[tuple[Source, Why]], seen: set[str]) -> None:
         """Plan the read of one discovered source (or report a place discovery could not look into)."""
