@@ -119,6 +119,16 @@ def m007_title_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS sessions_title ON sessions(title, id)")
 
 
+@migration
+def m008_folders(db: sqlite3.Connection) -> None:
+    # What the stat pass remembers of the session folders it listed (see ingest.files.FolderMemory): a
+    # folder whose change time and inode are as recorded is not listed again, its entries come from here.
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL, "
+        "inode INTEGER NOT NULL, names TEXT NOT NULL)"
+    )
+
+
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
 #: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
 #: could not be used: not read again until it changes).
@@ -441,6 +451,22 @@ class StateStore:
             )
         finally:
             conn.execute("COMMIT")
+
+    def folders(self) -> dict[str, tuple[str, int, int, str]]:
+        """Every remembered folder listing: path -> (path, ctime_ns, inode, names as JSON), as stored."""
+        rows = self.conn.execute("SELECT path, ctime_ns, inode, names FROM folders").fetchall()
+        return dict(zip(map(_first, rows), rows))
+
+    def save_folders(self, learned: Iterable[tuple[str, int, int, str]], forgotten: Iterable[str]) -> None:
+        """Remember the ``learned`` listings (rows as :meth:`folders` gives them) and forget every listing
+        of a ``forgotten`` folder or of a folder under one (it is gone)."""
+        with transaction(self.conn) as db:
+            for path in forgotten:
+                below = path.rstrip("/") + "/"
+                db.execute(
+                    "DELETE FROM folders WHERE path = ? OR (path >= ? AND path < ?)", (path, below, below[:-1] + "0")
+                )
+            db.executemany("INSERT OR REPLACE INTO folders (path, ctime_ns, inode, names) VALUES (?, ?, ?, ?)", learned)
 
     def count_sources(self) -> int:
         return self.conn.execute("SELECT count(*) FROM sources").fetchone()[0]

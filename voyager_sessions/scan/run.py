@@ -30,7 +30,7 @@ from voyager_sessions.core.lock import writer_lock
 from voyager_sessions.core.model import SessionRecord
 from voyager_sessions.core.paths import DataDir, ensure_private_dir
 from voyager_sessions.scan import absent
-from voyager_sessions.ingest.files import Focus
+from voyager_sessions.ingest.files import Focus, FolderMemory, remembered_folders
 from voyager_sessions.scan.changes import Changes
 from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
@@ -213,11 +213,25 @@ class Scan:
             lazy = self.changes is not None
             stored = self.store.count_sources() if lazy else 0
             known = self.store.known_sources(lazy=lazy)
-            plan, seen, scanned = self._plan(known)
+            # The folder listings the last scans remembered: a folder that did not change is not listed again.
+            memory = FolderMemory(self.store.folders())
+            token = remembered_folders.set(memory)
+            try:
+                plan, seen, scanned = self._plan(known)
+            finally:
+                remembered_folders.reset(token)
             self._read_all(plan, 0, len(plan))
             # Sessions read just now may name working directories that lead an adapter which asked
             # for hints (Aider) to histories not found before: one more discovery for those only.
-            more = self._plan_hinted(seen)
+            token = remembered_folders.set(memory)
+            try:
+                more = self._plan_hinted(seen)
+            finally:
+                remembered_folders.reset(token)
+            if memory.changed:
+                # A write only when some folder changed (a no-op scan still writes nothing): what the
+                # file system holds, true whatever the index commits below (they need no order).
+                self.store.save_folders(memory.learned.values(), memory.forgotten)
             self._read_all(more, len(plan), len(plan) + len(more))
             self.summary.sources = len(seen)
             gone = [] if self.keep_missing else known.gone(scanned, seen, self._kept)
