@@ -401,10 +401,11 @@ class StateStore:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def reset_scan_state(self, index_id: str | None) -> None:
-        """Forget every source and session: they described another index. Scan history stays."""
+        """Forget every source, session and remembered folder listing: they described another index. Scan history stays."""
         with transaction(self.conn) as db:
             db.execute("DELETE FROM sources")
             db.execute("DELETE FROM sessions")
+            db.execute("DELETE FROM folders")  # a rebuild lists every folder again too
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('index_id', ?)", (index_id or "",))
 
     # -- sources ---------------------------------------------------------------
