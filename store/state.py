@@ -224,7 +224,7 @@ class KnownSources:
     ``lazy`` (a scan told what changed): only the agents the scan discovers whole
     (:meth:`load_provider`) and the rows under a changed path (:meth:`load_under`) are
     loaded, any other row is read by its key when asked for, and only loaded rows can be
-    found gone. Otherwise every agent :meth:`gone` is asked about is loaded whole.
+    found gone. Otherwise every agent's rows are loaded at once.
     """
 
     def __init__(self, store: StateStore, *, lazy: bool = False) -> None:
@@ -236,6 +236,10 @@ class KnownSources:
         self._full: dict[str, SourceState | None] = {}
         self._paths: dict[str, set[str]] = {}  # provider -> the paths of its loaded rows
         self._whole: set[str] = set()  # the providers loaded whole
+        if not lazy:
+            # Every row, an agent at a time: then a path with none is known new without a query (a first scan).
+            for (provider,) in store.conn.execute("SELECT DISTINCT provider FROM sources").fetchall():
+                self.load_provider(provider)
 
     def load_provider(self, provider: str) -> None:
         """Load every row of ``provider`` (a scan about to discover it whole), once."""
@@ -261,8 +265,8 @@ class KnownSources:
 
     def _row(self, path: str) -> tuple | None:
         """``path``'s row read on its own (its status and provider included), or None when it has none."""
-        if path in self._rows:
-            return self._rows[path]
+        if path in self._rows or not self._lazy:
+            return self._rows.get(path)
         row = self._store.conn.execute(_ROW_SQL + " WHERE path = ?", (path,)).fetchone()
         self._rows[path] = row
         return row
@@ -295,8 +299,6 @@ class KnownSources:
         in path order."""
         out = []
         for provider in sorted(providers):
-            if not self._lazy:
-                self.load_provider(provider)
             for path in sorted(self._paths.get(provider, set()) - seen):  # usually none: a set difference in C
                 if not kept(provider, path):
                     full = self.get(path)
