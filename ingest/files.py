@@ -163,6 +163,7 @@ def walk_files(
         remembered = whole and listing is None and memory is not None
         subdirs: list[tuple[str, bool, os.stat_result]] = []
         for name in names:
+            named = False  # the name is known to be a session file's
             if remembered:
                 if name[0] == "/":
                     name = name[1:]
@@ -170,6 +171,8 @@ def walk_files(
                     continue  # a regular file then, and still (its folder did not change): no session
                 elif not plain and not wanted(name):
                     continue
+                else:
+                    named = True
             path = prefix + name
             link = False
             try:
@@ -203,7 +206,9 @@ def walk_files(
                     yield Notice(source=path, reason="a directory named like a session file; looked inside it")
                 subdirs.append((path, whole or focus is None or os.path.normpath(path) in focus.changed, st))
                 continue
-            if plain:
+            if named:
+                pass
+            elif plain:
                 if not (name.endswith(suffix) and name.startswith(name_prefix)):
                     continue
             elif not wanted(name):
