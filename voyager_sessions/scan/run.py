@@ -231,7 +231,10 @@ class Scan:
             if memory.changed:
                 # A write only when some folder changed (a no-op scan still writes nothing): what the
                 # file system holds, true whatever the index commits below (they need no order).
-                self.store.save_folders(memory.learned.values(), memory.forgotten)
+                try:
+                    self.store.save_folders(memory.learned.values(), memory.forgotten)
+                except VoyagerError:  # a full disk, a busy database: those folders are listed again next time
+                    pass
             self._read_all(more, len(plan), len(plan) + len(more))
             self.summary.sources = len(seen)
             gone = [] if self.keep_missing else known.gone(scanned, seen, self._kept)
