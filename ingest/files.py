@@ -7,7 +7,9 @@ file-based adapter shares: deterministic order, regular files only (a FIFO, sock
 device with a session's name is named and skipped), symlinks followed once (a symlinked
 project directory is walked; a loop or a second path to the same directory is named and
 not walked again; a symlinked file becomes the file it points to, so one file is one
-source however many links lead to it), unreadable directories named.
+source however many links lead to it), unreadable directories named. A folder that did not
+change since a scan listed it is not listed again (:class:`FolderMemory`, which the scan lends
+every walk of its discovery).
 :func:`folder_fingerprint` is the stat pass for a session kept as several files in one
 folder, :func:`group_fingerprint` the one for a session kept as several files a walk found.
 Nothing here reads a byte of content.
