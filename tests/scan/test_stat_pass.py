@@ -132,3 +132,20 @@ def test_a_file_replaced_by_a_folder_of_the_same_name_is_walked(home, corpus, re
     write_claude(home, claude_session_lines(sid=OTHER_SID), sid=OTHER_SID, project="-home-dev-shop/notes.jsonl.d")
     s = scan(data_dir())
     assert s.new == 1 and s.failed == 0
+
+
+def test_a_no_op_scan_with_folders_remembered_writes_nothing(home, corpus, remembering):
+    import sqlite3
+
+    from voyager_sessions.core.paths import DataDir
+
+    _settle()
+    watcher = sqlite3.connect(DataDir(data_dir()).state_db)
+    try:
+        version = watcher.execute("PRAGMA data_version").fetchone()[0]
+        assert scan(data_dir()).touched == 0
+        # data_version moves when another connection commits: no listing, no row, no scan record written.
+        assert watcher.execute("PRAGMA data_version").fetchone()[0] == version
+        assert watcher.execute("SELECT count(*) FROM folders").fetchone()[0] >= 2
+    finally:
+        watcher.close()
