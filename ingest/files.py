@@ -7,7 +7,9 @@ file-based adapter shares: deterministic order, regular files only (a FIFO, sock
 device with a session's name is named and skipped), symlinks followed once (a symlinked
 project directory is walked; a loop or a second path to the same directory is named and
 not walked again; a symlinked file becomes the file it points to, so one file is one
-source however many links lead to it), unreadable directories named.
+source however many links lead to it), unreadable directories named. A folder that did not
+change since a scan listed it is not listed again (:class:`FolderMemory`, which the scan lends
+every walk of its discovery).
 :func:`folder_fingerprint` is the stat pass for a session kept as several files in one
 folder, :func:`group_fingerprint` the one for a session kept as several files a walk found.
 Nothing here reads a byte of content.
@@ -15,10 +17,11 @@ Nothing here reads a byte of content.
 
 from __future__ import annotations
 
-import operator
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import BinaryIO
 
@@ -88,6 +91,7 @@ def walk_files(
     match: Callable[[str], bool] | None = None,
     skip_dir: Callable[[str], bool] | None = None,
     focus: Focus | None = None,
+    memory: FolderMemory | None = None,
 ) -> Iterator[Source | Notice]:
     """Yield a Source for every regular file under ``root`` whose name ends with ``suffix`` (and starts
     with ``name_prefix``, or satisfies ``match`` when given), and a Notice for every place that could not
@@ -100,78 +104,124 @@ def walk_files(
     folders leading to a change are entered, only changed entries are statted, and a
     folder that itself changed, or in which something other than a session file changed
     (a side file holding titles), is walked whole.
+
+    ``memory`` (default: the one a scan set in :data:`remembered_folders`; unused by a
+    focused walk) lets a folder that did not change since it was listed go unlisted (see
+    :class:`FolderMemory`): its entries are the remembered ones, every session file among
+    them is still statted (an append changes no folder), and the other regular files are
+    not looked at.
     """
     wanted = match or (lambda name: name.endswith(suffix) and name.startswith(name_prefix))
     # The per-entry loop below is the stat pass of every refresh (10,000 files: most of a
-    # no-op scan), so it keeps to locals and one stat per entry.
-    by_name = _entry_name
-    is_dir, is_reg, stat_of = stat.S_ISDIR, stat.S_ISREG, os.stat
+    # no-op scan), so it keeps to locals and one system call per entry: a folder is listed
+    # by name (``listdir``, no DirEntry objects) and its names sorted as plain strings, each
+    # entry is ``lstat``ed (which says whether it is a symlink, as a DirEntry's type would)
+    # and only a symlink is ``stat``ed again to see what it leads to.
+    is_dir, is_reg, is_link, lstat_of, stat_of = stat.S_ISDIR, stat.S_ISREG, stat.S_ISLNK, os.lstat, os.stat
+    plain = match is None  # the common test, inlined
+    if focus is not None:
+        memory = None
+    elif memory is None:
+        memory = remembered_folders.get()
     try:
         root_st = os.stat(root)
     except OSError:
         return
     if not stat.S_ISDIR(root_st.st_mode):
         return
+    top = os.fspath(root)
     walked: set[tuple[int, int]] = {(root_st.st_dev, root_st.st_ino)}
     yielded: set[tuple[int, int]] = set()
-    stack: list[tuple[Path, bool]] = [(root, focus is None or os.path.normpath(root) in focus.changed)]
+    stack: list[tuple[str, bool, os.stat_result]] = [
+        (top, focus is None or os.path.normpath(top) in focus.changed, root_st)
+    ]
     while stack:
-        d, whole = stack.pop()
-        entries: Sequence[os.DirEntry[str] | _Entry]
+        d, whole, d_st = stack.pop()
+        prefix = d if d.endswith(os.sep) else d + os.sep
+        names: list[str] | None = None
+        # A listing to remember: each name, "/"-prefixed unless it is a regular file (a name holds no "/").
+        listing: list[str] | None = None
         try:
             if whole:
-                with os.scandir(d) as it:
-                    entries = sorted(it, key=by_name)
+                if memory is not None:
+                    names = memory.names(d, d_st)
+                if names is None:
+                    names = os.listdir(d)
+                    names.sort()
+                    listing = [] if memory is not None else None
             else:
                 assert focus is not None
-                names = focus.children.get(os.path.normpath(d))
-                if not names:
+                changed = focus.children.get(os.path.normpath(d))
+                if not changed:
                     continue  # nothing changed down here
-                entries = [_Entry(os.path.join(d, n), n) for n in sorted(names)]
-                if any(not wanted(e.name) and not e.is_dir() for e in entries):
+                names = list(changed)
+                if any(not wanted(n) and not os.path.isdir(prefix + n) for n in names):
                     whole = True  # a side file changed: every session here may see it
-                    with os.scandir(d) as it:
-                        entries = sorted(it, key=by_name)
+                    names = os.listdir(d)
+                names.sort()
         except OSError as exc:
-            yield Notice(source=str(d), reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
+            yield Notice(source=d, reason=f"cannot read directory: {exc.strerror or exc}", fatal=True)
             continue
-        subdirs: list[tuple[Path, bool]] = []
-        for entry in entries:
+        remembered = whole and listing is None and memory is not None
+        subdirs: list[tuple[str, bool, os.stat_result]] = []
+        for name in names:
+            named = False  # the name is known to be a session file's
+            if remembered:
+                if name[0] == "/":
+                    name = name[1:]
+                elif plain and not (name.endswith(suffix) and name.startswith(name_prefix)):
+                    continue  # a regular file then, and still (its folder did not change): no session
+                elif not plain and not wanted(name):
+                    continue
+                else:
+                    named = True
+            path = prefix + name
             link = False
             try:
-                link = entry.is_symlink()
-                st = stat_of(entry.path)  # follows a symlink: what it leads to decides
+                st = lstat_of(path)
+                mode = st.st_mode
+                if listing is not None:
+                    listing.append(name if is_reg(mode) else "/" + name)
+                if is_link(mode):
+                    link = True
+                    st = stat_of(path)  # what a symlink leads to decides
+                    mode = st.st_mode
             except OSError as exc:
+                if listing is not None and not link:
+                    listing = None  # gone since the listing: the folder changed, it is listed again next time
                 if link:
-                    yield Notice(source=entry.path, reason=f"symlink not followed: {exc.strerror or exc}")
+                    yield Notice(source=path, reason=f"symlink not followed: {exc.strerror or exc}")
                 continue
-            if is_dir(st.st_mode):
-                if skip_dir is not None and skip_dir(entry.name):
+            if is_dir(mode):
+                if skip_dir is not None and skip_dir(name):
                     continue
                 key = (st.st_dev, st.st_ino)
                 if key in walked:
                     if link:
                         yield Notice(
-                            source=entry.path,
+                            source=path,
                             reason="symlink to a directory already walked (a loop?); not followed again",
                         )
                     continue
                 walked.add(key)
-                if wanted(entry.name):
-                    yield Notice(source=entry.path, reason="a directory named like a session file; looked inside it")
-                subdirs.append(
-                    (Path(entry.path), whole or focus is None or os.path.normpath(entry.path) in focus.changed)
-                )
+                if wanted(name):
+                    yield Notice(source=path, reason="a directory named like a session file; looked inside it")
+                subdirs.append((path, whole or focus is None or os.path.normpath(path) in focus.changed, st))
                 continue
-            if not wanted(entry.name):
+            if named:
+                pass
+            elif plain:
+                if not (name.endswith(suffix) and name.startswith(name_prefix)):
+                    continue
+            elif not wanted(name):
                 continue
-            if not is_reg(st.st_mode):
-                yield Notice(source=entry.path, reason=f"{kind_of(st.st_mode)}, not a regular file; skipped")
+            if not is_reg(mode):
+                yield Notice(source=path, reason=f"{kind_of(mode)}, not a regular file; skipped")
                 continue
-            if not _utf8(entry.path):
+            if not path.isascii() and not _utf8(path):
                 # Its name becomes a session id, a database key and JSON: text must be text.
                 yield Notice(
-                    source=os.fsdecode(os.fsencode(entry.path)).encode("utf-8", "replace").decode(),
+                    source=os.fsdecode(os.fsencode(path)).encode("utf-8", "replace").decode(),
                     reason="a file name that is not valid UTF-8; skipped (rename it to index it)",
                 )
                 continue
@@ -181,15 +231,91 @@ def walk_files(
             yielded.add(key)
             yield Source(
                 provider=provider,
-                path=os.path.realpath(entry.path) if link else entry.path,
+                path=os.path.realpath(path) if link else path,
                 fingerprint=Fingerprint(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino),
                 append_only=append_only,
                 empty_ok=empty_ok,
             )
+        if listing is not None:
+            assert memory is not None
+            memory.learn(d, d_st, listing)
         stack.extend(reversed(subdirs))
 
 
-_entry_name = operator.attrgetter("name")
+#: The :class:`FolderMemory` a scan lends every walk of its discovery (None: every folder is listed).
+remembered_folders: ContextVar[FolderMemory | None] = ContextVar("remembered_folders", default=None)
+
+
+class FolderMemory:
+    """The folders a stat pass listed, so that one which did not change since is not listed again.
+
+    A session folder gains, loses or renames an entry only by a change the folder's own
+    change time (``st_ctime``) records, and ``ctime`` cannot be set back (restoring a
+    folder's mtime, as ``touch -d``, ``rsync -t`` or ``tar`` do, sets it to now). So a folder
+    whose ``ctime`` and inode are those of a remembered listing holds the same entries, and
+    each entry is of the same kind: a regular file is still that file, so one not named
+    like a session needs no stat, while every session file is still statted (an append or
+    a rewrite in place changes the file, not its folder) and every other entry too (a
+    subfolder's own changes show only in its ``ctime``; a symlink can lead elsewhere).
+
+    A listing is only remembered when it cannot race a change (git's "racy" timestamps):
+    the folder's ``ctime`` must lie :data:`SETTLED_NS` before this memory was made (before
+    the walk statted anything: a change after that stat gets a later time), and must not
+    be a whole second (a file system whose times are that coarse could give a change in
+    the same second the same time). A folder changed more recently is listed every time
+    until it has settled. Windows reports a folder's creation time as ``st_ctime``, so no
+    listing is ever remembered there.
+
+    Listings are stored by the scan (``store.state``), as ``(path, ctime_ns, inode,
+    names)`` rows, names a JSON list in walk order with every entry that is not a regular
+    file marked by a leading "/" (no name holds one).
+    """
+
+    #: How long before the walk a folder's last change must be for its listing to be remembered.
+    SETTLED_NS = 3_000_000_000
+
+    def __init__(self, rows: dict[str, tuple[str, int, int, str]], *, now_ns: int | None = None) -> None:
+        self._rows = rows
+        self._boundary = (time.time_ns() if now_ns is None else now_ns) - self.SETTLED_NS
+        self.enabled = os.name != "nt"
+        #: Listings learned by this scan's walks, rows to store.
+        self.learned: dict[str, tuple[str, int, int, str]] = {}
+        #: Folders found gone from a folder listed again: their listings (and those under them) to forget.
+        self.forgotten: list[str] = []
+
+    def names(self, folder: str, st: os.stat_result) -> list[str] | None:
+        """``folder``'s remembered listing, if it still holds (``st``: the folder's stat, taken by the walk)."""
+        row = self._rows.get(folder)
+        if row is None or row[1] != st.st_ctime_ns or row[2] != st.st_ino or not self.enabled:
+            return None
+        try:
+            return _decode_names(row[3])
+        except msgspec.DecodeError:
+            return None
+
+    def learn(self, folder: str, st: os.stat_result, listing: list[str]) -> None:
+        """Remember ``folder``'s ``listing`` (if it has settled), and forget the folders no longer in it."""
+        old = self._rows.get(folder)
+        if old is not None:
+            try:
+                before = {n for n in _decode_names(old[3]) if n[0] == "/"}
+            except msgspec.DecodeError:
+                before = set()
+            prefix = folder if folder.endswith(os.sep) else folder + os.sep
+            self.forgotten.extend(prefix + n[1:] for n in sorted(before.difference(listing)))
+        ctime = st.st_ctime_ns
+        if self.enabled and ctime < self._boundary and ctime % 1_000_000_000:
+            row = (folder, ctime, st.st_ino, _encode_names(listing).decode())
+            self.learned[folder] = self._rows[folder] = row
+
+    @property
+    def changed(self) -> bool:
+        """True when there is something to store."""
+        return bool(self.learned or self.forgotten)
+
+
+_decode_names = msgspec.json.Decoder(list[str]).decode
+_encode_names = msgspec.json.encode
 
 
 class Focus:
@@ -221,25 +347,6 @@ class Focus:
             if parent == p:
                 return False
             p = parent
-
-
-class _Entry:
-    """What :func:`walk_files` needs of a ``DirEntry``, for one named path (a focused walk lists nothing)."""
-
-    __slots__ = ("path", "name")
-
-    def __init__(self, path: str, name: str) -> None:
-        self.path = path
-        self.name = name
-
-    def is_symlink(self) -> bool:
-        return stat.S_ISLNK(os.lstat(self.path).st_mode)  # OSError (gone) is the walk's to handle
-
-    def is_dir(self) -> bool:
-        try:
-            return stat.S_ISDIR(os.stat(self.path).st_mode)
-        except OSError:
-            return False
 
 
 def subdirs(root: Path) -> Iterator[Path | Notice]:

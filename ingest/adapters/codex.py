@@ -488,7 +488,8 @@ class CodexAdapter:
 
     def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
-        index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        # As text: with_side_file runs once a rollout on every refresh, and a Path is made text each time.
+        index = os.fspath(manifest.agent_home("codex", env) / "session_index.jsonl")  # type: ignore[operator]
         sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.base import Fingerprint
@@ -95,3 +96,41 @@ def test_a_file_name_that_is_not_utf8_is_named_and_skipped_not_fatal(tmp_path: P
     assert [Path(s.path).name for s in sources] == ["good.jsonl"]
     assert len(notices) == 1 and "not valid UTF-8" in notices[0].reason
     notices[0].source.encode("utf-8")  # the notice itself is printable text
+
+
+def test_a_folder_listing_is_remembered_only_once_settled_and_only_while_it_holds(tmp_path: Path) -> None:
+    from voyager_sessions.ingest.files import FolderMemory
+
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "a.jsonl").write_text("{}\n")
+    st = os.stat(d)
+    settled = st.st_ctime_ns + FolderMemory.SETTLED_NS + 1
+    recent = FolderMemory({}, now_ns=st.st_ctime_ns + FolderMemory.SETTLED_NS // 2)
+    recent.learn(str(d), st, ["a.jsonl"])
+    assert not recent.learned  # changed moments before the walk: a change could still race the listing
+
+    memory = FolderMemory({}, now_ns=settled)
+    memory.learn(str(d), st, ["a.jsonl"])
+    assert memory.names(str(d), st) == ["a.jsonl"]
+    (d / "b.jsonl").write_text("{}\n")
+    assert memory.names(str(d), os.stat(d)) is None  # the folder changed: listed again
+
+    coarse = SimpleNamespace(st_ctime_ns=5_000_000_000, st_ino=st.st_ino)  # what learn reads of a stat
+    memory.learn("/coarse", coarse, ["a.jsonl"])  # type: ignore[arg-type]
+    assert "/coarse" not in memory.learned  # a whole second: a file system that may stamp two changes alike
+
+
+def test_a_remembered_folder_is_walked_from_its_listing(tmp_path: Path) -> None:
+    from voyager_sessions.ingest.files import FolderMemory
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.jsonl").write_text("{}\n")
+    (tmp_path / "p" / "note.txt").write_text("x")
+    (tmp_path / "p" / "sub").mkdir()
+    (tmp_path / "p" / "sub" / "b.jsonl").write_text("{}\n")
+    memory = FolderMemory({}, now_ns=os.stat(tmp_path / "p" / "sub").st_ctime_ns + FolderMemory.SETTLED_NS + 1)
+    first = list(walk_files(tmp_path, ".jsonl", "claude", memory=memory))
+    assert memory.learned[str(tmp_path / "p")][3] == '["a.jsonl","note.txt","/sub"]'
+    again = list(walk_files(tmp_path, ".jsonl", "claude", memory=FolderMemory(memory.learned)))
+    assert again == first and [Path(s.path).name for s in again if isinstance(s, Source)] == ["a.jsonl", "b.jsonl"]

@@ -119,14 +119,14 @@ def test_unreadable_directory_is_named_and_scan_goes_on(home, run, monkeypatch):
     write_codex(home, codex_session_lines())
     locked = home / ".claude" / "projects" / "-locked"
     locked.mkdir(parents=True)
-    real_scandir = os.scandir
+    real_listdir = os.listdir
 
-    def scandir(path):  # tests run as root, where chmod 000 would not stop a read
+    def listdir(path="."):  # tests run as root, where chmod 000 would not stop a read
         if os.fspath(path) == str(locked):
             raise PermissionError(13, "Permission denied", str(locked))
-        return real_scandir(path)
+        return real_listdir(path)
 
-    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "listdir", listdir)
     res = run("scan")
     assert res.exit_code == 0
     assert str(locked) in res.stderr and "Permission denied" in res.stderr
