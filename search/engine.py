@@ -183,7 +183,7 @@ class Searcher:
         searcher = self.index.searcher()
         phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
         if opts.sessions:
-            return self._search_sessions(query, parsed, q, searcher, phrases, opts)
+            return self._search_sessions(query, q, searcher, phrases, opts)
         # Never ask for more hits than there are documents: an offset of 10^11 would make
         # Tantivy allocate for that many (and abort the process); past the end is an empty page.
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
@@ -270,16 +270,12 @@ class Searcher:
         )
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Should, boost)])
 
-    def _search_sessions(self, query, parsed: qlang.ParsedQuery, q, searcher, phrases, opts) -> SearchResult:
-        counted = None
-        if parsed.root is not None and opts.sort != "recent":
-            from voyager_sessions.search import sessions, tiers
-
-            if tiers.breadth(parsed.root, tiers.Stats(searcher)) > SESSION_WINDOW:
-                # Past the window, sessions are counted by aggregation: started beside the window's search (on
-                # the second core where there is one) when the query's terms are that common.
-                counted = sessions.later(lambda: self._session_counts(searcher, q))
-        # Not counted: a window that is not full holds every match, and a full one is counted by aggregation.
+    def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
+        """``--sessions`` for a query of one term: the sessions of its best SESSION_WINDOW events, each shown by
+        its best event. Past the window (a common word), the page's sessions are counted by an aggregation over
+        their events alone, and the total is the sessions the window holds, a lower bound (``total_exact``
+        false): counting every matching session took a bucket per session, 100 ms at 100,000 sessions."""
+        # Not counted: a window that is not full holds every match.
         res = searcher.search(q, limit=SESSION_WINDOW, count=False, weight_by_field="w")
         keys = searcher.fast_field_values("sk", [addr for _, addr in res.hits]) if res.hits else []
         best: dict[int, tuple[float, object]] = {}
@@ -296,15 +292,20 @@ class Searcher:
         events = [(best[k][0], _doc_event(searcher, best[k][1])) for k in page]
         hits = self._hits(events, phrases, opts)
         exact = len(res.hits) < SESSION_WINDOW
-        agg_counts = {} if exact else counted() if counted is not None else self._session_counts(searcher, q)
-        for h, k in zip(hits, page):
-            h.hit_count = counts[k] if exact else agg_counts.get(k, counts[k])
+        if not exact and hits:
+            page_counts = self._session_counts(searcher, self._restricted(q, [ev.session for _, ev in events]))
+            for h, k in zip(hits, page):
+                h.hit_count = page_counts.get(k, counts[k])
+        else:
+            for h, k in zip(hits, page):
+                h.hit_count = counts[k]
         return SearchResult(
             schema_version=SCHEMA_VERSION,
             query=query,
-            total=len(order) if exact else max(len(order), len(agg_counts)),
+            total=len(order),
             offset=opts.offset,
             hits=hits,
+            total_exact=exact,
         )
 
     def _session_counts(self, searcher, q) -> dict[int, int]:

@@ -68,8 +68,9 @@ async function load() {
 function show(doc) {
   const res = doc.result;
   const n = res.total;
+  const atLeast = res.total_exact === false ? "+" : "";  // a common word: at least this many (docs/json.md)
   $("status").textContent = state.q
-    ? `${n.toLocaleString()} session${n === 1 ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : "")
+    ? `${n.toLocaleString()}${atLeast} session${n === 1 && !atLeast ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : "")
     : `${n.toLocaleString()} most recent sessions`;
   $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id])));
   if (res.hits.length < n) $("results").append(more(res.hits.length));
