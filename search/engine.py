@@ -55,6 +55,10 @@ class SessionCatalog(Protocol):
         """The stored sessions among ``ids``."""
         ...
 
+    def latest_of(self, ids: Iterable[str]) -> Mapping[str, float]:
+        """When each of the stored sessions among ``ids`` was last active (0 when unknown)."""
+        ...
+
 
 class SearchOptions(msgspec.Struct, kw_only=True):
     limit: int = 20
@@ -502,7 +506,6 @@ class Searcher:
         score the session's (``search.sessions.score``), ``hit_count`` its events that say any
         term, and ``matched_terms`` each term it holds with the event that says it best.
         """
-        import tantivy
 
         from voyager_sessions.search import sessions  # only several-term queries need it
 
@@ -511,14 +514,12 @@ class Searcher:
         from voyager_sessions.search.tiers import WIDE
 
         breadths = self.breadths(searcher, sp.positive)
-        cov = sessions.cover(
-            searcher,
-            sp.terms,
-            weights=True,
-            broad=[b >= WIDE for b in breadths],
-            together=sp.plain,
-            breadths=breadths,
-        )
+        broad = [b >= WIDE for b in breadths]
+        if opts.sort != "recent" and all(broad) and not sp.titled:
+            fast = self._together_first(query, searcher, sp, opts, terms)
+            if fast is not None:
+                return fast
+        cov = sessions.cover(searcher, sp.terms, weights=True, broad=broad, together=sp.plain, breadths=breadths)
         if not cov.chosen:
             return SearchResult(
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
@@ -543,15 +544,78 @@ class Searcher:
                 order = sorted(cov.chosen, key=lambda sid: (held[sid], scores[sid]), reverse=True)
             order = self._recent_first_among_ties(order, rank, window=(opts.offset, opts.offset + opts.limit))
         page = order[opts.offset : opts.offset + opts.limit]
+        return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(order))
+
+    def _together_first(self, query: str, searcher, sp: _Spread, opts: SearchOptions, terms: list[str]):
+        """``--sessions`` for several words each said in a large share of all events, none of them in a title.
+
+        Scored as said wherever they are said (``search.sessions.cover``), every session holding them all
+        scores the same but for the bonus of one event saying them together, so the sessions where one does
+        come first, newest first. When they fill the page, the page is shown from them alone: one aggregation
+        instead of a bucket per session per word (at 100,000 sessions, 0.6 s); the total is then those
+        sessions, a lower bound (``total_exact`` false). None when they do not fill it.
+        """
+        from voyager_sessions.search import sessions
+
+        k = len(sp.terms)
+        # The sessions saying them together, and (for the idf) how many events say each word: side by side.
+        found = sessions.each(
+            lambda j: sessions.evidence(searcher, sp.plain) if j == 0 else sessions.count(searcher, sp.terms[j - 1]),
+            range(k + 1),
+        )
+        together = found[0]
+        dfs = [n for n in found[1:] if isinstance(n, int)]
+        assert isinstance(together, sessions.TermEvidence) and len(dfs) == k
+        want = opts.offset + opts.limit
+        if len(together.counts) < want:
+            return None
+        latest = self.catalog.latest_of(together.counts)
+        order = sorted(together.counts, key=lambda sid: (-latest.get(sid, 0.0), sid))
+        page = order[opts.offset : want]
+        held = dict.fromkeys(page, 1)
+        cov = sessions.Coverage(
+            per_term=[
+                sessions.TermEvidence(counts=held, weight=sessions.BROAD_WEIGHT, presence=True) for _ in sp.terms
+            ],
+            held=dict.fromkeys(page, len(sp.terms)),
+            chosen=page,
+            match="all",
+            together={sid: together.counts[sid] for sid in page},
+            dfs=dfs,
+        )
+        scores = sessions.score(cov, searcher.num_docs, together=set(page), titled=set())
+        return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(order), exact=False)
+
+    def _session_rows(
+        self,
+        query: str,
+        searcher,
+        sp: _Spread,
+        opts: SearchOptions,
+        terms: list[str],
+        cov: sessions.Coverage,
+        scores: dict[str, float],
+        page: list[str],
+        *,
+        total: int,
+        exact: bool = True,
+    ) -> SearchResult:
+        """The rows of a page of sessions ``page`` of a several-term ``--sessions`` search."""
+        import tantivy
+
+        from voyager_sessions.search import sessions
+
+        together = cov.together
         if not page:
             return SearchResult(
                 schema_version=SCHEMA_VERSION,
                 query=query,
-                total=len(order),
+                total=total,
                 offset=opts.offset,
                 hits=[],
                 match=cov.match,
                 terms=terms,
+                total_exact=exact,
             )
         # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight):
         # one small search a (session, term), cheaper than ranking all their events at once.
@@ -616,11 +680,12 @@ class Searcher:
         return SearchResult(
             schema_version=SCHEMA_VERSION,
             query=query,
-            total=len(order),
+            total=total,
             offset=opts.offset,
             hits=hits,
             match=cov.match,
             terms=terms,
+            total_exact=exact,
         )
 
     def _best_in(self, searcher, q, session_id: str) -> tuple[float, object] | None:
@@ -656,8 +721,8 @@ class Searcher:
         run = order[lo:hi]
         if all(rank(a) != rank(b) for a, b in zip(run, run[1:])):
             return order
-        recs = self.catalog.sessions_by_id(run)
-        return order[:lo] + sorted(run, key=lambda sid: (rank(sid), -_latest(recs.get(sid)))) + order[hi:]
+        latest = self.catalog.latest_of(run)
+        return order[:lo] + sorted(run, key=lambda sid: (rank(sid), -latest.get(sid, 0.0), sid)) + order[hi:]
 
     @staticmethod
     def breadths(searcher, positive: list[qlang.Node]) -> list[int]:

@@ -87,6 +87,8 @@ class TermEvidence(msgspec.Struct):
     counts: dict[str, int]
     weights: dict[str, int] | None = None
     weight: int = 0
+    #: Scored as said once wherever it is said (a broad term: see ``cover``).
+    presence: bool = False
 
     def __contains__(self, sid: object) -> bool:
         return sid in self.counts
@@ -188,10 +190,11 @@ def cover(
     ``together`` (the query of every term in one event) where one event holds them all: aggregated beside the
     terms, on the second core where there is one.
 
-    With ``weights``, a term marked ``broad`` (said in a large share of all events) is counted without its
-    kind weights: which kind of event says a word that a fifth of the history says tells nothing about
-    which session is meant, and the weights would triple its aggregation's cost (the tail at 1M events).
-    Its evidence carries :data:`BROAD_WEIGHT` in every session instead.
+    With ``weights``, a term marked ``broad`` (said in a large share of all events) is scored without its
+    kind weights or its count: which kind of event says a word that a fifth of the history says, or how
+    often a session says it, tells nothing about which session is meant (its ``tf`` saturates within a few
+    events anyway), and the weights would triple its aggregation's cost (the tail at 1M events). Its
+    evidence carries :data:`BROAD_WEIGHT` in every session and is scored as said once (``presence``).
 
     ``breadths`` (at most how many events each term matches): when the narrowest is said in at most
     :data:`NARROW_SESSIONS` sessions, the other terms are aggregated in those sessions only (a rare identifier
@@ -204,7 +207,9 @@ def cover(
     def term(i: int, restrict: object = None) -> TermEvidence:
         wide = i < len(broad) and broad[i]
         q = term_queries[i] if restrict is None else _and(term_queries[i], restrict)
-        return evidence(searcher, q, weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
+        ev = evidence(searcher, q, weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
+        ev.presence = weights and wide
+        return ev
 
     if len(breadths) == k >= 2:
         narrow = min(range(k), key=breadths.__getitem__)
@@ -301,6 +306,10 @@ def score(cov: Coverage, num_events: int, *, together: set[str], titled: set[str
         f = idf[i]
         part: dict
         keys: Iterable
+        if ev.presence:
+            said = f * 1 * (K1 + 1) / (1 + K1) * _log2(ev.weight)
+            acc = [a + said if sid in ev.counts else a for a, sid in zip(acc, chosen)]
+            continue
         if ev.weights is None:
             lw = _log2(ev.weight)
             part = {c: f * c * (K1 + 1) / (c + K1) * lw for c in set(ev.counts.values())}

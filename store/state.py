@@ -540,6 +540,25 @@ class StateStore:
                 out[rec.session.id] = rec
         return out
 
+    def latest_of(self, ids: Iterable[str]) -> dict[str, float]:
+        """When each of the sessions ``ids`` was last active (``updated``, else ``started``, else 0): the recency
+        that breaks ties between search results, without building whole records (2,300 of them took 18 ms)."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, float] = {}
+        if len(ids) > 1000 and 2 * len(ids) > self.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]:
+            # Most of the table: every row read once beats a lookup an id (2,300 of 2,400: 1.2 ms, not 3).
+            wanted = set(ids)
+            for sid, updated, started in self.conn.execute("SELECT id, updated, started FROM sessions"):
+                if sid in wanted:
+                    out[sid] = updated or started or 0.0
+            return out
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            sql = f"SELECT id, updated, started FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
+            for sid, updated, started in self.conn.execute(sql, chunk):
+                out[sid] = updated or started or 0.0
+        return out
+
     def list_sessions(
         self, *, provider: str | None = None, limit: int | None = None, offset: int = 0
     ) -> tuple[int, list[SessionRecord]]:

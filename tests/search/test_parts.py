@@ -28,6 +28,9 @@ class _NoCatalog:
     def sessions_by_id(self, ids):
         return {}
 
+    def latest_of(self, ids):
+        return {}
+
 
 def _index(path, sessions: int, per: int = 1) -> Searcher:
     index = SearchIndex(path)

@@ -283,6 +283,9 @@ class _NoCatalog:
     def sessions_by_id(self, ids):
         return {}
 
+    def latest_of(self, ids):
+        return {}
+
 
 @pytest.fixture(scope="module")
 def varied(tmp_path_factory):
@@ -421,3 +424,52 @@ def test_common_words_whose_events_fill_the_page_skip_the_sessions(varied, query
         assert fast.total_exact and fast.total == full.total
     else:
         assert not fast.total_exact and offset + limit <= fast.total <= full.total
+
+
+@pytest.mark.parametrize(("limit", "offset"), [(5, 0), (5, 5), (100, 0)])
+@pytest.mark.parametrize("query", ["alpha beta", "alpha beta gamma", "kappa sigma", "beta -gamma delta"])
+def test_common_words_with_sessions_list_those_saying_them_together_newest_first(
+    varied, query, limit, offset, monkeypatch
+):
+    """Every word common (tiers.WIDE lowered): each is scored as said once wherever said, so the sessions where
+    one event says them all come first, newest first; when they fill the page it is built from them alone, and
+    is the page the full aggregation builds (the total then a lower bound)."""
+    from voyager_sessions.search import tiers
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+
+    searcher, events = varied
+    latest: dict[str, float] = {}
+    for ev in events:
+        latest[ev.session] = max(latest.get(ev.session, 0.0), ev.ts or 0.0)
+    monkeypatch.setattr(
+        searcher.catalog, "latest_of", lambda ids: {i: latest[i] for i in ids if i in latest}, raising=False
+    )
+    monkeypatch.setattr(tiers, "WIDE", 1)
+    opts = SearchOptions(sessions=True, limit=limit, offset=offset)
+    fast = searcher.search(query, opts)
+    monkeypatch.setattr(Searcher, "_together_first", lambda self, *a: None)
+    full = searcher.search(query, opts)
+
+    def rows(res):
+        return [
+            (h.session_id, h.seq, round(h.score, 4), h.hit_count, [(t.term, t.seq) for t in h.matched_terms or []])
+            for h in res.hits
+        ]
+
+    assert rows(fast) == rows(full) and full.total_exact
+    if fast.total_exact:  # the sessions saying them together did not fill the page: the full search answered
+        assert fast.total == full.total
+    else:
+        assert offset + limit <= fast.total <= full.total
+        shown = [latest[h.session_id] for h in fast.hits]
+        assert shown == sorted(shown, reverse=True)  # newest first
+
+
+def test_the_together_first_page_is_taken(varied, monkeypatch):
+    """Not vacuous: on this corpus a short page of common words is built from the sessions saying them together."""
+    from voyager_sessions.search import tiers
+    from voyager_sessions.search.engine import SearchOptions
+
+    searcher, _ = varied
+    monkeypatch.setattr(tiers, "WIDE", 1)
+    assert not searcher.search("alpha beta", SearchOptions(sessions=True, limit=5)).total_exact

@@ -38,6 +38,9 @@ class _Catalog:
     def sessions_by_id(self, ids):
         return {}
 
+    def latest_of(self, ids):
+        return {}
+
 
 @pytest.fixture(scope="module")
 def searcher(tmp_path_factory):

@@ -104,3 +104,23 @@ def test_a_long_lived_reader_finds_titled_sessions_as_a_one_shot_one_does(tmp_pa
     empty = StateStore(tmp_path / "empty.db", lendable=True)
     assert empty.session_ids_titled([""]) == empty.session_ids_titled([""]) == []  # nothing titled, asked twice
     empty.close()
+
+
+def test_latest_of_is_when_each_session_was_last_active(tmp_path):
+    """``latest_of`` (what breaks ties between search results) is ``updated``, else ``started``, else 0, whether
+    a few sessions are asked about (looked up) or most of them (every row read once)."""
+    from voyager_sessions.core.model import Session, SessionRecord
+
+    def session(i: int) -> Session:
+        updated = None if i % 3 == 0 else 1_700_000_000.0 + i
+        started = None if i % 5 == 0 else 1_600_000_000.0 + i
+        return Session(id=f"p:{i:04d}", provider="p", native_id=str(i), started=started, updated=updated)
+
+    path = tmp_path / "state.db"
+    store = StateStore(path)
+    store.commit_scan(sessions=[SessionRecord(session=session(i), events=1) for i in range(1500)])
+    want = {f"p:{i:04d}": session(i).updated or session(i).started or 0.0 for i in range(1500)}
+    few = [f"p:{i:04d}" for i in range(0, 1500, 7)] + ["p:missing"]
+    many = [f"p:{i:04d}" for i in range(1200)]
+    assert store.latest_of(few) == {sid: want[sid] for sid in few if sid in want}
+    assert store.latest_of(many) == {sid: want[sid] for sid in many}
