@@ -61,7 +61,13 @@ async function load() {
   show(doc);
   try {
     const f = await facetsDoc;
-    if (mine === serial) facets(f.facets);
+    if (mine !== serial) return;
+    facets(f.facets);
+    // A common word's rows count at least so many sessions; the facets counted them all.
+    if (doc.result.total_exact === false) {
+      const n = f.result.total;
+      $("status").textContent = `${n.toLocaleString()} session${n === 1 ? "" : "s"} match (showing ${doc.result.hits.length})`;
+    }
   } catch { /* the results stand without their counts */ }
 }
 
