@@ -7,29 +7,14 @@ as a damaged index). Split by session key, the parts hold disjoint sessions and 
 
 from __future__ import annotations
 
+from tests.search.nocatalog import NoCatalog
+
 import pytest
 
 from voyager_sessions.core.model import Event
 from voyager_sessions.search import parts
 from voyager_sessions.search.engine import Searcher, SearchOptions
 from voyager_sessions.search.index import SearchIndex
-
-
-class _NoCatalog:
-    def resolve_session(self, ref, limit=50):
-        return []
-
-    def session_ids_where(self, *, cwd=None, repo=None):
-        return []
-
-    def session_ids_titled(self, words, limit=1000):
-        return []
-
-    def sessions_by_id(self, ids):
-        return {}
-
-    def latest_of(self, ids):
-        return {}
 
 
 def _index(path, sessions: int, per: int = 1) -> Searcher:
@@ -48,7 +33,7 @@ def _index(path, sessions: int, per: int = 1) -> Searcher:
     ]
     index.add_events(events)
     index.commit()
-    return Searcher(index, _NoCatalog(), ["claude"])
+    return Searcher(index, NoCatalog(), ["claude"])
 
 
 @pytest.fixture(scope="module")

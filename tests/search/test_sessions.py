@@ -9,6 +9,8 @@ only when no term occurs anywhere.
 
 from __future__ import annotations
 
+from tests.search.nocatalog import NoCatalog
+
 import json
 
 import pytest
@@ -270,23 +272,6 @@ def test_the_demo_query_finds_the_session(home, run):
 WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "sigma"]
 
 
-class _NoCatalog:
-    def resolve_session(self, ref, limit=50):
-        return []
-
-    def session_ids_where(self, *, cwd=None, repo=None):
-        return []
-
-    def session_ids_titled(self, words, limit=1000):
-        return []
-
-    def sessions_by_id(self, ids):
-        return {}
-
-    def latest_of(self, ids):
-        return {}
-
-
 @pytest.fixture(scope="module")
 def varied(tmp_path_factory):
     """40 sessions, each drawing its events' words from its own subset of WORDS (four to six of them): many hold
@@ -316,7 +301,7 @@ def varied(tmp_path_factory):
             )
     index.add_events(events)
     index.commit()
-    return Searcher(index, _NoCatalog(), ["claude"]), events
+    return Searcher(index, NoCatalog(), ["claude"]), events
 
 
 @pytest.mark.parametrize("narrow", [0, 500])

@@ -7,6 +7,8 @@ past the first; and checks that a stopped search says its total is a lower bound
 
 from __future__ import annotations
 
+from tests.search.nocatalog import NoCatalog
+
 import json
 import random
 
@@ -21,25 +23,6 @@ from tests.conftest import write_claude
 WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "lambda", "sigma", "omega", "数据", "库"]
 KINDS = ["user", "assistant", "reasoning", "tool_call", "tool_result", "meta"]
 ORIGIN = {"user": "human", "tool_result": "tool", "meta": "provider"}
-
-
-class _Catalog:
-    """No session metadata: the ranking is all this test looks at."""
-
-    def resolve_session(self, ref, limit=50):
-        return []
-
-    def session_ids_where(self, *, cwd=None, repo=None):
-        return []
-
-    def session_ids_titled(self, words, limit=1000):
-        return []
-
-    def sessions_by_id(self, ids):
-        return {}
-
-    def latest_of(self, ids):
-        return {}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +48,7 @@ def searcher(tmp_path_factory):
             )
     index.add_events(events)
     index.commit()
-    return Searcher(index, _Catalog(), ["claude", "codex"])
+    return Searcher(index, NoCatalog(), ["claude", "codex"])
 
 
 QUERIES = [
