@@ -506,13 +506,11 @@ class Searcher:
         score the session's (``search.sessions.score``), ``hit_count`` its events that say any
         term, and ``matched_terms`` each term it holds with the event that says it best.
         """
-
         from voyager_sessions.search import sessions  # only several-term queries need it
+        from voyager_sessions.search.tiers import WIDE
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
-        from voyager_sessions.search.tiers import WIDE
-
         breadths = self.breadths(searcher, sp.positive)
         broad = [b >= WIDE for b in breadths]
         if opts.sort != "recent" and all(broad) and not sp.titled:
@@ -527,8 +525,8 @@ class Searcher:
         together = cov.together
         scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=set(sp.titled))
         if opts.sort == "recent":
-            recs = self.catalog.sessions_by_id(cov.chosen)
-            order = sorted(cov.chosen, key=lambda sid: -_latest(recs.get(sid)))
+            latest = self.catalog.latest_of(cov.chosen)
+            order = sorted(cov.chosen, key=lambda sid: -latest.get(sid, 0.0))
         else:
             # Sessions holding more terms first (they all hold every term unless the match is partial), then by
             # score to 4 places, then the most recent. Sorted by the unrounded score (rounding keeps its order,
@@ -779,13 +777,6 @@ class _Spread(msgspec.Struct, kw_only=True):
     parsed: qlang.ParsedQuery
     #: The sessions whose title says the query's words.
     titled: list[str] = []
-
-
-def _latest(rec: SessionRecord | None) -> float:
-    """When a session was last active (0 when unknown): the recency that breaks ties."""
-    if rec is None:
-        return 0.0
-    return rec.session.updated or rec.session.started or 0.0
 
 
 def addr_key(addr) -> tuple[int, int]:
