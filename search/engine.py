@@ -364,7 +364,6 @@ class Searcher:
         import tantivy
 
         from voyager_sessions.search import sessions  # only several-term queries need it
-
         from voyager_sessions.search.tiers import WIDE
 
         searcher = self.index.searcher()
@@ -377,7 +376,7 @@ class Searcher:
             # the total is then a lower bound (those events), as a broad one-term search's is.
             held_hits, held_count = self._holding_all(searcher, sp, want)
             if len(held_hits) >= want:
-                return self._page_of(query, [(0, s, a) for s, a in held_hits], held_count, sp, opts, terms)
+                return self._page_of(searcher, query, [(0, s, a) for s, a in held_hits], held_count, sp, opts, terms)
             first = lambda: (held_hits, held_count)  # noqa: E731
         else:
             # The events holding every term (as one event answers the query) rank first when every term has a
@@ -425,10 +424,11 @@ class Searcher:
                 for ids in cov.levels()
             ]
             scored = self._tiers(searcher, tiers, skip=0, want=want, first_tier=1)
-        return self._page_of(query, scored, total, sp, opts, terms, match=cov.match, exact=True)
+        return self._page_of(searcher, query, scored, total, sp, opts, terms, match=cov.match, exact=True)
 
     def _page_of(
         self,
+        searcher,
         query: str,
         scored: list,
         total: int,
@@ -439,8 +439,8 @@ class Searcher:
         match: Literal["all", "partial"] = "all",
         exact: bool = False,
     ) -> SearchResult:
-        """The page of ``scored`` ((tier, score, address), ranked) a several-term event search returns."""
-        searcher = self.index.searcher()
+        """The page of ``scored`` ((tier, score, address) on ``searcher``, ranked) a several-term event search
+        returns."""
         page = scored[opts.offset : opts.offset + opts.limit]
         events = [(tier, score, _doc_event(searcher, addr)) for tier, score, addr in page]
         if opts.sort != "recent":
@@ -649,9 +649,9 @@ class Searcher:
             else:
                 said = [se for i in range(len(sp.terms)) if (se := best_for(i)) is not None]
                 if said:
-                    ev = max(said, key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)), se[0]))[
-                        1
-                    ]
+                    _, ev = max(
+                        said, key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)), se[0])
+                    )
             if ev is None:
                 continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
             rows.append((scores[sid], ev))
@@ -777,11 +777,6 @@ class _Spread(msgspec.Struct, kw_only=True):
     parsed: qlang.ParsedQuery
     #: The sessions whose title says the query's words.
     titled: list[str] = []
-
-
-def addr_key(addr) -> tuple[int, int]:
-    """A document address as a dict key (tantivy's DocAddress is not hashable)."""
-    return (addr.segment_ord, addr.doc)
 
 
 def _doc_event(searcher, addr) -> Event:

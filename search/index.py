@@ -59,7 +59,7 @@ KIND_WEIGHTS: dict[str, int] = {
 #: 92k prompts against 193k events holding its six characters and checked positions wherever they landed
 #: (29 ms). The same query limited to the prompts whose ``said`` holds every character checks only those
 #: (12 ms). It costs ~1 % of the index: prompts are short beside tool output.
-SAID_WEIGHT = max(KIND_WEIGHTS.values())
+SAID_KINDS = frozenset(k for k, w in KIND_WEIGHTS.items() if w == max(KIND_WEIGHTS.values()))
 
 
 def build_schema() -> tantivy.Schema:
@@ -81,7 +81,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_unsigned_field("w", fast=True)
     sb.add_unsigned_field("sk", fast=True)  # session key: groups hits by session without stored reads
     sb.add_text_field("body", tokenizer_name=TOKENIZER_NAME, index_option="position")
-    sb.add_text_field("said", tokenizer_name=TOKENIZER_NAME, index_option="basic")  # SAID_WEIGHT kinds' body
+    sb.add_text_field("said", tokenizer_name=TOKENIZER_NAME, index_option="basic")  # SAID_KINDS' body
     sb.add_bytes_field("text", stored=True, indexed=False)
     return sb.build()
 
@@ -385,7 +385,7 @@ def event_document(
         doc.add_boolean("err", True)
     body = ev.body.decode()
     doc.add_text("body", body)
-    if KIND_WEIGHTS.get(ev.kind, 0) == SAID_WEIGHT:
+    if ev.kind in SAID_KINDS:
         doc.add_text("said", body)
     doc.add_bytes("text", ev.stored)
     return doc

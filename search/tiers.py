@@ -35,7 +35,7 @@ import msgspec
 
 from voyager_sessions.core.model import KINDS
 from voyager_sessions.search import query as qlang
-from voyager_sessions.search.index import KIND_WEIGHTS, SAID_WEIGHT
+from voyager_sessions.search.index import KIND_WEIGHTS, SAID_KINDS
 
 #: BM25's k1: a term scores below ``idf * (K1 + 1)`` in any event.
 K1 = 1.2
@@ -58,7 +58,7 @@ TIERS = _tiers()
 
 def in_said(kinds: tuple[str, ...]) -> bool:
     """Whether every kind of ``kinds`` has its words indexed in ``said`` too (the heaviest tier's kinds)."""
-    return bool(kinds) and all(KIND_WEIGHTS.get(k, 0) == SAID_WEIGHT for k in kinds)
+    return bool(kinds) and SAID_KINDS.issuperset(kinds)
 
 
 def multiplier(weight: int) -> float:
