@@ -2,11 +2,15 @@
 
 The picker runs in a real terminal (a tmux server of the bench's own, in its sandbox) on the
 largest event corpus of ``search``, with ``$VOYAGER_UI_PROBE`` naming a file the app appends
-timing events to (``frame`` when the first screen is drawn, ``search`` when a debounced query
-starts, ``answer`` when its results are on the screen). First frame = ``frame`` minus the
+timing events to (``frame`` when the first screen is drawn, ``typed`` with the box's text after
+each keystroke, ``search`` when a debounced query starts, ``answer`` when its results are on
+the screen). First frame = ``frame`` minus the
 process's start time (``/proc/<pid>/stat``); typed-query latency = ``answer`` minus ``search``
 for the same text, i.e. after the debounce, as the issue measures it. Queries are typed one
-after another with ``send-keys``; each waits for its answer.
+after another with ``send-keys``; each waits for its answer. The box is emptied first (``C-u``)
+and typing starts only once the app reports it empty: Textual applies a binding such as ``C-u``
+after the keys already read with it, so text sent right behind it could be typed first and then
+erased (in CI every query was lost that way once).
 
 Checks (correctness only): every query typed gets its answer, with rows where the CLI finds
 hits. Skipped, with the reason, without tmux or outside Linux (``/proc``).
@@ -151,13 +155,23 @@ def ui(ctx: Context) -> ScenarioResult:
         latencies: list[float] = []
         typed = 0
         unanswered: list[str] = []
+        box = ""  # what the search box holds
+
+        def clear() -> None:
+            """Empty the box, and wait until the app has (see the module's docstring)."""
+            probe.write_text("")  # this query's events only
+            if box:
+                tmux("send-keys", "-t", name, "C-u")
+                _wait(probe, lambda ev: ev["event"] == "typed" and ev["value"] == "", timeout=5)
+                probe.write_text("")
+
         for _ in range(1 if ctx.quick else 5):
             for q in QUERIES:
                 typed += 1
                 for _attempt in range(2):  # typed again once if its answer never shows (a keystroke lost to a race)
-                    probe.write_text("")  # this query's events only
-                    tmux("send-keys", "-t", name, "C-u")
+                    clear()
                     tmux("send-keys", "-t", name, "-l", q)
+                    box = q
                     ans = _wait(probe, lambda ev, q=q: ev["event"] == "answer" and ev["query"] == q, timeout=10)
                     if ans:
                         break

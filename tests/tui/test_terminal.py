@@ -108,6 +108,7 @@ def test_hostile_session_and_a_chinese_query_in_a_real_terminal(terminal) -> Non
     title = t.tmux("display-message", "-p", "-t", t.name, "#{pane_title}")
     assert "pwned" not in title
     t.keys("C-u")
+    t.wait_for("search your sessions")  # the box is empty (Textual applies C-u after keys read with it)
     t.keys("终端转义", literal=True)
     screen = t.wait_for("终端转义")
     assert "1 session ·" in t.wait_for("1 session ·")

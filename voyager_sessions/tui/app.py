@@ -261,6 +261,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     @on(Input.Changed, "#query")
     def typed(self, event: Input.Changed) -> None:
+        probe("typed", value=event.value)
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE, lambda: self.debounced(event.value))
