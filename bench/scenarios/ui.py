@@ -30,7 +30,7 @@ from pathlib import Path
 
 from bench.context import Context, size_label
 from bench.model import Check, Metric, ScenarioResult, Target
-from bench.util import Quantiles, cli_env, voyager_command
+from bench.util import ProviderHomes, Quantiles, cli_env, voyager_command
 
 #: The issue's targets (first frame after start; results after the debounce, p95, without a server).
 TARGET_FRAME_MS = 400.0
@@ -95,7 +95,8 @@ def ui(ctx: Context) -> ScenarioResult:
     probe.unlink(missing_ok=True)
     env = cli_env(
         {
-            "VOYAGER_HOME": str(run.data_dir),
+            # Provider homes of the sandbox's own (the picker's refresh looks there, never in the machine's HOME).
+            **ProviderHomes.under(ctx.dir("search-home")).env(run.data_dir),
             "VOYAGER_UI_PROBE": str(probe),
             "VOYAGER_NO_SERVER": "1",
             "TERM": "xterm-256color",
