@@ -10,7 +10,9 @@ provider names the ``provider:`` filter accepts. The application layer
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import bisect
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
@@ -57,6 +59,10 @@ class SessionCatalog(Protocol):
 
     def latest_of(self, ids: Iterable[str]) -> Mapping[str, float]:
         """When each of the stored sessions among ``ids`` was last active (0 when unknown)."""
+        ...
+
+    def newest(self, ids: Collection[str], n: int) -> list[str]:
+        """The ``n`` most recently active of ``ids`` (as ``latest_of`` says), newest first, equal ones by id."""
         ...
 
 
@@ -143,6 +149,11 @@ class Searcher:
         positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
         try:
             if 2 <= len(positive) <= SESSION_TERMS:
+                said = self._said_anywhere(positive)
+                if len(said) == 1:
+                    # Every other term is said nowhere (a typo, a word never used): no session can hold more than
+                    # this one, so every session saying it matches as well as any, and the query is that term's.
+                    return self._one_of(query, said[0], positive, conj.events, opts)
                 spread = _Spread(
                     positive=positive,
                     strict=strict,
@@ -169,6 +180,34 @@ class Searcher:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
+
+    def _said_anywhere(self, positive: list[qlang.Node]) -> list[qlang.Node]:
+        """The terms of ``positive`` that some event of the index may say (a document frequency above 0)."""
+        return [n for n, b in zip(positive, self.breadths(self.index.searcher(), positive)) if b > 0]
+
+    def _one_of(
+        self, query: str, term: qlang.Node, positive: list[qlang.Node], events: tuple[qlang.Node, ...], opts
+    ) -> SearchResult:
+        """A query of several terms only ``term`` of which is said anywhere, answered as the query of ``term`` and
+        the filters and negations alone: a partial match (``match``) naming every term.
+
+        Ranked as the session-level match would rank it too (every session holds one term), but without a
+        bucket per session: "databse migration" at 100,000 sessions took 0.8 s, the common word alone 30 ms."""
+        root = qlang.And((term, *events)) if events else term
+        parsed = qlang.ParsedQuery(root=root, texts=qlang.positive_texts(term))
+        strict = self.compiler.compile(parsed)
+        titled = self._titled(parsed)
+        q = self._title_boost(strict, parsed, titled)
+        result = self._search(query, parsed, q, opts, title_boosted=q is not strict)
+        result.terms = [qlang.describe(n) for n in positive]
+        result.match = "partial"
+        if opts.sessions:
+            said = qlang.describe(term)
+            for h in result.hits:
+                h.matched_terms = [
+                    TermHit(term=said, seq=h.seq, kind=h.kind, snippet=h.snippet, highlights=h.highlights)
+                ]
+        return result
 
     def _with_constraints(self, terms: list, events: tuple[qlang.Node, ...]) -> list:
         """Each term's query limited to the events that pass the filters and negations (compiled once)."""
@@ -525,8 +564,7 @@ class Searcher:
         together = cov.together
         scores = sessions.score(cov, searcher.num_docs, together=set(together), titled=set(sp.titled))
         if opts.sort == "recent":
-            latest = self.catalog.latest_of(cov.chosen)
-            order = sorted(cov.chosen, key=lambda sid: -latest.get(sid, 0.0))
+            order = self.catalog.newest(cov.chosen, opts.offset + opts.limit)  # the page's part of the order
         else:
             # Sessions holding more terms first (they all hold every term unless the match is partial), then by
             # score to 4 places, then the most recent. Sorted by the unrounded score (rounding keeps its order,
@@ -542,7 +580,7 @@ class Searcher:
                 order = sorted(cov.chosen, key=lambda sid: (held[sid], scores[sid]), reverse=True)
             order = self._recent_first_among_ties(order, rank, window=(opts.offset, opts.offset + opts.limit))
         page = order[opts.offset : opts.offset + opts.limit]
-        return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(order))
+        return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(cov.chosen))
 
     def _together_first(self, query: str, searcher, sp: _Spread, opts: SearchOptions, terms: list[str]):
         """``--sessions`` for several words each said in a large share of all events, none of them in a title.
@@ -567,9 +605,7 @@ class Searcher:
         want = opts.offset + opts.limit
         if len(together.counts) < want:
             return None
-        latest = self.catalog.latest_of(together.counts)
-        order = sorted(together.counts, key=lambda sid: (-latest.get(sid, 0.0), sid))
-        page = order[opts.offset : want]
+        page = self.catalog.newest(together.counts, want)[opts.offset :]
         held = dict.fromkeys(page, 1)
         cov = sessions.Coverage(
             per_term=[
@@ -582,7 +618,9 @@ class Searcher:
             dfs=dfs,
         )
         scores = sessions.score(cov, searcher.num_docs, together=set(page), titled=set())
-        return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(order), exact=False)
+        return self._session_rows(
+            query, searcher, sp, opts, terms, cov, scores, page, total=len(together.counts), exact=False
+        )
 
     def _session_rows(
         self,
@@ -706,21 +744,30 @@ class Searcher:
     def _recent_first_among_ties(
         self, order: list[str], rank: Callable[[str], tuple], window: tuple[int, int]
     ) -> list[str]:
-        """``order`` (sorted by ``rank``) with sessions of equal rank put newest first where that changes what
-        the page ``window`` (start, end) shows; the catalog is asked only about the ties that reach it."""
+        """``order`` (sorted by ``rank``) with sessions of equal rank put newest first (equal ones by id) where that
+        changes what the page ``window`` (start, end) shows. The runs of equal rank the page reaches are found by
+        bisection, and the catalog is asked only for as many of each run's newest as the page shows: a partial match
+        of a common word holds tens of thousands of sessions of a few distinct scores (at 100,000 sessions, ranking
+        every one and reading every one's recency took 0.74 s)."""
         lo, hi = max(0, window[0]), min(len(order), window[1])
         if lo >= hi:
             return order
-        # Widen the window to whole runs of equal rank: only those runs can change what it shows.
-        while lo > 0 and rank(order[lo - 1]) == rank(order[lo]):
-            lo -= 1
-        while hi < len(order) and rank(order[hi]) == rank(order[hi - 1]):
-            hi += 1
-        run = order[lo:hi]
-        if all(rank(a) != rank(b) for a, b in zip(run, run[1:])):
-            return order
-        latest = self.catalog.latest_of(run)
-        return order[:lo] + sorted(run, key=lambda sid: (rank(sid), -latest.get(sid, 0.0), sid)) + order[hi:]
+        start = bisect.bisect_left(order, rank(order[lo]), key=rank)
+        pieces: list[list[str]] = [order[:start]]
+        g0 = start
+        while g0 < hi:
+            g1 = bisect.bisect_right(order, rank(order[g0]), lo=g0, key=rank)
+            run = order[g0:g1]
+            if len(run) > 1:
+                top = self.catalog.newest(run, min(hi - g0, len(run)))
+                if len(top) < len(run):
+                    shown = set(top)
+                    top += [sid for sid in run if sid not in shown]  # past the page: their order shows nowhere
+                run = top
+            pieces.append(run)
+            g0 = g1
+        pieces.append(order[g0:])
+        return list(chain.from_iterable(pieces))
 
     @staticmethod
     def breadths(searcher, positive: list[qlang.Node]) -> list[int]:

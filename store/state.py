@@ -9,10 +9,11 @@ render time and a renamed session needs no reindex.
 
 from __future__ import annotations
 
+import heapq
 import operator
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -558,6 +559,42 @@ class StateStore:
             for sid, updated, started in self.conn.execute(sql, chunk):
                 out[sid] = updated or started or 0.0
         return out
+
+    def newest(self, ids: Collection[str], n: int) -> list[str]:
+        """The ``n`` most recently active of the sessions ``ids`` (by :meth:`latest_of`), newest first, equal ones
+        by id: what breaks ties between search results, where only a page of them is shown.
+
+        Few ids are looked up. Many (a common word's sessions at 100,000 sessions: 77,000 of them, 167 ms to read
+        every one's recency) are found by walking the sessions newest first on the index of ``updated`` until
+        ``n`` of them are among ``ids``; the sessions without ``updated`` (ranked by ``started``) are read apart."""
+        wanted = ids if isinstance(ids, (set, frozenset, dict)) else set(ids)
+        if n <= 0 or not wanted:
+            return []
+        # The walk reads about n * (all sessions / wanted) rows; a lookup reads every wanted one.
+        if len(wanted) <= 2000 or n * self.conn.execute("SELECT count(*) FROM sessions").fetchone()[0] > len(
+            wanted
+        ) * len(wanted):
+            latest = self.latest_of(wanted)
+            return heapq.nsmallest(n, wanted, key=lambda sid: (-latest.get(sid, 0.0), sid))
+        found: list[tuple[float, str]] = []
+        cutoff = None
+        walk = self.conn.execute("SELECT id, updated FROM sessions WHERE updated != 0 ORDER BY updated DESC")
+        for sid, updated in walk:
+            if cutoff is not None and updated < cutoff:
+                break  # every later row is older than the n-th found (equal ones were read on: ties go by id)
+            if sid in wanted:
+                found.append((updated, sid))
+                if len(found) == n:
+                    cutoff = updated
+        walk.close()
+        for sid, started in self.conn.execute("SELECT id, started FROM sessions WHERE updated IS NULL OR updated = 0"):
+            if sid in wanted:
+                found.append((started or 0.0, sid))
+        if cutoff is None or cutoff <= 0.0:  # ids not stored at all count as never active (0)
+            seen = {sid for _, sid in found}
+            found += [(0.0, sid) for sid in wanted if sid not in seen]
+        found.sort(key=lambda p: (-p[0], p[1]))
+        return [sid for _, sid in found[:n]]
 
     def list_sessions(
         self, *, provider: str | None = None, limit: int | None = None, offset: int = 0

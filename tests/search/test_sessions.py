@@ -173,6 +173,36 @@ def test_terms_split_across_sessions_are_a_partial_match(remembered, run):
     assert run("search", "--no-refresh", "nosuchword otherword").exit_code == 1
 
 
+@pytest.mark.parametrize("mode", [("--sessions",), ()])
+def test_beside_words_said_nowhere_one_word_is_searched_as_itself(remembered, run, mode):
+    """When every other term is said nowhere, the one that is matches as a partial match of them all: its own
+    hits in its own order (every session holds one term), each row naming it, the others in ``terms``."""
+    alone_res, alone = _search(run, *mode, "webhook")
+    for query in ("nosuchword webhook", "webhook nosuchword zzqqxx", '"not said anywhere" webhook'):
+        res, doc = _search(run, *mode, query)
+        assert res.exit_code == 0 and doc["match"] == "partial", query
+        assert doc["terms"] == _terms(query)
+        assert "no session holds all" in res.stderr and res.stderr.count("\n") == 1
+        rows = [(h["session_id"], h["seq"], h["snippet"]) for h in doc["hits"]]
+        assert rows == [(h["session_id"], h["seq"], h["snippet"]) for h in alone["hits"]] and rows
+        assert doc["total"] == alone["total"]
+        if mode:
+            assert all([t["term"] for t in h["matched_terms"]] == ["webhook"] for h in doc["hits"])
+    # Filters and negations apply as to the word alone; where they leave nothing, nothing matches (exit 1).
+    for words, narrowed in (("", ("--kind", "user")), (" -fail", ()), ("", ("--kind", "tool_call"))):
+        res, doc = _search(run, *mode, "nosuchword webhook" + words, *narrowed)
+        alone_res, alone = _search(run, *mode, "webhook" + words, *narrowed)
+        assert [h["session_id"] for h in doc["hits"]] == [h["session_id"] for h in alone["hits"]], narrowed
+        assert (res.exit_code, doc["total"]) == (alone_res.exit_code, alone["total"]), narrowed
+
+
+def _terms(query: str) -> list[str]:
+    """The terms JSON names for ``query`` (a quoted phrase keeps its quotes)."""
+    import shlex
+
+    return [f'"{t}"' if " " in t else t for t in shlex.split(query)]
+
+
 def test_phrases_and_cjk_runs_never_match_across_events(remembered, run):
     # 数 and 据 are in the same session but different events: a CJK run keeps its adjacency.
     res, doc = _search(run, "数据")
@@ -458,3 +488,63 @@ def test_the_together_first_page_is_taken(varied, monkeypatch):
     searcher, _ = varied
     monkeypatch.setattr(tiers, "WIDE", 1)
     assert not searcher.search("alpha beta", SearchOptions(sessions=True, limit=5)).total_exact
+
+
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory):
+    """150 sessions each saying one word once in a prompt: 120 say ``alpha``, 30 ``beta``. No session holds both,
+    so ``alpha beta`` matches partially in two runs of equal score (the 30 rarer ``beta`` sessions first)."""
+    from voyager_sessions.core.model import Event
+    from voyager_sessions.search.engine import Searcher
+    from voyager_sessions.search.index import SearchIndex
+
+    index = SearchIndex(tmp_path_factory.mktemp("tied") / "index")
+    events = [
+        Event(
+            session=f"claude:t{s:03d}",
+            seq=0,
+            kind="user",
+            origin="human",
+            text="alpha filler" if s < 120 else "beta filler",
+            ts=1_700_000_000.0 + s,
+        )
+        for s in range(150)
+    ]
+    index.add_events(events)
+    index.commit()
+    return Searcher(index, NoCatalog(), ["claude"])
+
+
+@pytest.mark.parametrize(("offset", "limit"), [(0, 10), (25, 10), (28, 4), (30, 20), (140, 20), (0, 150)])
+def test_equal_ranks_are_newest_first_on_every_page(tied, offset, limit, monkeypatch):
+    """Sessions of equal rank are newest first, equal recency by id, whatever page is asked: a page is the slice
+    of the whole ranking even where a run of equal rank starts before it or runs past it (the catalog is asked
+    only for the newest of each run the page reaches)."""
+    import random
+
+    from voyager_sessions.search.engine import SearchOptions
+
+    rng = random.Random(5)
+    latest = {f"claude:t{s:03d}": float(rng.randint(0, 40)) for s in range(150)}  # many equal: ties go by id
+    asked: list[tuple[int, int]] = []
+    newest = type(tied.catalog).newest
+
+    def counting_newest(self, ids, n):
+        asked.append((len(ids), n))
+        return newest(self, ids, n)
+
+    monkeypatch.setattr(tied.catalog, "latest_of", lambda ids: {i: latest[i] for i in ids if i in latest})
+    monkeypatch.setattr(type(tied.catalog), "newest", counting_newest)
+    whole = tied.search("alpha beta", SearchOptions(sessions=True, limit=150))
+    assert whole.match == "partial" and whole.total == 150
+    beta = sorted((f"claude:t{s:03d}" for s in range(120, 150)), key=lambda sid: (-latest[sid], sid))
+    alpha = sorted((f"claude:t{s:03d}" for s in range(120)), key=lambda sid: (-latest[sid], sid))
+    assert [h.session_id for h in whole.hits] == beta + alpha
+    asked.clear()
+    page = tied.search("alpha beta", SearchOptions(sessions=True, limit=limit, offset=offset))
+    assert [h.session_id for h in page.hits] == (beta + alpha)[offset : offset + limit]
+    assert page.total == 150
+    # Each run the page reaches is asked for as many of its newest as the page shows of it, no more.
+    end = min(offset + limit, 150)
+    want = ([(30, min(end, 30))] if offset < 30 else []) + ([(120, end - 30)] if end > 30 else [])
+    assert asked == want

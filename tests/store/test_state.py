@@ -124,3 +124,47 @@ def test_latest_of_is_when_each_session_was_last_active(tmp_path):
     many = [f"p:{i:04d}" for i in range(1200)]
     assert store.latest_of(few) == {sid: want[sid] for sid in few if sid in want}
     assert store.latest_of(many) == {sid: want[sid] for sid in many}
+
+
+def test_newest_is_the_head_of_the_sessions_ordered_by_recency(tmp_path, monkeypatch):
+    """``newest(ids, n)`` is the first ``n`` of ``ids`` ordered by ``latest_of`` (newest first, equal ones by id,
+    ids not stored as never active), whether it looks the ids up (few, or sparse among all sessions) or walks
+    the sessions newest first (many): sessions without ``updated`` or with 0 there, equal stamps at the cut."""
+    import random
+
+    from voyager_sessions.core.model import Session, SessionRecord
+
+    rng = random.Random(3)
+
+    def session(i: int) -> Session:
+        updated = None if i % 11 == 0 else 0.0 if i % 13 == 0 else 1_700_000_000.0 + rng.randint(0, 900)
+        started = None if i % 7 == 0 else 1_700_000_000.0 + rng.randint(0, 1200)
+        return Session(id=f"p:{i:05d}", provider="p", native_id=str(i), started=started, updated=updated)
+
+    store = StateStore(tmp_path / "state.db")
+    made = [session(i) for i in range(6000)]
+    store.commit_scan(sessions=[SessionRecord(session=s, events=1) for s in made])
+    latest = {s.id: s.updated or s.started or 0.0 for s in made}
+    walked = []
+    execute = store.conn.execute
+
+    class Spy:  # sqlite3.Connection's attributes are read-only: the store's connection is wrapped instead
+        def execute(self, sql, *args):
+            if "ORDER BY updated DESC" in sql:
+                walked.append(sql)
+            return execute(sql, *args)
+
+    monkeypatch.setattr(store, "conn", Spy())
+    cases = [
+        ([f"p:{i:05d}" for i in range(0, 6000, 3)] + ["p:gone"], 25),  # 2,001 of 6,000: walked
+        ([f"p:{i:05d}" for i in range(5000)], 1),
+        ([f"p:{i:05d}" for i in range(6000)] + ["p:gone", "p:also-gone"], 6002),  # every one, the unstored last
+        ([f"p:{i:05d}" for i in range(0, 6000, 4)], 40),  # 1,500: looked up
+        ([f"p:{i:05d}" for i in range(2500)], 2400),  # walking would read more than looking up
+    ]
+    for ids, n in cases:
+        want = sorted(ids, key=lambda sid: (-latest.get(sid, 0.0), sid))[:n]
+        assert store.newest(ids, n) == want, (len(ids), n)
+        assert store.newest(set(ids), n) == want
+    assert len(walked) == 6  # the first three cases, twice each
+    assert store.newest([], 5) == [] and store.newest(["p:00001"], 0) == []
