@@ -548,3 +548,30 @@ def test_equal_ranks_are_newest_first_on_every_page(tied, offset, limit, monkeyp
     end = min(offset + limit, 150)
     want = ([(30, min(end, 30))] if offset < 30 else []) + ([(120, end - 30)] if end > 30 else [])
     assert asked == want
+
+
+@pytest.mark.parametrize(("offset", "limit"), [(0, 5), (7, 30), (100, 50), (380, 40)])
+def test_a_partial_event_page_is_the_slice_of_the_whole_ranking(varied, offset, limit):
+    """No session holds every term (one is said nowhere): events of sessions holding more terms come first, a
+    level at a time, each level counted only when a page reaches it; every page is that slice of the whole
+    ranking and the total is every event saying a term."""
+    from voyager_sessions.search.engine import SearchOptions
+
+    searcher, events = varied
+    query = "alpha beta gamma delta kappa sigma nosuchword"
+    whole = searcher.search(query, SearchOptions(limit=10_000))
+    saying = [ev for ev in events if set(ev.text.split()) & set(WORDS)]
+    assert whole.match == "partial" and whole.total == len(saying) == len(whole.hits)
+    held = {ev.session: set() for ev in events}
+    for ev in events:
+        held[ev.session] |= set(ev.text.split())
+    levels = [len(held[h.session_id]) for h in whole.hits]
+    assert levels == sorted(levels, reverse=True) and len(set(levels)) > 1
+    page = searcher.search(query, SearchOptions(limit=limit, offset=offset))
+
+    def ranks(hits):  # events of equal score may be any of them (which ones Tantivy keeps at a page's edge)
+        return [(len(held[h.session_id]), round(h.score, 4)) for h in hits]
+
+    assert ranks(page.hits) == ranks(whole.hits)[offset : offset + limit] and page.hits
+    assert {(h.session_id, h.seq) for h in page.hits} <= {(h.session_id, h.seq) for h in whole.hits}
+    assert page.total == whole.total
