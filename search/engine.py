@@ -149,7 +149,8 @@ class Searcher:
         positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
         try:
             if 2 <= len(positive) <= SESSION_TERMS:
-                said = self._said_anywhere(positive)
+                breadths = self.breadths(self.index.searcher(), positive)
+                said = [n for n, b in zip(positive, breadths) if b > 0]  # some event may say it
                 if len(said) == 1:
                     # Every other term is said nowhere (a typo, a word never used): no session can hold more than
                     # this one, so every session saying it matches as well as any, and the query is that term's.
@@ -162,6 +163,7 @@ class Searcher:
                     plain=self.compiler.node(parsed.root),
                     terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events),
                     titled=titled,
+                    breadths=breadths,
                 )
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
@@ -169,21 +171,12 @@ class Searcher:
             result = self._search(query, parsed, q, opts, title_boosted=q is not strict)
             result.terms = [qlang.describe(n) for n in positive]
             if opts.sessions and len(positive) <= 1:
-                # The row's event holds the one term (a filter-only query has none).
-                for h in result.hits:
-                    h.matched_terms = [
-                        TermHit(term=t, seq=h.seq, kind=h.kind, snippet=h.snippet, highlights=h.highlights)
-                        for t in result.terms
-                    ]
+                _rows_say(result, result.terms)  # the row's event holds the one term (a filter-only query has none)
             return result
         except qlang.QueryError:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
-
-    def _said_anywhere(self, positive: list[qlang.Node]) -> list[qlang.Node]:
-        """The terms of ``positive`` that some event of the index may say (a document frequency above 0)."""
-        return [n for n, b in zip(positive, self.breadths(self.index.searcher(), positive)) if b > 0]
 
     def _one_of(
         self, query: str, term: qlang.Node, positive: list[qlang.Node], events: tuple[qlang.Node, ...], opts
@@ -202,11 +195,7 @@ class Searcher:
         result.terms = [qlang.describe(n) for n in positive]
         result.match = "partial"
         if opts.sessions:
-            said = qlang.describe(term)
-            for h in result.hits:
-                h.matched_terms = [
-                    TermHit(term=said, seq=h.seq, kind=h.kind, snippet=h.snippet, highlights=h.highlights)
-                ]
+            _rows_say(result, [qlang.describe(term)])
         return result
 
     def _with_constraints(self, terms: list, events: tuple[qlang.Node, ...]) -> list:
@@ -408,7 +397,7 @@ class Searcher:
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
-        breadths = self.breadths(searcher, sp.positive)
+        breadths = sp.breadths
         if opts.sort != "recent" and min(breadths) >= WIDE:
             # Every term common: when the events holding them all fill the page, the page is theirs and the
             # sessions need not be aggregated (a bucket per session per term, the costliest part at scale);
@@ -563,7 +552,7 @@ class Searcher:
 
         searcher = self.index.searcher()
         terms = [qlang.describe(n) for n in sp.positive]
-        breadths = self.breadths(searcher, sp.positive)
+        breadths = sp.breadths
         broad = [b >= WIDE for b in breadths]
         if opts.sort != "recent" and all(broad) and not sp.titled:
             fast = self._together_first(query, searcher, sp, opts, terms)
@@ -851,6 +840,16 @@ class _Spread(msgspec.Struct, kw_only=True):
     parsed: qlang.ParsedQuery
     #: The sessions whose title says the query's words.
     titled: list[str] = []
+    #: Per term, at most how many events say it (``Searcher.breadths``).
+    breadths: list[int] = []
+
+
+def _rows_say(result: SearchResult, terms: list[str]) -> None:
+    """Each row of a one-term ``--sessions`` result says ``terms`` in its own event (``matched_terms``)."""
+    for h in result.hits:
+        h.matched_terms = [
+            TermHit(term=t, seq=h.seq, kind=h.kind, snippet=h.snippet, highlights=h.highlights) for t in terms
+        ]
 
 
 def _doc_event(searcher, addr) -> Event:
