@@ -23,7 +23,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from voyager_sessions.search.query import KIND_ALIASES
+from voyager_sessions.search.syntax import KIND_ALIASES
 
 from voyager_sessions.core.model import Event
 

@@ -18,21 +18,17 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import msgspec
 
 from voyager_sessions.core.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
-from voyager_sessions.search import query as qlang
+from voyager_sessions.search import plan as planner
+from voyager_sessions.search.compiler import TITLE_BOOST, Compiler, Spread
+from voyager_sessions.search.plan import SearchOptions, phrases
 from voyager_sessions.search.snippets import find_spans, make_snippet
+from voyager_sessions.search import syntax
+from voyager_sessions.search.syntax import ParsedQuery, QueryError, positive_texts
 
 if TYPE_CHECKING:
     from voyager_sessions.search import sessions
 
-#: Score added to events of a session whose title contains the query's words.
-TITLE_BOOST = 1.5
-
-#: A title boost looks for at most this many of the query's words in titles.
-TITLE_WORDS = 8
-
-#: A query of 2 to this many terms matches sessions that hold each term (one aggregation a term); a longer
-#: one (a pasted log line) is matched within one event, as a needle: its events hold it all or nothing does.
-SESSION_TERMS = 16
+__all__ = ["SearchOptions", "SessionCatalog", "Searcher", "TITLE_BOOST"]
 
 #: In --sessions mode, hits are grouped from this many best-scoring events.
 SESSION_WINDOW = 5000
@@ -66,22 +62,6 @@ class SessionCatalog(Protocol):
         ...
 
 
-class SearchOptions(msgspec.Struct, kw_only=True):
-    limit: int = 20
-    offset: int = 0
-    providers: list[str] = []
-    kinds: list[str] = []
-    repo: str | None = None
-    cwd: str | None = None
-    session: str | None = None
-    since: str | None = None
-    until: str | None = None
-    sort: Literal["relevance", "recent"] = "relevance"
-    sessions: bool = False
-    context: int = 0
-    snippet_width: int = 240
-
-
 class Searcher:
     """An open index and a session catalog, ready for many queries (the bench and the server reuse one)."""
 
@@ -89,7 +69,7 @@ class Searcher:
         self.index = index
         self.catalog = catalog
         self.providers = tuple(providers)
-        self.compiler = qlang.Compiler(self.index.schema, self._resolve, self.providers)
+        self.compiler = Compiler(self.index.schema, self._resolve, self.providers)
 
     def _resolve(self, field: str, value: str) -> list[str]:
         if field == "session":
@@ -98,34 +78,8 @@ class Searcher:
             return self.catalog.session_ids_where(cwd=value)
         return self.catalog.session_ids_where(repo=value)
 
-    def _option_filters(self, opts: SearchOptions) -> list[qlang.Node]:
-        """The options' filters (``--provider``, ``--kind``, ``--repo`` …) as query nodes."""
-        filters: list[qlang.Node] = []
-        # A repeated --provider or --kind means any of them.
-        for field, values in (("provider", opts.providers), ("kind", opts.kinds)):
-            if values:
-                alts = [qlang._filter(field, v) for v in values]
-                filters.append(alts[0] if len(alts) == 1 else qlang.Or(tuple(alts)))
-        for name in ("repo", "cwd", "session", "since", "until"):
-            value = getattr(opts, name)
-            if value:
-                filters.append(qlang._filter(name, value))
-        return filters
-
-    def parse(self, query: str, opts: SearchOptions, parsed: qlang.ParsedQuery | None = None) -> qlang.ParsedQuery:
-        """``query`` (or ``parsed``: it was parsed already) with ``opts``' filters."""
-        return self._combine(qlang.parse(query) if parsed is None else parsed, self._option_filters(opts))
-
-    @staticmethod
-    def _combine(parsed: qlang.ParsedQuery, filters: list[qlang.Node]) -> qlang.ParsedQuery:
-        """``parsed`` with the options' filters ANDed to its root (a new ParsedQuery: ``parsed`` is kept as typed)."""
-        if not filters:
-            return parsed
-        nodes = ((parsed.root,) if parsed.root is not None else ()) + tuple(filters)
-        return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
-
     def search(
-        self, query: str, opts: SearchOptions | None = None, *, parsed: qlang.ParsedQuery | None = None
+        self, query: str, opts: SearchOptions | None = None, *, parsed: ParsedQuery | None = None
     ) -> SearchResult:
         """Answer ``query`` (``parsed``: it was parsed already); a QueryError when it is malformed, IndexDamaged
         when Tantivy cannot read the index.
@@ -134,88 +88,61 @@ class Searcher:
         negations, matches the events that hold it, as it always has. A query of several terms
         matches the *sessions* that hold each of them somewhere (``search.sessions``); its
         hits are those sessions' events that say the terms, any event holding every term first.
+        What the query means is worked out once (``search.plan``), then compiled (``search.compiler``).
         """
         from voyager_sessions.search.index import damaged
 
         opts = opts or SearchOptions()
-        typed = qlang.parse(query) if parsed is None else parsed
-        filters = self._option_filters(opts)
-        parsed = self._combine(typed, filters)
-        strict = self.compiler.compile(parsed)
-        titled = self._titled(parsed)
-        q = self._title_boost(strict, parsed, titled)
-        conj = qlang.conjuncts(typed.root, tuple(filters))
-        # Each distinct term once (a pasted line repeats words), and only terms that can match anything.
-        positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
+        plan = planner.make(syntax.parse(query) if parsed is None else parsed, opts)
+        strict = self.compiler.compile(plan.parsed)
+        titled = self._titled(plan.parsed)
+        q = self.compiler.title_boost(strict, titled)
         try:
-            if 2 <= len(positive) <= SESSION_TERMS:
-                breadths = self.breadths(self.index.searcher(), positive)
-                said = [n for n, b in zip(positive, breadths) if b > 0]  # some event may say it
-                if len(said) == 1:
-                    # Every other term is said nowhere (a typo, a word never used): no session can hold more than
-                    # this one, so every session saying it matches as well as any, and the query is that term's.
-                    return self._one_of(query, said[0], positive, conj.events, opts)
-                spread = _Spread(
-                    positive=positive,
-                    strict=strict,
-                    boosted=q,
-                    parsed=parsed,
-                    plain=self.compiler.node(parsed.root),
-                    terms=self._with_constraints([self.compiler.node(n) for n in positive], conj.events),
-                    titled=titled,
-                    breadths=breadths,
-                )
+            plan = planner.measure(plan, self.index.searcher())
+            if plan.matching == "one":
+                return self._one_of(query, plan, opts)
+            if plan.matching == "sessions":
+                spread = self.compiler.spread(plan, strict, q, titled)
                 if opts.sessions:
                     return self._spread_sessions(query, spread, opts)
                 return self._spread_events(query, spread, opts)
-            result = self._search(query, parsed, q, opts, title_boosted=q is not strict)
-            result.terms = [qlang.describe(n) for n in positive]
-            if opts.sessions and len(positive) <= 1:
+            result = self._search(query, plan.parsed, q, opts, title_boosted=q is not strict)
+            result.terms = list(plan.terms)
+            if opts.sessions and len(plan.positive) <= 1:
                 _rows_say(result, result.terms)  # the row's event holds the one term (a filter-only query has none)
             return result
-        except qlang.QueryError:
+        except QueryError:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
 
-    def _one_of(
-        self, query: str, term: qlang.Node, positive: list[qlang.Node], events: tuple[qlang.Node, ...], opts
-    ) -> SearchResult:
-        """A query of several terms only ``term`` of which is said anywhere, answered as the query of ``term`` and
-        the filters and negations alone: a partial match (``match``) naming every term.
+    def _one_of(self, query: str, plan: planner.Plan, opts: SearchOptions) -> SearchResult:
+        """A query of several terms only one of which is said anywhere (``plan.said``), answered as the query of
+        that term and the filters and negations alone: a partial match (``match``) naming every term.
 
         Ranked as the session-level match would rank it too (every session holds one term), but without a
         bucket per session: "databse migration" at 100,000 sessions took 0.8 s, the common word alone 30 ms."""
-        root = qlang.And((term, *events)) if events else term
-        parsed = qlang.ParsedQuery(root=root, texts=qlang.positive_texts(term))
+        assert plan.said is not None
+        parsed = plan.one_term()
         strict = self.compiler.compile(parsed)
         titled = self._titled(parsed)
-        q = self._title_boost(strict, parsed, titled)
+        q = self.compiler.title_boost(strict, titled)
         result = self._search(query, parsed, q, opts, title_boosted=q is not strict)
-        result.terms = [qlang.describe(n) for n in positive]
+        result.terms = list(plan.terms)
         result.match = "partial"
         if opts.sessions:
-            _rows_say(result, [qlang.describe(term)])
+            _rows_say(result, [plan.terms[plan.positive.index(plan.said)]])
         return result
 
-    def _with_constraints(self, terms: list, events: tuple[qlang.Node, ...]) -> list:
-        """Each term's query limited to the events that pass the filters and negations (compiled once)."""
-        import tantivy
-
-        constraint = self.compiler.node(qlang.And(events)) if events else None
-        if constraint is None:
-            return terms
-        return [tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)]) for t in terms]
-
     def _search(
-        self, query: str, parsed: qlang.ParsedQuery, q, opts: SearchOptions, *, title_boosted: bool = False
+        self, query: str, parsed: ParsedQuery, q, opts: SearchOptions, *, title_boosted: bool = False
     ) -> SearchResult:
         import tantivy
 
         searcher = self.index.searcher()
-        phrases = [(tuple(t.terms()), t.prefix) for t in parsed.texts]
+        shown = phrases(parsed.texts)
         if opts.sessions:
-            return self._search_sessions(query, q, searcher, phrases, opts)
+            return self._search_sessions(query, q, searcher, shown, opts)
         # Never ask for more hits than there are documents: an offset of 10^11 would make
         # Tantivy allocate for that many (and abort the process); past the end is an empty page.
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
@@ -235,16 +162,14 @@ class Searcher:
         if opts.sort != "recent" and parsed.texts:
             # Recency breaks ties between equally relevant events.
             events.sort(key=lambda se: (-round(se[0], 4), -(se[1].ts or 0.0)))
-        hits = self._hits(events, phrases, opts)
+        hits = self._hits(events, shown, opts)
         return SearchResult(
             schema_version=SCHEMA_VERSION, query=query, total=count, offset=opts.offset, hits=hits, total_exact=exact
         )
 
-    def _tiered(self, searcher, parsed: qlang.ParsedQuery, q, want: int, title_boosted: bool):
+    def _tiered(self, searcher, parsed: ParsedQuery, q, want: int, title_boosted: bool):
         """The top ``want`` events of a broad query, searched a kind tier at a time (``search.tiers``); None when
         the query is narrow (one pass is cheap) or its scores cannot be bounded."""
-        import tantivy
-
         from voyager_sessions.search import tiers
 
         root = parsed.root
@@ -252,55 +177,25 @@ class Searcher:
             return None
         bound = tiers.plan(
             root,
-            tiers.Stats(searcher),
-            phrase_terms=qlang.phrase_bonus_terms(root),
+            planner.Stats(searcher),
+            phrase_terms=planner.phrase_bonus_terms(root),
             title_boost=TITLE_BOOST if title_boosted else 0.0,
         )
         if bound is None:
             return None
-        schema = self.index.schema
         # The heaviest kinds' words are indexed again in ``said`` (terms only): their tier is searched among the
         # events whose ``said`` holds every term the query requires, so a phrase's positions are checked only there.
         said = self.compiler.presence(root, "said")
 
         def in_kinds(kinds: tuple[str, ...], negate: bool):
-            ks = tantivy.Query.term_set_query(schema, "kind", list(kinds))
-            if negate:
-                return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.MustNot, ks)])
-            clauses = [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(ks, 0.0))]
-            if said is not None and tiers.in_said(kinds):
-                clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(said, 0.0)))
-            return tantivy.Query.boolean_query(clauses)
+            return self.compiler.in_kinds(q, kinds, negate=negate, said=said if tiers.in_said(kinds) else None)
 
         return tiers.ranked(searcher, bound=bound, want=want, in_kinds=in_kinds)
 
-    @staticmethod
-    def _title_words(parsed: qlang.ParsedQuery) -> list[str]:
-        """The words a title must hold to be boosted."""
-        # The few longest words say most about a title (and a pasted log line of a thousand
-        # words must not become a thousand-clause lookup).
-        return sorted({t.text for t in parsed.texts if not t.prefix and t.text.strip()}, key=len, reverse=True)[
-            :TITLE_WORDS
-        ]
-
-    def _titled(self, parsed: qlang.ParsedQuery) -> list[str]:
+    def _titled(self, parsed: ParsedQuery) -> list[str]:
         """The sessions whose title says the query's words (looked up once a search)."""
-        words = self._title_words(parsed)
+        words = planner.title_words(parsed)
         return self.catalog.session_ids_titled(words) if words else []
-
-    def _title_boost(self, q, parsed: qlang.ParsedQuery, ids: list[str] | None = None):
-        """Lift the events of sessions whose title says what was searched for (titles are what people see);
-        ``ids``: those sessions, when the search looked them up already."""
-        import tantivy
-
-        if ids is None:
-            ids = self._titled(parsed)
-        if not ids:
-            return q
-        boost = tantivy.Query.const_score_query(
-            tantivy.Query.term_set_query(self.index.schema, "session", ids), TITLE_BOOST
-        )
-        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Should, boost)])
 
     def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
         """``--sessions`` for a query of one term: the sessions of its best SESSION_WINDOW events, each shown by
@@ -325,7 +220,7 @@ class Searcher:
         hits = self._hits(events, phrases, opts)
         exact = len(res.hits) < SESSION_WINDOW
         if not exact and hits:
-            page_counts = self._session_counts(searcher, self._restricted(q, [ev.session for _, ev in events]))
+            page_counts = self._session_counts(searcher, self.compiler.restricted(q, [ev.session for _, ev in events]))
             for h, k in zip(hits, page):
                 h.hit_count = page_counts.get(k, counts[k])
         else:
@@ -351,37 +246,19 @@ class Searcher:
 
     # -- several terms: sessions that hold each of them (search.sessions) ---------------
 
-    def _restricted(self, q, ids: Sequence[str]):
-        """``q`` limited to the events of sessions ``ids``, scored as ``q`` alone (a term set scores 1, which the
-        kind weight would then multiply: a person's words 3 points up, tool output 1)."""
-        import tantivy
-
-        among = tantivy.Query.term_set_query(self.index.schema, "session", list(ids))
-        return tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, q), (tantivy.Occur.Must, tantivy.Query.const_score_query(among, 0.0))]
-        )
-
     def _among(self, q, cov: sessions.Coverage):
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
-        import tantivy
-
         if not cov.complete:  # only the narrowest term's sessions were looked at: name the chosen
-            return self._restricted(q, cov.chosen)
+            return self.compiler.restricted(q, cov.chosen)
         held = cov.held  # every session saying a term
         if len(held) == len(cov.chosen):
             return q
         if len(held) - len(cov.chosen) < len(cov.chosen):
             chosen = set(cov.chosen)
-            out = [sid for sid in held if sid not in chosen]
-            return tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Must, q),
-                    (tantivy.Occur.MustNot, tantivy.Query.term_set_query(self.index.schema, "session", out)),
-                ]
-            )
-        return self._restricted(q, cov.chosen)
+            return self.compiler.excluding(q, [sid for sid in held if sid not in chosen])
+        return self.compiler.restricted(q, cov.chosen)
 
-    def _spread_events(self, query: str, sp: _Spread, opts: SearchOptions) -> SearchResult:
+    def _spread_events(self, query: str, sp: Spread, opts: SearchOptions) -> SearchResult:
         """Event hits of a query of several terms: the events of the matching sessions that say any term.
 
         Events that hold every term (the query as one event would answer it) come first, in
@@ -395,7 +272,7 @@ class Searcher:
         from voyager_sessions.search.tiers import WIDE
 
         searcher = self.index.searcher()
-        terms = [qlang.describe(n) for n in sp.positive]
+        terms = list(sp.plan.terms)
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
         breadths = sp.breadths
         if opts.sort != "recent" and min(breadths) >= WIDE:
@@ -405,7 +282,7 @@ class Searcher:
             held_hits, held_count = self._holding_all(searcher, sp, want)
             if len(held_hits) >= want:
                 return self._page_of(searcher, query, [(0, s, a) for s, a in held_hits], held_count, sp, opts, terms)
-            first = lambda: (held_hits, held_count)  # noqa: E731
+            first: Callable[[], tuple[list, int]] | None = lambda: (held_hits, held_count)  # noqa: E731
         else:
             # The events holding every term (as one event answers the query) rank first when every term has a
             # session: searched while the sessions are aggregated (on the second core where there is one).
@@ -415,7 +292,7 @@ class Searcher:
             return SearchResult(
                 schema_version=SCHEMA_VERSION, query=query, total=0, offset=opts.offset, hits=[], terms=terms
             )
-        any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms])
+        any_term = self.compiler.any_of(sp.terms)
         pool = self._among(any_term, cov)
         # Counting by aggregation (no scoring) is several times cheaper than a counting search. Where the chosen
         # sessions are most of those saying a term: one count of every event saying one, less the events of the
@@ -435,10 +312,10 @@ class Searcher:
         elif cov.match == "all":
             assert first is not None
             first_hits, first_count = first()
-            rest_q = tantivy.Query.boolean_query([(tantivy.Occur.Must, pool), (tantivy.Occur.MustNot, sp.plain)])
+            rest_q = self.compiler.without(pool, sp.plain)
             scored = [(0, s, a) for s, a in first_hits] + self._tiers(
                 searcher,
-                [(self._title_boost(rest_q, sp.parsed, sp.titled), total - first_count)],
+                [(self.compiler.title_boost(rest_q, sp.titled), total - first_count)],
                 skip=first_count,
                 want=want,
                 first_tier=1,
@@ -449,10 +326,13 @@ class Searcher:
             # words holds most sessions: 90,000 of 100,000 for three words, one said nowhere).
             levels = cov.levels()
             tiers: list[tuple[object, int | None]] = (
-                [(self._title_boost(any_term, sp.parsed, sp.titled), total)]
+                [(self.compiler.title_boost(any_term, sp.titled), total)]
                 if len(levels) == 1
                 else [
-                    (lambda ids=ids: self._title_boost(self._restricted(any_term, ids), sp.parsed, sp.titled), None)
+                    (
+                        lambda ids=ids: self.compiler.title_boost(self.compiler.restricted(any_term, ids), sp.titled),
+                        None,
+                    )
                     for ids in levels
                 ]
             )
@@ -465,7 +345,7 @@ class Searcher:
         query: str,
         scored: list,
         total: int,
-        sp: _Spread,
+        sp: Spread,
         opts: SearchOptions,
         terms: list[str],
         *,
@@ -479,8 +359,7 @@ class Searcher:
         if opts.sort != "recent":
             # Recency breaks ties between equally relevant events (within a tier).
             events.sort(key=lambda e: (e[0], -round(e[1], 4), -(e[2].ts or 0.0)))
-        phrases = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
-        hits = self._hits([(score, ev) for _, score, ev in events], phrases, opts)
+        hits = self._hits([(score, ev) for _, score, ev in events], phrases(sp.parsed.texts), opts)
         return SearchResult(
             schema_version=SCHEMA_VERSION,
             query=query,
@@ -505,10 +384,10 @@ class Searcher:
             else:
                 several.append(sid)
         if several:
-            n += sum(sessions.evidence(searcher, self._restricted(any_term, several)).counts.values())
+            n += sum(sessions.evidence(searcher, self.compiler.restricted(any_term, several)).counts.values())
         return n
 
-    def _holding_all(self, searcher, sp: _Spread, want: int) -> tuple[list, int]:
+    def _holding_all(self, searcher, sp: Spread, want: int) -> tuple[list, int]:
         """The best ``want`` events holding every term of ``sp`` (a broad query's by tiers) and how many were
         counted (all of them, or at least ``want`` when the tiers stopped early: the page needs no more)."""
         ranked = self._tiered(searcher, sp.parsed, sp.boosted, want, sp.boosted is not sp.strict)
@@ -540,7 +419,7 @@ class Searcher:
             start += n
         return out
 
-    def _spread_sessions(self, query: str, sp: _Spread, opts: SearchOptions) -> SearchResult:
+    def _spread_sessions(self, query: str, sp: Spread, opts: SearchOptions) -> SearchResult:
         """``--sessions`` for a query of several terms: sessions ranked by how well they hold the terms.
 
         Each row is the session's best event (one holding every term where there is one), its
@@ -551,7 +430,7 @@ class Searcher:
         from voyager_sessions.search.tiers import WIDE
 
         searcher = self.index.searcher()
-        terms = [qlang.describe(n) for n in sp.positive]
+        terms = list(sp.plan.terms)
         breadths = sp.breadths
         broad = [b >= WIDE for b in breadths]
         if opts.sort != "recent" and all(broad) and not sp.titled:
@@ -598,7 +477,7 @@ class Searcher:
         page = order[opts.offset : opts.offset + opts.limit]
         return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(cov.chosen))
 
-    def _together_first(self, query: str, searcher, sp: _Spread, opts: SearchOptions, terms: list[str]):
+    def _together_first(self, query: str, searcher, sp: Spread, opts: SearchOptions, terms: list[str]):
         """``--sessions`` for several words each said in a large share of all events, none of them in a title.
 
         Scored as said wherever they are said (``search.sessions.cover``), every session holding them all
@@ -642,7 +521,7 @@ class Searcher:
         self,
         query: str,
         searcher,
-        sp: _Spread,
+        sp: Spread,
         opts: SearchOptions,
         terms: list[str],
         cov: sessions.Coverage,
@@ -653,8 +532,6 @@ class Searcher:
         exact: bool = True,
     ) -> SearchResult:
         """The rows of a page of sessions ``page`` of a several-term ``--sessions`` search."""
-        import tantivy
-
         from voyager_sessions.search import sessions
 
         together = cov.together
@@ -676,12 +553,12 @@ class Searcher:
         counted = sessions.later(
             lambda: sessions.evidence(
                 searcher,
-                self._restricted(tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in sp.terms]), page),
+                self.compiler.restricted(self.compiler.any_of(sp.terms), page),
                 weights=False,
             )
         )
-        phrases_all = [(tuple(t.terms()), t.prefix) for t in sp.parsed.texts]
-        term_phrases = [[(tuple(t.terms()), t.prefix) for t in qlang.positive_texts(n)] for n in sp.positive]
+        phrases_all = phrases(sp.parsed.texts)
+        term_phrases = [phrases(positive_texts(n)) for n in sp.positive]
         rows: list[tuple[float, Event]] = []
         matched: list[list[TermHit]] = []  # per row, in the order of rows
         for sid in page:
@@ -742,19 +619,7 @@ class Searcher:
 
     def _best_in(self, searcher, q, session_id: str) -> tuple[float, object] | None:
         """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
-        import tantivy
-
-        res = searcher.search(
-            tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Must, q),
-                    (tantivy.Occur.Must, tantivy.Query.term_query(self.index.schema, "session", session_id)),
-                ]
-            ),
-            limit=1,
-            count=False,
-            weight_by_field="w",
-        )
+        res = searcher.search(self.compiler.in_session(q, session_id), limit=1, count=False, weight_by_field="w")
         return tuple(res.hits[0]) if res.hits else None
 
     def _recent_first_among_ties(
@@ -785,16 +650,6 @@ class Searcher:
         pieces.append(order[g0:])
         return list(chain.from_iterable(pieces))
 
-    @staticmethod
-    def breadths(searcher, positive: list[qlang.Node]) -> list[int]:
-        """Per term of a several-term query: at most how many events say it (from document frequencies): where
-        the narrowest bounds the search for the others, and whether a term is so common that its kind weights are
-        not worth aggregating (``search.sessions.cover``)."""
-        from voyager_sessions.search import tiers
-
-        stats = tiers.Stats(searcher)
-        return [tiers.breadth(n, stats) for n in positive]
-
     def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)
         hits = []
@@ -824,24 +679,6 @@ class Searcher:
                 )
             hits.append(hit)
         return hits
-
-
-class _Spread(msgspec.Struct, kw_only=True):
-    """A query of several terms, compiled: each term with the event constraints, and the whole as one event answers it."""
-
-    positive: list[qlang.Node]
-    #: Per positive conjunct: its query ANDed with the filters and negations.
-    terms: list
-    #: The whole query (every term in one event), and the same with the title boost.
-    strict: object
-    boosted: object
-    #: The whole query without the phrase bonus: what matches, not how well (aggregations, one session's events).
-    plain: object
-    parsed: qlang.ParsedQuery
-    #: The sessions whose title says the query's words.
-    titled: list[str] = []
-    #: Per term, at most how many events say it (``Searcher.breadths``).
-    breadths: list[int] = []
 
 
 def _rows_say(result: SearchResult, terms: list[str]) -> None:

@@ -9,13 +9,14 @@ aggregations answer it from fast fields alone, over every matching session:
 * the matching sessions are those a grouped search (``--sessions``) would list: for a query
   of one term, the sessions of the events it matches (one terms aggregation on ``session``);
   for a query of several terms, the sessions holding each of them (``search.sessions.cover``,
-  the very coverage the ranking uses, so the counts and the rows' ``total`` agree);
+  the very coverage the ranking uses, so the counts and the rows' ``total`` agree). Which of the
+  two a query is, and its terms, come from the same plan the engine ranks by (``search.plan``);
 * their weeks: one histogram aggregation on ``ts`` (weeks from Monday, UTC) with the sessions
   of each week under it, over the events that match (any term, for several). A session counts
   once in every week it has a matching event, which is what clicking that week then finds.
 
 At 1M events both cost a few milliseconds (measured in ``bench`` ``web_search``). This module
-reads the engine's compiled query pieces but ranks nothing; ``engine`` stays the one place that
+compiles the plan with the engine's compiler but ranks nothing; ``engine`` stays the one place that
 orders hits.
 """
 
@@ -26,10 +27,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from voyager_sessions.search import parts
-from voyager_sessions.search import query as qlang
+from voyager_sessions.search import plan as planner
+from voyager_sessions.search.syntax import ParsedQuery, QueryError
 
 if TYPE_CHECKING:
-    from voyager_sessions.search.engine import SearchOptions, Searcher
+    from voyager_sessions.search.engine import Searcher
+    from voyager_sessions.search.plan import SearchOptions
 
 #: A week in milliseconds (the unit of the ``ts`` field).
 WEEK_MS = 7 * 86_400_000
@@ -46,38 +49,28 @@ class SessionFacets(msgspec.Struct, kw_only=True):
     match: str = "all"
 
 
-def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: qlang.ParsedQuery) -> SessionFacets:
+def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: ParsedQuery) -> SessionFacets:
     """Which sessions ``query`` (parsed as ``parsed``, with ``opts``' filters) matches, and their weeks.
 
     A QueryError when it is malformed, IndexDamaged when Tantivy cannot read the index.
     """
-    import tantivy
-
     from voyager_sessions.search import sessions
-    from voyager_sessions.search.engine import SESSION_TERMS
     from voyager_sessions.search.index import damaged
 
-    combined = engine.parse(query, opts, parsed)  # the query with the options' filters ANDed in
-    conj = qlang.conjuncts(combined.root)
-    positive = list({qlang.describe(n): n for n in conj.positive if qlang.matchable(n)}.values())
+    plan = planner.make(parsed, opts)
     compiler = engine.compiler
     try:
         searcher = engine.index.searcher()
         match = "all"
-        if 2 <= len(positive) <= SESSION_TERMS:
-            constraint = compiler.node(qlang.And(conj.events)) if conj.events else None
-            terms = [compiler.node(n) for n in positive]
-            if constraint is not None:
-                terms = [
-                    tantivy.Query.boolean_query([(tantivy.Occur.Must, t), (tantivy.Occur.Must, constraint)])
-                    for t in terms
-                ]
-            cov = sessions.cover(searcher, terms, weights=False, breadths=engine.breadths(searcher, positive))
+        if plan.several:
+            plan = planner.measure(plan, searcher)
+            terms = compiler.constrained([compiler.node(n) for n in plan.positive], plan.events)
+            cov = sessions.cover(searcher, terms, weights=False, breadths=plan.breadths)
             chosen: list[str] | None = cov.chosen
             match = cov.match
-            q = tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in terms])
+            q = compiler.any_of(terms)
         else:
-            q = compiler.compile(combined)
+            q = compiler.compile(plan.parsed)
             chosen = None
         spec = {
             "w": {
@@ -90,7 +83,7 @@ def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: ql
         # Split by session key where one aggregation would hold too many buckets (search.parts): each part's
         # weeks list that part's sessions.
         results = parts.aggregate(searcher, q, spec)
-    except qlang.QueryError:
+    except QueryError:
         raise
     except ValueError as exc:  # what tantivy-py raises for an unreadable segment
         raise damaged(engine.index.path, exc) from None

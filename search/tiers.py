@@ -20,7 +20,7 @@ the matches of the searched tiers, a lower bound, and the result says so
 fewer than :data:`WIDE` events take one pass as before (cheap, and exact): every needle
 and every count a script relies on for a specific query stays exact.
 
-The bound mirrors what :class:`~voyager_sessions.search.query.Compiler` builds (a term,
+The bound mirrors what :class:`~voyager_sessions.search.compiler.Compiler` builds (a term,
 a phrase, an OR, filters, negations, the title boost); a node it does not know (a prefix
 phrase) makes the bound unknown and the query takes one pass, as does a query carrying
 the phrase bonus (several words in one event: its bound is too loose to ever stop early).
@@ -34,7 +34,8 @@ from collections.abc import Callable
 import msgspec
 
 from voyager_sessions.core.model import KINDS
-from voyager_sessions.search import query as qlang
+from voyager_sessions.search.plan import Stats, breadth, terms_of
+from voyager_sessions.search.syntax import KIND_ALIASES, And, Filter, Node, Not, Or, Text
 from voyager_sessions.search.index import KIND_WEIGHTS, SAID_KINDS
 
 #: BM25's k1: a term scores below ``idf * (K1 + 1)`` in any event.
@@ -66,35 +67,7 @@ def multiplier(weight: int) -> float:
     return math.log2(2.0 + weight)
 
 
-class Stats:
-    """Corpus statistics for bounds: BM25's N (every document a segment holds, deleted ones included, as Tantivy
-    counts it) and document frequencies, read from the term dictionary (no posting is visited)."""
-
-    def __init__(self, searcher) -> None:
-        self.searcher = searcher
-        self._df: dict[tuple[str, str], int] = {}
-        # Every document has exactly one kind term, so the kinds' document frequencies (deleted documents
-        # included, as in Tantivy's N) sum to N. A kind outside KINDS would make the sum short: then no bound.
-        n = sum(self.df("kind", k) for k in KINDS)
-        self.n = n if n >= searcher.num_docs else None
-
-    def df(self, field: str, term: str) -> int:
-        key = (field, term)
-        if key not in self._df:
-            self._df[key] = self.searcher.doc_freq(field, term)
-        return self._df[key]
-
-    def prefix_df(self, prefix: str) -> int:
-        """How many events the words starting with ``prefix`` are in, summed (a walk of the term dictionary)."""
-        return sum(n for _, n in self.searcher.terms_with_prefix("body", prefix))
-
-    def idf(self, field: str, term: str) -> float:
-        assert self.n is not None
-        n = self.df(field, term)
-        return math.log(1.0 + (self.n - n + 0.5) / (n + 0.5))
-
-
-def plan(root: qlang.Node | None, stats: Stats, *, phrase_terms: list[str] | None, title_boost: float) -> float | None:
+def plan(root: Node | None, stats: Stats, *, phrase_terms: list[str] | None, title_boost: float) -> float | None:
     """The most any event can score for ``root`` (before the kind weight) as compiled with ``phrase_terms`` (the
     compiler's phrase bonus, if any) and a title boost of ``title_boost`` (0 when none); None when the query is
     not worth tiering (its rarest required term is in fewer than WIDE events) or cannot be bounded."""
@@ -111,53 +84,33 @@ def plan(root: qlang.Node | None, stats: Stats, *, phrase_terms: list[str] | Non
     return b + title_boost
 
 
-def _bound(node: qlang.Node, stats: Stats) -> float | None:
+def _bound(node: Node, stats: Stats) -> float | None:
     """The most ``node``'s compiled query adds to an event's score (None: unknown)."""
-    if isinstance(node, qlang.Text):
-        terms = node.terms()
+    if isinstance(node, Text):
+        terms = terms_of(node)
         if not terms:
             return 0.0
         if node.prefix:
             return 1.0 if len(terms) == 1 else None  # a regex scores 1; a prefix phrase: unknown
         return (K1 + 1) * sum(stats.idf("body", t) for t in terms)
-    if isinstance(node, qlang.Filter):
-        if node.field == "provider" or (node.field == "kind" and len(qlang.KIND_ALIASES.get(node.value, ())) == 1):
-            value = node.value if node.field == "provider" else qlang.KIND_ALIASES[node.value][0]
+    if isinstance(node, Filter):
+        if node.field == "provider" or (node.field == "kind" and len(KIND_ALIASES.get(node.value, ())) == 1):
+            value = node.value if node.field == "provider" else KIND_ALIASES[node.value][0]
             return (K1 + 1) * stats.idf(node.field, value)
         return 1.0  # term sets and ranges score a constant 1
-    if isinstance(node, qlang.Not):
+    if isinstance(node, Not):
         return 1.0  # everything (1) but it
-    if isinstance(node, qlang.And):
-        parts = [_bound(n, stats) for n in node.nodes if not isinstance(n, qlang.Not)]
+    if isinstance(node, And):
+        parts = [_bound(n, stats) for n in node.nodes if not isinstance(n, Not)]
         if any(p is None for p in parts):
             return None
         return sum(p for p in parts if p is not None) if parts else 1.0
-    if isinstance(node, qlang.Or):
+    if isinstance(node, Or):
         alts = [_bound(n, stats) for n in node.nodes]
         if any(a is None for a in alts):
             return None
         return sum(a for a in alts if a is not None)
     return None
-
-
-def breadth(node: qlang.Node, stats: Stats) -> int:
-    """An upper bound on how many events ``node`` matches, from document frequencies (filters and negations
-    do not narrow it: they are not counted without visiting postings)."""
-    if isinstance(node, qlang.Text):
-        terms = node.terms()
-        if not terms:
-            return 0
-        if node.prefix:
-            # A prefix's events: at most the sum of its words' (each tier would build its automaton again, so a
-            # rare prefix must not be tiered).
-            return stats.prefix_df(terms[0]) if len(terms) == 1 else stats.n or 0
-        return min(stats.df("body", t) for t in terms)
-    if isinstance(node, qlang.And):
-        inner = [breadth(n, stats) for n in node.nodes if not isinstance(n, (qlang.Not, qlang.Filter))]
-        return min(inner) if inner else stats.n or 0
-    if isinstance(node, qlang.Or):
-        return sum(breadth(n, stats) for n in node.nodes)
-    return stats.n or 0
 
 
 class Ranked(msgspec.Struct):

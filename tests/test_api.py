@@ -64,7 +64,7 @@ def test_excluded_sessions_are_left_out(home):
 
 def _counting_parses(monkeypatch) -> list[str]:
     """Every call of the query parser, wherever it comes from (the API's own counter is checked beside it)."""
-    from voyager_sessions.search import query as qlang
+    from voyager_sessions.search import syntax as qlang
 
     calls: list[str] = []
     real = qlang.parse

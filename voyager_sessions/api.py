@@ -186,8 +186,8 @@ def query_parses() -> int:
 
 
 def parse_query(query: str) -> Any:
-    """``query`` parsed (``search.query.ParsedQuery``); the one-line "bad query" UserError when it is malformed."""
-    from voyager_sessions.search.query import QueryError, parse
+    """``query`` parsed (``search.syntax.ParsedQuery``); the one-line "bad query" UserError when it is malformed."""
+    from voyager_sessions.search.syntax import QueryError, parse
 
     _parses.add()
     try:
@@ -203,12 +203,12 @@ def check_query(query: str) -> None:
 
 def _excluding(parsed: Any, session_ids: list[str]) -> Any:
     """``parsed`` with every event of ``session_ids`` left out (a ``-session:ID`` each)."""
-    from voyager_sessions.search import query as qlang
+    from voyager_sessions.search import syntax as qlang
 
     if not session_ids:
         return parsed
     # An AND that code adds (not grouped): the engine keeps it out of the query's own terms.
-    nots = tuple(qlang.Not(qlang._filter("session", sid)) for sid in session_ids)
+    nots = tuple(qlang.Not(qlang.filter_node("session", sid)) for sid in session_ids)
     nodes = ((parsed.root,) if parsed.root is not None else ()) + nots
     return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
 
@@ -266,7 +266,7 @@ class Reader:
 
     def search(self, query: str, opts: Any = None, parsed: Any = None) -> SearchResult:
         """The hits of ``query`` (``opts``: ``search.engine.SearchOptions``; ``parsed``: it parsed already, or None)."""
-        from voyager_sessions.search.query import QueryError
+        from voyager_sessions.search.syntax import QueryError
 
         if parsed is None:
             parsed = parse_query(query)
@@ -280,7 +280,7 @@ class Reader:
         what a UI counts, without ranking or reading a hit."""
         from voyager_sessions.search.engine import SearchOptions
         from voyager_sessions.search.facets import session_facets
-        from voyager_sessions.search.query import QueryError
+        from voyager_sessions.search.syntax import QueryError
 
         if parsed is None:
             parsed = parse_query(query)

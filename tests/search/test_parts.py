@@ -55,7 +55,7 @@ def test_parts_add_up_to_the_whole(small, monkeypatch, query, sessions):
 
 
 def test_facets_add_up_to_the_whole(small, monkeypatch):
-    from voyager_sessions.search import query as qlang
+    from voyager_sessions.search import syntax as qlang
     from voyager_sessions.search.facets import session_facets
 
     for q in ["alpha", "alpha beta"]:
@@ -70,7 +70,7 @@ def test_facets_add_up_to_the_whole(small, monkeypatch):
 @pytest.mark.slow
 def test_more_sessions_than_one_aggregation_may_hold(tmp_path, monkeypatch):
     """70,000 sessions saying the same words: one aggregation of them would make more than 65,000 buckets."""
-    from voyager_sessions.search import query as qlang
+    from voyager_sessions.search import syntax as qlang
     from voyager_sessions.search import tiers
     from voyager_sessions.search.facets import session_facets
 

@@ -165,7 +165,7 @@ def test_the_first_tier_is_searched_among_what_people_said(searcher, query):
     query requires, in ``said``) keeps each of that tier's matches and drops every other kind's event."""
     import tantivy
 
-    from voyager_sessions.search import query as qlang
+    from voyager_sessions.search import syntax as qlang
 
     parsed = qlang.parse(query)
     said = searcher.compiler.presence(parsed.root, "said")
@@ -191,6 +191,6 @@ def test_the_first_tier_is_searched_among_what_people_said(searcher, query):
 def test_a_prefilter_only_where_every_match_must_hold_its_terms(searcher, query, narrows):
     """A prefix, a negation or a filter says nothing about which words an event holds: no prefilter from them
     (an OR with one such alternative none at all), and the rest of a query still narrows."""
-    from voyager_sessions.search import query as qlang
+    from voyager_sessions.search import syntax as qlang
 
     assert (searcher.compiler.presence(qlang.parse(query).root, "said") is not None) is narrows

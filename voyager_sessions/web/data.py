@@ -158,7 +158,7 @@ class Library:
 
     def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
         """No query: the newest sessions, in the shape of a grouped search (so the page shows one list)."""
-        from voyager_sessions.search.query import QueryError, parse_time
+        from voyager_sessions.search.syntax import QueryError, parse_time
 
         provider = req.providers[0] if len(req.providers) == 1 else None
         try:  # the query language's times (2026-11-01, 7d), as the search path reads them
@@ -274,7 +274,7 @@ class Library:
 
 def query_terms(query: str) -> list[str]:
     """The words and phrases a query searches for (what the session view highlights), filters left out."""
-    from voyager_sessions.search.query import QueryError, parse
+    from voyager_sessions.search.syntax import QueryError, parse
 
     try:
         parsed = parse(query)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from voyager_sessions.search.query import And, Filter, Not, Or, QueryError, Text, parse, parse_time
+from voyager_sessions.search.syntax import And, Filter, Not, Or, QueryError, Text, parse, parse_time
 
 
 def test_and_phrase_not_or_groups_prefix():
@@ -112,7 +112,7 @@ def test_a_query_too_large_to_run_is_one_line_and_exit_2(corpus, run):
 
 
 def test_conjuncts_flatten_what_code_added_and_keep_what_a_person_grouped():
-    from voyager_sessions.search.query import conjuncts
+    from voyager_sessions.search.plan import conjuncts
 
     # Filters the options add (or excluded sessions) wrap the typed query in another AND: the terms stay terms.
     typed = parse("webhook idempotency -cache").root
@@ -124,3 +124,18 @@ def test_conjuncts_flatten_what_code_added_and_keep_what_a_person_grouped():
     c = conjuncts(parse("(webhook idempotency) cache").root)
     assert len(c.positive) == 2 and isinstance(c.positive[0], And) and c.positive[0].grouped
     assert len(conjuncts(parse("(webhook idempotency)").root).positive) == 1
+
+
+def test_the_language_loads_without_the_engine():
+    """The API and front ends parse (and reject) queries with ``search.syntax`` alone: it imports no Tantivy and no
+    analyzer, so parsing never loads the index's machinery."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from voyager_sessions.search.syntax import parse; parse('a -b provider:codex \"c d\" (e OR f*)'); "
+        "print(sorted(m for m in sys.modules if m == 'tantivy' or m.startswith('voyager_sessions.search.') "
+        "and m != 'voyager_sessions.search.syntax'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""Voyager's query language: parsed into a small AST, then compiled to a Tantivy query.
+"""Voyager's query language as text: the lexer, the parser and the tree they build.
 
 Syntax (documented in the README):
 
@@ -9,10 +9,13 @@ Syntax (documented in the README):
   ``since:2026-11-01`` / ``since:7d``, ``until:`` filter.
 * Anything else with a colon (``TypeError:``, ``http://x``) is plain text.
 
-A word is matched as typed: it is analyzed with the index's own analyzer, and if it
-yields several terms (``src/store/db.py``, ``数据``) they must be adjacent. Edge
-punctuation of an unquoted word (``TypeError:``, ``'NoneType'``) is dropped so a
-pasted error line just works; quote it to keep it.
+Edge punctuation of an unquoted word (``TypeError:``, ``'NoneType'``) is dropped so a pasted
+error line just works; quote it to keep it.
+
+This module knows the language and nothing of the index: a tree's texts are kept as typed
+(what terms they make for the index is ``search.plan``'s question), and it imports no
+Tantivy, so the API and front ends may parse (and reject) a query without loading the engine.
+A malformed query is a :class:`QueryError` whose message says what is wrong and how to fix it.
 """
 
 from __future__ import annotations
@@ -21,11 +24,9 @@ import re
 import time
 
 import msgspec
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from voyager_sessions.core.model import KINDS
-from voyager_sessions.search.analyzer import tokens
 
 FILTER_FIELDS = ("provider", "kind", "repo", "cwd", "session", "since", "until")
 
@@ -49,14 +50,11 @@ class QueryError(ValueError):
 
 
 class Text(msgspec.Struct, frozen=True):
-    """Text to match: one or more adjacent terms, optionally a prefix on the last one."""
+    """Text to match: one or more adjacent terms (``search.plan.terms_of``), optionally a prefix on the last one."""
 
     text: str
     prefix: bool = False
     quoted: bool = False
-
-    def terms(self) -> list[str]:
-        return tokens(self.text)
 
 
 class Filter(msgspec.Struct, frozen=True):
@@ -206,6 +204,11 @@ class _Parser:
     def peek(self) -> _Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
+    def next_is(self, *kinds: str) -> bool:
+        """Whether the query ends here or its next token is one of ``kinds``."""
+        t = self.peek()
+        return t is None or t.kind in kinds
+
     def parse(self) -> Node | None:
         if not self.toks:
             return None
@@ -218,7 +221,7 @@ class _Parser:
         nodes = [self.and_expr(negated)]
         while (t := self.peek()) is not None and t.kind == "or":
             self.i += 1
-            if self.peek() is None or self.peek().kind in (")", "or"):
+            if self.next_is(")", "or"):
                 raise QueryError('OR needs a term on both sides; to search for the word, quote it: "OR"')
             nodes.append(self.and_expr(negated))
         return nodes[0] if len(nodes) == 1 else Or(tuple(nodes))
@@ -239,7 +242,7 @@ class _Parser:
         assert t is not None
         if t.kind in ("neg", "not"):
             self.i += 1
-            if self.peek() is None or self.peek().kind in (")", "or"):
+            if self.next_is(")", "or"):
                 raise QueryError("nothing to exclude after '-' or NOT; to search for a dash, quote it: \"-\"")
             self.deeper()
             node = Not(self.unary(not negated))
@@ -254,7 +257,7 @@ class _Parser:
         if t.kind == "(":
             self.deeper()
             node = self.or_expr(negated)
-            if self.peek() is None or self.peek().kind != ")":
+            if not self.next_is(")") or self.peek() is None:
                 raise QueryError("unbalanced '(': close it with ')', or quote it to search for it: \"(\"")
             self.i += 1
             self.depth -= 1
@@ -264,7 +267,7 @@ class _Parser:
         if t.kind == "phrase":
             node = Text(t.value, quoted=True)
         elif t.field:
-            return _filter(t.field, t.value)
+            return filter_node(t.field, t.value)
         else:
             word = t.value
             prefix = word.endswith("*") and len(word) > 1
@@ -284,7 +287,9 @@ def _strip_edges(word: str) -> str:
     return stripped or word
 
 
-def _filter(name: str, value: str) -> Filter:
+def filter_node(name: str, value: str) -> Filter:
+    """The filter ``name:value`` (a name of ``FILTER_FIELDS``), its value checked and normalized; a QueryError
+    when the value cannot be one (an unknown kind, an unreadable time)."""
     if name == "kind":
         if value.lower() not in KIND_ALIASES:
             raise QueryError(f"unknown kind '{value}': use one of {', '.join(sorted(KIND_ALIASES))}")
@@ -356,182 +361,7 @@ def _parse_time(value: str, *, end: bool, now: float) -> float:
     return dt.timestamp()
 
 
-# -- compiling --------------------------------------------------------------------
-
-#: Resolves a cwd/repo/session filter to the session ids it admits.
-SessionResolver = Callable[[str, str], list[str]]
-
-
-#: The boost of the exact-phrase bonus (see ``phrase_bonus_terms``).
-PHRASE_BONUS = 2.0
-
-
-def phrase_bonus_terms(root: Node) -> list[str] | None:
-    """The terms of the exact-phrase bonus the compiled query carries, if any: a top-level AND of plain words
-    scores higher where they stand together."""
-    if not isinstance(root, And):
-        return None
-    words = [n for n in root.nodes if isinstance(n, Text) and not n.prefix]
-    if len(words) < 2:
-        return None
-    terms = [tok for w in words for tok in w.terms()]
-    return terms if len(terms) >= 2 else None
-
-
-def _rx_escape(term: str) -> str:
-    return re.sub(r"([\\.+*?()|\[\]{}^$#&\-~])", r"\\\1", term)
-
-
-class Compiler:
-    """Turns an AST into a Tantivy query for ``schema``; session-scoped filters go through ``resolve``."""
-
-    def __init__(self, schema, resolve: SessionResolver, providers: tuple[str, ...]) -> None:
-        import tantivy
-
-        self.t = tantivy
-        self.schema = schema
-        self.resolve = resolve
-        self.providers = providers
-
-    def compile(self, parsed: ParsedQuery):
-        t = self.t
-        if parsed.root is None:
-            return t.Query.all_query()
-        q = self.node(parsed.root)
-        if q is None:
-            raise QueryError('nothing searchable in the query: give a word, a "phrase" or a filter')
-        terms = phrase_bonus_terms(parsed.root)
-        if terms:
-            bonus = t.Query.boost_query(t.Query.phrase_query(self.schema, "body", terms), PHRASE_BONUS)
-            q = t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, bonus)])
-        return q
-
-    def node(self, node: Node):
-        t = self.t
-        if isinstance(node, Text):
-            return self.text(node)
-        if isinstance(node, Filter):
-            return self.filter(node)
-        if isinstance(node, Not):
-            inner = self.node(node.node)
-            if inner is None:
-                return None
-            return t.Query.boolean_query([(t.Occur.Must, t.Query.all_query()), (t.Occur.MustNot, inner)])
-        if isinstance(node, And):
-            clauses = []
-            for child in node.nodes:
-                if isinstance(child, Not):
-                    inner = self.node(child.node)
-                    if inner is not None:
-                        clauses.append((t.Occur.MustNot, inner))
-                    continue
-                q = self.node(child)
-                if q is not None:
-                    clauses.append((t.Occur.Must, q))
-            if not clauses:
-                return None
-            if all(occ == t.Occur.MustNot for occ, _ in clauses):
-                clauses.insert(0, (t.Occur.Must, t.Query.all_query()))
-            return t.Query.boolean_query(clauses)
-        if isinstance(node, Or):
-            subs = [q for q in (self.node(c) for c in node.nodes) if q is not None]
-            if not subs:
-                return None
-            return t.Query.boolean_query([(t.Occur.Should, q) for q in subs])
-        raise TypeError(node)
-
-    def text(self, node: Text):
-        t = self.t
-        terms = node.terms()
-        if not terms:
-            return None
-        if node.prefix:
-            if len(terms) == 1:
-                return t.Query.regex_query(self.schema, "body", _rx_escape(terms[0]) + ".*")
-            return t.Query.phrase_prefix_query(self.schema, "body", terms)
-        if len(terms) == 1:
-            return t.Query.term_query(self.schema, "body", terms[0])
-        return t.Query.phrase_query(self.schema, "body", terms)
-
-    def presence(self, node: Node, field: str):
-        """A query on ``field`` (indexed terms only, as ``said`` is) that every event matching ``node`` holds when
-        ``field`` holds its body: each term of each text it requires (a phrase's terms without their order), or
-        None when nothing narrows (a prefix, a filter, a negation). A prefilter for a search limited to the events
-        whose ``field`` is filled: it never drops one of their matches, so added with a score of 0 it changes no
-        result, only how many candidates the search visits."""
-        t = self.t
-        if isinstance(node, Text):
-            terms = node.terms()
-            if node.prefix or not terms:
-                return None
-            parts = [t.Query.term_query(self.schema, field, term) for term in dict.fromkeys(terms)]
-            return parts[0] if len(parts) == 1 else t.Query.boolean_query([(t.Occur.Must, p) for p in parts])
-        if isinstance(node, And):
-            subs = [q for q in (self.presence(c, field) for c in node.nodes) if q is not None]
-            if not subs:
-                return None
-            return subs[0] if len(subs) == 1 else t.Query.boolean_query([(t.Occur.Must, q) for q in subs])
-        if isinstance(node, Or):
-            alts = [self.presence(c, field) for c in node.nodes]
-            if not alts or any(a is None for a in alts):
-                return None  # an alternative that does not narrow lets anything through
-            return t.Query.boolean_query([(t.Occur.Should, q) for q in alts])
-        return None  # Filter, Not: they narrow the events, not the words
-
-    def filter(self, f: Filter):
-        t = self.t
-        if f.field == "provider":
-            if f.value not in self.providers:
-                raise QueryError(f"unknown provider '{f.value}': use one of {', '.join(self.providers)}")
-            return t.Query.term_query(self.schema, "provider", f.value)
-        if f.field == "kind":
-            kinds = KIND_ALIASES[f.value]
-            if len(kinds) == 1:
-                return t.Query.term_query(self.schema, "kind", kinds[0])
-            return t.Query.term_set_query(self.schema, "kind", list(kinds))
-        if f.field in ("since", "until"):
-            ms = int(parse_time(f.value, end=f.field == "until") * 1000)
-            lo, hi = (ms, None) if f.field == "since" else (None, ms - 1)
-            return t.Query.range_query(self.schema, "ts", t.FieldType.Integer, lo, hi)
-        ids = self.resolve(f.field, f.value)
-        if not ids:
-            return t.Query.empty_query()
-        return t.Query.term_set_query(self.schema, "session", ids)
-
-
-# -- session-level matching (issue #22) ---------------------------------------------
-
-
-class Conjuncts(msgspec.Struct, frozen=True):
-    """A query split for session-level matching.
-
-    ``positive``: what a session must hold, each somewhere in it (in some event): the top-level
-    words, quoted phrases, ``a OR b`` alternatives and parenthesized groups. Each one is
-    still matched *inside one event*, so a phrase, a CJK run or a word that analyzes to
-    several terms keeps its adjacency, and ``(a b)`` asks for both in the same event.
-    ``events``: what every event must satisfy: filters and negations (``-word`` drops the
-    events that say it, not the sessions). A whole query in parentheses is one group: its
-    terms in one event, as before.
-    """
-
-    positive: tuple[Node, ...]
-    events: tuple[Node, ...]
-
-
-def conjuncts(root: Node | None, extra_filters: tuple[Node, ...] = ()) -> Conjuncts:
-    """Split a parsed query (plus the options' filters) into positive conjuncts and event constraints."""
-    nodes = () if root is None else _conjunction(root)
-    positive = tuple(n for n in nodes if not isinstance(n, (Filter, Not)))
-    events = tuple(n for n in nodes if isinstance(n, (Filter, Not))) + tuple(extra_filters)
-    return Conjuncts(positive=positive, events=events)
-
-
-def _conjunction(node: Node) -> tuple[Node, ...]:
-    """The top-level conjuncts of ``node``: nested ANDs that code added (the options' filters, excluded
-    sessions) flattened, a group a person wrote in parentheses kept whole."""
-    if isinstance(node, And) and not node.grouped:
-        return tuple(n for child in node.nodes for n in _conjunction(child))
-    return (node,)
+# -- reading a tree back -----------------------------------------------------------
 
 
 def describe(node: Node) -> str:
@@ -556,15 +386,3 @@ def positive_texts(node: Node) -> list[Text]:
     if isinstance(node, (And, Or)):
         return [t for n in node.nodes for t in positive_texts(n)]
     return []
-
-
-def matchable(node: Node) -> bool:
-    """Whether ``node`` compiles to a query (a text with no terms, such as ``""``-less punctuation, does not);
-    answered without compiling, which for a prefix builds an automaton."""
-    if isinstance(node, Text):
-        return bool(node.terms())
-    if isinstance(node, Not):
-        return matchable(node.node)
-    if isinstance(node, (And, Or)):
-        return any(matchable(n) for n in node.nodes)
-    return True

@@ -1,0 +1,251 @@
+"""A query's plan made into Tantivy queries: the one place a query tree meets the index's fields.
+
+``Compiler.compile`` turns a parsed query into the query one event must match (with the
+exact-phrase bonus); ``Compiler.spread`` turns a several-term plan into the pieces the
+session-level matching needs (each term with the event constraints, the whole without the
+bonus); the rest are the few shapes the engine and the facets build around them (a title
+boost, a query limited to some sessions or kinds, a prefilter on ``said``). Scores are
+decided here as much as in the engine: ``search.tiers`` bounds what these queries can score,
+so it mirrors what is built here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import msgspec
+import tantivy
+
+from voyager_sessions.search.plan import PHRASE_BONUS, Plan, phrase_bonus_terms, terms_of
+from voyager_sessions.search.syntax import KIND_ALIASES, And, Filter, Node, Not, Or, ParsedQuery, QueryError, Text
+from voyager_sessions.search.syntax import parse_time
+
+#: Resolves a cwd/repo/session filter to the session ids it admits.
+SessionResolver = Callable[[str, str], list[str]]
+
+#: Score added to events of a session whose title contains the query's words.
+TITLE_BOOST = 1.5
+
+
+def _rx_escape(term: str) -> str:
+    return re.sub(r"([\\.+*?()|\[\]{}^$#&\-~])", r"\\\1", term)
+
+
+class Spread(msgspec.Struct, kw_only=True):
+    """A query of several terms, compiled: each term with the event constraints, and the whole as one event answers it."""
+
+    plan: Plan
+    #: Per positive conjunct: its query ANDed with the filters and negations.
+    terms: list
+    #: The whole query (every term in one event), and the same with the title boost.
+    strict: object
+    boosted: object
+    #: The whole query without the phrase bonus: what matches, not how well (aggregations, one session's events).
+    plain: object
+    #: The sessions whose title says the query's words.
+    titled: list[str] = []
+
+    @property
+    def parsed(self) -> ParsedQuery:
+        return self.plan.parsed
+
+    @property
+    def positive(self) -> list[Node]:
+        return self.plan.positive
+
+    @property
+    def breadths(self) -> list[int]:
+        return self.plan.breadths
+
+
+class Compiler:
+    """Turns an AST into a Tantivy query for ``schema``; session-scoped filters go through ``resolve``."""
+
+    def __init__(self, schema, resolve: SessionResolver, providers: tuple[str, ...]) -> None:
+        self.t = tantivy
+        self.schema = schema
+        self.resolve = resolve
+        self.providers = providers
+
+    def compile(self, parsed: ParsedQuery):
+        """The query one event must match for ``parsed``, with the exact-phrase bonus; a QueryError when nothing
+        in it is searchable or a filter names what does not exist (an unknown provider)."""
+        t = self.t
+        if parsed.root is None:
+            return t.Query.all_query()
+        q = self.node(parsed.root)
+        if q is None:
+            raise QueryError('nothing searchable in the query: give a word, a "phrase" or a filter')
+        terms = phrase_bonus_terms(parsed.root)
+        if terms:
+            bonus = t.Query.boost_query(t.Query.phrase_query(self.schema, "body", terms), PHRASE_BONUS)
+            q = t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, bonus)])
+        return q
+
+    def spread(self, plan: Plan, strict, boosted, titled: list[str]) -> Spread:
+        """The pieces of a several-term plan (``strict``/``boosted``: its ``compile``, with the title boost)."""
+        assert plan.parsed.root is not None
+        return Spread(
+            plan=plan,
+            strict=strict,
+            boosted=boosted,
+            plain=self.node(plan.parsed.root),
+            terms=self.constrained([self.node(n) for n in plan.positive], plan.events),
+            titled=titled,
+        )
+
+    def constrained(self, terms: list, events: tuple[Node, ...]) -> list:
+        """Each term's query limited to the events that pass the filters and negations (compiled once)."""
+        constraint = self.node(And(events)) if events else None
+        if constraint is None:
+            return terms
+        return [self.both(t, constraint) for t in terms]
+
+    def node(self, node: Node):
+        t = self.t
+        if isinstance(node, Text):
+            return self.text(node)
+        if isinstance(node, Filter):
+            return self.filter(node)
+        if isinstance(node, Not):
+            inner = self.node(node.node)
+            if inner is None:
+                return None
+            return t.Query.boolean_query([(t.Occur.Must, t.Query.all_query()), (t.Occur.MustNot, inner)])
+        if isinstance(node, And):
+            clauses = []
+            for child in node.nodes:
+                if isinstance(child, Not):
+                    inner = self.node(child.node)
+                    if inner is not None:
+                        clauses.append((t.Occur.MustNot, inner))
+                    continue
+                q = self.node(child)
+                if q is not None:
+                    clauses.append((t.Occur.Must, q))
+            if not clauses:
+                return None
+            if all(occ == t.Occur.MustNot for occ, _ in clauses):
+                clauses.insert(0, (t.Occur.Must, t.Query.all_query()))
+            return t.Query.boolean_query(clauses)
+        if isinstance(node, Or):
+            subs = [q for q in (self.node(c) for c in node.nodes) if q is not None]
+            if not subs:
+                return None
+            return t.Query.boolean_query([(t.Occur.Should, q) for q in subs])
+        raise TypeError(node)
+
+    def text(self, node: Text):
+        t = self.t
+        terms = terms_of(node)
+        if not terms:
+            return None
+        if node.prefix:
+            if len(terms) == 1:
+                return t.Query.regex_query(self.schema, "body", _rx_escape(terms[0]) + ".*")
+            return t.Query.phrase_prefix_query(self.schema, "body", list(terms))
+        if len(terms) == 1:
+            return t.Query.term_query(self.schema, "body", terms[0])
+        return t.Query.phrase_query(self.schema, "body", list(terms))
+
+    def presence(self, node: Node, field: str):
+        """A query on ``field`` (indexed terms only, as ``said`` is) that every event matching ``node`` holds when
+        ``field`` holds its body: each term of each text it requires (a phrase's terms without their order), or
+        None when nothing narrows (a prefix, a filter, a negation). A prefilter for a search limited to the events
+        whose ``field`` is filled: it never drops one of their matches, so added with a score of 0 it changes no
+        result, only how many candidates the search visits."""
+        t = self.t
+        if isinstance(node, Text):
+            terms = terms_of(node)
+            if node.prefix or not terms:
+                return None
+            parts = [t.Query.term_query(self.schema, field, term) for term in dict.fromkeys(terms)]
+            return parts[0] if len(parts) == 1 else t.Query.boolean_query([(t.Occur.Must, p) for p in parts])
+        if isinstance(node, And):
+            subs = [q for q in (self.presence(c, field) for c in node.nodes) if q is not None]
+            if not subs:
+                return None
+            return subs[0] if len(subs) == 1 else t.Query.boolean_query([(t.Occur.Must, q) for q in subs])
+        if isinstance(node, Or):
+            alts = [self.presence(c, field) for c in node.nodes]
+            if not alts or any(a is None for a in alts):
+                return None  # an alternative that does not narrow lets anything through
+            return t.Query.boolean_query([(t.Occur.Should, q) for q in alts])
+        return None  # Filter, Not: they narrow the events, not the words
+
+    def filter(self, f: Filter):
+        t = self.t
+        if f.field == "provider":
+            if f.value not in self.providers:
+                raise QueryError(f"unknown provider '{f.value}': use one of {', '.join(self.providers)}")
+            return t.Query.term_query(self.schema, "provider", f.value)
+        if f.field == "kind":
+            kinds = KIND_ALIASES[f.value]
+            if len(kinds) == 1:
+                return t.Query.term_query(self.schema, "kind", kinds[0])
+            return t.Query.term_set_query(self.schema, "kind", list(kinds))
+        if f.field in ("since", "until"):
+            ms = int(parse_time(f.value, end=f.field == "until") * 1000)
+            lo, hi = (ms, None) if f.field == "since" else (None, ms - 1)
+            return t.Query.range_query(self.schema, "ts", t.FieldType.Integer, lo, hi)
+        ids = self.resolve(f.field, f.value)
+        if not ids:
+            return t.Query.empty_query()
+        return t.Query.term_set_query(self.schema, "session", ids)
+
+    # -- the shapes built around a compiled query ------------------------------------------
+
+    def both(self, q, other):
+        """``q`` and ``other`` both (scores added)."""
+        t = self.t
+        return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Must, other)])
+
+    def any_of(self, qs: Sequence):
+        """Any of ``qs`` (scores of those that match added)."""
+        t = self.t
+        return t.Query.boolean_query([(t.Occur.Should, q) for q in qs])
+
+    def title_boost(self, q, ids: list[str]):
+        """``q`` with the events of sessions ``ids`` (those whose title says what was searched for: titles are
+        what people see) lifted by :data:`TITLE_BOOST`."""
+        t = self.t
+        if not ids:
+            return q
+        boost = t.Query.const_score_query(t.Query.term_set_query(self.schema, "session", ids), TITLE_BOOST)
+        return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, boost)])
+
+    def restricted(self, q, ids: Sequence[str]):
+        """``q`` limited to the events of sessions ``ids``, scored as ``q`` alone (a term set scores 1, which the
+        kind weight would then multiply: a person's words 3 points up, tool output 1)."""
+        t = self.t
+        among = t.Query.term_set_query(self.schema, "session", list(ids))
+        return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Must, t.Query.const_score_query(among, 0.0))])
+
+    def excluding(self, q, ids: Sequence[str]):
+        """``q`` without the events of sessions ``ids``."""
+        t = self.t
+        return t.Query.boolean_query(
+            [(t.Occur.Must, q), (t.Occur.MustNot, t.Query.term_set_query(self.schema, "session", list(ids)))]
+        )
+
+    def without(self, q, other):
+        """``q`` where ``other`` does not match."""
+        t = self.t
+        return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.MustNot, other)])
+
+    def in_session(self, q, session_id: str):
+        """``q`` within one session's events."""
+        return self.both(q, self.t.Query.term_query(self.schema, "session", session_id))
+
+    def in_kinds(self, q, kinds: tuple[str, ...], *, negate: bool, said=None):
+        """``q`` limited to events of ``kinds`` (``negate``: of every other kind), adding nothing to a score;
+        ``said``: a prefilter on ``said`` (``presence``) those kinds' events are searched among."""
+        t = self.t
+        ks = t.Query.term_set_query(self.schema, "kind", list(kinds))
+        if negate:
+            return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.MustNot, ks)])
+        clauses = [(t.Occur.Must, q), (t.Occur.Must, t.Query.const_score_query(ks, 0.0))]
+        if said is not None:
+            clauses.append((t.Occur.Must, t.Query.const_score_query(said, 0.0)))
+        return t.Query.boolean_query(clauses)
