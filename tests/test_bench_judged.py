@@ -8,6 +8,7 @@ its target, or all in one message, would measure the wrong thing, so that fails 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -30,10 +31,36 @@ def _holds(text: str, word: str) -> bool:
     return judged_corpus.words_of(word) <= judged_corpus.words_of(text)
 
 
+#: Where an identifier splits into words: ``_``, a lower-case letter or digit before an upper-case one, and the
+#: last capital of an acronym before a capitalised word (``MaxRAMPercentage``: max, ram, percentage).
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def _parts(text: str) -> set[str]:
+    """The words identifiers of ``text`` are made of (only of identifiers of two words or more)."""
+    out: set[str] = set()
+    for token in re.findall(r"[A-Za-z0-9_]+", text):
+        pieces = [p.lower() for chunk in token.split("_") for p in _CAMEL.split(chunk) if p]
+        if len(pieces) >= 2:
+            out.update(pieces)
+    return out
+
+
+def _distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (adjacent transpositions count one)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
 def test_corpus_shape() -> None:
     sessions = judged_corpus.sessions()
-    assert len(sessions) == 150
-    assert len({s.key for s in sessions}) == len({s.conv.id for s in sessions}) == 150
+    assert len(sessions) == 174
+    assert len({s.key for s in sessions}) == len({s.conv.id for s in sessions}) == 174
     assert set(Counter(s.provider for s in sessions)) == set(judged_corpus.PROVIDERS)
     assert sum(s.lang != "en" for s in sessions) >= 15
     # Near-duplicates: every topic told three times, in more than one format.
@@ -50,7 +77,9 @@ def test_queries_are_judgeable() -> None:
     assert len({q.id for q in queries}) == len(queries)
     counts = Counter(q.cls for q in queries)
     assert counts["remembered"] >= 40 and counts["paraphrase"] >= 40 and counts["cjk"] >= 15
-    assert set(counts) <= set(CLASSES)
+    assert counts["description"] >= 30 and counts["pasted"] >= 30 and counts["identifier"] >= 25
+    assert counts["typo"] >= 25 and counts["cjk_description"] >= 12
+    assert set(counts) == set(CLASSES)
     for q in queries:
         target = by_key.get(q.target)
         assert target is not None, f"{q.id}: no session {q.target}"
@@ -63,10 +92,25 @@ def test_queries_are_judgeable() -> None:
             assert not any(all(_holds(m, w) for w in words) for m in _messages(target)), (
                 f"{q.id}: one message holds every word"
             )
-        else:
+        elif q.cls in ("paraphrase", "description"):
             assert any(not _holds(text, w) for w in words), f"{q.id}: a paraphrase entirely literal"
-        assert judged_corpus.is_cjk(q.query) == (q.cls == "cjk"), q.id
-        assert (target.lang != "en") == (q.cls == "cjk"), q.id
+            assert q.cls == "paraphrase" or len(words) >= 14, f"{q.id}: a description is a sentence, not a few words"
+        elif q.cls == "pasted":
+            assert any(q.query in m for m in _messages(target)), f"{q.id}: not pasted from {q.target}"
+        elif q.cls == "identifier":
+            wholes, parts = judged_corpus.words_of(text), _parts(text)
+            lowered = [w.lower() for w in words]
+            assert all(w in wholes or w in parts for w in lowered), f"{q.id}: a word {q.target} does not hold"
+            assert any(w in parts and w not in wholes for w in lowered), f"{q.id}: no word only part of an identifier"
+        elif q.cls == "typo":
+            wholes = judged_corpus.words_of(text)
+            wrong = [w for w in words if not _holds(text, w)]
+            assert len(wrong) == 1, f"{q.id}: {wrong} (one word misremembered, the rest held)"
+            assert any(_distance(wrong[0].lower(), w) <= 2 for w in wholes if len(w) >= 4), q.id
+        else:  # cjk_description: a sentence, written as people write them (no spaces), not found as typed
+            assert len(words) == 1 and len(q.query) >= 20 and q.query not in text, q.id
+        assert judged_corpus.is_cjk(q.query) == (q.cls in ("cjk", "cjk_description")), q.id
+        assert (target.lang != "en") == (q.cls in ("cjk", "cjk_description")), q.id
 
 
 def _tree_digest(root: Path) -> str:
@@ -92,7 +136,7 @@ def test_deterministic(tmp_path: Path) -> None:
     assert _tree_digest(a.home) == _tree_digest(b.home)
     db = Path(".local", "share", "opencode", "opencode.db")
     assert _rows(a.home / db) == _rows(b.home / db)
-    assert sum(1 for _ in (a.home / ".claude").rglob("*.jsonl")) == 50
+    assert sum(1 for _ in (a.home / ".claude").rglob("*.jsonl")) == 58
 
 
 def test_metrics() -> None:

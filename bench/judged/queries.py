@@ -1,9 +1,15 @@
 """The judged queries: ``queries.json`` read into Structs (the file is the record; this only loads it).
 
-Three classes: ``remembered`` (three or four words a person would remember, spread over
+Classes (issue #22): ``remembered`` (three or four words a person would remember, spread over
 different messages of the target session), ``paraphrase`` (the session described in other
-words, at most partly literal) and ``cjk`` (remembered words in Chinese or Japanese).
-Every query has exactly one target, a session key of ``bench.judged.corpus``.
+words, at most partly literal) and ``cjk`` (remembered words in Chinese or Japanese). Added
+for issue #34: ``description`` (the session told at length, a sentence of 14 words or more,
+partly literal), ``pasted`` (a command or a fragment of tool output pasted as it was shown),
+``identifier`` (words among which some are only parts of an identifier the session holds:
+``lineitem`` of ``billing_lineitem``, ``ram`` of ``MaxRAMPercentage``), ``typo`` (remembered
+words, one of them mistyped) and ``cjk_description`` (the session told in a Chinese or
+Japanese sentence, without spaces). Every query has exactly one target, a session key of
+``bench.judged.corpus``.
 """
 
 from __future__ import annotations
@@ -14,7 +20,17 @@ from typing import Literal
 import msgspec
 
 PATH = Path(__file__).with_name("queries.json")
-CLASSES: tuple[str, ...] = ("remembered", "paraphrase", "cjk")
+CLASSES: tuple[str, ...] = (
+    "remembered",
+    "paraphrase",
+    "cjk",
+    "description",
+    "pasted",
+    "identifier",
+    "typo",
+    "cjk_description",
+)
+Class = Literal["remembered", "paraphrase", "cjk", "description", "pasted", "identifier", "typo", "cjk_description"]
 
 
 class JudgedQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -22,7 +38,7 @@ class JudgedQuery(msgspec.Struct, frozen=True, kw_only=True):
     query: str
     target: str
     # `class` is a keyword in Python: the field is named cls and encoded as "class".
-    cls: Literal["remembered", "paraphrase", "cjk"] = msgspec.field(name="class")
+    cls: Class = msgspec.field(name="class")
 
 
 class QueryFile(msgspec.Struct, kw_only=True):

@@ -687,6 +687,181 @@ TOPICS: tuple[Topic, ...] = (
             ("Cargo.lock", "UU Cargo.lock", "cargo update -w"),
         ),
     ),
+    # -- added with issue #34's classes: manifests, config and pasted commands, identifiers in code -----------
+    Topic(
+        "k8s-rollout",
+        "The {a} deployment rollout is stuck and the new pods never become ready. Can you check the manifest?",
+        "kubectl rollout status deploy/{a} -n prod --timeout=120s",
+        "{b}",
+        "The readiness probe pointed at a port the container does not listen on. I fixed the port, set {c}, and "
+        "the rollout completed.",
+        (
+            (
+                "web-frontend",
+                'Waiting for deployment "web-frontend" rollout to finish: 1 of 3 updated replicas are available...\n'
+                "metadata:\n  labels:\n    app.kubernetes.io/name: web-frontend\n    label: team/web:env:prod\n"
+                "readinessProbe:\n  httpGet: {path: /healthz, port: 8080}",
+                "maxUnavailable: 0 in the rollingUpdate strategy",
+            ),
+            (
+                "payments-api",
+                'error: deployment "payments-api" exceeded its progress deadline\nkind: Deployment\nspec:\n'
+                "  replicas: 4\n  template:\n    spec:\n      containers:\n      - name: payments-api\n"
+                "        image: registry.internal/payments-api:2.8.1\n"
+                "        envFrom: [{secretRef: {name: payments-db-credentials}}]",
+                "progressDeadlineSeconds: 900",
+            ),
+            (
+                "search-indexer",
+                'Warning  Unhealthy  kubelet  Readiness probe failed: Get "http://10.2.3.4:9200/_cluster/health": '
+                'connection refused\nannotations:\n  prometheus.io/scrape: "true"\n  owner: team/search:tier:backend',
+                "initialDelaySeconds: 45 on the readinessProbe",
+            ),
+        ),
+    ),
+    Topic(
+        "rsync-deploy",
+        "Deploying the {a} with rsync deletes files on the server that it should keep.",
+        "rsync -avz --delete --exclude-from=.rsyncignore build/ deploy@web1:/srv/{a}/",
+        "{b}",
+        "The --delete pass removed what is not in build/. I added {c} and a dry run (-n) before the real sync.",
+        (
+            (
+                "marketing-site",
+                "deleting uploads/2026/03/hero.png\ndeleting uploads/2026/03/team.jpg\n"
+                "sent 48,112 bytes  received 1,204 bytes  total size 91,388,201",
+                "--filter='P uploads/'",
+            ),
+            (
+                "docs-portal",
+                'rsync: [sender] link_stat "/srv/docs-portal/.well-known" failed: No such file or directory (2)\n'
+                "rsync error: some files/attrs were not transferred (code 23)",
+                "--exclude=.well-known/ in .rsyncignore",
+            ),
+            (
+                "status-page",
+                "deleting incidents/archive.json\n"
+                "rsync warning: some files vanished before they could be transferred (code 24)",
+                "--backup --backup-dir=/srv/backups/status-page",
+            ),
+        ),
+    ),
+    Topic(
+        "env-config",
+        "The {a} service picks up the wrong settings in staging. Figure out which config source wins.",
+        "env | grep -i {a} ; cat config/staging.yaml",
+        "{b}",
+        "Environment variables were read before the YAML file and the key names differ. I normalised them with "
+        "{c} and log the effective settings at startup.",
+        (
+            (
+                "ledger",
+                "LEDGER_DATABASE_URL=postgres://ledger@db-staging/ledger\n"
+                "databaseUrl: postgres://ledger@db-prod/ledger\nmaxPoolSize: 40\nstatementTimeoutMs: 15000",
+                "a SettingsLoader that maps camelCase keys to snake_case",
+            ),
+            (
+                "notifier",
+                "NOTIFIER_SMTP_HOST=smtp.staging.local\nsmtpHost: smtp.prod.local\nretryBackoffSeconds: 30\n"
+                "enableDigestEmails: true",
+                "pydantic-settings with env_prefix NOTIFIER_",
+            ),
+            (
+                "geo-lookup",
+                "GEO_LOOKUP_CACHE_TTL=60\ncacheTtlSeconds: 3600\nupstreamBaseUrl: https://geo.internal/v2\n"
+                "requestTimeoutMs: 800",
+                "one precedence order: defaults, file, environment, flags",
+            ),
+        ),
+    ),
+    Topic(
+        "batch-writer",
+        "The nightly {a} job crashes halfway through and leaves partial rows behind.",
+        "python -m jobs.{a} --date 2026-04-02 --dry-run=false",
+        "{b}",
+        "The job committed chunk by chunk with nothing around the whole run. I switched to {c} and made reruns "
+        "idempotent by clearing the day first.",
+        (
+            (
+                "invoice_batch",
+                'Traceback (most recent call last):\n  File "jobs/invoice_batch.py", line 212, in run\n'
+                '    InvoiceBatchWriter(session).flush_pending()\n  File "billing/writers.py", line 88, in '
+                "flush_pending\nsqlalchemy.exc.IntegrityError: duplicate key value violates unique constraint "
+                '"invoice_line_items_pkey"',
+                "a single SAVEPOINT per chunk",
+            ),
+            (
+                "usage_rollup",
+                'Traceback (most recent call last):\n  File "jobs/usage_rollup.py", line 97, in main\n'
+                '    aggregate_usage_by_tenant(day)\n  File "metrics/rollup.py", line 141, in '
+                "aggregate_usage_by_tenant\nMemoryError: unable to allocate 3.2 GiB for an array with shape "
+                "(412000000,)",
+                "chunked reads with yield_per(10000)",
+            ),
+            (
+                "payout_sync",
+                'Traceback (most recent call last):\n  File "jobs/payout_sync.py", line 64, in sync\n'
+                '    StripePayoutClient().list_payouts(created_after=cursor)\n  File "vendors/stripe_client.py", '
+                "line 30, in list_payouts\nstripe.error.RateLimitError: Request rate limit exceeded (429)",
+                "a resumable cursor kept in payout_sync_state",
+            ),
+        ),
+    ),
+    Topic(
+        "nginx-upstream",
+        "After the {a} change nginx returns 502 for some requests.",
+        "sudo nginx -t && tail -n 20 /var/log/nginx/error.log",
+        "{b}",
+        "The upstream closed connections earlier than nginx expected. I set {c} and the 502s stopped.",
+        (
+            (
+                "TLS",
+                "nginx: configuration file /etc/nginx/nginx.conf test is successful\n"
+                "2026/05/11 09:12:44 [error] 3121#3121: *88 upstream prematurely closed connection while reading "
+                "response header from upstream, client: 10.0.4.17, server: shop.example.com, upstream: "
+                '"http://127.0.0.1:8001/cart"',
+                "proxy_http_version 1.1 and a keepalive_timeout of 65s on the app side",
+            ),
+            (
+                "gzip",
+                "2026/05/11 10:40:02 [error] 3121#3121: *412 recv() failed (104: Connection reset by peer) while "
+                'reading upstream, upstream: "http://unix:/run/gunicorn.sock:/api/export"',
+                "gunicorn --keep-alive 75",
+            ),
+            (
+                "rate limiting",
+                "2026/05/12 07:01:19 [error] 3121#3121: *19 connect() failed (111: Connection refused) while "
+                'connecting to upstream, upstream: "http://[::1]:8080/login"',
+                "an explicit 127.0.0.1 upstream instead of localhost",
+            ),
+        ),
+    ),
+    Topic(
+        "perf-bisect",
+        "Performance of {a} regressed somewhere in the last 200 commits. Can you bisect it?",
+        "git bisect start HEAD v4.2.0 && git bisect run ./scripts/perf_check.sh {a}",
+        "{b}",
+        "The regression came from {c}. I reverted that part and added the perf check to CI.",
+        (
+            (
+                "report_export",
+                "e4c1d9a7 is the first bad commit\ncommit e4c1d9a7f2b3\nAuthor: dev <dev@example.com>\n"
+                "    export: stream rows through pandas.DataFrame.to_csv\nbisect found first bad commit",
+                "building a whole DataFrame before writing",
+            ),
+            (
+                "image_upload",
+                "3b8f00c2 is the first bad commit\n    upload: verify EXIF orientation with Pillow on every request\n"
+                "bisect run success",
+                "re-reading the whole file to check EXIF",
+            ),
+            (
+                "login_flow",
+                "91d2e6b0 is the first bad commit\n    auth: bcrypt rounds from 10 to 14\nbisect run success",
+                "raising the bcrypt rounds to 14",
+            ),
+        ),
+    ),
 )
 
 
@@ -764,6 +939,32 @@ CJK_TOPICS: tuple[CjkTopic, ...] = (
             ("商品", "一件ごとにコミットしています", "一括登録"),
             ("問い合わせ", "リフレッシュ間隔が一秒のままです", "再構築中のリフレッシュ停止"),
             ("社内ドキュメント", "セグメントのマージが八千回発生", "並列処理"),
+        ),
+    ),
+    CjkTopic(
+        "zh-deploy",
+        "zh",
+        "{a}的部署一直卡住，新版本的容器起不来，帮我看看配置。",
+        "kubectl get pods -n prod | grep -v Running",
+        "{b}",
+        "原因是健康检查的端口写错了。我改了端口，并把{c}，现在部署正常完成了。",
+        (
+            ("支付网关", "CrashLoopBackOff 重启次数 12", "启动探针的等待时间调长"),
+            ("消息推送", "就绪检查失败 连接被拒绝", "最大不可用数设为零"),
+            ("数据报表", "镜像拉取失败 ImagePullBackOff", "镜像仓库的密钥更新"),
+        ),
+    ),
+    CjkTopic(
+        "ja-batch",
+        "ja",
+        "夜間の{a}バッチが途中で落ちて、データが中途半端に残ります。",
+        "python -m jobs.nightly --date 2026-04-02",
+        "{b}",
+        "チャンクごとにコミットしていたのが原因です。{c}にして、再実行しても重複しないようにしました。",
+        (
+            ("請求書", "一意制約違反 invoice_line_items_pkey", "全体を一つのトランザクション"),
+            ("利用量集計", "メモリ不足で強制終了しました", "一万件ずつの分割読み込み"),
+            ("支払い同期", "外部APIのレート制限 429", "再開可能なカーソル"),
         ),
     ),
 )
