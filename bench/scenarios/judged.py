@@ -14,6 +14,12 @@ class's metric below its floor in ``bench/quality_floor.json`` is a failed check
 non-zero exit, in ``--quick`` too. The full run also runs the same queries through
 fast-resume's ``fr`` on the same HOME (``bench.judged.fastresume``) and puts its numbers
 beside Voyager's; without ``fr`` that part is skipped with the reason in a note.
+
+Every ranking Voyager is measured by goes through :func:`rank`, the one call: words only
+(``voyager search --sessions``) today, and with ``meaning=True`` the same search with issue
+#34's meaning search (``--sessions --meaning``) once the search options carry it
+(:func:`meaning_supported`); the scenario then reports that column beside the words' one.
+The floors hold the words-only ranking.
 """
 
 from __future__ import annotations
@@ -50,27 +56,41 @@ def _key(session_id: str) -> str:
     return session_id.partition(":")[2] or session_id
 
 
+def meaning_supported() -> bool:
+    """Whether this tree's search options can ask for meaning search (issue #34's ``--meaning``)."""
+    from voyager_sessions.search.engine import SearchOptions
+
+    return "meaning" in SearchOptions.__struct_fields__
+
+
+def rank(reader, query: str, *, meaning: bool = False) -> list[str]:
+    """The session ids Voyager ranks for ``query``, best first, as ``voyager search QUERY --sessions`` (with
+    ``meaning``: ``--sessions --meaning``) ranks them through the API: the one ranking call of the scenario."""
+    from voyager_sessions.search.engine import SearchOptions
+
+    opts = SearchOptions(limit=DEPTH, sessions=True, **({"meaning": True} if meaning else {}))
+    return [h.session_id for h in reader.search(query, opts).hits]  # parsed once; malformed: a UserError
+
+
 def _voyager_ranked(
-    data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str], rejected: list[str]
+    data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str], rejected: list[str], *, meaning: bool = False
 ) -> dict[str, list[str]]:
-    """Query id -> the session keys Voyager ranks, best first, through the API ``voyager search --sessions`` uses.
+    """Query id -> the session keys Voyager ranks, best first (:func:`rank`).
 
     A query the language rejects finds nothing, as for a person; its id goes to ``rejected``.
     """
     from voyager_sessions.api import reader
     from voyager_sessions.core.errors import VoyagerError
-    from voyager_sessions.search.engine import SearchOptions
 
     out: dict[str, list[str]] = {}
-    opts = SearchOptions(limit=DEPTH, sessions=True)
     with reader(data_dir) as r:
         for q in queries:
             try:
-                hits = r.search(q.query, opts).hits  # parsed once; a malformed query is a UserError
+                ids = rank(r, q.query, meaning=meaning)
             except VoyagerError:
                 rejected.append(q.id)
-                hits = []
-            out[q.id] = [by_id.get(_key(h.session_id), h.session_id) for h in hits]
+                ids = []
+            out[q.id] = [by_id.get(_key(sid), sid) for sid in ids]
     return out
 
 
@@ -188,6 +208,13 @@ def judged(ctx: Context) -> ScenarioResult:
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager", queries, ranks))
     fr_scores = _fast_resume(ctx, res, written, queries, by_id)
+    meaning_scores = None
+    if meaning_supported():
+        meaning_rejected: list[str] = []
+        meaning_scores, meaning_ranks = _scores(
+            queries, _voyager_ranked(data_dir, queries, by_id, meaning_rejected, meaning=True)
+        )
+        res.notes.append(_rank_note("voyager --meaning", queries, meaning_ranks))
 
     floors = load_floors()
     for c in CLASSES:
@@ -199,6 +226,10 @@ def judged(ctx: Context) -> ScenarioResult:
             if fr_scores is not None:
                 m.reference = Reference(label="fast-resume", value=fr_scores[c].get(name))
             res.metrics.append(m)
+            if meaning_scores is not None:
+                res.metrics.append(
+                    Metric(name=f"{name} --meaning", value=meaning_scores[c].get(name), unit="", group=group)
+                )
             floor = floors.voyager.get(c, {}).get(name)
             if floor is not None:
                 ok = value >= floor - 1e-9
