@@ -264,7 +264,8 @@ class Searcher:
         Events that hold every term (the query as one event would answer it) come first, in
         their usual order, so where such an event exists it still ranks first; then the other
         events of the sessions that hold every term. When no session does (``match: partial``),
-        the events of every session that holds some, those of sessions holding more terms first.
+        the events of every session that holds some, those of sessions holding more of the query first (each term
+        weighing its idf: ``search.sessions``).
         """
         import tantivy
 
@@ -321,7 +322,7 @@ class Searcher:
                 first_tier=1,
             )
         else:
-            # Partial: the events of sessions holding more terms first, a level of held terms at a time, each
+            # Partial: the events of sessions holding more of the query first, a level of held weight at a time, each
             # restricted to its sessions and counted only when the page reaches it (a partial match of common
             # words holds most sessions: 90,000 of 100,000 for three words, one said nowhere).
             levels = cov.levels()
@@ -445,7 +446,7 @@ class Searcher:
         together = cov.together
         want = opts.offset + opts.limit
         # Only the sessions that can reach the page are scored: the newest, or (a partial match, where sessions
-        # holding more terms come first whatever their score) the levels of held terms the page reaches. At
+        # holding more of the query come first whatever their score) the levels of held weight the page reaches. At
         # 100,000 sessions a partial match of common words holds most of them.
         ranked = cov.chosen
         if opts.sort == "recent":
@@ -461,18 +462,18 @@ class Searcher:
         if opts.sort == "recent":
             order = ranked
         else:
-            # Sessions holding more terms first (they all hold every term unless the match is partial), then by
+            # Sessions holding more of the query first (they all hold every term unless the match is partial), then by
             # score to 4 places, then the most recent. Sorted by the unrounded score (rounding keeps its order,
             # so sessions of equal rank end up side by side), and ranked to 4 places only around the page.
-            held = cov.held
+            weight = cov.weight
 
-            def rank(sid: str) -> tuple[int, float]:
-                return (-held[sid], -round(scores[sid], 4))
+            def rank(sid: str) -> tuple[float, float]:
+                return (-weight.get(sid, 0.0), -round(scores[sid], 4))
 
             if cov.match == "all":
                 order = sorted(ranked, key=scores.__getitem__, reverse=True)
             else:
-                order = sorted(ranked, key=lambda sid: (held[sid], scores[sid]), reverse=True)
+                order = sorted(ranked, key=lambda sid: (weight[sid], scores[sid]), reverse=True)
             order = self._recent_first_among_ties(order, rank, window=(opts.offset, want))
         page = order[opts.offset : opts.offset + opts.limit]
         return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(cov.chosen))
@@ -550,12 +551,9 @@ class Searcher:
         # one small search a (session, term), cheaper than ranking all their events at once.
         # hit_count: the page's sessions' events that say any term (counted over those sessions only), aggregated
         # while the best events are looked up (on the second core where there is one).
+        any_term = self.compiler.any_of(sp.terms)
         counted = sessions.later(
-            lambda: sessions.evidence(
-                searcher,
-                self.compiler.restricted(self.compiler.any_of(sp.terms), page),
-                weights=False,
-            )
+            lambda: sessions.evidence(searcher, self.compiler.restricted(any_term, page), weights=False)
         )
         phrases_all = phrases(sp.parsed.texts)
         term_phrases = [phrases(positive_texts(n)) for n in sp.positive]
@@ -563,8 +561,9 @@ class Searcher:
         matched: list[list[TermHit]] = []  # per row, in the order of rows
         for sid in page:
             # The row shows the session's best event holding every term where there is one (then each term is
-            # shown there: one event for a person to read, and no search a term), else the event of those that
-            # say a term best that says the most terms, then the best-scoring one.
+            # shown there: one event for a person to read, and no search a term), else its best event for any of
+            # the terms (their scores add up: an event saying more of them, and rarer ones, scores higher). One
+            # search a row, whatever the number of terms (a description of thirty words asked thirty).
             best: dict[int, tuple[float, Event]] = {}  # per term: the event that says it best, looked up when needed
 
             def best_for(i: int, sid: str = sid, best: dict[int, tuple[float, Event]] = best):
@@ -575,14 +574,11 @@ class Searcher:
                 return best.get(i)
 
             ev: Event | None = None
-            if sid in together and (b := self._best_in(searcher, sp.plain, sid)) is not None:
+            b = self._best_in(searcher, sp.plain, sid) if sid in together else None
+            if b is None:
+                b = self._best_in(searcher, any_term, sid)
+            if b is not None:
                 ev = _doc_event(searcher, b[1])
-            else:
-                said = [se for i in range(len(sp.terms)) if (se := best_for(i)) is not None]
-                if said:
-                    _, ev = max(
-                        said, key=lambda se: (sum(1 for ph in term_phrases if find_spans(se[1].text, ph)), se[0])
-                    )
             if ev is None:
                 continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
             rows.append((scores[sid], ev))

@@ -8,9 +8,10 @@ can never disagree on what a query asks for:
   ``a OR b`` alternatives, parenthesized groups), each distinct once and only where it can match anything,
   and the event constraints every event must pass (filters, negations);
 * each term's **breadth** (at most how many events say it, from the term dictionary: no posting visited);
-* the **matching**: ``event`` (one term, or filters only: the events that hold it), ``sessions`` (2 to
-  :data:`SESSION_TERMS` terms: the sessions that hold each, ``search.sessions``) or ``one`` (several terms,
-  only one of which is said anywhere: that term's own search, flagged partial).
+* the **matching**: ``event`` (one term, or filters only: the events that hold it), ``sessions`` (two terms
+  or more, however many: the sessions that hold each, ``search.sessions``; a long description or a pasted log
+  line too, its rare words weighing more than its common ones) or ``one`` (several terms, only one of which
+  is said anywhere: that term's own search, flagged partial).
 
 Terms are the analyzer's (``search.analyzer.tokens``, the one rule the index was built with), worked out once
 per text. Nothing here builds a Tantivy query: that is ``search.compiler``'s.
@@ -38,10 +39,6 @@ from voyager_sessions.search.syntax import (
     filter_node,
     positive_texts,
 )
-
-#: A query of 2 to this many terms matches sessions that hold each term (one aggregation a term); a longer
-#: one (a pasted log line) is matched within one event, as a needle: its events hold it all or nothing does.
-SESSION_TERMS = 16
 
 #: A title boost looks for at most this many of the query's words in titles.
 TITLE_WORDS = 8
@@ -255,7 +252,7 @@ class Plan(msgspec.Struct, kw_only=True):
     @property
     def several(self) -> bool:
         """Whether the query is matched at session level (its terms in any events of a session)."""
-        return 2 <= len(self.positive) <= SESSION_TERMS
+        return len(self.positive) >= 2
 
     def one_term(self) -> ParsedQuery:
         """The query of the one term said (``matching`` = ``one``) with the filters and negations alone."""

@@ -13,8 +13,12 @@ How it works, and why (measured on a 200k-event bench corpus, see the README):
   index's ``w`` weight: a person's prompt > the agent's words > tool output). An
   aggregation over a common word's ~30k events costs under 1 ms (2 ms with the kind
   weight); collecting the top events instead costs ~4 ms and still misses sessions.
-* Coverage: how many terms a session holds. Sessions holding all of them match; when
-  none does, every session holding some does (``partial``), those holding more first.
+* Coverage: which terms a session holds. Sessions holding all of them match; when none
+  does, every session holding some does (``partial``), those holding more of the query first,
+  each term weighing its idf (``Coverage.weight``, issue #34): a rare word held outweighs
+  ``the``, ``so``, ``and``, ``I`` together, which count as much as the words of a description
+  only when a session holds the same rare words. A term no event says holds no session and
+  is not aggregated (a description of thirty words, some never said, asks for the rest).
 * Rank (``score``): a BM25 over sessions computed from the aggregation, with "events of
   the session that say the term" as the term frequency: per term
   ``idf * tf*(k1+1)/(tf+k1) * log2(2 + best kind weight)``, summed; plus a bonus when one
@@ -112,13 +116,16 @@ class Coverage(msgspec.Struct):
     #: Whether ``held`` covers every session holding a term (false: only the narrowest term's sessions were
     #: looked at, which hold every session that holds every term).
     complete: bool = True
+    #: Per session in ``held``: how much of the query it holds, each term counting its idf (``weights``), so that
+    #: a rare word held outweighs common ones: what a partial match ranks by first.
+    weight: dict[str, float] = {}
 
     def levels(self) -> list[list[str]]:
-        """The chosen sessions grouped by how many terms they hold, most first."""
-        by: dict[int, list[str]] = {}
+        """The chosen sessions grouped by how much of the query they hold (``weight``), most first."""
+        by: dict[float, list[str]] = {}
         for sid in self.chosen:
-            by.setdefault(self.held[sid], []).append(sid)
-        return [by[c] for c in sorted(by, reverse=True)]
+            by.setdefault(self.weight[sid], []).append(sid)
+        return [by[w] for w in sorted(by, reverse=True)]
 
 
 def evidence(searcher, query, *, weights: bool = False, weight: int = 0) -> TermEvidence:
@@ -203,15 +210,19 @@ def cover(
     (``complete`` false: ``held`` covers those sessions only); else every term is aggregated everywhere."""
 
     k = len(term_queries)
+    # A term no event says (breadth 0: a word missing from the term dictionary) holds no session: not aggregated.
+    said = [i for i in range(k) if len(breadths) != k or breadths[i] > 0]
 
     def term(i: int, restrict: object = None) -> TermEvidence:
         wide = i < len(broad) and broad[i]
+        if i not in said:
+            return TermEvidence({}, weight=BROAD_WEIGHT if weights else 0, presence=weights and wide)
         q = term_queries[i] if restrict is None else _and(term_queries[i], restrict)
         ev = evidence(searcher, q, weights=weights and not wide, weight=BROAD_WEIGHT if weights else 0)
         ev.presence = weights and wide
         return ev
 
-    if len(breadths) == k >= 2:
+    if len(breadths) == k >= 2 and len(said) == k:
         narrow = min(range(k), key=breadths.__getitem__)
         if breadths[narrow] <= NARROW_EVENTS:
             found = term(narrow)
@@ -219,20 +230,32 @@ def cover(
                 cov = _within(searcher, term_queries, found, narrow, term, together)
                 if cov is not None:
                     return cov
-    first = 1 if together is not None else 0
-
-    def one(j: int) -> TermEvidence:
-        # The query of every term in one event first: the costliest (an intersection), so it starts first.
-        return evidence(searcher, together) if j < first else term(j - first)
-
-    found_all = each(one, range(k + first))
-    both, per_term = (found_all[0].counts if first else {}), found_all[first:]
+    # The query of every term in one event first: the costliest (an intersection), so it starts first. Only when
+    # every term is said somewhere (else no event holds them all).
+    first = 1 if together is not None and len(said) == k else 0
+    jobs = ([-1] if first else []) + said
+    done = each(lambda j: evidence(searcher, together) if jobs[j] < 0 else term(jobs[j]), jobs)
+    both = done[0].counts if first else {}
+    found_by = dict(zip(said, done[first:]))
+    per_term = [found_by.get(i) or term(i) for i in range(k)]
     held = dict(Counter(chain.from_iterable(ev.counts for ev in per_term)))
     full = [sid for sid, c in held.items() if c == k]
     dfs = [sum(ev.counts.values()) for ev in per_term]
     if full:
         return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both, dfs=dfs)
-    return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial", dfs=dfs)
+    weight = _weights(per_term, dfs, searcher.num_docs)  # a partial match ranks by it
+    return Coverage(per_term=per_term, held=held, chosen=list(held), match="partial", dfs=dfs, weight=weight)
+
+
+def _weights(per_term: list[TermEvidence], dfs: list[int], num_events: int) -> dict[str, float]:
+    """Per session holding a term, the summed idf of the terms it holds (``Coverage.weight``); summed term by term
+    in the query's order, so sessions holding the same terms weigh exactly the same."""
+    out: dict[str, float] = {}
+    get = out.get
+    for ev, f in zip(per_term, idfs(dfs, num_events)):
+        for sid in ev.counts:
+            out[sid] = get(sid, 0.0) + f
+    return out
 
 
 def _within(
@@ -272,7 +295,15 @@ def _within(
     if not full:
         return None
     both = done[-1].counts if together is not None and isinstance(done[-1], TermEvidence) else {}
-    return Coverage(per_term=per_term, held=held, chosen=full, match="all", together=both, dfs=dfs, complete=False)
+    return Coverage(
+        per_term=per_term,
+        held=held,
+        chosen=full,
+        match="all",
+        together=both,
+        dfs=dfs,
+        complete=False,
+    )
 
 
 def _and(q, restrict):

@@ -296,6 +296,63 @@ def test_the_demo_query_finds_the_session(home, run):
     ]
 
 
+# -- rare words weigh more; a description of any length is ranked over sessions (issue #34) -----------------
+
+#: Sessions where what a person describes is said in ordinary sentences: function words everywhere, each topic's
+#: own words in its session only.
+DESCRIBED: dict[str, list[tuple[str, str]]] = {
+    "w1": [
+        ("user", "the nightly export keeps timing out and I do not know why"),
+        ("tool", "ERROR export job exceeded 900s deadline after the bucket moved to eu-west-3"),
+        ("assistant", "so the bucket is in another region now and the transfer is slow; I added a regional endpoint"),
+    ],
+    "w2": [
+        ("user", "so I think the export of the invoices is fine and it is the email that is slow"),
+        ("assistant", "I checked it and so it is: the mailer retries and the queue is full"),
+    ],
+    "w3": [
+        ("user", "so and I and the and it is of to"),
+        ("assistant", "I see, so it is the one to do and then the other"),
+    ],
+    "w4": [("user", "rename the variable and so on"), ("assistant", "done, I renamed it and it is the same")],
+    "w5": [("user", "the tests of the parser and so"), ("assistant", "I ran the tests and it is green")],
+}
+
+
+@pytest.fixture
+def described(home, run):
+    for name, turns in DESCRIBED.items():
+        write_claude(home, _lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    assert run("scan").exit_code == 0
+
+
+def test_function_words_do_not_decide_a_partial_match(described, run):
+    """No session holds every word: a session holding one rare word (``bucket``, ``regional``) comes before
+    sessions holding many common ones (``the``, ``so``, ``and``, ``I``), which is how often they are said
+    weighs each word (its idf), not how many of the query's words a session holds."""
+    res, doc = _search(run, "--sessions", "so I and the bucket it is")
+    assert doc["match"] == "partial" and res.exit_code == 0
+    first = doc["hits"][0]
+    assert first["session_id"][7:9] == "w1", [h["session_id"][7:9] for h in doc["hits"]]
+    # w3 holds six of the seven words, w1 five of them, bucket among them: by count, w3 came first.
+    assert {t["term"] for t in first["matched_terms"]} >= {"bucket"}
+
+
+def test_a_long_description_is_ranked_over_sessions(described, run):
+    """A sentence of more words than any limit (a person describing the session) is matched over sessions, not
+    as one needle event: the session it describes first, flagged partial (no session says every word)."""
+    query = (
+        "the one where the nightly export kept timing out after we moved the bucket to another region and "
+        "I had to add a regional endpoint so it would finish"
+    )
+    assert len(set(query.split())) > 20
+    for mode in ([], ["--sessions"]):
+        res, doc = _search(run, *mode, query)
+        assert res.exit_code == 0 and doc["match"] == "partial", res.stderr
+        assert doc["hits"][0]["session_id"][7:9] == "w1"
+        assert "no session holds all" in res.stderr
+
+
 # -- counts and ranks against a brute force, on a corpus where sessions hold different words ---------------
 
 
@@ -552,10 +609,11 @@ def test_equal_ranks_are_newest_first_on_every_page(tied, offset, limit, monkeyp
 
 @pytest.mark.parametrize(("offset", "limit"), [(0, 5), (7, 30), (100, 50), (380, 40)])
 def test_a_partial_event_page_is_the_slice_of_the_whole_ranking(varied, offset, limit):
-    """No session holds every term (one is said nowhere): events of sessions holding more terms come first, a
-    level at a time, each level counted only when a page reaches it; every page is that slice of the whole
-    ranking and the total is every event saying a term."""
+    """No session holds every term (one is said nowhere): events of sessions holding more of the query come first
+    (each word counting its idf: a rarer word more), a level at a time, each level counted only when a page
+    reaches it; every page is that slice of the whole ranking and the total is every event saying a term."""
     from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.search.sessions import idfs
 
     searcher, events = varied
     query = "alpha beta gamma delta kappa sigma nosuchword"
@@ -565,12 +623,14 @@ def test_a_partial_event_page_is_the_slice_of_the_whole_ranking(varied, offset, 
     held = {ev.session: set() for ev in events}
     for ev in events:
         held[ev.session] |= set(ev.text.split())
-    levels = [len(held[h.session_id]) for h in whole.hits]
+    idf = dict(zip(WORDS, idfs([sum(w in ev.text.split() for ev in events) for w in WORDS], len(events))))
+    weight = {sid: round(sum(idf[w] for w in words), 9) for sid, words in held.items()}
+    levels = [weight[h.session_id] for h in whole.hits]
     assert levels == sorted(levels, reverse=True) and len(set(levels)) > 1
     page = searcher.search(query, SearchOptions(limit=limit, offset=offset))
 
     def ranks(hits):  # events of equal score may be any of them (which ones Tantivy keeps at a page's edge)
-        return [(len(held[h.session_id]), round(h.score, 4)) for h in hits]
+        return [(weight[h.session_id], round(h.score, 4)) for h in hits]
 
     assert ranks(page.hits) == ranks(whole.hits)[offset : offset + limit] and page.hits
     assert {(h.session_id, h.seq) for h in page.hits} <= {(h.session_id, h.seq) for h in whole.hits}
