@@ -97,12 +97,49 @@ class _Tok(msgspec.Struct, frozen=True):
     field: str | None = None
 
 
+#: Words that make a query read as a command line: shell operators and a prompt standing alone.
+_SHELL_WORDS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "<<", "2>&1", "&>", "$", "#", "\\"})
+#: A shell variable or option assignment: ``KEY=value``, ``--opt=value``.
+_ASSIGNMENT = r"^-{0,2}[A-Za-z_][A-Za-z0-9_.-]*="
+
+
+def _reads_as_command(words: list[str]) -> bool:
+    """Whether the query's words read as a pasted command line or log line (docs/query.md): a ``--long-option``, a
+    shell operator, a directory path (``./x``, ``/srv/x``, ``~/x``, ``build/``) or an assignment (``KEY=value``)."""
+    for w in words:
+        if w in _SHELL_WORDS or w.startswith(("/", "./", "../", "~/")) or (len(w) > 1 and w.endswith("/")):
+            return True
+        if len(w) > 2 and w.startswith("--") and w[2].isalnum():
+            return True
+        if "=" in w and re.match(_ASSIGNMENT, w):
+            return True
+    return False
+
+
+def _is_option(word: str, command: bool) -> bool:
+    """Whether ``-word`` (``word`` without its dash) is a command's option, text, rather than an exclusion: one or
+    two characters (``-n``, ``-rf``, ``-A3``), a number (``-5``), a value or a dash inside (``-Dx=1``,
+    ``-max-time``), or any dash-word of a query that reads as a command line. A filter (``-provider:codex``)
+    is always excluded."""
+    name, sep, value = word.partition(":")
+    if sep and value and name.lower() in FILTER_FIELDS:
+        return False
+    return command or len(word) <= 2 or word[0].isdigit() or "=" in word or "-" in word
+
+
 def _lex(q: str) -> list[_Tok]:
     out: list[_Tok] = []
     i, n = 0, len(q)
+    words = q.split()
+    command = _reads_as_command(words)
+    alone = len(words) == 1
     while i < n:
         c = q[i]
         if c.isspace():
+            i += 1
+            continue
+        if c == "-" and i + 1 < n and q[i + 1] == "(":
+            out.append(_Tok("neg"))  # -(a b) excludes the group
             i += 1
             continue
         if c == '"':
@@ -149,21 +186,34 @@ def _lex(q: str) -> list[_Tok]:
                 out.append(_Tok("or"))
             elif word == "NOT":
                 out.append(_Tok("not"))
-            elif word.startswith("-") and len(word) > 1 and not word.startswith("--") and not word[1].isspace():
+            elif (
+                word.startswith("-")
+                and len(word) > 1
+                and not word.startswith("--")
+                and not _is_option(word[1:], command)
+            ):
                 out.append(_Tok("neg"))
-                out.append(_word_tok(word[1:]))
+                out.append(_word_tok(word[1:], alone))
             else:
-                out.append(_word_tok(word))
+                out.append(_word_tok(word, alone))
         out.extend(_Tok(")") for _ in range(closes))
     return out
 
 
-def _word_tok(word: str) -> _Tok:
+def _word_tok(word: str, alone: bool) -> _Tok:
+    """A word, or a filter when it is ``name:value`` with a filter's name and a value (docs/query.md): ``name:``
+    with nothing after it is text beside other words (a pasted ``kind: Deployment``), and so is a value holding
+    another colon where a filter's value cannot (``session:a:b``; a time can: ``since:2026-11-01T10:00``)."""
     name, sep, value = word.partition(":")
-    if sep and name.lower() in FILTER_FIELDS:
+    field = name.lower()
+    if sep and field in FILTER_FIELDS:
         if not value:
-            raise QueryError(f"{name}: needs a value, e.g. {name}:{_EXAMPLES[name.lower()]}")
-        return _Tok("word", value, field=name.lower())
+            if alone:
+                raise QueryError(f"{name}: needs a value, e.g. {name}:{_EXAMPLES[field]}")
+            return _Tok("word", word)
+        if ":" in value and field not in ("since", "until"):
+            return _Tok("word", word)
+        return _Tok("word", value, field=field)
     return _Tok("word", word)
 
 

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import write_claude
 
 #: Sessions, each a list of (role, text): ``user`` is a typed prompt, ``assistant`` the agent's
-#: reply, ``tool`` a Bash call whose output is the text.
+#: reply, ``tool`` a Bash call whose output is the text, ``command`` a Bash call of the text.
 SESSIONS: dict[str, list[tuple[str, str]]] = {
     # The words are said in three different events: the prompt, a tool's output, the reply.
     "a1": [
@@ -76,7 +76,12 @@ def _lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
                         "role": "assistant",
                         "type": "message",
                         "content": [
-                            {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": "make check"}}
+                            {
+                                "type": "tool_use",
+                                "id": call,
+                                "name": "Bash",
+                                "input": {"command": text if role == "command" else "make check"},
+                            }
                         ],
                         "stop_reason": "tool_use",
                         "usage": {"input_tokens": 1, "output_tokens": 1},
@@ -90,7 +95,9 @@ def _lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
                     "timestamp": f"2026-11-20T10:00:{i * 2 + 1:02d}.000Z",
                     "message": {
                         "role": "user",
-                        "content": [{"type": "tool_result", "tool_use_id": call, "content": text}],
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": call, "content": "ok" if role == "command" else text}
+                        ],
                     },
                 },
             ]
@@ -351,6 +358,66 @@ def test_a_long_description_is_ranked_over_sessions(described, run):
         assert res.exit_code == 0 and doc["match"] == "partial", res.stderr
         assert doc["hits"][0]["session_id"][7:9] == "w1"
         assert "no session holds all" in res.stderr
+
+
+# -- a pasted command, log line or manifest finds its session (issue #34; docs/query.md) ------------------------
+
+PASTED: dict[str, list[tuple[str, str]]] = {
+    "p1": [
+        ("user", "deploy the marketing site"),
+        ("command", "rsync -avz --delete --exclude-from=.rsyncignore build/ deploy@web1:/srv/marketing-site/"),
+        ("assistant", "the avz flags keep permissions; the delete pass is what removed the uploads"),
+    ],
+    "p2": [
+        ("user", "why is the rollout stuck"),
+        ("tool", "metadata:\n  labels:\n    label: team/web:env:prod\nkind: Deployment\nspec:\n  replicas: 3"),
+    ],
+    "p3": [
+        ("user", "nginx returns 502"),
+        (
+            "tool",
+            "2026/05/11 09:12:44 [error] 3121#3121: *88 upstream prematurely closed connection, client: 10.0.4.17",
+        ),
+    ],
+    "p4": [("user", "list the pods"), ("command", "kubectl get pods -n prod | grep -v Running")],
+    # Decoys: the same words, not the same lines; and the words the pasted options would exclude.
+    "p5": [
+        ("user", "rsync the docs, avz is what we always use, and delete nothing; the team label is web"),
+        ("assistant", "prod runs 3 replicas of the Deployment; nginx upstream connection closed at 09:12"),
+    ],
+}
+
+PASTES = {
+    "rsync -avz --delete --exclude-from=.rsyncignore build/ deploy@web1:/srv/marketing-site/": "p1",
+    "label: team/web:env:prod": "p2",
+    "kind: Deployment replicas: 3": "p2",
+    "[error] 3121#3121: *88 upstream prematurely closed connection, client: 10.0.4.17": "p3",
+    "kubectl get pods -n prod | grep -v Running": "p4",
+}
+
+
+@pytest.fixture
+def pasted(home, run):
+    for name, turns in PASTED.items():
+        write_claude(home, _lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    assert run("scan").exit_code == 0
+
+
+@pytest.mark.parametrize("query", list(PASTES))
+@pytest.mark.parametrize("mode", [[], ["--sessions"]])
+def test_a_pasted_command_log_line_or_manifest_finds_its_session(pasted, run, query, mode):
+    """Options and ``key: value`` pairs are text: the session where the line was said comes first (its event
+    holds the whole line), exit 0; read as exclusions and filters they found nothing or the decoy."""
+    res, doc = _search(run, *mode, query)
+    assert res.exit_code == 0, res.stderr
+    assert doc["hits"][0]["session_id"][7:9] == PASTES[query], [h["session_id"][7:9] for h in doc["hits"]]
+
+
+def test_an_exclusion_written_as_one_still_excludes(pasted, run):
+    _, doc = _search(run, "--sessions", "rsync -marketing")
+    assert _sessions(doc) == {"p5"}  # p1 says rsync only in the event that says marketing
+    _, doc = _search(run, "--sessions", "rsync NOT avz")
+    assert _sessions(doc) == set()  # both sessions say avz wherever they say rsync
 
 
 # -- counts and ranks against a brute force, on a corpus where sessions hold different words ---------------

@@ -146,3 +146,72 @@ def test_the_language_loads_without_the_engine():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# -- pasted text is text (issue #34; the rule is in docs/query.md) -----------------------------------------------
+
+
+def _operators(node) -> list:
+    """The exclusions and filters of a tree (what a pasted line must not turn into)."""
+    if isinstance(node, (Not, Filter)):
+        return [node]
+    if isinstance(node, (And, Or)):
+        return [x for n in node.nodes for x in _operators(n)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "rsync -avz --delete --exclude-from=.rsyncignore build/ deploy@web1:/srv/site/",  # a --long-option
+        "rsync -avz src/ host:dst/",  # a directory path
+        "ls -la",  # one or two characters: an option
+        "rm -rf node_modules",
+        "kubectl describe pod thumbnailer-7d9f -n prod | grep -A3 'Last State'",
+        "git log --oneline -5",  # a number
+        "grpcurl -d x -max-time 5 localhost:50051",  # a dash inside
+        "java -Dspring.profiles.active=prod -jar app.jar",  # a value
+        "FOO=bar ./run.sh -verbose",  # an assignment, a path
+        "$ pip install -U voyager",  # a prompt
+        "label: team/web:env:prod",  # a manifest's key, and a value of colons
+        "kind: Deployment",  # a filter's name with nothing after it, beside other words
+        "image: registry.internal/payments-api:2.8.1",
+        "session:9f2c:started",  # a filter's value holding another colon
+        "cwd:/srv/a:/srv/b",
+        "key:value:more",
+        "2026/05/11 09:12:44 [error] 3121#3121: *88 upstream prematurely closed connection",
+        "- duration: 41.02s (mypy over 2,300 files)",
+        "[] -- 02:15 does not exist",
+    ],
+)
+def test_a_pasted_command_log_line_or_manifest_is_text(q):
+    root = parse(q).root
+    assert root is not None and _operators(root) == [], _operators(root)
+    assert {t.text for t in parse(q).texts} >= {w.strip("'\":,") for w in q.split() if w.startswith("-")} - {"-", "--"}
+
+
+@pytest.mark.parametrize(
+    ("q", "excluded"),
+    [
+        ("postgres -docker", Not(Text("docker"))),
+        ("-docker postgres", Not(Text("docker"))),
+        ("webhook -redis cache", Not(Text("redis"))),
+        ("x NOT ui", Not(Text("ui"))),  # a short word: NOT excludes it
+        ('x -"a phrase"', Not(Text("a phrase", quoted=True))),
+        ("x -(a b)", Not(And((Text("a"), Text("b")), grouped=True))),
+        ("x -provider:codex", Not(Filter("provider", "codex"))),
+        ("ls -la -kind:tool", Not(Filter("kind", "tool"))),  # a filter is excluded even among options
+    ],
+)
+def test_exclusions_are_still_exclusions(q, excluded):
+    assert excluded in _operators(parse(q).root)
+
+
+def test_a_filter_is_a_filter():
+    assert parse("provider:codex kind:tool since:2026-11-01T10:00 x").root.nodes[:3] == (
+        Filter("provider", "codex"),
+        Filter("kind", "tool"),
+        Filter("since", "2026-11-01T10:00"),
+    )
+    with pytest.raises(QueryError, match="needs a value"):
+        parse("kind:")  # alone, it can only be a filter missing its value
