@@ -20,6 +20,10 @@ analyzer registered on the index as ``voyager``), so the two can never disagree:
   collapsing into common words. Whitespace is Unicode's (``\\v``, U+0085, U+2028 …).
 * Text is NFKC-normalized (full-width ``ＡＢＣ１２３`` is ``ABC123``, half-width kana
   are full-width) and lower-cased.
+* Whitespace between a character from U+3000 up and its neighbour leaves an empty position
+  between them (:data:`GAP`, a token the analyzer drops), so ``가나`` never matches ``가 나``
+  and ``据库`` never matches ``数据 库`` or ``数据\n库``: characters of unspaced scripts are
+  adjacent in the index only where nothing separates them in the text (issue #34).
 
 Why the work is split this way: Tantivy's regex tokenizer costs about 500 ns per
 token, and per-character CJK text is mostly tokens. ``prepare`` instead puts a space
@@ -59,6 +63,11 @@ UNSPACED: tuple[tuple[int, int], ...] = (
 )
 #: From here up, every character is a token by itself.
 SOLO_FROM = 0x3000
+
+#: Put where whitespace touches a character from U+3000 up: a token of its own (an ASCII control, spaced like
+#: any symbol) that the analyzer drops as a stop word, so its position stays empty and the characters on either
+#: side are not adjacent. The same character in a session's text (nothing a person searches for) is dropped too.
+GAP = "\x1f"
 
 #: Unicode's White_Space characters (Tantivy's whitespace tokenizer knows only ASCII's).
 WHITESPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
@@ -103,10 +112,10 @@ _MIXED_LEADS = frozenset((0xE0, 0xE1, 0xE2))
 _IDEOGRAPHIC_SPACE = "\u3000".encode()
 
 
-#: Each UTF-8 byte's part in a CJK character glued to what follows it (``用pytest``): a lead
-#: byte of a character from U+3000 up (``S``), a continuation byte (``c``), the first byte
-#: of a character from U+0021 to U+2FFF (``G``, what a glued character may be), anything
-#: else (``.``: spaces and controls, which need no separation).
+#: Each UTF-8 byte's part in a CJK character glued to what follows it (``用pytest``), or in whitespace beside
+#: one (``用 pytest``): a lead byte of a character from U+3000 up (``S``), a continuation byte (``c``), the
+#: first byte of a character from U+0021 to U+2FFF (``G``, what a glued character may be), ASCII whitespace
+#: (``w``), anything else (``.``: controls, which need no separation).
 _GLUE_CLASS = bytes(
     ord("S")
     if b >= 0xE3
@@ -114,6 +123,8 @@ _GLUE_CLASS = bytes(
     if 0x80 <= b < 0xC0
     else ord("G")
     if 0x21 <= b < 0x80 or 0xC2 <= b < 0xE3
+    else ord("w")
+    if b in b" \t\n\r\x0b\x0c"
     else ord(".")
     for b in range(256)
 )
@@ -121,12 +132,43 @@ _GLUE_CLASS = bytes(
 #: boundary a byte replacement cannot see, since it lies after the continuation bytes.
 _GLUED = ((b"SccG", 3), (b"ScccG", 4))
 
+#: Every ASCII whitespace byte to a space (the index's tokenizer splits on any of them alike).
+_TO_SPACE = bytes(0x20 if b in b"\t\n\r\x0b\x0c" else b for b in range(256))
+#: A marked whitespace class (``g``) to what turns a space into :data:`GAP` by XOR; every other class to 0.
+_GAP_XOR = bytes(0x20 ^ ord(GAP) if b == ord("g") else 0 for b in range(256))
 
-def _unglue(data: bytes) -> bytes:
-    """``data`` with a space after every character from U+3000 up that is followed directly by one
-    from U+0021 to U+2FFF. Mostly a ``translate`` and two substring searches over the text (no
-    regex step per character): in CJK text such a boundary is rare, and most batches have none."""
+
+def _gaps(data: bytes, classes: bytes) -> tuple[bytes, bytes]:
+    """``data`` with every run of whitespace beside a character from U+3000 up made one :data:`GAP`, and its
+    classes (``_GLUE_CLASS``, the gaps as ``g``: what ``_unglue`` reads).
+
+    Without a step per match (a CJK-dense session has a run every few characters; a regex or a loop over them
+    cost 4x the whole of ``prepare``): whitespace becomes single spaces (a ``translate``, then halving runs of
+    spaces: a few ``replace``s), the spaces to mark are found by byte replacements in a class string (``Sccw``,
+    ``Scccw``: after a character; ``wS``: before one; a space between two is marked once), and put into the text
+    by one XOR of the two as integers. One gap a run, however long the run: a quoted ``"数据 库"`` matches the
+    text ``数据  库``. The analyzer splits on any whitespace alike, so nothing else changes. ``classes``:
+    ``data.translate(_GLUE_CLASS)``; text with no such whitespace (Chinese and Japanese are written without
+    spaces) costs three substring searches in it."""
+    if b"Sccw" not in classes and b"Scccw" not in classes and b"wS" not in classes:
+        return data, classes
+    data = data.translate(_TO_SPACE)
+    while b"  " in data:
+        data = data.replace(b"  ", b" ")
     classes = data.translate(_GLUE_CLASS)
+    marked = classes.replace(b"Sccw", b"Sccg").replace(b"Scccw", b"Scccg").replace(b"wS", b"gS")
+    if marked is classes:  # bytes.replace gives the same object back when nothing matched
+        return data, classes
+    mask = marked.translate(_GAP_XOR)
+    n = len(data)
+    return (int.from_bytes(data, "big") ^ int.from_bytes(mask, "big")).to_bytes(n, "big"), marked
+
+
+def _unglue(data: bytes, classes: bytes) -> bytes:
+    """``data`` with a space after every character from U+3000 up that is followed directly by one
+    from U+0021 to U+2FFF. Mostly a ``translate`` (``classes``, shared with ``_gaps``) and two substring
+    searches over the text (no regex step per character): in CJK text such a boundary is rare, and most batches
+    have none."""
     if b"cG" not in classes:  # no multi-byte character is followed directly by a glue-able one: the usual case
         return data
     cuts: list[int] = []
@@ -215,9 +257,13 @@ def _split(text: str) -> str | bytes:
     if len(rest) < len(present):
         kinds.update(lead for lead, one in _SOLO_LEAD_ONE if one in present)
     if not kinds.isdisjoint(_SOLO_LEADS):
-        data = _unglue(data)
         if 0xE3 in kinds and _IDEOGRAPHIC_SPACE in data:
             data = data.replace(_IDEOGRAPHIC_SPACE, b" ")
+        # Before any space is put in: from here on, whitespace next to such a character is no longer only the text's.
+        data, classes = _gaps(data, data.translate(_GLUE_CLASS))
+        if b"g" in classes:
+            kinds.add(ord(GAP))
+        data = _unglue(data, classes)
         for lead in kinds & _SOLO_LEADS:
             data = data.replace(bytes((lead,)), b" " + bytes((lead,)))
     for byte in kinds:
@@ -295,14 +341,87 @@ def _prepared(text: str, utf8: bool) -> str | bytes:
     return out.decode() if isinstance(out, bytes) else out
 
 
+# -- identifier parts ---------------------------------------------------------------
+
+#: Each byte's part in an ASCII identifier: ``a`` a small letter or digit, ``A`` a capital, ``_``, `` `` ASCII
+#: whitespace (where tokens end in ``prepare``d text), ``.`` anything else. A case change inside a word shows as
+#: ``aA`` (``invoiceBatch``) or ``AAa`` (``RAMPercentage``).
+_CASE = bytes(
+    ord("a")
+    if chr(b).islower() or chr(b).isdigit()
+    else ord("A")
+    if chr(b).isupper()
+    else ord("_")
+    if b == 0x5F
+    else ord(" ")
+    if b in b" \t\n\r\x0b\x0c"
+    else ord(".")
+    for b in range(256)
+)
+#: The words after an ``_`` (applied to the text reversed too, the words before one): a whole run of ASCII letters
+#: and digits not followed by a non-ASCII letter (``naïve_x`` gives no ``ve``). Nothing is asserted before the
+#: ``_``: a pattern that starts with a plain character is searched for by skipping to it, ten times faster than one
+#: that starts with a lookbehind, so the word after ``_`` in ``ü_bung`` is a part (rare in identifiers).
+_AFTER_UNDERSCORE = re.compile(rb"_([A-Za-z0-9]+)(?![A-Za-z0-9\x80-\xff])")
+#: Where an ASCII word splits further: a small letter or digit before a capital, and an acronym's last capital
+#: before a capitalised word (``Max|RAM|Percentage``).
+_CAMEL = re.compile(rb"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: Parts shorter than this are not indexed (``e`` of ``E_VOY_4217``, ``i`` of ``iPhone``): nothing a person searches.
+MIN_PART = 2
+
+
+def identifier_parts(prepared: bytes) -> bytes:
+    """The words of the identifiers in ``prepared`` (``prepare``'s output, as UTF-8) that are made of several:
+    ``invoice_batch_writer`` -> ``batch invoice writer``, ``MaxRAMPercentage`` -> ``max percentage ram``,
+    ``E_VOY_4217`` -> ``4217 voy``; lower-cased, each once, space-separated (b"" when there is none).
+
+    An identifier here is a run of ASCII letters, digits and ``_`` with ``_`` between two of its characters or a
+    change of case inside (``snake_case``, ``camelCase``, ``SCREAMING_CASE``); kebab, dotted and path parts are
+    tokens of their own already. The index gets the parts in a field of their own (``parts``), so ``batch`` finds
+    ``invoice_batch_writer`` while the whole identifier stays one term of ``body``.
+
+    Cost, the scan pays it for every event: every word beside an ``_`` is found by a search that starts at the
+    ``_`` (forwards, then over the text reversed: two C-level passes, no step per byte); a case change by one
+    ``translate`` and substring searches, a word a case change. Then only the distinct words are split."""
+    words: set[bytes] = set()
+    if b"_" in prepared:
+        words.update(_AFTER_UNDERSCORE.findall(prepared))
+        words.update(w[::-1] for w in _AFTER_UNDERSCORE.findall(prepared[::-1]))
+    cases = prepared.translate(_CASE)
+    # An acronym before a capitalised word (AAa: HTTPServer) is looked for only in text where a small letter meets a
+    # capital (aA) somewhere: code that names things in camelCase (a search for it costs as much as for aA).
+    for change in (b"aA", b"AAa") if b"aA" in cases else ():
+        at = cases.find(change)
+        while at >= 0:
+            start = cases.rfind(b" ", 0, at) + 1
+            end = cases.find(b" ", at)
+            end = len(cases) if end < 0 else end
+            # The whole word when it is ASCII letters and digits (an identifier's part); its words when it holds _.
+            word = cases[start:end]
+            if b"." not in word:
+                words.update(w for w in prepared[start:end].split(b"_") if w)
+            at = cases.find(change, end)
+    if not words:
+        return b""
+    out = {
+        piece.lower()
+        for word in words
+        for piece in (_CAMEL.split(word) if not (word.islower() or word.isupper()) else (word,))
+        if len(piece) >= MIN_PART
+    }
+    return b" ".join(sorted(out))
+
+
 def build_analyzer():  # -> tantivy.TextAnalyzer
-    """The TextAnalyzer registered under ``TOKENIZER_NAME``: it expects ``prepare``d text."""
+    """The TextAnalyzer registered under ``TOKENIZER_NAME``: it expects ``prepare``d text. Tokens it drops (too
+    long, :data:`GAP`) keep their positions empty."""
     import tantivy
 
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
         .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
         .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword([GAP]))
         .build()
     )
 
@@ -316,3 +435,19 @@ def analyzer():  # -> tantivy.TextAnalyzer
 def tokens(text: str) -> list[str]:
     """The terms ``text`` produces, exactly as the index sees them."""
     return analyzer().analyze(prepare(text))
+
+
+def positioned(text: str) -> list[tuple[int, str]]:
+    """The terms ``text`` produces with their positions, as the index sees them: consecutive, but where a token was
+    dropped (a :data:`GAP`, a token too long), whose position stays empty."""
+    prepared = prepare(text)
+    terms = analyzer().analyze(prepared)
+    words = prepared.encode().split()  # the whitespace tokenizer's split: ASCII whitespace
+    if len(words) == len(terms):
+        return list(enumerate(terms))
+    out: list[tuple[int, str]] = []
+    for pos, word in enumerate(words):
+        kept = analyzer().analyze(word.decode())
+        if kept:
+            out.append((pos, kept[0]))
+    return out

@@ -17,7 +17,15 @@ from collections.abc import Callable, Sequence
 import msgspec
 import tantivy
 
-from voyager_sessions.search.plan import PHRASE_BONUS, Plan, phrase_bonus_terms, terms_of
+from voyager_sessions.search.plan import (
+    PART_SCORE,
+    PHRASE_BONUS,
+    Plan,
+    offsets_of,
+    part_word,
+    phrase_bonus_terms,
+    terms_of,
+)
 from voyager_sessions.search.syntax import KIND_ALIASES, And, Filter, Node, Not, Or, ParsedQuery, QueryError, Text
 from voyager_sessions.search.syntax import parse_time
 
@@ -146,7 +154,14 @@ class Compiler:
                 return t.Query.regex_query(self.schema, "body", _rx_escape(terms[0]) + ".*")
             return t.Query.phrase_prefix_query(self.schema, "body", list(terms))
         if len(terms) == 1:
-            return t.Query.term_query(self.schema, "body", terms[0])
+            word = t.Query.term_query(self.schema, "body", terms[0])
+            if part_word(node) is None:
+                return word
+            part = t.Query.const_score_query(t.Query.term_query(self.schema, "parts", terms[0]), PART_SCORE)
+            return t.Query.boolean_query([(t.Occur.Should, word), (t.Occur.Should, part)])
+        offsets = offsets_of(node)
+        if offsets is not None:  # whitespace beside a CJK character: an empty position there, as in the index
+            return t.Query.phrase_query(self.schema, "body", list(zip(offsets, terms)))
         return t.Query.phrase_query(self.schema, "body", list(terms))
 
     def presence(self, node: Node, field: str):

@@ -36,8 +36,9 @@ from voyager_sessions.search.prepare import (  # noqa: F401 - re-exported: the c
 )
 
 #: Bump when the schema or analyzer changes incompatibly; an older index is rebuilt.
-INDEX_VERSION = 6  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules); 4: title events;
-# 5: ``ts`` clamped to a day past the scan, ``tsg`` the stamp as given; 6: ``said`` (a person's words, terms only)
+INDEX_VERSION = 7  # 3: whitespace tokenizer over ``prepare``d text (search.analyzer rules); 4: title events;
+# 5: ``ts`` clamped to a day past the scan, ``tsg`` the stamp as given; 6: ``said`` (a person's words, terms only);
+# 7: ``parts`` (identifiers' words), an empty position where whitespace touches a CJK character (analyzer.GAP)
 #: What the version file holds: the format, and the Unicode version the analyzer's NFKC
 #: and character classes came from (a Python upgrade can change them: rebuild then too).
 INDEX_FORMAT = f"{INDEX_VERSION} unicode-{unicodedata.unidata_version}"
@@ -54,7 +55,7 @@ KIND_WEIGHTS: dict[str, int] = {
     "title": 6,
 }
 #: The heaviest kinds (a person's prompts, checkpoints, titles): their text is indexed twice, the second time in
-#: ``said`` without frequencies or positions. A broad query searched a kind at a time (``search.tiers``) starts
+#: ``said`` without frequencies or positions (with its identifiers' parts). A broad query searched a kind at a time (``search.tiers``) starts
 #: with these kinds, and ``body``'s postings cannot skip to them: ``インデックス`` at 1M events leapfrogged the
 #: 92k prompts against 193k events holding its six characters and checked positions wherever they landed
 #: (29 ms). The same query limited to the prompts whose ``said`` holds every character checks only those
@@ -81,7 +82,10 @@ def build_schema() -> tantivy.Schema:
     sb.add_unsigned_field("w", fast=True)
     sb.add_unsigned_field("sk", fast=True)  # session key: groups hits by session without stored reads
     sb.add_text_field("body", tokenizer_name=TOKENIZER_NAME, index_option="position")
-    sb.add_text_field("said", tokenizer_name=TOKENIZER_NAME, index_option="basic")  # SAID_KINDS' body
+    sb.add_text_field("said", tokenizer_name=TOKENIZER_NAME, index_option="basic")  # SAID_KINDS' body and parts
+    # The words of the body's identifiers made of several (analyzer.identifier_parts): ``batch`` of
+    # ``invoice_batch_writer``. Terms only: a part matches as a word of its own, never as a phrase.
+    sb.add_text_field("parts", tokenizer_name=TOKENIZER_NAME, index_option="basic")
     sb.add_bytes_field("text", stored=True, indexed=False)
     return sb.build()
 
@@ -388,8 +392,11 @@ def event_document(
         doc.add_boolean("err", True)
     body = ev.body.decode()
     doc.add_text("body", body)
+    parts = ev.parts.decode() if ev.parts else ""
+    if parts:
+        doc.add_text("parts", parts)
     if ev.kind in SAID_KINDS:
-        doc.add_text("said", body)
+        doc.add_text("said", f"{body} {parts}" if parts else body)
     doc.add_bytes("text", ev.stored)
     return doc
 

@@ -26,7 +26,8 @@ from typing import Literal
 import msgspec
 
 from voyager_sessions.core.model import KINDS
-from voyager_sessions.search.analyzer import tokens
+from voyager_sessions.search.analyzer import MIN_PART, positioned
+from voyager_sessions.search.snippets import Phrase
 from voyager_sessions.search.syntax import (
     And,
     Filter,
@@ -64,19 +65,36 @@ class SearchOptions(msgspec.Struct, kw_only=True):
 
 
 @lru_cache(maxsize=4096)
+def _analysis(text: str) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
+    """The terms ``text`` makes in the index, and their offsets when they are not consecutive (whitespace beside a
+    CJK character leaves an empty position: ``search.analyzer.GAP``). Cached: a search asks about each of its
+    texts several times."""
+    found = positioned(text)
+    terms = tuple(t for _, t in found)
+    if not found or found[-1][0] - found[0][0] == len(found) - 1:
+        return terms, None
+    return terms, tuple(pos - found[0][0] for pos, _ in found)
+
+
 def analyzed(text: str) -> tuple[str, ...]:
-    """The terms ``text`` makes in the index (cached: a search asks about each of its texts several times)."""
-    return tuple(tokens(text))
+    """The terms ``text`` makes in the index."""
+    return _analysis(text)[0]
 
 
 def terms_of(node: Text) -> tuple[str, ...]:
     """The terms of a text node: adjacent in this order where it matches (a prefix on the last one)."""
-    return analyzed(node.text)
+    return _analysis(node.text)[0]
 
 
-def phrases(texts: list[Text]) -> list[tuple[tuple[str, ...], bool]]:
-    """``(terms, is_prefix)`` of each text: what a snippet highlights."""
-    return [(terms_of(t), t.prefix) for t in texts]
+def offsets_of(node: Text) -> tuple[int, ...] | None:
+    """Each term's position in the phrase of a text node, when they are not consecutive (``"数据 库"``: 0, 1, 3);
+    None when they are."""
+    return _analysis(node.text)[1]
+
+
+def phrases(texts: list[Text]) -> list[Phrase]:
+    """What a snippet highlights of each text (``search.snippets.Phrase``)."""
+    return [Phrase(terms_of(t), t.prefix, part_word(t) is not None, offsets_of(t)) for t in texts]
 
 
 def matchable(node: Node) -> bool:
@@ -93,6 +111,32 @@ def matchable(node: Node) -> bool:
 
 #: The boost of the exact-phrase bonus (see ``phrase_bonus_terms``).
 PHRASE_BONUS = 2.0
+
+#: What a word found as part of an identifier (the ``parts`` field) scores, a constant (times the kind weight):
+#: below the word said as itself wherever the word is rare enough to tell events apart, so ``batch`` ranks an event
+#: saying batch above one holding ``invoice_batch_writer``; and a constant keeps the bound ``search.tiers`` proves
+#: a broad word's page with (a BM25 over the few events whose identifiers hold a common word would be huge).
+PART_SCORE = 0.5
+
+
+def part_word(node: Node) -> str | None:
+    """The term a text also matches as part of an identifier (``batch`` finds ``invoice_batch_writer``, ``ram``
+    ``MaxRAMPercentage``), or None: an unquoted word that is not a prefix, of ASCII letters and digits only, one
+    part itself (no ``_``, no change of case inside: ``invoice_batch`` and ``invoiceBatch`` stay exact), at least
+    ``MIN_PART`` long."""
+    if not isinstance(node, Text) or node.quoted or node.prefix:
+        return None
+    terms = terms_of(node)
+    if len(terms) != 1 or len(terms[0]) < MIN_PART or not terms[0].isascii() or not terms[0].isalnum():
+        return None
+    typed = node.text
+    if (
+        typed.isascii()
+        and typed.isalnum()
+        and (typed.islower() or typed.isupper() or typed[1:].islower() or typed.isdigit())
+    ):
+        return terms[0]
+    return None
 
 
 def phrase_bonus_terms(root: Node) -> list[str] | None:
@@ -219,6 +263,8 @@ def breadth(node: Node, stats: Stats) -> int:
             # A prefix's events: at most the sum of its words' (each tier would build its automaton again, so a
             # rare prefix must not be tiered).
             return stats.prefix_df(terms[0]) if len(terms) == 1 else stats.n or 0
+        if (part := part_word(node)) is not None:
+            return stats.df("body", part) + stats.df("parts", part)
         return min(stats.df("body", t) for t in terms)
     if isinstance(node, And):
         inner = [breadth(n, stats) for n in node.nodes if not isinstance(n, (Not, Filter))]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgspec
 
 from voyager_sessions.core.model import Event
-from voyager_sessions.search.analyzer import prepare_many
+from voyager_sessions.search.analyzer import identifier_parts, prepare_many
 
 #: Default cap on the characters of one event that are indexed and stored.
 DEFAULT_MAX_EVENT_CHARS = 256 * 1024
@@ -51,7 +51,8 @@ class PreparedEvent(msgspec.Struct, array_like=True, frozen=True, gc=False):
     pipe as bytes: only the writer decodes it, to hand Tantivy a string). ``prompt`` is the whole text of a person's
     prompt (``user`` typed by a ``human``) and None otherwise: a session without a title
     is named after its first prompt, and nothing else about an event's text is needed
-    once it is prepared.
+    once it is prepared. ``parts``: the words of the body's identifiers that are made of several
+    (``analyzer.identifier_parts``), space-separated, b"" when it has none.
     """
 
     session: str
@@ -66,6 +67,7 @@ class PreparedEvent(msgspec.Struct, array_like=True, frozen=True, gc=False):
     stored: bytes
     body: bytes
     prompt: str | None = None
+    parts: bytes = b""
 
 
 def prepare_events(events: Sequence[Event], cap: int | None = None) -> list[PreparedEvent]:
@@ -88,6 +90,7 @@ def prepare_events(events: Sequence[Event], cap: int | None = None) -> list[Prep
             text.encode("utf-8", "surrogatepass"),
             body,
             ev.text if ev.kind == "user" and ev.origin == "human" else None,
+            identifier_parts(body),
         )
         for ev, text, body in zip(events, texts, bodies)
     ]

@@ -2,9 +2,12 @@
 
 Tantivy's own snippet generator highlights single terms, so for ``数据`` it would
 light up every 数 and every 据 in the text. Here each positive query text becomes a
-regular expression that requires its terms in order, separated only by whitespace
-(exactly what adjacency in the index means), so the highlight shows what matched.
-Offsets are ``[start, end)`` into the returned snippet, in characters.
+regular expression that requires its terms in order, as adjacency in the index means it:
+separated only by whitespace, but by none beside a character from U+3000 up (whitespace
+there leaves an empty position: ``search.analyzer.GAP``), and by some where the query's own
+terms had an empty position between them. A word that also matches as part of an
+identifier (``batch`` in ``invoice_batch_writer``, ``ram`` in ``MaxRAMPercentage``) is lit
+there too. Offsets are ``[start, end)`` into the returned snippet, in characters.
 """
 
 from __future__ import annotations
@@ -13,20 +16,44 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
+from voyager_sessions.search.analyzer import SOLO_FROM
 from voyager_sessions.search.analyzer import is_word_char as _is_word_char
+
+
+class Phrase(NamedTuple):
+    """A query text as a snippet looks for it: its terms in order, a prefix on the last one, whether it also matches
+    as part of an identifier, and the terms' offsets when they are not consecutive."""
+
+    terms: tuple[str, ...]
+    prefix: bool = False
+    part: bool = False
+    offsets: tuple[int, ...] | None = None
 
 
 #: A run of whitespace (``str.isspace``'s characters: the same set for ``re``'s ``\\s`` on text).
 _WS = re.compile(r"\s+")
 
 
+def _solo(term: str, end: int) -> bool:
+    return ord(term[end]) >= SOLO_FROM
+
+
 @lru_cache(maxsize=256)
-def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
-    # Terms in order with only whitespace between them: what adjacency in the index means.
+def _pattern(terms: tuple[str, ...], offsets: tuple[int, ...] | None = None) -> re.Pattern[str]:
+    # Terms in order as adjacency in the index means it: whitespace between them (any, or none), none beside a
+    # character from U+3000 up, and some where the query's terms had an empty position between them.
     # Boundaries are checked by hand afterwards; a Unicode class in a lookaround under
     # IGNORECASE costs milliseconds to compile, on every new query.
-    return re.compile(r"\s*".join(re.escape(t) for t in terms))
+    out = [re.escape(terms[0])]
+    for i in range(1, len(terms)):
+        if offsets is not None and offsets[i] - offsets[i - 1] > 1:
+            out.append(r"\s+")
+        elif not (_solo(terms[i - 1], -1) or _solo(terms[i], 0)):
+            out.append(r"\s*")
+        out.append(re.escape(terms[i]))
+    return re.compile("".join(out))
 
 
 #: Texts up to this many characters have their haystack cached (a page of a search shows a few dozen events).
@@ -56,27 +83,44 @@ def _make_haystack(text: str) -> str:
 _cached_haystack = lru_cache(maxsize=64)(_make_haystack)
 
 
-def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> list[tuple[int, int]]:
-    """All ``[start, end)`` spans in ``text`` where one of ``phrases`` (terms, is_prefix) occurs."""
+def _part_edge(text: str, s: int) -> bool:
+    """Whether two parts of an identifier meet at ``s`` (beside ``_``, at a capital after a small letter or digit,
+    or at an acronym's last capital before a capitalised word: ``Max|RAM|Percentage``)."""
+    before, at = text[s - 1], text[s]
+    if before == "_" or at == "_":
+        return True
+    if at.isupper() and (before.islower() or before.isdigit()):
+        return True
+    return before.isupper() and at.isupper() and s + 1 < len(text) and text[s + 1].islower()
+
+
+def find_spans(text: str, phrases: Sequence[tuple]) -> list[tuple[int, int]]:
+    """All ``[start, end)`` spans in ``text`` where one of ``phrases`` (``Phrase``, or ``(terms, is_prefix)``)
+    occurs."""
     if not phrases or not text:
         return []
     hay = _haystack(text)
     n = len(hay)
     spans: list[tuple[int, int]] = []
-    for terms, prefix in phrases:
+    for phrase in phrases:
+        terms, prefix = phrase[0], phrase[1]
+        part = len(phrase) > 2 and phrase[2]
+        offsets = phrase[3] if len(phrase) > 3 else None
         if not terms:
             continue
         lead = _is_word_char(terms[0][0])
         trail = _is_word_char(terms[-1][-1])
-        for m in _pattern(tuple(terms)).finditer(hay):
+        for m in _pattern(tuple(terms), offsets).finditer(hay):
             s, e = m.span()
-            if e <= s or (lead and s > 0 and _is_word_char(hay[s - 1])):
+            if e <= s:
+                continue
+            if lead and s > 0 and _is_word_char(hay[s - 1]) and not (part and _part_edge(text, s)):
                 continue
             if trail:
                 if prefix:
                     while e < n and _is_word_char(hay[e]):
                         e += 1
-                elif e < n and _is_word_char(hay[e]):
+                elif e < n and _is_word_char(hay[e]) and not (part and _part_edge(text, e)):
                     continue
             spans.append((s, e))
     spans.sort()
@@ -91,7 +135,7 @@ def find_spans(text: str, phrases: Sequence[tuple[tuple[str, ...], bool]]) -> li
 
 def make_snippet(
     text: str,
-    phrases: Sequence[tuple[tuple[str, ...], bool]],
+    phrases: Sequence[tuple],
     *,
     width: int = 240,
     spans: list[tuple[int, int]] | None = None,

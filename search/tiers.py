@@ -34,7 +34,7 @@ from collections.abc import Callable
 import msgspec
 
 from voyager_sessions.core.model import KINDS
-from voyager_sessions.search.plan import Stats, breadth, terms_of
+from voyager_sessions.search.plan import PART_SCORE, Stats, breadth, part_word, terms_of
 from voyager_sessions.search.syntax import KIND_ALIASES, And, Filter, Node, Not, Or, Text
 from voyager_sessions.search.index import KIND_WEIGHTS, SAID_KINDS
 
@@ -92,7 +92,10 @@ def _bound(node: Node, stats: Stats) -> float | None:
             return 0.0
         if node.prefix:
             return 1.0 if len(terms) == 1 else None  # a regex scores 1; a prefix phrase: unknown
-        return (K1 + 1) * sum(stats.idf("body", t) for t in terms)
+        bound = (K1 + 1) * sum(stats.idf("body", t) for t in terms)
+        if part_word(node) is not None:  # the word, and the word as an identifier's part (both may match)
+            bound += PART_SCORE
+        return bound
     if isinstance(node, Filter):
         if node.field == "provider" or (node.field == "kind" and len(KIND_ALIASES.get(node.value, ())) == 1):
             value = node.value if node.field == "provider" else KIND_ALIASES[node.value][0]

@@ -177,3 +177,93 @@ def test_prepare_many_joins_texts():
         [],
         ["数", "据", "库"],
     ]
+
+
+# -- whitespace beside a CJK character is a gap; identifiers' parts (issue #34) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("가나", [(0, "가"), (1, "나")]),
+        ("가 나", [(0, "가"), (2, "나")]),  # Korean writes spaces between words: 가나 is not in 가 나
+        ("数据 库", [(0, "数"), (1, "据"), (3, "库")]),
+        ("数据\n库", [(0, "数"), (1, "据"), (3, "库")]),
+        ("数据\n   \t 库", [(0, "数"), (1, "据"), (3, "库")]),  # one gap a run, however long
+        ("数据\u3000库", [(0, "数"), (1, "据"), (3, "库")]),  # the ideographic space is whitespace too
+        ("用pytest跑", [(0, "用"), (1, "pytest"), (2, "跑")]),
+        ("用 pytest 跑", [(0, "用"), (2, "pytest"), (4, "跑")]),
+        ("数据，库", [(0, "数"), (1, "据"), (2, ","), (3, "库")]),  # punctuation is not whitespace
+        ("hello  world", [(0, "hello"), (1, "world")]),  # between other words whitespace is what it always was
+        ("数\x1f据", [(0, "数"), (2, "据")]),  # the gap's own character in a text is a gap as well
+    ],
+)
+def test_whitespace_beside_a_cjk_character_leaves_an_empty_position(text, expected):
+    from voyager_sessions.search.analyzer import positioned
+
+    assert positioned(text) == expected
+
+
+def test_positions_match_the_reference_rule():
+    """Positions (the index's, through ``prepare`` and the analyzer) equal a slow reference: tokens as the documented
+    rule cuts them, and one empty position for every run of whitespace beside a character from U+3000 up."""
+    import random
+    import unicodedata
+
+    from voyager_sessions.search.analyzer import GAP, SOLO_FROM, positioned, tokens
+
+    white = set("\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | {chr(c) for c in range(0x2000, 0x200B)}
+
+    def reference(text: str) -> list[tuple[int, str]]:
+        norm = unicodedata.normalize("NFKC", text)
+        out: list[tuple[int, str]] = []
+        pos = 0
+        i = 0
+        while i < len(norm):
+            if norm[i] in white:
+                j = i
+                while j < len(norm) and norm[j] in white:
+                    j += 1
+                ascii_run = all(c in " \t\n\r\v\f" or c == "\u3000" for c in norm[i:j])
+                beside = (i > 0 and ord(norm[i - 1]) >= SOLO_FROM and norm[i - 1] not in white) or (
+                    j < len(norm) and ord(norm[j]) >= SOLO_FROM and norm[j] not in white
+                )
+                if beside and ascii_run:
+                    pos += 1
+                i = j
+                continue
+            j = i
+            while j < len(norm) and norm[j] not in white:
+                j += 1
+            for tok in tokens(norm[i:j]) if GAP not in norm[i:j] else []:
+                out.append((pos, tok))
+                pos += 1
+            i = j
+        return out
+
+    alphabet = ["a", "Zb", " ", "  ", "\n", "\t", "数", "据", "한", "テ", "😀", ".", "é", "\u3000", "_", "-"]
+    rng = random.Random(3)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert positioned(text) == reference(text), repr(text)
+
+
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        ("call invoice_batch_writer now", {"invoice", "batch", "writer"}),
+        ("InvoiceBatchWriter", {"invoice", "batch", "writer"}),
+        ("MaxRAMPercentage=75", {"max", "ram", "percentage"}),
+        ("HTTPServer and IOError in camelCase code", {"http", "server", "io", "error", "camel", "case"}),
+        ("E_VOY_4217", {"voy", "4217"}),  # one-letter parts are not worth indexing
+        ("__init__ and _private_var", {"init", "private", "var"}),
+        ("plain words, Capitalised, UPPER, snake-less", set()),
+        ("naïve_x café_pièce", set()),  # not ASCII identifiers
+        ("数据库_表 and 用snake_case跑", {"snake", "case"}),
+        ("src/store/db.py kebab-case foo.bar", set()),  # already tokens of their own
+    ],
+)
+def test_identifier_parts(text, parts):
+    from voyager_sessions.search.analyzer import identifier_parts, prepare
+
+    assert set(identifier_parts(prepare(text).encode()).split()) == {p.encode() for p in parts}

@@ -14,6 +14,8 @@ import json
 import pytest
 
 from tests.support.nocatalog import NoCatalog
+from tests.support.sessions import claude_turns_lines as _lines
+from tests.support.sessions import turns_sid as _sid
 from tests.support.sessions import write_claude
 
 #: Sessions, each a list of (role, text): ``user`` is a typed prompt, ``assistant`` the agent's
@@ -33,76 +35,6 @@ SESSIONS: dict[str, list[tuple[str, str]]] = {
     "d4": [("user", "the zanzibar migration")],
     "e5": [("user", "the quokka rollout")],
 }
-
-
-def _sid(name: str) -> str:
-    return f"{name}aaaaaa-0000-4000-8000-00000000000{name[-1]}"
-
-
-def _lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
-    base = {"sessionId": sid, "cwd": "/home/dev/p", "version": "2.0.14", "isSidechain": False, "userType": "external"}
-    out, parent = [], None
-    for i, (role, text) in enumerate(turns):
-        ts = f"2026-11-20T10:00:{i * 2:02d}.000Z"
-        common = {**base, "uuid": f"{sid}-{i}", "parentUuid": parent, "timestamp": ts}
-        if role == "user":
-            rows = [{**common, "type": "user", "message": {"role": "user", "content": text}}]
-        elif role == "assistant":
-            rows = [
-                {
-                    **common,
-                    "type": "assistant",
-                    "message": {
-                        "id": f"m{i}",
-                        "model": "claude-sonnet-4",
-                        "role": "assistant",
-                        "type": "message",
-                        "content": [{"type": "text", "text": text}],
-                        "stop_reason": "end_turn",
-                        "usage": {"input_tokens": 1, "output_tokens": 1},
-                    },
-                }
-            ]
-        else:
-            call = f"toolu_{i}"
-            rows = [
-                {
-                    **common,
-                    "type": "assistant",
-                    "message": {
-                        "id": f"m{i}",
-                        "model": "claude-sonnet-4",
-                        "role": "assistant",
-                        "type": "message",
-                        "content": [
-                            {
-                                "type": "tool_use",
-                                "id": call,
-                                "name": "Bash",
-                                "input": {"command": text if role == "command" else "make check"},
-                            }
-                        ],
-                        "stop_reason": "tool_use",
-                        "usage": {"input_tokens": 1, "output_tokens": 1},
-                    },
-                },
-                {
-                    **common,
-                    "uuid": f"{sid}-{i}r",
-                    "parentUuid": f"{sid}-{i}",
-                    "type": "user",
-                    "timestamp": f"2026-11-20T10:00:{i * 2 + 1:02d}.000Z",
-                    "message": {
-                        "role": "user",
-                        "content": [
-                            {"type": "tool_result", "tool_use_id": call, "content": "ok" if role == "command" else text}
-                        ],
-                    },
-                },
-            ]
-        out += [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
-        parent = rows[-1]["uuid"]
-    return out
 
 
 @pytest.fixture
@@ -322,6 +254,11 @@ DESCRIBED: dict[str, list[tuple[str, str]]] = {
     ],
     "w4": [("user", "rename the variable and so on"), ("assistant", "done, I renamed it and it is the same")],
     "w5": [("user", "the tests of the parser and so"), ("assistant", "I ran the tests and it is green")],
+    "w6": [
+        ("user", "订单服务的支付回调一直重复触发"),
+        ("assistant", "原因是回调处理超时，我加了幂等缓存，用Redis保存通知编号"),
+    ],
+    "w7": [("user", "会员服务的数据库迁移失败了"), ("assistant", "我把迁移拆成三步，先加字段再回填")],
 }
 
 

@@ -19,7 +19,8 @@ from voyager_sessions.search import tiers
 from voyager_sessions.search.engine import Searcher, SearchOptions
 from voyager_sessions.search.index import SearchIndex
 
-WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "lambda", "sigma", "omega", "数据", "库"]
+#: Words joined by spaces: ``数据库`` matches the word 数据库, never 数据 and 库 said apart (a space between them).
+WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "lambda", "sigma", "omega", "数据库", "库"]
 KINDS = ["user", "assistant", "reasoning", "tool_call", "tool_result", "meta"]
 ORIGIN = {"user": "human", "tool_result": "tool", "meta": "provider"}
 

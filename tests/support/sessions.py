@@ -277,3 +277,76 @@ def write_codex(home: Path, lines: list[str], sid: str = CODEX_SID) -> Path:
     p = d / f"rollout-2026-11-21T08-00-00-{sid}.jsonl"
     p.write_text("".join(lines), encoding="utf-8")
     return p
+
+
+def turns_sid(name: str) -> str:
+    """A session id made of a short name (``a1`` -> ``a1aaaaaa-…-00000000001``): the name reads back from the id."""
+    return f"{name}aaaaaa-0000-4000-8000-00000000000{name[-1]}"
+
+
+def claude_turns_lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
+    """Claude Code lines of a session of ``turns`` (role, text): ``user`` a typed prompt, ``assistant`` the agent's
+    reply, ``tool`` a Bash call whose output is the text, ``command`` a Bash call of the text."""
+    base = {"sessionId": sid, "cwd": "/home/dev/p", "version": "2.0.14", "isSidechain": False, "userType": "external"}
+    out, parent = [], None
+    for i, (role, text) in enumerate(turns):
+        ts = f"2026-11-20T10:00:{i * 2:02d}.000Z"
+        common = {**base, "uuid": f"{sid}-{i}", "parentUuid": parent, "timestamp": ts}
+        if role == "user":
+            rows = [{**common, "type": "user", "message": {"role": "user", "content": text}}]
+        elif role == "assistant":
+            rows = [
+                {
+                    **common,
+                    "type": "assistant",
+                    "message": {
+                        "id": f"m{i}",
+                        "model": "claude-sonnet-4",
+                        "role": "assistant",
+                        "type": "message",
+                        "content": [{"type": "text", "text": text}],
+                        "stop_reason": "end_turn",
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    },
+                }
+            ]
+        else:
+            call = f"toolu_{i}"
+            rows = [
+                {
+                    **common,
+                    "type": "assistant",
+                    "message": {
+                        "id": f"m{i}",
+                        "model": "claude-sonnet-4",
+                        "role": "assistant",
+                        "type": "message",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": call,
+                                "name": "Bash",
+                                "input": {"command": text if role == "command" else "make check"},
+                            }
+                        ],
+                        "stop_reason": "tool_use",
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    },
+                },
+                {
+                    **common,
+                    "uuid": f"{sid}-{i}r",
+                    "parentUuid": f"{sid}-{i}",
+                    "type": "user",
+                    "timestamp": f"2026-11-20T10:00:{i * 2 + 1:02d}.000Z",
+                    "message": {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": call, "content": "ok" if role == "command" else text}
+                        ],
+                    },
+                },
+            ]
+        out += [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
+        parent = rows[-1]["uuid"]
+    return out
