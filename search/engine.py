@@ -98,7 +98,13 @@ class Searcher:
         titled = self._titled(plan.parsed)
         q = self.compiler.title_boost(strict, titled)
         try:
-            plan = planner.measure(plan, self.index.searcher())
+            searcher = self.index.searcher()
+            measured = planner.measure(plan, searcher, holds=lambda n: self._holds(searcher, n))
+            if measured.parsed is not plan.parsed:  # a CJK description read as its pairs: what is matched changed
+                strict = self.compiler.compile(measured.parsed)
+                titled = self._titled(measured.parsed)
+                q = self.compiler.title_boost(strict, titled)
+            plan = measured
             if plan.matching == "one":
                 return self._one_of(query, plan, opts)
             if plan.matching == "sessions":
@@ -115,6 +121,11 @@ class Searcher:
             raise
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
+
+    def _holds(self, searcher, node) -> bool:
+        """Whether some event matches ``node`` (a CJK run: is it said as typed?)."""
+        q = self.compiler.node(node)
+        return q is not None and searcher.search(q, limit=1, count=False).hits != []
 
     def _one_of(self, query: str, plan: planner.Plan, opts: SearchOptions) -> SearchResult:
         """A query of several terms only one of which is said anywhere (``plan.said``), answered as the query of

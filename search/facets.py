@@ -62,8 +62,8 @@ def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: Pa
     try:
         searcher = engine.index.searcher()
         match = "all"
+        plan = planner.measure(plan, searcher, holds=lambda n: engine._holds(searcher, n))
         if plan.several:
-            plan = planner.measure(plan, searcher)
             terms = compiler.constrained([compiler.node(n) for n in plan.positive], plan.events)
             cov = sessions.cover(searcher, terms, weights=False, breadths=plan.breadths)
             chosen: list[str] | None = cov.chosen

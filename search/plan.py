@@ -20,13 +20,14 @@ per text. Nothing here builds a Tantivy query: that is ``search.compiler``'s.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal
 
 import msgspec
 
 from voyager_sessions.core.model import KINDS
-from voyager_sessions.search.analyzer import MIN_PART, positioned
+from voyager_sessions.search.analyzer import MIN_PART, SOLO_FROM, positioned
 from voyager_sessions.search.snippets import Phrase
 from voyager_sessions.search.syntax import (
     And,
@@ -320,8 +321,48 @@ def make(typed: ParsedQuery, opts: SearchOptions) -> Plan:
     )
 
 
-def measure(plan: Plan, searcher) -> Plan:
-    """``plan`` with its terms' breadths on ``searcher``'s index and the matching they decide."""
+#: An unquoted run of at least this many CJK characters that no event holds as typed is a description (``measure``).
+DESCRIPTION_CHARS = 8
+
+
+def _pairs(node: Node) -> list[Text] | None:
+    """A long CJK run read as a description: its overlapping pairs of characters within each stretch of letters
+    (``订单服务的支付回调`` -> ``订单``, ``单服``, ``服务`` …; punctuation ends a stretch), and each other word it holds
+    (``Redis`` in ``后来用Redis做了幂等``). None for a text that is not an unquoted run of :data:`DESCRIPTION_CHARS`
+    CJK characters or more."""
+    if not isinstance(node, Text) or node.quoted or node.prefix:
+        return None
+    terms = terms_of(node)
+    if sum(1 for t in terms if _cjk_letter(t)) < DESCRIPTION_CHARS:
+        return None
+    out: list[Text] = []
+    stretch: list[str] = []
+    for t in (*terms, ""):
+        if _cjk_letter(t):
+            stretch.append(t)
+            continue
+        out += [Text(a + b) for a, b in zip(stretch, stretch[1:])]
+        stretch = []
+        if t.isalnum():
+            out.append(Text(t))
+    return out
+
+
+def _cjk_letter(term: str) -> bool:
+    """Whether ``term`` is one character of an unspaced script that is a letter (not 。、「」 or an emoji)."""
+    return len(term) == 1 and ord(term) >= SOLO_FROM and term.isalnum()
+
+
+def measure(plan: Plan, searcher, holds: Callable[[Node], bool] | None = None) -> Plan:
+    """``plan`` with its terms' breadths on ``searcher``'s index and the matching they decide.
+
+    A run of :data:`DESCRIPTION_CHARS` CJK characters or more that no event holds as typed (``holds``: whether
+    some event matches a node) is a description written as Chinese and Japanese are, without spaces: its pairs of
+    characters become the terms (``_pairs``), matched over sessions like the words of an English description, each
+    weighing its idf; ``parsed`` then holds them (what is compiled and lit). A run some event holds stays one term:
+    a needle is found as typed."""
+    if holds is not None:
+        plan = _described(plan, holds)
     if not plan.several:
         return plan
     stats = Stats(searcher)
@@ -332,3 +373,25 @@ def measure(plan: Plan, searcher) -> Plan:
         # so every session saying it matches as well as any, and the query is that term's.
         return msgspec.structs.replace(plan, breadths=breadths, matching="one", said=said[0])
     return msgspec.structs.replace(plan, breadths=breadths, matching="sessions")
+
+
+def _described(plan: Plan, holds: Callable[[Node], bool]) -> Plan:
+    """``plan`` with each long CJK run no event holds replaced by its pairs (``measure``); ``plan`` itself when
+    there is none."""
+    positive: list[Node] = []
+    changed = False
+    for node in plan.positive:
+        pairs = _pairs(node)
+        if pairs is not None and not holds(node):
+            positive += pairs
+            changed = True
+        else:
+            positive.append(node)
+    if not changed:
+        return plan
+    positive = list({describe(n): n for n in positive if matchable(n)}.values())
+    root = And((*positive, *plan.events)) if len(positive) + len(plan.events) > 1 else positive[0]
+    texts = [t for n in positive for t in positive_texts(n)]
+    return msgspec.structs.replace(
+        plan, parsed=ParsedQuery(root=root, texts=texts), positive=positive, terms=[describe(n) for n in positive]
+    )

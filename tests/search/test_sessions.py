@@ -296,6 +296,28 @@ def test_a_long_description_is_ranked_over_sessions(described, run):
         assert "no session holds all" in res.stderr
 
 
+def test_a_chinese_description_is_ranked_over_sessions(described, run):
+    """A sentence written as Chinese is (no spaces) that no event holds as typed is read as its pairs of characters,
+    matched over sessions with their idf: the session it describes first, flagged partial."""
+    for mode in ([], ["--sessions"]):
+        res, doc = _search(run, *mode, "支付平台重复发送回调导致订单服务处理了两次，后来用Redis做了幂等")
+        assert res.exit_code == 0 and doc["match"] == "partial", res.stderr
+        assert doc["hits"][0]["session_id"][7:9] == "w6" and "支付" in doc["terms"] and "redis" in doc["terms"]
+        assert doc["hits"][0]["highlights"]  # the pairs it holds are lit
+
+
+def test_a_cjk_run_said_as_typed_or_short_stays_a_needle(described, run):
+    res, doc = _search(run, "--sessions", "订单服务的支付回调一直重复触发")  # held as typed: exactly where it is
+    assert (
+        res.exit_code == 0
+        and doc["match"] == "all"
+        and _sessions(doc) == {"w6"}
+        and doc["terms"] == ["订单服务的支付回调一直重复触发"]
+    )
+    res, doc = _search(run, "--sessions", "服务的数据迁移")  # seven characters, said nowhere as typed: a needle
+    assert res.exit_code == 1 and doc["hits"] == []
+
+
 # -- a pasted command, log line or manifest finds its session (issue #34; docs/query.md) ------------------------
 
 PASTED: dict[str, list[tuple[str, str]]] = {
