@@ -20,10 +20,10 @@ analyzer registered on the index as ``voyager``), so the two can never disagree:
   collapsing into common words. Whitespace is Unicode's (``\\v``, U+0085, U+2028 …).
 * Text is NFKC-normalized (full-width ``ＡＢＣ１２３`` is ``ABC123``, half-width kana
   are full-width) and lower-cased.
-* Whitespace between a character from U+3000 up and its neighbour leaves an empty position
-  between them (:data:`GAP`, a token the analyzer drops), so ``가나`` never matches ``가 나``
-  and ``据库`` never matches ``数据 库`` or ``数据\n库``: characters of unspaced scripts are
-  adjacent in the index only where nothing separates them in the text (issue #34).
+* Whitespace between two characters from U+3000 up leaves an empty position between them
+  (:data:`GAP`, a token the analyzer drops), so ``가나`` never matches ``가 나`` and ``据库``
+  never matches ``数据 库`` or ``数据\n库``: characters of unspaced scripts are adjacent in the
+  index only where nothing separates them in the text (issue #34).
 
 Why the work is split this way: Tantivy's regex tokenizer costs about 500 ns per
 token, and per-character CJK text is mostly tokens. ``prepare`` instead puts a space
@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Literal, overload
 
 TOKENIZER_NAME = "voyager"
 
@@ -64,7 +65,7 @@ UNSPACED: tuple[tuple[int, int], ...] = (
 #: From here up, every character is a token by itself.
 SOLO_FROM = 0x3000
 
-#: Put where whitespace touches a character from U+3000 up: a token of its own (an ASCII control, spaced like
+#: Put where whitespace separates two characters from U+3000 up: a token of its own (an ASCII control, spaced like
 #: any symbol) that the analyzer drops as a stop word, so its position stays empty and the characters on either
 #: side are not adjacent. The same character in a session's text (nothing a person searches for) is dropped too.
 GAP = "\x1f"
@@ -139,24 +140,25 @@ _GAP_XOR = bytes(0x20 ^ ord(GAP) if b == ord("g") else 0 for b in range(256))
 
 
 def _gaps(data: bytes, classes: bytes) -> tuple[bytes, bytes]:
-    """``data`` with every run of whitespace beside a character from U+3000 up made one :data:`GAP`, and its
-    classes (``_GLUE_CLASS``, the gaps as ``g``: what ``_unglue`` reads).
+    """``data`` with every run of whitespace between two characters from U+3000 up made one :data:`GAP`, and its
+    classes (``_GLUE_CLASS``, the gaps as ``g``: what ``_unglue`` reads). ``classes``: ``data``'s.
 
-    Without a step per match (a CJK-dense session has a run every few characters; a regex or a loop over them
-    cost 4x the whole of ``prepare``): whitespace becomes single spaces (a ``translate``, then halving runs of
-    spaces: a few ``replace``s), the spaces to mark are found by byte replacements in a class string (``Sccw``,
-    ``Scccw``: after a character; ``wS``: before one; a space between two is marked once), and put into the text
-    by one XOR of the two as integers. One gap a run, however long the run: a quoted ``"数据 库"`` matches the
-    text ``数据  库``. The analyzer splits on any whitespace alike, so nothing else changes. ``classes``:
-    ``data.translate(_GLUE_CLASS)``; text with no such whitespace (Chinese and Japanese are written without
-    spaces) costs three substring searches in it."""
-    if b"Sccw" not in classes and b"Scccw" not in classes and b"wS" not in classes:
+    Without a step per match (Korean text has a run between two words every few characters; a regex or a loop over
+    them cost 4x the whole of ``prepare``): whitespace becomes single spaces (a ``translate``, then halving runs of
+    spaces: a few ``replace``s), the spaces to mark are found by one byte replacement in a class string (``ccwS``:
+    the end of a character, a space, the start of one), and put into the text by one XOR of the two as integers.
+    One gap a run, however long: a quoted ``"数据 库"`` matches the text ``数据  库``. The analyzer splits on any
+    whitespace alike, so nothing else changes. Text with no whitespace after such a character (Chinese and
+    Japanese are written without spaces) costs two substring searches."""
+    if b"ccw" not in classes or b"wS" not in classes:
         return data, classes
     data = data.translate(_TO_SPACE)
     while b"  " in data:
         data = data.replace(b"  ", b" ")
     classes = data.translate(_GLUE_CLASS)
-    marked = classes.replace(b"Sccw", b"Sccg").replace(b"Scccw", b"Scccg").replace(b"wS", b"gS")
+    # A character from U+3000 up is 3 or 4 bytes, so ``cc`` ends it (or one of U+0800-U+2FFF: a gap between an
+    # arrow and a CJK character changes no search); the replacements never overlap, so every run is marked.
+    marked = classes.replace(b"ccwS", b"ccgS")
     if marked is classes:  # bytes.replace gives the same object back when nothing matched
         return data, classes
     mask = marked.translate(_GAP_XOR)
@@ -298,6 +300,10 @@ _BATCH_SEP = "\x1e"
 BATCH_CHARS = 32 * 1024
 
 
+@overload
+def prepare_many(texts: list[str], *, utf8: Literal[True]) -> list[bytes]: ...
+@overload
+def prepare_many(texts: list[str], *, utf8: Literal[False] = False) -> list[str]: ...
 def prepare_many(texts: list[str], *, utf8: bool = False) -> list[str] | list[bytes]:
     """``prepare`` of each text, in few passes over them all: the same tokens, for ~20 % less time.
 
@@ -328,7 +334,7 @@ def _prepare_joined(texts: list[str], utf8: bool) -> list:
     # Split at the separator alone (one character: the fast split); the spaces ``prepare`` put
     # around it stay at the ends of the texts, where they separate nothing.
     done = _prepared(_BATCH_SEP.join(texts), utf8)
-    out = done.split(b"\x1e" if utf8 else _BATCH_SEP)
+    out: list = done.split(b"\x1e") if isinstance(done, bytes) else done.split(_BATCH_SEP)
     if len(out) != len(texts):  # cannot happen by the rule above; never index a misaligned batch
         return [_prepared(t, utf8) for t in texts]
     return out
@@ -386,7 +392,9 @@ def identifier_parts(prepared: bytes) -> bytes:
     words: set[bytes] = set()
     if b"_" in prepared:
         words.update(_AFTER_UNDERSCORE.findall(prepared))
-        words.update(w[::-1] for w in _AFTER_UNDERSCORE.findall(prepared[::-1]))
+        words.update(w[::-1] for w in set(_AFTER_UNDERSCORE.findall(prepared[::-1])))
+    if prepared.islower():  # no capital at all (bytes.islower: ASCII only): no case changes either
+        return _joined_parts(words)
     cases = prepared.translate(_CASE)
     # An acronym before a capitalised word (AAa: HTTPServer) is looked for only in text where a small letter meets a
     # capital (aA) somewhere: code that names things in camelCase (a search for it costs as much as for aA).
@@ -401,12 +409,17 @@ def identifier_parts(prepared: bytes) -> bytes:
             if b"." not in word:
                 words.update(w for w in prepared[start:end].split(b"_") if w)
             at = cases.find(change, end)
+    return _joined_parts(words)
+
+
+def _joined_parts(words: set[bytes]) -> bytes:
+    """The words of ``words`` split further where their case changes, lower-cased, each once, space-separated."""
     if not words:
         return b""
     out = {
         piece.lower()
         for word in words
-        for piece in (_CAMEL.split(word) if not (word.islower() or word.isupper()) else (word,))
+        for piece in ((word,) if word.islower() or word.isupper() or word.isdigit() else _CAMEL.split(word))
         if len(piece) >= MIN_PART
     }
     return b" ".join(sorted(out))

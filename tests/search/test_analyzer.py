@@ -191,14 +191,14 @@ def test_prepare_many_joins_texts():
         ("数据\n库", [(0, "数"), (1, "据"), (3, "库")]),
         ("数据\n   \t 库", [(0, "数"), (1, "据"), (3, "库")]),  # one gap a run, however long
         ("数据\u3000库", [(0, "数"), (1, "据"), (3, "库")]),  # the ideographic space is whitespace too
-        ("用pytest跑", [(0, "用"), (1, "pytest"), (2, "跑")]),
-        ("用 pytest 跑", [(0, "用"), (2, "pytest"), (4, "跑")]),
+        ("가 나 다", [(0, "가"), (2, "나"), (4, "다")]),
+        ("用 pytest 跑", [(0, "用"), (1, "pytest"), (2, "跑")]),  # between a CJK character and a word: as always
         ("数据，库", [(0, "数"), (1, "据"), (2, ","), (3, "库")]),  # punctuation is not whitespace
-        ("hello  world", [(0, "hello"), (1, "world")]),  # between other words whitespace is what it always was
+        ("hello  world", [(0, "hello"), (1, "world")]),
         ("数\x1f据", [(0, "数"), (2, "据")]),  # the gap's own character in a text is a gap as well
     ],
 )
-def test_whitespace_beside_a_cjk_character_leaves_an_empty_position(text, expected):
+def test_whitespace_between_cjk_characters_leaves_an_empty_position(text, expected):
     from voyager_sessions.search.analyzer import positioned
 
     assert positioned(text) == expected
@@ -206,7 +206,8 @@ def test_whitespace_beside_a_cjk_character_leaves_an_empty_position(text, expect
 
 def test_positions_match_the_reference_rule():
     """Positions (the index's, through ``prepare`` and the analyzer) equal a slow reference: tokens as the documented
-    rule cuts them, and one empty position for every run of whitespace beside a character from U+3000 up."""
+    rule cuts them, and one empty position for every run of whitespace between a character from U+3000 up and the
+    one before it (any of three bytes or more in UTF-8: a CJK character, or an arrow before one)."""
     import random
     import unicodedata
 
@@ -225,8 +226,13 @@ def test_positions_match_the_reference_rule():
                 while j < len(norm) and norm[j] in white:
                     j += 1
                 ascii_run = all(c in " \t\n\r\v\f" or c == "\u3000" for c in norm[i:j])
-                beside = (i > 0 and ord(norm[i - 1]) >= SOLO_FROM and norm[i - 1] not in white) or (
-                    j < len(norm) and ord(norm[j]) >= SOLO_FROM and norm[j] not in white
+                beside = (
+                    i > 0
+                    and ord(norm[i - 1]) >= 0x800
+                    and norm[i - 1] not in white
+                    and j < len(norm)
+                    and ord(norm[j]) >= SOLO_FROM
+                    and norm[j] not in white
                 )
                 if beside and ascii_run:
                     pos += 1
@@ -241,7 +247,7 @@ def test_positions_match_the_reference_rule():
             i = j
         return out
 
-    alphabet = ["a", "Zb", " ", "  ", "\n", "\t", "数", "据", "한", "テ", "😀", ".", "é", "\u3000", "_", "-"]
+    alphabet = ["a", "Zb", " ", "  ", "\n", "\t", "数", "据", "한", "テ", "😀", ".", "é", "\u3000", "_", "-", "→", "ệ"]
     rng = random.Random(3)
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
