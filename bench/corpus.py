@@ -427,6 +427,17 @@ _NEEDLE_SPECS: tuple[tuple[str, str, str, tuple[tuple[str, int, int], ...], tupl
     ("CJK run (4 chars)", "蝴蝶结构", "cjk3", (("蝴蝶结构", 3, 1),), (("结构蝴蝶", 1),)),
     ("CJK pair planted only apart", "鹦鹉", "apart", (), (("鹦 the parser 鹉", 4), ("鹉鹦", 1))),
     ("rare word + provider filter", "zorblax provider:…", "filter", (), ()),  # provider chosen below
+    # Issue #34 (appended: the needles above keep their events): a CJK pair is never found across whitespace, and
+    # a word is found as part of an identifier (snake_case and CamelCase), never inside a longer word.
+    ("CJK pair, decoys across whitespace", "鸵鸟", "cjk2", (("鸵鸟", 3, 1),), (("鸵 鸟", 2), ("鸵\n鸟", 2))),
+    ("Hangul pair, decoys across a space", "달빛", "cjk2", (("달빛이", 2, 0),), (("달 빛", 2),)),
+    (
+        "identifier part",
+        "quxpartwiz",
+        "identifier",
+        (("load_quxpartwiz_cache", 2, 1), ("QuxpartwizLoader", 1, 0)),
+        (("quxpartwizard", 2), ("quxpartwizes", 1)),
+    ),
 )
 
 #: Queries without a planted answer: latency only. (name, query, category, sessions mode)
