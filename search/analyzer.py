@@ -139,31 +139,53 @@ _TO_SPACE = bytes(0x20 if b in b"\t\n\r\x0b\x0c" else b for b in range(256))
 _GAP_XOR = bytes(0x20 ^ ord(GAP) if b == ord("g") else 0 for b in range(256))
 
 
+#: A run of 1 to :data:`GAP_RUN` whitespace bytes between two characters from U+3000 up, in classes (the end of
+#: one, ``cc``; the start of the next, ``S``), and the same with its first byte marked (``g``).
+GAP_RUN = 4
+_GAP_MARKS = tuple((b"cc" + b"w" * k + b"S", b"ccg" + b"w" * (k - 1) + b"S") for k in range(1, GAP_RUN + 1))
+
+
 def _gaps(data: bytes, classes: bytes) -> tuple[bytes, bytes]:
-    """``data`` with every run of whitespace between two characters from U+3000 up made one :data:`GAP`, and its
-    classes (``_GLUE_CLASS``, the gaps as ``g``: what ``_unglue`` reads). ``classes``: ``data``'s.
+    """``data`` with the first byte of every run of whitespace between two characters from U+3000 up made a
+    :data:`GAP` (and the rest of the run spaces), and its classes (``_GLUE_CLASS``, the gaps as ``g``: what
+    ``_unglue`` reads). ``classes``: ``data``'s.
 
     Without a step per match (Korean text has a run between two words every few characters; a regex or a loop over
-    them cost 4x the whole of ``prepare``): whitespace becomes single spaces (a ``translate``, then halving runs of
-    spaces: a few ``replace``s), the spaces to mark are found by one byte replacement in a class string (``ccwS``:
-    the end of a character, a space, the start of one), and put into the text by one XOR of the two as integers.
-    One gap a run, however long: a quoted ``"数据 库"`` matches the text ``数据  库``. The analyzer splits on any
-    whitespace alike, so nothing else changes. Text with no whitespace after such a character (Chinese and
-    Japanese are written without spaces) costs two substring searches."""
+    them cost 4x the whole of ``prepare``): the runs are found by byte replacements in the class string (``ccwS``:
+    the end of a character, a space, the start of one; up to :data:`GAP_RUN` whitespace bytes: a space, a line
+    break, ``\\r\\n``, a blank line) and put into the text by one XOR of the two as integers. One gap a run: a
+    quoted ``"数据 库"`` matches the text ``数据\\n库``, and ``数据  库`` too. A longer run (deep indentation between
+    two lines of CJK text) is left as it was. Text with no whitespace after such a character (Chinese and Japanese
+    are written without spaces) costs two substring searches."""
     if b"ccw" not in classes or b"wS" not in classes:
         return data, classes
-    data = data.translate(_TO_SPACE)
-    while b"  " in data:
-        data = data.replace(b"  ", b" ")
-    classes = data.translate(_GLUE_CLASS)
-    # A character from U+3000 up is 3 or 4 bytes, so ``cc`` ends it (or one of U+0800-U+2FFF: a gap between an
-    # arrow and a CJK character changes no search); the replacements never overlap, so every run is marked.
-    marked = classes.replace(b"ccwS", b"ccgS")
+    marked = classes
+    for run, mark in _GAP_MARKS:
+        marked = marked.replace(run, mark)
     if marked is classes:  # bytes.replace gives the same object back when nothing matched
         return data, classes
-    mask = marked.translate(_GAP_XOR)
+    # A character from U+3000 up is 3 or 4 bytes, so ``cc`` ends it (or one of U+0800-U+2FFF: a gap between an
+    # arrow and a CJK character changes no search); the replacements never overlap, so every run is marked.
     n = len(data)
-    return (int.from_bytes(data, "big") ^ int.from_bytes(mask, "big")).to_bytes(n, "big"), marked
+    if marked.count(b"g") * _SPARSE_GAPS < n:  # a few (CJK words among others): the text cut at each, no pass over all
+        pieces = []
+        prev = 0
+        at = marked.find(b"g")
+        while at >= 0:
+            pieces += (data[prev:at], _GAP_BYTE)
+            prev = at + 1
+            at = marked.find(b"g", prev)
+        pieces.append(data[prev:])
+        return b"".join(pieces), marked
+    mask = marked.translate(_GAP_XOR)
+    spaced = data.translate(_TO_SPACE)
+    return (int.from_bytes(spaced, "big") ^ int.from_bytes(mask, "big")).to_bytes(n, "big"), marked
+
+
+#: Below one gap in this many bytes, the text is cut at each gap rather than XORed whole (the cut costs a step a gap,
+#: the XOR five passes over every byte).
+_SPARSE_GAPS = 256
+_GAP_BYTE = GAP.encode()
 
 
 def _unglue(data: bytes, classes: bytes) -> bytes:

@@ -189,7 +189,7 @@ def test_prepare_many_joins_texts():
         ("가 나", [(0, "가"), (2, "나")]),  # Korean writes spaces between words: 가나 is not in 가 나
         ("数据 库", [(0, "数"), (1, "据"), (3, "库")]),
         ("数据\n库", [(0, "数"), (1, "据"), (3, "库")]),
-        ("数据\n   \t 库", [(0, "数"), (1, "据"), (3, "库")]),  # one gap a run, however long
+        ("数据\r\n\t 库", [(0, "数"), (1, "据"), (3, "库")]),  # one gap a run (of up to four whitespace bytes)
         ("数据\u3000库", [(0, "数"), (1, "据"), (3, "库")]),  # the ideographic space is whitespace too
         ("가 나 다", [(0, "가"), (2, "나"), (4, "다")]),
         ("用 pytest 跑", [(0, "用"), (1, "pytest"), (2, "跑")]),  # between a CJK character and a word: as always
@@ -206,8 +206,8 @@ def test_whitespace_between_cjk_characters_leaves_an_empty_position(text, expect
 
 def test_positions_match_the_reference_rule():
     """Positions (the index's, through ``prepare`` and the analyzer) equal a slow reference: tokens as the documented
-    rule cuts them, and one empty position for every run of whitespace between a character from U+3000 up and the
-    one before it (any of three bytes or more in UTF-8: a CJK character, or an arrow before one)."""
+    rule cuts them, and one empty position for every run of up to four whitespace bytes between a character from
+    U+3000 up and the one before it (any of three bytes or more in UTF-8: a CJK character, or an arrow before one)."""
     import random
     import unicodedata
 
@@ -225,7 +225,7 @@ def test_positions_match_the_reference_rule():
                 j = i
                 while j < len(norm) and norm[j] in white:
                     j += 1
-                ascii_run = all(c in " \t\n\r\v\f" or c == "\u3000" for c in norm[i:j])
+                ascii_run = all(c in " \t\n\r\v\f" or c == "\u3000" for c in norm[i:j]) and j - i <= 4
                 beside = (
                     i > 0
                     and ord(norm[i - 1]) >= 0x800
@@ -273,3 +273,18 @@ def test_identifier_parts(text, parts):
     from voyager_sessions.search.analyzer import identifier_parts, prepare
 
     assert set(identifier_parts(prepare(text).encode()).split()) == {p.encode() for p in parts}
+
+
+def test_a_few_gaps_in_long_text_are_cut_in_as_many_dense_ones_are():
+    """Two ways to put the gaps in (a cut at each when they are few, one XOR when they are many): the same terms and
+    positions either way."""
+    from voyager_sessions.search.analyzer import positioned
+
+    sparse = "word " * 300 + "数据 库 and 가 나" + " word" * 300
+    got = positioned(sparse)
+    cjk = [(p, t) for p, t in got if t in "数据库가나"]
+    assert [t for _, t in cjk] == ["数", "据", "库", "가", "나"]
+    assert cjk[1][0] - cjk[0][0] == 1 and cjk[2][0] - cjk[1][0] == 2 and cjk[4][0] - cjk[3][0] == 2
+    dense = "가 나 " * 400
+    positions = [p for p, _ in positioned(dense)]
+    assert positions == list(range(0, 1600, 2))
