@@ -125,7 +125,7 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
 
         result = api.search(req, data_dir=ddir, backend=_refreshing_backend(bar=not quiet), notice=notice)
     else:
-        result = api.FUNCTIONS[cmd](req, data_dir=ddir)
+        result = api.OPERATIONS[cmd].run()(req, data_dir=ddir)
         if cmd == "stats":  # the data dir as the user named it
             result = msgspec.structs.replace(result, data_dir=str(ddir))
     code = present.render(cmd, fields, msgspec.json.encode(result), view, _Terminal())
@@ -145,7 +145,7 @@ def run_scan(
     changes: Any = None,
 ) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
-    from voyager_sessions.scan import scan
+    from voyager_sessions.api.freshness import scan
 
     ddir = ddir or data_dir()
     progress = None

@@ -63,7 +63,7 @@ class View:
 
 
 def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -> tuple[dict[str, Any], View]:
-    """The API request (fields of ``api.OPERATIONS[cmd][0]``) and the view for command ``cmd``'s click ``params``.
+    """The API request (fields of ``api.OPERATIONS[cmd].request``) and the view for command ``cmd``'s click ``params``.
 
     ``color(mode)`` resolves ``--color`` against the stdout the output goes to.
     """
