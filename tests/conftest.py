@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from voyager_sessions.ingest.adapters.base import LOOK_WITHIN
 from voyager_sessions.ingest.manifest import agent_variables
 
 #: The repository's folders that are installed under another name (pyproject's package-dir mapping).
@@ -38,6 +39,16 @@ class _FolderNameGuard(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _FolderNameGuard())
+
+@pytest.fixture(autouse=True, scope="session")
+def _discovery_stays_in_the_sandbox(tmp_path_factory: pytest.TempPathFactory):
+    """Discovery led by a recorded path (a session's working folder, an import, a store a file names) looks
+    only inside this run's temporary folders: a capture records ``/home/dev/proj``, and a machine where that
+    folder holds an Aider or cecli history must not change what a test finds (``VOYAGER_LOOK_WITHIN``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(LOOK_WITHIN, str(tmp_path_factory.getbasetemp()))
+        yield
+
 
 CLAUDE_SID = "5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f"
 CODEX_SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"

@@ -14,6 +14,9 @@ look, and this module owns the rule (see :meth:`AiderAdapter.discover`):
    ``$AIDER_CHAT_HISTORY_FILE``: an absolute path is read as it is, a relative one is the
    file name looked for in every place above (beside the default name).
 
+A walk that starts from a recorded folder stays inside ``$VOYAGER_LOOK_WITHIN`` when it is set
+(``Hints.within``: the tests pin it to their sandbox).
+
 The format (observed on 0.86.2): each run starts with ``# aider chat started at <local
 time>``; what the person typed is on ``#### `` lines (several in a row are one prompt);
 Aider's status output is on ``> `` lines (``meta``); everything else is the model's
@@ -136,14 +139,17 @@ class _Finder:
         for sub in subdirs:
             yield from self.directory(Path(sub))
 
-    def upwards(self, cwd: str) -> Iterator[Source | Notice]:
-        """``cwd`` and its ancestors (the history is at the git root; a session may run below it)."""
+    def upwards(self, cwd: str, hints: Hints | None = None) -> Iterator[Source | Notice]:
+        """``cwd`` and its ancestors (the history is at the git root; a session may run below it), as far up
+        as ``hints`` allow (``$VOYAGER_LOOK_WITHIN``: a walk from a recorded folder never leaves those)."""
         if not os.path.isabs(cwd):
             return
         d = Path(os.path.normpath(cwd))
         while True:
             if str(d) in self.checked:
                 return  # this ancestor, and so all above it, were checked already
+            if hints is not None and not hints.allows(d):
+                return  # outside the folders discovery may look in, and so is every ancestor above it
             yield from self.directory(d)
             if d.parent == d:
                 return
@@ -505,7 +511,7 @@ class AiderAdapter:
         for root in extra_roots(env):
             yield from finder.with_children(root)
         for cwd in sorted(hints.cwds if hints else ()):
-            yield from finder.upwards(cwd)
+            yield from finder.upwards(cwd, hints)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _AiderRead(source, cursor).stream()
