@@ -260,13 +260,24 @@ class _Run:
             self.tokens_out = (self.tokens_out or 0) + _number(m.group(3), m.group(4))
 
 
-class _AiderRead:
-    """One pass over one history file (or what was appended since the cursor)."""
+class AiderRead:
+    """One pass over one history file (or what was appended since the cursor).
+
+    A fork that keeps the same Markdown log under another heading (cecli) subclasses it: ``provider``,
+    ``heading`` and :meth:`place` are its.
+    """
+
+    provider: ClassVar[str] = PROVIDER
+    heading: ClassVar[str] = HEADING
+
+    def place(self, path: str) -> tuple[str | None, str | None]:
+        """The working directory of the history at ``path`` (None when unknown) and its resume command."""
+        cwd = os.path.dirname(path) if os.path.basename(path) == HISTORY_NAME else None
+        return cwd, resume_command(path, cwd)
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         self.path = source.path
-        self.cwd = os.path.dirname(self.path) if os.path.basename(self.path) == HISTORY_NAME else None
-        self.resume = resume_command(self.path, self.cwd)
+        self.cwd, self.resume = self.place(self.path)
         self.cursor = cursor
         self.run: _Run | None = None
         self.counter: EventCounter | None = None
@@ -297,8 +308,8 @@ class _AiderRead:
         assert run is not None
         updated = self.mtime if last and self.mtime is not None else run.started
         return Session(
-            id=session_id(PROVIDER, run.native_id),
-            provider=PROVIDER,
+            id=session_id(self.provider, run.native_id),
+            provider=self.provider,
             native_id=run.native_id,
             cwd=self.cwd,
             model=run.model,
@@ -361,7 +372,7 @@ class _AiderRead:
             yield Notice(
                 source=self.path,
                 reason=f"{self.orphans} line{'s' if self.orphans != 1 else ''} before the first "
-                "'# aider chat started at' heading skipped (no run to put them in)",
+                f"'{self.heading.strip()}' heading skipped (no run to put them in)",
             )
         if self.oversized:
             yield Notice(
@@ -374,8 +385,8 @@ class _AiderRead:
 
     def _line(self, raw: bytes, pos: int) -> Iterator[Item]:
         line = raw.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
-        if line.startswith(HEADING):
-            m = _HEADING_TIME.match(line, len(HEADING))
+        if line.startswith(self.heading):
+            m = _HEADING_TIME.match(line, len(self.heading))
             yield from self._close_run(final=True)
             yield from self._open_run(pos, m.group() if m else None)
             self._commit(pos + len(raw), pos)
@@ -408,7 +419,7 @@ class _AiderRead:
 
     def _open_run(self, pos: int, when: str | None) -> Iterator[Item]:
         self.run = _Run(native_id=f"{self.path}#{pos}", started=local_time(when) if when else None)
-        self.counter = EventCounter(session_id(PROVIDER, self.run.native_id), 0)
+        self.counter = EventCounter(session_id(self.provider, self.run.native_id), 0)
         self.block, self.held, self.blank = None, None, True
         self.sent = self._session()
         yield self.sent
@@ -479,7 +490,7 @@ class _AiderRead:
             self.path,
             span,
             next_seq=self.commit_seq,
-            session=session_id(PROVIDER, self.commit_state["native_id"]),
+            session=session_id(self.provider, self.commit_state["native_id"]),
             state=self.commit_state,
         )
 
@@ -514,7 +525,7 @@ class AiderAdapter:
             yield from finder.upwards(cwd, hints)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _AiderRead(source, cursor).stream()
+        return AiderRead(source, cursor).stream()
 
 
 ADAPTER = AiderAdapter()

@@ -34,7 +34,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 #: truth.json's ``agent`` -> Voyager's provider name, where they differ.
-PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe", "interpreter": "open-interpreter", "mini": "mini-swe-agent"}
+PROVIDER_OF_AGENT = {
+    "factory": "droid",
+    "vibe2": "vibe",
+    "interpreter": "open-interpreter",
+    "mini": "mini-swe-agent",
+    "openclaw-legacy": "openclaw",
+}
 
 #: Markers that stand in a provider file but must not be found, and why.
 NOT_INDEXED = {
@@ -48,6 +54,8 @@ NOT_INDEXED = {
 NO_TOOL_RUN = {
     # Aider 0.86 edits files and has no shell tool the model calls; the scripted model answered in text.
     "aider": "the reply is text only: nothing was run, the command is only quoted in the prompt",
+    # Omnigent 0.19.1's headless openai-agents harness offers the model no shell tool; it answered in text.
+    "omnigent": "no tool was offered headless: the command is only quoted in the prompt",
 }
 
 
@@ -117,8 +125,9 @@ class Capture:
         return self._hits[marker]
 
     def in_files(self, marker: str) -> bool:
-        """True when truth.json places ``marker`` in a file the agent wrote."""
-        return bool(self.truth.get("marker_files", {}).get(marker))
+        """True when truth.json places ``marker`` in a file the agent wrote (as bytes, or once decoded:
+        ``decoded_marker_files``, for a store whose text no grep sees, as Reasonix's zstd frames)."""
+        return bool(self.truth.get("marker_files", {}).get(marker) or self.truth.get("decoded_marker_files", {}).get(marker))
 
     def sessions(self) -> dict[str, dict]:
         doc = self.run.json("list", "--json", "--limit", "1000")
