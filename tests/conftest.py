@@ -40,6 +40,7 @@ class _FolderNameGuard(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _FolderNameGuard())
 
+
 @pytest.fixture(autouse=True, scope="session")
 def _discovery_stays_in_the_sandbox(tmp_path_factory: pytest.TempPathFactory):
     """Discovery led by a recorded path (a session's working folder, an import, a store a file names) looks

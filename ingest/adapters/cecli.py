@@ -232,7 +232,9 @@ class _FolderRead:
         rel = str_or_none(ref.get("path"))
         return os.path.normpath(os.path.join(self.root, rel)) if rel and not os.path.isabs(rel) else None
 
-    def _session_file(self, path: str, started: dict[str, float], told: set[str], pointed: str | None) -> Iterator[Item]:
+    def _session_file(
+        self, path: str, started: dict[str, float], told: set[str], pointed: str | None
+    ) -> Iterator[Item]:
         doc = read_json_object(path, fatal=False)
         if isinstance(doc, Notice):
             yield doc

@@ -210,7 +210,12 @@ class _SessionRead:
             )
         elif pk in ("retry-prompt", "system-prompt"):
             content = part.get("content")
-            yield ("meta", "provider", content if isinstance(content, str) else tool_call_text(None, content), {"ts": ts})
+            yield (
+                "meta",
+                "provider",
+                content if isinstance(content, str) else tool_call_text(None, content),
+                {"ts": ts},
+            )
         else:
             self.unknown.saw(f"part:{pk}")
 

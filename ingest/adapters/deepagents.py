@@ -120,7 +120,9 @@ def decode_blob(data: Any) -> Any:
     return msgspec.msgpack.decode(bytes(data), ext_hook=ext)
 
 
-def message_drafts(message: dict[str, Any], ts: float | None, unknown: UnknownRecords, facts: dict[str, Any]) -> Iterator[Draft]:
+def message_drafts(
+    message: dict[str, Any], ts: float | None, unknown: UnknownRecords, facts: dict[str, Any]
+) -> Iterator[Draft]:
     """The drafts of one LangChain message (decoded: its fields, ``__class__`` its class)."""
     kind = message.get("type") or message.get("__class__")
     content = message.get("content")
@@ -175,7 +177,9 @@ def message_drafts(message: dict[str, Any], ts: float | None, unknown: UnknownRe
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         unknown = UnknownRecords(LABEL)
         sigs: dict[str, list[Any]] = {}
         for tid, n, top, size in conn.execute(
@@ -183,11 +187,15 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
             "WHERE channel = 'messages' GROUP BY thread_id"
         ):
             sigs[tid] = [n, top, size]
-        for tid, n, top in conn.execute("SELECT thread_id, count(*), max(checkpoint_id) FROM checkpoints GROUP BY thread_id"):
+        for tid, n, top in conn.execute(
+            "SELECT thread_id, count(*), max(checkpoint_id) FROM checkpoints GROUP BY thread_id"
+        ):
             sigs.setdefault(tid, []).extend([n, top])
         cwds: dict[str, str | None] = {}
         if {"thread_id", "cwd"} <= schema.get("dcode_thread_workspaces", frozenset()):
-            cwds = {tid: str_or_none(cwd) for tid, cwd in conn.execute("SELECT thread_id, cwd FROM dcode_thread_workspaces")}
+            cwds = {
+                tid: str_or_none(cwd) for tid, cwd in conn.execute("SELECT thread_id, cwd FROM dcode_thread_workspaces")
+            }
         for thread in sorted(t for t in sigs if isinstance(t, str) and t):
             sig = [digest(cwds.get(thread)), *sigs[thread]]
             if signatures.same(thread, sig):
@@ -204,7 +212,9 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     return read_database(source.path, LABEL, _REQUIRED, cursor, body)
 
 
-def _messages(conn: sqlite3.Connection, thread: str, unknown: UnknownRecords) -> Iterator[tuple[dict[str, Any], float | None]]:
+def _messages(
+    conn: sqlite3.Connection, thread: str, unknown: UnknownRecords
+) -> Iterator[tuple[dict[str, Any], float | None]]:
     """The thread's messages in order, each once (by id), with the time of the step that wrote it."""
     seen: set[str] = set()
     found = False
@@ -257,7 +267,9 @@ def _fresh(message: dict[str, Any], seen: set[str]) -> bool:
     return True
 
 
-def _thread(conn: sqlite3.Connection, thread: str, cwd: str | None, unknown: UnknownRecords, path: str) -> Iterator[Item]:
+def _thread(
+    conn: sqlite3.Connection, thread: str, cwd: str | None, unknown: UnknownRecords, path: str
+) -> Iterator[Item]:
     sid = session_id(PROVIDER, thread)
     facts: dict[str, Any] = {}
     drafts: list[Draft] = []

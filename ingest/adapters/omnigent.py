@@ -33,7 +33,6 @@ from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
     as_dict,
-    changed_sessions,
     epoch,
     json_column,
     list_or_empty,
@@ -42,8 +41,8 @@ from voyager_sessions.ingest.adapters._common import (
     str_or_none,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
+from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Session, session_id
 
@@ -117,7 +116,9 @@ def item_drafts(data: dict[str, Any], ts: float | None, unknown: UnknownRecords)
 
 
 def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         unknown = UnknownRecords(LABEL)
         meta: dict[str, tuple[str | None, str | None]] = {}
         if {"id", "workspace"} <= schema.get("omnigent_conversation_metadata", frozenset()):
@@ -134,47 +135,36 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         ):
             if (native := native_of(cid)) is not None:
                 sigs[native] = [n, top, size]
-        rows = [_Row(row, native_of(row["id"])) for row in conn.execute("SELECT * FROM conversations ORDER BY rowid")]
-        yield from changed_sessions(
-            PROVIDER, rows, sigs, signatures, lambda row: _conversation(conn, row, meta, unknown, source.path)
-        )
+        for row in conn.execute("SELECT * FROM conversations ORDER BY rowid"):
+            native = native_of(row["id"])
+            if native is None or native not in sigs:
+                continue  # a conversation with no item has nothing to find
+            sig = [digest(*row), *sigs[native]]
+            if signatures.same(native, sig):
+                yield Unchanged(session=session_id(PROVIDER, native))
+                continue
+            signatures.record(native, sig)
+            yield from _conversation(conn, row, native, meta, unknown, source.path)
         if (notice := unknown.notice(source.path)) is not None:
             yield notice
 
     return read_database(source.path, LABEL, _REQUIRED, cursor, body)
 
 
-class _Row:
-    """A conversation row whose ``id`` reads as its text id (``changed_sessions`` keys sessions by it)."""
-
-    def __init__(self, row: sqlite3.Row, native: str | None) -> None:
-        self.row = row
-        self.native = native
-
-    def __getitem__(self, key: str) -> Any:
-        return self.native if key == "id" else self.row[key]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(tuple(self.row))
-
-    def keys(self) -> list[str]:
-        return list(self.row.keys())
-
-
 def _conversation(
     conn: sqlite3.Connection,
-    row: _Row,
+    row: sqlite3.Row,
+    native: str,
     meta: dict[str, tuple[str | None, str | None]],
     unknown: UnknownRecords,
     path: str,
 ) -> Iterator[Item]:
-    native = row["id"]
     sid = session_id(PROVIDER, native)
     keys = row.keys()
     drafts: list[Draft] = []
     for data, created in conn.execute(
         "SELECT data, created_at FROM conversation_items WHERE conversation_id = ? ORDER BY position, rowid",
-        (row.row["id"],),
+        (row["id"],),
     ):
         item = json_column(data)
         if not isinstance(item, dict):

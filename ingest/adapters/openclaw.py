@@ -174,7 +174,9 @@ class OpenClawAdapter:
 
 
 def _read_database(source: Source, cursor: Cursor | None) -> Iterator[Item]:
-    def body(conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures) -> Iterator[Item]:
+    def body(
+        conn: sqlite3.Connection, schema: dict[str, frozenset[str]], signatures: SessionSignatures
+    ) -> Iterator[Item]:
         unknown = UnknownRecords(LABEL)
         zstd_col = "event_zstd" in schema["transcript_events"]
         labels = _db_labels(conn, schema)
@@ -232,7 +234,7 @@ def _db_session(
     final = reader._session()
     if final != reader.sent:
         yield final
-    if (notice := reader.unknown.notice(source.path)) is not None:
+    if reader.unknown is not None and (notice := reader.unknown.notice(source.path)) is not None:
         yield notice
 
 

@@ -45,6 +45,7 @@ from voyager_sessions.ingest.adapters._common import (
     as_dict,
     epoch,
     int_or_none,
+    list_or_empty,
     parse_ts,
     resume_in,
     str_or_none,
@@ -109,7 +110,11 @@ def frames(fh: BinaryIO, offset: int, path: str, notices: list[Notice]) -> Itera
         end = pos + _HEADER.size + clen
         if clen > cap or rlen > cap:
             notices.append(
-                Notice(source=path, where=f"byte {pos}", reason=f"a frame of {max(clen, rlen):,} bytes: over the cap; skipped")
+                Notice(
+                    source=path,
+                    where=f"byte {pos}",
+                    reason=f"a frame of {max(clen, rlen):,} bytes: over the cap; skipped",
+                )
             )
             if end > os.fstat(fh.fileno()).st_size:
                 return  # (or cut short)
@@ -258,7 +263,7 @@ class _LogRead:
         elif role == "assistant":
             yield ("reasoning", "agent", str_or_none(message.get("reasoning_content")), {"ts": ts})
             yield ("assistant", "agent", text, {"ts": ts})
-            for call in message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else ():
+            for call in list_or_empty(message.get("tool_calls")):
                 call = as_dict(call)
                 fn = as_dict(call.get("function"))
                 name = str_or_none(call.get("name")) or str_or_none(fn.get("name"))

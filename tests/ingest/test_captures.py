@@ -127,7 +127,9 @@ class Capture:
     def in_files(self, marker: str) -> bool:
         """True when truth.json places ``marker`` in a file the agent wrote (as bytes, or once decoded:
         ``decoded_marker_files``, for a store whose text no grep sees, as Reasonix's zstd frames)."""
-        return bool(self.truth.get("marker_files", {}).get(marker) or self.truth.get("decoded_marker_files", {}).get(marker))
+        return bool(
+            self.truth.get("marker_files", {}).get(marker) or self.truth.get("decoded_marker_files", {}).get(marker)
+        )
 
     def sessions(self) -> dict[str, dict]:
         doc = self.run.json("list", "--json", "--limit", "1000")

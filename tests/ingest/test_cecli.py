@@ -32,7 +32,8 @@ def _plant(project: Path) -> None:
     """An Aider history and a cecli folder in ``project``, as each agent leaves them."""
     project.mkdir(parents=True)
     (project / ".aider.chat.history.md").write_text(
-        "\n# aider chat started at 2026-11-20 10:00:00\n\n> aider --model x  \n\n#### 外面 OUTSIDE_AIDER  \n\nok\n", "utf-8"
+        "\n# aider chat started at 2026-11-20 10:00:00\n\n> aider --model x  \n\n#### 外面 OUTSIDE_AIDER  \n\nok\n",
+        "utf-8",
     )
     (project / ".cecli").mkdir()
     (project / ".cecli" / "chat.history").write_text(HISTORY.replace("LOGONLY", "OUTSIDE_CECLI"), "utf-8")

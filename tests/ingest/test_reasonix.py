@@ -30,12 +30,18 @@ def frame(record: dict[str, Any] | bytes, *, declared: int | None = None) -> byt
     return MAGIC + len(packed).to_bytes(4, "big") + size.to_bytes(4, "big") + packed
 
 
-def batch(seq: int, *events: tuple[str, dict[str, Any]], when: str = "2026-12-07T15:00:27.3Z", end: bool = True) -> bytes:
+def batch(
+    seq: int, *events: tuple[str, dict[str, Any]], when: str = "2026-12-07T15:00:27.3Z", end: bool = True
+) -> bytes:
     out = frame({"recordType": "batch/begin", "firstSeq": seq, "eventCount": len(events), "createdAt": when})
     for n, (kind, payload) in enumerate(events):
         body = base64.b64encode(json.dumps(payload, ensure_ascii=False).encode()).decode()
         out += frame(
-            {"recordType": "batch/event", "createdAt": "0001-01-01T00:00:00Z", "event": {"seq": seq + n, "kind": kind, "payload": body}}
+            {
+                "recordType": "batch/event",
+                "createdAt": "0001-01-01T00:00:00Z",
+                "event": {"seq": seq + n, "kind": kind, "payload": body},
+            }
         )
     if end:
         out += frame({"recordType": "batch/end", "firstSeq": seq, "eventCount": len(events)})
@@ -43,7 +49,17 @@ def batch(seq: int, *events: tuple[str, dict[str, Any]], when: str = "2026-12-07
 
 
 def user(text: str) -> tuple[str, dict[str, Any]]:
-    return ("message/complete", {"message": {"role": "user", "origin": "user", "content": f"<reasoning-language>zh</reasoning-language>\n\n{text}", "raw_content": text}})
+    return (
+        "message/complete",
+        {
+            "message": {
+                "role": "user",
+                "origin": "user",
+                "content": f"<reasoning-language>zh</reasoning-language>\n\n{text}",
+                "raw_content": text,
+            }
+        },
+    )
 
 
 def reply(text: str) -> tuple[str, dict[str, Any]]:
@@ -67,7 +83,10 @@ def texts(items: list[Any]) -> list[tuple[str, str, str]]:
 
 def test_the_person_s_words_the_host_context_and_the_workspace(tmp_path: Path) -> None:
     path = log_path(tmp_path)
-    host = ("message/complete", {"message": {"role": "user", "origin": "host", "content": 'ctx\nCurrent workspace: "/home/dev/shop"\n'}})
+    host = (
+        "message/complete",
+        {"message": {"role": "user", "origin": "host", "content": 'ctx\nCurrent workspace: "/home/dev/shop"\n'}},
+    )
     path.write_bytes(batch(1, host, user("迁移 失败 PROMPT_A")) + batch(3, reply("完成 REPLY_A")))
     items = read(path)
     assert texts(items) == [
