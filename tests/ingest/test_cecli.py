@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.captures import CAPTURES
-from tests.conftest import Run, claude_session_lines
+from tests.support.captures import CAPTURES
+from tests.support.run import Run
+from tests.support.sessions import claude_session_lines
 from voyager_sessions.ingest.adapters.base import LOOK_WITHIN, Hints, Source, discover, pinned
 from voyager_sessions.ingest.adapters.cecli import ADAPTER
 

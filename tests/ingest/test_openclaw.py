@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.captures import CAPTURES
-from tests.conftest import Run
+from tests.support.captures import CAPTURES
+from tests.support.run import Run
 from voyager_sessions.ingest.adapters.base import Source, discover
 from voyager_sessions.ingest.adapters.openclaw import ADAPTER, database_sessions
 
