@@ -151,11 +151,12 @@ def render(cmd: str, fields: Mapping[str, Any], result: Any, view: View, out: Wr
     decoded :class:`Doc` both read as attributes; JSON is the document's bytes (a Struct's encoded here), so
     both ways print the same bytes.
     """
+    body: bytes | None = None
     if isinstance(result, (bytes, bytearray)):
-        body: bytes | None = bytes(result)
+        body = bytes(result)
         doc = decode(body)
     else:
-        body, doc = None, result
+        doc = result
     if cmd == "search":
         return _search(fields, doc, body, view, out)
     if view.as_json:
