@@ -143,3 +143,15 @@ def test_a_bad_web_parameter_is_named_as_the_page_names_it() -> None:
         search_request({"offset": "-4"}, {})
     with pytest.raises(UserError, match="^sort must be one of "):
         search_request({"sort": "sideways"}, {})
+
+
+def test_the_engine_takes_every_search_option_from_the_request_by_name() -> None:
+    """A filter is a field of ``SearchRequest`` and of the engine's ``SearchOptions`` under one name: the API
+    hands it on without a line of its own (``api._search_options``)."""
+    from voyager_sessions import api
+    from voyager_sessions.search.engine import SearchOptions
+
+    assert set(SearchOptions.__struct_fields__) <= set(rq.SearchRequest.__struct_fields__)
+    req = rq.SearchRequest(query="x", providers=["codex"], kinds=["user"], repo="r", cwd="c", session="s", since="7d")
+    opts = api._search_options(req)
+    assert all(getattr(opts, f) == getattr(req, f) for f in SearchOptions.__struct_fields__)

@@ -459,24 +459,11 @@ def _where(data_dir: DataDir | Path | None) -> DataDir:
 
 
 def _search_options(req: SearchRequest) -> Any:
-    """``req``'s filters and paging as the engine takes them (``search.engine.SearchOptions``)."""
+    """``req``'s filters and paging as the engine takes them (``search.engine.SearchOptions``): every field the
+    two share, by name, so a filter added to both needs nothing here."""
     from voyager_sessions.search.engine import SearchOptions
 
-    return SearchOptions(
-        limit=req.limit,
-        offset=req.offset,
-        providers=list(req.providers),
-        kinds=list(req.kinds),
-        repo=req.repo,
-        cwd=req.cwd,
-        session=req.session,
-        since=req.since,
-        until=req.until,
-        sort=req.sort,
-        sessions=req.sessions,
-        context=req.context,
-        snippet_width=req.snippet_width,
-    )
+    return SearchOptions(**{name: getattr(req, name) for name in SearchOptions.__struct_fields__})
 
 
 def search(
