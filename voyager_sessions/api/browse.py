@@ -127,7 +127,7 @@ def facets(req: SearchRequest, *, data_dir: DataDir | Path | None = None, backen
         agent=agents.most_common(),
         project=projects_.most_common(30),
         week=weeks,
-        match=found.match,
+        match="partial" if found.match == "partial" else "all",
     )
 
 
