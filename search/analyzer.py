@@ -168,7 +168,7 @@ def _gaps(data: bytes, classes: bytes) -> tuple[bytes, bytes]:
     # arrow and a CJK character changes no search); the replacements never overlap, so every run is marked.
     n = len(data)
     if marked.count(b"g") * _SPARSE_GAPS < n:  # a few (CJK words among others): the text cut at each, no pass over all
-        pieces = []
+        pieces: list[bytes] = []
         prev = 0
         at = marked.find(b"g")
         while at >= 0:
