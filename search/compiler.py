@@ -70,11 +70,19 @@ class Spread(msgspec.Struct, kw_only=True):
 class Compiler:
     """Turns an AST into a Tantivy query for ``schema``; session-scoped filters go through ``resolve``."""
 
-    def __init__(self, schema, resolve: SessionResolver, providers: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        schema,
+        resolve: SessionResolver,
+        providers: tuple[str, ...],
+        parts_df: Callable[[str], int] | None = None,
+    ) -> None:
         self.t = tantivy
         self.schema = schema
         self.resolve = resolve
         self.providers = providers
+        #: How many events hold a term among their identifiers' parts (None: not known, as if some did).
+        self.parts_df = parts_df
 
     def compile(self, parsed: ParsedQuery):
         """The query one event must match for ``parsed``, with the exact-phrase bonus; a QueryError when nothing
@@ -155,7 +163,9 @@ class Compiler:
             return t.Query.phrase_prefix_query(self.schema, "body", list(terms))
         if len(terms) == 1:
             word = t.Query.term_query(self.schema, "body", terms[0])
-            if part_word(node) is None:
+            # No part clause where no identifier holds the word: a term query alone is ranked without scoring every
+            # event that says it (block-WAND), and a common word said only as itself keeps that.
+            if part_word(node) is None or (self.parts_df is not None and self.parts_df(terms[0]) == 0):
                 return word
             part = t.Query.const_score_query(t.Query.term_query(self.schema, "parts", terms[0]), PART_SCORE)
             return t.Query.boolean_query([(t.Occur.Should, word), (t.Occur.Should, part)])

@@ -69,7 +69,9 @@ class Searcher:
         self.index = index
         self.catalog = catalog
         self.providers = tuple(providers)
-        self.compiler = Compiler(self.index.schema, self._resolve, self.providers)
+        self.compiler = Compiler(
+            self.index.schema, self._resolve, self.providers, lambda term: self.index.searcher().doc_freq("parts", term)
+        )
 
     def _resolve(self, field: str, value: str) -> list[str]:
         if field == "session":

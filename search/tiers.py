@@ -93,7 +93,8 @@ def _bound(node: Node, stats: Stats) -> float | None:
         if node.prefix:
             return 1.0 if len(terms) == 1 else None  # a regex scores 1; a prefix phrase: unknown
         bound = (K1 + 1) * sum(stats.idf("body", t) for t in terms)
-        if part_word(node) is not None:  # the word, and the word as an identifier's part (both may match)
+        part = part_word(node)
+        if part is not None and stats.df("parts", part) > 0:  # the word, and the word as an identifier's part
             bound += PART_SCORE
         return bound
     if isinstance(node, Filter):
