@@ -6,11 +6,11 @@ Sessions in Claude Code's real format, scanned by ``voyager scan``; queries thro
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from tests.support.sessions import claude_turns_lines, turns_sid, write_claude
+from tests.support.run import search_json
+from tests.support.sessions import write_turn_sessions
 
 SESSIONS: dict[str, list[tuple[str, str]]] = {
     # Korean writes spaces between words: 가나 said only apart here, and said together in k2.
@@ -27,21 +27,14 @@ SESSIONS: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def _sid(name: str) -> str:
-    return turns_sid(name)
-
-
 @pytest.fixture
 def indexed(home, run):
-    for name, turns in SESSIONS.items():
-        write_claude(home, claude_turns_lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    write_turn_sessions(home, SESSIONS)
     assert run("scan").exit_code == 0
 
 
 def _search(run, *args: str):
-    res = run("search", "--json", "--no-refresh", "--limit", "50", *args)
-    assert res.exit_code in (0, 1), res.stderr
-    return res, json.loads(res.stdout)
+    return search_json(run, *args)
 
 
 def _names(doc) -> list[str]:

@@ -9,14 +9,12 @@ only when no term occurs anywhere.
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from tests.support.nocatalog import NoCatalog
-from tests.support.sessions import claude_turns_lines as _lines
-from tests.support.sessions import turns_sid as _sid
-from tests.support.sessions import write_claude
+from tests.support.run import search_json
+from tests.support.sessions import write_turn_sessions
 
 #: Sessions, each a list of (role, text): ``user`` is a typed prompt, ``assistant`` the agent's
 #: reply, ``tool`` a Bash call whose output is the text, ``command`` a Bash call of the text.
@@ -39,15 +37,12 @@ SESSIONS: dict[str, list[tuple[str, str]]] = {
 
 @pytest.fixture
 def remembered(home, run):
-    for name, turns in SESSIONS.items():
-        write_claude(home, _lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    write_turn_sessions(home, SESSIONS)
     assert run("scan").exit_code == 0
 
 
 def _search(run, *args: str):
-    res = run("search", "--json", "--no-refresh", "--limit", "50", *args)
-    assert res.exit_code in (0, 1), res.stderr
-    return res, json.loads(res.stdout)
+    return search_json(run, *args)
 
 
 def _sessions(doc) -> set[str]:
@@ -264,8 +259,7 @@ DESCRIBED: dict[str, list[tuple[str, str]]] = {
 
 @pytest.fixture
 def described(home, run):
-    for name, turns in DESCRIBED.items():
-        write_claude(home, _lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    write_turn_sessions(home, DESCRIBED)
     assert run("scan").exit_code == 0
 
 
@@ -356,8 +350,7 @@ PASTES = {
 
 @pytest.fixture
 def pasted(home, run):
-    for name, turns in PASTED.items():
-        write_claude(home, _lines(_sid(name), turns), sid=_sid(name), project=f"-p-{name}")
+    write_turn_sessions(home, PASTED)
     assert run("scan").exit_code == 0
 
 

@@ -48,3 +48,11 @@ def run_subprocess(*args: str, env: dict | None = None, input: str | None = None
         input=input,
         timeout=120,
     )
+
+
+def search_json(run: Run, *args: str):
+    """``voyager search --json --no-refresh --limit 50 ARGS`` through ``run``: its result (exit 0 or 1, asserted)
+    and its document."""
+    res = run("search", "--json", "--no-refresh", "--limit", "50", *args)
+    assert res.exit_code in (0, 1), res.stderr
+    return res, json.loads(res.stdout)

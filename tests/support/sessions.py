@@ -292,47 +292,25 @@ def claude_turns_lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
     for i, (role, text) in enumerate(turns):
         ts = f"2026-11-20T10:00:{i * 2:02d}.000Z"
         common = {**base, "uuid": f"{sid}-{i}", "parentUuid": parent, "timestamp": ts}
+
+        def said(content: list, stop: str, common: dict = common, i: int = i) -> dict:
+            message = {"id": f"m{i}", "model": "claude-sonnet-4", "role": "assistant", "type": "message"}
+            usage = {"input_tokens": 1, "output_tokens": 1}
+            return {
+                **common,
+                "type": "assistant",
+                "message": {**message, "content": content, "stop_reason": stop, "usage": usage},
+            }
+
         if role == "user":
             rows = [{**common, "type": "user", "message": {"role": "user", "content": text}}]
         elif role == "assistant":
-            rows = [
-                {
-                    **common,
-                    "type": "assistant",
-                    "message": {
-                        "id": f"m{i}",
-                        "model": "claude-sonnet-4",
-                        "role": "assistant",
-                        "type": "message",
-                        "content": [{"type": "text", "text": text}],
-                        "stop_reason": "end_turn",
-                        "usage": {"input_tokens": 1, "output_tokens": 1},
-                    },
-                }
-            ]
+            rows = [said([{"type": "text", "text": text}], "end_turn")]
         else:
             call = f"toolu_{i}"
+            command = text if role == "command" else "make check"
             rows = [
-                {
-                    **common,
-                    "type": "assistant",
-                    "message": {
-                        "id": f"m{i}",
-                        "model": "claude-sonnet-4",
-                        "role": "assistant",
-                        "type": "message",
-                        "content": [
-                            {
-                                "type": "tool_use",
-                                "id": call,
-                                "name": "Bash",
-                                "input": {"command": text if role == "command" else "make check"},
-                            }
-                        ],
-                        "stop_reason": "tool_use",
-                        "usage": {"input_tokens": 1, "output_tokens": 1},
-                    },
-                },
+                said([{"type": "tool_use", "id": call, "name": "Bash", "input": {"command": command}}], "tool_use"),
                 {
                     **common,
                     "uuid": f"{sid}-{i}r",
@@ -350,3 +328,10 @@ def claude_turns_lines(sid: str, turns: list[tuple[str, str]]) -> list[str]:
         out += [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
         parent = rows[-1]["uuid"]
     return out
+
+
+def write_turn_sessions(home: Path, sessions: dict[str, list[tuple[str, str]]]) -> None:
+    """Each of ``sessions`` (short name -> turns) as a Claude Code session in a project of its own, its id made of its
+    name (``turns_sid``)."""
+    for name, turns in sessions.items():
+        write_claude(home, claude_turns_lines(turns_sid(name), turns), sid=turns_sid(name), project=f"-p-{name}")
