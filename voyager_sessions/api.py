@@ -536,8 +536,15 @@ def search(
         context=req.context,
         snippet_width=req.snippet_width,
     )
+    meaning = req.meaning
+    if meaning:
+        from voyager_sessions.search.embed import INSTALL_HINT, available
+
+        if not available():  # said once; the words' answer is given as if meaning had not been asked
+            notice(INSTALL_HINT, False)
+            meaning = False
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
-        result = r.search_meaning(text, opts, parsed) if req.meaning else r.search(text, opts, parsed)
+        result = r.search_meaning(text, opts, parsed) if meaning else r.search(text, opts, parsed)
     if req.remember:
         from voyager_sessions.core.lastsearch import remember
 

@@ -93,6 +93,8 @@ def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -
             "refresh": not params["no_refresh"],
             "remember": True,
         }  # a person's search: `voyager resume -` reopens it
+        if params.get("meaning"):
+            fields["meaning"] = True  # only when asked: a plain search's request stays what it was
     elif cmd == "list":
         fields = {"provider": params["provider"], "limit": params["limit"], "offset": params["offset"]}
     elif cmd == "show":
