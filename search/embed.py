@@ -91,21 +91,21 @@ def session_text(title: str | None, said: Sequence[tuple[int, str]]) -> str:
 
 
 class Model:
-    """The loaded model. One a process (:func:`model`); calls are serialized (the engine keeps scratch state)."""
+    """The loaded model, one a process (:func:`model`). Calls are not serialized: the engine's weights are
+    read-only and every call allocates its own buffers, so a search's query is embedded while the background
+    embedder is in the middle of a batch (a search never waits for embeddings; a test runs both at once and
+    compares with each alone)."""
 
     def __init__(self, engine: Any) -> None:
         self._engine = engine
-        self._lock = threading.Lock()
 
     def query(self, text: str) -> np.ndarray:
         """The unit vector of a query (e5's ``query:`` side)."""
-        with self._lock:
-            return self._engine.query(text[:2000])
+        return self._engine.query(text[:2000])
 
     def passages(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of session texts (e5's ``passage:`` side), one row each."""
-        with self._lock:
-            return self._engine.passage(texts)
+        return self._engine.passage(texts)
 
 
 _loaded: Model | None = None

@@ -318,7 +318,7 @@ class Reader:
 
         store = self._vectors()
         if store is None:
-            return 0, self.state.conn.execute("SELECT count(*) FROM sessions WHERE events > 0").fetchone()[0]
+            return 0, self.state.count_sessions_with_events()
         return store.counts(MODEL_ID)
 
     def _vectors(self) -> Any:
@@ -668,10 +668,21 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
         zstd.backend()
         or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
     )
+    from voyager_sessions.scan.meaning import status as meaning_status
+    from voyager_sessions.search.embed import INSTALL_HINT
+
+    meaning = meaning_status(ddir)
+    health["meaning"] = (
+        f"{meaning['sessions_ready']} of {meaning['sessions_total']} sessions searchable by meaning"
+        + ("" if meaning["sessions_ready"] == meaning["sessions_total"] else " (`voyager scan --meaning` completes it)")
+        if meaning["model"]
+        else f"not installed: {INSTALL_HINT}"
+    )
     return {
         "schema_version": SCHEMA_VERSION,
         "providers": diagnose(env, indexed, failed, noted, hints, versions),
         "health": health,
+        "meaning": meaning,
     }
 
 

@@ -403,8 +403,15 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
 
     said_busy = False
 
+    from voyager_sessions.scan.meaning import Background
+
+    # Meaning vectors for what the rescans bring, in the background (nothing without the model).
+    meaning = Background(DataDir(data_dir()), log=lambda line: click.echo(f"voyager: {printable(line)}", err=True))
+
     def on_scan(summary) -> None:
         nonlocal said_busy
+        if summary.touched:
+            meaning.wake()
         if not quiet:
             said_busy = False  # a scan ran: the next collision is news again
         if summary.touched and not quiet:
@@ -440,9 +447,11 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
             raise
 
     click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop; {watcher.status})", err=True)
+    meaning.start()
     try:
         keep_fresh(rescan, interval=interval, on_scan=on_scan, on_error=on_error)
     finally:
+        meaning.stop()
         watcher.stop()
 
 

@@ -128,6 +128,35 @@ def _embed(m, texts: list[str]):
     return out
 
 
+def status(ddir: DataDir) -> dict[str, object]:
+    """Whether the model is installed and how many sessions meaning can rank: ``{"model", "sessions_ready",
+    "sessions_total"}`` (``model``: the model's id, or None when it is not installed)."""
+    from voyager_sessions.search.embed import MODEL_ID, available
+    from voyager_sessions.store.vectors import VectorStore
+
+    ready = total = 0
+    if ddir.state_db.exists():
+        store = VectorStore.open_if_exists(ddir.meaning_db, ddir.state_db, readonly=True)
+        if store is not None:
+            try:
+                ready, total = store.counts(MODEL_ID)
+            finally:
+                store.close()
+        else:
+            total = _sessions_with_events(ddir)
+    return {"model": MODEL_ID if available() else None, "sessions_ready": ready, "sessions_total": total}
+
+
+def _sessions_with_events(ddir: DataDir) -> int:
+    from voyager_sessions.store.state import StateStore
+
+    state = StateStore(ddir.state_db, readonly=True)
+    try:
+        return state.count_sessions_with_events()
+    finally:
+        state.close()
+
+
 class Background:
     """The embedder as a daemon thread of a long-running process (``serve``, ``watch``): :meth:`wake` after
     each refresh; it embeds what is missing and sleeps again. Without the model it does nothing at all."""
@@ -152,6 +181,10 @@ class Background:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def status(self) -> dict[str, object]:
+        """What ``serve status`` and ``doctor`` say of meaning here (see :func:`status`)."""
+        return {**status(self.ddir), "embedding": self.running}
 
     def stop(self) -> None:
         self._stop.set()
