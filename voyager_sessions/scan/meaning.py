@@ -18,6 +18,10 @@ that describes other text. The scan forgets the vectors of the sessions it rewri
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -39,6 +43,14 @@ class EmbedSummary(msgspec.Struct, kw_only=True):
     ready: int = 0
     total: int = 0
     seconds: float = 0.0
+
+
+def require_model() -> None:
+    """Raise the one line that says how to get the model unless it is installed (before any work is done)."""
+    from voyager_sessions.search.embed import ModelMissing, available
+
+    if not available():
+        raise ModelMissing()
 
 
 def forget(ddir: DataDir, session_ids: Iterable[str]) -> None:
@@ -158,8 +170,11 @@ def _sessions_with_events(ddir: DataDir) -> int:
 
 
 class Background:
-    """The embedder as a daemon thread of a long-running process (``serve``, ``watch``): :meth:`wake` after
-    each refresh; it embeds what is missing and sleeps again. Without the model it does nothing at all."""
+    """The embedder beside a long-running process (``serve``, ``watch``): :meth:`wake` after each refresh that
+    brought something, and a child process (``python -m voyager_sessions.scan.meaning DATA_DIR``, at a lower
+    priority) embeds what is missing and exits. A process, not a thread: its work never holds the server's
+    interpreter lock, so a search never waits for it, and stopping it at any moment is safe (a vector is
+    written with the stamp its text was read at, or not at all). Without the model it does nothing at all."""
 
     def __init__(self, ddir: DataDir, *, log: Callable[[str], None] = lambda message: None) -> None:
         from voyager_sessions.search.embed import available
@@ -167,43 +182,85 @@ class Background:
         self.ddir = ddir
         self.log = log
         self.enabled = available()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.running = False
-        self.last: EmbedSummary | None = None
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen | None = None
+        self._again = False
+        self._stopped = False
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._child is not None and self._child.poll() is None
 
     def start(self) -> None:
-        if self.enabled and self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="voyager-meaning", daemon=True)
-            self._thread.start()
-            self._wake.set()
+        """Embed what is missing now (a server's first refresh may have brought nothing new)."""
+        self.wake()
 
     def wake(self) -> None:
-        self._wake.set()
+        """Embed what is missing: a child starts, or, when one is at work, another starts after it."""
+        if not self.enabled:
+            return
+        with self._lock:
+            if self._stopped:
+                return
+            if self._child is not None and self._child.poll() is None:
+                self._again = True  # sessions committed after it listed its work: one more pass when it ends
+                return
+            self._spawn()
+
+    def _spawn(self) -> None:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "voyager_sessions.scan.meaning", str(self.ddir.root)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a terminal's Ctrl-C goes to the server, which stops it
+        )
+        self._child = child
+        threading.Thread(target=self._reap, args=(child,), name="voyager-meaning", daemon=True).start()
+
+    def _reap(self, child: subprocess.Popen) -> None:
+        from voyager_sessions.core.textsafe import printable
+
+        _, err = child.communicate()
+        if child.returncode not in (0, -signal.SIGTERM) and err:
+            self.log(f"meaning: {printable(err.decode(errors='replace').strip().splitlines()[-1])}")
+        with self._lock:
+            again, self._again = self._again, False
+            if again and not self._stopped:
+                self._spawn()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._stopped = True
+            child = self._child
+        if child is not None and child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
 
     def status(self) -> dict[str, object]:
-        """What ``serve status`` and ``doctor`` say of meaning here (see :func:`status`)."""
+        """What ``serve status`` says of meaning here (see :func:`status`)."""
         return {**status(self.ddir), "embedding": self.running}
 
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
 
-    def _loop(self) -> None:
-        from voyager_sessions.core.errors import VoyagerError
+def _main(argv: list[str]) -> int:
+    """The background embedder's process: embed what ``argv[0]`` (a data dir) is missing, then exit."""
+    from voyager_sessions.core.errors import VoyagerError
 
-        while not self._stop.is_set():
-            self._wake.wait()
-            self._wake.clear()
-            if self._stop.is_set():
-                break
-            if not self.ddir.has_index():
-                continue
-            self.running = True
-            try:
-                self.last = embed_pending(self.ddir, stop=self._stop)
-            except VoyagerError as exc:  # the model will not load, a database is busy: said once, tried next wake
-                self.log(f"meaning: {exc}")
-            finally:
-                self.running = False
+    try:
+        os.nice(10)  # behind the person's own work and the server's answers
+    except (AttributeError, OSError):
+        pass
+    try:
+        embed_pending(DataDir(argv[0]))
+    except VoyagerError as exc:
+        print(f"voyager: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
