@@ -268,7 +268,7 @@ def test_plain_search_never_imports_the_model_or_numpy(home, run):
     script = textwrap.dedent(
         """
         import sys
-        from voyager_sessions.main import main
+        from voyager_sessions.cli.main import main
         try:
             main(["search", "single-flight", "--no-refresh", "--json"])
         except SystemExit as exc:
