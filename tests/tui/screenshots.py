@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _shoot(data: Path) -> None:
-    from tests.tui.test_app import settle
+    from tests.support.picker import settle
     from voyager_sessions.tui.app import VoyagerApp
     from voyager_sessions.tui.backend import Backend
 

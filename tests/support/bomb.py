@@ -15,11 +15,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from tests.conftest import voyager_exe
+from tests.support.run import voyager_exe
 
 #: The documented bound (docs/limits.md): one scan of one crafted source stays under this.
 PEAK_RSS_BOUND_MB = 300

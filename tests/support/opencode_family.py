@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.captures import CAPTURES
+from tests.support.captures import CAPTURES
 
 
 def install(name: str, home: Path) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import Run
+from tests.support.run import Run
 
 
 def scan(run: Run) -> dict[str, Any]:

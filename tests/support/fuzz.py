@@ -2,7 +2,7 @@
 
 Each real capture (``tests/fixtures/agents/<agent>-<version>/``) and each peers' sample
 home (``shared/fixtures/peers/<agent>/home``) is copied into a temporary HOME. A mutant
-(``_mutations.py``) breaks one file in it; then every adapter reads the HOME exactly as
+(``mutations.py``) breaks one file in it; then every adapter reads the HOME exactly as
 a scan calls them (``discover``, then ``read`` of each source) under a deadline, and the
 outcome is judged against the bar: it ends promptly, nothing raises out of an adapter
 (the scan would report that as "adapter error"), every item is well-typed (a wrong-typed
@@ -30,13 +30,12 @@ from typing import Any
 
 import msgspec
 
-from tests.ingest import _mutations as mut
-from tests.ingest._deadline import deadline
-from tests.captures import CAPTURES, capture_names, peer_homes
+from tests.support import mutations as mut
+from tests.support.captures import CAPTURES, capture_names, peer_homes
+from tests.support.deadline import deadline
+from voyager_sessions.core.model import Event, Session
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Partial, Unchanged, discover, uses_hints
-from voyager_sessions.core.model import Event, Session
-
 
 _opened: list[str] | None = None
 _hooked = False
@@ -112,72 +111,75 @@ def windsurf_home(home: Path) -> None:
 
 def amp_home(home: Path) -> None:
     """An Amp HOME (documented; no capture or peers' sample file): one thread as ``test_amp.py`` writes it."""
-    from tests.ingest.test_amp import messages, thread, write_thread
+    from tests.support.samples.amp import messages, thread, write_thread
 
     write_thread(home, thread(messages()))
 
 
 def devin_home(home: Path) -> None:
     """A Devin CLI HOME (documented; no capture or sample file): its database as ``test_devin.py`` writes it."""
-    from tests.ingest.test_devin import write_db
+    from tests.support.samples.devin import write_db
 
     write_db(home / ".local/share/devin/cli/sessions.db")
 
 
 def exports_home(home: Path) -> None:
     """A HOME whose imports folder holds a ChatGPT and a Claude.ai export as their test modules write them."""
-    from tests.ingest import test_chatgpt, test_claude_ai
+    from tests.support.samples.chatgpt import conversation as chatgpt_conversation
+    from tests.support.samples.chatgpt import write_export as write_chatgpt_export
+    from tests.support.samples.claude_ai import conversation as claude_ai_conversation
+    from tests.support.samples.claude_ai import write_export as write_claude_ai_export
 
     folder = home / ".local/share/voyager/imports"
-    test_chatgpt.write_export(folder / "chatgpt" / "conversations.json", [test_chatgpt.conversation()])
-    test_claude_ai.write_export(folder / "claude" / "conversations.json", [test_claude_ai.conversation()])
+    write_chatgpt_export(folder / "chatgpt" / "conversations.json", [chatgpt_conversation()])
+    write_claude_ai_export(folder / "claude" / "conversations.json", [claude_ai_conversation()])
 
 
 def commandcode_home(home: Path) -> None:
     """A Command Code HOME (documented; no capture or sample file): a transcript as ``test_commandcode.py`` writes it."""
-    from tests.ingest.test_commandcode import lines, write
+    from tests.support.samples.commandcode import lines, write
 
     write(home, lines(), {"title": "登录修复", "userRenamed": True})
 
 
 def iflow_home(home: Path) -> None:
     """An iFlow CLI HOME (documented; no capture or sample file): a transcript as ``test_iflow.py`` writes it."""
-    from tests.ingest.test_iflow import lines, write
+    from tests.support.samples.iflow import lines, write
 
     write(home, lines())
 
 
 def qoder_home(home: Path) -> None:
     """A Qoder CLI HOME (documented; no capture or sample file): a transcript as ``test_qoder.py`` writes it."""
-    from tests.ingest.test_qoder import lines, write
+    from tests.support.samples.qoder import lines, write
 
     write(home, lines())
 
 
 def zencoder_home(home: Path) -> None:
     """A Zencoder HOME (documented; no capture or sample file): a transcript as ``test_zencoder.py`` writes it."""
-    from tests.ingest.test_zencoder import lines, write
+    from tests.support.samples.zencoder import lines, write
 
     write(home, lines())
 
 
 def warp_home(home: Path) -> None:
     """A Warp HOME (documented; no capture or sample file): its database as ``test_warp.py`` writes it."""
-    from tests.ingest.test_warp import store, write_db
+    from tests.support.samples.warp import store, write_db
 
     write_db(store(home))
 
 
 def codebuddy_home(home: Path) -> None:
     """A CodeBuddy Code HOME (documented; no capture or sample file): a transcript as ``test_codebuddy.py`` writes it."""
-    from tests.ingest.test_codebuddy import lines, write
+    from tests.support.samples.codebuddy import lines, write
 
     write(home, lines())
 
 
 def junie_home(home: Path) -> None:
     """A Junie HOME (documented; no capture or sample file): a session as ``test_junie.py`` writes it."""
-    from tests.ingest.test_junie import events, write
+    from tests.support.samples.junie import events, write
 
     write(home, events())
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Run
-from tests.ingest._cli import search, sessions
-from tests.captures import NO_PEERS, PEERS
+from tests.support.captures import NO_PEERS, PEERS
+from tests.support.run import Run
+from tests.support.scanning import search, sessions
 
 
 def peer_dir(agent: str) -> Path:

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.ingest.adapters.base import Cursor, Notice
-
 from voyager_sessions.core.model import Event, Session
+from voyager_sessions.ingest.adapters.base import Cursor, Notice
 
 
 def events(items: list[Any]) -> list[Event]:
