@@ -78,8 +78,9 @@ def search_with_meaning(
     opts: SearchOptions,
     model: Model,
     matrix: Callable[[], Matrix],
-) -> SearchResult:
-    """``query`` ranked by words and meaning together (``opts`` as ``Searcher.search`` takes them)."""
+) -> tuple[SearchResult, bool]:
+    """``query`` ranked by words and meaning together (``opts`` as ``Searcher.search`` takes them), and whether
+    meaning took part (not for a filter-only query, nor with ``sort: recent``: then the rows are the words')."""
     depth = max(DEPTH, opts.offset + opts.limit)
     words = searcher.search(query, msgspec.structs.replace(opts, limit=depth, offset=0), parsed=parsed)
     level: Match = words.match
@@ -90,7 +91,7 @@ def search_with_meaning(
         # Nothing to embed (a filter-only query), or the order asked for is time: the words' rows, paged.
         words.hits = words.hits[opts.offset : opts.offset + opts.limit]
         words.offset = opts.offset
-        return words
+        return words, False
     vectors = matrix()
     among = _passing(searcher, parsed, opts)
     ranked = vectors.rank(model.query(text), depth, among) if len(vectors) else []
@@ -116,7 +117,7 @@ def search_with_meaning(
     made = _meaning_hits(searcher, extra_ids, scores, holding, opts)
     hits = [r if isinstance(r, Hit) else made[r] for r in page]
     extra_total = sum(1 for r in rows if isinstance(r, str))
-    return SearchResult(
+    result = SearchResult(
         schema_version=words.schema_version,
         query=words.query,
         total=words.total + extra_total,
@@ -126,6 +127,7 @@ def search_with_meaning(
         terms=words.terms,
         total_exact=words.total_exact and complete,
     )
+    return result, True
 
 
 def _passing(searcher: Searcher, parsed: qlang.ParsedQuery, opts: SearchOptions) -> set[str] | None:

@@ -36,6 +36,14 @@ from voyager_sessions.core.paths import DataDir
 NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
 
 
+def meaning_available() -> bool:
+    """Whether meaning search can run here: the model is installed (nothing is imported to find out).
+    Front ends that fuse by default ask this, so that without the model they search words alone, silently."""
+    from voyager_sessions.search.embed import available
+
+    return available()
+
+
 def require_index(ddir: DataDir) -> None:
     """Raise the one-line "no index yet" error unless a scan has written an index."""
     if not ddir.has_index():
@@ -293,11 +301,12 @@ class Reader:
 
         m = model()
         try:
-            result = search_with_meaning(self.searcher, query, parsed, opts, m, self.meaning_matrix)
+            result, used = search_with_meaning(self.searcher, query, parsed, opts, m, self.meaning_matrix)
         except QueryError as exc:
             raise UserError(f"bad query: {exc}") from None
-        ready, total = self.meaning_counts()
-        result.meaning = MeaningReady(sessions_ready=ready, sessions_total=total)
+        if used:  # a filter-only query, or one sorted by time, is the words' alone: nothing to say of meaning
+            ready, total = self.meaning_counts()
+            result.meaning = MeaningReady(sessions_ready=ready, sessions_total=total)
         return result
 
     def meaning_matrix(self) -> Any:
