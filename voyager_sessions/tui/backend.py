@@ -36,6 +36,12 @@ PREVIEW_WINDOW = 12
 MAX_MATCHES = 500
 
 
+def _meaning_available() -> bool:
+    from voyager_sessions import api
+
+    return api.meaning_available()
+
+
 class SessionHit(msgspec.Struct, kw_only=True):
     """One row of the result list: a session and its best matching event (None for recent sessions)."""
 
@@ -52,6 +58,8 @@ class SessionHit(msgspec.Struct, kw_only=True):
     resume: str | None = None
     #: The query terms the session holds (several-term queries match sessions on the words they hold).
     terms: list[str] = []
+    #: How it matched: ``all``, ``partial`` or ``meaning`` (none of the words: found by what it is about).
+    match: str = "all"
 
 
 class Answer(msgspec.Struct, kw_only=True):
@@ -178,6 +186,8 @@ class Backend:
                     "providers": list(providers),
                     "cwd": cwd,
                     "since": since,
+                    # A person describes what they look for: meaning too, where the model is installed.
+                    **({"meaning": True} if _meaning_available() else {}),
                 },
                 SearchResult,
             )
@@ -197,6 +207,7 @@ class Backend:
                 highlights=[(a, b) for a, b in h.highlights],
                 resume=h.resume,
                 terms=[t.term for t in h.matched_terms or ()],
+                match=h.match,
             )
             for h in result.hits
         ]

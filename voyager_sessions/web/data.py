@@ -137,7 +137,7 @@ class Library:
         counted = None
         with self.pool.reader() as r:
             if req.limit > 0:
-                result = r.search(req.q, opts)
+                result = _ranked(r, req.q, opts)
                 repos = self._repos(r, [h.session_id for h in result.hits])
             else:
                 result, repos = None, {}
@@ -145,6 +145,11 @@ class Library:
                 found = r.facets(req.q, opts)
                 if with_facets:
                     counted = count_facets(found, r.projects(found.sessions))
+        if result is None and _meaning_here():
+            # The total the rows' request gives: with meaning it counts the sessions meaning brought in too.
+            with self.pool.reader() as r:
+                result = _ranked(r, req.q, msgspec.structs.replace(opts, limit=1))
+            result.hits = []
         if result is None:
             result = SearchResult(
                 schema_version=SCHEMA_VERSION, query=req.q, total=len(found.sessions), offset=req.offset, hits=[]
@@ -270,6 +275,22 @@ class Library:
         from voyager_sessions.export import agent_label
 
         return agent_label(provider)
+
+
+def _meaning_here() -> bool:
+    from voyager_sessions.api import meaning_available
+
+    return meaning_available()
+
+
+def _ranked(reader: Any, query: str, opts: Any) -> SearchResult:
+    """The page's rows: words and meaning together where the model is installed (a person describes what they
+    look for; a row found by meaning alone says so), words alone otherwise."""
+    from voyager_sessions.api import parse_query
+
+    if _meaning_here():
+        return reader.search_meaning(query, opts, parse_query(query))
+    return reader.search(query, opts)
 
 
 def query_terms(query: str) -> list[str]:
