@@ -198,7 +198,8 @@ def judged(ctx: Context) -> ScenarioResult:
 
     floors = load_floors()
     _report(res, scores, fr_scores, floors.voyager, "")
-    _with_meaning(res, env, data_dir, queries, by_id, probes, floors)
+    if _with_meaning(res, env, data_dir, queries, by_id, probes, floors):
+        ctx.cache["judged-meaning"] = (data_dir, written)  # the meaning scenario's needles read it too
     return res
 
 
@@ -241,13 +242,14 @@ def _with_meaning(
     by_id: dict[str, str],
     probes: list[JudgedQuery],
     floors: Floors,
-) -> None:
-    """The same queries with ``--meaning`` (``voyager scan --meaning`` first), where the model is installed."""
+) -> bool:
+    """The same queries with ``--meaning`` (``voyager scan --meaning`` first), where the model is installed;
+    whether they ran."""
     from voyager_sessions.search.embed import INSTALL_HINT, available
 
     if not available():
         res.notes.append(f"meaning: not measured, the model is not installed ({INSTALL_HINT})")
-        return
+        return False
     t = time.perf_counter()
     proc = subprocess.run(
         [*voyager_command(), "scan", "--meaning", "-q"], env=child_env(env), capture_output=True, timeout=1800
@@ -278,3 +280,4 @@ def _with_meaning(
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager --meaning", queries, ranks))
     _report(res, scores, None, floors.voyager_meaning, ", with meaning")
+    return True

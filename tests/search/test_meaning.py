@@ -305,3 +305,16 @@ def test_the_background_embedder_catches_up_in_a_child_process(home, run):
     bg.stop()
     assert status(ddir) == {"model": embed.MODEL_ID, "sessions_ready": 2, "sessions_total": 2}
     assert not bg.running
+
+
+@needs_model
+def test_the_demo_finds_its_described_session(home, run):
+    out = run("demo").stdout
+    described = out[out.index("voyager search -m") :]
+    first = described.splitlines()[1]
+    assert first.startswith("claude") and "7d3e5a90" in first and "nightly export" in first
+
+
+def test_without_the_model_the_demo_says_how_to_get_it(home, run, no_model):
+    out = run("demo").stdout
+    assert f"(a session described in other words: {embed.INSTALL_HINT})" in out

@@ -493,12 +493,45 @@ def demo(keep: bool) -> None:
                     click.echo(render_hit(h, color=color, by_session=False), color=color)
                 shown_of = f"{len(res.hits)} of " if len(res.hits) < res.total else ""  # the demo shows 3 at most
                 click.echo(f"  ({shown_of}{res.total} {'hit' if res.total == 1 else 'hits'})\n")
+        _demo_described(ddir, color)
         click.echo('Now index your own history: `voyager scan`, then `voyager search "…"`.')
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: A session described in other words than its own (it says "export", "S3", "bucket", "timing out").
+DEMO_DESCRIBED = "the data dump that broke when we relocated our cloud storage"
+
+
+def _demo_described(ddir: Path, color: bool) -> None:
+    """The described session found by meaning (`voyager search -m`), or the one line that says how to get it."""
+    from voyager_sessions import api
+    from voyager_sessions.cli.render import render_hit
+    from voyager_sessions.scan.meaning import embed_pending
+
+    shown = f"$ voyager search -m {shlex_quote(DEMO_DESCRIBED)} --sessions"
+    click.echo(click.style(shown, bold=True) if color else shown, color=color)
+    if not api.meaning_available():
+        from voyager_sessions.search.embed import INSTALL_HINT
+
+        click.echo(f"  (a session described in other words: {INSTALL_HINT})\n")
+        return
+    embed_pending(ddir)
+    res = api.search(
+        api.SearchRequest(query=DEMO_DESCRIBED, limit=1, refresh=False, sessions=True, meaning=True), data_dir=ddir
+    )
+    for h in res.hits:
+        click.echo(render_hit(h, color=color, by_session=True), color=color)
+    click.echo("  (found by what it is about, in any language: see `voyager search --help`)\n")
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 #: (query, extra CLI flags as a user would type them, the same as SearchRequest fields)
