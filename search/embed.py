@@ -17,7 +17,8 @@ is also what makes a history of thousands of sessions searchable by meaning in m
 
 Vectors are kept as 384 signed bytes (the unit vector scaled so its largest component is
 127): 384 bytes a session, a quarter of float32, and the ranking is the same to the third
-decimal of cosine. Ranking scores them in blocks, so a 100,000-session matrix is never
+decimal of cosine. Up to 40,000 sessions the matrix is also kept as floats (one BLAS
+product a query); past that it is scored in blocks, so a 100,000-session matrix is never
 copied whole into floats.
 """
 
@@ -179,6 +180,7 @@ class Matrix:
     """The usable vectors of one moment: session ids and their bytes as one int8 matrix, with each row's 1/norm."""
 
     BLOCK = 8192
+    DENSE_ROWS = 40_000
 
     def __init__(self, ids: list[str], vecs: list[bytes]) -> None:
         import numpy as np
@@ -189,14 +191,19 @@ class Matrix:
         else:
             self.rows = np.zeros((0, DIM), dtype=np.int8)
         norms = np.sqrt(np.einsum("ij,ij->i", self.rows, self.rows, dtype=np.float32))
-        norms[norms == 0] = 1.0
+        empty = norms == 0  # a session with nothing said: never ranked
+        norms[empty] = 1.0
         self.inv = (1.0 / norms).astype(np.float32)
+        self.inv[empty] = 0.0
+        self.empty = empty
+        # Up to DENSE_ROWS sessions the rows are also kept as floats (15 MB at 10,000): one BLAS product a query.
+        self.dense = self.rows.astype(np.float32) if len(ids) <= self.DENSE_ROWS else None
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def nbytes(self) -> int:
-        return int(self.rows.nbytes + self.inv.nbytes)
+        return int(self.rows.nbytes + self.inv.nbytes + (self.dense.nbytes if self.dense is not None else 0))
 
     def rank(self, query: np.ndarray, n: int, among: set[str] | None = None) -> list[tuple[str, float]]:
         """The ``n`` sessions nearest ``query`` (cosine), best first; ``among``: only these ids."""
@@ -205,11 +212,15 @@ class Matrix:
         if not self.ids or n <= 0:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(DIM)
-        scores = np.empty(len(self.ids), dtype=np.float32)
-        for lo in range(0, len(self.ids), self.BLOCK):
-            block = self.rows[lo : lo + self.BLOCK].astype(np.float32)
-            scores[lo : lo + len(block)] = block @ q
+        if self.dense is not None:
+            scores = self.dense @ q
+        else:
+            scores = np.empty(len(self.ids), dtype=np.float32)
+            for lo in range(0, len(self.ids), self.BLOCK):
+                block = self.rows[lo : lo + self.BLOCK].astype(np.float32)
+                scores[lo : lo + len(block)] = block @ q
         scores *= self.inv
+        scores[self.empty] = -np.inf
         if among is not None:
             mask = np.fromiter((sid in among for sid in self.ids), dtype=bool, count=len(self.ids))
             scores[~mask] = -np.inf

@@ -323,12 +323,8 @@ class Reader:
 
     def meaning_counts(self) -> tuple[int, int]:
         """(sessions meaning can rank, sessions with events)."""
-        from voyager_sessions.search.embed import MODEL_ID
-
-        store = self._vectors()
-        if store is None:
-            return 0, self.state.count_sessions_with_events()
-        return store.counts(MODEL_ID)
+        # The vectors a search can use are the matrix's (read again only when a database changed).
+        return len(self.meaning_matrix()), self.state.count_sessions_with_events()
 
     def _vectors(self) -> Any:
         from voyager_sessions.store.vectors import VectorStore
