@@ -24,6 +24,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from voyager_sessions.core.errors import StoreError
 from voyager_sessions.store.db import BUSY_TIMEOUT_MS, Migration, connect, readonly_uri, transaction
 
 MIGRATIONS: list[Migration] = []
@@ -71,10 +72,18 @@ class VectorStore:
     def open_if_exists(
         cls, path: Path, state_db: Path, *, readonly: bool = False, lendable: bool = False
     ) -> VectorStore | None:
-        """The store, or None when no vector was ever written (nothing to read, nothing to forget)."""
+        """The store, or None when no vector was ever written (nothing to read, nothing to forget).
+
+        A reader also gets None for a file the embedder has just created and not yet given its tables (or one a
+        newer Voyager wrote): no vector it can use is there."""
         if not path.exists() or not state_db.exists():
             return None
-        return cls(path, state_db, readonly=readonly, lendable=lendable)
+        try:
+            return cls(path, state_db, readonly=readonly, lendable=lendable)
+        except StoreError:
+            if readonly:
+                return None
+            raise
 
     def close(self) -> None:
         self.conn.close()

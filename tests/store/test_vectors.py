@@ -82,3 +82,9 @@ def test_meaning_db_is_private_and_state_db_is_only_read(dbs, tmp_path):
 def test_open_if_exists_creates_nothing(tmp_path):
     assert VectorStore.open_if_exists(tmp_path / "meaning.db", tmp_path / "state.db") is None
     assert not (tmp_path / "meaning.db").exists()
+
+
+def test_a_reader_takes_a_file_not_yet_given_its_tables_for_no_vectors(tmp_path):
+    StateStore(tmp_path / "state.db").close()
+    (tmp_path / "meaning.db").touch()  # what a reader may meet while the embedder creates it
+    assert VectorStore.open_if_exists(tmp_path / "meaning.db", tmp_path / "state.db", readonly=True) is None
