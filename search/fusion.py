@@ -83,7 +83,7 @@ def search_with_meaning(
     meaning took part (not for a filter-only query, nor with ``sort: recent``: then the rows are the words')."""
     depth = max(DEPTH, opts.offset + opts.limit)
     words = searcher.search(query, msgspec.structs.replace(opts, limit=depth, offset=0), parsed=parsed)
-    level: Match = words.match
+    level = words.match
     for h in words.hits:
         h.match = level
     text = meaning_text(words.terms)
@@ -179,7 +179,9 @@ def _meaning_hits(
         ev = next((e for e in said if e.kind == "user"), said[0] if said else None)
         rec = records.get(sid)
         s = rec.session if rec else None
-        snippet, highlights = make_snippet(ev.text if ev else (s.title or "" if s else ""), [], width=opts.snippet_width)
+        snippet, highlights = make_snippet(
+            ev.text if ev else (s.title or "" if s else ""), [], width=opts.snippet_width
+        )
         out[sid] = Hit(
             session_id=sid,
             provider=sid.partition(":")[0],

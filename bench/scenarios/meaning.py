@@ -132,7 +132,12 @@ def _throughput(ctx: Context, res: ScenarioResult) -> None:
     for threads in (1, 2):
         got = _child("throughput", texts, {"OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "passive"})
         res.metrics += [
-            Metric(name=f"sessions/s, {threads} thread(s)", value=round(got["sessions"] / got["wall_s"], 2), unit="/s", group=g),
+            Metric(
+                name=f"sessions/s, {threads} thread(s)",
+                value=round(got["sessions"] / got["wall_s"], 2),
+                unit="/s",
+                group=g,
+            ),
             Metric(
                 name=f"CPU per session, {threads} thread(s)",
                 value=ms(got["cpu_s"] / got["sessions"]),
@@ -207,9 +212,13 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
     write_scaled_history(n, homes.claude_projects, Path(homes.codex))
     data = root / "data"
     env = cli_env(homes.env(data), ctx.dir("pycache"))
-    scan = subprocess.run([*voyager_command(), "scan", "-q"], env=child_env(homes.env(data)), capture_output=True, timeout=3600)
+    scan = subprocess.run(
+        [*voyager_command(), "scan", "-q"], env=child_env(homes.env(data)), capture_output=True, timeout=3600
+    )
     if scan.returncode != 0:
-        res.checks.append(Check(name=f"{n} sessions scanned", ok=False, detail=scan.stderr.decode(errors="replace")[-300:]))
+        res.checks.append(
+            Check(name=f"{n} sessions scanned", ok=False, detail=scan.stderr.decode(errors="replace")[-300:])
+        )
         return
     ready = _synthetic_vectors(data)
     queries = [*DESCRIPTIONS, "hist42", "retry backoff cache"]
@@ -303,7 +312,9 @@ def _exactness(ctx: Context, res: ScenarioResult) -> None:
         written = corpus.write(root / "home")
         data = root / "data"
         env = child_env({**written.env(), "VOYAGER_HOME": str(data)})
-        proc = subprocess.run([*voyager_command(), "scan", "--meaning", "-q"], env=env, capture_output=True, timeout=3600)
+        proc = subprocess.run(
+            [*voyager_command(), "scan", "--meaning", "-q"], env=env, capture_output=True, timeout=3600
+        )
         if proc.returncode != 0:
             res.checks.append(Check(name="the judged corpus embedded", ok=False, detail=proc.stderr.decode()[-300:]))
             return

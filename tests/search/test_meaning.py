@@ -279,7 +279,9 @@ def test_plain_search_never_imports_the_model_or_numpy(home, run):
         print("IMPORTS", heavy, code, file=sys.stderr)
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ), timeout=120
+    )
     line = [x for x in proc.stderr.splitlines() if x.startswith("IMPORTS")]
     assert line == ["IMPORTS [] 0"], proc.stderr
     assert json.loads(proc.stdout)["hits"]

@@ -21,7 +21,9 @@ def _record(sid: str, events: int, updated: float | None) -> SessionRecord:
 @pytest.fixture
 def dbs(tmp_path):
     state = StateStore(tmp_path / "state.db")
-    state.commit_scan(sessions=[_record("claude:a", 3, 10.0), _record("claude:b", 5, 20.0), _record("claude:e", 0, 5.0)])
+    state.commit_scan(
+        sessions=[_record("claude:a", 3, 10.0), _record("claude:b", 5, 20.0), _record("claude:e", 0, 5.0)]
+    )
     vectors = VectorStore(tmp_path / "meaning.db", tmp_path / "state.db")
     yield state, vectors
     vectors.close()

@@ -8,7 +8,13 @@ from voyager_sessions.tui.view import session_row
 
 def _row(match: str) -> SessionHit:
     return SessionHit(
-        session_id="claude:x", provider="claude", title="Export timeouts", cwd="/home/dev/x", when=None, hits=2, match=match
+        session_id="claude:x",
+        provider="claude",
+        title="Export timeouts",
+        cwd="/home/dev/x",
+        when=None,
+        hits=2,
+        match=match,
     )
 
 

@@ -29,7 +29,15 @@ from typing import Annotated, Any, Literal, Protocol
 import msgspec
 
 from voyager_sessions.core.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
-from voyager_sessions.core.model import SCHEMA_VERSION, MeaningReady, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.core.model import (
+    SCHEMA_VERSION,
+    MeaningReady,
+    SearchResult,
+    SessionList,
+    SessionRecord,
+    Timeline,
+    session_row,
+)
 from voyager_sessions.core.paths import DataDir
 
 #: What a command that needs the index says when there is none.
