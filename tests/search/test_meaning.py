@@ -157,6 +157,8 @@ def test_a_changed_session_is_not_ranked_by_what_it_said_before(described, run, 
     doc = _search(run, "-m", "phones logging people out, token renewal race", "--sessions")
     assert doc["meaning"] == {"sessions_ready": 4, "sessions_total": 5}
     assert _sid("login") not in [h["session_id"] for h in doc["hits"] if h["match"] == "meaning"]
+    said = run("search", "-m", "token renewal race", "--no-refresh").stderr
+    assert "voyager: meaning ranked 4 of 5 sessions; 1 not embedded yet" in said
     res = run("scan", "--meaning")
     assert res.exit_code == 0 and "1 session embedded" in res.stdout and "5 of 5 sessions" in res.stdout
     doc = _search(run, "-m", "phones logging people out, token renewal race", "--sessions")

@@ -192,6 +192,15 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
             f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
             err=True,
         )
+    ready = getattr(doc, "meaning", None)  # present with --meaning only
+    if ready is not None and ready.sessions_ready < ready.sessions_total:
+        # A search never waits for vectors: say what meaning could not rank yet, once, on stderr.
+        left = ready.sessions_total - ready.sessions_ready
+        out.text(
+            f"voyager: meaning ranked {ready.sessions_ready} of {ready.sessions_total} sessions; {left} not embedded "
+            "yet (`voyager scan --meaning` embeds them and waits)",
+            err=True,
+        )
     if view.as_json:
         out.raw(escape_json_controls(body) + b"\n")
     elif view.as_jsonl:
