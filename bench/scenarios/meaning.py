@@ -6,10 +6,10 @@
   them) embedded with one OpenMP thread and with two, sessions a second and CPU time a
   session. CPU time is the number to compare on a shared machine; wall time shows what
   the load left.
-* **A fresh history searchable by meaning**: ``write_history`` sessions (quick 40, full
-  1,000), ``voyager scan`` then ``voyager scan --meaning``: the seconds until every
-  session has a vector.
-* **A served search with meaning**: ``write_scaled_history`` sessions (quick 1,000, full
+* **A fresh history searchable by meaning**: ``write_history`` sessions (quick
+  20, full 1,000), ``voyager scan`` then ``voyager scan --meaning``: the seconds until
+  every session has a vector.
+* **A served search with meaning**: ``write_scaled_history`` sessions (quick 500, full
   10,000) scanned, a vector stored for every session, ``voyager serve`` running, then
   ``voyager search -m QUERY --sessions --no-refresh`` timed through the CLI (process
   start included), plain ``voyager search`` beside it. The stored vectors are random
@@ -127,7 +127,7 @@ def _model(ctx: Context, res: ScenarioResult) -> None:
 
 
 def _throughput(ctx: Context, res: ScenarioResult) -> None:
-    texts = _texts(24 if ctx.quick else 150)
+    texts = _texts(16 if ctx.quick else 150)
     g = f"embedding {len(texts)} judged sessions (~{sum(map(len, texts)) // len(texts)} characters each)"
     for threads in (1, 2):
         got = _child("throughput", texts, {"OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "passive"})
@@ -151,7 +151,7 @@ def _fresh_history(ctx: Context, res: ScenarioResult) -> None:
     from bench.corpus import write_history
     from bench.util import ProviderHomes
 
-    n = 40 if ctx.quick else 1000
+    n = 20 if ctx.quick else 1000
     root = ctx.dir("meaning-fresh")
     homes = ProviderHomes.under(root / "homes")
     write_history(homes.claude_projects, Path(homes.codex), Path(homes.opencode_db), sessions=n)
@@ -205,8 +205,8 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
     from bench.scenarios.cli_search import Server
     from bench.util import ProviderHomes
 
-    n = 1000 if ctx.quick else 10_000
-    reps = 5 if ctx.quick else 15
+    n = 500 if ctx.quick else 10_000
+    reps = 3 if ctx.quick else 15
     root = ctx.dir("meaning-served")
     homes = ProviderHomes.under(root / "homes")
     write_scaled_history(n, homes.claude_projects, Path(homes.codex))
@@ -221,7 +221,11 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
         )
         return
     ready = _synthetic_vectors(data)
-    queries = [*DESCRIPTIONS, "hist42", "retry backoff cache"]
+    queries = (
+        [*DESCRIPTIONS[:3], "hist42", "retry backoff cache"]
+        if ctx.quick
+        else [*DESCRIPTIONS, "hist42", "retry backoff cache"]
+    )
     g = f"served search, {n:,} sessions ({ready:,} with a vector)"
     server = Server(env, data)
     try:
