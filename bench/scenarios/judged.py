@@ -39,8 +39,9 @@ class Floors(msgspec.Struct, kw_only=True):
     about: str
     #: class -> metric name ("S@1", "S@5", "MRR@10") -> the lowest value that passes.
     voyager: dict[str, dict[str, float]]
-    #: The same with ``--meaning`` (checked where the model is installed).
+    #: The same with ``--meaning`` (checked where the model is installed), and where they came from.
     voyager_meaning: dict[str, dict[str, float]] = {}
+    about_meaning: str = ""
 
 
 def load_floors(path: Path = FLOOR_PATH) -> Floors:
