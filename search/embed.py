@@ -11,8 +11,9 @@ imports): numpy and the engine load only when meaning is asked for.
 A session's text (:func:`session_text`) is what the person and the agent wrote (prompts
 and replies; no tool output, which words already find and which would drown the
 description), bounded: the first messages, where a session says what it is about, and
-the last ones, where it says what was done, each cut short, about 1,000 characters in
-all. The model costs about 1.4 ms of one core per token (README: measured), so the bound
+the last ones, where it says what was done, each cut short, about 1,000 characters of
+English in all (a CJK character counts three: it is about a token, where English takes
+four characters to one). The model costs about 1.4 ms of one core per token (README: measured), so the bound
 is also what makes a history of thousands of sessions searchable by meaning in minutes.
 
 Vectors are kept as 384 signed bytes (the unit vector scaled so its largest component is
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -83,8 +85,31 @@ def _cpu_can_run() -> bool:
     return True
 
 
+#: Characters the model reads as about one token each (CJK ideographs, kana, hangul): they count this many
+#: against the budgets, which are in characters of English (about four a token), so that a Chinese session
+#: costs what an English one does (a 1,000-character Chinese text is ~1,000 tokens, an English one ~230).
+WIDE_WEIGHT = 3
+_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def _cost(text: str) -> int:
+    return len(text) + (WIDE_WEIGHT - 1) * len(_WIDE.findall(text))
+
+
+def _cut(text: str, budget: int) -> str:
+    """The longest start of ``text`` whose cost is at most ``budget``."""
+    if _cost(text) <= budget:
+        return text
+    used = 0
+    for i, ch in enumerate(text):
+        used += WIDE_WEIGHT if _WIDE.match(ch) else 1
+        if used > budget:
+            return text[:i]
+    return text
+
+
 def _squash(text: str, limit: int) -> str:
-    return " ".join(text.split())[:limit]
+    return _cut(" ".join(text.split()), limit)
 
 
 def session_text(title: str | None, said: Sequence[tuple[int, str]]) -> str:
@@ -97,14 +122,14 @@ def session_text(title: str | None, said: Sequence[tuple[int, str]]) -> str:
     used = 0
     i = 0
     while i < len(pieces) and used < FIRST_BUDGET:
-        head.append(pieces[i][: FIRST_BUDGET - used])
-        used += len(head[-1]) + 1
+        head.append(_cut(pieces[i], FIRST_BUDGET - used))
+        used += _cost(head[-1]) + 1
         i += 1
     tail: list[str] = []
     j = len(pieces) - 1
     while j >= i and used < BUDGET:
-        tail.append(pieces[j][: BUDGET - used])
-        used += len(tail[-1]) + 1
+        tail.append(_cut(pieces[j], BUDGET - used))
+        used += _cost(tail[-1]) + 1
         j -= 1
     text = "\n".join(head + tail[::-1])
     t = _squash(title or "", PER_MESSAGE)

@@ -50,3 +50,12 @@ def test_session_text_keeps_a_title_that_says_something_new_and_squashes_whitesp
     assert session_text("Login flake", said) == "Login flake\nfix the flaky login test\ndone"
     assert session_text("fix the flaky", said) == "fix the flaky login test\ndone"
     assert session_text(None, [(0, "  \n ")]) == ""
+
+
+def test_a_cjk_character_counts_as_much_as_the_token_it_is():
+    from voyager_sessions.search.embed import WIDE_WEIGHT
+
+    said = [(i, "数据库迁移失败了" * 100) for i in range(50)]
+    text = session_text(None, said)
+    assert len(text.replace("\n", "")) * WIDE_WEIGHT <= BUDGET
+    assert "数据库迁移失败了" in text
