@@ -24,6 +24,7 @@ HIT_FIELDS = {
     "hit_count",
     "context",
     "matched_terms",
+    "project",
     "match",
 }
 TERM_HIT_FIELDS = {"term", "seq", "kind", "snippet", "highlights"}
