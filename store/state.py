@@ -547,7 +547,8 @@ class StateStore:
 
     def count_sessions_with_events(self) -> int:
         """Sessions that have events (what meaning search counts as its total)."""
-        return self.conn.execute("SELECT count(*) FROM sessions WHERE events > 0").fetchone()[0]
+        count: int = self.conn.execute("SELECT count(*) FROM sessions WHERE events > 0").fetchone()[0]
+        return count
 
     def latest_of(self, ids: Iterable[str]) -> dict[str, float]:
         """When each of the sessions ``ids`` was last active (``updated``, else ``started``, else 0): the recency

@@ -59,3 +59,10 @@ def test_a_cjk_character_counts_as_much_as_the_token_it_is():
     text = session_text(None, said)
     assert len(text.replace("\n", "")) * WIDE_WEIGHT <= BUDGET
     assert "数据库迁移失败了" in text
+
+
+def test_the_install_hint_is_said_the_same_everywhere():
+    from voyager_sessions.api.meaning import INSTALL_HINT as front
+    from voyager_sessions.search.embed import INSTALL_HINT
+
+    assert front == INSTALL_HINT

@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import msgspec
 
 from voyager_sessions.core.errors import Busy, StoreError, UserError, VoyagerError
-from voyager_sessions.core.model import SCHEMA_VERSION, MeaningReady, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.core.model import (
+    SCHEMA_VERSION,
+    MeaningReady,
+    SearchResult,
+    SessionList,
+    SessionRecord,
+    Timeline,
+    session_row,
+)
 from voyager_sessions.api.requests import ExportRequest as ExportRequest
 from voyager_sessions.api.requests import ListRequest as ListRequest
 from voyager_sessions.api.requests import SearchRequest as SearchRequest
@@ -51,7 +59,7 @@ NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
 def meaning_available() -> bool:
     """Whether meaning search can run here: the model is installed (nothing is imported to find out).
     Front ends that fuse by default ask this, so that without the model they search words alone, silently."""
-    from voyager_sessions.search.embed import available
+    from voyager_sessions.api.meaning import available
 
     return available()
 

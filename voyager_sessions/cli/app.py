@@ -197,7 +197,7 @@ def scan(
         if p not in known:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
     if meaning:
-        from voyager_sessions.scan.meaning import require_model
+        from voyager_sessions.api.meaning import require_model
 
         require_model()
     summary = run_scan(
@@ -403,10 +403,10 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
 
     said_busy = False
 
-    from voyager_sessions.scan.meaning import Background
+    from voyager_sessions.api.meaning import background
 
     # Meaning vectors for what the rescans bring, in the background (nothing without the model).
-    meaning = Background(DataDir(data_dir()), log=lambda line: click.echo(f"voyager: {printable(line)}", err=True))
+    meaning = background(DataDir(data_dir()), log=lambda line: click.echo(f"voyager: {printable(line)}", err=True))
 
     def on_scan(summary) -> None:
         nonlocal said_busy
@@ -511,16 +511,14 @@ def _demo_described(ddir: Path, color: bool) -> None:
     """The described session found by meaning (`voyager search -m`), or the one line that says how to get it."""
     from voyager_sessions import api
     from voyager_sessions.cli.render import render_hit
-    from voyager_sessions.scan.meaning import embed_pending
+    from voyager_sessions.api.meaning import INSTALL_HINT, embed_missing
 
     shown = f"$ voyager search -m {shlex_quote(DEMO_DESCRIBED)} --sessions"
     click.echo(click.style(shown, bold=True) if color else shown, color=color)
     if not api.meaning_available():
-        from voyager_sessions.search.embed import INSTALL_HINT
-
         click.echo(f"  (a session described in other words: {INSTALL_HINT})\n")
         return
-    embed_pending(ddir)
+    embed_missing(ddir)
     res = api.search(
         api.SearchRequest(query=DEMO_DESCRIBED, limit=1, refresh=False, sessions=True, meaning=True), data_dir=ddir
     )

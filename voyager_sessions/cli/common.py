@@ -177,9 +177,9 @@ def run_scan(
 
 
 def run_meaning(*, quiet: bool, ddir: Path | None = None, threads: int | None = None) -> Any:
-    """Embed every session that has no meaning vector (``scan.meaning``), a progress bar on a terminal's stderr;
+    """Embed every session that has no meaning vector (``api.meaning``), a progress bar on a terminal's stderr;
     returns when every session has one. ``ModelMissing`` (one line: how to get it) without the model."""
-    from voyager_sessions.scan.meaning import embed_pending
+    from voyager_sessions.api.meaning import embed_missing
 
     progress = None
     if not quiet and sys.stderr.isatty():
@@ -199,7 +199,7 @@ def run_meaning(*, quiet: bool, ddir: Path | None = None, threads: int | None = 
             sys.stderr.flush()
 
     try:
-        return embed_pending(ddir or data_dir(), progress=progress, threads=threads or os.cpu_count() or 1)
+        return embed_missing(ddir or data_dir(), progress=progress, threads=threads or os.cpu_count() or 1)
     finally:
         if progress is not None:
             echo("", err=True)

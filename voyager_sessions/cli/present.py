@@ -207,12 +207,13 @@ def _search(fields: Mapping[str, Any], doc: Any, body: bytes | None, view: View,
             f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
             err=True,
         )
-    ready = getattr(doc, "meaning", None)  # with --meaning only (a decoded document's None, a result's UNSET)
-    if getattr(ready, "sessions_ready", None) is not None and ready.sessions_ready < ready.sessions_total:
+    meaning: Any = getattr(doc, "meaning", None)  # with --meaning only (a decoded document's None, a result's UNSET)
+    ready: int | None = getattr(meaning, "sessions_ready", None)
+    total: int | None = getattr(meaning, "sessions_total", None)
+    if ready is not None and total is not None and ready < total:
         # A search never waits for vectors: say what meaning could not rank yet, once, on stderr.
-        left = ready.sessions_total - ready.sessions_ready
         out.text(
-            f"voyager: meaning ranked {ready.sessions_ready} of {ready.sessions_total} sessions; {left} not embedded "
+            f"voyager: meaning ranked {ready} of {total} sessions; {total - ready} not embedded "
             "yet (`voyager scan --meaning` embeds them and waits)",
             err=True,
         )

@@ -79,10 +79,10 @@ class Server:
             os.environ, enabled=not os.environ.get("VOYAGER_NO_WATCH"), fence_dir=ddir.watch_fence
         )
         self.scans = Scans(ddir, on_done=self._scanned, watcher=self.watcher)
-        from voyager_sessions.scan.meaning import Background
+        from voyager_sessions.api.meaning import background
 
         # Meaning vectors for what the refreshes bring, in the background (nothing without the model).
-        self.meaning = Background(ddir, log=self.log)
+        self.meaning = background(ddir, log=self.log)
         self.pool = ReaderPool(ddir, min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
