@@ -14,12 +14,6 @@ class's metric below its floor in ``bench/quality_floor.json`` is a failed check
 non-zero exit, in ``--quick`` too. The full run also runs the same queries through
 fast-resume's ``fr`` on the same HOME (``bench.judged.fastresume``) and puts its numbers
 beside Voyager's; without ``fr`` that part is skipped with the reason in a note.
-
-Every ranking Voyager is measured by goes through :func:`rank`, the one call: words only
-(``voyager search --sessions``) today, and with ``meaning=True`` the same search with issue
-#34's meaning search (``--sessions --meaning``) once the search options carry it
-(:func:`meaning_supported`); the scenario then reports that column beside the words' one.
-The floors hold the words-only ranking.
 """
 
 from __future__ import annotations
@@ -45,6 +39,9 @@ class Floors(msgspec.Struct, kw_only=True):
     about: str
     #: class -> metric name ("S@1", "S@5", "MRR@10") -> the lowest value that passes.
     voyager: dict[str, dict[str, float]]
+    #: The same with ``--meaning`` (checked where the model is installed), and where they came from.
+    voyager_meaning: dict[str, dict[str, float]] = {}
+    about_meaning: str = ""
 
 
 def load_floors(path: Path = FLOOR_PATH) -> Floors:
@@ -56,47 +53,38 @@ def _key(session_id: str) -> str:
     return session_id.partition(":")[2] or session_id
 
 
-def meaning_supported() -> bool:
-    """Whether this tree's search options can ask for meaning search (issue #34's ``--meaning``)."""
-    from voyager_sessions.search.engine import SearchOptions
-
-    return "meaning" in SearchOptions.__struct_fields__
-
-
-def rank(reader, query: str, *, meaning: bool = False) -> list[str]:
-    """The session ids Voyager ranks for ``query``, best first, as ``voyager search QUERY --sessions`` (with
-    ``meaning``: ``--sessions --meaning``) ranks them through the API: the one ranking call of the scenario."""
-    from voyager_sessions.search.engine import SearchOptions
-
-    opts = SearchOptions(limit=DEPTH, sessions=True, **({"meaning": True} if meaning else {}))
-    return [h.session_id for h in reader.search(query, opts).hits]  # parsed once; malformed: a UserError
-
-
 def _voyager_ranked(
     data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str], rejected: list[str], *, meaning: bool = False
 ) -> dict[str, list[str]]:
-    """Query id -> the session keys Voyager ranks, best first (:func:`rank`).
+    """Query id -> the session keys Voyager ranks, best first, through the API ``voyager search --sessions`` uses
+    (``meaning``: ``--sessions --meaning``'s).
 
     A query the language rejects finds nothing, as for a person; its id goes to ``rejected``.
     """
-    from voyager_sessions.api import reader
+    from voyager_sessions.api import parse_query, reader
     from voyager_sessions.core.errors import VoyagerError
+    from voyager_sessions.search.engine import SearchOptions
 
     out: dict[str, list[str]] = {}
+    opts = SearchOptions(limit=DEPTH, sessions=True)
     with reader(data_dir) as r:
         for q in queries:
             try:
-                ids = rank(r, q.query, meaning=meaning)
+                if meaning:
+                    hits = r.search_meaning(q.query, opts, parse_query(q.query)).hits
+                else:
+                    hits = r.search(q.query, opts).hits  # parsed once; a malformed query is a UserError
             except VoyagerError:
                 rejected.append(q.id)
-                ids = []
-            out[q.id] = [by_id.get(_key(sid), sid) for sid in ids]
+                hits = []
+            out[q.id] = [by_id.get(_key(h.session_id), h.session_id) for h in hits]
     return out
 
 
-def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str]) -> list[str]:
+def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str], *, meaning: bool = False) -> list[str]:
     proc = subprocess.run(
-        [*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh", "--limit", str(DEPTH)],
+        [*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh", "--limit", str(DEPTH)]
+        + (["--meaning"] if meaning else []),
         env=child_env(env),
         capture_output=True,
         timeout=120,
@@ -208,38 +196,89 @@ def judged(ctx: Context) -> ScenarioResult:
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager", queries, ranks))
     fr_scores = _fast_resume(ctx, res, written, queries, by_id)
-    meaning_scores = None
-    if meaning_supported():
-        meaning_rejected: list[str] = []
-        meaning_scores, meaning_ranks = _scores(
-            queries, _voyager_ranked(data_dir, queries, by_id, meaning_rejected, meaning=True)
-        )
-        res.notes.append(_rank_note("voyager --meaning", queries, meaning_ranks))
 
     floors = load_floors()
+    _report(res, scores, fr_scores, floors.voyager, "")
+    if _with_meaning(res, env, data_dir, queries, by_id, probes, floors):
+        ctx.cache["judged-meaning"] = (data_dir, written)  # the meaning scenario's needles read it too
+    return res
+
+
+def _report(
+    res: ScenarioResult,
+    scores: dict[str, ClassScore],
+    fr_scores: dict[str, ClassScore] | None,
+    floors: dict[str, dict[str, float]],
+    how: str,
+) -> None:
+    """Each class's metrics (``how``: "" for words, ", with meaning"), fast-resume beside, checked against ``floors``."""
     for c in CLASSES:
         s = scores[c]
-        group = f"{c} ({s.queries} queries)"
+        group = f"{c} ({s.queries} queries){how}"
         for name in NAMES:
             value = s.get(name)
             m = Metric(name=name, value=value, unit="", group=group)
             if fr_scores is not None:
                 m.reference = Reference(label="fast-resume", value=fr_scores[c].get(name))
             res.metrics.append(m)
-            if meaning_scores is not None:
-                res.metrics.append(
-                    Metric(name=f"{name} --meaning", value=meaning_scores[c].get(name), unit="", group=group)
-                )
-            floor = floors.voyager.get(c, {}).get(name)
+            floor = floors.get(c, {}).get(name)
             if floor is not None:
                 ok = value >= floor - 1e-9
                 res.checks.append(
                     Check(
-                        name=f"quality floor: {c} {name} >= {floor:.3f}",
+                        name=f"quality floor{how}: {c} {name} >= {floor:.3f}",
                         ok=ok,
                         detail=None
                         if ok
                         else f"measured {value:.3f}: search quality regressed below bench/quality_floor.json",
                     )
                 )
-    return res
+
+
+def _with_meaning(
+    res: ScenarioResult,
+    env: dict[str, str],
+    data_dir: Path,
+    queries: list[JudgedQuery],
+    by_id: dict[str, str],
+    probes: list[JudgedQuery],
+    floors: Floors,
+) -> bool:
+    """The same queries with ``--meaning`` (``voyager scan --meaning`` first), where the model is installed;
+    whether they ran."""
+    from voyager_sessions.search.embed import INSTALL_HINT, available
+
+    if not available():
+        res.notes.append(f"meaning: not measured, the model is not installed ({INSTALL_HINT})")
+        return False
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [*voyager_command(), "scan", "--meaning", "-q"], env=child_env(env), capture_output=True, timeout=1800
+    )
+    res.metrics.append(Metric(name="voyager scan --meaning", value=round(time.perf_counter() - t, 2), unit="s"))
+    res.checks.append(
+        Check(
+            name="voyager scan --meaning embedded every judged session",
+            ok=proc.returncode == 0 and f"{len(by_id)} of {len(by_id)} sessions searchable".encode() in proc.stdout,
+            detail=None if proc.returncode == 0 else proc.stderr.decode(errors="replace")[-300:],
+        )
+    )
+    t = time.perf_counter()
+    rejected: list[str] = []
+    ranked = _voyager_ranked(data_dir, queries, by_id, rejected, meaning=True)
+    res.metrics.append(
+        Metric(name="queries with meaning, in-process", value=round(time.perf_counter() - t, 2), unit="s")
+    )
+    probe_ranked = _voyager_ranked(data_dir, probes, by_id, [], meaning=True)
+    differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id, meaning=True) != probe_ranked[q.id]]
+    res.checks.append(
+        Check(
+            name=f"`voyager search --sessions --meaning --json` ranks as the in-process API does ({len(probes)} probes)",
+            ok=not differ,
+            detail=None if not differ else f"differ: {differ}",
+        )
+    )
+    scores, ranks = _scores(queries, ranked)
+    res.notes.append(_rank_note("voyager --meaning", queries, ranks))
+    _report(res, scores, None, floors.voyager_meaning, ", with meaning")
+    return True
