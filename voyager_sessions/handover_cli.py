@@ -53,11 +53,12 @@ def resume(session: str, print_only: bool) -> None:
     """Reopen SESSION in its own agent, in the session's working directory.
 
     The agent replaces voyager (it gets the terminal). Its program must be on PATH and the
-    directory must still exist; what is missing is named otherwise (exit 2).
+    directory must still exist, belong to you (or root) and be writable by no other user; what
+    is missing is named otherwise (exit 2).
     """
     from voyager_sessions import api
     from voyager_sessions.export import agent_label
-    from voyager_sessions.resume import hand_over, missing, recipe
+    from voyager_sessions.resume import hand_over, missing, recipe, why_none
 
     with api.reader(data_dir()) as r:
         rec = resolve(r, session)
@@ -66,7 +67,7 @@ def resume(session: str, print_only: bool) -> None:
     how = recipe(s)
     if how is None:
         raise UserError(
-            f"{agent} has no command that reopens a session outside its own app; hand it on instead: "
+            f"cannot resume {s.id} in {agent}: {why_none(s)}; hand it on instead: "
             f"voyager export {shlex.quote(s.id)} --format md -o session.md"
         )
     if print_only:
