@@ -132,3 +132,30 @@ def test_voyager_alone_on_a_terminal_opens_the_picker(terminal) -> None:
     t.wait_for("2 sessions")
     t.keys("Escape")
     t.wait_for("VOYAGER-EXITED-0")
+
+
+def test_enter_hands_an_id_that_is_an_option_over_as_data(home: Path, tmp_path: Path, run) -> None:
+    """Issue 38's probe through the picker: a Codex rollout whose id is ``--dangerously-bypass-approvals-and-
+    sandbox``; Enter must give codex the id after ``--``, never as a flag."""
+    bad = "--dangerously-bypass-approvals-and-sandbox"
+    work = tmp_path / "work"
+    work.mkdir()
+    write_codex(home, codex_session_lines(sid=bad, cwd=str(work)), sid="0199a7b2-0000-7000-8000-0000000000ff")
+    assert run("scan", "-q").exit_code == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "resumed.txt"
+    stub = bin_dir / "codex"
+    stub.write_text(f'#!/bin/sh\n{{ pwd; printf "%s\\n" "$@"; }} > {record}\n')
+    stub.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+    env.update(PATH=f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8")
+    t = Tmux(tmp_path, env)
+    try:
+        t.start(command("ui", "connection refused"))
+        t.wait_for("1 session ·")
+        t.keys("Enter")
+        t.wait_for("VOYAGER-EXITED-0")
+        assert record.read_text().splitlines() == [str(work), "resume", "--", bad]
+    finally:
+        t.kill()
