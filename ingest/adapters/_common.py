@@ -202,7 +202,7 @@ def resume_in(cwd: str | None, *argv: str | Opt | Arg) -> str | None:
     which every option parser reads as the option's value), an operand that does is put after ``--``
     (the end of options for every parser), a path is written ``./-x``, and a relative path always
     ``./`` (never a subcommand's name). Where no such form exists (a short option, ``-r VALUE``: some parsers
-    read ``-rVALUE`` as a cluster of flags) the session has no command: :func:`voyager_sessions.resume.why_none`
+    read ``-rVALUE`` as a cluster of flags) the session has no command: :func:`voyager_sessions.api.resume.why_none`
     says why. A word with a NUL cannot be an argument at all. And a plain word (a string the adapter
     passed unmarked) that begins with ``-`` must be an option some manifest row's ``resume`` cell declares
     (``manifest.foreign_option``), so an id passed plain by mistake still cannot be an option.

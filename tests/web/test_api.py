@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.web.conftest import HOSTILE_SID, TOKEN
+from tests.support.webpage import HOSTILE_SID, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -140,7 +140,7 @@ def test_an_export_of_a_session_named_beyond_latin_1_downloads(home, run, client
     export is named by RFC 6266's ``filename*`` (UTF-8, percent-encoded), with an ASCII ``filename`` beside."""
     from urllib.parse import unquote
 
-    from tests.conftest import claude_session_lines, write_claude
+    from tests.support.sessions import claude_session_lines, write_claude
 
     sid = "会话-🚀-ü"
     write_claude(home, claude_session_lines(sid=sid), sid=sid, project="-home-dev-文件夹")
@@ -157,7 +157,7 @@ def test_an_export_of_a_session_named_beyond_latin_1_downloads(home, run, client
 def test_the_copy_button_offers_a_hostile_id_as_data(home, run, client):
     """Issue 38: the web page's copy button showed ``claude --resume --dangerously-skip-permissions`` for a file
     named so; it offers the id attached to its option."""
-    from tests.conftest import claude_session_lines, write_claude
+    from tests.support.sessions import claude_session_lines, write_claude
 
     bad = "--dangerously-skip-permissions"
     write_claude(home, claude_session_lines(sid=bad), sid=bad)

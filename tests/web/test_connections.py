@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import voyager_exe
-from tests.web.conftest import TOKEN
+from tests.support.run import voyager_exe
+from tests.support.webpage import TOKEN
 
 pytest.importorskip("uvicorn")
 

@@ -3,7 +3,7 @@ headers."""
 
 from __future__ import annotations
 
-from tests.web.conftest import PORT, TOKEN
+from tests.support.webpage import PORT, TOKEN
 
 
 def test_without_the_token_no_data_is_served(client):
