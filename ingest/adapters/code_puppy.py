@@ -65,7 +65,7 @@ def autosave_dirs(env: Mapping[str, str]) -> list[Path]:
     return manifest.agent_homes(("code-puppy", "code-puppy.home"), env)
 
 
-def resume_command(cwd: str | None, name: str) -> str:
+def resume_command(cwd: str | None, name: str) -> str | None:
     return resume_in(cwd, "code-puppy", opt("-r", name))
 
 

@@ -75,7 +75,7 @@ def db_path(env: Mapping[str, str]) -> Path:
     return base / ".state" / "sessions.db"
 
 
-def resume_command(cwd: str | None, thread: str) -> str:
+def resume_command(cwd: str | None, thread: str) -> str | None:
     return resume_in(cwd, "dcode", opt("-r", thread))
 
 

@@ -70,7 +70,7 @@ def native_of(value: Any) -> str | None:
     return str_or_none(value)
 
 
-def resume_command(cwd: str | None, native: str) -> str:
+def resume_command(cwd: str | None, native: str) -> str | None:
     return resume_in(cwd, "omnigent", "resume", arg(native))
 
 

@@ -77,7 +77,7 @@ def project_roots(env: Mapping[str, str]) -> list[Path]:
     return [base / "projects"]
 
 
-def resume_command(cwd: str | None, native: str) -> str:
+def resume_command(cwd: str | None, native: str) -> str | None:
     return resume_in(cwd, "reasonix", opt("--resume", native))
 
 
