@@ -73,6 +73,14 @@ def terminal(home: Path, tmp_path: Path, run):
     write_codex(home, codex_session_lines(cwd=str(tmp_path / "api")))
     (tmp_path / "api").mkdir()
     assert run("scan", "-q").exit_code == 0
+    t, record = stub_codex_terminal(tmp_path)
+    yield t, record
+    t.kill()
+
+
+def stub_codex_terminal(tmp_path: Path) -> tuple[Tmux, Path]:
+    """A tmux of the test's own whose PATH starts with a stub ``codex`` that writes its cwd and arguments, one a line,
+    to the returned file."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "resumed.txt"
@@ -86,9 +94,7 @@ def terminal(home: Path, tmp_path: Path, run):
         LANG="C.UTF-8",
         LC_ALL="C.UTF-8",
     )
-    t = Tmux(tmp_path, env)
-    yield t, record
-    t.kill()
+    return Tmux(tmp_path, env), record
 
 
 def command(*args: str) -> str:
@@ -143,15 +149,7 @@ def test_enter_hands_an_id_that_is_an_option_over_as_data(home: Path, tmp_path: 
     work.mkdir()
     write_codex(home, codex_session_lines(sid=bad, cwd=str(work)), sid="0199a7b2-0000-7000-8000-0000000000ff")
     assert run("scan", "-q").exit_code == 0
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    record = tmp_path / "resumed.txt"
-    stub = bin_dir / "codex"
-    stub.write_text(f'#!/bin/sh\n{{ pwd; printf "%s\\n" "$@"; }} > {record}\n')
-    stub.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
-    env.update(PATH=f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8")
-    t = Tmux(tmp_path, env)
+    t, record = stub_codex_terminal(tmp_path)
     try:
         t.start(command("ui", "connection refused"))
         t.wait_for("1 session ·")

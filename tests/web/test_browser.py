@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.demo import DEMO
 from tests.support.sessions import json_line, write_claude
-from tests.support.webpage import HOSTILE_SID, PAYLOADS, TOKEN
+from tests.support.webpage import HOSTILE_SID, PAYLOADS, TOKEN, Served
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright for Python is not installed (the test extra)"
@@ -58,31 +58,6 @@ def browser() -> Iterator:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
-
-
-class Served:
-    """`voyager web`'s server (server.make) running in a thread on a free loopback port."""
-
-    def __init__(self, data_dir: Path, port: int = 0, token: str = TOKEN) -> None:
-        from voyager_sessions.core.paths import DataDir
-        from voyager_sessions.web.server import make
-
-        self.socks, self.server, self.url, self.library = make(DataDir(data_dir), port, token)
-        self.base = self.url.split("/#", 1)[0]
-        self.port = int(self.base.rsplit(":", 1)[1])
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": self.socks}, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        for s in self.socks:
-            s.close()
-        self.library.close()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import re
 import signal
 import socket
 import subprocess
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,52 +17,20 @@ from pathlib import Path
 import pytest
 
 from tests.support.run import voyager_exe
-from tests.support.webpage import TOKEN
+from tests.support.webpage import Served
 
 pytest.importorskip("uvicorn")
 
 HALF = b"GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: "
 
 
-class Page:
-    """``voyager web``'s server (server.make) in a thread of this process."""
-
-    def __init__(self, data_dir: Path) -> None:
-        from voyager_sessions.core.paths import DataDir
-        from voyager_sessions.web.server import make
-
-        self.socks, self.server, url, self.library = make(DataDir(data_dir), 0, TOKEN)
-        self.port = self.socks[0].getsockname()[1]
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": self.socks}, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-
-    def get(self, path: str = "/api/sessions") -> int:
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}", headers={"Authorization": f"Bearer {TOKEN}"}
-        )
-        with urllib.request.urlopen(req, timeout=30) as res:
-            res.read()
-            return res.status
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        for s in self.socks:
-            s.close()
-        self.library.close()
-
-
 @pytest.fixture
-def page(scanned, monkeypatch) -> Iterator[Page]:
+def page(scanned, monkeypatch) -> Iterator[Served]:
     from voyager_sessions.web import connections
 
     monkeypatch.setattr(connections, "READ_TIMEOUT", 0.5)
     monkeypatch.setattr(connections, "connection_cap", lambda: 12)
-    p = Page(scanned)
+    p = Served(scanned)
     yield p
     p.stop()
 
@@ -84,7 +51,7 @@ def closed(sock: socket.socket, within: float = 30.0) -> bool:
     return False
 
 
-def test_a_request_that_never_arrives_whole_is_closed(page: Page) -> None:
+def test_a_request_that_never_arrives_whole_is_closed(page: Served) -> None:
     """A head sent half (or nothing at all), a body promised and never sent: each is closed at the deadline, with no
     answer; a request that arrives whole is answered, and a kept-alive connection that then sends half of its next
     request is closed too."""
@@ -105,7 +72,7 @@ def test_a_request_that_never_arrives_whole_is_closed(page: Page) -> None:
     assert page.get() == 200
 
 
-def test_past_the_cap_the_longest_waiting_connection_makes_room(page: Page) -> None:
+def test_past_the_cap_the_longest_waiting_connection_makes_room(page: Served) -> None:
     """Twelve connections at most (the fixture's cap): the thirteenth closes the one that has waited longest for a
     request of its own; a request being answered is never the one closed."""
     first = socket.create_connection(("127.0.0.1", page.port))
