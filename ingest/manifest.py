@@ -133,7 +133,7 @@ BUILTIN: tuple[Agent, ...] = (
         label="Claude Code",
         module="voyager_sessions.ingest.adapters.claude",
         evidence="observed",
-        versions=("2.1.328",),
+        versions=("2.1.328", "2.1.332"),
         homes={
             "claude": (("VOYAGER_CLAUDE_HOME", ""), ("CLAUDE_CONFIG_DIR", ""), ("HOME", ".claude")),
         },
@@ -158,7 +158,7 @@ BUILTIN: tuple[Agent, ...] = (
         label="Codex CLI",
         module="voyager_sessions.ingest.adapters.codex",
         evidence="observed",
-        versions=("0.169.0",),
+        versions=("0.169.0", "0.171.0"),
         homes={
             "codex": (("VOYAGER_CODEX_HOME", ""), ("CODEX_HOME", ""), ("HOME", ".codex")),
         },

@@ -136,9 +136,9 @@ class _Scanner:
         for word, literal in _LITERALS.items():
             if text.startswith(word, pos):
                 return literal, pos + len(word)
-        m = _NUMBER.match(text, pos)
-        if m:
-            return json.loads(m.group(0)), m.end()
+        number = _NUMBER.match(text, pos)
+        if number:
+            return json.loads(number.group(0)), number.end()
         raise _Bad("expected a value", pos)
 
     def members(
