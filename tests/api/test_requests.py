@@ -143,3 +143,36 @@ def test_a_bad_web_parameter_is_named_as_the_page_names_it() -> None:
         search_request({"offset": "-4"}, {})
     with pytest.raises(UserError, match="^sort must be one of "):
         search_request({"sort": "sideways"}, {})
+
+
+def test_the_engine_takes_every_search_option_from_the_request_by_name() -> None:
+    """A filter is a field of ``SearchRequest`` and of the engine's ``SearchOptions`` under one name: the API
+    hands it on without a line of its own (``api._search_options``)."""
+    from voyager_sessions import api
+    from voyager_sessions.search.engine import SearchOptions
+
+    assert set(SearchOptions.__struct_fields__) <= set(rq.SearchRequest.__struct_fields__)
+    req = rq.SearchRequest(query="x", providers=["codex"], kinds=["user"], repo="r", cwd="c", session="s", since="7d")
+    opts = api._search_options(req)
+    assert all(getattr(opts, f) == getattr(req, f) for f in SearchOptions.__struct_fields__)
+
+
+def _doc(path: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8")
+
+
+def test_the_readme_names_every_search_option() -> None:
+    readme = _doc("README.md")
+    said = readme[readme.index("`search` options:") :][:1200]
+    for field, spelling in rq.spelled(rq.SearchRequest, "cli").items():
+        if spelling != "ARG":
+            assert any(f"`{s}" in said or f"/{s}`" in said for s in spelling), (field, spelling)
+
+
+def test_the_web_docs_name_every_search_parameter() -> None:
+    web = _doc("docs/web.md")
+    line = next(x for x in web.splitlines() if x.startswith("| `GET /api/search?"))
+    for field, param in rq.spelled(rq.SearchRequest, "web").items():
+        assert f"{param}=" in line, (field, param)
