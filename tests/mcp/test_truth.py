@@ -110,6 +110,8 @@ def test_the_calling_session_by_each_agents_own_way(tmp_path: Path) -> None:
     assert agents.calling_session("gemini-cli-mcp-client", env, meta, "search", {}) is None
     # An unknown client is asked every agent's env and _meta ways (a renamed build says it the same way).
     assert agents.calling_session("claude-fork", env, None, "search", {}) == "claude:C"
+    assert agents.calling_session("codex-fork", {}, meta, "search", {}) == "codex:T"
+    assert agents.calling_session("someone", {}, {"sessionId": "X", "threadId": "Y"}, "search", {}) is None
     assert agents.calling_session(None, {"VOYAGER_CURRENT_SESSION": "pi:p"}, None, "search", {}) == "pi:p"
 
 

@@ -66,8 +66,9 @@ def calling_session(
 
     ``VOYAGER_CURRENT_SESSION`` in the server's environment names it for any agent (a Voyager id, a native id or
     a prefix). Otherwise the connected agent's manifest row says how it tells (``Mcp.caller``); a client Voyager
-    does not know by name is asked every agent's ``env:`` and ``meta:`` ways (a renamed build of a known agent
-    still says it the same way), never a store lookup. The provider is known from whose way it was, so a session
+    does not know by name is asked each agent's first way when that is its own variable or ``_meta`` key (a
+    renamed build of a known agent still says it the same way; a generic key such as ``sessionId`` could be
+    anyone's), never a store lookup. The provider is known from whose way it was, so a session
     no scan has seen yet is still named exactly (a checkpoint can be saved for it).
     """
     named = environ.get("VOYAGER_CURRENT_SESSION")
@@ -76,7 +77,8 @@ def calling_session(
     known = mcp_client(client)
     agents = [known] if known is not None else list(mcp_agents().values())
     for agent in agents:
-        for way in agent.mcp.caller:
+        ways = agent.mcp.caller if known is not None else agent.mcp.caller[:1]
+        for way in ways:
             kind, _, key = way.partition(":")
             native: str | None = None
             if kind == "env":
