@@ -59,6 +59,8 @@ def test_every_mcp_spelled_field_is_in_the_schema_as_declared(tool: str) -> None
             assert prop["type"] == "string"
         if field.required:
             assert spelling in schema["required"]
+        elif name in tools.MCP_DEFAULTS.get(tool, {}):
+            assert prop["default"] == tools.MCP_DEFAULTS[tool][name]  # MCP's own default, declared
         elif field.default_factory is list:
             assert prop["default"] == []
         elif field.default is None:

@@ -45,6 +45,14 @@ class Calls:
         if not query.strip() and not any(args.get(name) for name in filters("search")):
             raise UserError("nothing to search for: give a query or a filter")  # worded for an agent, not a shell
         fields["remember"] = False  # an agent's search is not the person's last search (voyager resume -)
+        # Agents describe what they look for: meaning by default (tools.MCP_DEFAULTS), where the model is installed;
+        # without it a search is words alone, as the tool's description says.
+        from voyager_sessions.api import meaning_available
+        from voyager_sessions.mcp.tools import MCP_DEFAULTS
+
+        wanted = fields.pop("meaning", MCP_DEFAULTS["search"]["meaning"])
+        if wanted is not False and meaning_available():
+            fields["meaning"] = True
         if current and not fields.get("session") and not args.get("include_current"):
             # By its native id (the session filter matches either): an agent's fork (Kilo sends what
             # OpenCode sends) files the session under another provider.

@@ -39,6 +39,12 @@ MCP_ONLY: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+#: Defaults MCP gives a request field other than the API's, and why (said in docs/serve.md): an agent describes
+#: what it looks for, so a search ranks by meaning too wherever the model is installed (meaning=false: words only;
+#: without the model a search is words alone, as if false).
+MCP_DEFAULTS: dict[str, dict[str, Any]] = {"search": {"meaning": True}}
+
+
 class Caller(NamedTuple):
     """What the server can say about the connected agent's own session."""
 
@@ -53,8 +59,11 @@ def input_schema(tool: str) -> dict[str, Any]:
     body = full["$defs"][struct.__name__]
     spelled = rq.spelled(struct, "mcp")
     properties: dict[str, Any] = {}
+    defaults = MCP_DEFAULTS.get(tool, {})
     for field, spelling in spelled.items():
         properties[spelling] = _flat(body["properties"][field])
+        if field in defaults:
+            properties[spelling]["default"] = defaults[field]
     properties.update(MCP_ONLY.get(tool, {}))
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     required = [spelled[f] for f in body.get("required", ()) if f in spelled]
@@ -99,11 +108,14 @@ terms (names, identifiers, error text, file paths) work best; all words must mat
 Syntax: "an exact phrase"; -word or NOT word excludes; a OR b; (groups); prefix*; identifiers, paths \
 and pasted error lines work as typed; filters inside the query: provider:codex kind:tool_result \
 repo:NAME cwd:PATH session:ID since:7d until:2026-11-01. kind is user, assistant, reasoning, \
-tool_call, tool_result (tool = both), meta or checkpoint. If nothing matches, try fewer or other words.
+tool_call, tool_result (tool = both), meta or checkpoint. If nothing matches, try fewer or other words. \
+Where Voyager's meaning model is installed, a description in any language also finds the session \
+("the time the nightly export timed out after the bucket moved"): sessions found by meaning alone come \
+with match="meaning" (match="all": it holds every word; "partial": some); meaning=false searches words only.
 
 {own} sessions=true gives one row per session (its best hit and hit_count); context=N adds N events \
 around each hit. Returns {{"total", "offset", "hits": [{{session_id, seq, kind, provider, timestamp, cwd, \
-title, snippet, highlights, resume, tool, exit_code, hit_count, context}}]}}; read more of a hit with \
+title, snippet, highlights, resume, tool, exit_code, hit_count, context, match}}]}}; read more of a hit with \
 show(session=session_id, around=seq)."""
 
 SHOW_DESCRIPTION = """\
