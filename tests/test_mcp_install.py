@@ -310,3 +310,12 @@ def test_codex_toml_that_cannot_be_edited_safely_is_refused(tmp_path):
     got = run_subprocess("mcp", "install", "codex", env=_env(tmp_path, CODEX_HOME=str(codex_home)))
     assert got.returncode == 2 and "is not valid TOML" in got.stderr
     _unchanged(path, broken)
+
+
+def test_a_data_dir_that_is_not_text_is_one_line_and_creates_nothing(tmp_path):
+    """Issue 38.11: a non-UTF-8 VOYAGER_HOME ended `mcp install` with "internal error"."""
+    env = _env(tmp_path, VOYAGER_HOME=os.fsdecode(bytes(tmp_path) + b"/d\xff"))
+    got = run_subprocess("mcp", "install", "cursor", env=env)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert "not valid text" in got.stderr and "nothing changed" in got.stderr
+    assert not (Path(env["HOME"]) / ".cursor").exists()

@@ -215,8 +215,8 @@ def apply(plan: Plan) -> Path | None:
         mode = path.stat().st_mode & 0o777
         _writable(path, mode)
     try:
+        data = plan.new.encode("utf-8")  # before anything is created: a path that is not text creates nothing
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = plan.new.encode("utf-8")
     except UnicodeEncodeError:
         raise UserError(
             f"cannot write {path}: a path in the entry is not valid text (UTF-8); nothing changed"
