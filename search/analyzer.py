@@ -42,7 +42,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+if TYPE_CHECKING:  # imported where the analyzer is built: preparing text needs none of it
+    import tantivy
 
 TOKENIZER_NAME = "voyager"
 
@@ -336,7 +339,7 @@ def prepare_many(texts: list[str], *, utf8: bool = False) -> list[str] | list[by
     results are UTF-8 bytes (what a scan worker sends on), mostly without ever being
     decoded into text.
     """
-    out: list = []
+    out: list[Any] = []
     group: list[str] = []
     size = 0
     for text in texts:
@@ -350,13 +353,13 @@ def prepare_many(texts: list[str], *, utf8: bool = False) -> list[str] | list[by
     return out
 
 
-def _prepare_joined(texts: list[str], utf8: bool) -> list:
+def _prepare_joined(texts: list[str], utf8: bool) -> list[Any]:
     if len(texts) < 2 or any(_BATCH_SEP in t for t in texts):  # a text holding the separator goes alone
         return [_prepared(t, utf8) for t in texts]
     # Split at the separator alone (one character: the fast split); the spaces ``prepare`` put
     # around it stay at the ends of the texts, where they separate nothing.
     done = _prepared(_BATCH_SEP.join(texts), utf8)
-    out: list = done.split(b"\x1e") if isinstance(done, bytes) else done.split(_BATCH_SEP)
+    out: list[Any] = done.split(b"\x1e") if isinstance(done, bytes) else done.split(_BATCH_SEP)
     if len(out) != len(texts):  # cannot happen by the rule above; never index a misaligned batch
         return [_prepared(t, utf8) for t in texts]
     return out
@@ -447,7 +450,7 @@ def _joined_parts(words: set[bytes]) -> bytes:
     return b" ".join(sorted(out))
 
 
-def build_analyzer():  # -> tantivy.TextAnalyzer
+def build_analyzer() -> tantivy.TextAnalyzer:
     """The TextAnalyzer registered under ``TOKENIZER_NAME``: it expects ``prepare``d text. Tokens it drops (too
     long, :data:`GAP`) keep their positions empty."""
     import tantivy
@@ -462,7 +465,7 @@ def build_analyzer():  # -> tantivy.TextAnalyzer
 
 
 @lru_cache(maxsize=1)
-def analyzer():  # -> tantivy.TextAnalyzer
+def analyzer() -> tantivy.TextAnalyzer:
     """The one analyzer of this process (built once: indexes register it, queries use it)."""
     return build_analyzer()
 

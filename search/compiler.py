@@ -45,12 +45,12 @@ class Spread(msgspec.Struct, kw_only=True):
 
     plan: Plan
     #: Per positive conjunct: its query ANDed with the filters and negations.
-    terms: list
+    terms: list[tantivy.Query]
     #: The whole query (every term in one event), and the same with the title boost.
-    strict: object
-    boosted: object
+    strict: tantivy.Query
+    boosted: tantivy.Query
     #: The whole query without the phrase bonus: what matches, not how well (aggregations, one session's events).
-    plain: object
+    plain: tantivy.Query
     #: The sessions whose title says the query's words.
     titled: list[str] = []
 
@@ -67,27 +67,32 @@ class Spread(msgspec.Struct, kw_only=True):
         return self.plan.breadths
 
 
+def _some(q: tantivy.Query | None) -> tantivy.Query:
+    """A positive conjunct's query (a plan's positive terms are searchable: each compiles to a query)."""
+    assert q is not None
+    return q
+
+
 class Compiler:
     """Turns an AST into a Tantivy query for ``schema``; session-scoped filters go through ``resolve``."""
 
     def __init__(
         self,
-        schema,
+        schema: tantivy.Schema,
         resolve: SessionResolver,
         providers: tuple[str, ...],
         parts_df: Callable[[str], int] | None = None,
     ) -> None:
-        self.t = tantivy
         self.schema = schema
         self.resolve = resolve
         self.providers = providers
         #: How many events hold a term among their identifiers' parts (None: not known, as if some did).
         self.parts_df = parts_df
 
-    def compile(self, parsed: ParsedQuery):
+    def compile(self, parsed: ParsedQuery) -> tantivy.Query:
         """The query one event must match for ``parsed``, with the exact-phrase bonus; a QueryError when nothing
         in it is searchable or a filter names what does not exist (an unknown provider)."""
-        t = self.t
+        t = tantivy
         if parsed.root is None:
             return t.Query.all_query()
         q = self.node(parsed.root)
@@ -95,31 +100,39 @@ class Compiler:
             raise QueryError('nothing searchable in the query: give a word, a "phrase" or a filter')
         terms = phrase_bonus_terms(parsed.root)
         if terms:
-            bonus = t.Query.boost_query(t.Query.phrase_query(self.schema, "body", terms), PHRASE_BONUS)
+            bonus = t.Query.boost_query(
+                t.Query.phrase_query(self.schema, "body", list[str | tuple[int, str]](terms)), PHRASE_BONUS
+            )
             q = t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, bonus)])
         return q
 
-    def spread(self, plan: Plan, strict, boosted, titled: list[str]) -> Spread:
+    def spread(self, plan: Plan, strict: tantivy.Query, boosted: tantivy.Query, titled: list[str]) -> Spread:
         """The pieces of a several-term plan (``strict``/``boosted``: its ``compile``, with the title boost)."""
         assert plan.parsed.root is not None
+        plain = self.node(plan.parsed.root)
+        assert plain is not None  # ``strict`` was compiled from the same tree
         return Spread(
             plan=plan,
             strict=strict,
             boosted=boosted,
-            plain=self.node(plan.parsed.root),
-            terms=self.constrained([self.node(n) for n in plan.positive], plan.events),
+            plain=plain,
+            terms=self.terms(plan),
             titled=titled,
         )
 
-    def constrained(self, terms: list, events: tuple[Node, ...]) -> list:
+    def terms(self, plan: Plan) -> list[tantivy.Query]:
+        """Each positive conjunct's query, limited to the events that pass the plan's filters and negations."""
+        return self.constrained([_some(self.node(n)) for n in plan.positive], plan.events)
+
+    def constrained(self, terms: list[tantivy.Query], events: tuple[Node, ...]) -> list[tantivy.Query]:
         """Each term's query limited to the events that pass the filters and negations (compiled once)."""
         constraint = self.node(And(events)) if events else None
         if constraint is None:
             return terms
         return [self.both(t, constraint) for t in terms]
 
-    def node(self, node: Node):
-        t = self.t
+    def node(self, node: Node) -> tantivy.Query | None:
+        t = tantivy
         if isinstance(node, Text):
             return self.text(node)
         if isinstance(node, Filter):
@@ -130,7 +143,7 @@ class Compiler:
                 return None
             return t.Query.boolean_query([(t.Occur.Must, t.Query.all_query()), (t.Occur.MustNot, inner)])
         if isinstance(node, And):
-            clauses = []
+            clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
             for child in node.nodes:
                 if isinstance(child, Not):
                     inner = self.node(child.node)
@@ -152,8 +165,8 @@ class Compiler:
             return t.Query.boolean_query([(t.Occur.Should, q) for q in subs])
         raise TypeError(node)
 
-    def text(self, node: Text):
-        t = self.t
+    def text(self, node: Text) -> tantivy.Query | None:
+        t = tantivy
         terms = terms_of(node)
         if not terms:
             return None
@@ -174,13 +187,13 @@ class Compiler:
             return t.Query.phrase_query(self.schema, "body", list(zip(offsets, terms)))
         return t.Query.phrase_query(self.schema, "body", list(terms))
 
-    def presence(self, node: Node, field: str):
+    def presence(self, node: Node, field: str) -> tantivy.Query | None:
         """A query on ``field`` (indexed terms only, as ``said`` is) that every event matching ``node`` holds when
         ``field`` holds its body: each term of each text it requires (a phrase's terms without their order), or
         None when nothing narrows (a prefix, a filter, a negation). A prefilter for a search limited to the events
         whose ``field`` is filled: it never drops one of their matches, so added with a score of 0 it changes no
         result, only how many candidates the search visits."""
-        t = self.t
+        t = tantivy
         if isinstance(node, Text):
             terms = terms_of(node)
             if node.prefix or not terms:
@@ -194,13 +207,14 @@ class Compiler:
             return subs[0] if len(subs) == 1 else t.Query.boolean_query([(t.Occur.Must, q) for q in subs])
         if isinstance(node, Or):
             alts = [self.presence(c, field) for c in node.nodes]
-            if not alts or any(a is None for a in alts):
+            narrowing = [a for a in alts if a is not None]
+            if not alts or len(narrowing) < len(alts):
                 return None  # an alternative that does not narrow lets anything through
-            return t.Query.boolean_query([(t.Occur.Should, q) for q in alts])
+            return t.Query.boolean_query([(t.Occur.Should, q) for q in narrowing])
         return None  # Filter, Not: they narrow the events, not the words
 
-    def filter(self, f: Filter):
-        t = self.t
+    def filter(self, f: Filter) -> tantivy.Query:
+        t = tantivy
         if f.field == "provider":
             if f.value not in self.providers:
                 raise QueryError(f"unknown provider '{f.value}': use one of {', '.join(self.providers)}")
@@ -221,52 +235,54 @@ class Compiler:
 
     # -- the shapes built around a compiled query ------------------------------------------
 
-    def both(self, q, other):
+    def both(self, q: tantivy.Query, other: tantivy.Query) -> tantivy.Query:
         """``q`` and ``other`` both (scores added)."""
-        t = self.t
+        t = tantivy
         return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Must, other)])
 
-    def any_of(self, qs: Sequence):
+    def any_of(self, qs: Sequence[tantivy.Query]) -> tantivy.Query:
         """Any of ``qs`` (scores of those that match added)."""
-        t = self.t
+        t = tantivy
         return t.Query.boolean_query([(t.Occur.Should, q) for q in qs])
 
-    def title_boost(self, q, ids: list[str]):
+    def title_boost(self, q: tantivy.Query, ids: list[str]) -> tantivy.Query:
         """``q`` with the events of sessions ``ids`` (those whose title says what was searched for: titles are
         what people see) lifted by :data:`TITLE_BOOST`."""
-        t = self.t
+        t = tantivy
         if not ids:
             return q
         boost = t.Query.const_score_query(t.Query.term_set_query(self.schema, "session", ids), TITLE_BOOST)
         return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Should, boost)])
 
-    def restricted(self, q, ids: Sequence[str]):
+    def restricted(self, q: tantivy.Query, ids: Sequence[str]) -> tantivy.Query:
         """``q`` limited to the events of sessions ``ids``, scored as ``q`` alone (a term set scores 1, which the
         kind weight would then multiply: a person's words 3 points up, tool output 1)."""
-        t = self.t
+        t = tantivy
         among = t.Query.term_set_query(self.schema, "session", list(ids))
         return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Must, t.Query.const_score_query(among, 0.0))])
 
-    def excluding(self, q, ids: Sequence[str]):
+    def excluding(self, q: tantivy.Query, ids: Sequence[str]) -> tantivy.Query:
         """``q`` without the events of sessions ``ids``."""
-        t = self.t
+        t = tantivy
         return t.Query.boolean_query(
             [(t.Occur.Must, q), (t.Occur.MustNot, t.Query.term_set_query(self.schema, "session", list(ids)))]
         )
 
-    def without(self, q, other):
+    def without(self, q: tantivy.Query, other: tantivy.Query) -> tantivy.Query:
         """``q`` where ``other`` does not match."""
-        t = self.t
+        t = tantivy
         return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.MustNot, other)])
 
-    def in_session(self, q, session_id: str):
+    def in_session(self, q: tantivy.Query, session_id: str) -> tantivy.Query:
         """``q`` within one session's events."""
-        return self.both(q, self.t.Query.term_query(self.schema, "session", session_id))
+        return self.both(q, tantivy.Query.term_query(self.schema, "session", session_id))
 
-    def in_kinds(self, q, kinds: tuple[str, ...], *, negate: bool, said=None):
+    def in_kinds(
+        self, q: tantivy.Query, kinds: tuple[str, ...], *, negate: bool, said: tantivy.Query | None = None
+    ) -> tantivy.Query:
         """``q`` limited to events of ``kinds`` (``negate``: of every other kind), adding nothing to a score;
         ``said``: a prefilter on ``said`` (``presence``) those kinds' events are searched among."""
-        t = self.t
+        t = tantivy
         ks = t.Query.term_set_query(self.schema, "kind", list(kinds))
         if negate:
             return t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.MustNot, ks)])

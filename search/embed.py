@@ -149,11 +149,13 @@ class Model:
 
     def query(self, text: str) -> np.ndarray:
         """The unit vector of a query (e5's ``query:`` side)."""
-        return self._engine.query(text[:2000])
+        vector: np.ndarray = self._engine.query(text[:2000])
+        return vector
 
     def passages(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of session texts (e5's ``passage:`` side), one row each."""
-        return self._engine.passage(texts)
+        vectors: np.ndarray = self._engine.passage(texts)
+        return vectors
 
 
 _loaded: Model | None = None

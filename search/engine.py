@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 import msgspec
 
@@ -26,7 +27,13 @@ from voyager_sessions.search import syntax
 from voyager_sessions.search.syntax import ParsedQuery, QueryError, positive_texts
 
 if TYPE_CHECKING:
+    import tantivy
+
     from voyager_sessions.search import sessions
+    from voyager_sessions.search.index import SearchIndex
+    from voyager_sessions.search.snippets import Phrase
+    from voyager_sessions.search.syntax import Node
+    from voyager_sessions.search.tiers import Ranked
 
 __all__ = ["SearchOptions", "SessionCatalog", "Searcher", "TITLE_BOOST"]
 
@@ -65,7 +72,7 @@ class SessionCatalog(Protocol):
 class Searcher:
     """An open index and a session catalog, ready for many queries (the bench and the server reuse one)."""
 
-    def __init__(self, index, catalog: SessionCatalog, providers: Sequence[str]) -> None:
+    def __init__(self, index: SearchIndex, catalog: SessionCatalog, providers: Sequence[str]) -> None:
         self.index = index
         self.catalog = catalog
         self.providers = tuple(providers)
@@ -124,7 +131,7 @@ class Searcher:
         except ValueError as exc:  # what tantivy-py raises for an unreadable segment
             raise damaged(self.index.path, exc) from None
 
-    def _holds(self, searcher, node) -> bool:
+    def _holds(self, searcher: tantivy.Searcher, node: Node) -> bool:
         """Whether some event matches ``node`` (a CJK run: is it said as typed?)."""
         q = self.compiler.node(node)
         return q is not None and searcher.search(q, limit=1, count=False).hits != []
@@ -148,9 +155,11 @@ class Searcher:
         return result
 
     def _search(
-        self, query: str, parsed: ParsedQuery, q, opts: SearchOptions, *, title_boosted: bool = False
+        self, query: str, parsed: ParsedQuery, q: tantivy.Query, opts: SearchOptions, *, title_boosted: bool = False
     ) -> SearchResult:
         import tantivy
+
+        from voyager_sessions.search.index import counted
 
         searcher = self.index.searcher()
         shown = phrases(parsed.texts)
@@ -160,16 +169,17 @@ class Searcher:
         # Tantivy allocate for that many (and abort the process); past the end is an empty page.
         want = min(opts.offset + opts.limit, max(searcher.num_docs, 1))
         exact = True
+        scored: list[tuple[float, tantivy.DocAddress]]
         if opts.sort == "recent" or not parsed.texts:
             res = searcher.search(q, limit=max(want, 1), count=True, order_by_field="ts", order=tantivy.Order.Desc)
             scored = [(0.0, addr) for _, addr in res.hits]
-            count = res.count
+            count = counted(res)
         elif (ranked := self._tiered(searcher, parsed, q, want, title_boosted)) is not None:
             scored, count, exact = ranked.hits, ranked.count, ranked.exact
         else:
             res = searcher.search(q, limit=max(want, 1), count=True, weight_by_field="w")
             scored = list(res.hits)
-            count = res.count
+            count = counted(res)
         page = scored[opts.offset : want]
         events = [(score, _doc_event(searcher, addr)) for score, addr in page]
         if opts.sort != "recent" and parsed.texts:
@@ -180,7 +190,9 @@ class Searcher:
             schema_version=SCHEMA_VERSION, query=query, total=count, offset=opts.offset, hits=hits, total_exact=exact
         )
 
-    def _tiered(self, searcher, parsed: ParsedQuery, q, want: int, title_boosted: bool):
+    def _tiered(
+        self, searcher: tantivy.Searcher, parsed: ParsedQuery, q: tantivy.Query, want: int, title_boosted: bool
+    ) -> Ranked | None:
         """The top ``want`` events of a broad query, searched a kind tier at a time (``search.tiers``); None when
         the query is narrow (one pass is cheap) or its scores cannot be bounded."""
         from voyager_sessions.search import tiers
@@ -200,7 +212,7 @@ class Searcher:
         # events whose ``said`` holds every term the query requires, so a phrase's positions are checked only there.
         said = self.compiler.presence(root, "said")
 
-        def in_kinds(kinds: tuple[str, ...], negate: bool):
+        def in_kinds(kinds: tuple[str, ...], negate: bool) -> tantivy.Query:
             return self.compiler.in_kinds(q, kinds, negate=negate, said=said if tiers.in_said(kinds) else None)
 
         return tiers.ranked(searcher, bound=bound, want=want, in_kinds=in_kinds)
@@ -210,15 +222,18 @@ class Searcher:
         words = planner.title_words(parsed)
         return self.catalog.session_ids_titled(words) if words else []
 
-    def _search_sessions(self, query, q, searcher, phrases, opts) -> SearchResult:
+    def _search_sessions(
+        self, query: str, q: tantivy.Query, searcher: tantivy.Searcher, phrases: list[Phrase], opts: SearchOptions
+    ) -> SearchResult:
         """``--sessions`` for a query of one term: the sessions of its best SESSION_WINDOW events, each shown by
         its best event. Past the window (a common word), the page's sessions are counted by an aggregation over
         their events alone, and the total is the sessions the window holds, a lower bound (``total_exact``
         false): counting every matching session took a bucket per session, 100 ms at 100,000 sessions."""
         # Not counted: a window that is not full holds every match.
         res = searcher.search(q, limit=SESSION_WINDOW, count=False, weight_by_field="w")
-        keys = searcher.fast_field_values("sk", [addr for _, addr in res.hits]) if res.hits else []
-        best: dict[int, tuple[float, object]] = {}
+        addrs = [addr for _, addr in res.hits]
+        keys = cast("list[int]", searcher.fast_field_values("sk", addrs) if res.hits else [])  # unsigned: ints
+        best: dict[int, tuple[float, tantivy.DocAddress]] = {}
         counts: dict[int, int] = {}
         for (score, addr), key in zip(res.hits, keys):
             counts[key] = counts.get(key, 0) + 1
@@ -248,7 +263,7 @@ class Searcher:
             total_exact=exact,
         )
 
-    def _session_counts(self, searcher, q) -> dict[int, int]:
+    def _session_counts(self, searcher: tantivy.Searcher, q: tantivy.Query) -> dict[int, int]:
         """Matching events per session, keyed by session key (``sk``: an integer column aggregates ~30 % faster
         than the id's strings, and the window's sessions are known by their keys already)."""
         from voyager_sessions.search import parts
@@ -259,7 +274,7 @@ class Searcher:
 
     # -- several terms: sessions that hold each of them (search.sessions) ---------------
 
-    def _among(self, q, cov: sessions.Coverage):
+    def _among(self, q: tantivy.Query, cov: sessions.Coverage) -> tantivy.Query:
         """``q`` limited to the chosen sessions of ``cov``, naming the fewer: those in, or those out."""
         if not cov.complete:  # only the narrowest term's sessions were looked at: name the chosen
             return self.compiler.restricted(q, cov.chosen)
@@ -296,7 +311,10 @@ class Searcher:
             held_hits, held_count = self._holding_all(searcher, sp, want)
             if len(held_hits) >= want:
                 return self._page_of(searcher, query, [(0, s, a) for s, a in held_hits], held_count, sp, opts, terms)
-            first: Callable[[], tuple[list, int]] | None = lambda: (held_hits, held_count)  # noqa: E731
+            first: Callable[[], tuple[list[tuple[float, tantivy.DocAddress]], int]] | None = lambda: (  # noqa: E731
+                held_hits,
+                held_count,
+            )
         else:
             # The events holding every term (as one event answers the query) rank first when every term has a
             # session: searched while the sessions are aggregated (on the second core where there is one).
@@ -339,25 +357,23 @@ class Searcher:
             # restricted to its sessions and counted only when the page reaches it (a partial match of common
             # words holds most sessions: 90,000 of 100,000 for three words, one said nowhere).
             levels = cov.levels()
-            tiers: list[tuple[object, int | None]] = (
+
+            def level(ids: list[str]) -> tantivy.Query:
+                return self.compiler.title_boost(self.compiler.restricted(any_term, ids), sp.titled)
+
+            tiers: list[tuple[tantivy.Query | Callable[[], tantivy.Query], int | None]] = (
                 [(self.compiler.title_boost(any_term, sp.titled), total)]
                 if len(levels) == 1
-                else [
-                    (
-                        lambda ids=ids: self.compiler.title_boost(self.compiler.restricted(any_term, ids), sp.titled),
-                        None,
-                    )
-                    for ids in levels
-                ]
+                else [(partial(level, ids), None) for ids in levels]
             )
             scored = self._tiers(searcher, tiers, skip=0, want=want, first_tier=1)
         return self._page_of(searcher, query, scored, total, sp, opts, terms, match=cov.match, exact=True)
 
     def _page_of(
         self,
-        searcher,
+        searcher: tantivy.Searcher,
         query: str,
-        scored: list,
+        scored: list[tuple[int, float, tantivy.DocAddress]],
         total: int,
         sp: Spread,
         opts: SearchOptions,
@@ -385,13 +401,15 @@ class Searcher:
             total_exact=exact,
         )
 
-    def _saying_any(self, searcher, any_term, ids: list[str], cov: sessions.Coverage) -> int:
+    def _saying_any(
+        self, searcher: tantivy.Searcher, any_term: tantivy.Query, ids: list[str], cov: sessions.Coverage
+    ) -> int:
         """How many events of sessions ``ids`` (each holding some of the terms of ``cov``) say any term: a session
         holding one term says it in as many events as ``cov`` counted; the others are counted by aggregation."""
         from voyager_sessions.search import sessions
 
         n = 0
-        several = []
+        several: list[str] = []
         for sid in ids:
             if cov.held[sid] == 1:
                 n += next(ev.counts[sid] for ev in cov.per_term if sid in ev)
@@ -401,22 +419,35 @@ class Searcher:
             n += sum(sessions.evidence(searcher, self.compiler.restricted(any_term, several)).counts.values())
         return n
 
-    def _holding_all(self, searcher, sp: Spread, want: int) -> tuple[list, int]:
+    def _holding_all(
+        self, searcher: tantivy.Searcher, sp: Spread, want: int
+    ) -> tuple[list[tuple[float, tantivy.DocAddress]], int]:
         """The best ``want`` events holding every term of ``sp`` (a broad query's by tiers) and how many were
         counted (all of them, or at least ``want`` when the tiers stopped early: the page needs no more)."""
         ranked = self._tiered(searcher, sp.parsed, sp.boosted, want, sp.boosted is not sp.strict)
         if ranked is not None:
             return ranked.hits, ranked.count
+        from voyager_sessions.search.index import counted
+
         res = searcher.search(sp.boosted, limit=max(want, 1), count=True, weight_by_field="w")
-        return list(res.hits), res.count
+        return list(res.hits), counted(res)
 
     @staticmethod
-    def _tiers(searcher, tiers: list[tuple[object, int | None]], *, skip: int, want: int, first_tier: int) -> list:
+    def _tiers(
+        searcher: tantivy.Searcher,
+        tiers: list[tuple[tantivy.Query | Callable[[], tantivy.Query], int | None]],
+        *,
+        skip: int,
+        want: int,
+        first_tier: int,
+    ) -> list[tuple[int, float, tantivy.DocAddress]]:
         """Ranked events of ``tiers`` (query, how many it matches) in turn, placed after ``skip`` others, up to
         rank ``want``: a tier is searched only when the page reaches it. A tier's query may be a function that
         builds it (built only when reached), and its size None (counted while it is searched). Returns (tier,
         score, address)."""
-        out: list = []
+        from voyager_sessions.search.index import counted
+
+        out: list[tuple[int, float, tantivy.DocAddress]] = []
         start = skip
         for t, (q, n) in enumerate(tiers, start=first_tier):
             if start >= want:
@@ -425,7 +456,7 @@ class Searcher:
                 q = q()
             if n is None:
                 res = searcher.search(q, limit=want - start, count=True, weight_by_field="w")
-                n = res.count
+                n = counted(res)
             elif n > 0:
                 res = searcher.search(q, limit=min(n, want - start), count=False, weight_by_field="w")
             if n > 0:
@@ -491,7 +522,9 @@ class Searcher:
         page = order[opts.offset : opts.offset + opts.limit]
         return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(cov.chosen))
 
-    def _together_first(self, query: str, searcher, sp: Spread, opts: SearchOptions, terms: list[str]):
+    def _together_first(
+        self, query: str, searcher: tantivy.Searcher, sp: Spread, opts: SearchOptions, terms: list[str]
+    ) -> SearchResult | None:
         """``--sessions`` for several words each said in a large share of all events, none of them in a title.
 
         Scored as said wherever they are said (``search.sessions.cover``), every session holding them all
@@ -534,7 +567,7 @@ class Searcher:
     def _session_rows(
         self,
         query: str,
-        searcher,
+        searcher: tantivy.Searcher,
         sp: Spread,
         opts: SearchOptions,
         terms: list[str],
@@ -579,7 +612,9 @@ class Searcher:
             # search a row, whatever the number of terms (a description of thirty words asked thirty).
             best: dict[int, tuple[float, Event]] = {}  # per term: the event that says it best, looked up when needed
 
-            def best_for(i: int, sid: str = sid, best: dict[int, tuple[float, Event]] = best):
+            def best_for(
+                i: int, sid: str = sid, best: dict[int, tuple[float, Event]] = best
+            ) -> tuple[float, Event] | None:
                 if i not in best and sid in cov.per_term[i]:
                     b = self._best_in(searcher, sp.terms[i], sid)
                     if b is not None:
@@ -595,7 +630,7 @@ class Searcher:
             if ev is None:
                 continue  # nothing of it left to show (cannot happen on one searcher; never a crash)
             rows.append((scores[sid], ev))
-            th = []
+            th: list[TermHit] = []
             for i in range(len(sp.terms)):
                 if sid not in cov.per_term[i]:
                     continue
@@ -626,13 +661,18 @@ class Searcher:
             total_exact=exact,
         )
 
-    def _best_in(self, searcher, q, session_id: str) -> tuple[float, object] | None:
+    def _best_in(
+        self, searcher: tantivy.Searcher, q: tantivy.Query, session_id: str
+    ) -> tuple[float, tantivy.DocAddress] | None:
         """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
         res = searcher.search(self.compiler.in_session(q, session_id), limit=1, count=False, weight_by_field="w")
-        return tuple(res.hits[0]) if res.hits else None
+        if not res.hits:
+            return None
+        score, addr = res.hits[0]
+        return score, addr
 
     def _recent_first_among_ties(
-        self, order: list[str], rank: Callable[[str], tuple], window: tuple[int, int]
+        self, order: list[str], rank: Callable[[str], tuple[float, float]], window: tuple[int, int]
     ) -> list[str]:
         """``order`` (sorted by ``rank``) with sessions of equal rank put newest first (equal ones by id) where that
         changes what the page ``window`` (start, end) shows. The runs of equal rank the page reaches are found by
@@ -659,9 +699,9 @@ class Searcher:
         pieces.append(order[g0:])
         return list(chain.from_iterable(pieces))
 
-    def _hits(self, events: list[tuple[float, Event]], phrases, opts: SearchOptions) -> list[Hit]:
+    def _hits(self, events: list[tuple[float, Event]], phrases: Sequence[Phrase], opts: SearchOptions) -> list[Hit]:
         sessions = self.catalog.sessions_by_id(ev.session for _, ev in events)
-        hits = []
+        hits: list[Hit] = []
         for score, ev in events:
             rec = sessions.get(ev.session)
             s = rec.session if rec else None
@@ -699,7 +739,7 @@ def _rows_say(result: SearchResult, terms: list[str]) -> None:
         ]
 
 
-def _doc_event(searcher, addr) -> Event:
+def _doc_event(searcher: tantivy.Searcher, addr: tantivy.DocAddress) -> Event:
     from voyager_sessions.search.index import doc_to_event
 
     return doc_to_event(searcher.doc(addr))

@@ -64,7 +64,7 @@ def session_facets(engine: Searcher, query: str, opts: SearchOptions, parsed: Pa
         match = "all"
         plan = planner.measure(plan, searcher, holds=lambda n: engine._holds(searcher, n))
         if plan.several:
-            terms = compiler.constrained([compiler.node(n) for n in plan.positive], plan.events)
+            terms = compiler.terms(plan)
             cov = sessions.cover(searcher, terms, weights=False, breadths=plan.breadths)
             chosen: list[str] | None = cov.chosen
             match = cov.match

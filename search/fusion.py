@@ -33,6 +33,8 @@ from voyager_sessions.search.syntax import Not, ParsedQuery
 from voyager_sessions.search.snippets import make_snippet
 
 if TYPE_CHECKING:
+    import tantivy
+
     from voyager_sessions.search.embed import Matrix, Model
     from voyager_sessions.search.engine import Searcher, SearchOptions
 
@@ -141,10 +143,10 @@ def _passing(searcher: Searcher, parsed: ParsedQuery, opts: SearchOptions) -> se
         return None
     clauses = [(tantivy.Occur.Must, tantivy.Query.all_query())]
     for node in events:
-        if isinstance(node, Not):
-            clauses.append((tantivy.Occur.MustNot, searcher.compiler.node(node.node)))
-        else:
-            clauses.append((tantivy.Occur.Must, searcher.compiler.node(node)))
+        negated = isinstance(node, Not)
+        q = searcher.compiler.node(node.node if isinstance(node, Not) else node)
+        if q is not None:  # as the compiler does in a conjunction: a part with nothing searchable narrows nothing
+            clauses.append((tantivy.Occur.MustNot if negated else tantivy.Occur.Must, q))
     return _sessions_of(searcher, tantivy.Query.boolean_query(clauses))
 
 
@@ -160,13 +162,13 @@ def _holding_some(
     positive = plan.positive
     if not positive:
         return set()
-    any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, searcher.compiler.node(n)) for n in positive])
+    any_term = searcher.compiler.any_of([q for q in map(searcher.compiler.node, positive) if q is not None])
     among = tantivy.Query.term_set_query(searcher.index.schema, "session", list(ids))
     q = tantivy.Query.boolean_query([(tantivy.Occur.Must, any_term), (tantivy.Occur.Must, among)])
     return _sessions_of(searcher, q)
 
 
-def _sessions_of(searcher: Searcher, q) -> set[str]:
+def _sessions_of(searcher: Searcher, q: tantivy.Query) -> set[str]:
     s = searcher.index.index.searcher()
     agg = s.aggregate(q, {"s": {"terms": {"field": "session", "size": 1_000_000}}})
     return {b["key"] for b in agg.get("s", {}).get("buckets", [])}

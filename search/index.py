@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import tantivy
 
@@ -111,13 +112,16 @@ def write_failed(path: Path, exc: BaseException) -> DiskFull | IndexWriteError:
     return IndexWriteError(f"cannot write the search index in {path}: {detail[:200]}")
 
 
-def _writes(method):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _writes(method: Callable[Concatenate[SearchIndex, _P], _R]) -> Callable[Concatenate[SearchIndex, _P], _R]:
     """Index writes report a full disk as ``DiskFull`` and other failures as ``IndexWriteError``, never as a bare
     "ValueError: An error occurred in a thread" (which the scan would blame on the session being read)."""
     import functools
 
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: SearchIndex, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
         except (IndexBusy, IndexWriteError, DiskFull):
@@ -126,7 +130,14 @@ def _writes(method):
             self._broken = True
             raise write_failed(self.path, exc) from None
 
+    functools.update_wrapper(wrapper, method)
     return wrapper
+
+
+def counted(res: tantivy.SearchResult) -> int:
+    """How many documents a search with ``count=True`` matched (tantivy-py's stub leaves the attribute out)."""
+    n: int = res.count  # type: ignore[attr-defined]
+    return n
 
 
 def damaged(path: Path, exc: BaseException) -> IndexDamaged:
@@ -203,8 +214,8 @@ class SearchIndex:
 
     def count_kind(self, kind: str) -> int:
         """How many events of ``kind`` the index holds."""
-        return (
-            self.index.searcher().search(tantivy.Query.term_query(self.schema, "kind", kind), limit=1, count=True).count
+        return counted(
+            self.index.searcher().search(tantivy.Query.term_query(self.schema, "kind", kind), limit=1, count=True)
         )
 
     def num_segments(self) -> int:
@@ -398,7 +409,7 @@ def event_document(
         head = _head(*key)
         if heads is not None:
             heads[key] = head
-    doc = head.__copy__()  # type: ignore[attr-defined]  # tantivy-py has it; its stubs do not say so
+    doc: tantivy.Document = head.__copy__()  # type: ignore[attr-defined]  # tantivy-py has it; its stubs do not say so
     if ev.tool:
         doc.add_text("tool", ev.tool)
     if ev.call_id:
@@ -437,7 +448,7 @@ def _head(session: str, kind: str, origin: str) -> tantivy.Document:
     return doc
 
 
-def _first(d: dict, key: str, default=None):
+def _first(d: dict[str, list[Any]], key: str, default: Any = None) -> Any:
     v = d.get(key)
     return v[0] if v else default
 

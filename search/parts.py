@@ -17,6 +17,10 @@ history only grows), so a large history pays the refusal once, not every search.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tantivy
 
 #: The session keys' range: ``search.index.session_key`` is 63 bits.
 KEY_SPACE = 1 << 63
@@ -32,7 +36,7 @@ def too_many_buckets(exc: BaseException) -> bool:
     return "bucket limit" in str(exc)
 
 
-def aggregate(searcher, query, spec: dict) -> list[dict]:
+def aggregate(searcher: tantivy.Searcher, query: tantivy.Query, spec: dict[str, Any]) -> list[dict[str, Any]]:
     """The results of aggregation ``spec`` over the events of ``query``, one per part of the session-key space
     (a single one unless the buckets of one would be too many). Each session's buckets are all in one result."""
     global _parts
@@ -49,7 +53,7 @@ def aggregate(searcher, query, spec: dict) -> list[dict]:
         return results
 
 
-def _split(query, parts: int) -> list:
+def _split(query: tantivy.Query, parts: int) -> list[tantivy.Query]:
     """``query`` limited to each of ``parts`` equal ranges of session keys."""
     if parts == 1:
         return [query]
@@ -68,16 +72,16 @@ def _split(query, parts: int) -> list:
 
 
 @lru_cache(maxsize=1)
-def schema():
+def schema() -> tantivy.Schema:
     """The index's schema (what a query built outside the engine is built against)."""
     from voyager_sessions.search.index import build_schema
 
     return build_schema()
 
 
-def buckets(results: list[dict], name: str) -> list[dict]:
+def buckets(results: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     """The buckets of terms aggregation ``name`` across ``results`` (parts hold disjoint sessions: concatenated)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for res in results:
         out += (res.get(name) or {}).get("buckets", [])
     return out

@@ -22,13 +22,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from voyager_sessions.core.model import KINDS
 from voyager_sessions.search.analyzer import MIN_PART, SOLO_FROM, positioned
 from voyager_sessions.search.snippets import Phrase
+
+if TYPE_CHECKING:
+    import tantivy
+
 from voyager_sessions.search.syntax import (
     And,
     Filter,
@@ -229,7 +233,7 @@ class Stats:
     """Corpus statistics: BM25's N (every document a segment holds, deleted ones included, as Tantivy counts it)
     and document frequencies, read from the term dictionary (no posting is visited)."""
 
-    def __init__(self, searcher) -> None:
+    def __init__(self, searcher: tantivy.Searcher) -> None:
         self.searcher = searcher
         self._df: dict[tuple[str, str], int] = {}
         # Every document has exactly one kind term, so the kinds' document frequencies (deleted documents
@@ -353,7 +357,7 @@ def _cjk_letter(term: str) -> bool:
     return len(term) == 1 and ord(term) >= SOLO_FROM and term.isalnum()
 
 
-def measure(plan: Plan, searcher, holds: Callable[[Node], bool] | None = None) -> Plan:
+def measure(plan: Plan, searcher: tantivy.Searcher, holds: Callable[[Node], bool] | None = None) -> Plan:
     """``plan`` with its terms' breadths on ``searcher``'s index and the matching they decide.
 
     A run of :data:`DESCRIPTION_CHARS` CJK characters or more that no event holds as typed (``holds``: whether

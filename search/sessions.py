@@ -55,13 +55,14 @@ from collections import Counter
 from operator import add
 from collections.abc import Callable, Iterable, Sequence, Sized
 from itertools import chain
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
 from voyager_sessions.search import parts
 
 if TYPE_CHECKING:
+    import tantivy
     from concurrent.futures import ThreadPoolExecutor
 
 T = TypeVar("T")
@@ -128,10 +129,12 @@ class Coverage(msgspec.Struct):
         return [by[w] for w in sorted(by, reverse=True)]
 
 
-def evidence(searcher, query, *, weights: bool = False, weight: int = 0) -> TermEvidence:
+def evidence(
+    searcher: tantivy.Searcher, query: tantivy.Query, *, weights: bool = False, weight: int = 0
+) -> TermEvidence:
     """Per session: how many events match ``query`` and (``weights``) the best kind weight among them (else
     ``weight`` for every session)."""
-    spec: dict = {"terms": {"field": "session", "size": MAX_SESSIONS}}
+    spec: dict[str, Any] = {"terms": {"field": "session", "size": MAX_SESSIONS}}
     if weights:
         spec["aggs"] = {"w": {"max": {"field": "w"}}}
     buckets = parts.buckets(parts.aggregate(searcher, query, {"s": spec}), "s")
@@ -178,19 +181,19 @@ def later(fn: Callable[[], T]) -> Callable[[], T]:
     return pool.submit(fn).result
 
 
-def count(searcher, query) -> int:
+def count(searcher: tantivy.Searcher, query: tantivy.Query) -> int:
     """How many events match ``query`` (a one-value aggregation: no scoring, no buckets)."""
     res = searcher.aggregate(query, {"c": {"value_count": {"field": "w"}}})
     return int((res.get("c") or {}).get("value") or 0)
 
 
 def cover(
-    searcher,
-    term_queries: Sequence,
+    searcher: tantivy.Searcher,
+    term_queries: Sequence[tantivy.Query],
     *,
     weights: bool,
     broad: Sequence[bool] = (),
-    together: object = None,
+    together: tantivy.Query | None = None,
     breadths: Sequence[int] = (),
 ) -> Coverage:
     """Which sessions hold every term of ``term_queries`` (each already holds the event constraints), and with
@@ -213,7 +216,7 @@ def cover(
     # A term no event says (breadth 0: a word missing from the term dictionary) holds no session: not aggregated.
     said = [i for i in range(k) if len(breadths) != k or breadths[i] > 0]
 
-    def term(i: int, restrict: object = None) -> TermEvidence:
+    def term(i: int, restrict: tantivy.Query | None = None) -> TermEvidence:
         wide = i < len(broad) and broad[i]
         if i not in said:
             return TermEvidence({}, weight=BROAD_WEIGHT if weights else 0, presence=weights and wide)
@@ -234,7 +237,14 @@ def cover(
     # every term is said somewhere (else no event holds them all).
     first = 1 if together is not None and len(said) == k else 0
     jobs = ([-1] if first else []) + said
-    done = each(lambda j: evidence(searcher, together) if jobs[j] < 0 else term(jobs[j]), jobs)
+
+    def job(j: int) -> TermEvidence:
+        if jobs[j] >= 0:
+            return term(jobs[j])
+        assert together is not None
+        return evidence(searcher, together)
+
+    done = each(job, jobs)
     both = done[0].counts if first else {}
     found_by = dict(zip(said, done[first:]))
     per_term = [found_by.get(i) or term(i) for i in range(k)]
@@ -259,12 +269,12 @@ def _weights(per_term: list[TermEvidence], dfs: list[int], num_events: int) -> d
 
 
 def _within(
-    searcher,
-    term_queries: Sequence,
+    searcher: tantivy.Searcher,
+    term_queries: Sequence[tantivy.Query],
     found: TermEvidence,
     narrow: int,
-    term: Callable[[int, object], TermEvidence],
-    together: object,
+    term: Callable[[int, tantivy.Query | None], TermEvidence],
+    together: tantivy.Query | None,
 ) -> Coverage | None:
     """``cover`` within the sessions of the narrowest term (``found``): the other terms (and ``together``)
     aggregated there, each term's event count over the whole index beside; None when none of those sessions
@@ -281,6 +291,7 @@ def _within(
             return term(others[j], restrict)
         if j < 2 * n:
             return count(searcher, term_queries[others[j - n]])
+        assert together is not None
         return evidence(searcher, _and(together, restrict))
 
     done = each(job, range(2 * n + (together is not None)))
@@ -306,7 +317,7 @@ def _within(
     )
 
 
-def _and(q, restrict):
+def _and(q: tantivy.Query, restrict: tantivy.Query) -> tantivy.Query:
     import tantivy
 
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, restrict)])
@@ -335,8 +346,8 @@ def score(cov: Coverage, num_events: int, *, together: set[str], titled: set[str
     # sessions share: each distinct one is computed once, then added to every session by C-level maps.
     for i, ev in enumerate(cov.per_term):
         f = idf[i]
-        part: dict
-        keys: Iterable
+        part: dict[Any, float]
+        keys: Iterable[Any]
         if ev.presence:
             said = f * 1 * (K1 + 1) / (1 + K1) * _log2(ev.weight)
             acc = [a + said if sid in ev.counts else a for a, sid in zip(acc, chosen)]

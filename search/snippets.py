@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from voyager_sessions.search.analyzer import SOLO_FROM
 from voyager_sessions.search.analyzer import is_word_char as _is_word_char
@@ -94,7 +94,7 @@ def _part_edge(text: str, s: int) -> bool:
     return before.isupper() and at.isupper() and s + 1 < len(text) and text[s + 1].islower()
 
 
-def find_spans(text: str, phrases: Sequence[tuple]) -> list[tuple[int, int]]:
+def find_spans(text: str, phrases: Sequence[tuple[Any, ...]]) -> list[tuple[int, int]]:
     """All ``[start, end)`` spans in ``text`` where one of ``phrases`` (``Phrase``, or ``(terms, is_prefix)``)
     occurs."""
     if not phrases or not text:
@@ -135,7 +135,7 @@ def find_spans(text: str, phrases: Sequence[tuple]) -> list[tuple[int, int]]:
 
 def make_snippet(
     text: str,
-    phrases: Sequence[tuple],
+    phrases: Sequence[tuple[Any, ...]],
     *,
     width: int = 240,
     spans: list[tuple[int, int]] | None = None,

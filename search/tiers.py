@@ -32,11 +32,12 @@ import math
 from collections.abc import Callable
 
 import msgspec
+import tantivy
 
 from voyager_sessions.core.model import KINDS
 from voyager_sessions.search.plan import PART_SCORE, Stats, breadth, part_word, terms_of
 from voyager_sessions.search.syntax import KIND_ALIASES, And, Filter, Node, Not, Or, Text
-from voyager_sessions.search.index import KIND_WEIGHTS, SAID_KINDS
+from voyager_sessions.search.index import KIND_WEIGHTS, SAID_KINDS, counted
 
 #: BM25's k1: a term scores below ``idf * (K1 + 1)`` in any event.
 K1 = 1.2
@@ -121,16 +122,18 @@ class Ranked(msgspec.Struct):
     """The best ``want`` (score, address) pairs, best first, how many matches were counted, and whether that is
     all of them."""
 
-    hits: list
+    hits: list[tuple[float, tantivy.DocAddress]]
     count: int
     exact: bool
 
 
-def ranked(searcher, *, bound: float, want: int, in_kinds: Callable[[tuple[str, ...], bool], object]) -> Ranked:
+def ranked(
+    searcher: tantivy.Searcher, *, bound: float, want: int, in_kinds: Callable[[tuple[str, ...], bool], tantivy.Query]
+) -> Ranked:
     """The top ``want`` events of a query by score, searched a kind tier at a time until no later tier can beat
     the page. ``in_kinds(kinds, negate)`` is the query limited to those kinds (or to every other kind), adding
     nothing to a score."""
-    hits: list = []
+    hits: list[tuple[float, tantivy.DocAddress]] = []
     count = 0
     seen: tuple[str, ...] = ()
     for i, (_, kinds) in enumerate(TIERS):
@@ -138,7 +141,7 @@ def ranked(searcher, *, bound: float, want: int, in_kinds: Callable[[tuple[str, 
         # The last tier is everything the others are not, so a kind the index holds but TIERS does not is searched.
         tier_q = in_kinds(seen, True) if last else in_kinds(kinds, False)
         res = searcher.search(tier_q, limit=max(want, 1), count=True, weight_by_field="w")
-        count += res.count
+        count += counted(res)
         hits = sorted(hits + list(res.hits), key=lambda h: -h[0])[:want]
         seen += kinds
         if last:
