@@ -18,25 +18,13 @@ session described in Chinese or Japanese). Every query has exactly one target, a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
 PATH = Path(__file__).with_name("queries.json")
 #: Further query files, read after ``queries.json`` (a class added in its own file merges without conflict).
 MORE = (Path(__file__).with_name("queries-cjk-paraphrase.json"),)
-CLASSES: tuple[str, ...] = (
-    "remembered",
-    "paraphrase",
-    "cjk",
-    "description",
-    "pasted",
-    "identifier",
-    "typo",
-    "cjk-description",
-    "cjk-paraphrase",
-    "cross-lingual",
-)
 Class = Literal[
     "remembered",
     "paraphrase",
@@ -49,6 +37,8 @@ Class = Literal[
     "cjk-paraphrase",
     "cross-lingual",
 ]
+#: The classes, in the order they are reported.
+CLASSES: tuple[str, ...] = get_args(Class)
 
 
 class JudgedQuery(msgspec.Struct, frozen=True, kw_only=True):
