@@ -35,11 +35,13 @@ if TYPE_CHECKING:
 
 from voyager_sessions.search.syntax import (
     And,
+    MAX_WORDS,
     Filter,
     Node,
     Not,
     Or,
     ParsedQuery,
+    QueryError,
     Text,
     describe,
     filter_node,
@@ -394,6 +396,10 @@ def _described(plan: Plan, holds: Callable[[Node], bool]) -> Plan:
     if not changed:
         return plan
     positive = list({describe(n): n for n in positive if matchable(n)}.values())
+    if len(positive) > MAX_WORDS:  # as many terms as the words a query may have: the same cost, the same bound
+        raise QueryError(
+            f"query of {len(positive):,} terms (pairs of characters): too large to run (at most {MAX_WORDS:,})"
+        )
     root = And((*positive, *plan.events)) if len(positive) + len(plan.events) > 1 else positive[0]
     texts = [t for n in positive for t in positive_texts(n)]
     return msgspec.structs.replace(

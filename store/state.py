@@ -201,6 +201,8 @@ class SourceState(msgspec.Struct):
 
 #: How far past the last read of its source a session's time may lie before the list's order clamps it.
 FUTURE_SLACK_S = 86_400
+#: The longest LIKE pattern SQLite accepts (SQLITE_MAX_LIKE_PATTERN_LENGTH).
+LIKE_PATTERN_BYTES = 50_000
 
 _SESSION_COLS = (
     "id",
@@ -782,12 +784,17 @@ class StateStore:
                 cache = self._titles_cache = self._read_titles(version)
                 return cache.ids_with(words, limit)
             self._titles_asked = version
-        where = " AND ".join("title LIKE ? ESCAPE '\\'" for _ in words)
+        # SQLite refuses a LIKE pattern past 50,000 bytes ("pattern too complex"): a longer word (a pasted run of
+        # CJK text) is looked for with instr over the ASCII-lower-cased title, the same test as the LIKE.
+        pats = [like_contains(w) for w in words]
+        long = [len(p.encode()) > LIKE_PATTERN_BYTES for p in pats]
+        where = " AND ".join("instr(lower(title), lower(?)) > 0" if x else "title LIKE ? ESCAPE '\\'" for x in long)
         # ``+id``: ordered by id without walking the table in id order (the planner's pick for ``ORDER BY id``,
         # 55-62 ms at 100,000 sessions for a word no title holds), so the covering title index is scanned
         # instead (12 ms; 32 ms when every title matches and the first ``limit`` by id must be sorted out).
         sql = f"SELECT id FROM sessions WHERE title IS NOT NULL AND {where} ORDER BY +id LIMIT ?"
-        return [r[0] for r in self.conn.execute(sql, [*(like_contains(w) for w in words), limit])]
+        args = [w if x else p for w, p, x in zip(words, pats, long)]
+        return [r[0] for r in self.conn.execute(sql, [*args, limit])]
 
     def _read_titles(self, version: int) -> _Titles:
         rows = self.conn.execute("SELECT id, lower(title) FROM sessions WHERE title IS NOT NULL ORDER BY id").fetchall()

@@ -118,6 +118,20 @@ def test_a_query_too_large_to_run_is_one_line_and_exit_2(corpus, run):
         assert res.stderr.count("\n") == 1 and "too large to run" in res.stderr
 
 
+def test_a_long_chinese_or_japanese_run_is_answered_or_too_large_never_an_internal_error(corpus, run):
+    """A pasted run of CJK text is one word to the parser and, read as a description, its pairs of characters: a run
+    past SQLite's longest LIKE pattern still looks for titles holding it, and more distinct pairs than a query may
+    have words is too large to run, as that many words are."""
+    assert run("scan").exit_code == 0
+    repeated = "支付回调订单服务" * 2500  # 20,000 characters, 60,000 bytes: 8 distinct pairs
+    res = run("search", "--json", "--no-refresh", "--", repeated)
+    assert res.exit_code in (0, 1) and json.loads(res.stdout)["total"] >= 0, res.stderr
+    varied = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(6000))  # 5,999 distinct pairs, said nowhere
+    res = run("search", "--json", "--no-refresh", "--", varied)
+    assert res.exit_code == 2 and res.stdout == "", res.stderr
+    assert res.stderr.count("\n") == 1 and "5,999 terms" in res.stderr and "too large to run" in res.stderr
+
+
 def test_conjuncts_flatten_what_code_added_and_keep_what_a_person_grouped():
     from voyager_sessions.search.plan import conjuncts
 

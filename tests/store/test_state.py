@@ -79,6 +79,7 @@ def test_a_long_lived_reader_finds_titled_sessions_as_a_one_shot_one_does(tmp_pa
 
     titles = ["Fix the Tokenizer", "tokenizer 数据 pass", "100% done_ok", "a\\b path", "THE END", "", None, "x_y"]
     titles += [f"bulk title {i} the" for i in range(30)]
+    titles.append("Ab" * 30_000 + " tail")  # a word of it is longer than the longest LIKE pattern SQLite takes
 
     def records(names):
         return [
@@ -91,11 +92,13 @@ def test_a_long_lived_reader_finds_titled_sessions_as_a_one_shot_one_does(tmp_pa
     writer.commit_scan(sessions=records(titles))
     oneshot, kept = StateStore(path), StateStore(path, lendable=True)
     queries = [["tokenizer"], ["TOKENIZER", "fix"], ["%"], ["_"], ["\\"], ["数据"], ["the"], ["the", "1"], [""], ["zz"]]
+    queries += [["aB" * 26_000], ["ab" * 26_000, "TAIL"], ["ab" * 26_000 + "x"], ["支付" * 9_000]]
     kept.session_ids_titled(["warm"])  # the first ask after a commit is the query's; the second reads the titles
     for words in queries:
         assert kept.session_ids_titled(words) == oneshot.session_ids_titled(words), words
         assert kept.session_ids_titled(words, limit=3) == oneshot.session_ids_titled(words, limit=3), words
     assert kept.session_ids_titled(["tokenizer"]) == ["p:000", "p:001"]
+    assert oneshot.session_ids_titled(["aB" * 26_000, "TAIL"]) == [f"p:{len(titles) - 1:03d}"]
     assert kept._titles_cache is not None  # answered from the titles kept in memory
     writer.commit_scan(sessions=records(["renamed"] + titles[1:]))  # another connection commits: read again
     assert kept.session_ids_titled(["fix"]) == [] and kept.session_ids_titled(["renamed"]) == ["p:000"]
