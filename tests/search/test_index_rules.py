@@ -33,10 +33,6 @@ def indexed(home, run):
     assert run("scan").exit_code == 0
 
 
-def _search(run, *args: str):
-    return search_json(run, *args)
-
-
 def _names(doc) -> list[str]:
     return [h["session_id"].partition(":")[2][:2] for h in doc["hits"]]
 
@@ -44,7 +40,7 @@ def _names(doc) -> list[str]:
 @pytest.mark.parametrize("query", ["가나", "나다라", "据库", "数据库"])
 def test_cjk_characters_are_never_adjacent_across_whitespace(indexed, run, query):
     """``가나`` finds 가나다라, never 가 나 다 라; ``据库`` never 数据 库 nor 数据 and 库 on two lines."""
-    res, doc = _search(run, query)
+    res, doc = search_json(run, query)
     assert res.exit_code == 0 and set(_names(doc)) == {"k2"}, _names(doc)
     for h in doc["hits"]:  # what is lit is the characters together
         start, end = h["highlights"][0]
@@ -52,12 +48,12 @@ def test_cjk_characters_are_never_adjacent_across_whitespace(indexed, run, query
 
 
 def test_a_quoted_phrase_with_its_whitespace_finds_it_said_apart(indexed, run):
-    res, doc = _search(run, '"가 나"')
+    res, doc = search_json(run, '"가 나"')
     assert res.exit_code == 0 and _names(doc) == ["k1"]
-    res, doc = _search(run, '"数据 库"')  # a space or a line break, one or several: whitespace
+    res, doc = search_json(run, '"数据 库"')  # a space or a line break, one or several: whitespace
     assert res.exit_code == 0 and _names(doc) == ["k1"] and doc["total"] == 1
     assert [doc["hits"][0]["snippet"][s:e] for s, e in doc["hits"][0]["highlights"]] == ["数据 库", "数据 库"]
-    res, doc = _search(run, "가 나")  # two words: a session that says each, apart or together
+    res, doc = search_json(run, "가 나")  # two words: a session that says each, apart or together
     assert set(_names(doc)) == {"k1", "k2"}
 
 
@@ -73,7 +69,7 @@ def test_a_quoted_phrase_with_its_whitespace_finds_it_said_apart(indexed, run):
     ],
 )
 def test_a_word_finds_the_identifiers_it_is_part_of(indexed, run, query, found):
-    res, doc = _search(run, "--sessions", query)
+    res, doc = search_json(run, "--sessions", query)
     assert res.exit_code == 0 and _names(doc) == found, _names(doc)
     for h in doc["hits"]:  # the part is lit inside the identifier
         assert any(h["snippet"][s:e].lower() == query for s, e in h["highlights"]), h["snippet"]
@@ -93,6 +89,6 @@ def test_a_word_finds_the_identifiers_it_is_part_of(indexed, run, query, found):
     ],
 )
 def test_whole_identifiers_and_needles_stay_exact(indexed, run, query, found):
-    res, doc = _search(run, "--sessions", query)
+    res, doc = search_json(run, "--sessions", query)
     assert sorted(_names(doc)) == sorted(found), _names(doc)
     assert res.exit_code == (0 if found else 1)

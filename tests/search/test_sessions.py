@@ -41,16 +41,12 @@ def remembered(home, run):
     assert run("scan").exit_code == 0
 
 
-def _search(run, *args: str):
-    return search_json(run, *args)
-
-
 def _sessions(doc) -> set[str]:
     return {h["session_id"].partition(":")[2][:2] for h in doc["hits"]}
 
 
 def test_words_said_in_different_events_find_the_session(remembered, run):
-    res, doc = _search(run, "--sessions", "webhook idempotency cache")
+    res, doc = search_json(run, "--sessions", "webhook idempotency cache")
     assert res.exit_code == 0 and doc["match"] == "all" and res.stderr == ""
     assert _sessions(doc) == {"a1", "b2"} and doc["total"] == 2
     a1 = next(h for h in doc["hits"] if h["session_id"].startswith("claude:a1"))
@@ -63,7 +59,7 @@ def test_words_said_in_different_events_find_the_session(remembered, run):
     )
     assert a1["hit_count"] == 3
     # Event hits: the events of those sessions that say the words, the one event holding all three first.
-    res, doc = _search(run, "webhook idempotency cache")
+    res, doc = search_json(run, "webhook idempotency cache")
     assert res.exit_code == 0 and doc["match"] == "all"
     first = doc["hits"][0]
     assert first["session_id"].startswith("claude:b2") and first["kind"] == "assistant"
@@ -77,7 +73,7 @@ def test_words_said_in_different_events_find_the_session(remembered, run):
 
 def test_a_person_sees_the_events_not_no_matches(remembered, run):
     # Filters apply to events: of the three words, tool output holds only "idempotency".
-    res, doc = _search(run, "webhook idempotency cache", "--kind", "tool")
+    res, doc = search_json(run, "webhook idempotency cache", "--kind", "tool")
     assert res.exit_code == 0 and doc["match"] == "partial" and [h["kind"] for h in doc["hits"]] == ["tool_result"]
     res = run("search", "--no-refresh", "webhook idempotency cache", "--kind", "tool")
     assert "no session holds all 3 terms" in res.stderr and "ERROR redis idempotency" in res.stdout
@@ -86,22 +82,22 @@ def test_a_person_sees_the_events_not_no_matches(remembered, run):
 
 
 def test_terms_split_across_sessions_are_a_partial_match(remembered, run):
-    res, doc = _search(run, "--sessions", "zanzibar quokka")
+    res, doc = search_json(run, "--sessions", "zanzibar quokka")
     assert res.exit_code == 0 and doc["match"] == "partial" and _sessions(doc) == {"d4", "e5"}
     assert res.stderr.count("\n") == 1 and "no session holds all 2 terms" in res.stderr
     assert all(len(h["matched_terms"]) == 1 for h in doc["hits"])
-    res, doc = _search(run, "zanzibar quokka")
+    res, doc = search_json(run, "zanzibar quokka")
     assert res.exit_code == 0 and doc["match"] == "partial" and doc["total"] == 2
     # A term found nowhere makes the others partial; no term anywhere is no match (exit 1).
-    res, doc = _search(run, "--sessions", "zanzibar migration nosuchword")
+    res, doc = search_json(run, "--sessions", "zanzibar migration nosuchword")
     assert res.exit_code == 0 and doc["match"] == "partial" and _sessions(doc) == {"d4"}
     # Sessions holding more of the terms come first: d4 holds two of three, e5 one.
-    res, doc = _search(run, "--sessions", "zanzibar migration quokka")
+    res, doc = search_json(run, "--sessions", "zanzibar migration quokka")
     assert doc["match"] == "partial" and [h["session_id"][7:9] for h in doc["hits"]] == ["d4", "e5"]
     assert [len(h["matched_terms"]) for h in doc["hits"]] == [2, 1]
-    res, doc = _search(run, "zanzibar migration quokka")
+    res, doc = search_json(run, "zanzibar migration quokka")
     assert [h["session_id"][7:9] for h in doc["hits"]] == ["d4", "e5"] and doc["total"] == 2
-    res, doc = _search(run, "--sessions", "nosuchword otherword")
+    res, doc = search_json(run, "--sessions", "nosuchword otherword")
     assert res.exit_code == 1 and doc["total"] == 0 and doc["hits"] == [] and doc["match"] == "all"
     assert run("search", "--no-refresh", "nosuchword otherword").exit_code == 1
 
@@ -110,9 +106,9 @@ def test_terms_split_across_sessions_are_a_partial_match(remembered, run):
 def test_beside_words_said_nowhere_one_word_is_searched_as_itself(remembered, run, mode):
     """When every other term is said nowhere, the one that is matches as a partial match of them all: its own
     hits in its own order (every session holds one term), each row naming it, the others in ``terms``."""
-    alone_res, alone = _search(run, *mode, "webhook")
+    alone_res, alone = search_json(run, *mode, "webhook")
     for query in ("nosuchword webhook", "webhook nosuchword zzqqxx", '"not said anywhere" webhook'):
-        res, doc = _search(run, *mode, query)
+        res, doc = search_json(run, *mode, query)
         assert res.exit_code == 0 and doc["match"] == "partial", query
         assert doc["terms"] == _terms(query)
         assert "no session holds all" in res.stderr and res.stderr.count("\n") == 1
@@ -123,8 +119,8 @@ def test_beside_words_said_nowhere_one_word_is_searched_as_itself(remembered, ru
             assert all([t["term"] for t in h["matched_terms"]] == ["webhook"] for h in doc["hits"])
     # Filters and negations apply as to the word alone; where they leave nothing, nothing matches (exit 1).
     for words, narrowed in (("", ("--kind", "user")), (" -fail", ()), ("", ("--kind", "tool_call"))):
-        res, doc = _search(run, *mode, "nosuchword webhook" + words, *narrowed)
-        alone_res, alone = _search(run, *mode, "webhook" + words, *narrowed)
+        res, doc = search_json(run, *mode, "nosuchword webhook" + words, *narrowed)
+        alone_res, alone = search_json(run, *mode, "webhook" + words, *narrowed)
         assert [h["session_id"] for h in doc["hits"]] == [h["session_id"] for h in alone["hits"]], narrowed
         assert (res.exit_code, doc["total"]) == (alone_res.exit_code, alone["total"]), narrowed
 
@@ -138,41 +134,41 @@ def _terms(query: str) -> list[str]:
 
 def test_phrases_and_cjk_runs_never_match_across_events(remembered, run):
     # 数 and 据 are in the same session but different events: a CJK run keeps its adjacency.
-    res, doc = _search(run, "数据")
+    res, doc = search_json(run, "数据")
     assert res.exit_code == 1 and doc["total"] == 0
-    res, doc = _search(run, "--sessions", "数据 upstream")
+    res, doc = search_json(run, "--sessions", "数据 upstream")
     assert "c3" not in _sessions(doc) or doc["match"] == "partial"
     assert doc["match"] == "partial"
     # A quoted phrase likewise; unquoted, the two words are two terms and the session holds both.
-    res, doc = _search(run, "--sessions", '"connection refused" pool')
+    res, doc = search_json(run, "--sessions", '"connection refused" pool')
     assert doc["match"] == "partial"
-    res, doc = _search(run, "--sessions", "connection refused")
+    res, doc = search_json(run, "--sessions", "connection refused")
     assert doc["match"] == "all" and _sessions(doc) == {"c3"}
 
 
 def test_filters_and_negations_apply_to_events(remembered, run):
     # kind:user keeps only prompts: "cache" is said only by the agent, so a1 no longer holds it.
-    res, doc = _search(run, "--sessions", "webhook cache kind:user")
+    res, doc = search_json(run, "--sessions", "webhook cache kind:user")
     assert doc["match"] == "partial" and all(h["kind"] == "user" for h in doc["hits"])
     # A negation drops the events that say it, not the session: a1's tool output says "unreachable",
     # and a1 still holds "webhook" and "cache" elsewhere.
-    res, doc = _search(run, "--sessions", "webhook cache -unreachable")
+    res, doc = search_json(run, "--sessions", "webhook cache -unreachable")
     assert doc["match"] == "all" and _sessions(doc) == {"a1", "b2"}
     # ...but the dropped event's words no longer count: a1 says "webhook" only in a prompt that says "fail".
-    res, doc = _search(run, "--sessions", "webhook idempotency -fail")
+    res, doc = search_json(run, "--sessions", "webhook idempotency -fail")
     assert doc["match"] == "all" and _sessions(doc) == {"b2"}
-    res, doc = _search(run, "--sessions", "--provider", "codex", "webhook idempotency")
+    res, doc = search_json(run, "--sessions", "--provider", "codex", "webhook idempotency")
     assert res.exit_code == 1 and doc["total"] == 0
 
 
 def test_one_term_and_or_queries_behave_as_before(remembered, run):
-    res, doc = _search(run, "idempotency")
+    res, doc = search_json(run, "idempotency")
     assert doc["total"] == 2 and doc["terms"] == ["idempotency"] and doc["match"] == "all"
     # An OR is one term: any of its words in one event.
-    res, doc = _search(run, "zanzibar OR quokka")
+    res, doc = search_json(run, "zanzibar OR quokka")
     assert doc["total"] == 2 and doc["match"] == "all"
     # Parentheses keep words together in one event: b2 says all three in one, a1 does not.
-    res, doc = _search(run, "--sessions", "(webhook idempotency) cache")
+    res, doc = search_json(run, "--sessions", "(webhook idempotency) cache")
     assert _sessions(doc) == {"b2"}
 
 
@@ -187,11 +183,11 @@ def test_session_rows_in_the_terminal_show_where_each_term_was_said(remembered, 
 @pytest.mark.parametrize("query", ["webhook idempotency cache", "zanzibar migration quokka", "the webhook"])
 def test_pages_add_up_to_the_whole(remembered, run, query):
     for mode in ([], ["--sessions"]):
-        _, whole = _search(run, *mode, query)
+        _, whole = search_json(run, *mode, query)
         keys = [(h["session_id"], h["seq"]) for h in whole["hits"]]
         paged = []
         for offset in range(whole["total"] + 1):
-            _, page = _search(run, *mode, "--limit", "1", "--offset", str(offset), query)
+            _, page = search_json(run, *mode, "--limit", "1", "--offset", str(offset), query)
             assert page["total"] == whole["total"] and page["match"] == whole["match"]
             paged += [(h["session_id"], h["seq"]) for h in page["hits"]]
         assert paged == keys and len(keys) == whole["total"]
@@ -199,9 +195,9 @@ def test_pages_add_up_to_the_whole(remembered, run, query):
 
 def test_sort_recent(remembered, run):
     # a1's last event is later than b2's.
-    _, doc = _search(run, "--sessions", "--sort", "recent", "webhook idempotency cache")
+    _, doc = search_json(run, "--sessions", "--sort", "recent", "webhook idempotency cache")
     assert [h["session_id"][7:9] for h in doc["hits"]] == ["a1", "b2"]
-    _, doc = _search(run, "--sort", "recent", "webhook idempotency cache")
+    _, doc = search_json(run, "--sort", "recent", "webhook idempotency cache")
     stamps = [h["timestamp"] for h in doc["hits"]]
     assert stamps == sorted(stamps, reverse=True) and doc["total"] == 4 == len(stamps)
 
@@ -217,11 +213,11 @@ def test_the_demo_query_finds_the_session(home, run):
     assert run("scan").exit_code == 0
     res = run("search", "--no-refresh", "webhook idempotency cache")
     assert res.exit_code == 0 and "No matches" not in res.stderr and "idempotency cache" in res.stdout
-    _, doc = _search(run, "webhook idempotency cache")
+    _, doc = search_json(run, "webhook idempotency cache")
     assert doc["match"] == "all" and {h["session_id"] for h in doc["hits"]} == {
         "codex:019a3f2e-7b10-7c44-9e21-5d8a0b6c4f12"
     }
-    _, doc = _search(run, "--sessions", "webhook idempotency cache")
+    _, doc = search_json(run, "--sessions", "webhook idempotency cache")
     assert doc["total"] == 1 and [t["term"] for t in doc["hits"][0]["matched_terms"]] == [
         "webhook",
         "idempotency",
@@ -267,7 +263,7 @@ def test_function_words_do_not_decide_a_partial_match(described, run):
     """No session holds every word: a session holding one rare word (``bucket``, ``regional``) comes before
     sessions holding many common ones (``the``, ``so``, ``and``, ``I``), which is how often they are said
     weighs each word (its idf), not how many of the query's words a session holds."""
-    res, doc = _search(run, "--sessions", "so I and the bucket it is")
+    res, doc = search_json(run, "--sessions", "so I and the bucket it is")
     assert doc["match"] == "partial" and res.exit_code == 0
     first = doc["hits"][0]
     assert first["session_id"][7:9] == "w1", [h["session_id"][7:9] for h in doc["hits"]]
@@ -284,7 +280,7 @@ def test_a_long_description_is_ranked_over_sessions(described, run):
     )
     assert len(set(query.split())) > 20
     for mode in ([], ["--sessions"]):
-        res, doc = _search(run, *mode, query)
+        res, doc = search_json(run, *mode, query)
         assert res.exit_code == 0 and doc["match"] == "partial", res.stderr
         assert doc["hits"][0]["session_id"][7:9] == "w1"
         assert "no session holds all" in res.stderr
@@ -294,21 +290,21 @@ def test_a_chinese_description_is_ranked_over_sessions(described, run):
     """A sentence written as Chinese is (no spaces) that no event holds as typed is read as its pairs of characters,
     matched over sessions with their idf: the session it describes first, flagged partial."""
     for mode in ([], ["--sessions"]):
-        res, doc = _search(run, *mode, "支付平台重复发送回调导致订单服务处理了两次，后来用Redis做了幂等")
+        res, doc = search_json(run, *mode, "支付平台重复发送回调导致订单服务处理了两次，后来用Redis做了幂等")
         assert res.exit_code == 0 and doc["match"] == "partial", res.stderr
         assert doc["hits"][0]["session_id"][7:9] == "w6" and "支付" in doc["terms"] and "redis" in doc["terms"]
         assert doc["hits"][0]["highlights"]  # the pairs it holds are lit
 
 
 def test_a_cjk_run_said_as_typed_or_short_stays_a_needle(described, run):
-    res, doc = _search(run, "--sessions", "订单服务的支付回调一直重复触发")  # held as typed: exactly where it is
+    res, doc = search_json(run, "--sessions", "订单服务的支付回调一直重复触发")  # held as typed: exactly where it is
     assert (
         res.exit_code == 0
         and doc["match"] == "all"
         and _sessions(doc) == {"w6"}
         and doc["terms"] == ["订单服务的支付回调一直重复触发"]
     )
-    res, doc = _search(run, "--sessions", "服务的数据迁移")  # seven characters, said nowhere as typed: a needle
+    res, doc = search_json(run, "--sessions", "服务的数据迁移")  # seven characters, said nowhere as typed: a needle
     assert res.exit_code == 1 and doc["hits"] == []
 
 
@@ -359,15 +355,15 @@ def pasted(home, run):
 def test_a_pasted_command_log_line_or_manifest_finds_its_session(pasted, run, query, mode):
     """Options and ``key: value`` pairs are text: the session where the line was said comes first (its event
     holds the whole line), exit 0; read as exclusions and filters they found nothing or the decoy."""
-    res, doc = _search(run, *mode, query)
+    res, doc = search_json(run, *mode, query)
     assert res.exit_code == 0, res.stderr
     assert doc["hits"][0]["session_id"][7:9] == PASTES[query], [h["session_id"][7:9] for h in doc["hits"]]
 
 
 def test_an_exclusion_written_as_one_still_excludes(pasted, run):
-    _, doc = _search(run, "--sessions", "rsync -marketing")
+    _, doc = search_json(run, "--sessions", "rsync -marketing")
     assert _sessions(doc) == {"p5"}  # p1 says rsync only in the event that says marketing
-    _, doc = _search(run, "--sessions", "rsync NOT avz")
+    _, doc = search_json(run, "--sessions", "rsync NOT avz")
     assert _sessions(doc) == set()  # both sessions say avz wherever they say rsync
 
 
