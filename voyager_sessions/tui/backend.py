@@ -47,6 +47,8 @@ class SessionHit(msgspec.Struct, kw_only=True):
     hits: int
     seq: int | None = None
     kind: str | None = None
+    #: The tool a tool call hit called (its excerpt is drawn as people read the call).
+    tool: str | None = None
     snippet: str = ""
     highlights: list[tuple[int, int]] = []
     resume: str | None = None
@@ -193,6 +195,7 @@ class Backend:
                 hits=h.hit_count or 1,
                 seq=h.seq,
                 kind=h.kind,
+                tool=h.tool,
                 snippet=h.snippet,
                 highlights=[(a, b) for a, b in h.highlights],
                 resume=h.resume,
@@ -246,6 +249,39 @@ class Backend:
         except VoyagerError:
             return []
         return sorted({h.seq for h in result.hits if h.session_id == session_id})
+
+    def prompt(self, session_id: str, query: str) -> dict[str, Any] | None:
+        """What a row found by the session's title shows instead of the title again: the session's best event
+        for ``query`` that is not its title, else its first prompt (the fields of a :class:`SessionHit`)."""
+        from voyager_sessions.core.model import KINDS, SearchResult
+
+        try:
+            found = self._ask(
+                "search",
+                {
+                    "query": query.strip(),
+                    "limit": 1,
+                    "session": session_id,
+                    "kinds": [k for k in KINDS if k != "title"],
+                    "refresh": False,
+                },
+                SearchResult,
+            )
+            hit = next((h for h in found.hits if h.session_id == session_id), None)
+            if hit is not None:
+                return {
+                    "seq": hit.seq,
+                    "kind": hit.kind,
+                    "tool": hit.tool,
+                    "snippet": hit.snippet,
+                    "highlights": hit.highlights,
+                }
+            first = next((e for e in self.timeline(session_id, around=0, window=8).events if e.kind == "user"), None)
+        except VoyagerError:
+            return None
+        if first is None:
+            return None
+        return {"seq": first.seq, "kind": first.kind, "snippet": " ".join(first.text.split())[:240], "highlights": []}
 
     def generation(self) -> tuple[object, ...]:
         """What changes when a scan commits (events indexed, the last scan): re-search when it moved."""
