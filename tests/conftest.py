@@ -336,7 +336,7 @@ class Run:
     """Invoke the real CLI in-process (click's CliRunner) with stdout and stderr kept apart."""
 
     def __call__(self, *args: str, input: str | None = None):
-        from voyager_sessions.cli import cli
+        from voyager_sessions.cli.app import cli
 
         return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
 

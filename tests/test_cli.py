@@ -256,7 +256,7 @@ def test_help_loads_no_engine(home):
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('loaded: %s\\n' % sorted(\n"
         "    m for m in ('msgspec', 'tantivy', 'sqlite3') if m in sys.modules)))\n"
-        "from voyager_sessions.main import main\n"
+        "from voyager_sessions.cli.main import main\n"
         "main()\n"
     )
     proc = subprocess.run(

@@ -29,7 +29,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS
 from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.manifest import agent_variables
-from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
+from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
 
 #: The program each resumable agent is reopened with (its manifest row's ``binary``).
 BINARY = {a.name: a.binary for a in manifest.ROWS.values() if a.binary}
@@ -109,7 +109,7 @@ def test_hand_over_names_a_directory_it_cannot_enter(tmp_path: Path) -> None:
     """The directory can turn out unenterable (not a directory, no permission, gone) after ``missing`` looked:
     one line naming it, never an internal error, and the process stays where it was."""
     from voyager_sessions.core.errors import UserError
-    from voyager_sessions.resume import hand_over
+    from voyager_sessions.api.resume import hand_over
 
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")

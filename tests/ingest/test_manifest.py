@@ -35,7 +35,7 @@ from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, discover, fingerprint
 from voyager_sessions.core.model import Event, Session, session_id
-from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
+from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
 
 #: The store kinds a row may name (a new kind is added here with the docs that explain it).
 STORE_KINDS = {"jsonl", "json", "sqlite", "markdown", "encrypted", "jsonl+zstd", "sqlite+zstd"}

@@ -162,7 +162,7 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
     from pathlib import Path
 
     from voyager_sessions.core.paths import DataDir
-    from voyager_sessions.serve import client
+    from voyager_sessions.core import remote as client
 
     env, server = served_module
     last = DataDir(env["VOYAGER_HOME"]).last_search

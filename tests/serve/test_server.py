@@ -14,7 +14,8 @@ import pytest
 
 from tests.serve.conftest import ServerProcess, cli, make_env, scanned_env, write_corpus
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve import client, protocol
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 
 
 def _raw(path: str, payload: bytes, *, read_timeout: float = 5.0, pause: float = 0.0) -> bytes:

@@ -11,8 +11,9 @@ import pytest
 
 from tests.conftest import CODEX_SID
 from tests.serve.conftest import ServerProcess, cli, make_env, write_corpus
-from voyager_sessions import commands, present
-from voyager_sessions.serve import client
+from voyager_sessions.cli import commands
+from voyager_sessions.cli import present
+from voyager_sessions.core import remote as client
 
 CLIENTS = 8
 REQUESTS = 500

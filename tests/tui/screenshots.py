@@ -46,7 +46,7 @@ def main() -> None:
             "VOYAGER_CODEX_HOME": str(CORPUS / "codex"),
         }
         os.environ.update(env)
-        from voyager_sessions.cli import cli
+        from voyager_sessions.cli.app import cli
 
         try:
             cli(["scan", "-q"], standalone_mode=False)

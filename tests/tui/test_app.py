@@ -216,7 +216,7 @@ def test_textual_stays_off_the_search_path(corpus, run) -> None:
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('\\nUI %s\\n' % sorted(m for m in ('textual', 'rich') if m in sys.modules)))\n"
-        "from voyager_sessions.main import main\n"
+        "from voyager_sessions.cli.main import main\n"
         "main()\n"
     )
     for argv in (["search", "数据", "--no-refresh"], ["search", "数据", "--json"], ["--help"]):

@@ -2,17 +2,17 @@
 
 Importing click and building the command tree costs more than answering a search of a
 million events, so ``voyager search`` (and ``list``, ``show``, ``stats``) whose
-arguments :func:`voyager_sessions.commands.parse` reads completely go another way:
+arguments :func:`voyager_sessions.cli.commands.parse` reads completely go another way:
 
-1. to a running ``voyager serve`` for this data dir, through :mod:`voyager_sessions.serve.client`:
-   the command's parameters become an API request (:func:`voyager_sessions.present.request`),
+1. to a running ``voyager serve`` for this data dir, through :mod:`voyager_sessions.core.remote`:
+   the command's parameters become an API request (:func:`voyager_sessions.cli.present.request`),
    the server answers with the result document as data, and it is rendered here by the
-   very renderer the command uses in its own process (:func:`voyager_sessions.present.render`),
+   very renderer the command uses in its own process (:func:`voyager_sessions.cli.present.render`),
    all with the standard library only;
 2. when none answers, ``search`` runs here directly, and the others through click.
 
 Everything else (another command, ``--help``, a mistake in the arguments, shell
-completion) goes to the click CLI in :mod:`voyager_sessions.cli`, which also reports
+completion) goes to the click CLI in :mod:`voyager_sessions.cli.app`, which also reports
 anything the direct run raises, so messages and exit codes are the same every way.
 
 Start-up runs with the cyclic garbage collector off, and what it imported is then
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 #: click's shell-completion variable for prog_name ``voyager``; when set, click must answer.
 COMPLETE_VAR = "_VOYAGER_COMPLETE"
 
-#: The commands read without click (see voyager_sessions.commands.READ_COMMANDS).
+#: The commands read without click (see voyager_sessions.cli.commands.READ_COMMANDS).
 _READING = ("search", "list", "show", "stats")
 
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if not args and argv is None and sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get(COMPLETE_VAR):
         argv = args = ["ui"]  # `voyager` alone on a terminal opens the picker; on a pipe it prints help as before
     if args[:1] and args[0] in _READING and not os.environ.get(COMPLETE_VAR):
-        from voyager_sessions.commands import parse
+        from voyager_sessions.cli.commands import parse
 
         params = parse(args[0], args[1:])
         if params is not None:
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
                 _search(params, collecting)
     if args == ["mcp"] and not os.environ.get(COMPLETE_VAR):
         _mcp()
-    from voyager_sessions.cli import main as cli_main
+    from voyager_sessions.cli.app import main as cli_main
 
     _started(collecting)
     cli_main(argv)  # None stays None: click reads sys.argv itself, as it always did
@@ -64,14 +64,14 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 def _forward(cmd: str, params: dict) -> None:
     """Exit with the server's answer, rendered here, when a server for this data dir gives one; return when none does."""
-    from voyager_sessions.serve import protocol
+    from voyager_sessions.core import wire as protocol
 
     if not (protocol.is_utf8(getattr(sys.stdout, "encoding", None)) and hasattr(sys.stdout, "buffer")):
         return  # click would re-encode for a misconfigured stream: leave that to it
-    from voyager_sessions import present
-    from voyager_sessions.serve.client import ask
+    from voyager_sessions.cli import present
+    from voyager_sessions.core.remote import ask
 
-    os.umask(0o077)  # cmdutil.private_umask, without importing it: nothing here writes, but stay alike
+    os.umask(0o077)  # common.private_umask, without importing it: nothing here writes, but stay alike
     fields, view = present.request(cmd, params, _color)
     got = ask(cmd, fields)
     if got is None:
@@ -97,7 +97,7 @@ def _forward(cmd: str, params: dict) -> None:
 
 
 def _color(mode: str) -> bool:
-    """``--color MODE`` against this process's stdout: what ``cmdutil.use_color`` decides (a test holds them equal)."""
+    """``--color MODE`` against this process's stdout: what ``common.use_color`` decides (a test holds them equal)."""
     if mode == "always":
         return True
     if mode == "never" or os.environ.get("NO_COLOR"):
@@ -114,9 +114,9 @@ def _isatty(stream: object) -> bool:
 
 def _mcp() -> NoReturn:
     """``voyager mcp`` without click: an agent waits for its ``initialize`` answer (Codex about a second)."""
-    from voyager_sessions.serve.mcp_server import run_stdio
+    from voyager_sessions.mcp.server import run_stdio
 
-    os.umask(0o077)  # cmdutil.private_umask: a refresh scan may create the data dir
+    os.umask(0o077)  # common.private_umask: a refresh scan may create the data dir
     run_stdio()
     sys.stdout.flush()
     sys.exit(0)
@@ -131,8 +131,8 @@ def _started(collecting: bool) -> None:
 
 def _search(params: dict, collecting: bool) -> NoReturn:
     """``voyager search`` with parsed ``params``, as the click group runs it (umask first, errors reported alike)."""
-    from voyager_sessions import search_cmd
-    from voyager_sessions.cmdutil import private_umask
+    from voyager_sessions.cli import reading
+    from voyager_sessions.cli.common import private_umask
 
     private_umask()
     try:
@@ -141,11 +141,11 @@ def _search(params: dict, collecting: bool) -> NoReturn:
             from voyager_sessions.search import engine, index  # noqa: F401
         finally:
             _started(collecting)
-        search_cmd.search_command(**params)
+        reading.search_command(**params)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported below exactly as click reports it
         failure: BaseException = exc
     else:
         sys.exit(0)
-    from voyager_sessions.cli import exit_as_command_error
+    from voyager_sessions.cli.app import exit_as_command_error
 
     exit_as_command_error(failure)

@@ -3,7 +3,7 @@
 Importing click and building the command tree costs more than answering a search, and
 the commands a person runs most (``search``, ``list``, ``show``, ``stats``) are read here
 instead when their arguments are plain. Each command's options are declared once, as a
-tuple of :class:`Option`; :mod:`voyager_sessions.cli` builds the click command from the
+tuple of :class:`Option`; :mod:`voyager_sessions.cli.app` builds the click command from the
 same table, and :func:`parse_args` reads argv with it. The reader accepts only spellings
 whose meaning is certain and returns exactly the values click would pass; for anything
 else (``--help``, an unknown or malformed option, an out-of-range value, ``-n5``-style

@@ -14,7 +14,7 @@ works), then one header line of JSON and, after it, exactly ``header["body"]`` b
     {"v": 2, "notices": [["text", quiet_ok], …], "body": 1234}
 
 The body is the result document as msgspec encodes it (the JSON of ``--json``); the
-client renders it itself (``voyager_sessions.present``), so nothing the server sends is
+client renders it itself (``voyager_sessions.cli.present``), so nothing the server sends is
 terminal output. ``notices`` are what the search's refresh reported (``api.Notice``). A
 request the API refused is answered ``{"v": 2, "notices": […], "failure": "voyager: …",
 "exit": 2}``: the CLI's one line and exit code. A request the server will not answer gets
@@ -39,7 +39,7 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the client pays for every import
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 VERSION = 2
 
@@ -85,17 +85,16 @@ def client_env(environ: Mapping[str, str]) -> dict[str, str]:
 _LOCATION_SUFFIXES = ("_HOME", "_DIR", "_DB", "_FILE", "_ROOT", "_DATA", "_PATH")
 
 
-def answer_env(environ: Mapping[str, str]) -> dict[str, str]:
+def answer_env(environ: Mapping[str, str], agent_variables: Iterable[str]) -> dict[str, str]:
     """The part of ``environ`` that can change what a reading command answers (server side).
 
     Where agents keep sessions (every variable the agent manifest reads, ``ingest/manifest.py``), Voyager's own
     caps (``VOYAGER_*``), local time (``TZ``), the home shortened to ``~`` (``HOME``) and
     the data dir's default (``XDG_DATA_HOME``). A server answers only clients whose values
-    match its own.
+    match its own. ``agent_variables``: the manifest's (the server asks ``api.agent_variables``; the
+    protocol itself stays below every layer and knows no agent).
     """
-    from voyager_sessions.api import agent_variables
-
-    names = {"HOME", "TZ", "XDG_DATA_HOME", *agent_variables()}
+    names = {"HOME", "TZ", "XDG_DATA_HOME", *agent_variables}
     names.update(k for k in environ if k.startswith("VOYAGER_"))
     return {k: environ[k] for k in sorted(names - _NOT_COMPARED) if k in environ}
 

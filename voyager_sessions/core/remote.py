@@ -1,7 +1,7 @@
 """The client side of ``voyager serve``: hand an API request to the server, or say that none answered.
 
 :func:`ask` is what a plain ``voyager search`` (``list``, ``show``, ``stats``) tries
-first (see :mod:`voyager_sessions.main`, which renders the answer), and what ``voyager
+first (see :mod:`voyager_sessions.cli.main`, which renders the answer), and what ``voyager
 mcp`` tries for a tool call. It imports the standard library only (no click, msgspec or
 tantivy: ``tests/serve/test_client.py`` checks ``sys.modules``), so asking a server
 costs little more than starting Python. It writes nothing: whatever goes wrong before
@@ -17,7 +17,7 @@ import _socket  # the C module: ``socket`` spends milliseconds building enums th
 import json
 import os
 
-from voyager_sessions.serve import protocol
+from voyager_sessions.core import wire as protocol
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every `voyager search` pays for imports
 if TYPE_CHECKING:

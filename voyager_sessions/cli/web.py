@@ -1,4 +1,4 @@
-"""``voyager web``: the click command (loaded lazily, see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`).
+"""``voyager web``: the click command (loaded lazily, see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli.app`).
 
 It imports nothing of the web stack until it runs, so ``voyager --help`` lists it even
 when the ``web`` extra is not installed; running it then says how to install it.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from voyager_sessions.cmdutil import data_dir
+from voyager_sessions.cli.common import data_dir
 from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.textsafe import printable

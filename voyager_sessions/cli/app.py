@@ -6,11 +6,11 @@ warnings and errors go to stderr. Exit codes: 0 found, 1 nothing found, 2 usage 
 query error, 3 busy (another scan holds the writer), 4 internal error. Heavy modules are
 imported inside commands so ``voyager --help`` starts fast.
 
-The console script enters through :mod:`voyager_sessions.main`, which runs a plain
+The console script enters through :mod:`voyager_sessions.cli.main`, which runs a plain
 ``voyager search`` without importing this module; everything else comes here. The
 reading commands (``search``, ``list``, ``show``, ``stats``) are built from their option
-tables in :mod:`voyager_sessions.options` and run the functions of
-:mod:`voyager_sessions.search_cmd` and :mod:`voyager_sessions.read_cmd`, which need no click.
+tables in :mod:`voyager_sessions.cli.options` and run the functions of
+:mod:`voyager_sessions.cli.reading` and :mod:`voyager_sessions.cli.reading`, which need no click.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import NoReturn
 
 import click
 
-from voyager_sessions import commands, read_cmd, search_cmd
-from voyager_sessions.argv import Option
-from voyager_sessions.cmdutil import (
+from voyager_sessions.cli import commands, reading
+from voyager_sessions.cli.argv import Option
+from voyager_sessions.cli.common import (
     EXIT_NONE,
     UserError,
     VoyagerError,
@@ -42,13 +42,13 @@ from voyager_sessions.core.textsafe import printable
 
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
-    "checkpoint": "voyager_sessions.checkpoint_cli:checkpoint",
-    "export": "voyager_sessions.handover_cli:export",
-    "resume": "voyager_sessions.handover_cli:resume",
-    "serve": "voyager_sessions.serve_cli:serve",
-    "mcp": "voyager_sessions.serve_cli:mcp",
-    "web": "voyager_sessions.web.cli:web",
-    "ui": "voyager_sessions.ui_cli:ui",
+    "checkpoint": "voyager_sessions.cli.checkpoint:checkpoint",
+    "export": "voyager_sessions.cli.handover:export",
+    "resume": "voyager_sessions.cli.handover:resume",
+    "serve": "voyager_sessions.cli.serve:serve",
+    "mcp": "voyager_sessions.cli.serve:mcp",
+    "web": "voyager_sessions.cli.web:web",
+    "ui": "voyager_sessions.cli.ui:ui",
 }
 
 
@@ -119,7 +119,7 @@ class LazyGroup(click.Group):
 
 
 def exit_as_command_error(exc: BaseException) -> NoReturn:
-    """Report ``exc``, raised by ``voyager search`` run without click (see voyager_sessions.main), as the CLI reports it.
+    """Report ``exc``, raised by ``voyager search`` run without click (see voyager_sessions.cli.main), as the CLI reports it.
 
     It is raised again from inside a command run by a root group like ``cli``, so click and
     ``LazyGroup.main`` handle it exactly as if the click command had raised it.
@@ -261,7 +261,7 @@ def search(**params: object) -> None:
       voyager search '"connection refused"' kind:tool since:7d
       voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
     """
-    search_cmd.search_command(**params)  # type: ignore[arg-type]
+    reading.search_command(**params)  # type: ignore[arg-type]
 
 
 # -- list and show ----------------------------------------------------------------------
@@ -270,13 +270,13 @@ def search(**params: object) -> None:
 @cli.command("list", params=_click_params("list"))
 def list_cmd(**params: object) -> None:
     """Sessions, newest first."""
-    read_cmd.list_command(**params)  # type: ignore[arg-type]
+    reading.list_command(**params)  # type: ignore[arg-type]
 
 
 @cli.command(params=_click_params("show"))
 def show(**params: object) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
-    read_cmd.show_command(**params)  # type: ignore[arg-type]
+    reading.show_command(**params)  # type: ignore[arg-type]
 
 
 # -- stats, demo ------------------------------------------------------------------------
@@ -285,7 +285,7 @@ def show(**params: object) -> None:
 @cli.command(params=_click_params("stats"))
 def stats(**params: object) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
-    read_cmd.stats_command(**params)  # type: ignore[arg-type]
+    reading.stats_command(**params)  # type: ignore[arg-type]
 
 
 @cli.command()
@@ -451,7 +451,7 @@ def demo(keep: bool) -> None:
             f"in {summary.seconds:.2f}s.\n"
         )
         color = use_color("auto")
-        from voyager_sessions.render import render_hit
+        from voyager_sessions.cli.render import render_hit
 
         with api.reader(ddir) as reader:
             backend = api.LentBackend(reader)
@@ -487,5 +487,5 @@ DEMO_QUERIES: list[tuple[str, str, dict]] = [
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The click CLI on ``argv`` (default ``sys.argv[1:]``): what :func:`voyager_sessions.main.main` hands over."""
+    """The click CLI on ``argv`` (default ``sys.argv[1:]``): what :func:`voyager_sessions.cli.main.main` hands over."""
     cli.main(args=argv, prog_name="voyager")

@@ -2,11 +2,11 @@
 
 ``search``, ``list``, ``show`` and ``stats`` only read the index, so each
 can be answered by a running server (see :mod:`voyager_sessions.serve`). This table is
-where the entry point (:mod:`voyager_sessions.main`) and the click CLI find each one: its
+where the entry point (:mod:`voyager_sessions.cli.main`) and the click CLI find each one: its
 option table and positional argument (read without click by
-:func:`voyager_sessions.argv.parse_args`) and the function click would call with the
+:func:`voyager_sessions.cli.argv.parse_args`) and the function click would call with the
 parameters read. (The server takes requests, not these parameters: see
-:mod:`voyager_sessions.present` and :mod:`voyager_sessions.api`.) Modules are imported
+:mod:`voyager_sessions.cli.present` and :mod:`voyager_sessions.api`.) Modules are imported
 on first use: reading argv must stay cheap.
 """
 
@@ -19,20 +19,20 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-    from voyager_sessions.argv import Option, Positional
+    from voyager_sessions.cli.argv import Option, Positional
 
-#: name -> (module of the command, options table and positional argument in voyager_sessions.options, function)
+#: name -> (module of the command, options table and positional argument in voyager_sessions.cli.options, function)
 READ_COMMANDS: dict[str, tuple[str, str, str | None, str]] = {
-    "search": ("voyager_sessions.search_cmd", "SEARCH_OPTIONS", "SEARCH_QUERY", "search_command"),
-    "list": ("voyager_sessions.read_cmd", "LIST_OPTIONS", None, "list_command"),
-    "show": ("voyager_sessions.read_cmd", "SHOW_OPTIONS", "SHOW_SESSION", "show_command"),
-    "stats": ("voyager_sessions.read_cmd", "STATS_OPTIONS", None, "stats_command"),
+    "search": ("voyager_sessions.cli.reading", "SEARCH_OPTIONS", "SEARCH_QUERY", "search_command"),
+    "list": ("voyager_sessions.cli.reading", "LIST_OPTIONS", None, "list_command"),
+    "show": ("voyager_sessions.cli.reading", "SHOW_OPTIONS", "SHOW_SESSION", "show_command"),
+    "stats": ("voyager_sessions.cli.reading", "STATS_OPTIONS", None, "stats_command"),
 }
 
 
 def tables(name: str) -> tuple[Sequence[Option], Positional | None]:
     """Command ``name``'s option table and its positional argument (None when it takes none)."""
-    from voyager_sessions import options
+    from voyager_sessions.cli import options
 
     _, table, positional, _ = READ_COMMANDS[name]
     return getattr(options, table), getattr(options, positional) if positional else None
@@ -40,7 +40,7 @@ def tables(name: str) -> tuple[Sequence[Option], Positional | None]:
 
 def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
     """The parameters click would pass to command ``name`` for ``args``, or None to leave them to click."""
-    from voyager_sessions.argv import parse_args
+    from voyager_sessions.cli.argv import parse_args
 
     options, positional = tables(name)
     return parse_args(options, args, positional)

@@ -9,7 +9,7 @@ optional server; this module imports only the standard library, so ``initialize`
 answered about as fast as Python starts. The SDK's client stays in the tests as the
 reference client (``tests/serve/test_mcp.py``).
 
-The tools' work is :mod:`voyager_sessions.serve.mcp_calls` (the application API, in
+The tools' work is :mod:`voyager_sessions.mcp.calls` (the application API, in
 process or through ``voyager serve``), imported in the background once the handshake
 is answered. A tool's failure is a tool result with ``isError`` and one line of text,
 exactly the message ``voyager`` prints after ``voyager: ``; a malformed message is a
@@ -155,7 +155,7 @@ CHECKPOINT_INTRO = (
     "notes. Every change is kept as a snapshot. "
 )
 
-#: tool name -> the checkpoint operation it runs (voyager_sessions.checkpoints_api, through mcp_calls.checkpoint).
+#: tool name -> the checkpoint operation it runs (voyager_sessions.api.checkpoints, through mcp_calls.checkpoint).
 CHECKPOINT_TOOLS = {
     "checkpoint_save": "save",
     "checkpoint_status": "status",
@@ -417,7 +417,7 @@ class Server:
         current = caller_session(self.environ, params.get("_meta"))
         try:
             if name in CHECKPOINT_TOOLS:
-                from voyager_sessions.serve.mcp_calls import checkpoint
+                from voyager_sessions.mcp.calls import checkpoint
 
                 doc = checkpoint(calls.data_dir, CHECKPOINT_TOOLS[name], args, current)
             elif name == "search":
@@ -457,14 +457,14 @@ def tool_error(message: str) -> dict[str, Any]:
 
 
 def _default_calls() -> Any:
-    from voyager_sessions.serve.mcp_calls import Calls
+    from voyager_sessions.mcp.calls import Calls
 
     return Calls()
 
 
 def _warm_imports() -> None:
     try:
-        import voyager_sessions.serve.mcp_calls  # noqa: F401
+        import voyager_sessions.mcp.calls  # noqa: F401
         from voyager_sessions.api import warm_up
 
         warm_up()

@@ -1,10 +1,10 @@
 """``voyager resume`` and ``voyager export``: from a session found to the work, in its agent or in a file.
 
-Thin click commands over :mod:`voyager_sessions.resume`, :mod:`voyager_sessions.export` and
+Thin click commands over :mod:`voyager_sessions.api.resume`, :mod:`voyager_sessions.export` and
 the read side (:class:`voyager_sessions.api.Reader`, whose ``resolve`` is the one session
 resolver). ``SESSION`` is an id, a native id, an unambiguous prefix, or ``-``: the first hit
 of the last ``voyager search`` (:mod:`voyager_sessions.core.lastsearch`). Loaded only when one
-of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`).
+of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli.app`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from voyager_sessions.cmdutil import UserError, data_dir
+from voyager_sessions.cli.common import UserError, data_dir
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.plural import count
 from voyager_sessions.core.textsafe import printable
@@ -57,7 +57,7 @@ def resume(session: str, print_only: bool) -> None:
     """
     from voyager_sessions import api
     from voyager_sessions.export import agent_label
-    from voyager_sessions.resume import hand_over, missing, recipe
+    from voyager_sessions.api.resume import hand_over, missing, recipe
 
     with api.reader(data_dir()) as r:
         rec = resolve(r, session)

@@ -1,6 +1,6 @@
 """``voyager serve`` (with ``status`` and ``stop``) and ``voyager mcp``: the click commands of the service.
 
-Loaded only when one of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`).
+Loaded only when one of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli.app`).
 The work is in :mod:`voyager_sessions.serve`.
 """
 
@@ -12,8 +12,8 @@ import time
 
 import click
 
-from voyager_sessions.cli import Interval
-from voyager_sessions.cmdutil import EXIT_BUSY, EXIT_NONE, UserError, data_dir, emit_json
+from voyager_sessions.cli.app import Interval
+from voyager_sessions.cli.common import EXIT_BUSY, EXIT_NONE, UserError, data_dir, emit_json
 from voyager_sessions.core.paths import DataDir
 
 
@@ -62,7 +62,7 @@ def serve(ctx: click.Context, interval: float, detach: bool, quiet: bool, web: b
     if web:
         if detach:
             raise UserError("--web runs in the foreground (its URL holds a token only this terminal should see)")
-        from voyager_sessions.web.cli import announce, require_stack
+        from voyager_sessions.cli.web import announce, require_stack
 
         require_stack()
         control.run_foreground(
@@ -188,7 +188,7 @@ def mcp(ctx: click.Context) -> None:
     cursor, copilot, windsurf).
     """
     if ctx.invoked_subcommand is None:
-        from voyager_sessions.serve.mcp_server import run_stdio
+        from voyager_sessions.mcp.server import run_stdio
 
         run_stdio()
 
@@ -198,7 +198,7 @@ def mcp(ctx: click.Context) -> None:
 @click.option("--print", "print_only", is_flag=True, help="Show what would be written; change nothing.")
 def mcp_install(agent_name: str, print_only: bool) -> None:
     """Register `voyager mcp` in AGENT's MCP config (a backup is left beside it)."""
-    from voyager_sessions import mcp_install as inst
+    from voyager_sessions.mcp import install as inst
 
     a = inst.agent(agent_name)
     plan = inst.plan_install(agent_name, os.environ)
@@ -221,7 +221,7 @@ def mcp_install(agent_name: str, print_only: bool) -> None:
 @click.argument("agent_name", metavar="AGENT")
 def mcp_uninstall(agent_name: str) -> None:
     """Remove `voyager mcp` from AGENT's MCP config (a backup is left beside it)."""
-    from voyager_sessions import mcp_install as inst
+    from voyager_sessions.mcp import install as inst
 
     a = inst.agent(agent_name)
     plan = inst.plan_uninstall(agent_name, os.environ)

@@ -5,7 +5,7 @@ This is the one module through which the MCP server reaches Voyager. A reading t
 :func:`voyager_sessions.api.call`, which asks ``voyager serve`` when one runs for the data
 dir (its index is open and fresh already) and answers in this process otherwise: the
 result document's JSON either way, the bytes ``voyager … --json`` prints. The checkpoint
-tools call :mod:`voyager_sessions.checkpoints_api`, as ``voyager checkpoint`` does.
+tools call :mod:`voyager_sessions.api.checkpoints`, as ``voyager checkpoint`` does.
 
 Arguments become the API's request Structs, whose fields carry the CLI options' bounds,
 so an agent gets the bounds and messages the CLI gives. The caller's own session is left
@@ -136,7 +136,7 @@ def checkpoint(data_dir: Path, op: str, args: dict[str, Any], current: str | Non
     """Checkpoint operation ``op`` for the calling session (or the one ``args["session"]`` names); its result."""
     import msgspec
 
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     where: dict[str, Any] = {"data_dir": data_dir, "warn": warn}
     if op == "list":

@@ -14,7 +14,7 @@ Standard library only: the client of a server (every plain ``voyager search`` wh
 runs) imports this and nothing heavier. ``--json`` writes the document's bytes as they
 came; ``--jsonl`` cuts each hit's bytes out of them (never re-encoding: Python's ``json``
 spells some floats otherwise than msgspec); text decodes them into :class:`Doc` objects,
-which :mod:`voyager_sessions.render` reads as it reads the model's Structs.
+which :mod:`voyager_sessions.cli.render` reads as it reads the model's Structs.
 """
 
 from __future__ import annotations
@@ -153,14 +153,14 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
         return EXIT_OK
     doc = decode(body)
     if cmd == "list":
-        from voyager_sessions.render import render_row
+        from voyager_sessions.cli.render import render_row
 
         for row in doc.sessions:
             out.text(render_row(row))
         out.text(f"{fields['offset'] + len(doc.sessions)} of {plural.count(doc.total, 'session')}", err=True)
         return EXIT_OK if doc.sessions else EXIT_NONE
     if cmd == "show":
-        from voyager_sessions.render import render_timeline
+        from voyager_sessions.cli.render import render_timeline
 
         out.text(render_timeline(doc.session, doc.events, color=view.color), color=view.color)
         return EXIT_OK
@@ -197,7 +197,7 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
     elif not doc.hits:
         out.text("No matches." if doc.total == 0 else f"No hits on this page ({doc.total} in all).", err=True)
     else:
-        from voyager_sessions.render import render_group, render_hit
+        from voyager_sessions.cli.render import render_group, render_hit
 
         by_session = bool(fields.get("sessions"))
         if view.grouped:

@@ -1,16 +1,16 @@
 """The option tables of the reading commands (``search``, ``list``, ``show``, ``stats``): one definition each.
 
-:mod:`voyager_sessions.cli` builds the click commands from these tables and
-:func:`voyager_sessions.argv.parse_args` reads argv with them, so the two agree by
+:mod:`voyager_sessions.cli.app` builds the click commands from these tables and
+:func:`voyager_sessions.cli.argv.parse_args` reads argv with them, so the two agree by
 construction (``tests/test_search_fast_path.py``, ``tests/test_argv.py``). They live apart from
-the commands so that handing a command to a running server (``voyager_sessions.main``)
+the commands so that handing a command to a running server (``voyager_sessions.cli.main``)
 imports nothing but this, the argv reader and the client: every module on that path is
 paid for by every ``voyager search``.
 """
 
 from __future__ import annotations
 
-from voyager_sessions.argv import Option, Positional
+from voyager_sessions.cli.argv import Option, Positional
 from voyager_sessions.core.errors import MAX_INT
 
 #: The positional words of the query (click: an argument with ``nargs=-1``).

@@ -9,7 +9,7 @@ valid); here they become ANSI bold-yellow in a terminal, or stay plain when pipe
 
 Standard library only (the model's types are for type checkers): the client of ``voyager
 serve`` renders the documents it receives with these functions, from decoded JSON whose
-fields read as attributes (``voyager_sessions.present.Doc``), exactly as the CLI renders
+fields read as attributes (``voyager_sessions.cli.present.Doc``), exactly as the CLI renders
 the model's Structs in its own process.
 """
 

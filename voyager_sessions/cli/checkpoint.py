@@ -1,7 +1,7 @@
 """``voyager checkpoint …``: a thin click layer over the application API's checkpoint operations.
 
 This module owns argument parsing and printing results as text or JSON. Each command
-reads its arguments into a request of :mod:`voyager_sessions.checkpoints_api`, calls the
+reads its arguments into a request of :mod:`voyager_sessions.api.checkpoints`, calls the
 operation and renders the result document; resolving SESSION, every decision about
 state (merging, snapshots, undo, pruning: the store's) and telling the search index
 happen behind the API, so ``voyager mcp``'s task-state tools behave the same. The text
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import click
 
-from voyager_sessions.cmdutil import emit_json
+from voyager_sessions.cli.common import emit_json
 from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.paths import data_dir as default_data_dir
@@ -35,7 +35,7 @@ from voyager_sessions.core.textsafe import printable
 def __getattr__(name: str) -> Any:
     """``Resolved`` and ``Resolver`` (what an injected resolver returns and is), from the API on first use."""
     if name in ("Resolved", "Resolver"):
-        from voyager_sessions import checkpoints_api
+        from voyager_sessions.api import checkpoints as checkpoints_api
 
         return getattr(checkpoints_api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -126,7 +126,7 @@ def save(
     A save that changes nothing writes nothing (no new snapshot, no new timestamp).
     An empty value (--status "") clears a field.
     """
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     c = _obj(ctx)
     # Read and validate the document before anything else: a bad one writes nothing.
@@ -160,7 +160,7 @@ def save(
 
 def _read_document(source: str) -> bytes:
     """The ``--from-json`` document, read no further than one byte past the limit (``/dev/zero`` never ends)."""
-    from voyager_sessions.checkpoints_api import MAX_PAYLOAD_BYTES, document_too_large
+    from voyager_sessions.api.checkpoints import MAX_PAYLOAD_BYTES, document_too_large
 
     try:
         if source == "-":
@@ -198,7 +198,7 @@ def _read_capped(stream: Any, limit: int) -> bytes:
 @click.pass_context
 def status(ctx: click.Context, session: str, as_json: bool) -> None:
     """Show SESSION's checkpoint. Exit 1 if it has none."""
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     result = cp.status(cp.StatusRequest(session=session), **_obj(ctx).call())
     if as_json:
@@ -216,7 +216,7 @@ def status(ctx: click.Context, session: str, as_json: bool) -> None:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """List sessions that have a checkpoint, most recently updated first."""
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     c = _obj(ctx)
     result = cp.list_checkpoints(cp.ListRequest(), data_dir=c.ddir, warn=_warn)
@@ -239,7 +239,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
     """List SESSION's snapshots, newest first; * marks the one the current state came from."""
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     result = cp.snapshots(cp.SnapshotsRequest(session=session), **_obj(ctx).call())
     if as_json:
@@ -265,7 +265,7 @@ def snapshots(ctx: click.Context, session: str, as_json: bool) -> None:
 @click.pass_context
 def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -> None:
     """Make a snapshot SESSION's current checkpoint. The replaced state is kept for `undo`."""
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     result = cp.restore(cp.RestoreRequest(session=session, snapshot=name), **_obj(ctx).call())
     _after_restore(result, as_json, "restored")
@@ -277,7 +277,7 @@ def restore(ctx: click.Context, session: str, name: str | None, as_json: bool) -
 @click.pass_context
 def undo(ctx: click.Context, session: str, as_json: bool) -> None:
     """Revert SESSION's last restore."""
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     result = cp.undo(cp.UndoRequest(session=session), **_obj(ctx).call())
     _after_restore(result, as_json, "undid restore: back to")
@@ -299,7 +299,7 @@ def _after_restore(result: Any, as_json: bool, verb: str) -> None:
 @click.pass_context
 def clear(ctx: click.Context, session: str, as_json: bool) -> None:
     """Delete SESSION's checkpoint and all its snapshots (permanent)."""
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     result = cp.clear(cp.ClearRequest(session=session), **_obj(ctx).call())
     if as_json:
@@ -319,7 +319,7 @@ def handoff(ctx: click.Context, session: str, as_json: bool) -> None:
 
     The file is derived output under <data dir>/checkpoints/; it is never read back.
     """
-    from voyager_sessions import checkpoints_api as cp
+    from voyager_sessions.api import checkpoints as cp
 
     result = cp.handoff(cp.HandoffRequest(session=session), **_obj(ctx).call())
     if as_json:

@@ -1,9 +1,9 @@
 """What the commands share and that needs no click: exit codes, user errors, output helpers, the refresh scan.
 
 ``voyager search`` runs without importing click when its arguments are plain (see
-:mod:`voyager_sessions.main`), so everything it calls lives here or below; :mod:`voyager_sessions.cli`
+:mod:`voyager_sessions.cli.main`), so everything it calls lives here or below; :mod:`voyager_sessions.cli.app`
 imports the same names for the other commands. Errors are plain exceptions carrying
-their exit code; whichever path raised one, :class:`voyager_sessions.cli.LazyGroup` prints it
+their exit code; whichever path raised one, :class:`voyager_sessions.cli.app.LazyGroup` prints it
 as one ``voyager: …`` line on stderr.
 """
 
@@ -24,7 +24,7 @@ from voyager_sessions.core.errors import (  # noqa: F401  (re-exported: the comm
     UserError,
     VoyagerError,
 )
-from voyager_sessions import present
+from voyager_sessions.cli import present
 from voyager_sessions.core.errors import failure  # noqa: F401  (re-exported: how the CLI reports a failure)
 from voyager_sessions.core.paths import data_dir as _default_data_dir
 
@@ -105,7 +105,7 @@ def _refreshing_backend(*, bar: bool) -> Any:
 def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     """Run reading command ``cmd`` (``params`` as click passes them) in this process: the API, then its renderer.
 
-    The result is encoded and rendered from those bytes by :mod:`voyager_sessions.present`,
+    The result is encoded and rendered from those bytes by :mod:`voyager_sessions.cli.present`,
     as a client of ``voyager serve`` renders the bytes the server sends: the same output
     either way. Exits with the command's code; an error propagates for the CLI to report.
     """

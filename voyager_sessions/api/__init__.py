@@ -3,7 +3,7 @@
 Each operation is a request Struct and one function: :class:`SearchRequest` and
 :func:`search`, :class:`ListRequest` and :func:`list_sessions`, :class:`ShowRequest` and
 :func:`show`, :class:`StatsRequest` and :func:`stats` (the checkpoint operations are in
-:mod:`voyager_sessions.checkpoints_api`). The click CLI reads argv into a request, calls
+:mod:`voyager_sessions.api.checkpoints`). The click CLI reads argv into a request, calls
 the function and renders the result; ``voyager serve`` decodes a request from its socket
 (``msgspec.convert`` checks every field, bounds included, so a client gets no more than
 argv could give), calls the same function and sends the result back as JSON data;
@@ -538,7 +538,7 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
     req = decode_request(op, fields)  # checked here: a malformed request never reaches a server
     ddir = _where(data_dir)
     if use_server:
-        from voyager_sessions.serve import client
+        from voyager_sessions.core import remote as client
 
         got = client.ask(op, fields, str(ddir.root))
         if got is not None:

@@ -1,7 +1,7 @@
 """``voyager ui``: the click command that opens the terminal picker (:mod:`voyager_sessions.tui`).
 
-Loaded only when ``ui`` runs (``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli`); ``voyager``
-with no arguments on a terminal runs it too (:mod:`voyager_sessions.main`). Textual is imported
+Loaded only when ``ui`` runs (``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli.app`); ``voyager``
+with no arguments on a terminal runs it too (:mod:`voyager_sessions.cli.main`). Textual is imported
 here and nowhere on the ``voyager search`` path.
 """
 
@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from voyager_sessions.cmdutil import UserError, data_dir
+from voyager_sessions.cli.common import UserError, data_dir
 
 
 @click.command()
