@@ -133,3 +133,44 @@ def test_the_session_header_names_the_resume_command_and_query_terms(client):
     assert doc["agent"] == "Claude Code"
     assert doc["resume"].endswith(f"claude --resume {HOSTILE_SID}")
     assert doc["terms"] == ["migration", "parse config"]
+
+
+def test_a_tool_call_rows_excerpt_reads_without_json_punctuation(client, home, run):
+    """``excerpts``: rows whose excerpt reads otherwise than their hit's snippet (a call's arguments), keyed by
+    session; the hit itself stays what ``--json`` prints."""
+    from tests import toolcall_session
+    from tests.conftest import write_claude
+
+    write_claude(home, toolcall_session.lines(), sid=toolcall_session.SID, project=toolcall_session.PROJECT)
+    assert run("scan", "-q").exit_code == 0
+    doc = client.get("/api/search", params={"q": "EDITMARK"}, headers=AUTH).json()
+    [hit] = doc["result"]["hits"]
+    assert hit["kind"] == "tool_call" and "\\n" in hit["snippet"]
+    shown = doc["excerpts"][hit["session_id"]]
+    assert "\\n" not in shown["snippet"] and "EDITMARK return conn" in shown["snippet"]
+    assert [shown["snippet"][a:b] for a, b in shown["highlights"]] == ["EDITMARK"]
+    plain = client.get("/api/search", params={"q": "parse_config_v2"}, headers=AUTH).json()
+    assert plain["excerpts"] == {}
+
+
+def test_rows_found_by_their_title_ask_for_the_prompt(client, home, run):
+    from tests.conftest import claude_session_lines, write_claude
+
+    sid = "5e5e5e5e-0000-4000-8000-00000000717e"
+    lines = claude_session_lines(sid=sid) + [
+        json.dumps({"type": "summary", "summary": "Kestrel migration plan", "leafUuid": "a3"}) + "\n"
+    ]
+    write_claude(home, lines, sid=sid, project="-home-dev-kestrel")
+    assert run("scan", "-q").exit_code == 0
+    rows = client.get("/api/search", params={"q": "kestrel"}, headers=AUTH).json()["result"]["hits"]
+    assert [h["kind"] for h in rows] == ["title"]
+    doc = client.get("/ui/prompts", params={"q": "kestrel", "id": f"claude:{sid}"}, headers=AUTH).json()
+    found = doc["prompts"][f"claude:{sid}"]
+    assert (
+        found["kind"] == "user" and found["snippet"].startswith("我们的数据库迁移失败了") and found["highlights"] == []
+    )
+    # Where the session says the words elsewhere, that event (not the first prompt) is shown, marked.
+    doc = client.get("/ui/prompts", params={"q": "parse_config_v2", "id": f"claude:{sid}"}, headers=AUTH).json()
+    found = doc["prompts"][f"claude:{sid}"]
+    assert found["highlights"] and "parse_config_v2" in found["snippet"]
+    assert client.get("/ui/prompts", params={"q": "kestrel", "id": "claude:nope"}, headers=AUTH).json()["prompts"] == {}

@@ -266,6 +266,38 @@ class Library:
             doc, _ = build(r, rec.session.id, redact=redact)
         return rec.session.id, render(doc, fmt)
 
+    def prompt(self, session_id: str, q: str) -> dict[str, Any] | None:
+        """What a row found by the session's title shows instead of the title again: the session's best event for
+        ``q`` that is not its title, else its first prompt."""
+        from voyager_sessions.core.model import KINDS
+        from voyager_sessions.search.engine import SearchOptions
+
+        opts = SearchOptions(limit=1, session=session_id, kinds=[k for k in KINDS if k != "title"])
+        with self.pool.reader() as r:
+            try:
+                hit = next((h for h in r.search(q, opts).hits if h.session_id == session_id), None)
+                events = [] if hit else r.show(session_id, around=0, window=8).events
+            except UserError:
+                return None
+        if hit is not None:
+            return {
+                "seq": hit.seq,
+                "kind": hit.kind,
+                "tool": hit.tool,
+                "snippet": hit.snippet,
+                "highlights": hit.highlights,
+            }
+        first = next((e for e in events if e.kind == "user"), None)
+        if first is None:
+            return None
+        return {
+            "seq": first.seq,
+            "kind": first.kind,
+            "tool": None,
+            "snippet": " ".join(first.text.split())[:240],
+            "highlights": [],
+        }
+
     def agent(self, provider: str) -> str:
         from voyager_sessions.export import agent_label
 
