@@ -334,7 +334,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
     #status { height: 1; color: $text-muted; padding: 0 1; }
     #status.error { color: $error; text-style: bold; }
     #panes { height: 1fr; layout: horizontal; }
-    #results { width: 45%; min-width: 30; border: none; scrollbar-gutter: stable; }
+    #results { width: 50%; min-width: 30; border: none; scrollbar-gutter: stable; }
     #preview { width: 1fr; border-left: vkey $primary; padding: 0 1; }
     #panes.stacked { layout: vertical; }
     #panes.stacked #results { width: 100%; height: 45%; min-width: 0; }

@@ -148,7 +148,7 @@ def session_row(row, *, width: int = 80, agent_width: int = 9, now: float | None
     when_ = age(row.when, now)
     where = project(row.cwd)
     hits = f"{row.hits} hit{'s' if row.hits != 1 else ''}" if row.hits else ""
-    cells = max(8, min(24, width // 5))  # the project's share
+    cells = max(8, min(24, width // 4))  # the project's share
 
     def meta_of(hits: str, cells: int) -> str:
         return " · ".join(x for x in (when_, clip(where, cells, left=True) if where else "", hits) if x)
@@ -157,7 +157,7 @@ def session_row(row, *, width: int = 80, agent_width: int = 9, now: float | None
         return width - agent_width - 1 - 2 - cell_len(meta)
 
     meta = meta_of(hits, cells)
-    if room_for(meta) < 16 and hits:  # the count gives way first
+    if room_for(meta) < 28 and hits:  # the count gives way first: the title says more
         hits = ""
         meta = meta_of(hits, cells)
     if room_for(meta) < 16 and where:  # then the project shrinks, never below a few cells
