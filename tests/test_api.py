@@ -11,10 +11,10 @@ import gc
 
 import pytest
 
-from tests.conftest import claude_session_lines, write_claude
+from tests.support.sessions import claude_session_lines, write_claude
 from voyager_sessions import api
-from voyager_sessions.core.errors import UserError
 from voyager_sessions.cli.main import main
+from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import data_dir
 from voyager_sessions.scan import scan
 

@@ -133,7 +133,6 @@ def test_what_argv_gives_is_a_request_the_api_takes_unchanged(name, args):
     import msgspec
 
     from voyager_sessions import api
-
     from voyager_sessions.cli import present
 
     fields, _ = present.request(name, commands.parse(name, args), lambda mode: False)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import msgspec
 
 from voyager_sessions.cli import present
-from voyager_sessions.core.model import Event, Hit, SearchResult
 from voyager_sessions.cli.render import render_hit
+from voyager_sessions.core.model import Event, Hit, SearchResult
 
 TRICKY = ['"hits":[', "]}", '{"a": [1, 2]}', "数据库 データ", "\\", "\x7f\x85 \u2028", "\n\t", ""]
 

@@ -18,7 +18,6 @@ import click
 import pytest
 
 from voyager_sessions.cli import commands
-
 from voyager_sessions.cli import reading as search_cmd
 from voyager_sessions.cli.app import cli
 from voyager_sessions.cli.common import Busy, UserError

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import toolcall_session
-from tests.conftest import write_claude
+from tests.support import toolcalls
+from tests.support.sessions import write_claude
 from voyager_sessions.core import toolview
 from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.toolview import Code, Command, Diff, Field, Json, Note, parts, plain, readable_snippet
@@ -174,9 +174,9 @@ def test_languages_by_file_name() -> None:
 
 
 def test_voyager_show_draws_each_call_readably_and_neutralises_hostile_text(home: Path, run) -> None:
-    write_claude(home, toolcall_session.lines(), sid=toolcall_session.SID, project=toolcall_session.PROJECT)
+    write_claude(home, toolcalls.lines(), sid=toolcalls.SID, project=toolcalls.PROJECT)
     assert run("scan", "-q").exit_code == 0
-    res = run("show", toolcall_session.SID[:8])
+    res = run("show", toolcalls.SID[:8])
     out = res.stdout
     assert res.exit_code == 0
     assert "✎ /home/dev/ledger/ledger/db.py\n    - def connect(url):\n" in out
@@ -190,6 +190,6 @@ def test_voyager_show_draws_each_call_readably_and_neutralises_hostile_text(home
     # Search hits read the same way, on one line.
     hit = run("search", "EDITMARK", "--no-refresh", "--flat").stdout.split("\n")[1]
     assert "file_path: /home/dev/ledger/ledger/db.py · old_string: def connect(url):" in hit and "\\n" not in hit
-    assert json.loads(run("show", toolcall_session.SID[:8], "--json").stdout)["events"][1]["text"].startswith(
+    assert json.loads(run("show", toolcalls.SID[:8], "--json").stdout)["events"][1]["text"].startswith(
         '{"file_path":'
     )  # the JSON contract is the stored text, unchanged

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import cli, scanned_env
-from voyager_sessions.core.paths import DataDir
+from tests.support.serving import cli, scanned_env
 from voyager_sessions.core import remote as client
 from voyager_sessions.core import wire as protocol
+from voyager_sessions.core.paths import DataDir
 
 HEAVY = ("tantivy", "msgspec", "click", "sqlite3", "voyager_sessions.api", "voyager_sessions.search")
 
@@ -233,7 +233,7 @@ def test_socket_path_of_any_length_works(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     env = scanned_env(deep)
     assert len(str(DataDir(env["VOYAGER_HOME"]).socket)) > 110
-    from tests.serve.conftest import ServerProcess
+    from tests.support.serving import ServerProcess
 
     server = ServerProcess(env)
     try:

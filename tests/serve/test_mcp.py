@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, CODEX_SID, voyager_exe
-from tests.serve.conftest import ServerProcess, cli, scanned_env
+from tests.support.run import voyager_exe
+from tests.support.serving import ServerProcess, cli, scanned_env
+from tests.support.sessions import CLAUDE_SID, CODEX_SID
 
 
 class JsonRpcClient:

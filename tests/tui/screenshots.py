@@ -129,17 +129,17 @@ def png(page, ansi: str, columns: int, lines: int, path: Path) -> None:  # noqa:
 
 def demo_env(tmp: Path) -> dict[str, str]:
     """A HOME of the demo corpus (and the readable tool calls of the tests), scanned."""
-    from tests import toolcall_session
+    from tests.support import toolcalls
     from voyager_sessions.demo import CORPUS
 
     home = tmp / "home"
-    project = home / ".claude" / "projects" / toolcall_session.PROJECT
+    project = home / ".claude" / "projects" / toolcalls.PROJECT
     project.mkdir(parents=True)
     claude = tmp / "claude"
     shutil.copytree(CORPUS / "claude", claude)
-    (claude / "projects" / toolcall_session.PROJECT).mkdir()
-    (claude / "projects" / toolcall_session.PROJECT / f"{toolcall_session.SID}.jsonl").write_text(
-        "".join(toolcall_session.lines()), encoding="utf-8"
+    (claude / "projects" / toolcalls.PROJECT).mkdir()
+    (claude / "projects" / toolcalls.PROJECT / f"{toolcalls.SID}.jsonl").write_text(
+        "".join(toolcalls.lines()), encoding="utf-8"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
     env.update(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -20,7 +19,8 @@ import pytest
 
 pytest.importorskip("textual")
 
-from tests.conftest import _line, claude_session_lines, write_claude, write_codex, codex_session_lines  # noqa: E402
+from tests.support.picker import HOSTILE_SID, hostile_lines, settle
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex  # noqa: E402
 from voyager_sessions.tui.app import VoyagerApp  # noqa: E402
 from voyager_sessions.tui.backend import Backend  # noqa: E402
 
@@ -35,21 +35,6 @@ def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
     return wrapper
 
 
-HOSTILE_SID = "7a7a7a7a-0000-4000-8000-00000000e5c0"
-
-
-def hostile_lines() -> list[str]:
-    """A Claude session whose text holds terminal escapes and Rich markup."""
-    lines = claude_session_lines(sid=HOSTILE_SID, cwd="/home/dev/evil")
-    rec = json.loads(lines[1])
-    rec["message"]["content"] = (
-        "ESCAPEMARK \x1b[2J\x1b]0;pwned\x07 [bold red]not markup[/] [link=https://x]y[/link] "
-        "\x1b]52;c;Y2xpcA==\x07 终端转义"
-    )
-    lines[1] = _line(rec)
-    return lines
-
-
 @pytest.fixture
 def indexed(home: Path, run) -> Path:
     write_claude(home, claude_session_lines())
@@ -57,16 +42,6 @@ def indexed(home: Path, run) -> Path:
     write_claude(home, hostile_lines(), sid=HOSTILE_SID, project="-home-dev-evil")
     assert run("scan", "-q").exit_code == 0
     return Path(os.environ["VOYAGER_HOME"])
-
-
-async def settle(app: VoyagerApp, pilot, searches: int, timeout: float = 20.0) -> None:
-    """Wait until the app has applied ``searches`` answers and its workers are idle (no wall-time assertion)."""
-    for _ in range(int(timeout / 0.05)):
-        if app.searches >= searches and not any(w.is_running for w in app.workers):
-            await pilot.pause()
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the app applied {app.searches} answers, expected {searches}")
 
 
 def preview_text(app: VoyagerApp) -> str:
@@ -273,7 +248,8 @@ async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
         before = app.searches
         await pilot.press("down", "enter")  # the first project (the three sessions each have their own)
         await settle(app, pilot, before + 1)
-        assert len(app.rows) == 1 and app.project == app.rows[0].cwd
+        # A project is the git repository, else the working directory (as on the web page).
+        assert len(app.rows) == 1 and app.project == app.rows[0].project
         assert "· in " in status(app)
         await pilot.press("p")
         for _ in range(60):
@@ -297,7 +273,7 @@ async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
 async def test_a_real_capture_is_found_previewed_and_resumable(capture: str, tmp_path: Path, monkeypatch) -> None:
     """What an agent's real CLI wrote: its prompt marker finds the session, the preview shows the turn, Enter
     hands back the session to resume."""
-    from tests.ingest.test_captures import Capture
+    from tests.support.captures import Capture
 
     cap = Capture(capture, tmp_path, monkeypatch)
     turn = cap.truth["turns"][0]
@@ -381,7 +357,7 @@ async def test_the_footer_shows_the_keys_that_work_where_the_cursor_is(indexed: 
 
 @sync
 async def test_tool_calls_read_as_a_diff_code_and_a_command(home: Path, run) -> None:
-    from tests import toolcall_session as ts
+    from tests.support import toolcalls as ts
 
     write_claude(home, ts.lines(), sid=ts.SID, project=ts.PROJECT)
     assert run("scan", "-q").exit_code == 0
@@ -417,7 +393,7 @@ async def test_tool_calls_read_as_a_diff_code_and_a_command(home: Path, run) -> 
 async def test_a_row_found_by_its_title_shows_the_prompt(tmp_path: Path, monkeypatch) -> None:
     """A session found by its title shows what was asked in it (which tells more) under the title, not the
     title again."""
-    from tests.ingest.test_captures import Capture
+    from tests.support.captures import Capture
 
     cap = Capture("gptme-0.35.1", tmp_path, monkeypatch)  # gptme names its sessions: "迁移 TITLE_GPTM…"
     app = VoyagerApp(Backend(cap.data, refresh=False), cap.truth["turns"][0]["title_marker"], live=False)

@@ -26,10 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import toolcall_session
-from tests.captures import CAPTURES
-from tests.conftest import codex_session_lines, voyager_exe, write_claude, write_codex
-from tests.tui.test_app import HOSTILE_SID, hostile_lines
+from tests.support import toolcalls
+from tests.support.captures import CAPTURES
+from tests.support.picker import HOSTILE_SID, hostile_lines
+from tests.support.run import voyager_exe
+from tests.support.sessions import codex_session_lines, write_claude, write_codex
 
 pytest.importorskip("textual")
 
@@ -129,7 +130,7 @@ def captured(home: Path, tmp_path: Path, run):
         shutil.copytree(
             CAPTURES / name, home, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns("truth.json")
         )
-    write_claude(home, toolcall_session.lines(), sid=toolcall_session.SID, project=toolcall_session.PROJECT)
+    write_claude(home, toolcalls.lines(), sid=toolcalls.SID, project=toolcalls.PROJECT)
     assert run("scan", "-q").exit_code == 0
     (tmp_path / "bin").mkdir()
     t = Tmux(tmp_path, terminal_env(tmp_path / "bin"))

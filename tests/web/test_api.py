@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.web.conftest import HOSTILE_SID, TOKEN
+from tests.support.webpage import HOSTILE_SID, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -138,10 +138,10 @@ def test_the_session_header_names_the_resume_command_and_query_terms(client):
 def test_a_tool_call_rows_excerpt_reads_without_json_punctuation(client, home, run):
     """``excerpts``: rows whose excerpt reads otherwise than their hit's snippet (a call's arguments), keyed by
     session; the hit itself stays what ``--json`` prints."""
-    from tests import toolcall_session
-    from tests.conftest import write_claude
+    from tests.support import toolcalls
+    from tests.support.sessions import write_claude
 
-    write_claude(home, toolcall_session.lines(), sid=toolcall_session.SID, project=toolcall_session.PROJECT)
+    write_claude(home, toolcalls.lines(), sid=toolcalls.SID, project=toolcalls.PROJECT)
     assert run("scan", "-q").exit_code == 0
     doc = client.get("/api/search", params={"q": "EDITMARK"}, headers=AUTH).json()
     [hit] = doc["result"]["hits"]
@@ -154,7 +154,7 @@ def test_a_tool_call_rows_excerpt_reads_without_json_punctuation(client, home, r
 
 
 def test_rows_found_by_their_title_ask_for_the_prompt(client, home, run):
-    from tests.conftest import claude_session_lines, write_claude
+    from tests.support.sessions import claude_session_lines, write_claude
 
     sid = "5e5e5e5e-0000-4000-8000-00000000717e"
     lines = claude_session_lines(sid=sid) + [

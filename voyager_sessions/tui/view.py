@@ -146,7 +146,7 @@ def session_row(row, *, width: int = 80, agent_width: int = 9, now: float | None
     agent = clip(printable(row.provider), agent_width)
     title = printable(row.title or "(untitled)")
     when_ = age(row.when, now)
-    where = project(row.cwd)
+    where = project(getattr(row, "project", None) or row.cwd)
     hits = f"{row.hits} hit{'s' if row.hits != 1 else ''}" if row.hits else ""
     cells = max(8, min(24, width // 4))  # the project's share
 

@@ -194,6 +194,7 @@ def pygments_css() -> str:
         from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
     except ImportError:
         return ""
+
     def defs(style: str) -> str:
         # The block's own background is the page's (`.body pre`); a style's would box each line of code, and in
         # the dark scheme a light box hides the text.
