@@ -167,7 +167,7 @@ def test_hostile_session_and_a_chinese_query_in_a_real_terminal(terminal) -> Non
     t.keys("ESCAPEMARK", literal=True)
     t.wait_for("1 session ·")
     screen = t.wait_for("▶ #1 you")  # the preview has caught up with the selection, opened at its match
-    assert "␛[2J" in screen and "[bold red]not markup[/]" in screen, screen
+    assert "␛[2J" in screen and "[bold red]not" in screen and "[link=https://x]y[/link]" in screen, screen
     assert "pwned" in screen  # the OSC title sequence is text on the screen, not a new window title
     title = t.tmux("display-message", "-p", "-t", t.name, "#{pane_title}")
     assert "pwned" not in title
@@ -289,7 +289,13 @@ def test_a_resize_lays_the_rows_out_again_and_the_help_scrolls(captured) -> None
         results, _ = panes(screen)
         heads = [line for line in results if line.strip() and not line.startswith("   ")]
         excerpts = excerpt_lines(results)
-        return bool(heads and excerpts) and all("迁移" in line for line in excerpts)
+        # Every line is a row's head (its agent first) or its excerpt: no row laid out for 160 columns wraps.
+        agents = ("claude", "codex", "gemini", "open-interpreter")
+        return (
+            bool(heads and excerpts)
+            and all(line.split()[0] in agents for line in heads)
+            and all("迁移" in line for line in excerpts)
+        )
 
     screen = t.wait_until(laid_out_again)
     results, _ = panes(screen)  # each row fitted to 80 columns, its excerpt cut around the match again

@@ -52,6 +52,9 @@ DEBOUNCE = 0.12
 #: Seconds between refreshes that pick up sessions written while the UI is open.
 LIVE_EVERY = 3.0
 
+#: Rows found by their title whose prompt is asked for (more than a screen holds: the rest keep their title).
+PROMPTS = 20
+
 #: Below this many columns the results stack over the preview (as fast-resume does) instead of beside it.
 STACK_BELOW = 100
 
@@ -162,35 +165,34 @@ class Rendered:
     """Blocks of text shown one under another (a blank line between), and where each starts on screen.
 
     The preview and the whole session are one ``Static`` each; to open them at a match, the row a block
-    starts on at the current width is needed: counted once per width, the way Textual wraps it.
+    starts on at the current width is needed: counted (:func:`view.rows`) up to the block asked for, once
+    per width.
     """
 
     def __init__(self, blocks: list[Text], seqs: list[int | None]) -> None:
         self.blocks, self.seqs = blocks, seqs
         self.text = Text("\n\n").join(blocks)
-        self._rows: tuple[int, list[int]] | None = None
+        self._width = 0
+        self._starts: list[int] = []
 
-    def starts(self, width: int) -> list[int]:
-        """The screen row each block starts on, wrapped to ``width`` cells."""
-        if self._rows is None or self._rows[0] != width:
-            from textual.content import Content
-
-            rows, at = [], 0
-            for block in self.blocks:
-                rows.append(at)
-                at += len(Content(block.plain).wrap(max(width, 1))) + 1
-            self._rows = (width, rows)
-        return self._rows[1]
+    def start(self, index: int, width: int) -> int:
+        """The screen row block ``index`` starts on, wrapped to ``width`` cells."""
+        if width != self._width:
+            self._width, self._starts = width, [0]
+        while len(self._starts) <= index:
+            i = len(self._starts) - 1
+            self._starts.append(self._starts[-1] + view.rows(self.blocks[i].plain, width) + 1)
+        return self._starts[index]
 
     def row_of(self, seq: int, width: int) -> int | None:
         """The row of the first marked match in event ``seq`` (its first line when nothing in it is marked)."""
         if seq not in self.seqs:
             return None
         i = self.seqs.index(seq)
-        return self.starts(width)[i] + view.first_match_row(self.blocks[i], 0, width)
+        return self.start(i, width) + view.first_match_row(self.blocks[i], 0, width)
 
     def event_row(self, seq: int, width: int) -> int | None:
-        return self.starts(width)[self.seqs.index(seq)] if seq in self.seqs else None
+        return self.start(self.seqs.index(seq), width) if seq in self.seqs else None
 
 
 def scroll_to_match(scroll: VerticalScroll, body: Static, shown: Rendered, seq: int | None) -> None:
@@ -255,7 +257,7 @@ class ResultList(OptionList):
     def on_resize(self, event: events.Resize) -> None:
         app = self.app
         if isinstance(app, VoyagerApp):
-            app.relayout()
+            app.call_after_refresh(app.relayout)  # once the new layout is final
 
 
 class SessionScreen(Screen[None]):
@@ -293,14 +295,15 @@ class SessionScreen(Screen[None]):
     def load(self) -> None:
         tl = self.backend.timeline(self.row.session_id)
         matches = self.backend.matches(self.row.session_id, self.words)
-        self.app.call_from_thread(self.show, tl, matches)
-
-    def show(self, tl: Any, matches: list[int]) -> None:
-        self.matches = matches
+        # Drawn here, in the worker: a long session costs the UI thread nothing.
         blocks = [view.header(tl.session)]
         blocks += [view.event_block(ev, self.pattern, fold=False, current=ev.seq == self.row.seq) for ev in tl.events]
-        self.shown = Rendered(blocks, [None, *(ev.seq for ev in tl.events)])
-        self.query_one("#whole", Static).update(self.shown.text)
+        self.app.call_from_thread(self.show, Rendered(blocks, [None, *(ev.seq for ev in tl.events)]), matches)
+
+    def show(self, shown: Rendered, matches: list[int]) -> None:
+        self.matches = matches
+        self.shown = shown
+        self.query_one("#whole", Static).update(shown.text)
         seq = self.row.seq if self.row.seq in matches else (matches[0] if matches else None)
         if seq is not None:
             self.at = matches.index(seq)
@@ -397,6 +400,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit(event.size.width, event.size.height)
+        self.call_after_refresh(self.relayout)
 
     def fit(self, width: int, height: int) -> None:
         """The list over the preview below :data:`STACK_BELOW` columns; a box without borders on short screens."""
@@ -472,6 +476,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
     @on(Input.Changed, "#query")
     def typed(self, event: Input.Changed) -> None:
         probe("typed", value=event.value)
+        self.workers.cancel_group(self, "prompts")  # the title rows' prompts wait: this keystroke's search first
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE, lambda: self.debounced(event.value))
@@ -515,6 +520,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
         results.clear_options()
         self._width = results.scrollable_content_region.width
         results.add_options(self._options(self._width))
+        self.call_after_refresh(self.relayout)  # the list's width may not be final yet (a resize on its way)
         self.status(self.describe(answer))
         self.refresh_bindings()
         if not self.rows:
@@ -523,7 +529,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
         index = next((i for i, r in enumerate(self.rows) if r.session_id == keep), 0)
         results.highlighted = index
         self.preview(self.rows[index])
-        titled = [r for r in self.rows if r.kind == "title"]
+        # The rows one can see first; a keystroke cancels it (typing.cancel_group) before it asks again.
+        titled = [r for r in self.rows[:PROMPTS] if r.kind == "title"]
         if titled and answer.query.strip():
             self.fill_prompts(titled, answer.query)
 
@@ -630,13 +637,14 @@ class VoyagerApp(App[tuple[str, str] | None]):
         matches = self.backend.matches(row.session_id, query) if query.strip() else []
         if get_current_worker().is_cancelled:
             return
-        self.call_from_thread(self.show_preview, row, tl, matches)
-
-    def show_preview(self, row: SessionHit, tl: Any, matches: list[int]) -> None:
-        if self.shown != row.session_id:
+        # Drawn here, in the worker: a session of long tool calls costs the UI thread (and the next keystroke's
+        # answer) nothing.
+        shown = self.draw_preview(row, tl, matches)
+        if get_current_worker().is_cancelled:
             return
-        self.matches = matches
-        self.match_at = matches.index(row.seq) if row.seq in matches else -1
+        self.call_from_thread(self.show_preview, row, shown, matches)
+
+    def draw_preview(self, row: SessionHit, tl: Any, matches: list[int]) -> Rendered:
         pattern = self.pattern()
         blocks = [view.header(tl.session)]
         blocks += [view.event_block(ev, pattern, current=ev.seq == row.seq) for ev in tl.events]
@@ -650,9 +658,16 @@ class VoyagerApp(App[tuple[str, str] | None]):
                 )
             )
             seqs.append(None)
-        self.preview_text = Rendered(blocks, seqs)
-        self.query_one("#preview-body", Static).update(self.preview_text.text)
-        target = row.seq if row.seq is not None and row.seq in seqs and row.seq >= 0 else None
+        return Rendered(blocks, seqs)
+
+    def show_preview(self, row: SessionHit, shown: Rendered, matches: list[int]) -> None:
+        if self.shown != row.session_id:
+            return
+        self.matches = matches
+        self.match_at = matches.index(row.seq) if row.seq in matches else -1
+        self.preview_text = shown
+        self.query_one("#preview-body", Static).update(shown.text)
+        target = row.seq if row.seq is not None and row.seq in shown.seqs and row.seq >= 0 else None
         self.call_after_refresh(self.preview_at, row.session_id, target)
 
     def preview_at(self, session_id: str, seq: int | None) -> None:

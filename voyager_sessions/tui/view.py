@@ -286,11 +286,21 @@ def header(session) -> Text:  # noqa: ANN001 - model.SessionRow
     return out
 
 
-def first_match_row(text: Text, start: int, width: int) -> int:
-    """The screen row (0-based) on which the first match at or after character ``start`` of ``text`` is drawn
-    when ``text`` is wrapped to ``width`` cells (``start`` itself when nothing after it is marked)."""
-    from textual.content import Content
+def rows(text: str, width: int) -> int:
+    """How many screen rows ``text`` takes wrapped to ``width`` cells: each line's cells over the width, rounded
+    up (Textual wraps at spaces, which can take a row more on a long line: where a match is put on screen this
+    is close enough, and it costs no layout)."""
+    width = max(width, 1)
+    total = 0
+    for line in text.split("\n"):
+        cells = len(line) if line.isascii() else cell_len(line)
+        total += max(1, -(-cells // width))
+    return total
 
+
+def first_match_row(text: Text, start: int, width: int) -> int:
+    """The screen row (0-based, within ``text``) on which the first match at or after character ``start`` is
+    drawn when ``text`` is wrapped to ``width`` cells (``start``'s own row when nothing after it is marked)."""
     plain = text.plain
     at = start
     for span in sorted(text.spans, key=lambda s: s.start):
@@ -298,7 +308,6 @@ def first_match_row(text: Text, start: int, width: int) -> int:
             at = span.start
             break
     line_start = plain.rfind("\n", 0, at) + 1
-    width = max(width, 1)
-    rows = len(Content(plain[:line_start]).wrap(width)) - 1 if line_start else 0
+    before = rows(plain[: line_start - 1], width) if line_start else 0
     inside = plain[line_start:at]
-    return rows + (len(Content(inside).wrap(width)) - 1 if inside else 0)
+    return before + (rows(inside, width) - 1 if inside else 0)
