@@ -378,7 +378,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.preview_text: Rendered | None = None
         self._timer: Any = None
         self._width = 0
-        self._typed = bool(query)
+        self._footer = (bool(query), False)
         self.searches = 0  # answers applied (tests wait on it)
 
     # -- layout ----------------------------------------------------------------------------------
@@ -484,9 +484,6 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def debounced(self, query: str) -> None:
         probe("search", query=query)
         self.search(query)
-        if bool(query) != self._typed:  # what Esc does changed: the footer says so (once typing pauses: it costs)
-            self._typed = bool(query)
-            self.refresh_bindings()
 
     @work(thread=True, exclusive=True, group="search")
     def search(self, query: str) -> None:
@@ -522,7 +519,12 @@ class VoyagerApp(App[tuple[str, str] | None]):
         results.add_options(self._options(self._width))
         self.call_after_refresh(self.relayout)  # the list's width may not be final yet (a resize on its way)
         self.status(self.describe(answer))
-        self.refresh_bindings()
+        footer = (bool(answer.query), bool(self.rows))
+        if footer != self._footer:
+            # What Esc and ↓ do changed (clear or quit; rows to go down to or none): the footer says so once the rows
+            # are drawn (redrawing it costs milliseconds the answer must not wait for, nor the search's start).
+            self._footer = footer
+            self.call_after_refresh(self.refresh_bindings)
         if not self.rows:
             self.preview(None)
             return
