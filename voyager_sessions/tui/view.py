@@ -147,7 +147,8 @@ def session_row(row, *, width: int = 80, agent_width: int = 9, now: float | None
     title = printable(row.title or "(untitled)")
     when_ = age(row.when, now)
     where = project(getattr(row, "project", None) or row.cwd)
-    hits = f"{row.hits} hit{'s' if row.hits != 1 else ''}" if row.hits else ""
+    meaning = getattr(row, "match", "all") == "meaning"  # found by what it means, no word of the query in it
+    hits = "by meaning" if meaning else f"{row.hits} hit{'s' if row.hits != 1 else ''}" if row.hits else ""
     cells = max(8, min(24, width // 4))  # the project's share
 
     def meta_of(hits: str, cells: int) -> str:
@@ -157,7 +158,7 @@ def session_row(row, *, width: int = 80, agent_width: int = 9, now: float | None
         return width - agent_width - 1 - 2 - cell_len(meta)
 
     meta = meta_of(hits, cells)
-    if room_for(meta) < 28 and hits:  # the count gives way first: the title says more
+    if room_for(meta) < 28 and hits and not meaning:  # the count gives way first: the title says more
         hits = ""
         meta = meta_of(hits, cells)
     if room_for(meta) < 16 and where:  # then the project shrinks, never below a few cells
