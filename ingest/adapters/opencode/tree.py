@@ -36,17 +36,17 @@ from voyager_sessions.ingest.jsondoc import capped_bytes
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
 from voyager_sessions.core.model import Session
 
-_TREE_DIRS = ("session", "message", "part", "project")
+_TREE_DIRS = ("message", "part", "project")
 
 
-def tree_fingerprint(storage: Path) -> Fingerprint:
+def tree_fingerprint(storage: Path, session_dirs: tuple[str, ...] = ("session",)) -> Fingerprint:
     """A stat summary of the JSON tree that changes when any file under it is added, removed or rewritten.
 
     ``size`` = total bytes, ``mtime_ns`` = newest mtime of any file or directory (a
     deletion touches its directory), ``inode`` = number of files.
     """
     total = newest = count = 0
-    stack = [storage / d for d in _TREE_DIRS]
+    stack = [storage / d for d in (*session_dirs, *_TREE_DIRS)]
     while stack:
         d = stack.pop()
         try:
@@ -105,15 +105,19 @@ def _db_session_ids(db_path: Path) -> set[str]:
 def read_tree(source: Source, product: Product) -> Iterator[Item]:
     storage = Path(source.path)
     ctx = Ctx(source.path, product.label)
-    if not os.path.isdir(storage / "session"):
-        yield Notice(source=source.path, reason="unknown-schema: no session/ directory in the storage tree", fatal=True)
+    session_roots = [storage / d for d in product.session_dirs if os.path.isdir(storage / d)]
+    if not session_roots:
+        wanted = " or ".join(f"{d}/" for d in product.session_dirs)
+        yield Notice(
+            source=source.path, reason=f"unknown-schema: no {wanted} directory in the storage tree", fatal=True
+        )
         return
     superseded = _db_session_ids(storage.parent / product.db_name)
     skipped = 0
     projects: dict[str, str | None] = {}
     session_files: list[Path] = []
     try:
-        project_dirs = sorted(p for p in (storage / "session").iterdir() if os.path.isdir(p))
+        project_dirs = [p for root in session_roots for p in sorted(root.iterdir()) if os.path.isdir(p)]
     except OSError as exc:
         yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True)
         return
