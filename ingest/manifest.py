@@ -839,6 +839,91 @@ BUILTIN: tuple[Agent, ...] = (
         resume="none (see its section)",
         stores=("jsonl",),
     ),
+    # -- documented agents of the turn-4 survey (#39, AGENTS-next.md); evidence: the peer file or package named ----
+    Agent(
+        name="openclaude",
+        label="OpenClaude",
+        module="voyager_sessions.ingest.adapters.openclaude",
+        evidence="documented",
+        evidence_note="agentsview `openclaude.go`",
+        homes={
+            # OpenClaude's config dir (projects/ below it); OPENCLAUDE_CONFIG_DIR re-roots it, as Claude Code's does.
+            "openclaude": (("VOYAGER_OPENCLAUDE_HOME", ""), ("OPENCLAUDE_CONFIG_DIR", ""), ("HOME", ".openclaude")),
+        },
+        where="`~/.openclaude/projects/`",
+        resume="`openclaude --resume <id>` in cwd (*verify*)",
+        binary="openclaude",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="cowork",
+        label="Claude Desktop Cowork",
+        module="voyager_sessions.ingest.adapters.cowork",
+        evidence="documented",
+        evidence_note="agentsview `cowork.go`",
+        homes={
+            # Its local-agent-mode-sessions dir named outright; unset: the one in Claude Desktop's user-data dir.
+            "cowork": (("VOYAGER_COWORK_HOME", ""),),
+        },
+        where="`<Claude>/local-agent-mode-sessions/*/*/local_*/.claude/projects/`",
+        resume="none (desktop)",
+        stores=("json", "jsonl"),
+    ),
+    Agent(
+        name="traex",
+        label="TRAE CLI",
+        module="voyager_sessions.ingest.adapters.traex",
+        evidence="documented",
+        evidence_note="agentsview `traex.go`",
+        homes={
+            # TRAE CLI's home (sessions/, archived_sessions/ below it); no variable of its own is documented.
+            "traex": (("VOYAGER_TRAEX_HOME", ""), ("HOME", ".trae/cli")),
+        },
+        where="`~/.trae/cli/sessions/`, `archived_sessions/`",
+        resume="`traex resume <id>`",
+        binary="traex",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="mimocode",
+        label="MiMo Code",
+        module="voyager_sessions.ingest.adapters.mimocode",
+        evidence="documented",
+        evidence_note="agentsview `mimocode.go`",
+        homes={
+            # MiMo Code, an OpenCode fork: OpenCode's layout in its own data dir (mimocode.db, storage/).
+            "mimocode": (
+                ("VOYAGER_MIMOCODE_HOME", ""),
+                ("XDG_DATA_HOME", "mimocode"),
+                ("HOME", ".local/share/mimocode"),
+            ),
+            "mimocode.db": (("VOYAGER_MIMOCODE_DB", ""),),
+        },
+        where="`~/.local/share/mimocode/mimocode.db`, `storage/`",
+        resume="none known",
+        stores=("sqlite", "json"),
+        probe=True,
+    ),
+    Agent(
+        name="icodemate",
+        label="iCodeMate",
+        module="voyager_sessions.ingest.adapters.icodemate",
+        evidence="documented",
+        evidence_note="agentsview `icodemate.go`",
+        homes={
+            # iCodeMate, an OpenCode fork: OpenCode's layout in its own data dir (icodemate.db, storage/).
+            "icodemate": (
+                ("VOYAGER_ICODEMATE_HOME", ""),
+                ("XDG_DATA_HOME", "icodemate"),
+                ("HOME", ".local/share/icodemate"),
+            ),
+            "icodemate.db": (("VOYAGER_ICODEMATE_DB", ""),),
+        },
+        where="`~/.local/share/icodemate/icodemate.db`, `storage/`",
+        resume="none known",
+        stores=("sqlite", "json"),
+        probe=True,
+    ),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).

@@ -1,0 +1,113 @@
+"""MiMo Code and iCodeMate (documented): OpenCode's reader on each fork's own store, as agentsview reads them.
+
+No real store of either was captured. Both keep OpenCode's layouts in a data dir of their own:
+the SQLite database (``mimocode.db``, ``icodemate.db``; OpenCode's v1 tables here) or the JSON
+tree whose session descriptions sit in ``storage/session_diff/`` instead of ``storage/session/``.
+The conversations are written by ``synth.opencode`` from a conversation carrying the markers;
+checked per fork: the contract (kinds, one prompt, paired tool calls, files untouched, an
+unchanged rescan), the JSON tree under ``session_diff``, a changed session read again, the
+homes, and no resume command (none is known).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import synth
+from synth import opencode as so
+from tests.ingest._cli import one, scan, sessions
+from tests.ingest._documented import check_sample
+from voyager_sessions.ingest import adapters
+
+FORKS = ["mimocode", "icodemate"]
+CWD = "/home/dev/支付 service"
+MARKERS = {
+    "prompt": ["修复登录错误 PROMPT_FORK"],
+    "thinking": ["THINK_FORK"],
+    "call": ["pytest 测试_fork.py"],
+    "result": ["TOOLOUT_FORK"],
+    "reply": ["REPLY_FORK"],
+}
+
+
+def conversation(sid: str = "ses_fork1", prompt: str = "修复登录错误 PROMPT_FORK") -> synth.Conversation:
+    call = synth.ToolCall(
+        call_id="call_f1",
+        name="bash",
+        input={"command": "pytest 测试_fork.py"},
+        output="TOOLOUT_FORK 1 failed",
+        exit_code=1,
+    )
+    return synth.Conversation(
+        id=sid,
+        cwd=CWD,
+        title="修复登录",
+        model="mimo-v2",
+        started=1_790_000_000.0,
+        turns=[
+            synth.Turn(role="user", text=prompt, ts=1_790_000_001.0),
+            synth.Turn(
+                role="assistant",
+                text="修好了 REPLY_FORK。한국어: 완료",
+                ts=1_790_000_005.0,
+                reasoning="先运行测试 THINK_FORK",
+                tool_calls=[call],
+            ),
+        ],
+    )
+
+
+def data_dir(home: Path, fork: str) -> Path:
+    return home / ".local/share" / fork
+
+
+@pytest.mark.parametrize("fork", FORKS)
+def test_the_database_holds_to_the_contract(fork: str, home: Path, run) -> None:
+    data_dir(home, fork).mkdir(parents=True)
+    so.write_v1(data_dir(home, fork) / f"{fork}.db", [conversation()])
+    assert check_sample(run, home, fork, MARKERS)["new"] == 1
+    (row,) = sessions(run).values()
+    assert (row["session_id"], row["provider"], row["cwd"], row["resume"]) == (f"{fork}:ses_fork1", fork, CWD, None)
+
+
+@pytest.mark.parametrize("fork", FORKS)
+def test_the_json_tree_under_session_diff(fork: str, home: Path, run) -> None:
+    storage = data_dir(home, fork) / "storage"
+    so.write_json_tree(storage, [conversation()])
+    shutil.move(storage / "session", storage / "session_diff")
+    assert check_sample(run, home, fork, MARKERS)["new"] == 1
+    assert adapters.get(fork).roots({"HOME": str(home)})[1] == storage
+
+
+@pytest.mark.parametrize("fork", FORKS)
+def test_a_new_session_is_read_and_the_others_stay(fork: str, home: Path, run) -> None:
+    data_dir(home, fork).mkdir(parents=True)
+    db = data_dir(home, fork) / f"{fork}.db"
+    so.write_v1(db, [conversation()])
+    scan(run)
+    w = so.V1Writer(sqlite3.connect(db))
+    so.add_v1(w, conversation("ses_fork2", "第二个会话 PROMPT2_FORK"))
+    w.conn.commit()
+    w.conn.close()
+    assert scan(run)["changed"] == 1
+    assert one(run, "PROMPT2_FORK", "user", "human") and one(run, "PROMPT_FORK", "user", "human")
+
+
+@pytest.mark.parametrize("fork", FORKS)
+def test_homes_and_overrides(fork: str, tmp_path: Path) -> None:
+    adapter = adapters.get(fork)
+    var = fork.upper()
+    assert adapter.roots({"HOME": "/h"}) == [
+        Path(f"/h/.local/share/{fork}/{fork}.db"),
+        Path(f"/h/.local/share/{fork}/storage"),
+    ]
+    assert adapter.roots({"HOME": "/h", "XDG_DATA_HOME": "/x"})[0] == Path(f"/x/{fork}/{fork}.db")
+    assert adapter.roots({"HOME": "/h", f"VOYAGER_{var}_HOME": "/v"})[0] == Path(f"/v/{fork}.db")
+    assert adapter.roots({"HOME": "/h", f"VOYAGER_{var}_DB": "/d.db"}) == [Path("/d.db")]
+    # OpenCode's own store is OpenCode's.
+    so.write_v1(tmp_path / "opencode.db", [conversation()])
+    assert list(adapter.discover({"HOME": str(tmp_path), f"VOYAGER_{var}_HOME": str(tmp_path)})) == []
