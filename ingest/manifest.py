@@ -924,6 +924,21 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("sqlite", "json"),
         probe=True,
     ),
+    Agent(
+        name="positron",
+        label="Positron Assistant",
+        module="voyager_sessions.ingest.adapters.positron",
+        evidence="documented",
+        evidence_note="agentsview `positron_provider.go`",
+        homes={
+            # Positron's user dir named outright; unset: Positron's (paths.vscode_user_dirs, per platform).
+            "positron": (("VOYAGER_POSITRON_HOME", ""),),
+        },
+        where="`<Positron>/User/workspaceStorage/*/chatSessions/`",
+        resume="none (IDE)",
+        stores=("json", "jsonl"),
+        probe=True,
+    ),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).
