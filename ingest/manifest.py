@@ -149,14 +149,21 @@ BUILTIN: tuple[Agent, ...] = (
         module="voyager_sessions.ingest.adapters.pi",
         evidence="observed",
         versions=("0.73.1",),
+        evidence_note="Prime Agent documented",
         homes={
             # Pi's agent dir (sessions/ below it); PI_CODING_AGENT_SESSION_DIR names the sessions dir itself and
             # is read beside it unless VOYAGER_PI_HOME is set; Oh My Pi, a fork, writes the same format in ~/.omp.
             "pi": (("VOYAGER_PI_HOME", ""), ("PI_CODING_AGENT_DIR", ""), ("HOME", ".pi/agent")),
             "pi.sessions": (("PI_CODING_AGENT_SESSION_DIR", ""),),
             "omp": (("VOYAGER_OMP_HOME", ""), ("OMP_CODING_AGENT_DIR", ""), ("HOME", ".omp/agent")),
+            # Prime Agent (Prime Intellect's fork; documented, agentsview `pi.go`): its sessions dir itself, flat.
+            "pi.prime": (
+                ("VOYAGER_PRIME_AGENT_HOME", ""),
+                ("PRIME_AGENT_SESSION_DIR", ""),
+                ("HOME", ".prime/agent/sessions"),
+            ),
         },
-        where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`)",
+        where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`, Prime Agent's `~/.prime/agent/sessions/`)",
         resume="`pi --session <id>` in cwd",
         binary="pi",
         stores=("jsonl",),
