@@ -316,13 +316,16 @@ BUILTIN: tuple[Agent, ...] = (
         module="voyager_sessions.ingest.adapters.kimi",
         evidence="observed",
         versions=("1.52.0",),
-        evidence_note="Kimi Code documented",
+        evidence_note="Kimi Code, Kimi Work documented",
         homes={
             # Kimi CLI (the Python CLI, up to 1.x) keeps everything in its share dir; Kimi Code replaced it.
             "kimi": (("VOYAGER_KIMI_HOME", ""), ("KIMI_SHARE_DIR", ""), ("HOME", ".kimi")),
             "kimi.code": (("VOYAGER_KIMI_CODE_HOME", ""), ("KIMI_CODE_HOME", ""), ("HOME", ".kimi-code")),
+            # Kimi Work (the desktop app, agentsview `kimi_work_provider.go`): its sessions dir named outright;
+            # unset: the one below the app's data dir (kimi.work_dirs, per platform).
+            "kimi.work": (("VOYAGER_KIMI_WORK_HOME", ""),),
         },
-        where="`~/.kimi/sessions/`, `~/.kimi-code/sessions/`",
+        where="`~/.kimi/sessions/`, `~/.kimi-code/sessions/`, Kimi Work's `<kimi-desktop>/daimon-share/…/sessions/`",
         resume="`kimi -r <id>` / `kimi --session <id>` in cwd",
         binary="kimi",
         stores=("jsonl",),
