@@ -195,12 +195,16 @@ BUILTIN: tuple[Agent, ...] = (
         module="voyager_sessions.ingest.adapters.kilo",
         evidence="observed",
         versions=("7.7.9",),
+        evidence_note="old VS Code extension documented",
         homes={
             # Kilo Code CLI, OpenCode's fork: the same layout in its own data dir (kilo.db).
             "kilo": (("VOYAGER_KILO_HOME", ""), ("XDG_DATA_HOME", "kilo"), ("HOME", ".local/share/kilo")),
             "kilo.db": (("VOYAGER_KILO_DB", ""),),
+            # The VS Code extension before 2026-04 (a Roo Code fork; agentsview `kilo_legacy.go`): its storage
+            # dir (globalStorage/kilocode.kilo-code) named outright; unset: every editor's.
+            "kilo.vscode": (("VOYAGER_KILO_VSCODE_HOME", ""),),
         },
-        where="`~/.local/share/kilo/kilo.db`",
+        where="`~/.local/share/kilo/kilo.db` (and the old extension's `<User>/globalStorage/kilocode.kilo-code/`)",
         resume="`kilo --session <id>` in cwd",
         binary="kilo",
         stores=("sqlite",),
@@ -358,14 +362,16 @@ BUILTIN: tuple[Agent, ...] = (
     ),
     Agent(
         name="roo",
-        label="Roo Code",
+        label="Roo Code / Zoo Code",
         module="voyager_sessions.ingest.adapters.roo",
         evidence="documented",
         homes={
             # Roo Code's storage dir (globalStorage/rooveterinaryinc.roo-cline) named outright; unset: every editor's.
             "roo": (("VOYAGER_ROO_HOME", ""),),
+            # Zoo Code's (globalStorage/zoocodeorganization.zoo-code; splitrail `zoo_code.rs`), likewise.
+            "roo.zoo": (("VOYAGER_ZOO_CODE_HOME", ""),),
         },
-        where="`<User>/globalStorage/rooveterinaryinc.roo-cline/`",
+        where="`<User>/globalStorage/rooveterinaryinc.roo-cline/` (and Zoo Code's `zoocodeorganization.zoo-code/`)",
         resume="none (IDE)",
         binary=None,
         stores=("json",),
