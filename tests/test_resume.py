@@ -37,7 +37,7 @@ BINARY = {a.name: a.binary for a in manifest.ROWS.values() if a.binary}
 #: (the row's ``resume`` text).
 NO_RESUME = {a.name: a.resume for a in manifest.ROWS.values() if not a.binary}
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
-SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder", "amp"}
+SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder", "amp", "openclaude", "traex"}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -350,6 +350,20 @@ def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
     return f"amp:{TID}", ["threads", "continue", TID]
 
 
+def _openclaude(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_openclaude import SID, lines, write
+
+    write(home, lines(cwd=str(work)))
+    return f"openclaude:{SID}", ["--resume", SID]
+
+
+def _traex(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.ingest.test_traex import SID, rollout, write
+
+    write(home, rollout(cwd=str(work)))
+    return f"traex:{SID}", ["resume", SID]
+
+
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
 SYNTHETIC_WRITERS = {
     "cursor": _cursor,
@@ -361,6 +375,8 @@ SYNTHETIC_WRITERS = {
     "iflow": _iflow,
     "qoder": _qoder,
     "amp": _amp,
+    "openclaude": _openclaude,
+    "traex": _traex,
 }
 
 
