@@ -955,6 +955,21 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("json", "jsonl"),
         probe=True,
     ),
+    Agent(
+        name="deepseek-tui",
+        label="DeepSeek TUI / CodeWhale",
+        module="voyager_sessions.ingest.adapters.deepseek_tui",
+        evidence="documented",
+        evidence_note="agentsview `deepseek_tui.go`",
+        homes={
+            # CodeWhale's home (sessions/ below it), then DeepSeek TUI's, the name before; no variable of its own.
+            "deepseek-tui": (("VOYAGER_DEEPSEEK_TUI_HOME", ""), ("HOME", ".codewhale")),
+            "deepseek-tui.legacy": (("VOYAGER_DEEPSEEK_TUI_HOME", ""), ("HOME", ".deepseek")),
+        },
+        where="`~/.codewhale/sessions/<id>.json` (and `~/.deepseek/sessions/`)",
+        resume="none known",
+        stores=("json",),
+    ),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).
