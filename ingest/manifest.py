@@ -970,6 +970,20 @@ BUILTIN: tuple[Agent, ...] = (
         resume="none known",
         stores=("json",),
     ),
+    Agent(
+        name="cortex",
+        label="Cortex Code",
+        module="voyager_sessions.ingest.adapters.cortex",
+        evidence="documented",
+        evidence_note="agentsview `cortex.go`",
+        homes={
+            # Cortex Code's dir in Snowflake's (conversations/ below it); no variable of its own is documented.
+            "cortex": (("VOYAGER_CORTEX_HOME", ""), ("HOME", ".snowflake/cortex")),
+        },
+        where="`~/.snowflake/cortex/conversations/<uuid>.json` (+ `.history.jsonl`)",
+        resume="none known",
+        stores=("json", "jsonl"),
+    ),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).

@@ -1,0 +1,149 @@
+"""The Cortex Code adapter (documented) against conversations written here as agentsview's reader describes them.
+
+No real conversation was captured (the CLI needs a Snowflake connection). Each is a JSON document
+with its messages in ``history``, or in a companion ``<uuid>.history.jsonl`` when it grew large;
+blocks nest their payloads (``tool_use``, ``tool_result``). Checked: the contract (kinds, one
+prompt, paired tool calls, files untouched, an unchanged rescan), injected text (``internalOnly``,
+system reminders) as meta, the companion history and a line added to it, a bad line costing only
+itself, backups and the placeholder title left out, and the place.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.ingest._cli import hits, one, scan, sessions
+from tests.ingest._documented import check_sample
+from voyager_sessions.ingest.adapters.cortex import conversations_dir
+
+SID = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
+MARKERS = {
+    "prompt": ["统计上月订单 PROMPT_CTX"],
+    "call": ["SELECT count(*) FROM 订单_ctx"],
+    "result": ["TOOLOUT_CTX"],
+    "reply": ["REPLY_CTX"],
+    "meta": ["INJECTED_CTX", "REMINDER_CTX"],
+}
+
+
+def history() -> list[dict[str, Any]]:
+    return [
+        {
+            "role": "user",
+            "id": "m0",
+            "user_sent_time": "2026-06-01T09:00:00Z",
+            "content": [
+                {"type": "text", "text": "Environment: INJECTED_CTX", "internalOnly": True},
+                {"type": "text", "text": "<system-reminder>REMINDER_CTX</system-reminder>"},
+                {"type": "text", "text": "统计上月订单 PROMPT_CTX"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "id": "m1",
+            "content": [
+                {"type": "text", "text": "我来查询。"},
+                {
+                    "type": "tool_use",
+                    "tool_use": {
+                        "tool_use_id": "tu1",
+                        "name": "snowflake_sql_execute",
+                        "input": {"query": "SELECT count(*) FROM 订单_ctx"},
+                    },
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "id": "m2",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_result": {
+                        "tool_use_id": "tu1",
+                        "name": "snowflake_sql_execute",
+                        "status": "success",
+                        "content": [{"type": "text", "text": "TOOLOUT_CTX 4211"}],
+                    },
+                }
+            ],
+        },
+        {
+            "role": "assistant",
+            "id": "m3",
+            "content": [{"type": "text", "text": "上月共 4211 单 REPLY_CTX。한국어: 완료"}],
+        },
+    ]
+
+
+def doc(hist: list[Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": SID,
+        "title": "订单统计",
+        "working_directory": "/home/dev/分析",
+        "git_branch": "main",
+        "created_at": "2026-06-01T09:00:00Z",
+        "last_updated": "2026-06-01T09:01:00Z",
+        "history": history() if hist is None else hist,
+        **extra,
+    }
+
+
+def folder(home: Path) -> Path:
+    d = home / ".snowflake/cortex/conversations"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def test_a_conversation_holds_to_the_contract(home: Path, run) -> None:
+    (folder(home) / f"{SID}.json").write_text(json.dumps(doc(), ensure_ascii=False))
+    (folder(home) / f"{SID}.back.1780000000.json").write_text(json.dumps(doc(title="BACKUP_CTX"), ensure_ascii=False))
+    assert check_sample(run, home, "cortex", MARKERS)["new"] == 1
+    (row,) = sessions(run).values()
+    assert (row["session_id"], row["title"], row["cwd"], row["git_branch"]) == (
+        f"cortex:{SID}",
+        "订单统计",
+        "/home/dev/分析",
+        "main",
+    )
+    assert not hits(run, "BACKUP_CTX")
+
+
+def write_companion(path: Path, lines: list[Any], tail: bytes = b"") -> None:
+    path.write_bytes(
+        b"".join(x if isinstance(x, bytes) else json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines)
+        + tail
+    )
+
+
+def test_a_companion_history_and_a_line_added_to_it(home: Path, run) -> None:
+    (folder(home) / f"{SID}.json").write_text(json.dumps(doc([], title=f"Chat for session: {SID}"), ensure_ascii=False))
+    companion = folder(home) / f"{SID}.history.jsonl"
+    write_companion(companion, [history()[0], b"{broken\n", *history()[1:]])
+    out = scan(run)
+    assert out["failed"] == 0
+    assert one(run, "PROMPT_CTX", "user", "human") and one(run, "TOOLOUT_CTX", "tool_result", "tool")
+    assert "Chat for session" not in sessions(run)[f"cortex:{SID}"]["title"], "the placeholder is no title"
+    write_companion(
+        companion,
+        [*history(), {"role": "user", "id": "m4", "content": [{"type": "text", "text": "按地区拆分 PROMPT2_CTX"}]}],
+    )
+    out = scan(run)
+    assert out["changed"] == 1 and out["events_added"] == 1, out
+    assert one(run, "PROMPT2_CTX", "user", "human")
+
+
+def test_a_document_cut_mid_write_costs_only_itself(home: Path, run) -> None:
+    (folder(home) / f"{SID}.json").write_text(json.dumps(doc(), ensure_ascii=False)[:200])
+    (folder(home) / "other.json").write_text(
+        json.dumps(doc(session_id="other", history=[history()[0]]), ensure_ascii=False)
+    )
+    out = json.loads(run("scan", "--json").stdout)
+    assert out["failed"] == 1 and len(hits(run, "PROMPT_CTX")) == 1
+
+
+def test_place(tmp_path: Path) -> None:
+    assert conversations_dir({"HOME": str(tmp_path)}) == tmp_path / ".snowflake/cortex/conversations"
+    assert conversations_dir({"HOME": "/h", "VOYAGER_CORTEX_HOME": "/v"}) == Path("/v/conversations")
