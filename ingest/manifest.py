@@ -984,6 +984,20 @@ BUILTIN: tuple[Agent, ...] = (
         resume="none known",
         stores=("json", "jsonl"),
     ),
+    Agent(
+        name="workbuddy",
+        label="WorkBuddy",
+        module="voyager_sessions.ingest.adapters.workbuddy",
+        evidence="documented",
+        evidence_note="agentsview `workbuddy.go`",
+        homes={
+            # WorkBuddy's home (projects/ below it); no variable of its own is documented.
+            "workbuddy": (("VOYAGER_WORKBUDDY_HOME", ""), ("HOME", ".workbuddy")),
+        },
+        where="`~/.workbuddy/projects/*/<session>.jsonl`",
+        resume="none known",
+        stores=("jsonl",),
+    ),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).
