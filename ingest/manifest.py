@@ -857,6 +857,21 @@ BUILTIN: tuple[Agent, ...] = (
     ),
     # -- documented agents of the turn-4 survey (#39, AGENTS-next.md); evidence: the peer file or package named ----
     Agent(
+        name="auggie",
+        label="Augment Auggie",
+        module="voyager_sessions.ingest.adapters.auggie",
+        evidence="documented",
+        evidence_note="package code 0.36.0",
+        homes={
+            # Augment's home (sessions/ below it); no variable of its own is documented.
+            "auggie": (("VOYAGER_AUGGIE_HOME", ""), ("HOME", ".augment")),
+        },
+        where="`~/.augment/sessions/<id>.json`",
+        resume="`auggie --resume <id>`",
+        binary="auggie",
+        stores=("json",),
+    ),
+    Agent(
         name="openclaude",
         label="OpenClaude",
         module="voyager_sessions.ingest.adapters.openclaude",
