@@ -872,6 +872,20 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("json",),
     ),
     Agent(
+        name="codebuff",
+        label="Codebuff / Freebuff",
+        module="voyager_sessions.ingest.adapters.codebuff",
+        evidence="documented",
+        evidence_note="agentsview `codebuff.go`",
+        homes={
+            # Codebuff's config dir (projects/ below it; "manicode" is its old name); no variable of its own.
+            "codebuff": (("VOYAGER_CODEBUFF_HOME", ""), ("HOME", ".config/manicode")),
+        },
+        where="`~/.config/manicode/projects/*/chats/<timestamp>/`",
+        resume="none known",
+        stores=("json",),
+    ),
+    Agent(
         name="openclaude",
         label="OpenClaude",
         module="voyager_sessions.ingest.adapters.openclaude",
