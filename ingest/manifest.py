@@ -886,6 +886,21 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("json",),
     ),
     Agent(
+        name="forge",
+        label="Forge",
+        module="voyager_sessions.ingest.adapters.forge",
+        evidence="documented",
+        evidence_note="agentsview `forge.go`",
+        homes={
+            # Forge's home (.forge.db in it); no variable of its own is documented.
+            "forge": (("VOYAGER_FORGE_HOME", ""), ("HOME", ".forge")),
+        },
+        where="`~/.forge/.forge.db`",
+        resume="none known",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
         name="openclaude",
         label="OpenClaude",
         module="voyager_sessions.ingest.adapters.openclaude",
