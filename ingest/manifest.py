@@ -901,6 +901,21 @@ BUILTIN: tuple[Agent, ...] = (
         probe=True,
     ),
     Agent(
+        name="shelley",
+        label="Shelley",
+        module="voyager_sessions.ingest.adapters.shelley",
+        evidence="documented",
+        evidence_note="agentsview `shelley.go`",
+        homes={
+            # Shelley's config dir (shelley.db in it); no variable of its own is documented.
+            "shelley": (("VOYAGER_SHELLEY_HOME", ""), ("HOME", ".config/shelley")),
+        },
+        where="`~/.config/shelley/shelley.db`",
+        resume="none (web UI)",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
         name="openclaude",
         label="OpenClaude",
         module="voyager_sessions.ingest.adapters.openclaude",
