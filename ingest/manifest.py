@@ -916,6 +916,23 @@ BUILTIN: tuple[Agent, ...] = (
         probe=True,
     ),
     Agent(
+        name="piebald",
+        label="Piebald",
+        module="voyager_sessions.ingest.adapters.piebald",
+        evidence="documented",
+        evidence_note="agentsview `piebald.go`, splitrail `piebald.rs`",
+        homes={
+            # Piebald's data dir (app.db in it), per platform; no variable of its own is documented.
+            "piebald": (("VOYAGER_PIEBALD_HOME", ""), ("XDG_DATA_HOME", "piebald"), ("HOME", ".local/share/piebald")),
+            "piebald.mac": (("VOYAGER_PIEBALD_HOME", ""), ("HOME", "Library/Application Support/piebald")),
+            "piebald.windows": (("VOYAGER_PIEBALD_HOME", ""), ("APPDATA", "piebald")),
+        },
+        where="`~/.local/share/piebald/app.db`",
+        resume="none (desktop)",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
         name="openclaude",
         label="OpenClaude",
         module="voyager_sessions.ingest.adapters.openclaude",
