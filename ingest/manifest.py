@@ -933,6 +933,26 @@ BUILTIN: tuple[Agent, ...] = (
         probe=True,
     ),
     Agent(
+        name="poolside",
+        label="Poolside Agent CLI",
+        module="voyager_sessions.ingest.adapters.poolside",
+        evidence="documented",
+        evidence_note="agentsview `poolside.go`",
+        homes={
+            # Poolside's state dir (trajectories/ below it), per platform; no variable of its own is documented.
+            "poolside": (
+                ("VOYAGER_POOLSIDE_HOME", ""),
+                ("XDG_STATE_HOME", "poolside"),
+                ("HOME", ".local/state/poolside"),
+            ),
+            "poolside.mac": (("VOYAGER_POOLSIDE_HOME", ""), ("HOME", "Library/Application Support/poolside")),
+            "poolside.windows": (("VOYAGER_POOLSIDE_HOME", ""), ("APPDATA", "poolside")),
+        },
+        where="`~/.local/state/poolside/trajectories/trajectory-*.ndjson`",
+        resume="none known",
+        stores=("jsonl",),
+    ),
+    Agent(
         name="openclaude",
         label="OpenClaude",
         module="voyager_sessions.ingest.adapters.openclaude",
