@@ -1052,6 +1052,20 @@ BUILTIN: tuple[Agent, ...] = (
         probe=True,
     ),
     Agent(
+        name="posit-assistant",
+        label="Posit Assistant",
+        module="voyager_sessions.ingest.adapters.posit_assistant",
+        evidence="documented",
+        evidence_note="agentsview `posit_assistant_provider.go`",
+        homes={
+            # Posit Assistant's dir (workspaces/ below it); no variable of its own is documented.
+            "posit-assistant": (("VOYAGER_POSIT_ASSISTANT_HOME", ""), ("HOME", ".posit/assistant")),
+        },
+        where="`~/.posit/assistant/workspaces/*/<conversation>/`",
+        resume="none (IDE)",
+        stores=("json", "jsonl"),
+    ),
+    Agent(
         name="deepseek-tui",
         label="DeepSeek TUI / CodeWhale",
         module="voyager_sessions.ingest.adapters.deepseek_tui",
