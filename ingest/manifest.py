@@ -1066,6 +1066,21 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("json", "jsonl"),
     ),
     Agent(
+        name="qwenpaw",
+        label="QwenPaw (ex-CoPaw)",
+        module="voyager_sessions.ingest.adapters.qwenpaw",
+        evidence="documented",
+        evidence_note="agentsview `qwenpaw.go`; package code 2.2.2.post1",
+        homes={
+            # Its working dir (workspaces/ below it): QWENPAW_WORKING_DIR, else ~/.qwenpaw and the old ~/.copaw.
+            "qwenpaw": (("VOYAGER_QWENPAW_HOME", ""), ("QWENPAW_WORKING_DIR", ""), ("HOME", ".qwenpaw")),
+            "qwenpaw.copaw": (("VOYAGER_QWENPAW_HOME", ""), ("QWENPAW_WORKING_DIR", ""), ("HOME", ".copaw")),
+        },
+        where="`~/.qwenpaw/workspaces/*/sessions/` (and `~/.copaw/`)",
+        resume="none (chat channels)",
+        stores=("json",),
+    ),
+    Agent(
         name="deepseek-tui",
         label="DeepSeek TUI / CodeWhale",
         module="voyager_sessions.ingest.adapters.deepseek_tui",
