@@ -1037,6 +1037,21 @@ BUILTIN: tuple[Agent, ...] = (
         probe=True,
     ),
     Agent(
+        name="trae",
+        label="Trae IDE",
+        module="voyager_sessions.ingest.adapters.trae",
+        evidence="documented",
+        evidence_note="agentsview `trae_provider.go`, `trae_layout.go`",
+        homes={
+            # One Trae user dir named outright; unset: every Trae build's (Trae, Trae CN, TRAE SOLO CN).
+            "trae": (("VOYAGER_TRAE_HOME", ""),),
+        },
+        where="`<Trae>/User/{globalStorage,workspaceStorage/*}/state.vscdb`; newer `ModularData/ai-agent/database.db` (encrypted: reported, not read)",
+        resume="none (IDE)",
+        stores=("sqlite", "encrypted"),
+        probe=True,
+    ),
+    Agent(
         name="positron",
         label="Positron Assistant",
         module="voyager_sessions.ingest.adapters.positron",
