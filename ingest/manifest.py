@@ -1096,6 +1096,32 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("json",),
     ),
     Agent(
+        name="visualstudio-copilot",
+        label="Visual Studio Copilot",
+        module="voyager_sessions.ingest.adapters.visualstudio_copilot",
+        evidence="documented",
+        evidence_note="agentsview `visualstudio_copilot.go`",
+        homes={
+            # Copilot's OpenTelemetry traces folder in the temp/cache dir, per platform.
+            "visualstudio-copilot": (
+                ("VOYAGER_VISUALSTUDIO_COPILOT_HOME", ""),
+                ("XDG_CACHE_HOME", "VSGitHubCopilotLogs/traces"),
+                ("HOME", ".cache/VSGitHubCopilotLogs/traces"),
+            ),
+            "visualstudio-copilot.mac": (
+                ("VOYAGER_VISUALSTUDIO_COPILOT_HOME", ""),
+                ("HOME", "Library/Caches/VSGitHubCopilotLogs/traces"),
+            ),
+            "visualstudio-copilot.windows": (
+                ("VOYAGER_VISUALSTUDIO_COPILOT_HOME", ""),
+                ("LOCALAPPDATA", "Temp/VSGitHubCopilotLogs/traces"),
+            ),
+        },
+        where="`%LOCALAPPDATA%\\Temp\\VSGitHubCopilotLogs\\traces\\*_VSGitHubCopilot_traces*.jsonl`",
+        resume="none (IDE)",
+        stores=("jsonl",),
+    ),
+    Agent(
         name="deepseek-tui",
         label="DeepSeek TUI / CodeWhale",
         module="voyager_sessions.ingest.adapters.deepseek_tui",
