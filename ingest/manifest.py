@@ -62,7 +62,7 @@ class Agent:
     homes: dict[str, HomeEntries] = field(default_factory=dict)
     #: Variables the adapter reads that name no home (lists of roots, a file name): cleared for a fake HOME.
     variables: tuple[str, ...] = ()
-    #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``…+zstd``, ``encrypted``.
+    #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``html``, ``…+zstd``, ``encrypted``.
     stores: tuple[str, ...] = ()
     #: Where it keeps its sessions, for the docs' tables (Markdown).
     where: str = ""
@@ -1120,6 +1120,21 @@ BUILTIN: tuple[Agent, ...] = (
         where="`%LOCALAPPDATA%\\Temp\\VSGitHubCopilotLogs\\traces\\*_VSGitHubCopilot_traces*.jsonl`",
         resume="none (IDE)",
         stores=("jsonl",),
+    ),
+    Agent(
+        name="gemini-apps",
+        label="Gemini Apps Takeout",
+        module="voyager_sessions.ingest.adapters.gemini_apps",
+        evidence="documented",
+        evidence_note="agentsview `gemini_apps_takeout.go`",
+        homes={
+            # The same imports folder as the ChatGPT and Claude.ai exports; recorded `voyager import` paths come as hints.
+            "gemini-apps": (("VOYAGER_IMPORTS", ""),),
+        },
+        where="`voyager import PATH` (Takeout's `My Activity/Gemini Apps/MyActivity.html`, its folder or zip); `$VOYAGER_IMPORTS`",
+        resume="none (web chat)",
+        stores=("html",),
+        uses_hints=True,
     ),
     Agent(
         name="deepseek-tui",
