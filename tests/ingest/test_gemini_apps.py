@@ -15,7 +15,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from tests.ingest._cli import hits, one, scan, sessions
+from tests.ingest._cli import one, scan, sessions
 from tests.ingest._documented import check_sample
 from voyager_sessions.ingest.adapters.gemini_apps import ActivityParser, stamp
 
