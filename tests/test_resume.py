@@ -327,21 +327,21 @@ def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
 
 
 def _openclaude(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_openclaude import SID, lines, write
+    from tests.support.samples.openclaude import SID, lines, write
 
     write(home, lines(cwd=str(work)))
     return f"openclaude:{SID}", ["--resume", SID]
 
 
 def _auggie(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_auggie import SID, doc, write
+    from tests.support.samples.auggie import SID, doc, write
 
     write(home, doc())  # the file names no directory: Auggie finds a session by id wherever it runs
     return f"auggie:{SID}", ["--resume", SID]
 
 
 def _traex(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_traex import SID, rollout, write
+    from tests.support.samples.traex import SID, rollout, write
 
     write(home, rollout(cwd=str(work)))
     return f"traex:{SID}", ["resume", SID]

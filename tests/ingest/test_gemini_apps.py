@@ -9,41 +9,14 @@ newer download re-reading only what changed, and a page that is no Gemini Apps e
 """
 
 from __future__ import annotations
-
 import io
 import json
 import zipfile
 from pathlib import Path
-
-from tests.ingest._cli import one, scan, sessions
-from tests.ingest._documented import check_sample
+from tests.support.scanning import one, scan, sessions
+from tests.support.documented import check_sample
 from voyager_sessions.ingest.adapters.gemini_apps import ActivityParser, stamp
-
-
-def cell(label: str, when: str, content: str, product: str = "Gemini Apps") -> str:
-    return (
-        f'<div class="outer-cell mdl-cell"><div class="header-cell mdl-cell"><h3>{product}</h3><p>{label}<br></p><p>{when}</p></div>'
-        f'<div class="content-cell mdl-cell">{content}</div><div class="content-cell mdl-cell">Products: {product}</div></div>'
-    )
-
-
-def page(*cells: str) -> str:
-    return f'<!doctype html><html lang="en"><head><title>My Activity History</title><style>.x{{}}</style></head><body>{"".join(cells)}</body></html>'
-
-
-def activity() -> str:
-    return page(
-        cell(
-            "Prompted",
-            "Jan 2, 2026, 3:04:05 PM EST",
-            "<p>解释一下量子纠缠 PROMPT_GEM<br></p><p><strong>量子纠缠</strong>是 REPLY_GEM &amp; 更多</p><script>SCRIPT_GEM</script>",
-        ),
-        cell("Canvas", "Jan 3, 2026, 3:04:05 PM PST", "<p>CANVAS_GEM</p>"),
-        cell(
-            "Prompted", "Jan 4, 2026, 9:00:00 AM GMT+05:30", "<p>写一首诗 PROMPT2_GEM</p><p>春眠不觉晓 REPLY2_GEM</p>"
-        ),
-        cell("Searched for", "Jan 5, 2026, 9:00:00 AM PST", "<p>OTHERPRODUCT_GEM</p>", product="Search"),
-    )
+from tests.support.samples.gemini_apps import cell, activity
 
 
 def test_an_imported_page_holds_to_the_contract(home: Path, tmp_path: Path, run) -> None:

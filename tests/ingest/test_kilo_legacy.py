@@ -11,54 +11,12 @@ only its task, and the places.
 """
 
 from __future__ import annotations
-
 import json
 from pathlib import Path
-from typing import Any
-
-from tests.ingest._cli import one, scan, sessions
-from tests.ingest._documented import check_sample
+from tests.support.scanning import one, scan, sessions
+from tests.support.documented import check_sample
 from voyager_sessions.ingest.adapters.kilo import ADAPTER, EXTENSION, legacy_dirs, legacy_facts, probe
-
-ENV = (
-    "<environment_details>\n# Current Workspace Directory (/home/dev/商店 app) Files\nsrc/\n\n"
-    "# Current Mode\n<slug>code</slug>\n<name>Code</name>\n<model>z-ai/glm-4.5-air:free</model>\n</environment_details>"
-)
-
-
-def ui() -> list[dict[str, Any]]:
-    return [
-        {"ts": 1767800000000, "type": "say", "say": "text", "text": "修复购物车 PROMPT_KLG"},
-        {"ts": 1767800000050, "type": "say", "say": "reasoning", "text": "看看测试 THINK_KLG"},
-        {"ts": 1767800000100, "type": "ask", "ask": "command", "text": "npm test 购物车_klg"},
-        {"ts": 1767800000200, "type": "say", "say": "command_output", "text": "TOOLOUT_KLG 1 failing"},
-        {"ts": 1767800000300, "type": "say", "say": "completion_result", "text": "修好了 REPLY_KLG。한국어: 완료"},
-    ]
-
-
-def api() -> list[dict[str, Any]]:
-    return [
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "<task>\n修复购物车 PROMPT_KLG\n</task>"},
-                {"type": "text", "text": ENV},
-            ],
-        },
-        {"role": "assistant", "content": [{"type": "text", "text": "修好了 REPLY_KLG"}]},
-    ]
-
-
-def task(home: Path, tid: str = "4f1c2d3e-0000-4000-8000-000000000001", *, with_ui: bool = True) -> Path:
-    folder = home / ".config/Code/User/globalStorage" / EXTENSION / "tasks" / tid
-    folder.mkdir(parents=True)
-    if with_ui:
-        (folder / "ui_messages.json").write_text(json.dumps(ui(), ensure_ascii=False))
-    (folder / "api_conversation_history.json").write_text(json.dumps(api(), ensure_ascii=False))
-    (folder / "task_metadata.json").write_text(
-        json.dumps({"files_in_context": [{"path": "src/cart.ts", "record_state": "active"}]})
-    )
-    return folder
+from tests.support.samples.kilo_legacy import ui, task
 
 
 def test_a_task_holds_to_the_contract(home: Path, run) -> None:

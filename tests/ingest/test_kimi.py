@@ -656,7 +656,7 @@ def work_main() -> list[dict[str, Any]]:
 
 
 def test_kimi_work_conversations_hold_to_the_contract(home: Path, run) -> None:
-    from tests.ingest._documented import check_sample
+    from tests.support.documented import check_sample
 
     write(home / WORK / "conv-7a1b" / "agents" / "main" / "wire.jsonl", work_main())
     # The app's own runs beside the conversations (a title, a skill summary) are not a person's.

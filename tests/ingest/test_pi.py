@@ -392,8 +392,8 @@ def prime_lines() -> list[dict[str, Any]]:
 
 
 def test_prime_agent_sessions_hold_to_the_contract(home: Path, run) -> None:
-    from tests.ingest._cli import sessions
-    from tests.ingest._documented import check_sample
+    from tests.support.scanning import sessions
+    from tests.support.documented import check_sample
 
     sid = "7b3c9d2e-1f0a-4b5c-8d7e-6f5a4b3c2d1e"
     prime_session(home, sid, "2026-12-01T08-03-08-820Z_0a0a0a0a-file-name-differs.jsonl", *prime_lines())

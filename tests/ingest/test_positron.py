@@ -8,31 +8,14 @@ VS Code's own files left to Copilot Chat, a log that grows, a cut log line, and 
 """
 
 from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Any
-
-from tests.ingest._cli import hits, one, scan, sessions
-from tests.ingest._documented import check_sample
-from tests.ingest.test_copilot_vscode import rich_session
+from tests.support.scanning import hits, one, scan, sessions
+from tests.support.documented import check_sample
+from tests.support.samples.copilot_vscode import rich_session
 from voyager_sessions.ingest.adapters.positron import ADAPTER
-
-USER = Path(".config/Positron/User")
-MARKERS = {
-    "prompt": ["数据库迁移失败 PROMPTCVS", "second turn PROMPT2CVS"],
-    "thinking": ["THINKCVS"],
-    "call": ["pytest -q tests"],
-    "result": ["TOOLOUTCVS"],
-    "reply": ["REPLYCVS"],
-}
-
-
-def chat_dir(home: Path, user: Path = USER) -> Path:
-    d = home / user / "workspaceStorage" / "ws1"
-    (d / "chatSessions").mkdir(parents=True, exist_ok=True)
-    (d / "workspace.json").write_text(json.dumps({"folder": "file:///home/dev/%E5%88%86%E6%9E%90"}))
-    return d / "chatSessions"
+from tests.support.samples.positron import USER, MARKERS, chat_dir, log
 
 
 def test_a_session_holds_to_the_contract(home: Path, run) -> None:
@@ -48,10 +31,6 @@ def test_vs_codes_own_sessions_stay_copilots(home: Path, run) -> None:
     (chat_dir(home, Path(".config/Code/User")) / "rich.json").write_text(json.dumps(rich_session(), ensure_ascii=False))
     scan(run)
     assert {h["provider"] for h in hits(run, "PROMPTCVS")} == {"copilot-vscode"}
-
-
-def log(path: Path, entries: list[Any], tail: bytes = b"") -> None:
-    path.write_bytes(b"".join(json.dumps(e, ensure_ascii=False).encode() + b"\n" for e in entries) + tail)
 
 
 def test_a_mutation_log_grows_and_a_cut_line_waits(home: Path, run) -> None:

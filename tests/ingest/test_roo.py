@@ -266,8 +266,8 @@ def zoo_task() -> list[dict[str, Any]]:
 
 
 def test_zoo_code_tasks_hold_to_the_contract(home: Path, run) -> None:
-    from tests.ingest._cli import sessions
-    from tests.ingest._documented import check_sample
+    from tests.support.scanning import sessions
+    from tests.support.documented import check_sample
 
     root = home / ".config" / "Windsurf" / "User" / "globalStorage" / ZOO
     write_task(
@@ -289,7 +289,7 @@ def test_zoo_code_tasks_hold_to_the_contract(home: Path, run) -> None:
 
 
 def test_a_task_zoo_carried_over_from_roo_is_one_session(home: Path, run) -> None:
-    from tests.ingest._cli import hits, scan
+    from tests.support.scanning import hits, scan
 
     write_task(storage(home), "same-id", zoo_task())
     write_task(home / ".config" / "Code" / "User" / "globalStorage" / ZOO, "same-id", zoo_task())

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.conftest import Run
-from tests.ingest._cli import hits, one, scan
-from tests.ingest._peers import tree
+from tests.support.peers import tree
+from tests.support.run import Run
+from tests.support.scanning import hits, one, scan
 from voyager_sessions.ingest import adapters
 from voyager_sessions.ingest.adapters.base import Notice, Source, discover
 from voyager_sessions.core.model import Event
