@@ -117,6 +117,11 @@ class _PiRead(JsonlSessionRead):
     """One pass over one session file (or what was appended to it since the cursor)."""
 
     provider = PROVIDER
+    #: Whether the file is Prime Agent's, and the latest assistant messages' usage (entry id -> (in, out)) a
+    #: ``child_usage_attributed`` entry may replace. Class defaults, so that a reader of Pi's format for another
+    #: agent that sets itself up without this ``__init__`` (OpenClaw's) reads it as Pi's.
+    prime: bool = False
+    usages: dict[str, tuple[int, int]] | None = None
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         self.prime = _is_prime(source.path)
@@ -124,8 +129,7 @@ class _PiRead(JsonlSessionRead):
         label = "Prime Agent" if self.prime else "Oh My Pi" if self.binary == "omp" else "Pi"
         state = self._start(source.path, cursor, label)
         self.name_id = native_id_of_file(Path(source.path).name)
-        #: Entry id -> (tokens in, tokens out) of the latest assistant messages (see ``child_usage_attributed``).
-        self.usages: dict[str, tuple[int, int]] = {
+        self.usages = {
             u[0]: (u[1], u[2])
             for u in state.get("usages") or ()
             if isinstance(u, list) and len(u) == 3 and isinstance(u[0], str) and all(isinstance(n, int) for n in u[1:])
@@ -296,6 +300,8 @@ class _PiRead(JsonlSessionRead):
         self.facts.tokens_out = (self.facts.tokens_out or 0) + tokens_out
 
     def _remember_usage(self, entry_id: str, usage: Any) -> None:
+        if self.usages is None:
+            self.usages = {}
         self.usages[entry_id] = _tokens(usage) if isinstance(usage, dict) else (0, 0)
         while len(self.usages) > USAGES_KEPT:
             del self.usages[next(iter(self.usages))]
@@ -303,7 +309,7 @@ class _PiRead(JsonlSessionRead):
     def _attributed(self, target: Any, usage: Any) -> None:
         """Prime Agent's ``child_usage_attributed``: the usage of assistant message ``target`` is now ``usage``
         (its own and its subagents'). A target not among the latest messages cannot be corrected: skipped."""
-        if not isinstance(target, str) or target not in self.usages or not isinstance(usage, dict):
+        if not isinstance(target, str) or not self.usages or target not in self.usages or not isinstance(usage, dict):
             return
         old_in, old_out = self.usages[target]
         new_in, new_out = _tokens(usage)
