@@ -46,7 +46,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint, subdirs
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_object, read_json_streamed
-from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, tool_call_text
+from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "codebuff"
@@ -81,8 +81,10 @@ def ai_drafts(blocks: list[Any], ts: float | None, unknown: UnknownRecords) -> I
             continue
         btype = block.get("type")
         if btype == "text":
-            kind = "reasoning" if block.get("textType") == "reasoning" else "assistant"
-            yield (kind, "agent", block.get("content"), {"ts": ts})
+            if block.get("textType") == "reasoning":
+                yield ("reasoning", "agent", block.get("content"), {"ts": ts})
+            else:
+                yield ("assistant", "agent", block.get("content"), {"ts": ts})
         elif btype == "tool":
             name = str_or_none(block.get("toolName"))
             call_id = str_or_none(block.get("toolCallId"))
@@ -104,8 +106,8 @@ def ai_drafts(blocks: list[Any], ts: float | None, unknown: UnknownRecords) -> I
             call_id = str_or_none(block.get("agentId"))
             task = str_or_none(block.get("initialPrompt")) or compact_json(block.get("params") or {})
             yield ("tool_call", "agent", tool_call_text(name, task), {"ts": ts, "tool": name, "call_id": call_id})
-            # What the subagent answered is its report (docs/json.md): the model's words, answering the call.
-            yield (*SUBAGENT_REPORT, block.get("content"), {"ts": ts, "tool": name, "call_id": call_id})
+            # What the subagent answered is its report (docs/json.md, toolcall.SUBAGENT_REPORT): the model's words.
+            yield ("tool_result", "agent", block.get("content"), {"ts": ts, "tool": name, "call_id": call_id})
         elif btype == "plan":
             yield ("meta", "agent", block.get("content"), {"ts": ts})
         elif btype == "ask-user":

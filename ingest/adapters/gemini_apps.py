@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from voyager_sessions.ingest.adapters import _exports
 from voyager_sessions.ingest.adapters._common import EventCounter
@@ -36,7 +36,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, S
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest
 from voyager_sessions.core.model import Session, session_id
 
-PROVIDER = "gemini-apps"
+PROVIDER: Final = "gemini-apps"
 LABEL = "Gemini Apps Takeout"
 _BLOCKS = frozenset(
     {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "li", "tr", "td", "th", "table", "ul", "ol"}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from functools import partial
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -156,14 +157,8 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
             if not isinstance(session, dict) or not str_or_none(session.get("sessionId")):
                 unknown.saw("session without a sessionId")
                 continue
-            yield from chat_items(
-                PROVIDER,
-                session["sessionId"],
-                digest(repr(session)),
-                known,
-                out,
-                lambda s=session: session_items(s, cwd, path, unknown),
-            )
+            read = partial(session_items, session, cwd, path, unknown)
+            yield from chat_items(PROVIDER, session["sessionId"], digest(repr(session)), known, out, read)
     if (notice := unknown.notice(path)) is not None:
         yield notice
     yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": out})

@@ -146,14 +146,14 @@ class _Conversation:
         for start, a in self.spans:
             ts = start or None
             if a.get("gen_ai.tool.name"):
-                name = a["gen_ai.tool.name"]
+                ran = a["gen_ai.tool.name"]
                 call_id = a.get("gen_ai.tool.call.id")
                 drafts.append(
                     (
                         "tool_call",
                         "agent",
-                        tool_call_text(name, a.get("gen_ai.tool.call.arguments")),
-                        {"ts": ts, "tool": name, "call_id": call_id},
+                        tool_call_text(ran, a.get("gen_ai.tool.call.arguments")),
+                        {"ts": ts, "tool": ran, "call_id": call_id},
                     )
                 )
                 drafts.append(
@@ -161,7 +161,7 @@ class _Conversation:
                         "tool_result",
                         "tool",
                         a.get("gen_ai.tool.call.result"),
-                        {"ts": ts, "tool": name, "call_id": call_id},
+                        {"ts": ts, "tool": ran, "call_id": call_id},
                     )
                 )
             elif a.get("gen_ai.operation.name") == "chat":
