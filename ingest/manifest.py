@@ -1152,6 +1152,20 @@ BUILTIN: tuple[Agent, ...] = (
         stores=("json",),
     ),
     Agent(
+        name="qclaw",
+        label="QClaw",
+        module="voyager_sessions.ingest.adapters.qclaw",
+        evidence="documented",
+        evidence_note="agentsview `qclaw.go`",
+        homes={
+            # QClaw's state dir (agents/ below it); no variable of its own is documented.
+            "qclaw": (("VOYAGER_QCLAW_HOME", ""), ("HOME", ".qclaw")),
+        },
+        where="`~/.qclaw/agents/*/sessions/<id>.jsonl`",
+        resume="none (chat channels)",
+        stores=("jsonl",),
+    ),
+    Agent(
         name="cortex",
         label="Cortex Code",
         module="voyager_sessions.ingest.adapters.cortex",

@@ -141,7 +141,7 @@ class _PiRead(JsonlSessionRead):
         native = self.facts.native_id
         assert native is not None
         return self.facts.session(
-            PROVIDER,
+            self.provider,
             title=self.facts.user_title,
             title_source="user",
             resume=resume_command(self.binary, self.facts.cwd, native) if self.binary else None,
@@ -217,7 +217,7 @@ class _PiRead(JsonlSessionRead):
             # not: its header, in the file of that name beside this one, names the parent).
             name = parent.replace("\\", "/").rsplit("/", 1)[-1]
             found = header_id(os.path.join(os.path.dirname(self.path), name)) if self.prime else None
-            facts.parent = session_id(PROVIDER, found or native_id_of_file(name))
+            facts.parent = session_id(self.provider, found or native_id_of_file(name))
         first = self._establish(str_or_none(entry.get("id")))
         if first is not None:
             yield first
