@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 from tests.support.scanning import one, scan, sessions
 from tests.support.documented import check_sample
-from voyager_sessions.ingest.adapters.gemini_apps import ActivityParser, stamp
+from voyager_sessions.ingest.adapters._takeout import ActivityParser, stamp
 from tests.support.samples.gemini_apps import cell, activity
 
 

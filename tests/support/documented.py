@@ -12,6 +12,8 @@ readers give. Each module builds its store in the test's fake HOME and names its
 * every tool result whose call is in the session answers it (:func:`check_paired`: same
   ``call_id``, the call first);
 * the agent's files are byte-identical afterwards and nothing was created beside them;
+* every source lies below a place the adapter's ``roots`` names (what lets a refresh skip an agent whose
+  places are all absent without importing it: ``voyager_sessions/scan/absent.py``);
 * a second scan of the unchanged store reads nothing again.
 """
 
@@ -24,7 +26,7 @@ from tests.support.peers import tree
 from tests.support.run import Run
 from tests.support.scanning import hits, one, scan
 from voyager_sessions.ingest import adapters
-from voyager_sessions.ingest.adapters.base import Notice, Source, discover
+from voyager_sessions.ingest.adapters.base import Notice, Source, discover, uses_hints
 from voyager_sessions.core.model import Event
 
 #: Marker kind -> the (kind, origin) its one hit must have.
@@ -90,6 +92,18 @@ def check_paired(provider: str, env: Mapping[str, str], *, calls: int = 1) -> No
     assert paired >= calls, f"{provider}: {paired} paired results, want {calls}"
 
 
+def check_roots(provider: str, env: Mapping[str, str]) -> None:
+    """Every source the adapter finds lies at or below one of its ``roots`` (hint-led adapters aside)."""
+    adapter = adapters.get(provider)
+    if uses_hints(adapter):
+        return
+    roots = [Path(r) for r in adapter.roots(env)]
+    for found in discover(adapter, env):
+        if isinstance(found, Source):
+            path = Path(found.path)
+            assert any(path == r or r in path.parents for r in roots), (provider, str(path), [str(r) for r in roots])
+
+
 def check_sample(run: Run, home: Path, provider: str, markers: Markers, *, calls: int = 1) -> dict:
     """Scan ``home`` through the CLI and hold its sample to the contract; returns the first scan's summary."""
     before = tree(home)
@@ -97,6 +111,7 @@ def check_sample(run: Run, home: Path, provider: str, markers: Markers, *, calls
     assert out["failed"] == 0, out
     check_markers(run, provider, markers)
     check_paired(provider, {"HOME": str(home)}, calls=calls)
+    check_roots(provider, {"HOME": str(home)})
     assert tree(home) == before, f"{provider}: the scan changed or created files in the agent's store"
     again = scan(run)
     assert (again["new"], again["changed"], again["grown"]) == (0, 0, 0), again
