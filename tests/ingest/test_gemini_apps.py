@@ -13,7 +13,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
-from tests.support.scanning import one, scan, sessions
+from tests.support.scanning import hits, one, scan, sessions
 from tests.support.documented import check_sample
 from voyager_sessions.ingest.adapters._takeout import ActivityParser, stamp
 from tests.support.samples.gemini_apps import cell, activity
@@ -83,3 +83,13 @@ def test_times_and_hostile_markup() -> None:
     parser.feed("<div class='outer-cell'>" + "<div>" * 5000 + "</div>" * 5000 + "</div></b></i>")
     parser.close()
     assert len(parser.done) == 1 and json.dumps(parser.done[0].blocks)
+
+
+def test_a_page_cut_short_keeps_its_complete_records(home: Path, tmp_path: Path, run) -> None:
+    page_ = activity()
+    cut = page_[: page_.index("写一首诗") + 3]  # inside the third record
+    folder = home / "voyager-data" / "imports"
+    folder.mkdir(parents=True)
+    (folder / "MyActivity.html").write_text(cut, encoding="utf-8")
+    assert scan(run)["failed"] == 0
+    assert one(run, "PROMPT_GEM", "user", "human") and not hits(run, "PROMPT2_GEM")

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from tests.support.scanning import hits, one, scan, sessions
 from tests.support.documented import check_sample
-from voyager_sessions.ingest.adapters.trae import ADAPTER, ENCRYPTED, probe, user_dirs
+from voyager_sessions.ingest.adapters.trae import ADAPTER, ENCRYPTED, KEY, probe, user_dirs
 from tests.support.samples.trae import USER, session, state_db, workspace
 
 
@@ -72,3 +72,12 @@ def test_places(tmp_path: Path) -> None:
         Path("/v/User"),
         Path("/v/ModularData/ai-agent/database.db"),
     ]
+
+
+def test_a_broken_value_is_named_not_fatal(home: Path, run) -> None:
+    path = workspace(home) / "state.vscdb"
+    state_db(path, None, {KEY: '{"list": [{"sessionId": "s-9", "messages": [{"role": "user"'})
+    state_db(home / USER / "globalStorage/state.vscdb", [session("s-1", "修复登录 PROMPT_TRAE")])
+    res = run("scan", "--json")
+    assert res.exit_code == 0 and "holds no session list" in res.stderr, res.stderr
+    assert one(run, "PROMPT_TRAE", "user", "human"), "the other database is read whatever this one holds"
