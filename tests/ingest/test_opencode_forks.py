@@ -10,12 +10,13 @@ homes, and no resume command (none is known).
 """
 
 from __future__ import annotations
+import json
 import shutil
 import sqlite3
 from pathlib import Path
 import pytest
 from synth import opencode as so
-from tests.support.scanning import one, scan, sessions
+from tests.support.scanning import hits, one, scan, sessions
 from tests.support.documented import check_sample
 from voyager_sessions.ingest import adapters
 from tests.support.samples.opencode_forks import FORKS, CWD, MARKERS, conversation, data_dir
@@ -67,3 +68,21 @@ def test_homes_and_overrides(fork: str, tmp_path: Path) -> None:
     # OpenCode's own store is OpenCode's.
     so.write_v1(tmp_path / "opencode.db", [conversation()])
     assert list(adapter.discover({"HOME": str(tmp_path), f"VOYAGER_{var}_HOME": str(tmp_path)})) == []
+
+
+def test_an_id_that_is_no_plain_name_names_no_folder(home: Path, run) -> None:
+    """The tree's folders are named after ids its files hold: ``..`` or a NUL in one is looked up nowhere."""
+    storage = data_dir(home, "mimocode") / "storage"
+    so.write_json_tree(storage, [conversation()])
+    shutil.move(storage / "session", storage / "session_diff")
+    outside = home / ".local/share/mimocode/message/escaped"  # storage/message/../../message/escaped
+    shutil.copytree(storage / "message" / "ses_fork1", outside)
+    info = storage / "session_diff" / "global" / "ses_fork1.json"
+    doc = json.loads(info.read_text())
+    (info.parent / "evil.json").write_text(json.dumps({**doc, "id": "../../message/escaped"}))
+    (info.parent / "nul.json").write_text(json.dumps({**doc, "id": "nul\x00id"}))
+    out = scan(run)
+    assert out["failed"] == 0 and "adapter error" not in out["stderr"]
+    assert len([h for h in hits(run, "PROMPT_FORK") if h["kind"] == "user"]) == 1, (
+        "only the session whose id names its folder"
+    )

@@ -68,11 +68,24 @@ def tree_fingerprint(storage: Path, session_dirs: tuple[str, ...] = ("session",)
     return Fingerprint(size=total, mtime_ns=newest, inode=count)
 
 
-def _json_files(d: Path) -> list[Path]:
+def _json_files(d: Path | None) -> list[Path]:
+    if d is None:
+        return []
     try:
         return sorted(p for p in d.iterdir() if p.suffix == ".json" and os.path.isfile(p))
     except OSError:
         return []
+
+
+def _child(base: Path, name: Any, suffix: str = "") -> Path | None:
+    """``base/<name><suffix>`` when ``name`` (an id read from a file) is one plain path component; else None.
+
+    The tree's folders are named after ids its files hold: an id that is not a plain name (a NUL, a slash,
+    ``..``) would name no folder of the tree, or one outside it, and is looked up nowhere.
+    """
+    if not isinstance(name, str) or not name or name in (".", "..") or "\x00" in name or "/" in name or "\\" in name:
+        return None
+    return base / f"{name}{suffix}"
 
 
 def _load_file(p: Path) -> dict[str, Any]:
@@ -148,7 +161,10 @@ def _project(storage: Path, pid: Any, cache: dict[str, str | None]) -> str | Non
     if pid not in cache:
         worktree: str | None = None
         try:
-            proj = _load_file(storage / "project" / f"{pid}.json")
+            path = _child(storage / "project", pid, ".json")
+            if path is None:
+                raise ValueError("not a plain name")
+            proj = _load_file(path)
             wt = _str(proj.get("worktree"))
             worktree = wt if wt and (proj.get("vcs") or ("vcs" not in proj and wt != "/")) else None
         except (OSError, ValueError):
@@ -168,7 +184,7 @@ def _read_session(
 ) -> Iterator[Item]:
     # One session's message headers are loaded to order them; parts stream per message.
     msgs: list[tuple[int | float, str, dict[str, Any]]] = []
-    for mfile in _json_files(storage / "message" / native):
+    for mfile in _json_files(_child(storage / "message", native)):
         try:
             m = _load_file(mfile)
         except (OSError, ValueError) as exc:
@@ -221,7 +237,7 @@ def _read_session(
         ts = secs(created) if created else None
         summary = is_summary(role, m)
         parts = []
-        for pfile in _json_files(storage / "part" / mid):
+        for pfile in _json_files(_child(storage / "part", mid)):
             try:
                 p = _load_file(pfile)
             except (OSError, ValueError) as exc:
