@@ -143,7 +143,11 @@ def _read(source: Source, cursor: Cursor | None) -> Iterator[Item]:
         cols = schema["conversations"]
         have = {c: c in cols for c in ("title", "created_at", "updated_at")}
         select = ", ".join(
-            ["conversation_id AS id", *(f"{c} AS {c}" if ok else f"NULL AS {c}" for c, ok in have.items())]
+            [
+                "conversation_id AS id",
+                "rowid AS rid",
+                *(f"{c} AS {c}" if ok else f"NULL AS {c}" for c, ok in have.items()),
+            ]
         )
         parents = children(conn)
         # A conversation's signature: its context's length, and the parent that started it (a subagent's
@@ -169,8 +173,9 @@ def _session(
 ) -> Iterator[Item]:
     native = row["id"]
     sid = session_id(PROVIDER, native)
-    (context,) = conn.execute("SELECT context FROM conversations WHERE conversation_id = ?", (native,)).fetchone()
-    doc = json_column(context)
+    # By rowid: an id that is not valid UTF-8 reads back replaced, and would find no row.
+    found = conn.execute("SELECT context FROM conversations WHERE rowid = ?", (row["rid"],)).fetchone()
+    doc = json_column(found[0]) if found is not None else None
     if not isinstance(doc, dict):
         unknown.saw("context:not-json")
         return
