@@ -102,10 +102,13 @@ def message_drafts(message: dict[str, Any], unknown: UnknownRecords) -> Iterator
         elif btype == "tool_use":
             use = as_dict(block.get("tool_use"))
             name = str_or_none(use.get("name"))
+            args = use.get("input")
+            if name == "snowflake_sql_execute" and isinstance(args, dict) and str_or_none(args.get("query")):
+                args = args["query"]  # the statement, as written (its JSON would hide words behind escapes)
             yield (
                 "tool_call",
                 "agent",
-                tool_call_text(name, use.get("input"), SHELL_TOOLS),
+                tool_call_text(name, args, SHELL_TOOLS),
                 {"ts": ts, "tool": name, "call_id": str_or_none(use.get("tool_use_id"))},
             )
         elif btype == "tool_result":

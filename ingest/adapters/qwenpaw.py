@@ -46,6 +46,8 @@ from voyager_sessions.core.model import Session, session_id
 
 PROVIDER = "qwenpaw"
 LABEL = "QwenPaw"
+#: QwenPaw's shell tool: its call is the command line it ran.
+SHELL_TOOLS = frozenset({"execute_shell_command"})
 
 
 def working_dirs(env: Mapping[str, str]) -> list[Path]:
@@ -91,7 +93,7 @@ def message_drafts(message: dict[str, Any], unknown: UnknownRecords) -> Iterator
             yield (
                 "tool_call",
                 "agent",
-                tool_call_text(name, args),
+                tool_call_text(name, args, SHELL_TOOLS),
                 {"ts": ts, "tool": name, "call_id": str_or_none(block.get("id"))},
             )
         elif btype == "tool_result":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from tests.support.scanning import hits, one, scan, sessions
-from tests.support.documented import check_sample
+from tests.support.documented import check_sample, read_events
 from voyager_sessions.ingest.adapters.cortex import conversations_dir
 from tests.support.samples.cortex import SID, MARKERS, history, doc, folder, write_companion
 
@@ -29,6 +29,8 @@ def test_a_conversation_holds_to_the_contract(home: Path, run) -> None:
         "main",
     )
     assert not hits(run, "BACKUP_CTX")
+    (call,) = [e for e in read_events("cortex", {"HOME": str(home)})[0] if e.kind == "tool_call"]
+    assert call.text == "SELECT count(*) FROM 订单_ctx", "the SQL tool's call is its statement, as written"
 
 
 def test_a_companion_history_and_a_line_added_to_it(home: Path, run) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from tests.support.scanning import hits, one, scan, sessions
-from tests.support.documented import check_sample
+from tests.support.documented import check_sample, read_events
 from voyager_sessions.ingest.adapters.qwenpaw import working_dirs
 from tests.support.samples.qwenpaw import MARKERS, messages, legacy, current, write
 
@@ -29,6 +29,8 @@ def test_the_legacy_generation_holds_to_the_contract(home: Path, run) -> None:
 def test_the_current_generation_holds_to_the_contract(home: Path, run) -> None:
     write(home, ".qwenpaw", "s-1.json", current(messages()))
     assert check_sample(run, home, "qwenpaw", MARKERS)["new"] == 1
+    (call,) = [e for e in read_events("qwenpaw", {"HOME": str(home)})[0] if e.kind == "tool_call"]
+    assert (call.tool, call.text) == ("execute_shell_command", "calendar add 开会_qpw"), "the shell tool's command line"
 
 
 def test_a_turn_added_and_a_cut_file(home: Path, run) -> None:
