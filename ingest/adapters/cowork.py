@@ -39,9 +39,8 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import cached_by_stat, epoch, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.claude import ClaudeRead
-from voyager_sessions.ingest.files import open_regular, subdirs, walk_files, with_side_file
-from voyager_sessions.ingest.jsondoc import capped_bytes
-from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.ingest.files import subdirs, walk_files, with_side_file
+from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.core.model import Session
 
 PROVIDER = "cowork"
@@ -72,8 +71,7 @@ def card_path(transcript: str) -> str | None:
 
 
 def _load_card(path: str) -> dict[str, Any]:
-    with open_regular(path) as fh:
-        doc = decode_json(capped_bytes(fh))
+    doc = read_json_object(path, fatal=False)  # a BOM, a cut or a size past the cap: no card, the transcript still read
     return doc if isinstance(doc, dict) else {}
 
 

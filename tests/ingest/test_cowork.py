@@ -46,6 +46,19 @@ def test_without_a_card_title_the_generated_one(home: Path, run) -> None:
     assert row["title"] == "发票整理 AITITLE_CWK" and row["title_source"] == "agent"
 
 
+def test_a_card_with_a_bom_or_cut_short(home: Path, run) -> None:
+    write(home)
+    card = home / ".config/Claude/local-agent-mode-sessions/org-1/ws-1" / f"{LOCAL}.json"
+    card.write_bytes(b"\xef\xbb\xbf" + card.read_bytes())  # what a Windows editor saves
+    scan(run)
+    assert sessions(run)[f"cowork:{CLI}"]["title"] == "Invoices CARDTITLE_CWK"
+    card.write_bytes(card.read_bytes()[:40])
+    out = scan(run)
+    assert out["failed"] == 0 and sessions(run)[f"cowork:{CLI}"]["title"] == "发票整理 AITITLE_CWK", (
+        "no card: the transcript"
+    )
+
+
 def test_a_subagent_is_a_session_under_its_parent(home: Path, run) -> None:
     path = write(home)
     sub = path.parent / CLI / "subagents" / "agent-a1.jsonl"
