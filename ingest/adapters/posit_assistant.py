@@ -7,7 +7,9 @@ conversation, as agentsview's ``posit_assistant_provider.go`` reads it:
 * ``conversation.json``: the message tree, ``{"schemaVersion", "root": {"id", "title", "summary",
   "timestamp" (ms), "metadata": {"kind", "parentTreeId", "task", "gitBranch"}}, "messages": [{"id",
   "parentId", "isActive", "lmMessageIds": [n…], "timestamp"}]}``; the active nodes, in order, are the
-  conversation the person sees (an edited turn leaves its old branch inactive: not read);
+  conversation the person sees (an edited turn leaves its old branch inactive: not read); when the
+  tree cannot be read (cut by a crash: it is rewritten whole) or its active nodes name none of the
+  model messages, every model message is read in order;
 * ``lm-messages.jsonl``: every model message, appended, ``{"id": n, "message": {...}}`` in the AI
   SDK's shape: ``role`` ``user``/``system``/``assistant``/``tool``, ``content`` a string or parts
   (``text``, ``reasoning``, ``tool-call`` with ``toolCallId``/``toolName``/``input``, ``tool-result``
@@ -152,9 +154,14 @@ class _ConversationRead:
 
     def run(self) -> Iterator[Item]:
         tree = read_json_object(self.folder / CONVERSATION)
+        broken: Notice | None = None
         if isinstance(tree, Notice):
-            yield tree
-            return
+            if not os.path.isfile(self.folder / LM_MESSAGES):
+                yield tree
+                return
+            # The tree is rewritten whole each turn, the model messages appended: a tree cut by a crash
+            # costs the order of the turns, not the conversation.
+            broken, tree = tree, {}
         notices: list[Notice] = []
         lm: dict[int, dict[str, Any]] = {}
         if os.path.isfile(self.folder / LM_MESSAGES):
@@ -169,6 +176,27 @@ class _ConversationRead:
         yield from notices
         if any(n.fatal for n in notices):
             return
+        nodes = list_or_empty(tree.get("messages"))
+        why: str | None = None
+        if broken is not None:
+            if not lm:
+                yield broken
+                return
+            why = broken.reason.removesuffix("; skipped")
+        elif lm and not any(
+            isinstance(n, int) and n in lm
+            for node in nodes
+            if as_dict(node).get("isActive") is not False
+            for n in list_or_empty(as_dict(node).get("lmMessageIds"))
+        ):
+            why = f"names none of the {len(lm)} messages of {LM_MESSAGES}"
+        if why is not None:
+            yield Notice(
+                source=str(self.folder / CONVERSATION),
+                reason=f"{why}: every message of {LM_MESSAGES} read in order instead (an edited turn's old branch too)",
+                fatal=False,
+            )
+            nodes = [{"lmMessageIds": sorted(lm)}]
         root = as_dict(tree.get("root"))
         meta = as_dict(root.get("metadata"))
         native = self.folder.name
@@ -182,7 +210,7 @@ class _ConversationRead:
         stamps: list[float] = []
         model = None
         tokens_in = tokens_out = 0
-        for node in list_or_empty(tree.get("messages")):
+        for node in nodes:
             node = as_dict(node)
             if node.get("isActive") is False:
                 continue  # a branch an edit left behind

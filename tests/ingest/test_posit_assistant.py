@@ -5,7 +5,7 @@ No real conversation was captured (an IDE extension). A conversation is a tree o
 workspace's ``workspace.json`` names the project. Checked: the contract (kinds, one prompt, paired
 tool call, files untouched, an unchanged rescan), the summary tags as meta, an inactive branch left
 out, the render log not indexed, a subagent's conversation under its parent, a turn added, a bad
-line costing only itself, and the place.
+line costing only itself, a tree cut short costing only the turns' order, and the place.
 """
 
 from __future__ import annotations
@@ -52,6 +52,21 @@ def test_a_turn_added_and_a_bad_line(home: Path, run) -> None:
     out = scan(run)
     assert out["changed"] == 1 and out["events_added"] == 1, out
     assert one(run, "PROMPT2_PST", "user", "human") and not hits(run, "INACTIVE_PST")
+
+
+def test_a_tree_cut_by_a_crash_costs_the_order_not_the_conversation(home: Path, run) -> None:
+    folder = conversation(workspace(home) / "conv-1", lm(), tree())
+    (folder / "conversation.json").write_text(json.dumps(tree(), ensure_ascii=False)[:60])
+    out = json.loads(run("scan", "--json").stdout)
+    assert out["failed"] == 0 and out["new"] == 1, out
+    assert one(run, "PROMPT_PST", "user", "human") and one(run, "REPLY_PST", "assistant", "agent")
+    assert hits(run, "INACTIVE_PST"), "with no tree to say which branch is current, every model message is read"
+    (folder / "conversation.json").write_text(json.dumps(tree(), ensure_ascii=False))
+    assert scan(run)["changed"] == 1 and not hits(run, "INACTIVE_PST"), "the tree back: its branch again"
+    (folder / "conversation.json").write_text(json.dumps(tree(ids=[["0"], ["1"]]), ensure_ascii=False))
+    assert scan(run)["changed"] == 1 and hits(run, "INACTIVE_PST") and one(run, "REPLY_PST", "assistant", "agent"), (
+        "a tree that names none of the model messages is no better than none"
+    )
 
 
 def test_place(tmp_path: Path) -> None:
