@@ -87,6 +87,18 @@ DEPENDS: list[tuple[str, str, str, str]] = [
         ".junie/sessions/index.jsonl",
         "index.jsonl only titles a session: with its events unreadable there is no session to title",
     ),
+    (
+        "synthetic-turn4",
+        "*/chat-messages.json",
+        "*/chat-meta.json",
+        "Codebuff's chat-meta.json only counts and quotes the chat: with the messages unreadable there is no session",
+    ),
+    (
+        "synthetic-turn4",
+        "*/local_*/.claude/projects/*.jsonl",
+        "*/local-agent-mode-sessions/*/*/local_*.json",
+        "a Cowork session's card only titles its transcript: with the transcript empty there is no session to title",
+    ),
 ]
 #: Records that are indexed only as what describes the rest (a title): with every other record of the
 #: file lost there is no session for them to describe. By HOME, file pattern and record, and why.

@@ -46,7 +46,7 @@ def chat() -> list[dict[str, Any]]:
                 {"type": "text", "content": "暗色模式加好了 REPLY_CBF。日本語: 完了"},
             ],
         },
-        {"variant": "error", "content": "Out of credits ERROR_CBF", "timestamp": "10:01 AM"},
+        {"variant": "error", "content": "Quota exhausted ERROR_CBF", "timestamp": "10:01 AM"},
     ]
 
 
