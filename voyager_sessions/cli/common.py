@@ -105,9 +105,9 @@ def _refreshing_backend(*, bar: bool) -> Any:
 def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     """Run reading command ``cmd`` (``params`` as click passes them) in this process: the API, then its renderer.
 
-    The result is encoded and rendered from those bytes by :mod:`voyager_sessions.cli.present`,
-    as a client of ``voyager serve`` renders the bytes the server sends: the same output
-    either way. Exits with the command's code; an error propagates for the CLI to report.
+    The typed result is rendered by :mod:`voyager_sessions.cli.present`, which renders the bytes a
+    ``voyager serve`` sends the same way: the same output either way. Exits with the command's code;
+    an error propagates for the CLI to report.
     """
     import msgspec
 
@@ -116,7 +116,8 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     fields, view = present.request(cmd, params, use_color)
     req = api.decode_request(cmd, fields)
     ddir = data_dir()
-    if cmd == "search":
+    result: msgspec.Struct
+    if isinstance(req, api.SearchRequest):
         quiet = present.quiet(view, sys.stderr.isatty())
 
         def notice(text: str, quiet_ok: bool) -> None:
@@ -125,10 +126,10 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
 
         result = api.search(req, data_dir=ddir, backend=_refreshing_backend(bar=not quiet), notice=notice)
     else:
-        result = api.FUNCTIONS[cmd](req, data_dir=ddir)
+        result = api.OPERATIONS[cmd].run()(req, data_dir=ddir)
         if cmd == "stats":  # the data dir as the user named it
             result = msgspec.structs.replace(result, data_dir=str(ddir))
-    code = present.render(cmd, fields, msgspec.json.encode(result), view, _Terminal())
+    code = present.render(cmd, fields, result, view, _Terminal())
     sys.exit(code)
 
 
@@ -145,7 +146,7 @@ def run_scan(
     changes: Any = None,
 ) -> Any:
     """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
-    from voyager_sessions.scan import scan
+    from voyager_sessions.api.freshness import scan
 
     ddir = ddir or data_dir()
     progress = None
