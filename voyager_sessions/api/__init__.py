@@ -21,7 +21,7 @@ catalog and the registry's provider names; ``show`` reads capped texts back thro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -30,6 +30,12 @@ import msgspec
 
 from voyager_sessions.core.errors import Busy, StoreError, UserError, VoyagerError
 from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.api.requests import ExportRequest as ExportRequest
+from voyager_sessions.api.requests import ListRequest as ListRequest
+from voyager_sessions.api.requests import SearchRequest as SearchRequest
+from voyager_sessions.api.requests import SessionRequest as SessionRequest
+from voyager_sessions.api.requests import ShowRequest as ShowRequest
+from voyager_sessions.api.requests import StatsRequest as StatsRequest
 from voyager_sessions.core.paths import DataDir
 
 if TYPE_CHECKING:
@@ -48,18 +54,8 @@ def require_index(ddir: DataDir) -> None:
         raise UserError(NO_INDEX)
 
 
-# -- requests ------------------------------------------------------------------------------
-# Every request Struct is defined once, in ``requests.py`` (fields with bounds, descriptions and each front
-# end's spelling); re-exported here, where callers have always found them.
-
-from voyager_sessions.api.requests import (  # noqa: E402
-    ExportRequest,
-    ListRequest,
-    SearchRequest,
-    SessionRequest,
-    ShowRequest,
-    StatsRequest,
-)
+# -- requests: every request Struct is defined once, in ``requests.py`` (fields with bounds, descriptions and
+# each front end's spelling); re-exported above, where callers have always found them.
 
 
 class Stats(msgspec.Struct, kw_only=True):
@@ -71,7 +67,7 @@ class Stats(msgspec.Struct, kw_only=True):
     index_events: int
     index_bytes: int
     index_segments: int
-    last_scan: dict[str, Any] | None
+    last_scan: dict[str, object] | None
 
 
 class Operation(NamedTuple):
@@ -321,7 +317,7 @@ class Reader:
 
     def show(self, ref: str, *, around: int | None = None, window: int = 10) -> Timeline:
         """A session's timeline (or the window of ``window`` events each side of seq ``around``)."""
-        from voyager_sessions.search.index import TRUNCATION_MARKER
+        from voyager_sessions.search.prepare import TRUNCATION_MARKER
 
         rec = self.resolve(ref)
         sid = rec.session.id
@@ -617,7 +613,7 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
     return msgspec.json.encode(OPERATIONS[op].run()(req, data_dir=ddir))
 
 
-def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
+def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
     from voyager_sessions.core.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
@@ -681,7 +677,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     }
 
 
-def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
+def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
     """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
     (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
     import os
