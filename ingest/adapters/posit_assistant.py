@@ -7,9 +7,9 @@ conversation, as agentsview's ``posit_assistant_provider.go`` reads it:
 * ``conversation.json``: the message tree, ``{"schemaVersion", "root": {"id", "title", "summary",
   "timestamp" (ms), "metadata": {"kind", "parentTreeId", "task", "gitBranch"}}, "messages": [{"id",
   "parentId", "isActive", "lmMessageIds": [n…], "timestamp"}]}``; the active nodes, in order, are the
-  conversation the person sees (an edited turn leaves its old branch inactive: not read); when the
-  tree cannot be read (cut by a crash: it is rewritten whole) or its active nodes name none of the
-  model messages, every model message is read in order;
+  conversation the person sees (an edited turn leaves its old branch inactive: not read); a model
+  message no node names (the tree is rewritten whole each turn: a crash can cut it, or leave a turn
+  out) is read after them, in id order, so an unreadable tree costs the order, not the conversation;
 * ``lm-messages.jsonl``: every model message, appended, ``{"id": n, "message": {...}}`` in the AI
   SDK's shape: ``role`` ``user``/``system``/``assistant``/``tool``, ``content`` a string or parts
   (``text``, ``reasoning``, ``tool-call`` with ``toolCallId``/``toolName``/``input``, ``tool-result``
@@ -176,27 +176,23 @@ class _ConversationRead:
         yield from notices
         if any(n.fatal for n in notices):
             return
-        nodes = list_or_empty(tree.get("messages"))
-        why: str | None = None
+        nodes = [as_dict(node) for node in list_or_empty(tree.get("messages"))]
         if broken is not None:
             if not lm:
                 yield broken
                 return
-            why = broken.reason.removesuffix("; skipped")
-        elif lm and not any(
-            isinstance(n, int) and n in lm
-            for node in nodes
-            if as_dict(node).get("isActive") is not False
-            for n in list_or_empty(as_dict(node).get("lmMessageIds"))
-        ):
-            why = f"names none of the {len(lm)} messages of {LM_MESSAGES}"
-        if why is not None:
             yield Notice(
-                source=str(self.folder / CONVERSATION),
-                reason=f"{why}: every message of {LM_MESSAGES} read in order instead (an edited turn's old branch too)",
+                source=broken.source,
+                reason=f"{broken.reason.removesuffix('; skipped')}: every message of {LM_MESSAGES} read in id order"
+                " instead (an edited turn's old branch too)",
                 fatal=False,
             )
-            nodes = [{"lmMessageIds": sorted(lm)}]
+        # A model message no node names (its node broken, the tree cut, or a turn appended after the tree
+        # was last written) is read after the tree's, in id order: the tree orders messages, it does not hold them.
+        named = {n for node in nodes for n in list_or_empty(node.get("lmMessageIds")) if isinstance(n, int)}
+        orphans = sorted(n for n in lm if n not in named)
+        if orphans:
+            nodes.append({"lmMessageIds": orphans})
         root = as_dict(tree.get("root"))
         meta = as_dict(root.get("metadata"))
         native = self.folder.name
@@ -211,7 +207,6 @@ class _ConversationRead:
         model = None
         tokens_in = tokens_out = 0
         for node in nodes:
-            node = as_dict(node)
             if node.get("isActive") is False:
                 continue  # a branch an edit left behind
             node_ts = epoch(node.get("timestamp"))

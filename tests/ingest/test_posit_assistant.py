@@ -63,10 +63,11 @@ def test_a_tree_cut_by_a_crash_costs_the_order_not_the_conversation(home: Path, 
     assert hits(run, "INACTIVE_PST"), "with no tree to say which branch is current, every model message is read"
     (folder / "conversation.json").write_text(json.dumps(tree(), ensure_ascii=False))
     assert scan(run)["changed"] == 1 and not hits(run, "INACTIVE_PST"), "the tree back: its branch again"
-    (folder / "conversation.json").write_text(json.dumps(tree(ids=[["0"], ["1"]]), ensure_ascii=False))
-    assert scan(run)["changed"] == 1 and hits(run, "INACTIVE_PST") and one(run, "REPLY_PST", "assistant", "agent"), (
-        "a tree that names none of the model messages is no better than none"
+    (folder / "conversation.json").write_text(json.dumps(tree(ids=[[0, 1], ["2"], ["3"]]), ensure_ascii=False))
+    assert scan(run)["changed"] == 1 and one(run, "REPLY_PST", "assistant", "agent"), (
+        "the messages of a broken node are read after the tree's"
     )
+    assert not hits(run, "INACTIVE_PST"), "a message an inactive node names is still left out"
 
 
 def test_place(tmp_path: Path) -> None:

@@ -186,7 +186,8 @@ def junie_home(home: Path) -> None:
 
 def turn4_home(home: Path) -> None:
     """The documented agents of #39 (no capture or peers' sample): one store each, as their test modules write
-    them, in one HOME (every agent finds its own)."""
+    them, in one HOME (every agent finds its own); a session kept as its own file is named by a hex id where the
+    agent allows it, so that the discovery test of test_hostile_stores can copy it under new ids."""
     import json as _json
     import shutil as _shutil
 
@@ -229,17 +230,17 @@ def turn4_home(home: Path) -> None:
     piebald.base(db)
     db.close()
     posit_assistant.conversation(
-        posit_assistant.workspace(home) / "conv-1", posit_assistant.lm(), posit_assistant.tree()
+        posit_assistant.workspace(home) / "conv-9c1e4b7a", posit_assistant.lm(), posit_assistant.tree()
     )
-    (positron.chat_dir(home) / "rich.json").write_text(_json.dumps(rich_session(), ensure_ascii=False))
+    (positron.chat_dir(home) / "rich-9c1e4b7a.json").write_text(_json.dumps(rich_session(), ensure_ascii=False))
     qclaw.write(home, qclaw.lines())
-    qwenpaw.write(home, ".qwenpaw", "console/s-1.json", qwenpaw.current(qwenpaw.messages()))
+    qwenpaw.write(home, ".qwenpaw", "console/s-9c1e4b7a.json", qwenpaw.current(qwenpaw.messages()))
     shelley.write_db(home, [("c1", "deploy", 1, None)], {"c1": shelley.main_messages()})
     trae.state_db(trae.workspace(home) / "state.vscdb", [trae.session("s-1", "修复登录 PROMPT_TRAE")])
     traex.write(home, traex.rollout())
     one, two = visualstudio_copilot.turn()
     write_lines(visualstudio_copilot.folder(home) / "a_VSGitHubCopilot_traces.jsonl", [one, two])
-    write_lines(workbuddy.log(home), workbuddy.items())
+    write_lines(workbuddy.log(home, "s-9c1e4b7a.jsonl"), workbuddy.items())
     oc.write(home, oc.lines())
     write_lines(pool.path(home), pool.events())
 
