@@ -545,6 +545,11 @@ class StateStore:
                 out[rec.session.id] = rec
         return out
 
+    def count_sessions_with_events(self) -> int:
+        """Sessions that have events (what meaning search counts as its total)."""
+        count: int = self.conn.execute("SELECT count(*) FROM sessions WHERE events > 0").fetchone()[0]
+        return count
+
     def latest_of(self, ids: Iterable[str]) -> dict[str, float]:
         """When each of the sessions ``ids`` was last active (``updated``, else ``started``, else 0): the recency
         that breaks ties between search results, without building whole records (2,300 of them took 18 ms)."""

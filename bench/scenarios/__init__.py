@@ -18,6 +18,7 @@ from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.history_scale import history_100k
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.judged import judged
+from bench.scenarios.meaning import meaning
 from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
@@ -38,6 +39,7 @@ SCENARIOS: dict[str, Scenario] = {
     "ingest_formats": ingest_formats,
     "cli_search": cli_search,
     "judged": judged,
+    "meaning": meaning,
     "web_search": web_search,
     "ui": ui,
     "mcp_start": mcp_start,

@@ -65,6 +65,12 @@ def _session(env: dict) -> JsonRpcClient:
     return rpc
 
 
+def meaning_available() -> bool:
+    from voyager_sessions.api import meaning_available as available
+
+    return available()
+
+
 def _cli_json(env: dict, *argv: str) -> dict:
     got = cli(env, *argv, server=False)
     assert got.code in (0, 1), got
@@ -94,8 +100,12 @@ def _check_tools(env: dict) -> None:
         # search: the JSON contract's document, hits and all, as `voyager search --json` prints it.
         got = rpc.call("search", {"query": "postgres OR 数据库", "limit": 3})
         assert not got.get("isError")
-        want = _cli_json(env, "search", "postgres OR 数据库", "--json", "-n", "3")
+        # An agent describes what it looks for: meaning is on by default where the model is installed.
+        fused = ["--meaning"] if meaning_available() else []
+        want = _cli_json(env, "search", "postgres OR 数据库", "--json", "-n", "3", *fused)
         assert got["structuredContent"] == want
+        words = rpc.call("search", {"query": "postgres OR 数据库", "limit": 3, "meaning": False})
+        assert words["structuredContent"] == _cli_json(env, "search", "postgres OR 数据库", "--json", "-n", "3")
         assert json.loads(got["content"][0]["text"]) == want
         assert want["hits"] and {"session_id", "seq", "snippet", "resume"} <= set(want["hits"][0])
         filtered = rpc.call("search", {"query": "", "provider": ["codex"], "kind": ["tool"], "sessions": True})
@@ -104,7 +114,7 @@ def _check_tools(env: dict) -> None:
         )
         assert rpc.call("search", {"query": "parse_config_v2", "context": 1, "since": "2000-01-01"})[
             "structuredContent"
-        ] == _cli_json(env, "search", "parse_config_v2", "-C", "1", "--since", "2000-01-01", "--json")
+        ] == _cli_json(env, "search", "parse_config_v2", "-C", "1", "--since", "2000-01-01", "--json", *fused)
         # show: a whole timeline, and the events around one hit.
         hit = want["hits"][0]
         around = rpc.call("show", {"session": hit["session_id"], "around": hit["seq"], "window": 1})
@@ -139,16 +149,29 @@ def test_mcp_tools_answer_as_the_cli_does(corpus_env):
 def test_mcp_uses_the_server_when_one_runs(corpus_env):
     server = ServerProcess(corpus_env)
     try:
+        _meaning_caught_up(server)  # the server embeds in the background: compare with the CLI once it is done
         before = server.status()
         _check_tools(corpus_env)
         after = server.status()
         # Every call with a well-formed request went through the server, a malformed query's too (the server's
         # API parses it: once, as typed); an argument out of bounds never left the process.
-        assert after["answered"] - before["answered"] == 8
-        # Four searches reached the server, each query parsed once there.
-        assert after["query_parses"] - before["query_parses"] == 4
+        # (one more search than before meaning: the words-only call, meaning=false)
+        assert after["answered"] - before["answered"] == 9
+        # Five searches reached the server, each query parsed once there.
+        assert after["query_parses"] - before["query_parses"] == 5
     finally:
         assert server.stop() == 0
+
+
+def _meaning_caught_up(server) -> None:
+    import time
+
+    deadline = time.monotonic() + 120
+    while meaning_available() and time.monotonic() < deadline:
+        m = (server.status() or {}).get("meaning") or {}
+        if not m.get("embedding") and m.get("sessions_ready") == m.get("sessions_total"):
+            return
+        time.sleep(0.1)
 
 
 def test_the_sdk_client_talks_to_it(corpus_env):
@@ -166,7 +189,8 @@ def test_the_sdk_client_talks_to_it(corpus_env):
 
     names, doc = anyio.run(talk)
     assert {"list_sessions", "search", "show", "checkpoint_save"} <= set(names)
-    assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json")
+    fused = ["--meaning"] if meaning_available() else []
+    assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json", *fused)
 
 
 def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env):
@@ -274,7 +298,8 @@ def test_the_callers_own_session_is_left_out(corpus_env, how):
             params = {"name": "search", "arguments": args, **({"_meta": meta} if meta else {})}
             return rpc.request("tools/call", params)["result"]
 
-        everything = _cli_json(corpus_env, "search", "postgres OR 数据库", "--json")
+        fused = ["--meaning"] if meaning_available() else []  # the tool's default where the model is installed
+        everything = _cli_json(corpus_env, "search", "postgres OR 数据库", "--json", *fused)
         every_session = {h["session_id"] for h in everything["hits"]}
         assert any(own in s for s in every_session)
         left = search({"query": "postgres OR 数据库"})

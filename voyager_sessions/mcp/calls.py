@@ -47,6 +47,10 @@ class Calls:
         fields.update(
             query=query, providers=_strings(args, "provider"), kinds=_strings(args, "kind"), remember=False
         )  # an agent's search is not the person's last search (voyager resume -)
+        from voyager_sessions.api import meaning_available
+
+        if args.get("meaning", True) is not False and meaning_available():
+            fields["meaning"] = True  # agents describe what they look for: meaning by default, where installed
         explicit = args.get("session")
         if explicit is not None:
             fields["session"] = explicit

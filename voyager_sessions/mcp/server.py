@@ -54,12 +54,15 @@ terms (names, identifiers, error text, file paths) work best; all words must mat
 Syntax: "an exact phrase"; -word or NOT word excludes; a OR b; (groups); prefix*; identifiers, paths \
 and pasted error lines work as typed; filters inside the query: provider:codex kind:tool_result \
 repo:NAME cwd:PATH session:ID since:7d until:2026-11-01. kind is user, assistant, reasoning, \
-tool_call, tool_result (tool = both), meta or checkpoint. If nothing matches, try fewer or other words.
+tool_call, tool_result (tool = both), meta or checkpoint. If nothing matches, try fewer or other words. \
+Where Voyager's meaning model is installed, a description in any language also finds the session \
+("the time the nightly export timed out after the bucket moved"): sessions found by meaning alone come \
+with match="meaning" (match="all": it holds every word; "partial": some); meaning=false searches words only.
 
 Your own current session is left out when your agent tells Voyager which it is (include_current=true \
 keeps it). sessions=true gives one row per session (its best hit and hit_count); context=N adds N events \
 around each hit. Returns {"total", "offset", "hits": [{session_id, seq, kind, provider, timestamp, cwd, \
-title, snippet, highlights, resume, tool, exit_code, hit_count, context}]}; read more of a hit with \
+title, snippet, highlights, resume, tool, exit_code, hit_count, context, match}]}; read more of a hit with \
 show(session=session_id, around=seq)."""
 
 SHOW_DESCRIPTION = """\
@@ -94,6 +97,11 @@ TOOLS: list[dict[str, Any]] = [
                 "offset": {"type": "integer", "minimum": 0, "default": 0},
                 "sort": {"type": "string", "enum": ["relevance", "recent"], "default": "relevance"},
                 "sessions": {"type": "boolean", "default": False, "description": "one row per session"},
+                "meaning": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "also rank by meaning (where the model is installed); false: words only",
+                },
                 "context": {
                     "type": "integer",
                     "minimum": 0,
