@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     release,
+    arg,
     resume_in,
     str_or_none,
 )
@@ -274,7 +275,7 @@ class _CodexRead(JsonlSessionRead):
             self.provider,
             title=index_title(self.codex_home, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=resume_in(None, self.binary, "resume", native),
+            resume=resume_in(None, self.binary, "resume", arg(native)),
             source=self.path,
         )
 
