@@ -46,6 +46,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     list_or_empty,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -76,8 +77,8 @@ def is_session(name: str) -> bool:
     return name.endswith(".json") and not _BACKUP.search(name)
 
 
-def resume_command(native_id: str) -> str:
-    return resume_in(None, "auggie", "--resume", native_id)
+def resume_command(native_id: str) -> str | None:
+    return resume_in(None, "auggie", opt("--resume", native_id))
 
 
 def exchange_drafts(entry: dict[str, Any], unknown: UnknownRecords) -> Iterator[Draft]:

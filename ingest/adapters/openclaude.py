@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters._common import resume_in
+from voyager_sessions.ingest.adapters._common import opt, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Source
 from voyager_sessions.ingest.adapters.claude import ClaudeAdapter, ClaudeRead
 
@@ -32,8 +32,8 @@ def projects_dir(env: Mapping[str, str]) -> Path:
     return home / "projects"
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
-    return resume_in(cwd, "openclaude", "--resume", native_id)
+def resume_command(cwd: str | None, native_id: str) -> str | None:
+    return resume_in(cwd, "openclaude", opt("--resume", native_id))
 
 
 class OpenClaudeRead(ClaudeRead):
