@@ -396,7 +396,7 @@ def doctor_summary(reports: list[Any], health: dict[str, Any]) -> list[str]:
 @click.option("--forget", is_flag=True, help="Stop reading PATH (the next scan drops its conversations).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> None:
-    """Read a ChatGPT or Claude.ai data export (conversations.json, its folder, or the .zip) in every scan.
+    """Read a ChatGPT, Claude.ai or Gemini Apps (Takeout) export (conversations.json, MyActivity.html, their folder, or the .zip) in every scan.
 
     \b
     The path is recorded, not copied: run `voyager scan` to index it, and again after you
@@ -427,7 +427,7 @@ def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> 
     elif forget:
         click.echo(f"Forgot {printable(result['path'])}: the next `voyager scan` drops its conversations.")
     else:
-        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai"}[result["kind"]]
+        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai", "gemini-apps": "Gemini Apps (Takeout)"}[result["kind"]]
         again = " (already recorded)" if result["already"] else ""
         click.echo(f"Recorded {printable(result['path'])}, a {label} export{again}: `voyager scan` indexes it.")
 
