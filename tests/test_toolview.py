@@ -160,6 +160,10 @@ def test_a_hits_excerpt_of_a_call_reads_as_text_with_its_highlights_kept() -> No
     # A shell call's excerpt is its command, and any other excerpt is left as it is.
     assert readable_snippet("tool_call", "Bash", 'echo "a":"b"', [(0, 4)]) == ('echo "a":"b"', [(0, 4)])
     assert readable_snippet("user", None, '{"a":"b"}', []) == ('{"a":"b"}', [])
+    # An excerpt cut inside an escape, or holding half of a surrogate pair, still reads (the cut escape is its
+    # letter, the half one replacement mark): an excerpt is any slice of hostile text.
+    text, _ = readable_snippet("tool_call", "Edit", '{"path":"a\\u","x":"\\ud83d"}', [])
+    assert text == "path: au · x: \ufffd", text
 
 
 def test_languages_by_file_name() -> None:

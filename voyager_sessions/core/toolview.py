@@ -748,8 +748,10 @@ def readable_snippet(
             pos += 1
         out.append(snippet[at:s])
         token = m.group()
-        if token.startswith("\\u"):
-            rep = chr(int(token[2:], 16))
+        if token.startswith("\\u") and len(token) == 6:
+            code = int(token[2:], 16)
+            # A lone surrogate half (JSON writes astral characters as a pair) cannot be printed: one mark for it.
+            rep = "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)
             rep = " " if rep in "\n\r\t" else rep
         elif token.startswith("\\"):
             rep = _ESCAPES.get(token[1], token[1])
