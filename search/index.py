@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -279,6 +279,29 @@ class SearchIndex:
             ]
         )
         w.delete_documents_by_query(q)
+
+    @_writes
+    def delete_sessions(
+        self, session_ids: Collection[str], *, keep_checkpoint: bool = True, titles: bool = False
+    ) -> None:
+        """``delete_session`` for many sessions at once, uncommitted: one delete operation, not one a session.
+
+        Tantivy holds every delete operation until the commit, ~1.5 KB each: an export of 160,000
+        conversations read anew held a quarter of a gigabyte of them. ``titles``: their title events go too.
+        """
+        if not session_ids:
+            return
+        sessions = tantivy.Query.term_set_query(self.schema, "session", list(session_ids))
+        if not keep_checkpoint:
+            self.writer().delete_documents_by_query(sessions)
+            return
+        events = tantivy.Query.range_query(self.schema, "seq", tantivy.FieldType.Integer, 0, None)
+        if titles:
+            title = tantivy.Query.term_query(self.schema, "kind", "title")
+            events = tantivy.Query.boolean_query([(tantivy.Occur.Should, events), (tantivy.Occur.Should, title)])
+        self.writer().delete_documents_by_query(
+            tantivy.Query.boolean_query([(tantivy.Occur.Must, sessions), (tantivy.Occur.Must, events)])
+        )
 
     def delete_checkpoint(self, session_id: str) -> None:
         """Delete ``session_id``'s checkpoint event (the one ``delete_session`` keeps), uncommitted."""

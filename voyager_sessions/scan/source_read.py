@@ -23,8 +23,10 @@ from voyager_sessions.core.model import TITLE_RANK, Event, Session, SessionRecor
 from voyager_sessions.search.prepare import PreparedEvent
 from voyager_sessions.scan.plan import Why, encode_cursor
 
-#: Events are handed to the index in batches of this many.
+#: Events are handed to the index in batches of this many, or of this many bytes of text (an event's text is
+#: capped, but 2,048 events of a quarter-million characters each would be gigabytes held at once).
 BATCH = 2048
+BATCH_BYTES = 8 << 20
 
 
 class SourceOutcome(msgspec.Struct, kw_only=True):
@@ -154,6 +156,10 @@ class SourceRead:
         self.new_cursor: Cursor | None = None
         self.added = 0
         self.batch: list[PreparedEvent] = []
+        self.batch_bytes = 0
+        #: Sessions whose old events go before this batch is added: one delete for them all (Tantivy holds each
+        #: delete until the commit, ~1.5 KB a delete: one a session cost an export of 160,000 conversations 250 MB).
+        self.to_delete: list[str] = []
         self.substance = 0  # Sessions, Events and Unchanged seen: what makes a read "something"
         self.skipped: list[Notice] = []  # pieces skipped on the way
 
@@ -196,7 +202,8 @@ class SourceRead:
         if sid not in self.replaced:
             self.replace(sid)
         self.batch.append(ev)
-        if len(self.batch) >= BATCH:
+        self.batch_bytes += len(ev.stored) + len(ev.body)
+        if len(self.batch) >= BATCH or self.batch_bytes >= BATCH_BYTES:
             self.flush()
         if ev.seq > self.max_seq.get(sid, -1):
             self.max_seq[sid] = ev.seq
@@ -221,7 +228,8 @@ class SourceRead:
                 # starts after the cursor (a file holding several, like Aider's) is new: nothing to delete.
                 self.index.delete_session(sid, from_seq=self.cursor.next_seq)
         else:
-            self.index.delete_session(sid)
+            # Deleted with the batch its first events are in, before them (see ``flush``).
+            self.to_delete.append(sid)
 
     def on_partial(self, item: Partial) -> None:
         """Only the end of this session is read again: keep its events before ``from_seq``."""
@@ -231,9 +239,13 @@ class SourceRead:
         self.max_seq[item.session] = item.from_seq - 1
 
     def flush(self) -> None:
+        if self.to_delete:
+            self.index.delete_sessions(self.to_delete)
+            self.to_delete = []
         if self.batch:
             self.added += self.index.add_prepared(self.batch)
             self.batch.clear()
+            self.batch_bytes = 0
 
     def fail(self, reason: str, *, transient: bool = False) -> None:
         """The read broke off (an adapter bug, a worker that died): it must not lose the rest of the scan.
@@ -270,10 +282,10 @@ class SourceRead:
         cleared = bool(self.replaced)
         if self.fatal is None and not self.appending:
             # Sessions the source no longer yields events for (emptied or deleted) lose their old events.
-            for sid in self.old_sessions:
-                if sid not in self.replaced and sid not in self.unchanged:
-                    self.index.delete_session(sid, keep_checkpoint=sid in self.sessions)
-                    cleared = True
+            dropped = [sid for sid in self.old_sessions if sid not in self.replaced and sid not in self.unchanged]
+            self.index.delete_sessions([sid for sid in dropped if sid in self.sessions])
+            self.index.delete_sessions([sid for sid in dropped if sid not in self.sessions], keep_checkpoint=False)
+            cleared = cleared or bool(dropped)
         if self.fatal is not None and not cleared:
             return self._failed()
         ids = list(
