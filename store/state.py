@@ -20,7 +20,7 @@ from typing import Literal
 import msgspec
 
 from voyager_sessions.core.model import Session, SessionRecord
-from voyager_sessions.store.db import Migration, connect, like_contains, like_prefix, transaction
+from voyager_sessions.store.db import Migration, connect, guarded, like_contains, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
@@ -207,6 +207,13 @@ _ROW_SQL = f"SELECT {', '.join(_FINGERPRINT_COLS)}, status, provider FROM source
 _first = operator.itemgetter(0)
 
 
+#: What to do about a damaged ``state.db``: it is derived data (see ``voyager_sessions.scan.run.scan``).
+DAMAGED_FIX = (
+    "`voyager scan --rebuild` sets it aside and rebuilds it from your agents' sessions (it holds nothing else)"
+)
+
+
+@guarded(DAMAGED_FIX, lambda known: known._store.path)
 class KnownSources:
     """Every source's fingerprint as the last read saw it, compared without decoding.
 
@@ -371,8 +378,12 @@ class RefreshView(msgspec.Struct, frozen=True):
     imports: frozenset[str]
 
 
+@guarded(DAMAGED_FIX, lambda store: store.path)
 class StateStore:
     """Scan state and sessions in ``state.db``; used by one thread at a time.
+
+    A damaged file, or one locked by another process past the busy timeout, is reported by every method
+    as the one-line error it is (``StoreDamaged``, ``BusyError``), never as a raw ``sqlite3`` exception.
 
     ``lendable`` lets the connection pass from one thread to the next (the server's
     reader pool lends it to one request at a time); it is never used by two at once.
@@ -380,7 +391,9 @@ class StateStore:
 
     def __init__(self, path: Path, *, readonly: bool = False, lendable: bool = False) -> None:
         self.path = path
-        self.conn = connect(self.path, MIGRATIONS, readonly=readonly, check_same_thread=not lendable)
+        self.conn = connect(
+            self.path, MIGRATIONS, readonly=readonly, check_same_thread=not lendable, damaged_fix=DAMAGED_FIX
+        )
         self._lendable = lendable
         self._titles_cache: _Titles | None = None
         self._titles_asked: int | None = None  # the data_version of the last ask the cache did not answer

@@ -76,7 +76,7 @@ def notice_line(notice: Any) -> str:
     """How a skipped piece met during a scan is reported on stderr."""
     from voyager_sessions.core.textsafe import printable
 
-    return f"voyager: skipped {printable(notice.describe())}"
+    return f"voyager: {'' if getattr(notice, 'repair', False) else 'skipped '}{printable(notice.describe())}"
 
 
 class _Terminal(present.Streams):

@@ -36,6 +36,7 @@ from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reas
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
+from voyager_sessions.store.db import StoreDamaged, quick_check, set_aside
 
 if TYPE_CHECKING:
     from voyager_sessions.store.state import KnownSources
@@ -115,18 +116,42 @@ def scan(
     longer than ``wait`` seconds.
     """
     env = os.environ if env is None else env
+    ddir = DataDir(data_dir)
     with writer_lock(data_dir, wait=wait):
-        return Scan(
-            DataDir(data_dir),
-            env,
-            providers,
-            keep_missing,
-            progress,
-            on_notice,
-            rebuild=rebuild,
-            workers=workers,
-            changes=changes,
-        ).run()
+        if rebuild and (damage := quick_check(ddir.state_db)) is not None:
+            _set_state_aside(ddir, damage, on_notice)  # a damaged page no query of this scan would meet
+        try:
+            return Scan(
+                ddir,
+                env,
+                providers,
+                keep_missing,
+                progress,
+                on_notice,
+                rebuild=rebuild,
+                workers=workers,
+                changes=changes,
+            ).run()
+        except StoreDamaged as exc:
+            if exc.path != ddir.state_db:
+                raise  # checkpoints.db: never set aside, it is the only copy of what it holds
+            _set_state_aside(ddir, exc.detail, on_notice)
+            return Scan(ddir, env, None, False, progress, on_notice, rebuild=True, workers=workers).run()
+
+
+def _set_state_aside(ddir: DataDir, damage: str, on_notice: NoticeFn | None) -> None:
+    """state.db is derived data: set it aside (private, beside it) for a scan to make it anew from the sources,
+    rebuilding the index too, so that it equals what the sources hold (sessions only the lost state knew of)."""
+    aside = set_aside(ddir.state_db)
+    if on_notice is not None:
+        on_notice(
+            Notice(
+                source=str(ddir.state_db),
+                reason=f"was damaged ({damage}): set aside as {aside.name}; "
+                "rebuilding it and the index from your agents' sessions",
+                repair=True,
+            )
+        )
 
 
 class Scan:
@@ -170,8 +195,12 @@ class Scan:
         self.reset = self.store.index_id() != self.index.index_id
         if self.reset:
             # The scan state describes another index (it was reset, rebuilt or deleted):
-            # forget it, so every source is read into this one.
+            # forget it, so every source is read into this one. Every source: what a watcher
+            # saw change is no guide to an empty index (a served refresh told "nothing changed"
+            # read nothing into an index deleted under it, and answered "No matches" until the
+            # periodic full pass five minutes later).
             self.store.reset_scan_state(self.index.index_id)
+            self.changes = None
         # Sessions some live source still yields: a removed source may only take the others.
         self.live_sessions: set[str] = set()
         # Work done since the last commit, written to the state store right after it.
@@ -208,6 +237,12 @@ class Scan:
     # -- the whole scan --------------------------------------------------------------
 
     def run(self) -> ScanSummary:
+        try:
+            return self._run()
+        finally:
+            self.store.close()
+
+    def _run(self) -> ScanSummary:
         t0 = time.time()
         try:
             lazy = self.changes is not None
@@ -262,7 +297,6 @@ class Scan:
         if self.summary.touched or self.summary.failed:
             # A no-op scan (every search starts with one) writes nothing at all.
             self.store.record_scan(t0, msgspec.json.encode(self.summary))
-        self.store.close()
         return self.summary
 
     def _read_all(self, plan: list[tuple[Source, Why]], before: int, total: int) -> None:
@@ -506,10 +540,8 @@ class Scan:
     def _remove_source(self, old) -> None:
         orphans = [sid for sid in old.sessions if sid not in self.live_sessions]
         prior = self.store.sessions_by_id(orphans)
-        for sid in orphans:
-            # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
-            self.index.delete_session(sid)
-            self.index.delete_title(sid)
+        # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
+        self.index.delete_sessions(orphans, titles=True)
         self.summary.events_removed += sum(r.events for r in prior.values())
         self.summary.removed += 1
         self.pending_removed_sources.append(old.path)
