@@ -446,8 +446,11 @@ def refresh(
         watcher.counts["quiet"] += 1
         return ScanSummary(seconds=round(time.perf_counter() - t0, 6))
     try:
-        return scan(data_dir, env, changes=changes, **scan_args)
+        summary = scan(data_dir, env, changes=changes, **scan_args)
     except BaseException:
         if watcher is not None:
             watcher.give_back(changes)
         raise
+    if watcher is not None:
+        watcher.quiet(data_dir).saw_index()  # its own commits are no news to the next refresh
+    return summary
