@@ -13,7 +13,7 @@ import heapq
 import operator
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -610,14 +610,46 @@ class StateStore:
         return [sid for _, sid in found[:n]]
 
     def list_sessions(
-        self, *, provider: str | None = None, limit: int | None = None, offset: int = 0
+        self,
+        *,
+        provider: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        providers: Sequence[str] = (),
+        project: str | None = None,
+        cwd: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
     ) -> tuple[int, list[SessionRecord]]:
-        where, args = ("WHERE provider = ?", [provider]) if provider else ("", [])
+        """A page of sessions, newest first, and how many there are, optionally narrowed: ``provider`` (or any of
+        ``providers``), ``project`` (its git repository or working directory contains the text, case-insensitively),
+        ``cwd`` (its working directory does), last active in ``[since, until)`` (epoch seconds)."""
+        clauses: list[str] = []
+        args: list[object] = []
+        wanted = [*providers, *([provider] if provider else [])]
+        if wanted:
+            clauses.append(f"provider IN ({', '.join('?' * len(wanted))})")
+            args.extend(wanted)
+        if project:
+            clauses.append(
+                "(instr(lower(coalesce(git_repo, '')), lower(?)) > 0 OR instr(lower(coalesce(cwd, '')), lower(?)) > 0)"
+            )
+            args.extend([project, project])
+        if cwd:
+            clauses.append("instr(lower(coalesce(cwd, '')), lower(?)) > 0")
+            args.append(cwd)
+        at = "coalesce(updated, started, 0)"
+        if since is not None:
+            clauses.append(f"{at} >= ?")
+            args.append(since)
+        if until is not None:
+            clauses.append(f"{at} < ?")
+            args.append(until)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         total = self.conn.execute(f"SELECT count(*) FROM sessions {where}", args).fetchone()[0]
         # Newest first by when the session was last active, a stamp more than a day past the last read of
         # its source (a clock gone wrong, a crafted 9999-12-31) counting as that day: it would otherwise
         # sort first forever. Only the order is clamped; the session shows its times as given.
-        at = "coalesce(updated, started, 0)"
         horizon = f"coalesce((SELECT indexed_at FROM sources WHERE path = sessions.source), ?) + {FUTURE_SLACK_S}"
         sql = (
             f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} "

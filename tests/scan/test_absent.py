@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
-from tests.captures import CAPTURES, capture_names, peer_homes
+from tests.support.captures import CAPTURES, capture_names, peer_homes
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.ingest import adapters
 from voyager_sessions.ingest.adapters.base import Hints, Source, discover, uses_hints
 from voyager_sessions.ingest.manifest import agent_variables
@@ -50,7 +50,7 @@ def test_a_refresh_imports_only_the_agents_that_are_there(home):
     first = _adapters_imported_by_a_scan(data)
     assert {"claude", "codex", "gemini", "cursor", "zed"} <= first  # the first scan asks every adapter
     second = _adapters_imported_by_a_scan(data)
-    hinted = {"aider", "crush", "dsh"}  # they find stores in the working directories of sessions
+    hinted = {"aider", "cecli", "crush", "dsh"}  # they find stores in the working directories of sessions
     # ... and the chat exports ``voyager import`` recorded, which may lie anywhere.
     hinted |= {"chatgpt", "claude_ai", "_exports", "_drafts"}
     assert second <= {"claude", "base", "_common"} | hinted, second

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, codex_session_lines, run_subprocess, write_claude, write_codex
+from tests.support.run import run_subprocess
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.core.errors import DiskFull, VoyagerError
 from voyager_sessions.scan.watch import MAX_BACKOFF, Backoff, keep_fresh
 
@@ -96,7 +97,9 @@ def small_disk(tmp_path):
 
 def _fill(mnt: Path) -> Path:
     filler = mnt / "filler"
-    with open(filler, "wb") as fh:
+    # Unbuffered: a buffered file keeps the part of a write that did not fit and raises again on close
+    # (whether it does depended on how many bytes the data dir left free: 12 KiB more of state failed it).
+    with open(filler, "wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 65536)

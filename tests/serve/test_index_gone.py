@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import ServerProcess, cli, make_env, scanned_env, write_corpus
+from tests.support.serving import ServerProcess, cli, make_env, scanned_env, write_corpus
 
 pytest.importorskip("watchfiles")
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import (
+from tests.support.run import run_subprocess
+from tests.support.sessions import (
     CLAUDE_SID,
     CODEX_SID,
     claude_session_lines,
     codex_session_lines,
-    run_subprocess,
     write_claude,
     write_codex,
 )
@@ -116,7 +116,9 @@ def test_scan_rebuild_finds_damage_no_query_would_meet(home: Path) -> None:
     res = run_subprocess("scan", "--rebuild")
     assert res.returncode == 0, res.stderr
     assert "set aside as state.db.damaged" in res.stderr
-    assert _found(run_subprocess("search", "parse_config_v2 OR ERR_CONN_REFUSED_42", "--json", "--no-refresh")) == SESSIONS
+    assert (
+        _found(run_subprocess("search", "parse_config_v2 OR ERR_CONN_REFUSED_42", "--json", "--no-refresh")) == SESSIONS
+    )
 
 
 def test_a_damaged_checkpoints_db_is_named_never_set_aside(home: Path) -> None:

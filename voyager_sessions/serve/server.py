@@ -24,9 +24,12 @@ import threading
 import time
 from typing import Any
 
+from voyager_sessions import api
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve import client, protocol
-from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
+from voyager_sessions.api.readers import ReaderPool
+from voyager_sessions.serve.fresh import ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
 from voyager_sessions.serve.webpage import WebPages
 
 #: Connections served at once; one more is told the server is busy (its client runs the command itself).
@@ -65,10 +68,11 @@ class Server:
         self.interval = interval
         self.log = _log_to_stderr
         self.verbose = verbose
-        self.env = protocol.answer_env(os.environ)
+        self._agent_variables = api.agent_variables()
+        self.env = protocol.answer_env(os.environ, self._agent_variables)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
-        from voyager_sessions.scan.changes import ChangeWatcher
+        from voyager_sessions.api.freshness import ChangeWatcher
 
         # Which sources changed, for every refresh (VOYAGER_NO_WATCH=1: stat every source each time).
         self.watcher = ChangeWatcher(
@@ -143,7 +147,7 @@ class Server:
         threading.Thread(target=self._handle, args=(conn,), name="voyager-request", daemon=True).start()
 
     def _keep_fresh(self) -> None:
-        from voyager_sessions.scan.watch import keep_fresh
+        from voyager_sessions.api.freshness import keep_fresh
         from voyager_sessions.core.textsafe import printable
 
         def on_error(exc: Exception, delay: float) -> None:
@@ -317,8 +321,6 @@ class Server:
 
     def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The header and body answering ``request``: the API's result as data, or why there is none."""
-        from voyager_sessions import api
-
         op = request.get("op")
         if op == "status":
             return {"status": self.status(request.get("env"))}, b""
@@ -370,7 +372,7 @@ class Server:
             return "the client's data dir cannot be read here"
         if (st.st_dev, st.st_ino) != self._dir_id:
             return "the client uses another data dir"
-        differ = protocol.env_difference(self.env, protocol.answer_env(request["env"]))
+        differ = protocol.env_difference(self.env, protocol.answer_env(request["env"], self._agent_variables))
         if differ:
             return f"the client's environment differs from the server's: {', '.join(differ)}"
         return None
@@ -439,7 +441,7 @@ class Server:
             doc["stale"] = self._code_changed
         if isinstance(client_env, dict):
             theirs = {k: v for k, v in client_env.items() if isinstance(k, str) and isinstance(v, str)}
-            doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs))
+            doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs, self._agent_variables))
         return doc
 
 
@@ -450,7 +452,6 @@ def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: st
     """
     import msgspec
 
-    from voyager_sessions import api
     from voyager_sessions.core.errors import failure
 
     notices: list[list[Any]] = []
@@ -462,7 +463,7 @@ def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: st
         if op == "search":
             result = api.search(req, data_dir=ddir, backend=backend, notice=notice)
         else:
-            result = api.FUNCTIONS[op](req, data_dir=ddir, backend=backend)
+            result = api.OPERATIONS[op].run()(req, data_dir=ddir, backend=backend)
         if op == "stats":
             result = msgspec.structs.replace(result, data_dir=data_dir_label)
         body = msgspec.json.encode(result)

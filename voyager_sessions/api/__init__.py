@@ -1,0 +1,748 @@
+"""The application API: typed requests in, result documents out; the one path every front end takes.
+
+Each operation is a request Struct and one function: :class:`SearchRequest` and
+:func:`search`, :class:`ListRequest` and :func:`list_sessions`, :class:`ShowRequest` and
+:func:`show`, :class:`StatsRequest` and :func:`stats` (the checkpoint operations are in
+:mod:`voyager_sessions.api.checkpoints`). The click CLI reads argv into a request, calls
+the function and renders the result; ``voyager serve`` decodes a request from its socket
+(``msgspec.convert`` checks every field, bounds included, so a client gets no more than
+argv could give), calls the same function and sends the result back as JSON data;
+``voyager mcp`` and the UIs do the same, in-process or through the server. Nothing here
+prints: a search's refresh reports its notices through a callback.
+
+A search query is parsed once per request (:func:`parse_query`, counted by
+:func:`query_parses`): before any work, so a malformed query costs no refresh, and the
+parsed query is what the engine runs.
+
+This is where the layers meet: the search engine is handed the state store as its session
+catalog and the registry's provider names; ``show`` reads capped texts back through the adapters.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+import msgspec
+
+from voyager_sessions.core.errors import StoreError, UserError, VoyagerError
+from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.core.paths import DataDir
+
+#: What a command that needs the index says when there is none.
+NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
+
+
+def require_index(ddir: DataDir) -> None:
+    """Raise the one-line "no index yet" error unless a scan has written an index."""
+    if not ddir.has_index():
+        raise UserError(NO_INDEX)
+
+
+# -- requests ------------------------------------------------------------------------------
+# Every request Struct is defined once, in ``requests.py`` (fields with bounds, descriptions and each front
+# end's spelling); re-exported here, where callers have always found them.
+
+from voyager_sessions.api.requests import (  # noqa: E402
+    ExportRequest,
+    ListRequest,
+    SearchRequest,
+    SessionRequest,
+    ShowRequest,
+    StatsRequest,
+)
+
+
+class Stats(msgspec.Struct, kw_only=True):
+    """The document ``voyager stats --json`` prints (fields in the order docs/json.md gives)."""
+
+    schema_version: int
+    data_dir: str
+    providers: dict[str, dict[str, int]]
+    index_events: int
+    index_bytes: int
+    index_segments: int
+    last_scan: dict[str, Any] | None
+
+
+class Operation(NamedTuple):
+    """One operation of the API: its request Struct, and where its function and result type live (imported on
+    first use: a plain ``voyager search`` pays only for what it runs)."""
+
+    request: type[msgspec.Struct]
+    function: str
+    result: str
+
+    def run(self) -> Callable[..., Any]:
+        return _named(self.function)
+
+    def result_type(self) -> type:
+        return _named(self.result)
+
+
+def _named(where: str) -> Any:
+    import importlib
+
+    module, _, name = where.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: Every operation a front end may ask (through ``voyager serve`` too): name -> :class:`Operation`.
+OPERATIONS: dict[str, Operation] = {
+    "search": Operation(SearchRequest, f"{__name__}:search", "voyager_sessions.core.model:SearchResult"),
+    "list": Operation(ListRequest, f"{__name__}:list_sessions", "voyager_sessions.core.model:SessionList"),
+    "show": Operation(ShowRequest, f"{__name__}:show", "voyager_sessions.core.model:Timeline"),
+    "stats": Operation(StatsRequest, f"{__name__}:stats", f"{__name__}:Stats"),
+    "browse": Operation(SearchRequest, f"{__name__}.browse:browse", "voyager_sessions.core.model:SearchResult"),
+    "facets": Operation(SearchRequest, f"{__name__}.browse:facets", "voyager_sessions.core.model:Facets"),
+    "session": Operation(SessionRequest, f"{__name__}.sessions:session", f"{__name__}.sessions:Resolved"),
+    "export": Operation(ExportRequest, f"{__name__}.sessions:export", f"{__name__}.sessions:Exported"),
+    "resume": Operation(SessionRequest, f"{__name__}.sessions:resume", f"{__name__}.sessions:ResumePlan"),
+}
+
+
+def decode_request(op: str, fields: Any) -> Any:
+    """``fields`` (decoded JSON) as operation ``op``'s request; ValueError saying what is wrong."""
+    if op not in OPERATIONS:
+        raise ValueError(f"unknown operation {op!r}: one of {', '.join(OPERATIONS)}")
+    if not isinstance(fields, dict):
+        raise ValueError("request must be an object")
+    try:
+        return msgspec.convert(fields, OPERATIONS[op].request)
+    except msgspec.ValidationError as exc:
+        raise ValueError(explain(op, str(exc))) from None
+
+
+def explain(op: str, message: str) -> str:
+    """msgspec's complaint about a request as one line naming the field and what it takes (as a CLI option's)."""
+    import re
+
+    found = re.search(r"unknown field `([^`]*)`", message)
+    if found:
+        return f"unknown field for {op}: {found.group(1)}"
+    found = re.search(r"missing required field `([^`]*)`", message)
+    if found:
+        return f"missing field for {op}: {found.group(1)}"
+    found = re.search(r"at `\$\.(\w+)", message)
+    if not found:
+        return message
+    name = found.group(1)
+    struct = msgspec.inspect.type_info(OPERATIONS[op].request)
+    fields = struct.fields if isinstance(struct, msgspec.inspect.StructType) else ()
+    info = {f.name: f.type for f in fields}.get(name)
+    if isinstance(info, msgspec.inspect.UnionType):  # X | None: what X takes
+        info = next((t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)), info)
+    if isinstance(info, msgspec.inspect.Metadata):  # a described field: what it wraps
+        info = info.type
+    if isinstance(info, msgspec.inspect.IntType):
+        return f"{name} must be an integer from {info.ge} to {info.le}"
+    if isinstance(info, msgspec.inspect.LiteralType):
+        return f"{name} must be one of {', '.join(map(str, info.values))}"
+    if isinstance(info, msgspec.inspect.BoolType):
+        return f"{name} must be true or false"
+    if isinstance(info, msgspec.inspect.ListType):
+        return (
+            f"{name} must be a list of strings (at most {info.max_length})"
+            if info.max_length
+            else f"{name} must be a list of strings"
+        )
+    if isinstance(info, msgspec.inspect.StrType):
+        return f"{name} must be a string"
+    return message
+
+
+# -- the query, parsed once ------------------------------------------------------------------
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+_parses = _Counter()
+
+
+def query_parses() -> int:
+    """How many queries this process has parsed (a test, and ``voyager serve status``, read it: one a search)."""
+    return _parses.value
+
+
+def parse_query(query: str) -> Any:
+    """``query`` parsed (``search.query.ParsedQuery``); the one-line "bad query" UserError when it is malformed."""
+    from voyager_sessions.search.query import QueryError, parse
+
+    _parses.add()
+    try:
+        return parse(query)
+    except QueryError as exc:
+        raise UserError(f"bad query: {exc}") from None
+
+
+def query_terms(query: str) -> list[str]:
+    """The words and phrases ``query`` searches for (what a reader looks for in a session: the UIs mark them),
+    filters and negated words left out; empty when the query is malformed."""
+    from voyager_sessions.search.query import QueryError, parse
+
+    try:
+        parsed = parse(query)
+    except QueryError:
+        return []
+    return list(dict.fromkeys(t.text.strip() for t in parsed.texts if t.text.strip()))
+
+
+def check_query(query: str) -> None:
+    """Raise the one-line "bad query" UserError when ``query`` is malformed (before any work is done for it)."""
+    parse_query(query)
+
+
+def _excluding(parsed: Any, session_ids: list[str]) -> Any:
+    """``parsed`` with every event of ``session_ids`` left out (a ``-session:ID`` each)."""
+    from voyager_sessions.search import query as qlang
+
+    if not session_ids:
+        return parsed
+    # An AND that code adds (not grouped): the engine keeps it out of the query's own terms.
+    nots = tuple(qlang.Not(qlang._filter("session", sid)) for sid in session_ids)
+    nodes = ((parsed.root,) if parsed.root is not None else ()) + nots
+    return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
+
+
+def warm_up() -> None:
+    """Import what a first search needs, ahead of it (a front end that waits for its first request, such as
+    ``voyager mcp`` after its handshake, runs this in the background so that request pays less)."""
+    import voyager_sessions.scan  # noqa: F401
+    import voyager_sessions.search.engine  # noqa: F401
+
+
+def preload_search() -> None:
+    """Import what answering a search runs (the engine and the index), ahead of it: the lean entry point imports
+    them during start-up, so that they are frozen with the rest of what start-up imported."""
+    import voyager_sessions.search.engine  # noqa: F401
+    import voyager_sessions.search.index  # noqa: F401
+
+
+def agent_variables() -> list[str]:
+    """Every environment variable the agent manifest reads to find agents' stores (a server compares them)."""
+    from voyager_sessions.ingest.manifest import agent_variables as names
+
+    return names()
+
+
+def provider_names() -> tuple[str, ...]:
+    """Every registered provider, in registry order (what ``provider:`` accepts)."""
+    from voyager_sessions.ingest.adapters import PROVIDERS
+
+    return PROVIDERS
+
+
+class Reader:
+    """The index and the state store opened for reading: one per request, or several a server keeps.
+
+    ``shared``: a server's reader, lent to one request thread at a time (see
+    ``voyager_sessions.api.readers.ReaderPool``).
+    """
+
+    def __init__(self, ddir: DataDir, *, shared: bool = False) -> None:
+        from voyager_sessions.search.engine import Searcher
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        self.ddir = ddir
+        self.index = SearchIndex(ddir.index, create=False)
+        try:
+            # Reading never writes: a read-only connection keeps search working on a full disk.
+            self.state = StateStore(ddir.state_db, readonly=True, lendable=shared)
+        except StoreError:  # a schema upgrade is due: the one write a read may need
+            self.state = StateStore(ddir.state_db, lendable=shared)
+        self.searcher = Searcher(self.index, self.state, provider_names())
+
+    def close(self) -> None:
+        self.state.close()
+
+    def reload(self) -> None:
+        """See what was committed since this reader opened (a server calls it after a scan)."""
+        self.index.index.reload()
+
+    # -- the documents ------------------------------------------------------------
+
+    def search(self, query: str, opts: Any = None, parsed: Any = None) -> SearchResult:
+        """The hits of ``query`` (``opts``: ``search.engine.SearchOptions``; ``parsed``: it parsed already, or None)."""
+        from voyager_sessions.search.query import QueryError
+
+        if parsed is None:
+            parsed = parse_query(query)
+        try:
+            return self.searcher.search(query, opts, parsed=parsed)
+        except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
+            raise UserError(f"bad query: {exc}") from None
+
+    def facets(self, query: str, opts: Any = None, parsed: Any = None) -> Any:
+        """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
+        what a UI counts, without ranking or reading a hit."""
+        from voyager_sessions.search.engine import SearchOptions
+        from voyager_sessions.search.facets import session_facets
+        from voyager_sessions.search.query import QueryError
+
+        if parsed is None:
+            parsed = parse_query(query)
+        try:
+            return session_facets(self.searcher, query, opts or SearchOptions(), parsed)
+        except QueryError as exc:
+            raise UserError(f"bad query: {exc}") from None
+
+    def projects(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """Each session's project (git repository, else working directory), in one lookup."""
+        return self.state.session_projects(ids)
+
+    def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
+        total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)
+        return SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=[session_row(r) for r in recs])
+
+    def resolve(self, ref: str) -> SessionRecord:
+        """The one session ``ref`` names (id, native id or unambiguous prefix), or a one-line UserError."""
+        ids = resolve_ids(self.state, ref)
+        return self.state.sessions_by_id(ids)[ids[0]]
+
+    def show(self, ref: str, *, around: int | None = None, window: int = 10) -> Timeline:
+        """A session's timeline (or the window of ``window`` events each side of seq ``around``)."""
+        from voyager_sessions.search.index import TRUNCATION_MARKER
+
+        rec = self.resolve(ref)
+        sid = rec.session.id
+        lo = hi = None
+        if around is not None:
+            lo, hi = max(0, around - window), around + window
+        events = self.index.session_events(sid, lo=lo, hi=hi)
+        suffix = TRUNCATION_MARKER.rpartition("; ")[2]  # how a capped event's stored text ends
+        capped = {e.seq for e in events if e.text.endswith(suffix) and e.seq >= 0}
+        if capped and rec.session.source:
+            from voyager_sessions.ingest.reread import full_texts
+
+            texts = full_texts(rec.session.provider, rec.session.source, sid, capped)
+            events = [msgspec.structs.replace(e, text=texts[e.seq]) if e.seq in texts else e for e in events]
+        return Timeline(schema_version=SCHEMA_VERSION, session=session_row(rec), events=events)
+
+    def stats(self) -> Stats:
+        counts = self.state.counts()
+        last = self.state.last_scan()
+        return Stats(
+            schema_version=SCHEMA_VERSION,
+            data_dir=str(self.ddir.root),
+            providers={p: {"sessions": s, "events": e or 0} for p, s, e in counts},
+            index_events=self.index.num_events(),
+            index_bytes=self.index.size_bytes(),
+            index_segments=self.index.num_segments(),
+            last_scan=None if last is None else {"finished": last[1], "summary": msgspec.json.decode(last[2])},
+        )
+
+
+@contextmanager
+def reader(ddir: DataDir | Path) -> Iterator[Reader]:
+    """A :class:`Reader` for one request; "no index yet" when there is none."""
+    ddir = ddir if isinstance(ddir, DataDir) else DataDir(ddir)
+    require_index(ddir)
+    r = Reader(ddir)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def resolve_ids(catalog: Any, ref: str) -> list[str]:
+    """The one id ``ref`` names, as a one-element list; a one-line UserError when it names none or several."""
+    ids = catalog.resolve_session(ref)
+    if not ids:
+        raise UserError(f"no session matches '{ref}' (see `voyager list`)")
+    if len(ids) > 1:
+        raise UserError(
+            f"'{ref}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}; give more of the id"
+        )
+    return ids
+
+
+# -- where a request reads from --------------------------------------------------------------
+
+#: How a search's refresh reports what it met: ``notice(text, quiet_ok)``; ``text`` without the
+#: ``voyager: `` prefix; ``quiet_ok``: a skipped piece, which a quiet front end leaves out.
+Notice = Callable[[str, bool], None]
+
+
+def _ignore(text: str, quiet_ok: bool) -> None:
+    pass
+
+
+class Backend(Protocol):
+    """Where a request reads from and how a search refreshes the index first."""
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        """A :class:`Reader` for the ``with`` block; "no index yet" when there is none."""
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        """Scan for new agent history, reporting skipped pieces to ``notice``; raise as ``scan`` raises."""
+
+
+class LocalBackend:
+    """This process: a reader opened for each request, the refresh scan run here.
+
+    ``progress``: the scan's progress callback (the CLI draws a bar on its own terminal).
+    """
+
+    def __init__(self, progress: Callable[[int, int, int], None] | None = None) -> None:
+        self.progress = progress
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        return reader(ddir)
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        from voyager_sessions.scan import scan
+
+        scan(ddir, None, progress=self.progress, on_notice=lambda n: notice(notice_text(n), not n.repair))
+
+
+class LentBackend:
+    """One reader, lent to every request in turn; no refresh (``voyager demo``, the picker, a benchmark, a test).
+
+    ``lent``: the reader, or a function that opens it on first use (a picker whose server answers never
+    opens one). Requests from several threads take turns: a reader is one SQLite connection.
+    """
+
+    def __init__(self, lent: Reader | Callable[[], Reader]) -> None:
+        self._lent = lent if isinstance(lent, Reader) else None
+        self._open = None if isinstance(lent, Reader) else lent
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def _lend(self) -> Iterator[Reader]:
+        with self._lock:
+            if self._lent is None:
+                assert self._open is not None
+                self._lent = self._open()
+            yield self._lent
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        return self._lend()
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        pass  # what is open is what is answered: the caller refreshed, or means not to
+
+    def opened(self) -> Reader | None:
+        """The reader, if it was opened (to reload or close it)."""
+        return self._lent
+
+
+def notice_text(notice: Any) -> str:
+    """How a skipped piece met during a scan is reported (after ``voyager: ``)."""
+    from voyager_sessions.core.textsafe import printable
+
+    return f"{'' if notice.repair else 'skipped '}{printable(notice.describe())}"
+
+
+def _where(data_dir: DataDir | Path | None) -> DataDir:
+    if isinstance(data_dir, DataDir):
+        return data_dir
+    if data_dir is None:
+        from voyager_sessions.core.paths import data_dir as default_data_dir
+
+        return DataDir(default_data_dir())
+    return DataDir(data_dir)
+
+
+# -- the operations ----------------------------------------------------------------------------
+
+
+def _search_options(req: SearchRequest) -> Any:
+    """``req``'s filters and paging as the engine takes them (``search.engine.SearchOptions``): every field the
+    two share, by name, so a filter added to both needs nothing here."""
+    from voyager_sessions.search.engine import SearchOptions
+
+    return SearchOptions(**{name: getattr(req, name) for name in SearchOptions.__struct_fields__})
+
+
+def search(
+    req: SearchRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    backend: Backend | None = None,
+    notice: Notice = _ignore,
+) -> SearchResult:
+    """Answer ``req``: refresh first (unless ``req.refresh`` is false and there is an index), then search.
+
+    A malformed query fails before any work, with the one-line "bad query" UserError; a
+    refresh that finds another scan running searches what that scan has committed; one
+    that cannot write (a full disk) is reported to ``notice`` and the search answers from
+    what is indexed.
+    """
+    text = req.query.strip()
+    if not text and not any([req.providers, req.kinds, req.repo, req.cwd, req.session, req.since, req.until]):
+        raise UserError('nothing to search for: give a query, e.g. voyager search "connection refused"')
+    parsed = _excluding(parse_query(text), req.exclude_sessions)  # the one parse of this request
+    ddir = _where(data_dir)
+    backend = backend or LocalBackend()
+    if req.refresh or not ddir.has_index():
+        from voyager_sessions.core.lock import ScanBusy
+        from voyager_sessions.search.index import IndexBusy
+
+        try:
+            backend.refresh(ddir.root, notice)
+        except (ScanBusy, IndexBusy):
+            pass  # a scan is running: search what it has committed so far (none yet: the reader says so)
+        except VoyagerError as exc:
+            if not ddir.has_index():
+                raise
+            from voyager_sessions.core.textsafe import printable
+
+            notice(f"not refreshed ({printable(str(exc))}); searching what is indexed", False)
+    opts = _search_options(req)
+    with backend.reader(ddir.root) as r:  # "no index yet" when there is none
+        result = r.search(text, opts, parsed)
+    if req.remember:
+        from voyager_sessions.core.lastsearch import remember
+
+        remember(ddir, text, result.hits)  # what `voyager resume -` reopens; never fails the search
+    return result
+
+
+def list_sessions(
+    req: ListRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None
+) -> SessionList:
+    """Sessions, newest first (a page of them)."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.list_sessions(provider=req.provider, limit=req.limit, offset=req.offset)
+
+
+def show(req: ShowRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None) -> Timeline:
+    """A session's timeline, or the window of ``req.window`` events each side of seq ``req.around``."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.show(req.session, around=req.around, window=req.window)
+
+
+def stats(req: StatsRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None) -> Stats:
+    """Sessions and events per agent, the index's size, the last scan that changed something."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.stats()
+
+
+class Refused(VoyagerError):
+    """A request a running server answered with a failure: its one line (without ``voyager: ``) and exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def ask(
+    op: str,
+    req: msgspec.Struct,
+    *,
+    data_dir: DataDir | Path | None = None,
+    use_server: bool = True,
+    backend: Backend | None = None,
+) -> Any:
+    """Operation ``op``'s typed result for ``req``: from ``voyager serve`` when one answers for the data dir
+    (decoded into the operation's result type), else answered in this process through ``backend``.
+
+    The one transport for a front end that wants objects (the picker; the web page reads its own pool): which
+    process answers is decided here, below every front end. A failure raises as the API raises (through a
+    server: :class:`Refused`, whose text and exit code are the same).
+    """
+    return ask_where(op, req, data_dir=data_dir, use_server=use_server, backend=backend)[0]
+
+
+def ask_where(
+    op: str,
+    req: msgspec.Struct,
+    *,
+    data_dir: DataDir | Path | None = None,
+    use_server: bool = True,
+    backend: Backend | None = None,
+) -> tuple[Any, bool]:
+    """:func:`ask`'s result, and whether a server answered it (a UI's status line says so)."""
+    operation = OPERATIONS[op]
+    ddir = _where(data_dir)
+    if use_server:
+        from voyager_sessions.core import remote
+
+        got = remote.ask(op, msgspec.to_builtins(req), str(ddir.root))
+        if got is not None:
+            header, body = got
+            if "failure" in header:
+                raise Refused(header["failure"].removeprefix("voyager: "), header["exit"])
+            return msgspec.json.decode(body, type=operation.result_type()), True
+    return operation.run()(req, data_dir=ddir, backend=backend), False
+
+
+def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
+    """Operation ``op``'s result document as JSON bytes, for request ``fields``: from ``voyager serve`` when one
+    answers for the data dir (the index already open and fresh), else answered in this process.
+
+    For a front end that wants data, not objects (``voyager mcp``, a UI): either way the
+    bytes are what ``--json`` prints. A request that is malformed is a ValueError before
+    anything is asked; a failure raises as the API raises (through a server:
+    :class:`Refused`, whose text and exit code are the same), so ``errors.failure`` words
+    it alike.
+    """
+    req = decode_request(op, fields)  # checked here: a malformed request never reaches a server
+    ddir = _where(data_dir)
+    if use_server:
+        from voyager_sessions.core import remote as client
+
+        got = client.ask(op, fields, str(ddir.root))
+        if got is not None:
+            header, body = got
+            if "failure" in header:
+                raise Refused(header["failure"].removeprefix("voyager: "), header["exit"])
+            return body
+    return msgspec.json.encode(OPERATIONS[op].run()(req, data_dir=ddir))
+
+
+def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
+    """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
+    from voyager_sessions.core.errors import IndexDamaged
+    from voyager_sessions.ingest.diagnose import diagnose
+    from voyager_sessions.store.db import integrity
+
+    from voyager_sessions.ingest.adapters.base import Hints
+
+    indexed: dict[str, tuple[int, int]] = {}
+    idx = None
+    failed: dict[str, list[str]] = {}
+    noted: dict[str, list[str]] = {}
+    versions: dict[str, dict[str, int]] = {}
+    hints = Hints()
+    health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
+    if ddir.has_index():
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        store = StateStore(ddir.state_db)
+        try:
+            indexed = {p: (s, e or 0) for p, s, e in store.counts()}
+            failed = store.failed_sources()
+            noted = store.noted_sources()
+            versions = store.versions_seen()
+            hints = Hints(cwds=frozenset(store.known_cwds()), imports=frozenset(store.imports()))
+        finally:
+            store.close()
+        health["state_db"] = integrity(ddir.state_db)
+        try:
+            idx = SearchIndex(ddir.index, create=False)
+        except IndexDamaged as exc:
+            health["index"] = str(exc)
+            idx = None
+    if idx is not None:
+        state_events = sum(e for _, e in indexed.values())
+        num_events = idx.num_events()
+        # Checkpoint and title events are Voyager's own, not counted in the scan state.
+        index_events = num_events - idx.count_kind("checkpoint") - idx.count_kind("title")
+        health.update(
+            index="ok"
+            if index_events == state_events
+            else f"out of step: {index_events} events indexed, the scan state says {state_events} "
+            "(the next scan repairs it; `voyager scan`)",
+            index_events=num_events,
+            index_segments=idx.num_segments(),
+            index_bytes=idx.size_bytes(),
+        )
+    if ddir.checkpoints_db.exists():
+        health["checkpoints_db"] = integrity(ddir.checkpoints_db)
+    from voyager_sessions.ingest import zstd
+
+    # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
+    health["zstd"] = (
+        zstd.backend()
+        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
+    )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "providers": diagnose(env, indexed, failed, noted, hints, versions),
+        "health": health,
+    }
+
+
+def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
+    """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
+    (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
+    import os
+
+    from voyager_sessions.ingest.adapters import _exports
+    from voyager_sessions.ingest.adapters.base import Hints
+    from voyager_sessions.store.state import StateStore
+
+    recorded: list[str] = []
+    if ddir.state_db.exists():
+        store = StateStore(ddir.state_db, readonly=True)
+        try:
+            recorded = store.imports()
+        finally:
+            store.close()
+    out: list[dict[str, Any]] = []
+    folder = {str(p) for p in _exports.candidates(env, Hints())}
+    for path in [*recorded, *sorted(folder - set(recorded))]:
+        try:
+            kind = _export_kind(path) if os.path.exists(path) else None
+            present = os.path.exists(path)
+        except OSError:
+            kind, present = None, False
+        out.append({"path": path, "kind": kind, "present": present, "recorded": path in recorded})
+    return out
+
+
+def _export_kind(path: str) -> str | None:
+    """The kind of the export at ``path``: a file's, or (a folder) its first conversations file's."""
+    import os
+
+    from voyager_sessions.ingest.adapters import _exports
+
+    if os.path.isdir(path):
+        files = _exports.conversation_files(Path(path))
+        return _exports.kind_of(files[0]) if files else None
+    return _exports.kind_of(path)
+
+
+def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str, Any]:
+    """``voyager import PATH``: record a ChatGPT or Claude.ai export (``conversations.json``, its folder, or the
+    zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
+    import os
+
+    from voyager_sessions.core.paths import ensure_private_dir
+    from voyager_sessions.store.state import StateStore
+
+    absolute = os.path.abspath(os.path.expanduser(path))
+    if not forget:
+        if not os.path.exists(absolute):
+            raise UserError(f"{path}: no such file or folder")
+        try:
+            kind = _export_kind(absolute)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        if kind is None:
+            raise UserError(
+                f"{path}: not a ChatGPT or Claude.ai export (expected conversations.json, its folder, "
+                "or the export's .zip)"
+            )
+    ensure_private_dir(ddir.root)
+    store = StateStore(ddir.state_db)
+    try:
+        recorded = store.imports()
+        if forget:
+            if absolute not in recorded:
+                raise UserError(f"{path}: not a recorded import (see `voyager import --list`)")
+            store.set_imports([p for p in recorded if p != absolute])
+            return {"path": absolute, "kind": None, "recorded": False, "already": False}
+        already = absolute in recorded
+        if not already:
+            store.set_imports([*recorded, absolute])
+    finally:
+        store.close()
+    return {"path": absolute, "kind": kind, "recorded": True, "already": already}
