@@ -493,6 +493,20 @@ class StateStore:
         row = self.conn.execute(f"SELECT {', '.join(_SOURCE_COLS)} FROM sources WHERE path = ?", (path,)).fetchone()
         return _row_to_source(row) if row is not None else None
 
+    def sources_holding(self, sids: Collection[str]) -> dict[str, str]:
+        """path -> provider of every source whose row names one of the sessions ``sids`` (a few: found by a scan of
+        the rows' text for each, then checked)."""
+        out: dict[str, str] = {}
+        wanted = set(sids)
+        for sid in wanted:
+            needle = msgspec.json.encode(sid).decode()
+            for path, provider, sessions in self.conn.execute(
+                "SELECT path, provider, sessions FROM sources WHERE instr(sessions, ?) > 0", (needle,)
+            ):
+                if path not in out and wanted.intersection(_decode_sessions(sessions)):
+                    out[path] = provider
+        return out
+
     def sessions_of_sources_except(self, paths: set[str]) -> set[str]:
         """The session ids every state row but those of ``paths`` names (what the other sources still hold)."""
         out: set[str] = set()

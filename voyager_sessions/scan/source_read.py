@@ -122,6 +122,12 @@ class SourceRead:
     what is known of a session this source did not hold before (read from another source,
     in this scan or an earlier one), so a session that moved or stands in two sources keeps
     the strongest title either gave it.
+
+    A session held by two live sources (a conversation in two downloads of a chat export) is
+    indexed from one: ``newer_elsewhere(session, known)`` (the scan's) says when the copy the
+    index holds, from another source, is the newer; this source's copy is then *shadowed*: not
+    indexed, its events skipped, but listed in this source's row as held, so that the scan reads
+    it again should the other copy go.
     """
 
     def __init__(
@@ -134,6 +140,7 @@ class SourceRead:
         prior: Mapping[str, SessionRecord],
         notice: Callable[[Notice], None],
         elsewhere: Callable[[str], SessionRecord | None] | None = None,
+        newer_elsewhere: Callable[[Session, Session | None], bool] | None = None,
     ) -> None:
         self.source = source
         self.why = why
@@ -143,6 +150,7 @@ class SourceRead:
         self.prior = prior
         self.notice = notice
         self.elsewhere = elsewhere
+        self.newer_elsewhere = newer_elsewhere
         self.appending = why == "grown"
         self.old_sessions: list[str] = list(old.sessions) if old is not None else []
         self.sessions: dict[str, Session] = {}
@@ -151,6 +159,7 @@ class SourceRead:
         self.bounds: dict[str, list[float]] = {}
         self.replaced: set[str] = set()
         self.unchanged: set[str] = set()
+        self.shadowed: set[str] = set()  # held here, indexed from another source's newer copy
         self.kept: dict[str, int] = {}  # session -> events kept from before (a Partial re-read)
         self.fatal: Notice | None = None
         self.new_cursor: Cursor | None = None
@@ -172,7 +181,14 @@ class SourceRead:
             self.on_event(item)
         elif isinstance(item, Session):
             self.substance += 1
-            self.sessions[item.id] = merge_session(self._known(item.id), item)
+            known = self._known(item.id)
+            if item.id not in self.sessions and (
+                item.id in self.shadowed
+                or (self.newer_elsewhere is not None and self.newer_elsewhere(item, known))
+            ):
+                self.shadowed.add(item.id)
+                return
+            self.sessions[item.id] = merge_session(known, item)
         elif isinstance(item, Unchanged):
             self.substance += 1
             self.unchanged.add(item.session)
@@ -199,6 +215,8 @@ class SourceRead:
 
     def on_event(self, ev: PreparedEvent) -> None:
         sid = ev.session
+        if sid in self.shadowed:
+            return  # another source's newer copy is the one indexed
         if sid not in self.replaced:
             self.replace(sid)
         self.batch.append(ev)
@@ -280,9 +298,20 @@ class SourceRead:
             self.notice(unknown)
             self.skipped.append(unknown)
         cleared = bool(self.replaced)
+        forgotten: set[str] = set()  # no longer held here, and indexed from another source: nothing to delete
         if self.fatal is None and not self.appending:
-            # Sessions the source no longer yields events for (emptied or deleted) lose their old events.
-            dropped = [sid for sid in self.old_sessions if sid not in self.replaced and sid not in self.unchanged]
+            # Sessions the source no longer yields events for (emptied or deleted) lose their old events,
+            # unless what the index holds of them is another source's copy.
+            dropped = [
+                sid
+                for sid in self.old_sessions
+                if sid not in self.replaced and sid not in self.unchanged and sid not in self.shadowed
+            ]
+            for sid in dropped:
+                prior = self.prior.get(sid)
+                if prior is not None and prior.session.source not in (None, self.source.path):
+                    forgotten.add(sid)
+            dropped = [sid for sid in dropped if sid not in forgotten]
             self.index.delete_sessions([sid for sid in dropped if sid in self.sessions])
             self.index.delete_sessions([sid for sid in dropped if sid not in self.sessions], keep_checkpoint=False)
             cleared = cleared or bool(dropped)
@@ -293,16 +322,19 @@ class SourceRead:
                 list(self.sessions)
                 + list(self.max_seq)
                 + sorted(self.unchanged)
+                + sorted(self.shadowed)
                 + (self.old_sessions if self.appending else [])
             )
         )
-        records = [self._record(sid) for sid in ids]
+        records = [self._record(sid) for sid in ids if sid not in self.shadowed]
         if not self.appending:
             # A re-read replaced everything this source had indexed before, but what it reported Unchanged.
             removed = sum(
-                max(0, r.events - self.kept.get(sid, 0)) for sid, r in self.prior.items() if sid not in self.unchanged
+                max(0, r.events - self.kept.get(sid, 0))
+                for sid, r in self.prior.items()
+                if sid not in self.unchanged and sid not in self.shadowed and sid not in forgotten
             )
-            gone = [s for s in self.old_sessions if s not in ids]
+            gone = [s for s in self.old_sessions if s not in ids and s not in forgotten]
         else:
             # Only the cursor's session had events at or past the cursor (the tail read again).
             tail = self.prior.get(self.cursor.session) if self.cursor and self.cursor.session else None
