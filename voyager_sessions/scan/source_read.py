@@ -183,8 +183,7 @@ class SourceRead:
             self.substance += 1
             known = self._known(item.id)
             if item.id not in self.sessions and (
-                item.id in self.shadowed
-                or (self.newer_elsewhere is not None and self.newer_elsewhere(item, known))
+                item.id in self.shadowed or (self.newer_elsewhere is not None and self.newer_elsewhere(item, known))
             ):
                 self.shadowed.add(item.id)
                 return
