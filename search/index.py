@@ -245,10 +245,12 @@ class SearchIndex:
         return n
 
     @_writes
-    def add_prepared(self, events: Iterable[PreparedEvent]) -> int:
-        """Add events prepared beforehand (``search.prepare``: by a scan worker, say) as documents, uncommitted."""
+    def add_prepared(self, events: Iterable[PreparedEvent], horizon_ms: int | None = None) -> int:
+        """Add events prepared beforehand (``search.prepare``: by a scan worker, say) as documents, uncommitted.
+        ``horizon_ms``: the latest stamp they may count as (default: a day from now; a scan passes what their
+        source's modification time proves, see ``event_document``)."""
         add = self.writer().add_document
-        horizon = future_horizon_ms()
+        horizon = future_horizon_ms() if horizon_ms is None else min(horizon_ms, future_horizon_ms())
         heads: dict[tuple[str, str, str], tantivy.Document] = {}
         n = 0
         for ev in events:

@@ -151,7 +151,7 @@ def test_newest_is_the_head_of_the_sessions_ordered_by_recency(tmp_path, monkeyp
 
     class Spy:  # sqlite3.Connection's attributes are read-only: the store's connection is wrapped instead
         def execute(self, sql, *args):
-            if "ORDER BY updated DESC" in sql:
+            if "ORDER BY active DESC" in sql:
                 walked.append(sql)
             return execute(sql, *args)
 

@@ -41,6 +41,22 @@ class SourceOutcome(msgspec.Struct, kw_only=True):
     events_removed: int = 0
 
 
+#: How far past its file's modification time a stamp may lie before it is clamped (a file system's coarse clock).
+MTIME_SLACK_S = 2
+#: How far past the moment it is read a stamp may lie when its source says nothing of its time.
+FUTURE_SLACK_S = 86_400
+
+
+def source_horizon(source: Source, now: float | None = None) -> float:
+    """The latest moment ``source`` can prove its content was written by (epoch seconds): its last modification
+    (its write-ahead log's too), plus the slack of a coarse clock; never later than a day from ``now``. One rule
+    for every adapter: a stamp after it is from a clock gone wrong, or crafted."""
+    fp = source.fingerprint
+    ceiling = (time.time() if now is None else now) + FUTURE_SLACK_S
+    written = max(fp.mtime_ns, fp.wal_mtime_ns) / 1e9
+    return min(ceiling, written + MTIME_SLACK_S) if written > 0 else ceiling
+
+
 def merge_session(old: Session | None, new: Session) -> Session:
     """``new``'s known fields over ``old``'s; a title only replaces one of a weaker or equal source.
 
@@ -169,6 +185,9 @@ class SourceRead:
         #: Sessions whose old events go before this batch is added: one delete for them all (Tantivy holds each
         #: delete until the commit, ~1.5 KB a delete: one a session cost an export of 160,000 conversations 250 MB).
         self.to_delete: list[str] = []
+        #: The latest moment this source can prove (epoch s): a stamp past its file's modification time (a clock
+        #: gone wrong, a crafted 9999-12-31) counts as that time for filters, order and ties; it is shown as given.
+        self.horizon = source_horizon(source)
         self.substance = 0  # Sessions, Events and Unchanged seen: what makes a read "something"
         self.skipped: list[Notice] = []  # pieces skipped on the way
 
@@ -260,7 +279,7 @@ class SourceRead:
             self.index.delete_sessions(self.to_delete)
             self.to_delete = []
         if self.batch:
-            self.added += self.index.add_prepared(self.batch)
+            self.added += self.index.add_prepared(self.batch, int(self.horizon * 1000))
             self.batch.clear()
             self.batch_bytes = 0
 
@@ -386,7 +405,9 @@ class SourceRead:
             events = self.max_seq[sid] + 1
         else:
             events = prior.events if prior else 0
-        return SessionRecord(session=self._complete(sess, sid), events=events)
+        done = self._complete(sess, sid)
+        last = done.updated or done.started or 0.0
+        return SessionRecord(session=done, events=events, active=min(last, self.horizon))
 
     def _complete(self, sess: Session, sid: str) -> Session:
         """Fill what the events tell when the provider's header did not: times, a title, the source."""
