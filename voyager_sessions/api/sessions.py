@@ -145,13 +145,16 @@ def resume(
     row = session_row(rec)
     agent = agent_label(row.provider)
     how = recipe(rec.session)
-    if how is None:
+    if how is None or any("\0" in part for part in (*how.argv, how.cwd or "")):
         return ResumePlan(
             session=row,
             agent=agent,
             recipe=None,
             command=None,
-            reason=f"{agent} has no command that reopens a session outside its own app",
+            reason=f"{agent} has no command that reopens a session outside its own app"
+            if how is None
+            # No shell can be given it, nor any program (a crafted session file's id or directory).
+            else "its command holds a NUL byte, which no shell or program can be given",
             via_last_search=query,
         )
     return ResumePlan(

@@ -1,0 +1,101 @@
+"""Names no file or program can take (issue #38, item 11): one line and exit 2, never "internal error".
+
+The probe: a NUL in a Codex session id ended ``voyager resume`` with "internal error" (``execve`` refuses
+an argument holding one), and a data dir whose name is not UTF-8 ended ``voyager mcp install`` with
+"internal error" (and made every other command call the index "damaged"). Widened: any id or path with
+bytes that cannot be represented, in any command, is one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.run import run_subprocess
+from tests.support.sessions import codex_session_lines, write_codex
+from voyager_sessions.core.errors import failure
+from voyager_sessions.ingest.manifest import agent_variables
+
+NUL_ID = "01a230a0-8a40\x007cd3-b08c-d701010d0280"
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in agent_variables() and not k.startswith("VOYAGER_")}
+    env.update(HOME=str(home), VOYAGER_HOME=str(home / "voyager-data"), VOYAGER_OPENCODE_HOME=str(home / "none"))
+    env.update(extra)
+    return env
+
+
+def _one_line(res) -> None:  # noqa: ANN001
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert "internal error" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_a_nul_in_a_codex_id_is_one_line_from_resume_and_its_print(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    work.mkdir()
+    lines = []
+    for line in codex_session_lines(cwd=str(work)):
+        doc = json.loads(line)
+        if doc.get("type") == "session_meta":
+            doc["payload"]["id"] = NUL_ID
+        lines.append(json.dumps(doc) + "\n")
+    write_codex(home, lines)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "codex"
+    stub.write_text(f"#!{sys.executable}\nimport sys; open({str(tmp_path / 'ran')!r}, 'w').write(repr(sys.argv))\n")
+    stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
+    env = _env(home, PATH=f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    assert run_subprocess("scan", "-q", env=env).returncode == 0
+    found = run_subprocess("search", "ERR_CONN_REFUSED_42", "--json", env=env)
+    sid = json.loads(found.stdout)["hits"][0]["session_id"]
+    assert "\x00" in sid
+    for args in (["resume", "-"], ["resume", "-", "--print"]):
+        res = run_subprocess(*args, env=env)
+        assert res.returncode == 2 and "internal error" not in res.stderr, res.stderr
+        assert "NUL byte" in res.stderr.splitlines()[-1]
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["mcp", "install", "claude"],
+        ["search", "anything"],
+        ["scan"],
+        ["list"],
+        ["stats"],
+        ["checkpoint", "list"],
+        ["show", "x"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_a_data_dir_whose_name_is_not_utf8_is_one_line_naming_the_variable(tmp_path: Path, args: list[str]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    data = os.fsdecode(os.fsencode(str(tmp_path)) + b"/data\xff\xfe")  # what the OS hands Python for such a name
+    res = run_subprocess(*args, env=_env(home, VOYAGER_HOME=data))
+    _one_line(res)
+    assert "not UTF-8" in res.stderr and "VOYAGER_HOME" in res.stderr
+    assert not os.path.exists(os.fsencode(data))  # nothing was made there
+
+
+def test_any_other_unrepresentable_name_reaching_the_top_is_one_line() -> None:
+    """The safety net every front end reports through: a NUL, or bytes that are not UTF-8, anywhere."""
+    for exc in (ValueError("embedded null byte"), ValueError("embedded null character in path")):
+        line, code = failure(exc)
+        assert code == 2 and "NUL byte" in line and "internal error" not in line
+    try:
+        "/tmp/x\udcff\udcfe".encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line, code = failure(exc)
+        assert code == 2 and "not UTF-8" in line and "\\xff\\xfe" in line
+    line, code = failure(ValueError("something else"))
+    assert code == 4 and "internal error" in line  # a bug is still a bug
