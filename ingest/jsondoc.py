@@ -12,15 +12,16 @@ only: it is read as ``null``, and named, while the rest of the document is kept.
 A document is decoded whole in a few times its size of memory, so one larger than
 ``STREAM_JSON_BYTES`` is not: :func:`read_json_streamed` gives the adapters that know
 where its bulk lies (a session's list of messages) that list as a :class:`StreamedArray`,
-decoded one message at a time with ``ijson`` on each pass, and the document's few other
-keys decoded in one pass of their own. Such a session is indexed whatever its size, in memory
-bounded by its largest message, not by the file, provided the adapter does not hold the
-messages either (it yields each message's events as they come, see ``DeltaStream``).
-:func:`stream_end` is what every such adapter says after a pass (values too deep, a
-document caught half-written). Every adapter keeping a session in one JSON document reads
-it this way (Cline, Roo, Kilo, Gemini CLI's ``.json``, Copilot CLI's and VS Code's, Kiro's,
-Vibe 1.x's, Continue's, Nanocoder's, Amp's); what is still read whole is a side file (an
-index, a title, one event) that no agent writes anywhere near the cap.
+whose items are taken one at a time by :mod:`~voyager_sessions.ingest.jsonstream` on each
+pass (linear in the document's size, whatever its shape) and decoded as a whole document is,
+and the document's few other keys in one pass of their own. Such a session is indexed whatever
+its size, in memory bounded by its largest message, not by the file, provided the adapter
+does not hold the messages either (it yields each message's events as they come, see
+``DeltaStream``). :func:`stream_end` is what every such adapter says after a pass (values too
+deep, strings cut, messages skipped, a document caught half-written). Every adapter keeping a
+session in one JSON document reads it this way (Cline, Roo, Kilo, Gemini CLI's ``.json``,
+Copilot CLI's and VS Code's, Kiro's, Vibe 1.x's, Continue's, Nanocoder's, Amp's); what is still
+read whole is a side file (an index, a title, one event) that no agent writes anywhere near the cap.
 """
 
 from __future__ import annotations
