@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -197,7 +197,7 @@ _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
 _decode_sessions = msgspec.json.Decoder(list[str]).decode
 
 
-def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
+def _row_to_session(row: sqlite3.Row | tuple[Any, ...]) -> SessionRecord:
     # One dict, built straight from the row (``active`` and ``events`` last, past the session's columns): a
     # grouped search decodes thousands of these per request (its recency tie-break, the web page's rows); 1.7x
     # the speed of building a dict of every column first (2,413 rows: 5.0 -> 2.95 ms).
@@ -221,7 +221,7 @@ def active(rec: SessionRecord) -> float:
 IMPORTS_KEY = "imports"
 
 
-def _row_to_source(row: sqlite3.Row | tuple) -> SourceState:
+def _row_to_source(row: sqlite3.Row | tuple[Any, ...]) -> SourceState:
     # Positional, as the columns are the fields in order; only the sessions column is JSON.
     at = _SESSIONS_AT
     make: Callable[..., SourceState] = SourceState
@@ -268,8 +268,10 @@ class KnownSources:
         self._store = store
         self._lazy = lazy
         #: path -> (path, size, mtime_ns, inode, wal_size, wal_mtime_ns) of the loaded rows not to retry.
-        self.fresh: dict[str, tuple] = {}
-        self._rows: dict[str, tuple | None] = {}  # rows read one by one (and retry rows), None when there is none
+        self.fresh: dict[str, tuple[object, ...]] = {}
+        self._rows: dict[
+            str, tuple[object, ...] | None
+        ] = {}  # rows read one by one (and retry rows), None when there is none
         self._full: dict[str, SourceState | None] = {}
         self._paths: dict[str, set[str]] = {}  # provider -> the paths of its loaded rows
         self._whole: set[str] = set()  # the providers loaded whole
@@ -300,11 +302,11 @@ class KnownSources:
             self._rows[row[0]] = row
             self._paths.setdefault(row[7], set()).add(row[0])
 
-    def _row(self, path: str) -> tuple | None:
+    def _row(self, path: str) -> tuple[object, ...] | None:
         """``path``'s row read on its own (its status and provider included), or None when it has none."""
         if path in self._rows or not self._lazy:
             return self._rows.get(path)
-        row = self._store.conn.execute(_ROW_SQL + " WHERE path = ?", (path,)).fetchone()
+        row: tuple[object, ...] | None = self._store.conn.execute(_ROW_SQL + " WHERE path = ?", (path,)).fetchone()
         self._rows[path] = row
         return row
 
@@ -402,7 +404,7 @@ class RefreshView(msgspec.Struct, frozen=True):
     version: int
     index_id: str | None
     retry: bool
-    rows: dict[str, tuple]
+    rows: dict[str, tuple[object, ...]]
     cwds: frozenset[str]
     imports: frozenset[str]
 
@@ -458,7 +460,7 @@ class StateStore:
     def sources(self, provider: str | None = None) -> dict[str, SourceState]:
         """Every source's state row, decoded (for tools and tests; a scan uses :meth:`known_sources`)."""
         sql = f"SELECT {', '.join(_SOURCE_COLS)} FROM sources"
-        args: tuple = ()
+        args: tuple[object, ...] = ()
         if provider:
             sql += " WHERE provider = ?"
             args = (provider,)
@@ -470,7 +472,8 @@ class StateStore:
 
     def data_version(self) -> int:
         """A number that changes whenever another connection (another scan, another process) commits."""
-        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        version: int = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return version
 
     def refresh_view(self, providers: Iterable[str]) -> RefreshView:
         """What a no-change refresh compares with (see :class:`RefreshView`), read in one transaction."""
@@ -479,7 +482,7 @@ class StateStore:
         conn.execute("BEGIN")
         try:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
-            rows: dict[str, tuple] = {}
+            rows: dict[str, tuple[object, ...]] = {}
             if names:
                 sql = (
                     "SELECT path, provider, size, mtime_ns, inode, wal_size, wal_mtime_ns FROM sources "
@@ -515,7 +518,8 @@ class StateStore:
             db.executemany("INSERT OR REPLACE INTO folders (path, ctime_ns, inode, names) VALUES (?, ?, ?, ?)", learned)
 
     def count_sources(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM sources").fetchone()[0]
+        count: int = self.conn.execute("SELECT count(*) FROM sources").fetchone()[0]
+        return count
 
     def source(self, path: str) -> SourceState | None:
         """One source's whole state row (its sessions and cursor decoded), or None."""
@@ -582,7 +586,7 @@ class StateStore:
 
     def last_scan(self) -> tuple[float, float, str] | None:
         row = self.conn.execute("SELECT started, finished, summary FROM scans ORDER BY id DESC LIMIT 1").fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+        return tuple(row) if row else None
 
     # -- sessions --------------------------------------------------------------
 
@@ -818,8 +822,8 @@ class StateStore:
     def counts(self) -> list[tuple[str, int, int]]:
         """(provider, sessions, events) per provider."""
         return [
-            tuple(r)
-            for r in self.conn.execute(
+            (str(provider), int(sessions), int(events or 0))
+            for provider, sessions, events in self.conn.execute(
                 "SELECT provider, count(*), sum(events) FROM sessions GROUP BY provider ORDER BY provider"
             )
-        ]  # type: ignore[misc]
+        ]

@@ -155,3 +155,24 @@ def test_the_engine_takes_every_search_option_from_the_request_by_name() -> None
     req = rq.SearchRequest(query="x", providers=["codex"], kinds=["user"], repo="r", cwd="c", session="s", since="7d")
     opts = api._search_options(req)
     assert all(getattr(opts, f) == getattr(req, f) for f in SearchOptions.__struct_fields__)
+
+
+def _doc(path: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8")
+
+
+def test_the_readme_names_every_search_option() -> None:
+    readme = _doc("README.md")
+    said = readme[readme.index("`search` options:") :][:1200]
+    for field, spelling in rq.spelled(rq.SearchRequest, "cli").items():
+        if spelling != "ARG":
+            assert any(f"`{s}" in said or f"/{s}`" in said for s in spelling), (field, spelling)
+
+
+def test_the_web_docs_name_every_search_parameter() -> None:
+    web = _doc("docs/web.md")
+    line = next(x for x in web.splitlines() if x.startswith("| `GET /api/search?"))
+    for field, param in rq.spelled(rq.SearchRequest, "web").items():
+        assert f"{param}=" in line, (field, param)

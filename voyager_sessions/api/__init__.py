@@ -21,16 +21,28 @@ catalog and the registry's provider names; ``show`` reads capped texts back thro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import msgspec
 
 from voyager_sessions.core.errors import StoreError, UserError, VoyagerError
 from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.api.requests import ExportRequest as ExportRequest
+from voyager_sessions.api.requests import ListRequest as ListRequest
+from voyager_sessions.api.requests import SearchRequest as SearchRequest
+from voyager_sessions.api.requests import SessionRequest as SessionRequest
+from voyager_sessions.api.requests import ShowRequest as ShowRequest
+from voyager_sessions.api.requests import StatsRequest as StatsRequest
 from voyager_sessions.core.paths import DataDir
+
+if TYPE_CHECKING:
+    from voyager_sessions.ingest.adapters.base import Notice as SkippedPiece
+    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.search.facets import SessionFacets
+    from voyager_sessions.search.query import ParsedQuery
 
 #: What a command that needs the index says when there is none.
 NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
@@ -42,18 +54,8 @@ def require_index(ddir: DataDir) -> None:
         raise UserError(NO_INDEX)
 
 
-# -- requests ------------------------------------------------------------------------------
-# Every request Struct is defined once, in ``requests.py`` (fields with bounds, descriptions and each front
-# end's spelling); re-exported here, where callers have always found them.
-
-from voyager_sessions.api.requests import (  # noqa: E402
-    ExportRequest,
-    ListRequest,
-    SearchRequest,
-    SessionRequest,
-    ShowRequest,
-    StatsRequest,
-)
+# -- requests: every request Struct is defined once, in ``requests.py`` (fields with bounds, descriptions and
+# each front end's spelling); re-exported above, where callers have always found them.
 
 
 class Stats(msgspec.Struct, kw_only=True):
@@ -65,7 +67,7 @@ class Stats(msgspec.Struct, kw_only=True):
     index_events: int
     index_bytes: int
     index_segments: int
-    last_scan: dict[str, Any] | None
+    last_scan: dict[str, object] | None
 
 
 class Operation(NamedTuple):
@@ -76,11 +78,13 @@ class Operation(NamedTuple):
     function: str
     result: str
 
-    def run(self) -> Callable[..., Any]:
-        return _named(self.function)
+    def run(self) -> Callable[..., msgspec.Struct]:
+        function: Callable[..., msgspec.Struct] = _named(self.function)
+        return function
 
-    def result_type(self) -> type:
-        return _named(self.result)
+    def result_type(self) -> type[msgspec.Struct]:
+        result: type[msgspec.Struct] = _named(self.result)
+        return result
 
 
 def _named(where: str) -> Any:
@@ -104,7 +108,7 @@ OPERATIONS: dict[str, Operation] = {
 }
 
 
-def decode_request(op: str, fields: Any) -> Any:
+def decode_request(op: str, fields: object) -> msgspec.Struct:
     """``fields`` (decoded JSON) as operation ``op``'s request; ValueError saying what is wrong."""
     if op not in OPERATIONS:
         raise ValueError(f"unknown operation {op!r}: one of {', '.join(OPERATIONS)}")
@@ -175,7 +179,7 @@ def query_parses() -> int:
     return _parses.value
 
 
-def parse_query(query: str) -> Any:
+def parse_query(query: str) -> ParsedQuery:
     """``query`` parsed (``search.query.ParsedQuery``); the one-line "bad query" UserError when it is malformed."""
     from voyager_sessions.search.query import QueryError, parse
 
@@ -203,7 +207,7 @@ def check_query(query: str) -> None:
     parse_query(query)
 
 
-def _excluding(parsed: Any, session_ids: list[str]) -> Any:
+def _excluding(parsed: ParsedQuery, session_ids: list[str]) -> ParsedQuery:
     """``parsed`` with every event of ``session_ids`` left out (a ``-session:ID`` each)."""
     from voyager_sessions.search import query as qlang
 
@@ -273,7 +277,7 @@ class Reader:
 
     # -- the documents ------------------------------------------------------------
 
-    def search(self, query: str, opts: Any = None, parsed: Any = None) -> SearchResult:
+    def search(self, query: str, opts: SearchOptions | None = None, parsed: ParsedQuery | None = None) -> SearchResult:
         """The hits of ``query`` (``opts``: ``search.engine.SearchOptions``; ``parsed``: it parsed already, or None)."""
         from voyager_sessions.search.query import QueryError
 
@@ -284,7 +288,7 @@ class Reader:
         except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
             raise UserError(f"bad query: {exc}") from None
 
-    def facets(self, query: str, opts: Any = None, parsed: Any = None) -> Any:
+    def facets(self, query: str, opts: SearchOptions | None = None, parsed: ParsedQuery | None = None) -> SessionFacets:
         """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
         what a UI counts, without ranking or reading a hit."""
         from voyager_sessions.search.engine import SearchOptions
@@ -313,7 +317,7 @@ class Reader:
 
     def show(self, ref: str, *, around: int | None = None, window: int = 10) -> Timeline:
         """A session's timeline (or the window of ``window`` events each side of seq ``around``)."""
-        from voyager_sessions.search.index import TRUNCATION_MARKER
+        from voyager_sessions.search.prepare import TRUNCATION_MARKER
 
         rec = self.resolve(ref)
         sid = rec.session.id
@@ -356,7 +360,13 @@ def reader(ddir: DataDir | Path) -> Iterator[Reader]:
         r.close()
 
 
-def resolve_ids(catalog: Any, ref: str) -> list[str]:
+class SessionResolver(Protocol):
+    """What names sessions by reference: the state store, or the checkpoint tools' own catalog."""
+
+    def resolve_session(self, ref: str, limit: int = ...) -> list[str]: ...
+
+
+def resolve_ids(catalog: SessionResolver, ref: str) -> list[str]:
     """The one id ``ref`` names, as a one-element list; a one-line UserError when it names none or several."""
     ids = catalog.resolve_session(ref)
     if not ids:
@@ -438,7 +448,7 @@ class LentBackend:
         return self._lent
 
 
-def notice_text(notice: Any) -> str:
+def notice_text(notice: SkippedPiece) -> str:
     """How a skipped piece met during a scan is reported (after ``voyager: ``)."""
     from voyager_sessions.core.textsafe import printable
 
@@ -458,7 +468,7 @@ def _where(data_dir: DataDir | Path | None) -> DataDir:
 # -- the operations ----------------------------------------------------------------------------
 
 
-def _search_options(req: SearchRequest) -> Any:
+def _search_options(req: SearchRequest) -> SearchOptions:
     """``req``'s filters and paging as the engine takes them (``search.engine.SearchOptions``): every field the
     two share, by name, so a filter added to both needs nothing here."""
     from voyager_sessions.search.engine import SearchOptions
@@ -606,7 +616,7 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
     return msgspec.json.encode(OPERATIONS[op].run()(req, data_dir=ddir))
 
 
-def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
+def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
     from voyager_sessions.core.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
@@ -670,7 +680,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     }
 
 
-def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
+def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
     """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
     (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
     import os

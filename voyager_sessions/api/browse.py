@@ -20,9 +20,11 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from voyager_sessions.api import Backend, LocalBackend, Reader, SearchRequest, _search_options, _where, parse_query
+from voyager_sessions.api import Backend, LocalBackend, Reader, _search_options, _where, parse_query
+from voyager_sessions.api.requests import SearchRequest
 from voyager_sessions.core.errors import UserError
-from voyager_sessions.core.model import SCHEMA_VERSION, Facets, Hit, SearchResult, SessionRecord, iso
+from voyager_sessions.core.isotime import iso
+from voyager_sessions.core.model import SCHEMA_VERSION, Facets, Hit, SearchResult, SessionRecord
 from voyager_sessions.core.paths import DataDir
 
 #: With no query, facets count over this many of the newest sessions the filters keep.
@@ -127,7 +129,7 @@ def facets(req: SearchRequest, *, data_dir: DataDir | Path | None = None, backen
         agent=agents.most_common(),
         project=projects_.most_common(30),
         week=weeks,
-        match=found.match,
+        match="partial" if found.match == "partial" else "all",
     )
 
 

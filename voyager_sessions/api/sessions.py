@@ -91,7 +91,7 @@ def load_checkpoint(ddir: DataDir, session_id: str) -> Checkpoint | None:
     """The session's saved checkpoint as an export shows it, or None (no store, none saved, unreadable)."""
     if not ddir.checkpoints_db.exists():
         return None
-    from voyager_sessions.core.model import iso
+    from voyager_sessions.core.isotime import iso
     from voyager_sessions.store.checkpoints import CheckpointStore
     from voyager_sessions.store.checkpoints.render import LABELS
 

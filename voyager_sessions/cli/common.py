@@ -116,7 +116,8 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     fields, view = present.request(cmd, params, use_color)
     req = api.decode_request(cmd, fields)
     ddir = data_dir()
-    if cmd == "search":
+    result: msgspec.Struct
+    if isinstance(req, api.SearchRequest):
         quiet = present.quiet(view, sys.stderr.isatty())
 
         def notice(text: str, quiet_ok: bool) -> None:

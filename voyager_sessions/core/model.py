@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from voyager_sessions.core.isotime import iso  # noqa: F401  (re-exported: where the model's users find it)
+from voyager_sessions.core.isotime import iso as iso  # re-exported: where the model's users find it
 
 #: What an event is. ``meta`` is context a provider injected (system prompts,
 #: environment blocks, compaction summaries): searchable, never a human turn.

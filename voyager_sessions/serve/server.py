@@ -459,8 +459,9 @@ def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: st
     def notice(text: str, quiet_ok: bool) -> None:
         notices.append([text, quiet_ok])
 
+    result: msgspec.Struct
     try:
-        if op == "search":
+        if op == "search" and isinstance(req, api.SearchRequest):
             result = api.search(req, data_dir=ddir, backend=backend, notice=notice)
         else:
             result = api.OPERATIONS[op].run()(req, data_dir=ddir, backend=backend)

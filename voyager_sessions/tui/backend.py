@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.core.errors import Busy, VoyagerError
+from voyager_sessions.api.door import Door
+from voyager_sessions.core.model import Timeline
 from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
@@ -88,8 +90,12 @@ class Backend:
         #: This process's reader, opened on first use (never, while a server answers), used from worker threads
         #: one at a time.
         self._local = api.LentBackend(self._open_reader)
-        #: A server answered the last request (the status line says so).
-        self.served = False
+        self.door = Door(self.ddir, use_server=use_server, local=self._local)
+
+    @property
+    def served(self) -> bool:
+        """A server answered the last request (the status line says so)."""
+        return self.door.served
 
     # -- life ---------------------------------------------------------------------------------
 
@@ -107,6 +113,7 @@ class Backend:
             with self._local.reader(self.ddir.root):  # not while a worker reads
                 reader.close()
         self._local = api.LentBackend(self._open_reader)
+        self.door.local = self._local
 
     def refresh(self) -> str | None:
         """Index what changed since the last look; a one-line reason when it could not (never raises).
@@ -132,15 +139,6 @@ class Backend:
         from voyager_sessions.serve import control
 
         return control.status(self.ddir, timeout=0.2) is not None
-
-    def _ask(self, op: str, req: msgspec.Struct) -> Any:
-        """Operation ``op`` for ``req``, typed: the server's answer when one runs, else this process's."""
-        from voyager_sessions import api
-
-        result, self.served = api.ask_where(
-            op, req, data_dir=self.ddir, use_server=self.use_server, backend=self._local
-        )
-        return result
 
     # -- questions ------------------------------------------------------------------------------
 
@@ -170,7 +168,7 @@ class Backend:
             since=since,
         )
         try:
-            result = self._ask("search" if text else "browse", req)
+            result = self.door.search(req) if text else self.door.browse(req)
         except VoyagerError as exc:
             return Answer(query=query, error=str(exc))
         rows = [
@@ -195,14 +193,14 @@ class Backend:
             query=query, rows=rows, total=result.total, partial=result.match == "partial", terms=list(result.terms)
         )
 
-    def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Any:
+    def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Timeline:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""
         from voyager_sessions.api import ShowRequest
 
         if around is None:
-            return self._ask("show", ShowRequest(session=session_id, window=0))
+            return self.door.show(ShowRequest(session=session_id, window=0))
         # A hit on the title (seq -2) or another event before the conversation: its window is the start.
-        return self._ask("show", ShowRequest(session=session_id, around=max(around, 0), window=window))
+        return self.door.show(ShowRequest(session=session_id, around=max(around, 0), window=window))
 
     def matches(self, session_id: str, query: str) -> list[int]:
         """Seqs of the session's events that match ``query``, in order (for ``n``/``N``)."""
@@ -212,25 +210,19 @@ class Backend:
         if not text:
             return []
         try:
-            result = self._ask(
-                "search", SearchRequest(query=text, limit=MAX_MATCHES, session=session_id, refresh=False)
-            )
+            result = self.door.search(SearchRequest(query=text, limit=MAX_MATCHES, session=session_id, refresh=False))
         except VoyagerError:
             return []
         return sorted({h.seq for h in result.hits if h.session_id == session_id})
 
     def generation(self) -> tuple[object, ...]:
         """What changes when a scan commits (events indexed, the last scan): re-search when it moved."""
-        from voyager_sessions.api import StatsRequest
-
-        stats = self._ask("stats", StatsRequest())
+        stats = self.door.stats()
         return (stats.index_events, msgspec.json.encode(stats.last_scan))
 
     def providers(self) -> list[tuple[str, int]]:
         """(provider, sessions) of every agent with something indexed, most sessions first."""
-        from voyager_sessions.api import StatsRequest
-
-        stats = self._ask("stats", StatsRequest())
+        stats = self.door.stats()
         counts = [(p, v["sessions"]) for p, v in stats.providers.items() if v["sessions"]]
         return sorted(counts, key=lambda pc: (-pc[1], pc[0]))
 
@@ -239,20 +231,20 @@ class Backend:
         the working directory (as on the web page, and as the ``repo`` filter matches it)."""
         from voyager_sessions.api import SearchRequest
 
-        return list(self._ask("facets", SearchRequest()).project)
+        return list(self.door.facets(SearchRequest()).project)
 
     def resume_command(self, session_id: str) -> str | None:
         """The quoted shell command that reopens the session in its agent, or None when its agent has none."""
         from voyager_sessions.api import SessionRequest
 
-        return self._ask("resume", SessionRequest(session=session_id)).command
+        return self.door.resume(SessionRequest(session=session_id)).command
 
     def export(self, session_id: str, fmt: str, folder: Path) -> Path:
         """Write the session as ``fmt`` (md, html) into ``folder`` as ``voyager-<id>.<fmt>``, private; the path."""
         from voyager_sessions.api import ExportRequest
         from voyager_sessions.export import render, write_private
 
-        doc = self._ask("export", ExportRequest(session=session_id)).doc
+        doc = self.door.export(ExportRequest(session=session_id)).doc
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:80]
         path = folder / f"voyager-{safe}.{fmt}"
         write_private(path, render(doc, fmt), force=True)
