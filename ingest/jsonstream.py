@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator
-from typing import IO
+from typing import Protocol
 
 import msgspec
 
@@ -68,6 +68,12 @@ _WS = re.compile(rb"[ \t\r\n]*")
 _SCALAR = re.compile(rb'[^ \t\r\n,:\[\]{}"]*')
 #: An escaped high surrogate (the first half of a character beyond the BMP) ending the text.
 _HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\Z")
+
+
+class Readable(Protocol):
+    """What the walk reads from: a binary file, a zip member, the rest of a long JSONL line."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 class Malformed(ValueError):
@@ -157,7 +163,7 @@ def _escape_run(s: bytes | bytearray, k: int) -> int:
 class _Walk:
     """A window over a binary stream and the piece being captured from it."""
 
-    def __init__(self, fh: IO[bytes], stats: Stats) -> None:
+    def __init__(self, fh: Readable, stats: Stats) -> None:
         self.fh = fh
         self.stats = stats
         self.buf = b""
@@ -225,9 +231,10 @@ class _Walk:
         return c
 
     def fh_offset(self) -> str:
+        tell = getattr(self.fh, "tell", None)
         try:
-            return f"{self.fh.tell() - len(self.buf) + self.pos:,}"
-        except (OSError, ValueError, AttributeError):
+            return f"{tell() - len(self.buf) + self.pos:,}" if tell is not None else "?"
+        except (OSError, ValueError):
             return "?"
 
     # -- values ----------------------------------------------------------------------
@@ -413,7 +420,7 @@ def _key(raw: bytes) -> object:
         return None
 
 
-def array_items(fh: IO[bytes], key: str | None, stats: Stats) -> Iterator[bytes]:
+def array_items(fh: Readable, key: str | None, stats: Stats) -> Iterator[bytes]:
     """The text of each item of the top-level array (``key`` None) or of the array at top-level ``key`` of the JSON
     document ``fh`` holds; nothing when there is no such array. Items skipped (see the module docstring) are
     counted in ``stats``. Raises :class:`Malformed` where the document stops being JSON."""
@@ -438,7 +445,7 @@ def array_items(fh: IO[bytes], key: str | None, stats: Stats) -> Iterator[bytes]
             walk.skip()
 
 
-def top_values(fh: IO[bytes], keys: Collection[str], stats: Stats) -> Iterator[tuple[str, bytes]]:
+def top_values(fh: Readable, keys: Collection[str], stats: Stats) -> Iterator[tuple[str, bytes]]:
     """(key, text of its value) for each of the top-level ``keys`` of the JSON object ``fh`` holds, in document
     order, until every one was found (the first of a key written twice). Raises :class:`Malformed`."""
     walk = _Walk(fh, stats)
@@ -566,7 +573,7 @@ def _value_end(walk: _Walk) -> int | None:
     return None  # it runs to the window's end: a number could go on in the next one
 
 
-def one_value(fh: IO[bytes], stats: Stats) -> bytes | None:
+def one_value(fh: Readable, stats: Stats) -> bytes | None:
     """The text of the one JSON value ``fh`` holds (a long JSONL line), strings cut and deep values ``null`` as
     for an item, or None when it is too costly to hold. Raises :class:`Malformed`, also for anything but
     whitespace after it."""

@@ -67,7 +67,7 @@ class StoreDamaged(StoreError):
 _DAMAGE = ("not a database", "malformed", "could not decode", "no such table", "no such column", "unsupported file")
 
 
-def translate(exc: sqlite3.Error, path: Path, fix: str) -> StoreError | None:
+def translate(exc: sqlite3.Error, path: Path, fix: str) -> StoreError | DiskFull | None:
     """The one-line error ``exc`` (raised on the database at ``path``) is reported as: busy (exit 3), a full disk,
     damage (naming ``fix``), another failure to use the file; None for a programming error (a bug, reported as one)."""
     message = str(exc)

@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -217,7 +217,7 @@ class Scan:
         self.uncommitted_events = 0
         self._force_commit = False
         self.workers = default_workers() if workers is None else max(1, workers)
-        self.pool = None  # workers.Pool, started by the first plan big enough to need it
+        self.pool: Any = None  # workers.Pool, started by the first plan big enough to need it
         self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
 
     def _open_index(self, rebuild: bool):
