@@ -66,7 +66,8 @@ class DataDir:
 
     ``index/`` (Tantivy), ``state.db`` (scan state and sessions), ``checkpoints.db``
     (checkpoints: not derived from the sources, so never reset with the index),
-    ``checkpoints/`` (Markdown hand-offs, derived output), ``scan.lock`` (the one-writer
+    ``checkpoints/`` (Markdown hand-offs, derived output), ``meaning.db`` (meaning vectors,
+    derived from the index by the optional embedding model), ``scan.lock`` (the one-writer
     lock), ``last-search.json`` (the first hit of the last ``voyager search``, which
     ``voyager resume -`` reopens), and the resident server's ``serve.sock`` (its socket),
     ``serve.lock`` (held while it runs: one server per data dir), ``serve.log`` (its
@@ -100,6 +101,10 @@ class DataDir:
     @property
     def checkpoints_db(self) -> Path:
         return self.root / "checkpoints.db"
+
+    @property
+    def meaning_db(self) -> Path:
+        return self.root / "meaning.db"
 
     @property
     def handoffs(self) -> Path:
