@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.run import run_subprocess
+from tests.support.run import run_subprocess, voyager_exe
 from tests.support.sessions import codex_session_lines, write_codex
 from voyager_sessions.core.errors import failure
 from voyager_sessions.ingest.manifest import agent_variables
@@ -99,3 +100,68 @@ def test_any_other_unrepresentable_name_reaching_the_top_is_one_line() -> None:
         assert code == 2 and "not UTF-8" in line and "\\xff\\xfe" in line
     line, code = failure(ValueError("something else"))
     assert code == 4 and "internal error" in line  # a bug is still a bug
+
+
+BAD = os.fsdecode(b"x\xff\xfe")  # what the OS hands Python for an argument whose bytes are not UTF-8
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("unrepresentable")
+    home = root / "home"
+    write_codex(home, codex_session_lines(cwd=str(root)))
+    env = _env(home)
+    assert run_subprocess("scan", "-q", env=env).returncode == 0
+    return env
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", BAD],
+        ["search", f"cwd:{BAD}"],
+        ["search", "ERR_CONN_REFUSED_42", "--cwd", BAD],
+        ["search", "ERR_CONN_REFUSED_42", "--session", BAD],
+        ["search", "ERR_CONN_REFUSED_42", "--json", "--repo", BAD],
+        ["show", BAD],
+        ["export", BAD],
+        ["resume", BAD, "--print"],
+        ["import", BAD],
+        ["checkpoint", "show", BAD],
+    ],
+    ids=lambda a: " ".join(x.replace(BAD, "<not-utf8>") for x in a),
+)
+def test_an_argument_whose_bytes_are_not_utf8_is_one_line(indexed: dict[str, str], args: list[str]) -> None:
+    """A query, id, path or filter that is not UTF-8 text matches nothing Voyager holds and cannot be stored: one
+    line on stderr, exit 2 (or 1 where it is only a query that finds nothing), never an internal error."""
+    res = subprocess.run(voyager_exe() + args, capture_output=True, env=indexed, timeout=120)
+    err = res.stderr.decode("utf-8", "replace")
+    assert res.returncode in (1, 2), (res.returncode, err)
+    assert "internal error" not in err and "Traceback" not in err and err.count("\n") <= 1, err
+    assert res.stdout == b"" or res.returncode == 1, res.stdout
+    err.encode("utf-8")  # what it says is text a terminal can show
+
+
+def test_a_session_folder_whose_name_is_not_utf8_costs_only_its_sessions(tmp_path: Path) -> None:
+    """A Claude Code project folder named with bytes that are not UTF-8: its session is skipped with one notice
+    naming it, the other project's sessions are indexed, and a rescan says it again without failing."""
+    from tests.support.sessions import claude_session_lines, write_claude
+
+    home = tmp_path / "home"
+    good = write_claude(home, claude_session_lines(), project="-home-dev-shop")
+    other = "11111111-2222-3333-4444-555555555555"
+    bad = write_claude(home, claude_session_lines(sid=other), sid=other, project="-home-dev-cafe")
+    bad_dir = os.fsencode(bad.parent)[:-1] + b"\xe9"  # "-home-dev-caf\xe9": Latin-1, as an old tool named it
+    os.rename(os.fsencode(bad.parent), bad_dir)
+    env = _env(home)
+    for _ in range(2):
+        res = run_subprocess("scan", env=env)
+        assert res.returncode == 0, res.stderr
+        notices = [line for line in res.stderr.splitlines() if "not valid UTF-8" in line]
+        assert len(notices) == 1 and "-home-dev-caf" in notices[0], res.stderr
+        assert "internal error" not in res.stderr
+    listed = run_subprocess("list", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    ids = {s["session_id"] for s in json.loads(listed.stdout)["sessions"]}
+    assert ids == {f"claude:{good.stem}"}
+    assert os.listdir(bad_dir) == [os.fsencode(bad.name)]  # read-only: nothing made beside it

@@ -113,9 +113,12 @@ def unusable_name(exc: BaseException) -> str | None:
     a name comes from outside (a crafted session file, an environment); it is reported in one line, never as
     an internal error. None for anything else."""
     if isinstance(exc, ValueError) and "embedded null" in str(exc).lower():  # "… byte", "… character"
-        return "a name holds a NUL byte, which no file or program can be given (a crafted session file?)"
+        return "an id, path or query holds a NUL byte, which no file or program can be given (a crafted session file?)"
     if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
         shown = exc.object[max(0, exc.start - 40) : exc.end + 40] if isinstance(exc.object, str) else ""
         shown = shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        return f"a name holds bytes that are not UTF-8 text, which Voyager cannot store or pass on: …{' '.join(shown.split())}…"
+        from voyager_sessions.core.textsafe import printable
+
+        shown = printable(" ".join(shown.split()))  # a session's text may hold terminal escapes
+        return f"an id, path or query holds bytes that are not UTF-8 text, which Voyager cannot store or pass on: …{shown}…"
     return None
