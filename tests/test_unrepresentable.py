@@ -172,3 +172,32 @@ def test_a_session_folder_whose_name_is_not_utf8_costs_only_its_sessions(tmp_pat
     ids = {s["session_id"] for s in json.loads(listed.stdout)["sessions"]}
     assert ids == {f"claude:{good.stem}", f"claude:{third}"}
     assert os.listdir(bad_dir) == [os.fsencode(bad.name)]  # read-only: nothing made beside it
+
+
+def test_an_agents_variable_naming_a_folder_that_is_not_utf8_costs_only_that_agent(tmp_path: Path) -> None:
+    """``CODEX_HOME`` set to a folder whose name is not UTF-8: the scan reads every other agent (the memory of
+    absent places is text: such a place is not kept, and ended the whole scan with exit 2), again and again;
+    Codex's sessions there are skipped and named; ``doctor`` shows the place, its JSON with U+FFFD for the bytes."""
+    from tests.support.sessions import claude_session_lines, write_claude
+
+    home = tmp_path / "home"
+    good = write_claude(home, claude_session_lines())
+    codex_home = os.fsdecode(os.fsencode(tmp_path) + b"/codex\xff")
+    env = _env(home, CODEX_HOME=codex_home)
+    for i in range(3):
+        if i == 2:  # the folder appears, holding a session
+            write_codex(Path(tmp_path / "stage"), codex_session_lines())
+            os.rename(os.fsencode(tmp_path / "stage" / ".codex"), os.fsencode(codex_home))
+        res = run_subprocess("scan", env=env)
+        assert res.returncode == 0, res.stderr
+        assert "internal error" not in res.stderr and "adapter error" not in res.stderr, res.stderr
+        assert ("not valid UTF-8" in res.stderr) == (i == 2), res.stderr
+    listed = run_subprocess("list", "--json", env=env)
+    assert {s["session_id"] for s in json.loads(listed.stdout)["sessions"]} == {f"claude:{good.stem}"}
+    doctor = subprocess.run(voyager_exe() + ["doctor", "--json"], capture_output=True, env=env, timeout=120)
+    assert doctor.returncode == 0, doctor.stderr
+    text = doctor.stdout.decode("utf-8")  # valid UTF-8, whatever the names
+    assert "codex\ufffd" in text
+    json.loads(text)
+    plain = subprocess.run(voyager_exe() + ["doctor"], capture_output=True, env=env, timeout=120)
+    assert plain.returncode == 0 and b"codex" in plain.stdout, plain.stderr
