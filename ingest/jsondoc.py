@@ -10,7 +10,8 @@ the decoders (what a hostile or buggy writer can leave in one message) costs tha
 only: it is read as ``null``, and named, while the rest of the document is kept.
 
 A document is decoded whole in a few times its size of memory, so one larger than
-``STREAM_JSON_BYTES`` is not: :func:`read_json_streamed` gives the adapters that know
+``STREAM_JSON_BYTES`` is not (nor a smaller one of so many small values that it would take more than
+``WHOLE_COST``): :func:`read_json_streamed` gives the adapters that know
 where its bulk lies (a session's list of messages) that list as a :class:`StreamedArray`,
 whose items are taken one at a time by :mod:`~voyager_sessions.ingest.jsonstream` on each
 pass (linear in the document's size, whatever its shape) and decoded as a whole document is,
@@ -53,6 +54,20 @@ MAX_JSON_BYTES = 256 << 20
 
 #: A document larger than this is read by :func:`read_json_streamed` one array item at a time.
 STREAM_JSON_BYTES = 32 << 20
+
+#: A document below ``STREAM_JSON_BYTES`` whose decoded form is estimated (:func:`costly`) past this is streamed
+#: too: ten million ``[]`` are 30 MB of text and 800 MB of Python lists (a 16 MiB one peaked at 438 MB).
+WHOLE_COST = 96 << 20
+
+
+def costly(data: bytes) -> bool:
+    """True when decoding ``data`` whole would take more than ``WHOLE_COST``: its bytes plus a Python object's
+    worth (``jsonstream.VALUE_COST``) for each value, the values counted by their separators and closing brackets
+    at C speed (a comma or colon inside a string counts too: an estimate erring on the side of streaming)."""
+    if len(data) <= jsonstream.COUNTED_FROM:
+        return False
+    values = data.count(b",") + data.count(b":") + data.count(b"]") + data.count(b"}")
+    return len(data) + jsonstream.VALUE_COST * values > WHOLE_COST
 
 
 #: In a document that is nested too deeply to decode, arrays and objects deeper than this are read as
@@ -301,9 +316,10 @@ def read_json_streamed(
     try:
         with open_regular(name) as fh:
             size = os.fstat(fh.fileno()).st_size
+            dense = jsonstream.COUNTED_FROM < size <= STREAM_JSON_BYTES and costly(fh.read(STREAM_JSON_BYTES + 1))
     except OSError as exc:
         return read_notice(name, exc, fatal=fatal)
-    if size <= STREAM_JSON_BYTES:
+    if size <= STREAM_JSON_BYTES and not dense:
         return read_json(name, fatal=fatal, notices=notices)
     if not array:
         return StreamedArray(name, None)

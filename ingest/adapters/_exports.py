@@ -160,7 +160,12 @@ def documents(path: str) -> Iterator[tuple[str, bytes | StreamedArray] | Notice]
             yield path, StreamedArray(path, None)
             return
         with open_regular(path) as f:
-            yield path, f.read()
+            loose = f.read(threshold + 1)
+        if len(loose) > threshold or jsondoc.costly(loose):
+            del loose
+            yield path, StreamedArray(path, None)
+            return
+        yield path, loose
         return
     try:
         with zipfile.ZipFile(path) as archive:
@@ -171,7 +176,7 @@ def documents(path: str) -> Iterator[tuple[str, bytes | StreamedArray] | Notice]
                 where = f"{path}!{info.filename}"
                 with archive.open(info) as f:
                     data = f.read(threshold + 1)  # never more, whatever the header claims
-                if len(data) > threshold:
+                if len(data) > threshold or jsondoc.costly(data):  # too large, or too many values, to decode whole
                     del data
                     yield where, StreamedArray(where, None, opener=partial(_open_member, path, info.filename))
                     continue
