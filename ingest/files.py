@@ -305,7 +305,15 @@ class FolderMemory:
             self.forgotten.extend(prefix + n[1:] for n in sorted(before.difference(listing)))
         ctime = st.st_ctime_ns
         if self.enabled and ctime < self._boundary and ctime % 1_000_000_000:
-            row = (folder, ctime, st.st_ino, _encode_names(listing).decode())
+            try:
+                # A folder, or a name in it, that is not UTF-8 (its bytes as surrogates) cannot be a row of
+                # text: that folder is listed every time instead (its session files are skipped and named).
+                row = (folder, ctime, st.st_ino, _encode_names(listing).decode())
+                folder.encode("utf-8")
+            except UnicodeEncodeError:
+                self._rows.pop(folder, None)
+                self.learned.pop(folder, None)
+                return
             self.learned[folder] = self._rows[folder] = row
 
     @property

@@ -10,17 +10,19 @@ the decoders (what a hostile or buggy writer can leave in one message) costs tha
 only: it is read as ``null``, and named, while the rest of the document is kept.
 
 A document is decoded whole in a few times its size of memory, so one larger than
-``STREAM_JSON_BYTES`` is not: :func:`read_json_streamed` gives the adapters that know
+``STREAM_JSON_BYTES`` is not (nor a smaller one of so many small values that it would take more than
+``WHOLE_COST``): :func:`read_json_streamed` gives the adapters that know
 where its bulk lies (a session's list of messages) that list as a :class:`StreamedArray`,
-decoded one message at a time with ``ijson`` on each pass, and the document's few other
-keys decoded in one pass of their own. Such a session is indexed whatever its size, in memory
-bounded by its largest message, not by the file, provided the adapter does not hold the
-messages either (it yields each message's events as they come, see ``DeltaStream``).
-:func:`stream_end` is what every such adapter says after a pass (values too deep, a
-document caught half-written). Every adapter keeping a session in one JSON document reads
-it this way (Cline, Roo, Kilo, Gemini CLI's ``.json``, Copilot CLI's and VS Code's, Kiro's,
-Vibe 1.x's, Continue's, Nanocoder's, Amp's); what is still read whole is a side file (an
-index, a title, one event) that no agent writes anywhere near the cap.
+whose items are taken one at a time by :mod:`~voyager_sessions.ingest.jsonstream` on each
+pass (linear in the document's size, whatever its shape) and decoded as a whole document is,
+and the document's few other keys in one pass of their own. Such a session is indexed whatever
+its size, in memory bounded by its largest message, not by the file, provided the adapter
+does not hold the messages either (it yields each message's events as they come, see
+``DeltaStream``). :func:`stream_end` is what every such adapter says after a pass (values too
+deep, strings cut, messages skipped, a document caught half-written). Every adapter keeping a
+session in one JSON document reads it this way (Cline, Roo, Kilo, Gemini CLI's ``.json``,
+Copilot CLI's and VS Code's, Kiro's, Vibe 1.x's, Continue's, Nanocoder's, Amp's); what is still
+read whole is a side file (an index, a title, one event) that no agent writes anywhere near the cap.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from voyager_sessions.core.plural import count
+from voyager_sessions.ingest import jsonstream
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
 from voyager_sessions.ingest.jsonl import BadLine, TooDeep, decode_line, env_cap
@@ -51,14 +55,29 @@ MAX_JSON_BYTES = 256 << 20
 #: A document larger than this is read by :func:`read_json_streamed` one array item at a time.
 STREAM_JSON_BYTES = 32 << 20
 
+#: A document below ``STREAM_JSON_BYTES`` whose decoded form is estimated (:func:`costly`) past this is streamed
+#: too: ten million ``[]`` are 30 MB of text and 800 MB of Python lists (a 16 MiB one peaked at 438 MB).
+WHOLE_COST = 96 << 20
+
+
+def costly(data: bytes) -> bool:
+    """True when decoding ``data`` whole would take more than ``WHOLE_COST``: its bytes plus a Python object's
+    worth (``jsonstream.VALUE_COST``) for each value, the values counted by their separators and closing brackets
+    at C speed (a comma or colon inside a string counts too: an estimate erring on the side of streaming)."""
+    if len(data) <= jsonstream.COUNTED_FROM:
+        return False
+    values = data.count(b",") + data.count(b":") + data.count(b"]") + data.count(b"}")
+    return len(data) + jsonstream.VALUE_COST * values > WHOLE_COST
+
 
 #: In a document that is nested too deeply to decode, arrays and objects deeper than this are read as
 #: ``null``. No agent's session comes near it; the decoders' own limit (Python's recursion limit)
 #: lies far beyond it, so what remains decodes.
 MAX_DEPTH = 128
 
-#: A JSON string (skipped whole: brackets inside it are text), or a bracket.
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+#: A JSON string (skipped whole: brackets inside it are text), or a run of opening or of closing brackets (a bracket
+#: bomb is runs of millions: one match each, not one a bracket).
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+', re.S)
 
 
 def flatten_deep(data: bytes, limit: int = MAX_DEPTH) -> tuple[bytes, int]:
@@ -68,19 +87,23 @@ def flatten_deep(data: bytes, limit: int = MAX_DEPTH) -> tuple[bytes, int]:
     depth = kept_to = replaced = 0
     cut: int | None = None
     for m in _TOKEN.finditer(data):
-        c = data[m.start()]
+        start, end = m.span()
+        c = data[start]
         if c == 0x22:  # '"': a string, brackets and all
             continue
+        run = end - start
         if c in (0x5B, 0x7B):  # '[' '{'
-            depth += 1
-            if depth == limit + 1 and cut is None:
-                cut = m.start()
+            if depth < limit + 1 <= depth + run and cut is None:
+                cut = start + (limit - depth)  # the bracket that opens level limit + 1
+            depth += run
         else:
-            if depth == limit + 1 and cut is not None:
+            if cut is not None and depth - run <= limit:
+                # The bracket that closes level limit + 1 is in this run.
+                closes_at = start + (depth - (limit + 1))
                 out += (data[kept_to:cut], b"null")
-                kept_to, cut = m.end(), None
+                kept_to, cut = closes_at + 1, None
                 replaced += 1
-            depth -= 1
+            depth -= run
     out.append(data[kept_to:])
     return b"".join(out), replaced
 
@@ -165,108 +188,16 @@ def sorted_files(folder: Path, suffix: str) -> list[Path]:
         return []
 
 
-class _Builder:
-    """One JSON value built from ``ijson.basic_parse`` events, arrays and objects deeper than ``MAX_DEPTH``
-    read as ``null`` (ijson's own ``items`` pays the depth of every value in the prefix it names: a document
-    nested 50,000 deep took gigabytes)."""
-
-    def __init__(self) -> None:
-        self.stack: list[Any] = []
-        self.keys: list[Any] = []
-        self.skip = 0  # depth inside a value too deep to keep
-        self.skipped = 0
-        self.value: Any = None
-        self.done = False
-
-    def _put(self, value: Any) -> None:
-        if not self.stack:
-            self.value, self.done = value, True
-        elif isinstance(self.stack[-1], list):
-            self.stack[-1].append(value)
-        else:
-            self.stack[-1][self.keys[-1]] = value
-
-    def feed(self, event: str, value: Any) -> None:
-        if self.skip:
-            if event in ("start_map", "start_array"):
-                self.skip += 1
-            elif event in ("end_map", "end_array"):
-                self.skip -= 1
-                if not self.skip:
-                    self._put(None)
-            return
-        if event in ("start_map", "start_array"):
-            if len(self.stack) >= MAX_DEPTH:
-                self.skip, self.skipped = 1, self.skipped + 1
-                return
-            self.stack.append({} if event == "start_map" else [])
-            self.keys.append(None)
-        elif event in ("end_map", "end_array"):
-            self.keys.pop()
-            self._put(self.stack.pop())
-        elif event == "map_key":
-            self.keys[-1] = value
-        else:
-            self._put(value)
-
-
-def _values(path: str, key: str | None, *, array: bool, opener: Opener | None = None) -> Iterator[tuple[Any, int]]:
-    """(value, values skipped as too deep) for: each item of the top-level array (``key`` None), each item of
-    the array at top-level ``key`` (``array``), or the value of top-level ``key``. One streaming pass over
-    the file at ``path``, or what ``opener`` opens."""
-    import ijson  # only for documents too large to decode whole: the search path never imports it
-
-    depth = 0
-    top_key: Any = None
-    inside = False  # within the array whose items are wanted
-    builder: _Builder | None = None
-    with (opener or (lambda: open_regular(path)))() as fh:
-        for event, value in ijson.basic_parse(fh, use_float=True):
-            if builder is not None:
-                builder.feed(event, value)
-                if builder.done:
-                    yield builder.value, builder.skipped
-                    builder = None
-                    if not array:
-                        return
-                continue
-            container = event in ("start_map", "start_array")
-            wanted = (
-                (key is None and depth == 1 and inside)
-                or (key is not None and depth == 1 and top_key == key and not inside and not array)
-                or (key is not None and depth == 2 and inside)
-            )
-            if wanted and event not in ("end_map", "end_array", "map_key"):
-                builder = _Builder()
-                builder.feed(event, value)
-                if builder.done:
-                    yield builder.value, 0
-                    builder = None
-                    if not array:
-                        return
-                continue
-            if container:
-                depth += 1
-                if array and (
-                    (key is None and depth == 1 and event == "start_array")
-                    or (key is not None and depth == 2 and top_key == key and event == "start_array")
-                ):
-                    inside = True
-            elif event in ("end_map", "end_array"):
-                if inside and depth == (1 if key is None else 2):
-                    inside = False
-                depth -= 1
-            elif event == "map_key" and depth == 1:
-                top_key = value
-
-
 class StreamedArray:
     """The items of the top-level array (``key`` None) or of the array at top-level ``key`` of the JSON file
-    at ``path``, decoded one at a time each time it is iterated (the file is read again each pass).
+    at ``path``, decoded one at a time each time it is iterated (the file is read again each pass, by
+    :mod:`~voyager_sessions.ingest.jsonstream`, in time linear in its size).
 
-    A document that turns out malformed, or vanishes, ends the iteration early: :attr:`error`
-    then says why (the items before it were delivered). :attr:`too_deep` counts values nested
-    more than ``MAX_DEPTH`` deep, read as ``null``.
+    Each item is decoded as a whole document is (:func:`decode_document`). A document that turns out
+    malformed, or vanishes, ends the iteration early: :attr:`error` then says why (the items before it
+    were delivered). :attr:`stats` counts what a pass skipped: values nested more than ``MAX_DEPTH``
+    deep (read as ``null``), strings cut at ``jsonstream.MAX_STRING_BYTES``, items too large to hold or
+    not JSON (each costs itself only).
     """
 
     def __init__(self, path: str, key: str | None, opener: Opener | None = None) -> None:
@@ -275,71 +206,85 @@ class StreamedArray:
         #: What opens the document for a pass (None: the file at ``path``); it raises OSError when it cannot read.
         self.opener = opener
         self.error: str | None = None
-        self.too_deep = 0
+        #: The pass ended for a reason a later scan cannot change (a decompression cap): not read again until it changes.
+        self.final = False
+        self.stats = jsonstream.Stats()
+
+    @property
+    def too_deep(self) -> int:
+        return self.stats.too_deep
 
     def __iter__(self) -> Iterator[Any]:
-        import ijson
-
-        self.too_deep = 0
+        self.stats = stats = jsonstream.Stats()
+        self.error, self.final = None, False
         try:
-            for item, skipped in _values(self.path, self.key, array=True, opener=self.opener):
-                self.too_deep += skipped
-                yield item
+            with (self.opener or (lambda: open_regular(self.path)))() as fh:
+                for text in jsonstream.array_items(fh, self.key, stats):
+                    try:
+                        item = decode_document(text, self.path)
+                    except BadLine as exc:
+                        stats.bad += 1
+                        stats.bad_reason = stats.bad_reason or str(exc)
+                        continue
+                    yield item
+        except Capped as exc:
+            self.error, self.final = str(exc), True
         except OSError as exc:
             self.error = f"unreadable: {exc.strerror or exc}"
-        except (ijson.JSONError, ValueError) as exc:
-            self.error = f"malformed JSON: {' '.join(str(exc).split())[:200]}"  # ijson says it on several lines
+        except jsonstream.Malformed as exc:
+            self.error = f"malformed JSON: {exc}"
+
+
+class Capped(OSError):
+    """A stream cut at a cap that a later read would meet again (a zip member inflating past its bound)."""
 
 
 def _streamed_values(path: str, keys: tuple[str, ...]) -> dict[str, Any]:
     """The values of the top-level ``keys`` of the JSON object at ``path`` (None for one absent, or not reached
     before the file turned out bad): one streaming pass, ended once every key is found (the few keys a session's
-    header holds come before its messages, so that pass is short), arrays and objects nested more
-    than ``MAX_DEPTH`` deep read as ``null``."""
-    import ijson
-
+    header holds come before its messages, so that pass is short), each decoded as a whole document is."""
     found: dict[str, Any] = dict.fromkeys(keys)
-    wanted = set(keys)
-    depth = 0
-    key: Any = None
-    builder: _Builder | None = None
     try:
         with open_regular(path) as fh:
-            for event, value in ijson.basic_parse(fh, use_float=True):
-                if builder is None and depth == 1:
-                    if event == "map_key":
-                        key = value
-                        continue
-                    if key in wanted and event not in ("end_map", "end_array"):
-                        builder = _Builder()  # a wanted key's value starts here
-                if builder is not None:
-                    builder.feed(event, value)
-                    if builder.done:
-                        found[key], builder = builder.value, None
-                        wanted.discard(key)
-                        if not wanted:
-                            break
-                    continue
-                if event in ("start_map", "start_array"):
-                    depth += 1
-                elif event in ("end_map", "end_array"):
-                    depth -= 1
-    except (OSError, ijson.JSONError, ValueError):
+            for name, text in jsonstream.top_values(fh, keys, jsonstream.Stats()):
+                try:
+                    found[name] = decode_document(text, path)
+                except BadLine:
+                    pass
+    except (OSError, jsonstream.Malformed):
         pass  # what was found before stands; the pass over the array says what went wrong
     return found
 
 
 def stream_end(items: Any, path: str) -> Iterator[Notice]:
     """What an adapter yields after a pass over ``items`` when it is a :class:`StreamedArray` (nothing for a
-    list): the values read as ``null`` for their depth, then, if the pass ended early (the file caught
-    half-rewritten, or gone), a fatal transient Notice, so what was read stands and the file is read
-    again next scan. An adapter stops its read after that Notice."""
+    list): what the pass skipped (values too deep, strings cut, items too large or not JSON), then, if it
+    ended early, a fatal Notice: transient when the file was caught half-rewritten, or gone (what was read
+    stands and the file is read again next scan), not when it met a cap. An adapter stops its read after
+    that Notice."""
     if not isinstance(items, StreamedArray):
         return
-    if items.too_deep:
-        yield deep_notice(path, items.too_deep)
+    stats = items.stats
+    if stats.too_deep:
+        yield deep_notice(path, stats.too_deep)
+    if stats.cut_strings:
+        yield Notice(
+            source=path,
+            reason=f"{count(stats.cut_strings, 'string')} longer than {jsonstream.MAX_STRING_BYTES:,} bytes cut there",
+        )
+    if stats.too_large:
+        yield Notice(
+            source=path,
+            reason=f"{count(stats.too_large, 'item')} too large to hold (over "
+            f"{jsonstream.MAX_PIECE_COST >> 20} MiB decoded) skipped",
+        )
+    if stats.bad:
+        yield Notice(source=path, reason=f"{count(stats.bad, 'item')} not JSON skipped ({stats.bad_reason})")
     if items.error is not None:
-        yield Notice(source=path, reason=f"{items.error}; read again next scan", fatal=True, transient=True)
+        if items.final:
+            yield Notice(source=path, reason=f"{items.error}; the rest is not read", fatal=True)
+        else:
+            yield Notice(source=path, reason=f"{items.error}; read again next scan", fatal=True, transient=True)
 
 
 def deep_notice(path: str, replaced: int) -> Notice:
@@ -371,9 +316,10 @@ def read_json_streamed(
     try:
         with open_regular(name) as fh:
             size = os.fstat(fh.fileno()).st_size
+            dense = jsonstream.COUNTED_FROM < size <= STREAM_JSON_BYTES and costly(fh.read(STREAM_JSON_BYTES + 1))
     except OSError as exc:
         return read_notice(name, exc, fatal=fatal)
-    if size <= STREAM_JSON_BYTES:
+    if size <= STREAM_JSON_BYTES and not dense:
         return read_json(name, fatal=fatal, notices=notices)
     if not array:
         return StreamedArray(name, None)

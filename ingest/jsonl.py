@@ -205,9 +205,10 @@ def read_records(
         pending_len = 0
         oversize = False
         at_start = offset == 0
+        leftover = b""  # what followed a long line's newline in the read that found it
         while True:
             try:
-                chunk = fh.read(_CHUNK)
+                chunk, leftover = (leftover, b"") if leftover else (fh.read(_CHUNK), b"")
             except OSError as exc:
                 yield Notice(source=path, reason=f"read failed: {exc.strerror or exc}", fatal=True, transient=True)
                 return
@@ -255,6 +256,42 @@ def read_records(
                         pending, oversize = [], True  # counted on, not held: the line is skipped at its end
                 else:
                     pending_len += len(tail)
+            if pending_len > LONG_LINE and not oversize:
+                # A long line is read from here by the streamed walk (jsonstream): never held whole, its
+                # strings past jsonstream.MAX_STRING_BYTES cut, in memory bounded whatever it holds.
+                lineno += 1
+                rest = _LineRest(pending, fh, limit)
+                pending, pending_len = [], 0
+                try:
+                    outcome: Any = _walk_line(rest, decode, at_start)
+                except OSError as exc:
+                    yield Notice(source=path, reason=f"read failed: {exc.strerror or exc}", fatal=True, transient=True)
+                    return
+                at_start = False
+                if not rest.newline:  # the file ended first: an unterminated last line, as below
+                    if isinstance(outcome, BadLine) or rest.length > limit:
+                        yield Notice(
+                            source=path,
+                            reason="last line is incomplete (no newline yet); left for the next scan",
+                            where=f"line {lineno}",
+                        )
+                    else:
+                        yield Record(value=outcome, start=pos, end=pos + rest.length, complete=False, lineno=lineno)
+                    break
+                start = pos
+                pos += rest.length + 1
+                leftover = rest.after
+                if rest.length > limit or isinstance(outcome, BadLine):
+                    bad += 1
+                    if bad <= MAX_NAMED_BAD_LINES:
+                        reason = (
+                            f"line of {rest.length:,} bytes skipped (longer than {limit:,}: VOYAGER_MAX_LINE_BYTES)"
+                            if rest.length > limit
+                            else f"{outcome}; line skipped"
+                        )
+                        yield Notice(source=path, reason=reason, where=f"line {lineno}")
+                else:
+                    yield Record(outcome, start, pos, True, lineno)
         if pending_len:
             # A last line without its newline: still being written, or the file's unterminated end.
             lineno += 1
@@ -305,3 +342,77 @@ def cursor_after(
         session=session,
         state=state or {},
     )
+
+
+#: A line longer than this is read by the streamed walk rather than decoded whole (see ``read_records``).
+LONG_LINE = 8 << 20
+
+
+class _LineRest:
+    """The rest of one long line as a stream: the pieces already read, then the file up to the next newline.
+
+    ``length`` counts the line's bytes served; ``newline`` says the line ended (``after`` then holds what
+    followed the newline in that read); past ``limit`` bytes it stops serving (the line is too long, and the
+    rest of it is only counted, never held, until its newline)."""
+
+    def __init__(self, pending: list[bytes], fh: Any, limit: int) -> None:
+        self.queue = list(pending)
+        self.fh = fh
+        self.limit = limit
+        self.length = 0
+        self.newline = False
+        self.after = b""
+
+    def read(self, n: int = -1) -> bytes:
+        while True:
+            if self.queue:
+                data = self.queue.pop(0)
+            elif self.newline:
+                return b""
+            else:
+                data = self.fh.read(_CHUNK)
+                if not data:
+                    return b""
+                cut = data.find(b"\n")
+                if cut >= 0:
+                    data, self.after, self.newline = data[:cut], data[cut + 1 :], True
+            self.length += len(data)
+            if self.length > self.limit:
+                self.drain()
+                return b""
+            if data:
+                return data
+
+    def drain(self) -> None:
+        """Count the rest of the line without keeping it."""
+        self.queue = []
+        while not self.newline:
+            data = self.fh.read(_CHUNK)
+            if not data:
+                return
+            cut = data.find(b"\n")
+            if cut >= 0:
+                self.length += cut
+                self.after, self.newline = data[cut + 1 :], True
+            else:
+                self.length += len(data)
+
+
+def _walk_line(rest: _LineRest, decode: Callable[[bytes], Any], at_start: bool) -> Any:
+    """The value of the long line ``rest`` serves, decoded by ``decode`` from the walk's text of it (strings cut,
+    values too deep read as null), or the BadLine saying why it is none. The line is consumed to its end."""
+    from voyager_sessions.ingest import jsonstream
+
+    if at_start and rest.queue and rest.queue[0].startswith(_BOM):
+        rest.queue[0] = rest.queue[0][len(_BOM) :]
+    try:
+        text = jsonstream.one_value(rest, jsonstream.Stats())
+        if text is None:
+            return BadLine(f"a value too large to hold (over {jsonstream.MAX_PIECE_COST >> 20} MiB decoded)")
+        return decode(text)
+    except jsonstream.Malformed as exc:
+        return BadLine(f"malformed JSON: {exc}")
+    except BadLine as exc:
+        return exc
+    finally:
+        rest.drain()

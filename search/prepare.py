@@ -48,8 +48,8 @@ class PreparedEvent(msgspec.Struct, array_like=True, frozen=True, gc=False):
     ``stored`` is the capped text as UTF-8 (lone surrogates kept, ``surrogatepass``), what
     ``show`` and snippets read back; ``body`` is ``prepare``'s output for the tool name and
     that text, what the analyzer tokenizes, as UTF-8 (it is made as bytes, and crosses a
-    pipe as bytes: only the writer decodes it, to hand Tantivy a string). ``prompt`` is the whole text of a person's
-    prompt (``user`` typed by a ``human``) and None otherwise: a session without a title
+    pipe as bytes: only the writer decodes it, to hand Tantivy a string). ``prompt`` is the text of a person's
+    prompt (``user`` typed by a ``human``), capped as ``stored`` is, and None otherwise: a session without a title
     is named after its first prompt, and nothing else about an event's text is needed
     once it is prepared. ``parts``: the words of the body's identifiers that are made of several
     (``analyzer.identifier_parts``), space-separated, b"" when it has none.
@@ -89,7 +89,7 @@ def prepare_events(events: Sequence[Event], cap: int | None = None) -> list[Prep
             ev.is_error,
             text.encode("utf-8", "surrogatepass"),
             body,
-            ev.text if ev.kind == "user" and ev.origin == "human" else None,
+            text if ev.kind == "user" and ev.origin == "human" else None,  # capped: only a title is made of it
             identifier_parts(body),
         )
         for ev, text, body in zip(events, texts, bodies)

@@ -9,15 +9,17 @@ a brand-new database at the same instant. A database written by a newer Voyager
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from voyager_sessions.core.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space
+from voyager_sessions.core.errors import EXIT_BUSY, Busy, DiskFull, StoreError, no_space, one_line
 from voyager_sessions.core.paths import LOW_SPACE_BYTES, free_bytes
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -26,6 +28,7 @@ BUSY_TIMEOUT_MS = 5000
 
 __all__ = [
     "BusyError",
+    "StoreDamaged",
     "Migration",
     "NewerSchemaError",
     "StoreError",
@@ -46,17 +49,103 @@ class BusyError(StoreError, Busy):
     exit_code = EXIT_BUSY
 
 
+class StoreDamaged(StoreError):
+    """The database at ``path`` is damaged (its header, a page, text that is not UTF-8): exit 2, naming the fix.
+
+    For ``state.db`` (derived data) a scan sets the file aside and rebuilds it (``set_aside``); a reader
+    can only say so. ``checkpoints.db`` is never set aside: it is the only copy of what it holds.
+    """
+
+    def __init__(self, path: Path, detail: str, fix: str) -> None:
+        detail = detail if len(detail) <= 80 else detail[:79] + "…"  # what SQLite quotes of a damaged row can be long
+        super().__init__(f"{path} is damaged ({detail}); {fix}")
+        self.path = Path(path)
+        self.detail = detail
+
+
+#: What SQLite (and Python's sqlite3, for text it cannot decode) says of a damaged file.
+_DAMAGE = ("not a database", "malformed", "could not decode", "no such table", "no such column", "unsupported file")
+
+
+def translate(exc: sqlite3.Error, path: Path, fix: str) -> StoreError | DiskFull | None:
+    """The one-line error ``exc`` (raised on the database at ``path``) is reported as: busy (exit 3), a full disk,
+    damage (naming ``fix``), another failure to use the file; None for a programming error (a bug, reported as one)."""
+    message = str(exc)
+    lower = message.lower()
+    if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.IntegrityError, sqlite3.InterfaceError)):
+        return None
+    if "locked" in lower or "busy" in lower:
+        return BusyError(f"{path} is locked by another process ({message}); try again when it is done")
+    if disk_full(exc, path):
+        return DiskFull.at(path)
+    if any(d in lower for d in _DAMAGE):
+        return StoreDamaged(path, one_line(message), fix)
+    if isinstance(exc, sqlite3.DatabaseError):
+        return StoreError(f"cannot use {path}: {message}")
+    return None
+
+
+def guarded(fix: str, path_of: Callable[[Any], Path]) -> Callable[[type], type]:
+    """A class decorator: every public method of the class reports SQLite's failures on its database through
+    :func:`translate` (``path_of(self)`` names the file, ``fix`` what to do when it is damaged), never as a
+    raw ``sqlite3`` exception (which a front end could only call an internal error)."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def guarded_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                better = translate(exc, path_of(self), fix)
+                if better is None:
+                    raise
+                raise better from exc
+
+        return guarded_method
+
+    def decorate(cls: type) -> type:
+        for name, member in list(vars(cls).items()):
+            if callable(member) and not name.startswith("_") and not isinstance(member, (staticmethod, classmethod)):
+                setattr(cls, name, wrap(member))
+        return cls
+
+    return decorate
+
+
+def set_aside(path: Path) -> Path:
+    """Move the damaged database at ``path`` (and its ``-wal``/``-shm``) to ``<name>.damaged`` beside it, replacing an
+    older one there; the data dir is private, so is the copy. Returns where it went."""
+    dest = path.with_name(path.name + ".damaged")
+    for suffix in ("", "-wal", "-shm"):
+        src, to = Path(f"{path}{suffix}"), Path(f"{dest}{suffix}")
+        try:
+            os.replace(src, to)
+        except FileNotFoundError:
+            try:
+                to.unlink()  # a stale companion of an older damaged copy
+            except FileNotFoundError:
+                pass
+    return dest
+
+
 def connect(
-    path: Path, migrations: list[Migration], *, readonly: bool = False, check_same_thread: bool = True
+    path: Path,
+    migrations: list[Migration],
+    *,
+    readonly: bool = False,
+    check_same_thread: bool = True,
+    damaged_fix: str = "move it away to start it anew",
 ) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path``, apply pending ``migrations``, return the connection.
 
     Files are created 0600. WAL, ``synchronous=NORMAL`` and a busy timeout make
     concurrent readers and one writer cheap and durable enough for an index that can
-    always be rebuilt from the sources.
+    always be rebuilt from the sources. A damaged file is :class:`StoreDamaged` (saying
+    ``damaged_fix``), one locked past the busy timeout :class:`BusyError`.
     """
     if not readonly:
         _precreate_private(path)
+    conn: sqlite3.Connection | None = None
     try:
         if readonly:
             conn = _connect_readonly(path, check_same_thread)
@@ -69,11 +158,14 @@ def connect(
             _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.Error as exc:
-        if disk_full(exc, path):
-            raise DiskFull.at(path) from exc
+        if conn is not None:
+            conn.close()
+        better = translate(exc, path, damaged_fix)
+        if isinstance(better, (DiskFull, BusyError, StoreDamaged)):
+            raise better from exc
         raise StoreError(f"cannot open {path}: {exc}") from exc
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > len(migrations):
         conn.close()
         raise NewerSchemaError(
@@ -113,6 +205,24 @@ def integrity(path: Path) -> str:
             conn.close()
     except sqlite3.Error as exc:
         return f"unreadable: {exc}"
+
+
+def quick_check(path: Path) -> str | None:
+    """None when SQLite's ``quick_check`` finds the database at ``path`` sound (or it does not exist), else what is
+    wrong, in a few words. Reads every page once (read-only): for a command that is about to do much more."""
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(readonly_uri(path), uri=True)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA quick_check")]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return None  # not known to be damaged; the scan's own use of it says more
+        return one_line(str(exc))
+    return None if rows == ["ok"] else one_line("; ".join(rows))[:200]
 
 
 def disk_full(exc: BaseException, path: Path) -> bool:
@@ -244,6 +354,14 @@ def _migrate(conn: sqlite3.Connection, path: Path, migrations: list[Migration]) 
             conn.execute(f"PRAGMA user_version={number}")
 
 
+def _name(conn: sqlite3.Connection) -> str:
+    """The file ``conn`` has open (for a message), or "the database"."""
+    try:
+        return str(conn.execute("PRAGMA database_list").fetchone()[2]) or "the database"
+    except sqlite3.Error:
+        return "the database"
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection, *, attempts: int = 50) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` with a bounded retry when another writer holds the lock.
@@ -252,6 +370,7 @@ def transaction(conn: sqlite3.Connection, *, attempts: int = 50) -> Iterator[sql
     once (a WAL checkpoint in progress, a deadlock-avoidance answer).
     """
     delay = 0.002
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     for attempt in range(attempts):
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -259,8 +378,12 @@ def transaction(conn: sqlite3.Connection, *, attempts: int = 50) -> Iterator[sql
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise StoreError(f"cannot write: {exc}") from exc
-            if attempt == attempts - 1:
-                raise BusyError(f"database stayed busy: {exc}") from exc
+            # Each try already waited up to the busy timeout: the retries are for the "busy at once" answers,
+            # within one timeout in all (50 full timeouts made a search wait 278 s on a lock held elsewhere).
+            if attempt == attempts - 1 or time.monotonic() >= deadline:
+                raise BusyError(
+                    f"{_name(conn)} is locked by another process ({exc}); try again when it is done"
+                ) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
     try:

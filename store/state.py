@@ -22,10 +22,15 @@ from typing import Any, Literal
 import msgspec
 
 from voyager_sessions.core.model import Session, SessionRecord
-from voyager_sessions.store.db import Migration, connect, like_contains, like_prefix, transaction
+from voyager_sessions.store.db import Migration, connect, guarded, like_contains, like_prefix, transaction
 
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
+
+#: How far past the last read of its source a session's time may lie before it is clamped (for order and ties).
+FUTURE_SLACK_S = 86_400
+#: How far past its source file's modification time a stamp may lie (a file system's coarse clock) before it is.
+MTIME_SLACK_S = 2
 
 
 @migration
@@ -175,6 +180,22 @@ def m009_resume_without_foreign_options(db: sqlite3.Connection) -> None:
             db.execute("UPDATE sessions SET resume = NULL WHERE id = ?", (sid,))
 
 
+@migration
+def m010_active(db: sqlite3.Connection) -> None:
+    # When each session was last active as far as its source can prove (SessionRecord.active): what orders
+    # sessions and breaks ties. Rows from before: their stamp, no later than their source's modification
+    # time (plus the slack a coarse clock needs) nor a day past its last read. (A development build numbered
+    # this m009: a state.db it left already has the column, and only main's m009 is then skipped.)
+    if "active" not in {row[1] for row in db.execute("PRAGMA table_info(sessions)")}:
+        db.execute("ALTER TABLE sessions ADD COLUMN active REAL")
+    db.execute(
+        "UPDATE sessions SET active = min(coalesce(updated, started, 0), "
+        f"coalesce((SELECT mtime_ns / 1e9 + {MTIME_SLACK_S} FROM sources WHERE path = sessions.source), 1e18), "
+        f"coalesce((SELECT indexed_at + {FUTURE_SLACK_S} FROM sources WHERE path = sessions.source), 1e18))"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS sessions_active ON sessions(active DESC)")
+
+
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
 #: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
 #: could not be used: not read again until it changes).
@@ -199,8 +220,6 @@ class SourceState(msgspec.Struct):
     indexed_at: float = 0.0
 
 
-#: How far past the last read of its source a session's time may lie before the list's order clamps it.
-FUTURE_SLACK_S = 86_400
 #: The longest LIKE pattern SQLite accepts (SQLITE_MAX_LIKE_PATTERN_LENGTH).
 LIKE_PATTERN_BYTES = 50_000
 
@@ -229,10 +248,23 @@ _decode_sessions = msgspec.json.Decoder(list[str]).decode
 
 
 def _row_to_session(row: sqlite3.Row | tuple[Any, ...]) -> SessionRecord:
-    # One dict, built straight from the row (``events`` last, past the session's columns): a grouped search
-    # decodes thousands of these per request (its recency tie-break, the web page's rows); 1.7x the speed of
-    # building a dict of every column first (2,413 rows: 5.0 -> 2.95 ms).
-    return SessionRecord(session=Session(**{k: v for k, v in zip(_SESSION_COLS, row) if v is not None}), events=row[-1])
+    # One dict, built straight from the row (``active`` and ``events`` last, past the session's columns): a
+    # grouped search decodes thousands of these per request (its recency tie-break, the web page's rows); 1.7x
+    # the speed of building a dict of every column first (2,413 rows: 5.0 -> 2.95 ms).
+    return SessionRecord(
+        session=Session(**{k: v for k, v in zip(_SESSION_COLS, row) if v is not None}), events=row[-1], active=row[-2]
+    )
+
+
+#: What every read of whole session rows selects (``_row_to_session``'s order).
+_RECORD_COLS = f"{', '.join(_SESSION_COLS)}, active, events"
+
+
+def active(rec: SessionRecord) -> float:
+    """``rec.active``, or (for a record made without a source to clamp by) its last stamp; 0 when it has none."""
+    if rec.active is not None:
+        return rec.active
+    return rec.session.updated or rec.session.started or 0.0
 
 
 #: The ``meta`` key holding the exports ``voyager import`` recorded (a JSON list of absolute paths).
@@ -254,6 +286,13 @@ _ROW_SQL = f"SELECT {', '.join(_FINGERPRINT_COLS)}, status, provider FROM source
 _first = operator.itemgetter(0)
 
 
+#: What to do about a damaged ``state.db``: it is derived data (see ``voyager_sessions.scan.run.scan``).
+DAMAGED_FIX = (
+    "`voyager scan --rebuild` sets it aside and rebuilds it from your agents' sessions (it holds nothing else)"
+)
+
+
+@guarded(DAMAGED_FIX, lambda known: known._store.path)
 class KnownSources:
     """Every source's fingerprint as the last read saw it, compared without decoding.
 
@@ -420,8 +459,12 @@ class RefreshView(msgspec.Struct, frozen=True):
     imports: frozenset[str]
 
 
+@guarded(DAMAGED_FIX, lambda store: store.path)
 class StateStore:
     """Scan state and sessions in ``state.db``; used by one thread at a time.
+
+    A damaged file, or one locked by another process past the busy timeout, is reported by every method
+    as the one-line error it is (``StoreDamaged``, ``BusyError``), never as a raw ``sqlite3`` exception.
 
     ``lendable`` lets the connection pass from one thread to the next (the server's
     reader pool lends it to one request at a time); it is never used by two at once.
@@ -429,7 +472,9 @@ class StateStore:
 
     def __init__(self, path: Path, *, readonly: bool = False, lendable: bool = False) -> None:
         self.path = path
-        self.conn = connect(self.path, MIGRATIONS, readonly=readonly, check_same_thread=not lendable)
+        self.conn = connect(
+            self.path, MIGRATIONS, readonly=readonly, check_same_thread=not lendable, damaged_fix=DAMAGED_FIX
+        )
         self._lendable = lendable
         self._titles_cache: _Titles | None = None
         self._titles_asked: int | None = None  # the data_version of the last ask the cache did not answer
@@ -531,6 +576,20 @@ class StateStore:
         row = self.conn.execute(f"SELECT {', '.join(_SOURCE_COLS)} FROM sources WHERE path = ?", (path,)).fetchone()
         return _row_to_source(row) if row is not None else None
 
+    def sources_holding(self, sids: Collection[str]) -> dict[str, str]:
+        """path -> provider of every source whose row names one of the sessions ``sids`` (a few: found by a scan of
+        the rows' text for each, then checked)."""
+        out: dict[str, str] = {}
+        wanted = set(sids)
+        for sid in wanted:
+            needle = msgspec.json.encode(sid).decode()
+            for path, provider, sessions in self.conn.execute(
+                "SELECT path, provider, sessions FROM sources WHERE instr(sessions, ?) > 0", (needle,)
+            ):
+                if path not in out and wanted.intersection(_decode_sessions(sessions)):
+                    out[path] = provider
+        return out
+
     def sessions_of_sources_except(self, paths: set[str]) -> set[str]:
         """The session ids every state row but those of ``paths`` names (what the other sources still hold)."""
         out: set[str] = set()
@@ -563,8 +622,8 @@ class StateStore:
                 ],
             )
             db.executemany(
-                f"INSERT OR REPLACE INTO sessions ({', '.join(_SESSION_COLS)}, events) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 1))})",
-                [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (r.events,) for r in sessions],
+                f"INSERT OR REPLACE INTO sessions ({_RECORD_COLS}) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 2))})",
+                [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (active(r), r.events) for r in sessions],
             )
 
     def record_scan(self, started: float, summary: bytes) -> None:
@@ -586,7 +645,7 @@ class StateStore:
         out: dict[str, SessionRecord] = {}
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            sql = f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
+            sql = f"SELECT {_RECORD_COLS} FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
             for row in self.conn.execute(sql, chunk):
                 rec = _row_to_session(row)
                 out[rec.session.id] = rec
@@ -598,22 +657,23 @@ class StateStore:
         return count
 
     def latest_of(self, ids: Iterable[str]) -> dict[str, float]:
-        """When each of the sessions ``ids`` was last active (``updated``, else ``started``, else 0): the recency
-        that breaks ties between search results, without building whole records (2,300 of them took 18 ms)."""
+        """When each of the sessions ``ids`` was last active, as far as its source can prove (``active``, see
+        ``SessionRecord``; 0 when unknown): the recency that breaks ties between search results, without building
+        whole records (2,300 of them took 18 ms)."""
         ids = list(dict.fromkeys(ids))
         out: dict[str, float] = {}
         if len(ids) > 1000 and 2 * len(ids) > self.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]:
             # Most of the table: every row read once beats a lookup an id (2,300 of 2,400: 1.2 ms, not 3).
             wanted = set(ids)
-            for sid, updated, started in self.conn.execute("SELECT id, updated, started FROM sessions"):
+            for sid, active in self.conn.execute("SELECT id, active FROM sessions"):
                 if sid in wanted:
-                    out[sid] = updated or started or 0.0
+                    out[sid] = active or 0.0
             return out
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            sql = f"SELECT id, updated, started FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
-            for sid, updated, started in self.conn.execute(sql, chunk):
-                out[sid] = updated or started or 0.0
+            sql = f"SELECT id, active FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})"
+            for sid, active in self.conn.execute(sql, chunk):
+                out[sid] = active or 0.0
         return out
 
     def newest(self, ids: Collection[str], n: int) -> list[str]:
@@ -621,8 +681,8 @@ class StateStore:
         by id: what breaks ties between search results, where only a page of them is shown.
 
         Few ids are looked up. Many (a common word's sessions at 100,000 sessions: 77,000 of them, 167 ms to read
-        every one's recency) are found by walking the sessions newest first on the index of ``updated`` until
-        ``n`` of them are among ``ids``; the sessions without ``updated`` (ranked by ``started``) are read apart."""
+        every one's recency) are found by walking the sessions newest first on the index of ``active`` until
+        ``n`` of them are among ``ids``."""
         wanted = ids if isinstance(ids, (set, frozenset, dict)) else set(ids)
         if n <= 0 or not wanted:
             return []
@@ -634,18 +694,15 @@ class StateStore:
             return heapq.nsmallest(n, wanted, key=lambda sid: (-latest.get(sid, 0.0), sid))
         found: list[tuple[float, str]] = []
         cutoff = None
-        walk = self.conn.execute("SELECT id, updated FROM sessions WHERE updated != 0 ORDER BY updated DESC")
-        for sid, updated in walk:
-            if cutoff is not None and updated < cutoff:
+        walk = self.conn.execute("SELECT id, coalesce(active, 0) FROM sessions ORDER BY active DESC")
+        for sid, active in walk:
+            if cutoff is not None and active < cutoff:
                 break  # every later row is older than the n-th found (equal ones were read on: ties go by id)
             if sid in wanted:
-                found.append((updated, sid))
+                found.append((active, sid))
                 if len(found) == n:
-                    cutoff = updated
+                    cutoff = active
         walk.close()
-        for sid, started in self.conn.execute("SELECT id, started FROM sessions WHERE updated IS NULL OR updated = 0"):
-            if sid in wanted:
-                found.append((started or 0.0, sid))
         if cutoff is None or cutoff <= 0.0:  # ids not stored at all count as never active (0)
             seen = {sid for _, sid in found}
             found += [(0.0, sid) for sid in wanted if sid not in seen]
@@ -681,7 +738,7 @@ class StateStore:
         if cwd:
             clauses.append("instr(lower(coalesce(cwd, '')), lower(?)) > 0")
             args.append(cwd)
-        at = "coalesce(updated, started, 0)"
+        at = "coalesce(active, 0)"  # last active as far as its source can prove (SessionRecord.active)
         if since is not None:
             clauses.append(f"{at} >= ?")
             args.append(since)
@@ -690,15 +747,11 @@ class StateStore:
             args.append(until)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         total = self.conn.execute(f"SELECT count(*) FROM sessions {where}", args).fetchone()[0]
-        # Newest first by when the session was last active, a stamp more than a day past the last read of
-        # its source (a clock gone wrong, a crafted 9999-12-31) counting as that day: it would otherwise
+        # Newest first by when the session was last active as far as its source can prove: a stamp past its
+        # file's modification time (a clock gone wrong, a crafted 9999-12-31) counts as that time, or it would
         # sort first forever. Only the order is clamped; the session shows its times as given.
-        horizon = f"coalesce((SELECT indexed_at FROM sources WHERE path = sessions.source), ?) + {FUTURE_SLACK_S}"
-        sql = (
-            f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} "
-            f"ORDER BY min({at}, {horizon}) DESC, id LIMIT ? OFFSET ?"
-        )
-        rows = self.conn.execute(sql, [*args, time.time(), -1 if limit is None else limit, offset]).fetchall()
+        sql = f"SELECT {_RECORD_COLS} FROM sessions {where} ORDER BY active DESC, id LIMIT ? OFFSET ?"
+        rows = self.conn.execute(sql, [*args, -1 if limit is None else limit, offset]).fetchall()
         return total, [_row_to_session(r) for r in rows]
 
     def resolve_session(self, ref: str, limit: int = 50) -> list[str]:

@@ -16,6 +16,7 @@ from bench.scenarios.cli_search import cli_search
 from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.history_scale import history_100k
+from bench.scenarios.hostile_scale import hostile_scale
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.judged import judged
 from bench.scenarios.meaning import meaning
@@ -46,4 +47,5 @@ SCENARIOS: dict[str, Scenario] = {
     "ui": ui,
     "mcp_start": mcp_start,
     "history_100k": history_100k,
+    "hostile_scale": hostile_scale,
 }

@@ -116,14 +116,35 @@ def kind_of(path: str | os.PathLike[str]) -> ExportKind | None:
         return _sniff(f.read(_HEAD))
 
 
+#: A zip member may inflate to this many bytes, or to this many times its compressed size if that is more: a real
+#: export (JSON compresses 5-15 times) never comes near it; a bomb (deflate reaches ~1,000 times) stops there.
+MAX_INFLATED_BYTES = 1 << 30
+MAX_INFLATE_RATIO = 100
+
+
 class _Member:
     """A zip member read for a streamed pass: what the zip or its compression refuses is an OSError (a
-    ``StreamedArray`` ends on one, naming it), never another exception escaping the read."""
+    ``StreamedArray`` ends on one, naming it), never another exception escaping the read; past its bound
+    (``MAX_INFLATED_BYTES``, ``MAX_INFLATE_RATIO``) it is :class:`~voyager_sessions.ingest.jsondoc.Capped`."""
 
-    def __init__(self, f: IO[bytes]) -> None:
+    def __init__(self, f: IO[bytes], compressed: int) -> None:
         self.f = f
+        self.left = max(MAX_INFLATED_BYTES, MAX_INFLATE_RATIO * compressed)
+        self.bound = self.left
 
     def read(self, n: int = -1) -> bytes:
+        if self.left <= 0:
+            if self._read(1):
+                raise jsondoc.Capped(
+                    f"inflates to more than {self.bound:,} bytes (the larger of {MAX_INFLATED_BYTES:,} and "
+                    f"{MAX_INFLATE_RATIO} times its compressed size): a decompression bomb"
+                )
+            return b""
+        data = self._read(self.left if n < 0 else min(n, self.left))
+        self.left -= len(data)
+        return data
+
+    def _read(self, n: int) -> bytes:
         try:
             return self.f.read(n)
         except (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError) as exc:
@@ -134,7 +155,7 @@ class _Member:
 def _open_member(path: str, name: str) -> Iterator[IO[bytes]]:
     try:
         with zipfile.ZipFile(path) as archive, archive.open(name) as f:
-            yield _Member(f)  # type: ignore[misc]
+            yield _Member(f, archive.getinfo(name).compress_size)  # type: ignore[misc]
     except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, KeyError, EOFError) as exc:
         raise OSError(f"unreadable zip: {exc}") from exc
 
@@ -174,7 +195,12 @@ def documents(path: str) -> Iterator[tuple[str, bytes | StreamedArray] | Notice]
             yield path, StreamedArray(path, None)
             return
         with open_regular(path) as f:
-            yield path, f.read()
+            loose = f.read(threshold + 1)
+        if len(loose) > threshold or jsondoc.costly(loose):
+            del loose
+            yield path, StreamedArray(path, None)
+            return
+        yield path, loose
         return
     try:
         with zipfile.ZipFile(path) as archive:
@@ -185,7 +211,7 @@ def documents(path: str) -> Iterator[tuple[str, bytes | StreamedArray] | Notice]
                 where = f"{path}!{info.filename}"
                 with archive.open(info) as f:
                     data = f.read(threshold + 1)  # never more, whatever the header claims
-                if len(data) > threshold:
+                if len(data) > threshold or jsondoc.costly(data):  # too large, or too many values, to decode whole
                     del data
                     yield where, StreamedArray(where, None, opener=partial(_open_member, path, info.filename))
                     continue

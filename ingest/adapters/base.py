@@ -92,6 +92,9 @@ class Notice(msgspec.Struct, frozen=True, kw_only=True):
     #: The failure may pass (a permission, an I/O error, a locked database): retry the
     #: source on the next scan even if it looks unchanged.
     transient: bool = False
+    #: Not a piece skipped but one of Voyager's own files mended (a damaged ``state.db`` set aside and rebuilt):
+    #: reported as what was done, never as "skipped".
+    repair: bool = False
 
     def describe(self) -> str:
         where = f" ({self.where})" if self.where else ""

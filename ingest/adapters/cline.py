@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -239,7 +240,7 @@ class _CliRead:
         # The CLI wraps what a person typed; where a session does, unwrapped user text was injected.
         wraps = any("<user_input" in text for text in _user_texts(messages))
         person: Origin = "human" if self.is_root else "provider"
-        seen: dict[str, None] = {}
+        seen: OrderedDict[str, None] = OrderedDict()  # FIFO in O(1): see _common.MAX_IDS_KEPT
         delta = DeltaStream(sid, self.before)
         for message in messages:
             if not isinstance(message, dict):

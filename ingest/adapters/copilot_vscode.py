@@ -458,6 +458,18 @@ class CopilotVSCodeAdapter:
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return user_dirs(env, self.app)
 
+    def watch_places(self, env: Mapping[str, str]) -> list[tuple[Path, str]]:
+        """Where a watcher looks: each workspace's ``chatSessions`` (and the workspace folders, to see one made),
+        and the empty window's; never the rest of ``User`` (``History`` alone holds a folder per edited file)."""
+        return [
+            place
+            for user in user_dirs(env)
+            for place in (
+                (user / "workspaceStorage", "*/chatSessions"),
+                (user / "globalStorage" / "emptyWindowChatSessions", ""),
+            )
+        ]
+
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         provider = self.app.provider
         for user in user_dirs(env, self.app):

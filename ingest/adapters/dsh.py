@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -192,8 +193,9 @@ class _DshRead:
         self.subagent = False
         self.title: str | None = None
         self.title_kind: str | None = None
-        self.calls: dict[str, str | None] = {}  # call id -> tool name, for every call indexed
-        self.streams: dict[tuple[Any, Any], _Stream] = {}
+        # call id -> tool name, for every call indexed (FIFO in O(1): see _common.MAX_IDS_KEPT)
+        self.calls: OrderedDict[str, str | None] = OrderedDict()
+        self.streams: OrderedDict[tuple[Any, Any], _Stream] = OrderedDict()  # the oldest flushed first, in O(1)
         self.unknown = UnknownRecords(LABEL)
         self.first = True
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Container, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -388,7 +389,7 @@ class _Render:
 
     @staticmethod
     def _unique(messages: StreamedArray) -> Iterator[tuple[str, dict[str, Any], float | None]]:
-        seen: dict[str, None] = {}
+        seen: OrderedDict[str, None] = OrderedDict()  # FIFO in O(1): see _common.MAX_IDS_KEPT
         for msg in messages:
             if not isinstance(msg, dict) or not isinstance(mid := msg.get("id"), str) or mid in seen:
                 continue

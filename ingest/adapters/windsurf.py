@@ -108,6 +108,11 @@ class WindsurfAdapter:
     def roots(self, env: Mapping[str, str]) -> list[Path]:
         return [cascade_dir(env), *app_dirs(env)]
 
+    def watch_places(self, env: Mapping[str, str]) -> list[tuple[Path, str]]:
+        """Where a watcher looks: the Cascade folder, and each workspace's ``state.vscdb`` folder (not the rest of
+        ``User``)."""
+        return [(cascade_dir(env), "**"), *((user / "workspaceStorage", "*") for user in app_dirs(env))]
+
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         cascade = cascade_dir(env)
         files = _conversations(cascade)

@@ -114,7 +114,12 @@ class CheckpointStore:
             raise ValueError("history_limit must be at least 1")
         self.path = Path(path)
         self.history_limit = history_limit
-        self.conn = connect(self.path, MIGRATIONS, readonly=readonly)
+        self.conn = connect(
+            self.path,
+            MIGRATIONS,
+            readonly=readonly,
+            damaged_fix="it is the only copy of your checkpoints: restore it from a backup (searching does not need it)",
+        )
 
     @classmethod
     def open(cls, path: Path, *, history_limit: int = DEFAULT_HISTORY_LIMIT, readonly: bool = False) -> CheckpointStore:

@@ -164,6 +164,61 @@ def test_a_cline_session_past_the_stream_threshold_is_indexed_message_by_message
     assert doc["events_added"] == 3000 and doc["failed"] == 0, doc["stderr"]
 
 
+def _dense_cline(home: Path, values: int) -> Path:
+    """A Cline session of three messages, the middle one holding ``values`` empty arrays (3 bytes of text, a
+    Python list each when decoded whole): small on disk, huge in memory."""
+    folder = home / ".cline" / "data" / "sessions" / "1796200000000_dense"
+    folder.mkdir(parents=True)
+    path = folder / "1796200000000_dense.messages.json"
+
+    def message(i: int, text: str) -> str:
+        body = {"id": f"m{i}", "role": "user", "ts": 1_790_000_000_000 + i, "content": [{"type": "text", "text": text}]}
+        return json.dumps(body)
+
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write('{"version": 1, "sessionId": "1796200000000_dense", "messages": [')
+        fh.write(message(0, "before the dense one") + ",")
+        fh.write(
+            '{"id": "m1", "role": "user", "ts": 1790000000001, "content": [{"type": "text", "text": "x"}], "extra": ['
+        )
+        chunk = ",".join(["[]"] * 10_000)
+        for i in range(values // 10_000):
+            fh.write(("," if i else "") + chunk)
+        fh.write("]}," + message(2, "after the dense one") + "]}")
+    return path
+
+
+def test_a_document_of_many_small_values_below_the_threshold_is_streamed_not_decoded_whole(home, run, monkeypatch):
+    """Ten million ``[]`` are 30 MB of text and 800 MB of Python lists: below STREAM_JSON_BYTES a document whose
+    decoded form is estimated past WHOLE_COST (here lowered) is streamed, with the events a whole read gives."""
+    from voyager_sessions.ingest import jsondoc
+
+    path = _dense_cline(home, 400_000)
+    assert jsondoc.jsonstream.COUNTED_FROM < path.stat().st_size < jsondoc.STREAM_JSON_BYTES
+    assert not jsondoc.costly(path.read_bytes())  # at the real budget: decoded whole
+    whole = scan(run)
+    assert whole["failed"] == 0 and whole["events_added"] >= 2, whole["stderr"]
+    monkeypatch.setattr(jsondoc, "WHOLE_COST", 4 << 20)
+    assert jsondoc.costly(path.read_bytes())
+    doc = jsondoc.read_json_streamed(path, "messages", ("version",))
+    assert isinstance(doc["messages"], jsondoc.StreamedArray)
+    texts = [m["content"][0]["text"] for m in doc["messages"] if m.get("id") != "m1"]
+    assert texts == ["before the dense one", "after the dense one"]
+
+
+@pytest.mark.slow
+def test_a_dense_document_below_the_threshold_scans_in_bounded_memory(home):
+    """A 24 MiB Cline session of eight million empty arrays in one message: decoded whole it would peak near
+    700 MB (16 MiB of it peaked at 438 MB); streamed, the messages around it are indexed and the peak is bounded."""
+    from voyager_sessions.ingest import jsondoc
+
+    path = _dense_cline(home, 8_000_000)
+    assert path.stat().st_size < jsondoc.STREAM_JSON_BYTES
+    doc = scan_peak(home, {"VOYAGER_CLINE_HOME": str(home / ".cline" / "data")})
+    assert doc["events_added"] >= 2 and doc["failed"] == 0, doc["stderr"][-2000:]
+    assert doc["peak_mb"] <= PEAK_RSS_BOUND_MB, doc["peak_mb"]
+
+
 @pytest.mark.slow
 def test_a_huge_single_document_session_scans_in_bounded_memory(home):
     """A 300 MB Cline session (over the 256 MiB whole-document cap; 210 MB of it peaked at 595 MB)."""

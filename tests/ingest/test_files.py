@@ -97,6 +97,42 @@ def test_a_file_name_that_is_not_utf8_is_named_and_skipped_not_fatal(tmp_path: P
     notices[0].source.encode("utf-8")  # the notice itself is printable text
 
 
+def test_a_settled_folder_whose_name_or_entries_are_not_utf8_is_walked_every_time(tmp_path: Path) -> None:
+    """Remembering a listing stores it as text: a folder named, or holding a name, in bytes that are not UTF-8
+    is not remembered (it is listed again each time) and costs nothing else. Remembering it ended the whole
+    agent's discovery with UnicodeEncodeError at the scan after it settled: no new session of that agent was
+    indexed again."""
+    from voyager_sessions.ingest.files import FolderMemory
+
+    root = os.fsencode(tmp_path)
+    os.makedirs(os.path.join(root, b"-home-dev-caf\xe9"))
+    for folder, name in (
+        (b"-home-dev-caf\xe9", b"s1.jsonl"),
+        (b"-home-dev-ok", b"s2.jsonl"),
+        (b"-home-dev-ok", b"\xff.jsonl"),
+        (b"-home-dev-clean", b"s3.jsonl"),
+    ):
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
+        with open(os.path.join(root, folder, name), "wb") as fh:
+            fh.write(b"{}\n")
+    newest = max(
+        os.stat(os.path.join(root, f)).st_ctime_ns
+        for f in (b"", b"-home-dev-caf\xe9", b"-home-dev-ok", b"-home-dev-clean")
+    )
+    rows: dict = {}
+    for _ in range(2):  # the second walk from what the first remembered
+        memory = FolderMemory(dict(rows), now_ns=newest + FolderMemory.SETTLED_NS + 1)
+        found = list(walk_files(tmp_path, ".jsonl", "claude", memory=memory))
+        sources = [f for f in found if isinstance(f, Source)]
+        notices = [f for f in found if not isinstance(f, Source)]
+        assert sorted(Path(s.path).name for s in sources) == ["s2.jsonl", "s3.jsonl"]
+        assert len(notices) == 2 and all("not valid UTF-8" in n.reason for n in notices)
+        rows.update(memory.learned)
+        # The root holds a name that is not text, so does -home-dev-ok, and -home-dev-caf\xe9 is one: only the
+        # clean folder is remembered.
+        assert set(rows) == {str(tmp_path / "-home-dev-clean")}
+
+
 def test_a_folder_listing_is_remembered_only_once_settled_and_only_while_it_holds(tmp_path: Path) -> None:
     from voyager_sessions.ingest.files import FolderMemory
 

@@ -6,11 +6,13 @@ import json
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 
 from voyager_sessions.ingest.adapters.base import Notice
+from voyager_sessions.ingest import jsonl
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_json, read_records
 
 
@@ -199,3 +201,67 @@ def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypa
     lenient = list(claude.ADAPTER.read(source))
     assert typed == lenient
     assert sum(type(i).__name__ == "Event" for i in typed) >= 8
+
+
+def _read_all(path: Path) -> list[tuple[Any, int, int, bool, int] | str]:
+    out: list[tuple[Any, int, int, bool, int] | str] = []
+    for r in read_records(str(path)):
+        out.append((r.value, r.start, r.end, r.complete, r.lineno) if isinstance(r, Record) else r.reason)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_long_line_streamed_reads_as_it_does_whole(tmp_path: Path, monkeypatch, seed: int) -> None:
+    """Past ``LONG_LINE`` a line is read by the streamed walk (issue #38: a 60 MiB line decoded whole peaked near
+    400 MB): the same records, offsets and notices as decoded whole, whatever the lines hold."""
+    import random
+
+    rng = random.Random(seed)
+    lines: list[bytes] = []
+    for i in range(rng.randint(1, 8)):
+        roll = rng.random()
+        if roll < 0.15:
+            lines.append(b'{"broken": ')
+        elif roll < 0.25:
+            lines.append(b"")
+        else:
+            value = {"i": i, "t": '数据 "q" \\ \n' * rng.randint(0, 40), "n": [1, 2.5, None, True, {"d": [[]]}]}
+            lines.append(json.dumps(value, ensure_ascii=rng.random() < 0.5).encode())
+    data = b"\n".join(lines) + (b"\n" if rng.random() < 0.7 else b"")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    whole = _read_all(path)
+    monkeypatch.setattr(jsonl, "LONG_LINE", rng.choice([0, 1, 10]))
+    monkeypatch.setattr(jsonl, "_CHUNK", rng.choice([1, 3, 64, 1 << 20]))
+    streamed = _read_all(path)
+    assert [r if isinstance(r, tuple) else "notice" for r in streamed] == [
+        r if isinstance(r, tuple) else "notice" for r in whole
+    ]
+
+
+def test_a_long_line_of_one_huge_string_is_kept_cut_and_costs_nothing_around_it(tmp_path: Path, monkeypatch) -> None:
+    from voyager_sessions.ingest import jsonstream
+
+    monkeypatch.setattr(jsonl, "LONG_LINE", 1000)
+    monkeypatch.setattr(jsonl, "_CHUNK", 4096)  # a line within one read is decoded whole (it is small)
+    monkeypatch.setattr(jsonstream, "MAX_STRING_BYTES", 5000)
+    path = tmp_path / "s.jsonl"
+    huge = json.dumps({"t": "x\\n" * 100_000, "after": 1})
+    path.write_text('{"a": 1}\n' + huge + '\n{"b": 2}\n')
+    got = _read_all(path)
+    assert got[0][0] == {"a": 1} and got[2][0] == {"b": 2}  # type: ignore[index]
+    value, start, end, complete, lineno = got[1]  # type: ignore[misc]
+    assert value["after"] == 1 and 0 < len(value["t"]) <= 5000 and lineno == 2 and complete
+    assert (start, end) == (9, 9 + len(huge) + 1)
+
+
+def test_a_long_line_past_the_cap_or_unfinished_is_named(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(jsonl, "LONG_LINE", 100)
+    monkeypatch.setattr(jsonl, "_CHUNK", 64)
+    monkeypatch.setenv("VOYAGER_MAX_LINE_BYTES", str(1 << 16))
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"a": 1}\n' + json.dumps({"t": "y" * 100_000}) + '\n{"b": 2}\n' + json.dumps({"t": "z" * 500}))
+    got = _read_all(path)
+    assert got[0][0] == {"a": 1} and got[2][0] == {"b": 2}  # type: ignore[index]
+    assert "longer than 65,536" in got[1]  # type: ignore[operator]
+    assert got[3][2] == len(path.read_bytes()) and got[3][3] is False  # type: ignore[index]  # unfinished, as whole

@@ -42,3 +42,52 @@ def test_a_session_from_the_future_stops_matching_since_and_sorts_by_its_clamped
     listed = run.json("list", "--json")["sessions"]
     assert [s["session_id"] for s in listed] == [f"claude:{CLAUDE_SID}", f"claude:{FUTURE_SID}"]
     assert listed[1]["updated"].startswith("9999-12-31")
+
+
+def test_a_stamp_past_its_files_modification_is_clamped_to_it_for_every_agent(home, run):
+    """Issue #38: a session dated 9999-12-31 in a file last written three days ago, scanned now, still matched
+    ``since:1d`` and sorted first (the clamp was "a day past the scan"). One rule for every adapter: no stamp
+    counts later than its source's modification time (here a Claude Code log, a Codex rollout, a ChatGPT export)."""
+    import json
+    import os
+
+    from tests.support.samples.chatgpt import conversation, write_export
+    from tests.support.sessions import CODEX_SID, codex_session_lines, write_codex
+
+    now = time.time()
+    old = now - 3 * DAY
+    claude = write_claude(
+        home,
+        [ln.replace("2026-11-20T10:00", "9999-12-31T10:00") for ln in claude_session_lines(FUTURE_SID)],
+        sid=FUTURE_SID,
+    )
+    codex = write_codex(
+        home,
+        [
+            ln.replace("2026-11-21T08:", "9999-12-31T08:").replace("2026-11-20T", "9999-12-31T")
+            for ln in codex_session_lines()
+        ],
+    )
+    conv = conversation()
+    conv["update_time"] = conv["create_time"] = 253402214400.0  # 9999-12-31
+    for node in conv["mapping"].values():
+        if node["message"]:
+            node["message"]["create_time"] = 253402214400.0
+    export = write_export(home / "voyager-data" / "imports" / "export.zip", [conv], as_zip=True)
+    for path in (claude, codex, export):
+        os.utime(path, (old, old))
+    write_claude(home, [ln.replace("2026-11-20T10:00", _iso(now - 3600)[:16]) for ln in claude_session_lines()])
+    assert run("scan").exit_code == 0
+
+    recent = f"claude:{CLAUDE_SID}"
+    since = run.json("search", "since:1d", "--json", "--no-refresh", "--limit", "200")["hits"]
+    assert since and {h["session_id"] for h in since} == {recent}, {h["session_id"] for h in since}
+    listed = run.json("list", "--json")["sessions"]
+    assert listed[0]["session_id"] == recent, [s["session_id"] for s in listed]
+    shown = {s["session_id"]: s["updated"] for s in listed}
+    assert shown[f"claude:{FUTURE_SID}"].startswith("9999-12-31")  # shown as given
+    assert shown[f"codex:{CODEX_SID}"].startswith("9999-12-31")
+    ranked = run.json(
+        "search", "PROMPT_GPT OR parse_config_v2 OR ERR_CONN_REFUSED_42", "--sort", "recent", "--json", "--no-refresh"
+    )["hits"]
+    assert ranked[0]["session_id"] == recent, json.dumps([h["session_id"] for h in ranked])

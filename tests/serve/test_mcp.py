@@ -453,3 +453,24 @@ def test_a_session_no_scan_has_seen_can_save_its_checkpoint(corpus_env):
         assert got["session_id"] == f"claude:{fresh}" and got["changed"]
     finally:
         assert rpc.close() == 0
+
+
+def test_text_no_file_or_encoder_can_take_is_the_agents_one_line(corpus_env):
+    """JSON can carry what no path or query can hold: a lone surrogate (``\\udcff``, bytes that were not UTF-8)
+    or a NUL. Each is a tool error of one line saying so, never "internal error", and the server goes on."""
+    rpc = _session(corpus_env)
+    try:
+        for tool, arguments in (
+            ("search", {"query": "a\udcffb"}),
+            ("search", {"query": "the", "cwd": "/x\udcff"}),
+            ("search", {"query": "the", "session": "x\udcff"}),
+            ("show", {"session": "x\udcff"}),
+            ("show", {"session": "x\x00y"}),
+        ):
+            result = rpc.call(tool, arguments)
+            text = result["content"][0]["text"]
+            assert result.get("isError") is True and "internal error" not in text, (arguments, text)
+            assert ("not UTF-8" in text or "NUL" in text or "no session" in text.lower()) and "\n" not in text, text
+        assert rpc.call("search", {"query": "postgres"}).get("isError") is not True  # still answering
+    finally:
+        assert rpc.close() == 0

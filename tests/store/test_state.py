@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.support.run import run_subprocess
 from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.core.paths import DataDir, data_dir
@@ -154,7 +156,7 @@ def test_newest_is_the_head_of_the_sessions_ordered_by_recency(tmp_path, monkeyp
 
     class Spy:  # sqlite3.Connection's attributes are read-only: the store's connection is wrapped instead
         def execute(self, sql, *args):
-            if "ORDER BY updated DESC" in sql:
+            if "ORDER BY active DESC" in sql:
                 walked.append(sql)
             return execute(sql, *args)
 
@@ -172,3 +174,57 @@ def test_newest_is_the_head_of_the_sessions_ordered_by_recency(tmp_path, monkeyp
         assert store.newest(set(ids), n) == want
     assert len(walked) == 6  # the first three cases, twice each
     assert store.newest([], 5) == [] and store.newest(["p:00001"], 0) == []
+
+
+def test_a_state_db_left_by_the_build_before_active_stamps_migrates_forward(tmp_path):
+    """A state.db at m009 (what main's build leaves) gains ``active`` in m010: a session's stamp, no later than
+    its source file's modification time; the order of ``list`` follows it. A development build's state.db that
+    numbered the column m009 (so has it, without main's m009) migrates too, its rows kept."""
+    import sqlite3
+
+    from voyager_sessions.store import state
+    from voyager_sessions.store.db import connect
+
+    assert [m.__name__ for m in state.MIGRATIONS[8:10]] == ["m009_resume_without_foreign_options", "m010_active"]
+    path = tmp_path / "state.db"
+    old = connect(path, state.MIGRATIONS[:9])
+    mtime = 1_700_000_000.0
+    old.execute(
+        "INSERT INTO sources (path, provider, size, mtime_ns, inode, indexed_at) VALUES ('/s/a.jsonl', 'codex', 1, ?, 1, ?)",
+        (int(mtime * 1e9), mtime + 60),
+    )
+    old.executemany(
+        "INSERT INTO sessions (id, provider, native_id, source, updated, events, resume) VALUES (?, 'codex', ?, ?, ?, 1, ?)",
+        [
+            ("codex:future", "future", "/s/a.jsonl", 253_402_214_400.0, "codex resume future"),  # 9999-12-31
+            ("codex:past", "past", "/s/a.jsonl", mtime - 3600, "codex resume past"),
+            ("codex:orphan", "orphan", None, mtime - 7200, None),
+        ],
+    )
+    old.commit()
+    old.close()
+    store = StateStore(path)
+    try:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(state.MIGRATIONS)
+        got = dict(store.conn.execute("SELECT id, active FROM sessions"))
+        assert got["codex:future"] == pytest.approx(mtime + state.MTIME_SLACK_S)
+        assert got["codex:past"] == pytest.approx(mtime - 3600)
+        assert got["codex:orphan"] == pytest.approx(mtime - 7200)
+        assert store.sessions_by_id(["codex:past"])["codex:past"].session.resume == "codex resume past"
+    finally:
+        store.close()
+
+    dev = tmp_path / "dev.db"
+    conn = connect(dev, state.MIGRATIONS[:8])
+    conn.execute("ALTER TABLE sessions ADD COLUMN active REAL")
+    conn.execute(
+        "INSERT INTO sessions (id, provider, native_id, events, updated, active) VALUES ('codex:d', 'codex', 'd', 1, 5.0, 9.0)"
+    )
+    conn.execute("PRAGMA user_version = 9")
+    conn.commit()
+    conn.close()
+    StateStore(dev).close()
+    db = sqlite3.connect(dev)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(state.MIGRATIONS)
+    assert db.execute("SELECT events, active FROM sessions WHERE id = 'codex:d'").fetchone() == (1, 5.0)  # recomputed
+    db.close()

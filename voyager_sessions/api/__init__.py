@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import msgspec
 
-from voyager_sessions.core.errors import Busy, StoreError, UserError, VoyagerError
+from voyager_sessions.core.errors import StoreError, UserError, VoyagerError
 from voyager_sessions.core.model import (
     SCHEMA_VERSION,
     MeaningReady,
@@ -480,7 +480,7 @@ class LocalBackend:
     def refresh(self, ddir: Path, notice: Notice) -> None:
         from voyager_sessions.scan import scan
 
-        scan(ddir, None, progress=self.progress, on_notice=lambda n: notice(notice_text(n), True))
+        scan(ddir, None, progress=self.progress, on_notice=lambda n: notice(notice_text(n), not n.repair))
 
 
 class LentBackend:
@@ -518,7 +518,7 @@ def notice_text(notice: SkippedPiece) -> str:
     """How a skipped piece met during a scan is reported (after ``voyager: ``)."""
     from voyager_sessions.core.textsafe import printable
 
-    return f"skipped {printable(notice.describe())}"
+    return f"{'' if notice.repair else 'skipped '}{printable(notice.describe())}"
 
 
 def _where(data_dir: DataDir | Path | None) -> DataDir:
@@ -563,9 +563,12 @@ def search(
     ddir = _where(data_dir)
     backend = backend or LocalBackend()
     if req.refresh or not ddir.has_index():
+        from voyager_sessions.core.lock import ScanBusy
+        from voyager_sessions.search.index import IndexBusy
+
         try:
             backend.refresh(ddir.root, notice)
-        except Busy:
+        except (ScanBusy, IndexBusy):
             pass  # a scan is running: search what it has committed so far (none yet: the reader says so)
         except VoyagerError as exc:
             if not ddir.has_index():

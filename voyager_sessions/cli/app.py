@@ -471,8 +471,8 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
         nonlocal said_busy
         if isinstance(exc, Busy):
             # Another scan (``serve``, ``scan``) is doing the work: no failure. Said once, not at every
-            # collision (with -q once per run; otherwise once until a scan of this watcher runs again).
-            if not said_busy:
+            # collision (once until a scan of this watcher runs again); with -q not at all.
+            if not said_busy and not quiet:
                 said_busy = True
                 click.echo(f"voyager: {printable(str(exc))}; retrying every {delay:g}s (said once)", err=True)
             return
@@ -491,7 +491,8 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
             watcher.give_back(changes)
             raise
 
-    click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop; {watcher.status})", err=True)
+    if not quiet:
+        click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop; {watcher.status})", err=True)
     meaning.start()
     try:
         keep_fresh(rescan, interval=interval, on_scan=on_scan, on_error=on_error)

@@ -55,12 +55,16 @@ def emit_jsonl(objs: Iterable[Any]) -> None:
     """Each of ``objs`` as one JSON document a line on stdout (``--jsonl``), escaped as :func:`emit_json` does."""
     import msgspec
 
-    from voyager_sessions.core.textsafe import escape_json_controls
+    from voyager_sessions.core.textsafe import as_unicode, escape_json_controls
 
     encode = msgspec.json.Encoder().encode
     out = sys.stdout.buffer
     for obj in objs:
-        out.write(escape_json_controls(encode(obj)) + b"\n")
+        try:
+            data = encode(obj)
+        except UnicodeEncodeError:  # a name that is not UTF-8 (doctor's paths from an agent's variable)
+            data = encode(as_unicode(msgspec.to_builtins(obj)))
+        out.write(escape_json_controls(data) + b"\n")
     out.flush()
 
 
@@ -76,7 +80,7 @@ def notice_line(notice: Any) -> str:
     """How a skipped piece met during a scan is reported on stderr."""
     from voyager_sessions.core.textsafe import printable
 
-    return f"voyager: skipped {printable(notice.describe())}"
+    return f"voyager: {'' if getattr(notice, 'repair', False) else 'skipped '}{printable(notice.describe())}"
 
 
 class _Terminal(present.Streams):

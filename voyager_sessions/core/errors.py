@@ -98,7 +98,27 @@ def failure(exc: BaseException) -> tuple[str, int]:
         return f"voyager: {printable(str(exc))}", exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
         return "voyager: interrupted", 130
+    unusable = unusable_name(exc)
+    if unusable is not None:
+        return f"voyager: {unusable}", EXIT_USAGE
     return (
         f"voyager: internal error: {type(exc).__name__}: {printable(str(exc))} (set VOYAGER_DEBUG=1 for a traceback)",
         EXIT_INTERNAL,
     )
+
+
+def unusable_name(exc: BaseException) -> str | None:
+    """What to say when ``exc`` is a name (an id, a path, a variable) holding bytes no file system call or
+    encoder can take: a NUL, or bytes that are not UTF-8 (what the OS hands Python as lone surrogates). Such
+    a name comes from outside (a crafted session file, an environment); it is reported in one line, never as
+    an internal error. None for anything else."""
+    if isinstance(exc, ValueError) and "embedded null" in str(exc).lower():  # "… byte", "… character"
+        return "an id, path or query holds a NUL byte, which no file or program can be given (a crafted session file?)"
+    if isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in str(exc):
+        shown = exc.object[max(0, exc.start - 40) : exc.end + 40] if isinstance(exc.object, str) else ""
+        shown = shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        from voyager_sessions.core.textsafe import printable
+
+        shown = printable(" ".join(shown.split()))  # a session's text may hold terminal escapes
+        return f"an id, path or query holds bytes that are not UTF-8 text, which Voyager cannot store or pass on: …{shown}…"
+    return None

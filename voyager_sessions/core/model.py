@@ -94,10 +94,17 @@ def session_id(provider: str, native_id: str) -> str:
 
 
 class SessionRecord(msgspec.Struct, kw_only=True):
-    """A session as the state store keeps it: the Session plus how many events are indexed for it."""
+    """A session as the state store keeps it: the Session plus how many events are indexed for it.
+
+    ``active``: when it was last active as far as its source can prove: its last stamp (``updated``, else
+    ``started``) but no later than its source file was last modified (nor a day past the read): what orders
+    sessions and breaks ties, so a session stamped 9999-12-31 in a file of last week sorts as last week. The
+    Session keeps its stamps as given (they are shown). None: not known yet (computed when stored).
+    """
 
     session: Session
     events: int
+    active: float | None = None
 
 
 # ---------------------------------------------------------------------------

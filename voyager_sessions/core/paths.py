@@ -30,13 +30,35 @@ def home(env: Env | None = None) -> Path:
 
 
 def data_dir(env: Env | None = None) -> Path:
-    """Voyager's data dir: ``VOYAGER_HOME``, else ``$XDG_DATA_HOME/voyager``, else ``~/.local/share/voyager``."""
+    """Voyager's data dir: ``VOYAGER_HOME``, else ``$XDG_DATA_HOME/voyager``, else ``~/.local/share/voyager``.
+
+    A name the index and the databases cannot open (bytes that are not UTF-8, a NUL) is a one-line UserError
+    naming the variable to change, here, before anything is written there."""
     e = _env(env)
     if e.get("VOYAGER_HOME"):
-        return Path(e["VOYAGER_HOME"]).expanduser()
+        return usable(Path(e["VOYAGER_HOME"]).expanduser(), "VOYAGER_HOME")
     if e.get("XDG_DATA_HOME"):
-        return Path(e["XDG_DATA_HOME"]).expanduser() / "voyager"
-    return home(e) / ".local" / "share" / "voyager"
+        return usable(Path(e["XDG_DATA_HOME"]).expanduser() / "voyager", "XDG_DATA_HOME")
+    return usable(home(e) / ".local" / "share" / "voyager", "HOME")
+
+
+def usable(path: Path, variable: str) -> Path:
+    """``path`` when SQLite and Tantivy can open files under it (a UTF-8 name without NUL), else a UserError."""
+    from voyager_sessions.core.errors import UserError
+
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        raise UserError(
+            f"the data dir {shown} is not a name Voyager can use: it holds bytes that are not UTF-8, and the "
+            f"index and databases need a UTF-8 path; set "
+            f"{'VOYAGER_HOME' if variable == 'VOYAGER_HOME' else f'{variable}, or VOYAGER_HOME,'} to another folder"
+        ) from None
+    if "\0" in text:
+        raise UserError(f"the data dir named by {variable} holds a NUL byte; set VOYAGER_HOME to another folder")
+    return path
 
 
 class DataDir:

@@ -14,6 +14,7 @@ them: they are written as ``\\u00XX`` escapes instead.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 #: C0 controls become the Unicode "control pictures" (␀ … ␟), DEL becomes ␡, C1 controls
 #: (U+0080 … U+009F, CSI among them) the replacement character: all visible, all one wide.
@@ -38,3 +39,16 @@ def escape_json_controls(data: bytes) -> bytes:
     if b"\x7f" not in data and b"\xc2" not in data:
         return data
     return _JSON_CONTROLS.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+
+
+def as_unicode(obj: Any) -> Any:
+    """``obj`` (builtins: dicts, lists, strings …) with every string made valid Unicode: a name the OS handed
+    over in bytes that are not UTF-8 (a path from an environment variable; Python holds each such byte as a lone
+    surrogate) has U+FFFD for each of those bytes, so it can be written as JSON. Only called when encoding failed."""
+    if isinstance(obj, str):
+        return obj.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(obj, dict):
+        return {as_unicode(k): as_unicode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [as_unicode(v) for v in obj]
+    return obj

@@ -308,7 +308,7 @@ class Server:
         if not isinstance(args, dict):
             return tool_error("arguments must be an object")
         from voyager_sessions.api.agents import calling_session
-        from voyager_sessions.core.errors import VoyagerError, one_line
+        from voyager_sessions.core.errors import VoyagerError, one_line, unusable_name
 
         calls = self.calls()
         client = Client(client_name, self.environ)
@@ -326,6 +326,11 @@ class Server:
                 doc = calls.list_sessions(args)
         except VoyagerError as exc:
             return tool_error(one_line(exc))
+        except ValueError as exc:  # text no file or encoder can take (JSON's "\udcff", "\u0000"): the agent's line
+            unusable = unusable_name(exc)
+            if unusable is None:
+                raise
+            return tool_error(unusable)
         return {"content": [{"type": "text", "text": json.dumps(doc, ensure_ascii=False)}], "structuredContent": doc}
 
     # -- helpers -------------------------------------------------------------------------

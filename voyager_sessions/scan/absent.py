@@ -78,8 +78,19 @@ def absent_places(roots: Iterable[Path | str]) -> list[Place] | None:
         if found is None:
             return None
         ancestor, mtime = found
-        places.append(Place(root=str(root), ancestor=str(ancestor), mtime_ns=mtime))
+        place = Place(root=str(root), ancestor=str(ancestor), mtime_ns=mtime)
+        if not (_text(place.root) and _text(place.ancestor)):
+            return None  # a name that is not UTF-8 (an agent's variable) cannot be kept as text: always ask
+        places.append(place)
     return places
+
+
+def _text(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def still_absent(places: list[Place]) -> bool:

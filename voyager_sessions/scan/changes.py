@@ -42,9 +42,12 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+if TYPE_CHECKING:
+    from voyager_sessions.scan.inotify import Place
 
 #: Paths kept between two scans before the watcher gives up and asks for a full pass.
 MAX_CHANGES = 20_000
@@ -61,6 +64,8 @@ FENCE_NAME = "fence"
 FENCE_DEBOUNCE_MS = 50
 #: The polling interval of watchfiles' fallback poller (a kernel without inotify), ms.
 POLL_DELAY_MS = 300
+#: The watch group of the fence folder (an agent's name is its group's).
+FENCE_GROUP = " fence"
 
 
 class Changes(msgspec.Struct, frozen=True):
@@ -125,23 +130,34 @@ def on_network_fs(path: str, mounts: list[tuple[str, str]]) -> bool:
     return False
 
 
-def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict[str, list[str]], set[str], set[str]]:
-    """(agent -> folders to watch, agents that cannot be watched, roots that do not exist yet).
+def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict[str, list[Place]], set[str], set[str]]:
+    """(agent -> the places to watch for it, agents that cannot be watched, roots that do not exist yet).
 
-    An agent whose store is on a network file system is not watched (another machine's
-    writes raise no event here): every refresh discovers it whole."""
+    An adapter says where its sessions can be: ``watch_places(env)`` (folders and the patterns of their
+    subfolders that can hold sessions), else its ``watch_roots`` or ``roots``: a folder is watched with every
+    folder below it; a file (a database, an index) through its folder, alone (which sees its ``-wal`` too).
+    A root not there yet is watched for through its folder, alone, when that exists, and is looked for at each
+    take (:meth:`ChangeWatcher._appeared`). An agent whose store is on a network file system is not watched
+    (another machine's writes raise no event here): every refresh discovers it whole."""
+    from voyager_sessions.scan.inotify import Place
+
     mounts = _mounts()
     from voyager_sessions.ingest import adapters as registry
     from voyager_sessions.ingest.adapters.base import uses_hints
 
-    folders: dict[str, list[str]] = {}
+    folders: dict[str, list[Place]] = {}
     unwatched: set[str] = set()
     missing: set[str] = set()
     for name in providers:
         try:
             adapter = registry.get(name)
-            # ``watch_roots``: the roots plus the places of side files its fingerprints include.
-            roots = [os.fspath(r) for r in getattr(adapter, "watch_roots", adapter.roots)(env)]
+            declared = getattr(adapter, "watch_places", None)
+            specs: list[tuple[str, str | None]] = (
+                [(os.fspath(p), below) for p, below in declared(env)]
+                if declared is not None
+                # ``watch_roots``: the roots plus the places of side files its fingerprints include.
+                else [(os.fspath(r), None) for r in getattr(adapter, "watch_roots", adapter.roots)(env)]
+            )
         except Exception:  # an adapter that cannot say where it looks is simply not watched
             unwatched.add(name)
             continue
@@ -151,15 +167,17 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
             unwatched.add(name)
             folders[name] = []
             continue
-        mine: list[str] = []
-        for root in roots:
+        mine: list[Place] = []
+        for root, below in specs:
             if os.path.isdir(root):
-                mine.append(os.path.normpath(root))
-            elif os.path.isdir(os.path.dirname(root)):
-                mine.append(os.path.normpath(os.path.dirname(root)))  # a database file: its folder sees its -wal too
-            else:
+                mine.append(Place(os.path.normpath(root), "**" if below is None else below))
+                continue
+            parent = os.path.dirname(root)
+            if not os.path.exists(root):
                 missing.add(root)
-        if any(on_network_fs(os.path.realpath(f), mounts) for f in mine):
+            if os.path.isdir(parent):
+                mine.append(Place(os.path.normpath(parent), ""))  # a database's folder alone: its -wal too
+        if any(on_network_fs(os.path.realpath(p.path), mounts) for p in mine):
             unwatched.add(name)
         folders[name] = mine
     return folders, unwatched, missing
@@ -221,6 +239,7 @@ class ChangeWatcher:
         self._pending: set[str] = set()  # given back by a scan that failed
         self._missing: set[str] = set()
         self._watched: dict[str, tuple[str, ...]] = {}
+        self._lost: set[str] = set()  # agents whose watches a folder created since did not fit
         self._roots: set[str] = set()
         self._last_full: float | None = None  # no full pass yet: what changed before the start is unknown
         self._quiet: dict[str, Any] = {}  # data dir -> QuietCheck
@@ -232,38 +251,92 @@ class ChangeWatcher:
         if not self.enabled:
             self.status = "disabled: every refresh stats every source"
             return self
-        try:
-            from watchfiles._rust_notify import RustNotify
-        except ImportError:
-            self.status = "unavailable (watchfiles is not installed): every refresh stats every source"
-            return self
-        folders, unwatched, missing = watch_places(self.env, self.providers)
+        from voyager_sessions.scan import inotify
+
+        places, unwatched, missing = watch_places(self.env, self.providers)
         self._missing = missing
-        self._watched = {p: tuple(fs) for p, fs in folders.items() if p not in unwatched}
         try:
             fence_dir = self._fence_place()
         except OSError as exc:
             self.status = f"cannot start (no fence folder: {exc.strerror or exc}): every refresh stats every source"
             return self
         self._fence = os.path.join(fence_dir, FENCE_NAME)
-        roots = sorted({f for p, fs in folders.items() if p not in unwatched for f in fs} | {fence_dir})
+        wanted = {p: ps for p, ps in places.items() if p not in unwatched}
+        remote = sorted(p for p in unwatched if p in places and places[p])
+        hinted = sorted(p for p in unwatched if p in places and p not in remote)
+        if inotify.available():
+            short = self._start_inotify(inotify, fence_dir, wanted)
+            if short is None:
+                return self
+        else:
+            short = self._start_rust(fence_dir, wanted)
+            if short is None:
+                return self
+        self.status = (
+            f"watching {self._notify_count()} folders for {len(self._watched)} of {len(wanted)} agents"
+            + (
+                f"; not watched, {short[0]}, so each refresh discovers them whole: {', '.join(short[1])}"
+                if short[1]
+                else ""
+            )
+            + (f"; found through hints, discovered at each refresh: {', '.join(hinted)}" if hinted else "")
+            + (f"; on a network file system, stat every time: {', '.join(remote)}" if remote else "")
+        )
+        return self
+
+    def _start_inotify(
+        self, inotify: Any, fence_dir: str, wanted: dict[str, list[Any]]
+    ) -> tuple[str, list[str]] | None:
+        """Watch through :class:`~voyager_sessions.scan.inotify.Inotify` (Linux): the fence first, then each agent
+        whole or not at all, within the budget. (why some agents are not watched, which), or None when nothing
+        could start (the status then says why)."""
+        try:
+            notify = inotify.Inotify(inotify.watch_budget(self.env))
+        except OSError as exc:
+            self.status = f"cannot start ({exc.strerror or exc}): every refresh stats every source"
+            return None
+        if not notify.add_group(FENCE_GROUP, [inotify.Place(fence_dir, "")]):
+            notify.close()
+            self.status = (
+                f"cannot start (no watch left for its fence: {notify.short}): every refresh stats every source"
+            )
+            return None
+        short: list[str] = []
+        self._watched = {}
+        for name, ps in wanted.items():
+            if notify.add_group(name, ps):
+                self._watched[name] = tuple(p.path for p in ps)
+            else:
+                short.append(name)
+        self._notify = notify
+        self._lost = set()
+        self._roots = {p.path for ps in wanted.values() for p in ps}
+        return (notify.short or "", short)
+
+    def _start_rust(self, fence_dir: str, wanted: dict[str, list[Any]]) -> tuple[str, list[str]] | None:
+        """Watch through watchfiles' ``RustNotify`` (FSEvents on macOS): every place recursively."""
+        try:
+            from watchfiles._rust_notify import RustNotify
+        except ImportError:
+            self.status = "unavailable (watchfiles is not installed): every refresh stats every source"
+            return None
+        roots = sorted({p.path for ps in wanted.values() for p in ps} | {fence_dir})
         # Nested roots are watched once, through the outermost.
         roots = [r for r in roots if not any(r != o and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]
         self._roots = set(roots) - {fence_dir}
         try:
             self._notify = RustNotify(roots, False, False, POLL_DELAY_MS, True, True)
-        except Exception as exc:  # no inotify watches left, a root gone at start…: fall back, say so
+        except Exception as exc:  # no watches left, a root gone at start…: fall back, say so
             self._notify = None
             self.status = f"cannot start ({type(exc).__name__}: {exc}): every refresh stats every source"
-            return self
-        remote = sorted(p for p in unwatched if p in folders and folders[p])
-        hinted = sorted(p for p in unwatched if p in folders and p not in remote)
-        self.status = (
-            f"watching {len(self._roots)} folders"
-            + (f"; found through hints, discovered at each refresh: {', '.join(hinted)}" if hinted else "")
-            + (f"; on a network file system, stat every time: {', '.join(remote)}" if remote else "")
-        )
-        return self
+            return None
+        self._watched = {p: tuple(x.path for x in ps) for p, ps in wanted.items()}
+        return ("", [])
+
+    def _notify_count(self) -> int:
+        """Folders watched (for the status): the inotify watches, less the fence's."""
+        count = getattr(self._notify, "count", None)
+        return count - 1 if isinstance(count, int) else len(self._roots)
 
     def _fence_place(self) -> str:
         """The private folder that holds the fence file (the data dir's, or a temporary one of this watcher's)."""
@@ -316,11 +389,13 @@ class ChangeWatcher:
         write that returned before this call is in the set (see the module docstring).
         """
         with self._lock:
-            if self._notify is None:
+            if self._notify is None or not self._watched:
+                # Nothing a change set could spare a scan: no fence to wait for either.
                 self.counts["full"] += 1
                 self.last_full = self.status
                 return None
             paths = self._drain()
+            self._note_lost()
             if paths is None:
                 self.counts["late"] += 1
                 self.last_full = "the fence came late" if self._notify is not None else self.status
@@ -329,8 +404,13 @@ class ChangeWatcher:
             paths |= self._pending
             self._pending = set()
             now = time.monotonic()
+            overflowed = getattr(self._notify, "overflowed", False)
+            if overflowed:
+                self._notify.overflowed = False
             why = (
-                f"overflow ({len(paths):,} paths changed)"  # more than kept: stat everything, then watching goes on
+                "overflow (the kernel's event queue: changes were lost)"
+                if overflowed
+                else f"overflow ({len(paths):,} paths changed)"  # more than kept: stat everything, then watching goes on
                 if len(paths) > MAX_CHANGES
                 else "the first refresh"
                 if self._last_full is None
@@ -380,6 +460,19 @@ class ChangeWatcher:
                 paths.discard(fence)
                 paths.discard(os.path.dirname(fence))
                 return paths
+
+    def _note_lost(self) -> None:
+        """Agents whose watches were given back since (a folder created under them did not fit): from now on each
+        refresh discovers them whole, and the status says so."""
+        lost = getattr(self._notify, "lost", None)
+        if not lost or lost <= self._lost:
+            return
+        new = sorted(lost - self._lost)
+        self._lost |= lost
+        for name in new:
+            self._watched.pop(name, None)
+        why = getattr(self._notify, "short", None) or "the watch limit"
+        self.status += f"; no longer watched ({why} met by new folders): {', '.join(new)}"
 
     def give_back(self, changes: Changes | None) -> None:
         """Return a change set a failed scan did not use, so the next one sees it."""
@@ -446,8 +539,11 @@ def refresh(
         watcher.counts["quiet"] += 1
         return ScanSummary(seconds=round(time.perf_counter() - t0, 6))
     try:
-        return scan(data_dir, env, changes=changes, **scan_args)
+        summary = scan(data_dir, env, changes=changes, **scan_args)
     except BaseException:
         if watcher is not None:
             watcher.give_back(changes)
         raise
+    if watcher is not None:
+        watcher.quiet(data_dir).saw_index()  # its own commits are no news to the next refresh
+    return summary

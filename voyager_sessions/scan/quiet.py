@@ -11,7 +11,10 @@ what it keeps between refreshes, and the refresh skips the scan when it would no
 
 - every other provider asked for is watched (an agent on a network file system is not);
 - the state names no source to retry (a read that may pass is retried even when unchanged);
-- the index is the one the state describes (an index deleted or rebuilt is read again);
+- the index is the one the state describes (an index deleted or rebuilt is read again), and its
+  files are as the last refresh left them (a segment deleted or rewritten behind the server's
+  back, by another process or by damage, is for a scan to find: opening the index checks every
+  segment, and a damaged one is rebuilt);
 - the hinted agents' own discovery, run with the same hints a scan would give it, finds
   exactly the sources their rows name, each with the stat its row holds, and nothing to
   report (a notice is news a scan must pass on).
@@ -45,6 +48,7 @@ class QuietCheck:
         self._store: StateStore | None = None
         self._view: RefreshView | None = None
         self._hinted: tuple[str, ...] = ()
+        self._files: tuple | None = None  # the index's files as the last refresh left them
 
     def close(self) -> None:
         with self._lock:
@@ -78,7 +82,16 @@ class QuietCheck:
                 self._view = None
                 return False
 
+    def saw_index(self) -> None:
+        """Remember the index's files as they are now (a refresh's own scan just changed them)."""
+        with self._lock:
+            self._files = index_files(self.ddir)
+
     def _quiet(self, hinted: tuple[str, ...], env: Mapping[str, str]) -> bool:
+        files = index_files(self.ddir)
+        if files != self._files:
+            self._files = files
+            return False
         view = self._load(hinted)
         if view is None or view.retry or not view.index_id or view.index_id != _index_id(self.ddir):
             return False
@@ -128,3 +141,20 @@ def _index_id(ddir: DataDir) -> str | None:
             return fh.read().strip()
     except OSError:
         return None
+
+
+def index_files(ddir: DataDir) -> tuple:
+    """Every file of the index with its inode, size and modification time, in name order (~1 µs a file: an index
+    holds a few dozen); empty when the index is gone."""
+    try:
+        entries = sorted(os.scandir(ddir.index), key=lambda e: e.name)
+    except OSError:
+        return ()
+    out = []
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        out.append((entry.name, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)

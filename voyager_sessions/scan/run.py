@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -27,7 +27,7 @@ from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, discover, uses_hints
 from voyager_sessions.ingest.limits import bounded
 from voyager_sessions.core.lock import writer_lock
-from voyager_sessions.core.model import SessionRecord
+from voyager_sessions.core.model import Session, SessionRecord
 from voyager_sessions.core.paths import DataDir, ensure_private_dir
 from voyager_sessions.scan import absent
 from voyager_sessions.ingest.files import Focus, FolderMemory, remembered_folders
@@ -37,6 +37,7 @@ from voyager_sessions.scan.meaning import forget as forget_vectors
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
+from voyager_sessions.store.db import StoreDamaged, quick_check, set_aside
 
 if TYPE_CHECKING:
     from voyager_sessions.store.state import KnownSources
@@ -116,18 +117,42 @@ def scan(
     longer than ``wait`` seconds.
     """
     env = os.environ if env is None else env
+    ddir = DataDir(data_dir)
     with writer_lock(data_dir, wait=wait):
-        return Scan(
-            DataDir(data_dir),
-            env,
-            providers,
-            keep_missing,
-            progress,
-            on_notice,
-            rebuild=rebuild,
-            workers=workers,
-            changes=changes,
-        ).run()
+        if rebuild and (damage := quick_check(ddir.state_db)) is not None:
+            _set_state_aside(ddir, damage, on_notice)  # a damaged page no query of this scan would meet
+        try:
+            return Scan(
+                ddir,
+                env,
+                providers,
+                keep_missing,
+                progress,
+                on_notice,
+                rebuild=rebuild,
+                workers=workers,
+                changes=changes,
+            ).run()
+        except StoreDamaged as exc:
+            if exc.path != ddir.state_db:
+                raise  # checkpoints.db: never set aside, it is the only copy of what it holds
+            _set_state_aside(ddir, exc.detail, on_notice)
+            return Scan(ddir, env, None, False, progress, on_notice, rebuild=True, workers=workers).run()
+
+
+def _set_state_aside(ddir: DataDir, damage: str, on_notice: NoticeFn | None) -> None:
+    """state.db is derived data: set it aside (private, beside it) for a scan to make it anew from the sources,
+    rebuilding the index too, so that it equals what the sources hold (sessions only the lost state knew of)."""
+    aside = set_aside(ddir.state_db)
+    if on_notice is not None:
+        on_notice(
+            Notice(
+                source=str(ddir.state_db),
+                reason=f"was damaged ({damage}): set aside as {aside.name}; "
+                "rebuilding it and the index from your agents' sessions",
+                repair=True,
+            )
+        )
 
 
 class Scan:
@@ -171,10 +196,20 @@ class Scan:
         self.reset = self.store.index_id() != self.index.index_id
         if self.reset:
             # The scan state describes another index (it was reset, rebuilt or deleted):
-            # forget it, so every source is read into this one.
+            # forget it, so every source is read into this one. Every source: what a watcher
+            # saw change is no guide to an empty index (a served refresh told "nothing changed"
+            # read nothing into an index deleted under it, and answered "No matches" until the
+            # periodic full pass five minutes later).
             self.store.reset_scan_state(self.index.index_id)
+            self.changes = None
         # Sessions some live source still yields: a removed source may only take the others.
         self.live_sessions: set[str] = set()
+        # Sessions whose indexed copy came from a source that no longer holds them, while another may (a newer
+        # export deleted, an older one still holding its conversations): read again from their holders.
+        self.rederive: set[str] = set()
+        self.gone_paths: set[str] = set()  # sources this scan removes
+        self.fresh_reads: set[str] = set()  # sources read again whole, without their cursor
+        self.read_mtimes: dict[str, int] = {}  # the sources read by this scan (not in the state yet): their mtime
         # Work done since the last commit, written to the state store right after it.
         self.pending_sources: list = []
         self.pending_sessions: dict[str, SessionRecord] = {}
@@ -183,7 +218,7 @@ class Scan:
         self.uncommitted_events = 0
         self._force_commit = False
         self.workers = default_workers() if workers is None else max(1, workers)
-        self.pool = None  # workers.Pool, started by the first plan big enough to need it
+        self.pool: Any = None  # workers.Pool, started by the first plan big enough to need it
         self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
 
     def _open_index(self, rebuild: bool):
@@ -209,6 +244,12 @@ class Scan:
     # -- the whole scan --------------------------------------------------------------
 
     def run(self) -> ScanSummary:
+        try:
+            return self._run()
+        finally:
+            self.store.close()
+
+    def _run(self) -> ScanSummary:
         t0 = time.time()
         try:
             lazy = self.changes is not None
@@ -248,8 +289,11 @@ class Scan:
                 self.summary.sources = stored + self.unknown - len(gone)
                 self.summary.unchanged = self.summary.sources - len(read)
             # Removals last: a session that moved (an archived rollout) is claimed by its new source.
+            self.gone_paths = {old.path for old in gone}
             for old in gone:
                 self._remove_source(old)
+            if self.rederive:
+                self._rederive()
             if self.reset:
                 self._mirror_checkpoints()
             self._commit()
@@ -263,7 +307,6 @@ class Scan:
         if self.summary.touched or self.summary.failed:
             # A no-op scan (every search starts with one) writes nothing at all.
             self.store.record_scan(t0, msgspec.json.encode(self.summary))
-        self.store.close()
         return self.summary
 
     def _read_all(self, plan: list[tuple[Source, Why]], before: int, total: int) -> None:
@@ -278,7 +321,10 @@ class Scan:
 
     def _reads(self, plan: list[tuple[Source, Why]]) -> Iterator[tuple[Source, Why, Cursor | None, Iterator]]:
         """Each planned source, in plan order, with its cursor and its stream of prepared items."""
-        cursors = [resume_cursor(source, why, self.known.get(source.path)) for source, why in plan]
+        cursors = [
+            None if source.path in self.fresh_reads else resume_cursor(source, why, self.known.get(source.path))
+            for source, why in plan
+        ]
         pool = self._pool(plan, cursors)
         if pool is None:
             for (source, why), cursor in zip(plan, cursors):
@@ -458,7 +504,17 @@ class Scan:
     def _read(self, source: Source, why: Why, old, cursor: Cursor | None, items: Iterator) -> None:
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
-        read = SourceRead(source, why, old, cursor, self.index, prior, self.notice, elsewhere=self._session_elsewhere)
+        read = SourceRead(
+            source,
+            why,
+            old,
+            cursor,
+            self.index,
+            prior,
+            self.notice,
+            elsewhere=self._session_elsewhere,
+            newer_elsewhere=lambda sess, known: self._newer_elsewhere(source, sess, known),
+        )
         try:
             for item in items:
                 read.take(item)
@@ -479,10 +535,28 @@ class Scan:
             return pending
         return self.store.sessions_by_id([sid]).get(sid)
 
+    def _newer_elsewhere(self, source: Source, sess: Session, known: Session | None) -> bool:
+        """True when the copy of ``sess`` the index holds (``known``) came from another live source and is newer than
+        the one ``source`` holds: last active later, or as late but written by a source file modified since."""
+        other = known.source if known is not None else None
+        if known is None or not other or other == source.path or other in self.gone_paths:
+            return False
+        theirs, mine = known.updated or known.started, sess.updated or sess.started
+        if theirs is None or mine is None or theirs < mine:
+            return False
+        mtime = self.read_mtimes.get(other)
+        if mtime is None:
+            row = self.known.get(other)
+            if row is None:
+                return False  # not a source any more
+            mtime = row.mtime_ns
+        return theirs > mine or mtime > source.fingerprint.mtime_ns
+
     def _apply(self, out: SourceOutcome) -> None:
         """Count what one read did and queue its rows for the next commit."""
         row = out.state_row
         self.pending_sources.append(row)
+        self.read_mtimes[row.path] = row.mtime_ns
         if out.failed:
             self.summary.failed += 1
             self.summary.retrying += row.status == "retry"
@@ -498,6 +572,7 @@ class Scan:
         else:
             self.summary.changed += 1
         self.pending_removed_sessions.extend(out.removed_sessions)
+        self.rederive.update(out.removed_sessions)  # another source may hold them still
         for r in out.sessions:
             self.pending_sessions[r.session.id] = r
             if r.session.cwd:
@@ -506,15 +581,40 @@ class Scan:
 
     def _remove_source(self, old) -> None:
         orphans = [sid for sid in old.sessions if sid not in self.live_sessions]
+        held = [sid for sid in old.sessions if sid in self.live_sessions]
+        # A session another source holds too keeps its documents, unless they were this source's copy.
+        for sid, rec in self.store.sessions_by_id(held).items():
+            pending = self.pending_sessions.get(sid)
+            if (pending or rec).session.source == old.path:
+                self.rederive.add(sid)
         prior = self.store.sessions_by_id(orphans)
-        for sid in orphans:
-            # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
-            self.index.delete_session(sid)
-            self.index.delete_title(sid)
+        # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
+        self.index.delete_sessions(orphans, titles=True)
         self.summary.events_removed += sum(r.events for r in prior.values())
         self.summary.removed += 1
         self.pending_removed_sources.append(old.path)
         self.pending_removed_sessions.extend(orphans)
+
+    def _rederive(self) -> None:
+        """Read again, whole, the live sources that hold a session whose indexed copy came from a source that no
+        longer holds it, so that the index holds what the sources hold now."""
+        self._commit()  # the rows of this scan's reads, so that the holders are found among them
+        sids, self.rederive = self.rederive, set()
+        holders = self.store.sources_holding(sids)
+        wanted = {path: provider for path, provider in holders.items() if path not in self.gone_paths}
+        plan: list[tuple[Source, Why]] = []
+        for provider in sorted(set(wanted.values())):
+            try:
+                adapter = registry.get(provider)
+                hints = self._hints() if uses_hints(adapter) else None
+                for item in discover(adapter, self.env, hints):
+                    if isinstance(item, Source) and wanted.get(item.path) == provider:
+                        plan.append((item, "changed"))
+            except Exception as exc:  # an adapter bug costs its agent, as in discovery
+                self._discovery_failed(provider, exc)
+        self.fresh_reads.update(source.path for source, _ in plan)
+        self._read_all(plan, 0, len(plan))
+        self._commit()
 
     def _mirror_checkpoints(self) -> None:
         """A new index has no checkpoint events: mirror every saved checkpoint into it again (checkpoints.db is the truth)."""

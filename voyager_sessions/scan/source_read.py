@@ -23,8 +23,10 @@ from voyager_sessions.core.model import TITLE_RANK, Event, Session, SessionRecor
 from voyager_sessions.search.prepare import PreparedEvent
 from voyager_sessions.scan.plan import Why, encode_cursor
 
-#: Events are handed to the index in batches of this many.
+#: Events are handed to the index in batches of this many, or of this many bytes of text (an event's text is
+#: capped, but 2,048 events of a quarter-million characters each would be gigabytes held at once).
 BATCH = 2048
+BATCH_BYTES = 8 << 20
 
 
 class SourceOutcome(msgspec.Struct, kw_only=True):
@@ -37,6 +39,22 @@ class SourceOutcome(msgspec.Struct, kw_only=True):
     removed_sessions: list[str] = []
     events_added: int = 0
     events_removed: int = 0
+
+
+#: How far past its file's modification time a stamp may lie before it is clamped (a file system's coarse clock).
+MTIME_SLACK_S = 2
+#: How far past the moment it is read a stamp may lie when its source says nothing of its time.
+FUTURE_SLACK_S = 86_400
+
+
+def source_horizon(source: Source, now: float | None = None) -> float:
+    """The latest moment ``source`` can prove its content was written by (epoch seconds): its last modification
+    (its write-ahead log's too), plus the slack of a coarse clock; never later than a day from ``now``. One rule
+    for every adapter: a stamp after it is from a clock gone wrong, or crafted."""
+    fp = source.fingerprint
+    ceiling = (time.time() if now is None else now) + FUTURE_SLACK_S
+    written = max(fp.mtime_ns, fp.wal_mtime_ns) / 1e9
+    return min(ceiling, written + MTIME_SLACK_S) if written > 0 else ceiling
 
 
 def merge_session(old: Session | None, new: Session) -> Session:
@@ -120,6 +138,12 @@ class SourceRead:
     what is known of a session this source did not hold before (read from another source,
     in this scan or an earlier one), so a session that moved or stands in two sources keeps
     the strongest title either gave it.
+
+    A session held by two live sources (a conversation in two downloads of a chat export) is
+    indexed from one: ``newer_elsewhere(session, known)`` (the scan's) says when the copy the
+    index holds, from another source, is the newer; this source's copy is then *shadowed*: not
+    indexed, its events skipped, but listed in this source's row as held, so that the scan reads
+    it again should the other copy go.
     """
 
     def __init__(
@@ -132,6 +156,7 @@ class SourceRead:
         prior: Mapping[str, SessionRecord],
         notice: Callable[[Notice], None],
         elsewhere: Callable[[str], SessionRecord | None] | None = None,
+        newer_elsewhere: Callable[[Session, Session | None], bool] | None = None,
     ) -> None:
         self.source = source
         self.why = why
@@ -141,6 +166,7 @@ class SourceRead:
         self.prior = prior
         self.notice = notice
         self.elsewhere = elsewhere
+        self.newer_elsewhere = newer_elsewhere
         self.appending = why == "grown"
         self.old_sessions: list[str] = list(old.sessions) if old is not None else []
         self.sessions: dict[str, Session] = {}
@@ -149,11 +175,19 @@ class SourceRead:
         self.bounds: dict[str, list[float]] = {}
         self.replaced: set[str] = set()
         self.unchanged: set[str] = set()
+        self.shadowed: set[str] = set()  # held here, indexed from another source's newer copy
         self.kept: dict[str, int] = {}  # session -> events kept from before (a Partial re-read)
         self.fatal: Notice | None = None
         self.new_cursor: Cursor | None = None
         self.added = 0
         self.batch: list[PreparedEvent] = []
+        self.batch_bytes = 0
+        #: Sessions whose old events go before this batch is added: one delete for them all (Tantivy holds each
+        #: delete until the commit, ~1.5 KB a delete: one a session cost an export of 160,000 conversations 250 MB).
+        self.to_delete: list[str] = []
+        #: The latest moment this source can prove (epoch s): a stamp past its file's modification time (a clock
+        #: gone wrong, a crafted 9999-12-31) counts as that time for filters, order and ties; it is shown as given.
+        self.horizon = source_horizon(source)
         self.substance = 0  # Sessions, Events and Unchanged seen: what makes a read "something"
         self.skipped: list[Notice] = []  # pieces skipped on the way
 
@@ -166,7 +200,13 @@ class SourceRead:
             self.on_event(item)
         elif isinstance(item, Session):
             self.substance += 1
-            self.sessions[item.id] = merge_session(self._known(item.id), item)
+            known = self._known(item.id)
+            if item.id not in self.sessions and (
+                item.id in self.shadowed or (self.newer_elsewhere is not None and self.newer_elsewhere(item, known))
+            ):
+                self.shadowed.add(item.id)
+                return
+            self.sessions[item.id] = merge_session(known, item)
         elif isinstance(item, Unchanged):
             self.substance += 1
             self.unchanged.add(item.session)
@@ -193,10 +233,13 @@ class SourceRead:
 
     def on_event(self, ev: PreparedEvent) -> None:
         sid = ev.session
+        if sid in self.shadowed:
+            return  # another source's newer copy is the one indexed
         if sid not in self.replaced:
             self.replace(sid)
         self.batch.append(ev)
-        if len(self.batch) >= BATCH:
+        self.batch_bytes += len(ev.stored) + len(ev.body)
+        if len(self.batch) >= BATCH or self.batch_bytes >= BATCH_BYTES:
             self.flush()
         if ev.seq > self.max_seq.get(sid, -1):
             self.max_seq[sid] = ev.seq
@@ -221,7 +264,8 @@ class SourceRead:
                 # starts after the cursor (a file holding several, like Aider's) is new: nothing to delete.
                 self.index.delete_session(sid, from_seq=self.cursor.next_seq)
         else:
-            self.index.delete_session(sid)
+            # Deleted with the batch its first events are in, before them (see ``flush``).
+            self.to_delete.append(sid)
 
     def on_partial(self, item: Partial) -> None:
         """Only the end of this session is read again: keep its events before ``from_seq``."""
@@ -231,9 +275,13 @@ class SourceRead:
         self.max_seq[item.session] = item.from_seq - 1
 
     def flush(self) -> None:
+        if self.to_delete:
+            self.index.delete_sessions(self.to_delete)
+            self.to_delete = []
         if self.batch:
-            self.added += self.index.add_prepared(self.batch)
+            self.added += self.index.add_prepared(self.batch, int(self.horizon * 1000))
             self.batch.clear()
+            self.batch_bytes = 0
 
     def fail(self, reason: str, *, transient: bool = False) -> None:
         """The read broke off (an adapter bug, a worker that died): it must not lose the rest of the scan.
@@ -268,12 +316,23 @@ class SourceRead:
             self.notice(unknown)
             self.skipped.append(unknown)
         cleared = bool(self.replaced)
+        forgotten: set[str] = set()  # no longer held here, and indexed from another source: nothing to delete
         if self.fatal is None and not self.appending:
-            # Sessions the source no longer yields events for (emptied or deleted) lose their old events.
-            for sid in self.old_sessions:
-                if sid not in self.replaced and sid not in self.unchanged:
-                    self.index.delete_session(sid, keep_checkpoint=sid in self.sessions)
-                    cleared = True
+            # Sessions the source no longer yields events for (emptied or deleted) lose their old events,
+            # unless what the index holds of them is another source's copy.
+            dropped = [
+                sid
+                for sid in self.old_sessions
+                if sid not in self.replaced and sid not in self.unchanged and sid not in self.shadowed
+            ]
+            for sid in dropped:
+                prior = self.prior.get(sid)
+                if prior is not None and prior.session.source not in (None, self.source.path):
+                    forgotten.add(sid)
+            dropped = [sid for sid in dropped if sid not in forgotten]
+            self.index.delete_sessions([sid for sid in dropped if sid in self.sessions])
+            self.index.delete_sessions([sid for sid in dropped if sid not in self.sessions], keep_checkpoint=False)
+            cleared = cleared or bool(dropped)
         if self.fatal is not None and not cleared:
             return self._failed()
         ids = list(
@@ -281,16 +340,19 @@ class SourceRead:
                 list(self.sessions)
                 + list(self.max_seq)
                 + sorted(self.unchanged)
+                + sorted(self.shadowed)
                 + (self.old_sessions if self.appending else [])
             )
         )
-        records = [self._record(sid) for sid in ids]
+        records = [self._record(sid) for sid in ids if sid not in self.shadowed]
         if not self.appending:
             # A re-read replaced everything this source had indexed before, but what it reported Unchanged.
             removed = sum(
-                max(0, r.events - self.kept.get(sid, 0)) for sid, r in self.prior.items() if sid not in self.unchanged
+                max(0, r.events - self.kept.get(sid, 0))
+                for sid, r in self.prior.items()
+                if sid not in self.unchanged and sid not in self.shadowed and sid not in forgotten
             )
-            gone = [s for s in self.old_sessions if s not in ids]
+            gone = [s for s in self.old_sessions if s not in ids and s not in forgotten]
         else:
             # Only the cursor's session had events at or past the cursor (the tail read again).
             tail = self.prior.get(self.cursor.session) if self.cursor and self.cursor.session else None
@@ -343,7 +405,9 @@ class SourceRead:
             events = self.max_seq[sid] + 1
         else:
             events = prior.events if prior else 0
-        return SessionRecord(session=self._complete(sess, sid), events=events)
+        done = self._complete(sess, sid)
+        last = done.updated or done.started or 0.0
+        return SessionRecord(session=done, events=events, active=min(last, self.horizon))
 
     def _complete(self, sess: Session, sid: str) -> Session:
         """Fill what the events tell when the provider's header did not: times, a title, the source."""

@@ -130,7 +130,7 @@ class ServerBackend:
 
         outcome = self.scans.fresh()
         for skipped in outcome.notices:
-            notice(notice_text(skipped), True)
+            notice(notice_text(skipped), not skipped.repair)
         if outcome.error is not None:
             raise outcome.error
 

@@ -60,6 +60,17 @@ class CursorAdapter:
         home = cursor_home(env)
         return [*app_dirs(env), home / "chats", home / "projects"]
 
+    def watch_places(self, env: Mapping[str, str]) -> list[tuple[Path, str]]:
+        """Where a watcher looks: the editor's global and per-workspace ``state.vscdb`` folders (not the rest of
+        ``User``: ``History`` alone holds a folder per edited file), and the CLI's chats and projects."""
+        home = cursor_home(env)
+        return [
+            *((user / "globalStorage", "") for user in app_dirs(env)),
+            *((user / "workspaceStorage", "*") for user in app_dirs(env)),
+            (home / "chats", "**"),
+            (home / "projects", "**"),
+        ]
+
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         dirs = app_dirs(env)
         self._app_dirs = dirs

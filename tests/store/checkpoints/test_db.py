@@ -610,9 +610,10 @@ def test_read_only_directory_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_not_a_database_is_a_clear_error(db_path: Path) -> None:
     db_path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="cannot open") as info:
+    with pytest.raises(StoreError, match="is damaged .file is not a database.; it is the only copy") as info:
         CheckpointStore.open(db_path)
     assert "\n" not in str(info.value)
+    assert db_path.read_bytes() == b"this is not sqlite" * 100  # never set aside, never rewritten: it is user data
 
 
 # -- speed (loose bounds: this catches regressions by orders of magnitude, not noise) --------
