@@ -29,6 +29,7 @@ from typing import Any
 
 from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
+    as_dict,
     compact_json,
     epoch,
     int_or_none,
@@ -235,7 +236,7 @@ class UpdatesReducer:
         if update is None:
             self.unknown.saw("line without update")
             return
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = as_dict(params.get("_meta"))
         ts = epoch(value.get("timestamp")) or epoch(meta.get("agentTimestampMs"))
         if ts is not None:
             self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
@@ -244,7 +245,7 @@ class UpdatesReducer:
 
     def _update(self, update: dict[str, Any], ts: float | None, xai: bool) -> None:
         tag = update.get("sessionUpdate")
-        meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
+        meta = as_dict(update.get("_meta"))
         if tag == "user_message_chunk" and meta.get("hostTurn") is True:
             # A turn the host started (not a person): Grok's own rebuild drops its text; it stays
             # searchable here as context, never as a prompt.
@@ -257,7 +258,7 @@ class UpdatesReducer:
             self._chunk("reasoning", "agent", update, ts)
         elif tag == "tool_call":
             self._close()
-            tool_meta = meta.get("x.ai/tool") if isinstance(meta.get("x.ai/tool"), dict) else {}
+            tool_meta = as_dict(meta.get("x.ai/tool"))
             name = (
                 str_or_none(tool_meta.get("name"))
                 or str_or_none(update.get("title"))
@@ -281,7 +282,7 @@ class UpdatesReducer:
             self.unknown.saw(tag if isinstance(tag, str) else "update without sessionUpdate")
 
     def _user(self, update: dict[str, Any], meta: dict[str, Any], ts: float | None) -> None:
-        content = update.get("content") if isinstance(update.get("content"), dict) else {}
+        content = as_dict(update.get("content"))
         interjection = meta.get("interjection") is True
         text = (
             content.get("text")
@@ -290,7 +291,7 @@ class UpdatesReducer:
         )
         if interjection:
             # The text keeps the frame the model saw; what the person typed is in displayText.
-            cmeta = content.get("_meta") if isinstance(content.get("_meta"), dict) else {}
+            cmeta = as_dict(content.get("_meta"))
             shown = meta.get("displayText", cmeta.get("displayText"))
             text = shown if isinstance(shown, str) else text
         index = int_or_none(meta.get("promptIndex"))

@@ -34,6 +34,7 @@ from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     list_or_empty,
@@ -251,7 +252,7 @@ def _loop_event(event: dict[str, Any], ts: float | None, unknown: UnknownRecords
             {"ts": ts, "tool": name, "call_id": str_or_none(event.get("toolCallId"))},
         )
     elif etype == "tool.result":
-        result = event.get("result") if isinstance(event.get("result"), dict) else {}
+        result = as_dict(event.get("result"))
         yield (
             "tool_result",
             "tool",
@@ -308,4 +309,5 @@ def _load_index(path: str) -> dict[str, str]:
 
 def work_dir(home: Path, session: str) -> str | None:
     """The working directory ``session_index.jsonl`` records for a session, if any."""
-    return cached_by_stat(str(home / "session_index.jsonl"), _load_index, {}).get(session)
+    dirs: dict[str, str] = cached_by_stat(str(home / "session_index.jsonl"), _load_index, {})
+    return dirs.get(session)

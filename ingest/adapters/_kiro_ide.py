@@ -34,6 +34,7 @@ from typing import Any
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     join_text,
@@ -261,7 +262,7 @@ def read_chat(source: Source) -> Iterator[Item]:
         return
     yield from skipped
     path = Path(source.path)
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = as_dict(doc.get("metadata"))
     native = path.stem
     sid = session_id(PROVIDER, native)
     yield Session(

@@ -227,7 +227,9 @@ def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
 def index_title(project_dir: Path, native_id: str) -> tuple[str, str] | None:
     """The title ``<project dir>/sessions-index.json`` gives a session, with its source (``user`` for a
     rename, ``agent`` for a generated summary), if any. A missing or corrupt index is no error."""
-    titles = cached_by_stat(str(project_dir / "sessions-index.json"), _load_sessions_index, {})
+    titles: dict[str, tuple[str, str]] = cached_by_stat(
+        str(project_dir / "sessions-index.json"), _load_sessions_index, {}
+    )
     return titles.get(native_id)
 
 
@@ -465,7 +467,7 @@ class ClaudeAdapter:
     name: ClassVar[str] = "claude"
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [manifest.agent_home("claude", env) / "projects"]
+        return [manifest.agent_dir("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         return self._walk(env, None)

@@ -30,10 +30,11 @@ from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
-    MAX_IDS_KEPT,
     DeltaStream,
     EventCounter,
+    MAX_IDS_KEPT,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     compact_json,
     epoch,
@@ -187,9 +188,9 @@ class _CliRead:
             if os.path.exists(manifest.source):
                 yield manifest
             manifest = {}
-        origin = doc.get("origin") if isinstance(doc.get("origin"), dict) else {}
-        meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
-        history = meta.get("sessionHistoryOrigin") if isinstance(meta.get("sessionHistoryOrigin"), dict) else {}
+        origin = as_dict(doc.get("origin"))
+        meta = as_dict(manifest.get("metadata"))
+        history = as_dict(meta.get("sessionHistoryOrigin"))
         self.unknown.version = str_or_none(origin.get("version")) or str_or_none(history.get("version"))
         native = str_or_none(doc.get("sessionId"))
         if self.is_root:
@@ -350,7 +351,9 @@ def _load_task_history(path: str) -> dict[str, dict[str, Any]]:
 
 def extension_facts(folder: Path) -> tasks.TaskFacts:
     """A task's title, cwd, model and token counts, from ``state/taskHistory.json`` and its ``task_metadata.json``."""
-    history = cached_by_stat(str(folder.parent.parent / "state" / "taskHistory.json"), _load_task_history, {})
+    history: dict[str, dict[str, Any]] = cached_by_stat(
+        str(folder.parent.parent / "state" / "taskHistory.json"), _load_task_history, {}
+    )
     item = history.get(folder.name, {})
     model = str_or_none(item.get("modelId"))
     meta = read_json_object(folder / "task_metadata.json", fatal=False)

@@ -244,7 +244,8 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
     """The thread name ``$CODEX_HOME/session_index.jsonl`` gives a session, if any (absence is fine)."""
     if codex_home is None:
         return None
-    return cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {}).get(native_id)
+    names: dict[str, str] = cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {})
+    return names.get(native_id)
 
 
 class _CodexRead(JsonlSessionRead):
@@ -471,16 +472,16 @@ class CodexAdapter:
     name: ClassVar[str] = "codex"
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = manifest.agent_home("codex", env)
+        home = manifest.agent_dir("codex", env)
         return [home / "sessions", home / "archived_sessions"]
 
     def watch_roots(self, env: Mapping[str, str]) -> list[Path]:
         """What a file-system watcher must see: the rollouts, and the index their titles come from."""
-        return [manifest.agent_home("codex", env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
+        return [manifest.agent_dir("codex", env) / "session_index.jsonl", *self.roots(env)]
 
     def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
         """The rollouts where a file-system watcher saw changes (all of them when the title index changed)."""
-        index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        index = manifest.agent_dir("codex", env) / "session_index.jsonl"
         return self._walk(env, None if focus.hit(os.fspath(index)) else focus)
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
@@ -489,7 +490,7 @@ class CodexAdapter:
     def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
         # As text: with_side_file runs once a rollout on every refresh, and a Path is made text each time.
-        index = os.fspath(manifest.agent_home("codex", env) / "session_index.jsonl")  # type: ignore[operator]
+        index = os.fspath(manifest.agent_dir("codex", env) / "session_index.jsonl")
         sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus):

@@ -57,6 +57,7 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
+    list_or_empty,
     str_or_none,
 )
 from voyager_sessions.ingest.toolcall import tool_call_text
@@ -295,7 +296,7 @@ class _DshRead:
             kind = _PACKED[rtype]
             if kind is not None:
                 stream = self._stream(data, ts)
-                for text in data.get("texts") if isinstance(data.get("texts"), list) else ():
+                for text in list_or_empty(data.get("texts")):
                     stream.add(data.get("index"), kind, text, ts)
                 yield from self._bound_streams()
         elif rtype == "tool/call":

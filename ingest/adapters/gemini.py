@@ -146,7 +146,7 @@ class _Project:
         self.chats = chats
         self.dir = chats.parent
         self.tmp = self.dir.parent
-        projects = cached_by_stat(str(self.tmp.parent / "projects.json"), _load_projects, {})
+        projects: dict[str, str] = cached_by_stat(str(self.tmp.parent / "projects.json"), _load_projects, {})
         self._by_hash = {_sha256(cwd): cwd for cwd in projects}
         by_name = {name: cwd for cwd, name in projects.items()}
         # Newer versions also leave the owner's path in the project folder itself.

@@ -324,7 +324,7 @@ class OpenHandsAdapter:
     name: ClassVar[str] = PROVIDER
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [manifest.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
+        return [manifest.agent_dir("openhands.conversations", env), v0_root(env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         conversations, sessions = self.roots(env)

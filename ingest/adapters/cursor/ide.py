@@ -40,6 +40,7 @@ from voyager_sessions.ingest.adapters import _aichat
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     compact_json,
     epoch,
     int_or_none,
@@ -399,8 +400,8 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     """Every chat in one ``state.vscdb``; sessions whose signature matches ``cursor``'s are ``Unchanged``."""
     path = source.path
     state = cursor.state if cursor is not None else {}
-    known_composers = state.get("composers") if isinstance(state.get("composers"), dict) else {}
-    known_tabs = state.get("tabs") if isinstance(state.get("tabs"), dict) else {}
+    known_composers = as_dict(state.get("composers"))
+    known_tabs = as_dict(state.get("tabs"))
     opened = open_store(path, "Cursor", {}, lenient_text=True)  # one snapshot: headers and bubbles as of one instant
     if isinstance(opened, Notice):
         yield opened
