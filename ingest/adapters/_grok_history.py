@@ -120,7 +120,7 @@ class HistoryMapper:
         elif kind == "reasoning":
             yield ("reasoning", "agent", _reasoning(item), {})
         elif kind == "backend_tool_call":
-            payload = item.get("kind") if isinstance(item.get("kind"), dict) else item
+            payload = inner if isinstance(inner := item.get("kind"), dict) else item
             yield from self._backend(payload)
         elif kind == "assistant":
             yield from self._assistant(item)
@@ -135,11 +135,16 @@ class HistoryMapper:
             self.unknown.saw(kind)
 
     def _backend(self, payload: dict[str, Any]) -> Iterator[Draft]:
-        name = str_or_none(payload.get("tool_type")) or {
-            "web_search_call": "web_search",
-            "custom_tool_call": "x_search",
-            "code_interpreter_call": "code_interpreter",
-        }.get(payload.get("type"))
+        ptype = payload.get("type")  # a key only when a string: a list or an object would be no dict key at all
+        name = str_or_none(payload.get("tool_type")) or (
+            {
+                "web_search_call": "web_search",
+                "custom_tool_call": "x_search",
+                "code_interpreter_call": "code_interpreter",
+            }.get(ptype)
+            if isinstance(ptype, str)
+            else None
+        )
         call_id = str_or_none(payload.get("id"))
         if call_id:
             self.seen_backend.add(call_id)
@@ -171,7 +176,7 @@ class HistoryMapper:
         for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            fn = function if isinstance(function := call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
             yield (
                 "tool_call",
@@ -231,8 +236,8 @@ class UpdatesReducer:
         if not isinstance(value, dict):
             self.unknown.saw(type(value).__name__)
             return
-        params = value.get("params") if isinstance(value.get("params"), dict) else value
-        update = params.get("update") if isinstance(params.get("update"), dict) else None
+        params = given if isinstance(given := value.get("params"), dict) else value
+        update = found if isinstance(found := params.get("update"), dict) else None
         if update is None:
             self.unknown.saw("line without update")
             return

@@ -118,7 +118,7 @@ class _Line(_Item):
     session's head, whose fields are the item's. ``UNSET`` tells a field that is absent from one that is
     null, as the format needs: an envelope is a line *with* ``payload``."""
 
-    type: Any = UNSET  # type: ignore[assignment]
+    type: Any = UNSET
     payload: _Item | None | UnsetType = UNSET
     record_type: Any = UNSET
 

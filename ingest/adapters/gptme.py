@@ -212,7 +212,7 @@ class _GptmeRead(JsonlSessionRead):
         self.folder = Path(source.path).parent
         self.name_id = self.folder.name
         version = state.get("version")
-        self.unknown.version = version if isinstance(version, str) else None  # type: ignore[union-attr]
+        self.unknown.version = version if isinstance(version, str) else None
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
@@ -240,7 +240,7 @@ class _GptmeRead(JsonlSessionRead):
         if isinstance(value, dict):
             yield from self._numbered(self._message(value, record.lineno), self.name_id)
         else:
-            self.unknown.saw(type(value).__name__)  # type: ignore[union-attr]
+            self.unknown.saw(type(value).__name__)
 
     def _message(self, message: dict[str, Any], lineno: int) -> Iterator[Draft]:
         role = message.get("role")
@@ -271,7 +271,7 @@ class _GptmeRead(JsonlSessionRead):
         elif role == "system":
             yield from self._system(message, text, meta, ts, lineno)
         else:
-            self.unknown.saw(f"role:{role}")  # type: ignore[union-attr]
+            self.unknown.saw(f"role:{role}")
 
     def _system(
         self, message: dict[str, Any], text: str | None, meta: dict[str, Any], ts: float | None, lineno: int
