@@ -176,7 +176,7 @@ class HistoryMapper:
         for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):
                 continue
-            fn = function if isinstance(function := call.get("function"), dict) else call
+            fn = inner if isinstance(inner := call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
             yield (
                 "tool_call",

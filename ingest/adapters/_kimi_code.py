@@ -43,6 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.core.model import TitleSource
 
 #: Record types with nothing to search (the agent's configuration and bookkeeping).
 SKIPPED = frozenset(
@@ -101,7 +102,7 @@ SKIPPED = frozenset(
     }
 )
 _SHELL_TOOLS = frozenset({"Bash", "Shell", "bash", "shell"})
-_TITLE_KINDS = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
+_TITLE_KINDS: dict[str, TitleSource] = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
 _BASH_TAG = re.compile(r"</?bash-(?:input|stdout|stderr)>")
 
 _json = decode_json
@@ -263,7 +264,7 @@ def _loop_event(event: dict[str, Any], ts: float | None, unknown: UnknownRecords
         unknown.saw(f"loop:{etype}")
 
 
-def title(state: dict[str, Any]) -> tuple[str | None, str | None]:
+def title(state: dict[str, Any]) -> tuple[str | None, TitleSource | None]:
     """A session's title and who gave it, from ``state.json`` (``titleKind``, or the older ``isCustomTitle``)."""
     text = str_or_none(state.get("title"))
     if not text:

@@ -186,7 +186,7 @@ def _history(history: Iterable[Any], unknown: UnknownRecords) -> Iterator[Draft]
         if not isinstance(item, dict):
             unknown.saw(type(item).__name__)
             continue
-        message = item.get("message") if isinstance(item.get("message"), dict) else item
+        message = inner if isinstance(inner := item.get("message"), dict) else item
         role = message.get("role")
         text = _text(message.get("content"), unknown)
         if role == "user":

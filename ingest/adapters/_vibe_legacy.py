@@ -39,7 +39,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_object, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 MESSAGES = "messages.jsonl"
 INDEX = ".session_index.json"
@@ -93,7 +93,10 @@ class MessageMapper:
             reasoning = msg.get("reasoning_content")
             if isinstance(reasoning, str) and (ev := c.make("reasoning", "agent", reasoning)) is not None:
                 yield ev
-            kind, origin = ("meta", "provider") if msg.get("injected") is True else ("assistant", "agent")
+            said_as: tuple[Kind, Origin] = (
+                ("meta", "provider") if msg.get("injected") is True else ("assistant", "agent")
+            )
+            kind, origin = said_as
             if (ev := c.make(kind, origin, join_text(msg.get("content")))) is not None:
                 yield ev
             calls = msg.get("tool_calls")

@@ -181,7 +181,7 @@ class _Mapper:
         if kind == "message":
             ev = self._message(entry, ts)
         elif kind == "reasoning":
-            text = entry.get("text") if isinstance(entry.get("text"), str) else ""
+            text = said if isinstance(said := entry.get("text"), str) else ""
             if not text.strip():
                 text = _summary_text(entry.get("summary"))
             ev = c.make("reasoning", "agent", text, ts=ts)

@@ -93,10 +93,10 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
             folders = sorted(e.path for e in it if tasks.is_dir(e))
     except OSError:
         return
-    for folder in folders:
-        if folder not in parents and os.path.isfile(os.path.join(folder, f"{os.path.basename(folder)}.json")):
+    for found in folders:
+        if found not in parents and os.path.isfile(os.path.join(found, f"{os.path.basename(found)}.json")):
             yield Notice(
-                source=folder, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index"
+                source=found, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index"
             )
 
 
@@ -201,7 +201,7 @@ class _CliRead:
         counter = EventCounter(sid, 0)
 
         def session() -> Session:
-            usage = meta.get("usage") if self.is_root and isinstance(meta.get("usage"), dict) else {}
+            usage = as_dict(meta.get("usage")) if self.is_root else {}
             tin, tout = int_or_none(usage.get("inputTokens")), int_or_none(usage.get("outputTokens"))
             ended = max(
                 (

@@ -152,7 +152,7 @@ def _reference_name(part: dict[str, Any]) -> str | None:
         return name
     ref = part.get("inlineReference")
     if isinstance(ref, dict):
-        target = ref.get("uri") if isinstance(ref.get("uri"), dict) else ref
+        target = uri if isinstance(uri := ref.get("uri"), dict) else ref
         found = str_or_none(target.get("fsPath")) or str_or_none(target.get("path")) or uri_path(target.get("external"))
         return posixpath.basename(found) if found else str_or_none(ref.get("name"))
     return None

@@ -57,7 +57,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "hermes"
 
@@ -299,14 +299,17 @@ class _SessionRead:
                 said.append(thought)
                 if (ev := make("reasoning", "agent", thought, ts=ts)) is not None:
                     yield ev
-        kind, origin = ("meta", "provider") if text.lstrip().startswith(_COMPACTION_PREFIX) else ("assistant", "agent")
+        said_as: tuple[Kind, Origin] = (
+            ("meta", "provider") if text.lstrip().startswith(_COMPACTION_PREFIX) else ("assistant", "agent")
+        )
+        kind, origin = said_as
         if (ev := make(kind, origin, text, ts=ts)) is not None:
             yield ev
         calls = _json(row["tool_calls"])
         for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            fn = inner if isinstance(inner := call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
             ev = make(
                 "tool_call",

@@ -52,7 +52,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.files import folder_fingerprint, read_notice
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.ingest.jsonl import Record, tail_matches
-from voyager_sessions.core.model import Origin, Session, session_id
+from voyager_sessions.core.model import Origin, Session, TitleSource, session_id
 
 PROVIDER = "kimi"
 
@@ -236,7 +236,7 @@ class _FolderRead(JsonlSessionRead):
             source=self.path,
         )
 
-    def _title(self) -> tuple[str | None, str | None]:
+    def _title(self) -> tuple[str | None, TitleSource | None]:
         lay = self.layout
         if lay.code:
             if lay.parent:

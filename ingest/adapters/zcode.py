@@ -228,7 +228,7 @@ def _events(db: _Db, native: str, *, subagent: bool) -> Iterator[Draft | str]:
                 db.unknown.saw("message:not-json")
                 role = ""
                 continue
-            role = data.get("role") if isinstance(data.get("role"), str) else ""
+            role = said if isinstance(said := data.get("role"), str) else ""
             m_ts = _ts(m_time)
             model = data.get("model")
             name = str_or_none(model.get("modelID")) if isinstance(model, dict) else str_or_none(model)
