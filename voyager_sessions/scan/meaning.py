@@ -30,6 +30,7 @@ from pathlib import Path
 import msgspec
 
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.reports import MeaningStatus
 
 #: Sessions embedded per model call and per transaction of meaning.db.
 BATCH = 8
@@ -140,9 +141,8 @@ def _embed(m, texts: list[str]):
     return out
 
 
-def status(ddir: DataDir) -> dict[str, object]:
-    """Whether the model is installed and how many sessions meaning can rank: ``{"model", "sessions_ready",
-    "sessions_total"}`` (``model``: the model's id, or None when it is not installed)."""
+def status(ddir: DataDir) -> MeaningStatus:
+    """Whether the model is installed (``model``: its id, or None) and how many sessions meaning can rank."""
     from voyager_sessions.search.embed import MODEL_ID, available
     from voyager_sessions.store.vectors import VectorStore
 
@@ -156,7 +156,7 @@ def status(ddir: DataDir) -> dict[str, object]:
                 store.close()
         else:
             total = _sessions_with_events(ddir)
-    return {"model": MODEL_ID if available() else None, "sessions_ready": ready, "sessions_total": total}
+    return MeaningStatus(model=MODEL_ID if available() else None, sessions_ready=ready, sessions_total=total)
 
 
 def _sessions_with_events(ddir: DataDir) -> int:
@@ -243,7 +243,7 @@ class Background:
 
     def status(self) -> dict[str, object]:
         """What ``serve status`` says of meaning here (see :func:`status`)."""
-        return {**status(self.ddir), "embedding": self.running}
+        return {**msgspec.structs.asdict(status(self.ddir)), "embedding": self.running}
 
 
 def _main(argv: list[str]) -> int:
