@@ -49,8 +49,10 @@ from voyager_sessions.core.paths import DataDir
 if TYPE_CHECKING:
     from voyager_sessions.core.reports import DoctorReport, ImportList, ImportResult
     from voyager_sessions.ingest.adapters.base import Notice as SkippedPiece
+    from voyager_sessions.search.embed import Matrix
     from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.facets import SessionFacets
+    from voyager_sessions.store.vectors import VectorStore
     from voyager_sessions.search.query import ParsedQuery
 
 #: What a command that needs the index says when there is none.
@@ -285,8 +287,8 @@ class Reader:
             self.state = StateStore(ddir.state_db, lendable=shared)
         self.searcher = Searcher(self.index, self.state, provider_names())
         self._shared = shared
-        self._vector_store: Any = None  # store.vectors.VectorStore, opened on the first meaning search
-        self._matrix: tuple[Any, Any] | None = None
+        self._vector_store: VectorStore | None = None  # opened on the first meaning search
+        self._matrix: tuple[tuple[int, int], Matrix] | None = None  # (the databases' data versions, their vectors)
 
     def close(self) -> None:
         self.state.close()
@@ -313,7 +315,7 @@ class Reader:
             h.match = result.match
         return result
 
-    def search_meaning(self, query: str, opts: Any, parsed: Any) -> SearchResult:
+    def search_meaning(self, query: str, opts: SearchOptions, parsed: ParsedQuery) -> SearchResult:
         """``query`` ranked by words and meaning (``search.fusion``); ``ModelMissing`` without the model."""
         from voyager_sessions.search.embed import model
         from voyager_sessions.search.fusion import search_with_meaning
@@ -329,8 +331,8 @@ class Reader:
             result.meaning = MeaningReady(sessions_ready=ready, sessions_total=total)
         return result
 
-    def meaning_matrix(self) -> Any:
-        """The usable vectors (``search.embed.Matrix``), read again only when meaning.db or state.db changed."""
+    def meaning_matrix(self) -> Matrix:
+        """The usable vectors, read again only when meaning.db or state.db changed."""
         from voyager_sessions.search.embed import MODEL_ID, Matrix
 
         store = self._vectors()
@@ -346,7 +348,7 @@ class Reader:
         # The vectors a search can use are the matrix's (read again only when a database changed).
         return len(self.meaning_matrix()), self.state.count_sessions_with_events()
 
-    def _vectors(self) -> Any:
+    def _vectors(self) -> VectorStore | None:
         from voyager_sessions.store.vectors import VectorStore
 
         if self._vector_store is None:
@@ -629,8 +631,8 @@ def ask(
     data_dir: DataDir | Path | None = None,
     use_server: bool = True,
     backend: Backend | None = None,
-) -> Any:
-    """Operation ``op``'s typed result for ``req``: from ``voyager serve`` when one answers for the data dir
+) -> msgspec.Struct:
+    """Operation ``op``'s typed result for ``req`` (``OPERATIONS[op]``'s result type: :class:`door.Door` names it): from ``voyager serve`` when one answers for the data dir
     (decoded into the operation's result type), else answered in this process through ``backend``.
 
     The one transport for a front end that wants objects (the picker; the web page reads its own pool): which
@@ -647,7 +649,7 @@ def ask_where(
     data_dir: DataDir | Path | None = None,
     use_server: bool = True,
     backend: Backend | None = None,
-) -> tuple[Any, bool]:
+) -> tuple[msgspec.Struct, bool]:
     """:func:`ask`'s result, and whether a server answered it (a UI's status line says so)."""
     operation = OPERATIONS[op]
     ddir = _where(data_dir)
@@ -663,7 +665,7 @@ def ask_where(
     return operation.run()(req, data_dir=ddir, backend=backend), False
 
 
-def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
+def call(op: str, fields: Mapping[str, object], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
     """Operation ``op``'s result document as JSON bytes, for request ``fields``: from ``voyager serve`` when one
     answers for the data dir (the index already open and fresh), else answered in this process.
 
