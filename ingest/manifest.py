@@ -19,8 +19,9 @@ one small table, not for thirty parsers.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -66,7 +67,8 @@ class Agent:
     stores: tuple[str, ...] = ()
     #: Where it keeps its sessions, for the docs' tables (Markdown).
     where: str = ""
-    #: How a session is reopened, for the docs' tables (Markdown; ``none (IDE)`` when there is no command).
+    #: How a session is reopened, for the docs' tables (Markdown; ``none (IDE)`` when there is no command). The
+    #: options its code spans name are the only ones a resume command may hold (:func:`foreign_option`).
     resume: str = "none"
     #: The program the resume command runs (None: the agent has no command Voyager knows).
     binary: str | None = None
@@ -157,7 +159,7 @@ BUILTIN: tuple[Agent, ...] = (
             "omp": (("VOYAGER_OMP_HOME", ""), ("OMP_CODING_AGENT_DIR", ""), ("HOME", ".omp/agent")),
         },
         where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`)",
-        resume="`pi --session <id>` in cwd",
+        resume="`pi --session <id>` in cwd (Oh My Pi: `omp --resume <id>`)",
         binary="pi",
         stores=("jsonl",),
     ),
@@ -177,7 +179,7 @@ BUILTIN: tuple[Agent, ...] = (
             "opencode.db": (("VOYAGER_OPENCODE_DB", ""), ("OPENCODE_DB", "")),
         },
         where="`~/.local/share/opencode/opencode.db`",
-        resume="`opencode --session <id>` in cwd",
+        resume="`opencode <dir> --session <id>`",
         binary="opencode",
         stores=("sqlite", "json"),
         probe=True,
@@ -244,7 +246,7 @@ BUILTIN: tuple[Agent, ...] = (
             "`.aider.chat.history.md` in each project (found through your home, `VOYAGER_AIDER_ROOTS` and "
             "every indexed session's directory)"
         ),
-        resume="`aider --restore-chat-history` in project",
+        resume="`aider --restore-chat-history` in project (`aider --chat-history-file <file> --restore-chat-history` elsewhere)",
         binary="aider",
         variables=("VOYAGER_AIDER_ROOTS", "AIDER_CHAT_HISTORY_FILE"),
         stores=("markdown",),
@@ -275,7 +277,7 @@ BUILTIN: tuple[Agent, ...] = (
             "hermes": (("VOYAGER_HERMES_HOME", ""), ("HERMES_HOME", ""), ("HOME", ".hermes")),
         },
         where="`~/.hermes/state.db`",
-        resume="`hermes chat --resume <id>` in cwd",
+        resume="`hermes chat --resume <id>` in cwd (`hermes --profile <name> chat …` for a profile)",
         binary="hermes",
         stores=("sqlite",),
         probe=True,
@@ -514,7 +516,7 @@ BUILTIN: tuple[Agent, ...] = (
             "crush.home": (("VOYAGER_CRUSH_HOME", ""), ("HOME", ".crush")),
         },
         where="`~/.local/share/crush/projects.json` → `crush.db`",
-        resume="`crush --cwd <dir> --session <id>`",
+        resume="`crush --cwd <dir> --session <id>` (`crush --data-dir <dir> --session <id>` without a project)",
         binary="crush",
         stores=("sqlite",),
         probe=True,
@@ -960,6 +962,7 @@ def register(agent: Agent) -> Agent:
     if taken:
         raise ValueError(f"agent {agent.name!r} declares homes already declared: {sorted(taken)}")
     ROWS[agent.name] = agent
+    _resume_options.clear()
     return agent
 
 
@@ -968,6 +971,7 @@ def unregister(name: str) -> None:
     if any(agent.name == name for agent in BUILTIN):
         raise ValueError(f"{name!r} is a built-in agent")
     ROWS.pop(name, None)
+    _resume_options.clear()
 
 
 def names() -> tuple[str, ...]:
@@ -1025,6 +1029,40 @@ def agent_variables() -> list[str]:
     found = {var for agent in ROWS.values() for entries in agent.homes.values() for var, _ in entries}
     found |= {var for agent in ROWS.values() for var in agent.variables}
     return sorted(found - {"HOME"})
+
+
+#: An option in a ``resume`` cell's code: ``--resume``, ``-r``, ``--session-id``.
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
+_CODE_SPAN = re.compile(r"`([^`]*)`")
+_resume_options: dict[str, frozenset[str]] = {}
+
+
+def resume_options() -> frozenset[str]:
+    """Every option a resume command may hold: those the rows' ``resume`` cells name in their code spans.
+
+    The docs' cell is the declaration (``claude --resume <id>``): what a command holds beyond it
+    came from somewhere else, and the only other source of its words is the agent's files.
+    """
+    if "all" not in _resume_options:
+        cells = (span for agent in ROWS.values() for span in _CODE_SPAN.findall(agent.resume))
+        _resume_options["all"] = frozenset(o for span in cells for o in _OPTION.findall(span))
+    return _resume_options["all"]
+
+
+def foreign_option(argv: Sequence[str]) -> str | None:
+    """The first word of a resume command's ``argv`` (after its program, before a ``--``) that an agent would
+    read as an option no row declares (:func:`resume_options`): a session id or path from a file that begins
+    with ``-`` (``--dangerously-skip-permissions``). None when there is none.
+
+    ``--flag=VALUE`` is the declared ``--flag`` with its value attached: the value is data whatever it holds.
+    """
+    declared = resume_options()
+    for word in argv[1:]:
+        if word == "--":
+            return None  # every later word is an operand, whatever it begins with
+        if word.startswith("-") and word.partition("=")[0] not in declared:
+            return word
+    return None
 
 
 # The built-in rows come in through the same hook as any other (so its checks hold for them too).

@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     release,
+    arg,
     resume_in,
     str_or_none,
 )
@@ -272,7 +273,7 @@ class _CodexRead(JsonlSessionRead):
             PROVIDER,
             title=index_title(self.codex_home, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=resume_in(None, "codex", "resume", native),
+            resume=resume_in(None, "codex", "resume", arg(native)),
             source=self.path,
         )
 
