@@ -29,7 +29,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
@@ -71,7 +71,7 @@ def decode_workspace(name: str) -> str | None:
     return absolute_path(path)
 
 
-def prompt_kind(text: str) -> str:
+def prompt_kind(text: str) -> Literal["user", "meta"]:
     """``user`` for what a person typed, ``meta`` for what the IDE injected as a human turn."""
     stripped = text.lstrip()
     if stripped.startswith(_INJECTED_PREFIXES) or _SUMMARY.match(stripped):
@@ -89,7 +89,7 @@ def _prompt(text: str) -> Draft:
     """A human turn of either document: unwrapped, and a prompt or what the IDE injected."""
     text = unwrap(text)
     kind = prompt_kind(text)
-    return (kind, "human" if kind == "user" else "provider", text, {})  # type: ignore[return-value]
+    return (kind, "human" if kind == "user" else "provider", text, {})
 
 
 def _events(

@@ -304,10 +304,9 @@ class ClaudeRead(JsonlSessionRead):
     def resume_command(cwd: str | None, native_id: str) -> str | None:
         return resume_command(cwd, native_id)
 
-    def _establish(self, line: _Line) -> Session | None:
-        """Fix the session id at the first line that names one; returns the Session to yield first."""
-        if self.counter is not None:
-            return None
+    def _establish(self, line: _Line) -> Session:
+        """Fix the session id at the first line that names one (none did before); returns the Session to yield
+        first."""
         # The file is the session: Claude Code names it after the session id, and
         # `claude --resume` looks it up by that name. Lines copied into a resumed or
         # forked transcript still carry the old session's id, so they cannot decide.
@@ -357,7 +356,7 @@ class ClaudeRead(JsonlSessionRead):
         self.facts.observe_ts(ts)
         self.facts.observe_place(line.cwd, line.gitBranch)
         if self.counter is None:
-            yield self._establish(line)  # type: ignore[misc]
+            yield self._establish(line)
         if kind == "user":
             yield from self._user(line, message, ts)
         else:

@@ -64,7 +64,7 @@ from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
-from voyager_sessions.core.model import Event, Session, TitleSource, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, TitleSource, session_id
 
 PROVIDER = "dsh"
 LABEL = "DeepSeek Harness"
@@ -352,8 +352,8 @@ class _DshRead:
         title_source = sources.get(self.title_kind or "", "agent") if self.title else None
         return self.facts.session(PROVIDER, title=self.title, title_source=title_source, resume=None, source=self.path)
 
-    def _emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if self.counter is not None and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+    def _emit(self, kind: Kind, origin: Origin, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
+        if self.counter is not None and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:
             yield ev
 
     # -- record kinds ----------------------------------------------------------------

@@ -47,7 +47,7 @@ from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "zed"
 LABEL = "Zed"
@@ -103,8 +103,8 @@ class _Thread:
         self.ts = ts  # Zed keeps no per-message time: every event carries the thread's
         self.unknown = unknown
 
-    def emit(self, kind: str, origin: str, text: str | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=self.ts, **extra)) is not None:  # type: ignore[arg-type]
+    def emit(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Iterator[Event]:
+        if (ev := self.counter.make(kind, origin, text, ts=self.ts, **extra)) is not None:
             yield ev
 
     def prompt(self, text: str | None) -> Iterator[Event]:
