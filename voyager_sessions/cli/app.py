@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -61,8 +62,8 @@ class Interval(click.FloatRange):
     def __init__(self) -> None:
         super().__init__(0.2, 86_400.0)
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        seconds = super().convert(value, param, ctx)
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        seconds = float(super().convert(value, param, ctx))
         if seconds != seconds:  # nan
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
         return seconds
@@ -71,10 +72,24 @@ class Interval(click.FloatRange):
 class LazyGroup(click.Group):
     """The root group: lazy subcommands, and one-line errors with the documented exit codes."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> NoReturn:
+        """Always standalone (``standalone_mode`` is click's, ignored): the process exits with the documented code."""
         try:
             rv = super().main(
-                args=args, prog_name=prog_name or "voyager", complete_var=complete_var, standalone_mode=False, **extra
+                args=args,
+                prog_name=prog_name or "voyager",
+                complete_var=complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
             )
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
@@ -281,7 +296,7 @@ def search(**params: object) -> None:
       voyager search '"connection refused"' kind:tool since:7d
       voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
     """
-    reading.search_command(**params)  # type: ignore[arg-type]
+    reading.search_command(**params)
 
 
 # -- list and show ----------------------------------------------------------------------
@@ -290,13 +305,13 @@ def search(**params: object) -> None:
 @cli.command("list", params=_click_params("list"))
 def list_cmd(**params: object) -> None:
     """Sessions, newest first."""
-    reading.list_command(**params)  # type: ignore[arg-type]
+    reading.list_command(**params)
 
 
 @cli.command(params=_click_params("show"))
 def show(**params: object) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
-    reading.show_command(**params)  # type: ignore[arg-type]
+    reading.show_command(**params)
 
 
 # -- stats, demo ------------------------------------------------------------------------
@@ -305,7 +320,7 @@ def show(**params: object) -> None:
 @cli.command(params=_click_params("stats"))
 def stats(**params: object) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
-    reading.stats_command(**params)  # type: ignore[arg-type]
+    reading.stats_command(**params)
 
 
 @cli.command()
