@@ -269,7 +269,8 @@ class _Member:
 
 
 def _skip(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+    m = _WS.match(text, pos)  # (a `*` pattern always matches)
+    return m.end() if m is not None else pos
 
 
 def _object(text: str, pos: int) -> tuple[list[_Member], int]:

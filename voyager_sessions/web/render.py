@@ -74,7 +74,7 @@ def _md() -> Any:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "highlight": _highlight})
     md.enable(["table", "strikethrough"])
-    md.validateLink = _safe_link  # type: ignore[method-assign]
+    md.validateLink = _safe_link  # type: ignore[method-assign]  # markdown-it's documented way to check links
 
     def image(self, tokens, idx, options, env):  # noqa: ANN001 - markdown-it renderer rules get the renderer first
         tok = tokens[idx]
