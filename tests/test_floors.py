@@ -38,7 +38,19 @@ FOLDERS = {
 
 #: The bottom floor's folder, and the modules it holds (a module added there is a decision: name it here).
 CORE = "core"
-BOTTOM = ("model", "errors", "paths", "textsafe", "lock", "isotime", "plural", "lastsearch", "wire", "remote", "reports")
+BOTTOM = (
+    "model",
+    "errors",
+    "paths",
+    "textsafe",
+    "lock",
+    "isotime",
+    "plural",
+    "lastsearch",
+    "wire",
+    "remote",
+    "reports",
+)
 LAYERS = ("ingest", "search", "store")
 
 #: group -> the groups it may import (itself always).
