@@ -97,6 +97,8 @@ class _Item(msgspec.Struct):
     content: Any = None
     summary: Any = None
     name: Any = None
+    #: An MCP tool's server as the model was offered it (``mcp__voyager``); the function's ``name`` is bare.
+    namespace: Any = None
     arguments: Any = None
     call_id: Any = None
     input: Any = None
@@ -249,6 +251,15 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
     return names.get(native_id)
 
 
+def _qualified(name: str | None, namespace: str | None) -> str | None:
+    """A call's tool as Codex names it: an MCP tool is offered to the model as function ``name`` inside namespace
+    ``mcp__<server>`` (0.171.0 records both), and Codex's own name for it is ``mcp__<server>__<name>``; the bare
+    name alone (``search``) would say neither which server answered nor that it was not a built-in tool."""
+    if name and namespace:
+        return f"{namespace}__{name}"
+    return name
+
+
 class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
@@ -353,7 +364,7 @@ class _CodexRead(JsonlSessionRead):
                 text = join_text(item.content, ("reasoning_text", "text"), "\n\n")
             yield ("reasoning", "agent", text, {"ts": ts})
         elif itype == "function_call":
-            name = str_or_none(item.name)
+            name = _qualified(str_or_none(item.name), str_or_none(item.namespace))
             yield (
                 "tool_call",
                 "agent",
