@@ -19,7 +19,7 @@ from a socket line, an MCP tool's arguments or a web page's parameters, as click
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 import msgspec
 
@@ -51,8 +51,15 @@ def described(
     return msgspec.Meta(description=description, extra=extra, ge=ge, le=le)
 
 
-def spelled(struct: type[msgspec.Struct], front_end: str) -> dict[str, Spelling]:
-    """Field name -> how ``front_end`` (``cli``, ``mcp``, ``web``) spells it, for the fields it offers."""
+@overload
+def spelled(struct: type[msgspec.Struct], front_end: Literal["mcp", "web"]) -> dict[str, str]: ...
+@overload
+def spelled(struct: type[msgspec.Struct], front_end: Literal["cli"]) -> dict[str, Spelling]: ...
+def spelled(
+    struct: type[msgspec.Struct], front_end: Literal["cli", "mcp", "web"]
+) -> dict[str, str] | dict[str, Spelling]:
+    """Field name -> how ``front_end`` (``cli``, ``mcp``, ``web``) spells it, for the fields it offers: a name for
+    MCP and the web page (``described`` takes only a name there), option strings or ``"ARG"`` for the CLI."""
     out: dict[str, Spelling] = {}
     info = msgspec.inspect.type_info(struct)
     assert isinstance(info, msgspec.inspect.StructType)

@@ -44,7 +44,7 @@ def search_request(params: Mapping[str, str], lists: Mapping[str, Sequence[str]]
         for f in info.fields
         if isinstance(f.type.type if isinstance(f.type, msgspec.inspect.Metadata) else f.type, msgspec.inspect.ListType)
     }
-    names = {field: param for field, param in spelled(SearchRequest, "web").items() if isinstance(param, str)}
+    names = spelled(SearchRequest, "web")
     for field, param in names.items():
         if field in list_fields:
             values = [v for v in lists.get(param, ()) if v]
