@@ -39,6 +39,7 @@ from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
 
 if TYPE_CHECKING:
+    from voyager_sessions.scan.workers import Pool
     from voyager_sessions.store.state import KnownSources
 
 #: Commit the index and the state after this many added events, so a long first scan
@@ -183,7 +184,7 @@ class Scan:
         self.uncommitted_events = 0
         self._force_commit = False
         self.workers = default_workers() if workers is None else max(1, workers)
-        self.pool = None  # workers.Pool, started by the first plan big enough to need it
+        self.pool: Pool | None = None  # started by the first plan big enough to need it
         self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
 
     def _open_index(self, rebuild: bool):
@@ -291,7 +292,7 @@ class Scan:
             source, why = plan[job.id]
             yield source, why, job.cursor, items
 
-    def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]):
+    def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]) -> Pool | None:
         """The worker pool for ``plan``, or None to read it here: one worker, or too little to read to be worth it.
 
         Workers are started once, for the first plan that needs them: by the next, this

@@ -43,6 +43,7 @@ from voyager_sessions.scan.chunks import (
     AdapterFailed,
     Chunk,
     Job,
+    Prepared,
     WorkerLost,
     chunk_of,
     decode_chunk,
@@ -310,7 +311,7 @@ class Pool:
             self.close()
             raise
 
-    def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Iterator[list[Any]]]]:
+    def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Iterator[list[Prepared]]]]:
         """Each job in order with the stream of its chunks' items; consume a stream whole before asking for the next.
 
         A stream raises :class:`AdapterFailed` when the adapter raised (after the items it

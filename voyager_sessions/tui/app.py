@@ -23,6 +23,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
@@ -224,7 +225,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.matches: list[int] = []
         self.match_at = -1
         self.shown: str | None = None
-        self._timer = None
+        self._timer: Timer | None = None
         self.searches = 0  # answers applied (tests wait on it)
 
     # -- layout ----------------------------------------------------------------------------------
@@ -291,7 +292,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.searches += 1
         probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error)
         results = self.query_one("#results", OptionList)
-        keep = self.selected().session_id if self.selected() else None
+        chosen = self.selected()
+        keep = chosen.session_id if chosen is not None else None
         if answer.error:
             self.status(answer.error, error=True)
             return
