@@ -35,7 +35,7 @@ from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
 from voyager_sessions.core.model import Event, Session, session_id
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, discover, fingerprint
+from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Item, Notice, Source, discover, fingerprint
 
 #: The store kinds a row may name (a new kind is added here with the docs that explain it).
 STORE_KINDS = {"jsonl", "json", "sqlite", "markdown", "encrypted", "jsonl+zstd", "sqlite+zstd"}
@@ -84,12 +84,13 @@ def _under(path: Path | str, root: Path) -> bool:
     return Path(path).is_relative_to(root)
 
 
-def _read_all(adapter: object, env: Mapping[str, str]) -> tuple[list[Source], list[Item]]:
-    sources, items = [], []
-    for found in discover(adapter, env):  # type: ignore[arg-type]
+def _read_all(adapter: Adapter, env: Mapping[str, str]) -> tuple[list[Source], list[Item]]:
+    sources: list[Source] = []
+    items: list[Item] = []
+    for found in discover(adapter, env):
         if isinstance(found, Source):
             sources.append(found)
-            items += list(adapter.read(found))  # type: ignore[attr-defined]
+            items += list(adapter.read(found))
     return sources, items
 
 
