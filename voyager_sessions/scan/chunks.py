@@ -17,7 +17,7 @@ program.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -199,10 +199,14 @@ def decode_job(data: bytes) -> Job:
     return _decode(data, _job_decoder)
 
 
-def _decode(data: bytes, decoder: msgspec.msgpack.Decoder) -> Any:
+_T = TypeVar("_T")
+
+
+def _decode(data: bytes, decoder: msgspec.msgpack.Decoder[_T]) -> _T:
     body = memoryview(data)[1:]
     if data[:1] == _PICKLE:
         import pickle
 
-        return pickle.loads(body)  # noqa: S301 - written by this program's own worker, never read from disk
+        pickled: _T = pickle.loads(body)  # noqa: S301 - written by this program's own worker, never read from disk
+        return pickled
     return decoder.decode(body)

@@ -35,7 +35,7 @@ class Backoff:
 
     def failed(self) -> float:
         self.failures += 1
-        return min(MAX_BACKOFF, max(self.interval, self.interval * 2**self.failures))
+        return min(MAX_BACKOFF, max(self.interval, self.interval * 2.0**self.failures))
 
 
 def keep_fresh(
