@@ -102,7 +102,7 @@ class _Scanner:
             raise _Bad("expected a string", pos)
         try:
             # json.decoder.scanstring: the stdlib scanner json.loads uses, missing from typeshed
-            return json.decoder.scanstring(self.text, pos + 1, True)  # type: ignore[attr-defined,no-any-return]
+            return json.decoder.scanstring(self.text, pos + 1, True)  # type: ignore[attr-defined]
         except json.JSONDecodeError as exc:
             raise _Bad(exc.msg, exc.pos) from None
 
