@@ -18,37 +18,10 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import msgspec
-
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Hints, Notice, Source, discover
-
-
-class ProviderReport(msgspec.Struct, kw_only=True):
-    provider: str
-    label: str
-    #: ``observed`` (tested on files the real CLI wrote) or ``documented`` (from public descriptions).
-    evidence: str = "documented"
-    #: The agent versions whose real files the adapter was tested on.
-    versions: list[str] = []
-    roots: list[str]
-    roots_found: list[str]
-    sources: int
-    bytes: int
-    shapes: dict[str, int] = {}
-    problems: list[str] = []
-    indexed_sessions: int = 0
-    indexed_events: int = 0
-    failed_sources: list[str] = []
-    #: Sources read with some pieces skipped (unknown records, malformed lines): what was skipped.
-    notes: list[str] = []
-    #: The agent's versions that wrote the indexed sessions (where the files say) -> how many sessions, oldest first.
-    versions_seen: dict[str, int] = {}
-    #: "written by <newest seen>; observed up to <newest tested>" when the user's files are newer than any
-    #: version the adapter was tested on (the format may have moved on), else None.
-    drift: str | None = None
-
+from voyager_sessions.core.reports import ProviderReport  # what doctor prints: typed at the bottom floor
 
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)*)(?:[-+.~ ].*)?", re.S)
 

@@ -78,9 +78,9 @@ class EventFolderProgress:
 
     def __init__(self, state: dict[str, Any] | None) -> None:
         state = state or {}
-        self.prior_files = state.get("files") if isinstance(state.get("files"), int) else 0
-        self.prior_name = state.get("last_name") if isinstance(state.get("last_name"), str) else None
-        self.prior_seq = state.get("next_seq") if isinstance(state.get("next_seq"), int) else 0
+        self.prior_files: int = files if isinstance(files := state.get("files"), int) else 0
+        self.prior_name: str | None = name if isinstance(name := state.get("last_name"), str) else None
+        self.prior_seq: int = seq if isinstance(seq := state.get("next_seq"), int) else 0
         self.files = 0
         self.last_name: str | None = None
         self.next_seq = 0

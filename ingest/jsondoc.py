@@ -44,8 +44,11 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import IO
 
+    from _typeshed import SupportsRead
+
     #: How a streamed document is opened again for each pass (a file by default; a zip member for an export).
-    Opener = Callable[[], AbstractContextManager[IO[bytes]]]
+    #: Anything with ``read(n)`` does: ijson asks no more of it.
+    Opener = Callable[[], AbstractContextManager[SupportsRead[bytes]]]
 
 #: A JSON document larger than this is not read (named instead): no session file comes near it,
 #: and it is decoded in memory whole. ``VOYAGER_MAX_JSON_BYTES`` changes it.

@@ -5,7 +5,7 @@ how Voyager knows its format (evidence, versions), where it lives and which vari
 the kind of store it keeps, how it is resumed (for the docs: the adapter still builds the quoted command),
 the adapter module, and the optional capabilities that adapter has. From these rows come the adapter
 registry (``voyager_sessions.ingest.adapters.PROVIDERS`` and ``get``), every home lookup
-(:func:`agent_home`, :func:`agent_variables`), doctor's labels, evidence and versions, and the two agent
+(:func:`agent_home`, :func:`agent_dir`, :func:`agent_variables`), doctor's labels, evidence and versions, and the two agent
 tables in ``docs/agents.md`` and ``README.md`` (``python -m voyager_sessions.ingest.manifest --tables``
 rewrites them; a test fails when the committed ones differ).
 
@@ -1467,6 +1467,20 @@ def agent_home(name: str, env: Env | None = None) -> Path | None:
     for agent in ROWS.values():
         if name in agent.homes:
             return resolve_home(agent.homes[name], env)
+    raise KeyError(name)
+
+
+def agent_dir(name: str, env: Env | None = None) -> Path:
+    """The place of home ``name``, one whose entries end in ``HOME``'s default (every agent's own dir): never
+    None, as :func:`agent_home`'s may be. A home without that default is a ``LookupError`` (a programming error:
+    ask :func:`agent_home` and handle None)."""
+    for agent in ROWS.values():
+        if name in agent.homes:
+            entries = agent.homes[name]
+            place = resolve_home(entries, env) if any(var == "HOME" for var, _ in entries) else None
+            if place is None:
+                raise LookupError(f"home {name!r} has no HOME default: it may be unset (agent_home)")
+            return place
     raise KeyError(name)
 
 

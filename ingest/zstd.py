@@ -23,6 +23,7 @@ cap ends the read with a notice, so a zstd bomb costs bounded time and memory.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -58,12 +59,13 @@ class ZstdUnavailable(RuntimeError):
 
 def _load_backend() -> tuple[str, Any] | None:
     """The first usable implementation: the standard library's (3.14+), else ``zstandard``."""
-    try:
-        from compression import zstd as stdlib_zstd  # type: ignore[import-not-found]
-    except ImportError:
-        pass
-    else:
-        return "compression.zstd", stdlib_zstd
+    if sys.version_info >= (3, 14):  # (a 3.14 built without libzstd has no compression.zstd either)
+        try:
+            from compression import zstd as stdlib_zstd
+        except ImportError:
+            pass
+        else:
+            return "compression.zstd", stdlib_zstd
     try:
         import zstandard
     except ImportError:

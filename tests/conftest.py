@@ -28,7 +28,7 @@ class _FolderNameGuard(importlib.abc.MetaPathFinder):
     voyager_sessions.search.index`` would be False, with two copies of every cache and class). Make that
     import fail, saying which name to use."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:  # type: ignore[override]
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
         if path is None and fullname in FOLDER_PACKAGES:
             raise ImportError(
                 f"import voyager_sessions.{fullname}, not {fullname}: the {fullname}/ folder is installed as voyager_sessions.{fullname}"

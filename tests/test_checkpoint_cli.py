@@ -40,7 +40,7 @@ def search_hook(monkeypatch) -> list[tuple[Path, str, str]]:
     """Record calls to the search hook instead of committing a real index in every test."""
     calls: list[tuple[Path, str, str]] = []
     fake = types.ModuleType("voyager_sessions.search.checkpoints")
-    fake.index_checkpoint = lambda data_dir, sid, text: calls.append((Path(data_dir), sid, text))  # type: ignore[attr-defined]
+    fake.index_checkpoint = lambda data_dir, sid, text: calls.append((Path(data_dir), sid, text))  # type: ignore[attr-defined]  # a stand-in module
     monkeypatch.setitem(sys.modules, "voyager_sessions.search.checkpoints", fake)
     return calls
 
@@ -444,7 +444,7 @@ def test_failing_search_hook_is_a_warning_not_a_lost_save(run, monkeypatch) -> N
     def broken(*args: object) -> None:
         raise RuntimeError("index is\nbroken")
 
-    fake.index_checkpoint = broken  # type: ignore[attr-defined]
+    fake.index_checkpoint = broken  # type: ignore[attr-defined]  # a stand-in module
     monkeypatch.setitem(sys.modules, "voyager_sessions.search.checkpoints", fake)
     r = run("save", SID, "--title", "t")
     assert r.exit_code == 0 and r.stdout.startswith("saved")

@@ -59,7 +59,7 @@ def _bumped_capture(home: Path, capture: str, old: str, new: str) -> None:
     shutil.copytree(
         CAPTURES / capture,
         home,
-        dirs_exist_ok=True,  # type: ignore[operator]
+        dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("truth.json"),
     )
     for path in home.rglob("*.jsonl"):

@@ -49,6 +49,7 @@ BOTTOM = (
     "lastsearch",
     "wire",
     "remote",
+    "reports",
     "toolnames",
     "toolview",
 )

@@ -108,7 +108,7 @@ def discover_tasks(
             listed = index is not None and os.stat(storage / index).st_size > len("[]")
         except OSError:
             listed = False
-        if listed:
+        if listed and index is not None:
             yield Notice(
                 source=str(storage / index), reason=f"{label} lists tasks here but keeps no task folder in {tasks}"
             )
@@ -237,7 +237,7 @@ def json_object(text: str) -> dict[str, Any] | None:
 
 def _ui_text(message: dict[str, Any], key: tuple[str, str], tool: str | None) -> tuple[str, str | None]:
     """The searchable text of one UI message, and its tool name (from the JSON when it names one)."""
-    text = message.get("text") if isinstance(message.get("text"), str) else ""
+    text = said if isinstance(said := message.get("text"), str) else ""
     if key == ("say", "condense_context") and isinstance(message.get("contextCondense"), dict):
         text = str_or_none(message["contextCondense"].get("summary")) or text
     for flag in _FLAG_SUFFIXES:
@@ -345,7 +345,7 @@ class TaskRead:
                 continue
             mtype = message.get("type")
             what = message.get(mtype) if mtype in ("say", "ask") else None
-            if not isinstance(what, str):
+            if not isinstance(what, str) or not isinstance(mtype, str):  # (what is a string only for say or ask)
                 self.unknown.saw(
                     f"type:{mtype}" if not isinstance(mtype, str) or mtype not in ("say", "ask") else mtype
                 )

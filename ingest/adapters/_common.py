@@ -42,7 +42,7 @@ from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_
 from voyager_sessions.ingest.jsonl import Record, cursor_after, decode_json, decode_line, read_records
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, open_store, unreadable
 from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, is_subagent_tool, report_pair
-from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, TitleSource, session_id
 
 _FRACTION = re.compile(r"\.(\d+)")
 #: Python 3.11's fromisoformat reads ``Z`` and any fraction length itself: the fast path.
@@ -354,7 +354,13 @@ class SessionFacts:
         return facts
 
     def session(
-        self, provider: str, *, title: str | None, resume: str | None, source: str, title_source: str | None = None
+        self,
+        provider: str,
+        *,
+        title: str | None,
+        resume: str | None,
+        source: str,
+        title_source: TitleSource | None = None,
     ) -> Session:
         assert self.native_id is not None
         return Session(
@@ -362,7 +368,7 @@ class SessionFacts:
             provider=provider,
             native_id=self.native_id,
             title=title,
-            title_source=title_source if title else None,  # type: ignore[arg-type]
+            title_source=title_source if title else None,
             cwd=self.cwd,
             git_branch=self.git_branch,
             git_repo=self.git_repo,
@@ -444,8 +450,8 @@ class SessionEvents:
         self.unknown = unknown
         self.tools: dict[str, str | None] = {}
 
-    def emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+    def emit(self, kind: Kind, origin: Origin, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
+        if (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:
             yield ev
 
     def text(self, role: Any, text: str | None, ts: float | None, *, meta: bool = False) -> Iterator[Event]:
@@ -471,7 +477,8 @@ class ReadProgress:
         self.cursor = cursor
         self.last: Record | None = None
         self.seq = cursor.next_seq if cursor else 0
-        self.state: dict[str, Any] = dict(cursor.state) if cursor else {}
+        #: What the cursor keeps, or a callable that makes it (evaluated by :meth:`freeze`, only once it matters).
+        self.state: dict[str, Any] | Callable[[], dict[str, Any]] = dict(cursor.state) if cursor else {}
         self.fatal = False
 
     def commit(self, record: Record, seq: int, state: dict[str, Any] | Callable[[], dict[str, Any]]) -> None:
@@ -480,12 +487,13 @@ class ReadProgress:
         keeps a per-line dict build off the hot path."""
         self.last = record
         self.seq = seq
-        self.state = state  # type: ignore[assignment]
+        self.state = state
 
-    def freeze(self) -> None:
+    def freeze(self) -> dict[str, Any]:
         """Evaluate a pending state now: the record about to be processed is incomplete and must not leak into it."""
         if callable(self.state):
             self.state = self.state()
+        return self.state
 
     def final(self, session: str | None) -> Cursor | None:
         """The Cursor to yield last, or ``None`` after a fatal notice (the source could not be read)."""
@@ -495,14 +503,13 @@ class ReadProgress:
             if self.cursor is not None:
                 # Nothing new and complete: stay exactly where we were.
                 return msgspec.structs.replace(self.cursor, session=session or self.cursor.session)
-            return cursor_after(self.path, None, next_seq=0, session=session, state=self.state)
-        self.freeze()
-        state = dict(self.state)
+            return cursor_after(self.path, None, next_seq=0, session=session, state=self.freeze())
+        state = dict(self.freeze())
         state["line"] = self.last.lineno
         return cursor_after(self.path, self.last, next_seq=self.seq, session=session, state=state)
 
     def first_lineno(self) -> int:
-        return int(self.state.get("line", 0)) + 1 if self.cursor else 1
+        return int(self.freeze().get("line", 0)) + 1 if self.cursor else 1
 
 
 _T = TypeVar("_T")
@@ -605,8 +612,8 @@ class JsonlSessionRead:
     counter: EventCounter | None
     sent: Session | None
     facts: SessionFacts
-    #: Records of kinds the adapter does not know, named in one notice at the end (optional).
-    unknown: UnknownRecords | None = None
+    #: Records of kinds the adapter does not know, named in one notice at the end (set by :meth:`_start`).
+    unknown: UnknownRecords
     #: How a line is decoded: ``jsonl.decode_line``, or a ``jsonl.typed_decoder`` for the fields the adapter reads.
     decode: Callable[[bytes], Any] = staticmethod(decode_line)
 
@@ -697,7 +704,7 @@ class JsonlSessionRead:
             progress.commit(item, counter.seq if counter else progress.seq, state)
         if self.progress.fatal:
             return
-        if self.unknown is not None and (notice := self.unknown.notice(self.path)) is not None:
+        if (notice := self.unknown.notice(self.path)) is not None:
             yield notice
         if self.counter is not None:
             final = self._session()

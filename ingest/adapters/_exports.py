@@ -152,10 +152,10 @@ class _Member:
 
 
 @contextmanager
-def _open_member(path: str, name: str) -> Iterator[IO[bytes]]:
+def _open_member(path: str, name: str) -> Iterator[_Member]:
     try:
         with zipfile.ZipFile(path) as archive, archive.open(name) as f:
-            yield _Member(f, archive.getinfo(name).compress_size)  # type: ignore[misc]
+            yield _Member(f, archive.getinfo(name).compress_size)
     except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, KeyError, EOFError) as exc:
         raise OSError(f"unreadable zip: {exc}") from exc
 

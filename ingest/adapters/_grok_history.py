@@ -29,6 +29,7 @@ from typing import Any
 
 from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
+    as_dict,
     compact_json,
     epoch,
     int_or_none,
@@ -119,7 +120,7 @@ class HistoryMapper:
         elif kind == "reasoning":
             yield ("reasoning", "agent", _reasoning(item), {})
         elif kind == "backend_tool_call":
-            payload = item.get("kind") if isinstance(item.get("kind"), dict) else item
+            payload = inner if isinstance(inner := item.get("kind"), dict) else item
             yield from self._backend(payload)
         elif kind == "assistant":
             yield from self._assistant(item)
@@ -134,11 +135,16 @@ class HistoryMapper:
             self.unknown.saw(kind)
 
     def _backend(self, payload: dict[str, Any]) -> Iterator[Draft]:
-        name = str_or_none(payload.get("tool_type")) or {
-            "web_search_call": "web_search",
-            "custom_tool_call": "x_search",
-            "code_interpreter_call": "code_interpreter",
-        }.get(payload.get("type"))
+        ptype = payload.get("type")  # a key only when a string: a list or an object would be no dict key at all
+        name = str_or_none(payload.get("tool_type")) or (
+            {
+                "web_search_call": "web_search",
+                "custom_tool_call": "x_search",
+                "code_interpreter_call": "code_interpreter",
+            }.get(ptype)
+            if isinstance(ptype, str)
+            else None
+        )
         call_id = str_or_none(payload.get("id"))
         if call_id:
             self.seen_backend.add(call_id)
@@ -170,7 +176,7 @@ class HistoryMapper:
         for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            fn = inner if isinstance(inner := call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
             yield (
                 "tool_call",
@@ -230,12 +236,12 @@ class UpdatesReducer:
         if not isinstance(value, dict):
             self.unknown.saw(type(value).__name__)
             return
-        params = value.get("params") if isinstance(value.get("params"), dict) else value
-        update = params.get("update") if isinstance(params.get("update"), dict) else None
+        params = given if isinstance(given := value.get("params"), dict) else value
+        update = found if isinstance(found := params.get("update"), dict) else None
         if update is None:
             self.unknown.saw("line without update")
             return
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = as_dict(params.get("_meta"))
         ts = epoch(value.get("timestamp")) or epoch(meta.get("agentTimestampMs"))
         if ts is not None:
             self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
@@ -244,7 +250,7 @@ class UpdatesReducer:
 
     def _update(self, update: dict[str, Any], ts: float | None, xai: bool) -> None:
         tag = update.get("sessionUpdate")
-        meta = update.get("_meta") if isinstance(update.get("_meta"), dict) else {}
+        meta = as_dict(update.get("_meta"))
         if tag == "user_message_chunk" and meta.get("hostTurn") is True:
             # A turn the host started (not a person): Grok's own rebuild drops its text; it stays
             # searchable here as context, never as a prompt.
@@ -257,7 +263,7 @@ class UpdatesReducer:
             self._chunk("reasoning", "agent", update, ts)
         elif tag == "tool_call":
             self._close()
-            tool_meta = meta.get("x.ai/tool") if isinstance(meta.get("x.ai/tool"), dict) else {}
+            tool_meta = as_dict(meta.get("x.ai/tool"))
             name = (
                 str_or_none(tool_meta.get("name"))
                 or str_or_none(update.get("title"))
@@ -281,7 +287,7 @@ class UpdatesReducer:
             self.unknown.saw(tag if isinstance(tag, str) else "update without sessionUpdate")
 
     def _user(self, update: dict[str, Any], meta: dict[str, Any], ts: float | None) -> None:
-        content = update.get("content") if isinstance(update.get("content"), dict) else {}
+        content = as_dict(update.get("content"))
         interjection = meta.get("interjection") is True
         text = (
             content.get("text")
@@ -290,7 +296,7 @@ class UpdatesReducer:
         )
         if interjection:
             # The text keeps the frame the model saw; what the person typed is in displayText.
-            cmeta = content.get("_meta") if isinstance(content.get("_meta"), dict) else {}
+            cmeta = as_dict(content.get("_meta"))
             shown = meta.get("displayText", cmeta.get("displayText"))
             text = shown if isinstance(shown, str) else text
         index = int_or_none(meta.get("promptIndex"))

@@ -34,6 +34,7 @@ from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     list_or_empty,
@@ -42,6 +43,7 @@ from voyager_sessions.ingest.adapters._common import (
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.files import open_regular
 from voyager_sessions.ingest.jsonl import decode_json
+from voyager_sessions.core.model import TitleSource
 
 #: Record types with nothing to search (the agent's configuration and bookkeeping).
 SKIPPED = frozenset(
@@ -100,7 +102,7 @@ SKIPPED = frozenset(
     }
 )
 _SHELL_TOOLS = frozenset({"Bash", "Shell", "bash", "shell"})
-_TITLE_KINDS = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
+_TITLE_KINDS: dict[str, TitleSource] = {"custom": "user", "generated": "agent", "replaceable": "prompt"}
 _BASH_TAG = re.compile(r"</?bash-(?:input|stdout|stderr)>")
 
 _json = decode_json
@@ -251,7 +253,7 @@ def _loop_event(event: dict[str, Any], ts: float | None, unknown: UnknownRecords
             {"ts": ts, "tool": name, "call_id": str_or_none(event.get("toolCallId"))},
         )
     elif etype == "tool.result":
-        result = event.get("result") if isinstance(event.get("result"), dict) else {}
+        result = as_dict(event.get("result"))
         yield (
             "tool_result",
             "tool",
@@ -262,7 +264,7 @@ def _loop_event(event: dict[str, Any], ts: float | None, unknown: UnknownRecords
         unknown.saw(f"loop:{etype}")
 
 
-def title(state: dict[str, Any]) -> tuple[str | None, str | None]:
+def title(state: dict[str, Any]) -> tuple[str | None, TitleSource | None]:
     """A session's title and who gave it, from ``state.json`` (``titleKind``, or the older ``isCustomTitle``)."""
     text = str_or_none(state.get("title"))
     if not text:
@@ -308,4 +310,5 @@ def _load_index(path: str) -> dict[str, str]:
 
 def work_dir(home: Path, session: str) -> str | None:
     """The working directory ``session_index.jsonl`` records for a session, if any."""
-    return cached_by_stat(str(home / "session_index.jsonl"), _load_index, {}).get(session)
+    dirs: dict[str, str] = cached_by_stat(str(home / "session_index.jsonl"), _load_index, {})
+    return dirs.get(session)

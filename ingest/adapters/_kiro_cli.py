@@ -25,9 +25,11 @@ from typing import Any
 
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
+    as_dict,
     cached_by_stat,
     compact_json,
     epoch,
+    list_or_empty,
     parse_ts,
     release,
     opt,
@@ -170,11 +172,11 @@ class KiroStreamRead(JsonlSessionRead):
 
     def _line(self, line: dict[str, Any]) -> Iterator[Draft]:
         kind = line.get("kind")
-        data = line.get("data") if isinstance(line.get("data"), dict) else {}
-        meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+        data = as_dict(line.get("data"))
+        meta = as_dict(data.get("meta"))
         ts = epoch(meta.get("timestamp")) or epoch(line.get("timestamp"))
         self.facts.observe_ts(ts)
-        blocks = data.get("content") if isinstance(data.get("content"), list) else []
+        blocks = list_or_empty(data.get("content"))
         if kind == "Prompt":
             yield ("user", "human", self._texts(blocks), {"ts": ts})
         elif kind == "AssistantMessage":

@@ -26,6 +26,7 @@ import msgspec
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     epoch,
     list_or_empty,
     read_database,
@@ -103,11 +104,11 @@ def _conversation(
     doc: dict[str, Any], native: str, key: Any, created_at: Any, updated_at: Any, path: str, unknown: UnknownRecords
 ) -> Iterator[Item]:
     sid = session_id(PROVIDER, native)
-    turns = doc.get("history") if isinstance(doc.get("history"), list) else []
+    turns = list_or_empty(doc.get("history"))
     cwd = str_or_none(key)
     if cwd is None:
         cwd = next((d for t in turns if (d := _cwd(_user(t)))), None)
-    info = doc.get("model_info") if isinstance(doc.get("model_info"), dict) else {}
+    info = as_dict(doc.get("model_info"))
     model = str_or_none(info.get("model_id")) or str_or_none(doc.get("model"))
     yield Session(
         id=sid,
@@ -137,8 +138,8 @@ def _assistant(turn: Any) -> dict[str, Any]:
 
 
 def _cwd(user: dict[str, Any]) -> str | None:
-    env = user.get("env_context") if isinstance(user.get("env_context"), dict) else {}
-    state = env.get("env_state") if isinstance(env.get("env_state"), dict) else {}
+    env = as_dict(user.get("env_context"))
+    state = as_dict(env.get("env_state"))
     return str_or_none(state.get("current_working_directory"))
 
 

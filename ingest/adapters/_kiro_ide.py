@@ -29,11 +29,12 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     epoch,
     join_text,
@@ -70,7 +71,7 @@ def decode_workspace(name: str) -> str | None:
     return absolute_path(path)
 
 
-def prompt_kind(text: str) -> str:
+def prompt_kind(text: str) -> Literal["user", "meta"]:
     """``user`` for what a person typed, ``meta`` for what the IDE injected as a human turn."""
     stripped = text.lstrip()
     if stripped.startswith(_INJECTED_PREFIXES) or _SUMMARY.match(stripped):
@@ -88,7 +89,7 @@ def _prompt(text: str) -> Draft:
     """A human turn of either document: unwrapped, and a prompt or what the IDE injected."""
     text = unwrap(text)
     kind = prompt_kind(text)
-    return (kind, "human" if kind == "user" else "provider", text, {})  # type: ignore[return-value]
+    return (kind, "human" if kind == "user" else "provider", text, {})
 
 
 def _events(
@@ -185,7 +186,7 @@ def _history(history: Iterable[Any], unknown: UnknownRecords) -> Iterator[Draft]
         if not isinstance(item, dict):
             unknown.saw(type(item).__name__)
             continue
-        message = item.get("message") if isinstance(item.get("message"), dict) else item
+        message = inner if isinstance(inner := item.get("message"), dict) else item
         role = message.get("role")
         text = _text(message.get("content"), unknown)
         if role == "user":
@@ -261,7 +262,7 @@ def read_chat(source: Source) -> Iterator[Item]:
         return
     yield from skipped
     path = Path(source.path)
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = as_dict(doc.get("metadata"))
     native = path.stem
     sid = session_id(PROVIDER, native)
     yield Session(

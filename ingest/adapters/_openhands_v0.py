@@ -22,6 +22,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     SessionFacts,
     UnknownRecords,
+    as_dict,
     int_or_none,
     parse_ts,
     str_or_none,
@@ -82,7 +83,7 @@ _BOOKKEEPING_ARGS = frozenset(
 
 def v0_root(env: Mapping[str, str]) -> Path:
     """``<OpenHands persistence dir>/sessions``."""
-    return manifest.agent_home("openhands", env) / "sessions"  # type: ignore[operator]
+    return manifest.agent_dir("openhands", env) / "sessions"
 
 
 def is_v0(folder: Path) -> bool:
@@ -118,7 +119,7 @@ class V0Mapper(Mapper):
             self.unknown.saw("event neither action nor observation")
 
     def _action(self, doc: dict[str, Any], action: str, ts: float | None) -> Iterator[Event]:
-        args = doc.get("args") if isinstance(doc.get("args"), dict) else {}
+        args = as_dict(doc.get("args"))
         source = doc.get("source")
         if action in _NOT_TURNS:
             return
@@ -140,7 +141,7 @@ class V0Mapper(Mapper):
             return
         yield from self._one("assistant", "agent", thought, ts)  # the text beside the call
         if action in ("finish", "reject"):
-            outputs = args.get("outputs") if isinstance(args.get("outputs"), dict) else {}
+            outputs = as_dict(args.get("outputs"))
             final = args.get("final_thought") or outputs.get("content") or outputs.get("reason") or args.get("reason")
             yield from self._one("assistant", "agent", final, ts)
             return
@@ -152,8 +153,8 @@ class V0Mapper(Mapper):
     def _observation(self, doc: dict[str, Any], observation: str, ts: float | None) -> Iterator[Event]:
         if observation in _NOT_RESULTS:
             return
-        extras = doc.get("extras") if isinstance(doc.get("extras"), dict) else {}
-        meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        extras = as_dict(doc.get("extras"))
+        meta = as_dict(extras.get("metadata"))
         exit_code = int_or_none(meta.get("exit_code"))
         if exit_code is None:
             exit_code = int_or_none(extras.get("exit_code"))

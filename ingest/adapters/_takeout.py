@@ -18,7 +18,7 @@ from voyager_sessions.ingest.adapters import _exports
 from voyager_sessions.ingest.adapters._common import EventCounter
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest
-from voyager_sessions.core.model import Session, session_id
+from voyager_sessions.core.model import Kind, Origin, Session, session_id
 
 PROVIDER = "gemini-apps"
 _BLOCKS = frozenset(
@@ -250,8 +250,12 @@ def read_takeout(source: Source, cursor: Cursor | None) -> Iterator[Item]:
             yield Session(
                 id=sid, provider=PROVIDER, native_id=native, started=ts, updated=ts, resume=None, source=source.path
             )
-            for kind, origin, text in (("user", "human", prompt), ("assistant", "agent", answer)):
-                if (ev := counter.make(kind, origin, text, ts=ts)) is not None:  # type: ignore[arg-type]
+            turns: tuple[tuple[Kind, Origin, str | None], ...] = (
+                ("user", "human", prompt),
+                ("assistant", "agent", answer),
+            )
+            for kind, origin, text in turns:
+                if (ev := counter.make(kind, origin, text, ts=ts)) is not None:
                     yield ev
     if complete:
         yield signatures.cursor()

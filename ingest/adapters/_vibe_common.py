@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import opt, resume_in, str_or_none
+from voyager_sessions.core.model import TitleSource
 
 PROVIDER = "vibe"
 LABEL = "Mistral Vibe"
@@ -34,7 +35,7 @@ def copies_prompt(title: str, prompt: str | None) -> bool:
     return bool(t) and " ".join(prompt.split()).startswith(t)
 
 
-def title_of(title: Any, source: Any, first_prompt: str | None) -> tuple[str | None, str | None]:
+def title_of(title: Any, source: Any, first_prompt: str | None) -> tuple[str | None, TitleSource | None]:
     """The session's title and who gave it: ``user`` for a rename, ``prompt`` for a cut of the first
     prompt, else ``agent`` (Vibe's title call)."""
     text = str_or_none(title)

@@ -27,6 +27,7 @@ from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
     SessionFacts,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     int_or_none,
     join_text,
@@ -38,7 +39,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_object, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 MESSAGES = "messages.jsonl"
 INDEX = ".session_index.json"
@@ -56,7 +57,7 @@ def _load_index(path: str) -> dict[str, dict[str, Any]]:
 
 def index_entry(folder: Path) -> dict[str, Any]:
     """What ``.session_index.json`` (beside the session folders) says about ``folder``; {} if nothing."""
-    index = cached_by_stat(str(folder.parent / INDEX), _load_index, {})
+    index: dict[str, dict[str, Any]] = cached_by_stat(str(folder.parent / INDEX), _load_index, {})
     return index.get(folder.name, {})
 
 
@@ -92,7 +93,10 @@ class MessageMapper:
             reasoning = msg.get("reasoning_content")
             if isinstance(reasoning, str) and (ev := c.make("reasoning", "agent", reasoning)) is not None:
                 yield ev
-            kind, origin = ("meta", "provider") if msg.get("injected") is True else ("assistant", "agent")
+            said_as: tuple[Kind, Origin] = (
+                ("meta", "provider") if msg.get("injected") is True else ("assistant", "agent")
+            )
+            kind, origin = said_as
             if (ev := c.make(kind, origin, join_text(msg.get("content")))) is not None:
                 yield ev
             calls = msg.get("tool_calls")
@@ -100,8 +104,8 @@ class MessageMapper:
                 if isinstance(call, dict) and (ev := self._call(call)) is not None:
                     yield ev
         elif role == "tool":
-            result = msg.get("tool_result") if isinstance(msg.get("tool_result"), dict) else {}
-            output = result.get("output") if isinstance(result.get("output"), dict) else {}
+            result = as_dict(msg.get("tool_result"))
+            output = as_dict(result.get("output"))
             exit_code = int_or_none(output.get("exit_code"))
             if exit_code is None:
                 exit_code = int_or_none(output.get("returncode"))
@@ -122,7 +126,7 @@ class MessageMapper:
             self.unknown.saw(f"message role {role!r}" if isinstance(role, str) else "message without a role")
 
     def _call(self, call: dict[str, Any]) -> Event | None:
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        fn = as_dict(call.get("function"))
         name = str_or_none(fn.get("name"))
         text = tool_call_text(name, fn.get("arguments"), _SHELL_TOOLS)
         return self.counter.make("tool_call", "agent", text, tool=name, call_id=str_or_none(call.get("id")))
@@ -133,7 +137,7 @@ def facts_from_meta(meta: dict[str, Any], folder: Path | None) -> SessionFacts:
     entry = index_entry(folder) if folder is not None else {}
     facts = SessionFacts()
     facts.native_id = str_or_none(meta.get("session_id")) or str_or_none(entry.get("session_id"))
-    env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
+    env = as_dict(meta.get("environment"))
     facts.cwd = str_or_none(env.get("working_directory")) or str_or_none(entry.get("cwd"))
     facts.git_branch = str_or_none(meta.get("git_branch"))
     parent = str_or_none(meta.get("parent_session_id")) or str_or_none(entry.get("parent_session_id"))
@@ -142,7 +146,7 @@ def facts_from_meta(meta: dict[str, Any], folder: Path | None) -> SessionFacts:
     facts.model = model_of(meta.get("config"))
     facts.observe_ts(parse_ts(meta.get("start_time") or entry.get("start_time")))
     facts.observe_ts(parse_ts(meta.get("end_time") or entry.get("end_time")))
-    stats = meta.get("stats") if isinstance(meta.get("stats"), dict) else {}
+    stats = as_dict(meta.get("stats"))
     facts.tokens_in = int_or_none(stats.get("session_prompt_tokens"))
     facts.tokens_out = int_or_none(stats.get("session_completion_tokens"))
     return facts

@@ -114,7 +114,7 @@ class _Generation:
     def document(self, part: str, default_name: str) -> dict[str, Any]:
         """A generation document the manifest names (``projection_state``, ``runtime_state``); {} if unreadable."""
         assert self.dir is not None
-        ref = self.manifest.get(part) if isinstance(self.manifest.get(part), dict) else {}
+        ref = as_dict(self.manifest.get(part))
         name = _safe(ref.get("path")) or default_name
         doc = read_json_object(self.dir / name, fatal=False)
         if isinstance(doc, Notice):
@@ -124,11 +124,11 @@ class _Generation:
 
     def entries(self, projection: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """The public history in order: the manifest's projection chunks, else the inline entries."""
-        ref = self.manifest.get("projection_state") if isinstance(self.manifest.get("projection_state"), dict) else {}
+        ref = as_dict(self.manifest.get("projection_state"))
         chunks = ref.get("chunks")
         if not isinstance(chunks, list):
-            snapshot = projection.get("snapshot") if isinstance(projection.get("snapshot"), dict) else {}
-            history = snapshot.get("history") if isinstance(snapshot.get("history"), dict) else {}
+            snapshot = as_dict(projection.get("snapshot"))
+            history = as_dict(snapshot.get("history"))
             inline = history.get("entries")
             yield from (e for e in inline if isinstance(e, dict)) if isinstance(inline, list) else ()
             return
@@ -181,7 +181,7 @@ class _Mapper:
         if kind == "message":
             ev = self._message(entry, ts)
         elif kind == "reasoning":
-            text = entry.get("text") if isinstance(entry.get("text"), str) else ""
+            text = said if isinstance(said := entry.get("text"), str) else ""
             if not text.strip():
                 text = _summary_text(entry.get("summary"))
             ev = c.make("reasoning", "agent", text, ts=ts)
@@ -219,7 +219,7 @@ class _Mapper:
 
     def _effect(self, entry: dict[str, Any], ts: float | None) -> Iterator[Event]:
         c = self.counter
-        detail = entry.get("detail") if isinstance(entry.get("detail"), dict) else {}
+        detail = as_dict(entry.get("detail"))
         tool = str_or_none(detail.get("toolName")) or str_or_none(detail.get("kind"))
         tool_input = detail.get("input")
         # No input recorded: the entry's title ("Running ls") stands for the arguments.
@@ -227,14 +227,14 @@ class _Mapper:
         call_id = str_or_none(entry.get("id"))
         if (ev := c.make("tool_call", "agent", text, ts=ts, tool=tool, call_id=call_id)) is not None:
             yield ev
-        state = entry.get("state") if isinstance(entry.get("state"), dict) else {}
+        state = as_dict(entry.get("state"))
         status = state.get("status")
         if not isinstance(status, str):  # a list or dict is unhashable: it is no known status
             status = None
         if status in _PENDING:
             return
-        output = state.get("output") if isinstance(state.get("output"), dict) else {}
-        structured = output.get("structured_content") if isinstance(output.get("structured_content"), dict) else {}
+        output = as_dict(state.get("output"))
+        structured = as_dict(output.get("structured_content"))
         exit_code = int_or_none(structured.get("returncode"))
         if exit_code is None:
             exit_code = int_or_none(structured.get("exit_code"))

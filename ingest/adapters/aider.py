@@ -47,7 +47,7 @@ from voyager_sessions.ingest.adapters._common import EventCounter, release, opt,
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "aider"
 #: Aider's default ``--chat-history-file``.
@@ -322,9 +322,9 @@ class AiderRead:
             agent_version=release(run.version),
         )
 
-    def _event(self, kind: str, origin: str, text: str) -> Event | None:
+    def _event(self, kind: Kind, origin: Origin, text: str) -> Event | None:
         assert self.counter is not None and self.run is not None
-        return self.counter.make(kind, origin, text, ts=self.run.started)  # type: ignore[arg-type]
+        return self.counter.make(kind, origin, text, ts=self.run.started)
 
     # -- the stream ----------------------------------------------------------------------------
 
@@ -398,8 +398,8 @@ class AiderRead:
         block = self.block
         in_reply = block is not None and block.kind == "reply"
         if not line.strip():
-            if in_reply:
-                block.lines.append("")  # type: ignore[union-attr]
+            if in_reply and block is not None:
+                block.lines.append("")
             self.blank = True
             return
         if _prompt_line(line) and (not in_reply or line.endswith("  ")):
@@ -411,10 +411,10 @@ class AiderRead:
         else:
             kind = "reply"
         continues = block is not None and block.kind == kind and (kind == "reply" or not self.blank)
-        if not continues:
+        if not continues or block is None:
             yield from self._close_block(next_start=pos)
-            self.block = _Block(kind, pos)
-        self.block.lines.append(line)  # type: ignore[union-attr]
+            block = self.block = _Block(kind, pos)
+        block.lines.append(line)
         self.blank = False
 
     def _open_run(self, pos: int, when: str | None) -> Iterator[Item]:

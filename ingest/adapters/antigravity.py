@@ -137,7 +137,7 @@ class _TranscriptRead(JsonlSessionRead):
         if stype is not None and not isinstance(stype, str):  # a list or object: unhashable, and no step type
             self.unknown.saw(f"step of type {type(stype).__name__}")
             return
-        content = step.get("content") if isinstance(step.get("content"), str) else ""
+        content = said if isinstance(said := step.get("content"), str) else ""
         if stype == "USER_INPUT" or (stype is None and source == "USER_EXPLICIT"):
             typed, around, cwd = split_request(content)
             self.facts.cwd = self.facts.cwd or cwd
@@ -165,7 +165,7 @@ class _TranscriptRead(JsonlSessionRead):
     def _call(self, call: Any, ts: float | None) -> Iterator[Draft]:
         if not isinstance(call, dict):
             return
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        fn = inner if isinstance(inner := call.get("function"), dict) else call
         name = str_or_none(fn.get("name"))
         args = _arguments(fn.get("args", fn.get("arguments")))
         yield (

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 import msgspec
 
@@ -200,11 +200,18 @@ class Adapter(Protocol):
         ...
 
 
+class HintedDiscovery(Protocol):
+    """The ``discover`` of an adapter whose manifest row declares ``uses_hints`` (an agent with no fixed place)."""
+
+    def discover(self, env: Mapping[str, str], hints: Hints) -> Iterator[Source | Notice]: ...
+
+
 def discover(adapter: Adapter, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
     """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter whose row declares ``uses_hints``
     (the hints kept to ``$VOYAGER_LOOK_WITHIN``: :func:`pinned`)."""
     if uses_hints(adapter):
-        return adapter.discover(env, pinned(hints, env))  # type: ignore[call-arg]
+        # The capability is the row's declaration (never looked for on the module), so the type says it here.
+        return cast(HintedDiscovery, adapter).discover(env, pinned(hints, env))
     return adapter.discover(env)
 
 

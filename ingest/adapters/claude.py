@@ -42,7 +42,7 @@ from voyager_sessions.ingest.jsonl import Record, decode_json, typed_decoder
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, notification_report, tool_call_text
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, TitleSource, session_id
 
 PROVIDER = "claude"
 
@@ -210,10 +210,10 @@ _NOT_CONVERSATION = frozenset(
 )
 
 
-def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
+def _load_sessions_index(path: str) -> dict[str, tuple[str, TitleSource]]:
     with open_regular(path) as fh:
         doc = decode_json(capped_bytes(fh))  # past the cap: no titles from it (cached_by_stat's default)
-    titles: dict[str, tuple[str, str]] = {}
+    titles: dict[str, tuple[str, TitleSource]] = {}
     entries = doc.get("entries") if isinstance(doc, dict) else None
     for entry in entries if isinstance(entries, list) else ():
         if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
@@ -226,10 +226,12 @@ def _load_sessions_index(path: str) -> dict[str, tuple[str, str]]:
     return titles
 
 
-def index_title(project_dir: Path, native_id: str) -> tuple[str, str] | None:
+def index_title(project_dir: Path, native_id: str) -> tuple[str, TitleSource] | None:
     """The title ``<project dir>/sessions-index.json`` gives a session, with its source (``user`` for a
     rename, ``agent`` for a generated summary), if any. A missing or corrupt index is no error."""
-    titles = cached_by_stat(str(project_dir / "sessions-index.json"), _load_sessions_index, {})
+    titles: dict[str, tuple[str, TitleSource]] = cached_by_stat(
+        str(project_dir / "sessions-index.json"), _load_sessions_index, {}
+    )
     return titles.get(native_id)
 
 
@@ -276,7 +278,7 @@ class ClaudeRead(JsonlSessionRead):
     def sid(self) -> str | None:
         return self.counter.session if self.counter else None
 
-    def _title(self) -> tuple[str | None, str | None]:
+    def _title(self) -> tuple[str | None, TitleSource | None]:
         """The session's title and who gave it: a rename in the file, else the side index, else a summary line."""
         if self.facts.user_title:
             return self.facts.user_title, "user"
@@ -303,10 +305,9 @@ class ClaudeRead(JsonlSessionRead):
     def resume_command(cwd: str | None, native_id: str) -> str | None:
         return resume_command(cwd, native_id)
 
-    def _establish(self, line: _Line) -> Session | None:
-        """Fix the session id at the first line that names one; returns the Session to yield first."""
-        if self.counter is not None:
-            return None
+    def _establish(self, line: _Line) -> Session:
+        """Fix the session id at the first line that names one (none did before); returns the Session to yield
+        first."""
         # The file is the session: Claude Code names it after the session id, and
         # `claude --resume` looks it up by that name. Lines copied into a resumed or
         # forked transcript still carry the old session's id, so they cannot decide.
@@ -361,7 +362,7 @@ class ClaudeRead(JsonlSessionRead):
         self.facts.observe_ts(ts)
         self.facts.observe_place(line.cwd, line.gitBranch)
         if self.counter is None:
-            yield self._establish(line)  # type: ignore[misc]
+            yield self._establish(line)
         if kind == "user":
             yield from self._user(line, message, ts)
         else:
@@ -372,7 +373,7 @@ class ClaudeRead(JsonlSessionRead):
         assert counter is not None
         injected = line.isMeta is True or line.isCompactSummary is True
         # In a subagent's transcript the "user" is the parent agent writing the task.
-        person = "provider" if (self.is_agent_file or line.isSidechain is True) else "human"
+        person: Origin = "provider" if (self.is_agent_file or line.isSidechain is True) else "human"
 
         def prompt(text: str) -> Event | None:
             report, call_id = notification_report(text)
@@ -419,7 +420,8 @@ class ClaudeRead(JsonlSessionRead):
             self.facts.model = model
         if message.usage is not None:
             self._usage(message, message.usage)
-        text_kind, text_origin = ("meta", "provider") if synthetic else ("assistant", "agent")
+        said_as: tuple[Kind, Origin] = ("meta", "provider") if synthetic else ("assistant", "agent")
+        text_kind, text_origin = said_as
         content = message.content
         if isinstance(content, str):
             if (ev := counter.make(text_kind, text_origin, content, ts=ts)) is not None:
@@ -472,7 +474,7 @@ class ClaudeAdapter:
     name: ClassVar[str] = "claude"
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [manifest.agent_home("claude", env) / "projects"]
+        return [manifest.agent_dir("claude", env) / "projects"]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         return self._walk(env, None)

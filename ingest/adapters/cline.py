@@ -31,10 +31,11 @@ from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _cline_tasks as tasks
 from voyager_sessions.ingest.adapters._common import (
-    MAX_IDS_KEPT,
     DeltaStream,
     EventCounter,
+    MAX_IDS_KEPT,
     UnknownRecords,
+    as_dict,
     cached_by_stat,
     compact_json,
     epoch,
@@ -94,10 +95,10 @@ def discover_cli(root: Path) -> Iterator[Source | Notice]:
             folders = sorted(e.path for e in it if tasks.is_dir(e))
     except OSError:
         return
-    for folder in folders:
-        if folder not in parents and os.path.isfile(os.path.join(folder, f"{os.path.basename(folder)}.json")):
+    for found in folders:
+        if found not in parents and os.path.isfile(os.path.join(found, f"{os.path.basename(found)}.json")):
             yield Notice(
-                source=folder, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index"
+                source=found, reason=f"Cline CLI session manifest without its {MESSAGES_SUFFIX} file; nothing to index"
             )
 
 
@@ -189,9 +190,9 @@ class _CliRead:
             if os.path.exists(manifest.source):
                 yield manifest
             manifest = {}
-        origin = doc.get("origin") if isinstance(doc.get("origin"), dict) else {}
-        meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
-        history = meta.get("sessionHistoryOrigin") if isinstance(meta.get("sessionHistoryOrigin"), dict) else {}
+        origin = as_dict(doc.get("origin"))
+        meta = as_dict(manifest.get("metadata"))
+        history = as_dict(meta.get("sessionHistoryOrigin"))
         self.unknown.version = str_or_none(origin.get("version")) or str_or_none(history.get("version"))
         native = str_or_none(doc.get("sessionId"))
         if self.is_root:
@@ -202,7 +203,7 @@ class _CliRead:
         counter = EventCounter(sid, 0)
 
         def session() -> Session:
-            usage = meta.get("usage") if self.is_root and isinstance(meta.get("usage"), dict) else {}
+            usage = as_dict(meta.get("usage")) if self.is_root else {}
             tin, tout = int_or_none(usage.get("inputTokens")), int_or_none(usage.get("outputTokens"))
             ended = max(
                 (
@@ -352,7 +353,9 @@ def _load_task_history(path: str) -> dict[str, dict[str, Any]]:
 
 def extension_facts(folder: Path) -> tasks.TaskFacts:
     """A task's title, cwd, model and token counts, from ``state/taskHistory.json`` and its ``task_metadata.json``."""
-    history = cached_by_stat(str(folder.parent.parent / "state" / "taskHistory.json"), _load_task_history, {})
+    history: dict[str, dict[str, Any]] = cached_by_stat(
+        str(folder.parent.parent / "state" / "taskHistory.json"), _load_task_history, {}
+    )
     item = history.get(folder.name, {})
     model = str_or_none(item.get("modelId"))
     meta = read_json_object(folder / "task_metadata.json", fatal=False)

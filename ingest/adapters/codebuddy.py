@@ -81,7 +81,7 @@ class _CodeBuddyRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         line = record.value
         if not isinstance(line, dict):
-            self.unknown.saw(f"a JSON {type(line).__name__}")  # type: ignore[union-attr]
+            self.unknown.saw(f"a JSON {type(line).__name__}")
             return
         kind = line.get("type")
         ts = parse_ts(line.get("timestamp"))
@@ -137,7 +137,7 @@ class _CodeBuddyRead(JsonlSessionRead):
             drafts = iter([("reasoning", "agent", "\n".join(t for t in parts if isinstance(t, str) and t), {"ts": ts})])
         else:
             if kind != "file-history-snapshot":
-                self.unknown.saw(kind if isinstance(kind, str) else "record without a type")  # type: ignore[union-attr]
+                self.unknown.saw(kind if isinstance(kind, str) else "record without a type")
             return
         yield from self._numbered(drafts, str_or_none(line.get("sessionId")) or self.stem)
 
@@ -155,7 +155,7 @@ class _CodeBuddyRead(JsonlSessionRead):
         elif role == "assistant":
             yield ("assistant", "agent", text, {"ts": ts})
         else:
-            self.unknown.saw(f"role:{role}")  # type: ignore[union-attr]
+            self.unknown.saw(f"role:{role}")
 
 
 class CodeBuddyAdapter:

@@ -121,7 +121,7 @@ class _Line(_Item):
     session's head, whose fields are the item's. ``UNSET`` tells a field that is absent from one that is
     null, as the format needs: an envelope is a line *with* ``payload``."""
 
-    type: Any = UNSET  # type: ignore[assignment]
+    type: Any = UNSET
     payload: _Item | None | UnsetType = UNSET
     record_type: Any = UNSET
 
@@ -247,7 +247,8 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
     """The thread name ``$CODEX_HOME/session_index.jsonl`` gives a session, if any (absence is fine)."""
     if codex_home is None:
         return None
-    return cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {}).get(native_id)
+    names: dict[str, str] = cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {})
+    return names.get(native_id)
 
 
 def _qualified(name: str | None, namespace: str | None) -> str | None:
@@ -490,16 +491,16 @@ class CodexAdapter:
     reader: ClassVar[type[_CodexRead]] = _CodexRead
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = manifest.agent_home(self.home, env)
-        return [home / "sessions", home / "archived_sessions"]  # type: ignore[operator]  # HOME is the last resort
+        home = manifest.agent_dir(self.home, env)
+        return [home / "sessions", home / "archived_sessions"]
 
     def watch_roots(self, env: Mapping[str, str]) -> list[Path]:
         """What a file-system watcher must see: the rollouts, and the index their titles come from."""
-        return [manifest.agent_home(self.home, env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
+        return [manifest.agent_dir(self.home, env) / "session_index.jsonl", *self.roots(env)]
 
     def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
         """The rollouts where a file-system watcher saw changes (all of them when the title index changed)."""
-        index = manifest.agent_home(self.home, env) / "session_index.jsonl"  # type: ignore[operator]
+        index = manifest.agent_dir(self.home, env) / "session_index.jsonl"
         return self._walk(env, None if focus.hit(os.fspath(index)) else focus)
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
@@ -508,7 +509,7 @@ class CodexAdapter:
     def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
         # As text: with_side_file runs once a rollout on every refresh, and a Path is made text each time.
-        index = os.fspath(manifest.agent_home(self.home, env) / "session_index.jsonl")  # type: ignore[operator]
+        index = os.fspath(manifest.agent_dir(self.home, env) / "session_index.jsonl")
         sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus):

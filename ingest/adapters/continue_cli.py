@@ -84,7 +84,8 @@ def _load_index(path: str) -> dict[str, dict[str, Any]]:
 
 def index_entry(folder: Path, native_id: str) -> dict[str, Any]:
     """The session's entry in ``sessions.json`` (read once per change of that file), or ``{}``."""
-    return cached_by_stat(str(folder / INDEX), _load_index, {}).get(native_id, {})
+    index: dict[str, dict[str, Any]] = cached_by_stat(str(folder / INDEX), _load_index, {})
+    return index.get(native_id, {})
 
 
 def created_at(value: Any) -> float | None:

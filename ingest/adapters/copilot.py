@@ -49,7 +49,7 @@ from voyager_sessions.ingest.flatyaml import read_flat_yaml
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import Record
 from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Kind, Origin, Session, session_id
+from voyager_sessions.core.model import Kind, Origin, Session, TitleSource, session_id
 
 PROVIDER = "copilot"
 LABEL = "GitHub Copilot CLI"
@@ -132,7 +132,7 @@ class _CopilotRead(JsonlSessionRead):
 
     # -- sessions --------------------------------------------------------------------
 
-    def _title(self) -> tuple[str | None, str | None]:
+    def _title(self) -> tuple[str | None, TitleSource | None]:
         """``workspace.yaml`` ``name``: the first prompt, unless the person renamed the session (``user_named``)."""
         name = str_or_none(self.workspace.get("name"))
         if not name or not name.strip():

@@ -46,6 +46,7 @@ from voyager_sessions.ingest import mutation_log
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     epoch,
     int_or_none,
     str_or_none,
@@ -172,7 +173,7 @@ def _reference_name(part: dict[str, Any]) -> str | None:
         return name
     ref = part.get("inlineReference")
     if isinstance(ref, dict):
-        target = ref.get("uri") if isinstance(ref.get("uri"), dict) else ref
+        target = uri if isinstance(uri := ref.get("uri"), dict) else ref
         found = str_or_none(target.get("fsPath")) or str_or_none(target.get("path")) or uri_path(target.get("external"))
         return posixpath.basename(found) if found else str_or_none(ref.get("name"))
     return None
@@ -181,7 +182,7 @@ def _reference_name(part: dict[str, Any]) -> str | None:
 def _tool_events(counter: EventCounter, part: dict[str, Any], ts: float | None) -> Iterator[Event]:
     tool = str_or_none(part.get("toolId"))
     call_id = str_or_none(part.get("toolCallId"))
-    data = part.get("toolSpecificData") if isinstance(part.get("toolSpecificData"), dict) else {}
+    data = as_dict(part.get("toolSpecificData"))
     details = part.get("resultDetails")
     output: str | None = None
     exit_code: int | None = None
@@ -307,7 +308,7 @@ def _request_events(
         if (ev := counter.make("user", "human", prompt, ts=ts)) is not None:
             yield ev
         yield from _response_events(counter, request.get("response"), ts, unknown)
-        result = request.get("result") if isinstance(request.get("result"), dict) else {}
+        result = as_dict(request.get("result"))
         error = result.get("errorDetails")
         if (
             isinstance(error, dict)

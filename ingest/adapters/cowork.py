@@ -41,7 +41,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.claude import ClaudeRead
 from voyager_sessions.ingest.files import subdirs, walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
-from voyager_sessions.core.model import Session
+from voyager_sessions.core.model import Session, TitleSource
 
 PROVIDER = "cowork"
 LABEL = "Claude Desktop Cowork"
@@ -95,7 +95,7 @@ class CoworkRead(ClaudeRead):
     def resume_command(cwd: str | None, native_id: str) -> str | None:
         return None  # the desktop app reopens its sessions; it has no command
 
-    def _title(self) -> tuple[str | None, str | None]:
+    def _title(self) -> tuple[str | None, TitleSource | None]:
         if self.facts.user_title:
             return self.facts.user_title, "user"
         title = str_or_none(self.card.get("title"))

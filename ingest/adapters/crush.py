@@ -53,6 +53,7 @@ from voyager_sessions.ingest.adapters._common import (
     cached_by_stat,
     epoch,
     int_or_none,
+    list_or_empty,
     read_database,
     opt,
     resume_in,
@@ -97,7 +98,7 @@ def projects(global_dir: Path) -> list[tuple[str | None, Path]] | Notice:
     if isinstance(doc, Notice):
         return doc
     out = []
-    for entry in doc.get("projects") if isinstance(doc.get("projects"), list) else ():
+    for entry in list_or_empty(doc.get("projects")):
         entry = as_dict(entry)
         project, data_dir = str_or_none(entry.get("path")), str_or_none(entry.get("data_dir"))
         if data_dir is None:

@@ -47,7 +47,7 @@ from voyager_sessions.ingest.files import open_regular, walk_files, with_side_fi
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.ingest.jsonl import BadLine, Record, decode_line
 from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Kind, Origin, Session
+from voyager_sessions.core.model import Kind, Origin, Session, TitleSource
 
 PROVIDER = "droid"
 LABEL = "Factory Droid"
@@ -143,7 +143,7 @@ class _DroidRead(JsonlSessionRead):
 
     # -- session -------------------------------------------------------------------
 
-    def _title_source(self) -> str | None:
+    def _title_source(self) -> TitleSource | None:
         if self.title_by_user:
             return "user"
         if self.title_is_prompt is None:

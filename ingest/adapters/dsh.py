@@ -58,13 +58,14 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
+    list_or_empty,
     str_or_none,
 )
 from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsonl import BadLine, decode_line, read_records
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, TitleSource, session_id
 
 PROVIDER = "dsh"
 LABEL = "DeepSeek Harness"
@@ -297,7 +298,7 @@ class _DshRead:
             kind = _PACKED[rtype]
             if kind is not None:
                 stream = self._stream(data, ts)
-                for text in data.get("texts") if isinstance(data.get("texts"), list) else ():
+                for text in list_or_empty(data.get("texts")):
                     stream.add(data.get("index"), kind, text, ts)
                 yield from self._bound_streams()
         elif rtype == "tool/call":
@@ -349,11 +350,12 @@ class _DshRead:
         yield self.sent
 
     def _session(self) -> Session:
-        title_source = {"user": "user", "fallback": None}.get(self.title_kind or "", "agent") if self.title else None
+        sources: dict[str, TitleSource | None] = {"user": "user", "fallback": None}
+        title_source = sources.get(self.title_kind or "", "agent") if self.title else None
         return self.facts.session(PROVIDER, title=self.title, title_source=title_source, resume=None, source=self.path)
 
-    def _emit(self, kind: str, origin: str, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
-        if self.counter is not None and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+    def _emit(self, kind: Kind, origin: Origin, text: str | None, ts: float | None, **extra: Any) -> Iterator[Event]:
+        if self.counter is not None and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:
             yield ev
 
     # -- record kinds ----------------------------------------------------------------

@@ -69,7 +69,7 @@ from voyager_sessions.ingest.files import group_fingerprint, open_regular, subdi
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
 from voyager_sessions.ingest.jsonl import read_records
 from voyager_sessions.ingest.toolcall import report_pair
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "gemini"
 
@@ -148,7 +148,7 @@ class _Project:
         self.chats = chats
         self.dir = chats.parent
         self.tmp = self.dir.parent
-        projects = cached_by_stat(str(self.tmp.parent / "projects.json"), _load_projects, {})
+        projects: dict[str, str] = cached_by_stat(str(self.tmp.parent / "projects.json"), _load_projects, {})
         self._by_hash = {_sha256(cwd): cwd for cwd in projects}
         by_name = {name: cwd for cwd, name in projects.items()}
         # Newer versions also leave the owner's path in the project folder itself.
@@ -490,7 +490,8 @@ class _Render:
         raw_calls = rec.get("toolCalls")
         calls = [c for c in raw_calls if isinstance(c, dict)] if isinstance(raw_calls, list) else []
         call_ids = {c["id"] for c in calls if isinstance(c.get("id"), str)}
-        kind, origin = ("meta", "provider") if summary else ("assistant", "agent")
+        said_as: tuple[Kind, Origin] = ("meta", "provider") if summary else ("assistant", "agent")
+        kind, origin = said_as
         yield from _genai.model_events(
             self.counter, parts, ts, text_kind=kind, text_origin=origin, thoughts=not reasoned, skip_calls=call_ids
         )
@@ -580,8 +581,8 @@ class _GeminiRead:
             yield self._session(conv, render)
             items, kept[conv.sid] = reread_delta(render.counter.session, events, before.get(conv.sid))
             yield from items
-        if (notice := self.unknown.notice(str(self.path))) is not None:
-            yield notice
+        if (unknown := self.unknown.notice(str(self.path))) is not None:
+            yield unknown
         yield Cursor(offset=0, next_seq=0, tail_hash="", state={"sessions": kept})
 
     def _streamed(

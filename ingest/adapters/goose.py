@@ -34,7 +34,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 import msgspec
 
@@ -105,8 +105,8 @@ def resume_command(native: str, cwd: str | None) -> str | None:
     return resume_in(cwd, "goose", "session", "--resume", opt("--session-id", native))
 
 
-def _is_shell(tool: str | None) -> bool:
-    return bool(tool) and tool.lower().endswith(_SHELL_SUFFIXES)  # type: ignore[union-attr]
+def _is_shell(tool: str | None) -> TypeGuard[str]:
+    return tool is not None and tool.lower().endswith(_SHELL_SUFFIXES)
 
 
 def _content_text(blocks: Any) -> str:

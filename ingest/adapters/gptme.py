@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -53,7 +54,7 @@ from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.files import open_regular, subdirs, walk_files, with_side_file
 from voyager_sessions.ingest.jsonl import Record
-from voyager_sessions.core.model import Session
+from voyager_sessions.core.model import Kind, Session, TitleSource
 
 PROVIDER = "gptme"
 CONVERSATION = "conversation.jsonl"
@@ -135,15 +136,15 @@ def _load_config(path: str) -> dict[str, str]:
     with open_regular(path) as fh:
         data = fh.read(1 << 20)
     text = data.decode("utf-8", "replace")
-    try:
-        import tomllib  # Python 3.11+
-    except ImportError:
-        return _toml_chat(text)
-    try:
-        chat = as_dict(tomllib.loads(text).get("chat"))
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return _toml_chat(text)
-    return {k: v for k in ("name", "workspace") if isinstance(v := chat.get(k), str)}
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            chat = as_dict(tomllib.loads(text).get("chat"))
+        except (tomllib.TOMLDecodeError, RecursionError):
+            return _toml_chat(text)
+        return {k: v for k in ("name", "workspace") if isinstance(v := chat.get(k), str)}
+    return _toml_chat(text)  # no tomllib before 3.11
 
 
 def conversation_config(folder: Path) -> dict[str, str]:
@@ -166,7 +167,7 @@ def workspace_of(folder: Path, config: Mapping[str, str]) -> str | None:
 # -- the read ----------------------------------------------------------------------------------
 
 
-def split_assistant(content: str) -> Iterator[tuple[str, str | None, str | None, Any]]:
+def split_assistant(content: str) -> Iterator[tuple[Kind, str | None, str | None, Any]]:
     """``(kind, tool, call_id, text or arguments)`` of an assistant message: reasoning blocks, the
     reply's text and every ``@tool(id): {json}`` call, in order of appearance."""
     rest: list[str] = []
@@ -183,7 +184,7 @@ def split_assistant(content: str) -> Iterator[tuple[str, str | None, str | None,
     rest.append(content[pos:])
     text = "".join(rest)
     said: list[str] = []
-    calls: list[tuple[str, str | None, str | None, Any]] = []
+    calls: list[tuple[Kind, str | None, str | None, Any]] = []
     pos = 0
     while (m := _TOOL_LINE.search(text, pos)) is not None:
         said.append(text[pos : m.start()])
@@ -213,7 +214,7 @@ class _GptmeRead(JsonlSessionRead):
         self.folder = Path(source.path).parent
         self.name_id = self.folder.name
         version = state.get("version")
-        self.unknown.version = version if isinstance(version, str) else None  # type: ignore[union-attr]
+        self.unknown.version = version if isinstance(version, str) else None
 
     def _state(self) -> dict[str, Any]:
         state = self.facts.to_state()
@@ -228,7 +229,8 @@ class _GptmeRead(JsonlSessionRead):
         cwd = workspace_of(self.folder, config) or self.facts.cwd
         self.facts.cwd = cwd
         name = str_or_none((config.get("name") or "").strip())
-        title, source = name, "agent"
+        title: str | None = name
+        source: TitleSource | None = "agent"
         if name == native:
             # A name a person gave with --name is the folder's name too; one gptme made up says nothing.
             title, source = (None, None) if _AUTO_NAME.match(name) else (name, "user")
@@ -241,9 +243,9 @@ class _GptmeRead(JsonlSessionRead):
         if isinstance(value, dict):
             yield from self._numbered(self._message(value, record.lineno), self.name_id)
         else:
-            self.unknown.saw(type(value).__name__)  # type: ignore[union-attr]
+            self.unknown.saw(type(value).__name__)
 
-    def _message(self, message: dict[str, Any], lineno: int) -> Iterator[Draft]:
+    def _message(self, message: dict[str, Any], lineno: int) -> Iterator[Draft | Session]:
         role = message.get("role")
         ts = parse_ts(message.get("timestamp"), naive="local")
         self.facts.observe_ts(ts)
@@ -268,15 +270,15 @@ class _GptmeRead(JsonlSessionRead):
                         {"ts": ts, "tool": tool, "call_id": call_id},
                     )
                 else:
-                    yield (kind, "agent", body, {"ts": ts})  # type: ignore[misc]
+                    yield (kind, "agent", body, {"ts": ts})
         elif role == "system":
             yield from self._system(message, text, meta, ts, lineno)
         else:
-            self.unknown.saw(f"role:{role}")  # type: ignore[union-attr]
+            self.unknown.saw(f"role:{role}")
 
     def _system(
         self, message: dict[str, Any], text: str | None, meta: dict[str, Any], ts: float | None, lineno: int
-    ) -> Iterator[Draft]:
+    ) -> Iterator[Draft | Session]:
         call_id = str_or_none(message.get("call_id"))
         tool = str_or_none(meta.get("tool"))
         if call_id or tool:

@@ -45,6 +45,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     epoch,
     int_or_none,
     read_database,
@@ -111,7 +112,7 @@ def transcript_of(folder: Path) -> Path | None:
 
 
 def _cwd_of(group: Path, summary: dict[str, Any]) -> str | None:
-    info = summary.get("info") if isinstance(summary.get("info"), dict) else {}
+    info = as_dict(summary.get("info"))
     cwd = str_or_none(info.get("cwd")) or str_or_none(summary.get("cwd"))
     if cwd:
         return cwd
@@ -157,7 +158,7 @@ def read_folder(source: Source) -> Iterator[Item]:
             yield doc
         else:
             summary = doc
-    info = summary.get("info") if isinstance(summary.get("info"), dict) else {}
+    info = as_dict(summary.get("info"))
     native = str_or_none(info.get("id")) or folder.name
     kind = str_or_none(summary.get("session_kind")) or ""
     subagent = kind.startswith("subagent")

@@ -58,7 +58,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest, probe_store, sqlite_source
 from voyager_sessions.ingest.toolcall import tool_call_text
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, TitleSource, session_id
 
 PROVIDER = "hermes"
 
@@ -109,7 +109,7 @@ _HARNESS_PREFIXES = (
 #: Tools whose ``command`` argument is a shell command: indexed as the command itself.
 _SHELL_TOOLS = frozenset({"terminal", "shell", "bash", "execute_command", "run_command"})
 #: ``sessions.title_source`` values (newer schemas) -> Voyager's.
-_TITLE_SOURCES = {"user": "user", "llm": "agent", "derived": "prompt"}
+_TITLE_SOURCES: dict[str, TitleSource] = {"user": "user", "llm": "agent", "derived": "prompt"}
 
 
 def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str | None:
@@ -302,14 +302,17 @@ class _SessionRead:
                 said.append(thought)
                 if (ev := make("reasoning", "agent", thought, ts=ts)) is not None:
                     yield ev
-        kind, origin = ("meta", "provider") if text.lstrip().startswith(_COMPACTION_PREFIX) else ("assistant", "agent")
+        said_as: tuple[Kind, Origin] = (
+            ("meta", "provider") if text.lstrip().startswith(_COMPACTION_PREFIX) else ("assistant", "agent")
+        )
+        kind, origin = said_as
         if (ev := make(kind, origin, text, ts=ts)) is not None:
             yield ev
         calls = _json(row["tool_calls"])
         for call in calls if isinstance(calls, list) else ():
             if not isinstance(call, dict):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            fn = inner if isinstance(inner := call.get("function"), dict) else call
             name = str_or_none(fn.get("name"))
             ev = make(
                 "tool_call",
@@ -339,7 +342,7 @@ def _session(store: _Store, srow: sqlite3.Row, sig: list[Any] | None, subagent: 
         provider=PROVIDER,
         native_id=native,
         title=title,
-        title_source=title_source if title else None,  # type: ignore[arg-type]
+        title_source=title_source if title else None,
         cwd=cwd,
         git_branch=str_or_none(srow["git_branch"]),
         git_repo=str_or_none(srow["git_repo_root"]),

@@ -119,17 +119,17 @@ class _IflowRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         line = record.value
         if not isinstance(line, dict):
-            self.unknown.saw(f"a JSON {type(line).__name__}")  # type: ignore[union-attr]
+            self.unknown.saw(f"a JSON {type(line).__name__}")
             return
         kind = line.get("type")
         if kind not in ("user", "assistant"):
             if not isinstance(kind, str):
-                self.unknown.saw("record without a type")  # type: ignore[union-attr]
+                self.unknown.saw("record without a type")
             elif kind not in ("system", "summary"):
-                self.unknown.saw(kind)  # type: ignore[union-attr]
+                self.unknown.saw(kind)
             return
         if isinstance(line.get("version"), str):
-            self.unknown.version = line["version"]  # type: ignore[union-attr]
+            self.unknown.version = line["version"]
         ts = parse_ts(line.get("timestamp"))
         self.facts.observe_ts(ts)
         self.facts.observe_place(line.get("cwd"), line.get("gitBranch"))
@@ -144,7 +144,7 @@ class _IflowRead(JsonlSessionRead):
         origin = "provider" if line.get("isSidechain") is True else "human"
         for block in blocks:
             if not isinstance(block, dict):
-                self.unknown.saw("block:not-object")  # type: ignore[union-attr]
+                self.unknown.saw("block:not-object")
                 continue
             btype = block.get("type")
             if btype == "text":
@@ -166,7 +166,7 @@ class _IflowRead(JsonlSessionRead):
                     },
                 )
             elif btype not in ("image", "document"):
-                self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
+                self.unknown.saw(f"block:{btype}")
 
     def _assistant(self, message: dict[str, Any], blocks: list[Any], ts: float | None) -> Iterator[Any]:
         facts = self.facts
@@ -177,7 +177,7 @@ class _IflowRead(JsonlSessionRead):
             facts.tokens_out = (facts.tokens_out or 0) + (int_or_none(usage.get("output_tokens")) or 0)
         for block in blocks:
             if not isinstance(block, dict):
-                self.unknown.saw("block:not-object")  # type: ignore[union-attr]
+                self.unknown.saw("block:not-object")
                 continue
             btype = block.get("type")
             if btype == "text":
@@ -198,7 +198,7 @@ class _IflowRead(JsonlSessionRead):
                     {"ts": ts, "tool": name, "call_id": call_id},
                 )
             elif btype != "redacted_thinking":
-                self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
+                self.unknown.saw(f"block:{btype}")
 
 
 class IflowAdapter:

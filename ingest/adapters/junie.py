@@ -124,7 +124,7 @@ class _JunieRead(JsonlSessionRead):
             yield self._begin(self.native)
         line = record.value
         if not isinstance(line, dict):
-            self.unknown.saw(f"a JSON {type(line).__name__}")  # type: ignore[union-attr]
+            self.unknown.saw(f"a JSON {type(line).__name__}")
             return
         kind = line.get("kind")
         if kind == "UserPromptEvent":
@@ -132,7 +132,7 @@ class _JunieRead(JsonlSessionRead):
         elif kind == "SessionA2uxEvent":
             self._agent_event(as_dict(as_dict(line.get("event")).get("agentEvent")))
         elif kind not in _QUIET_KINDS:
-            self.unknown.saw(kind if isinstance(kind, str) else "event without a kind")  # type: ignore[union-attr]
+            self.unknown.saw(kind if isinstance(kind, str) else "event without a kind")
 
     def _agent_event(self, event: dict[str, Any]) -> None:
         kind = event.get("kind")
@@ -151,7 +151,7 @@ class _JunieRead(JsonlSessionRead):
             )
             self.title = name.strip() if name else self.title
         elif kind not in _QUIET_AGENT_EVENTS:
-            self.unknown.saw(f"agentEvent:{kind}")  # type: ignore[union-attr]
+            self.unknown.saw(f"agentEvent:{kind}")
 
 
 class JunieAdapter:

@@ -47,6 +47,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
+    as_dict,
     cached_by_stat,
     compact_json,
     epoch,
@@ -61,7 +62,7 @@ from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial,
 from voyager_sessions.ingest.files import folder_fingerprint, read_notice
 from voyager_sessions.ingest.jsondoc import read_json
 from voyager_sessions.ingest.jsonl import Record, tail_matches
-from voyager_sessions.core.model import Origin, Session, session_id
+from voyager_sessions.core.model import Origin, Session, TitleSource, session_id
 
 PROVIDER = "kimi"
 
@@ -272,7 +273,7 @@ class _FolderRead(JsonlSessionRead):
             source=self.path,
         )
 
-    def _title(self) -> tuple[str | None, str | None]:
+    def _title(self) -> tuple[str | None, TitleSource | None]:
         lay = self.layout
         if lay.code:
             if lay.parent:
@@ -341,7 +342,7 @@ class _FolderRead(JsonlSessionRead):
             elif ptype == "think":
                 yield ("reasoning", "agent", payload.get("think"), {"ts": ts})
         elif kind == "ToolCall":
-            fn = payload.get("function") if isinstance(payload.get("function"), dict) else {}
+            fn = as_dict(payload.get("function"))
             name = str_or_none(fn.get("name"))
             yield (
                 "tool_call",
@@ -350,7 +351,7 @@ class _FolderRead(JsonlSessionRead):
                 {"ts": ts, "tool": name, "call_id": str_or_none(payload.get("id"))},
             )
         elif kind == "ToolResult":
-            ret = payload.get("return_value") if isinstance(payload.get("return_value"), dict) else {}
+            ret = as_dict(payload.get("return_value"))
             failed = ret.get("is_error") is True
             text = parts_text(ret.get("output"))
             note = str_or_none(ret.get("message"))
@@ -417,7 +418,7 @@ class _FolderRead(JsonlSessionRead):
             calls = rec.get("tool_calls")
             for call in calls if isinstance(calls, list) else ():
                 if isinstance(call, dict):
-                    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+                    fn = as_dict(call.get("function"))
                     name = str_or_none(fn.get("name"))
                     yield (
                         "tool_call",

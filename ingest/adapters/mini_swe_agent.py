@@ -55,7 +55,7 @@ from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json_streamed, stream_end
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "mini-swe-agent"
 LABEL = "mini-swe-agent"
@@ -129,8 +129,8 @@ class _Run:
         self.tokens = [0, 0]
         self.task_seen = False
 
-    def add(self, kind: str, origin: str, text: Any, ts: float | None, **extra: Any) -> None:
-        if isinstance(text, str) and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:  # type: ignore[arg-type]
+    def add(self, kind: Kind, origin: Origin, text: Any, ts: float | None, **extra: Any) -> None:
+        if isinstance(text, str) and (ev := self.counter.make(kind, origin, text, ts=ts, **extra)) is not None:
             self.events.append(ev)
 
     def message(self, msg: Any) -> None:

@@ -147,13 +147,14 @@ class V1Mapper(Mapper):
     def _action(self, doc: dict[str, Any], ts: float | None) -> Iterator[Event]:
         yield from self._reasoning(doc, ts)
         yield from self._one("assistant", "agent", join_text(doc.get("thought")), ts)
-        action = doc.get("action")
-        akind = action.get("kind") if isinstance(action, dict) else None
+        action = doc.get("action")  # missing when OpenHands could not run the call (then tool_call says it)
+        said = as_dict(action)
+        akind = said.get("kind")
         if akind == "FinishAction":
-            yield from self._one("assistant", "agent", action.get("message"), ts)  # type: ignore[union-attr]
+            yield from self._one("assistant", "agent", said.get("message"), ts)
             return
         if akind == "ThinkAction":
-            yield from self._one("reasoning", "agent", action.get("thought"), ts)  # type: ignore[union-attr]
+            yield from self._one("reasoning", "agent", said.get("thought"), ts)
             return
         tool = str_or_none(doc.get("tool_name"))
         call_id = str_or_none(doc.get("tool_call_id"))
@@ -324,7 +325,7 @@ class OpenHandsAdapter:
     name: ClassVar[str] = PROVIDER
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [manifest.agent_home("openhands.conversations", env), v0_root(env)]  # type: ignore[list-item]
+        return [manifest.agent_dir("openhands.conversations", env), v0_root(env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         conversations, sessions = self.roots(env)

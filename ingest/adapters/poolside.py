@@ -86,7 +86,7 @@ class _TrajectoryRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         event = record.value
         if not isinstance(event, dict):
-            self.unknown.saw(f"a JSON {type(event).__name__}")  # type: ignore[union-attr]
+            self.unknown.saw(f"a JSON {type(event).__name__}")
             return
         yield from self._numbered(self._event(event), self.name_id)
 
@@ -139,7 +139,7 @@ class _TrajectoryRead(JsonlSessionRead):
         elif kind == "session.error":
             yield ("meta", "provider", body.get("error"), {"ts": ts, "is_error": True})
         elif not (isinstance(kind, str) and kind in _SILENT):
-            self.unknown.saw(kind if isinstance(kind, str) else "event without a type")  # type: ignore[union-attr]
+            self.unknown.saw(kind if isinstance(kind, str) else "event without a type")
 
 
 class PoolsideAdapter:

@@ -75,7 +75,7 @@ class _QClawRead(_PiRead):
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         super().__init__(source, cursor)
         self.binary = None
-        self.unknown.label = LABEL  # type: ignore[union-attr]
+        self.unknown.label = LABEL
         self.name_id = Path(source.path).name.removesuffix(".jsonl")
 
     def _session(self) -> Session:

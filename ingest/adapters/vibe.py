@@ -45,7 +45,7 @@ _LEGACY_NAME = re.compile(r".+_\d{8}_\d{6}_[^_/]+")
 
 def session_root(env: Mapping[str, str]) -> Path:
     """Where Vibe logs sessions: ``<VOYAGER_VIBE_HOME | VIBE_HOME | ~/.vibe>/logs/session``."""
-    return manifest.agent_home("vibe", env) / "logs" / "session"  # type: ignore[operator]
+    return manifest.agent_dir("vibe", env) / "logs" / "session"
 
 
 def _entries(folder: Path) -> tuple[list[os.DirEntry[str]], Notice | None]:

@@ -43,7 +43,7 @@ def app_dirs(env: Mapping[str, str]) -> list[Path]:
 
 
 def cascade_dir(env: Mapping[str, str]) -> Path:
-    return manifest.agent_home("windsurf", env) / "cascade"  # type: ignore[operator]
+    return manifest.agent_dir("windsurf", env) / "cascade"
 
 
 def _conversations(folder: Path) -> list[Path]:

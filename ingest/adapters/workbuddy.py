@@ -84,7 +84,7 @@ class _WorkBuddyRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         item = record.value
         if not isinstance(item, dict):
-            self.unknown.saw(f"a JSON {type(item).__name__}")  # type: ignore[union-attr]
+            self.unknown.saw(f"a JSON {type(item).__name__}")
             return
         yield from self._numbered(self._item(item), self.name_id)
 
@@ -105,7 +105,7 @@ class _WorkBuddyRead(JsonlSessionRead):
             elif role in ("system", "developer"):
                 yield ("meta", "provider", text, {"ts": ts})
             else:
-                self.unknown.saw(f"message:{role}")  # type: ignore[union-attr]
+                self.unknown.saw(f"message:{role}")
         elif kind == "function_call":
             name = str_or_none(item.get("name"))
             yield (
@@ -131,7 +131,7 @@ class _WorkBuddyRead(JsonlSessionRead):
                 {"ts": ts},
             )
         elif not (isinstance(kind, str) and kind in _SILENT):
-            self.unknown.saw(kind if isinstance(kind, str) else "item without a type")  # type: ignore[union-attr]
+            self.unknown.saw(kind if isinstance(kind, str) else "item without a type")
 
     def _provider_data(self, item: dict[str, Any]) -> None:
         data = as_dict(item.get("providerData"))
@@ -142,10 +142,10 @@ class _WorkBuddyRead(JsonlSessionRead):
         usage = as_dict(data.get("usage")) or as_dict(data.get("rawUsage"))
         given_in = next((usage[k] for k in ("inputTokens", "input_tokens", "prompt_tokens") if k in usage), None)
         given_out = next((usage[k] for k in ("outputTokens", "output_tokens", "completion_tokens") if k in usage), None)
-        if int_or_none(given_in) is not None:
-            facts.tokens_in = (facts.tokens_in or 0) + int_or_none(given_in)  # type: ignore[operator]
-        if int_or_none(given_out) is not None:
-            facts.tokens_out = (facts.tokens_out or 0) + int_or_none(given_out)  # type: ignore[operator]
+        if (tokens_in := int_or_none(given_in)) is not None:
+            facts.tokens_in = (facts.tokens_in or 0) + tokens_in
+        if (tokens_out := int_or_none(given_out)) is not None:
+            facts.tokens_out = (facts.tokens_out or 0) + tokens_out
 
 
 class WorkBuddyAdapter:

@@ -38,9 +38,10 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
+    changed_sessions,
     epoch,
     int_or_none,
-    changed_sessions,
     json_column,
     read_database,
     str_or_none,
@@ -227,7 +228,7 @@ def _events(db: _Db, native: str, *, subagent: bool) -> Iterator[Draft | str]:
                 db.unknown.saw("message:not-json")
                 role = ""
                 continue
-            role = data.get("role") if isinstance(data.get("role"), str) else ""
+            role = said if isinstance(said := data.get("role"), str) else ""
             m_ts = _ts(m_time)
             model = data.get("model")
             name = str_or_none(model.get("modelID")) if isinstance(model, dict) else str_or_none(model)
@@ -263,7 +264,7 @@ def _block(db: _Db, role: str, part: dict[str, Any], ts: float | None, subagent:
         yield from _tool(part, ts)
     elif ptype == "tool_result":
         text = _content(part.get("content") if "content" in part else part.get("output"))
-        meta = part.get("metadata") if isinstance(part.get("metadata"), dict) else {}
+        meta = as_dict(part.get("metadata"))
         code = exit_code(part.get("exit_code", part.get("exitCode", meta.get("exit", meta.get("exit_code")))))
         yield (
             "tool_result",
@@ -281,14 +282,14 @@ def _block(db: _Db, role: str, part: dict[str, Any], ts: float | None, subagent:
 
 
 def _tool(part: dict[str, Any], ts: float | None) -> Iterator[Draft]:
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     name = str_or_none(part.get("name")) or str_or_none(part.get("tool")) or str_or_none(part.get("toolName"))
     call_id = str_or_none(part.get("id")) or str_or_none(part.get("callID")) or str_or_none(part.get("tool_use_id"))
     args = part.get("input") if part.get("input") not in (None, {}) else state.get("input")
     yield ("tool_call", "agent", tool_call_text(name, args, SHELL_TOOLS), {"ts": ts, "tool": name, "call_id": call_id})
     if state.get("status") in ("completed", "error"):
         # An OpenCode-style tool part carries its own result.
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        meta = as_dict(state.get("metadata"))
         text = _content(state.get("output")) if state.get("status") == "completed" else _content(state.get("error"))
         yield (
             "tool_result",

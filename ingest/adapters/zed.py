@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     UnknownRecords,
     as_dict,
     int_or_none,
+    list_or_empty,
     parse_ts,
     read_database,
     str_or_none,
@@ -46,7 +47,7 @@ from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
 from voyager_sessions.ingest.sqlite import SessionSignatures, probe_store, sqlite_source
-from voyager_sessions.core.model import Event, Session, session_id
+from voyager_sessions.core.model import Event, Kind, Origin, Session, session_id
 
 PROVIDER = "zed"
 LABEL = "Zed"
@@ -102,15 +103,15 @@ class _Thread:
         self.ts = ts  # Zed keeps no per-message time: every event carries the thread's
         self.unknown = unknown
 
-    def emit(self, kind: str, origin: str, text: str | None, **extra: Any) -> Iterator[Event]:
-        if (ev := self.counter.make(kind, origin, text, ts=self.ts, **extra)) is not None:  # type: ignore[arg-type]
+    def emit(self, kind: Kind, origin: Origin, text: str | None, **extra: Any) -> Iterator[Event]:
+        if (ev := self.counter.make(kind, origin, text, ts=self.ts, **extra)) is not None:
             yield ev
 
     def prompt(self, text: str | None) -> Iterator[Event]:
         yield from self.emit("user", "provider" if self.subagent else "human", text)
 
     def events(self, doc: dict[str, Any]) -> Iterator[Event]:
-        for message in doc.get("messages") if isinstance(doc.get("messages"), list) else ():
+        for message in list_or_empty(doc.get("messages")):
             tag, value = _tagged(message)
             if tag == "User":
                 yield from self._user(as_dict(value))
@@ -128,7 +129,7 @@ class _Thread:
         yield from self.emit("meta", "provider", str_or_none(summary))
 
     def _user(self, message: dict[str, Any]) -> Iterator[Event]:
-        for item in message.get("content") if isinstance(message.get("content"), list) else ():
+        for item in list_or_empty(message.get("content")):
             tag, value = _tagged(item)
             if tag == "Text":
                 yield from self.prompt(str_or_none(value))
@@ -142,7 +143,7 @@ class _Thread:
 
     def _agent(self, message: dict[str, Any]) -> Iterator[Event]:
         results = as_dict(message.get("tool_results"))
-        for item in message.get("content") if isinstance(message.get("content"), list) else ():
+        for item in list_or_empty(message.get("content")):
             tag, value = _tagged(item)
             if tag == "Text":
                 yield from self.emit("assistant", "agent", str_or_none(value))
@@ -186,7 +187,7 @@ class _Thread:
             return
         yield from self.emit("meta", "provider", str_or_none(message.get("context")))
         names: dict[str, str | None] = {}
-        for seg in message.get("segments") if isinstance(message.get("segments"), list) else ():
+        for seg in list_or_empty(message.get("segments")):
             seg = as_dict(seg)
             stype, text = seg.get("type"), str_or_none(seg.get("text"))
             if stype == "redacted_thinking":
@@ -197,7 +198,7 @@ class _Thread:
                 yield from self.prompt(text)
             else:
                 yield from self.emit("assistant" if stype == "text" else "reasoning", "agent", text)
-        for use in message.get("tool_uses") if isinstance(message.get("tool_uses"), list) else ():
+        for use in list_or_empty(message.get("tool_uses")):
             use = as_dict(use)
             call_id, name = str_or_none(use.get("id")), str_or_none(use.get("name"))
             names[call_id or ""] = name
@@ -208,7 +209,7 @@ class _Thread:
                 tool=name,
                 call_id=call_id,
             )
-        for result in message.get("tool_results") if isinstance(message.get("tool_results"), list) else ():
+        for result in list_or_empty(message.get("tool_results")):
             r = as_dict(result)
             call_id = str_or_none(r.get("tool_use_id"))
             yield from self.emit(

@@ -72,7 +72,7 @@ class _ZencoderRead(JsonlSessionRead):
     def _record(self, record: Record) -> Iterator[Item]:
         line = record.value
         if not isinstance(line, dict):
-            self.unknown.saw(f"a JSON {type(line).__name__}")  # type: ignore[union-attr]
+            self.unknown.saw(f"a JSON {type(line).__name__}")
             return
         role = line.get("role")
         if role is None and record.lineno == 1:
@@ -94,7 +94,7 @@ class _ZencoderRead(JsonlSessionRead):
             drafts = self._tool(content, ts)
         else:
             if role not in ("finish", "permission"):
-                self.unknown.saw(f"role:{role}")  # type: ignore[union-attr]
+                self.unknown.saw(f"role:{role}")
             return
         yield from self._numbered(drafts, self.facts.native_id or self.stem)
 
@@ -115,7 +115,7 @@ class _ZencoderRead(JsonlSessionRead):
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list_or_empty(content)
         for block in blocks:
             if not isinstance(block, dict):
-                self.unknown.saw("block:not-object")  # type: ignore[union-attr]
+                self.unknown.saw("block:not-object")
                 continue
             yield block, block.get("type")
 
@@ -132,7 +132,7 @@ class _ZencoderRead(JsonlSessionRead):
             elif btype == "skill":
                 yield ("meta", "provider", block.get("content"), {"ts": ts})
             elif btype not in ("image", "file"):
-                self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
+                self.unknown.saw(f"block:{btype}")
 
     def _assistant(self, content: Any, ts: float | None) -> Iterator[Any]:
         for block, btype in self._blocks(content):
@@ -149,12 +149,12 @@ class _ZencoderRead(JsonlSessionRead):
                     {"ts": ts, "tool": name, "call_id": str_or_none(block.get("toolCallId"))},
                 )
             else:
-                self.unknown.saw(f"block:{btype}")  # type: ignore[union-attr]
+                self.unknown.saw(f"block:{btype}")
 
     def _tool(self, content: Any, ts: float | None) -> Iterator[Any]:
         for block in list_or_empty(content):
             if not isinstance(block, dict) or block.get("type") != "tool-result":
-                self.unknown.saw("tool:not-a-result")  # type: ignore[union-attr]
+                self.unknown.saw("tool:not-a-result")
                 continue
             texts: list[str] = []
             injected: list[str] = []

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
@@ -66,21 +66,24 @@ _payload_decoder = msgspec.json.Decoder(CheckpointPayload)
 _encode = msgspec.json.Encoder().encode
 
 
-F = TypeVar("F", bound=Callable[..., object])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+#: A method of the store (what ``_sql_errors`` wraps, keeping its signature).
+_Method = Callable[Concatenate["CheckpointStore", _P], _R]
 
 
-def _sql_errors(action: str) -> Callable[[F], F]:
+def _sql_errors(action: str) -> Callable[[_Method[_P, _R]], _Method[_P, _R]]:
     """Turn any sqlite3 error raised by the wrapped method into one of the error family (see ``_error``)."""
 
-    def wrap(fn: F) -> F:
+    def wrap(fn: _Method[_P, _R]) -> _Method[_P, _R]:
         @functools.wraps(fn)
-        def wrapper(self: CheckpointStore, *args: object, **kwargs: object) -> object:
+        def wrapper(self: CheckpointStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
             try:
                 return fn(self, *args, **kwargs)
             except sqlite3.Error as exc:
                 raise self._error(action, exc) from exc
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
     return wrap
 
@@ -397,7 +400,9 @@ class CheckpointStore:
                 if "UNIQUE" not in str(exc):
                     raise
                 continue
-            return name, cur.lastrowid  # type: ignore[return-value]
+            rowid = cur.lastrowid
+            assert rowid is not None  # an INSERT just succeeded
+            return name, rowid
         raise CheckpointError(f"could not pick a unique snapshot name for {sid}")
 
     def _write(

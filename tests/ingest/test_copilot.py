@@ -501,7 +501,7 @@ def test_the_voyager_override_is_authoritative(tmp_path: Path) -> None:
     assert list(ADAPTER.discover(env)) == []
     env.pop("VOYAGER_COPILOT_HOME")
     (found,) = ADAPTER.discover(env)
-    assert "theirs" in found.path  # type: ignore[union-attr]
+    assert isinstance(found, Source) and "theirs" in found.path
 
 
 HOSTILE_IDS = ["a;rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "with space", "new\nline", "-starts-with-dash"]

@@ -152,7 +152,7 @@ def test_a_folder_listing_is_remembered_only_once_settled_and_only_while_it_hold
     assert memory.names(str(d), os.stat(d)) is None  # the folder changed: listed again
 
     coarse = SimpleNamespace(st_ctime_ns=5_000_000_000, st_ino=st.st_ino)  # what learn reads of a stat
-    memory.learn("/coarse", coarse, ["a.jsonl"])  # type: ignore[arg-type]
+    memory.learn("/coarse", coarse, ["a.jsonl"])  # type: ignore[arg-type]  # a stand-in stat_result
     assert "/coarse" not in memory.learned  # a whole second: a file system that may stamp two changes alike
 
 

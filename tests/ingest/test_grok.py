@@ -389,3 +389,15 @@ def test_raw_output_or_update_content_that_is_not_a_list_costs_only_itself(home:
     odd = update("tool_call_update", 5, toolCallId="c9", status="completed", content=7)
     write(other / "updates.jsonl", stream()[:3] + [odd] + stream()[3:])
     assert ("user", "human", "第一个问题 UPD_PROMPT_ONE") in drafts(read_folder(other))
+
+
+def test_a_backend_call_whose_type_is_a_list_costs_only_itself(home: Path) -> None:
+    # The tool's name was looked up with the raw `type` as a dict key: a list raised TypeError out of the read.
+    path = folder(home)
+    summary(path)
+    items = history()
+    odd = {"type": "backend_tool_call", "kind": {"type": ["web_search_call"], "id": "bk1"}}
+    named = {"type": "backend_tool_call", "kind": {"type": "web_search_call", "id": "bk2"}}
+    write(path / "chat_history.jsonl", items[:3] + [odd, named] + items[3:])
+    got = drafts(read_folder(path))
+    assert ("user", "human", "支付接口报错了 GROK_PROMPT") in got and ("assistant", "agent", "修好了 GROK_REPLY") in got

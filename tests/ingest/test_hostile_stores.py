@@ -18,7 +18,7 @@ import random
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -42,7 +42,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, FuzzHome]]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], FuzzHome]]:
     cache: dict[str, FuzzHome] = {}
 
     def get(name: str) -> FuzzHome:
@@ -50,7 +50,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, FuzzHo
             cache[name] = FuzzHome(name, HOMES[name], tmp_path_factory.mktemp(name))
         return cache[name]
 
-    yield get  # type: ignore[misc]
+    yield get
 
 
 def _rng(*parts: str) -> random.Random:
@@ -138,7 +138,7 @@ def test_unreadable_files_and_folders_are_skipped_not_raised(built, provider: st
                 found += [f"{rel} unreadable: {e}" for e in out.errors[:1]]
             return found
 
-        problems += [f"{h.name}: {p}" for p in special.unprivileged(each_unreadable, h.home)]  # type: ignore[union-attr]
+        problems += [f"{h.name}: {p}" for p in special.unprivileged(each_unreadable, h.home)]
     assert not problems, "\n".join(problems)
 
 
@@ -228,7 +228,9 @@ def test_discovery_stays_linear_in_the_number_of_sessions(built, tmp_path: Path,
         shutil.copytree(h.home, home, symlinks=True)
         original = home / unit.relative_to(h.home)
         for i in range(n):
-            copy = original.with_name(_renamed(original.name, i + 1))  # type: ignore[arg-type]
+            renamed = _renamed(original.name, i + 1)
+            assert renamed is not None  # _session_unit chose a piece named by an id
+            copy = original.with_name(renamed)
             if copy.exists():
                 continue
             (shutil.copytree if original.is_dir() else shutil.copy2)(original, copy)

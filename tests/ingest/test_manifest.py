@@ -35,7 +35,7 @@ from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
 from voyager_sessions.core.model import Event, Session, session_id
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, discover, fingerprint
+from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Item, Notice, Source, discover, fingerprint
 
 #: The store kinds a row may name (a new kind is added here with the docs that explain it).
 STORE_KINDS = {"jsonl", "json", "sqlite", "markdown", "html", "encrypted", "jsonl+zstd", "sqlite+zstd"}
@@ -84,12 +84,13 @@ def _under(path: Path | str, root: Path) -> bool:
     return Path(path).is_relative_to(root)
 
 
-def _read_all(adapter: object, env: Mapping[str, str]) -> tuple[list[Source], list[Item]]:
-    sources, items = [], []
-    for found in discover(adapter, env):  # type: ignore[arg-type]
+def _read_all(adapter: Adapter, env: Mapping[str, str]) -> tuple[list[Source], list[Item]]:
+    sources: list[Source] = []
+    items: list[Item] = []
+    for found in discover(adapter, env):
         if isinstance(found, Source):
             sources.append(found)
-            items += list(adapter.read(found))  # type: ignore[attr-defined]
+            items += list(adapter.read(found))
     return sources, items
 
 
@@ -304,7 +305,7 @@ class ToyAdapter:
     name: ClassVar[str] = "toy"
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [manifest.agent_home("toy", env)]  # type: ignore[list-item]  # HOME is its last resort
+        return [manifest.agent_dir("toy", env)]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for root in self.roots(env):
@@ -397,3 +398,18 @@ def test_register_refuses_a_name_or_home_already_taken() -> None:
         manifest.register(manifest.Agent(name="other", label="Other", module=__name__, homes={"claude": ()}))
     with pytest.raises(ValueError, match="built-in"):
         manifest.unregister("claude")
+
+
+def test_agent_dir_is_a_home_with_a_default_and_never_none(tmp_path: Path) -> None:
+    """``agent_dir`` answers for a home whose entries end in ``HOME``'s default whatever else is set, and refuses a
+    home without one (an override-only home: ``agent_home`` says None for it when its variable is unset)."""
+    homes_with_default = [h for h, entries in manifest.homes().items() if any(var == "HOME" for var, _ in entries)]
+    assert "claude" in homes_with_default
+    for home in homes_with_default:
+        assert manifest.agent_dir(home, {"HOME": str(tmp_path)}) == manifest.agent_home(home, {"HOME": str(tmp_path)})
+    assert manifest.agent_dir("claude", {"HOME": str(tmp_path)}) == tmp_path / ".claude"
+    assert manifest.agent_home("opencode.db", {"HOME": str(tmp_path)}) is None
+    with pytest.raises(LookupError, match="no HOME default"):
+        manifest.agent_dir("opencode.db", {"HOME": str(tmp_path), "OPENCODE_DB": str(tmp_path / "x.db")})
+    with pytest.raises(KeyError):
+        manifest.agent_dir("no-such-home", {"HOME": str(tmp_path)})

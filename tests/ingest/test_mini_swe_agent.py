@@ -197,7 +197,7 @@ def test_the_global_config_variable_moves_the_file_and_the_voyager_variable_wins
 
 @pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found")
 def test_the_capture_is_read_without_writing_anything(home: Path, run) -> None:
-    shutil.copytree(CAPTURES / "mini-2.4.6" / ".config", home / ".config")  # type: ignore[operator]
+    shutil.copytree(CAPTURES / "mini-2.4.6" / ".config", home / ".config")
     config = home / ".config"
     before = {p: p.is_dir() or p.read_bytes() for p in config.rglob("*")}
     assert scan(run)["sessions"] == 1

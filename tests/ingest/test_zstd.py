@@ -30,10 +30,10 @@ def _backends() -> list:
     """Every implementation installed here: zstandard, and the standard library's API (3.14+, or its backport)."""
     found = [pytest.param(("zstandard", zstandard), id="zstandard")]
     try:
-        from compression import zstd as std  # type: ignore[import-not-found]
+        from compression import zstd as std  # type: ignore[import-not-found]  # Python 3.14's, absent before
     except ImportError:
         try:
-            from backports import zstd as std  # type: ignore[no-redef]
+            from backports import zstd as std
         except ImportError:
             std = None
     if std is not None:

@@ -297,6 +297,7 @@ def test_the_background_embedder_catches_up_in_a_child_process(home, run):
     import time
 
     from voyager_sessions.core.paths import DataDir, data_dir
+    from voyager_sessions.core.reports import MeaningStatus
     from voyager_sessions.scan.meaning import Background, status
 
     for key in ("export", "zh-pay"):
@@ -304,13 +305,13 @@ def test_the_background_embedder_catches_up_in_a_child_process(home, run):
     assert run("scan", "-q").exit_code == 0
     ddir = DataDir(data_dir())
     bg = Background(ddir)
-    assert status(ddir)["sessions_ready"] == 0
+    assert status(ddir).sessions_ready == 0
     bg.start()
     deadline = time.monotonic() + 120
-    while status(ddir)["sessions_ready"] < 2 and time.monotonic() < deadline:
+    while status(ddir).sessions_ready < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     bg.stop()
-    assert status(ddir) == {"model": embed.MODEL_ID, "sessions_ready": 2, "sessions_total": 2}
+    assert status(ddir) == MeaningStatus(model=embed.MODEL_ID, sessions_ready=2, sessions_total=2)
     assert not bg.running
 
 

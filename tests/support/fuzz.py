@@ -63,11 +63,11 @@ def recording_opens() -> Iterator[list[str]]:
             out.append(os.fsdecode(path))
         return real_stat(path, *args, **kwargs)
 
-    os.stat = stat  # type: ignore[assignment]
+    os.stat = stat
     try:
         yield out
     finally:
-        os.stat = real_stat  # type: ignore[assignment]
+        os.stat = real_stat
         _opened = None
 
 

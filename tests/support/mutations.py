@@ -30,7 +30,7 @@ from typing import Any
 try:
     import zstandard
 except ImportError:  # pragma: no cover - the test extra installs it
-    zstandard = None  # type: ignore[assignment]
+    zstandard = None  # type: ignore[assignment]  # None says the optional library is absent
 
 #: Terminal escapes a hostile session may hold: clear screen, OSC 52 clipboard write, OSC 0 title,
 #: a C1 CSI, a carriage return that overwrites the line, DEL, a bell and a NUL.
@@ -779,7 +779,7 @@ def sqlite_mutants(path: Path, rng: random.Random, *, full: bool) -> Iterator[Mu
                         )
                     ),
                     record=("row", t, rowid),
-                )  # type: ignore[arg-type]
+                )
     for (t, col), found in cells.items():
         yield from _cell_mutants(t, col, keys[t], found, rng, full=full)
 
@@ -849,7 +849,7 @@ def _cell_mutants(
                 f"cell-{name}:{t}.{col}@{rowid}",
                 _lazy_rows(lambda new=new, r=rowid: write({r: new})),
                 record=("row", t, rowid),
-            )  # type: ignore[arg-type]
+            )
 
 
 def _lazy_rows(make: Callable[[], Callable[[Path], None]]) -> Callable[[Path], None]:

@@ -12,7 +12,7 @@ from pathlib import Path
 def _relocate_frames(path: Path, old: bytes, new: bytes) -> None:
     """A Reasonix log (``RX4F`` zstd frames, base64 payloads) with ``old`` replaced by ``new`` in every record."""
     try:
-        from compression import zstd as codec  # type: ignore[import-not-found]
+        from compression import zstd as codec  # type: ignore[import-not-found]  # Python 3.14's, absent before
 
         compress = codec.compress
     except ImportError:

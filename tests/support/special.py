@@ -11,6 +11,9 @@ import socket
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 Special = Callable[[Path], None]
 
@@ -95,7 +98,7 @@ def is_special(p: Path) -> bool:
 NOBODY = 65534
 
 
-def unprivileged(fn: Callable[[], object], tree: Path) -> object:
+def unprivileged(fn: Callable[[], _T], tree: Path) -> _T:
     """``fn()`` as a user that permissions bind: this process when it is not root, else a forked child
     that owns ``tree`` and runs as ``nobody`` (root reads a chmod-000 file regardless). Its result
     (or exception) comes back pickled; the tree is given back to root afterwards."""
@@ -135,4 +138,5 @@ def unprivileged(fn: Callable[[], object], tree: Path) -> object:
     status, value = pickle.loads(b"".join(chunks))
     if status == "raised":
         raise AssertionError(f"raised as an unprivileged user: {value}")
-    return value
+    result: _T = value  # what fn returned, pickled across the fork
+    return result

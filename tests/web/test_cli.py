@@ -25,7 +25,8 @@ def start(*args: str, said: list[str] | None = None) -> tuple[subprocess.Popen, 
         [*voyager_exe(), "web", "--no-open", *args], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
     )
     lines = [] if said is None else said
-    for line in proc.stderr:  # type: ignore[union-attr]
+    assert proc.stderr is not None  # stderr=PIPE
+    for line in proc.stderr:
         lines.append(line)
         m = re.search(r"(http://127\.0\.0\.1:\d+/#token=\S+)", line)
         if m:
@@ -82,7 +83,7 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) in (0, 130)  # Ctrl-C's conventional status
-        assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+        assert "Traceback" not in proc.stderr.read()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
@@ -103,7 +104,7 @@ def test_a_restart_on_the_same_port_right_after_ctrl_c(scanned):
         proc.send_signal(signal.SIGINT)  # the server closes it first: TIME_WAIT is on the server's side
         assert proc.wait(timeout=30) in (0, 130)
         conn.close()
-        assert "cannot listen" not in proc.stderr.read()  # type: ignore[union-attr]
+        assert "cannot listen" not in proc.stderr.read()
 
 
 def test_the_browser_is_opened_without_the_token_on_its_command_line(scanned, tmp_path):
@@ -124,7 +125,7 @@ def test_the_browser_is_opened_without_the_token_on_its_command_line(scanned, tm
     env = dict(os.environ, BROWSER=str(stub))
     proc = subprocess.Popen([*voyager_exe(), "web"], stderr=subprocess.PIPE, text=True, env=env)
     token = None
-    for line in proc.stderr:  # type: ignore[union-attr]
+    for line in proc.stderr:
         m = re.search(r"/#token=(\S+)", line)
         if m:
             token = m.group(1)
@@ -182,7 +183,7 @@ def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned)
         [*voyager_exe(), "serve", "--web", "-q"], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
     )
     url = None
-    for line in proc.stderr:  # type: ignore[union-attr]
+    for line in proc.stderr:
         m = re.search(r"(http://127\.0\.0\.1:\d+/#token=\S+)", line)
         if m:
             url = m.group(1)
@@ -240,7 +241,7 @@ def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
         finally:
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=40) == 0
-        assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+        assert "Traceback" not in proc.stderr.read()
         # Given back before the command returned: nothing listens now, and the server runs on without it.
         assert _refused(port)
         assert server.status()["web_pages"] == []
@@ -264,7 +265,7 @@ def test_a_page_lent_by_a_server_that_stops_stops_with_it_and_the_command_says_s
         port = int(re.search(r":(\d+)/", url).group(1))
         server.stop()
         assert proc.wait(timeout=40) == 2
-        err = proc.stderr.read()  # type: ignore[union-attr]
+        err = proc.stderr.read()
         assert f"voyager: the server (pid {server.pid}) stopped, and the page with it" in err and "Traceback" not in err
         assert _refused(port)
     finally:

@@ -107,8 +107,9 @@ def flood_then_owner(scanned: Path, connections: int, nofile: int) -> None:
         text=True,
         env=env,
     )
+    assert proc.stderr is not None  # stderr=PIPE
     try:
-        for line in proc.stderr:  # type: ignore[union-attr]
+        for line in proc.stderr:
             m = re.search(r"http://127\.0\.0\.1:(\d+)/#token=(\S+)", line)
             if m:
                 port, token = int(m.group(1)), m.group(2)
@@ -134,7 +135,7 @@ def flood_then_owner(scanned: Path, connections: int, nofile: int) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) in (0, 130)
-    said = proc.stderr.read()  # type: ignore[union-attr]
+    said = proc.stderr.read()
     assert "Too many open files" not in said and "out of system resource" not in said and "Traceback" not in said, said
 
 

@@ -72,7 +72,7 @@ def text_of(html: str) -> str:
     """What a browser would show of ``html`` as text."""
     parts: list[str] = []
     parser = HTMLParser()
-    parser.handle_data = parts.append  # type: ignore[method-assign]
+    parser.handle_data = parts.append  # type: ignore[method-assign]  # the parser's text collected, not handled
     parser.feed(html)
     parser.close()
     return "".join(parts)

@@ -47,10 +47,13 @@ from voyager_sessions.api.requests import StatsRequest as StatsRequest
 from voyager_sessions.core.paths import DataDir
 
 if TYPE_CHECKING:
+    from voyager_sessions.core.reports import DoctorReport, ImportList, ImportResult
     from voyager_sessions.ingest.adapters.base import Notice as SkippedPiece
+    from voyager_sessions.search.embed import Matrix
     from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.facets import SessionFacets
     from voyager_sessions.search.syntax import ParsedQuery
+    from voyager_sessions.store.vectors import VectorStore
 
 #: What a command that needs the index says when there is none.
 NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
@@ -284,8 +287,8 @@ class Reader:
             self.state = StateStore(ddir.state_db, lendable=shared)
         self.searcher = Searcher(self.index, self.state, provider_names())
         self._shared = shared
-        self._vector_store: Any = None  # store.vectors.VectorStore, opened on the first meaning search
-        self._matrix: tuple[Any, Any] | None = None
+        self._vector_store: VectorStore | None = None  # opened on the first meaning search
+        self._matrix: tuple[tuple[int, int], Matrix] | None = None  # (the databases' data versions, their vectors)
 
     def close(self) -> None:
         self.state.close()
@@ -312,7 +315,7 @@ class Reader:
             h.match = result.match
         return result
 
-    def search_meaning(self, query: str, opts: Any, parsed: Any) -> SearchResult:
+    def search_meaning(self, query: str, opts: SearchOptions, parsed: ParsedQuery) -> SearchResult:
         """``query`` ranked by words and meaning (``search.fusion``); ``ModelMissing`` without the model."""
         from voyager_sessions.search.embed import model
         from voyager_sessions.search.fusion import search_with_meaning
@@ -328,8 +331,8 @@ class Reader:
             result.meaning = MeaningReady(sessions_ready=ready, sessions_total=total)
         return result
 
-    def meaning_matrix(self) -> Any:
-        """The usable vectors (``search.embed.Matrix``), read again only when meaning.db or state.db changed."""
+    def meaning_matrix(self) -> Matrix:
+        """The usable vectors, read again only when meaning.db or state.db changed."""
         from voyager_sessions.search.embed import MODEL_ID, Matrix
 
         store = self._vectors()
@@ -345,7 +348,7 @@ class Reader:
         # The vectors a search can use are the matrix's (read again only when a database changed).
         return len(self.meaning_matrix()), self.state.count_sessions_with_events()
 
-    def _vectors(self) -> Any:
+    def _vectors(self) -> VectorStore | None:
         from voyager_sessions.store.vectors import VectorStore
 
         if self._vector_store is None:
@@ -631,8 +634,8 @@ def ask(
     data_dir: DataDir | Path | None = None,
     use_server: bool = True,
     backend: Backend | None = None,
-) -> Any:
-    """Operation ``op``'s typed result for ``req``: from ``voyager serve`` when one answers for the data dir
+) -> msgspec.Struct:
+    """Operation ``op``'s typed result for ``req`` (``OPERATIONS[op]``'s result type: :class:`door.Door` names it): from ``voyager serve`` when one answers for the data dir
     (decoded into the operation's result type), else answered in this process through ``backend``.
 
     The one transport for a front end that wants objects (the picker; the web page reads its own pool): which
@@ -649,7 +652,7 @@ def ask_where(
     data_dir: DataDir | Path | None = None,
     use_server: bool = True,
     backend: Backend | None = None,
-) -> tuple[Any, bool]:
+) -> tuple[msgspec.Struct, bool]:
     """:func:`ask`'s result, and whether a server answered it (a UI's status line says so)."""
     operation = OPERATIONS[op]
     ddir = _where(data_dir)
@@ -665,7 +668,7 @@ def ask_where(
     return operation.run()(req, data_dir=ddir, backend=backend), False
 
 
-def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
+def call(op: str, fields: Mapping[str, object], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
     """Operation ``op``'s result document as JSON bytes, for request ``fields``: from ``voyager serve`` when one
     answers for the data dir (the index already open and fresh), else answered in this process.
 
@@ -689,8 +692,9 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
     return msgspec.json.encode(OPERATIONS[op].run()(req, data_dir=ddir))
 
 
-def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
+def doctor(ddir: DataDir, env: Mapping[str, str]) -> DoctorReport:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
+    from voyager_sessions.core.reports import DoctorReport, Health
     from voyager_sessions.core.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
     from voyager_sessions.store.db import integrity
@@ -703,7 +707,8 @@ def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
     noted: dict[str, list[str]] = {}
     versions: dict[str, dict[str, int]] = {}
     hints = Hints()
-    health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
+    index_health, state_health = "missing", "missing"
+    index_numbers: dict[str, int] = {}  # events, segments, bytes: when an index could be opened
     if ddir.has_index():
         from voyager_sessions.search.index import SearchIndex
         from voyager_sessions.store.state import StateStore
@@ -717,58 +722,60 @@ def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
             hints = Hints(cwds=frozenset(store.known_cwds()), imports=frozenset(store.imports()))
         finally:
             store.close()
-        health["state_db"] = integrity(ddir.state_db)
+        state_health = integrity(ddir.state_db)
         try:
             idx = SearchIndex(ddir.index, create=False)
         except IndexDamaged as exc:
-            health["index"] = str(exc)
+            index_health = str(exc)
             idx = None
     if idx is not None:
         state_events = sum(e for _, e in indexed.values())
         num_events = idx.num_events()
         # Checkpoint and title events are Voyager's own, not counted in the scan state.
         index_events = num_events - idx.count_kind("checkpoint") - idx.count_kind("title")
-        health.update(
-            index="ok"
+        index_health = (
+            "ok"
             if index_events == state_events
             else f"out of step: {index_events} events indexed, the scan state says {state_events} "
-            "(the next scan repairs it; `voyager scan`)",
-            index_events=num_events,
-            index_segments=idx.num_segments(),
-            index_bytes=idx.size_bytes(),
+            "(the next scan repairs it; `voyager scan`)"
         )
-    if ddir.checkpoints_db.exists():
-        health["checkpoints_db"] = integrity(ddir.checkpoints_db)
+        index_numbers = {"events": num_events, "segments": idx.num_segments(), "bytes": idx.size_bytes()}
     from voyager_sessions.ingest import zstd
 
-    # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
-    health["zstd"] = (
-        zstd.backend()
-        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
-    )
     from voyager_sessions.scan.meaning import status as meaning_status
     from voyager_sessions.search.embed import INSTALL_HINT
 
     meaning = meaning_status(ddir)
-    health["meaning"] = (
-        f"{meaning['sessions_ready']} of {meaning['sessions_total']} sessions searchable by meaning"
-        + ("" if meaning["sessions_ready"] == meaning["sessions_total"] else " (`voyager scan --meaning` completes it)")
-        if meaning["model"]
-        else f"not installed: {INSTALL_HINT}"
+    health = Health(
+        data_dir=str(ddir.root),
+        index=index_health,
+        state_db=state_health,
+        index_events=index_numbers.get("events"),
+        index_segments=index_numbers.get("segments"),
+        index_bytes=index_numbers.get("bytes"),
+        checkpoints_db=integrity(ddir.checkpoints_db) if ddir.checkpoints_db.exists() else None,
+        # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
+        zstd=zstd.backend()
+        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions",
+        meaning=f"{meaning.sessions_ready} of {meaning.sessions_total} sessions searchable by meaning"
+        + ("" if meaning.sessions_ready == meaning.sessions_total else " (`voyager scan --meaning` completes it)")
+        if meaning.model
+        else f"not installed: {INSTALL_HINT}",
     )
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "providers": diagnose(env, indexed, failed, noted, hints, versions),
-        "health": health,
-        "meaning": meaning,
-    }
+    return DoctorReport(
+        schema_version=SCHEMA_VERSION,
+        providers=diagnose(env, indexed, failed, noted, hints, versions),
+        health=health,
+        meaning=meaning,
+    )
 
 
-def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
+def imports(ddir: DataDir, env: Mapping[str, str]) -> ImportList:
     """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
     (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
     import os
 
+    from voyager_sessions.core.reports import ImportList, ImportRow
     from voyager_sessions.ingest.adapters import _exports
     from voyager_sessions.ingest.adapters.base import Hints
     from voyager_sessions.store.state import StateStore
@@ -780,7 +787,7 @@ def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
             recorded = store.imports()
         finally:
             store.close()
-    out: list[dict[str, Any]] = []
+    out: list[ImportRow] = []
     folder = {str(p) for p in _exports.candidates(env, Hints())}
     for path in [*recorded, *sorted(folder - set(recorded))]:
         try:
@@ -788,8 +795,8 @@ def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
             present = os.path.exists(path)
         except OSError:
             kind, present = None, False
-        out.append({"path": path, "kind": kind, "present": present, "recorded": path in recorded})
-    return out
+        out.append(ImportRow(path=path, kind=kind, present=present, recorded=path in recorded))
+    return ImportList(imports=out)
 
 
 def _export_kind(path: str) -> str | None:
@@ -804,12 +811,13 @@ def _export_kind(path: str) -> str | None:
     return _exports.kind_of(path)
 
 
-def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str, Any]:
+def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> ImportResult:
     """``voyager import PATH``: record a ChatGPT, Claude.ai or Gemini Apps export (``conversations.json``, its folder, or the
     zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
     import os
 
     from voyager_sessions.core.paths import ensure_private_dir
+    from voyager_sessions.core.reports import ImportResult
     from voyager_sessions.store.state import StateStore
 
     absolute = os.path.abspath(os.path.expanduser(path))
@@ -833,10 +841,10 @@ def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str
             if absolute not in recorded:
                 raise UserError(f"{path}: not a recorded import (see `voyager import --list`)")
             store.set_imports([p for p in recorded if p != absolute])
-            return {"path": absolute, "kind": None, "recorded": False, "already": False}
+            return ImportResult(path=absolute, kind=None, recorded=False, already=False)
         already = absolute in recorded
         if not already:
             store.set_imports([*recorded, absolute])
     finally:
         store.close()
-    return {"path": absolute, "kind": kind, "recorded": True, "already": already}
+    return ImportResult(path=absolute, kind=kind, recorded=True, already=already)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.manifest import Mcp
@@ -58,9 +58,9 @@ def identifies_caller(agent: McpAgent | None, environ: Mapping[str, str]) -> boo
 def calling_session(
     client: str | None,
     environ: Mapping[str, str],
-    meta: Any,
+    meta: object,
     tool: str,
-    arguments: Mapping[str, Any],
+    arguments: Mapping[str, object],
 ) -> str | None:
     """The Voyager id (``provider:native``) of the agent session making this ``tools/call``, when it can be known.
 
@@ -95,8 +95,8 @@ def calling_session(
     return None
 
 
-def _meta_value(meta: Any, keys: list[str]) -> str | None:
-    value = meta
+def _meta_value(meta: object, keys: list[str]) -> str | None:
+    value: object = meta  # the request's _meta: whatever JSON the client sent
     for key in keys:
         if isinstance(value, str):  # a member that holds JSON in a string (Codex has sent its turn metadata so)
             try:

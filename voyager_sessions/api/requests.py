@@ -19,7 +19,7 @@ from a socket line, an MCP tool's arguments or a web page's parameters, as click
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 import msgspec
 
@@ -27,6 +27,9 @@ from voyager_sessions.core.errors import MAX_INT
 
 #: The field's own name, for a front end that spells it as the API does.
 SAME = "="
+#: How a front end spells a field: a name (an MCP argument, a web parameter), or the command line's option
+#: strings (``("-n", "--limit")``; ``"ARG"`` for the argument).
+Spelling = str | tuple[str, ...]
 
 
 def described(
@@ -36,15 +39,28 @@ def described(
     mcp: str | None = SAME,
     web: str | None = SAME,
     why: str | None = None,
-    **bounds: Any,
+    ge: int | None = None,
+    le: int | None = None,
+    max_length: int | None = None,
 ) -> msgspec.Meta:
-    """A field's ``Meta``: its description, bounds (``ge``, ``le``, ``max_length`` …) and front-end spellings."""
-    return msgspec.Meta(description=description, extra={"cli": cli, "mcp": mcp, "web": web, "why": why}, **bounds)
+    """A field's ``Meta``: its description, bounds (``ge`` and ``le`` for a number, ``max_length`` for a list) and
+    front-end spellings."""
+    extra = {"cli": cli, "mcp": mcp, "web": web, "why": why}
+    if max_length is not None:
+        return msgspec.Meta(description=description, extra=extra, max_length=max_length)
+    return msgspec.Meta(description=description, extra=extra, ge=ge, le=le)
 
 
-def spelled(struct: type[msgspec.Struct], front_end: str) -> dict[str, Any]:
-    """Field name -> how ``front_end`` (``cli``, ``mcp``, ``web``) spells it, for the fields it offers."""
-    out: dict[str, Any] = {}
+@overload
+def spelled(struct: type[msgspec.Struct], front_end: Literal["mcp", "web"]) -> dict[str, str]: ...
+@overload
+def spelled(struct: type[msgspec.Struct], front_end: Literal["cli"]) -> dict[str, Spelling]: ...
+def spelled(
+    struct: type[msgspec.Struct], front_end: Literal["cli", "mcp", "web"]
+) -> dict[str, str] | dict[str, Spelling]:
+    """Field name -> how ``front_end`` (``cli``, ``mcp``, ``web``) spells it, for the fields it offers: a name for
+    MCP and the web page (``described`` takes only a name there), option strings or ``"ARG"`` for the CLI."""
+    out: dict[str, Spelling] = {}
     info = msgspec.inspect.type_info(struct)
     assert isinstance(info, msgspec.inspect.StructType)
     for f in info.fields:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -39,6 +40,9 @@ from voyager_sessions.cli.common import (
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.plural import count
 from voyager_sessions.core.textsafe import printable
+
+if TYPE_CHECKING:
+    from voyager_sessions.core.reports import Health, ProviderReport
 
 # Subcommands that live in their own modules, imported only when invoked.
 LAZY_COMMANDS: dict[str, str] = {
@@ -61,8 +65,8 @@ class Interval(click.FloatRange):
     def __init__(self) -> None:
         super().__init__(0.2, 86_400.0)
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        seconds = super().convert(value, param, ctx)
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        seconds = float(super().convert(value, param, ctx))
         if seconds != seconds:  # nan
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
         return seconds
@@ -71,10 +75,24 @@ class Interval(click.FloatRange):
 class LazyGroup(click.Group):
     """The root group: lazy subcommands, and one-line errors with the documented exit codes."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> NoReturn:
+        """Always standalone (``standalone_mode`` is click's, ignored): the process exits with the documented code."""
         try:
             rv = super().main(
-                args=args, prog_name=prog_name or "voyager", complete_var=complete_var, standalone_mode=False, **extra
+                args=args,
+                prog_name=prog_name or "voyager",
+                complete_var=complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
             )
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
@@ -283,7 +301,7 @@ def search(**params: object) -> None:
       voyager search '"connection refused"' kind:tool since:7d
       voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
     """
-    reading.search_command(**params)  # type: ignore[arg-type]
+    reading.search_command(**params)
 
 
 # -- list and show ----------------------------------------------------------------------
@@ -292,13 +310,13 @@ def search(**params: object) -> None:
 @cli.command("list", params=_click_params("list"))
 def list_cmd(**params: object) -> None:
     """Sessions, newest first."""
-    reading.list_command(**params)  # type: ignore[arg-type]
+    reading.list_command(**params)
 
 
 @cli.command(params=_click_params("show"))
 def show(**params: object) -> None:
     """A session's timeline (id, native id or unambiguous prefix)."""
-    reading.show_command(**params)  # type: ignore[arg-type]
+    reading.show_command(**params)
 
 
 # -- stats, demo ------------------------------------------------------------------------
@@ -307,7 +325,7 @@ def show(**params: object) -> None:
 @cli.command(params=_click_params("stats"))
 def stats(**params: object) -> None:
     """Sessions and events per agent, index size, the last scan that changed something."""
-    reading.stats_command(**params)  # type: ignore[arg-type]
+    reading.stats_command(**params)
 
 
 @cli.command()
@@ -317,7 +335,7 @@ def doctor(as_json: bool) -> None:
     from voyager_sessions import api
 
     doc = api.doctor(DataDir(data_dir()), os.environ)
-    reports, health = doc["providers"], doc["health"]
+    reports, health = doc.providers, doc.health
     if as_json:
         emit_json(doc)
         return
@@ -346,11 +364,11 @@ def doctor(as_json: bool) -> None:
         for p in r.notes:
             click.echo(f"  note       {p}")
     click.echo("Voyager")
-    for k, v in health.items():
+    for k, v in health.lines():
         click.echo(f"  {k:<15} {v}")
 
 
-def doctor_summary(reports: list[Any], health: dict[str, Any]) -> list[str]:
+def doctor_summary(reports: list[ProviderReport], health: Health) -> list[str]:
     """``voyager doctor``'s first lines: which agents left sessions here and how many are indexed, what Voyager
     cannot use, the index's health, and where the rest is (every agent below, one block each)."""
     found = sorted(
@@ -382,8 +400,8 @@ def doctor_summary(reports: list[Any], health: dict[str, Any]) -> list[str]:
     newer = [r for r in reports if r.drift]
     if newer:
         listed("newer", [f"{r.label} ({printable(r.drift)})" for r in newer])
-    state = ", ".join(f"{k.removesuffix('_db')} {printable(str(health.get(k)))}" for k in ("index", "state_db"))
-    out.append(f"  health     {state}; data in {printable(str(health.get('data_dir')))}")
+    state = f"index {printable(health.index)}, state {printable(health.state_db)}"
+    out.append(f"  health     {state}; data in {printable(health.data_dir)}")
     if found and not sessions:
         out.append("  next       `voyager scan` (or `voyager ui`) indexes them")
     out.append("Below: each agent, where Voyager looked, what it found and could not use; then Voyager's health.")
@@ -409,27 +427,30 @@ def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> 
     if as_list or path is None:
         if path is not None or forget:
             raise UserError("--list takes no PATH")
-        rows = api.imports(ddir, os.environ)
+        listed = api.imports(ddir, os.environ)
         if as_json:
-            emit_json({"imports": rows})
+            emit_json(listed)
             return
+        rows = listed.imports
         if not rows:
             click.echo("No exports recorded; none in the imports folder. `voyager import PATH` records one.", err=True)
             sys.exit(EXIT_NONE)
         for row in rows:
-            state = row["kind"] or ("missing" if not row["present"] else "not an export")
-            how = "recorded" if row["recorded"] else "imports folder"
-            click.echo(f"{printable(row['path'])}  {state}  ({how})")
+            state = row.kind or ("missing" if not row.present else "not an export")
+            how = "recorded" if row.recorded else "imports folder"
+            click.echo(f"{printable(row.path)}  {state}  ({how})")
         return
     result = api.import_export(ddir, path, forget=forget)
     if as_json:
         emit_json(result)
     elif forget:
-        click.echo(f"Forgot {printable(result['path'])}: the next `voyager scan` drops its conversations.")
+        click.echo(f"Forgot {printable(result.path)}: the next `voyager scan` drops its conversations.")
     else:
-        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai", "gemini-apps": "Gemini Apps (Takeout)"}[result["kind"]]
-        again = " (already recorded)" if result["already"] else ""
-        click.echo(f"Recorded {printable(result['path'])}, a {label} export{again}: `voyager scan` indexes it.")
+        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai", "gemini-apps": "Gemini Apps (Takeout)"}[
+            result.kind or ""
+        ]
+        again = " (already recorded)" if result.already else ""
+        click.echo(f"Recorded {printable(result.path)}, a {label} export{again}: `voyager scan` indexes it.")
 
 
 @cli.command()

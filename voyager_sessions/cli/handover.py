@@ -99,9 +99,9 @@ def export(session: str, fmt: str | None, output: Path | None, force: bool, reda
     from voyager_sessions.api.sessions import export as exported
     from voyager_sessions.export import FORMAT_OF_SUFFIX, render, write_private
 
-    to_file = output is not None and str(output) != "-"
+    target = output if output is not None and str(output) != "-" else None  # None: stdout
     if fmt is None:
-        fmt = FORMAT_OF_SUFFIX.get(output.suffix.lower(), "md") if to_file else "md"  # type: ignore[union-attr]
+        fmt = FORMAT_OF_SUFFIX.get(target.suffix.lower(), "md") if target is not None else "md"
     got = exported(ExportRequest(session=session, redact=redact), data_dir=data_dir())
     doc, counts = got.doc, got.redacted
     said_last_search(doc.timeline.session.session_id, doc.timeline.session.title, got.via_last_search)
@@ -111,8 +111,8 @@ def export(session: str, fmt: str | None, output: Path | None, force: bool, reda
         click.echo(
             f"voyager: redacted {count(sum(counts.values()), 'match')}{f' ({named})' if named else ''}", err=True
         )
-    if to_file:
-        write_private(output, data, force=force)  # type: ignore[arg-type]
+    if target is not None:
+        write_private(target, data, force=force)
         click.echo(
             f"voyager: wrote {printable(str(output))} ({fmt}, {len(doc.timeline.events)} events, {len(data):,} bytes)",
             err=True,

@@ -106,9 +106,11 @@ def _color(mode: str) -> bool:
 
 
 def _isatty(stream: object) -> bool:
+    """Whether ``stream`` is a terminal: False for a stream without ``isatty`` (a test's) or a closed one."""
+    isatty = getattr(stream, "isatty", None)
     try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, ValueError):
+        return callable(isatty) and bool(isatty())
+    except ValueError:
         return False
 
 

@@ -57,7 +57,7 @@ class Part:
             getattr(self, k) == getattr(other, k) for k in ("label", *type(self).__slots__)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as __eq__ compares contents (typeshed wants a method)
 
 
 class Field(Part):

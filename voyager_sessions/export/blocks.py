@@ -86,9 +86,9 @@ def blocks(events: Iterable[Event]) -> list[Block]:
                 open_calls[ev.call_id] = block
             out.append(block)
         elif ev.kind == "tool_result":
-            block = open_calls.get(ev.call_id) if ev.call_id else None
-            if block is not None:
-                block.events.append(ev)
+            opened = open_calls.get(ev.call_id) if ev.call_id else None
+            if opened is not None:
+                opened.events.append(ev)
             else:
                 out.append(Block(kind="tool", events=[ev]))
         elif ev.kind in ("user", "assistant", "reasoning", "meta"):

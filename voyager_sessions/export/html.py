@@ -152,16 +152,16 @@ def render(doc: ExportDoc) -> str:
                 *(f"<dt>{escape(label)}</dt><dd>{_e(str(value))}</dd>" for label, value in short),
                 "</dl>",
             ]
-        for label, shape, value in doc.checkpoint.fields:
-            if isinstance(value, list):
+        for label, shape, field in doc.checkpoint.fields:
+            if isinstance(field, list):
                 out += [
                     f'<div class="who">{escape(label)}</div>',
                     '<ul class="cp">',
-                    *(f"<li>{_e(item)}</li>" for item in value),
+                    *(f"<li>{_e(item)}</li>" for item in field),
                     "</ul>",
                 ]
             elif shape != "line":
-                out += [f'<div class="who">{escape(label)}</div>', f'<p class="text">{_e(value, multiline=True)}</p>']
+                out += [f'<div class="who">{escape(label)}</div>', f'<p class="text">{_e(field, multiline=True)}</p>']
     out.append("<h2>Timeline</h2>")
     for block in blocks(doc.timeline.events):
         ev = block.first

@@ -240,19 +240,21 @@ def render(doc: ExportDoc) -> str:
         out += ["## Checkpoint", ""]
         if doc.checkpoint.updated:
             out += [f"_Saved with `voyager checkpoint`, updated {utc_text(doc.checkpoint.updated)}._", ""]
-        short = [(label, value) for label, shape, value in doc.checkpoint.fields if shape == "line"]
+        short = [
+            (label, text) for label, shape, text in doc.checkpoint.fields if isinstance(text, str) and shape == "line"
+        ]
         if short:
-            out += [*(f"- **{escape(label)}:** {inline(_one_line(value))}" for label, value in short), ""]
-        for label, shape, value in doc.checkpoint.fields:
-            if isinstance(value, list):
+            out += [*(f"- **{escape(label)}:** {inline(_one_line(text))}" for label, text in short), ""]
+        for label, shape, field in doc.checkpoint.fields:
+            if isinstance(field, list):
                 out += [
                     f"**{escape(label)}**",
                     "",
-                    *(f"- {inline(_one_line(item), line_start=True)}" for item in value),
+                    *(f"- {inline(_one_line(item), line_start=True)}" for item in field),
                     "",
                 ]
             elif shape != "line":
-                out += [f"**{escape(label)}**", "", prose(value), ""]
+                out += [f"**{escape(label)}**", "", prose(field), ""]
     out += ["## Timeline", ""]
     agent = printable(doc.agent)
     for block in blocks(doc.timeline.events):

@@ -101,7 +101,8 @@ class _Scanner:
         if self.text[pos : pos + 1] != '"':
             raise _Bad("expected a string", pos)
         try:
-            return json.decoder.scanstring(self.text, pos + 1, True)  # type: ignore[attr-defined,no-any-return]
+            # json.decoder.scanstring: the stdlib scanner json.loads uses, missing from typeshed
+            return json.decoder.scanstring(self.text, pos + 1, True)  # type: ignore[attr-defined]
         except json.JSONDecodeError as exc:
             raise _Bad(exc.msg, exc.pos) from None
 

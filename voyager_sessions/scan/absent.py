@@ -18,11 +18,9 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
 import msgspec
 
-from voyager_sessions.ingest.adapters.base import uses_hints
+from voyager_sessions.ingest.adapters.base import Adapter, uses_hints
 from voyager_sessions.ingest.manifest import agent_variables
 
 #: Environment variables whose values decide where adapters look (besides every agent's own).
@@ -129,7 +127,7 @@ def dump(memory: Memory) -> str:
     return msgspec.json.encode(memory).decode()
 
 
-def remember(memory: Memory, name: str, adapter: Any, env: Mapping[str, str]) -> None:
+def remember(memory: Memory, name: str, adapter: Adapter, env: Mapping[str, str]) -> None:
     """Record what ``adapter`` (``name``) looks at now: kept only when it relies on fixed places that are all absent."""
     places = None
     if not uses_hints(adapter):

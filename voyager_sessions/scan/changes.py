@@ -48,6 +48,9 @@ import msgspec
 
 if TYPE_CHECKING:
     from voyager_sessions.scan.inotify import Place
+    from voyager_sessions.scan.quiet import QuietCheck
+    from voyager_sessions.scan.run import NoticeFn, ProgressFn
+    from voyager_sessions.scan.summary import ScanSummary
 
 #: Paths kept between two scans before the watcher gives up and asks for a full pass.
 MAX_CHANGES = 20_000
@@ -242,7 +245,7 @@ class ChangeWatcher:
         self._lost: set[str] = set()  # agents whose watches a folder created since did not fit
         self._roots: set[str] = set()
         self._last_full: float | None = None  # no full pass yet: what changed before the start is unknown
-        self._quiet: dict[str, Any] = {}  # data dir -> QuietCheck
+        self._quiet: dict[str, QuietCheck] = {}  # data dir -> its check (quiet.py imported when first needed)
 
     # -- life ------------------------------------------------------------------------
 
@@ -500,7 +503,7 @@ class ChangeWatcher:
         self.start()
         self._own_fence = own
 
-    def quiet(self, data_dir: Path):  # noqa: ANN201 - a QuietCheck (imported when first needed)
+    def quiet(self, data_dir: Path) -> QuietCheck:
         """The no-change test of ``data_dir``'s refreshes (kept between refreshes: it caches the state's view)."""
         from voyager_sessions.scan.quiet import QuietCheck
 
@@ -512,8 +515,19 @@ class ChangeWatcher:
 
 
 def refresh(
-    data_dir: Path, env: Mapping[str, str], watcher: ChangeWatcher | None, *, periodic: bool = True, **scan_args: Any
-):
+    data_dir: Path,
+    env: Mapping[str, str],
+    watcher: ChangeWatcher | None,
+    *,
+    periodic: bool = True,
+    providers: list[str] | None = None,
+    keep_missing: bool = False,
+    wait: float = 0.0,
+    progress: ProgressFn | None = None,
+    on_notice: NoticeFn | None = None,
+    rebuild: bool = False,
+    workers: int | None = None,
+) -> ScanSummary:
     """One refresh of ``data_dir``: only what ``watcher`` saw change, or everything when it cannot say.
 
     The hook for ``voyager watch`` and a server's refreshes: pass the same started watcher
@@ -532,14 +546,25 @@ def refresh(
     if (
         changes is not None
         and watcher is not None
-        and not scan_args.get("rebuild")
-        and not scan_args.get("keep_missing")
-        and watcher.quiet(data_dir).nothing_to_do(changes, scan_args.get("providers") or registry.PROVIDERS, env)
+        and not rebuild
+        and not keep_missing
+        and watcher.quiet(data_dir).nothing_to_do(changes, providers or registry.PROVIDERS, env)
     ):
         watcher.counts["quiet"] += 1
         return ScanSummary(seconds=round(time.perf_counter() - t0, 6))
     try:
-        summary = scan(data_dir, env, changes=changes, **scan_args)
+        summary = scan(
+            data_dir,
+            env,
+            changes=changes,
+            providers=providers,
+            keep_missing=keep_missing,
+            wait=wait,
+            progress=progress,
+            on_notice=on_notice,
+            rebuild=rebuild,
+            workers=workers,
+        )
     except BaseException:
         if watcher is not None:
             watcher.give_back(changes)

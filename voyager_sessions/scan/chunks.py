@@ -17,14 +17,17 @@ program.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from voyager_sessions.core.errors import VoyagerError
-from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Source, Unchanged
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.core.model import Event, Session
 from voyager_sessions.search.prepare import PREPARE_BATCH_CHARS, PreparedEvent, max_event_chars, prepare_events
+
+#: An item of a prepared chunk: the adapter's stream (``ingest.adapters.base.Item``) with its events prepared.
+Prepared = PreparedEvent | Session | Cursor | Notice | Unchanged | Partial
 
 #: A chunk closes after this many events even when their text is short.
 CHUNK_EVENTS = 2048
@@ -61,7 +64,7 @@ def failure_reason(exc: BaseException) -> str:
     return f"adapter error: {type(exc).__name__}: {exc}"
 
 
-def prepared_chunks(items: Iterable[Any], cap: int | None = None) -> Iterator[list[Any]]:
+def prepared_chunks(items: Iterable[Item], cap: int | None = None) -> Iterator[list[Prepared]]:
     """The items of ``items`` in order, events replaced by ``PreparedEvent``s, in chunks.
 
     When the adapter raises, the items it yielded before are still delivered (the reader
@@ -120,10 +123,10 @@ class Chunk(msgspec.Struct, array_like=True, gc=False):
     #: Not the source's fault (a ``VoyagerError`` on the worker): the scan stops with it.
     abort: str | None = None
 
-    def items(self) -> list[Any]:
+    def items(self) -> list[Prepared]:
         if len(self.order) == len(self.events):
             return list(self.events)  # the common case: nothing but events
-        lists = {
+        lists: dict[int, Iterator[Prepared]] = {
             _EVENT: iter(self.events),
             _CODES[Session]: iter(self.sessions),
             _CODES[Cursor]: iter(self.cursors),
@@ -143,7 +146,7 @@ class Job(msgspec.Struct, array_like=True, frozen=True):
 
 
 def chunk_of(
-    job: int, items: list[Any], *, end: bool = False, error: str | None = None, abort: str | None = None
+    job: int, items: list[Prepared], *, end: bool = False, error: str | None = None, abort: str | None = None
 ) -> Chunk:
     events: list[PreparedEvent] = []
     by_code: dict[int, list[Any]] = {code: [] for code in _CODES.values()}
@@ -196,10 +199,14 @@ def decode_job(data: bytes) -> Job:
     return _decode(data, _job_decoder)
 
 
-def _decode(data: bytes, decoder: msgspec.msgpack.Decoder) -> Any:
+_T = TypeVar("_T")
+
+
+def _decode(data: bytes, decoder: msgspec.msgpack.Decoder[_T]) -> _T:
     body = memoryview(data)[1:]
     if data[:1] == _PICKLE:
         import pickle
 
-        return pickle.loads(body)  # noqa: S301 - written by this program's own worker, never read from disk
+        pickled: _T = pickle.loads(body)  # noqa: S301 - written by this program's own worker, never read from disk
+        return pickled
     return decoder.decode(body)

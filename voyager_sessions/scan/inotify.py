@@ -231,8 +231,8 @@ class Inotify:
         if len(self.dirs) >= self.budget:
             self.short = f"the budget of {self.budget:,} watches"
             raise _NoRoom
-        wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(path), MASK)
-        if wd < 0:
+        added: int = _LIBC.inotify_add_watch(self.fd, os.fsencode(path), MASK)
+        if added < 0:
             err = ctypes.get_errno()
             if err == errno.ENOSPC:
                 limit = kernel_limit()
@@ -241,10 +241,10 @@ class Inotify:
                 )
                 raise _NoRoom
             return None  # gone, not a folder, not readable: nothing to watch there
-        if wd not in self.dirs:  # (one folder reached by two paths is one watch, named by the first)
-            self.dirs[wd] = _Dir(path)
-            self.by_path[path] = wd
-        return wd
+        if added not in self.dirs:  # (one folder reached by two paths is one watch, named by the first)
+            self.dirs[added] = _Dir(path)
+            self.by_path[path] = added
+        return added
 
     # -- events --------------------------------------------------------------------------
 

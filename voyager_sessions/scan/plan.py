@@ -16,12 +16,15 @@ Sources no longer discovered are the caller's to remove.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Source
 from voyager_sessions.ingest.jsonl import tail_matches
+
+if TYPE_CHECKING:
+    from voyager_sessions.store.state import SourceState
 
 #: Why a source is read: it is new, an append-only file grew, or it changed some other way.
 Why = Literal["new", "grown", "changed"]
@@ -30,7 +33,7 @@ decode_cursor = msgspec.msgpack.Decoder(Cursor).decode
 encode_cursor = msgspec.msgpack.Encoder().encode
 
 
-def same_fingerprint(fp: Fingerprint, old: Any) -> bool:
+def same_fingerprint(fp: Fingerprint, old: SourceState) -> bool:
     """True when the stat pass sees exactly what the last read saw (``old`` is its state row)."""
     return (
         fp.size == old.size
@@ -41,7 +44,7 @@ def same_fingerprint(fp: Fingerprint, old: Any) -> bool:
     )
 
 
-def can_append(source: Source, old: Any) -> bool:
+def can_append(source: Source, old: SourceState) -> bool:
     """True when ``source`` only grew since ``old`` was read: same file, longer, last consumed line intact."""
     if not source.append_only or old.cursor is None:
         return False
@@ -53,7 +56,7 @@ def can_append(source: Source, old: Any) -> bool:
     return tail_matches(source.path, cur.tail_start, cur.offset, cur.tail_hash)
 
 
-def classify(source: Source, old: Any) -> Why | None:
+def classify(source: Source, old: SourceState | None) -> Why | None:
     """Why ``source`` must be read, or None when it is unchanged since ``old`` (its state row, or None)."""
     if old is None:
         return "new"
@@ -65,7 +68,7 @@ def classify(source: Source, old: Any) -> Why | None:
     return "changed"
 
 
-def resume_cursor(source: Source, why: Why, old: Any) -> Cursor | None:
+def resume_cursor(source: Source, why: Why, old: SourceState | None) -> Cursor | None:
     """The cursor a read of ``source`` starts from, if any.
 
     A grown file resumes at its byte offset. A changed source read whole (a database,

@@ -48,7 +48,9 @@ class QuietCheck:
         self._store: StateStore | None = None
         self._view: RefreshView | None = None
         self._hinted: tuple[str, ...] = ()
-        self._files: tuple | None = None  # the index's files as the last refresh left them
+        self._files: tuple[tuple[str, int, int, int], ...] | None = (
+            None  # the index's files as the last refresh left them
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -143,7 +145,7 @@ def _index_id(ddir: DataDir) -> str | None:
         return None
 
 
-def index_files(ddir: DataDir) -> tuple:
+def index_files(ddir: DataDir) -> tuple[tuple[str, int, int, int], ...]:
     """Every file of the index with its inode, size and modification time, in name order (~1 µs a file: an index
     holds a few dozen); empty when the index is gone."""
     try:

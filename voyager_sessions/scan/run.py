@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -32,7 +32,7 @@ from voyager_sessions.core.paths import DataDir, ensure_private_dir
 from voyager_sessions.scan import absent
 from voyager_sessions.ingest.files import Focus, FolderMemory, remembered_folders
 from voyager_sessions.scan.changes import Changes
-from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason, prepared_chunks
+from voyager_sessions.scan.chunks import AdapterFailed, Prepared, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.meaning import forget as forget_vectors
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
@@ -40,7 +40,9 @@ from voyager_sessions.scan.summary import ScanSummary, Skipped
 from voyager_sessions.store.db import StoreDamaged, quick_check, set_aside
 
 if TYPE_CHECKING:
-    from voyager_sessions.store.state import KnownSources
+    from voyager_sessions.scan.workers import Pool
+    from voyager_sessions.search.index import SearchIndex
+    from voyager_sessions.store.state import KnownSources, SourceState
 
 #: Commit the index and the state after this many added events, so a long first scan
 #: makes progress durable and keeps the writer's memory bounded
@@ -211,17 +213,17 @@ class Scan:
         self.fresh_reads: set[str] = set()  # sources read again whole, without their cursor
         self.read_mtimes: dict[str, int] = {}  # the sources read by this scan (not in the state yet): their mtime
         # Work done since the last commit, written to the state store right after it.
-        self.pending_sources: list = []
+        self.pending_sources: list[SourceState] = []
         self.pending_sessions: dict[str, SessionRecord] = {}
         self.pending_removed_sources: list[str] = []
         self.pending_removed_sessions: list[str] = []
         self.uncommitted_events = 0
         self._force_commit = False
         self.workers = default_workers() if workers is None else max(1, workers)
-        self.pool: Any = None  # workers.Pool, started by the first plan big enough to need it
+        self.pool: Pool | None = None  # started by the first plan big enough to need it
         self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
 
-    def _open_index(self, rebuild: bool):
+    def _open_index(self, rebuild: bool) -> SearchIndex:
         """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
         from voyager_sessions.core.errors import IndexDamaged
         from voyager_sessions.search.index import SearchIndex, wipe
@@ -319,7 +321,7 @@ class Scan:
             if self.progress:
                 self.progress(done, total, self.summary.events_added)
 
-    def _reads(self, plan: list[tuple[Source, Why]]) -> Iterator[tuple[Source, Why, Cursor | None, Iterator]]:
+    def _reads(self, plan: list[tuple[Source, Why]]) -> Iterator[tuple[Source, Why, Cursor | None, Iterator[Prepared]]]:
         """Each planned source, in plan order, with its cursor and its stream of prepared items."""
         cursors = [
             None if source.path in self.fresh_reads else resume_cursor(source, why, self.known.get(source.path))
@@ -337,7 +339,7 @@ class Scan:
             source, why = plan[job.id]
             yield source, why, job.cursor, items
 
-    def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]):
+    def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]) -> Pool | None:
         """The worker pool for ``plan``, or None to read it here: one worker, or too little to read to be worth it.
 
         Workers are started once, for the first plan that needs them: by the next, this
@@ -501,7 +503,9 @@ class Scan:
 
     # -- one source ------------------------------------------------------------------
 
-    def _read(self, source: Source, why: Why, old, cursor: Cursor | None, items: Iterator) -> None:
+    def _read(
+        self, source: Source, why: Why, old: SourceState | None, cursor: Cursor | None, items: Iterator[Prepared]
+    ) -> None:
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
         read = SourceRead(
@@ -579,7 +583,7 @@ class Scan:
                 self.read_cwds.add(r.session.cwd)
         self.live_sessions.update(row.sessions)
 
-    def _remove_source(self, old) -> None:
+    def _remove_source(self, old: SourceState) -> None:
         orphans = [sid for sid in old.sessions if sid not in self.live_sessions]
         held = [sid for sid in old.sessions if sid in self.live_sessions]
         # A session another source holds too keeps its documents, unless they were this source's copy.
@@ -676,7 +680,7 @@ class Scan:
         self.uncommitted_events = 0
 
 
-def _read_here(source: Source, cursor: Cursor | None) -> Iterator:
+def _read_here(source: Source, cursor: Cursor | None) -> Iterator[Prepared]:
     """``source``'s items, read in this process, its events prepared (what a worker would send)."""
     adapter = registry.get(source.provider)
     for chunk in prepared_chunks(bounded(source, adapter.read(source, cursor))):
@@ -694,7 +698,7 @@ def _worth_workers(work: list[int], cores: int) -> bool:
     return cores >= POOL_ONE_SOURCE_CORES or max(work) <= total // 2
 
 
-def _bytes_to_read(source: Source, why: Why, old, cursor: Cursor | None) -> int:
+def _bytes_to_read(source: Source, why: Why, old: SourceState | None, cursor: Cursor | None) -> int:
     """About how many bytes reading ``source`` costs: what it grew by, or all of it.
 
     A database read from a cursor re-reads only the sessions that changed, which show

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -22,6 +22,11 @@ from voyager_sessions.ingest.adapters.base import Cursor, Notice, Partial, Sourc
 from voyager_sessions.core.model import TITLE_RANK, Event, Session, SessionRecord
 from voyager_sessions.search.prepare import PreparedEvent
 from voyager_sessions.scan.plan import Why, encode_cursor
+
+if TYPE_CHECKING:
+    from voyager_sessions.scan.chunks import Prepared
+    from voyager_sessions.search.index import SearchIndex
+    from voyager_sessions.store.state import SourceState
 
 #: Events are handed to the index in batches of this many, or of this many bytes of text (an event's text is
 #: capped, but 2,048 events of a quarter-million characters each would be gigabytes held at once).
@@ -34,7 +39,7 @@ class SourceOutcome(msgspec.Struct, kw_only=True):
 
     why: Why
     failed: bool
-    state_row: Any  # store.state.SourceState
+    state_row: SourceState  # (never encoded: the store's own module is imported where a row is made)
     sessions: list[SessionRecord] = []
     removed_sessions: list[str] = []
     events_added: int = 0
@@ -99,7 +104,7 @@ def source_row(
     events: int,
     fatal: Notice | None,
     skipped: Sequence[Notice] = (),
-) -> Any:
+) -> SourceState:
     """The state row for ``source`` as just read: its fingerprint, ok / retry / error by ``fatal``, and
     (for a source read with pieces skipped) what was skipped, for ``voyager doctor``."""
     from voyager_sessions.store.state import SourceState
@@ -150,9 +155,9 @@ class SourceRead:
         self,
         source: Source,
         why: Why,
-        old: Any,
+        old: SourceState | None,
         cursor: Cursor | None,
-        index: Any,
+        index: SearchIndex,
         prior: Mapping[str, SessionRecord],
         notice: Callable[[Notice], None],
         elsewhere: Callable[[str], SessionRecord | None] | None = None,
@@ -193,7 +198,7 @@ class SourceRead:
 
     # -- the stream ------------------------------------------------------------------
 
-    def take(self, item: Any) -> None:
+    def take(self, item: Prepared) -> None:
         """Consume one item of the adapter's stream (its events prepared)."""
         if isinstance(item, PreparedEvent):
             self.substance += 1

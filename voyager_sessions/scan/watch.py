@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 from voyager_sessions.core.errors import Busy, VoyagerError
+
+#: What a scan returns (a summary), handed to ``on_scan`` as it is.
+_S = TypeVar("_S")
 
 #: The longest wait between two attempts after repeated failures (seconds).
 MAX_BACKOFF = 60.0
@@ -32,14 +35,14 @@ class Backoff:
 
     def failed(self) -> float:
         self.failures += 1
-        return min(MAX_BACKOFF, max(self.interval, self.interval * 2**self.failures))
+        return min(MAX_BACKOFF, max(self.interval, self.interval * 2.0**self.failures))
 
 
 def keep_fresh(
-    scan: Callable[[], Any],
+    scan: Callable[[], _S],
     *,
     interval: float,
-    on_scan: Callable[[Any], None] = lambda summary: None,
+    on_scan: Callable[[_S], None] = lambda summary: None,
     on_error: Callable[[VoyagerError, float], None] = lambda exc, delay: None,
     stop: threading.Event | None = None,
 ) -> None:

@@ -43,6 +43,7 @@ from voyager_sessions.scan.chunks import (
     AdapterFailed,
     Chunk,
     Job,
+    Prepared,
     WorkerLost,
     chunk_of,
     decode_chunk,
@@ -310,7 +311,7 @@ class Pool:
             self.close()
             raise
 
-    def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Iterator[list[Any]]]]:
+    def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, Iterator[Prepared]]]:
         """Each job in order with the stream of its chunks' items; consume a stream whole before asking for the next.
 
         A stream raises :class:`AdapterFailed` when the adapter raised (after the items it
@@ -387,7 +388,7 @@ class Pool:
         self.close()
 
 
-def _unread() -> Iterator[Any]:
+def _unread() -> Iterator[Prepared]:
     raise WorkerLost("no worker process was left to read it (they kept dying)")
     yield  # a generator: the error comes when the writer starts reading
 
@@ -400,7 +401,7 @@ class _Stream:
         self.worker = worker
         self.done = False
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Prepared]:
         while not self.done:
             chunk = self._next()
             if chunk.end:

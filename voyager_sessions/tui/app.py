@@ -37,6 +37,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
@@ -376,7 +377,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.match_at = -1
         self.shown: str | None = None
         self.preview_text: Rendered | None = None
-        self._timer: Any = None
+        self._timer: Timer | None = None
         self._width = 0
         self._footer = (bool(query), False)
         self.searches = 0  # answers applied (tests wait on it)

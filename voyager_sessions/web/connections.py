@@ -76,7 +76,7 @@ def protocol(cap: int, read_timeout: float = READ_TIMEOUT) -> type[H11Protocol]:
         #: When this connection began to wait for its next request (its start, or the end of its last answer).
         _waiting_since = 0.0
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn narrows it
             super().connection_made(transport)
             self._wait()
             if len(self.connections) > cap:

@@ -34,7 +34,7 @@ def esc(text: str | None) -> str:
 
 @lru_cache(maxsize=1)
 def _formatter() -> Any:
-    from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+    from pygments.formatters import HtmlFormatter
 
     # nowrap: only escaped spans; markdown-it wraps them in <pre><code>. Made once: building its
     # style table costs more than highlighting a block.
@@ -43,8 +43,8 @@ def _formatter() -> Any:
 
 @lru_cache(maxsize=256)
 def _lexer(lang: str) -> Any:
-    from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
-    from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
 
     try:
         return get_lexer_by_name(lang)
@@ -57,7 +57,7 @@ def _highlight(code: str, lang: str, _attrs: Any) -> str:
     if not lang:
         return ""
     try:
-        from pygments import highlight  # type: ignore[import-untyped]
+        from pygments import highlight
     except ImportError:
         return ""
     lexer = _lexer(lang.split()[0][:40].lower())
@@ -74,7 +74,7 @@ def _md() -> Any:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "highlight": _highlight})
     md.enable(["table", "strikethrough"])
-    md.validateLink = _safe_link  # type: ignore[method-assign]
+    md.validateLink = _safe_link  # type: ignore[method-assign]  # markdown-it's documented way to check links
 
     def image(self, tokens, idx, options, env):  # noqa: ANN001 - markdown-it renderer rules get the renderer first
         tok = tokens[idx]
@@ -191,7 +191,7 @@ def event_html(kind: str, text: str, tool: str | None = None) -> str:
 def pygments_css() -> str:
     """The highlighter's colours (class names prefixed ``hl-``), for the shipped style sheet's companion."""
     try:
-        from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+        from pygments.formatters import HtmlFormatter
     except ImportError:
         return ""
 

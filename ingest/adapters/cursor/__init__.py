@@ -36,7 +36,7 @@ def app_dirs(env: Mapping[str, str]) -> list[Path]:
 
 
 def cursor_home(env: Mapping[str, str]) -> Path:
-    return manifest.agent_home("cursor", env)  # type: ignore[return-value]
+    return manifest.agent_dir("cursor", env)
 
 
 def _subdirs(path: Path) -> list[Path]:

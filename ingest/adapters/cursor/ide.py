@@ -40,6 +40,7 @@ from voyager_sessions.ingest.adapters import _aichat
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
     UnknownRecords,
+    as_dict,
     compact_json,
     epoch,
     int_or_none,
@@ -297,9 +298,9 @@ def _signatures(conn: sqlite3.Connection) -> dict[str, Any]:
         sigs[key[len(COMPOSER) :]] = h
     for key, rowid, size in items(conn, KV, BUBBLE, _row_identity(conn)):
         cid, _, bubble = key[len(BUBBLE) :].partition(":")
-        h = sigs.get(cid)
-        if h is not None:
-            h.update(f"\x00{bubble}\x00{rowid}\x00{size}".encode("utf-8", "surrogatepass"))
+        sig = sigs.get(cid)
+        if sig is not None:
+            sig.update(f"\x00{bubble}\x00{rowid}\x00{size}".encode("utf-8", "surrogatepass"))
     return sigs
 
 
@@ -320,7 +321,7 @@ def _ordered_bubbles(
     headers = doc.get("fullConversationHeadersOnly")
     if isinstance(headers, list):
         rows = _bubble_rows(conn, cid)
-        order = [h.get("bubbleId") for h in headers if isinstance(h, dict) and isinstance(h.get("bubbleId"), str)]
+        order = [b for h in headers if isinstance(h, dict) and isinstance(b := h.get("bubbleId"), str)]
         if rows and not any(b in rows for b in order):
             # A header without its list, or one whose list names none of the bubbles there (a header
             # damaged in its ids): every bubble, in key order, rather than none.
@@ -399,8 +400,8 @@ def read_state_db(source: Source, cursor: Cursor | None) -> Iterator[Item]:
     """Every chat in one ``state.vscdb``; sessions whose signature matches ``cursor``'s are ``Unchanged``."""
     path = source.path
     state = cursor.state if cursor is not None else {}
-    known_composers = state.get("composers") if isinstance(state.get("composers"), dict) else {}
-    known_tabs = state.get("tabs") if isinstance(state.get("tabs"), dict) else {}
+    known_composers = as_dict(state.get("composers"))
+    known_tabs = as_dict(state.get("tabs"))
     opened = open_store(path, "Cursor", {}, lenient_text=True)  # one snapshot: headers and bubbles as of one instant
     if isinstance(opened, Notice):
         yield opened

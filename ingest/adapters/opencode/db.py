@@ -70,7 +70,7 @@ def sqlite_order(values: Iterable[Any]) -> tuple[tuple[int, Any], ...]:
 
     (Text compares by code point, which is the byte order of its UTF-8: SQLite's BINARY collation.)
     """
-    out = []
+    out: list[tuple[int, Any]] = []
     for v in values:
         if v is None:
             out.append((0, 0))
@@ -590,10 +590,14 @@ class SliceReader:
                 yield Unchanged(session=db.product.session_id(native))
                 continue
             tail = before.tail if before is not None else None
-            if tail is not None and (
-                before.sig.generation != gen.name
-                or tail.parent != _col(row, "parent_id")
-                or len(tail.key) != self.nkeys
+            if (
+                tail is not None
+                and before is not None
+                and (
+                    before.sig.generation != gen.name
+                    or tail.parent != _col(row, "parent_id")
+                    or len(tail.key) != self.nkeys
+                )
             ):
                 tail = None
             if indexed:

@@ -60,7 +60,7 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
         return manifest.agent_home(self.db_override, env)
 
     def data_dir(self, env: Mapping[str, str]) -> Path:
-        return manifest.agent_home(self.home, env)  # type: ignore[return-value]  # HOME is the last resort
+        return manifest.agent_dir(self.home, env)
 
 
 #: OpenCode. ``opencode [project] -s/--session <id>``: verified against ``opencode --help`` of 1.18.33.

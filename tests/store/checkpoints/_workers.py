@@ -53,7 +53,7 @@ def crash(db: str, session: str) -> None:
         print("in-transaction", flush=True)
         time.sleep(60)
 
-    store._prune = stop_here  # type: ignore[method-assign]
+    store._prune = stop_here  # type: ignore[method-assign,assignment]  # pauses save() inside its transaction
     store.save(session, "proj", CheckpointPatch(title="uncommitted", add_done=("second",)))
     raise SystemExit("not killed")
 

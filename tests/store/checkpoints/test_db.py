@@ -80,6 +80,8 @@ def test_database_is_private_and_wal(db_path: Path, store: CheckpointStore) -> N
 
 @pytest.mark.parametrize("bad", [None, "", "   ", " lead", "trail ", "a\x00b", "a\nb", 42, b"claude:1", "x" * 600])
 def test_bad_session_ids_raise_and_never_bind(store: CheckpointStore, bad: object) -> None:
+    # Each call hands the store a value of the wrong type on purpose (hence the arg-type ignores): the store's
+    # own checks must refuse it at run time, whatever a caller's types said.
     calls = [
         lambda: store.save(bad, "p", P(title="t")),  # type: ignore[arg-type]
         lambda: store.load(bad),  # type: ignore[arg-type]
@@ -90,7 +92,7 @@ def test_bad_session_ids_raise_and_never_bind(store: CheckpointStore, bad: objec
         lambda: store.status(bad),  # type: ignore[arg-type]
         lambda: store.project_of(bad),  # type: ignore[arg-type]
         lambda: store.handoff(bad, Path("/nonexistent")),  # type: ignore[arg-type]
-        lambda: store.save(SID, bad, P(title="t")),  # type: ignore[arg-type]  (project id too)
+        lambda: store.save(SID, bad, P(title="t")),  # type: ignore[arg-type]  # the project id too
     ]
     for call in calls:
         with pytest.raises(CheckpointError):
