@@ -496,8 +496,13 @@ class StateStore:
         removed_sources: Iterable[str] = (),
         sessions: Iterable[SessionRecord] = (),
         removed_sessions: Iterable[str] = (),
+        meta: Callable[[int], dict[str, str | None]] | None = None,
     ) -> None:
-        """Record, in one transaction, what an index commit that already happened contains."""
+        """Record, in one transaction, what an index commit that already happened contains.
+
+        ``meta``, given how many sessions the table then holds, returns ``meta`` rows to write in the same
+        transaction (None deletes one): what a scan says of the commit, true of exactly this state.
+        """
         with transaction(self.conn) as db:
             db.executemany("DELETE FROM sources WHERE path = ?", [(p,) for p in removed_sources])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in removed_sessions])
@@ -515,6 +520,13 @@ class StateStore:
                 f"INSERT OR REPLACE INTO sessions ({', '.join(_SESSION_COLS)}, events) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 1))})",
                 [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (r.events,) for r in sessions],
             )
+            if meta is not None:
+                count = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+                for key, value in meta(count).items():
+                    if value is None:
+                        db.execute("DELETE FROM meta WHERE key = ?", (key,))
+                    else:
+                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def record_scan(self, started: float, summary: bytes) -> None:
         with transaction(self.conn) as db:

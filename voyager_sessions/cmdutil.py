@@ -176,18 +176,13 @@ def run_scan(
 
 
 def _progress_printer() -> Any:
-    import time
-
-    t0 = time.monotonic()
-
-    def show(done: int, total: int, events: int) -> None:
-        el = max(time.monotonic() - t0, 1e-6)
-        rate = events / el
-        eta = (total - done) * (el / done) if done else 0
+    def show(p: Any) -> None:
+        rate = p.events / max(p.seconds, 1e-6)
+        eta = (p.sources_total - p.sources_done) * (p.seconds / p.sources_done) if p.sources_done else 0
         width = 24
-        fill = int(width * done / total) if total else width
+        fill = int(width * p.sources_done / p.sources_total) if p.sources_total else width
         sys.stderr.write(
-            f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sources  {events} events  "
+            f"\r[{'#' * fill}{'.' * (width - fill)}] {p.sources_done}/{p.sources_total} sources  {p.events} events  "
             f"{rate:,.0f}/s  eta {eta:4.0f}s "
         )
         sys.stderr.flush()
