@@ -59,6 +59,7 @@ SCAN_FIELDS = {
     "skipped",
     "seconds",
     "providers",
+    "remaining",
 }
 
 
@@ -69,7 +70,18 @@ def test_schema_version_is_1():
 def test_search_document(corpus, run):
     run("scan")
     doc = run.json("search", "--json", "-C", "1", "数据库")
-    assert set(doc) == {"schema_version", "query", "total", "offset", "hits", "match", "terms", "total_exact"}
+    assert set(doc) == {
+        "schema_version",
+        "query",
+        "total",
+        "offset",
+        "hits",
+        "match",
+        "terms",
+        "total_exact",
+        "indexing",
+    }
+    assert doc["indexing"] is None  # a whole index: nothing is still being built
     assert doc["match"] == "all" and doc["terms"] == ["数据库"]
     hit = doc["hits"][0]
     assert hit["matched_terms"] is None  # only session rows say which terms they hold

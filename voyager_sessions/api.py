@@ -29,7 +29,15 @@ from typing import Annotated, Any, Literal, Protocol
 import msgspec
 
 from voyager_sessions.core.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
-from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult, SessionList, SessionRecord, Timeline, session_row
+from voyager_sessions.core.model import (
+    SCHEMA_VERSION,
+    Indexing,
+    SearchResult,
+    SessionList,
+    SessionRecord,
+    Timeline,
+    session_row,
+)
 from voyager_sessions.core.paths import DataDir
 
 #: What a command that needs the index says when there is none.
@@ -262,6 +270,20 @@ class Reader:
         """See what was committed since this reader opened (a server calls it after a scan)."""
         self.index.index.reload()
 
+    def indexing(self) -> Indexing | None:
+        """How far the index is built while a scan is building it (or one stopped before the end); None when whole."""
+        from voyager_sessions.scan import progress
+
+        record = progress.decode(self.state.get_meta(progress.META_KEY))
+        if record is None:
+            return None
+        return Indexing(
+            sessions_done=record.sessions_done,
+            sessions_total=max(record.sessions_total, record.sessions_done),
+            sessions_words=max(record.sessions_words, record.sessions_done),
+            running=progress.building(record, self.ddir.lock),
+        )
+
     # -- the documents ------------------------------------------------------------
 
     def search(self, query: str, opts: Any = None, parsed: Any = None) -> SearchResult:
@@ -386,16 +408,26 @@ class LocalBackend:
     ``progress``: the scan's progress callback (the CLI draws a bar on its own terminal).
     """
 
-    def __init__(self, progress: Callable[[int, int, int], None] | None = None) -> None:
+    def __init__(self, progress: Callable[[Any], None] | None = None) -> None:
         self.progress = progress
 
     def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
         return reader(ddir)
 
     def refresh(self, ddir: Path, notice: Notice) -> None:
+        """The refresh before a search: a scan with a budget; what it leaves, a scan in the background reads."""
         from voyager_sessions.scan import scan
+        from voyager_sessions.scan.background import continue_scan, refresh_budget
 
-        scan(ddir, None, progress=self.progress, on_notice=lambda n: notice(notice_text(n), True))
+        summary = scan(
+            ddir,
+            None,
+            progress=self.progress,
+            on_notice=lambda n: notice(notice_text(n), True),
+            budget=refresh_budget(),
+        )
+        if summary.remaining:
+            continue_scan(ddir)
 
 
 class LentBackend:
@@ -483,6 +515,9 @@ def search(
     )
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
         result = r.search(text, opts, parsed)
+        indexing = r.indexing()
+    if indexing is not None:
+        result = msgspec.structs.replace(result, indexing=indexing)
     if req.remember:
         from voyager_sessions.core.lastsearch import remember
 

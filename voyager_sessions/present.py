@@ -23,7 +23,7 @@ import json
 import sys
 
 from voyager_sessions.core import plural
-from voyager_sessions.core.errors import EXIT_NONE, EXIT_OK
+from voyager_sessions.core.errors import EXIT_BUSY, EXIT_NONE, EXIT_OK
 from voyager_sessions.core.textsafe import escape_json_controls
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the server's client pays for imports
@@ -190,12 +190,17 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
             f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
             err=True,
         )
+    if doc.indexing:
+        out.text(indexing_line(doc.indexing), err=True)
     if view.as_json:
         out.raw(escape_json_controls(body) + b"\n")
     elif view.as_jsonl:
         out.raw(b"".join(escape_json_controls(hit) + b"\n" for hit in hit_spans(body)))
     elif not doc.hits:
-        out.text("No matches." if doc.total == 0 else f"No hits on this page ({doc.total} in all).", err=True)
+        if doc.total == 0:
+            out.text("No matches yet." if doc.indexing else "No matches.", err=True)
+        else:
+            out.text(f"No hits on this page ({doc.total} in all).", err=True)
     else:
         from voyager_sessions.render import render_group, render_hit
 
@@ -212,7 +217,26 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
         at_least = "+" if doc.total_exact is False else ""
         more = f"; next page: --offset {shown_to}" if shown_to < doc.total or at_least else ""
         out.text(f"{doc.offset + 1}-{shown_to} of {doc.total}{at_least} {noun}{more}", err=True)
-    return EXIT_OK if doc.total else EXIT_NONE
+    if doc.total:
+        return EXIT_OK
+    # "Nothing matched" is an answer only from a whole index: while one is being built, the match may be in
+    # what is not indexed yet (exit 3, as when another scan holds the index).
+    return EXIT_BUSY if doc.indexing else EXIT_NONE
+
+
+def indexing_line(ix: Any) -> str:
+    """The line a search answered from an index still being built writes on stderr (``indexing`` in its JSON)."""
+    done, total, words = ix["sessions_done"], ix["sessions_total"], ix["sessions_words"]
+    said = f" (what was said in {words:,})" if words > done else ""
+    if ix["running"]:
+        return (
+            f"voyager: still indexing: searched {done:,} of {total:,} sessions{said} so far; "
+            "search again for the rest (`voyager scan` shows the progress)"
+        )
+    return (
+        f"voyager: the index is incomplete: {done:,} of {total:,} sessions{said} were indexed when its scan stopped; "
+        "`voyager scan` goes on with it"
+    )
 
 
 def _by_session(hits: list[Any]) -> list[list[Any]]:
