@@ -179,6 +179,8 @@ _SESSION_COLS = (
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
 _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
 _decode_sessions = msgspec.json.Decoder(list[str]).decode
+_encode_names = msgspec.json.encode
+_session_columns = operator.attrgetter(*_SESSION_COLS)
 
 
 def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
@@ -506,19 +508,19 @@ class StateStore:
         with transaction(self.conn) as db:
             db.executemany("DELETE FROM sources WHERE path = ?", [(p,) for p in removed_sources])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in removed_sessions])
+            at, astuple, names = _SESSIONS_AT, msgspec.structs.astuple, _encode_names
+            rows = []
+            for s in sources:
+                row = astuple(s)  # the fields are the columns, in order; the sessions go as JSON text
+                rows.append((*row[:at], names(row[at]).decode(), *row[at + 1 :]))
             db.executemany(
                 f"INSERT OR REPLACE INTO sources ({', '.join(_SOURCE_COLS)}) VALUES ({', '.join('?' * len(_SOURCE_COLS))})",
-                [
-                    tuple(
-                        msgspec.json.encode(s.sessions).decode() if c == "sessions" else getattr(s, c)
-                        for c in _SOURCE_COLS
-                    )
-                    for s in sources
-                ],
+                rows,
             )
+            columns = _session_columns
             db.executemany(
                 f"INSERT OR REPLACE INTO sessions ({', '.join(_SESSION_COLS)}, events) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 1))})",
-                [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (r.events,) for r in sessions],
+                [(*columns(r.session), r.events) for r in sessions],
             )
             if meta is not None:
                 count = db.execute("SELECT count(*) FROM sessions").fetchone()[0]

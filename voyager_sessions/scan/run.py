@@ -245,6 +245,9 @@ class Scan:
         self.tally = Tally()
         # How far a long scan has got is committed with the index (meta ``indexing``); a full scan that reads its
         # whole plan deletes the record, whoever wrote it.
+        # A first index (the sessions table empty): no session is known but those this scan reads.
+        self.first_index = self.store.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
+        self.read_ids: set[str] = set()  # the sessions this scan read (a first index only)
         self.recorded = self.store.get_meta(META_KEY) is not None
         self.wrote_record = False
         self.whole = providers is None and changes is None
@@ -358,6 +361,7 @@ class Scan:
             self.spool = Spool(self.ddir.spool)
             self.writes = PhasedIndex(self.index, self.spool)
             self.tally.phase = "words"
+            self.spool_max = _spool_max()
         self.reading_since = time.monotonic()
         self.next_commit = self.reading_since + FIRST_COMMIT_S
 
@@ -391,7 +395,7 @@ class Scan:
             left -= 1
             left_bytes -= nbytes
             self.tally.read_one(nbytes, expected, sessions, new)
-            if self.spool is not None and self.spool.bytes >= _spool_max():
+            if self.spool is not None and self.spool.bytes >= self.spool_max:
                 self._commit()
                 self._drain()  # the spool is full: the tool output of what was read so far, then on with the words
                 self.spool.close()
@@ -653,8 +657,8 @@ class Scan:
     def _session_elsewhere(self, sid: str) -> SessionRecord | None:
         """A session as another source left it: queued by this scan, else as stored (None when new)."""
         pending = self.pending_sessions.get(sid)
-        if pending is not None:
-            return pending
+        if pending is not None or (self.first_index and sid not in self.read_ids):
+            return pending  # a first index: the table holds only what this scan read (no query a session)
         return self.store.sessions_by_id([sid]).get(sid)
 
     def _apply(self, out: SourceOutcome, old: Any = None) -> None:
@@ -687,6 +691,8 @@ class Scan:
         else:
             self.summary.changed += 1
         self.pending_removed_sessions.extend(out.removed_sessions)
+        if self.first_index:
+            self.read_ids.update(r.session.id for r in out.sessions)
         for r in out.sessions:
             self.pending_sessions[r.session.id] = r
             if r.session.cwd:
