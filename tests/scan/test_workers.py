@@ -284,6 +284,7 @@ def test_workers_that_keep_dying_cost_only_their_sources(home, monkeypatch, pool
         synth.write_claude(c, home / ".claude" / "projects")
     _die_on(monkeypatch, Path(".jsonl"))
     monkeypatch.setattr(workers_mod, "MAX_REPLACEMENTS", replacements)
+    monkeypatch.setattr(workers_mod, "BATCH_JOBS", 2)  # batches of two: some sources are never handed over
     summary = scan(home / "data", workers=2)
     lost = [k for k in summary.skipped if "worker process" in k.reason]
     assert pools == [2]
@@ -291,8 +292,8 @@ def test_workers_that_keep_dying_cost_only_their_sources(home, monkeypatch, pool
         assert len(lost) == 2 and summary.new == 10  # the two forked workers' first sources
     else:
         assert len(lost) == 12 and summary.failed == 12
-        # The sources handed to the two workers before they died, then the ones no worker was left for.
-        assert sum("no worker process was left" in k.reason for k in lost) == 12 - 2 * workers_mod.IN_FLIGHT
+        # The sources handed to the two workers before they died (in batches), then the ones no worker was left for.
+        assert 0 < sum("no worker process was left" in k.reason for k in lost) < 12
     monkeypatch.delenv("VOYAGER_TEST_DIE_ON")
     again = scan(home / "data", workers=2)
     assert again.failed == 0 and again.changed + again.new == len(lost)
@@ -430,22 +431,34 @@ def test_chunks_stay_small_however_big_the_session(tmp_path):
 
 
 def test_a_worker_holds_a_few_sources_at_most(home, monkeypatch, pools):
-    """The writer hands a worker ``IN_FLIGHT`` sources at most before it took the first one's results."""
-    for i in range(20):
-        synth.write_claude(synth.generate(seed=1200 + i, messages=6), home / ".claude" / "projects")
-    most = 0
+    """The writer hands a worker ``IN_FLIGHT`` batches at most before it took the first one's results, each batch
+    consecutive sources of ``BATCH_BYTES`` to read at most (or one larger source)."""
+    sizes = []
+    for i in range(40):
+        path = synth.write_claude(
+            synth.generate(seed=1200 + i, messages=6 if i % 10 else 200, output_bytes=2000),
+            home / ".claude" / "projects",
+        )
+        sizes.append(path.stat().st_size)
+    monkeypatch.setattr(workers_mod, "BATCH_BYTES", 3 * min(sizes))
+    most_batches = 0
+    batches: list[list[int]] = []
     real_send = workers_mod._Worker.send
 
-    def send(self, job):
-        nonlocal most
-        sent = real_send(self, job)
-        most = max(most, self.load)
+    def send(self, jobs):
+        nonlocal most_batches
+        sent = real_send(self, jobs)
+        most_batches = max(most_batches, len(self.batches))
+        batches.append([workers_mod.job_cost(j) for j in jobs])
         return sent
 
     monkeypatch.setattr(workers_mod._Worker, "send", send)
     summary = scan(home / "data", workers=2)
-    assert pools == [2] and summary.new == 20
-    assert most == workers_mod.IN_FLIGHT
+    assert pools == [2] and summary.new == 40
+    assert most_batches == workers_mod.IN_FLIGHT
+    assert max(len(b) for b in batches) > 1  # small sources travel together
+    assert all(len(b) == 1 or sum(b) <= workers_mod.BATCH_BYTES for b in batches)
+    assert sum(len(b) for b in batches) == 40
 
 
 def test_a_small_refresh_reads_in_process(home, monkeypatch):
