@@ -11,10 +11,10 @@ import gc
 
 import pytest
 
-from tests.conftest import claude_session_lines, write_claude
+from tests.support.sessions import claude_session_lines, write_claude
 from voyager_sessions import api
+from voyager_sessions.cli.main import main
 from voyager_sessions.core.errors import UserError
-from voyager_sessions.main import main
 from voyager_sessions.core.paths import data_dir
 from voyager_sessions.scan import scan
 
@@ -79,7 +79,7 @@ def test_a_search_parses_its_query_once_in_process(home, run, monkeypatch):
     before = api.query_parses()
     api.search(api.SearchRequest(query="marmalade", refresh=False))
     assert calls == ["marmalade"] and api.query_parses() == before + 1
-    # Through the CLI, both ways in: click, and the lean entry point (voyager_sessions.main).
+    # Through the CLI, both ways in: click, and the lean entry point (voyager_sessions.cli.main).
     for argv in (["search", "marmalade", "--json"], ["search", "marmalade", "--sessions", "-C", "1"]):
         calls.clear()
         before = api.query_parses()

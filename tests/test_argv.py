@@ -12,8 +12,8 @@ import random
 import click
 import pytest
 
-from voyager_sessions import commands
-from voyager_sessions.cli import cli
+from voyager_sessions.cli import commands
+from voyager_sessions.cli.app import cli
 
 
 def _click_params(name: str, args: list[str]) -> dict | None:
@@ -132,7 +132,8 @@ def test_what_argv_gives_is_a_request_the_api_takes_unchanged(name, args):
 
     import msgspec
 
-    from voyager_sessions import api, present
+    from voyager_sessions import api
+    from voyager_sessions.cli import present
 
     fields, _ = present.request(name, commands.parse(name, args), lambda mode: False)
     fields = json.loads(json.dumps(fields))  # as it crosses a socket
@@ -156,7 +157,8 @@ def test_what_argv_gives_is_a_request_the_api_takes_unchanged(name, args):
     ],
 )
 def test_the_api_refuses_what_argv_could_not_give(change, message):
-    from voyager_sessions import api, present
+    from voyager_sessions import api
+    from voyager_sessions.cli import present
 
     fields, _ = present.request("search", commands.parse("search", ["x"]), lambda mode: False)
     with pytest.raises(ValueError, match=message):

@@ -1,6 +1,6 @@
 """``voyager checkpoint …`` through the root command (click's CliRunner) and as a real subprocess.
 
-Every call goes through ``voyager_sessions.cli.cli``, so errors are printed by the root
+Every call goes through ``voyager_sessions.cli.app.cli``, so errors are printed by the root
 group exactly as every other command's: one ``voyager: …`` line and the family's exit code.
 """
 
@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import claude_session_lines, run_subprocess, voyager_exe, write_claude
-from voyager_sessions.checkpoint_cli import Resolved
-from voyager_sessions.cli import cli
+from tests.support.run import run_subprocess, voyager_exe
+from tests.support.sessions import claude_session_lines, write_claude
+from voyager_sessions.cli.app import cli
+from voyager_sessions.cli.checkpoint import Resolved
 from voyager_sessions.core.model import Session, SessionRecord
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.store.checkpoints import MAX_PAYLOAD_BYTES, CheckpointStore
 from voyager_sessions.store import db as store_db
+from voyager_sessions.store.checkpoints import MAX_PAYLOAD_BYTES, CheckpointStore
 from voyager_sessions.store.checkpoints import db as checkpoints_db
 from voyager_sessions.store.db import BusyError
 from voyager_sessions.store.state import StateStore

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, CODEX_SID, claude_session_lines, run_subprocess, sha256_tree, write_claude
+from tests.support.run import run_subprocess, sha256_tree
+from tests.support.sessions import CLAUDE_SID, CODEX_SID, claude_session_lines, write_claude
 
 
 def test_scan_then_search_cjk_pair_matches_only_adjacent(corpus, run):
@@ -256,7 +257,7 @@ def test_help_loads_no_engine(home):
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('loaded: %s\\n' % sorted(\n"
         "    m for m in ('msgspec', 'tantivy', 'sqlite3') if m in sys.modules)))\n"
-        "from voyager_sessions.main import main\n"
+        "from voyager_sessions.cli.main import main\n"
         "main()\n"
     )
     proc = subprocess.run(
@@ -273,7 +274,7 @@ def test_help_loads_no_engine(home):
 
 def test_counts_of_one_are_singular(home, run):
     """ "1 sessions" and "(1 hits)" in text output (issue #28, item 8)."""
-    from tests.conftest import claude_session_lines, write_claude
+    from tests.support.sessions import claude_session_lines, write_claude
 
     write_claude(home, claude_session_lines())
     scanned = run("scan")

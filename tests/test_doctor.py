@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, write_claude
-from tests.ingest.test_captures import CAPTURES
+from tests.support.captures import CAPTURES
+from tests.support.sessions import claude_session_lines, write_claude
 from voyager_sessions.ingest.adapters._common import release
 from voyager_sessions.ingest.diagnose import drift_note, sorted_versions, version_key
 

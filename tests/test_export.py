@@ -18,7 +18,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -28,54 +27,19 @@ import pytest
 from cmarkgfm.cmark import Options
 from markdown_it import MarkdownIt
 
-from tests.conftest import CLAUDE_SID, _line, claude_session_lines, write_claude
-from tests.ingest.test_captures import CAPTURES, Capture, captures
-from voyager_sessions.ingest.adapters import PROVIDERS
+from tests.support.captures import CAPTURES, Capture, captures
+from tests.support.demo import DEMO
+from tests.support.sessions import CLAUDE_SID, json_line, claude_session_lines, write_claude
+from voyager_sessions.core.model import Event, SessionRow, Timeline
+from voyager_sessions.core.textsafe import printable
 from voyager_sessions.demo import CORPUS
 from voyager_sessions.export.blocks import Checkpoint, ExportDoc, blocks, capped, facts, when, who
 from voyager_sessions.export.markdown import fence, prose
 from voyager_sessions.export.markdown import render as render_md
-from voyager_sessions.core.model import Event, SessionRow, Timeline
-from voyager_sessions.core.textsafe import printable
+from voyager_sessions.ingest.adapters import PROVIDERS
 
 GOLDEN = Path(__file__).parent / "golden" / "export"
 REGEN = bool(os.environ.get("VOYAGER_REGEN_GOLDEN"))
-#: 2026-12-01T12:00:00Z: when the golden exports say they were made.
-EPOCH = 1796126400
-#: The demo sessions exported: Claude Code (tools, an error, a checkpoint) and Codex (CJK, reasoning, a patch).
-DEMO = {
-    "claude-config": "claude:3f6c9a52-8d41-4e7b-a0c3-5b2e91d7f104",
-    "codex-timeout": "codex:019a4b7c-2d31-7e05-8f6a-9c3b1e0d2a48",
-}
-
-
-@pytest.fixture
-def demo(home, run, monkeypatch) -> None:
-    """The demo corpus indexed as ``voyager demo`` indexes it, and a checkpoint saved at a fixed time."""
-    monkeypatch.setenv("VOYAGER_CLAUDE_HOME", str(CORPUS / "claude"))
-    monkeypatch.setenv("VOYAGER_CODEX_HOME", str(CORPUS / "codex"))
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(EPOCH))
-    assert run("scan", "-q", "--provider", "claude", "--provider", "codex").exit_code == 0
-    with monkeypatch.context() as m:
-        m.setattr(time, "time", lambda: EPOCH - 3600.0)
-        res = run(
-            "checkpoint",
-            "save",
-            DEMO["claude-config"],
-            "--title",
-            "Config loader fix",
-            "--status",
-            "tests green",
-            "--objective",
-            "Stop parse_config_v2 failing without a database section",
-            "--done",
-            "Default the section to {}",
-            "--next",
-            "Release 2.4.1",
-            "--file",
-            "src/inventory/config.py",
-        )
-        assert res.exit_code == 0, res.stderr
 
 
 def _golden(name: str, data: bytes) -> None:
@@ -150,7 +114,7 @@ def hostile(home, run) -> str:
             content[0]["content"] = HOSTILE_OUTPUT
         elif rec.get("uuid") == "u1":
             rec["message"]["content"] = "Title \x1b]0;pwned\x07 <b>bold</b> | pipe"
-        out.append(_line(rec))
+        out.append(json_line(rec))
     write_claude(home, out)
     assert run("scan", "-q").exit_code == 0
     return f"claude:{CLAUDE_SID}"
@@ -651,7 +615,7 @@ def test_long_tool_output_is_capped_with_a_pointer(home, run) -> None:
         rec = json.loads(line)
         if rec.get("uuid") == "u2":
             rec["message"]["content"][0]["content"] = "\n".join(f"line {i}" for i in range(1000))
-        out.append(_line(rec))
+        out.append(json_line(rec))
     write_claude(home, out)
     assert run("scan", "-q").exit_code == 0
     for fmt in ("md", "html"):

@@ -4,35 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
-
-#: Ids and paths as a hostile (or merely unlucky) session file may hold them.
-EVIL = [
-    "x; touch {pwned} #",
-    "$(touch {pwned})",
-    "`touch {pwned}`",
-    'it\'s "quoted"',
-    "two words",
-    "line\nbreak",
-]
+from tests.support.hostile import EVIL, _stub
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 
 ESCAPES = "\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x9b31m\rOVERWRITE\x7f"
-
-
-def _stub(bin_dir: Path, name: str, log: Path) -> None:
-    """An agent binary that records its argv (one JSON line) and its cwd."""
-    script = bin_dir / name
-    script.write_text(
-        f"#!/usr/bin/env python3\nimport json, os, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps([os.getcwd()] + sys.argv[1:]) + '\\n')\n"
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
 
 
 @pytest.mark.parametrize("evil", EVIL)

@@ -28,21 +28,21 @@ FORBIDDEN = {
         "voyager_sessions.store",
         "voyager_sessions.scan",
         "voyager_sessions.api",
-        "voyager_sessions.cli",
+        "voyager_sessions.cli.app",
     ),
     "search": (
         "voyager_sessions.ingest",
         "voyager_sessions.store",
         "voyager_sessions.scan",
         "voyager_sessions.api",
-        "voyager_sessions.cli",
+        "voyager_sessions.cli.app",
     ),
     "store": (
         "voyager_sessions.ingest",
         "voyager_sessions.search",
         "voyager_sessions.scan",
         "voyager_sessions.api",
-        "voyager_sessions.cli",
+        "voyager_sessions.cli.app",
     ),
 }
 
@@ -94,19 +94,19 @@ def test_only_store_and_ingest_import_sqlite3():
 #: What draws terminal output or reads argv: a front end that answers with data imports none of it.
 CLI_MODULES = (
     "click",
-    "voyager_sessions.cli",
-    "voyager_sessions.render",
-    "voyager_sessions.present",
-    "voyager_sessions.cmdutil",
-    "voyager_sessions.search_cmd",
-    "voyager_sessions.read_cmd",
-    "voyager_sessions.commands",
-    "voyager_sessions.argv",
-    "voyager_sessions.options",
-    "voyager_sessions.main",
-    "voyager_sessions.checkpoint_cli",
-    "voyager_sessions.handover_cli",
-    "voyager_sessions.serve_cli",
+    "voyager_sessions.cli.app",
+    "voyager_sessions.cli.render",
+    "voyager_sessions.cli.present",
+    "voyager_sessions.cli.common",
+    "voyager_sessions.cli.reading",
+    "voyager_sessions.cli.reading",
+    "voyager_sessions.cli.commands",
+    "voyager_sessions.cli.argv",
+    "voyager_sessions.cli.options",
+    "voyager_sessions.cli.main",
+    "voyager_sessions.cli.checkpoint",
+    "voyager_sessions.cli.handover",
+    "voyager_sessions.cli.serve",
     "voyager_sessions.mcp_cli",
 )
 
@@ -150,14 +150,14 @@ def _closure(start: Path) -> dict[str, list[str]]:
 
 
 def _serving_modules() -> list[Path]:
-    """The server's and the MCP server's modules: all of ``serve/``, and any module named for MCP."""
+    """The server's and the MCP server's modules: all of ``serve/`` and ``mcp/``."""
     app = LAYERS["app"]
-    return sorted({*(app / "serve").rglob("*.py"), *app.rglob("*mcp*.py")} - set(app.rglob("mcp_cli.py")))
+    return sorted({*(app / "serve").rglob("*.py"), *(app / "mcp").rglob("*.py")})
 
 
 def test_the_server_and_the_mcp_server_import_no_cli_code_and_no_click():
     modules = _serving_modules()
-    assert any(p.name == "server.py" for p in modules) and any("mcp" in p.name for p in modules)
+    assert any(p.parent.name == "serve" for p in modules) and any(p.parent.name == "mcp" for p in modules)
     bad = {}
     for path in modules:
         chains = [
@@ -172,17 +172,14 @@ def test_the_server_and_the_mcp_server_import_no_cli_code_and_no_click():
 
 def test_the_closure_walk_sees_the_cli():
     # The walk itself: the CLI's own entry reaches click and the renderer through Voyager's modules.
-    names = _closure(LAYERS["app"] / "search_cmd.py")
-    assert "voyager_sessions.present" in names and "voyager_sessions.render" in names
+    names = _closure(LAYERS["app"] / "cli" / "reading.py")
+    assert "voyager_sessions.cli.present" in names and "voyager_sessions.cli.render" in names
 
 
 def test_the_reading_and_checkpoint_front_ends_reach_the_engine_and_the_store_only_through_the_api():
     app = LAYERS["app"]
     front_ends = (
-        [
-            app / name
-            for name in ("search_cmd.py", "read_cmd.py", "present.py", "render.py", "cmdutil.py", "checkpoint_cli.py")
-        ]
+        [app / "cli" / name for name in ("reading.py", "present.py", "render.py", "common.py", "checkpoint.py")]
         + _serving_modules()
         + sorted((app / "tui").glob("*.py"))
     )

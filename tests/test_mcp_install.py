@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_subprocess, voyager_exe
+from tests.support.run import run_subprocess, voyager_exe
 
 #: agent -> (config path under HOME, the keys down to the server list, a config the user already had)
 CASES = {

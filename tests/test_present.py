@@ -1,4 +1,4 @@
-"""``voyager_sessions.present``: the CLI's renderer reads the result documents' bytes as the model's Structs would read.
+"""``voyager_sessions.cli.present``: the CLI's renderer reads the result documents' bytes as the model's Structs would read.
 
 A client of ``voyager serve`` renders what the server sent with these functions and the
 standard library only, so they must take exactly the bytes msgspec wrote: ``--jsonl``
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import msgspec
 
-from voyager_sessions import present
+from voyager_sessions.cli import present
+from voyager_sessions.cli.render import render_hit
 from voyager_sessions.core.model import Event, Hit, SearchResult
-from voyager_sessions.render import render_hit
 
 TRICKY = ['"hits":[', "]}", '{"a": [1, 2]}', "数据库 データ", "\\", "\x7f\x85 \u2028", "\n\t", ""]
 

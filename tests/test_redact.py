@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, _line, claude_session_lines, write_claude
+from tests.support.sessions import CLAUDE_SID, json_line, claude_session_lines, write_claude
 from voyager_sessions.export.redact import SHAPES, redact
 
 # Example secrets: right shapes, invented values (assembled here so no scanner mistakes the file for a leak).
@@ -465,8 +465,8 @@ def test_export_redacts_every_session_derived_string(home, run) -> None:
             rec["message"]["content"] = f"deploy with OPENAI_API_KEY={OPENAI} please"
         elif rec.get("uuid") == "u2":
             rec["message"]["content"][0]["content"] = f"Authorization: Bearer {JWT}\n{PEM}"
-        out.append(_line(rec))
-    out.append(_line({"type": "custom-title", "customTitle": f"rotate {GITHUB}", "sessionId": CLAUDE_SID}))
+        out.append(json_line(rec))
+    out.append(json_line({"type": "custom-title", "customTitle": f"rotate {GITHUB}", "sessionId": CLAUDE_SID}))
     write_claude(home, out)
     assert run("scan", "-q").exit_code == 0
     assert run("checkpoint", "save", CLAUDE_SID, "--note", f"the key was {AWS_ID}").exit_code == 0

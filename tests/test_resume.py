@@ -10,26 +10,25 @@ reports them, without a shell in between (the adapter's command reads back exact
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
 import shutil
-import sqlite3
 import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, _line, claude_session_lines, run_subprocess, write_claude
-from tests.captures import CAPTURES
-from tests.ingest.test_captures import captures, provider_of
+from tests.support.captures import CAPTURES, captures, provider_of
+from tests.support.relocate import relocate
+from tests.support.run import run_subprocess
+from tests.support.sessions import CLAUDE_SID, json_line, claude_session_lines, write_claude
+from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS
-from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.manifest import agent_variables
-from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
 
 #: The program each resumable agent is reopened with (its manifest row's ``binary``).
 BINARY = {a.name: a.binary for a in manifest.ROWS.values() if a.binary}
@@ -108,8 +107,8 @@ def test_recipe_runs_where_the_session_ran() -> None:
 def test_hand_over_names_a_directory_it_cannot_enter(tmp_path: Path) -> None:
     """The directory can turn out unenterable (not a directory, no permission, gone) after ``missing`` looked:
     one line naming it, never an internal error, and the process stays where it was."""
+    from voyager_sessions.api.resume import hand_over
     from voyager_sessions.core.errors import UserError
-    from voyager_sessions.resume import hand_over
 
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
@@ -153,42 +152,6 @@ def resume_in_subprocess(ref: str, env: dict[str, str], log: Path, tmp: Path) ->
     (call,) = [json.loads(line) for line in log.read_text().splitlines()]
     log.unlink()
     return call
-
-
-def relocate(root: Path, old: str, new: str) -> None:
-    """Rewrite a copied capture as if its agent had run under ``new`` instead of ``old``.
-
-    Text files are rewritten byte for byte; SQLite databases (with their WAL) through SQL,
-    every text cell; folders named by a hash of the old project dir get the new dir's hash.
-    Only the copy in ``root`` changes, never the shared capture.
-    """
-    ob, nb = old.encode(), new.encode()
-    for p in sorted(root.rglob("*")):
-        if not p.is_file() or p.name.endswith(("-wal", "-shm")):
-            continue
-        head = p.read_bytes()[:16]
-        if head == b"SQLite format 3\x00":
-            conn = sqlite3.connect(p)
-            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
-                cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-                for col in cols:
-                    conn.execute(
-                        f'UPDATE "{table}" SET "{col}" = replace("{col}", ?, ?) '
-                        f'WHERE typeof("{col}") = \'text\' AND instr("{col}", ?) > 0',
-                        (old, new, old),
-                    )
-            conn.commit()
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            conn.close()
-        else:
-            data = p.read_bytes()
-            if ob in data:
-                p.write_bytes(data.replace(ob, nb))
-    old_proj, new_proj = f"{old}/proj", f"{new}/proj"
-    for algo in (hashlib.md5, hashlib.sha256):
-        before, after = algo(old_proj.encode()).hexdigest(), algo(new_proj.encode()).hexdigest()
-        for d in sorted(root.rglob(before), reverse=True):
-            d.rename(d.with_name(after))
 
 
 def _capture_params() -> list:
@@ -271,7 +234,7 @@ def test_resume_hostile_names_claude(home, run, tmp_path: Path) -> None:
 def _cursor(home: Path, work: Path) -> tuple[str, list[str]]:
     from urllib.parse import quote
 
-    from tests.ingest.test_cursor import CLI_MESSAGES, cli_store
+    from tests.support.samples.cursor import CLI_MESSAGES, cli_store
 
     chat = "chat $(id) 1"
     cli_store(
@@ -283,7 +246,7 @@ def _cursor(home: Path, work: Path) -> tuple[str, list[str]]:
 
 
 def _kiro(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_kiro import write_cli
+    from tests.support.samples.kiro import write_cli
 
     sid = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
     write_cli(home, sid, meta={"session_id": sid, "cwd": str(work), "title": "x", "created_at": "2026-12-01T08:00:00Z"})
@@ -291,8 +254,8 @@ def _kiro(home: Path, work: Path) -> tuple[str, list[str]]:
 
 
 def _grok(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest._items import write
-    from tests.ingest.test_grok import folder, history, summary
+    from tests.support.items import write
+    from tests.support.samples.grok import folder, history, summary
 
     sid = "019f7000-0000-7000-8000-0000000000a1"
     path = folder(home, sid)
@@ -305,7 +268,7 @@ def _grok(home: Path, work: Path) -> tuple[str, list[str]]:
 
 
 def _crush(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_crush import project_store, write_projects
+    from tests.support.samples.crush import project_store, write_projects
 
     project_store(home, work)
     write_projects(home / ".local/share/crush", [{"path": str(work), "data_dir": ".crush"}])
@@ -313,28 +276,28 @@ def _crush(home: Path, work: Path) -> tuple[str, list[str]]:
 
 
 def _goose(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_goose import MAIN, messages, write_db
+    from tests.support.samples.goose import MAIN, messages, write_db
 
     write_db(home, [dict(MAIN, working_dir=str(work))], [m for m in messages() if m[0] == MAIN["id"]])
     return f"goose:{MAIN['id']}", ["session", "--resume", "--session-id", MAIN["id"]]
 
 
 def _devin(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_devin import SID, write_db
+    from tests.support.samples.devin import SID, write_db
 
     write_db(home / ".local/share/devin/cli/sessions.db", cwd=str(work))
     return f"devin:{SID}", ["-r", SID]
 
 
 def _iflow(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_iflow import SID, lines, write
+    from tests.support.samples.iflow import SID, lines, write
 
     write(home, lines(cwd=str(work)))
     return f"iflow:{SID}", ["--resume", SID]
 
 
 def _qoder(home: Path, work: Path) -> tuple[str, list[str]]:
-    from tests.ingest.test_qoder import SID, lines, write
+    from tests.support.samples.qoder import SID, lines, write
 
     write(home, lines(cwd=str(work)))
     return f"qoder:{SID}", ["-r", SID]
@@ -343,7 +306,7 @@ def _qoder(home: Path, work: Path) -> tuple[str, list[str]]:
 def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
     from urllib.parse import quote
 
-    from tests.ingest.test_amp import TID, messages, thread, write_thread
+    from tests.support.samples.amp import TID, messages, thread, write_thread
 
     trees = [{"displayName": work.name, "uri": "file://" + quote(str(work))}]
     write_thread(home, thread(messages(), env={"initial": {"trees": trees}}))
@@ -446,7 +409,7 @@ def test_dash_with_an_unreadable_last_search_is_one_line(claude_indexed: Path, r
 
 
 def test_no_resume_offers_export(home, run) -> None:
-    from tests.ingest.test_copilot_vscode import rich_session, workspace
+    from tests.support.samples.copilot_vscode import rich_session, workspace
 
     (workspace(home) / "rich.json").write_text(json.dumps(rich_session(), ensure_ascii=False), encoding="utf-8")
     assert run("scan", "-q").exit_code == 0
@@ -456,7 +419,7 @@ def test_no_resume_offers_export(home, run) -> None:
 
 
 def test_resume_print_hides_control_characters_only_from_a_terminal(home, run) -> None:
-    lines = [_line({**json.loads(line), "cwd": "/tmp/a\x1b]52;c;cHduZWQ=\x07b"}) for line in claude_session_lines()]
+    lines = [json_line({**json.loads(line), "cwd": "/tmp/a\x1b]52;c;cHduZWQ=\x07b"}) for line in claude_session_lines()]
     write_claude(home, lines)
     assert run("scan", "-q").exit_code == 0
     res = run("resume", CLAUDE_SID, "--print")  # CliRunner's stdout is not a terminal: exact bytes
@@ -464,7 +427,7 @@ def test_resume_print_hides_control_characters_only_from_a_terminal(home, run) -
     import pty
     import subprocess
 
-    from tests.conftest import voyager_exe
+    from tests.support.run import voyager_exe
 
     main, child = pty.openpty()
     try:

@@ -1,9 +1,9 @@
-"""``voyager search`` without click (voyager_sessions.main) behaves exactly like the click command.
+"""``voyager search`` without click (voyager_sessions.cli.main) behaves exactly like the click command.
 
 Three layers: the option table is the click command's definition; the fast argv reader
 never accepts what click refuses and, where it accepts, yields click's own values
 (fixed vectors plus a seeded fuzz); and whole runs (stdout, stderr, exit code, errors
-the command raises) match between ``voyager_sessions.main.main`` and ``voyager_sessions.cli.main``.
+the command raises) match between ``voyager_sessions.cli.main.main`` and ``voyager_sessions.cli.app.main``.
 """
 
 from __future__ import annotations
@@ -17,24 +17,25 @@ import sys
 import click
 import pytest
 
-from voyager_sessions import commands, search_cmd
-from voyager_sessions.cli import cli
-from voyager_sessions.cmdutil import Busy, UserError
-from voyager_sessions.main import COMPLETE_VAR
-from voyager_sessions.main import main as fast_main
-from voyager_sessions.options import QUERY_PARAM, SEARCH_OPTIONS
+from voyager_sessions.cli import commands
+from voyager_sessions.cli import reading as search_cmd
+from voyager_sessions.cli.app import cli
+from voyager_sessions.cli.common import Busy, UserError
+from voyager_sessions.cli.main import COMPLETE_VAR
+from voyager_sessions.cli.main import main as fast_main
+from voyager_sessions.cli.options import QUERY_PARAM, SEARCH_OPTIONS
 
 SEARCH = cli.commands["search"]
 
 
 def parse_search(args: list[str]) -> dict | None:
-    """What voyager_sessions.main reads from ``voyager search ARGS`` without click."""
+    """What voyager_sessions.cli.main reads from ``voyager search ARGS`` without click."""
     return commands.parse("search", args)
 
 
 @pytest.fixture(autouse=True)
 def _unfreeze():
-    """voyager_sessions.main.main freezes what start-up imported (meant for a process about to exit); undo it here."""
+    """voyager_sessions.cli.main.main freezes what start-up imported (meant for a process about to exit); undo it here."""
     yield
     gc.unfreeze()
 
@@ -219,7 +220,7 @@ def _outcome(entry, argv: list[str], capfd) -> tuple[object, str, str]:
 
 
 def _click_main(argv: list[str]) -> None:
-    from voyager_sessions.cli import main
+    from voyager_sessions.cli.app import main
 
     main(argv)
 
@@ -350,7 +351,7 @@ def test_console_script_searches_without_importing_click(corpus, run):
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('click imported: %s\\n' % ('click' in sys.modules)))\n"
-        "from voyager_sessions.main import main\n"
+        "from voyager_sessions.cli.main import main\n"
         "main()\n"
     )
     for argv, rc in (
@@ -379,7 +380,7 @@ def test_fast_path_sets_the_private_umask(corpus, run):
         "from voyager_sessions.{} import main\n"
         "main()\n"
     )
-    for module in ("main", "cli"):
+    for module in ("cli.main", "cli.app"):
         proc = subprocess.run(
             [sys.executable, "-c", code.format(module), "search", "数据", "--json", "--no-refresh"],
             capture_output=True,

@@ -8,7 +8,7 @@ import os
 import pty
 import subprocess
 
-from tests.conftest import voyager_exe
+from tests.support.run import voyager_exe
 
 
 def on_a_terminal(*args: str) -> str:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-
-from tests.conftest import CLAUDE_SID, claude_session_lines, write_claude
+from tests.support.sessions import CLAUDE_SID, claude_session_lines, write_claude
 
 
 def test_event_text_cap_and_show_reads_the_source(home, run, monkeypatch):

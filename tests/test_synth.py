@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from voyager_sessions.demo import CORPUS
 import synth
 from synth import cline as synth_cline
-from tests.captures import CAPTURES
+from tests.support.captures import CAPTURES
+from voyager_sessions.core.model import Event, Session
+from voyager_sessions.demo import CORPUS
 from voyager_sessions.ingest.adapters import claude, cline, codex
 from voyager_sessions.ingest.adapters.base import Adapter, Cursor, Notice, Source, fingerprint
-from voyager_sessions.core.model import Event, Session
 
 
 def read(adapter: Adapter, path: Path) -> list[Any]:

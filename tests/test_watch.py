@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from tests.conftest import claude_session_lines, voyager_exe, write_claude
+from tests.support.run import voyager_exe
+from tests.support.sessions import claude_session_lines, write_claude
 
 
 def test_watch_picks_up_an_appended_message(home, tmp_path):

@@ -4,7 +4,7 @@ The package is split by owner (see docs/architecture.md): ``voyager_sessions.ing
 provider formats, ``voyager_sessions.search`` knows Tantivy and the query language,
 ``voyager_sessions.store`` owns Voyager's own SQLite databases; ``voyager_sessions.scan``
 sits above all three and moves data between them; ``voyager_sessions.api`` answers every
-front end (the click CLI in ``voyager_sessions.cli``, the lean ``voyager search`` path, the
+front end (the click CLI in ``voyager_sessions.cli.app``, the lean ``voyager search`` path, the
 server and the MCP server). Imports here stay empty so that ``voyager --help`` starts fast.
 """
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import claude_session_lines, write_claude
-from tests.ingest._items import cursor_of, events, notices
-from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
+from tests.support.items import cursor_of, events, notices
+from tests.support.sessions import claude_session_lines, write_claude
+from tests.support.shell import HOSTILE_NAMES, run_with_stub, shell_words
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.aider import ADAPTER, HISTORY_NAME, cut_prompt
 from voyager_sessions.ingest.adapters.base import Cursor, Hints, Notice, Source, fingerprint
-from voyager_sessions.core.model import Session
 
 ECHO = "> /usr/bin/aider --model openai/gpt-x --message {prompt}  \n"
 

@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import append, events, notices, write
-from tests.ingest._peers import PeerHome, check_sample, tree
+from tests.support.items import append, events, notices, write
+from tests.support.peers import PeerHome, check_sample, tree
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.antigravity import ADAPTER, probe, split_request
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
-from voyager_sessions.core.model import Session
-
 
 CID = "7d1e2f3a-4b5c-4d6e-8f9a-0b1c2d3e4f5a"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ingest._bomb import PEAK_RSS_BOUND_MB, json_document, scan_peak
-from tests.ingest._cli import scan
+from tests.support.bomb import PEAK_RSS_BOUND_MB, json_document, scan_peak
+from tests.support.scanning import scan
 from voyager_sessions.ingest.adapters import dsh
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
 
@@ -336,7 +336,7 @@ def test_every_cap_variable_is_documented():
 @pytest.mark.slow
 def test_a_database_of_a_million_rows_scans_in_bounded_memory(home):
     """A Goose sessions.db whose one session holds 900,000 short messages (rows read as they come)."""
-    from tests.ingest.test_goose import MAIN, write_db
+    from tests.support.samples.goose import MAIN, write_db
 
     db = write_db(home, [MAIN], [])
     conn = sqlite3.connect(db)
@@ -356,7 +356,7 @@ def test_a_database_of_a_million_rows_scans_in_bounded_memory(home):
 @pytest.mark.slow
 def test_a_jsonl_session_of_a_million_lines_scans_in_bounded_memory(home):
     """A Claude Code file of 900,000 prompts: streamed line by line."""
-    from tests.conftest import claude_session_lines
+    from tests.support.sessions import claude_session_lines
 
     first = claude_session_lines()[1]
     folder = home / ".claude" / "projects" / "-home-dev-shop"

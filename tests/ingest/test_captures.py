@@ -15,26 +15,19 @@ CLI and version wrote each).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.captures import CAPTURES, capture_names
-from tests.conftest import Run
+from tests.support.captures import CAPTURES, Capture, _tree, captures, provider_of
 from voyager_sessions.ingest.adapters import PROVIDERS
-from voyager_sessions.ingest.manifest import agent_variables
 from voyager_sessions.ingest.toolcall import SUBAGENT_REPORT, is_subagent_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-#: truth.json's ``agent`` -> Voyager's provider name, where they differ.
-PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe", "interpreter": "open-interpreter", "mini": "mini-swe-agent"}
 
 #: Markers that stand in a provider file but must not be found, and why.
 NOT_INDEXED = {
@@ -51,78 +44,11 @@ NO_TOOL_RUN = {
 }
 
 
-def captures() -> list[str]:
-    return capture_names()
-
-
-def provider_of(capture: str) -> str:
-    agent = json.loads((CAPTURES / capture / "truth.json").read_text())["agent"]
-    return PROVIDER_OF_AGENT.get(agent, agent)
-
-
 def _params() -> Iterator[Any]:
     for name in captures():
         provider = provider_of(name)
         if provider in PROVIDERS:
             yield pytest.param(name, id=name)
-
-
-def _tree(root: Path) -> dict[str, str]:
-    """Relative path -> sha256 of every file under ``root`` (directories listed as "dir").
-
-    A ``-shm`` beside a ``-wal`` is listed, not hashed: it is SQLite's shared-memory index of
-    the WAL, which every reader of a database with a live WAL maintains (the agent's own
-    reads rewrite it too); Voyager cannot read those rows without it. It must still not be
-    created where there was none.
-    """
-    out = {}
-    for p in sorted(root.rglob("*")):
-        rel = str(p.relative_to(root))
-        if p.is_dir() and not p.is_symlink():
-            out[rel] = "dir"
-        elif p.name.endswith("-shm") and p.with_name(p.name[:-4] + "-wal").exists():
-            out[rel] = "shm"
-        else:
-            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
-
-
-class Capture:
-    """One capture copied into a fresh HOME and scanned; searches go through the real CLI."""
-
-    def __init__(self, name: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.name = name
-        self.truth = json.loads((CAPTURES / name / "truth.json").read_text())
-        self.provider = provider_of(name)
-        self.home = tmp / "home"
-        shutil.copytree(CAPTURES / name, self.home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
-        for var in (*agent_variables(), "XDG_CONFIG_HOME", "NO_COLOR"):
-            monkeypatch.delenv(var, raising=False)
-        monkeypatch.setenv("HOME", str(self.home))
-        self.data = tmp / "voyager-data"  # outside HOME: the tree check sees only the agent's files
-        monkeypatch.setenv("VOYAGER_HOME", str(self.data))
-        self.run = Run()
-        self.before = _tree(self.home)
-        res = self.run("scan", "--json")
-        assert res.exit_code == 0, res.stderr
-        self.scan = json.loads(res.stdout)
-        self.scan_stderr = res.stderr
-        self._hits: dict[str, list[dict]] = {}
-
-    def hits(self, marker: str) -> list[dict]:
-        if marker not in self._hits:
-            res = self.run("search", marker, "--json", "--no-refresh", "--limit", "100")
-            assert res.exit_code in (0, 1), res.stderr
-            self._hits[marker] = json.loads(res.stdout)["hits"]
-        return self._hits[marker]
-
-    def in_files(self, marker: str) -> bool:
-        """True when truth.json places ``marker`` in a file the agent wrote."""
-        return bool(self.truth.get("marker_files", {}).get(marker))
-
-    def sessions(self) -> dict[str, dict]:
-        doc = self.run.json("list", "--json", "--limit", "1000")
-        return {s["session_id"]: s for s in doc["sessions"]}
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.items import append, cursor_of, events, last_session, notices, write
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.claude import ADAPTER
-
-from tests.ingest._items import append, cursor_of, events, last_session, notices, write
-from voyager_sessions.core.model import Session
 
 SID = "5f0c2a9e-1b7d-4c3e-9a21-7e6d5c4b3a20"
 CWD = "/home/dev/inventory api"

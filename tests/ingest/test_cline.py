@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import events, notices
-from tests.ingest._peers import PeerHome, check_sample
-from tests.ingest._shell import HOSTILE_NAMES, run_with_stub, shell_words
-from tests.captures import CAPTURES, PEERS, needs_peers
+from tests.support.captures import CAPTURES, PEERS, needs_peers
+from tests.support.items import events, notices
+from tests.support.peers import PeerHome, check_sample
+from tests.support.shell import HOSTILE_NAMES, run_with_stub, shell_words
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.cline import ADAPTER, extension_dirs, probe, sessions_dir
-from voyager_sessions.core.model import Session
 
 SID = "1796200000000_k3x9q"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.items import append, cursor_of, events, last_session, notices, write
+from voyager_sessions.core.model import Event, Session
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager_sessions.ingest.adapters.codex import ADAPTER, parse_output, render_call
-
-from tests.ingest._items import append, cursor_of, events, last_session, notices, write
-from voyager_sessions.core.model import Event, Session
 
 SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 CWD = "/home/dev/payments"

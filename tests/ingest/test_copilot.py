@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import append, cursor_of, events, last_session, notices, write
+from tests.support.items import append, cursor_of, events, last_session, notices, write
+from tests.support.samples.copilot import legacy_doc
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Partial, Source, fingerprint
 from voyager_sessions.ingest.adapters.copilot import ADAPTER, resume_command
-from voyager_sessions.core.model import Session
 
 SID = "0c6f2d1e-5a4b-4c3d-9e8f-7a6b5c4d3e2f"
 AGENT = "9a8b7c6d-1111-4222-8333-944455556666"
@@ -539,33 +540,6 @@ def test_scanning_leaves_the_store_byte_identical(home: Path, run) -> None:
 
 
 # -- the legacy layout --------------------------------------------------------------------------------
-
-
-def legacy_doc(sid: str = "legacy-0001") -> dict[str, Any]:
-    return {
-        "sessionId": sid,
-        "startTime": "2025-09-01T08:00:00.000Z",
-        "endTime": "2025-09-01T08:05:00.000Z",
-        "chatMessages": [
-            {"role": "system", "content": "LEGACY_SYSTEM_PROMPT"},
-            {"role": "user", "content": "旧版会话 LEGACY_PROMPT"},
-            {
-                "role": "assistant",
-                "content": "Looking.",
-                "tool_calls": [
-                    {
-                        "id": "tc1",
-                        "type": "function",
-                        "function": {"name": "bash", "arguments": json.dumps({"command": "ls LEGACY_DIR"})},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "tc1", "content": "LEGACY_TOOL_OUTPUT"},
-            {"role": "assistant", "content": "LEGACY_REPLY"},
-            {"role": "critic", "content": "?"},
-        ],
-        "timeline": [{"type": "tool_call_completed", "toolTitle": "bash", "arguments": {"command": "ls LEGACY_DIR"}}],
-    }
 
 
 def test_legacy_history_session_state_documents(tmp_path: Path) -> None:

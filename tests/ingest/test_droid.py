@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import append, cursor_of, events, last_session, notices, write
+from tests.support.items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
 from voyager_sessions.ingest.adapters.droid import ADAPTER, exit_code_in, resume_command
 

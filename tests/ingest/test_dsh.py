@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._cli import search
-from tests.ingest._peers import PeerHome, check_markers, tree
+from tests.support.peers import PeerHome, check_markers, tree
+from tests.support.scanning import search
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters.base import Hints
 from voyager_sessions.ingest.adapters.dsh import ADAPTER, decode_segment

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-from voyager_sessions.ingest.adapters.base import Notice, Source
-from voyager_sessions.ingest.adapters.base import Fingerprint
+from voyager_sessions.ingest.adapters.base import Fingerprint, Notice, Source
 from voyager_sessions.ingest.files import folder_fingerprint, group_fingerprint, subdirs, walk_files
 
 

@@ -2,12 +2,12 @@
 
 Each HOME of ``_fuzz.fixture_homes()`` (the captures in ``shared/fixtures/agents``, the
 peers' samples in ``shared/fixtures/peers/*/home``, a synthetic Windsurf HOME) is copied,
-and each of its session files is broken by the mutants of ``_mutations.py`` (cut at
+and each of its session files is broken by the mutants of ``tests/support/mutations.py`` (cut at
 several offsets, garbage, NULs, a BOM, CRLF, wrong types, nesting 1,000 deep, lone
 surrogates, terminal escapes in text and ids, a 10 MB string; for SQLite a cut or corrupt
 file, a table or column gone, wrong-typed and invalid-UTF-8 cells, broken JSON cells).
 After each, every adapter that finds anything in the HOME reads it as a scan would, and
-``_fuzz.judge`` holds the outcome to the bar: done within the deadline, nothing raised (the
+``fuzz.judge`` holds the outcome to the bar: done within the deadline, nothing raised (the
 scan's "adapter error"), every item well-typed, the records the mutant left alone still
 found, no provider file changed.
 
@@ -34,10 +34,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Run
-from tests.ingest import _mutations as mut
-from tests.ingest._deadline import deadline
-from tests.ingest._fuzz import FuzzHome, drive, fixture_homes, judge, tree
+from tests.support import mutations as mut
+from tests.support.deadline import deadline
+from tests.support.fuzz import FuzzHome, drive, fixture_homes, judge, tree
+from tests.support.run import Run
 from voyager_sessions.ingest.adapters.base import Notice
 from voyager_sessions.ingest.manifest import agent_variables
 

@@ -19,21 +19,17 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import append, events, notices, write
+from tests.support.items import append, events, notices, write
+from tests.support.samples.gemini import CWD, call, legacy_document, response, ts, user
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.gemini import ADAPTER, resume_command
-from voyager_sessions.core.model import Session
 
 SID = "73fef89a-e238-486f-90e8-4df8da7174fe"
-CWD = "/home/dev/数据 proj"
 CTX = "d04923d38bb0f6017037e74183378ef4"
 
 
 # -- builders: the record shapes of Gemini CLI 0.61 -------------------------------------------------
-
-
-def ts(sec: int) -> str:
-    return f"2026-12-01T08:{sec // 60:02d}:{sec % 60:02d}.100Z"
 
 
 def epoch(sec: int) -> float:
@@ -66,10 +62,6 @@ def start(at: int, sid: str = SID) -> list[dict[str, Any]]:
     return [header(at, sid), {"$set": {"messages": [context(at)], "lastUpdated": ts(at)}}]
 
 
-def user(mid: str, text: str, at: int) -> dict[str, Any]:
-    return {"id": mid, "timestamp": ts(at), "type": "user", "content": [{"text": text}]}
-
-
 def model(
     mid: str, text: str, at: int, *, thought: str | None = None, calls: list[dict] | None = None
 ) -> dict[str, Any]:
@@ -85,23 +77,6 @@ def model(
     if calls is not None:
         rec["toolCalls"] = calls
     return rec
-
-
-def response(cid: str, output: str, name: str = "run_shell_command") -> dict[str, Any]:
-    return {"functionResponse": {"id": cid, "name": name, "response": {"output": output}}}
-
-
-def call(cid: str, command: str, output: str, at: int, status: str = "success") -> dict[str, Any]:
-    return {
-        "id": cid,
-        "name": "run_shell_command",
-        "args": {"command": command, "description": "run it"},
-        "result": [response(cid, output)],
-        "status": status,
-        "timestamp": ts(at),
-        "resultDisplay": output,
-        "displayName": "Shell",
-    }
 
 
 def turn(n: str, at: int) -> list[dict[str, Any]]:
@@ -339,29 +314,6 @@ def test_reading_with_the_last_cursor_yields_only_the_new_turn(gemini: Path) -> 
 
 
 # -- the legacy whole-document sessions --------------------------------------------------------------
-
-
-def legacy_document() -> dict[str, Any]:
-    """``tmp/<sha256(cwd)>/chats/session-*.json`` as Gemini CLI wrote it before the JSONL log."""
-    return {
-        "sessionId": "1f2e3d4c-aaaa-bbbb-cccc-000000000001",
-        "projectHash": hashlib.sha256(CWD.encode()).hexdigest(),
-        "startTime": ts(0),
-        "lastUpdated": ts(9),
-        "messages": [
-            {"id": "1", "timestamp": ts(1), "type": "user", "content": "迁移 数据库 LEGACYPROMPT"},
-            {
-                "id": "2",
-                "timestamp": ts(2),
-                "type": "gemini",
-                "content": "运行测试 LEGACYREPLY",
-                "thoughts": [{"subject": "Planning", "description": "run the tests LEGACYTHINK", "timestamp": ts(2)}],
-                "toolCalls": [call("c1", "pytest -q", "3 failed LEGACYTOOL", 3, status="error")],
-                "model": "gemini-2.5-pro",
-            },
-            {"id": "3", "timestamp": ts(4), "type": "info", "content": "Request cancelled."},
-        ],
-    }
 
 
 def test_a_legacy_json_document_is_read_with_its_cwd_from_the_project_hash(gemini: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import append, cursor_of, events, last_session, notices, write
+from tests.support.items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Source, fingerprint
 from voyager_sessions.ingest.adapters.gptme import ADAPTER, resume_command, split_assistant
 

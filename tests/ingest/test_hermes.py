@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import events, notices
+from tests.support.items import events, notices
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.hermes import ADAPTER, probe, render_call, resume_command, tool_output
-from voyager_sessions.core.model import Session
 
 SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);

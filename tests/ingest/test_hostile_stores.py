@@ -1,6 +1,6 @@
 """Stores that are not what an adapter expects: special files, loops, unreadable pieces, a root that is a file.
 
-Every real capture and peers' sample HOME (see ``_fuzz.py``) is copied and, piece by piece,
+Every real capture and peers' sample HOME (see ``tests/support/fuzz.py``) is copied and, piece by piece,
 broken the ways a file system can surprise a reader: a FIFO, a socket, a symlink to itself,
 a dangling symlink or a directory where a session file is expected (and where an adapter
 merely looks for an optional side file); a symlink cycle inside a store folder; a file or
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ingest import _special as special
-from tests.ingest._fuzz import FuzzHome, drive, fixture_homes, recording_opens
+from tests.support import special
+from tests.support.fuzz import FuzzHome, drive, fixture_homes, recording_opens
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest.adapters.base import Source, discover
 from voyager_sessions.ingest.manifest import agent_variables

@@ -19,20 +19,20 @@ def _records(path: Path, offset: int = 0) -> tuple[list[Record], list[Notice]]:
     return [i for i in items if isinstance(i, Record)], [i for i in items if isinstance(i, Notice)]
 
 
-def _line(obj: object) -> bytes:
+def json_line(obj: object) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
 
 
 def test_a_deeply_nested_line_costs_that_line_only(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     deep = b"[" * 1000 + b"]" * 1000 + b"\n"
-    p.write_bytes(_line({"n": 1}) + deep + _line({"n": 3}))
+    p.write_bytes(json_line({"n": 1}) + deep + json_line({"n": 3}))
     recs, notices = _records(p)
     assert [r.value["n"] for r in recs] == [1, 3]
     assert len(notices) == 1 and "nested too deeply" in notices[0].reason and notices[0].where == "line 2"
     # Lines appended later are read too (the bad line does not stop the file).
     with p.open("ab") as fh:
-        fh.write(_line({"n": 4}))
+        fh.write(json_line({"n": 4}))
     assert [r.value["n"] for r in _records(p, recs[-1].end)[0]] == [4]
 
 
@@ -55,7 +55,7 @@ def test_a_lone_surrogate_escape_is_read_and_replaced(tmp_path: Path) -> None:
 
 def test_a_nul_byte_costs_its_line_not_the_file(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    p.write_bytes(_line({"n": 1}) + b'{"n": 2\x00}\n' + _line({"n": 3}) + b"\x00" * 40)
+    p.write_bytes(json_line({"n": 1}) + b'{"n": 2\x00}\n' + json_line({"n": 3}) + b"\x00" * 40)
     recs, notices = _records(p)
     assert [r.value["n"] for r in recs] == [1, 3]
     assert {n.where for n in notices} == {"line 2", "line 4"} and all("binary" in n.reason for n in notices)
@@ -63,7 +63,7 @@ def test_a_nul_byte_costs_its_line_not_the_file(tmp_path: Path) -> None:
 
 def test_a_byte_order_mark_on_the_first_line_is_ignored(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    p.write_bytes(b"\xef\xbb\xbf" + _line({"n": 1}) + _line({"n": 2}))
+    p.write_bytes(b"\xef\xbb\xbf" + json_line({"n": 1}) + json_line({"n": 2}))
     recs, notices = _records(p)
     assert [r.value["n"] for r in recs] == [1, 2] and not notices
 
@@ -79,7 +79,7 @@ def test_a_line_longer_than_the_cap_is_skipped_in_bounded_memory(tmp_path: Path,
     monkeypatch.setenv("VOYAGER_MAX_LINE_BYTES", str(1 << 20))
     p = tmp_path / "s.jsonl"
     big = b'{"text": "' + b"x" * (20 << 20) + b'"}\n'
-    p.write_bytes(_line({"n": 1}) + big + _line({"n": 3}))
+    p.write_bytes(json_line({"n": 1}) + big + json_line({"n": 3}))
     tracemalloc.start()
     try:
         recs, notices = _records(p)
@@ -89,7 +89,7 @@ def test_a_line_longer_than_the_cap_is_skipped_in_bounded_memory(tmp_path: Path,
     assert [r.value["n"] for r in recs] == [1, 3]
     assert len(notices) == 1 and "longer than" in notices[0].reason and notices[0].where == "line 2"
     assert peak < 8 << 20, peak  # the 20 MB line was never held: one line cap plus a chunk or two
-    assert recs[1].start == len(_line({"n": 1})) + len(big)  # offsets stay exact past the skipped line
+    assert recs[1].start == len(json_line({"n": 1})) + len(big)  # offsets stay exact past the skipped line
 
 
 def test_an_empty_file_is_named(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_a_mistyped_line_reads_as_its_fields_absent():
 
 @pytest.mark.parametrize("name", ["5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f.jsonl", "agent-a1b2c3.jsonl"])
 def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypatch, name: str) -> None:
-    from tests.conftest import claude_session_lines
+    from tests.support.sessions import claude_session_lines
     from voyager_sessions.ingest.adapters import claude
     from voyager_sessions.ingest.adapters.base import Source, fingerprint
     from voyager_sessions.ingest.jsonl import decode_line

@@ -12,14 +12,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 import synth
 from synth import opencode as so
-from tests.ingest._opencode_family import check_prompts, check_title, hits, install, scan_capture, sessions
+from tests.support.opencode_family import check_prompts, check_title, hits, install, scan_capture, sessions
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import PROVIDERS, get
 from voyager_sessions.ingest.adapters.base import Notice, Source
 from voyager_sessions.ingest.adapters.kilo import ADAPTER, probe
-from voyager_sessions.core.model import Session
 
 
 def test_registered_as_its_own_provider() -> None:

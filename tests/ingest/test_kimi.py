@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import append, events, last_session, notices, write
+from tests.support.items import append, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source
 from voyager_sessions.ingest.adapters.kimi import ADAPTER, render_call, resume_command
 from voyager_sessions.ingest.files import folder_fingerprint

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ingest._cli import hits, scan
-from tests.ingest.test_goose import MAIN, messages, text, write_db
+from tests.support.samples.goose import MAIN, messages, text, write_db
+from tests.support.scanning import hits, scan
 from voyager_sessions.ingest import sqlite as ingest_sqlite
 
 PENDING = "UNCOMMITTED_ROW_MARKER"

@@ -27,15 +27,14 @@ from typing import ClassVar
 
 import pytest
 
-from tests.captures import CAPTURES, capture_names
-from tests.conftest import Run
-from tests.ingest.test_captures import provider_of
-from tests.test_resume import relocate
+from tests.support.captures import CAPTURES, capture_names, provider_of
+from tests.support.relocate import relocate
+from tests.support.run import Run
+from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
+from voyager_sessions.core.model import Event, Session, session_id
 from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, discover, fingerprint
-from voyager_sessions.core.model import Event, Session, session_id
-from voyager_sessions.resume import ResumeRecipe, parse_command, recipe
 
 #: The store kinds a row may name (a new kind is added here with the docs that explain it).
 STORE_KINDS = {"jsonl", "json", "sqlite", "markdown", "encrypted", "jsonl+zstd", "sqlite+zstd"}

@@ -7,7 +7,6 @@ a new turn (through the CLI), an empty store and where the files are looked for.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -15,37 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._cli import hits, one, scan, sessions
-from tests.ingest._items import events, notices
-from tests.ingest.test_captures import CAPTURES
+from tests.support.captures import CAPTURES
+from tests.support.items import events, notices
+from tests.support.samples.open_interpreter import NAME, chat, conversations, write
+from tests.support.scanning import hits, one, scan, sessions
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Source, fingerprint
 from voyager_sessions.ingest.adapters.open_interpreter import ADAPTER, started_from_name
-from voyager_sessions.core.model import Session
-
-NAME = "整理日志_and_report__March_05_2026_09-30-15"
-
-
-def conversations(home: Path) -> Path:
-    return home / ".config" / "open-interpreter" / "conversations"
-
-
-def write(folder: Path, messages: Any, name: str = NAME) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.json"
-    path.write_text(json.dumps(messages, ensure_ascii=False), encoding="utf-8")
-    return path
-
-
-def chat(marker: str = "LOGS_OI") -> list[dict[str, Any]]:
-    return [
-        {"role": "user", "type": "message", "content": f"整理日志 {marker}_PROMPT"},
-        {"role": "assistant", "type": "message", "content": "好的，我先看看。"},
-        {"role": "assistant", "type": "code", "format": "python", "content": f"print('{marker}_CODE')"},
-        {"role": "computer", "type": "console", "format": "active_line", "content": "1"},
-        {"role": "computer", "type": "console", "format": "output", "content": f"{marker}_OUT\n"},
-        {"role": "user", "type": "image", "format": "base64.png", "content": "iVBORw0KGgo="},
-        {"role": "assistant", "type": "message", "content": f"完成了 {marker}_REPLY。日本語: 完了。"},
-    ]
 
 
 def read(path: Path) -> list[Any]:

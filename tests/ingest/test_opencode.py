@@ -26,10 +26,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
+
 import synth
 from synth import opencode as so
-from tests.captures import OPENCODE_LIVE_WAL
-from tests.ingest._opencode_family import (
+from tests.support.captures import OPENCODE_LIVE_WAL
+from tests.support.opencode_family import (
     check_prompts,
     check_title,
     hits,
@@ -37,13 +38,12 @@ from tests.ingest._opencode_family import (
     scan_capture,
     sessions,
 )
-from voyager_sessions.ingest.toolcall import tool_call_text
+from voyager_sessions.core.model import Event, Session
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import get
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Notice, Partial, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.opencode import ADAPTER, connect_readonly, probe, tree_fingerprint
-
-from voyager_sessions.core.model import Event, Session
+from voyager_sessions.ingest.toolcall import tool_call_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_FIXTURE = OPENCODE_LIVE_WAL

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import sha256_tree
-from tests.ingest._items import cursor_of, events, last_session, notices
-from tests.test_hostile import EVIL, _stub
+from tests.support.hostile import EVIL, _stub
+from tests.support.items import cursor_of, events, last_session, notices
+from tests.support.run import sha256_tree
 from voyager_sessions.ingest.adapters.base import Partial, Source
 from voyager_sessions.ingest.adapters.openhands import ADAPTER, dashed, probe
 

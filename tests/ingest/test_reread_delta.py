@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from voyager_sessions.core.model import Event
 from voyager_sessions.ingest.adapters._common import DeltaStream, EventCounter, reread_delta
 from voyager_sessions.ingest.adapters.base import Partial, Unchanged
-from voyager_sessions.core.model import Event
 
 
 def numbered(*texts: str) -> list[Event]:

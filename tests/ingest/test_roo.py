@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.ingest._items import events, notices
-from tests.ingest._peers import PeerHome, check_sample
-from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
-from voyager_sessions.ingest.adapters.roo import ADAPTER, probe, storage_dirs
+from tests.support.items import events, notices
+from tests.support.peers import PeerHome, check_sample
 from voyager_sessions.core.model import Session
 from voyager_sessions.core.paths import vscode_user_dirs
+from voyager_sessions.ingest.adapters.base import Notice, Source, fingerprint
+from voyager_sessions.ingest.adapters.roo import ADAPTER, probe, storage_dirs
 
 EXT = "rooveterinaryinc.roo-cline"
 

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.ingest._items import events, last_session, notices
+from tests.support.items import events, last_session, notices
 from voyager_sessions.ingest import jsondoc
 from voyager_sessions.ingest.adapters import (
     amp,
@@ -39,27 +39,28 @@ Case = Callable[[Path], tuple[Any, Mapping[str, str]]]
 
 
 def _gemini(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest import test_gemini as g
+    from tests.support.items import write
+    from tests.support.samples.gemini import CWD, legacy_document, ts, user
 
-    doc = g.legacy_document()
+    doc = legacy_document()
     # A resume's synthetic copy of a turn's results: dropped both ways (the streamed read looks for it first).
     doc["messages"].append(
         {
             "id": "2_response",
-            "timestamp": g.ts(5),
+            "timestamp": ts(5),
             "type": "user",
             "content": [{"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "x"}}}],
         }
     )
-    doc["messages"].append(g.user("4", "下一步 NEXTPROMPT", 6))
+    doc["messages"].append(user("4", "下一步 NEXTPROMPT", 6))
     doc["summary"] = "迁移 the title"
-    folder = home / ".gemini" / "tmp" / hashlib.sha256(g.CWD.encode()).hexdigest() / "chats"
-    g.write(folder / "session-2026-12-01T08-00-1f2e3d4c.json", [doc])
+    folder = home / ".gemini" / "tmp" / hashlib.sha256(CWD.encode()).hexdigest() / "chats"
+    write(folder / "session-2026-12-01T08-00-1f2e3d4c.json", [doc])
     return gemini.ADAPTER, {"HOME": str(home)}
 
 
 def _copilot_cli(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_copilot import legacy_doc
+    from tests.support.samples.copilot import legacy_doc
 
     folder = home / ".copilot" / "history-session-state"
     folder.mkdir(parents=True)
@@ -68,7 +69,7 @@ def _copilot_cli(home: Path) -> tuple[Any, Mapping[str, str]]:
 
 
 def _copilot_vscode(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_copilot_vscode import rich_session, workspace
+    from tests.support.samples.copilot_vscode import rich_session, workspace
 
     doc = rich_session()
     doc["requests"].append({**doc["requests"][0], "agent": {"id": "azure"}})  # another participant's: named
@@ -77,7 +78,7 @@ def _copilot_vscode(home: Path) -> tuple[Any, Mapping[str, str]]:
 
 
 def _kiro_workspace(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_kiro import write_ide
+    from tests.support.samples.kiro import write_ide
 
     write_ide(home / ".config" / "Kiro" / "User")
     return kiro.ADAPTER, {"HOME": str(home)}
@@ -102,7 +103,7 @@ def _kiro_chat(home: Path) -> tuple[Any, Mapping[str, str]]:
 
 
 def _vibe_1(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_vibe import legacy_lines, legacy_meta
+    from tests.support.samples.vibe import legacy_lines, legacy_meta
 
     root = home / "vibe" / "logs" / "session"
     root.mkdir(parents=True)
@@ -114,42 +115,42 @@ def _vibe_1(home: Path) -> tuple[Any, Mapping[str, str]]:
 
 
 def _amp(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_amp import messages, thread, write_thread
+    from tests.support.samples.amp import messages, thread, write_thread
 
     write_thread(home, thread(messages()))
     return amp.ADAPTER, {"HOME": str(home)}
 
 
 def _nanocoder(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_nanocoder import doc, messages, write_session
+    from tests.support.samples.nanocoder import doc, messages, write_session
 
     write_session(home / "nanocoder", doc(messages()))
     return nanocoder.ADAPTER, {"VOYAGER_NANOCODER_HOME": str(home / "nanocoder")}
 
 
 def _continue(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_continue import doc, history, write_session
+    from tests.support.samples.continue_cli import doc, history, write_session
 
     write_session(home / ".continue", doc(history()))
     return continue_cli.ADAPTER, {"VOYAGER_CONTINUE_HOME": str(home / ".continue")}
 
 
 def _open_interpreter(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_open_interpreter import chat, conversations, write
+    from tests.support.samples.open_interpreter import chat, conversations, write
 
     write(conversations(home), chat())
     return open_interpreter.ADAPTER, {"HOME": str(home)}
 
 
 def _mini_swe_agent(home: Path) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_mini_swe_agent import config_dir, trajectory, write
+    from tests.support.samples.mini_swe_agent import config_dir, trajectory, write
 
     write(config_dir(home), trajectory("STREAMED"))
     return mini_swe_agent.ADAPTER, {"HOME": str(home)}
 
 
 def _chatgpt(home: Path, *, as_zip: bool = False) -> tuple[Any, Mapping[str, str]]:
-    from tests.ingest.test_chatgpt import conversation, write_export
+    from tests.support.samples.chatgpt import conversation, write_export
 
     convs = [conversation(), conversation("67a1b2c3-0000-4000-8000-000000000002", "second 第二"), "not a conversation"]
     write_export(home / "imports" / ("export.zip" if as_zip else "conversations.json"), convs, as_zip=as_zip)
@@ -230,7 +231,7 @@ def test_a_streamed_trajectory_tells_a_grown_run_from_a_new_one_as_a_whole_one_d
 ) -> None:
     """mini-swe-agent's cursor (which run, what it indexed) is the same streamed: a run grown by a step costs that
     step, a new run leaves the earlier one Unchanged."""
-    from tests.ingest.test_mini_swe_agent import read, trajectory, write
+    from tests.support.samples.mini_swe_agent import read, trajectory, write
 
     def rounds(folder: Path) -> list[list[Any]]:
         path = write(folder, trajectory("RUN1", steps=1))
@@ -256,7 +257,7 @@ def test_a_streamed_trajectory_tells_a_grown_run_from_a_new_one_as_a_whole_one_d
 def test_a_broken_zip_member_streamed_is_named_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A zip whose member inflates to garbage mid-way (a bad download): the read ends with a notice naming the
     member, what came before stands, and no exception escapes the adapter."""
-    from tests.ingest.test_chatgpt import conversation
+    from tests.support.samples.chatgpt import conversation
 
     adapter, env = _chatgpt(tmp_path, as_zip=True)
     [path] = [Path(s.path) for s in adapter.discover(env)]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from voyager_sessions.ingest.adapters._vscode import has_prefix, items, key_range, uri_path
 from voyager_sessions.core.paths import vscode_user_dirs
+from voyager_sessions.ingest.adapters._vscode import has_prefix, items, key_range, uri_path
 
 
 def test_user_dirs_per_platform():

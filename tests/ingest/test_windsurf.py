@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.ingest._peers import tree
-from tests.ingest.test_cursor import kv_db, one, scan, sessions
+from tests.support.peers import tree
+from tests.support.samples.cursor import kv_db
+from tests.support.scanning import one, scan, sessions
 from voyager_sessions.ingest.adapters.windsurf import ADAPTER, ENCRYPTED, app_dirs, cascade_dir, probe
 
 APP = Path(".config/Windsurf/User")

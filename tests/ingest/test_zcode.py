@@ -18,12 +18,11 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._items import events, notices
-from tests.ingest._peers import PeerHome, check_sample, tree
+from tests.support.items import events, notices
+from tests.support.peers import PeerHome, check_sample, tree
+from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
 from voyager_sessions.ingest.adapters.zcode import ADAPTER, probe
-from voyager_sessions.core.model import Session
-
 
 SCHEMA = """
 CREATE TABLE session (id TEXT PRIMARY KEY NOT NULL, project_id TEXT, workspace_id TEXT, directory TEXT, title TEXT,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.ingest._cli import kinds, search
-from tests.ingest._peers import PeerHome, check_markers, tree
+from tests.support.peers import PeerHome, check_markers, tree
+from tests.support.scanning import kinds, search
 from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters.zed import ADAPTER, first_folder, result_text
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, codex_session_lines, write_claude, write_codex
-from tests.captures import CAPTURES, capture_names, peer_homes
+from tests.support.captures import CAPTURES, capture_names, peer_homes
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.ingest import adapters
 from voyager_sessions.ingest.adapters.base import Hints, Source, discover, uses_hints
 from voyager_sessions.ingest.manifest import agent_variables

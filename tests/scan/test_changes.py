@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
-from tests.store_changes import create_and_change_opencode
+from tests.support.sessions import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+from tests.support.store_changes import create_and_change_opencode
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import scan
 from voyager_sessions.scan.changes import ChangeWatcher, refresh

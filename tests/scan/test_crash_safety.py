@@ -13,10 +13,10 @@ from collections import Counter
 import pytest
 
 import synth
-from voyager_sessions.ingest.adapters import get
-from voyager_sessions.scan import scan
 from voyager_sessions.core.model import Event
 from voyager_sessions.core.paths import DataDir, data_dir
+from voyager_sessions.ingest.adapters import get
+from voyager_sessions.scan import scan
 from voyager_sessions.search.index import SearchIndex
 
 TRIALS = 20

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, codex_session_lines, run_subprocess, write_claude, write_codex
+from tests.support.run import run_subprocess
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.core.errors import DiskFull, VoyagerError
 from voyager_sessions.scan.watch import MAX_BACKOFF, Backoff, keep_fresh
 

@@ -7,11 +7,10 @@ import os
 
 import pytest
 
-
-from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
-from voyager_sessions.scan import scan
-from voyager_sessions.core.paths import DataDir, data_dir
+from tests.support.sessions import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.api import SearchRequest, search
+from voyager_sessions.core.paths import DataDir, data_dir
+from voyager_sessions.scan import scan
 
 
 def _search(q: str, **kw):
@@ -211,7 +210,7 @@ def test_partial_success_is_success_and_names_what_failed(home, run):
 def test_a_fifo_named_like_a_session_does_not_hang_a_scan(home):
     import subprocess
 
-    from tests.conftest import voyager_exe
+    from tests.support.run import voyager_exe
 
     write_claude(home, claude_session_lines())
     fifo = home / ".claude" / "projects" / "-home-dev-shop" / "stuck.jsonl"

@@ -9,8 +9,8 @@ import pytest
 
 import synth
 from synth import opencode as synth_opencode
-from voyager_sessions.scan import scan
 from voyager_sessions.core.paths import DataDir, data_dir
+from voyager_sessions.scan import scan
 from voyager_sessions.search.index import SearchIndex
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
+from tests.support.sessions import CLAUDE_SID, claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.api import SearchRequest, search
 from voyager_sessions.core.paths import data_dir
 from voyager_sessions.ingest.files import FolderMemory

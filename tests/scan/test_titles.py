@@ -6,19 +6,19 @@ from __future__ import annotations
 import json
 import shutil
 
-from tests.conftest import (
+from tests.support.sessions import (
     CLAUDE_SID,
     CODEX_SID,
-    _line,
+    json_line,
     claude_session_lines,
     codex_session_lines,
     write_claude,
     write_codex,
 )
 from voyager_sessions.core.model import Session
+from voyager_sessions.core.paths import data_dir
 from voyager_sessions.scan import scan
 from voyager_sessions.scan.source_read import merge_session
-from voyager_sessions.core.paths import data_dir
 
 
 def _sessions(run) -> dict[str, dict]:
@@ -57,7 +57,7 @@ def test_merge_keeps_title_and_source_together() -> None:
 
 def test_user_title_survives_an_appended_tail_without_it(home, run) -> None:
     lines = claude_session_lines()
-    rename = _line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
+    rename = json_line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
     path = write_claude(home, [*lines[:3], rename])
     scan(data_dir())
     sid = f"claude:{CLAUDE_SID}"
@@ -77,7 +77,7 @@ def test_prompt_title_is_not_relabelled_by_a_later_read(home, run) -> None:
     assert _sessions(run)[sid]["title_source"] == "prompt"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(
-            _line(
+            json_line(
                 {
                     "timestamp": "2026-11-21T08:01:00.000Z",
                     "type": "response_item",
@@ -106,7 +106,7 @@ def test_a_later_rename_replaces_the_title_and_its_event(home, run) -> None:
         fh.write(json.dumps({"id": CODEX_SID, "thread_name": "Postgres outage"}) + "\n")
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(
-            _line(
+            json_line(
                 {
                     "timestamp": "2026-11-21T08:01:00.000Z",
                     "type": "response_item",
@@ -127,7 +127,7 @@ def test_user_title_wins_across_sources(home, run) -> None:
     """The same session in two project folders (a copied file): the copy without the rename,
     read after the one with it, keeps the person's title, and the title is indexed once."""
     lines = claude_session_lines()
-    rename = _line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
+    rename = json_line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
     write_claude(home, [*lines, rename], project="-a-first")
     write_claude(home, lines, project="-b-copy")
     scan(data_dir())
@@ -153,7 +153,7 @@ def test_moved_session_keeps_one_title_event(home, run) -> None:
 
 
 def test_title_is_shown_in_list_search_sessions_and_show(home, run) -> None:
-    rename = _line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
+    rename = json_line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
     write_claude(home, [*claude_session_lines(), rename])
     scan(data_dir())
     listed = run("list")
@@ -167,7 +167,7 @@ def test_title_is_shown_in_list_search_sessions_and_show(home, run) -> None:
 def test_a_rename_in_a_side_index_reaches_the_title_without_touching_the_session(home, run):
     # Codex keeps thread names in session_index.jsonl, Claude Code in each project's
     # sessions-index.json: a rename changes only that file, and the next scan sees it.
-    from tests.conftest import (
+    from tests.support.sessions import (
         CLAUDE_SID,
         CODEX_SID,
         claude_session_lines,

@@ -22,11 +22,12 @@ import pytest
 
 import synth
 from synth import opencode as synth_opencode
-from tests.conftest import claude_session_lines, codex_session_lines, sha256_tree, write_claude, write_codex
-from voyager_sessions.ingest import adapters as registry
-from voyager_sessions.ingest import manifest
+from tests.support.run import sha256_tree
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.core.model import Event
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.ingest import adapters as registry
+from voyager_sessions.ingest import manifest
 from voyager_sessions.scan import scan
 from voyager_sessions.scan import workers as workers_mod
 from voyager_sessions.search.index import SearchIndex
@@ -528,10 +529,9 @@ def test_a_large_job_never_waits_on_a_busy_worker(home, monkeypatch):
     job whose cursor is bigger than any pipe holds: the writer never waits on it (they would wait for each other)."""
     import threading
 
+    from bench.scenarios.ingest_scale import write_big_session
     from voyager_sessions.ingest.adapters.base import Cursor, Source, fingerprint
     from voyager_sessions.scan.chunks import Job
-
-    from bench.scenarios.ingest_scale import write_big_session
 
     long = write_big_session(home / "projects", 8 << 20)  # several MB of chunks: more than a pipe holds
     source = Source(provider="claude", path=str(long), fingerprint=fingerprint(long), append_only=True)

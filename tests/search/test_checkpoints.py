@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import CLAUDE_SID, claude_session_lines
+from tests.support.sessions import CLAUDE_SID, claude_session_lines
 
 
 def test_checkpoint_is_found_shown_first_and_kept_across_rescans(corpus, run):

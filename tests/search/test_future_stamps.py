@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 
-from tests.conftest import CLAUDE_SID, claude_session_lines, write_claude
+from tests.support.sessions import CLAUDE_SID, claude_session_lines, write_claude
 
 FUTURE_SID = "9f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e59"
 DAY = 86_400

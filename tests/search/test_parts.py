@@ -7,10 +7,9 @@ as a damaged index). Split by session key, the parts hold disjoint sessions and 
 
 from __future__ import annotations
 
-from tests.search.nocatalog import NoCatalog
-
 import pytest
 
+from tests.support.nocatalog import NoCatalog
 from voyager_sessions.core.model import Event
 from voyager_sessions.search import parts
 from voyager_sessions.search.engine import Searcher, SearchOptions

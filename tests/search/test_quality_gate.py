@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 import synth
-from voyager_sessions.scan import scan
 from voyager_sessions.api import Reader
 from voyager_sessions.core.paths import DataDir
+from voyager_sessions.scan import scan
 from voyager_sessions.search.engine import SearchOptions
 
 

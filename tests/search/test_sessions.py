@@ -9,13 +9,12 @@ only when no term occurs anywhere.
 
 from __future__ import annotations
 
-from tests.search.nocatalog import NoCatalog
-
 import json
 
 import pytest
 
-from tests.conftest import write_claude
+from tests.support.nocatalog import NoCatalog
+from tests.support.sessions import write_claude
 
 #: Sessions, each a list of (role, text): ``user`` is a typed prompt, ``assistant`` the agent's
 #: reply, ``tool`` a Bash call whose output is the text.
@@ -360,9 +359,8 @@ def test_event_totals_are_the_chosen_sessions_events_saying_a_term(varied, query
 def test_both_ways_of_counting_are_taken(varied, monkeypatch):
     """Not vacuous: on this corpus some totals are one count less the sessions left out (some of which hold
     several of the words), others the chosen sessions' own."""
-    from voyager_sessions.search.engine import Searcher, SearchOptions
-
     from voyager_sessions.search import sessions
+    from voyager_sessions.search.engine import Searcher, SearchOptions
 
     monkeypatch.setattr(sessions, "NARROW_SESSIONS", 0)  # every term aggregated everywhere
     searcher, _ = varied

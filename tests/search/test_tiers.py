@@ -7,18 +7,17 @@ past the first; and checks that a stopped search says its total is a lower bound
 
 from __future__ import annotations
 
-from tests.search.nocatalog import NoCatalog
-
 import json
 import random
 
 import pytest
 
+from tests.support.nocatalog import NoCatalog
+from tests.support.sessions import write_claude
 from voyager_sessions.core.model import Event
 from voyager_sessions.search import tiers
 from voyager_sessions.search.engine import Searcher, SearchOptions
 from voyager_sessions.search.index import SearchIndex
-from tests.conftest import write_claude
 
 WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "lambda", "sigma", "omega", "数据", "库"]
 KINDS = ["user", "assistant", "reasoning", "tool_call", "tool_result", "meta"]

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import cli, scanned_env
+from tests.support.serving import cli, scanned_env
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve import client, protocol
 
 HEAVY = ("tantivy", "msgspec", "click", "sqlite3", "voyager_sessions.api", "voyager_sessions.search")
 
@@ -33,7 +34,7 @@ _RECORD = (
     "_exit = os._exit\n"
     "os._exit = lambda code: (record(), _exit(code))\n"
     "atexit.register(record)\n"
-    "from voyager_sessions.main import main\n"
+    "from voyager_sessions.cli.main import main\n"
     "main()\n"
 )
 
@@ -68,7 +69,7 @@ def test_forwarding_imports_only_the_standard_library(served_module, argv):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in modules), (heavy, argv)
     # -X importtime lists every import the process made, the interpreter's own start included.
     imported = {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
-    assert "voyager_sessions.serve.client" in imported
+    assert "voyager_sessions.core.remote" in imported
     assert not {m for m in imported if m.split(".")[0] in ("tantivy", "msgspec", "click")}, argv
     assert server.status()["answered"] == before + 1
     assert proc.stdout == cli(env, *argv, server=False).out
@@ -232,7 +233,7 @@ def test_socket_path_of_any_length_works(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     env = scanned_env(deep)
     assert len(str(DataDir(env["VOYAGER_HOME"]).socket)) > 110
-    from tests.serve.conftest import ServerProcess
+    from tests.support.serving import ServerProcess
 
     server = ServerProcess(env)
     try:
@@ -292,7 +293,7 @@ def test_every_agent_variable_reaches_the_server():
     sent = protocol.client_env({**names, "AWS_SECRET_ACCESS_KEY": "s", "GITHUB_TOKEN": "t", "PATH": "/bin"})
     missing = sorted(set(names) - set(sent))
     assert not missing, f"the client does not send {missing}: add their shape to protocol._LOCATION_SUFFIXES"
-    assert protocol.answer_env(sent) == protocol.answer_env(names) == names
+    assert protocol.answer_env(sent, agent_variables()) == protocol.answer_env(names, agent_variables()) == names
     assert "AWS_SECRET_ACCESS_KEY" not in sent and "GITHUB_TOKEN" not in sent and "PATH" not in sent
 
 
@@ -300,8 +301,8 @@ def test_every_agent_variable_reaches_the_server():
 @pytest.mark.parametrize("no_color", [None, "1"])
 @pytest.mark.parametrize("mode", ["auto", "always", "never"])
 def test_the_clients_colour_is_use_color(monkeypatch, mode, no_color, tty):
-    from voyager_sessions import main
-    from voyager_sessions.cmdutil import use_color
+    from voyager_sessions.cli import main
+    from voyager_sessions.cli.common import use_color
 
     if no_color:
         monkeypatch.setenv("NO_COLOR", no_color)

@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, CODEX_SID, voyager_exe
-from tests.serve.conftest import ESCAPES, HOSTILE_SID, cli
+from tests.support.run import voyager_exe
+from tests.support.serving import ESCAPES, HOSTILE_SID, cli
+from tests.support.sessions import CLAUDE_SID, CODEX_SID
 
 #: Every output mode of every reading command, and their errors.
 CASES: list[list[str]] = [
@@ -133,8 +134,9 @@ def test_colour_on_a_terminal_is_the_same(served_module, argv):
 
 def test_a_search_right_after_an_append_finds_it(served):
     env, server = served
-    from tests.conftest import claude_session_lines, write_claude
     from pathlib import Path
+
+    from tests.support.sessions import claude_session_lines, write_claude
 
     home = Path(env["HOME"])
     lines = claude_session_lines()
@@ -161,8 +163,8 @@ def test_a_search_through_the_server_is_the_last_search_and_an_agents_is_not(ser
     import json
     from pathlib import Path
 
+    from voyager_sessions.core import remote as client
     from voyager_sessions.core.paths import DataDir
-    from voyager_sessions.serve import client
 
     env, server = served_module
     last = DataDir(env["VOYAGER_HOME"]).last_search

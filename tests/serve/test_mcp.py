@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from tests.conftest import CLAUDE_SID, CODEX_SID, voyager_exe
-from tests.serve.conftest import ServerProcess, cli, scanned_env
+from tests.support.run import voyager_exe
+from tests.support.serving import ServerProcess, cli, scanned_env
+from tests.support.sessions import CLAUDE_SID, CODEX_SID
 
 
 class JsonRpcClient:
@@ -173,7 +174,7 @@ def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env)
     code = (
         "import sys, io, json\n"
         "sys.modules['mcp'] = None\n"
-        "from voyager_sessions.serve.mcp_server import Server\n"
+        "from voyager_sessions.mcp.server import Server\n"
         "out = io.BytesIO()\n"
         "s = Server(out)\n"
         "for m in [{'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {'protocolVersion': '2025-06-18'}},\n"
@@ -186,8 +187,8 @@ def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env)
         "from voyager_sessions.api import query_parses\n"
         "assert query_parses() == 1, query_parses()  # one search, its query parsed once (the exclusion adds none)\n"
         "bad = sorted(m for m in sys.modules if m == 'click' or m.startswith(('click.', 'mcp.', 'pydantic')) or m in (\n"
-        "    'voyager_sessions.cli', 'voyager_sessions.render', 'voyager_sessions.cmdutil', 'voyager_sessions.search_cmd',\n"
-        "    'voyager_sessions.read_cmd', 'voyager_sessions.invocation'))\n"
+        "    'voyager_sessions.cli.app', 'voyager_sessions.cli.render', 'voyager_sessions.cli.common', 'voyager_sessions.cli.reading',\n"
+        "    'voyager_sessions.cli.reading', 'voyager_sessions.invocation'))\n"
         "print(json.dumps(bad))\n"
     )
     env = {**corpus_env, "VOYAGER_NO_SERVER": "1", "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}
@@ -201,7 +202,7 @@ def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env)
 def test_the_handshake_imports_only_the_standard_library():
     """What runs before `initialize` is answered: no SDK, no click, no msgspec or tantivy (Codex waits ~1 s)."""
     code = (
-        "import sys\nfrom voyager_sessions.serve import mcp_server\n"
+        "import sys\nfrom voyager_sessions.mcp import server as mcp_server\n"
         "print(sorted(m for m in ('click', 'mcp', 'pydantic', 'msgspec', 'tantivy', 'voyager_sessions.api') if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -30,8 +30,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CODEX_SID
-from tests.serve.conftest import cli, scanned_env
+from tests.support.serving import cli, scanned_env
+from tests.support.sessions import CODEX_SID
 
 GEMINI_CLI = "@google/gemini-cli"
 GEMINI_VERSION = "0.61.0"  # the version issue #23 was tried with

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.conftest import ServerProcess, cli, make_env, scanned_env, write_corpus
+from tests.support.serving import ServerProcess, cli, make_env, scanned_env, write_corpus
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve import client, protocol
 
 
 def _raw(path: str, payload: bytes, *, read_timeout: float = 5.0, pause: float = 0.0) -> bytes:
@@ -368,7 +369,7 @@ def test_status_stop_and_detach(tmp_path):
 def test_other_processes_scanning_and_rebuilding_meanwhile(served):
     env, server = served
     home = Path(env["HOME"])
-    from tests.conftest import claude_session_lines, write_claude
+    from tests.support.sessions import claude_session_lines, write_claude
 
     lines = claude_session_lines()
     for n in range(3):
@@ -397,7 +398,7 @@ def test_a_relative_data_dir_is_served_and_named_as_the_client_names_it(tmp_path
     run_in.mkdir()
     import subprocess
 
-    from tests.conftest import voyager_exe
+    from tests.support.run import voyager_exe
 
     def run(*args: str, server: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(

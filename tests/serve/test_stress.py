@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CODEX_SID
-from tests.serve.conftest import ServerProcess, cli, make_env, write_corpus
-from voyager_sessions import commands, present
-from voyager_sessions.serve import client
+from tests.support.serving import ServerProcess, cli, make_env, write_corpus
+from tests.support.sessions import CODEX_SID
+from voyager_sessions.cli import commands, present
+from voyager_sessions.core import remote as client
 
 CLIENTS = 8
 REQUESTS = 500

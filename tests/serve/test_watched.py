@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, write_claude
-from tests.serve.conftest import ServerProcess, cli, scanned_env
+from tests.support.serving import ServerProcess, cli, scanned_env
+from tests.support.sessions import claude_session_lines, write_claude
 
 pytest.importorskip("watchfiles")
 
@@ -78,8 +78,8 @@ def test_every_served_search_sees_what_a_full_rescan_sees(tmp_path: Path, watchi
     through a session's project folder), the served search answers what a search over a scan from scratch does."""
     import shutil
 
-    from tests.conftest import CLAUDE_SID, codex_session_lines, write_codex
-    from tests.store_changes import create_and_change_opencode
+    from tests.support.sessions import CLAUDE_SID, codex_session_lines, write_codex
+    from tests.support.store_changes import create_and_change_opencode
 
     env = scanned_env(tmp_path)
     home = Path(env["HOME"])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tests.conftest import claude_session_lines, codex_session_lines, run_subprocess, write_claude, write_codex
+from tests.support.run import run_subprocess
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.core.paths import DataDir, data_dir
 from voyager_sessions.store.state import StateStore
 

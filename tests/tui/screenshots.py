@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _shoot(data: Path) -> None:
-    from tests.tui.test_app import settle
+    from tests.support.picker import settle
     from voyager_sessions.tui.app import VoyagerApp
     from voyager_sessions.tui.backend import Backend
 
@@ -46,7 +46,7 @@ def main() -> None:
             "VOYAGER_CODEX_HOME": str(CORPUS / "codex"),
         }
         os.environ.update(env)
-        from voyager_sessions.cli import cli
+        from voyager_sessions.cli.app import cli
 
         try:
             cli(["scan", "-q"], standalone_mode=False)

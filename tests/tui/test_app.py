@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -20,7 +19,8 @@ import pytest
 
 pytest.importorskip("textual")
 
-from tests.conftest import _line, claude_session_lines, write_claude, write_codex, codex_session_lines  # noqa: E402
+from tests.support.picker import HOSTILE_SID, hostile_lines, settle
+from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex  # noqa: E402
 from voyager_sessions.tui.app import VoyagerApp  # noqa: E402
 from voyager_sessions.tui.backend import Backend  # noqa: E402
 
@@ -35,21 +35,6 @@ def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
     return wrapper
 
 
-HOSTILE_SID = "7a7a7a7a-0000-4000-8000-00000000e5c0"
-
-
-def hostile_lines() -> list[str]:
-    """A Claude session whose text holds terminal escapes and Rich markup."""
-    lines = claude_session_lines(sid=HOSTILE_SID, cwd="/home/dev/evil")
-    rec = json.loads(lines[1])
-    rec["message"]["content"] = (
-        "ESCAPEMARK \x1b[2J\x1b]0;pwned\x07 [bold red]not markup[/] [link=https://x]y[/link] "
-        "\x1b]52;c;Y2xpcA==\x07 终端转义"
-    )
-    lines[1] = _line(rec)
-    return lines
-
-
 @pytest.fixture
 def indexed(home: Path, run) -> Path:
     write_claude(home, claude_session_lines())
@@ -57,16 +42,6 @@ def indexed(home: Path, run) -> Path:
     write_claude(home, hostile_lines(), sid=HOSTILE_SID, project="-home-dev-evil")
     assert run("scan", "-q").exit_code == 0
     return Path(os.environ["VOYAGER_HOME"])
-
-
-async def settle(app: VoyagerApp, pilot, searches: int, timeout: float = 20.0) -> None:
-    """Wait until the app has applied ``searches`` answers and its workers are idle (no wall-time assertion)."""
-    for _ in range(int(timeout / 0.05)):
-        if app.searches >= searches and not any(w.is_running for w in app.workers):
-            await pilot.pause()
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the app applied {app.searches} answers, expected {searches}")
 
 
 def preview_text(app: VoyagerApp) -> str:
@@ -215,7 +190,7 @@ def test_textual_stays_off_the_search_path(corpus, run) -> None:
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('\\nUI %s\\n' % sorted(m for m in ('textual', 'rich') if m in sys.modules)))\n"
-        "from voyager_sessions.main import main\n"
+        "from voyager_sessions.cli.main import main\n"
         "main()\n"
     )
     for argv in (["search", "数据", "--no-refresh"], ["search", "数据", "--json"], ["--help"]):
@@ -296,7 +271,7 @@ async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
 async def test_a_real_capture_is_found_previewed_and_resumable(capture: str, tmp_path: Path, monkeypatch) -> None:
     """What an agent's real CLI wrote: its prompt marker finds the session, the preview shows the turn, Enter
     hands back the session to resume."""
-    from tests.ingest.test_captures import Capture
+    from tests.support.captures import Capture
 
     cap = Capture(capture, tmp_path, monkeypatch)
     turn = cap.truth["turns"][0]

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import codex_session_lines, voyager_exe, write_claude, write_codex
-from tests.tui.test_app import HOSTILE_SID, hostile_lines
+from tests.support.picker import HOSTILE_SID, hostile_lines
+from tests.support.run import voyager_exe
+from tests.support.sessions import codex_session_lines, write_claude, write_codex
 
 pytest.importorskip("textual")
 

@@ -11,24 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import claude_session_lines, write_claude
+from tests.support.sessions import claude_session_lines, write_claude
+from tests.support.webpage import HOSTILE_SID, PAYLOADS, PORT, TOKEN
 
 pytest.importorskip("starlette", reason="the web extra is not installed: pip install 'voyager-sessions[web]'")
 
-TOKEN = "test-token-0123456789abcdef"
-PORT = 48765
 BASE = f"http://127.0.0.1:{PORT}"
-HOSTILE_SID = "0d5e1a2b-3c4d-4e5f-8a9b-bbbbbbbbbbbb"
-#: What hostile session text tries: close a script, run handlers, javascript: links, SVG, CSS.
-PAYLOADS = [
-    "</script><script>window.__pwned=1</script>",
-    '<img src=x onerror="window.__pwned=1">',
-    "[click me](javascript:window.__pwned=1)",
-    '<svg onload="window.__pwned=1"><script>window.__pwned=1</script></svg>',
-    '<style>body{background:url(https://evil.example/x)}</style><div style="background:red">css</div>',
-    "![x](data:image/svg+xml,<svg onload=window.__pwned=1>)",
-    '<a href="javascript:window.__pwned=1">link</a>',
-]
 HOSTILE = " ".join(PAYLOADS)
 
 

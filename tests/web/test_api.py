@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.web.conftest import HOSTILE_SID, TOKEN
+from tests.support.webpage import HOSTILE_SID, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

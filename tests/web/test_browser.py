@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _line, write_claude
-from tests.test_export import DEMO, demo  # noqa: F401 - the demo corpus fixture, for the screenshots
-from tests.web.conftest import HOSTILE_SID, PAYLOADS, TOKEN
+from tests.support.demo import DEMO
+from tests.support.sessions import json_line, write_claude
+from tests.support.webpage import HOSTILE_SID, PAYLOADS, TOKEN
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright for Python is not installed (the test extra)"
@@ -246,7 +246,7 @@ def long_session(n: int) -> list[str]:
         ts = f"2026-11-20T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
         if i % 2 == 0:
             msg = {"role": "user", "content": f"step {i}: why does the widget {i} fail?"}
-            lines.append(_line({**base, "type": "user", "uuid": f"u{i}", "timestamp": ts, "message": msg}))
+            lines.append(json_line({**base, "type": "user", "uuid": f"u{i}", "timestamp": ts, "message": msg}))
         else:
             text = f"Widget **{i}** fails because:\n\n- the cache\n- the `lock`\n\n```python\nx = {i}\n```"
             msg = {
@@ -257,7 +257,7 @@ def long_session(n: int) -> list[str]:
                 "content": [{"type": "text", "text": text}],
                 "stop_reason": "end_turn",
             }
-            lines.append(_line({**base, "type": "assistant", "uuid": f"a{i}", "timestamp": ts, "message": msg}))
+            lines.append(json_line({**base, "type": "assistant", "uuid": f"a{i}", "timestamp": ts, "message": msg}))
     return lines
 
 
@@ -287,7 +287,7 @@ def test_a_5000_message_session_renders_lazily(browser, home, run):
         served.stop()
 
 
-def test_screenshots(browser, demo, home):  # noqa: F811 - the demo fixture imported above
+def test_screenshots(browser, demo, home):
     served = Served(home / "voyager-data")
     try:
         ctx = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme="light")
@@ -311,7 +311,7 @@ def test_screenshots(browser, demo, home):  # noqa: F811 - the demo fixture impo
 
 
 def test_more_sessions_than_a_page(browser, home, run):
-    from tests.conftest import claude_session_lines
+    from tests.support.sessions import claude_session_lines
 
     for i in range(55):
         sid = f"00000000-0000-4000-8000-{i:012d}"

@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import voyager_exe
+from tests.support.run import voyager_exe
 
 
 def start(*args: str, said: list[str] | None = None) -> tuple[subprocess.Popen, str]:
@@ -156,7 +156,7 @@ def test_serve_web_is_foreground_only(scanned, run):
 
 
 def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
-    from tests.serve.conftest import ServerProcess
+    from tests.support.serving import ServerProcess
 
     server = ServerProcess(dict(os.environ))
     try:
@@ -192,7 +192,7 @@ def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
 
 
 def test_a_page_lent_by_a_server_that_stops_stops_with_it_and_the_command_says_so(scanned):
-    from tests.serve.conftest import ServerProcess
+    from tests.support.serving import ServerProcess
 
     server = ServerProcess(dict(os.environ))
     try:
@@ -208,7 +208,7 @@ def test_a_page_lent_by_a_server_that_stops_stops_with_it_and_the_command_says_s
 
 
 def test_a_killed_command_s_page_is_closed_by_the_server(scanned):
-    from tests.serve.conftest import ServerProcess
+    from tests.support.serving import ServerProcess
 
     server = ServerProcess(dict(os.environ))
     try:
@@ -225,7 +225,7 @@ def test_a_killed_command_s_page_is_closed_by_the_server(scanned):
 
 
 def test_a_port_the_server_cannot_take_is_the_command_s_one_line(scanned, run):
-    from tests.serve.conftest import ServerProcess
+    from tests.support.serving import ServerProcess
 
     server = ServerProcess(dict(os.environ))
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from tests.web.conftest import HOSTILE_SID, TOKEN
+from tests.support.webpage import HOSTILE_SID, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 #: The elements the renderer may emit (Markdown's, the folds, Pygments' spans); anything else is live markup.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.web.conftest import PORT, TOKEN
+from tests.support.webpage import PORT, TOKEN
 
 
 def test_without_the_token_every_path_is_refused(client):

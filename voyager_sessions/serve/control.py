@@ -23,7 +23,8 @@ from typing import Any
 
 from voyager_sessions.core.errors import Busy, UserError
 from voyager_sessions.core.paths import DataDir, ensure_private_dir, open_private
-from voyager_sessions.serve import client, protocol
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 
 #: Seconds ``--detach`` and ``stop`` wait for the server to come up or go away.
 START_TIMEOUT = 15.0

@@ -24,8 +24,10 @@ import threading
 import time
 from typing import Any
 
+from voyager_sessions import api
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve import client, protocol
 from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
 from voyager_sessions.serve.webpage import WebPages
 
@@ -65,7 +67,8 @@ class Server:
         self.interval = interval
         self.log = _log_to_stderr
         self.verbose = verbose
-        self.env = protocol.answer_env(os.environ)
+        self._agent_variables = api.agent_variables()
+        self.env = protocol.answer_env(os.environ, self._agent_variables)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
         from voyager_sessions.scan.changes import ChangeWatcher
@@ -317,8 +320,6 @@ class Server:
 
     def _answer(self, request: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The header and body answering ``request``: the API's result as data, or why there is none."""
-        from voyager_sessions import api
-
         op = request.get("op")
         if op == "status":
             return {"status": self.status(request.get("env"))}, b""
@@ -370,7 +371,7 @@ class Server:
             return "the client's data dir cannot be read here"
         if (st.st_dev, st.st_ino) != self._dir_id:
             return "the client uses another data dir"
-        differ = protocol.env_difference(self.env, protocol.answer_env(request["env"]))
+        differ = protocol.env_difference(self.env, protocol.answer_env(request["env"], self._agent_variables))
         if differ:
             return f"the client's environment differs from the server's: {', '.join(differ)}"
         return None
@@ -439,7 +440,7 @@ class Server:
             doc["stale"] = self._code_changed
         if isinstance(client_env, dict):
             theirs = {k: v for k, v in client_env.items() if isinstance(k, str) and isinstance(v, str)}
-            doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs))
+            doc["env_differs"] = protocol.env_difference(self.env, protocol.answer_env(theirs, self._agent_variables))
         return doc
 
 
@@ -450,7 +451,6 @@ def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: st
     """
     import msgspec
 
-    from voyager_sessions import api
     from voyager_sessions.core.errors import failure
 
     notices: list[list[Any]] = []

@@ -26,6 +26,6 @@ def run(ddir: Path, query: str = "") -> None:
 
 def resume(ddir: Path, session_id: str) -> None:
     """Hand the terminal to the session's agent, as ``voyager resume SESSION`` does."""
-    from voyager_sessions.handover_cli import resume as resume_command
+    from voyager_sessions.cli.handover import resume as resume_command
 
     resume_command.main([session_id], standalone_mode=False, prog_name="voyager resume")

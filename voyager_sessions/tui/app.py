@@ -522,7 +522,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     def resume_command(self, row: SessionHit) -> str | None:
         from voyager_sessions.core.model import Session
-        from voyager_sessions.resume import recipe
+        from voyager_sessions.api.resume import recipe
 
         how = recipe(
             Session(

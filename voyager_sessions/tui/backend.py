@@ -134,7 +134,7 @@ class Backend:
         from voyager_sessions import api
 
         if self.use_server:
-            from voyager_sessions.serve import client
+            from voyager_sessions.core import remote as client
 
             got = client.ask(op, fields, str(self.ddir.root))
             if got is not None:

@@ -7,7 +7,7 @@ server to close it, which the server does only after the page's sockets are clos
 the command returns, nothing listens. If the command is killed outright, the kernel closes
 the connection and the server stops the page a moment later.
 
-Standard library only, as the socket client it uses (:mod:`voyager_sessions.serve.client`).
+Standard library only, as the socket client it uses (:mod:`voyager_sessions.core.remote`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from voyager_sessions.core.errors import VoyagerError
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve import client, protocol
+from voyager_sessions.core import remote as client
+from voyager_sessions.core import wire as protocol
 
 #: Seconds to wait for the server to close a page given back (its uvicorn stops within a few).
 GIVE_BACK_TIMEOUT = 35.0

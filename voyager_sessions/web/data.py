@@ -244,7 +244,7 @@ class Library:
 
     def resume_command(self, ref: str) -> str | None:
         """The shell command that reopens the session in its agent, or None when the agent has none."""
-        from voyager_sessions.resume import recipe
+        from voyager_sessions.api.resume import recipe
 
         with self.pool.reader() as r:
             rec = r.resolve(ref)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from voyager_sessions.core.errors import DiskFull
 from voyager_sessions.store.checkpoints import CheckpointError, CheckpointPatch, CheckpointStore, model, schema
 from voyager_sessions.store.checkpoints.model import MAX_PAYLOAD_BYTES
-from voyager_sessions.core.errors import DiskFull
 from voyager_sessions.store.db import NewerSchemaError, StoreError, connect
 
 WORKERS = Path(__file__).with_name("_workers.py")

@@ -1,0 +1,726 @@
+"""The application API: typed requests in, result documents out; the one path every front end takes.
+
+Each operation is a request Struct and one function: :class:`SearchRequest` and
+:func:`search`, :class:`ListRequest` and :func:`list_sessions`, :class:`ShowRequest` and
+:func:`show`, :class:`StatsRequest` and :func:`stats` (the checkpoint operations are in
+:mod:`voyager_sessions.api.checkpoints`). The click CLI reads argv into a request, calls
+the function and renders the result; ``voyager serve`` decodes a request from its socket
+(``msgspec.convert`` checks every field, bounds included, so a client gets no more than
+argv could give), calls the same function and sends the result back as JSON data;
+``voyager mcp`` and the UIs do the same, in-process or through the server. Nothing here
+prints: a search's refresh reports its notices through a callback.
+
+A search query is parsed once per request (:func:`parse_query`, counted by
+:func:`query_parses`): before any work, so a malformed query costs no refresh, and the
+parsed query is what the engine runs.
+
+This is where the layers meet: the search engine is handed the state store as its session
+catalog and the registry's provider names; ``show`` reads capped texts back through the adapters.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol
+
+import msgspec
+
+from voyager_sessions.core.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
+from voyager_sessions.core.model import (
+    SCHEMA_VERSION,
+    Indexing,
+    SearchResult,
+    SessionList,
+    SessionRecord,
+    Timeline,
+    session_row,
+)
+from voyager_sessions.core.paths import DataDir
+
+#: What a command that needs the index says when there is none.
+NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
+
+
+def require_index(ddir: DataDir) -> None:
+    """Raise the one-line "no index yet" error unless a scan has written an index."""
+    if not ddir.has_index():
+        raise UserError(NO_INDEX)
+
+
+# -- requests ------------------------------------------------------------------------------
+# Every option of the matching command, with its bounds (what click checks for argv, msgspec
+# checks here for a request decoded from a socket or built by an MCP tool).
+
+
+class SearchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``voyager search``: the query and every option of the command (see ``docs/cli.md``)."""
+
+    query: str = ""
+    limit: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
+    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)] = 0
+    providers: list[str] = []
+    kinds: list[str] = []
+    repo: str | None = None
+    cwd: str | None = None
+    session: str | None = None
+    since: str | None = None
+    until: str | None = None
+    sort: Literal["relevance", "recent"] = "relevance"
+    #: One row per session: its best hit and hit count (``--sessions``).
+    sessions: bool = False
+    #: Events each side of a hit (``-C``).
+    context: Annotated[int, msgspec.Meta(ge=0, le=50)] = 0
+    #: Characters of a hit's snippet.
+    snippet_width: Annotated[int, msgspec.Meta(ge=16, le=100_000)] = 240
+    #: Session ids whose events are left out (an agent's own current session, say).
+    exclude_sessions: Annotated[list[str], msgspec.Meta(max_length=1000)] = []
+    #: Look for new agent history first (``--no-refresh`` turns it off); with no index yet, always.
+    refresh: bool = True
+    #: Record it as the last search (``voyager resume -``): a person's search, not an agent's.
+    remember: bool = False
+
+
+class ListRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``voyager list``: sessions, newest first."""
+
+    provider: str | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] = 50
+    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)] = 0
+
+
+class ShowRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``voyager show``: a session (id, native id or unambiguous prefix), or a window around seq ``around``."""
+
+    session: str
+    around: Annotated[int, msgspec.Meta(ge=-1, le=MAX_INT)] | None = None
+    window: Annotated[int, msgspec.Meta(ge=0, le=100_000)] = 10
+
+
+class StatsRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``voyager stats``: nothing to ask but the data dir."""
+
+
+class Stats(msgspec.Struct, kw_only=True):
+    """The document ``voyager stats --json`` prints (fields in the order docs/json.md gives)."""
+
+    schema_version: int
+    data_dir: str
+    providers: dict[str, dict[str, int]]
+    index_events: int
+    index_bytes: int
+    index_segments: int
+    last_scan: dict[str, Any] | None
+
+
+#: Every operation a server answers: name -> (request type, result type).
+OPERATIONS: dict[str, tuple[type, type]] = {
+    "search": (SearchRequest, SearchResult),
+    "list": (ListRequest, SessionList),
+    "show": (ShowRequest, Timeline),
+    "stats": (StatsRequest, Stats),
+}
+
+
+def decode_request(op: str, fields: Any) -> Any:
+    """``fields`` (decoded JSON) as operation ``op``'s request; ValueError saying what is wrong."""
+    if op not in OPERATIONS:
+        raise ValueError(f"unknown operation {op!r}: one of {', '.join(OPERATIONS)}")
+    if not isinstance(fields, dict):
+        raise ValueError("request must be an object")
+    try:
+        return msgspec.convert(fields, OPERATIONS[op][0])
+    except msgspec.ValidationError as exc:
+        raise ValueError(_explain(op, str(exc))) from None
+
+
+def _explain(op: str, message: str) -> str:
+    """msgspec's complaint about a request as one line naming the field and what it takes (as a CLI option's)."""
+    import re
+
+    found = re.search(r"unknown field `([^`]*)`", message)
+    if found:
+        return f"unknown field for {op}: {found.group(1)}"
+    found = re.search(r"missing required field `([^`]*)`", message)
+    if found:
+        return f"missing field for {op}: {found.group(1)}"
+    found = re.search(r"at `\$\.(\w+)", message)
+    if not found:
+        return message
+    name = found.group(1)
+    struct = msgspec.inspect.type_info(OPERATIONS[op][0])
+    fields = struct.fields if isinstance(struct, msgspec.inspect.StructType) else ()
+    info = {f.name: f.type for f in fields}.get(name)
+    if isinstance(info, msgspec.inspect.UnionType):  # X | None: what X takes
+        info = next((t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)), info)
+    if isinstance(info, msgspec.inspect.IntType):
+        return f"{name} must be an integer from {info.ge} to {info.le}"
+    if isinstance(info, msgspec.inspect.LiteralType):
+        return f"{name} must be one of {', '.join(map(str, info.values))}"
+    if isinstance(info, msgspec.inspect.BoolType):
+        return f"{name} must be true or false"
+    if isinstance(info, msgspec.inspect.ListType):
+        return (
+            f"{name} must be a list of strings (at most {info.max_length})"
+            if info.max_length
+            else f"{name} must be a list of strings"
+        )
+    if isinstance(info, msgspec.inspect.StrType):
+        return f"{name} must be a string"
+    return message
+
+
+# -- the query, parsed once ------------------------------------------------------------------
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+_parses = _Counter()
+
+
+def query_parses() -> int:
+    """How many queries this process has parsed (a test, and ``voyager serve status``, read it: one a search)."""
+    return _parses.value
+
+
+def parse_query(query: str) -> Any:
+    """``query`` parsed (``search.query.ParsedQuery``); the one-line "bad query" UserError when it is malformed."""
+    from voyager_sessions.search.query import QueryError, parse
+
+    _parses.add()
+    try:
+        return parse(query)
+    except QueryError as exc:
+        raise UserError(f"bad query: {exc}") from None
+
+
+def check_query(query: str) -> None:
+    """Raise the one-line "bad query" UserError when ``query`` is malformed (before any work is done for it)."""
+    parse_query(query)
+
+
+def _excluding(parsed: Any, session_ids: list[str]) -> Any:
+    """``parsed`` with every event of ``session_ids`` left out (a ``-session:ID`` each)."""
+    from voyager_sessions.search import query as qlang
+
+    if not session_ids:
+        return parsed
+    # An AND that code adds (not grouped): the engine keeps it out of the query's own terms.
+    nots = tuple(qlang.Not(qlang._filter("session", sid)) for sid in session_ids)
+    nodes = ((parsed.root,) if parsed.root is not None else ()) + nots
+    return qlang.ParsedQuery(root=nodes[0] if len(nodes) == 1 else qlang.And(nodes), texts=parsed.texts)
+
+
+def warm_up() -> None:
+    """Import what a first search needs, ahead of it (a front end that waits for its first request, such as
+    ``voyager mcp`` after its handshake, runs this in the background so that request pays less)."""
+    import voyager_sessions.scan  # noqa: F401
+    import voyager_sessions.search.engine  # noqa: F401
+
+
+def agent_variables() -> list[str]:
+    """Every environment variable the agent manifest reads to find agents' stores (a server compares them)."""
+    from voyager_sessions.ingest.manifest import agent_variables as names
+
+    return names()
+
+
+def provider_names() -> tuple[str, ...]:
+    """Every registered provider, in registry order (what ``provider:`` accepts)."""
+    from voyager_sessions.ingest.adapters import PROVIDERS
+
+    return PROVIDERS
+
+
+class Reader:
+    """The index and the state store opened for reading: one per request, or several a server keeps.
+
+    ``shared``: a server's reader, lent to one request thread at a time (see
+    ``voyager_sessions.serve.fresh.ReaderPool``).
+    """
+
+    def __init__(self, ddir: DataDir, *, shared: bool = False) -> None:
+        from voyager_sessions.search.engine import Searcher
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        self.ddir = ddir
+        self.index = SearchIndex(ddir.index, create=False)
+        try:
+            # Reading never writes: a read-only connection keeps search working on a full disk.
+            self.state = StateStore(ddir.state_db, readonly=True, lendable=shared)
+        except StoreError:  # a schema upgrade is due: the one write a read may need
+            self.state = StateStore(ddir.state_db, lendable=shared)
+        self.searcher = Searcher(self.index, self.state, provider_names())
+
+    def close(self) -> None:
+        self.state.close()
+
+    def reload(self) -> None:
+        """See what was committed since this reader opened (a server calls it after a scan)."""
+        self.index.index.reload()
+
+    def indexing(self) -> Indexing | None:
+        """How far the index is built while a scan is building it (or one stopped before the end); None when whole."""
+        from voyager_sessions.scan import progress
+
+        record = progress.decode(self.state.get_meta(progress.META_KEY))
+        if record is None:
+            return None
+        return Indexing(
+            sessions_done=record.sessions_done,
+            sessions_total=max(record.sessions_total, record.sessions_done),
+            sessions_words=max(record.sessions_words, record.sessions_done),
+            running=progress.building(record, self.ddir.lock),
+        )
+
+    # -- the documents ------------------------------------------------------------
+
+    def search(self, query: str, opts: Any = None, parsed: Any = None) -> SearchResult:
+        """The hits of ``query`` (``opts``: ``search.engine.SearchOptions``; ``parsed``: it parsed already, or None)."""
+        from voyager_sessions.search.query import QueryError
+
+        if parsed is None:
+            parsed = parse_query(query)
+        try:
+            return self.searcher.search(query, opts, parsed=parsed)
+        except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
+            raise UserError(f"bad query: {exc}") from None
+
+    def facets(self, query: str, opts: Any = None, parsed: Any = None) -> Any:
+        """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
+        what a UI counts, without ranking or reading a hit."""
+        from voyager_sessions.search.engine import SearchOptions
+        from voyager_sessions.search.facets import session_facets
+        from voyager_sessions.search.query import QueryError
+
+        if parsed is None:
+            parsed = parse_query(query)
+        try:
+            return session_facets(self.searcher, query, opts or SearchOptions(), parsed)
+        except QueryError as exc:
+            raise UserError(f"bad query: {exc}") from None
+
+    def projects(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """Each session's project (git repository, else working directory), in one lookup."""
+        return self.state.session_projects(ids)
+
+    def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
+        total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)
+        return SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=[session_row(r) for r in recs])
+
+    def resolve(self, ref: str) -> SessionRecord:
+        """The one session ``ref`` names (id, native id or unambiguous prefix), or a one-line UserError."""
+        ids = resolve_ids(self.state, ref)
+        return self.state.sessions_by_id(ids)[ids[0]]
+
+    def show(self, ref: str, *, around: int | None = None, window: int = 10) -> Timeline:
+        """A session's timeline (or the window of ``window`` events each side of seq ``around``)."""
+        from voyager_sessions.search.index import TRUNCATION_MARKER
+
+        rec = self.resolve(ref)
+        sid = rec.session.id
+        lo = hi = None
+        if around is not None:
+            lo, hi = max(0, around - window), around + window
+        events = self.index.session_events(sid, lo=lo, hi=hi)
+        suffix = TRUNCATION_MARKER.rpartition("; ")[2]  # how a capped event's stored text ends
+        capped = {e.seq for e in events if e.text.endswith(suffix) and e.seq >= 0}
+        if capped and rec.session.source:
+            from voyager_sessions.ingest.reread import full_texts
+
+            texts = full_texts(rec.session.provider, rec.session.source, sid, capped)
+            events = [msgspec.structs.replace(e, text=texts[e.seq]) if e.seq in texts else e for e in events]
+        return Timeline(schema_version=SCHEMA_VERSION, session=session_row(rec), events=events)
+
+    def stats(self) -> Stats:
+        counts = self.state.counts()
+        last = self.state.last_scan()
+        return Stats(
+            schema_version=SCHEMA_VERSION,
+            data_dir=str(self.ddir.root),
+            providers={p: {"sessions": s, "events": e or 0} for p, s, e in counts},
+            index_events=self.index.num_events(),
+            index_bytes=self.index.size_bytes(),
+            index_segments=self.index.num_segments(),
+            last_scan=None if last is None else {"finished": last[1], "summary": msgspec.json.decode(last[2])},
+        )
+
+
+@contextmanager
+def reader(ddir: DataDir | Path) -> Iterator[Reader]:
+    """A :class:`Reader` for one request; "no index yet" when there is none."""
+    ddir = ddir if isinstance(ddir, DataDir) else DataDir(ddir)
+    require_index(ddir)
+    r = Reader(ddir)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def resolve_ids(catalog: Any, ref: str) -> list[str]:
+    """The one id ``ref`` names, as a one-element list; a one-line UserError when it names none or several."""
+    ids = catalog.resolve_session(ref)
+    if not ids:
+        raise UserError(f"no session matches '{ref}' (see `voyager list`)")
+    if len(ids) > 1:
+        raise UserError(
+            f"'{ref}' is ambiguous: {', '.join(ids[:10])}{' …' if len(ids) > 10 else ''}; give more of the id"
+        )
+    return ids
+
+
+# -- where a request reads from --------------------------------------------------------------
+
+#: How a search's refresh reports what it met: ``notice(text, quiet_ok)``; ``text`` without the
+#: ``voyager: `` prefix; ``quiet_ok``: a skipped piece, which a quiet front end leaves out.
+Notice = Callable[[str, bool], None]
+
+
+def _ignore(text: str, quiet_ok: bool) -> None:
+    pass
+
+
+class Backend(Protocol):
+    """Where a request reads from and how a search refreshes the index first."""
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        """A :class:`Reader` for the ``with`` block; "no index yet" when there is none."""
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        """Scan for new agent history, reporting skipped pieces to ``notice``; raise as ``scan`` raises."""
+
+
+class LocalBackend:
+    """This process: a reader opened for each request, the refresh scan run here.
+
+    ``progress``: the scan's progress callback (the CLI draws a bar on its own terminal).
+    """
+
+    def __init__(self, progress: Callable[[Any], None] | None = None) -> None:
+        self.progress = progress
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        return reader(ddir)
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        """The refresh before a search: a scan with a budget; what it leaves, a scan in the background reads."""
+        from voyager_sessions.scan import scan
+        from voyager_sessions.scan.background import continue_scan, refresh_budget
+
+        summary = scan(
+            ddir,
+            None,
+            progress=self.progress,
+            on_notice=lambda n: notice(notice_text(n), True),
+            budget=refresh_budget(),
+        )
+        if summary.remaining:
+            continue_scan(ddir)
+
+
+class LentBackend:
+    """One reader already open, lent to every request; no refresh (``voyager demo``, a benchmark, a test)."""
+
+    def __init__(self, lent: Reader) -> None:
+        self._lent = lent
+
+    def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
+        from contextlib import nullcontext
+
+        return nullcontext(self._lent)
+
+    def refresh(self, ddir: Path, notice: Notice) -> None:
+        pass  # what is open is what is answered: the caller refreshed, or means not to
+
+
+def notice_text(notice: Any) -> str:
+    """How a skipped piece met during a scan is reported (after ``voyager: ``)."""
+    from voyager_sessions.core.textsafe import printable
+
+    return f"skipped {printable(notice.describe())}"
+
+
+def _where(data_dir: DataDir | Path | None) -> DataDir:
+    if isinstance(data_dir, DataDir):
+        return data_dir
+    if data_dir is None:
+        from voyager_sessions.core.paths import data_dir as default_data_dir
+
+        return DataDir(default_data_dir())
+    return DataDir(data_dir)
+
+
+# -- the operations ----------------------------------------------------------------------------
+
+
+def search(
+    req: SearchRequest,
+    *,
+    data_dir: DataDir | Path | None = None,
+    backend: Backend | None = None,
+    notice: Notice = _ignore,
+) -> SearchResult:
+    """Answer ``req``: refresh first (unless ``req.refresh`` is false and there is an index), then search.
+
+    A malformed query fails before any work, with the one-line "bad query" UserError; a
+    refresh that finds another scan running searches what that scan has committed; one
+    that cannot write (a full disk) is reported to ``notice`` and the search answers from
+    what is indexed.
+    """
+    from voyager_sessions.search.engine import SearchOptions
+
+    text = req.query.strip()
+    if not text and not any([req.providers, req.kinds, req.repo, req.cwd, req.session, req.since, req.until]):
+        raise UserError('nothing to search for: give a query, e.g. voyager search "connection refused"')
+    parsed = _excluding(parse_query(text), req.exclude_sessions)  # the one parse of this request
+    ddir = _where(data_dir)
+    backend = backend or LocalBackend()
+    if req.refresh or not ddir.has_index():
+        try:
+            backend.refresh(ddir.root, notice)
+        except Busy:
+            pass  # a scan is running: search what it has committed so far (none yet: the reader says so)
+        except VoyagerError as exc:
+            if not ddir.has_index():
+                raise
+            from voyager_sessions.core.textsafe import printable
+
+            notice(f"not refreshed ({printable(str(exc))}); searching what is indexed", False)
+    opts = SearchOptions(
+        limit=req.limit,
+        offset=req.offset,
+        providers=list(req.providers),
+        kinds=list(req.kinds),
+        repo=req.repo,
+        cwd=req.cwd,
+        session=req.session,
+        since=req.since,
+        until=req.until,
+        sort=req.sort,
+        sessions=req.sessions,
+        context=req.context,
+        snippet_width=req.snippet_width,
+    )
+    with backend.reader(ddir.root) as r:  # "no index yet" when there is none
+        result = r.search(text, opts, parsed)
+        indexing = r.indexing()
+    if indexing is not None:
+        result = msgspec.structs.replace(result, indexing=indexing)
+    if req.remember:
+        from voyager_sessions.core.lastsearch import remember
+
+        remember(ddir, text, result.hits)  # what `voyager resume -` reopens; never fails the search
+    return result
+
+
+def list_sessions(
+    req: ListRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None
+) -> SessionList:
+    """Sessions, newest first (a page of them)."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.list_sessions(provider=req.provider, limit=req.limit, offset=req.offset)
+
+
+def show(req: ShowRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None) -> Timeline:
+    """A session's timeline, or the window of ``req.window`` events each side of seq ``req.around``."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.show(req.session, around=req.around, window=req.window)
+
+
+def stats(req: StatsRequest, *, data_dir: DataDir | Path | None = None, backend: Backend | None = None) -> Stats:
+    """Sessions and events per agent, the index's size, the last scan that changed something."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.stats()
+
+
+#: name -> the function answering it (what a server or an MCP tool calls).
+FUNCTIONS: dict[str, Callable[..., Any]] = {"search": search, "list": list_sessions, "show": show, "stats": stats}
+
+
+class Refused(VoyagerError):
+    """A request a running server answered with a failure: its one line (without ``voyager: ``) and exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
+    """Operation ``op``'s result document as JSON bytes, for request ``fields``: from ``voyager serve`` when one
+    answers for the data dir (the index already open and fresh), else answered in this process.
+
+    For a front end that wants data, not objects (``voyager mcp``, a UI): either way the
+    bytes are what ``--json`` prints. A request that is malformed is a ValueError before
+    anything is asked; a failure raises as the API raises (through a server:
+    :class:`Refused`, whose text and exit code are the same), so ``errors.failure`` words
+    it alike.
+    """
+    req = decode_request(op, fields)  # checked here: a malformed request never reaches a server
+    ddir = _where(data_dir)
+    if use_server:
+        from voyager_sessions.core import remote as client
+
+        got = client.ask(op, fields, str(ddir.root))
+        if got is not None:
+            header, body = got
+            if "failure" in header:
+                raise Refused(header["failure"].removeprefix("voyager: "), header["exit"])
+            return body
+    return msgspec.json.encode(FUNCTIONS[op](req, data_dir=ddir))
+
+
+def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
+    """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
+    from voyager_sessions.core.errors import IndexDamaged
+    from voyager_sessions.ingest.diagnose import diagnose
+    from voyager_sessions.store.db import integrity
+
+    from voyager_sessions.ingest.adapters.base import Hints
+
+    indexed: dict[str, tuple[int, int]] = {}
+    idx = None
+    failed: dict[str, list[str]] = {}
+    noted: dict[str, list[str]] = {}
+    versions: dict[str, dict[str, int]] = {}
+    hints = Hints()
+    health: dict[str, object] = {"data_dir": str(ddir.root), "index": "missing", "state_db": "missing"}
+    if ddir.has_index():
+        from voyager_sessions.search.index import SearchIndex
+        from voyager_sessions.store.state import StateStore
+
+        store = StateStore(ddir.state_db)
+        try:
+            indexed = {p: (s, e or 0) for p, s, e in store.counts()}
+            failed = store.failed_sources()
+            noted = store.noted_sources()
+            versions = store.versions_seen()
+            hints = Hints(cwds=frozenset(store.known_cwds()), imports=frozenset(store.imports()))
+        finally:
+            store.close()
+        health["state_db"] = integrity(ddir.state_db)
+        try:
+            idx = SearchIndex(ddir.index, create=False)
+        except IndexDamaged as exc:
+            health["index"] = str(exc)
+            idx = None
+    if idx is not None:
+        state_events = sum(e for _, e in indexed.values())
+        num_events = idx.num_events()
+        # Checkpoint and title events are Voyager's own, not counted in the scan state.
+        index_events = num_events - idx.count_kind("checkpoint") - idx.count_kind("title")
+        health.update(
+            index="ok"
+            if index_events == state_events
+            else f"out of step: {index_events} events indexed, the scan state says {state_events} "
+            "(the next scan repairs it; `voyager scan`)",
+            index_events=num_events,
+            index_segments=idx.num_segments(),
+            index_bytes=idx.size_bytes(),
+        )
+    if ddir.checkpoints_db.exists():
+        health["checkpoints_db"] = integrity(ddir.checkpoints_db)
+    from voyager_sessions.ingest import zstd
+
+    # Which agents' stores can be decompressed at all (the adapters name each store it blocks).
+    health["zstd"] = (
+        zstd.backend()
+        or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
+    )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "providers": diagnose(env, indexed, failed, noted, hints, versions),
+        "health": health,
+    }
+
+
+def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
+    """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
+    (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
+    import os
+
+    from voyager_sessions.ingest.adapters import _exports
+    from voyager_sessions.ingest.adapters.base import Hints
+    from voyager_sessions.store.state import StateStore
+
+    recorded: list[str] = []
+    if ddir.state_db.exists():
+        store = StateStore(ddir.state_db, readonly=True)
+        try:
+            recorded = store.imports()
+        finally:
+            store.close()
+    out: list[dict[str, Any]] = []
+    folder = {str(p) for p in _exports.candidates(env, Hints())}
+    for path in [*recorded, *sorted(folder - set(recorded))]:
+        try:
+            kind = _export_kind(path) if os.path.exists(path) else None
+            present = os.path.exists(path)
+        except OSError:
+            kind, present = None, False
+        out.append({"path": path, "kind": kind, "present": present, "recorded": path in recorded})
+    return out
+
+
+def _export_kind(path: str) -> str | None:
+    """The kind of the export at ``path``: a file's, or (a folder) its first conversations file's."""
+    import os
+
+    from voyager_sessions.ingest.adapters import _exports
+
+    if os.path.isdir(path):
+        files = _exports.conversation_files(Path(path))
+        return _exports.kind_of(files[0]) if files else None
+    return _exports.kind_of(path)
+
+
+def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str, Any]:
+    """``voyager import PATH``: record a ChatGPT or Claude.ai export (``conversations.json``, its folder, or the
+    zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
+    import os
+
+    from voyager_sessions.core.paths import ensure_private_dir
+    from voyager_sessions.store.state import StateStore
+
+    absolute = os.path.abspath(os.path.expanduser(path))
+    if not forget:
+        if not os.path.exists(absolute):
+            raise UserError(f"{path}: no such file or folder")
+        try:
+            kind = _export_kind(absolute)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        if kind is None:
+            raise UserError(
+                f"{path}: not a ChatGPT or Claude.ai export (expected conversations.json, its folder, "
+                "or the export's .zip)"
+            )
+    ensure_private_dir(ddir.root)
+    store = StateStore(ddir.state_db)
+    try:
+        recorded = store.imports()
+        if forget:
+            if absolute not in recorded:
+                raise UserError(f"{path}: not a recorded import (see `voyager import --list`)")
+            store.set_imports([p for p in recorded if p != absolute])
+            return {"path": absolute, "kind": None, "recorded": False, "already": False}
+        already = absolute in recorded
+        if not already:
+            store.set_imports([*recorded, absolute])
+    finally:
+        store.close()
+    return {"path": absolute, "kind": kind, "recorded": True, "already": already}

@@ -1,0 +1,190 @@
+"""What the commands share and that needs no click: exit codes, user errors, output helpers, the refresh scan.
+
+``voyager search`` runs without importing click when its arguments are plain (see
+:mod:`voyager_sessions.cli.main`), so everything it calls lives here or below; :mod:`voyager_sessions.cli.app`
+imports the same names for the other commands. Errors are plain exceptions carrying
+their exit code; whichever path raised one, :class:`voyager_sessions.cli.app.LazyGroup` prints it
+as one ``voyager: …`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from voyager_sessions.core.errors import (  # noqa: F401  (re-exported: the commands' vocabulary)
+    EXIT_BUSY,
+    EXIT_INTERNAL,
+    EXIT_NONE,
+    EXIT_OK,
+    Busy,
+    UserError,
+    VoyagerError,
+)
+from voyager_sessions.cli import present
+from voyager_sessions.core.errors import failure  # noqa: F401  (re-exported: how the CLI reports a failure)
+from voyager_sessions.core.paths import data_dir as _default_data_dir
+
+
+def data_dir() -> Path:
+    """The data dir this command works on."""
+    return _default_data_dir()
+
+
+def private_umask() -> None:
+    """Everything Voyager writes is private to the user (the root command's first act)."""
+    os.umask(0o077)
+
+
+def echo(message: str = "", *, err: bool = False, color: bool | None = None) -> None:
+    """``click.echo``, importing click only when something is printed as text (``--json`` never is)."""
+    import click
+
+    click.echo(message, err=err, color=color)
+
+
+def emit_json(obj: Any) -> None:
+    """``obj`` as one JSON document on stdout (C1 controls and DEL escaped: see ``textsafe``)."""
+    emit_jsonl((obj,))
+
+
+def emit_jsonl(objs: Iterable[Any]) -> None:
+    """Each of ``objs`` as one JSON document a line on stdout (``--jsonl``), escaped as :func:`emit_json` does."""
+    import msgspec
+
+    from voyager_sessions.core.textsafe import escape_json_controls
+
+    encode = msgspec.json.Encoder().encode
+    out = sys.stdout.buffer
+    for obj in objs:
+        out.write(escape_json_controls(encode(obj)) + b"\n")
+    out.flush()
+
+
+def use_color(mode: str) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def notice_line(notice: Any) -> str:
+    """How a skipped piece met during a scan is reported on stderr."""
+    from voyager_sessions.core.textsafe import printable
+
+    return f"voyager: skipped {printable(notice.describe())}"
+
+
+class _Terminal(present.Streams):
+    """``present.Writer`` for this process's own streams: text through click (as every command), JSON as bytes."""
+
+    def text(self, line: str, *, err: bool = False, color: bool | None = None) -> None:
+        echo(line, err=err, color=color)
+
+
+def _refreshing_backend(*, bar: bool) -> Any:
+    """``api.LocalBackend`` drawing a progress bar on this process's terminal while it refreshes (when ``bar``)."""
+    from voyager_sessions import api
+
+    class Refresh(api.LocalBackend):
+        def refresh(self, ddir: Path, notice: Any) -> None:
+            self.progress = _progress_printer() if bar else None
+            try:
+                super().refresh(ddir, notice)
+            finally:
+                if self.progress is not None:
+                    echo("", err=True)
+
+    return Refresh()
+
+
+def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
+    """Run reading command ``cmd`` (``params`` as click passes them) in this process: the API, then its renderer.
+
+    The result is encoded and rendered from those bytes by :mod:`voyager_sessions.cli.present`,
+    as a client of ``voyager serve`` renders the bytes the server sends: the same output
+    either way. Exits with the command's code; an error propagates for the CLI to report.
+    """
+    import msgspec
+
+    from voyager_sessions import api
+
+    fields, view = present.request(cmd, params, use_color)
+    req = api.decode_request(cmd, fields)
+    ddir = data_dir()
+    if cmd == "search":
+        quiet = present.quiet(view, sys.stderr.isatty())
+
+        def notice(text: str, quiet_ok: bool) -> None:
+            if not (quiet and quiet_ok):
+                echo(present.notice_line(text), err=True)
+
+        result = api.search(req, data_dir=ddir, backend=_refreshing_backend(bar=not quiet), notice=notice)
+    else:
+        result = api.FUNCTIONS[cmd](req, data_dir=ddir)
+        if cmd == "stats":  # the data dir as the user named it
+            result = msgspec.structs.replace(result, data_dir=str(ddir))
+    code = present.render(cmd, fields, msgspec.json.encode(result), view, _Terminal())
+    sys.exit(code)
+
+
+def run_scan(
+    *,
+    quiet: bool,
+    providers: list[str] | None = None,
+    keep_missing: bool = False,
+    wait: float = 0.0,
+    env: Any = None,
+    ddir: Path | None = None,
+    rebuild: bool = False,
+    workers: int | None = None,
+    changes: Any = None,
+) -> Any:
+    """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
+    from voyager_sessions.scan import scan
+
+    ddir = ddir or data_dir()
+    progress = None
+    if not quiet and sys.stderr.isatty():
+        progress = _progress_printer()
+
+    def on_notice(n: Any) -> None:
+        if not quiet:
+            echo(notice_line(n), err=True)
+
+    try:
+        summary = scan(
+            ddir,
+            env,
+            providers=providers,
+            keep_missing=keep_missing,
+            wait=wait,
+            progress=progress,
+            on_notice=on_notice,
+            rebuild=rebuild,
+            workers=workers,
+            changes=changes,
+        )
+    finally:
+        if progress is not None:
+            echo("", err=True)
+    return summary
+
+
+def _progress_printer() -> Any:
+    def show(p: Any) -> None:
+        rate = p.events / max(p.seconds, 1e-6)
+        eta = (p.sources_total - p.sources_done) * (p.seconds / p.sources_done) if p.sources_done else 0
+        width = 24
+        fill = int(width * p.sources_done / p.sources_total) if p.sources_total else width
+        sys.stderr.write(
+            f"\r[{'#' * fill}{'.' * (width - fill)}] {p.sources_done}/{p.sources_total} sources  {p.events} events  "
+            f"{rate:,.0f}/s  eta {eta:4.0f}s "
+        )
+        sys.stderr.flush()
+
+    return show

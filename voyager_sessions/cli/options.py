@@ -1,0 +1,75 @@
+"""The option tables of the reading commands (``search``, ``list``, ``show``, ``stats``): one definition each.
+
+:mod:`voyager_sessions.cli.app` builds the click commands from these tables and
+:func:`voyager_sessions.cli.argv.parse_args` reads argv with them, so the two agree by
+construction (``tests/test_search_fast_path.py``, ``tests/test_argv.py``). They live apart from
+the commands so that handing a command to a running server (``voyager_sessions.cli.main``)
+imports nothing but this, the argv reader and the client: every module on that path is
+paid for by every ``voyager search``.
+"""
+
+from __future__ import annotations
+
+from voyager_sessions.cli.argv import Option, Positional
+from voyager_sessions.core.errors import MAX_INT
+
+#: The positional words of the query (click: an argument with ``nargs=-1``).
+QUERY_PARAM = "query"
+
+SEARCH_OPTIONS: tuple[Option, ...] = (
+    Option(("-n", "--limit"), "limit", "int", 20, bounds=(1, 10_000), show_default=True),
+    Option(("--offset",), "offset", "int", 0, bounds=(0, MAX_INT), help="Skip this many hits (pagination)."),
+    Option(("--provider",), "providers", "text", multiple=True, help="Only this agent (repeatable)."),
+    Option(
+        ("--kind",),
+        "kinds",
+        "text",
+        multiple=True,
+        help="user, assistant, reasoning, tool (tool_call, tool_result), meta, checkpoint.",
+    ),
+    Option(("--repo",), "repo", "text", help="Sessions whose git repo or cwd contains this."),
+    Option(("--cwd",), "cwd", "text", help="Sessions whose working directory contains this."),
+    Option(("--session",), "session", "text", help="One session (id, native id or prefix)."),
+    Option(("--since",), "since", "text", help="Newer than: 7d, 12h, 2026-11-01 …"),
+    Option(("--until",), "until", "text", help="Older than: a date or 7d …"),
+    Option(("--sort",), "sort", "choice", "relevance", choices=("relevance", "recent"), show_default=True),
+    Option(("--sessions",), "by_session", "flag", help="One row per session: its best hit and hit count."),
+    Option(
+        ("--flat",),
+        "flat",
+        "flag",
+        help="One hit after another, each with its session (on a terminal hits are grouped under their session).",
+    ),
+    Option(("-C", "--context"), "context", "int", 0, bounds=(0, 50), help="Show N events before and after each hit."),
+    Option(("--json",), "as_json", "flag", help="One JSON document on stdout."),
+    Option(("--jsonl",), "as_jsonl", "flag", help="One JSON hit per line on stdout."),
+    Option(("--no-refresh",), "no_refresh", "flag", help="Don't look for new agent history first."),
+    Option(("--color",), "color", "choice", "auto", choices=("auto", "always", "never"), show_default=True),
+)
+
+SEARCH_QUERY = Positional(QUERY_PARAM, -1)
+
+LIST_OPTIONS: tuple[Option, ...] = (
+    Option(("--provider",), "provider", "text", help="Only this agent."),
+    Option(("-n", "--limit"), "limit", "int", 50, bounds=(1, MAX_INT), show_default=True),
+    Option(("--offset",), "offset", "int", 0, bounds=(0, MAX_INT)),
+    Option(("--json",), "as_json", "flag"),
+)
+
+SHOW_SESSION = Positional("session", 1)
+SHOW_OPTIONS: tuple[Option, ...] = (
+    Option(("--around",), "around", "int", bounds=(-1, MAX_INT), help="Only a window around this seq."),
+    Option(
+        ("-C", "--context"),
+        "window",
+        "int",
+        10,
+        bounds=(0, 100_000),
+        show_default=True,
+        help="Events each side of --around.",
+    ),
+    Option(("--json",), "as_json", "flag"),
+    Option(("--color",), "color", "choice", "auto", choices=("auto", "always", "never")),
+)
+
+STATS_OPTIONS: tuple[Option, ...] = (Option(("--json",), "as_json", "flag"),)
