@@ -21,7 +21,7 @@ import msgspec
 import pytest
 
 import synth
-from tests.scan.test_workers import Corpus, _index, _scan_all, _state
+from tests.support.mixed import Corpus, index_contents, scan_each, state_rows
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import progress, scan
 from voyager_sessions.scan import run as run_mod
@@ -40,17 +40,17 @@ def test_two_phases_leave_the_index_and_state_of_one(home, monkeypatch):
     real = spool_mod.Spool.hold
     monkeypatch.setattr(spool_mod.Spool, "hold", lambda self, no, evs: (held.append(len(evs)), real(self, no, evs))[1])
     _phased(monkeypatch, False)
-    one = _scan_all(home, (1,), "one")
+    one = scan_each(home, (1,), "one")
     _phased(monkeypatch, True)
-    two = _scan_all(home, (2,), "two")  # on workers too: the writer splits what they send
+    two = scan_each(home, (2,), "two")  # on workers too: the writer splits what they send
     assert sum(held) > 100, "the words phase held no tool output back"
     assert two[2] == one[1]
     corpus.change()
     held.clear()
     _phased(monkeypatch, False)
-    one = _scan_all(home, (1,), "one")
+    one = scan_each(home, (1,), "one")
     _phased(monkeypatch, True)
-    two = _scan_all(home, (2,), "two")
+    two = scan_each(home, (2,), "two")
     assert sum(held) > 0
     assert two[2] == one[1]
     assert not list(DataDir(home / "data-2").root.glob("scan-spool*")), "the spool outlived the scan"
@@ -64,9 +64,9 @@ def test_a_session_read_again_after_its_tool_output_was_held_keeps_one_copy(home
     copy.parent.mkdir()
     copy.write_bytes(first.read_bytes())
     _phased(monkeypatch, False)
-    one = _scan_all(home, (1,), "one")
+    one = scan_each(home, (1,), "one")
     _phased(monkeypatch, True)
-    two = _scan_all(home, (1,), "two")
+    two = scan_each(home, (1,), "two")
     assert two[1][1] == one[1][1]  # the same events, once each
 
 
@@ -186,7 +186,7 @@ def test_a_scan_that_dies_between_the_phases_costs_a_re_read(home, monkeypatch):
     """The words are committed, the tool output never: the next scan reads those sources again, whole."""
     Corpus(home, monkeypatch)
     _phased(monkeypatch, False)
-    reference = _scan_all(home, (1,), "reference")[1]
+    reference = scan_each(home, (1,), "reference")[1]
     _phased(monkeypatch, True)
     data = home / "data-crash"
 
@@ -206,8 +206,8 @@ def test_a_scan_that_dies_between_the_phases_costs_a_re_read(home, monkeypatch):
     _phased(monkeypatch, False)
     repaired = scan(data, workers=1)
     assert repaired.changed + repaired.grown > 0 and repaired.new == 0
-    assert _index(data) == reference[1]
-    assert _state(data) == reference[2]
+    assert index_contents(data) == reference[1]
+    assert state_rows(data) == reference[2]
     assert StateStore(DataDir(data).state_db).get_meta(progress.META_KEY) is None
 
 

@@ -224,7 +224,7 @@ def _excluding(parsed: Any, session_ids: list[str]) -> Any:
 def warm_up() -> None:
     """Import what a first search needs, ahead of it (a front end that waits for its first request, such as
     ``voyager mcp`` after its handshake, runs this in the background so that request pays less)."""
-    import voyager_sessions.scan  # noqa: F401
+    import voyager_sessions.scan.run  # noqa: F401
     import voyager_sessions.search.engine  # noqa: F401
 
 

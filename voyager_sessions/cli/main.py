@@ -19,6 +19,14 @@ Start-up runs with the cyclic garbage collector off, and what it imported is the
 frozen out of later collections (:func:`_started`): imports allocate a lot and free
 nothing, so collecting during them, and walking all of it again in the interpreter's
 final collections at exit, is wasted work (about 10 ms of a 60 ms search).
+
+msgspec imports ``typing_extensions`` whenever it is installed (for its ``get_type_hints``;
+the picker's and the watcher's libraries install it), and that brings ``inspect``, ``ast``
+and ``dis`` with it: a third of a search's imports. Voyager's Structs need nothing of it
+(the standard ``typing`` reads their annotations alike), so this process imports msgspec
+with ``typing_extensions`` out of sight (:func:`_lean_msgspec`); a library imported later
+(Textual in the picker) still gets it. ``tests/cli/test_startup_imports.py`` lists what a
+search imports.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             _forward(args[0], params)
             if args[0] == "search":
                 _search(params, collecting)
+    _lean_msgspec()
     if args == ["mcp"] and not os.environ.get(COMPLETE_VAR):
         _mcp()
     from voyager_sessions.cli.app import main as cli_main
@@ -129,8 +138,30 @@ def _started(collecting: bool) -> None:
         gc.enable()
 
 
+class _Unseen:
+    """An import finder that says ``typing_extensions`` is not installed (see the module's docstring)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "typing_extensions":
+            raise ModuleNotFoundError("typing_extensions is left out of Voyager's start-up", name=name)
+        return None
+
+
+def _lean_msgspec() -> None:
+    """Import msgspec as this process's first user of it, without ``typing_extensions``."""
+    if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
+        return
+    unseen = _Unseen()
+    sys.meta_path.insert(0, unseen)
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        sys.meta_path.remove(unseen)
+
+
 def _search(params: dict, collecting: bool) -> NoReturn:
     """``voyager search`` with parsed ``params``, as the click group runs it (umask first, errors reported alike)."""
+    _lean_msgspec()
     from voyager_sessions.cli import reading
     from voyager_sessions.cli.common import private_umask
 
