@@ -92,12 +92,15 @@ def _refreshing_backend(*, bar: bool) -> Any:
 
     class Refresh(api.LocalBackend):
         def refresh(self, ddir: Path, notice: Any) -> None:
-            self.progress = _progress_printer() if bar else None
+            from voyager_sessions.cli.progress import Bar
+
+            shown = Bar() if bar and sys.stderr.isatty() else None
+            self.progress = shown
             try:
                 super().refresh(ddir, notice)
             finally:
-                if self.progress is not None:
-                    echo("", err=True)
+                if shown is not None:
+                    shown.close()
 
     return Refresh()
 
@@ -144,47 +147,66 @@ def run_scan(
     workers: int | None = None,
     changes: Any = None,
 ) -> Any:
-    """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs."""
+    """Scan ``ddir`` (default: the data dir) with progress and skip notices on stderr; raises Busy if a scan runs.
+
+    Another process building the index (a first index a search left running in the background) is no
+    reason to fail: this scan follows its progress (on a terminal) until it is done, then scans.
+    """
+    import time
+
+    from voyager_sessions.cli.progress import Bar, follow
+    from voyager_sessions.core.paths import DataDir
     from voyager_sessions.scan import scan
 
     ddir = ddir or data_dir()
-    progress = None
-    if not quiet and sys.stderr.isatty():
-        progress = _progress_printer()
+    drawn = not quiet and sys.stderr.isatty()
 
     def on_notice(n: Any) -> None:
         if not quiet:
             echo(notice_line(n), err=True)
 
+    deadline = time.monotonic() + max(0.0, wait)
+    while True:
+        bar = Bar() if drawn else None
+        try:
+            return scan(
+                ddir,
+                env,
+                providers=providers,
+                keep_missing=keep_missing,
+                wait=max(0.0, deadline - time.monotonic()),
+                progress=bar,
+                on_notice=on_notice,
+                rebuild=rebuild,
+                workers=workers,
+                changes=changes,
+            )
+        except Busy:
+            if changes is not None or not _building_elsewhere(DataDir(ddir)):
+                raise
+        finally:
+            if bar is not None:
+                bar.close()
+        follower = Bar() if drawn else None
+        try:
+            follow(DataDir(ddir), follower)
+        finally:
+            if follower is not None:
+                follower.close()
+        deadline = time.monotonic() + 30  # that scan is done: this one takes the lock as soon as it is free
+
+
+def _building_elsewhere(ddir: Any) -> bool:
+    """True when another process is building the index (a first index it has committed part of)."""
+    from voyager_sessions.scan import progress
+    from voyager_sessions.store.state import StateStore
+
     try:
-        summary = scan(
-            ddir,
-            env,
-            providers=providers,
-            keep_missing=keep_missing,
-            wait=wait,
-            progress=progress,
-            on_notice=on_notice,
-            rebuild=rebuild,
-            workers=workers,
-            changes=changes,
-        )
+        store = StateStore(ddir.state_db, readonly=True)
+    except Exception:  # noqa: BLE001 - no state: no record
+        return False
+    try:
+        record = progress.decode(store.get_meta(progress.META_KEY))
     finally:
-        if progress is not None:
-            echo("", err=True)
-    return summary
-
-
-def _progress_printer() -> Any:
-    def show(p: Any) -> None:
-        rate = p.events / max(p.seconds, 1e-6)
-        eta = (p.sources_total - p.sources_done) * (p.seconds / p.sources_done) if p.sources_done else 0
-        width = 24
-        fill = int(width * p.sources_done / p.sources_total) if p.sources_total else width
-        sys.stderr.write(
-            f"\r[{'#' * fill}{'.' * (width - fill)}] {p.sources_done}/{p.sources_total} sources  {p.events} events  "
-            f"{rate:,.0f}/s  eta {eta:4.0f}s "
-        )
-        sys.stderr.flush()
-
-    return show
+        store.close()
+    return record is not None and progress.building(record, ddir.lock)

@@ -54,6 +54,8 @@ class Indexing(msgspec.Struct, kw_only=True, omit_defaults=True):
     sources_total: int = 0
     bytes_done: int = 0
     bytes_total: int = 0
+    #: When the phase began (the tools phase starts once every source's words are in).
+    phase_started: float = 0.0
 
 
 class ScanProgress(msgspec.Struct, kw_only=True):
@@ -67,9 +69,10 @@ class ScanProgress(msgspec.Struct, kw_only=True):
     sessions_done: int
     sessions_total: int
     events: int
-    #: Seconds since the scan started reading.
+    #: Seconds since the scan started reading, and since its phase began.
     seconds: float
-    #: The tools phase: sources whose tool output is in the index, of those whose output was held back.
+    phase_seconds: float = 0.0
+    #: The tools phase: sessions whose tool output is in the index, of those whose output was held back.
     tools_done: int = 0
     tools_total: int = 0
 
@@ -132,7 +135,9 @@ class Tally:
     def __init__(self) -> None:
         self.started = time.time()
         self.t0 = time.monotonic()
-        self.phase: Phase = "all"
+        self._phase: Phase = "all"
+        self.phase_t0 = self.t0
+        self.phase_started = self.started
         self.sources_total = 0
         self.sources_done = 0
         self.bytes_total = 0
@@ -144,10 +149,21 @@ class Tally:
         self.new_unread = 0
         #: Sessions whose tool output waits in the spool (their words are in the index).
         self.waiting_tools = 0
-        #: Sources whose tool output was held back, and of those the ones whose output is in the index.
+        #: Sessions whose tool output was held back, and of those the ones whose output is in the index.
         self.tools_total = 0
         self.tools_done = 0
         self.events = 0
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        if phase != self._phase:
+            self._phase = phase
+            self.phase_t0 = time.monotonic()
+            self.phase_started = time.time()
 
     def planned(self, sources: int, nbytes: int, expected_sessions: int, new_sources: int) -> None:
         """A plan (or a second one, for sources found through hints) was made: its size."""
@@ -178,6 +194,7 @@ class Tally:
             sessions_total=self.sessions_read + self.sessions_unread,
             events=events,
             seconds=time.monotonic() - self.t0,
+            phase_seconds=time.monotonic() - self.phase_t0,
             tools_done=self.tools_done,
             tools_total=self.tools_total,
         )
@@ -196,4 +213,5 @@ class Tally:
             sources_total=self.sources_total,
             bytes_done=self.bytes_done,
             bytes_total=self.bytes_total,
+            phase_started=self.phase_started,
         )

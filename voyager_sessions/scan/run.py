@@ -449,7 +449,7 @@ class Scan:
         row, sessions = self.awaiting.pop(no)
         self.pending_sources.append(row)
         self.tally.waiting_tools = max(0, self.tally.waiting_tools - sessions)
-        self.tally.tools_done += 1
+        self.tally.tools_done += sessions
         if self._due():
             self._commit()
         if self.progress:
@@ -672,7 +672,7 @@ class Scan:
         if held:
             self.awaiting[self.source_no] = (row, len(out.sessions) if not out.failed else 0)
             self.tally.waiting_tools += len(out.sessions) if not out.failed else 0
-            self.tally.tools_total += 1
+            self.tally.tools_total += len(out.sessions) if not out.failed else 0
             self.pending_sources.append(waiting_row(row, old, [r.session.id for r in out.sessions]))
         else:
             self.pending_sources.append(row)
