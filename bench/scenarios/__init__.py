@@ -13,6 +13,7 @@ from bench.context import Context
 from bench.model import ScenarioResult
 from bench.scenarios.checkpoint import checkpoint
 from bench.scenarios.cli_search import cli_search
+from bench.scenarios.first_search import first_search
 from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.history_scale import history_100k
@@ -41,5 +42,6 @@ SCENARIOS: dict[str, Scenario] = {
     "web_search": web_search,
     "ui": ui,
     "mcp_start": mcp_start,
+    "first_search": first_search,
     "history_100k": history_100k,
 }
