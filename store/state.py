@@ -295,6 +295,10 @@ class KnownSources:
             self._full[path] = self._store.source(path)
         return self._full[path]
 
+    def retry_paths(self) -> list[str]:
+        """The paths of the loaded rows whose last read is to be retried."""
+        return [path for path, row in self._rows.items() if row is not None and row[6] == "retry"]
+
     def gone(
         self, providers: set[str], seen: set[str], kept: Callable[[str, str], bool] = lambda provider, path: False
     ) -> list[SourceState]:

@@ -49,6 +49,8 @@ from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reas
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.progress import META_KEY, ScanProgress, Tally
 from voyager_sessions.scan.progress import encode as progress_encode
+from voyager_sessions.scan.settled import META_KEY as SETTLED_KEY
+from voyager_sessions.scan.settled import Settled, full_walk_due
 from voyager_sessions.scan.spool import PhasedIndex, Spool
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
@@ -286,13 +288,23 @@ class Scan:
             lazy = self.changes is not None
             stored = self.store.count_sources() if lazy else 0
             known = self.store.known_sources(lazy=lazy)
-            # The folder listings the last scans remembered: a folder that did not change is not listed again.
+            # The folder listings the last scans remembered: a folder that did not change is not listed again,
+            # and one whose canary is quiet is not walked (scan.settled), but at a full walk now and then.
             memory = FolderMemory(self.store.folders())
+            full_walk = self.changes is None and full_walk_due(self.store.get_meta(SETTLED_KEY))
+            settled = Settled(known) if not full_walk and not lazy else None
+            memory.quiet = settled
             token = remembered_folders.set(memory)
             try:
                 plan, seen, scanned = self._plan(known)
             finally:
                 remembered_folders.reset(token)
+            if settled is not None and settled.seen:
+                # Sources in folders not walked: as the last scan read them (seen, unchanged).
+                seen.update(settled.seen)
+                self.summary.unchanged += len(settled.seen)
+            if full_walk:
+                self.store.set_meta(SETTLED_KEY, str(time.time_ns()))
             plan = newest_first(plan)
             self._start_reading(plan)
             self._read_all(plan)
