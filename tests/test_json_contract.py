@@ -119,7 +119,7 @@ def test_list_show_scan_documents(corpus, run):
     scan_doc = json.loads(run("scan", "--json").stdout)
     assert set(scan_doc) == SCAN_FIELDS
     doc = run.json("list", "--json")
-    assert set(doc) == {"schema_version", "total", "sessions"}
+    assert set(doc) == {"schema_version", "total", "sessions", "indexing"}
     assert set(doc["sessions"][0]) == SESSION_FIELDS
     tl = run.json("show", "--json", doc["sessions"][0]["session_id"])
     assert set(tl) == {"schema_version", "session", "events"}

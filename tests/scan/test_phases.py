@@ -13,15 +13,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-import msgspec
 import pytest
 
 import synth
 from tests.support.mixed import Corpus, index_contents, scan_each, state_rows
+from tests.support.paused import marked_history, paused_scan
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import progress, scan
 from voyager_sessions.scan import run as run_mod
@@ -89,24 +88,6 @@ def test_newest_sessions_are_read_first(home, monkeypatch):
     assert order == paths[::-1]
 
 
-def _pause_after(monkeypatch, sources: int, *, phase: str = "all"):
-    """Commit after every source, and block the scan after ``sources`` of them (in ``phase``) until released."""
-    monkeypatch.setattr(run_mod, "FIRST_COMMIT_S", 0.0)
-    monkeypatch.setattr(run_mod, "COMMIT_MAX_S", 0.0)
-    reached, release = threading.Event(), threading.Event()
-    seen = {"n": 0}
-
-    def progress_cb(p) -> None:
-        if p.phase != phase:
-            return
-        seen["n"] += 1
-        if seen["n"] == sources:
-            reached.set()
-            assert release.wait(60)
-
-    return progress_cb, reached, release
-
-
 def _search(query: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "voyager_sessions", "search", query, "--no-refresh", *extra],
@@ -117,31 +98,10 @@ def _search(query: str, *extra: str) -> subprocess.CompletedProcess:
     )
 
 
-def _history(home: Path, n: int) -> list[synth.Conversation]:
-    """``n`` sessions a minute apart, session i's first prompt saying ``marker<i>``."""
-    projects = home / ".claude" / "projects"
-    convs = []
-    for i in range(n):
-        conv = synth.generate(seed=90 + i, messages=8, output_bytes=200)
-        first = conv.turns[0]
-        conv = msgspec.structs.replace(
-            conv, turns=[msgspec.structs.replace(first, text=f"marker{i} {first.text}"), *conv.turns[1:]]
-        )
-        path = synth.write_claude(conv, projects)
-        os.utime(path, (1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
-        convs.append(conv)
-    return convs
-
-
 def test_a_search_meanwhile_answers_from_what_is_committed_and_says_so(home, monkeypatch):
-    _history(home, 8)
+    marked_history(home, 8)
     _phased(monkeypatch, False)
-    cb, reached, release = _pause_after(monkeypatch, 3)
-    data = Path(os.environ["VOYAGER_HOME"])
-    t = threading.Thread(target=lambda: scan(data, workers=1, progress=cb))
-    t.start()
-    try:
-        assert reached.wait(60)
+    with paused_scan(monkeypatch, Path(os.environ["VOYAGER_HOME"]), 3):
         newest = _search("marker7", "--json")  # read first
         assert newest.returncode == 0, newest.stderr
         doc = json.loads(newest.stdout)
@@ -151,9 +111,10 @@ def test_a_search_meanwhile_answers_from_what_is_committed_and_says_so(home, mon
         oldest = _search("marker0")  # not read yet: no match is no answer
         assert oldest.returncode == 3, oldest.stderr
         assert "No matches yet." in oldest.stderr and "still indexing" in oldest.stderr
-    finally:
-        release.set()
-        t.join(60)
+        listed = subprocess.run(
+            [sys.executable, "-m", "voyager_sessions", "list", "--json"], capture_output=True, text=True, timeout=60
+        )
+        assert json.loads(listed.stdout)["indexing"]["sessions_done"] == 3 and "still indexing" in listed.stderr
     done = _search("marker0", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["indexing"] is None
     none = _search("nosuchwordanywhere")
@@ -161,23 +122,15 @@ def test_a_search_meanwhile_answers_from_what_is_committed_and_says_so(home, mon
 
 
 def test_between_the_phases_what_was_said_is_searchable_and_tool_output_follows(home, monkeypatch):
-    convs = _history(home, 4)
+    convs = marked_history(home, 4)
     _phased(monkeypatch, True)
-    cb, reached, release = _pause_after(monkeypatch, 1, phase="tools")
-    data = Path(os.environ["VOYAGER_HOME"])
-    t = threading.Thread(target=lambda: scan(data, workers=1, progress=cb))
-    t.start()
-    try:
-        assert reached.wait(60)
+    with paused_scan(monkeypatch, Path(os.environ["VOYAGER_HOME"]), 1, phase="tools"):
         doc = json.loads(_search("marker0", "--json").stdout)
         assert doc["total"] >= 1
         ix = doc["indexing"]
         assert ix["sessions_words"] == 4 and ix["sessions_total"] == 4 and ix["sessions_done"] == 1 and ix["running"]
         tools = json.loads(_search("kind:tool_result", "--sessions", "--json").stdout)
         assert tools["total"] == 1  # the newest session's tool output, none of the others' yet
-    finally:
-        release.set()
-        t.join(60)
     tools = json.loads(_search("kind:tool_result", "--sessions", "--json").stdout)
     assert tools["total"] == len(convs) and tools["indexing"] is None
 
@@ -212,7 +165,7 @@ def test_a_scan_that_dies_between_the_phases_costs_a_re_read(home, monkeypatch):
 
 
 def test_a_budget_stops_reading_and_the_next_scan_goes_on(home, monkeypatch):
-    _history(home, 12)
+    marked_history(home, 12)
     monkeypatch.setenv("VOYAGER_HANDOVER_MIN_BYTES", "0")
     data = Path(os.environ["VOYAGER_HOME"])
     first = scan(data, workers=1, budget=0.0)
@@ -226,7 +179,7 @@ def test_a_budget_stops_reading_and_the_next_scan_goes_on(home, monkeypatch):
 
 def test_the_first_search_hands_the_rest_to_a_scan_in_the_background(home, monkeypatch):
     """Through the CLI as a person runs it: an answer now, the rest indexed behind it by a process of its own."""
-    _history(home, 10)
+    marked_history(home, 10)
     env = dict(os.environ, VOYAGER_NO_SERVER="1", VOYAGER_REFRESH_BUDGET="0", VOYAGER_HANDOVER_MIN_BYTES="0")
     data = DataDir(os.environ["VOYAGER_HOME"])
     first = subprocess.run(

@@ -317,7 +317,12 @@ class Reader:
 
     def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
         total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)
-        return SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=[session_row(r) for r in recs])
+        return SessionList(
+            schema_version=SCHEMA_VERSION,
+            total=total,
+            sessions=[session_row(r) for r in recs],
+            indexing=self.indexing(),
+        )
 
     def resolve(self, ref: str) -> SessionRecord:
         """The one session ``ref`` names (id, native id or unambiguous prefix), or a one-line UserError."""

@@ -149,7 +149,10 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
     if view.as_json:
         out.raw(escape_json_controls(body) + b"\n")
         if cmd == "list":
-            return EXIT_OK if json.loads(body)["sessions"] else EXIT_NONE
+            listed = json.loads(body)
+            if listed.get("indexing"):
+                out.text(indexing_line(listed["indexing"]), err=True)
+            return EXIT_OK if listed["sessions"] else EXIT_NONE
         return EXIT_OK
     doc = decode(body)
     if cmd == "list":
@@ -158,6 +161,8 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
         for row in doc.sessions:
             out.text(render_row(row))
         out.text(f"{fields['offset'] + len(doc.sessions)} of {plural.count(doc.total, 'session')}", err=True)
+        if doc.indexing:
+            out.text(indexing_line(doc.indexing), err=True)
         return EXIT_OK if doc.sessions else EXIT_NONE
     if cmd == "show":
         from voyager_sessions.cli.render import render_timeline

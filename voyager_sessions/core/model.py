@@ -205,6 +205,8 @@ class SessionList(msgspec.Struct, kw_only=True):
     schema_version: int
     total: int
     sessions: list[SessionRow]
+    #: Set while the index is still being built: the list holds only what is indexed so far (see ``Indexing``).
+    indexing: Indexing | None = None
 
 
 class Timeline(msgspec.Struct, kw_only=True):

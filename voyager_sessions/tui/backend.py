@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.core.errors import Busy, VoyagerError
+from voyager_sessions.core.model import Indexing
 from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
@@ -65,6 +66,8 @@ class Answer(msgspec.Struct, kw_only=True):
     partial: bool = False
     #: The query's terms, as a session must hold them (what the preview marks).
     terms: list[str] = []
+    #: Set while the index is still being built: how far (what the status line says, and no match is no answer).
+    indexing: Indexing | None = None
 
 
 class Backend:
@@ -201,7 +204,12 @@ class Backend:
             for h in result.hits
         ]
         return Answer(
-            query=query, rows=rows, total=result.total, partial=result.match == "partial", terms=list(result.terms)
+            query=query,
+            rows=rows,
+            total=result.total,
+            partial=result.match == "partial",
+            terms=list(result.terms),
+            indexing=result.indexing,
         )
 
     def _recent(self) -> Answer:
@@ -220,7 +228,7 @@ class Backend:
             )
             for s in listed.sessions
         ]
-        return Answer(query="", rows=rows, total=listed.total)
+        return Answer(query="", rows=rows, total=listed.total, indexing=listed.indexing)
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Any:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""

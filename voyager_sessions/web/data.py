@@ -145,6 +145,7 @@ class Library:
                 found = r.facets(req.q, opts)
                 if with_facets:
                     counted = count_facets(found, r.projects(found.sessions))
+            indexing = r.indexing()
         if result is None:
             result = SearchResult(
                 schema_version=SCHEMA_VERSION, query=req.q, total=len(found.sessions), offset=req.offset, hits=[]
@@ -154,6 +155,7 @@ class Library:
             "result": result,
             "facets": counted,
             "repos": {h.session_id: repos.get(h.session_id) for h in result.hits},
+            "indexing": indexing,
         }
 
     def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
@@ -168,6 +170,7 @@ class Library:
             raise UserError(f"bad query: {exc}") from None
         with self.pool.reader() as r:
             doc = r.list_sessions(provider=provider, limit=FACET_WINDOW)
+            indexing = doc.indexing
 
         def within(stamp: str | None) -> bool:
             when = _epoch(stamp)
@@ -207,6 +210,7 @@ class Library:
             "result": result,
             "facets": facets_of_rows(hits, repos) if with_facets else None,
             "repos": {h.session_id: repos.get(h.session_id) for h in page},
+            "indexing": indexing,
         }
 
     @staticmethod
