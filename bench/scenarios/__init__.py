@@ -22,6 +22,7 @@ from bench.scenarios.judged import judged
 from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
+from bench.scenarios.startup import startup
 from bench.scenarios.web_search import web_search
 from bench.scenarios.ui import ui
 
@@ -38,6 +39,7 @@ SCENARIOS: dict[str, Scenario] = {
     "baseline": baseline,
     "ingest_formats": ingest_formats,
     "cli_search": cli_search,
+    "startup": startup,
     "judged": judged,
     "web_search": web_search,
     "ui": ui,
