@@ -844,6 +844,113 @@ BUILTIN: tuple[Agent, ...] = (
         resume="none (see its section)",
         stores=("jsonl",),
     ),
+    # -- the observed agents of issue 39 (one block: the documented ones are added beside it) ------------------
+    Agent(
+        name="openclaw",
+        label="OpenClaw",
+        module="voyager_sessions.ingest.adapters.openclaw",
+        evidence="observed",
+        versions=("2026.9.6", "2026.6.35"),
+        evidence_note="SQLite and JSONL generations; Clawdbot's root",
+        homes={
+            # The state dir: OPENCLAW_STATE_DIR names it, OPENCLAW_HOME re-roots the `~` it is in.
+            "openclaw": (
+                ("VOYAGER_OPENCLAW_HOME", ""),
+                ("OPENCLAW_STATE_DIR", ""),
+                ("OPENCLAW_HOME", ".openclaw"),
+                ("HOME", ".openclaw"),
+            ),
+            # Its names before: Clawdbot (January 2026), and Kimi's build of it (same layout).
+            "openclaw.clawdbot": (("VOYAGER_OPENCLAW_HOME", ""), ("HOME", ".clawdbot")),
+            "openclaw.kimi": (("VOYAGER_OPENCLAW_HOME", ""), ("HOME", ".kimi_openclaw")),
+        },
+        where="`~/.openclaw/agents/*/agent/openclaw-agent.sqlite`, `agents/*/sessions/*.jsonl`; `~/.clawdbot`",
+        resume="none as a command (`openclaw agent --session-id <id> -m …` continues it with a new message)",
+        stores=("sqlite", "sqlite+zstd", "jsonl"),
+    ),
+    Agent(
+        name="reasonix",
+        label="Reasonix",
+        module="voyager_sessions.ingest.adapters.reasonix",
+        evidence="observed",
+        versions=("1.38.11",),
+        homes={
+            "reasonix": (("VOYAGER_REASONIX_HOME", ""), ("REASONIX_HOME", ""), ("HOME", ".reasonix")),
+        },
+        where="`~/.reasonix/projects/*/sessions-v4/<id>/events.frames` (zstd)",
+        resume="`reasonix --resume <id>` in cwd",
+        binary="reasonix",
+        stores=("jsonl+zstd",),
+    ),
+    Agent(
+        name="deepagents",
+        label="Deep Agents Code (dcode)",
+        module="voyager_sessions.ingest.adapters.deepagents",
+        evidence="observed",
+        versions=("0.1.88",),
+        homes={
+            # dcode's profile dir (.state/sessions.db below it).
+            "deepagents": (("VOYAGER_DEEPAGENTS_HOME", ""), ("HOME", ".deepagents")),
+        },
+        where="`~/.deepagents/.state/sessions.db` (LangGraph checkpoints, msgpack)",
+        resume="`dcode -r <thread id>` in cwd",
+        binary="dcode",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
+        name="code-puppy",
+        label="Code Puppy",
+        module="voyager_sessions.ingest.adapters.code_puppy",
+        evidence="observed",
+        versions=("0.0.946",),
+        homes={
+            # The autosaves folder: under XDG_CACHE_HOME when Code Puppy runs with XDG variables, else its own dir.
+            "code-puppy": (
+                ("VOYAGER_CODE_PUPPY_HOME", ""),
+                ("XDG_CACHE_HOME", "code_puppy/autosaves"),
+                ("HOME", ".code_puppy/autosaves"),
+            ),
+            "code-puppy.home": (("VOYAGER_CODE_PUPPY_HOME", ""), ("HOME", ".code_puppy/autosaves")),
+        },
+        where="`~/.code_puppy/autosaves/<name>.json`",
+        resume="`code-puppy -r <name>` in cwd",
+        binary="code-puppy",
+        stores=("json",),
+    ),
+    Agent(
+        name="omnigent",
+        label="Omnigent",
+        module="voyager_sessions.ingest.adapters.omnigent",
+        evidence="observed",
+        versions=("0.19.1",),
+        homes={
+            "omnigent": (("VOYAGER_OMNIGENT_HOME", ""), ("OMNIGENT_DATA_DIR", ""), ("HOME", ".omnigent")),
+        },
+        where="`~/.omnigent/chat.db`",
+        resume="`omnigent resume <id>` in cwd",
+        binary="omnigent",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
+        name="cecli",
+        label="cecli (Aider fork)",
+        module="voyager_sessions.ingest.adapters.cecli",
+        evidence="observed",
+        versions=("1.10.0",),
+        homes={
+            # Like Aider's: cecli keeps `.cecli/` in each project; this dir is searched with its children (and
+            # every indexed session's directory, and VOYAGER_AIDER_ROOTS).
+            "cecli": (("VOYAGER_CECLI_HOME", ""), ("HOME", "")),
+        },
+        where="`.cecli/` in each project: `chat.history` and its JSON sessions (found as Aider's are)",
+        resume="`cecli --auto-load` in project (the latest auto-save)",
+        binary="cecli",
+        variables=("VOYAGER_AIDER_ROOTS",),
+        stores=("markdown", "json"),
+        uses_hints=True,
+    ),
 )
 
 #: The table itself: provider name -> row, in registration order (the built-in rows first, registered below).

@@ -817,6 +817,7 @@ class Searcher:
                 resume=s.resume if s else None,
                 tool=ev.tool,
                 exit_code=ev.exit_code,
+                project=(s.git_repo or s.cwd) if s else None,
             )
             if opts.context > 0:
                 hit.context = self.index.session_events(

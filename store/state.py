@@ -13,9 +13,9 @@ import heapq
 import operator
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -183,7 +183,7 @@ _encode_names = msgspec.json.encode
 _session_columns = operator.attrgetter(*_SESSION_COLS)
 
 
-def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
+def _row_to_session(row: sqlite3.Row | tuple[Any, ...]) -> SessionRecord:
     # One dict, built straight from the row (``events`` last, past the session's columns): a grouped search
     # decodes thousands of these per request (its recency tie-break, the web page's rows); 1.7x the speed of
     # building a dict of every column first (2,413 rows: 5.0 -> 2.95 ms).
@@ -194,7 +194,7 @@ def _row_to_session(row: sqlite3.Row | tuple) -> SessionRecord:
 IMPORTS_KEY = "imports"
 
 
-def _row_to_source(row: sqlite3.Row | tuple) -> SourceState:
+def _row_to_source(row: sqlite3.Row | tuple[Any, ...]) -> SourceState:
     # Positional, as the columns are the fields in order; only the sessions column is JSON.
     at = _SESSIONS_AT
     make: Callable[..., SourceState] = SourceState
@@ -234,8 +234,10 @@ class KnownSources:
         self._store = store
         self._lazy = lazy
         #: path -> (path, size, mtime_ns, inode, wal_size, wal_mtime_ns) of the loaded rows not to retry.
-        self.fresh: dict[str, tuple] = {}
-        self._rows: dict[str, tuple | None] = {}  # rows read one by one (and retry rows), None when there is none
+        self.fresh: dict[str, tuple[object, ...]] = {}
+        self._rows: dict[
+            str, tuple[object, ...] | None
+        ] = {}  # rows read one by one (and retry rows), None when there is none
         self._full: dict[str, SourceState | None] = {}
         self._paths: dict[str, set[str]] = {}  # provider -> the paths of its loaded rows
         self._whole: set[str] = set()  # the providers loaded whole
@@ -266,11 +268,11 @@ class KnownSources:
             self._rows[row[0]] = row
             self._paths.setdefault(row[7], set()).add(row[0])
 
-    def _row(self, path: str) -> tuple | None:
+    def _row(self, path: str) -> tuple[object, ...] | None:
         """``path``'s row read on its own (its status and provider included), or None when it has none."""
         if path in self._rows or not self._lazy:
             return self._rows.get(path)
-        row = self._store.conn.execute(_ROW_SQL + " WHERE path = ?", (path,)).fetchone()
+        row: tuple[object, ...] | None = self._store.conn.execute(_ROW_SQL + " WHERE path = ?", (path,)).fetchone()
         self._rows[path] = row
         return row
 
@@ -372,7 +374,7 @@ class RefreshView(msgspec.Struct, frozen=True):
     version: int
     index_id: str | None
     retry: bool
-    rows: dict[str, tuple]
+    rows: dict[str, tuple[object, ...]]
     cwds: frozenset[str]
     imports: frozenset[str]
 
@@ -422,7 +424,7 @@ class StateStore:
     def sources(self, provider: str | None = None) -> dict[str, SourceState]:
         """Every source's state row, decoded (for tools and tests; a scan uses :meth:`known_sources`)."""
         sql = f"SELECT {', '.join(_SOURCE_COLS)} FROM sources"
-        args: tuple = ()
+        args: tuple[object, ...] = ()
         if provider:
             sql += " WHERE provider = ?"
             args = (provider,)
@@ -434,7 +436,8 @@ class StateStore:
 
     def data_version(self) -> int:
         """A number that changes whenever another connection (another scan, another process) commits."""
-        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        version: int = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return version
 
     def refresh_view(self, providers: Iterable[str]) -> RefreshView:
         """What a no-change refresh compares with (see :class:`RefreshView`), read in one transaction."""
@@ -443,7 +446,7 @@ class StateStore:
         conn.execute("BEGIN")
         try:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
-            rows: dict[str, tuple] = {}
+            rows: dict[str, tuple[object, ...]] = {}
             if names:
                 sql = (
                     "SELECT path, provider, size, mtime_ns, inode, wal_size, wal_mtime_ns FROM sources "
@@ -479,7 +482,8 @@ class StateStore:
             db.executemany("INSERT OR REPLACE INTO folders (path, ctime_ns, inode, names) VALUES (?, ?, ?, ?)", learned)
 
     def count_sources(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM sources").fetchone()[0]
+        count: int = self.conn.execute("SELECT count(*) FROM sources").fetchone()[0]
+        return count
 
     def source(self, path: str) -> SourceState | None:
         """One source's whole state row (its sessions and cursor decoded), or None."""
@@ -544,7 +548,7 @@ class StateStore:
 
     def last_scan(self) -> tuple[float, float, str] | None:
         row = self.conn.execute("SELECT started, finished, summary FROM scans ORDER BY id DESC LIMIT 1").fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+        return tuple(row) if row else None
 
     # -- sessions --------------------------------------------------------------
 
@@ -615,14 +619,46 @@ class StateStore:
         return [sid for _, sid in found[:n]]
 
     def list_sessions(
-        self, *, provider: str | None = None, limit: int | None = None, offset: int = 0
+        self,
+        *,
+        provider: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        providers: Sequence[str] = (),
+        project: str | None = None,
+        cwd: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
     ) -> tuple[int, list[SessionRecord]]:
-        where, args = ("WHERE provider = ?", [provider]) if provider else ("", [])
+        """A page of sessions, newest first, and how many there are, optionally narrowed: ``provider`` (or any of
+        ``providers``), ``project`` (its git repository or working directory contains the text, case-insensitively),
+        ``cwd`` (its working directory does), last active in ``[since, until)`` (epoch seconds)."""
+        clauses: list[str] = []
+        args: list[object] = []
+        wanted = [*providers, *([provider] if provider else [])]
+        if wanted:
+            clauses.append(f"provider IN ({', '.join('?' * len(wanted))})")
+            args.extend(wanted)
+        if project:
+            clauses.append(
+                "(instr(lower(coalesce(git_repo, '')), lower(?)) > 0 OR instr(lower(coalesce(cwd, '')), lower(?)) > 0)"
+            )
+            args.extend([project, project])
+        if cwd:
+            clauses.append("instr(lower(coalesce(cwd, '')), lower(?)) > 0")
+            args.append(cwd)
+        at = "coalesce(updated, started, 0)"
+        if since is not None:
+            clauses.append(f"{at} >= ?")
+            args.append(since)
+        if until is not None:
+            clauses.append(f"{at} < ?")
+            args.append(until)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         total = self.conn.execute(f"SELECT count(*) FROM sessions {where}", args).fetchone()[0]
         # Newest first by when the session was last active, a stamp more than a day past the last read of
         # its source (a clock gone wrong, a crafted 9999-12-31) counting as that day: it would otherwise
         # sort first forever. Only the order is clamped; the session shows its times as given.
-        at = "coalesce(updated, started, 0)"
         horizon = f"coalesce((SELECT indexed_at FROM sources WHERE path = sessions.source), ?) + {FUTURE_SLACK_S}"
         sql = (
             f"SELECT {', '.join(_SESSION_COLS)}, events FROM sessions {where} "
@@ -754,8 +790,8 @@ class StateStore:
     def counts(self) -> list[tuple[str, int, int]]:
         """(provider, sessions, events) per provider."""
         return [
-            tuple(r)
-            for r in self.conn.execute(
+            (str(provider), int(sessions), int(events or 0))
+            for provider, sessions, events in self.conn.execute(
                 "SELECT provider, count(*), sum(events) FROM sessions GROUP BY provider ORDER BY provider"
             )
-        ]  # type: ignore[misc]
+        ]

@@ -15,6 +15,7 @@ import pytest
 from tests.support.demo import index_demo
 from tests.support.run import Run
 from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
+from voyager_sessions.ingest.adapters.base import LOOK_WITHIN
 from voyager_sessions.ingest.manifest import agent_variables
 
 #: The repository's folders that are installed under another name (pyproject's package-dir mapping).
@@ -36,6 +37,16 @@ class _FolderNameGuard(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _FolderNameGuard())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _discovery_stays_in_the_sandbox(tmp_path_factory: pytest.TempPathFactory):
+    """Discovery led by a recorded path (a session's working folder, an import, a store a file names) looks
+    only inside this run's temporary folders: a capture records ``/home/dev/proj``, and a machine where that
+    folder holds an Aider or cecli history must not change what a test finds (``VOYAGER_LOOK_WITHIN``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(LOOK_WITHIN, str(tmp_path_factory.getbasetemp()))
+        yield
 
 
 @pytest.fixture

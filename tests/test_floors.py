@@ -7,8 +7,11 @@ From the bottom up (docs/architecture.md):
   shares; it imports nothing of Voyager's above it;
 * ``ingest`` (agents' formats), ``search`` (Tantivy, the query language), ``store`` (Voyager's SQL) —
   each the bottom and itself, never one another;
-* ``scan`` (moves data between those three) and ``api`` (the read side every front end calls);
-* the front ends (the CLI modules, ``serve``, ``export``, ``demo``, …): anything below.
+* ``export``: the renderers of an exported session (Markdown, HTML, redaction), on the bottom alone;
+* ``scan`` (moves data between those three) and ``api`` (the one door every front end calls: reading,
+  browsing, sessions, exports, resume plans, and the writer's freshness);
+* the front ends (``cli``, ``serve``, ``mcp``, ``tui``, ``web``, ``demo``): the API, the export renderers and
+  the bottom, never ``search``, ``store``, ``ingest`` or ``scan`` themselves.
 
 Every import form counts: ``import``, ``from … import`` (a name that is a module counts as that module),
 relative imports, and imports inside functions. A top-level ``search``/``ingest``/``store`` import is
@@ -43,8 +46,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "bottom": frozenset({"bottom"}),
     **{layer: frozenset({"bottom"}) for layer in LAYERS},
     "scan": frozenset({"bottom", *LAYERS}),
-    "api": frozenset({"bottom", *LAYERS, "scan"}),
-    "front": frozenset({"bottom", *LAYERS, "scan", "api"}),
+    # The renderers of an exported session (Markdown, HTML, redaction): presentation every front end shares.
+    "export": frozenset({"bottom"}),
+    "api": frozenset({"bottom", *LAYERS, "scan", "export"}),
+    # The front ends (cli, serve, mcp, tui, web, demo) reach the engines only through the API: one front door.
+    "front": frozenset({"bottom", "api", "export"}),
 }
 
 #: Edges across the floors that the design makes on purpose, and why (none today: the server's wire protocol and
@@ -71,7 +77,7 @@ def group_of(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1 or parts[1] == CORE:
         return "bottom"
-    if parts[1] in (*LAYERS, "scan", "api"):
+    if parts[1] in (*LAYERS, "scan", "api", "export"):
         return parts[1]
     return "front"
 

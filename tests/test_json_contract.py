@@ -24,6 +24,7 @@ HIT_FIELDS = {
     "hit_count",
     "context",
     "matched_terms",
+    "project",
 }
 TERM_HIT_FIELDS = {"term", "seq", "kind", "snippet", "highlights"}
 SESSION_FIELDS = {

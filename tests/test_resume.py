@@ -199,6 +199,8 @@ def test_resume_hands_each_capture_to_its_agent(capture: str, tmp_path: Path, ru
         ids = {row["native_id"], parent["native_id"] if parent else None}
         if provider == "aider":  # Aider reopens the chat history of the directory it runs in: no id
             assert args == ["--restore-chat-history"], args
+        elif provider == "cecli":  # cecli reopens the project's auto-save: the one session it points to
+            assert args == ["--auto-load"] and row["native_id"].endswith("a34b5131/auto-save.json"), (row, args)
         elif provider == "cline" and row["parent"]:  # a subagent reopens through its root session
             assert args[-1] == row["parent"].partition(":")[2]
         else:

@@ -71,9 +71,9 @@ def test_an_interval_that_is_no_number_of_seconds_is_a_usage_error(home, run, co
 @pytest.mark.parametrize("quiet", [True, False])
 def test_collisions_with_another_scan_are_said_once(home, run, monkeypatch, quiet):
     """`watch -q` printed "another scan is running … retrying" at every collision with `serve` or `scan`."""
+    from voyager_sessions.api import freshness
     from voyager_sessions.core.lock import ScanBusy
     from voyager_sessions.scan import summary as summary_mod
-    from voyager_sessions.scan import watch as watch_mod
 
     def fake_keep_fresh(scan, *, interval, on_scan, on_error, stop=None):
         for _ in range(3):
@@ -81,6 +81,6 @@ def test_collisions_with_another_scan_are_said_once(home, run, monkeypatch, quie
         on_scan(summary_mod.ScanSummary())
         on_error(ScanBusy(4242), interval)
 
-    monkeypatch.setattr(watch_mod, "keep_fresh", fake_keep_fresh)
+    monkeypatch.setattr(freshness, "keep_fresh", fake_keep_fresh)
     res = run("watch", "--interval", "1", *(["-q"] if quiet else []))
     assert res.stderr.count("another scan is running") == (1 if quiet else 2), res.stderr

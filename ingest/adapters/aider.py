@@ -14,6 +14,9 @@ look, and this module owns the rule (see :meth:`AiderAdapter.discover`):
    ``$AIDER_CHAT_HISTORY_FILE``: an absolute path is read as it is, a relative one is the
    file name looked for in every place above (beside the default name).
 
+A walk that starts from a recorded folder stays inside ``$VOYAGER_LOOK_WITHIN`` when it is set
+(``Hints.within``: the tests pin it to their sandbox).
+
 The format (observed on 0.86.2): each run starts with ``# aider chat started at <local
 time>``; what the person typed is on ``#### `` lines (several in a row are one prompt);
 Aider's status output is on ``> `` lines (``meta``); everything else is the model's
@@ -136,14 +139,17 @@ class _Finder:
         for sub in subdirs:
             yield from self.directory(Path(sub))
 
-    def upwards(self, cwd: str) -> Iterator[Source | Notice]:
-        """``cwd`` and its ancestors (the history is at the git root; a session may run below it)."""
+    def upwards(self, cwd: str, hints: Hints | None = None) -> Iterator[Source | Notice]:
+        """``cwd`` and its ancestors (the history is at the git root; a session may run below it), as far up
+        as ``hints`` allow (``$VOYAGER_LOOK_WITHIN``: a walk from a recorded folder never leaves those)."""
         if not os.path.isabs(cwd):
             return
         d = Path(os.path.normpath(cwd))
         while True:
             if str(d) in self.checked:
                 return  # this ancestor, and so all above it, were checked already
+            if hints is not None and not hints.allows(d):
+                return  # outside the folders discovery may look in, and so is every ancestor above it
             yield from self.directory(d)
             if d.parent == d:
                 return
@@ -254,13 +260,24 @@ class _Run:
             self.tokens_out = (self.tokens_out or 0) + _number(m.group(3), m.group(4))
 
 
-class _AiderRead:
-    """One pass over one history file (or what was appended since the cursor)."""
+class AiderRead:
+    """One pass over one history file (or what was appended since the cursor).
+
+    A fork that keeps the same Markdown log under another heading (cecli) subclasses it: ``provider``,
+    ``heading`` and :meth:`place` are its.
+    """
+
+    provider: ClassVar[str] = PROVIDER
+    heading: ClassVar[str] = HEADING
+
+    def place(self, path: str) -> tuple[str | None, str | None]:
+        """The working directory of the history at ``path`` (None when unknown) and its resume command."""
+        cwd = os.path.dirname(path) if os.path.basename(path) == HISTORY_NAME else None
+        return cwd, resume_command(path, cwd)
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         self.path = source.path
-        self.cwd = os.path.dirname(self.path) if os.path.basename(self.path) == HISTORY_NAME else None
-        self.resume = resume_command(self.path, self.cwd)
+        self.cwd, self.resume = self.place(self.path)
         self.cursor = cursor
         self.run: _Run | None = None
         self.counter: EventCounter | None = None
@@ -291,8 +308,8 @@ class _AiderRead:
         assert run is not None
         updated = self.mtime if last and self.mtime is not None else run.started
         return Session(
-            id=session_id(PROVIDER, run.native_id),
-            provider=PROVIDER,
+            id=session_id(self.provider, run.native_id),
+            provider=self.provider,
             native_id=run.native_id,
             cwd=self.cwd,
             model=run.model,
@@ -355,7 +372,7 @@ class _AiderRead:
             yield Notice(
                 source=self.path,
                 reason=f"{self.orphans} line{'s' if self.orphans != 1 else ''} before the first "
-                "'# aider chat started at' heading skipped (no run to put them in)",
+                f"'{self.heading.strip()}' heading skipped (no run to put them in)",
             )
         if self.oversized:
             yield Notice(
@@ -368,8 +385,8 @@ class _AiderRead:
 
     def _line(self, raw: bytes, pos: int) -> Iterator[Item]:
         line = raw.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
-        if line.startswith(HEADING):
-            m = _HEADING_TIME.match(line, len(HEADING))
+        if line.startswith(self.heading):
+            m = _HEADING_TIME.match(line, len(self.heading))
             yield from self._close_run(final=True)
             yield from self._open_run(pos, m.group() if m else None)
             self._commit(pos + len(raw), pos)
@@ -402,7 +419,7 @@ class _AiderRead:
 
     def _open_run(self, pos: int, when: str | None) -> Iterator[Item]:
         self.run = _Run(native_id=f"{self.path}#{pos}", started=local_time(when) if when else None)
-        self.counter = EventCounter(session_id(PROVIDER, self.run.native_id), 0)
+        self.counter = EventCounter(session_id(self.provider, self.run.native_id), 0)
         self.block, self.held, self.blank = None, None, True
         self.sent = self._session()
         yield self.sent
@@ -473,7 +490,7 @@ class _AiderRead:
             self.path,
             span,
             next_seq=self.commit_seq,
-            session=session_id(PROVIDER, self.commit_state["native_id"]),
+            session=session_id(self.provider, self.commit_state["native_id"]),
             state=self.commit_state,
         )
 
@@ -505,10 +522,10 @@ class AiderAdapter:
         for root in extra_roots(env):
             yield from finder.with_children(root)
         for cwd in sorted(hints.cwds if hints else ()):
-            yield from finder.upwards(cwd)
+            yield from finder.upwards(cwd, hints)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _AiderRead(source, cursor).stream()
+        return AiderRead(source, cursor).stream()
 
 
 ADAPTER = AiderAdapter()

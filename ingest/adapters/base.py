@@ -127,6 +127,52 @@ class Hints(msgspec.Struct, frozen=True, kw_only=True):
     cwds: frozenset[str] = frozenset()
     #: The conversation exports ``voyager import`` recorded (absolute paths of files or folders).
     imports: frozenset[str] = frozenset()
+    #: The folders that discovery led by a recorded path stays inside (``$VOYAGER_LOOK_WITHIN``, real paths);
+    #: empty: anywhere. :func:`discover` fills it and drops the hints outside it; an adapter that walks on
+    #: from a hint (up to its parents, into a path a file names) asks :meth:`allows` at each step.
+    within: tuple[str, ...] = ()
+
+    def allows(self, path: str | os.PathLike[str]) -> bool:
+        """True when ``path`` lies inside one of the ``within`` folders (always, when there are none)."""
+        if not self.within:
+            return True
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            return False
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.within)
+
+
+#: Where discovery may follow the paths sessions and agents' files record (working folders, imports, the
+#: stores a registry names): ``os.pathsep``-separated folders. Unset: anywhere. The tests pin it to each
+#: test's sandbox, so a path a capture recorded (``/home/dev/proj``) is never looked at on the machine.
+LOOK_WITHIN = "VOYAGER_LOOK_WITHIN"
+
+
+def look_within(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The real paths of ``$VOYAGER_LOOK_WITHIN``'s folders (empty when it is unset)."""
+    out: list[str] = []
+    for part in env.get(LOOK_WITHIN, "").split(os.pathsep):
+        if part.strip():
+            try:
+                out.append(os.path.realpath(os.path.expanduser(part.strip())))
+            except (OSError, ValueError):
+                continue
+    return tuple(dict.fromkeys(out))
+
+
+def pinned(hints: Hints | None, env: Mapping[str, str]) -> Hints:
+    """``hints`` kept to ``$VOYAGER_LOOK_WITHIN``: the cwds and imports outside it dropped, the folders named."""
+    hints = hints or Hints()
+    within = look_within(env)
+    if not within:
+        return hints
+    bounded = Hints(within=within)
+    return Hints(
+        cwds=frozenset(c for c in hints.cwds if bounded.allows(c)),
+        imports=frozenset(i for i in hints.imports if bounded.allows(i)),
+        within=within,
+    )
 
 
 class Adapter(Protocol):
@@ -152,9 +198,10 @@ class Adapter(Protocol):
 
 
 def discover(adapter: Adapter, env: Mapping[str, str], hints: Hints | None = None) -> Iterator[Source | Notice]:
-    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter whose row declares ``uses_hints``."""
+    """``adapter.discover(env)``, or ``adapter.discover(env, hints)`` for an adapter whose row declares ``uses_hints``
+    (the hints kept to ``$VOYAGER_LOOK_WITHIN``: :func:`pinned`)."""
     if uses_hints(adapter):
-        return adapter.discover(env, hints or Hints())  # type: ignore[call-arg]
+        return adapter.discover(env, pinned(hints, env))  # type: ignore[call-arg]
     return adapter.discover(env)
 
 

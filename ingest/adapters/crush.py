@@ -337,7 +337,12 @@ class CrushAdapter:
                 continue
             for project, data_dir in listed:
                 db = data_dir / DB_NAME
-                if (problem := _dir_problem(data_dir)) is not None:
+                problem = (
+                    "lies outside VOYAGER_LOOK_WITHIN"  # not even statted: discovery stays where it was told
+                    if hints is not None and not hints.allows(data_dir)
+                    else _dir_problem(data_dir)
+                )
+                if problem is not None:
                     yield Notice(
                         source=str(global_dir / PROJECTS),
                         where=f"project {_short(project or '?')}",

@@ -13,6 +13,7 @@ a ``pre-restore`` snapshot, which is what ``undo`` puts back.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import os
 import sqlite3
@@ -20,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -174,7 +175,7 @@ class CheckpointStore:
     def project_of(self, session_id: str) -> str | None:
         """The project a session is bound to, or ``None`` if the store does not know the session."""
         row = self.conn.execute(SESSION_PROJECT, (require_session_id(session_id),)).fetchone()
-        return row[0] if row else None
+        return str(row[0]) if row else None
 
     @_sql_errors("list checkpoints")
     def list(self, project_id: str | None = None) -> list[CheckpointSummary]:  # noqa: A003 - the API name
@@ -183,7 +184,7 @@ class CheckpointStore:
             "SELECT c.session_id, c.project_id, c.title, c.status, c.updated_at, "
             "(SELECT count(*) FROM snapshots s WHERE s.session_id = c.session_id) FROM checkpoints c"
         )
-        args: tuple = ()
+        args: tuple[object, ...] = ()
         if project_id is not None:
             sql += " WHERE c.project_id = ?"
             args = (require_id(project_id, "project id"),)
@@ -196,7 +197,7 @@ class CheckpointStore:
         ]
 
     @_sql_errors("list snapshots")
-    def snapshots(self, session_id: str) -> list[Snapshot]:
+    def snapshots(self, session_id: str) -> builtins.list[Snapshot]:
         """The session's snapshot history, newest first."""
         sid = require_session_id(session_id)
         row = self.conn.execute("SELECT based_on FROM checkpoints WHERE session_id = ?", (sid,)).fetchone()
@@ -207,7 +208,7 @@ class CheckpointStore:
         return [self._snapshot(r, based_on) for r in rows]
 
     @staticmethod
-    def _snapshot(r: tuple, based_on: int | None) -> Snapshot:
+    def _snapshot(r: tuple[Any, ...], based_on: int | None) -> Snapshot:
         return Snapshot(
             name=r[1],
             kind=r[2],
@@ -218,7 +219,7 @@ class CheckpointStore:
         )
 
     @_sql_errors("find sessions")
-    def find_sessions(self, ref: str, limit: int = 50) -> list[str]:
+    def find_sessions(self, ref: str, limit: int = 50) -> builtins.list[str]:
         """Ids of sessions with a checkpoint matching ``ref``: exactly, by prefix, or by the part after ``provider:``."""
         ref = require_session_id(ref, "session reference")
         exact = self.conn.execute("SELECT id FROM sessions WHERE id = ?", (ref,)).fetchall()
@@ -442,7 +443,7 @@ class CheckpointStore:
         sid: str,
         stored: Checkpoint,
         current_json: bytes,
-        target: tuple,
+        target: tuple[Any, ...],
         *,
         take_pre_restore: bool,
     ) -> RestoreResult:

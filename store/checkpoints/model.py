@@ -296,10 +296,10 @@ def normalize(payload: CheckpointPayload) -> CheckpointPayload:
         if c is not v:
             changes[f] = c
     for f in LIST_FIELDS:
-        v = getattr(payload, f)
-        c = _clean_items(v, f)
-        if c != v:
-            changes[f] = c
+        items = getattr(payload, f)
+        cleaned = _clean_items(items, f)
+        if cleaned != items:
+            changes[f] = cleaned
     return msgspec.structs.replace(payload, **changes) if changes else payload
 
 

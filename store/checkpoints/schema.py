@@ -16,6 +16,7 @@ runs them); a new one is appended to ``MIGRATIONS`` and never edits an old one.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 import os
 import sqlite3
 import time
@@ -136,7 +137,7 @@ PRUNE = """
 SNAPSHOT_COLS = "id, name, kind, captured_at, restored_at, payload"
 
 
-def row_to_checkpoint(session_id: str, r: tuple) -> Checkpoint:
+def row_to_checkpoint(session_id: str, r: tuple[Any, ...]) -> Checkpoint:
     """A ``checkpoints`` row (the ``ROW_COLS``, in order) as a :class:`Checkpoint`."""
     dec = _list_decoder.decode
     return Checkpoint(

@@ -41,6 +41,8 @@ NOT_INDEXED = {
 NO_TOOL_RUN = {
     # Aider 0.86 edits files and has no shell tool the model calls; the scripted model answered in text.
     "aider": "the reply is text only: nothing was run, the command is only quoted in the prompt",
+    # Omnigent 0.19.1's headless openai-agents harness offers the model no shell tool; it answered in text.
+    "omnigent": "no tool was offered headless: the command is only quoted in the prompt",
 }
 
 

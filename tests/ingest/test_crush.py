@@ -14,8 +14,9 @@ from voyager_sessions.ingest.adapters.base import Hints, Notice
 from voyager_sessions.ingest.adapters.crush import ADAPTER, resume_command
 
 
-def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run):
+def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run, monkeypatch):
     # The sample's projects.json points at /home/dev/...: with HOME elsewhere those dirs do not exist.
+    monkeypatch.delenv("VOYAGER_LOOK_WITHIN")  # (the tests' pin would name them as outside the sandbox instead)
     peer = PeerHome("crush", home, run)
     doc = peer.scan
     assert doc["sessions"] == 0
@@ -24,6 +25,13 @@ def test_peer_sample_as_it_is_names_the_missing_data_dirs(home, run):
     assert "/home/dev/.local/share/crush/projects/test-project" in peer.stderr
     doctor = run("doctor").stdout
     assert "/home/dev/.local/share/crush/projects/work-crush does not exist" in doctor
+
+
+def test_data_dirs_outside_the_pinned_folders_are_named_not_read(home, run):
+    """With VOYAGER_LOOK_WITHIN (the tests' sandbox), a data dir projects.json names elsewhere is not statted."""
+    peer = PeerHome("crush", home, run)
+    outside = [s for s in peer.scan["skipped"] if "outside VOYAGER_LOOK_WITHIN" in s["reason"]]
+    assert {s["where"] for s in outside} == {"project /test/project", "project /work/crush"}, peer.scan
     assert tree(home) == peer.before
 
 

@@ -50,7 +50,7 @@ def test_a_refresh_imports_only_the_agents_that_are_there(home):
     first = _adapters_imported_by_a_scan(data)
     assert {"claude", "codex", "gemini", "cursor", "zed"} <= first  # the first scan asks every adapter
     second = _adapters_imported_by_a_scan(data)
-    hinted = {"aider", "crush", "dsh"}  # they find stores in the working directories of sessions
+    hinted = {"aider", "cecli", "crush", "dsh"}  # they find stores in the working directories of sessions
     # ... and the chat exports ``voyager import`` recorded, which may lie anywhere.
     hinted |= {"chatgpt", "claude_ai", "_exports", "_drafts"}
     assert second <= {"claude", "base", "_common"} | hinted, second

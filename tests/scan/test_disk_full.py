@@ -97,7 +97,9 @@ def small_disk(tmp_path):
 
 def _fill(mnt: Path) -> Path:
     filler = mnt / "filler"
-    with open(filler, "wb") as fh:
+    # Unbuffered: a buffered file keeps the part of a write that did not fit and raises again on close
+    # (whether it does depended on how many bytes the data dir left free: 12 KiB more of state failed it).
+    with open(filler, "wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 65536)

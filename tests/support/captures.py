@@ -63,7 +63,13 @@ def peer_homes() -> list[Path]:
 
 
 #: truth.json's ``agent`` -> Voyager's provider name, where they differ.
-PROVIDER_OF_AGENT = {"factory": "droid", "vibe2": "vibe", "interpreter": "open-interpreter", "mini": "mini-swe-agent"}
+PROVIDER_OF_AGENT = {
+    "factory": "droid",
+    "vibe2": "vibe",
+    "interpreter": "open-interpreter",
+    "mini": "mini-swe-agent",
+    "openclaw-legacy": "openclaw",
+}
 
 
 def captures() -> list[str]:
@@ -125,8 +131,10 @@ class Capture:
         return self._hits[marker]
 
     def in_files(self, marker: str) -> bool:
-        """True when truth.json places ``marker`` in a file the agent wrote."""
-        return bool(self.truth.get("marker_files", {}).get(marker))
+        """True when truth.json places ``marker`` in a file the agent wrote (as bytes, or once decoded:
+        ``decoded_marker_files``, for a store whose text no grep sees, as Reasonix's zstd frames)."""
+        truth = self.truth
+        return bool(truth.get("marker_files", {}).get(marker) or truth.get("decoded_marker_files", {}).get(marker))
 
     def sessions(self) -> dict[str, dict]:
         doc = self.run.json("list", "--json", "--limit", "1000")

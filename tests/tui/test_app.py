@@ -247,7 +247,8 @@ async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
         before = app.searches
         await pilot.press("down", "enter")  # the first project (the three sessions each have their own)
         await settle(app, pilot, before + 1)
-        assert len(app.rows) == 1 and app.project == app.rows[0].cwd
+        # A project is the git repository, else the working directory (as on the web page).
+        assert len(app.rows) == 1 and app.project == app.rows[0].project
         assert "· in " in status(app)
         await pilot.press("p")
         for _ in range(60):

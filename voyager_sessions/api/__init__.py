@@ -21,14 +21,14 @@ catalog and the registry's provider names; ``show`` reads capped texts back thro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import msgspec
 
-from voyager_sessions.core.errors import MAX_INT, Busy, StoreError, UserError, VoyagerError
+from voyager_sessions.core.errors import Busy, StoreError, UserError, VoyagerError
 from voyager_sessions.core.model import (
     SCHEMA_VERSION,
     Indexing,
@@ -38,7 +38,19 @@ from voyager_sessions.core.model import (
     Timeline,
     session_row,
 )
+from voyager_sessions.api.requests import ExportRequest as ExportRequest
+from voyager_sessions.api.requests import ListRequest as ListRequest
+from voyager_sessions.api.requests import SearchRequest as SearchRequest
+from voyager_sessions.api.requests import SessionRequest as SessionRequest
+from voyager_sessions.api.requests import ShowRequest as ShowRequest
+from voyager_sessions.api.requests import StatsRequest as StatsRequest
 from voyager_sessions.core.paths import DataDir
+
+if TYPE_CHECKING:
+    from voyager_sessions.ingest.adapters.base import Notice as SkippedPiece
+    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.search.facets import SessionFacets
+    from voyager_sessions.search.query import ParsedQuery
 
 #: What a command that needs the index says when there is none.
 NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
@@ -50,57 +62,8 @@ def require_index(ddir: DataDir) -> None:
         raise UserError(NO_INDEX)
 
 
-# -- requests ------------------------------------------------------------------------------
-# Every option of the matching command, with its bounds (what click checks for argv, msgspec
-# checks here for a request decoded from a socket or built by an MCP tool).
-
-
-class SearchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``voyager search``: the query and every option of the command (see ``docs/cli.md``)."""
-
-    query: str = ""
-    limit: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
-    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)] = 0
-    providers: list[str] = []
-    kinds: list[str] = []
-    repo: str | None = None
-    cwd: str | None = None
-    session: str | None = None
-    since: str | None = None
-    until: str | None = None
-    sort: Literal["relevance", "recent"] = "relevance"
-    #: One row per session: its best hit and hit count (``--sessions``).
-    sessions: bool = False
-    #: Events each side of a hit (``-C``).
-    context: Annotated[int, msgspec.Meta(ge=0, le=50)] = 0
-    #: Characters of a hit's snippet.
-    snippet_width: Annotated[int, msgspec.Meta(ge=16, le=100_000)] = 240
-    #: Session ids whose events are left out (an agent's own current session, say).
-    exclude_sessions: Annotated[list[str], msgspec.Meta(max_length=1000)] = []
-    #: Look for new agent history first (``--no-refresh`` turns it off); with no index yet, always.
-    refresh: bool = True
-    #: Record it as the last search (``voyager resume -``): a person's search, not an agent's.
-    remember: bool = False
-
-
-class ListRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``voyager list``: sessions, newest first."""
-
-    provider: str | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)] = 50
-    offset: Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)] = 0
-
-
-class ShowRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``voyager show``: a session (id, native id or unambiguous prefix), or a window around seq ``around``."""
-
-    session: str
-    around: Annotated[int, msgspec.Meta(ge=-1, le=MAX_INT)] | None = None
-    window: Annotated[int, msgspec.Meta(ge=0, le=100_000)] = 10
-
-
-class StatsRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``voyager stats``: nothing to ask but the data dir."""
+# -- requests: every request Struct is defined once, in ``requests.py`` (fields with bounds, descriptions and
+# each front end's spelling); re-exported above, where callers have always found them.
 
 
 class Stats(msgspec.Struct, kw_only=True):
@@ -112,31 +75,60 @@ class Stats(msgspec.Struct, kw_only=True):
     index_events: int
     index_bytes: int
     index_segments: int
-    last_scan: dict[str, Any] | None
+    last_scan: dict[str, object] | None
 
 
-#: Every operation a server answers: name -> (request type, result type).
-OPERATIONS: dict[str, tuple[type, type]] = {
-    "search": (SearchRequest, SearchResult),
-    "list": (ListRequest, SessionList),
-    "show": (ShowRequest, Timeline),
-    "stats": (StatsRequest, Stats),
+class Operation(NamedTuple):
+    """One operation of the API: its request Struct, and where its function and result type live (imported on
+    first use: a plain ``voyager search`` pays only for what it runs)."""
+
+    request: type[msgspec.Struct]
+    function: str
+    result: str
+
+    def run(self) -> Callable[..., msgspec.Struct]:
+        function: Callable[..., msgspec.Struct] = _named(self.function)
+        return function
+
+    def result_type(self) -> type[msgspec.Struct]:
+        result: type[msgspec.Struct] = _named(self.result)
+        return result
+
+
+def _named(where: str) -> Any:
+    import importlib
+
+    module, _, name = where.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: Every operation a front end may ask (through ``voyager serve`` too): name -> :class:`Operation`.
+OPERATIONS: dict[str, Operation] = {
+    "search": Operation(SearchRequest, f"{__name__}:search", "voyager_sessions.core.model:SearchResult"),
+    "list": Operation(ListRequest, f"{__name__}:list_sessions", "voyager_sessions.core.model:SessionList"),
+    "show": Operation(ShowRequest, f"{__name__}:show", "voyager_sessions.core.model:Timeline"),
+    "stats": Operation(StatsRequest, f"{__name__}:stats", f"{__name__}:Stats"),
+    "browse": Operation(SearchRequest, f"{__name__}.browse:browse", "voyager_sessions.core.model:SearchResult"),
+    "facets": Operation(SearchRequest, f"{__name__}.browse:facets", "voyager_sessions.core.model:Facets"),
+    "session": Operation(SessionRequest, f"{__name__}.sessions:session", f"{__name__}.sessions:Resolved"),
+    "export": Operation(ExportRequest, f"{__name__}.sessions:export", f"{__name__}.sessions:Exported"),
+    "resume": Operation(SessionRequest, f"{__name__}.sessions:resume", f"{__name__}.sessions:ResumePlan"),
 }
 
 
-def decode_request(op: str, fields: Any) -> Any:
+def decode_request(op: str, fields: object) -> msgspec.Struct:
     """``fields`` (decoded JSON) as operation ``op``'s request; ValueError saying what is wrong."""
     if op not in OPERATIONS:
         raise ValueError(f"unknown operation {op!r}: one of {', '.join(OPERATIONS)}")
     if not isinstance(fields, dict):
         raise ValueError("request must be an object")
     try:
-        return msgspec.convert(fields, OPERATIONS[op][0])
+        return msgspec.convert(fields, OPERATIONS[op].request)
     except msgspec.ValidationError as exc:
-        raise ValueError(_explain(op, str(exc))) from None
+        raise ValueError(explain(op, str(exc))) from None
 
 
-def _explain(op: str, message: str) -> str:
+def explain(op: str, message: str) -> str:
     """msgspec's complaint about a request as one line naming the field and what it takes (as a CLI option's)."""
     import re
 
@@ -150,11 +142,13 @@ def _explain(op: str, message: str) -> str:
     if not found:
         return message
     name = found.group(1)
-    struct = msgspec.inspect.type_info(OPERATIONS[op][0])
+    struct = msgspec.inspect.type_info(OPERATIONS[op].request)
     fields = struct.fields if isinstance(struct, msgspec.inspect.StructType) else ()
     info = {f.name: f.type for f in fields}.get(name)
     if isinstance(info, msgspec.inspect.UnionType):  # X | None: what X takes
         info = next((t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)), info)
+    if isinstance(info, msgspec.inspect.Metadata):  # a described field: what it wraps
+        info = info.type
     if isinstance(info, msgspec.inspect.IntType):
         return f"{name} must be an integer from {info.ge} to {info.le}"
     if isinstance(info, msgspec.inspect.LiteralType):
@@ -193,7 +187,7 @@ def query_parses() -> int:
     return _parses.value
 
 
-def parse_query(query: str) -> Any:
+def parse_query(query: str) -> ParsedQuery:
     """``query`` parsed (``search.query.ParsedQuery``); the one-line "bad query" UserError when it is malformed."""
     from voyager_sessions.search.query import QueryError, parse
 
@@ -204,12 +198,24 @@ def parse_query(query: str) -> Any:
         raise UserError(f"bad query: {exc}") from None
 
 
+def query_terms(query: str) -> list[str]:
+    """The words and phrases ``query`` searches for (what a reader looks for in a session: the UIs mark them),
+    filters and negated words left out; empty when the query is malformed."""
+    from voyager_sessions.search.query import QueryError, parse
+
+    try:
+        parsed = parse(query)
+    except QueryError:
+        return []
+    return list(dict.fromkeys(t.text.strip() for t in parsed.texts if t.text.strip()))
+
+
 def check_query(query: str) -> None:
     """Raise the one-line "bad query" UserError when ``query`` is malformed (before any work is done for it)."""
     parse_query(query)
 
 
-def _excluding(parsed: Any, session_ids: list[str]) -> Any:
+def _excluding(parsed: ParsedQuery, session_ids: list[str]) -> ParsedQuery:
     """``parsed`` with every event of ``session_ids`` left out (a ``-session:ID`` each)."""
     from voyager_sessions.search import query as qlang
 
@@ -226,6 +232,13 @@ def warm_up() -> None:
     ``voyager mcp`` after its handshake, runs this in the background so that request pays less)."""
     import voyager_sessions.scan.run  # noqa: F401
     import voyager_sessions.search.engine  # noqa: F401
+
+
+def preload_search() -> None:
+    """Import what answering a search runs (the engine and the index), ahead of it: the lean entry point imports
+    them during start-up, so that they are frozen with the rest of what start-up imported."""
+    import voyager_sessions.search.engine  # noqa: F401
+    import voyager_sessions.search.index  # noqa: F401
 
 
 def agent_variables() -> list[str]:
@@ -246,7 +259,7 @@ class Reader:
     """The index and the state store opened for reading: one per request, or several a server keeps.
 
     ``shared``: a server's reader, lent to one request thread at a time (see
-    ``voyager_sessions.serve.fresh.ReaderPool``).
+    ``voyager_sessions.api.readers.ReaderPool``).
     """
 
     def __init__(self, ddir: DataDir, *, shared: bool = False) -> None:
@@ -286,7 +299,7 @@ class Reader:
 
     # -- the documents ------------------------------------------------------------
 
-    def search(self, query: str, opts: Any = None, parsed: Any = None) -> SearchResult:
+    def search(self, query: str, opts: SearchOptions | None = None, parsed: ParsedQuery | None = None) -> SearchResult:
         """The hits of ``query`` (``opts``: ``search.engine.SearchOptions``; ``parsed``: it parsed already, or None)."""
         from voyager_sessions.search.query import QueryError
 
@@ -297,7 +310,7 @@ class Reader:
         except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
             raise UserError(f"bad query: {exc}") from None
 
-    def facets(self, query: str, opts: Any = None, parsed: Any = None) -> Any:
+    def facets(self, query: str, opts: SearchOptions | None = None, parsed: ParsedQuery | None = None) -> SessionFacets:
         """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
         what a UI counts, without ranking or reading a hit."""
         from voyager_sessions.search.engine import SearchOptions
@@ -331,7 +344,7 @@ class Reader:
 
     def show(self, ref: str, *, around: int | None = None, window: int = 10) -> Timeline:
         """A session's timeline (or the window of ``window`` events each side of seq ``around``)."""
-        from voyager_sessions.search.index import TRUNCATION_MARKER
+        from voyager_sessions.search.prepare import TRUNCATION_MARKER
 
         rec = self.resolve(ref)
         sid = rec.session.id
@@ -374,7 +387,13 @@ def reader(ddir: DataDir | Path) -> Iterator[Reader]:
         r.close()
 
 
-def resolve_ids(catalog: Any, ref: str) -> list[str]:
+class SessionResolver(Protocol):
+    """What names sessions by reference: the state store, or the checkpoint tools' own catalog."""
+
+    def resolve_session(self, ref: str, limit: int = ...) -> list[str]: ...
+
+
+def resolve_ids(catalog: SessionResolver, ref: str) -> list[str]:
     """The one id ``ref`` names, as a one-element list; a one-line UserError when it names none or several."""
     ids = catalog.resolve_session(ref)
     if not ids:
@@ -436,21 +455,37 @@ class LocalBackend:
 
 
 class LentBackend:
-    """One reader already open, lent to every request; no refresh (``voyager demo``, a benchmark, a test)."""
+    """One reader, lent to every request in turn; no refresh (``voyager demo``, the picker, a benchmark, a test).
 
-    def __init__(self, lent: Reader) -> None:
-        self._lent = lent
+    ``lent``: the reader, or a function that opens it on first use (a picker whose server answers never
+    opens one). Requests from several threads take turns: a reader is one SQLite connection.
+    """
+
+    def __init__(self, lent: Reader | Callable[[], Reader]) -> None:
+        self._lent = lent if isinstance(lent, Reader) else None
+        self._open = None if isinstance(lent, Reader) else lent
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def _lend(self) -> Iterator[Reader]:
+        with self._lock:
+            if self._lent is None:
+                assert self._open is not None
+                self._lent = self._open()
+            yield self._lent
 
     def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
-        from contextlib import nullcontext
-
-        return nullcontext(self._lent)
+        return self._lend()
 
     def refresh(self, ddir: Path, notice: Notice) -> None:
         pass  # what is open is what is answered: the caller refreshed, or means not to
 
+    def opened(self) -> Reader | None:
+        """The reader, if it was opened (to reload or close it)."""
+        return self._lent
 
-def notice_text(notice: Any) -> str:
+
+def notice_text(notice: SkippedPiece) -> str:
     """How a skipped piece met during a scan is reported (after ``voyager: ``)."""
     from voyager_sessions.core.textsafe import printable
 
@@ -470,6 +505,14 @@ def _where(data_dir: DataDir | Path | None) -> DataDir:
 # -- the operations ----------------------------------------------------------------------------
 
 
+def _search_options(req: SearchRequest) -> SearchOptions:
+    """``req``'s filters and paging as the engine takes them (``search.engine.SearchOptions``): every field the
+    two share, by name, so a filter added to both needs nothing here."""
+    from voyager_sessions.search.engine import SearchOptions
+
+    return SearchOptions(**{name: getattr(req, name) for name in SearchOptions.__struct_fields__})
+
+
 def search(
     req: SearchRequest,
     *,
@@ -484,8 +527,6 @@ def search(
     that cannot write (a full disk) is reported to ``notice`` and the search answers from
     what is indexed.
     """
-    from voyager_sessions.search.engine import SearchOptions
-
     text = req.query.strip()
     if not text and not any([req.providers, req.kinds, req.repo, req.cwd, req.session, req.since, req.until]):
         raise UserError('nothing to search for: give a query, e.g. voyager search "connection refused"')
@@ -503,21 +544,7 @@ def search(
             from voyager_sessions.core.textsafe import printable
 
             notice(f"not refreshed ({printable(str(exc))}); searching what is indexed", False)
-    opts = SearchOptions(
-        limit=req.limit,
-        offset=req.offset,
-        providers=list(req.providers),
-        kinds=list(req.kinds),
-        repo=req.repo,
-        cwd=req.cwd,
-        session=req.session,
-        since=req.since,
-        until=req.until,
-        sort=req.sort,
-        sessions=req.sessions,
-        context=req.context,
-        snippet_width=req.snippet_width,
-    )
+    opts = _search_options(req)
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
         result = r.search(text, opts, parsed)
         indexing = r.indexing()
@@ -553,8 +580,11 @@ def stats(req: StatsRequest, *, data_dir: DataDir | Path | None = None, backend:
         return r.stats()
 
 
-#: name -> the function answering it (what a server or an MCP tool calls).
-FUNCTIONS: dict[str, Callable[..., Any]] = {"search": search, "list": list_sessions, "show": show, "stats": stats}
+def indexing(*, data_dir: DataDir | Path | None = None, backend: Backend | None = None) -> Indexing | None:
+    """How far the index is built while a scan is building it (or one stopped before the end); None when whole."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.indexing()
 
 
 class Refused(VoyagerError):
@@ -563,6 +593,47 @@ class Refused(VoyagerError):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def ask(
+    op: str,
+    req: msgspec.Struct,
+    *,
+    data_dir: DataDir | Path | None = None,
+    use_server: bool = True,
+    backend: Backend | None = None,
+) -> Any:
+    """Operation ``op``'s typed result for ``req``: from ``voyager serve`` when one answers for the data dir
+    (decoded into the operation's result type), else answered in this process through ``backend``.
+
+    The one transport for a front end that wants objects (the picker; the web page reads its own pool): which
+    process answers is decided here, below every front end. A failure raises as the API raises (through a
+    server: :class:`Refused`, whose text and exit code are the same).
+    """
+    return ask_where(op, req, data_dir=data_dir, use_server=use_server, backend=backend)[0]
+
+
+def ask_where(
+    op: str,
+    req: msgspec.Struct,
+    *,
+    data_dir: DataDir | Path | None = None,
+    use_server: bool = True,
+    backend: Backend | None = None,
+) -> tuple[Any, bool]:
+    """:func:`ask`'s result, and whether a server answered it (a UI's status line says so)."""
+    operation = OPERATIONS[op]
+    ddir = _where(data_dir)
+    if use_server:
+        from voyager_sessions.core import remote
+
+        got = remote.ask(op, msgspec.to_builtins(req), str(ddir.root))
+        if got is not None:
+            header, body = got
+            if "failure" in header:
+                raise Refused(header["failure"].removeprefix("voyager: "), header["exit"])
+            return msgspec.json.decode(body, type=operation.result_type()), True
+    return operation.run()(req, data_dir=ddir, backend=backend), False
 
 
 def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_server: bool = True) -> bytes:
@@ -586,10 +657,10 @@ def call(op: str, fields: dict[str, Any], *, data_dir: Path | None = None, use_s
             if "failure" in header:
                 raise Refused(header["failure"].removeprefix("voyager: "), header["exit"])
             return body
-    return msgspec.json.encode(FUNCTIONS[op](req, data_dir=ddir))
+    return msgspec.json.encode(OPERATIONS[op].run()(req, data_dir=ddir))
 
 
-def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
+def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
     """``voyager doctor``'s document: every agent (where Voyager looked, what it found and could not use) and health."""
     from voyager_sessions.core.errors import IndexDamaged
     from voyager_sessions.ingest.diagnose import diagnose
@@ -653,7 +724,7 @@ def doctor(ddir: DataDir, env: Any) -> dict[str, Any]:
     }
 
 
-def imports(ddir: DataDir, env: Any) -> list[dict[str, Any]]:
+def imports(ddir: DataDir, env: Mapping[str, str]) -> list[dict[str, Any]]:
     """``voyager import --list``: every recorded export and every file in the imports folder, with its kind
     (``chatgpt``, ``claude-ai``, or None when it is neither) and whether it is there."""
     import os

@@ -25,15 +25,15 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 
 from voyager_sessions.core.errors import DiskFull, UserError, no_space, one_line
 from voyager_sessions.core.paths import DataDir, ensure_private_dir
 from voyager_sessions.core.paths import data_dir as default_data_dir
-from voyager_sessions.store.checkpoints import (  # noqa: F401  (MAX_PAYLOAD_BYTES re-exported: what --from-json reads)
-    MAX_PAYLOAD_BYTES,
+from voyager_sessions.store.checkpoints import (
+    MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES,  # re-exported: what --from-json reads
     CheckpointError,
     CheckpointList,
     CheckpointPatch,
@@ -42,12 +42,20 @@ from voyager_sessions.store.checkpoints import (  # noqa: F401  (MAX_PAYLOAD_BYT
     HandoffResult,
     RestoreResult,
     SaveResult,
+    Snapshot,
     SnapshotList,
     StatusResult,
     decode_payload,
 )
-from voyager_sessions.store.checkpoints.model import document_too_large  # noqa: F401  (re-exported for readers)
-from voyager_sessions.store.checkpoints.render import render_status, when  # noqa: F401  (the CLI's text, re-exported)
+from voyager_sessions.store.checkpoints.model import document_too_large as document_too_large  # for readers
+from voyager_sessions.store.checkpoints.render import render_status as render_status  # the CLI's text
+from voyager_sessions.store.checkpoints.render import when as when
+
+if TYPE_CHECKING:
+    from voyager_sessions.store.checkpoints import CheckpointStore
+    from voyager_sessions.store.state import StateStore
+
+T = TypeVar("T")
 
 #: The project of a session whose working directory nobody knows.
 DEFAULT_PROJECT = "default"
@@ -169,7 +177,7 @@ class _Sessions:
     def __init__(self, ddir: DataDir, ref: str, warn: Warn) -> None:
         self.ddir = ddir
         self.warn = warn
-        self.state: Any = None
+        self.state: StateStore | None = None
         if ddir.state_db.exists():
             from voyager_sessions.store.state import StateStore
 
@@ -179,7 +187,7 @@ class _Sessions:
                 warn(f"session index unavailable ({one_line(exc)}); matching {ref!r} against checkpoints only")
 
     def resolve_session(self, ref: str, limit: int = 50) -> list[str]:
-        ids = self._indexed(lambda state: state.resolve_session(ref, limit), [])
+        ids: list[str] = self._indexed(lambda state: state.resolve_session(ref, limit), [])
         if not ids:
             ids = _if_stored(self.ddir, lambda store: store.find_sessions(ref, limit), [])
         if not ids and ":" in ref:
@@ -190,7 +198,7 @@ class _Sessions:
         rec = self._indexed(lambda state: state.sessions_by_id([session_id]).get(session_id), None)
         return rec.session.cwd if rec is not None else None
 
-    def _indexed(self, ask: Callable[[Any], Any], default: Any) -> Any:
+    def _indexed(self, ask: Callable[[StateStore], T], default: T) -> T:
         if self.state is None:
             return default
         try:
@@ -224,7 +232,7 @@ def _call(data_dir: DataDir | Path | None, resolver: Resolver | None, warn: Warn
     return _Call(ddir, resolver, warn)
 
 
-def _project_for(store: Any, resolved: Resolved) -> str:
+def _project_for(store: CheckpointStore, resolved: Resolved) -> str:
     # A session keeps the project of its first save; otherwise its working directory
     # (when the index knows it) names the project.
     bound = store.project_of(resolved.session_id)
@@ -236,7 +244,7 @@ def _project_for(store: Any, resolved: Resolved) -> str:
 
 
 @contextmanager
-def _store(ddir: DataDir) -> Iterator[Any]:
+def _store(ddir: DataDir) -> Iterator[CheckpointStore]:
     from voyager_sessions.store.checkpoints import CheckpointStore
 
     store = CheckpointStore.open(ddir.checkpoints_db)
@@ -246,7 +254,7 @@ def _store(ddir: DataDir) -> Iterator[Any]:
         store.close()
 
 
-def _if_stored(ddir: DataDir, ask: Callable[[Any], Any], default: Any) -> Any:
+def _if_stored(ddir: DataDir, ask: Callable[[CheckpointStore], T], default: T) -> T:
     """``ask(store)`` of the checkpoint database, or ``default`` when there is none: only a save creates it."""
     if not ddir.checkpoints_db.exists():
         return default
@@ -360,7 +368,7 @@ def snapshots(
     """The session's snapshots, newest first."""
     c = _call(data_dir, resolver, warn)
     resolved = c.resolve(req.session)
-    snaps = _if_stored(c.ddir, lambda store: store.snapshots(resolved.session_id), [])
+    snaps: list[Snapshot] = _if_stored(c.ddir, lambda store: store.snapshots(resolved.session_id), [])
     return SnapshotList(session_id=resolved.session_id, snapshots=snaps)
 
 

@@ -35,7 +35,6 @@ from voyager_sessions.cli.common import (
     run_scan,
     use_color,
 )
-from voyager_sessions.ingest import adapters as registry
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.plural import count
 from voyager_sessions.core.textsafe import printable
@@ -155,7 +154,7 @@ def cli() -> None:
 
 @cli.command()
 @click.option(
-    "--provider", "providers", multiple=True, help=f"Only this agent (repeatable): {', '.join(registry.PROVIDERS)}."
+    "--provider", "providers", multiple=True, help="Only this agent (repeatable; `voyager doctor` names them all)."
 )
 @click.option("--keep-missing", is_flag=True, help="Keep sessions whose source files are gone.")
 @click.option(
@@ -183,7 +182,9 @@ def scan(
 
     Sources that disappeared leave the index too, unless --keep-missing.
     """
-    known = registry.PROVIDERS  # read now: a row registered after start-up is a provider too
+    from voyager_sessions.api import provider_names
+
+    known = provider_names()  # read now: a row registered after start-up is a provider too
     for p in providers:
         if p not in known:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
@@ -376,8 +377,8 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
     import os
     import time
 
-    from voyager_sessions.scan.changes import ChangeWatcher
-    from voyager_sessions.scan.watch import keep_fresh
+    from voyager_sessions.api.freshness import ChangeWatcher
+    from voyager_sessions.api.freshness import keep_fresh
 
     from voyager_sessions.core.errors import Busy
 

@@ -108,9 +108,9 @@ def _refreshing_backend(*, bar: bool) -> Any:
 def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     """Run reading command ``cmd`` (``params`` as click passes them) in this process: the API, then its renderer.
 
-    The result is encoded and rendered from those bytes by :mod:`voyager_sessions.cli.present`,
-    as a client of ``voyager serve`` renders the bytes the server sends: the same output
-    either way. Exits with the command's code; an error propagates for the CLI to report.
+    The typed result is rendered by :mod:`voyager_sessions.cli.present`, which renders the bytes a
+    ``voyager serve`` sends the same way: the same output either way. Exits with the command's code;
+    an error propagates for the CLI to report.
     """
     import msgspec
 
@@ -119,7 +119,8 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
     fields, view = present.request(cmd, params, use_color)
     req = api.decode_request(cmd, fields)
     ddir = data_dir()
-    if cmd == "search":
+    result: msgspec.Struct
+    if isinstance(req, api.SearchRequest):
         quiet = present.quiet(view, sys.stderr.isatty())
 
         def notice(text: str, quiet_ok: bool) -> None:
@@ -128,10 +129,10 @@ def run_reading_command(cmd: str, params: dict[str, Any]) -> None:
 
         result = api.search(req, data_dir=ddir, backend=_refreshing_backend(bar=not quiet), notice=notice)
     else:
-        result = api.FUNCTIONS[cmd](req, data_dir=ddir)
+        result = api.OPERATIONS[cmd].run()(req, data_dir=ddir)
         if cmd == "stats":  # the data dir as the user named it
             result = msgspec.structs.replace(result, data_dir=str(ddir))
-    code = present.render(cmd, fields, msgspec.json.encode(result), view, _Terminal())
+    code = present.render(cmd, fields, result, view, _Terminal())
     sys.exit(code)
 
 
@@ -154,9 +155,9 @@ def run_scan(
     """
     import time
 
+    from voyager_sessions.api.freshness import building_elsewhere, scan
     from voyager_sessions.cli.progress import Bar, follow
     from voyager_sessions.core.paths import DataDir
-    from voyager_sessions.scan import scan
 
     ddir = ddir or data_dir()
     drawn = not quiet and sys.stderr.isatty()
@@ -182,7 +183,7 @@ def run_scan(
                 changes=changes,
             )
         except Busy:
-            if changes is not None or not _building_elsewhere(DataDir(ddir)):
+            if changes is not None or not building_elsewhere(DataDir(ddir)):
                 raise
         finally:
             if bar is not None:
@@ -194,19 +195,3 @@ def run_scan(
             if follower is not None:
                 follower.close()
         deadline = time.monotonic() + 30  # that scan is done: this one takes the lock as soon as it is free
-
-
-def _building_elsewhere(ddir: Any) -> bool:
-    """True when another process is building the index (a first index it has committed part of)."""
-    from voyager_sessions.scan import progress
-    from voyager_sessions.store.state import StateStore
-
-    try:
-        store = StateStore(ddir.state_db, readonly=True)
-    except Exception:  # noqa: BLE001 - no state: no record
-        return False
-    try:
-        record = progress.decode(store.get_meta(progress.META_KEY))
-    finally:
-        store.close()
-    return record is not None and progress.building(record, ddir.lock)

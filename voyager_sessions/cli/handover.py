@@ -1,47 +1,35 @@
 """``voyager resume`` and ``voyager export``: from a session found to the work, in its agent or in a file.
 
-Thin click commands over :mod:`voyager_sessions.api.resume`, :mod:`voyager_sessions.export` and
-the read side (:class:`voyager_sessions.api.Reader`, whose ``resolve`` is the one session
-resolver). ``SESSION`` is an id, a native id, an unambiguous prefix, or ``-``: the first hit
-of the last ``voyager search`` (:mod:`voyager_sessions.core.lastsearch`). Loaded only when one
-of them runs (see ``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli.app`).
+Thin click commands over the API's session operations (:mod:`voyager_sessions.api.sessions`: the resume
+plan, the export document) and the renderers of :mod:`voyager_sessions.export`. ``SESSION`` is an id, a
+native id, an unambiguous prefix, or ``-``: the first hit of the last ``voyager search``
+(:mod:`voyager_sessions.core.lastsearch`). Loaded only when one of them runs (see ``LAZY_COMMANDS`` in
+:mod:`voyager_sessions.cli.app`).
 """
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from voyager_sessions.cli.common import UserError, data_dir
-from voyager_sessions.core.paths import DataDir
+from voyager_sessions.cli.common import data_dir
 from voyager_sessions.core.plural import count
 from voyager_sessions.core.textsafe import printable
-
-if TYPE_CHECKING:  # `voyager --help` loads this module for its summary line: no msgspec for that
-    from voyager_sessions.core.model import SessionRecord
 
 SESSION_HELP = "SESSION: id, native id, unambiguous prefix, or - (the first hit of the last `voyager search`)."
 
 
-def resolve(reader, ref: str) -> SessionRecord:  # noqa: ANN001 - api.Reader, imported lazily
-    """The session ``ref`` names; ``-`` is the last search's first hit (said on stderr, so nobody is surprised)."""
-    if ref != "-":
-        return reader.resolve(ref)
-    from voyager_sessions.core.lastsearch import recall
-
-    last = recall(reader.ddir)
-    rec = reader.resolve(last.session_id)
-    title = rec.session.title or last.title or ""
+def said_last_search(session_id: str, title: str | None, query: str | None) -> None:
+    """When ``-`` named the session: which one, on stderr, so nobody is surprised."""
+    if query is None:
+        return
     click.echo(
-        f"voyager: '-' is {printable(rec.session.id)}{' ' + repr(printable(title)) if title else ''}, "
-        f"the first hit of `voyager search {printable(last.query)}`",
+        f"voyager: '-' is {printable(session_id)}{' ' + repr(printable(title)) if title else ''}, "
+        f"the first hit of `voyager search {printable(query)}`",
         err=True,
     )
-    return rec
 
 
 @click.command(epilog=SESSION_HELP)
@@ -55,22 +43,16 @@ def resume(session: str, print_only: bool) -> None:
     The agent replaces voyager (it gets the terminal). Its program must be on PATH and the
     directory must still exist; what is missing is named otherwise (exit 2).
     """
-    from voyager_sessions import api
-    from voyager_sessions.export import agent_label
-    from voyager_sessions.api.resume import hand_over, missing, recipe
+    from voyager_sessions.api import SessionRequest
+    from voyager_sessions.api.resume import hand_over
+    from voyager_sessions.api.sessions import require_resumable
+    from voyager_sessions.api.sessions import resume as plan_of
 
-    with api.reader(data_dir()) as r:
-        rec = resolve(r, session)
-    s = rec.session
-    agent = agent_label(s.provider)
-    how = recipe(s)
-    if how is None:
-        raise UserError(
-            f"{agent} has no command that reopens a session outside its own app; hand it on instead: "
-            f"voyager export {shlex.quote(s.id)} --format md -o session.md"
-        )
-    if print_only:
-        line = how.command()
+    plan = plan_of(SessionRequest(session=session), data_dir=data_dir())
+    row = plan.session
+    said_last_search(row.session_id, row.title, plan.via_last_search)
+    if print_only and plan.command is not None:
+        line = plan.command
         shown = printable(line)
         if shown != line and sys.stdout.isatty():
             # Control characters would drive this terminal: shown as stand-ins here, exact when piped.
@@ -82,14 +64,9 @@ def resume(session: str, print_only: bool) -> None:
             line = shown
         click.echo(line)
         return
-    gaps = missing(how)
-    if gaps:
-        raise UserError(
-            f"cannot resume {s.id} in {agent}: {'; '.join(gaps)} "
-            f"(`voyager resume {shlex.quote(s.id)} --print` shows the command)"
-        )
+    how = require_resumable(plan)
     where = f" in {printable(how.cwd)}" if how.cwd else ""
-    click.echo(f"voyager: resuming {agent} session {printable(s.native_id)}{where}", err=True)
+    click.echo(f"voyager: resuming {plan.agent} session {printable(row.native_id)}{where}", err=True)
     hand_over(how)
 
 
@@ -117,16 +94,16 @@ def export(session: str, fmt: str | None, output: Path | None, force: bool, reda
     Human turns, replies, reasoning and tool calls with their output (folded, long output
     capped, exit codes), the checkpoint, and the session's facts.
     """
-    from voyager_sessions import api
-    from voyager_sessions.export import FORMAT_OF_SUFFIX, build, render, write_private
+    from voyager_sessions.api import ExportRequest
+    from voyager_sessions.api.sessions import export as exported
+    from voyager_sessions.export import FORMAT_OF_SUFFIX, render, write_private
 
     to_file = output is not None and str(output) != "-"
     if fmt is None:
         fmt = FORMAT_OF_SUFFIX.get(output.suffix.lower(), "md") if to_file else "md"  # type: ignore[union-attr]
-    ddir = DataDir(data_dir())
-    with api.reader(ddir) as r:
-        rec = resolve(r, session)
-        doc, counts = build(r, rec.session.id, redact=redact)
+    got = exported(ExportRequest(session=session, redact=redact), data_dir=data_dir())
+    doc, counts = got.doc, got.redacted
+    said_last_search(doc.timeline.session.session_id, doc.timeline.session.title, got.via_last_search)
     data = render(doc, fmt)
     if redact:
         named = ", ".join(f"{name} ×{n}" for name, n in sorted(counts.items()))

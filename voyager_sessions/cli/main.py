@@ -187,8 +187,9 @@ def _search(params: dict, collecting: bool) -> NoReturn:
     private_umask()
     try:
         try:
-            from voyager_sessions import api  # noqa: F401  (most of what a search imports: frozen with the rest)
-            from voyager_sessions.search import engine, index  # noqa: F401
+            from voyager_sessions import api  # most of what a search imports: frozen with the rest
+
+            api.preload_search()
         finally:
             _started(collecting)
         reading.search_command(**params)

@@ -6,9 +6,10 @@ document: in this process, or in ``voyager serve``, which sends the document bac
 This module is the other half, and the CLI's only renderer: :func:`request` splits the
 command's parameters into the request (a plain dict of the request Struct's fields) and
 the :class:`View` (``--json``, ``--jsonl``, colours), and :func:`render` writes the
-document's JSON bytes as the command's stdout, stderr and exit code. The CLI running the
-API itself encodes the result first (``msgspec``) and renders those bytes too, so a
-served answer and an in-process one print the same bytes by construction.
+result as the command's stdout, stderr and exit code: from the API's typed result in the
+process that answered it, from the JSON bytes a server sent otherwise. Text reads the same
+fields either way, and JSON is the same encoder's bytes, so a served answer and an
+in-process one print the same bytes (``tests/serve/test_identical.py``).
 
 Standard library only: the client of a server (every plain ``voyager search`` while one
 runs) imports this and nothing heavier. ``--json`` writes the document's bytes as they
@@ -63,7 +64,7 @@ class View:
 
 
 def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -> tuple[dict[str, Any], View]:
-    """The API request (fields of ``api.OPERATIONS[cmd][0]``) and the view for command ``cmd``'s click ``params``.
+    """The API request (fields of ``api.OPERATIONS[cmd].request``) and the view for command ``cmd``'s click ``params``.
 
     ``color(mode)`` resolves ``--color`` against the stdout the output goes to.
     """
@@ -142,19 +143,29 @@ class Streams(Writer):
         sys.stdout.buffer.flush()
 
 
-def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> int:
-    """Write command ``cmd``'s result document (``body``: its JSON, as msgspec encodes it) as the command does; its exit code."""
+def render(cmd: str, fields: Mapping[str, Any], result: Any, view: View, out: Writer) -> int:
+    """Write command ``cmd``'s result as the command does; its exit code.
+
+    ``result`` is the result document: the API's Struct, in the process that answered it, or the JSON bytes a
+    server sent (as msgspec encodes them). Text is drawn from the document's fields, which a Struct and a
+    decoded :class:`Doc` both read as attributes; JSON is the document's bytes (a Struct's encoded here), so
+    both ways print the same bytes.
+    """
+    body: bytes | None = None
+    if isinstance(result, (bytes, bytearray)):
+        body = bytes(result)
+        doc = decode(body)
+    else:
+        doc = result
     if cmd == "search":
-        return _search(fields, body, view, out)
+        return _search(fields, doc, body, view, out)
     if view.as_json:
-        out.raw(escape_json_controls(body) + b"\n")
+        out.raw(escape_json_controls(body if body is not None else _encode(doc)) + b"\n")
         if cmd == "list":
-            listed = json.loads(body)
-            if listed.get("indexing"):
-                out.text(indexing_line(listed["indexing"]), err=True)
-            return EXIT_OK if listed["sessions"] else EXIT_NONE
+            if doc.indexing:
+                out.text(indexing_line(doc.indexing), err=True)
+            return EXIT_OK if doc.sessions else EXIT_NONE
         return EXIT_OK
-    doc = decode(body)
     if cmd == "list":
         from voyager_sessions.cli.render import render_row
 
@@ -170,25 +181,29 @@ def render(cmd: str, fields: Mapping[str, Any], body: bytes, view: View, out: Wr
         out.text(render_timeline(doc.session, doc.events, color=view.color), color=view.color)
         return EXIT_OK
     if cmd == "stats":
-        out.text(f"data dir: {doc['data_dir']}")
-        for p, c in doc["providers"].items():
+        out.text(f"data dir: {doc.data_dir}")
+        for p, c in doc.providers.items():
             out.text(
                 f"  {p:<9} {c['sessions']:>6} {'session ' if c['sessions'] == 1 else 'sessions'} "
                 f"{c['events']:>9} {'event' if c['events'] == 1 else 'events'}"
             )
-        out.text(
-            f"index: {doc['index_events']} events, {doc['index_bytes'] / 1e6:.1f} MB, {doc['index_segments']} segments"
-        )
-        if doc["last_scan"]:
+        out.text(f"index: {doc.index_events} events, {doc.index_bytes / 1e6:.1f} MB, {doc.index_segments} segments")
+        if doc.last_scan:
             from voyager_sessions.core.isotime import iso
 
-            out.text(f"last scan: {iso(doc['last_scan']['finished'])}")
+            out.text(f"last scan: {iso(doc.last_scan['finished'])}")
         return EXIT_OK
     raise KeyError(cmd)
 
 
-def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> int:
-    doc = decode(body)
+def _encode(doc: Any) -> bytes:
+    """A result Struct's JSON, as a server would send it (only the process that answered has a Struct)."""
+    import msgspec
+
+    return msgspec.json.encode(doc)
+
+
+def _search(fields: Mapping[str, Any], doc: Any, body: bytes | None, view: View, out: Writer) -> int:
     if doc.match == "partial":
         # One line, whatever the output format: the hits hold some of the terms, not all.
         out.text(
@@ -198,9 +213,10 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
     if doc.indexing:
         out.text(indexing_line(doc.indexing), err=True)
     if view.as_json:
-        out.raw(escape_json_controls(body) + b"\n")
+        out.raw(escape_json_controls(body if body is not None else _encode(doc)) + b"\n")
     elif view.as_jsonl:
-        out.raw(b"".join(escape_json_controls(hit) + b"\n" for hit in hit_spans(body)))
+        spans = hit_spans(body) if body is not None else (_encode(h) for h in doc.hits)
+        out.raw(b"".join(escape_json_controls(hit) + b"\n" for hit in spans))
     elif not doc.hits:
         if doc.total == 0:
             out.text("No matches yet." if doc.indexing else "No matches.", err=True)
@@ -231,9 +247,9 @@ def _search(fields: Mapping[str, Any], body: bytes, view: View, out: Writer) -> 
 
 def indexing_line(ix: Any) -> str:
     """The line a search answered from an index still being built writes on stderr (``indexing`` in its JSON)."""
-    done, total, words = ix["sessions_done"], ix["sessions_total"], ix["sessions_words"]
+    done, total, words = ix.sessions_done, ix.sessions_total, ix.sessions_words  # a Doc or the model's Struct
     said = f" (what was said in {words:,})" if words > done else ""
-    if ix["running"]:
+    if ix.running:
         return (
             f"voyager: still indexing: searched {done:,} of {total:,} sessions{said} so far; "
             "search again for the rest (`voyager scan` shows the progress)"

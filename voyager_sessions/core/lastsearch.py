@@ -13,6 +13,7 @@ from __future__ import annotations
 import _thread
 import os
 import time
+from collections.abc import Sequence
 
 import msgspec
 
@@ -34,7 +35,7 @@ class LastSearch(msgspec.Struct, kw_only=True, omit_defaults=True):
     title: str | None = None
 
 
-def remember(ddir: DataDir, query: str, hits: list) -> None:
+def remember(ddir: DataDir, query: str, hits: Sequence[object]) -> None:
     """Record ``query`` and the session of its first hit (``hits``: the page printed). Never raises."""
     first = hits[0] if hits else None
     doc = LastSearch(

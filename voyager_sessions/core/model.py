@@ -15,7 +15,7 @@ from typing import Literal
 
 import msgspec
 
-from voyager_sessions.core.isotime import iso  # noqa: F401  (re-exported: where the model's users find it)
+from voyager_sessions.core.isotime import iso as iso  # re-exported: where the model's users find it
 
 #: What an event is. ``meta`` is context a provider injected (system prompts,
 #: environment blocks, compaction summaries): searchable, never a human turn.
@@ -127,6 +127,8 @@ class Hit(msgspec.Struct, kw_only=True):
     context: list[Event] | None = None
     #: With ``--sessions``: each query term the session holds, with its best event there.
     matched_terms: list[TermHit] | None = None
+    #: The session's project: its git repository, else its working directory (what ``--repo`` matches).
+    project: str | None = None
 
 
 class TermHit(msgspec.Struct, kw_only=True):
@@ -176,6 +178,22 @@ class SearchResult(msgspec.Struct, kw_only=True):
     total_exact: bool = True
     #: Set while the index is still being built: the search saw only what is indexed so far (see ``Indexing``).
     indexing: Indexing | None = None
+
+
+class Facets(msgspec.Struct, kw_only=True):
+    """How many sessions a search (or, with no query, a browse) matches, by agent, project (git repository, else
+    working directory) and week (its Monday, ``YYYY-MM-DD``, UTC): what a UI's filters show beside the rows."""
+
+    schema_version: int
+    #: Matching sessions (with no query: every session the filters keep; the counts cover the newest 500).
+    total: int
+    #: (value, sessions), most sessions first.
+    agent: list[tuple[str, int]]
+    project: list[tuple[str, int]]
+    #: (Monday, sessions with a matching event that week), in order.
+    week: list[tuple[str, int]]
+    #: ``partial`` when no session holds every term of the query (those holding the most are counted).
+    match: MatchLevel = "all"
 
 
 class SessionRow(msgspec.Struct, kw_only=True):

@@ -1,9 +1,9 @@
 """``voyager export``: a whole session as one file to keep or hand on (Markdown, JSON or HTML).
 
-:func:`build` gathers what an export holds: the ``show`` document (the JSON contract's
-``Timeline``, full texts read back from the source where the index capped them), the
-agent's name and the session's checkpoint; with ``redact`` every session-derived string
-passes :func:`~voyager_sessions.export.redact.redact` first. :func:`render` turns it into
+The API gathers what an export holds (``api.sessions.export``: the ``show`` document — the JSON
+contract's ``Timeline``, full texts read back from the source where the index capped them —, the
+agent's name and the session's checkpoint, as an :class:`~voyager_sessions.export.blocks.ExportDoc`);
+with ``redact`` every session-derived string passes :func:`redact_doc`. :func:`render` turns it into
 bytes: JSON is exactly ``voyager show --json``'s document (indented), Markdown and HTML are
 made by :mod:`.markdown` and :mod:`.html`. :func:`write_private` writes a file the way
 Voyager writes everything: private, atomic, and never over an existing file unless asked.
@@ -15,63 +15,15 @@ import os
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
-
 import msgspec
 
-from voyager_sessions.core.errors import DiskFull, UserError, VoyagerError, no_space
-from voyager_sessions.export.blocks import Checkpoint, ExportDoc, export_time
-from voyager_sessions.core.model import Timeline, iso
-from voyager_sessions.core.paths import DataDir
+from voyager_sessions.core.errors import DiskFull, UserError, no_space
+from voyager_sessions.core.model import Timeline
+from voyager_sessions.export.blocks import ExportDoc
 
 FORMATS: tuple[str, ...] = ("md", "json", "html")
 #: What ``-o FILE``'s extension says when ``--format`` is not given.
 FORMAT_OF_SUFFIX = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
-
-
-def agent_label(provider: str) -> str:
-    """The agent's name as people know it (``Claude Code``), else the provider's id."""
-    from voyager_sessions.ingest import manifest
-
-    agent = manifest.ROWS.get(provider)
-    return agent.label if agent is not None else provider
-
-
-def load_checkpoint(ddir: DataDir, session_id: str) -> Checkpoint | None:
-    """The session's saved checkpoint as an export shows it, or None (no store, none saved, unreadable)."""
-    if not ddir.checkpoints_db.exists():
-        return None
-    from voyager_sessions.store.checkpoints import CheckpointStore
-    from voyager_sessions.store.checkpoints.render import LABELS
-
-    try:
-        with CheckpointStore.open(ddir.checkpoints_db, readonly=True) as store:
-            cp = store.load(session_id)
-    except VoyagerError:  # an id the checkpoint store refuses, or a store it cannot read: export the rest
-        return None
-    if cp is None:
-        return None
-    fields: list[tuple[str, str, str | list[str]]] = []
-    for lb in LABELS:
-        value = getattr(cp, lb.field)
-        if value:
-            fields.append((lb.label, lb.shape, [lb.mark + item for item in value] if lb.shape == "list" else value))
-    return Checkpoint(fields=fields, updated=iso(cp.updated_at))
-
-
-def build(reader: Any, session_id: str, *, redact: bool = False) -> tuple[ExportDoc, Counter[str]]:
-    """The export of session ``session_id`` (an exact id), and what redaction replaced (by pattern name)."""
-    timeline = reader.show(session_id)
-    doc = ExportDoc(
-        timeline=timeline,
-        agent=agent_label(timeline.session.provider),
-        checkpoint=load_checkpoint(reader.ddir, timeline.session.session_id),
-        exported=export_time(),
-    )
-    counts: Counter[str] = Counter()
-    if redact:
-        doc = redact_doc(doc, counts)
-    return doc, counts
 
 
 def redact_doc(doc: ExportDoc, counts: Counter[str]) -> ExportDoc:

@@ -13,25 +13,22 @@ The scans take the data dir's writer lock as every scan does, so another process
 trouble: a request's refresh that finds it busy answers from what is committed, exactly
 as ``voyager search`` does.
 
-:class:`ReaderPool` lends each request an ``api.Reader`` of its own (SQLite connections
-and Tantivy searchers are not for two threads at once) and keeps each one current: before
-a reader is lent, the index's ``meta.json`` is looked at (one ``stat``) and the reader
-reloaded if any process committed since, or opened anew if the index was rebuilt.
+The readers come from a :class:`~voyager_sessions.api.readers.ReaderPool` (one reader lent to each request,
+kept current as any process commits).
 """
 
 from __future__ import annotations
 
 import os
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voyager_sessions.core.errors import UserError, VoyagerError
+from voyager_sessions.api.readers import ReaderPool
+from voyager_sessions.core.errors import VoyagerError
 from voyager_sessions.core.paths import DataDir
 
 
@@ -53,7 +50,7 @@ class Scans:
     def __init__(
         self, ddir: DataDir, *, on_done: Callable[[ScanOutcome], None] = lambda outcome: None, watcher: Any = None
     ) -> None:
-        from voyager_sessions.scan import scan
+        from voyager_sessions.api.freshness import scan
 
         self._scan = scan
         self._ddir = ddir
@@ -116,7 +113,7 @@ class Scans:
         args: dict[str, Any] = {"budget": budget} if budget is not None else {}
         try:
             if self._watcher is not None and not full:
-                from voyager_sessions.scan.changes import refresh
+                from voyager_sessions.api.freshness import refresh
 
                 outcome.summary = refresh(
                     self._ddir.root,
@@ -147,98 +144,6 @@ class Scans:
         return outcome
 
 
-class _Pooled:
-    __slots__ = ("reader", "signature")
-
-    def __init__(self, reader: Any, signature: tuple) -> None:
-        self.reader = reader
-        self.signature = signature
-
-
-def index_signature(ddir: DataDir) -> tuple:
-    """What changes when any process commits to the index (``meta.json`` is replaced) or rebuilds it."""
-    out: list[Any] = []
-    for path in (ddir.index, ddir.index / "voyager-index-id", ddir.index / "meta.json"):
-        try:
-            st = os.stat(path)
-            out.append((st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size))
-        except OSError:
-            out.append(None)
-    return tuple(out)
-
-
-class ReaderPool:
-    """Up to ``size`` open ``api.Reader``s of one data dir, each lent to one request at a time."""
-
-    def __init__(self, ddir: DataDir, size: int) -> None:
-        self.ddir = ddir
-        self.size = size
-        self._idle: queue.LifoQueue[_Pooled] = queue.LifoQueue()
-        self._slots = threading.BoundedSemaphore(size)
-        self._lock = threading.Lock()
-        self._all: set[_Pooled] = set()
-
-    @contextmanager
-    def reader(self) -> Iterator[Any]:
-        """A current reader for the ``with`` block; "no index yet" as ``api.reader`` says it."""
-        from voyager_sessions.api import require_index
-
-        require_index(self.ddir)
-        self._slots.acquire()
-        pooled = None
-        try:
-            pooled = self._current()
-            yield pooled.reader
-        except UserError:
-            raise  # the request's own mistake (an unknown session, say): the reader answered it, and stays
-        except BaseException:
-            if pooled is not None:  # a reader that failed mid-request is not trusted again
-                self._discard(pooled)
-                pooled = None
-            raise
-        finally:
-            if pooled is not None:
-                self._idle.put(pooled)
-            self._slots.release()
-
-    def _current(self) -> _Pooled:
-        signature = index_signature(self.ddir)
-        try:
-            pooled = self._idle.get_nowait()
-        except queue.Empty:
-            return self._open(signature)
-        if pooled.signature == signature:
-            return pooled
-        if pooled.signature[:2] == signature[:2]:
-            pooled.reader.reload()  # the same index, new commits
-            pooled.signature = signature
-            return pooled
-        self._discard(pooled)  # rebuilt: another index in the same place
-        return self._open(signature)
-
-    def _open(self, signature: tuple) -> _Pooled:
-        from voyager_sessions.api import Reader
-
-        pooled = _Pooled(Reader(self.ddir, shared=True), signature)
-        with self._lock:
-            self._all.add(pooled)
-        return pooled
-
-    def _discard(self, pooled: _Pooled) -> None:
-        with self._lock:
-            self._all.discard(pooled)
-        try:
-            pooled.reader.close()
-        except Exception:  # noqa: BLE001 - closing a broken reader must not hide the first error
-            pass
-
-    def close(self) -> None:
-        with self._lock:
-            every = list(self._all)
-        for pooled in every:
-            self._discard(pooled)
-
-
 #: A request does not wait for a scan that has been running this long (seconds): a first index, say.
 LONG_SCAN_S = 1.0
 
@@ -257,7 +162,7 @@ class ServerBackend:
         """A search's refresh: a scan that started after this request, its skip notices reported to ``notice``."""
         from voyager_sessions.api import notice_text
 
-        from voyager_sessions.scan.background import refresh_budget
+        from voyager_sessions.api.freshness import refresh_budget
 
         outcome = self.scans.fresh(patience=LONG_SCAN_S, budget=refresh_budget())
         if outcome is None:

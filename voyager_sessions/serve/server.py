@@ -28,7 +28,8 @@ from voyager_sessions import api
 from voyager_sessions.core import remote as client
 from voyager_sessions.core import wire as protocol
 from voyager_sessions.core.paths import DataDir
-from voyager_sessions.serve.fresh import ReaderPool, ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
+from voyager_sessions.api.readers import ReaderPool
+from voyager_sessions.serve.fresh import ScanOutcome, Scans, ServerBackend, scan_for_keep_fresh
 from voyager_sessions.serve.webpage import WebPages
 
 #: Connections served at once; one more is told the server is busy (its client runs the command itself).
@@ -71,7 +72,7 @@ class Server:
         self.env = protocol.answer_env(os.environ, self._agent_variables)
         st = os.stat(ddir.root)
         self._dir_id = (st.st_dev, st.st_ino)
-        from voyager_sessions.scan.changes import ChangeWatcher
+        from voyager_sessions.api.freshness import ChangeWatcher
 
         # Which sources changed, for every refresh (VOYAGER_NO_WATCH=1: stat every source each time).
         self.watcher = ChangeWatcher(
@@ -146,7 +147,7 @@ class Server:
         threading.Thread(target=self._handle, args=(conn,), name="voyager-request", daemon=True).start()
 
     def _keep_fresh(self) -> None:
-        from voyager_sessions.scan.watch import keep_fresh
+        from voyager_sessions.api.freshness import keep_fresh
         from voyager_sessions.core.textsafe import printable
 
         def on_error(exc: Exception, delay: float) -> None:
@@ -458,11 +459,12 @@ def answer(op: str, req: Any, ddir: DataDir, backend: Any, *, data_dir_label: st
     def notice(text: str, quiet_ok: bool) -> None:
         notices.append([text, quiet_ok])
 
+    result: msgspec.Struct
     try:
-        if op == "search":
+        if op == "search" and isinstance(req, api.SearchRequest):
             result = api.search(req, data_dir=ddir, backend=backend, notice=notice)
         else:
-            result = api.FUNCTIONS[op](req, data_dir=ddir, backend=backend)
+            result = api.OPERATIONS[op].run()(req, data_dir=ddir, backend=backend)
         if op == "stats":
             result = msgspec.structs.replace(result, data_dir=data_dir_label)
         body = msgspec.json.encode(result)

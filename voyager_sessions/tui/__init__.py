@@ -25,7 +25,17 @@ def run(ddir: Path, query: str = "") -> None:
 
 
 def resume(ddir: Path, session_id: str) -> None:
-    """Hand the terminal to the session's agent, as ``voyager resume SESSION`` does."""
-    from voyager_sessions.cli.handover import resume as resume_command
+    """Hand the terminal to the session's agent, as ``voyager resume SESSION`` does (the same checks and words)."""
+    import sys
 
-    resume_command.main([session_id], standalone_mode=False, prog_name="voyager resume")
+    from voyager_sessions.api import SessionRequest
+    from voyager_sessions.api.resume import hand_over
+    from voyager_sessions.api.sessions import require_resumable
+    from voyager_sessions.api.sessions import resume as plan_of
+    from voyager_sessions.core.textsafe import printable
+
+    plan = plan_of(SessionRequest(session=session_id), data_dir=ddir)
+    how = require_resumable(plan)
+    where = f" in {printable(how.cwd)}" if how.cwd else ""
+    print(f"voyager: resuming {plan.agent} session {printable(plan.session.native_id)}{where}", file=sys.stderr)
+    hand_over(how)

@@ -27,6 +27,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from voyager_sessions.core.errors import VoyagerError
 from voyager_sessions.core.textsafe import printable
 from voyager_sessions.tui import view
 from voyager_sessions.tui.backend import Answer, Backend, SessionHit
@@ -277,7 +278,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def run_search(self, query: str) -> None:
         """Ask the backend (in a worker) and hand the answer to the UI thread unless a newer search replaced it."""
         providers = (self.agent,) if self.agent else ()
-        answer = self.backend.search(query, sort=self.sort, providers=providers, cwd=self.project, since=self.since)
+        answer = self.backend.search(query, sort=self.sort, providers=providers, project=self.project, since=self.since)
         if get_current_worker().is_cancelled:
             return
         self.call_from_thread(self.show_answer, answer)
@@ -497,7 +498,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     @work(thread=True, exclusive=True, group="agents")
     def pick_project(self) -> None:
-        choices = [(f"{n:>6}  {view.place(cwd, 70)}", cwd) for cwd, n in self.backend.projects()[:200]]
+        choices = [(f"{n:>6}  {view.place(project, 70)}", project) for project, n in self.backend.projects()]
         self.call_from_thread(self.push_screen, PickScreen("every project", choices), self.project_chosen)
 
     def project_chosen(self, project: str | None) -> None:
@@ -523,19 +524,10 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.notify(f"copied (if your terminal allows OSC 52): {printable(command)}", timeout=6)
 
     def resume_command(self, row: SessionHit) -> str | None:
-        from voyager_sessions.core.model import Session
-        from voyager_sessions.api.resume import recipe
-
-        how = recipe(
-            Session(
-                id=row.session_id,
-                provider=row.provider,
-                native_id=row.session_id.partition(":")[2],
-                cwd=row.cwd,
-                resume=row.resume,
-            )
-        )
-        return how.command() if how is not None else None
+        try:
+            return self.backend.resume_command(row.session_id)
+        except VoyagerError:
+            return None
 
     def action_export(self, fmt: str) -> None:
         row = self.selected()

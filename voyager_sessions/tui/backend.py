@@ -4,19 +4,18 @@ The UI asks four things, all from worker threads so the screen never waits: the 
 matching a query (one row per session, best hit first, with how many events matched), the
 events of one session around a hit, the seqs of a session's events that match the query (for
 ``n``/``N``), and the agents with something indexed. Each is an API request
-(:mod:`voyager_sessions.api`): through ``voyager serve`` when one runs for the data dir (the
-index is already open and fresh there; ``api.call`` returns the result document), otherwise
-in this process on one reader kept open for the app's life (``api.LentBackend``). A refresh —
+(:mod:`voyager_sessions.api`), typed, through ``api.ask``: answered by ``voyager serve`` when one runs
+for the data dir (the index is already open and fresh there), otherwise in this process on one
+reader kept open for the app's life (``api.LentBackend``). A refresh —
 the cheap stat pass ``voyager search`` makes — runs before the first search and then
 periodically, so sessions appended while the UI is open appear without restarting it.
 
-One lock serialises the in-process reader: Textual's thread workers may overlap when a
-keystroke supersedes a running search, and the reader is one connection.
+The lent reader serialises its requests: Textual's thread workers may overlap when a keystroke
+supersedes a running search, and the reader is one connection.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,8 @@ from typing import Any
 import msgspec
 
 from voyager_sessions.core.errors import Busy, VoyagerError
-from voyager_sessions.core.model import Indexing
+from voyager_sessions.api.door import Door
+from voyager_sessions.core.model import Indexing, Timeline
 from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
@@ -53,6 +53,8 @@ class SessionHit(msgspec.Struct, kw_only=True):
     resume: str | None = None
     #: The query terms the session holds (several-term queries match sessions on the words they hold).
     terms: list[str] = []
+    #: The session's project: its git repository, else its working directory.
+    project: str | None = None
 
 
 class Answer(msgspec.Struct, kw_only=True):
@@ -81,31 +83,39 @@ class Backend:
         use_server: bool = True,
         scan: Callable[[Path], None] | None = None,
     ) -> None:
+        from voyager_sessions import api
+
         self.ddir = ddir if isinstance(ddir, DataDir) else DataDir(ddir)
         self.refreshing = refresh
         self.use_server = use_server
         self._scan = scan or _refresh_scan
-        self._lock = threading.Lock()
-        self._reader: Any = None
-        #: A server answered the last request (the status line says so).
-        self.served = False
+        #: This process's reader, opened on first use (never, while a server answers), used from worker threads
+        #: one at a time.
+        self._local = api.LentBackend(self._open_reader)
+        self.door = Door(self.ddir, use_server=use_server, local=self._local)
+
+    @property
+    def served(self) -> bool:
+        """A server answered the last request (the status line says so)."""
+        return self.door.served
 
     # -- life ---------------------------------------------------------------------------------
 
-    def _lent(self) -> Any:
-        """The in-process backend: one reader, opened on first use and lent to every request."""
+    def _open_reader(self) -> Any:
         from voyager_sessions import api
 
-        if self._reader is None:
-            api.require_index(self.ddir)
-            self._reader = api.Reader(self.ddir, shared=True)  # used from worker threads, one at a time
-        return api.LentBackend(self._reader)
+        api.require_index(self.ddir)
+        return api.Reader(self.ddir, shared=True)
 
     def close(self) -> None:
-        with self._lock:
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
+        from voyager_sessions import api
+
+        reader = self._local.opened()
+        if reader is not None:
+            with self._local.reader(self.ddir.root):  # not while a worker reads
+                reader.close()
+        self._local = api.LentBackend(self._open_reader)
+        self.door.local = self._local
 
     def refresh(self) -> str | None:
         """Index what changed since the last look; a one-line reason when it could not (never raises).
@@ -120,9 +130,9 @@ class Backend:
             return None  # another scan is writing: its commit shows up at the next refresh
         except VoyagerError as exc:
             return str(exc)
-        with self._lock:
-            if self._reader is not None:
-                self._reader.reload()
+        if self._local.opened() is not None:
+            with self._local.reader(self.ddir.root) as reader:
+                reader.reload()
         return None
 
     def _server_runs(self) -> bool:
@@ -132,25 +142,6 @@ class Backend:
 
         return control.status(self.ddir, timeout=0.2) is not None
 
-    def _ask(self, op: str, fields: dict[str, Any], result: type) -> Any:
-        """Operation ``op`` for ``fields``: the server's answer when one runs, else this process's."""
-        from voyager_sessions import api
-
-        if self.use_server:
-            from voyager_sessions.core import remote as client
-
-            got = client.ask(op, fields, str(self.ddir.root))
-            if got is not None:
-                header, body = got
-                if "failure" in header:
-                    raise api.Refused(header["failure"].removeprefix("voyager: "), header["exit"])
-                self.served = True
-                return msgspec.json.decode(body, type=result)
-        self.served = False
-        req = api.decode_request(op, fields)
-        with self._lock:
-            return api.FUNCTIONS[op](req, data_dir=self.ddir, backend=self._lent())
-
     # -- questions ------------------------------------------------------------------------------
 
     def search(
@@ -159,31 +150,27 @@ class Backend:
         *,
         sort: str = "relevance",
         providers: tuple[str, ...] = (),
-        cwd: str | None = None,
+        project: str | None = None,
         since: str | None = None,
     ) -> Answer:
-        """Sessions matching ``query`` (recent sessions when it is empty and nothing narrows them), or the query's
-        one-line error. ``providers``, ``cwd`` and ``since`` narrow it as ``--provider``, ``--cwd``, ``--since`` do."""
-        from voyager_sessions.core.model import SearchResult
+        """Sessions matching ``query`` (the newest sessions the filters keep when it is empty), or the query's
+        one-line error. ``providers``, ``project`` and ``since`` narrow it as ``--provider``, ``--repo`` (a
+        project: the git repository, else the working directory) and ``--since`` do."""
+        from voyager_sessions.api import SearchRequest
 
         text = query.strip()
+        req = SearchRequest(
+            query=text,
+            limit=ROWS,
+            sessions=True,
+            refresh=False,
+            sort="recent" if sort == "recent" else "relevance",
+            providers=list(providers),
+            repo=project,
+            since=since,
+        )
         try:
-            if not text and not providers and not cwd and not since:
-                return self._recent()
-            result = self._ask(
-                "search",
-                {
-                    "query": text,
-                    "limit": ROWS,
-                    "sessions": True,
-                    "refresh": False,
-                    "sort": "recent" if sort == "recent" else "relevance",
-                    "providers": list(providers),
-                    "cwd": cwd,
-                    "since": since,
-                },
-                SearchResult,
-            )
+            result = self.door.search(req) if text else self.door.browse(req)
         except VoyagerError as exc:
             return Answer(query=query, error=str(exc))
         rows = [
@@ -193,13 +180,14 @@ class Backend:
                 title=h.title,
                 cwd=h.cwd,
                 when=h.timestamp,
-                hits=h.hit_count or 1,
-                seq=h.seq,
-                kind=h.kind,
+                hits=h.hit_count or 1 if text else 0,
+                seq=h.seq if text else None,
+                kind=h.kind if text else None,
                 snippet=h.snippet,
                 highlights=[(a, b) for a, b in h.highlights],
                 resume=h.resume,
                 terms=[t.term for t in h.matched_terms or ()],
+                project=h.project,
             )
             for h in result.hits
         ]
@@ -212,82 +200,58 @@ class Backend:
             indexing=result.indexing,
         )
 
-    def _recent(self) -> Answer:
-        from voyager_sessions.core.model import SessionList
-
-        listed = self._ask("list", {"limit": ROWS}, SessionList)
-        rows = [
-            SessionHit(
-                session_id=s.session_id,
-                provider=s.provider,
-                title=s.title,
-                cwd=s.cwd,
-                when=s.updated or s.started,
-                hits=0,
-                resume=s.resume,
-            )
-            for s in listed.sessions
-        ]
-        return Answer(query="", rows=rows, total=listed.total, indexing=listed.indexing)
-
-    def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Any:
+    def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Timeline:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""
-        from voyager_sessions.core.model import Timeline
+        from voyager_sessions.api import ShowRequest
 
-        fields: dict[str, Any] = {"session": session_id, "window": window if around is not None else 0}
-        if around is not None:
-            # A hit on the title (seq -2) or another event before the conversation: its window is the start.
-            fields["around"] = max(around, 0)
-        return self._ask("show", fields, Timeline)
+        if around is None:
+            return self.door.show(ShowRequest(session=session_id, window=0))
+        # A hit on the title (seq -2) or another event before the conversation: its window is the start.
+        return self.door.show(ShowRequest(session=session_id, around=max(around, 0), window=window))
 
     def matches(self, session_id: str, query: str) -> list[int]:
         """Seqs of the session's events that match ``query``, in order (for ``n``/``N``)."""
-        from voyager_sessions.core.model import SearchResult
+        from voyager_sessions.api import SearchRequest
 
         text = query.strip()
         if not text:
             return []
         try:
-            result = self._ask(
-                "search", {"query": text, "limit": MAX_MATCHES, "session": session_id, "refresh": False}, SearchResult
-            )
+            result = self.door.search(SearchRequest(query=text, limit=MAX_MATCHES, session=session_id, refresh=False))
         except VoyagerError:
             return []
         return sorted({h.seq for h in result.hits if h.session_id == session_id})
 
     def generation(self) -> tuple[object, ...]:
         """What changes when a scan commits (events indexed, the last scan): re-search when it moved."""
-        from voyager_sessions.api import Stats
-
-        stats = self._ask("stats", {}, Stats)
+        stats = self.door.stats()
         return (stats.index_events, msgspec.json.encode(stats.last_scan))
 
     def providers(self) -> list[tuple[str, int]]:
         """(provider, sessions) of every agent with something indexed, most sessions first."""
-        from voyager_sessions.api import Stats
-
-        stats = self._ask("stats", {}, Stats)
+        stats = self.door.stats()
         counts = [(p, v["sessions"]) for p, v in stats.providers.items() if v["sessions"]]
         return sorted(counts, key=lambda pc: (-pc[1], pc[0]))
 
-    def projects(self, sessions: int = 5000) -> list[tuple[str, int]]:
-        """(working directory, sessions) of the newest ``sessions`` sessions, most sessions first."""
-        from voyager_sessions.core.model import SessionList
+    def projects(self) -> list[tuple[str, int]]:
+        """(project, sessions) of the newest sessions, most sessions first: a project is the git repository, else
+        the working directory (as on the web page, and as the ``repo`` filter matches it)."""
+        from voyager_sessions.api import SearchRequest
 
-        listed = self._ask("list", {"limit": sessions}, SessionList)
-        counts: dict[str, int] = {}
-        for s in listed.sessions:
-            if s.cwd:
-                counts[s.cwd] = counts.get(s.cwd, 0) + 1
-        return sorted(counts.items(), key=lambda pc: (-pc[1], pc[0]))
+        return list(self.door.facets(SearchRequest()).project)
+
+    def resume_command(self, session_id: str) -> str | None:
+        """The quoted shell command that reopens the session in its agent, or None when its agent has none."""
+        from voyager_sessions.api import SessionRequest
+
+        return self.door.resume(SessionRequest(session=session_id)).command
 
     def export(self, session_id: str, fmt: str, folder: Path) -> Path:
         """Write the session as ``fmt`` (md, html) into ``folder`` as ``voyager-<id>.<fmt>``, private; the path."""
-        from voyager_sessions.export import build, render, write_private
+        from voyager_sessions.api import ExportRequest
+        from voyager_sessions.export import render, write_private
 
-        with self._lock:
-            self._lent()
-            doc, _ = build(self._reader, session_id, redact=False)
+        doc = self.door.export(ExportRequest(session=session_id)).doc
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:80]
         path = folder / f"voyager-{safe}.{fmt}"
         write_private(path, render(doc, fmt), force=True)

@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.model import SCHEMA_VERSION
 from voyager_sessions.web import render
-from voyager_sessions.web.data import EVENT_PAGE, MAX_LIMIT, Library, SearchRequest, query_terms, week_bounds
+from voyager_sessions.web.data import EVENT_PAGE, MAX_LIMIT, Library, query_terms, search_request
 
 STATIC = Path(__file__).with_name("static")
 EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json", "html": "text/html; charset=utf-8"}
@@ -58,22 +58,9 @@ def build_app(library: Library) -> Starlette:
 
     def search(request: Request) -> Response:
         p = request.query_params
-        week = p.get("week")
         try:
-            since, until = week_bounds(week) if week else (p.get("since") or None, p.get("until") or None)
-            req = SearchRequest(
-                q=p.get("q", ""),
-                providers=tuple(p.getlist("provider")),
-                project=p.get("project") or None,
-                since=since,
-                until=until,
-                sort="recent" if p.get("sort") == "recent" else "relevance",
-                limit=_int(request, "limit", 50, 0, MAX_LIMIT),
-                offset=_int(request, "offset", 0, 0, 10**6),
-            )
-            return _json(library.search(req, with_facets=p.get("facets", "1") != "0"))
-        except ValueError:
-            return _error(UserError(f"week must be a date (YYYY-MM-DD), not {week!r}"))
+            req, rows = search_request(p, {k: p.getlist(k) for k in p})
+            return _json(library.search(req, rows=rows, with_facets=p.get("facets", "1") != "0"))
         except UserError as exc:
             return _error(exc)
 

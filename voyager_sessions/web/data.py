@@ -1,291 +1,188 @@
 """What the web UI reads, as plain documents: the one place the HTTP handlers meet the application API.
 
-Every handler calls a method of :class:`Library`; nothing else in ``voyager_sessions.web``
-imports ``voyager_sessions.api`` or knows ``SearchOptions``. When the API becomes typed
-request/result Structs, this module is what changes. Documents are the JSON contract's
-Structs (``SearchResult``, ``SessionList``, ``Timeline``) or dicts around them, so a
-script reading ``/api/…`` sees what ``voyager … --json`` prints.
+Every handler calls a method of :class:`Library`, which asks the API (:mod:`voyager_sessions.api`) on
+a pool of open readers (``api.readers.ReaderPool``: ``voyager serve``'s when the page is served from the
+server's process, else one of its own) and nothing below it. Requests are the API's own Structs
+(``api.SearchRequest`` and friends: :func:`search_request` reads one from the page's parameters, by the
+web spellings the Struct declares), and documents are the JSON contract's Structs (``SearchResult``,
+``Facets``, ``SessionList``, ``Timeline``) or dicts around them, so a script reading ``/api/…`` sees what
+``voyager … --json`` prints.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from datetime import datetime, timedelta, timezone
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
+from voyager_sessions import api
+from voyager_sessions.api.browse import week_bounds
+from voyager_sessions.api.readers import PooledBackend, ReaderPool
+from voyager_sessions.api.requests import ExportRequest, SearchRequest, SessionRequest, ShowRequest, spelled
 from voyager_sessions.core.errors import UserError
-from voyager_sessions.core.model import SCHEMA_VERSION, Hit, SearchResult
+from voyager_sessions.core.model import SCHEMA_VERSION, SearchResult
 from voyager_sessions.core.paths import DataDir
 
-#: With an empty query the page lists the newest sessions: the facets count over this many of them.
-FACET_WINDOW = 500
 #: The largest page of results or events a request may ask for.
 MAX_LIMIT = 500
 #: Events per page of the session view (lazy rendering of long sessions).
 EVENT_PAGE = 200
 
 
-class SearchRequest(msgspec.Struct, kw_only=True, frozen=True):
-    """A search as the page (and ``GET /api/search``) asks for it: the query and its filters."""
+def search_request(params: Mapping[str, str], lists: Mapping[str, Sequence[str]]) -> tuple[SearchRequest, bool]:
+    """The search a page asks for (its query parameters by the web spellings :class:`SearchRequest` declares), and
+    whether it wants rows at all (``limit=0``: the facets alone). ``week=YYYY-MM-DD`` is that week's since/until.
 
-    q: str = ""
-    providers: tuple[str, ...] = ()
-    project: str | None = None
-    since: str | None = None
-    until: str | None = None
-    sort: str = "relevance"
-    limit: int = 50
-    offset: int = 0
-
-
-def week_of(stamp: str | None) -> str | None:
-    """The Monday (``YYYY-MM-DD``, UTC) of the week an ISO time falls in."""
-    if not stamp:
-        return None
-    try:
-        day = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc).date()
-    except ValueError:
-        return None
-    return (day - timedelta(days=day.weekday())).isoformat()
-
-
-def _epoch(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def week_bounds(monday: str) -> tuple[str, str]:
-    """``since`` and ``until`` values covering the week that starts on ``monday``."""
-    start = datetime.fromisoformat(monday).date()
-    return start.isoformat(), (start + timedelta(days=6)).isoformat()
-
-
-def count_facets(found: Any, projects: dict[str, str | None]) -> dict[str, list[tuple[str, int]]]:
-    """Counts of matching sessions by agent, project and week, largest first (weeks in order).
-
-    ``found``: ``Reader.facets``' answer (every matching session, and per week those with a
-    matching event in it); ``projects``: each session's git repo, else cwd.
+    A bad value is a one-line UserError naming the parameter, as the command line names its option.
     """
-    agents: Counter[str] = Counter(sid.partition(":")[0] for sid in found.sessions)
-    projects_: Counter[str] = Counter(p for sid in found.sessions if (p := projects.get(sid)))
-    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-    weeks = sorted(
-        ((epoch + timedelta(milliseconds=monday)).date().isoformat(), len(ids)) for monday, ids in found.weeks.items()
-    )
-    return {"agent": agents.most_common(), "project": projects_.most_common(30), "week": weeks}
-
-
-def facets_of_rows(hits: list[Hit], repos: dict[str, str | None]) -> dict[str, list[tuple[str, int]]]:
-    """Counts of listed sessions by agent, project (git repo, else cwd) and week, largest first (weeks in order)."""
-    agents: Counter[str] = Counter()
-    projects: Counter[str] = Counter()
-    weeks: Counter[str] = Counter()
-    for h in hits:
-        agents[h.provider] += 1
-        project = repos.get(h.session_id) or h.cwd
-        if project:
-            projects[project] += 1
-        week = week_of(h.timestamp)
-        if week:
-            weeks[week] += 1
-    return {"agent": agents.most_common(), "project": projects.most_common(30), "week": sorted(weeks.items())}
+    fields: dict[str, Any] = {}
+    info = msgspec.inspect.type_info(SearchRequest)
+    assert isinstance(info, msgspec.inspect.StructType)
+    list_fields = {
+        f.name
+        for f in info.fields
+        if isinstance(f.type.type if isinstance(f.type, msgspec.inspect.Metadata) else f.type, msgspec.inspect.ListType)
+    }
+    names = spelled(SearchRequest, "web")
+    for field, param in names.items():
+        if field in list_fields:
+            values = [v for v in lists.get(param, ()) if v]
+            if values:
+                fields[field] = values
+        elif params.get(param):
+            fields[field] = params[param]
+    week = params.get("week")
+    if week:
+        try:
+            fields["since"], fields["until"] = week_bounds(week)
+        except ValueError:
+            raise UserError(f"week must be a date (YYYY-MM-DD), not {week!r}") from None
+    rows = True
+    if str(fields.get("limit", "")).strip() == "0":
+        fields.pop("limit")
+        rows = False
+    fields.update(sessions=True, refresh=False)
+    try:
+        req = msgspec.convert(fields, SearchRequest, strict=False)
+    except msgspec.ValidationError as exc:
+        message = api.explain("search", str(exc))
+        for field, param in names.items():  # the page's name for the parameter, not the API's
+            message = message.replace(f"{field} must", f"{param} must", 1) if message.startswith(field) else message
+        raise UserError(message) from None
+    return msgspec.structs.replace(req, limit=min(req.limit, MAX_LIMIT)), rows
 
 
 class Library:
     """The data dir as the web UI reads it: pooled readers (fresh after any scan), answering documents."""
 
-    def __init__(self, ddir: DataDir, *, readers: int = 4, pool: Any = None) -> None:
-        """``pool``: a ``serve.fresh.ReaderPool`` to borrow (``voyager serve``'s, kept open by it); else one of its own."""
-        from voyager_sessions.serve.fresh import ReaderPool
-
+    def __init__(self, ddir: DataDir, *, readers: int = 4, pool: ReaderPool | None = None) -> None:
+        """``pool``: a pool to borrow (``voyager serve``'s, kept open by it); else one of its own."""
         self.ddir = ddir
         self._own_pool = pool is None
         self.pool = ReaderPool(ddir, readers) if pool is None else pool
+        self.backend = PooledBackend(self.pool)
 
     def close(self) -> None:
         if self._own_pool:
             self.pool.close()
 
-    def search(self, req: SearchRequest, *, with_facets: bool = True) -> dict[str, Any]:
+    def search(self, req: SearchRequest, *, rows: bool = True, with_facets: bool = True) -> dict[str, Any]:
         """Sessions matching ``req`` grouped (best hit, hit count), a page of them, with facets over all of them.
 
-        The rows are the grouped search's (each costs a stored document and a snippet); the
-        facets come from aggregations over every matching session (``Reader.facets``), no row
-        read. ``limit=0`` asks for the facets and the total alone: what the page's second
-        request asks for, so it never waits for rows it does not show.
+        With no query, the newest sessions the filters keep (``api.browse``). The facets come from
+        aggregations over every matching session (``api.browse.facets``), no row read; ``rows=False`` asks
+        for the facets and the total alone: what the page's second request asks for, so it never waits for
+        rows it does not show.
         """
-        from voyager_sessions.search.engine import SearchOptions
+        from voyager_sessions.api import browse
 
-        if not req.q.strip():
-            return self._recent(req, with_facets=with_facets)
-        opts = SearchOptions(
-            limit=max(req.limit, 1),
-            offset=req.offset,
-            providers=list(req.providers),
-            since=req.since,
-            until=req.until,
-            sort="recent" if req.sort == "recent" else "relevance",
-            sessions=True,
-            repo=req.project or None,
-        )
-        counted = None
-        with self.pool.reader() as r:
-            if req.limit > 0:
-                result = r.search(req.q, opts)
-                repos = self._repos(r, [h.session_id for h in result.hits])
-            else:
-                result, repos = None, {}
-            if with_facets or result is None:
-                found = r.facets(req.q, opts)
-                if with_facets:
-                    counted = count_facets(found, r.projects(found.sessions))
-            indexing = r.indexing()
+        ddir, backend = self.ddir, self.backend
+        text = req.query.strip()
+        result: SearchResult | None = None
+        if rows:
+            result = (
+                api.search(req, data_dir=ddir, backend=backend)
+                if text
+                else browse.browse(req, data_dir=ddir, backend=backend)
+            )
+        facets = browse.facets(req, data_dir=ddir, backend=backend) if with_facets or result is None else None
         if result is None:
+            assert facets is not None
             result = SearchResult(
-                schema_version=SCHEMA_VERSION, query=req.q, total=len(found.sessions), offset=req.offset, hits=[]
+                schema_version=SCHEMA_VERSION, query=text, total=facets.total, offset=req.offset, hits=[]
             )
         return {
             "schema_version": SCHEMA_VERSION,
             "result": result,
-            "facets": counted,
-            "repos": {h.session_id: repos.get(h.session_id) for h in result.hits},
-            "indexing": indexing,
+            "facets": facets if with_facets else None,
+            "repos": {h.session_id: h.project for h in result.hits},
+            # While the index is built: how far (the page's status line says so); on the result too.
+            "indexing": result.indexing if rows else self.indexing(),
         }
 
-    def _recent(self, req: SearchRequest, *, with_facets: bool) -> dict[str, Any]:
-        """No query: the newest sessions, in the shape of a grouped search (so the page shows one list)."""
-        from voyager_sessions.search.query import QueryError, parse_time
-
-        provider = req.providers[0] if len(req.providers) == 1 else None
-        try:  # the query language's times (2026-11-01, 7d), as the search path reads them
-            lo = parse_time(req.since) if req.since else None
-            hi = parse_time(req.until, end=True) if req.until else None
-        except QueryError as exc:
-            raise UserError(f"bad query: {exc}") from None
-        with self.pool.reader() as r:
-            doc = r.list_sessions(provider=provider, limit=FACET_WINDOW)
-            indexing = doc.indexing
-
-        def within(stamp: str | None) -> bool:
-            when = _epoch(stamp)
-            return (lo is None or (when is not None and when >= lo)) and (
-                hi is None or (when is not None and when < hi)
-            )
-
-        rows = [
-            s
-            for s in doc.sessions
-            if (not req.project or req.project.lower() in f"{s.git_repo or ''}\n{s.cwd or ''}".lower())
-            and within(s.updated or s.started)
-        ]
-        hits = [
-            Hit(
-                session_id=s.session_id,
-                provider=s.provider,
-                seq=0,
-                kind="session",
-                origin="",
-                cwd=s.cwd,
-                timestamp=s.updated or s.started,
-                title=s.title,
-                snippet="",
-                highlights=[],
-                score=0.0,
-                resume=s.resume,
-                hit_count=s.events,
-            )
-            for s in rows
-        ]
-        page = hits[req.offset : req.offset + req.limit]
-        result = SearchResult(schema_version=SCHEMA_VERSION, query="", total=len(hits), offset=req.offset, hits=page)
-        repos = {s.session_id: s.git_repo for s in rows}
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "result": result,
-            "facets": facets_of_rows(hits, repos) if with_facets else None,
-            "repos": {h.session_id: repos.get(h.session_id) for h in page},
-            "indexing": indexing,
-        }
-
-    @staticmethod
-    def _repos(reader: Any, ids: list[str]) -> dict[str, str | None]:
-        """Each session's git repository, in one lookup (a Hit names the cwd, not the repo).
-
-        The reader's session catalog answers it: the application API has no batch lookup yet
-        (the typed API of issue #23 is where it belongs).
-        """
-        recs = reader.state.sessions_by_id(dict.fromkeys(ids))
-        return {sid: rec.session.git_repo for sid, rec in recs.items()}
+    def indexing(self) -> Any:
+        """How far the index is built while a scan is building it (None when whole): the page's second request."""
+        return api.indexing(data_dir=self.ddir, backend=self.backend)
 
     def sessions(self, *, provider: str | None, limit: int, offset: int) -> Any:
         """``voyager list --json``'s document."""
-        with self.pool.reader() as r:
-            return r.list_sessions(provider=provider, limit=limit, offset=offset)
+        return api.list_sessions(
+            api.ListRequest(provider=provider, limit=limit, offset=offset), data_dir=self.ddir, backend=self.backend
+        )
 
     def timeline(self, ref: str, *, start: int | None = None, count: int | None = None) -> dict[str, Any]:
         """``voyager show --json``'s document, or the page of ``count`` events from seq ``start``, with where the next begins."""
-        with self.pool.reader() as r:
-            rec = r.resolve(ref)
-            if start is None or count is None:
-                doc = r.show(rec.session.id)
-                nxt = None
-            else:
-                # Voyager's own events (title, checkpoint) have negative seqs: the first page holds them.
-                lo = min(start, -10) if start <= 0 else start
-                hi = start + count - 1
-                half = (hi - lo + 2) // 2  # the window reaches one past hi: is there more?
-                doc = r.show(rec.session.id, around=lo + half, window=half)
-                more = any(e.seq > hi for e in doc.events) or hi + 1 < rec.events
-                doc = msgspec.structs.replace(doc, events=[e for e in doc.events if lo <= e.seq <= hi])
-                nxt = hi + 1 if more else None
+        from voyager_sessions.api import sessions
+
+        row = sessions.session(SessionRequest(session=ref), data_dir=self.ddir, backend=self.backend).session
+        if start is None or count is None:
+            doc = api.show(ShowRequest(session=row.session_id), data_dir=self.ddir, backend=self.backend)
+            nxt = None
+        else:
+            # Voyager's own events (title, checkpoint) have negative seqs: the first page holds them.
+            lo = min(start, -10) if start <= 0 else start
+            hi = start + count - 1
+            half = (hi - lo + 2) // 2  # the window reaches one past hi: is there more?
+            doc = api.show(
+                ShowRequest(session=row.session_id, around=lo + half, window=half),
+                data_dir=self.ddir,
+                backend=self.backend,
+            )
+            more = any(e.seq > hi for e in doc.events) or hi + 1 < row.events
+            doc = msgspec.structs.replace(doc, events=[e for e in doc.events if lo <= e.seq <= hi])
+            nxt = hi + 1 if more else None
         return {"schema_version": SCHEMA_VERSION, "session": doc.session, "events": doc.events, "next": nxt}
 
     def resume_command(self, ref: str) -> str | None:
         """The shell command that reopens the session in its agent, or None when the agent has none."""
-        from voyager_sessions.api.resume import recipe
+        from voyager_sessions.api import sessions
 
-        with self.pool.reader() as r:
-            rec = r.resolve(ref)
-        how = recipe(rec.session)
-        return how.command() if how else None
+        return sessions.resume(SessionRequest(session=ref), data_dir=self.ddir, backend=self.backend).command
 
     def checkpoint(self, session_id: str) -> Any:
         """The session's saved checkpoint as an export shows it, or None."""
-        from voyager_sessions.export import load_checkpoint
+        from voyager_sessions.api import sessions
 
-        return load_checkpoint(self.ddir, session_id)
+        return sessions.checkpoint(SessionRequest(session=session_id), data_dir=self.ddir)
 
     def export(self, ref: str, fmt: str, *, redact: bool) -> tuple[str, bytes]:
         """The session exported (``voyager export``'s bytes) and its id."""
-        from voyager_sessions.export import build, render
+        from voyager_sessions.api import sessions
+        from voyager_sessions.export import render
 
-        with self.pool.reader() as r:
-            rec = r.resolve(ref)
-            doc, _ = build(r, rec.session.id, redact=redact)
-        return rec.session.id, render(doc, fmt)
+        got = sessions.export(ExportRequest(session=ref, redact=redact), data_dir=self.ddir, backend=self.backend)
+        return got.doc.timeline.session.session_id, render(got.doc, fmt)
 
     def agent(self, provider: str) -> str:
-        from voyager_sessions.export import agent_label
+        from voyager_sessions.api.sessions import agent_label
 
         return agent_label(provider)
 
 
 def query_terms(query: str) -> list[str]:
     """The words and phrases a query searches for (what the session view highlights), filters left out."""
-    from voyager_sessions.search.query import QueryError, parse
-
-    try:
-        parsed = parse(query)
-    except QueryError:
-        return []
-    # Not-ed words are not what a reader looks for in the session; the page matches the rest case-insensitively.
-    return list(dict.fromkeys(t.text.strip() for t in parsed.texts if t.text.strip()))
+    return api.query_terms(query)
 
 
-__all__ = ["EVENT_PAGE", "FACET_WINDOW", "Library", "MAX_LIMIT", "SearchRequest", "query_terms", "week_bounds"]
+__all__ = ["EVENT_PAGE", "Library", "MAX_LIMIT", "query_terms", "search_request", "week_bounds"]
