@@ -20,6 +20,7 @@ import pytest
 SEARCH_MODULES = {
     "voyager_sessions",
     "voyager_sessions.api",
+    "voyager_sessions.api.requests",
     "voyager_sessions.cli",
     "voyager_sessions.cli.argv",
     "voyager_sessions.cli.commands",

@@ -16,17 +16,18 @@ def test_the_search_api_says_how_far_the_index_is(home, monkeypatch):
     with paused_scan(monkeypatch, data, 2):
         lib = Library(DataDir(data))
         try:
-            found = lib.search(SearchRequest(q="marker4"))
-            missing = lib.search(SearchRequest(q="marker0"))
-            recent = lib.search(SearchRequest(q=""))
+            found = lib.search(SearchRequest(query="marker4"))
+            missing = lib.search(SearchRequest(query="marker0"))
+            recent = lib.search(SearchRequest(query=""))
         finally:
             lib.close()
     for doc in (found, missing, recent):
         ix = doc["indexing"]
         assert ix is not None and ix.sessions_done == 2 and ix.sessions_total == 5 and ix.running
     assert found["result"].total == 1 and missing["result"].total == 0
+    assert found["result"].indexing == found["indexing"]
     lib = Library(DataDir(data))
     try:
-        assert lib.search(SearchRequest(q="marker0"))["indexing"] is None
+        assert lib.search(SearchRequest(query="marker0"))["indexing"] is None
     finally:
         lib.close()

@@ -103,36 +103,13 @@ def follow(ddir: Any, bar: Bar | None, *, poll: float = 0.5, until: float | None
 
     Returns True when that scan is done (or none runs), False when ``until`` (a monotonic time) came first.
     """
-    from voyager_sessions.scan import progress as prog
-    from voyager_sessions.store.state import StateStore
+    from voyager_sessions.api.freshness import progress_elsewhere
 
     while until is None or time.monotonic() < until:
-        try:
-            store = StateStore(ddir.state_db, readonly=True)
-        except Exception:  # noqa: BLE001 - no state yet: nothing to follow
-            return True
-        try:
-            record = prog.decode(store.get_meta(prog.META_KEY))
-        finally:
-            store.close()
-        if record is None or not prog.building(record, ddir.lock):
+        now = progress_elsewhere(ddir)
+        if now is None:
             return True
         if bar is not None:
-            bar(
-                prog.ScanProgress(
-                    phase=record.phase,
-                    sources_done=record.sources_done,
-                    sources_total=record.sources_total,
-                    bytes_done=record.bytes_done,
-                    bytes_total=record.bytes_total,
-                    sessions_done=record.sessions_words,
-                    sessions_total=record.sessions_total,
-                    events=0,
-                    seconds=max(0.0, record.updated - record.started),
-                    phase_seconds=max(0.0, record.updated - (record.phase_started or record.started)),
-                    tools_done=record.sessions_done,
-                    tools_total=record.sessions_total,
-                )
-            )
+            bar(now)
         time.sleep(poll)
     return False
