@@ -256,7 +256,7 @@ def walk_files(
         for name, path, st in candidates:  # every session file here is statted now: the canaries too
             assert quiet is not None and canary is not None
             witness = here.get(canary(name))
-            if witness is None or not quiet(path, prefix + canary(name), witness):
+            if witness is None or not quiet(path, prefix + canary(name), witness, wanted):
                 subdirs.append((path, True, st))
         if listing is not None:
             assert memory is not None
@@ -310,15 +310,25 @@ class FolderMemory:
         self.learned: dict[str, tuple[str, int, int, str]] = {}
         #: Folders found gone from a folder listed again: their listings (and those under them) to forget.
         self.forgotten: list[str] = []
-        #: ``quiet(folder, canary, canary_stat)``: True when the canary says nothing under ``folder`` can have
-        #: changed since the last scan read it, and the caller counts the sources there as seen, unchanged; set
-        #: by the scan (it knows what it read), None to walk every folder.
-        self.quiet: Callable[[str, str, os.stat_result], bool] | None = None
+        #: ``quiet(folder, canary, canary_stat, wanted)``: True when the canary says nothing under ``folder`` can
+        #: have changed since the last scan read it all (``wanted(name)``: a session file's name), and the caller
+        #: counts the sources there as seen, unchanged; set by the scan (it knows what it read), None to walk all.
+        self.quiet: Callable[[str, str, os.stat_result, Callable[[str], bool]], bool] | None = None
 
     def names(self, folder: str, st: os.stat_result) -> list[str] | None:
         """``folder``'s remembered listing, if it still holds (``st``: the folder's stat, taken by the walk)."""
         row = self._rows.get(folder)
         if row is None or row[1] != st.st_ctime_ns or row[2] != st.st_ino or not self.enabled:
+            return None
+        try:
+            return _decode_names(row[3])
+        except msgspec.DecodeError:
+            return None
+
+    def listed(self, folder: str) -> list[str] | None:
+        """``folder``'s entries as its last remembered listing holds them (folders "/"-prefixed), or None."""
+        row = self._rows.get(folder)
+        if row is None:
             return None
         try:
             return _decode_names(row[3])

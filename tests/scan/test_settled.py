@@ -55,7 +55,12 @@ def _full_walk_long_ago(data: Path) -> None:
 
 
 @pytest.fixture
-def data() -> Path:
+def data(monkeypatch) -> Path:
+    # The folders were made a moment ago: remember their listings at once (the 3 s guard against a listing
+    # racing a change is not what these tests are about).
+    from voyager_sessions.ingest.files import FolderMemory
+
+    monkeypatch.setattr(FolderMemory, "SETTLED_NS", 0)
     return Path(os.environ["VOYAGER_HOME"])
 
 
@@ -122,3 +127,18 @@ def test_the_full_walk_finds_what_no_canary_announced(home, data):
     _full_walk_long_ago(data)
     full = scan(data)
     assert full.grown + full.changed == 1 and full.removed == 1
+
+
+def test_a_transcript_read_without_its_subagents_does_not_quiet_their_folder(home, data, monkeypatch):
+    """A scan stopped by its budget right after a session's transcript, before its subagent: the next scan finds
+    the subagent, though the transcript is as it was read and long idle."""
+    from voyager_sessions.scan import run as run_mod
+
+    parent, agent = _session(home, 0)
+    real = run_mod.Scan._budget_spent
+    monkeypatch.setattr(run_mod.Scan, "_budget_spent", lambda self, left, left_bytes: self.source_no >= 1)
+    first = scan(data, budget=0.0)
+    assert first.new == 1 and first.remaining == 1  # the transcript (newest), not its subagent
+    monkeypatch.setattr(run_mod.Scan, "_budget_spent", real)
+    rest = scan(data)
+    assert rest.new == 1 and rest.remaining == 0

@@ -292,7 +292,7 @@ class Scan:
             # and one whose canary is quiet is not walked (scan.settled), but at a full walk now and then.
             memory = FolderMemory(self.store.folders())
             full_walk = self.changes is None and full_walk_due(self.store.get_meta(SETTLED_KEY))
-            settled = Settled(known) if not full_walk and not lazy else None
+            settled = Settled(known, memory) if not full_walk and not lazy else None
             memory.quiet = settled
             token = remembered_folders.set(memory)
             try:
@@ -491,6 +491,10 @@ class Scan:
         first, self.may_fork = self.may_fork, False
         if self.pool is not None or not first or self.workers <= 1 or not plan:
             return self.pool
+        if self.budget is not None:
+            # A refresh with a budget reads here: a worker's start and its batches would hold back the first
+            # sources it reads (the newest, the answer), and what the budget leaves goes to a scan of its own.
+            return None
         work = [
             _bytes_to_read(source, why, self.known.get(source.path), cursor)
             for (source, why), cursor in zip(plan, cursors)
