@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -210,3 +211,20 @@ def test_the_first_search_hands_the_rest_to_a_scan_in_the_background(home, monke
     )
     assert later.returncode == 0 and json.loads(later.stdout)["indexing"] is None
     assert data.scan_log.stat().st_mode & 0o077 == 0
+
+
+def test_a_full_spool_is_drained_and_the_words_go_on(home, monkeypatch):
+    """A spool that reaches its size is read back into the index, emptied, and the next sources' words follow."""
+    for i in range(4):
+        synth.write_claude(synth.generate(seed=60 + i, messages=240, output_bytes=4000), home / ".claude" / "projects")
+    resets: list[int] = []
+    real = spool_mod.Spool.reset
+    monkeypatch.setattr(spool_mod.Spool, "reset", lambda self: (resets.append(self.bytes), real(self))[1])
+    monkeypatch.setenv("VOYAGER_SPOOL_MAX_BYTES", str(1 << 20))  # the floor: a session's tool output fills it
+    _phased(monkeypatch, False)
+    one = scan_each(home, (1,), "one")[1]
+    _phased(monkeypatch, True)
+    assert scan_each(home, (2,), "two")[2] == one  # on workers: the writer drains while it waits for them
+    shutil.rmtree(home / "data-1")
+    assert scan_each(home, (1,), "here")[1] == one  # in-process: drained when full, then on
+    assert resets, "the spool never filled"

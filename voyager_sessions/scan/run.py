@@ -69,8 +69,8 @@ COMMIT_EVERY_EVENTS = 200_000
 FIRST_COMMIT_S = 0.3
 COMMIT_MAX_S = 8.0
 
-#: A plan with at least this many bytes to read is read in two phases, what people and agents wrote
-#: first, the tool output after (``VOYAGER_PHASE_MIN_BYTES`` overrides it; 0 always).
+#: A plan with at least this many bytes to read, read by workers, is read in two phases, what people and
+#: agents wrote first, the tool output after (``VOYAGER_PHASE_MIN_BYTES`` overrides it, workers or not; 0 always).
 PHASE_MIN_BYTES = 32 << 20
 
 #: A budgeted scan (the refresh before a search) stops reading once its budget is spent, unless what is
@@ -259,6 +259,7 @@ class Scan:
         self.spool: Spool | None = None
         self.source_no = 0
         self.awaiting: dict[int, tuple[Any, int]] = {}
+        self.drained: dict[int, int] = {}  # frames read back from the spool, per source number
 
     def _open_index(self, rebuild: bool):
         """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
@@ -366,7 +367,12 @@ class Scan:
         """Size the plan, choose its phases, and start the clock of the commits."""
         self.work: dict[str, tuple[int, int, bool]] = {}  # path -> (bytes to read, sessions it stands for, new)
         total = self._plan_sizes(plan)
-        if plan and self.budget is None and total >= _env_int("VOYAGER_PHASE_MIN_BYTES", PHASE_MIN_BYTES):
+        if (
+            plan
+            and self.budget is None
+            and total >= _env_int("VOYAGER_PHASE_MIN_BYTES", PHASE_MIN_BYTES)
+            and ("VOYAGER_PHASE_MIN_BYTES" in os.environ or self._will_pool(plan))
+        ):
             from voyager_sessions.scan import spool
 
             spool.clear(self.ddir.root)
@@ -410,9 +416,7 @@ class Scan:
             if self.spool is not None and self.spool.bytes >= self.spool_max:
                 self._commit()
                 self._drain()  # the spool is full: the tool output of what was read so far, then on with the words
-                self.spool.close()
-                self.spool = Spool(self.ddir.spool)
-                self.writes = PhasedIndex(self.index, self.spool)
+                self.spool.reset()
                 self.tally.phase = "words"
             elif self._due():
                 self._commit()
@@ -442,19 +446,33 @@ class Scan:
         """The tools phase: the spool's tool output into the index, each source's final row once all of it is in."""
         assert self.spool is not None
         self.tally.phase = "tools"
-        current: int | None = None
-        index = self.index
-        for no, events in self.spool.frames():
-            if no != current:
-                if current is not None:
-                    self._tools_done(current)
-                current = no
-            if events:
-                self.uncommitted_events += index.add_prepared(events)
+        while self._drain_one():
             if self._due():
                 self._commit()
-        if current is not None:
-            self._tools_done(current)
+
+    def _drain_one(self) -> bool:
+        """One frame of the spool into the index (False when none is waiting); a source whose read is over and
+        whose every frame is in goes to its final row."""
+        spool = self.spool
+        frame = spool.next_frame() if spool is not None else None
+        if frame is None:
+            return False
+        no, events = frame
+        if events:
+            self.uncommitted_events += self.index.add_prepared(events)
+        drained = self.drained[no] = self.drained.get(no, 0) + 1
+        if no in self.awaiting and drained >= self.writes.frames.get(no, 0):
+            self._tools_done(no)
+        return True
+
+    def _idle(self) -> bool:
+        """While the writer waits for a worker: tool output that waits in the spool goes into the index meanwhile
+        (words still come first; no core idles). False when there is none."""
+        if not self._drain_one():
+            return False
+        if self._due():
+            self._commit()
+        return True
 
     def _tools_done(self, no: int) -> None:
         """Source number ``no``'s tool output is all in the index: its final state row goes with the next commit."""
@@ -482,6 +500,19 @@ class Scan:
             source, why = plan[job.id]
             yield source, why, job.cursor, items
 
+    def _will_pool(self, plan: list[tuple[Source, Why]]) -> bool:
+        """True when ``plan`` (this scan's first) will be read by workers.
+
+        Only then does a long plan run in two phases: with one process, the Python thread and Tantivy's take
+        turns, the words phase giving Tantivy little and the tools phase Python little (the 300-session history:
+        +53 % wall, +9 % CPU); with workers, the writer reads tool output back whenever it waits for them (+11 %
+        wall). ``VOYAGER_PHASE_MIN_BYTES`` set forces the phases either way (the tests).
+        """
+        if self.workers <= 1 or not plan or self.budget is not None or not self.may_fork:
+            return False
+        work = [self.work[source.path][0] for source, _ in plan]
+        return _worth_workers(work, default_workers())
+
     def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]):
         """The worker pool for ``plan``, or None to read it here: one worker, or too little to read to be worth it.
 
@@ -504,6 +535,8 @@ class Scan:
         from voyager_sessions.scan.workers import Pool
 
         self.pool = Pool(min(self.workers, len(plan)))
+        if self.spool is not None:
+            self.pool.idle = self._idle
         return self.pool
 
     def _hints(self) -> Hints:
@@ -668,6 +701,9 @@ class Scan:
             read.fail(failure_reason(exc))
         out = read.finish()
         self._apply(out, old)
+        no = self.source_no
+        if no in self.awaiting and self.drained.get(no, 0) >= self.writes.frames.get(no, 0):
+            self._tools_done(no)  # its tool output went in while it was read (the writer waited for a worker)
         return len(out.sessions) if not out.failed else len(old_sessions)
 
     def _session_elsewhere(self, sid: str) -> SessionRecord | None:
@@ -684,9 +720,10 @@ class Scan:
         had before (see :func:`waiting_row`); its own row waits until that output is in the index.
         """
         row = out.state_row
-        held = self.spool is not None and self.writes.held.get(self.source_no, 0) > 0
+        no = self.source_no
+        held = self.spool is not None and self.writes.held.get(no, 0) > 0
         if held:
-            self.awaiting[self.source_no] = (row, len(out.sessions) if not out.failed else 0)
+            self.awaiting[no] = (row, len(out.sessions) if not out.failed else 0)
             self.tally.waiting_tools += len(out.sessions) if not out.failed else 0
             self.tally.tools_total += len(out.sessions) if not out.failed else 0
             self.pending_sources.append(waiting_row(row, old, [r.session.id for r in out.sessions]))

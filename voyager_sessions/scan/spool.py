@@ -7,7 +7,9 @@ phases over one read of each source: its *words* phase sends every event but too
 and tool results (:data:`HELD_KINDS`) to the index and writes those, already prepared,
 to a spool file in the data dir (:class:`Spool`); its *tools* phase then reads the spool
 back into the index. Each source is read once; the spool costs a msgpack encoding and a
-file write and read of the events it holds.
+file write and read of the events it holds. With worker processes reading, the writer reads
+frames back whenever it would otherwise wait for them (:attr:`Spool.pending`,
+:meth:`Spool.next_frame`): words still come first, and no core idles.
 
 :class:`PhasedIndex` stands between a source's read and the index during the words phase.
 Deletions go straight to the index, and are remembered: a held event is dropped when its
@@ -75,10 +77,14 @@ class Spool:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fh = os.fdopen(open_private(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC), "w+b")
+        self._fd = open_private(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
         #: Events held so far: an event's position is how many were held before it.
         self.held = 0
+        #: Bytes in the file, and where the next frame to read starts (frames are read while others are written).
         self.bytes = 0
+        self._read_at = 0
+        #: The position of the first event of the next frame to read.
+        self._read_events = 0
         #: session -> [(events held when it was deleted, from which seq)]
         self._deletes: dict[str, list[tuple[int, int]]] = {}
 
@@ -90,48 +96,63 @@ class Spool:
             import pickle
 
             payload, codec = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), _PICKLE
-        self._fh.write(_HEADER.pack(len(payload), source, codec))
-        self._fh.write(payload)
+        frame = _HEADER.pack(len(payload), source, codec) + payload
+        written = 0
+        while written < len(frame):
+            written += os.pwrite(self._fd, memoryview(frame)[written:], self.bytes + written)
         self.held += len(events)
-        self.bytes += _HEADER.size + len(payload)
+        self.bytes += len(frame)
 
     def deleted(self, session: str, from_seq: int) -> None:
         """``session``'s documents from ``from_seq`` on were deleted now: the held ones too."""
         self._deletes.setdefault(session, []).append((self.held, from_seq))
 
-    def frames(self) -> Iterator[tuple[int, list[PreparedEvent]]]:
-        """Every frame in the order written: (source number, its events less those deleted since they were held)."""
-        fh = self._fh
-        fh.flush()
-        fh.seek(0)
-        deletes = self._deletes
-        at = 0
-        while True:
-            head = fh.read(_HEADER.size)
-            if len(head) < _HEADER.size:
-                return
-            size, source, codec = _HEADER.unpack(head)
-            payload = fh.read(size)
-            if codec == _MSGPACK:
-                events = _decode_events(payload)
-            else:
-                import pickle
+    @property
+    def pending(self) -> bool:
+        """True while some frame is written and not read yet."""
+        return self._read_at < self.bytes
 
-                events = pickle.loads(payload)  # noqa: S301 - written by this scan a moment ago, in its private dir
-            if deletes:
-                kept = []
-                for i, ev in enumerate(events, start=at):
-                    gone = deletes.get(ev.session)
-                    if gone is None or not any(when > i and ev.seq >= seq for when, seq in gone):
-                        kept.append(ev)
-                at += len(events)
-                events = kept
-            yield source, events
+    def next_frame(self) -> tuple[int, list[PreparedEvent]] | None:
+        """The oldest frame not read yet: (source number, its events less those deleted since they were held)."""
+        if self._read_at >= self.bytes:
+            return None
+        head = os.pread(self._fd, _HEADER.size, self._read_at)
+        size, source, codec = _HEADER.unpack(head)
+        payload = os.pread(self._fd, size, self._read_at + _HEADER.size)
+        self._read_at += _HEADER.size + size
+        if codec == _MSGPACK:
+            events = _decode_events(payload)
+        else:
+            import pickle
+
+            events = pickle.loads(payload)  # noqa: S301 - written by this scan a moment ago, in its private dir
+        at = self._read_events
+        self._read_events += len(events)
+        deletes = self._deletes
+        if deletes:
+            kept = []
+            for i, ev in enumerate(events, start=at):
+                gone = deletes.get(ev.session)
+                if gone is None or not any(when > i and ev.seq >= seq for when, seq in gone):
+                    kept.append(ev)
+            events = kept
+        return source, events
+
+    def frames(self) -> Iterator[tuple[int, list[PreparedEvent]]]:
+        """Every frame not read yet, in the order written."""
+        while (frame := self.next_frame()) is not None:
+            yield frame
+
+    def reset(self) -> None:
+        """Empty the file once every frame is read (positions and deletions go on counting)."""
+        assert not self.pending
+        os.ftruncate(self._fd, 0)
+        self.bytes = self._read_at = 0
 
     def close(self) -> None:
         """Close and remove the file."""
         try:
-            self._fh.close()
+            os.close(self._fd)
         finally:
             try:
                 os.unlink(self.path)
@@ -151,6 +172,8 @@ class PhasedIndex:
         self.spool = spool
         self.source = 0
         self.held: dict[int, int] = {}
+        #: Frames written per source number (the scan counts those it reads back).
+        self.frames: dict[int, int] = {}
 
     def add_prepared(self, events: Iterable[PreparedEvent]) -> int:
         said: list[PreparedEvent] = []
@@ -161,6 +184,7 @@ class PhasedIndex:
         if held:
             self.spool.hold(self.source, held)
             self.held[self.source] = self.held.get(self.source, 0) + len(held)
+            self.frames[self.source] = self.frames.get(self.source, 0) + 1
         if said:
             self.index.add_prepared(said)
         return n

@@ -40,7 +40,7 @@ import struct
 import sys
 import warnings
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.core.errors import VoyagerError
@@ -369,6 +369,8 @@ class Pool:
         self.ctx = mp.get_context(self.method)
         self.workers: list[_Worker] = []
         self.replacements = 0
+        #: Work the writer does while it waits for a worker (True: it did some, and may do more); None: wait.
+        self.idle: Callable[[], bool] | None = None
         if self.method == "fork" and sys.platform.startswith("linux"):
             _prctl()
         try:
@@ -431,7 +433,7 @@ class Pool:
         fill()
         while queue:
             job, worker = queue.popleft()
-            stream = _Stream(job, worker)
+            stream = _Stream(job, worker, self.idle)
             yield job, iter(stream)
             stream.drain()
             worker.took()
@@ -492,10 +494,11 @@ def _unread() -> Iterator[Any]:
 class _Stream:
     """The chunks of one job, read from its worker's pipe, as items."""
 
-    def __init__(self, job: Job, worker: _Worker) -> None:
+    def __init__(self, job: Job, worker: _Worker, idle: Callable[[], bool] | None = None) -> None:
         self.job = job
         self.worker = worker
         self.done = False
+        self.idle = idle
 
     def __iter__(self) -> Iterator[Any]:
         while not self.done:
@@ -513,6 +516,11 @@ class _Stream:
             self.done = True
             raise WorkerLost("the worker process reading it had died")
         try:
+            if self.idle is not None and not self.worker.inbox:
+                # Nothing from the worker yet: do what is waiting here rather than wait (as long as there is some).
+                out = self.worker.out
+                while not out.poll(0) and self.idle():
+                    pass
             data = self.worker.receive()
         except (EOFError, OSError):
             self.done = True
