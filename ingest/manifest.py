@@ -19,8 +19,9 @@ one small table, not for thirty parsers.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, NamedTuple
@@ -71,7 +72,8 @@ class Agent(NamedTuple):
     stores: tuple[str, ...] = ()
     #: Where it keeps its sessions, for the docs' tables (Markdown).
     where: str = ""
-    #: How a session is reopened, for the docs' tables (Markdown; ``none (IDE)`` when there is no command).
+    #: How a session is reopened, for the docs' tables (Markdown; ``none (IDE)`` when there is no command). The
+    #: options its code spans name are the only ones a resume command may hold (:func:`foreign_option`).
     resume: str = "none"
     #: The program the resume command runs (None: the agent has no command Voyager knows).
     binary: str | None = None
@@ -79,11 +81,57 @@ class Agent(NamedTuple):
     probe: bool = False
     #: Capability: ``discover(env, hints)`` takes ``base.Hints`` (agents with no fixed place, like Aider).
     uses_hints: bool = False
+    #: How it runs MCP servers (where ``voyager mcp install`` registers Voyager, what it tells a server); None
+    #: when Voyager does not register itself with it.
+    mcp: Mcp | None = None
 
     def evidence_text(self) -> str:
         """``observed 3.0.3, 2.26.1 (note)`` / ``documented``: the docs' evidence cell."""
         text = " ".join([self.evidence, ", ".join(self.versions)]).strip()
         return f"{text} ({self.evidence_note})" if self.evidence_note else text
+
+
+#: How an agent tells an MCP server which of its sessions is calling, one way a string, tried in order:
+#: ``env:VAR`` (the server's environment holds the session id), ``meta:KEY.KEY`` (a ``tools/call``'s ``_meta`` holds
+#: it; a string value holding JSON is looked into), ``running-tool`` (the adapter's ``calling_session`` finds the
+#: session whose store shows this very call running: the agent writes it before it calls).
+Caller = tuple[str, ...]
+
+
+class Mcp(NamedTuple):
+    """An agent as an MCP client: where ``voyager mcp install`` registers Voyager, and what it tells the server.
+
+    A named tuple, as ``Agent`` is (give the fields by name): no ``dataclasses`` on a search's start-up.
+
+    ``voyager mcp install`` edits the file ``config`` names; ``voyager mcp`` reads ``client`` and ``caller`` to
+    say only what is true to the agent connected (docs/serve.md: the caller's own session).
+    """
+
+    #: The config file that lists its MCP servers: ``(variable, path below it)`` entries, as a home's.
+    config: HomeEntries
+    #: The config's format: ``json``, ``jsonc`` (JSON the agent reads with ``//`` and ``/* */`` comments: the
+    #: edit keeps them) or ``toml``.
+    format: Literal["json", "jsonc", "toml"] = "json"
+    #: The agent also reads the file with the suffix ``.jsonc`` (edited when it is the one there).
+    jsonc_sibling: bool = False
+    #: The keys down to the object of servers in that file.
+    servers: tuple[str, ...] = ("mcpServers",)
+    #: The keys used instead when the file already has them as an object (OpenCode 2.x: ``mcp.servers``).
+    servers_nested: tuple[str, ...] = ()
+    #: The shape of Voyager's entry: ``stdio`` (command, args, env), ``claude`` (+ ``type: stdio``), ``copilot``
+    #: (+ ``type: local``, ``tools``), ``opencode`` (``type: local``, one command list, ``environment``), ``codex``
+    #: (a TOML table with ``required = true``: Codex gives an optional server about a second, then goes on).
+    entry: Literal["stdio", "claude", "copilot", "opencode", "codex"] = "stdio"
+    #: Where the file and its shape are documented (``--print``, the README).
+    doc: str = ""
+    #: Other names ``voyager mcp install`` takes for the agent.
+    aliases: tuple[str, ...] = ()
+    #: The ``clientInfo.name`` it sends in ``initialize`` (as observed); empty when not seen.
+    client: str = ""
+    #: How it says which of its sessions is calling (see ``Caller``); empty: it does not.
+    caller: Caller = ()
+    #: The agent version whose handshake and calls were observed (``client``, ``caller``).
+    observed: str = ""
 
 
 #: Every built-in agent, in the order scans and ``doctor`` report them.
@@ -93,7 +141,7 @@ BUILTIN: tuple[Agent, ...] = (
         label="Claude Code",
         module="voyager_sessions.ingest.adapters.claude",
         evidence="observed",
-        versions=("2.1.328",),
+        versions=("2.1.328", "2.1.332"),
         homes={
             "claude": (("VOYAGER_CLAUDE_HOME", ""), ("CLAUDE_CONFIG_DIR", ""), ("HOME", ".claude")),
         },
@@ -101,13 +149,24 @@ BUILTIN: tuple[Agent, ...] = (
         resume="`claude --resume <id>` in cwd",
         binary="claude",
         stores=("jsonl",),
+        mcp=Mcp(
+            config=(("CLAUDE_CONFIG_DIR", ".claude.json"), ("HOME", ".claude.json")),
+            entry="claude",
+            doc="~/.claude.json mcpServers (user scope; CLAUDE_CONFIG_DIR moves it)",
+            aliases=("claude-code",),
+            client="claude-code",
+            # Every server it starts gets the session's id in its environment (2.1.332); _meta holds only
+            # claudecode/toolUseId and progressToken.
+            caller=("env:CLAUDE_CODE_SESSION_ID",),
+            observed="2.1.332",
+        ),
     ),
     Agent(
         name="codex",
         label="Codex CLI",
         module="voyager_sessions.ingest.adapters.codex",
         evidence="observed",
-        versions=("0.169.0",),
+        versions=("0.169.0", "0.171.0"),
         homes={
             "codex": (("VOYAGER_CODEX_HOME", ""), ("CODEX_HOME", ""), ("HOME", ".codex")),
         },
@@ -115,6 +174,24 @@ BUILTIN: tuple[Agent, ...] = (
         resume="`codex resume <id>`",
         binary="codex",
         stores=("jsonl",),
+        mcp=Mcp(
+            config=(("CODEX_HOME", "config.toml"), ("HOME", ".codex/config.toml")),
+            format="toml",
+            servers=("mcp_servers",),
+            entry="codex",
+            doc="~/.codex/config.toml [mcp_servers.voyager] (CODEX_HOME moves it)",
+            aliases=("codex-cli",),
+            client="codex-mcp-client",
+            # Each tools/call's _meta (0.171.0): x-codex-turn-metadata {session_id, thread_id, …}, threadId,
+            # sessionId; the environment it passes a server is a short fixed list.
+            caller=(
+                "meta:x-codex-turn-metadata.thread_id",
+                "meta:x-codex-turn-metadata.session_id",
+                "meta:threadId",
+                "meta:sessionId",
+            ),
+            observed="0.171.0",
+        ),
     ),
     Agent(
         name="gemini",
@@ -131,6 +208,16 @@ BUILTIN: tuple[Agent, ...] = (
         binary="gemini",
         stores=("json", "jsonl"),
         probe=True,
+        mcp=Mcp(
+            config=(("GEMINI_CLI_HOME", ".gemini/settings.json"), ("HOME", ".gemini/settings.json")),
+            format="jsonc",  # 0.61.0 reads comments (not trailing commas)
+            doc="~/.gemini/settings.json mcpServers (GEMINI_CLI_HOME moves it)",
+            aliases=("gemini-cli",),
+            client="gemini-cli-mcp-client",
+            # 0.61.0 sends only a random progressToken in _meta and GEMINI_CLI=1 in the environment, and writes a
+            # tool call to its session file only once it has an answer: nothing names the calling session.
+            observed="0.61.0",
+        ),
     ),
     Agent(
         name="qwen",
@@ -147,6 +234,12 @@ BUILTIN: tuple[Agent, ...] = (
         binary="qwen",
         stores=("jsonl",),
         probe=True,
+        mcp=Mcp(
+            config=(("QWEN_HOME", "settings.json"), ("HOME", ".qwen/settings.json")),
+            format="jsonc",  # Gemini CLI's settings reader
+            doc="~/.qwen/settings.json mcpServers",
+            aliases=("qwen-code",),
+        ),
     ),
     Agent(
         name="pi",
@@ -162,7 +255,7 @@ BUILTIN: tuple[Agent, ...] = (
             "omp": (("VOYAGER_OMP_HOME", ""), ("OMP_CODING_AGENT_DIR", ""), ("HOME", ".omp/agent")),
         },
         where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`)",
-        resume="`pi --session <id>` in cwd",
+        resume="`pi --session <id>` in cwd (Oh My Pi: `omp --resume <id>`)",
         binary="pi",
         stores=("jsonl",),
     ),
@@ -182,10 +275,24 @@ BUILTIN: tuple[Agent, ...] = (
             "opencode.db": (("VOYAGER_OPENCODE_DB", ""), ("OPENCODE_DB", "")),
         },
         where="`~/.local/share/opencode/opencode.db`",
-        resume="`opencode --session <id>` in cwd",
+        resume="`opencode <dir> --session <id>`",
         binary="opencode",
         stores=("sqlite", "json"),
         probe=True,
+        mcp=Mcp(
+            config=(("XDG_CONFIG_HOME", "opencode/opencode.json"), ("HOME", ".config/opencode/opencode.json")),
+            format="jsonc",  # read with a JSONC parser, opencode.json as opencode.jsonc
+            jsonc_sibling=True,
+            servers=("mcp",),
+            servers_nested=("mcp", "servers"),
+            entry="opencode",
+            doc="~/.config/opencode/opencode.json mcp (1.x) or mcp.servers (2.x); XDG_CONFIG_HOME moves it",
+            client="opencode",
+            # 1.18.33 sends only a progressToken in _meta (OPENCODE=1, OPENCODE_PID in the environment: one process
+            # serves many sessions), but it writes the tool part, status running with its input, before it calls.
+            caller=("running-tool",),
+            observed="1.18.33",
+        ),
     ),
     Agent(
         name="kilo",
@@ -218,6 +325,12 @@ BUILTIN: tuple[Agent, ...] = (
         resume="`copilot --resume <id>` in cwd",
         binary="copilot",
         stores=("jsonl",),
+        mcp=Mcp(
+            config=(("COPILOT_HOME", "mcp-config.json"), ("HOME", ".copilot/mcp-config.json")),
+            entry="copilot",
+            doc="~/.copilot/mcp-config.json mcpServers (COPILOT_HOME moves it)",
+            aliases=("copilot-cli",),
+        ),
     ),
     Agent(
         name="droid",
@@ -249,7 +362,7 @@ BUILTIN: tuple[Agent, ...] = (
             "`.aider.chat.history.md` in each project (found through your home, `VOYAGER_AIDER_ROOTS` and "
             "every indexed session's directory)"
         ),
-        resume="`aider --restore-chat-history` in project",
+        resume="`aider --restore-chat-history` in project (`aider --chat-history-file <file> --restore-chat-history` elsewhere)",
         binary="aider",
         variables=("VOYAGER_AIDER_ROOTS", "AIDER_CHAT_HISTORY_FILE"),
         stores=("markdown",),
@@ -280,7 +393,7 @@ BUILTIN: tuple[Agent, ...] = (
             "hermes": (("VOYAGER_HERMES_HOME", ""), ("HERMES_HOME", ""), ("HOME", ".hermes")),
         },
         where="`~/.hermes/state.db`",
-        resume="`hermes chat --resume <id>` in cwd",
+        resume="`hermes chat --resume <id>` in cwd (`hermes --profile <name> chat …` for a profile)",
         binary="hermes",
         stores=("sqlite",),
         probe=True,
@@ -383,6 +496,11 @@ BUILTIN: tuple[Agent, ...] = (
         binary="cursor-agent",
         stores=("sqlite", "jsonl"),
         probe=True,
+        mcp=Mcp(
+            config=(("HOME", ".cursor/mcp.json"),),
+            doc="~/.cursor/mcp.json mcpServers",
+            aliases=("cursor-agent",),
+        ),
     ),
     Agent(
         name="copilot-vscode",
@@ -414,6 +532,10 @@ BUILTIN: tuple[Agent, ...] = (
         binary=None,
         stores=("encrypted", "sqlite"),
         probe=True,
+        mcp=Mcp(
+            config=(("HOME", ".codeium/windsurf/mcp_config.json"),),
+            doc="~/.codeium/windsurf/mcp_config.json mcpServers",
+        ),
     ),
     Agent(
         name="kiro",
@@ -519,7 +641,7 @@ BUILTIN: tuple[Agent, ...] = (
             "crush.home": (("VOYAGER_CRUSH_HOME", ""), ("HOME", ".crush")),
         },
         where="`~/.local/share/crush/projects.json` → `crush.db`",
-        resume="`crush --cwd <dir> --session <id>`",
+        resume="`crush --cwd <dir> --session <id>` (`crush --data-dir <dir> --session <id>` without a project)",
         binary="crush",
         stores=("sqlite",),
         probe=True,
@@ -965,6 +1087,7 @@ def register(agent: Agent) -> Agent:
     if taken:
         raise ValueError(f"agent {agent.name!r} declares homes already declared: {sorted(taken)}")
     ROWS[agent.name] = agent
+    _resume_options.clear()
     return agent
 
 
@@ -973,6 +1096,7 @@ def unregister(name: str) -> None:
     if any(agent.name == name for agent in BUILTIN):
         raise ValueError(f"{name!r} is a built-in agent")
     ROWS.pop(name, None)
+    _resume_options.clear()
 
 
 def names() -> tuple[str, ...]:
@@ -1016,6 +1140,40 @@ def agent_variables() -> list[str]:
     found = {var for agent in ROWS.values() for entries in agent.homes.values() for var, _ in entries}
     found |= {var for agent in ROWS.values() for var in agent.variables}
     return sorted(found - {"HOME"})
+
+
+#: An option in a ``resume`` cell's code: ``--resume``, ``-r``, ``--session-id``.
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*")
+_CODE_SPAN = re.compile(r"`([^`]*)`")
+_resume_options: dict[str, frozenset[str]] = {}
+
+
+def resume_options() -> frozenset[str]:
+    """Every option a resume command may hold: those the rows' ``resume`` cells name in their code spans.
+
+    The docs' cell is the declaration (``claude --resume <id>``): what a command holds beyond it
+    came from somewhere else, and the only other source of its words is the agent's files.
+    """
+    if "all" not in _resume_options:
+        cells = (span for agent in ROWS.values() for span in _CODE_SPAN.findall(agent.resume))
+        _resume_options["all"] = frozenset(o for span in cells for o in _OPTION.findall(span))
+    return _resume_options["all"]
+
+
+def foreign_option(argv: Sequence[str]) -> str | None:
+    """The first word of a resume command's ``argv`` (after its program, before a ``--``) that an agent would
+    read as an option no row declares (:func:`resume_options`): a session id or path from a file that begins
+    with ``-`` (``--dangerously-skip-permissions``). None when there is none.
+
+    ``--flag=VALUE`` is the declared ``--flag`` with its value attached: the value is data whatever it holds.
+    """
+    declared = resume_options()
+    for word in argv[1:]:
+        if word == "--":
+            return None  # every later word is an operand, whatever it begins with
+        if word.startswith("-") and word.partition("=")[0] not in declared:
+            return word
+    return None
 
 
 # The built-in rows come in through the same hook as any other (so its checks hold for them too).

@@ -361,6 +361,30 @@ class SearchIndex:
         res = s.search(q, limit=max(1, s.num_docs), count=False, order_by_field="seq", order=tantivy.Order.Asc)
         return [doc_to_event(s.doc(addr)) for _, addr in res.hits]
 
+    def said_events(self, session_id: str, *, first: int, last: int) -> list[Event]:
+        """What the person and the agent wrote in a session (``user`` and ``assistant`` events, no tool output):
+        its first ``first`` and last ``last`` such events in seq order, each once. Bounded whatever the
+        session's length: what the meaning embedder reads (``search.embed.session_text``)."""
+        s = self.index.searcher()
+        kinds = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "kind", k)) for k in ("user", "assistant")]
+        )
+        q = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),
+                (tantivy.Occur.Must, kinds),
+            ]
+        )
+        seen: dict[int, Event] = {}
+        for n, order in ((first, tantivy.Order.Asc), (last, tantivy.Order.Desc)):
+            if n <= 0:
+                continue
+            res = s.search(q, limit=n, count=False, order_by_field="seq", order=order)
+            for _, addr in res.hits:
+                ev = doc_to_event(s.doc(addr))
+                seen.setdefault(ev.seq, ev)
+        return [seen[k] for k in sorted(seen)]
+
     def iter_session_ids(self) -> Iterator[str]:
         """Distinct session ids present in the index (tests compare an index with the sources this way)."""
         s = self.index.searcher()

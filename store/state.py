@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import heapq
 import operator
+import re
+import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -128,6 +130,49 @@ def m008_folders(db: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL, "
         "inode INTEGER NOT NULL, names TEXT NOT NULL)"
     )
+
+
+#: The options Voyager's adapters wrote in resume commands up to m009 (frozen: that migration's history).
+_M009_OPTIONS = frozenset(
+    "--resume -r --session --id --fork --name --resume-id --session-id --cwd --data-dir --profile "
+    "--chat-history-file --restore-chat-history".split()
+)
+#: A word of a quoted command that begins with ``-`` (``shlex.quote`` leaves option words bare, quotes the rest).
+_M009_DASH_WORD = re.compile(r"(?:^|\s)'?(-[^\s'=]*)")
+
+
+def _m009_foreign(command: str) -> bool:
+    """True when ``command`` holds a word that is neither an option the adapters wrote nor after ``--``."""
+    if "\0" in command:
+        return True
+    if all(w in _M009_OPTIONS for w in _M009_DASH_WORD.findall(command)):
+        return False  # the common case, without tokenizing
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True
+    if len(words) > 3 and words[0] == "cd" and words[2] == "&&":
+        if words[1].startswith("-"):
+            return True
+        words = words[3:]
+    for word in words[1:]:
+        if word == "--":
+            return False
+        if word.startswith("-") and word.partition("=")[0] not in _M009_OPTIONS:
+            return True
+    return False
+
+
+@migration
+def m009_resume_without_foreign_options(db: sqlite3.Connection) -> None:
+    # Adapters used to write an id or a path from a session file as a plain word of the resume command, so a
+    # Claude Code file named --dangerously-skip-permissions.jsonl gave `claude --resume
+    # --dangerously-skip-permissions`. They now write such data as data (`--resume=--x`, `-- --x`, `./-x`);
+    # a row kept from before loses its command (the session then says why it has none) until its source is
+    # read again. Only rows with a word outside the options the adapters wrote are touched.
+    for sid, command in db.execute("SELECT id, resume FROM sessions WHERE resume IS NOT NULL").fetchall():
+        if _m009_foreign(command):
+            db.execute("UPDATE sessions SET resume = NULL WHERE id = ?", (sid,))
 
 
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
@@ -562,6 +607,11 @@ class StateStore:
                 rec = _row_to_session(row)
                 out[rec.session.id] = rec
         return out
+
+    def count_sessions_with_events(self) -> int:
+        """Sessions that have events (what meaning search counts as its total)."""
+        count: int = self.conn.execute("SELECT count(*) FROM sessions WHERE events > 0").fetchone()[0]
+        return count
 
     def latest_of(self, ids: Iterable[str]) -> dict[str, float]:
         """When each of the sessions ``ids`` was last active (``updated``, else ``started``, else 0): the recency

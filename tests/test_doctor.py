@@ -55,20 +55,20 @@ def test_a_release_newer_than_any_observed_is_a_note(home, run):
     _bumped_capture(home, "claude-2.1.328", '"version":"2.1.328"', '"version":"2.1.340"')
     run("scan")
     claude = _report(run, "claude")
-    assert claude["versions"] == ["2.1.328"]
+    assert claude["versions"] == ["2.1.328", "2.1.332"]
     assert claude["versions_seen"] == {"2.1.340": 1}
-    assert claude["drift"] == "written by 2.1.340; observed up to 2.1.328"
+    assert claude["drift"] == "written by 2.1.340; observed up to 2.1.332"
     text = run("doctor").stdout
-    assert "Claude Code (claude) - observed: 2.1.328; your files: 2.1.340" in text
-    assert "note       written by 2.1.340; observed up to 2.1.328" in text
+    assert "Claude Code (claude) - observed: 2.1.328, 2.1.332; your files: 2.1.340" in text
+    assert "note       written by 2.1.340; observed up to 2.1.332" in text
 
 
 @pytest.mark.skipif(CAPTURES is None, reason="shared/fixtures/agents not found")
 def test_codex_names_its_cli_version_and_an_observed_one_is_no_note(home, run):
-    _bumped_capture(home, "codex-0.169.0", '"cli_version":"0.169.0"', '"cli_version":"0.171.2"')
+    _bumped_capture(home, "codex-0.169.0", '"cli_version":"0.169.0"', '"cli_version":"0.172.2"')
     run("scan")
     codex = _report(run, "codex")
-    assert (codex["versions_seen"], codex["drift"]) == ({"0.171.2": 1}, "written by 0.171.2; observed up to 0.169.0")
+    assert (codex["versions_seen"], codex["drift"]) == ({"0.172.2": 1}, "written by 0.172.2; observed up to 0.171.0")
 
 
 def test_older_and_observed_versions_are_shown_without_a_note(home, run):

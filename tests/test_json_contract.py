@@ -25,6 +25,7 @@ HIT_FIELDS = {
     "context",
     "matched_terms",
     "project",
+    "match",
 }
 TERM_HIT_FIELDS = {"term", "seq", "kind", "snippet", "highlights"}
 SESSION_FIELDS = {

@@ -246,11 +246,76 @@ def test_a_linked_config_is_edited_where_it_lives(tmp_path):
     assert (tmp_path / "dotfiles" / "claude.json.voyager-backup").read_text() == '{"theme": "dark"}\n'
 
 
-def test_opencode_jsonc_is_not_rewritten(tmp_path):
+def test_opencode_jsonc_is_edited_with_its_comments_kept(tmp_path):
     env = _env(tmp_path)
     conf = Path(env["HOME"]) / ".config" / "opencode"
     conf.mkdir(parents=True)
-    (conf / "opencode.jsonc").write_text('{\n  // mine\n  "model": "x"\n}\n')
+    before = '{\n  // mine\n  "model": "x" /* the one I pay for */\n}\n'
+    (conf / "opencode.jsonc").write_text(before)
     got = run_subprocess("mcp", "install", "opencode", env=env)
-    assert got.returncode == 2 and "has comments Voyager will not rewrite" in got.stderr
-    assert not (conf / "opencode.json").exists()
+    assert got.returncode == 0, got.stderr
+    assert not (conf / "opencode.json").exists()  # OpenCode reads both: the user's own file is the one edited
+    after = (conf / "opencode.jsonc").read_text()
+    assert after.startswith('{\n  // mine\n  "model": "x", /* the one I pay for */\n  "mcp": {')
+    assert run_subprocess("mcp", "uninstall", "opencode", env=env).returncode == 0
+    assert (conf / "opencode.jsonc").read_text() == before.replace("*/\n", '*/\n  "mcp": {}\n').replace(
+        '"x" /*', '"x", /*'
+    )
+
+
+def _unchanged(path: Path, before: str) -> None:
+    assert path.read_text() == before
+    assert not Path(str(path) + ".voyager-backup").exists()
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(f".{path.name}.voyager-")]
+
+
+def test_a_read_only_config_is_never_replaced(tmp_path):
+    """Issue 38.5: a read-only settings file was replaced without a word (root included: os.access says yes)."""
+    env = _env(tmp_path)
+    path = Path(env["HOME"]) / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"theme": "x"}\n')
+    path.chmod(0o444)
+    got = run_subprocess("mcp", "install", "gemini", env=env)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert "is read-only (mode 0444)" in got.stderr and "nothing changed" in got.stderr
+    _unchanged(path, '{"theme": "x"}\n')
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+def test_a_server_list_the_agent_reads_twice_is_refused(tmp_path):
+    """Issue 38.5: with "mcpServers" twice the install said it registered, and the agent (reading the last) saw none."""
+    env = _env(tmp_path)
+    path = Path(env["HOME"]) / ".claude.json"
+    before = '{\n  "mcpServers": {"a": {"command": "a"}},\n  "x": 1,\n  "mcpServers": {}\n}\n'
+    path.write_text(before)
+    got = run_subprocess("mcp", "install", "claude", env=env)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert '"mcpServers" twice' in got.stderr and "reads only the last" in got.stderr
+    _unchanged(path, before)
+
+
+def test_codex_toml_that_cannot_be_edited_safely_is_refused(tmp_path):
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    path = codex_home / "config.toml"
+    before = 'mcp_servers.voyager.command = "mine"\nmodel = "x"\n'
+    path.write_text(before)
+    got = run_subprocess("mcp", "install", "codex", env=_env(tmp_path, CODEX_HOME=str(codex_home)))
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert "cannot edit safely" in got.stderr and "nothing changed" in got.stderr
+    _unchanged(path, before)
+    broken = 'model = "x\n'
+    path.write_text(broken)
+    got = run_subprocess("mcp", "install", "codex", env=_env(tmp_path, CODEX_HOME=str(codex_home)))
+    assert got.returncode == 2 and "is not valid TOML" in got.stderr
+    _unchanged(path, broken)
+
+
+def test_a_data_dir_that_is_not_text_is_one_line_and_creates_nothing(tmp_path):
+    """Issue 38.11: a non-UTF-8 VOYAGER_HOME ended `mcp install` with "internal error"."""
+    env = _env(tmp_path, VOYAGER_HOME=os.fsdecode(bytes(tmp_path) + b"/d\xff"))
+    got = run_subprocess("mcp", "install", "cursor", env=env)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert "not valid text" in got.stderr and "nothing changed" in got.stderr
+    assert not (Path(env["HOME"]) / ".cursor").exists()

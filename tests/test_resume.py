@@ -23,7 +23,14 @@ import pytest
 from tests.support.captures import CAPTURES, captures, provider_of
 from tests.support.relocate import relocate
 from tests.support.run import run_subprocess
-from tests.support.sessions import CLAUDE_SID, json_line, claude_session_lines, write_claude
+from tests.support.sessions import (
+    CLAUDE_SID,
+    claude_session_lines,
+    codex_session_lines,
+    json_line,
+    write_claude,
+    write_codex,
+)
 from voyager_sessions.api.resume import ResumeRecipe, parse_command, recipe
 from voyager_sessions.core.model import Session
 from voyager_sessions.ingest import manifest
@@ -446,3 +453,360 @@ def test_resume_print_hides_control_characters_only_from_a_terminal(home, run) -
         os.close(main)
     assert proc.returncode == 0 and "control characters" in proc.stderr
     assert b"\x1b" not in shown and b"\x07" not in shown and "/tmp/a\u241b]52".encode() in shown
+
+
+# -- ids and paths from files are data, never options (issue 38) -------------------------------------------
+
+#: What a crafted file names its session: an option that turns the agent's safety checks off.
+YOLO = "--dangerously-skip-permissions"
+
+
+def row_options(provider: str) -> frozenset[str]:
+    """The options the provider's manifest row declares for its resume command (its ``resume`` cell)."""
+    import re
+
+    cell = " ".join(re.findall(r"`([^`]*)`", manifest.row(provider).resume))
+    return frozenset(re.findall(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*", cell))
+
+
+def assert_data_stays_data(provider: str, argv: tuple[str, ...] | list[str], hostile: str) -> None:
+    """No word of ``argv`` that the agent's parser reads as an option came from a file: each word before a
+    ``--`` that begins with ``-`` is an option the row declares (``--flag=VALUE`` carries its value with it),
+    and a ``hostile`` value stands only attached to its option, after ``--`` or as ``./…``."""
+    words = list(argv[1:])
+    end = words.index("--") if "--" in words else len(words)
+    for word in words[:end]:
+        if word.startswith("-"):
+            assert word.partition("=")[0] in row_options(provider), (provider, argv)
+        assert not word.startswith(hostile), (provider, argv)
+
+
+def rewrite_ids(root: Path, ids: list[str], hostile: str, *, names: bool = True) -> None:
+    """Every native id in ``root`` (file text, SQLite text cells, and with ``names`` file and folder names)
+    prefixed with ``hostile``."""
+    for native in sorted(ids, key=len, reverse=True):
+        relocate(root, native, hostile + native)
+        for p in sorted(root.rglob(f"*{native}*") if names else (), key=lambda p: -len(p.parts)):
+            if native in p.name and not p.name.startswith(hostile):
+                p.rename(p.with_name(p.name.replace(native, hostile + native)))
+
+
+def _adapter_sessions(provider: str, home: Path) -> list[Session]:
+    from voyager_sessions.ingest.adapters import get
+    from voyager_sessions.ingest.adapters.base import Source, discover
+
+    adapter = get(provider)
+    out: list[Session] = []
+    for found in discover(adapter, {"HOME": str(home)}):
+        if isinstance(found, Source):
+            out += [i for i in adapter.read(found) if isinstance(i, Session)]
+    return out
+
+
+#: Agents whose ids no file can make begin with '-': OpenHands' is its folder's hex, Omnigent's a 16-byte UUID, Aider's
+#: and cecli's a history file's path.
+NOT_SPELLED = {"openhands", "omnigent", "aider", "cecli"}
+
+#: Agents that take a session's id only after a short option (``-r ID``): a hostile id leaves them no command.
+SHORT_OPTION_ONLY = {"kimi", "devin", "qoder", "code-puppy", "deepagents"}
+
+
+def _hostile_home_params() -> list:
+    out = [pytest.param("capture", c, id=c) for c in (p.values[0] for p in _capture_params())]
+    return out + [pytest.param("writer", p, id=f"{p}-written") for p in sorted(SYNTHETIC_WRITERS)]
+
+
+@pytest.mark.parametrize(("kind", "which"), _hostile_home_params())
+def test_a_hostile_id_is_data_for_every_agent(kind: str, which: str, tmp_path: Path, home: Path) -> None:
+    """Every resumable agent's sessions, their ids rewritten to begin with ``--dangerously-skip-permissions``
+    (the file names, the records, the database rows that hold them): each resume command either hands the id
+    over as data (``--resume=ID``, ``-- ID``) and holds no option its manifest row does not declare, or the
+    session has no command and ``why_none`` says why."""
+    from voyager_sessions.api.resume import why_none
+
+    provider = provider_of(which) if kind == "capture" else which
+
+    def written(names: bool) -> list[Session]:
+        shutil.rmtree(home)
+        work = tmp_path / "work"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        if kind == "capture":
+            shutil.copytree(CAPTURES / which, home, symlinks=True, ignore=shutil.ignore_patterns("truth.json"))
+            relocate(home, CAPTURE_HOME, str(home))
+        else:
+            home.mkdir()
+            SYNTHETIC_WRITERS[provider](home, work)
+        before = _adapter_sessions(provider, home)
+        assert before, which
+        for root in (home, work):  # Crush keeps a project's database in the project
+            rewrite_ids(root, [s.native_id for s in before if s.provider == provider], YOLO, names=names)
+        return [s for s in _adapter_sessions(provider, home) if s.provider == provider]
+
+    # A file the agent names after its id is renamed too; where the agent's file names have a shape of
+    # their own (Amp's T-<id>.json), the id is rewritten where the records hold it.
+    after = written(names=True)
+    if not any(s.native_id.startswith(YOLO) for s in after):
+        after = written(names=False)
+    # Some ids nothing in a file can spell so (NOT_SPELLED); their commands are still checked (no undeclared option).
+    assert any(s.native_id.startswith(YOLO) for s in after) or provider in NOT_SPELLED, (
+        which,
+        [s.native_id for s in after],
+    )
+    for s in after:
+        r = recipe(s)
+        if r is None:
+            # No command: only where the agent takes the id after a short option (``kimi -r``: no form keeps a
+            # value beginning with '-' data for every parser), and it says why.
+            assert s.resume is None, s.resume
+            if provider in NOT_SPELLED:  # no command for this one whatever its id (cecli: not the latest save)
+                continue
+            if s.parent:  # a subagent of an agent that reopens it only through its parent (Crush, Goose)
+                assert "through its parent" in why_none(s)
+                continue
+            assert provider in SHORT_OPTION_ONLY, (s.id, s.resume)
+            assert "as data" in why_none(s), why_none(s)
+            continue
+        assert not r.shell, s.resume
+        assert_data_stays_data(provider, r.argv, YOLO)
+        assert not (r.cwd or "").startswith("-")
+
+
+def test_a_claude_file_named_as_an_option_resumes_as_data(home, run, tmp_path: Path) -> None:
+    """The probe: a Claude Code file named ``--dangerously-skip-permissions.jsonl``. ``voyager resume -`` after a
+    search hands ``--resume=--dangerously-skip-permissions`` to claude (one word: the id is the option's value),
+    and the JSON ``resume`` field, ``--print`` and the exec agree."""
+    work = home / "shop"
+    work.mkdir()
+    write_claude(home, claude_session_lines(sid=YOLO, cwd=str(work)), sid=YOLO)
+    bin_dir, log = stub_agents(tmp_path, ["claude"])
+    env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
+    assert run("scan", "-q").exit_code == 0
+    found = run.json("search", "marmalade", "--json", "--no-refresh")
+    (hit,) = found["hits"]
+    assert hit["session_id"] == f"claude:{YOLO}"
+    assert shlex.split(hit["resume"]) == ["cd", str(work), "&&", "claude", f"--resume={YOLO}"]
+    printed = run("resume", "-", "--print")
+    assert printed.exit_code == 0 and printed.stdout.strip() == hit["resume"]
+    name, ran_in, _, *args = resume_in_subprocess("-", env, log, tmp_path)
+    assert (name, ran_in, args) == ("claude", str(work), [f"--resume={YOLO}"])
+
+
+def test_a_codex_id_that_is_an_option_resumes_after_the_end_of_options(home, run, tmp_path: Path) -> None:
+    """The probe's second file: a Codex rollout whose id is ``--dangerously-bypass-approvals-and-sandbox``. Codex
+    takes the id as an operand, so it comes after ``--``: ``codex resume -- --dangerously-bypass-…``."""
+    bad = "--dangerously-bypass-approvals-and-sandbox"
+    work = home / "api"
+    work.mkdir()
+    write_codex(home, codex_session_lines(sid=bad, cwd=str(work)), sid="0199a7b2-0000-7000-8000-000000000001")
+    bin_dir, log = stub_agents(tmp_path, ["codex"])
+    env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
+    assert run("scan", "-q").exit_code == 0
+    (row,) = run.json("list", "--json")["sessions"]
+    assert row["native_id"] == bad and shlex.split(row["resume"]) == ["codex", "resume", "--", bad]
+    name, ran_in, _, *args = resume_in_subprocess(row["session_id"], env, log, tmp_path)
+    assert (name, ran_in, args) == ("codex", str(work), ["resume", "--", bad])
+
+
+def test_an_index_from_before_keeps_no_command_with_a_foreign_option(home, run, tmp_path: Path) -> None:
+    """A session indexed by a Voyager that wrote ``claude --resume --dangerously-skip-permissions``: the state
+    migration drops that command (and only that one), and ``voyager resume`` says why instead of running it."""
+    import sqlite3
+
+    from voyager_sessions.core.paths import DataDir
+    from voyager_sessions.store.state import StateStore
+
+    work = home / "shop"
+    work.mkdir()
+    write_claude(home, claude_session_lines(cwd=str(work)))
+    assert run("scan", "-q").exit_code == 0
+    state = DataDir(Path(os.environ["VOYAGER_HOME"])).state_db
+    db = sqlite3.connect(state)
+    old = f"cd {shlex.quote(str(work))} && claude --resume {YOLO}"
+    db.execute("UPDATE sessions SET resume = ?", (old,))
+    db.execute(
+        "INSERT INTO sessions (id, provider, native_id, resume) VALUES ('codex:x', 'codex', 'x', 'codex resume x')"
+    )
+    db.execute("PRAGMA user_version = 8")  # as the Voyager before this migration left it
+    db.commit()
+    db.close()
+    StateStore(state).close()  # opening it migrates
+    db = sqlite3.connect(state)
+    assert dict(db.execute("SELECT id, resume FROM sessions").fetchall()) == {
+        f"claude:{CLAUDE_SID}": None,
+        "codex:x": "codex resume x",
+    }
+    db.close()
+    res = run("resume", CLAUDE_SID, "--print")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "cannot resume" in res.stderr and "voyager export" in res.stderr
+
+
+def test_a_command_kept_with_a_foreign_option_is_never_run() -> None:
+    """Whatever put it there, a command whose words after the program hold an option no manifest row declares is
+    no recipe: resume, the picker's Enter and the web page's copy button all go through ``recipe``."""
+    from voyager_sessions.api.resume import why_none
+
+    for command in (
+        f"claude --resume {YOLO}",
+        f"codex resume {shlex.quote('--dangerously-bypass-approvals-and-sandbox')}",
+        "cd /w && claude --resume x --permission-mode=bypassPermissions",
+        "claude --resume 'a\x00b'",
+    ):
+        s = Session(id="claude:x", provider="claude", native_id="x", cwd="/w", resume=command)
+        assert recipe(s) is None, command
+        assert "will not run it" in why_none(s)
+    for command in (f"claude --resume={YOLO}", f"codex resume -- {YOLO}", "goose session --resume --session-id x"):
+        assert recipe(Session(id="c:x", provider="claude", native_id="x", resume=command)) is not None
+
+
+# -- the forms: what resume_in writes, read back by real option parsers -------------------------------------
+
+
+def test_resume_in_hands_data_over_as_data() -> None:
+    from voyager_sessions.ingest.adapters._common import arg, opt, path_arg, resume_in
+
+    assert resume_in("/w", "claude", opt("--resume", "abc")) == "cd /w && claude --resume abc"  # as always
+    assert resume_in("/w", "claude", opt("--resume", YOLO)) == f"cd /w && claude --resume={YOLO}"
+    assert resume_in(None, "codex", "resume", arg(YOLO)) == f"codex resume -- {YOLO}"
+    assert resume_in(None, "codex", "resume", arg("abc")) == "codex resume abc"
+    assert resume_in(None, "kimi", opt("-r", YOLO)) is None  # a short option: no form keeps it data everywhere
+    assert resume_in(None, "kimi", opt("-r", "abc")) == "kimi -r abc"
+    # A path operand: absolute as it is, anything else explicitly relative (never an option, never a subcommand).
+    assert resume_in(None, "opencode", path_arg("/p"), opt("--session", "s")) == "opencode /p --session s"
+    assert resume_in(None, "opencode", path_arg("-rf"), opt("--session", "s")) == "opencode ./-rf --session s"
+    assert resume_in(None, "opencode", path_arg("run"), opt("--session", "s")) == "opencode ./run --session s"
+    assert resume_in("-P", "claude", opt("--resume", "x")) == "cd ./-P && claude --resume x"
+    # What no program can be given, or no id at all.
+    assert resume_in(None, "claude", opt("--resume", "a\x00b")) is None
+    assert resume_in("/a\x00b", "claude", opt("--resume", "x")) is None
+    assert resume_in(None, "claude", opt("--resume", "")) is None
+    # An id passed unmarked (an adapter written before the forms): still never an option no row declares.
+    assert resume_in(None, "claude", "--resume", YOLO) is None
+    assert resume_in(None, "claude", "--resume", "abc") == "claude --resume abc"
+    # Shell syntax in data stays one quoted word.
+    hostile = "x; touch pwned $(id) `id` 'q'\nnext"
+    line = resume_in(hostile, "claude", opt("--resume", hostile))
+    assert line is not None and shlex.split(line) == ["cd", hostile, "&&", "claude", "--resume", hostile]
+
+
+PARSED = [
+    # (argv after the program, what the option's value / the operand must be)
+    ([f"--resume={YOLO}"], YOLO),
+    ([f"--resume=a=b {YOLO}"], f"a=b {YOLO}"),
+    (["--", YOLO], YOLO),
+]
+
+
+@pytest.mark.parametrize(("argv", "value"), PARSED)
+def test_argparse_and_click_read_the_forms_as_data(argv: list[str], value: str) -> None:
+    """Python's two option parsers (argparse: Vibe, OpenHands, Hermes, Aider; click: gptme, Kimi) read an attached
+    value and an operand after ``--`` as data, and never see the flag the value spells."""
+    import argparse
+
+    import click
+    from click.testing import CliRunner
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--resume")
+    parser.add_argument("--dangerously-skip-permissions", action="store_true")
+    parser.add_argument("operand", nargs="?")
+    ns = parser.parse_args(argv)
+    assert (ns.resume or ns.operand) == value and not ns.dangerously_skip_permissions
+
+    seen: dict = {}
+
+    @click.command()
+    @click.option("--resume")
+    @click.option("--dangerously-skip-permissions", "yolo", is_flag=True)
+    @click.argument("operand", required=False)
+    def cmd(resume, yolo, operand):  # noqa: ANN001, ANN202
+        seen.update(value=resume or operand, yolo=yolo)
+
+    assert CliRunner().invoke(cmd, argv).exit_code == 0
+    assert seen == {"value": value, "yolo": False}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize(("argv", "value"), PARSED)
+def test_nodes_parser_reads_the_forms_as_data(argv: list[str], value: str) -> None:
+    """Node's own option parser (``util.parseArgs``, the rules commander and yargs share for these forms: the
+    agents written in TypeScript) reads the same."""
+    import subprocess
+
+    script = (
+        "const {parseArgs} = require('node:util');"
+        "const r = parseArgs({args: JSON.parse(process.argv[1]), allowPositionals: true, strict: true, options: {"
+        "resume: {type: 'string'}, 'dangerously-skip-permissions': {type: 'boolean'}}});"
+        "console.log(JSON.stringify([r.values.resume ?? r.positionals[0], !!r.values['dangerously-skip-permissions']]));"
+    )
+    out = subprocess.run(["node", "-e", script, json.dumps(argv)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [value, False]
+
+
+# -- where the agent runs -----------------------------------------------------------------------------------
+
+
+def test_a_folder_another_user_controls_is_no_place_to_resume(tmp_path: Path) -> None:
+    """An agent started in a folder reads its project settings (hooks, MCP servers) from there: a session's
+    folder must belong to this user (or root), be writable by no other user, and lie below no folder another
+    user owns or may rename things in."""
+    from voyager_sessions.api.resume import unsafe_directory
+
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    assert unsafe_directory(str(mine)) is None
+    if os.geteuid() != 0:  # the folder is ours: seen by another user, it is someone else's
+        assert "belongs to another user" in (unsafe_directory(str(mine), uid=os.geteuid() + 4242) or "")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert "writable by every user" in (unsafe_directory(str(shared)) or "")
+    inside = shared / "proj"
+    inside.mkdir(mode=0o755)
+    assert "which every user can write" in (unsafe_directory(str(inside)) or "")
+    shared.chmod(0o1777)  # sticky, as /tmp: nobody may rename what is not theirs
+    assert unsafe_directory(str(inside)) is None
+    afile = tmp_path / "file"
+    afile.write_text("")
+    assert "is not a directory" in (unsafe_directory(str(afile)) or "")
+    assert "does not exist" in (unsafe_directory(str(tmp_path / "gone")) or "")
+    if os.geteuid() == 0:  # root can hand a folder to someone else
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o755)
+        os.chown(theirs, 4242, 4242)
+        assert "belongs to another user (uid 4242)" in (unsafe_directory(str(theirs)) or "")
+        below = theirs / "proj"
+        below.mkdir()
+        assert "lies in" in (unsafe_directory(str(below)) or "")
+
+
+def test_resume_refuses_a_folder_every_user_can_write(home, run, tmp_path: Path) -> None:
+    work = tmp_path / "shared"
+    work.mkdir()
+    work.chmod(0o777)
+    write_claude(home, claude_session_lines(cwd=str(work)))
+    bin_dir, log = stub_agents(tmp_path, ["claude"])
+    env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
+    assert run("scan", "-q").exit_code == 0
+    proc = run_subprocess("resume", CLAUDE_SID, env=env)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "writable by every user" in proc.stderr and "--print" in proc.stderr
+    assert not log.exists()
+
+
+def test_resume_in_a_folder_with_a_newline(home, run, tmp_path: Path) -> None:
+    """A folder name with a newline and a terminal escape is still one folder: the agent runs there, and the line
+    that says so shows the characters as stand-ins."""
+    work = tmp_path / "two\nlines \x1b[31mred"
+    work.mkdir()
+    write_claude(home, [line.replace("/home/dev/shop", json.dumps(str(work))[1:-1]) for line in claude_session_lines()])
+    bin_dir, log = stub_agents(tmp_path, ["claude"])
+    env = resume_env(Path(os.environ["VOYAGER_HOME"]), home, bin_dir)
+    assert run("scan", "-q").exit_code == 0
+    proc = run_subprocess("resume", CLAUDE_SID, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "\x1b" not in proc.stderr
+    (call,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert call[:2] == ["claude", str(work)] and call[3:] == ["--resume", CLAUDE_SID]

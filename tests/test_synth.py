@@ -339,8 +339,8 @@ def demo_text(items: list[Any]) -> str:
 
 
 def test_demo_corpus_reads_without_notices(demo: dict[str, list[Any]]) -> None:
-    assert Counter(Path(p).suffix for p in demo) == Counter({".jsonl": 6})
-    assert sum("/claude/" in p for p in demo) == 4 and sum("/codex/" in p for p in demo) == 2
+    assert Counter(Path(p).suffix for p in demo) == Counter({".jsonl": 7})
+    assert sum("/claude/" in p for p in demo) == 5 and sum("/codex/" in p for p in demo) == 2
     for path, items in demo.items():
         assert [i for i in items if isinstance(i, Notice)] == [], path
         assert Path(path).stat().st_size < 30_000, path

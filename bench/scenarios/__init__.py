@@ -19,6 +19,8 @@ from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.history_scale import history_100k
 from bench.scenarios.ingest_scale import ingest_big, ingest_history
 from bench.scenarios.judged import judged
+from bench.scenarios.meaning import meaning
+from bench.scenarios.redaction import redaction
 from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
@@ -41,6 +43,8 @@ SCENARIOS: dict[str, Scenario] = {
     "cli_search": cli_search,
     "startup": startup,
     "judged": judged,
+    "meaning": meaning,
+    "redaction": redaction,
     "web_search": web_search,
     "ui": ui,
     "mcp_start": mcp_start,

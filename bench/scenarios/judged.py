@@ -39,6 +39,9 @@ class Floors(msgspec.Struct, kw_only=True):
     about: str
     #: class -> metric name ("S@1", "S@5", "MRR@10") -> the lowest value that passes.
     voyager: dict[str, dict[str, float]]
+    #: The same with ``--meaning`` (checked where the model is installed), and where they came from.
+    voyager_meaning: dict[str, dict[str, float]] = {}
+    about_meaning: str = ""
 
 
 def load_floors(path: Path = FLOOR_PATH) -> Floors:
@@ -51,13 +54,14 @@ def _key(session_id: str) -> str:
 
 
 def _voyager_ranked(
-    data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str], rejected: list[str]
+    data_dir: Path, queries: list[JudgedQuery], by_id: dict[str, str], rejected: list[str], *, meaning: bool = False
 ) -> dict[str, list[str]]:
-    """Query id -> the session keys Voyager ranks, best first, through the API ``voyager search --sessions`` uses.
+    """Query id -> the session keys Voyager ranks, best first, through the API ``voyager search --sessions`` uses
+    (``meaning``: ``--sessions --meaning``'s).
 
     A query the language rejects finds nothing, as for a person; its id goes to ``rejected``.
     """
-    from voyager_sessions.api import reader
+    from voyager_sessions.api import parse_query, reader
     from voyager_sessions.core.errors import VoyagerError
     from voyager_sessions.search.engine import SearchOptions
 
@@ -66,7 +70,10 @@ def _voyager_ranked(
     with reader(data_dir) as r:
         for q in queries:
             try:
-                hits = r.search(q.query, opts).hits  # parsed once; a malformed query is a UserError
+                if meaning:
+                    hits = r.search_meaning(q.query, opts, parse_query(q.query)).hits
+                else:
+                    hits = r.search(q.query, opts).hits  # parsed once; a malformed query is a UserError
             except VoyagerError:
                 rejected.append(q.id)
                 hits = []
@@ -74,9 +81,10 @@ def _voyager_ranked(
     return out
 
 
-def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str]) -> list[str]:
+def _cli_ranked(env: dict[str, str], query: str, by_id: dict[str, str], *, meaning: bool = False) -> list[str]:
     proc = subprocess.run(
-        [*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh", "--limit", str(DEPTH)],
+        [*voyager_command(), "search", query, "--sessions", "--json", "--no-refresh", "--limit", str(DEPTH)]
+        + (["--meaning"] if meaning else []),
         env=child_env(env),
         capture_output=True,
         timeout=120,
@@ -190,25 +198,87 @@ def judged(ctx: Context) -> ScenarioResult:
     fr_scores = _fast_resume(ctx, res, written, queries, by_id)
 
     floors = load_floors()
+    _report(res, scores, fr_scores, floors.voyager, "")
+    if _with_meaning(res, env, data_dir, queries, by_id, probes, floors):
+        ctx.cache["judged-meaning"] = (data_dir, written)  # the meaning scenario's needles read it too
+    return res
+
+
+def _report(
+    res: ScenarioResult,
+    scores: dict[str, ClassScore],
+    fr_scores: dict[str, ClassScore] | None,
+    floors: dict[str, dict[str, float]],
+    how: str,
+) -> None:
+    """Each class's metrics (``how``: "" for words, ", with meaning"), fast-resume beside, checked against ``floors``."""
     for c in CLASSES:
         s = scores[c]
-        group = f"{c} ({s.queries} queries)"
+        group = f"{c} ({s.queries} queries){how}"
         for name in NAMES:
             value = s.get(name)
             m = Metric(name=name, value=value, unit="", group=group)
             if fr_scores is not None:
                 m.reference = Reference(label="fast-resume", value=fr_scores[c].get(name))
             res.metrics.append(m)
-            floor = floors.voyager.get(c, {}).get(name)
+            floor = floors.get(c, {}).get(name)
             if floor is not None:
                 ok = value >= floor - 1e-9
                 res.checks.append(
                     Check(
-                        name=f"quality floor: {c} {name} >= {floor:.3f}",
+                        name=f"quality floor{how}: {c} {name} >= {floor:.3f}",
                         ok=ok,
                         detail=None
                         if ok
                         else f"measured {value:.3f}: search quality regressed below bench/quality_floor.json",
                     )
                 )
-    return res
+
+
+def _with_meaning(
+    res: ScenarioResult,
+    env: dict[str, str],
+    data_dir: Path,
+    queries: list[JudgedQuery],
+    by_id: dict[str, str],
+    probes: list[JudgedQuery],
+    floors: Floors,
+) -> bool:
+    """The same queries with ``--meaning`` (``voyager scan --meaning`` first), where the model is installed;
+    whether they ran."""
+    from voyager_sessions.search.embed import INSTALL_HINT, available
+
+    if not available():
+        res.notes.append(f"meaning: not measured, the model is not installed ({INSTALL_HINT})")
+        return False
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [*voyager_command(), "scan", "--meaning", "-q"], env=child_env(env), capture_output=True, timeout=1800
+    )
+    res.metrics.append(Metric(name="voyager scan --meaning", value=round(time.perf_counter() - t, 2), unit="s"))
+    res.checks.append(
+        Check(
+            name="voyager scan --meaning embedded every judged session",
+            ok=proc.returncode == 0 and b"150 of 150 sessions searchable" in proc.stdout,
+            detail=None if proc.returncode == 0 else proc.stderr.decode(errors="replace")[-300:],
+        )
+    )
+    t = time.perf_counter()
+    rejected: list[str] = []
+    ranked = _voyager_ranked(data_dir, queries, by_id, rejected, meaning=True)
+    res.metrics.append(
+        Metric(name="queries with meaning, in-process", value=round(time.perf_counter() - t, 2), unit="s")
+    )
+    probe_ranked = _voyager_ranked(data_dir, probes, by_id, [], meaning=True)
+    differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id, meaning=True) != probe_ranked[q.id]]
+    res.checks.append(
+        Check(
+            name=f"`voyager search --sessions --meaning --json` ranks as the in-process API does ({len(probes)} probes)",
+            ok=not differ,
+            detail=None if not differ else f"differ: {differ}",
+        )
+    )
+    scores, ranks = _scores(queries, ranked)
+    res.notes.append(_rank_note("voyager --meaning", queries, ranks))
+    _report(res, scores, None, floors.voyager_meaning, ", with meaning")
+    return True

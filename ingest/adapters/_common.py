@@ -30,10 +30,11 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 import msgspec
 
+from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
 from voyager_sessions.ingest.jsondoc import StreamedArray, read_json, read_json_streamed, stream_end
@@ -155,15 +156,95 @@ def render_argv(argv: list[Any]) -> str:
     return shlex.join(parts)
 
 
-def resume_in(cwd: str | None, *argv: str) -> str:
-    """The shell command ``argv`` with every word quoted, run in ``cwd`` when it is known (``cd <cwd> && …``).
+class Opt(NamedTuple):
+    """An option of a resume command whose value comes from the agent's files: ``--session VALUE``."""
 
-    Session ids and paths come from the agent's files and may hold any shell metacharacter,
-    so nothing reaches the command unquoted; most agents look a session up among those of
-    the directory they run in, hence the ``cd``.
+    flag: str
+    value: str
+
+
+class Arg(NamedTuple):
+    """An operand of a resume command that comes from the agent's files: an id, or (``path``) a file or folder."""
+
+    value: str
+    path: bool = False
+
+
+def opt(flag: str, value: str) -> Opt:
+    """``flag`` with ``value`` (a session id, a path, a name read from the agent's files) as its value."""
+    return Opt(flag, value)
+
+
+def arg(value: str) -> Arg:
+    """``value`` (read from the agent's files) as an operand: ``codex resume <id>``."""
+    return Arg(value)
+
+
+def path_arg(value: str) -> Arg:
+    """The path ``value`` (read from the agent's files) as an operand: ``opencode <dir>``."""
+    return Arg(value, path=True)
+
+
+def _absolute(path: str) -> bool:
+    return path.startswith("/") or bool(_WINDOWS_ABSOLUTE.match(path))
+
+
+_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:[\\/]|\\\\")
+
+
+def resume_in(cwd: str | None, *argv: str | Opt | Arg) -> str | None:
+    """The shell command ``argv`` with every word quoted, run in ``cwd`` when it is known (``cd <cwd> && …``);
+    None when the session's data cannot be handed to the agent as data.
+
+    Plain strings are the words the adapter's code writes (the program, its subcommands and options); what
+    comes from the agent's files is passed as :func:`opt`, :func:`arg` or :func:`path_arg`, and is never
+    read as an option, whatever it holds: a value that begins with ``-`` is attached (``--resume=VALUE``,
+    which every option parser reads as the option's value), an operand that does is put after ``--``
+    (the end of options for every parser), a path is written ``./-x``, and a relative path always
+    ``./`` (never a subcommand's name). Where no such form exists (a short option, ``-r VALUE``: some parsers
+    read ``-rVALUE`` as a cluster of flags) the session has no command: :func:`voyager_sessions.api.resume.why_none`
+    says why. A word with a NUL cannot be an argument at all. And a plain word (a string the adapter
+    passed unmarked) that begins with ``-`` must be an option some manifest row's ``resume`` cell declares
+    (``manifest.foreign_option``), so an id passed plain by mistake still cannot be an option.
+
+    Session ids and paths come from the agent's files and may hold any shell metacharacter, so every word
+    is quoted; most agents look a session up among those of the directory they run in, hence the ``cd``.
     """
-    command = shlex.join(argv)
-    return f"cd {shlex.quote(cwd)} && {command}" if cwd else command
+    words: list[str] = []
+    operands = False  # a ``--`` is written: every later word is an operand
+    for word in argv:
+        if isinstance(word, str):
+            if operands and word.startswith("-"):
+                return None
+            words.append(word)
+            continue
+        value = word.value
+        if not value or "\0" in value:
+            return None
+        if isinstance(word, Opt):
+            if operands:
+                return None  # past ``--`` no option is read
+            if not value.startswith("-"):
+                words += [word.flag, value]
+            elif word.flag.startswith("--"):
+                words.append(f"{word.flag}={value}")
+            else:
+                return None
+        elif word.path:
+            words.append(value if _absolute(value) else "./" + value)
+        else:
+            if value.startswith("-") and not operands:
+                words.append("--")
+                operands = True
+            words.append(value)
+    if not words or manifest.foreign_option(words) is not None:
+        return None
+    command = shlex.join(words)
+    if not cwd:
+        return command
+    if "\0" in cwd:
+        return None
+    return f"cd {shlex.quote(cwd if not cwd.startswith('-') else './' + cwd)} && {command}"
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     parse_ts,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -53,10 +54,10 @@ def _quiet(kind: Any) -> bool:
     return isinstance(kind, str) and kind in _QUIET_BLOCKS
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``kiro-cli chat --resume-id <id>``: kiro.dev's session-management page documents it, and sessions
     are kept per directory, so it runs in the session's cwd."""
-    return resume_in(cwd, "kiro-cli", "chat", "--resume-id", native_id)
+    return resume_in(cwd, "kiro-cli", "chat", opt("--resume-id", native_id))
 
 
 def _load_object(path: str) -> dict[str, Any]:

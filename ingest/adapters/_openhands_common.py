@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, resume_in
+from voyager_sessions.ingest.adapters._common import EventCounter, opt, resume_in, UnknownRecords
 from voyager_sessions.core.model import Event
 
 PROVIDER = "openhands"
@@ -35,9 +35,9 @@ def dashed(name: str) -> str:
     return name
 
 
-def resume_command(cwd: str | None, conversation: str) -> str:
+def resume_command(cwd: str | None, conversation: str) -> str | None:
     """``openhands --resume <uuid>``, in the conversation's working directory when it is known."""
-    return resume_in(cwd, "openhands", "--resume", conversation)
+    return resume_in(cwd, "openhands", opt("--resume", conversation))
 
 
 class Mapper:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from voyager_sessions.ingest.adapters._common import resume_in, str_or_none
+from voyager_sessions.ingest.adapters._common import opt, resume_in, str_or_none
 
 PROVIDER = "vibe"
 LABEL = "Mistral Vibe"
@@ -21,9 +21,9 @@ META = "meta.json"
 _PERSON_TITLE_SOURCES = frozenset({"manual", "user"})
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``vibe --resume <id>``, run in the session's directory when it is known (its tools work there)."""
-    return resume_in(cwd, "vibe", "--resume", native_id)
+    return resume_in(cwd, "vibe", opt("--resume", native_id))
 
 
 def copies_prompt(title: str, prompt: str | None) -> bool:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters._common import EventCounter, release, resume_in
+from voyager_sessions.ingest.adapters._common import EventCounter, release, opt, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Fingerprint, Hints, Item, Notice, Source
 from voyager_sessions.ingest.files import kind_of, open_regular, read_notice
 from voyager_sessions.ingest.jsonl import Record, cursor_after, max_line_bytes
@@ -174,11 +174,11 @@ def local_time(text: str) -> float | None:
         return None
 
 
-def resume_command(path: str, cwd: str | None) -> str:
+def resume_command(path: str, cwd: str | None) -> str | None:
     """Reopen a project's chat: ``aider --restore-chat-history`` in the project (naming the file if not the default)."""
     if cwd is not None and os.path.basename(path) == HISTORY_NAME:
         return resume_in(cwd, "aider", "--restore-chat-history")
-    return resume_in(None, "aider", "--chat-history-file", path, "--restore-chat-history")
+    return resume_in(None, "aider", opt("--chat-history-file", path), "--restore-chat-history")
 
 
 def _line_break(line: str) -> str:

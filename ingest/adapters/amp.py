@@ -41,6 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
     parse_ts,
     doc_with_list,
     document_items,
+    arg,
     resume_in,
     str_or_none,
 )
@@ -73,9 +74,9 @@ def cwd_of(doc: dict[str, Any]) -> str | None:
     return absolute_path(unquote(urlsplit(uri).path))
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``amp threads continue <id>``, in the thread's working directory."""
-    return resume_in(cwd, "amp", "threads", "continue", native_id)
+    return resume_in(cwd, "amp", "threads", "continue", arg(native_id))
 
 
 def result_text(value: Any) -> str:

@@ -31,6 +31,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -177,9 +178,9 @@ def render_tool_input(name: str | None, tool_input: Any) -> str:
     return tool_call_text(name, tool_input)
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """The command that reopens a session: ``claude --resume`` must run in the session's directory."""
-    return resume_in(cwd, "claude", "--resume", native_id)
+    return resume_in(cwd, "claude", opt("--resume", native_id))
 
 
 #: Record types that are not conversation (bookkeeping Claude Code writes beside it):

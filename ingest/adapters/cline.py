@@ -39,6 +39,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -112,9 +113,9 @@ def _index_without_sessions(env: Mapping[str, str]) -> Iterator[Notice]:
         )
 
 
-def resume_command(root_id: str) -> str:
+def resume_command(root_id: str) -> str | None:
     """``cline --id <id>`` reopens a session in the TUI (a subagent through its root session)."""
-    return resume_in(None, "cline", "--id", root_id)
+    return resume_in(None, "cline", opt("--id", root_id))
 
 
 # -- the CLI's messages file ------------------------------------------------------------------

@@ -41,6 +41,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     parse_ts,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -64,8 +65,8 @@ def autosave_dirs(env: Mapping[str, str]) -> list[Path]:
     return manifest.agent_homes(("code-puppy", "code-puppy.home"), env)
 
 
-def resume_command(cwd: str | None, name: str) -> str:
-    return resume_in(cwd, "code-puppy", "-r", name)
+def resume_command(cwd: str | None, name: str) -> str | None:
+    return resume_in(cwd, "code-puppy", opt("-r", name))
 
 
 def _is_session(name: str) -> bool:

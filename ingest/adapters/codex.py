@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     release,
+    arg,
     resume_in,
     str_or_none,
 )
@@ -96,6 +97,8 @@ class _Item(msgspec.Struct):
     content: Any = None
     summary: Any = None
     name: Any = None
+    #: An MCP tool's server as the model was offered it (``mcp__voyager``); the function's ``name`` is bare.
+    namespace: Any = None
     arguments: Any = None
     call_id: Any = None
     input: Any = None
@@ -247,6 +250,15 @@ def index_title(codex_home: Path | None, native_id: str) -> str | None:
     return cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {}).get(native_id)
 
 
+def _qualified(name: str | None, namespace: str | None) -> str | None:
+    """A call's tool as Codex names it: an MCP tool is offered to the model as function ``name`` inside namespace
+    ``mcp__<server>`` (0.171.0 records both), and Codex's own name for it is ``mcp__<server>__<name>``; the bare
+    name alone (``search``) would say neither which server answered nor that it was not a built-in tool."""
+    if name and namespace:
+        return f"{namespace}__{name}"
+    return name
+
+
 class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
@@ -271,7 +283,7 @@ class _CodexRead(JsonlSessionRead):
             PROVIDER,
             title=index_title(self.codex_home, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=resume_in(None, "codex", "resume", native),
+            resume=resume_in(None, "codex", "resume", arg(native)),
             source=self.path,
         )
 
@@ -351,7 +363,7 @@ class _CodexRead(JsonlSessionRead):
                 text = join_text(item.content, ("reasoning_text", "text"), "\n\n")
             yield ("reasoning", "agent", text, {"ts": ts})
         elif itype == "function_call":
-            name = str_or_none(item.name)
+            name = _qualified(str_or_none(item.name), str_or_none(item.namespace))
             yield (
                 "tool_call",
                 "agent",

@@ -42,6 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
     doc_with_list,
     document_items,
     json_sessions,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -69,9 +70,9 @@ def sessions_dir(env: Mapping[str, str]) -> Path:
     return base / "sessions"
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``cn --fork <id>`` (``cn --resume`` takes no id: it reopens the newest session of all)."""
-    return resume_in(cwd, "cn", "--fork", native_id)
+    return resume_in(cwd, "cn", opt("--fork", native_id))
 
 
 def _load_index(path: str) -> dict[str, dict[str, Any]]:

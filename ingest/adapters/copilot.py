@@ -39,6 +39,7 @@ from voyager_sessions.ingest.adapters._common import (
     join_text,
     parse_ts,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -74,9 +75,9 @@ _BOOKKEEPING = frozenset(
 )
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``copilot --resume <id>``, run in the session's directory when it is known (the agent works there)."""
-    return resume_in(cwd, "copilot", "--resume", native_id)
+    return resume_in(cwd, "copilot", opt("--resume", native_id))
 
 
 def render_call(name: str | None, arguments: Any) -> str:

@@ -54,6 +54,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     read_database,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -131,9 +132,9 @@ def _short(text: str, limit: int = 200) -> str:
 def resume_command(native: str, project: str | None, data_dir: str | None) -> str | None:
     """The shell command that reopens session ``native`` in its project (every part quoted)."""
     if project:
-        return resume_in(None, "crush", "--cwd", project, "--session", native)
+        return resume_in(None, "crush", opt("--cwd", project), opt("--session", native))
     if data_dir:
-        return resume_in(None, "crush", "--data-dir", data_dir, "--session", native)
+        return resume_in(None, "crush", opt("--data-dir", data_dir), opt("--session", native))
     return None
 
 

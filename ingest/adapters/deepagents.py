@@ -44,6 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
     json_column,
     list_or_empty,
     read_database,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -74,8 +75,8 @@ def db_path(env: Mapping[str, str]) -> Path:
     return base / ".state" / "sessions.db"
 
 
-def resume_command(cwd: str | None, thread: str) -> str:
-    return resume_in(cwd, "dcode", "-r", thread)
+def resume_command(cwd: str | None, thread: str) -> str | None:
+    return resume_in(cwd, "dcode", opt("-r", thread))
 
 
 def uuid_time(value: Any) -> float | None:

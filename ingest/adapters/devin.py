@@ -42,6 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
     changed_sessions,
     json_column,
     read_database,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -74,8 +75,8 @@ def db_paths(env: Mapping[str, str]) -> list[Path]:
     return list(found.values())
 
 
-def resume_command(cwd: str | None, native: str) -> str:
-    return resume_in(cwd, "devin", "-r", native)
+def resume_command(cwd: str | None, native: str) -> str | None:
+    return resume_in(cwd, "devin", opt("-r", native))
 
 
 def exit_of(text: str) -> int | None:

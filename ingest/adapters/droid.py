@@ -38,6 +38,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -61,9 +62,9 @@ _INJECTED_PREFIXES = ("<system-reminder>", "<system-notification>")
 _BOOKKEEPING = frozenset({"agent_turn_outcome", "todo_state"})
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``droid --resume <id>`` (Droid fetches the session from Factory's servers), run in the session's directory."""
-    return resume_in(cwd, "droid", "--resume", native_id)
+    return resume_in(cwd, "droid", opt("--resume", native_id))
 
 
 def exit_code_in(text: str) -> int | None:

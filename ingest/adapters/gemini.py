@@ -59,6 +59,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     parse_ts,
     reread_delta,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -84,9 +85,9 @@ _PAIRED = "_response"
 _DOC_KEYS = ("sessionId", "projectHash", "kind", "directories", "summary", "startTime", "lastUpdated")
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``gemini --resume <session id>``, run in the session's project: sessions are looked up per directory."""
-    return resume_in(cwd, "gemini", "--resume", native_id)
+    return resume_in(cwd, "gemini", opt("--resume", native_id))
 
 
 def _id8(name: str) -> str | None:

@@ -49,6 +49,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     parse_ts,
     read_database,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -99,9 +100,9 @@ def _loads(text: Any) -> Any:
         raise ValueError(str(exc)) from None
 
 
-def resume_command(native: str, cwd: str | None) -> str:
+def resume_command(native: str, cwd: str | None) -> str | None:
     """The shell command that reopens session ``native`` (every part quoted: ids and paths are hostile)."""
-    return resume_in(cwd, "goose", "session", "--resume", "--session-id", native)
+    return resume_in(cwd, "goose", "session", "--resume", opt("--session-id", native))
 
 
 def _is_shell(tool: str | None) -> bool:

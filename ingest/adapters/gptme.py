@@ -44,6 +44,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     parse_ts,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -94,9 +95,9 @@ def logs_dirs(env: Mapping[str, str]) -> list[Path]:
     return list(found.values())
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``gptme --name <id>`` reopens the conversation of that name; run in its workspace."""
-    return resume_in(cwd, "gptme", "--name", native_id)
+    return resume_in(cwd, "gptme", opt("--name", native_id))
 
 
 # -- config.toml -------------------------------------------------------------------------------

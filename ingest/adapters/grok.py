@@ -48,6 +48,7 @@ from voyager_sessions.ingest.adapters._common import (
     epoch,
     int_or_none,
     read_database,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -76,9 +77,9 @@ def grok_home(env: Mapping[str, str]) -> Path:
     return home
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``grok --resume <id>`` in the session's directory (Grok keeps sessions per working directory)."""
-    return resume_in(cwd, "grok", "--resume", native_id)
+    return resume_in(cwd, "grok", opt("--resume", native_id))
 
 
 def _subdirs(folder: Path) -> Iterator[Path | Notice]:

@@ -50,6 +50,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     read_database,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -111,9 +112,11 @@ _SHELL_TOOLS = frozenset({"terminal", "shell", "bash", "execute_command", "run_c
 _TITLE_SOURCES = {"user": "user", "llm": "agent", "derived": "prompt"}
 
 
-def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str:
+def resume_command(cwd: str | None, native_id: str, profile: str | None = None) -> str | None:
     """``hermes chat --resume <id>`` (``hermes --profile <name> …`` for a profile's store), in the cwd."""
-    return resume_in(cwd, "hermes", *(("--profile", profile) if profile else ()), "chat", "--resume", native_id)
+    return resume_in(
+        cwd, "hermes", *((opt("--profile", profile),) if profile else ()), "chat", opt("--resume", native_id)
+    )
 
 
 def _json(text: Any) -> Any:

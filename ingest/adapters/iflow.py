@@ -36,6 +36,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     list_or_empty,
     parse_ts,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -71,8 +72,8 @@ def projects_dir(env: Mapping[str, str]) -> Path:
     return home / "projects"
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
-    return resume_in(cwd, "iflow", "--resume", native_id)
+def resume_command(cwd: str | None, native_id: str) -> str | None:
+    return resume_in(cwd, "iflow", opt("--resume", native_id))
 
 
 def result_text(content: Any) -> str:

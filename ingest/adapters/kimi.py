@@ -42,6 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
     compact_json,
     epoch,
     int_or_none,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -81,9 +82,9 @@ _WIRE_SKIPPED = frozenset(
 _COMPACTION_OUTPUT = "Previous context has been compacted"
 
 
-def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str:
+def resume_command(cwd: str | None, native_id: str, *, code: bool = False) -> str | None:
     """Kimi looks sessions up per working directory: ``kimi -r <id>`` (Kimi Code: ``kimi --session <id>``) in the cwd."""
-    return resume_in(cwd, "kimi", "--session" if code else "-r", native_id)
+    return resume_in(cwd, "kimi", opt("--session" if code else "-r", native_id))
 
 
 def parts_text(content: Any, *, drop_system: bool = False) -> str:

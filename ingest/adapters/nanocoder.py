@@ -37,6 +37,7 @@ from voyager_sessions.ingest.adapters._common import (
     doc_with_list,
     document_items,
     json_sessions,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -69,9 +70,9 @@ def sessions_dirs(env: Mapping[str, str]) -> list[Path]:
     return list(found.values())
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``nanocoder --resume <id>``, in the session's working directory."""
-    return resume_in(cwd, "nanocoder", "--resume", native_id)
+    return resume_in(cwd, "nanocoder", opt("--resume", native_id))
 
 
 def split_exit(text: str) -> tuple[str, int | None]:

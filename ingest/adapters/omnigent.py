@@ -37,6 +37,7 @@ from voyager_sessions.ingest.adapters._common import (
     json_column,
     list_or_empty,
     read_database,
+    arg,
     resume_in,
     str_or_none,
 )
@@ -69,8 +70,8 @@ def native_of(value: Any) -> str | None:
     return str_or_none(value)
 
 
-def resume_command(cwd: str | None, native: str) -> str:
-    return resume_in(cwd, "omnigent", "resume", native)
+def resume_command(cwd: str | None, native: str) -> str | None:
+    return resume_in(cwd, "omnigent", "resume", arg(native))
 
 
 def _texts(content: Any) -> str:

@@ -32,6 +32,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     join_text,
     parse_ts,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -58,10 +59,10 @@ def native_id_of_file(name: str) -> str:
     return rest if sep and rest else stem
 
 
-def resume_command(binary: str, cwd: str | None, native_id: str) -> str:
+def resume_command(binary: str, cwd: str | None, native_id: str) -> str | None:
     """``pi --session <id>`` (an id prefix is accepted) looks the id up among the sessions of the
     directory it runs in first and offers to fork one found elsewhere: so it runs in the cwd."""
-    return resume_in(cwd, binary, "--session" if binary == "pi" else "--resume", native_id)
+    return resume_in(cwd, binary, opt("--session" if binary == "pi" else "--resume", native_id))
 
 
 def _is_omp(path: str) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters._common import resume_in
+from voyager_sessions.ingest.adapters._common import opt, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.claude import ClaudeRead, _Line
 from voyager_sessions.ingest.files import walk_files
@@ -38,8 +38,8 @@ def projects_dirs(env: Mapping[str, str]) -> list[Path]:
     return [home / "projects", *([work / "projects"] if work is not None else [])]
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
-    return resume_in(cwd, "qodercli", "-r", native_id)
+def resume_command(cwd: str | None, native_id: str) -> str | None:
+    return resume_in(cwd, "qodercli", opt("-r", native_id))
 
 
 class _QoderRead(ClaudeRead):

@@ -42,6 +42,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     parse_ts,
     release,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -60,9 +61,9 @@ _INJECTED = ("<system-reminder>",)
 _NOTIFICATION = "<task-notification>"
 
 
-def resume_command(cwd: str | None, native_id: str) -> str:
+def resume_command(cwd: str | None, native_id: str) -> str | None:
     """``qwen --resume <session id>``, run in the session's directory: sessions are kept per project."""
-    return resume_in(cwd, "qwen", "--resume", native_id)
+    return resume_in(cwd, "qwen", opt("--resume", native_id))
 
 
 def _subagent_parent(path: Path) -> str | None:

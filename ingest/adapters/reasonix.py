@@ -47,6 +47,7 @@ from voyager_sessions.ingest.adapters._common import (
     int_or_none,
     list_or_empty,
     parse_ts,
+    opt,
     resume_in,
     str_or_none,
 )
@@ -76,8 +77,8 @@ def project_roots(env: Mapping[str, str]) -> list[Path]:
     return [base / "projects"]
 
 
-def resume_command(cwd: str | None, native: str) -> str:
-    return resume_in(cwd, "reasonix", "--resume", native)
+def resume_command(cwd: str | None, native: str) -> str | None:
+    return resume_in(cwd, "reasonix", opt("--resume", native))
 
 
 class Frame(msgspec.Struct, frozen=True):

@@ -301,8 +301,10 @@ def test_cli_resume_command_survives_hostile_ids(tmp_path: Path, name: str) -> N
     items = read(write_cli(tmp_path / "data", conversation(), sid=name, man=manifest(name, cwd=f"/tmp/{name}")))
     (s,) = sessions(items).values()
     assert s.native_id == name
-    assert shell_words(s.resume) == ["cline", "--id", name]
-    assert run_with_stub(s.resume, "cline", tmp_path)[1] == ["--id", name]
+    # An id that begins with '-' is attached to its option: data, never an option of its own (issue 38).
+    args = [f"--id={name}"] if name.startswith("-") else ["--id", name]
+    assert shell_words(s.resume) == ["cline", *args]
+    assert run_with_stub(s.resume, "cline", tmp_path)[1] == args
 
 
 def test_where_the_cli_store_is(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.captures import Capture
 from tests.support.items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.core.model import Event, Session
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
@@ -581,3 +582,20 @@ def test_a_record_whose_type_is_a_list_or_an_object_is_named_not_fatal(home: Pat
     items = read(write(rollout(home), lines))
     assert [e.text for e in events(items)] == ["still read"]
     assert "odd" in " ".join(n.reason for n in notices(items))
+
+
+def test_an_mcp_call_keeps_its_server_in_the_tool_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex 0.171.0 records an MCP tool call as function `search` in namespace `mcp__voyager` (the real capture's
+    first turn called Voyager's own search): indexed as Codex names it, `mcp__voyager__search`, never a bare
+    `search` that says neither which server answered nor that it was no built-in tool."""
+    c = Capture("codex-0.171.0", tmp_path, monkeypatch)
+    (sid,) = c.sessions()
+    events = c.run.json("show", sid, "--json")["events"]
+    calls = [(e["tool"], e["text"]) for e in events if e["kind"] == "tool_call"]
+    assert [tool for tool, _ in calls] == ["exec_command", "mcp__voyager__search", "exec_command"], calls
+    assert "迁移 任务" in calls[1][1]
+    # Its result pairs with it, and a search for the tool by name finds the call.
+    result = next(e for e in events if e["kind"] == "tool_result" and "schema_version" in e["text"])
+    call = next(e for e in events if e.get("tool") == "mcp__voyager__search")
+    assert result["call_id"] == call["call_id"]
+    assert any(h["seq"] == call["seq"] for h in c.hits("mcp__voyager__search"))

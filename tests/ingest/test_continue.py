@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import events, last_session, notices
 from tests.support.samples.continue_cli import CWD, SID, assistant, doc, history, user, write_session
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
@@ -182,8 +183,8 @@ def test_hostile_ids_and_cwds_are_quoted(evil: str) -> None:
     command = resume_command(f"/tmp/{evil}", evil)
     assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
     argv = shlex.split(command)
-    assert argv[:3] == ["cd", f"/tmp/{evil}", "&&"] and argv[3:5] == ["cn", "--fork"] and argv[-1] == evil
-    assert shlex.split(resume_command(None, evil)) == ["cn", "--fork", evil]
+    assert argv == ["cd", f"/tmp/{evil}", "&&", "cn", *option_words("--fork", evil)]  # a dash id: data (issue 38)
+    assert shlex.split(resume_command(None, evil)) == ["cn", *option_words("--fork", evil)]
 
 
 # -- through the CLI -------------------------------------------------------------------------------

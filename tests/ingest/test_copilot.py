@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import append, cursor_of, events, last_session, notices, write
 from tests.support.samples.copilot import legacy_doc
 from voyager_sessions.core.model import Session
@@ -512,9 +513,9 @@ def test_resume_commands_survive_hostile_ids_and_paths(tmp_path: Path, sid: str)
     path = write_session(tmp_path, [start(0, sid=sid, cwd=cwd), prompt(1, "hi")], sid=sid)
     s = last_session(read(path))
     assert s.native_id == sid and s.cwd == cwd
-    assert shlex.split(s.resume) == ["cd", cwd, "&&", "copilot", "--resume", sid]
+    assert shlex.split(s.resume) == ["cd", cwd, "&&", "copilot", *option_words("--resume", sid)]
     assert subprocess.run(["sh", "-n", "-c", s.resume], capture_output=True).returncode == 0
-    assert shlex.split(resume_command(None, sid)) == ["copilot", "--resume", sid]
+    assert shlex.split(resume_command(None, sid)) == ["copilot", *option_words("--resume", sid)]
 
 
 def test_scanning_leaves_the_store_byte_identical(home: Path, run) -> None:

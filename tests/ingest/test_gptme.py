@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Source, fingerprint
 from voyager_sessions.ingest.adapters.gptme import ADAPTER, resume_command, split_assistant
@@ -257,7 +258,7 @@ def test_hostile_ids_and_cwds_are_quoted(evil: str) -> None:
     command = resume_command(f"/tmp/{evil}", evil)
     assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
     argv = shlex.split(command)
-    assert argv[:3] == ["cd", f"/tmp/{evil}", "&&"] and argv[3:5] == ["gptme", "--name"] and argv[-1] == evil
+    assert argv == ["cd", f"/tmp/{evil}", "&&", "gptme", *option_words("--name", evil)]  # a dash id: data (issue 38)
 
 
 # -- through the CLI -------------------------------------------------------------------------------

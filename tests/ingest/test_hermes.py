@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import events, notices
 from voyager_sessions.core.model import Session
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source, Unchanged, fingerprint
@@ -381,7 +382,15 @@ HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words
 def test_hostile_ids_cwds_and_profiles_are_quoted(evil: str) -> None:
     command = resume_command(f"/tmp/{evil}", evil, evil)
     assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
-    assert shlex.split(command) == ["cd", f"/tmp/{evil}", "&&", "hermes", "--profile", evil, "chat", "--resume", evil]
+    assert shlex.split(command) == [
+        "cd",
+        f"/tmp/{evil}",
+        "&&",
+        "hermes",
+        *option_words("--profile", evil),
+        "chat",
+        *option_words("--resume", evil),
+    ]
 
 
 # -- read-only ---------------------------------------------------------------------------------------

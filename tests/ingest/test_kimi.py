@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import append, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source
 from voyager_sessions.ingest.adapters.kimi import ADAPTER, render_call, resume_command
@@ -389,8 +390,12 @@ HOSTILE = ["x; rm -rf ~", "$(touch pwned)", "`id`", 'it\'s "quoted"', "two words
 def test_hostile_ids_and_cwds_are_quoted(evil: str) -> None:
     for code, flag in ((False, "-r"), (True, "--session")):
         command = resume_command(f"/tmp/{evil}", evil, code=code)
+        if evil.startswith("-") and not flag.startswith("--"):
+            assert command is None  # `-r -rf`: a short option has no form that keeps a dash id data (issue 38)
+            continue
+        assert command is not None
         assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
-        assert shlex.split(command) == ["cd", f"/tmp/{evil}", "&&", "kimi", flag, evil]
+        assert shlex.split(command) == ["cd", f"/tmp/{evil}", "&&", "kimi", *option_words(flag, evil)]
 
 
 def test_reading_writes_nothing(tmp_path: Path) -> None:

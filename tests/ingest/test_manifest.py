@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -143,6 +144,15 @@ def check_resume_reads_back(agent: manifest.Agent, sessions: list[Session]) -> N
         assert parsed is not None, f"{agent.name}: {s.resume!r} does not read back exactly"
         argv, _ = parsed
         assert argv[0] == agent.binary, (agent.name, argv)
+        # Every option the command holds is one the row's resume cell names (the docs say the whole command,
+        # and an option named nowhere could only have come from the agent's files).
+        declared = {
+            o
+            for span in re.findall(r"`([^`]*)`", agent.resume)
+            for o in re.findall(r"(?<![\w-])--?[A-Za-z][A-Za-z0-9-]*", span)
+        }
+        used = {w.partition("=")[0] for w in argv[1 : argv.index("--") if "--" in argv else None] if w.startswith("-")}
+        assert used <= declared, (agent.name, used - declared)
 
 
 def _hostile_copy(capture: Path, home: Path) -> None:

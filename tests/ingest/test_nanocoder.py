@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import events, last_session, notices
 from tests.support.samples.nanocoder import CWD, SID, doc, messages, write_session
 from voyager_sessions.ingest.adapters.base import Cursor, Source, Unchanged, fingerprint
@@ -166,7 +167,7 @@ def test_hostile_ids_and_cwds_are_quoted(evil: str) -> None:
     command = resume_command(f"/tmp/{evil}", evil)
     assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
     argv = shlex.split(command)
-    assert argv[:3] == ["cd", f"/tmp/{evil}", "&&"] and argv[3:5] == ["nanocoder", "--resume"] and argv[-1] == evil
+    assert argv == ["cd", f"/tmp/{evil}", "&&", "nanocoder", *option_words("--resume", evil)]  # issue 38
 
 
 # -- through the CLI -------------------------------------------------------------------------------

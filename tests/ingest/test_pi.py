@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.shell import option_words
 from tests.support.items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Source, fingerprint
 from voyager_sessions.ingest.adapters.pi import ADAPTER, native_id_of_file, render_call, resume_command
@@ -327,7 +328,8 @@ def test_hostile_ids_and_cwds_are_quoted(evil: str) -> None:
         command = resume_command(binary, f"/tmp/{evil}", evil)
         assert subprocess.run(["sh", "-n", "-c", command], capture_output=True).returncode == 0
         argv = shlex.split(command)
-        assert argv[:3] == ["cd", f"/tmp/{evil}", "&&"] and argv[-1] == evil and argv[3] == binary
+        flag = "--session" if binary == "pi" else "--resume"
+        assert argv == ["cd", f"/tmp/{evil}", "&&", binary, *option_words(flag, evil)]  # issue 38
 
 
 # -- through the CLI -------------------------------------------------------------------------------

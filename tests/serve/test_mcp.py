@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -53,16 +55,22 @@ def corpus_env(tmp_path):
     return scanned_env(tmp_path)
 
 
-def _session(env: dict) -> JsonRpcClient:
+def _session(env: dict, client: str = "voyager-tests") -> JsonRpcClient:
     rpc = JsonRpcClient(env)
     init = rpc.request(
         "initialize",
-        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "voyager-tests", "version": "1"}},
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": client, "version": "1"}},
     )
     assert init["result"]["serverInfo"]["name"] == "voyager"
     assert "search" in init["result"]["instructions"]
     rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return rpc
+
+
+def meaning_available() -> bool:
+    from voyager_sessions.api import meaning_available as available
+
+    return available()
 
 
 def _cli_json(env: dict, *argv: str) -> dict:
@@ -94,8 +102,12 @@ def _check_tools(env: dict) -> None:
         # search: the JSON contract's document, hits and all, as `voyager search --json` prints it.
         got = rpc.call("search", {"query": "postgres OR 数据库", "limit": 3})
         assert not got.get("isError")
-        want = _cli_json(env, "search", "postgres OR 数据库", "--json", "-n", "3")
+        # An agent describes what it looks for: meaning is on by default where the model is installed.
+        fused = ["--meaning"] if meaning_available() else []
+        want = _cli_json(env, "search", "postgres OR 数据库", "--json", "-n", "3", *fused)
         assert got["structuredContent"] == want
+        words = rpc.call("search", {"query": "postgres OR 数据库", "limit": 3, "meaning": False})
+        assert words["structuredContent"] == _cli_json(env, "search", "postgres OR 数据库", "--json", "-n", "3")
         assert json.loads(got["content"][0]["text"]) == want
         assert want["hits"] and {"session_id", "seq", "snippet", "resume"} <= set(want["hits"][0])
         filtered = rpc.call("search", {"query": "", "provider": ["codex"], "kind": ["tool"], "sessions": True})
@@ -104,7 +116,7 @@ def _check_tools(env: dict) -> None:
         )
         assert rpc.call("search", {"query": "parse_config_v2", "context": 1, "since": "2000-01-01"})[
             "structuredContent"
-        ] == _cli_json(env, "search", "parse_config_v2", "-C", "1", "--since", "2000-01-01", "--json")
+        ] == _cli_json(env, "search", "parse_config_v2", "-C", "1", "--since", "2000-01-01", "--json", *fused)
         # show: a whole timeline, and the events around one hit.
         hit = want["hits"][0]
         around = rpc.call("show", {"session": hit["session_id"], "around": hit["seq"], "window": 1})
@@ -139,16 +151,29 @@ def test_mcp_tools_answer_as_the_cli_does(corpus_env):
 def test_mcp_uses_the_server_when_one_runs(corpus_env):
     server = ServerProcess(corpus_env)
     try:
+        _meaning_caught_up(server)  # the server embeds in the background: compare with the CLI once it is done
         before = server.status()
         _check_tools(corpus_env)
         after = server.status()
         # Every call with a well-formed request went through the server, a malformed query's too (the server's
         # API parses it: once, as typed); an argument out of bounds never left the process.
-        assert after["answered"] - before["answered"] == 8
-        # Four searches reached the server, each query parsed once there.
-        assert after["query_parses"] - before["query_parses"] == 4
+        # (one more search than before meaning: the words-only call, meaning=false)
+        assert after["answered"] - before["answered"] == 9
+        # Five searches reached the server, each query parsed once there.
+        assert after["query_parses"] - before["query_parses"] == 5
     finally:
         assert server.stop() == 0
+
+
+def _meaning_caught_up(server) -> None:
+    import time
+
+    deadline = time.monotonic() + 120
+    while meaning_available() and time.monotonic() < deadline:
+        m = (server.status() or {}).get("meaning") or {}
+        if not m.get("embedding") and m.get("sessions_ready") == m.get("sessions_total"):
+            return
+        time.sleep(0.1)
 
 
 def test_the_sdk_client_talks_to_it(corpus_env):
@@ -166,7 +191,8 @@ def test_the_sdk_client_talks_to_it(corpus_env):
 
     names, doc = anyio.run(talk)
     assert {"list_sessions", "search", "show", "checkpoint_save"} <= set(names)
-    assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json")
+    fused = ["--meaning"] if meaning_available() else []
+    assert doc == _cli_json(corpus_env, "search", "ERR_CONN_REFUSED_42", "--json", *fused)
 
 
 def test_it_needs_no_sdk_and_imports_neither_click_nor_cli_rendering(corpus_env):
@@ -256,33 +282,74 @@ def _sessions_of(result: dict) -> set[str]:
     return {h["session_id"] for h in result["structuredContent"]["hits"]}
 
 
-@pytest.mark.parametrize("how", ["claude-env", "opencode-meta", "codex-meta"])
+#: How each agent says which session is calling (as observed: docs/serve.md), and the client name it sends.
+CALLERS = {
+    "claude-env": "claude-code",
+    "codex-meta": "codex-mcp-client",
+    "opencode-running-tool": "opencode",
+    "unknown-client-claude-env": "some-fork",
+}
+
+
+def _opencode_calling(env: dict[str, str], arguments: dict) -> str:
+    """OpenCode's store (the real capture's database, copied) with this call running in its session, as OpenCode
+    1.18.33 writes it before it calls; the session's Voyager id."""
+    import shutil
+    import sqlite3
+
+    from tests.support.captures import CAPTURES
+
+    home = Path(env["VOYAGER_OPENCODE_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    src = CAPTURES / "opencode-1.18.33" / ".local" / "share" / "opencode"
+    for name in ("opencode.db", "opencode.db-wal", "opencode.db-shm"):
+        shutil.copyfile(src / name, home / name)
+    conn = sqlite3.connect(home / "opencode.db")
+    ((sid, mid),) = conn.execute("SELECT session_id, message_id FROM part ORDER BY rowid DESC LIMIT 1").fetchall()
+    now = int(time.time() * 1000)
+    state = {"status": "running", "input": arguments, "time": {"start": now}}
+    part = {"type": "tool", "tool": "voyager_search", "callID": "call_1", "state": state}
+    conn.execute(
+        "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)",
+        ("prt_running", mid, sid, now, now, json.dumps(part)),
+    )
+    conn.commit()
+    conn.close()
+    return sid
+
+
+@pytest.mark.parametrize("how", sorted(CALLERS))
 def test_the_callers_own_session_is_left_out(corpus_env, how):
     env = dict(corpus_env)
     meta = None
-    own = CLAUDE_SID if how != "codex-meta" else CODEX_SID
-    if how == "claude-env":
+    query = "postgres OR 数据库" if how != "opencode-running-tool" else "数据库 OR PROMPT_OPEN1dd4a8"
+    if how in ("claude-env", "unknown-client-claude-env"):
+        own = CLAUDE_SID
         env["CLAUDE_CODE_SESSION_ID"] = CLAUDE_SID
-    elif how == "opencode-meta":
-        meta = {"sessionID": CLAUDE_SID}
-    else:
+    elif how == "codex-meta":
+        own = CODEX_SID
         meta = {"x-codex-turn-metadata": {"session_id": CODEX_SID, "thread_id": CODEX_SID, "turn_id": "t1"}}
-    rpc = _session(env)
+    else:
+        own = _opencode_calling(env, {"query": query})
+    rpc = _session(env, CALLERS[how])
     try:
 
         def search(args: dict) -> dict:
             params = {"name": "search", "arguments": args, **({"_meta": meta} if meta else {})}
             return rpc.request("tools/call", params)["result"]
 
-        everything = _cli_json(corpus_env, "search", "postgres OR 数据库", "--json")
+        fused = ["--meaning"] if meaning_available() else []  # the tool's default where the model is installed
+        everything = search({"query": query, "include_current": True})["structuredContent"]
+        assert everything == _cli_json(corpus_env, "search", query, "--json", *fused)
         every_session = {h["session_id"] for h in everything["hits"]}
         assert any(own in s for s in every_session)
-        left = search({"query": "postgres OR 数据库"})
-        assert left["structuredContent"]["query"] == "postgres OR 数据库"  # what was asked, not our filter
+        left = search({"query": query})
+        assert left["structuredContent"]["query"] == query  # what was asked, not our filter
         assert _sessions_of(left) == {s for s in every_session if own not in s}
         assert left["structuredContent"]["total"] < everything["total"]
-        # include_current keeps it; so does naming the session outright.
-        assert search({"query": "postgres OR 数据库", "include_current": True})["structuredContent"] == everything
+        if how == "opencode-running-tool":
+            return  # the running call is this query's: another query is another call
+        # Naming the session outright keeps it.
         assert any(own in s for s in _sessions_of(search({"query": "", "session": own[:8]})))
         # With only filters, the exclusion alone still leaves every other session's events.
         assert not any(own in s for s in _sessions_of(search({"query": "", "kind": ["user"]})))
@@ -290,10 +357,40 @@ def test_the_callers_own_session_is_left_out(corpus_env, how):
         assert rpc.close() == 0
 
 
+def test_an_agent_that_does_not_say_is_told_so_and_nothing_is_left_out(corpus_env):
+    """Gemini CLI 0.61.0 names no session (a random progress token, GEMINI_CLI=1): nothing is left out, and what
+    the server says to it says so; its environment holding another agent's session id changes nothing."""
+    env = {**corpus_env, "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}  # Gemini started from a Claude Code shell
+    rpc = JsonRpcClient(env)
+    try:
+        init = rpc.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "clientInfo": {"name": "gemini-cli-mcp-client", "version": "0.61.0"}},
+        )["result"]
+        assert "Gemini CLI does not tell Voyager which session is calling" in init["instructions"]
+        assert "is left out" not in init["instructions"]
+        tools = {t["name"]: t for t in rpc.request("tools/list")["result"]["tools"]}
+        assert "Gemini CLI does not tell Voyager" in tools["search"]["description"]
+        assert "give your own" in tools["checkpoint_status"]["inputSchema"]["properties"]["session"]["description"]
+        got = rpc.call("search", {"query": "postgres OR 数据库"})["structuredContent"]
+        fused = ["--meaning"] if meaning_available() else []
+        assert got == _cli_json(corpus_env, "search", "postgres OR 数据库", "--json", *fused)
+        missing = rpc.call("checkpoint_status", {})
+        assert missing["isError"] and missing["content"] == [
+            {
+                "type": "text",
+                "text": "Gemini CLI does not tell Voyager which session is calling: pass session (your session's id; "
+                "list_sessions shows the newest sessions first)",
+            }
+        ]
+    finally:
+        assert rpc.close() == 0
+
+
 def test_checkpoint_tools_act_on_the_calling_session(corpus_env):
     env = {**corpus_env, "CLAUDE_CODE_SESSION_ID": CLAUDE_SID}
     own = f"claude:{CLAUDE_SID}"
-    rpc = _session(env)
+    rpc = _session(env, "claude-code")
     try:
         first = rpc.call(
             "checkpoint_save",
@@ -350,7 +447,7 @@ def test_checkpoint_tools_need_a_session_when_the_agent_names_none(corpus_env):
 
 def test_a_session_no_scan_has_seen_can_save_its_checkpoint(corpus_env):
     fresh = "11111111-2222-4333-8444-555555555555"
-    rpc = _session({**corpus_env, "CLAUDE_CODE_SESSION_ID": fresh})
+    rpc = _session({**corpus_env, "CLAUDE_CODE_SESSION_ID": fresh}, "claude-code")
     try:
         got = rpc.call("checkpoint_save", {"title": "brand new"})["structuredContent"]
         assert got["session_id"] == f"claude:{fresh}" and got["changed"]

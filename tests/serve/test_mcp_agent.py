@@ -1,159 +1,55 @@
-"""Real agents find a planted session through ``voyager mcp``, registered by ``voyager mcp install``.
+"""Real agents find a planted session through ``voyager mcp``, registered by ``voyager mcp install``, and are
+told only what is true for them.
 
-Each agent CLI (from the npm registry) runs headless in a fake HOME with its model
-replaced by a scripted one on loopback: the script answers the first turn with a call of
-Voyager's ``search`` tool and records the tool result the agent sends back, which must
-hold the planted Codex session.
+Each agent CLI (from the npm registry, at the version whose behaviour docs/serve.md reports) runs headless
+in a fake HOME with its model replaced by a scripted one on loopback (``tests/support/live_agents.py``):
+the script answers the first turn with a call of Voyager's ``search`` tool and records the tool result
+the agent sends back, which must hold the planted Codex session, and never the calling session where the
+agent lets Voyager know it:
 
-* Gemini CLI (``@google/gemini-cli``): a Gemini API (``GOOGLE_GEMINI_BASE_URL``);
-* Codex (``@openai/codex``, ``codex exec``): a Responses API (a custom model provider in
-  its ``config.toml``). Codex gives an optional MCP server about a second to start; the
-  registration's ``required = true`` and the fast handshake are what make the tools
-  appear. Codex also says which session is calling, so its own session (which holds the
-  search's arguments by then) must be left out of the hits.
-
-npm installs are cached under the system temp dir (``VOYAGER_E2E_NPM_CACHE`` moves it),
-so a machine pays each once; without npm or the registry a test is skipped, saying which.
+* Claude Code 2.1.332 (``@anthropic-ai/claude-code``): opens with ``server/discover`` (2026-07-28) and stays
+  modern when it is answered; names its session in the server's environment;
+* Codex 0.171.0 (``@openai/codex``, ``codex exec``): names it in each call's ``_meta``; gives an optional
+  server about a second, so the registration is ``required``; records the call with its namespace;
+* OpenCode 1.18.33 (``opencode-ai``): names nothing, but writes the call as running before it calls;
+* Gemini CLI 0.61.0 (``@google/gemini-cli``): names nothing at all, and is told so.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.support.live_agents import (
+    NEEDLE,
+    ScriptedAnthropic,
+    ScriptedChat,
+    ScriptedGemini,
+    ScriptedResponses,
+    agent_env,
+    document,
+    npm_bin,
+)
 from tests.support.serving import cli, scanned_env
 from tests.support.sessions import CODEX_SID
 
 GEMINI_CLI = "@google/gemini-cli"
-GEMINI_VERSION = "0.61.0"  # the version issue #23 was tried with
-NEEDLE = "ERR_CONN_REFUSED_42"
-
-
-def _npm_bin(package: str, version: str, name: str) -> Path:
-    """The ``name`` script of a cached npm install of ``package@version``; skips when npm or the registry is not there."""
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip(f"npm/node not installed: the end-to-end agent test needs them to install {package}")
-    cache = Path(os.environ.get("VOYAGER_E2E_NPM_CACHE") or Path(tempfile.gettempdir()) / "voyager-e2e-npm")
-    prefix = cache / f"{package.rpartition('/')[2]}-{version}"
-    exe = prefix / "node_modules" / ".bin" / name
-    if not exe.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        try:
-            proc = subprocess.run(
-                ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), f"{package}@{version}"],
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"npm install {package} timed out: the npm registry is unreachable or slow")
-        if proc.returncode != 0 or not exe.exists():
-            last = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else proc.returncode
-            pytest.skip(f"npm install {package}@{version} failed (registry unreachable?): {last}")
-    return exe
-
-
-def _agent_env(env: dict[str, str], **extra: str) -> dict[str, str]:
-    """The agent's environment: no VOYAGER_* (the registration must carry them), no proxy for loopback."""
-    run_env = {k: v for k, v in env.items() if not k.startswith("VOYAGER_")}
-    for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
-        run_env.pop(var, None)
-    run_env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **extra)
-    return run_env
-
-
-class ScriptedGemini:
-    """A Gemini API on 127.0.0.1: turn one calls Voyager's search tool, then it records the tool's answer."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.function_responses: list[dict[str, Any]] = []
-        self.offered: list[str] = []
-        script = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                script.requests.append({"path": self.path, "body": body})
-                reply = script.reply(body)
-                if "countTokens" in self.path:
-                    self._json({"totalTokens": 10})
-                elif "streamGenerateContent" in self.path:
-                    data = f"data: {json.dumps(reply)}\r\n\r\n".encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                else:
-                    self._json(reply)
-
-            def do_GET(self) -> None:
-                self._json({"models": []})
-
-            def _json(self, doc: dict) -> None:
-                data = json.dumps(doc).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def reply(self, body: dict) -> dict:
-        tools = [d.get("name", "") for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
-        search = next((n for n in tools if n == "search" or n.endswith("search") and "voyager" in n), None)
-        if tools:
-            self.offered = tools
-        responses = [
-            p["functionResponse"]
-            for c in body.get("contents") or []
-            for p in c.get("parts") or []
-            if isinstance(p, dict) and "functionResponse" in p
-        ]
-        if responses:
-            self.function_responses.extend(responses)
-            return _candidate([{"text": "Found it."}])
-        if search is not None:
-            return _candidate([{"functionCall": {"name": search, "args": {"query": NEEDLE}}}])
-        # Any side request (a routing or "next speaker" check): a plain JSON answer.
-        return _candidate([{"text": '{"reasoning": "done", "next_speaker": "user"}'}])
-
-
-def _candidate(parts: list[dict]) -> dict:
-    return {
-        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-    }
+GEMINI_VERSION = "0.61.0"
+CODEX = "@openai/codex"
+CODEX_VERSION = "0.171.0"
+CLAUDE_CODE = "@anthropic-ai/claude-code"
+CLAUDE_VERSION = "2.1.332"
+OPENCODE = "opencode-ai"
+OPENCODE_VERSION = "1.18.33"
+PROMPT = "Which earlier session had the refused database connection? Use voyager."
 
 
 @pytest.mark.slow
 def test_gemini_cli_finds_a_planted_session_through_voyager_mcp(tmp_path):
-    gemini = _npm_bin(GEMINI_CLI, GEMINI_VERSION, "gemini")
+    gemini = npm_bin(GEMINI_CLI, GEMINI_VERSION, "gemini")
     env = scanned_env(tmp_path)
     home = Path(env["HOME"])
     settings = home / ".gemini" / "settings.json"
@@ -171,7 +67,7 @@ def test_gemini_cli_finds_a_planted_session_through_voyager_mcp(tmp_path):
 
     model = ScriptedGemini()
     try:
-        run_env = _agent_env(
+        run_env = agent_env(
             env,
             GEMINI_API_KEY="test-key",
             GOOGLE_GEMINI_BASE_URL=model.url,
@@ -207,108 +103,15 @@ def test_gemini_cli_finds_a_planted_session_through_voyager_mcp(tmp_path):
         model.close()
     answer = json.dumps(model.function_responses)
     assert CODEX_SID in answer and NEEDLE in answer, answer[:3000]
-
-
-CODEX = "@openai/codex"
-CODEX_VERSION = "0.169.0"  # the version issue #23 saw start without Voyager's tools
-
-
-class ScriptedResponses:
-    """An OpenAI Responses API on 127.0.0.1 (server-sent events): turn one calls Voyager's search tool."""
-
-    def __init__(self) -> None:
-        self.outputs: list[str] = []
-        self.offered: list[str] = []
-        script = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self._send("application/json", b'{"object": "list", "data": [], "models": []}')
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                item = script.reply(body)
-                events = [
-                    ("response.created", {"type": "response.created", "response": {"id": "resp_1"}}),
-                    (
-                        "response.output_item.done",
-                        {"type": "response.output_item.done", "output_index": 0, "item": item},
-                    ),
-                    (
-                        "response.completed",
-                        {
-                            "type": "response.completed",
-                            "response": {
-                                "id": "resp_1",
-                                "usage": {
-                                    "input_tokens": 1,
-                                    "input_tokens_details": None,
-                                    "output_tokens": 1,
-                                    "output_tokens_details": None,
-                                    "total_tokens": 2,
-                                },
-                            },
-                        },
-                    ),
-                ]
-                data = "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode()
-                self._send("text/event-stream", data)
-
-            def _send(self, ctype: str, data: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def reply(self, body: dict) -> dict:
-        outputs = [
-            i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"
-        ]
-        if outputs:
-            self.outputs += [
-                o["output"] if isinstance(o.get("output"), str) else json.dumps(o.get("output")) for o in outputs
-            ]
-            return _message("Found it.")
-        for tool in body.get("tools") or []:
-            # Codex offers an MCP server's tools as one namespace, mcp__<server>, with its functions inside.
-            inner = [t.get("name") for t in tool.get("tools") or []]
-            self.offered += [f"{tool.get('name')}/{n}" for n in inner] or [str(tool.get("name") or tool.get("type"))]
-            if tool.get("type") == "namespace" and tool.get("name") == "mcp__voyager" and "search" in inner:
-                return {
-                    "type": "function_call",
-                    "id": "fc_1",
-                    "namespace": "mcp__voyager",
-                    "name": "search",
-                    "arguments": json.dumps({"query": NEEDLE}),
-                    "call_id": "call_1",
-                }
-        return _message("Voyager's tools were not offered.")
-
-
-def _message(text: str) -> dict:
-    return {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+    # What Gemini CLI passed on to its model of Voyager's instructions and tools: only what is true for it.
+    told = json.dumps([r["body"] for r in model.requests], ensure_ascii=False)
+    assert "Gemini CLI does not tell Voyager which session is calling" in told
+    assert "session is left out" not in told
 
 
 @pytest.mark.slow
 def test_codex_exec_finds_a_planted_session_and_not_its_own(tmp_path):
-    codex = _npm_bin(CODEX, CODEX_VERSION, "codex")
+    codex = npm_bin(CODEX, CODEX_VERSION, "codex")
     env = scanned_env(tmp_path)
     codex_home = Path(env["HOME"]) / ".codex"
     model = ScriptedResponses()
@@ -335,7 +138,7 @@ def test_codex_exec_finds_a_planted_session_and_not_its_own(tmp_path):
                 "Which earlier session had the refused database connection? Use voyager.",
             ],
             cwd=work,
-            env=_agent_env(env, SCRIPTED_API_KEY="test-key"),
+            env=agent_env(env, SCRIPTED_API_KEY="test-key"),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -356,3 +159,96 @@ def test_codex_exec_finds_a_planted_session_and_not_its_own(tmp_path):
     assert doc["query"] == NEEDLE
     own = [line.split(":", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("session id:")]
     assert own and not any(own[0] in h["session_id"] for h in doc["hits"])
+    # Codex recorded the call as function `search` in namespace mcp__voyager: indexed under Codex's own name.
+    assert cli(env, "scan", "-q", server=False).code == 0
+    shown = json.loads(cli(env, "show", f"codex:{own[0]}", "--json", server=False).out)
+    calls = [e for e in shown["events"] if e["kind"] == "tool_call"]
+    assert [e["tool"] for e in calls] == ["mcp__voyager__search"], calls
+
+
+@pytest.mark.slow
+def test_claude_code_discovers_voyager_modern_and_its_own_session_is_left_out(tmp_path):
+    claude = npm_bin(CLAUDE_CODE, CLAUDE_VERSION, "claude")
+    env = scanned_env(tmp_path)
+    installed = cli(env, "mcp", "install", "claude")
+    assert installed.code == 0, installed.err
+    model = ScriptedAnthropic()
+    work = tmp_path / "proj"
+    work.mkdir()
+    try:
+        run_env = agent_env(
+            env,
+            ANTHROPIC_BASE_URL=model.url,
+            ANTHROPIC_API_KEY="sk-ant-test",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+        )
+        proc = subprocess.run(
+            [str(claude), "-p", PROMPT, "--allowedTools", ScriptedAnthropic.TOOL, "--output-format", "json"],
+            cwd=work,
+            env=run_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+        assert model.results, f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    finally:
+        model.close()
+    own = json.loads(proc.stdout)["session_id"]
+    result = model.results[0]
+    doc = document(result if isinstance(result, str) else json.dumps(result))
+    assert f"codex:{CODEX_SID}" in {h["session_id"] for h in doc["hits"]}
+    assert not any(own in h["session_id"] for h in doc["hits"])
+    told = model.told()
+    assert "Your own current session is left out of `search` results" in told  # the instructions reached it
+
+
+@pytest.mark.slow
+def test_opencode_finds_a_planted_session_and_its_own_is_left_out(tmp_path):
+    opencode = npm_bin(OPENCODE, OPENCODE_VERSION, "opencode")
+    env = scanned_env(tmp_path)
+    # OpenCode keeps its store in the fake HOME's default place: Voyager reads it there, and so finds the caller.
+    env.pop("VOYAGER_OPENCODE_HOME")
+    model = ScriptedChat()
+    config = Path(env["HOME"]) / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    provider = {"npm": "@ai-sdk/openai-compatible", "name": "Scripted", "options": {"baseURL": model.url}}
+    provider["models"] = {"m": {"name": "m", "tool_call": True}}
+    before = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled"}
+    config.write_text(json.dumps({**before, "provider": {"scripted": provider}, "model": "scripted/m"}, indent=2))
+    try:
+        installed = cli(env, "mcp", "install", "opencode")
+        assert installed.code == 0, installed.err
+        work = tmp_path / "proj"
+        work.mkdir()
+        run_env = agent_env(env, OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
+        runs = []
+        for _ in range(2):  # the second run finds the first (its call holds the needle), never itself
+            proc = subprocess.run(
+                [str(opencode), "run", PROMPT],
+                cwd=work,
+                env=run_env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=240,
+                check=False,
+            )
+            assert len(model.results) == len(runs) + 1, (
+                f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            )
+            runs.append(document(model.results[-1]))
+    finally:
+        model.close()
+    db = Path(env["HOME"]) / ".local" / "share" / "opencode" / "opencode.db"
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    sessions = [f"opencode:{sid}" for (sid,) in conn.execute("SELECT id FROM session ORDER BY time_created")]
+    conn.close()
+    assert len(sessions) == 2
+    first, second = ({h["session_id"] for h in doc["hits"]} for doc in runs)
+    assert f"codex:{CODEX_SID}" in first and sessions[0] not in first
+    assert sessions[0] in second and sessions[1] not in second

@@ -476,7 +476,7 @@ def test_a_web_page_request_is_checked_like_any_other(served):
     header, sock = held
     try:
         url = header["web"]["url"]
-        assert header["web"]["pid"] == server.pid and url.startswith("http://127.0.0.1:") and "?token=" in url
+        assert header["web"]["pid"] == server.pid and url.startswith("http://127.0.0.1:") and "/#token=" in url
         port = int(url.split(":")[2].split("/")[0])
         assert server.status()["web_pages"] == [port]
         socket.create_connection(("127.0.0.1", port), timeout=2).close()

@@ -22,6 +22,12 @@ HOSTILE_NAMES = (
 )
 
 
+def option_words(flag: str, value: str) -> list[str]:
+    """How a resume command hands ``value`` from a file to a long option: ``--flag=VALUE`` when it begins with
+    ``-`` (one word: data, never an option of its own), else ``--flag VALUE``."""
+    return [f"{flag}={value}"] if value.startswith("-") else [flag, value]
+
+
 def shell_words(command: str) -> list[str]:
     """The words ``command`` splits into, after ``sh -n`` accepted it (syntax only: nothing runs)."""
     checked = subprocess.run(["sh", "-n", "-c", command], capture_output=True, text=True, timeout=10)

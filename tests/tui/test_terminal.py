@@ -73,6 +73,14 @@ def terminal(home: Path, tmp_path: Path, run):
     write_codex(home, codex_session_lines(cwd=str(tmp_path / "api")))
     (tmp_path / "api").mkdir()
     assert run("scan", "-q").exit_code == 0
+    t, record = stub_codex_terminal(tmp_path)
+    yield t, record
+    t.kill()
+
+
+def stub_codex_terminal(tmp_path: Path) -> tuple[Tmux, Path]:
+    """A tmux of the test's own whose PATH starts with a stub ``codex`` that writes its cwd and arguments, one a line,
+    to the returned file."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "resumed.txt"
@@ -86,9 +94,7 @@ def terminal(home: Path, tmp_path: Path, run):
         LANG="C.UTF-8",
         LC_ALL="C.UTF-8",
     )
-    t = Tmux(tmp_path, env)
-    yield t, record
-    t.kill()
+    return Tmux(tmp_path, env), record
 
 
 def command(*args: str) -> str:
@@ -133,3 +139,22 @@ def test_voyager_alone_on_a_terminal_opens_the_picker(terminal) -> None:
     t.wait_for("2 sessions")
     t.keys("Escape")
     t.wait_for("VOYAGER-EXITED-0")
+
+
+def test_enter_hands_an_id_that_is_an_option_over_as_data(home: Path, tmp_path: Path, run) -> None:
+    """Issue 38's probe through the picker: a Codex rollout whose id is ``--dangerously-bypass-approvals-and-
+    sandbox``; Enter must give codex the id after ``--``, never as a flag."""
+    bad = "--dangerously-bypass-approvals-and-sandbox"
+    work = tmp_path / "work"
+    work.mkdir()
+    write_codex(home, codex_session_lines(sid=bad, cwd=str(work)), sid="0199a7b2-0000-7000-8000-0000000000ff")
+    assert run("scan", "-q").exit_code == 0
+    t, record = stub_codex_terminal(tmp_path)
+    try:
+        t.start(command("ui", "connection refused"))
+        t.wait_for("1 session ·")
+        t.keys("Enter")
+        t.wait_for("VOYAGER-EXITED-0")
+        assert record.read_text().splitlines() == [str(work), "resume", "--", bad]
+    finally:
+        t.kill()

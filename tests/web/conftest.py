@@ -45,7 +45,7 @@ def scanned(corpus, home, run) -> Path:
 
 @pytest.fixture
 def client(scanned):
-    """A TestClient of the guarded app, its requests addressed to 127.0.0.1:PORT, holding no cookie yet."""
+    """A TestClient of the guarded app, its requests addressed to 127.0.0.1:PORT, without the token."""
     from starlette.testclient import TestClient
 
     from voyager_sessions.core.paths import DataDir
@@ -61,7 +61,6 @@ def client(scanned):
 
 @pytest.fixture
 def authed(client):
-    """The client after opening the printed URL: it holds the cookie."""
-    res = client.get(f"/?token={TOKEN}")
-    assert res.status_code == 303
+    """The client with the token in the header every request for data carries (as the page's scripts send it)."""
+    client.headers["Authorization"] = f"Bearer {TOKEN}"
     return client

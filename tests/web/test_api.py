@@ -13,7 +13,10 @@ def test_search_groups_by_session_with_facets_like_search_json(client, run):
     doc = client.get("/api/search", params={"q": "parse_config_v2"}, headers=AUTH).json()
     assert doc["schema_version"] == 1
     res = doc["result"]
-    cli = run.json("search", "parse_config_v2", "--sessions", "--json")
+    from voyager_sessions.api import meaning_available
+
+    # The page ranks by meaning too where the model is installed (a person describes what they look for).
+    cli = run.json("search", "parse_config_v2", "--sessions", "--json", *(["--meaning"] if meaning_available() else []))
     assert res.keys() == cli.keys()
     assert {h["session_id"] for h in res["hits"]} == {h["session_id"] for h in cli["hits"]}
     assert all(h["hit_count"] >= 1 for h in res["hits"])
@@ -133,3 +136,34 @@ def test_the_session_header_names_the_resume_command_and_query_terms(client):
     assert doc["agent"] == "Claude Code"
     assert doc["resume"].endswith(f"claude --resume {HOSTILE_SID}")
     assert doc["terms"] == ["migration", "parse config"]
+
+
+def test_an_export_of_a_session_named_beyond_latin_1_downloads(home, run, client):
+    """Issue 38: a session whose file name is not Latin-1 answered 500 (a header holds Latin-1 at most). Its
+    export is named by RFC 6266's ``filename*`` (UTF-8, percent-encoded), with an ASCII ``filename`` beside."""
+    from urllib.parse import unquote
+
+    from tests.support.sessions import claude_session_lines, write_claude
+
+    sid = "会话-🚀-ü"
+    write_claude(home, claude_session_lines(sid=sid), sid=sid, project="-home-dev-文件夹")
+    assert run("scan", "-q").exit_code == 0
+    for fmt in ("md", "json", "html"):
+        res = client.get(f"/export/{fmt}/claude:{sid}", headers=AUTH)
+        assert res.status_code == 200, res.text
+        cd = res.headers["content-disposition"]
+        assert cd.isascii() and cd.startswith('attachment; filename="claude_')
+        # Letters of any script are kept; anything else (the emoji, the colon) becomes _.
+        assert unquote(cd.split("filename*=UTF-8''", 1)[1]) == f"claude_会话-_-ü.{fmt}"
+
+
+def test_the_copy_button_offers_a_hostile_id_as_data(home, run, client):
+    """Issue 38: the web page's copy button showed ``claude --resume --dangerously-skip-permissions`` for a file
+    named so; it offers the id attached to its option."""
+    from tests.support.sessions import claude_session_lines, write_claude
+
+    bad = "--dangerously-skip-permissions"
+    write_claude(home, claude_session_lines(sid=bad), sid=bad)
+    assert run("scan", "-q").exit_code == 0
+    doc = client.get(f"/ui/session/claude:{bad}", headers=AUTH).json()
+    assert doc["resume"].endswith(f"claude --resume={bad}")

@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.demo import DEMO
 from tests.support.sessions import json_line, write_claude
-from tests.support.webpage import HOSTILE_SID, PAYLOADS, TOKEN
+from tests.support.webpage import HOSTILE_SID, PAYLOADS, TOKEN, Served
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright for Python is not installed (the test extra)"
@@ -60,30 +60,6 @@ def browser() -> Iterator:
         b.close()
 
 
-class Served:
-    """`voyager web`'s server (server.make) running in a thread on a free loopback port."""
-
-    def __init__(self, data_dir: Path) -> None:
-        from voyager_sessions.core.paths import DataDir
-        from voyager_sessions.web.server import make
-
-        self.socks, self.server, self.url, self.library = make(DataDir(data_dir), 0, TOKEN)
-        self.base = self.url.split("/?", 1)[0]
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": self.socks}, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        for s in self.socks:
-            s.close()
-        self.library.close()
-
-
 @pytest.fixture
 def served(scanned) -> Iterator[Served]:
     s = Served(scanned)
@@ -99,11 +75,17 @@ def page(browser, served):
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
     pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and "403" not in msg.text else None)
-    pg.goto(served.url)  # the printed URL: the token becomes a cookie
-    assert "token=" not in pg.url
+    opened(pg, served)
     yield pg
     assert errors == []  # no script error, and no CSP violation reported on the console
     ctx.close()
+
+
+def opened(pg, served: Served) -> None:
+    """Open the printed URL (``/#token=…``): the page keeps the token and drops it from the address."""
+    pg.goto(served.url)
+    expect(pg).to_have_url(served.base + "/")
+    assert pg.evaluate("localStorage.getItem('voyager-token')") == served.url.rsplit("=", 1)[1]
 
 
 def results(pg) -> list[str]:
@@ -174,12 +156,12 @@ def test_open_a_session_jump_between_matches_copy_resume_and_export(page, served
     assert page.evaluate("navigator.clipboard.readText()") == resume
     # Export.
     with page.expect_download() as dl:
-        page.click("#exports a:text('Markdown')")
+        page.click("#exports button:text('Markdown')")
     path = tmp_path / "export.md"
     dl.value.save_as(path)
     assert dl.value.suggested_filename.endswith(".md") and "The migration returns None" in path.read_text()
     with page.expect_download() as dl:
-        page.click("#exports a:text('JSON')")
+        page.click("#exports button:text('JSON')")
     dl.value.save_as(tmp_path / "export.json")
     assert json.loads((tmp_path / "export.json").read_text())["schema_version"] == 1
     with page.expect_download() as dl:
@@ -223,13 +205,52 @@ def test_hostile_html_shows_as_text_and_runs_nothing(page, served):
 def test_without_the_token_or_from_a_foreign_host_the_browser_is_refused(browser, served):
     ctx = browser.new_context()
     pg = ctx.new_page()
-    assert pg.goto(served.base + "/").status == 403
+    assert pg.goto(served.base + "/").status == 200  # the shell: it holds no data, and asks for the token
+    expect(pg.locator("#token-form")).to_be_visible()
+    assert pg.locator("#results > li").count() == 0
     assert pg.goto(served.base + "/?token=guess").status == 403
     port = served.base.rsplit(":", 1)[1]
     # DNS rebinding: a foreign name resolving to 127.0.0.1 is refused even with the token.
     assert pg.goto(f"http://rebind.test:{port}/?token={TOKEN}").status == 403
+    assert pg.goto(f"http://rebind.test:{port}/#token={TOKEN}").status == 403
     assert pg.goto(f"http://localhost:{port}/?token={TOKEN}").status == 200  # a loopback name is fine
+    expect(pg).to_have_url(f"http://localhost:{port}/")
     ctx.close()
+
+
+def test_a_bookmark_survives_a_restart(browser, scanned) -> None:
+    """Issue 38: a bookmarked page after `voyager web` restarts (a new token, the same --port) says the token it
+    kept is from an earlier start and takes the new one (the URL pasted), then shows what the bookmark named;
+    before, it was a bare 403."""
+    first = Served(scanned, token="first-token-" + "a" * 20)
+    port = first.port
+    ctx = browser.new_context()
+    try:
+        pg = ctx.new_page()
+        opened(pg, first)
+        bookmark = f"{first.base}/session/claude:{HOSTILE_SID}?q=hostilemarker"
+        pg.goto(bookmark)
+        pg.wait_for_selector("body[data-loaded='1']")
+    finally:
+        first.stop()
+    second = Served(scanned, port=port, token="second-token-" + "b" * 20)
+    try:
+        pg.goto(bookmark)
+        form = pg.locator("#token-form")
+        expect(form).to_be_visible()
+        expect(form).to_contain_text("earlier start")
+        pg.fill("#token-input", "not-it")
+        pg.click("#token-form button")
+        expect(pg.locator("#token-status")).to_have_text("not this server's token")
+        pg.fill("#token-input", second.url)  # the URL `voyager web` printed, pasted whole
+        pg.click("#token-form button")
+        pg.wait_for_selector("body[data-loaded='1']")
+        assert pg.url == bookmark and pg.locator("#token-form").count() == 0
+        assert pg.locator("article.k-user").count() >= 1
+        assert pg.evaluate("localStorage.getItem('voyager-token')") == "second-token-" + "b" * 20
+    finally:
+        ctx.close()
+        second.stop()
 
 
 def long_session(n: int) -> list[str]:
@@ -268,7 +289,7 @@ def test_a_5000_message_session_renders_lazily(browser, home, run):
     try:
         ctx = browser.new_context()
         pg = ctx.new_page()
-        pg.goto(served.url)
+        opened(pg, served)
         t0 = time.monotonic()
         pg.goto(f"{served.base}/session/claude:{LONG_SID}")
         pg.wait_for_selector("article[id='0']")
@@ -292,7 +313,7 @@ def test_screenshots(browser, demo, home):
     try:
         ctx = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme="light")
         pg = ctx.new_page()
-        pg.goto(served.url)
+        opened(pg, served)
         pg.fill("#q", "parse_config_v2 OR retry")
         expect(pg.locator("#results")).to_have_attribute("data-q", "parse_config_v2 OR retry")
         shots = {"web-search.png": pg.screenshot()}
@@ -322,7 +343,7 @@ def test_more_sessions_than_a_page(browser, home, run):
     try:
         ctx = browser.new_context()
         pg = ctx.new_page()
-        pg.goto(served.url)
+        opened(pg, served)
         search(pg, "pelican", 50)
         expect(pg.locator("#status")).to_contain_text("55 sessions match (showing 50)")
         pg.click("#results button.more")
@@ -332,3 +353,74 @@ def test_more_sessions_than_a_page(browser, home, run):
         ctx.close()
     finally:
         served.stop()
+
+
+class Harvester:
+    """Another server on loopback, as any local program (a dev server, a malicious package) may run one: it
+    records every request the browser sends it, and serves a page that tries to read Voyager's API."""
+
+    def __init__(self, target: str) -> None:
+        import http.server
+
+        seen = self.seen = []
+        page = (
+            "<!doctype html><title>other</title><script>"
+            f"fetch({json.dumps(target + '/api/sessions')}, {{credentials: 'include'}})"
+            ".then(r => r.text()).then(t => { document.title = 'read:' + t.length; })"
+            ".catch(e => { document.title = 'blocked'; });"
+            "</script>"
+        ).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                seen.append((self.path, dict(self.headers)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_another_server_on_loopback_learns_nothing_the_browser_holds(browser, served, page) -> None:
+    """Issue 38's probe: cookies are not isolated by port (RFC 6265 §8.5), so a cookie the page set went to
+    every other server on 127.0.0.1 the browser visited, and replayed it returned session text. Now the token
+    lives only in this origin's storage and travels in a header: the other server, visited by the same
+    browser profile after the page was opened and used, receives nothing that names it, cannot read the API
+    from its own page, and a replay of anything it saw is refused."""
+    search(page, "connection", 1)
+    other = Harvester(served.base)
+    try:
+        visit = page.context.new_page()
+        visit.goto(other.url + "/landing")
+        expect(visit).to_have_title(re.compile("blocked|read:"))
+        assert visit.title() == "blocked"  # no CORS: its script cannot read our API
+        visit.goto(other.url.replace("127.0.0.1", "localhost") + "/again")
+        visit.close()
+    finally:
+        other.stop()
+    assert len(other.seen) >= 2
+    for path, headers in other.seen:
+        assert TOKEN not in json.dumps(headers), (path, headers)
+    import urllib.error
+    import urllib.request
+
+    for _path, headers in other.seen:  # replayed: whatever a cookie or header carried, it opens nothing
+        if "Cookie" not in headers:
+            continue
+        req = urllib.request.Request(served.base + "/api/search?q=connection", headers={"Cookie": headers["Cookie"]})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+        assert err.value.code == 401
+    # And the cookie jar itself holds no token for any port.
+    assert TOKEN not in json.dumps(page.context.cookies())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -26,7 +27,7 @@ def start(*args: str, said: list[str] | None = None) -> tuple[subprocess.Popen, 
     lines = [] if said is None else said
     for line in proc.stderr:  # type: ignore[union-attr]
         lines.append(line)
-        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        m = re.search(r"(http://127\.0\.0\.1:\d+/#token=\S+)", line)
         if m:
             return proc, m.group(1)
     proc.wait(timeout=30)
@@ -55,7 +56,7 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
         token = url.rsplit("=", 1)[1]
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/sessions", timeout=10)
-        assert refused.value.code == 403
+        assert refused.value.code == 401
         req = urllib.request.Request(
             f"http://127.0.0.1:{port}/api/sessions", headers={"Authorization": f"Bearer {token}"}
         )
@@ -84,6 +85,66 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
         assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_a_restart_on_the_same_port_right_after_ctrl_c(scanned):
+    """Issue 38: a connection the server closed sits in TIME_WAIT for a minute; without SO_REUSEADDR a new
+    `voyager web --port N` right after Ctrl-C could not listen on N until it passed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for _ in range(2):
+        proc, url = start("--port", str(port))
+        assert f":{port}/" in url
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)  # a kept-alive connection
+        conn.request("GET", "/")
+        res = conn.getresponse()
+        assert res.status == 200 and res.read()  # read whole: a close with unread data is a reset, not TIME_WAIT
+        proc.send_signal(signal.SIGINT)  # the server closes it first: TIME_WAIT is on the server's side
+        assert proc.wait(timeout=30) in (0, 130)
+        conn.close()
+        assert "cannot listen" not in proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(scanned, tmp_path):
+    """Issue 38: `/proc/*/cmdline` is readable by every user, and a browser keeps its argv for its whole life.
+    The browser (here a stub named by $BROWSER, as Python's webbrowser reads it) is handed a private file in
+    the data dir that sends it to the page; the token is in that file only, and the file goes with the page."""
+    record = tmp_path / "browser.json"
+    stub = tmp_path / "browser"
+    stub.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\nfrom urllib.parse import urlsplit, unquote\n"
+        "path = unquote(urlsplit(sys.argv[1]).path)\n"
+        "st = os.stat(path)\n"
+        f"json.dump({{'argv': sys.argv, 'cmdline': open('/proc/self/cmdline', 'rb').read().decode(), "
+        "'mode': st.st_mode & 0o777, 'uid': st.st_uid, 'page': open(path).read()}, "
+        f"open({str(record)!r}, 'w'))\n"
+    )
+    stub.chmod(0o755)
+    env = dict(os.environ, BROWSER=str(stub))
+    proc = subprocess.Popen([*voyager_exe(), "web"], stderr=subprocess.PIPE, text=True, env=env)
+    token = None
+    for line in proc.stderr:  # type: ignore[union-attr]
+        m = re.search(r"/#token=(\S+)", line)
+        if m:
+            token = m.group(1)
+            break
+    try:
+        assert token
+        deadline = time.monotonic() + 60
+        while not record.exists():
+            assert time.monotonic() < deadline, "the browser was never started"
+            time.sleep(0.1)
+        time.sleep(0.2)
+        seen = json.loads(record.read_text())
+        assert token not in " ".join(seen["argv"]) and token not in seen["cmdline"]
+        assert seen["argv"][1].startswith("file://") and str(scanned) in seen["argv"][1]
+        assert seen["mode"] == 0o600 and seen["uid"] == os.geteuid()
+        assert f"#token={token}" in seen["page"] and 'http-equiv="refresh"' in seen["page"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert not list(scanned.glob("web-open-*.html"))  # gone with the page
 
 
 def test_a_new_start_has_a_new_token(scanned):
@@ -122,7 +183,7 @@ def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned)
     )
     url = None
     for line in proc.stderr:  # type: ignore[union-attr]
-        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        m = re.search(r"(http://127\.0\.0\.1:\d+/#token=\S+)", line)
         if m:
             url = m.group(1)
             break
@@ -169,10 +230,13 @@ def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
             # The page is the server's: its process listens on the port, and answers from its index.
             assert server.status()["web_pages"] == [port]
             assert f"web pages  127.0.0.1:{port} " in run("serve", "status").stdout
-            assert _get(f"http://127.0.0.1:{port}/api/search?q=parse_config_v2", token)["result"]["total"] == 2
+            found = _get(f"http://127.0.0.1:{port}/api/search?q=parse_config_v2", token)["result"]
+            # (where the meaning model is installed, the sessions meaning brings in follow the word rows)
+            assert [h["match"] for h in found["hits"]][:2] == ["all", "all"]
+            assert sum(h["match"] != "meaning" for h in found["hits"]) == 2
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/api/sessions", timeout=10)
-            assert refused.value.code == 403
+            assert refused.value.code == 401
         finally:
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=40) == 0

@@ -32,6 +32,7 @@ from voyager_sessions.core.errors import Busy, StoreError, UserError, VoyagerErr
 from voyager_sessions.core.model import (
     SCHEMA_VERSION,
     Indexing,
+    MeaningReady,
     SearchResult,
     SessionList,
     SessionRecord,
@@ -54,6 +55,14 @@ if TYPE_CHECKING:
 
 #: What a command that needs the index says when there is none.
 NO_INDEX = "no index yet: run `voyager scan` (or `voyager demo` to try it)"
+
+
+def meaning_available() -> bool:
+    """Whether meaning search can run here: the model is installed (nothing is imported to find out).
+    Front ends that fuse by default ask this, so that without the model they search words alone, silently."""
+    from voyager_sessions.api.meaning import available
+
+    return available()
 
 
 def require_index(ddir: DataDir) -> None:
@@ -275,9 +284,14 @@ class Reader:
         except StoreError:  # a schema upgrade is due: the one write a read may need
             self.state = StateStore(ddir.state_db, lendable=shared)
         self.searcher = Searcher(self.index, self.state, provider_names())
+        self._shared = shared
+        self._vector_store: Any = None  # store.vectors.VectorStore, opened on the first meaning search
+        self._matrix: tuple[Any, Any] | None = None
 
     def close(self) -> None:
         self.state.close()
+        if self._vector_store is not None:
+            self._vector_store.close()
 
     def reload(self) -> None:
         """See what was committed since this reader opened (a server calls it after a scan)."""
@@ -306,9 +320,54 @@ class Reader:
         if parsed is None:
             parsed = parse_query(query)
         try:
-            return self.searcher.search(query, opts, parsed=parsed)
+            result = self.searcher.search(query, opts, parsed=parsed)
         except QueryError as exc:  # a filter's value is checked only here (provider:, since: …)
             raise UserError(f"bad query: {exc}") from None
+        for h in result.hits:
+            h.match = result.match
+        return result
+
+    def search_meaning(self, query: str, opts: Any, parsed: Any) -> SearchResult:
+        """``query`` ranked by words and meaning (``search.fusion``); ``ModelMissing`` without the model."""
+        from voyager_sessions.search.embed import model
+        from voyager_sessions.search.fusion import search_with_meaning
+        from voyager_sessions.search.query import QueryError
+
+        m = model()
+        try:
+            result, used = search_with_meaning(self.searcher, query, parsed, opts, m, self.meaning_matrix)
+        except QueryError as exc:
+            raise UserError(f"bad query: {exc}") from None
+        if used:  # a filter-only query, or one sorted by time, is the words' alone: nothing to say of meaning
+            ready, total = self.meaning_counts()
+            result.meaning = MeaningReady(sessions_ready=ready, sessions_total=total)
+        return result
+
+    def meaning_matrix(self) -> Any:
+        """The usable vectors (``search.embed.Matrix``), read again only when meaning.db or state.db changed."""
+        from voyager_sessions.search.embed import MODEL_ID, Matrix
+
+        store = self._vectors()
+        if store is None:
+            return Matrix([], [])
+        key = store.data_version()
+        if self._matrix is None or self._matrix[0] != key:
+            self._matrix = (key, Matrix(*store.fresh(MODEL_ID)))
+        return self._matrix[1]
+
+    def meaning_counts(self) -> tuple[int, int]:
+        """(sessions meaning can rank, sessions with events)."""
+        # The vectors a search can use are the matrix's (read again only when a database changed).
+        return len(self.meaning_matrix()), self.state.count_sessions_with_events()
+
+    def _vectors(self) -> Any:
+        from voyager_sessions.store.vectors import VectorStore
+
+        if self._vector_store is None:
+            self._vector_store = VectorStore.open_if_exists(
+                self.ddir.meaning_db, self.ddir.state_db, readonly=True, lendable=self._shared
+            )
+        return self._vector_store
 
     def facets(self, query: str, opts: SearchOptions | None = None, parsed: ParsedQuery | None = None) -> SessionFacets:
         """Which sessions ``query`` matches and the weeks of their matching events (``search.facets.SessionFacets``):
@@ -545,8 +604,15 @@ def search(
 
             notice(f"not refreshed ({printable(str(exc))}); searching what is indexed", False)
     opts = _search_options(req)
+    meaning = req.meaning
+    if meaning:
+        from voyager_sessions.search.embed import INSTALL_HINT, available
+
+        if not available():  # said once; the words' answer is given as if meaning had not been asked
+            notice(INSTALL_HINT, False)
+            meaning = False
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
-        result = r.search(text, opts, parsed)
+        result = r.search_meaning(text, opts, parsed) if meaning else r.search(text, opts, parsed)
         indexing = r.indexing()
     if indexing is not None:
         result = msgspec.structs.replace(result, indexing=indexing)
@@ -717,10 +783,21 @@ def doctor(ddir: DataDir, env: Mapping[str, str]) -> dict[str, Any]:
         zstd.backend()
         or f"not installed (an incomplete install): `pip install {zstd.INSTALL_HINT}` to read DeepSeek Harness and Zed sessions"
     )
+    from voyager_sessions.scan.meaning import status as meaning_status
+    from voyager_sessions.search.embed import INSTALL_HINT
+
+    meaning = meaning_status(ddir)
+    health["meaning"] = (
+        f"{meaning['sessions_ready']} of {meaning['sessions_total']} sessions searchable by meaning"
+        + ("" if meaning["sessions_ready"] == meaning["sessions_total"] else " (`voyager scan --meaning` completes it)")
+        if meaning["model"]
+        else f"not installed: {INSTALL_HINT}"
+    )
     return {
         "schema_version": SCHEMA_VERSION,
         "providers": diagnose(env, indexed, failed, noted, hints, versions),
         "health": health,
+        "meaning": meaning,
     }
 
 

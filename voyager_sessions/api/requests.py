@@ -160,6 +160,15 @@ class SearchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             why="the command line sets it: a person's search; agents' and pages' searches are never remembered",
         ),
     ] = False
+    meaning: Annotated[
+        bool,
+        described(
+            "Rank by meaning too: find a session you describe, in any language (needs voyager-sessions[semantic]).",
+            cli=("-m", "--meaning"),
+            web=None,
+            why="the page ranks by meaning wherever the model is installed, as the picker does",
+        ),
+    ] = False
 
 
 class ListRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -21,7 +21,7 @@ import msgspec
 
 from voyager_sessions.api import Backend, LocalBackend, Reader, _where
 from voyager_sessions.api.requests import ExportRequest, SessionRequest
-from voyager_sessions.api.resume import ResumeRecipe, missing, recipe
+from voyager_sessions.api.resume import ResumeRecipe, missing, recipe, why_none
 from voyager_sessions.core.errors import UserError, VoyagerError
 from voyager_sessions.core.model import SessionRecord, SessionRow, session_row
 from voyager_sessions.core.paths import DataDir
@@ -48,7 +48,8 @@ class Exported(msgspec.Struct, kw_only=True):
 
 
 class ResumePlan(msgspec.Struct, kw_only=True):
-    """How to reopen a session: the recipe (None: its agent has no command for that, ``reason`` says so), the
+    """How to reopen a session: the recipe (None: its agent has no command for that, or none that is safe to run:
+    ``reason`` says which), the
     command as one quoted shell line, and what the recipe needs and this machine lacks (empty: ready)."""
 
     session: SessionRow
@@ -151,7 +152,7 @@ def resume(
             agent=agent,
             recipe=None,
             command=None,
-            reason=f"{agent} has no command that reopens a session outside its own app",
+            reason=f"cannot resume {row.session_id} in {agent}: {why_none(rec.session)}",
             via_last_search=query,
         )
     return ResumePlan(

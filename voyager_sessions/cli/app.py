@@ -32,6 +32,7 @@ from voyager_sessions.cli.common import (
     emit_json,
     failure,
     private_umask,
+    run_meaning,
     run_scan,
     use_color,
 )
@@ -169,6 +170,12 @@ def cli() -> None:
     default=None,
     help="Processes that read and prepare sources (default: one per core; 1 reads everything in this one).",
 )
+@click.option(
+    "--meaning",
+    is_flag=True,
+    help="Then compute the meaning vectors still missing, and return when every session has one "
+    "(needs voyager-sessions[semantic]).",
+)
 def scan(
     providers: tuple[str, ...],
     keep_missing: bool,
@@ -177,6 +184,7 @@ def scan(
     as_json: bool,
     quiet: bool,
     workers: int | None,
+    meaning: bool,
 ) -> None:
     """Index every agent's session history (only what changed since the last scan).
 
@@ -188,6 +196,10 @@ def scan(
     for p in providers:
         if p not in known:
             raise UserError(f"unknown provider '{p}': use one of {', '.join(known)}")
+    if meaning:
+        from voyager_sessions.api.meaning import require_model
+
+        require_model()
     summary = run_scan(
         quiet=quiet,
         providers=list(providers) or None,
@@ -210,6 +222,13 @@ def scan(
             f"{f', {summary.failed} failed' if summary.failed else ''}; "
             f"{count(summary.events_added, 'event')} added, {summary.events_removed} removed; {count(summary.sessions, 'session')} indexed."
         )
+    if meaning:
+        embedded = run_meaning(quiet=quiet or as_json)
+        if not as_json:
+            click.echo(
+                f"Meaning: {count(embedded.embedded, 'session')} embedded in {embedded.seconds:.2f}s; "
+                f"{embedded.ready} of {count(embedded.total, 'session')} searchable by meaning."
+            )
     if summary.skipped and not quiet:
         click.echo(f"{count(len(summary.skipped), 'piece')} skipped (named above on stderr).", err=True)
     if summary.sources == 0 and summary.sessions == 0 and not quiet:
@@ -384,8 +403,15 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
 
     said_busy = False
 
+    from voyager_sessions.api.meaning import background
+
+    # Meaning vectors for what the rescans bring, in the background (nothing without the model).
+    meaning = background(DataDir(data_dir()), log=lambda line: click.echo(f"voyager: {printable(line)}", err=True))
+
     def on_scan(summary) -> None:
         nonlocal said_busy
+        if summary.touched:
+            meaning.wake()
         if not quiet:
             said_busy = False  # a scan ran: the next collision is news again
         if summary.touched and not quiet:
@@ -421,9 +447,11 @@ def watch(interval: float, quiet: bool, poll: bool) -> None:
             raise
 
     click.echo(f"watching agent history every {interval:g}s (Ctrl-C to stop; {watcher.status})", err=True)
+    meaning.start()
     try:
         keep_fresh(rescan, interval=interval, on_scan=on_scan, on_error=on_error)
     finally:
+        meaning.stop()
         watcher.stop()
 
 
@@ -466,12 +494,43 @@ def demo(keep: bool) -> None:
                     click.echo(render_hit(h, color=color, by_session=False), color=color)
                 shown_of = f"{len(res.hits)} of " if len(res.hits) < res.total else ""  # the demo shows 3 at most
                 click.echo(f"  ({shown_of}{res.total} {'hit' if res.total == 1 else 'hits'})\n")
+        _demo_described(ddir, color)
         click.echo('Now index your own history: `voyager scan`, then `voyager search "…"`.')
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: A session described in other words than its own (it says "export", "S3", "bucket", "timing out").
+DEMO_DESCRIBED = "the data dump that broke when we relocated our cloud storage"
+
+
+def _demo_described(ddir: Path, color: bool) -> None:
+    """The described session found by meaning (`voyager search -m`), or the one line that says how to get it."""
+    from voyager_sessions import api
+    from voyager_sessions.cli.render import render_hit
+    from voyager_sessions.api.meaning import INSTALL_HINT, embed_missing
+
+    shown = f"$ voyager search -m {shlex_quote(DEMO_DESCRIBED)} --sessions"
+    click.echo(click.style(shown, bold=True) if color else shown, color=color)
+    if not api.meaning_available():
+        click.echo(f"  (a session described in other words: {INSTALL_HINT})\n")
+        return
+    embed_missing(ddir)
+    res = api.search(
+        api.SearchRequest(query=DEMO_DESCRIBED, limit=1, refresh=False, sessions=True, meaning=True), data_dir=ddir
+    )
+    for h in res.hits:
+        click.echo(render_hit(h, color=color, by_session=True), color=color)
+    click.echo("  (found by what it is about, in any language: see `voyager search --help`)\n")
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 #: (query, extra CLI flags as a user would type them, the same as SearchRequest fields)

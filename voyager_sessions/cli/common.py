@@ -195,3 +195,32 @@ def run_scan(
             if follower is not None:
                 follower.close()
         deadline = time.monotonic() + 30  # that scan is done: this one takes the lock as soon as it is free
+
+
+def run_meaning(*, quiet: bool, ddir: Path | None = None, threads: int | None = None) -> Any:
+    """Embed every session that has no meaning vector (``api.meaning``), a progress bar on a terminal's stderr;
+    returns when every session has one. ``ModelMissing`` (one line: how to get it) without the model."""
+    from voyager_sessions.api.meaning import embed_missing
+
+    progress = None
+    if not quiet and sys.stderr.isatty():
+        import time
+
+        t0 = time.monotonic()
+
+        def progress(done: int, total: int) -> None:
+            el = max(time.monotonic() - t0, 1e-6)
+            eta = (total - done) * (el / done) if done else 0
+            width = 24
+            fill = int(width * done / total) if total else width
+            sys.stderr.write(
+                f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sessions by meaning  "
+                f"{done / el:,.1f}/s  eta {eta:4.0f}s "
+            )
+            sys.stderr.flush()
+
+    try:
+        return embed_missing(ddir or data_dir(), progress=progress, threads=threads or os.cpu_count() or 1)
+    finally:
+        if progress is not None:
+            echo("", err=True)

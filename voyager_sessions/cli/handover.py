@@ -41,7 +41,8 @@ def resume(session: str, print_only: bool) -> None:
     """Reopen SESSION in its own agent, in the session's working directory.
 
     The agent replaces voyager (it gets the terminal). Its program must be on PATH and the
-    directory must still exist; what is missing is named otherwise (exit 2).
+    directory must still exist, belong to you (or root) and be writable by no other user; what
+    is missing is named otherwise (exit 2).
     """
     from voyager_sessions.api import SessionRequest
     from voyager_sessions.api.resume import hand_over

@@ -67,6 +67,12 @@ SEARCH_OPTIONS: tuple[Option, ...] = (
     ),
     Option(("--sessions",), "by_session", "flag", help="One row per session: its best hit and hit count."),
     Option(
+        ("-m", "--meaning"),
+        "meaning",
+        "flag",
+        help="Rank by meaning too: find a session you describe, in any language (needs voyager-sessions[semantic]).",
+    ),
+    Option(
         ("--flat",),
         "flat",
         "flag",

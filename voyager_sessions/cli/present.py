@@ -93,6 +93,7 @@ def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -
             "context": params["context"],
             "refresh": not params["no_refresh"],
             "remember": True,
+            "meaning": bool(params.get("meaning")),
         }  # a person's search: `voyager resume -` reopens it
     elif cmd == "list":
         fields = {"provider": params["provider"], "limit": params["limit"], "offset": params["offset"]}
@@ -212,6 +213,16 @@ def _search(fields: Mapping[str, Any], doc: Any, body: bytes | None, view: View,
         )
     if doc.indexing:
         out.text(indexing_line(doc.indexing), err=True)
+    meaning: Any = getattr(doc, "meaning", None)  # with --meaning only (a decoded document's None, a result's UNSET)
+    ready: int | None = getattr(meaning, "sessions_ready", None)
+    total: int | None = getattr(meaning, "sessions_total", None)
+    if ready is not None and total is not None and ready < total:
+        # A search never waits for vectors: say what meaning could not rank yet, once, on stderr.
+        out.text(
+            f"voyager: meaning ranked {ready} of {total} sessions; {total - ready} not embedded "
+            "yet (`voyager scan --meaning` embeds them and waits)",
+            err=True,
+        )
     if view.as_json:
         out.raw(escape_json_controls(body if body is not None else _encode(doc)) + b"\n")
     elif view.as_jsonl:

@@ -70,6 +70,8 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     where = _p(h.title or _home_short(h.cwd) or "")
     native = _short_id(h.session_id)
     count = f"  ({plural.count(h.hit_count, 'hit')})" if by_session and h.hit_count is not None else ""
+    if h.match == "meaning":
+        count = "  (by meaning: none of the words)"
     head = f"{h.provider:<8} {native:<12} {when:<16} {kind:<12} {where}{count}"
     if color:
         head = _BOLD + head + _RESET
@@ -99,7 +101,8 @@ def render_group(hits: list[Hit], *, color: bool) -> str:
     title = _p(first.title or "") or "(untitled)"
     where = _p(_home_short(first.cwd))
     head = f"{first.provider}  {title}"
-    facts = "  ".join(x for x in (_minute(first.timestamp), where, plural.count(len(hits), "hit")) if x)
+    found = "by meaning: none of the words" if first.match == "meaning" else plural.count(len(hits), "hit")
+    facts = "  ".join(x for x in (_minute(first.timestamp), where, found) if x)
     lines = [(_BOLD + head + _RESET + "  " + _DIM + facts + _RESET) if color else f"{head}  {facts}"]
     if first.resume:
         resume = _p(first.resume)

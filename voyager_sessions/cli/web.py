@@ -8,6 +8,8 @@ when the ``web`` extra is not installed; running it then says how to install it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from voyager_sessions.cli.common import data_dir
@@ -55,22 +57,29 @@ def web(port: int, no_open: bool) -> None:
 
     lent = borrow(ddir, port)
     if lent is not None:
+        opened: list[Path] = []
 
         def tell() -> None:
             announce(lent.url, ddir.root, f" through voyager serve (pid {lent.pid})")
             if not no_open:
-                _open_soon(lent.url)
+                _open_soon(ddir, lent.url, opened)
 
-        lent.hold(tell)
+        try:
+            lent.hold(tell)
+        finally:
+            for path in opened:
+                path.unlink(missing_ok=True)
         return
     from voyager_sessions.web.server import serve
 
     serve(ddir, port, announce=lambda url: announce(url, ddir.root), open_browser=not no_open)
 
 
-def _open_soon(url: str) -> None:
-    """Open ``url`` in the browser from a thread (a browser that is slow to start never holds the command up)."""
+def _open_soon(ddir: DataDir, url: str, opened: list[Path]) -> None:
+    """Open ``url`` in the browser from a thread (a browser that is slow to start never holds the command up),
+    through a private redirect file (never the token on a command line); its path goes in ``opened``."""
     import threading
-    import webbrowser
 
-    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    from voyager_sessions.web.server import open_browser_at
+
+    threading.Thread(target=lambda: opened.append(open_browser_at(ddir, url)), daemon=True).start()

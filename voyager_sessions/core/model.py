@@ -106,6 +106,10 @@ class SessionRecord(msgspec.Struct, kw_only=True):
 # ---------------------------------------------------------------------------
 
 
+#: How one row matched: as its result's level, or ``meaning`` (by meaning alone).
+RowMatch = Literal["all", "partial", "meaning"]
+
+
 class Hit(msgspec.Struct, kw_only=True):
     """One matching event with the session facts a reader needs to act on it."""
 
@@ -129,6 +133,9 @@ class Hit(msgspec.Struct, kw_only=True):
     matched_terms: list[TermHit] | None = None
     #: The session's project: its git repository, else its working directory (what ``--repo`` matches).
     project: str | None = None
+    #: How the row matched: ``all`` (every query term), ``partial`` (some: no session holds every term) or
+    #: ``meaning`` (none of the words: found by what it is about, with ``--meaning``).
+    match: RowMatch = "all"
 
 
 class TermHit(msgspec.Struct, kw_only=True):
@@ -161,6 +168,14 @@ class Indexing(msgspec.Struct, kw_only=True):
     running: bool
 
 
+class MeaningReady(msgspec.Struct, kw_only=True):
+    """How much of the history meaning could search (``--meaning``): sessions with a vector of their current
+    text, of all sessions with events. Vectors are computed in the background; a search never waits for them."""
+
+    sessions_ready: int
+    sessions_total: int
+
+
 class SearchResult(msgspec.Struct, kw_only=True):
     """The document ``voyager search --json`` prints."""
 
@@ -178,6 +193,8 @@ class SearchResult(msgspec.Struct, kw_only=True):
     total_exact: bool = True
     #: Set while the index is still being built: the search saw only what is indexed so far (see ``Indexing``).
     indexing: Indexing | None = None
+    #: With ``--meaning`` only (absent otherwise): how many sessions meaning could rank.
+    meaning: MeaningReady | msgspec.UnsetType = msgspec.UNSET
 
 
 class Facets(msgspec.Struct, kw_only=True):

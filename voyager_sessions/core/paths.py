@@ -44,7 +44,8 @@ class DataDir:
 
     ``index/`` (Tantivy), ``state.db`` (scan state and sessions), ``checkpoints.db``
     (checkpoints: not derived from the sources, so never reset with the index),
-    ``checkpoints/`` (Markdown hand-offs, derived output), ``scan.lock`` (the one-writer
+    ``checkpoints/`` (Markdown hand-offs, derived output), ``meaning.db`` (meaning vectors,
+    derived from the index by the optional embedding model), ``scan.lock`` (the one-writer
     lock), ``scan-spool`` (a long scan's tool output while it indexes what was said first),
     ``scan.log`` (the stderr of a scan a search left running in the background), ``last-search.json`` (the first hit of the last ``voyager search``, which
     ``voyager resume -`` reopens), and the resident server's ``serve.sock`` (its socket),
@@ -79,6 +80,10 @@ class DataDir:
     @property
     def checkpoints_db(self) -> Path:
         return self.root / "checkpoints.db"
+
+    @property
+    def meaning_db(self) -> Path:
+        return self.root / "meaning.db"
 
     @property
     def handoffs(self) -> Path:

@@ -7,11 +7,12 @@ dir (its index is open and fresh already) and answers in this process otherwise:
 result document's JSON either way, the bytes ``voyager … --json`` prints. The checkpoint
 tools call :mod:`voyager_sessions.api.checkpoints`, as ``voyager checkpoint`` does.
 
-Arguments become the API's request Structs, whose fields carry the CLI options' bounds,
-so an agent gets the bounds and messages the CLI gives. The caller's own session is left
-out of a search as a request field (``exclude_sessions``), never by rewriting the query:
-the query is parsed once, as the agent typed it. Every failure an agent should see is a
-one-line ``UserError``.
+Arguments become the API's request Structs by the spellings the Structs declare for MCP
+(:func:`voyager_sessions.api.requests.spelled`, the same the tools' schemas are built from:
+:mod:`voyager_sessions.mcp.tools`), so an agent gets the bounds and messages the CLI gives, each
+message naming the argument as the agent spelled it. The caller's own session is left out of
+a search as a request field (``exclude_sessions``), never by rewriting the query: the query is
+parsed once, as the agent typed it. Every failure an agent should see is a one-line ``UserError``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from voyager_sessions.core.errors import UserError
-
-#: search's tool arguments that pass to ``SearchRequest`` under the same name.
-_SEARCH_FIELDS = ("limit", "offset", "repo", "cwd", "since", "until", "sort", "sessions", "context")
-#: search's filters: with none of them and no query there is nothing to search for.
-_FILTERS = ("provider", "kind", "repo", "cwd", "session", "since", "until")
 
 
 class Calls:
@@ -40,27 +36,34 @@ class Calls:
     # -- the tools ----------------------------------------------------------------------
 
     def search(self, args: dict[str, Any], current: str | None) -> dict[str, Any]:
-        query = _text(args, "query", "")
-        if not query.strip() and not any(args.get(f) for f in _FILTERS):
+        from voyager_sessions.mcp.tools import filters
+
+        fields = request_fields("search", args)
+        query = fields.get("query", "")
+        if not isinstance(query, str):
+            raise UserError("query must be a string")
+        if not query.strip() and not any(args.get(name) for name in filters("search")):
             raise UserError("nothing to search for: give a query or a filter")  # worded for an agent, not a shell
-        fields: dict[str, Any] = {name: args[name] for name in _SEARCH_FIELDS if args.get(name) is not None}
-        fields.update(
-            query=query, providers=_strings(args, "provider"), kinds=_strings(args, "kind"), remember=False
-        )  # an agent's search is not the person's last search (voyager resume -)
-        explicit = args.get("session")
-        if explicit is not None:
-            fields["session"] = explicit
-        if current and not explicit and not args.get("include_current"):
+        fields["remember"] = False  # an agent's search is not the person's last search (voyager resume -)
+        # Agents describe what they look for: meaning by default (tools.MCP_DEFAULTS), where the model is installed;
+        # without it a search is words alone, as the tool's description says.
+        from voyager_sessions.api import meaning_available
+        from voyager_sessions.mcp.tools import MCP_DEFAULTS
+
+        wanted = fields.pop("meaning", MCP_DEFAULTS["search"]["meaning"])
+        if wanted is not False and meaning_available():
+            fields["meaning"] = True
+        if current and not fields.get("session") and not args.get("include_current"):
             # By its native id (the session filter matches either): an agent's fork (Kilo sends what
             # OpenCode sends) files the session under another provider.
             fields["exclude_sessions"] = [current.partition(":")[2] or current]
         return self._read("search", fields)
 
     def show(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self._read("show", _given(args, ("session", "around", "window")))
+        return self._read("show", request_fields("show", args))
 
     def list_sessions(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self._read("list", _given(args, ("provider", "limit", "offset")))
+        return self._read("list", request_fields("list_sessions", args))
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -71,7 +74,7 @@ class Calls:
         try:
             api.decode_request(op, fields)  # a malformed request is the agent's mistake, said as the CLI says it
         except ValueError as exc:
-            raise UserError(str(exc)) from None
+            raise UserError(_as_spelled(op, str(exc))) from None
         try:
             return json.loads(api.call(op, fields, data_dir=self.data_dir))
         except api.Refused:
@@ -80,9 +83,56 @@ class Calls:
             raise UserError(failure(exc)[0].removeprefix("voyager: ")) from None
 
 
-def _given(args: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    """The arguments ``names`` the agent gave (a null is left out: the request's default applies)."""
-    return {name: args[name] for name in names if args.get(name) is not None}
+def request_fields(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Reading tool ``tool``'s arguments as its request's fields, by the spellings the request declares for MCP.
+
+    A null argument is left out (the field's default applies); one string where a list is asked is a list of
+    one (models often send that); an argument the tool does not take is refused, by name.
+    """
+    from voyager_sessions.api import requests as rq
+    from voyager_sessions.mcp.tools import MCP_ONLY, READING
+
+    struct, _ = READING[tool]
+    by_spelling = {spelling: field for field, spelling in rq.spelled(struct, "mcp").items()}
+    unknown = sorted(set(args) - set(by_spelling) - set(MCP_ONLY.get(tool, {})))
+    if unknown:
+        raise UserError(f"unknown argument(s) for {tool}: {', '.join(unknown)}")
+    lists = _list_fields(struct)
+    fields: dict[str, Any] = {}
+    for spelling, field in by_spelling.items():
+        value = args.get(spelling)
+        if value is None:
+            continue
+        if field in lists and isinstance(value, str):
+            value = [value]
+        fields[field] = value
+    return fields
+
+
+def _list_fields(struct: Any) -> set[str]:
+    import msgspec
+
+    info = msgspec.inspect.type_info(struct)
+    assert isinstance(info, msgspec.inspect.StructType)
+    out = set()
+    for f in info.fields:
+        t = f.type.type if isinstance(f.type, msgspec.inspect.Metadata) else f.type
+        if isinstance(t, msgspec.inspect.ListType):
+            out.add(f.name)
+    return out
+
+
+def _as_spelled(op: str, message: str) -> str:
+    """The API's one line about a bad field, naming the argument as the agent spelled it (``provider``, not
+    ``providers``)."""
+    from voyager_sessions import api
+    from voyager_sessions.api import requests as rq
+
+    struct = api.OPERATIONS[op].request
+    for field, spelling in rq.spelled(struct, "mcp").items():
+        if field != spelling and message.startswith(f"{field} "):
+            return spelling + message[len(field) :]
+    return message
 
 
 def _text(args: dict[str, Any], name: str, default: str) -> str:
@@ -132,8 +182,11 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
-def checkpoint(data_dir: Path, op: str, args: dict[str, Any], current: str | None) -> dict[str, Any]:
-    """Checkpoint operation ``op`` for the calling session (or the one ``args["session"]`` names); its result."""
+def checkpoint(
+    data_dir: Path, op: str, args: dict[str, Any], current: str | None, unknown: str | None = None
+) -> dict[str, Any]:
+    """Checkpoint operation ``op`` for the calling session (or the one ``args["session"]`` names); its result.
+    ``unknown`` says why the calling session is not known, for the line that asks for ``session``."""
     import msgspec
 
     from voyager_sessions.api import checkpoints as cp
@@ -141,7 +194,7 @@ def checkpoint(data_dir: Path, op: str, args: dict[str, Any], current: str | Non
     where: dict[str, Any] = {"data_dir": data_dir, "warn": warn}
     if op == "list":
         return _document(cp.list_checkpoints(cp.ListRequest(), **where))
-    ref = _session_for(op, args, current)
+    ref = _session_for(op, args, current, unknown)
     try:
         if op == "save":
             result: Any = cp.save(msgspec.convert(_save_fields(args, ref), cp.SaveRequest), **where)
@@ -170,13 +223,13 @@ def _document(result: Any) -> dict[str, Any]:
     return json.loads(msgspec.json.encode(result))
 
 
-def _session_for(op: str, args: dict[str, Any], current: str | None) -> str:
+def _session_for(op: str, args: dict[str, Any], current: str | None, unknown: str | None = None) -> str:
     named = _text(args, "session", "").strip()
     if current is None:
         if not named:
             raise NoSession(
-                "this agent does not tell Voyager which session is calling: pass session "
-                "(your session id; `search` or `list_sessions` shows ids)"
+                f"{unknown or 'this agent does not tell Voyager which session is calling'}: pass session "
+                "(your session's id; list_sessions shows the newest sessions first)"
             )
         return named
     if named and op in _WRITES and not _same_session(named, current):

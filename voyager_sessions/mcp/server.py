@@ -1,22 +1,27 @@
 """``voyager mcp``: an MCP server on stdio, so agents can search their own past sessions.
 
 It speaks the part of the Model Context Protocol a tools-only server needs, itself:
-newline-delimited JSON-RPC 2.0 on stdin/stdout with ``initialize`` (protocol version
-negotiation), ``notifications/initialized``, ``ping``, ``tools/list`` and ``tools/call``.
-The official Python SDK is not used at run time because importing it costs ~0.8-1 s
-(pydantic models for the whole protocol), which is longer than Codex waits for an
-optional server; this module imports only the standard library, so ``initialize`` is
-answered about as fast as Python starts. The SDK's client stays in the tests as the
-reference client (``tests/serve/test_mcp.py``).
+newline-delimited JSON-RPC 2.0 on stdin/stdout, in both eras of the protocol (a *dual-era*
+server, as the 2026-07-28 revision calls it): the ``initialize`` handshake (versions
+2024-11-05 to 2025-11-25: ``initialize``, ``notifications/initialized``, ``ping``,
+``tools/list``, ``tools/call``), and 2026-07-28's stateless requests, each carrying its
+protocol version and client in ``_meta`` (``server/discover``, ``tools/list``,
+``tools/call``). The official Python SDK is not used at run time because importing it costs
+~0.8-1 s (pydantic models for the whole protocol), which is longer than Codex waits for an
+optional server; this module imports only the standard library, so ``initialize`` (or
+``server/discover``) is answered about as fast as Python starts. The SDK's client stays in
+the tests as the reference client (``tests/serve/test_mcp.py``).
 
-The tools' work is :mod:`voyager_sessions.mcp.calls` (the application API, in
-process or through ``voyager serve``), imported in the background once the handshake
-is answered. A tool's failure is a tool result with ``isError`` and one line of text,
-exactly the message ``voyager`` prints after ``voyager: ``; a malformed message is a
-JSON-RPC error and the server goes on.
+The tools (:mod:`voyager_sessions.mcp.tools`: schemas derived from the API's request Structs)
+and their work (:mod:`voyager_sessions.mcp.calls`: the application API, in process or through
+``voyager serve``) are imported in the background once the handshake is answered. A tool's
+failure is a tool result with ``isError`` and one line of text, exactly the message ``voyager``
+prints after ``voyager: ``; a malformed message is a JSON-RPC error and the server goes on.
 
-Which session is calling: agents that say so are excluded from search results unless
-``include_current`` is set (see :func:`caller_session` and docs/serve.md).
+Which session is calling: the agent connected is known from its ``clientInfo``; what the
+server says to it (the ``instructions``, the tools' descriptions) is true for that agent, and
+its own session is left out of searches where it says which one it is (the manifest's rows,
+through :mod:`voyager_sessions.api.agents`; docs/serve.md).
 """
 
 from __future__ import annotations
@@ -30,132 +35,41 @@ from typing import IO, Any
 
 #: Protocol revisions answered through the ``initialize`` handshake, oldest first (the MCP spec's dated versions).
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: Revisions served statelessly, each request carrying its version and client in ``_meta`` (2026-07-28 on).
+MODERN_VERSIONS = ("2026-07-28",)
+#: ``_meta`` keys of a modern request.
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT = "io.modelcontextprotocol/clientInfo"
+META_SERVER = "io.modelcontextprotocol/serverInfo"
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+#: 2026-07-28: the request's protocol version is not one this server speaks (``data``: supported, requested).
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 #: One JSON-RPC message may be at most this long (a tools/call is a few hundred bytes).
 MAX_MESSAGE_BYTES = 4 << 20
+
+#: What the handshake knows of each agent's MCP client before anything but the standard library is loaded:
+#: ``clientInfo.name`` -> (the agent's label, how it says which session is calling: ``env:VAR``, ``meta``,
+#: ``running-tool``, or ``""``: it does not). A copy of the agent manifest's rows (``Mcp.client``,
+#: ``Mcp.caller``), held to them by tests/mcp/test_truth.py: the manifest costs ~15 ms to import, a handshake
+#: ~40 ms in all, and an agent may give up on a server that answers late.
+HANDSHAKE_CLIENTS: dict[str, tuple[str, str]] = {
+    "claude-code": ("Claude Code", "env:CLAUDE_CODE_SESSION_ID"),
+    "codex-mcp-client": ("Codex CLI", "meta"),
+    "gemini-cli-mcp-client": ("Gemini CLI", ""),
+    "opencode": ("OpenCode", "running-tool"),
+}
 
 INSTRUCTIONS = (
     "Voyager indexes the session histories of the coding agents on this machine (Claude Code, Codex, OpenCode, "
     "Gemini CLI, Qwen Code, Cursor …): every prompt, reply, reasoning step, tool call and tool output. Use it to "
     'answer "what did we decide about X", "where did we fix Y", "what was the command that …": `search` '
-    "finds it (your own current session is left out), `show` with a hit's session_id and seq as `around` reads "
-    "the conversation around it, `list_sessions` lists recent sessions."
+    "finds it, `show` with a hit's session_id and seq as `around` reads the conversation around it, "
+    "`list_sessions` lists recent sessions; the checkpoint tools keep a task's state for whoever continues it. "
 )
 
-SEARCH_DESCRIPTION = """\
-Search the past sessions of every coding agent on this machine: prompts, replies, reasoning, tool calls \
-and their outputs. Use it to recall what was decided, tried, run or seen before ("what did we decide \
-about the cache key", "where did we fix the login redirect", "the error we got from the migration").
-
-Phrase the query as the words likely to appear in that session, not as a question: 2-4 distinctive \
-terms (names, identifiers, error text, file paths) work best; all words must match, so drop filler. \
-Syntax: "an exact phrase"; -word or NOT word excludes; a OR b; (groups); prefix*; identifiers, paths \
-and pasted error lines work as typed; filters inside the query: provider:codex kind:tool_result \
-repo:NAME cwd:PATH session:ID since:7d until:2026-11-01. kind is user, assistant, reasoning, \
-tool_call, tool_result (tool = both), meta or checkpoint. If nothing matches, try fewer or other words.
-
-Your own current session is left out when your agent tells Voyager which it is (include_current=true \
-keeps it). sessions=true gives one row per session (its best hit and hit_count); context=N adds N events \
-around each hit. Returns {"total", "offset", "hits": [{session_id, seq, kind, provider, timestamp, cwd, \
-title, snippet, highlights, resume, tool, exit_code, hit_count, context}]}; read more of a hit with \
-show(session=session_id, around=seq)."""
-
-SHOW_DESCRIPTION = """\
-Read a past session: its metadata and events (seq, kind, origin, text, tool, exit_code). session is a \
-session_id from search or list_sessions (or a unique prefix of it). With around=SEQ (a search hit's seq) \
-only the `window` events on each side of it come back: prefer that for long sessions."""
-
-LIST_DESCRIPTION = """\
-Recent sessions of every coding agent on this machine, newest first: session_id, provider, title, cwd, \
-started, updated, events, resume (the command that reopens it)."""
-
-_STR = {"type": "string"}
-_STRS = {"type": "array", "items": {"type": "string"}}
-
-TOOLS: list[dict[str, Any]] = [
-    {
-        "name": "search",
-        "title": "Search past agent sessions",
-        "description": SEARCH_DESCRIPTION,
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": 'words, "phrases" and filters (see the description)'},
-                "provider": {**_STRS, "description": "only these agents (claude, codex, gemini, opencode …)"},
-                "kind": {**_STRS, "description": "only these event kinds"},
-                "repo": {**_STR, "description": "only sessions in a repository whose name contains this"},
-                "cwd": {**_STR, "description": "only sessions whose working directory contains this"},
-                "session": {**_STR, "description": "only this session (id or prefix)"},
-                "since": {**_STR, "description": "7d, 2h, 2026-11-01 …"},
-                "until": _STR,
-                "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 20},
-                "offset": {"type": "integer", "minimum": 0, "default": 0},
-                "sort": {"type": "string", "enum": ["relevance", "recent"], "default": "relevance"},
-                "sessions": {"type": "boolean", "default": False, "description": "one row per session"},
-                "context": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "maximum": 50,
-                    "default": 0,
-                    "description": "events around each hit",
-                },
-                "include_current": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "also search the session this call comes from",
-                },
-            },
-        },
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "show",
-        "title": "Read a past agent session",
-        "description": SHOW_DESCRIPTION,
-        "inputSchema": {
-            "type": "object",
-            "required": ["session"],
-            "properties": {
-                "session": {**_STR, "description": "a session_id (or a unique prefix)"},
-                "around": {"type": "integer", "minimum": 0, "description": "a hit's seq"},
-                "window": {"type": "integer", "minimum": 0, "default": 10},
-            },
-        },
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "list_sessions",
-        "title": "List recent agent sessions",
-        "description": LIST_DESCRIPTION,
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "provider": _STR,
-                "limit": {"type": "integer", "minimum": 1, "default": 50},
-                "offset": {"type": "integer", "minimum": 0, "default": 0},
-            },
-        },
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-]
-
-_SESSION_ARG = {
-    "session": {
-        **_STR,
-        "description": "the session to act on; leave it out when your agent tells "
-        "Voyager which session is calling (Claude Code, Codex, OpenCode)",
-    }
-}
-
-CHECKPOINT_INTRO = (
-    "Checkpoints keep a task's state for whoever continues it (you after a context reset, "
-    "another agent, a person): objective, status, plan, steps done and next, blockers, files, "
-    "notes. Every change is kept as a snapshot. "
-)
-
-#: tool name -> the checkpoint operation it runs (voyager_sessions.api.checkpoints, through mcp_calls.checkpoint).
+#: tool name -> the checkpoint operation it runs (voyager_sessions.api.checkpoints, through calls.checkpoint).
 CHECKPOINT_TOOLS = {
     "checkpoint_save": "save",
     "checkpoint_status": "status",
@@ -165,129 +79,61 @@ CHECKPOINT_TOOLS = {
     "checkpoint_undo": "undo",
     "checkpoint_handoff": "handoff",
 }
-
-TOOLS += [
-    {
-        "name": "checkpoint_save",
-        "title": "Save task state",
-        "description": CHECKPOINT_INTRO + "Merge changes into this session's checkpoint: given text fields replace "
-        "(an empty string clears one), done/next/blockers/files append (a step added to done leaves "
-        "next). Save after each meaningful step; a save that changes nothing writes nothing.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                **_SESSION_ARG,
-                "title": _STR,
-                "objective": _STR,
-                "status": {**_STR, "description": "e.g. in progress"},
-                "summary": _STR,
-                "plan": _STR,
-                "notes": _STR,
-                "done": _STRS,
-                "next": _STRS,
-                "blockers": _STRS,
-                "files": _STRS,
-            },
-        },
-        "annotations": {
-            "readOnlyHint": False,
-            "destructiveHint": False,
-            "idempotentHint": True,
-            "openWorldHint": False,
-        },
-    },
-    {
-        "name": "checkpoint_status",
-        "title": "Read task state",
-        "description": CHECKPOINT_INTRO + "This session's checkpoint (or another's, by session) and how many snapshots "
-        "it keeps; checkpoint is null when there is none.",
-        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "checkpoint_list",
-        "title": "List checkpoints",
-        "description": "Sessions that have a checkpoint, most recently updated first (title, status, project).",
-        "inputSchema": {"type": "object", "properties": {}},
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "checkpoint_snapshots",
-        "title": "List task-state snapshots",
-        "description": "This session's checkpoint snapshots, newest first; current marks the one the state came from. "
-        "Give a name to checkpoint_restore.",
-        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "checkpoint_restore",
-        "title": "Restore task state",
-        "description": "Make a snapshot this session's current checkpoint (default: the version before the current "
-        "one). The replaced state is kept; checkpoint_undo goes back.",
-        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG, "snapshot": _STR}},
-        "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
-    },
-    {
-        "name": "checkpoint_undo",
-        "title": "Undo a restore",
-        "description": "Revert this session's last checkpoint_restore.",
-        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-        "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
-    },
-    {
-        "name": "checkpoint_handoff",
-        "title": "Hand off task state",
-        "description": "A Markdown hand-off of this session's checkpoint (or another's, by session), to continue the "
-        "task elsewhere: returns its text and the file it was written to.",
-        "inputSchema": {"type": "object", "properties": {**_SESSION_ARG}},
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-]
+#: Every tool's name (their schemas and descriptions: voyager_sessions.mcp.tools, built on tools/list).
+TOOL_NAMES = ("search", "show", "list_sessions", *CHECKPOINT_TOOLS)
 
 
-def caller_session(environ: Mapping[str, str], meta: Any) -> str | None:
-    """The Voyager id (``provider:native``) of the agent session making a call, when its agent says.
+class Client:
+    """The agent connected, as far as the server can know it: its ``clientInfo`` name and what that implies."""
 
-    * Claude Code starts each server with ``CLAUDE_CODE_SESSION_ID`` in its environment;
-    * Codex sends ``_meta["x-codex-turn-metadata"]`` (``thread_id``, ``session_id``) and
-      ``_meta.threadId`` with each ``tools/call``;
-    * OpenCode sends ``_meta.sessionID``;
-    * ``VOYAGER_CURRENT_SESSION`` in the server's environment names it for any other agent
-      (a Voyager id, a native id or a prefix).
+    def __init__(self, name: str | None, environ: Mapping[str, str]) -> None:
+        self.name = name
+        known = HANDSHAKE_CLIENTS.get(name or "")
+        self.label = known[0] if known else None
+        way = known[1] if known else ""
+        kind, _, var = way.partition(":")
+        # Whether it says which session is calling: an env: way needs its variable set now; VOYAGER_CURRENT_SESSION
+        # names it for any agent.
+        self.identified = bool(environ.get("VOYAGER_CURRENT_SESSION")) or (
+            bool(way) and (kind != "env" or bool(environ.get(var)))
+        )
 
-    The provider is known from where the id came, so a session no scan has seen yet is
-    still named exactly (a checkpoint can be saved for it).
-    """
-    if isinstance(meta, dict):
-        turn = meta.get("x-codex-turn-metadata")
-        if isinstance(turn, str):
-            try:
-                turn = json.loads(turn)
-            except ValueError:
-                turn = None
-        if isinstance(turn, dict):
-            for key in ("thread_id", "session_id"):
-                if isinstance(turn.get(key), str) and turn[key]:
-                    return _qualified("codex", turn[key])
-        if isinstance(meta.get("threadId"), str) and meta["threadId"]:
-            return _qualified("codex", meta["threadId"])
-        if isinstance(meta.get("sessionID"), str) and meta["sessionID"]:
-            return _qualified("opencode", meta["sessionID"])
-    if environ.get("VOYAGER_CURRENT_SESSION"):
-        return environ["VOYAGER_CURRENT_SESSION"]
-    if environ.get("CLAUDE_CODE_SESSION_ID"):
-        return _qualified("claude", environ["CLAUDE_CODE_SESSION_ID"])
-    return None
+    def own_session(self) -> str:
+        """The instructions' sentence about the caller's own session, true for this client."""
+        if self.identified:
+            return (
+                "Your own current session is left out of `search` results (include_current=true keeps it), "
+                "and the checkpoint tools act on it when no `session` is given."
+            )
+        if self.label:
+            return (
+                f"{self.label} does not tell Voyager which session is calling: your own current session can come "
+                "up in `search` results, and the checkpoint tools need `session` (your session's id)."
+            )
+        return (
+            "Your own current session is left out of `search` results only when your agent tells Voyager which "
+            "session is calling (Claude Code, Codex and OpenCode do); otherwise it can come up in them, and the "
+            "checkpoint tools need `session` (your session's id)."
+        )
+
+    def unknown_session(self) -> str:
+        """Why no calling session is known, for a checkpoint tool's one line."""
+        if self.label and not self.identified:
+            return f"{self.label} does not tell Voyager which session is calling"
+        if self.identified:
+            return "Voyager could not tell which session is calling"
+        return "this agent does not tell Voyager which session is calling"
 
 
-def _qualified(provider: str, native: str) -> str:
-    return native if native.startswith(f"{provider}:") else f"{provider}:{native}"
+def instructions(client: Client) -> str:
+    return INSTRUCTIONS + client.own_session()
 
 
 class RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code = code
+        self.data = data
 
 
 class Server:
@@ -301,6 +147,9 @@ class Server:
         self._make_calls = calls or _default_calls
         self._calls: Any = None
         self._warm: threading.Thread | None = None
+        #: The client named by the ``initialize`` handshake (a modern request names its own in ``_meta``).
+        self.client: str | None = None
+        self._tools: dict[tuple[str | None, bool], list[dict[str, Any]]] = {}
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -360,7 +209,10 @@ class Server:
                 raise RpcError(INVALID_PARAMS, "params must be an object")
             result = self.dispatch(method, params)
         except RpcError as exc:
-            self._send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": exc.code, "message": str(exc)}})
+            error: dict[str, Any] = {"code": exc.code, "message": str(exc)}
+            if exc.data is not None:
+                error["data"] = exc.data
+            self._send({"jsonrpc": "2.0", "id": msg_id, "error": error})
             return
         except Exception as exc:  # a bug must cost one answer, never the server
             if self.environ.get("VOYAGER_DEBUG"):
@@ -378,14 +230,22 @@ class Server:
         self._send({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
     def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and META_VERSION in meta
         if method == "initialize":
             return self.initialize(params)
+        if method == "server/discover" or modern:
+            return self.modern(method, params, meta if isinstance(meta, dict) else {})
+        return self.answer(method, params, self.client)
+
+    def answer(self, method: str, params: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+        """A request of either era, for the client named ``client_name``."""
         if method == "ping":
             return {}
         if method == "tools/list":
-            return {"tools": TOOLS}
+            return {"tools": self.tools(Client(client_name, self.environ))}
         if method == "tools/call":
-            return self.call_tool(params)
+            return self.call_tool(params, client_name)
         raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
 
     # -- methods -------------------------------------------------------------------------
@@ -394,32 +254,70 @@ class Server:
         asked = params.get("protocolVersion")
         # The spec: answer the client's version when supported, else the latest this server speaks.
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
-        from voyager_sessions import __version__
-
+        info = params.get("clientInfo")
+        self.client = _name_of(info)
         self._start_warming()
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "voyager", "title": "Voyager", "version": __version__},
-            "instructions": INSTRUCTIONS,
+            "serverInfo": _server_info(),
+            "instructions": instructions(Client(self.client, self.environ)),
         }
 
-    def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+    def modern(self, method: str, params: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+        """A 2026-07-28 request: served on its own, its client named by its ``_meta``; results say they are
+        complete, name the server, and how long a list may be cached."""
+        asked = meta.get(META_VERSION)
+        if method != "server/discover" and asked not in MODERN_VERSIONS:
+            raise RpcError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                {"supported": [*reversed(MODERN_VERSIONS), *reversed(PROTOCOL_VERSIONS)], "requested": asked},
+            )
+        client_name = _name_of(meta.get(META_CLIENT)) or self.client
+        self._start_warming()
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "supportedVersions": [*reversed(MODERN_VERSIONS), *reversed(PROTOCOL_VERSIONS)],
+                "capabilities": {"tools": {}},
+                "instructions": instructions(Client(client_name, self.environ)),
+                # What it says depends on this server's environment (the data dir, the agent): not for sharing.
+                "ttlMs": 0,
+                "cacheScope": "private",
+            }
+        else:
+            result = self.answer(method, params, client_name)
+            if method == "tools/list":
+                result.update(ttlMs=0, cacheScope="private")
+        return {"resultType": "complete", **result, "_meta": {META_SERVER: _server_info()}}
+
+    def tools(self, client: Client) -> list[dict[str, Any]]:
+        """Every tool, described for ``client`` (built once per kind of client: the schemas import msgspec)."""
+        key = (client.label, client.identified)
+        if key not in self._tools:
+            from voyager_sessions.mcp.tools import Caller, tool_list
+
+            self._tools[key] = tool_list(Caller(client.label, client.identified))
+        return self._tools[key]
+
+    def call_tool(self, params: dict[str, Any], client_name: str | None = None) -> dict[str, Any]:
         name = params.get("name")
-        if name not in {t["name"] for t in TOOLS}:
+        if name not in TOOL_NAMES:
             raise RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         args = params.get("arguments") or {}
         if not isinstance(args, dict):
             return tool_error("arguments must be an object")
+        from voyager_sessions.api.agents import calling_session
         from voyager_sessions.core.errors import VoyagerError, one_line
 
         calls = self.calls()
-        current = caller_session(self.environ, params.get("_meta"))
+        client = Client(client_name, self.environ)
         try:
+            current = calling_session(client_name, self.environ, params.get("_meta"), str(name), args)
             if name in CHECKPOINT_TOOLS:
                 from voyager_sessions.mcp.calls import checkpoint
 
-                doc = checkpoint(calls.data_dir, CHECKPOINT_TOOLS[name], args, current)
+                doc = checkpoint(calls.data_dir, CHECKPOINT_TOOLS[name], args, current, client.unknown_session())
             elif name == "search":
                 doc = calls.search(args, current)
             elif name == "show":
@@ -451,6 +349,18 @@ class Server:
         self.out.flush()
 
 
+def _name_of(info: Any) -> str | None:
+    """A ``clientInfo``'s (or ``io.modelcontextprotocol/clientInfo``'s) name."""
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _server_info() -> dict[str, Any]:
+    from voyager_sessions import __version__
+
+    return {"name": "voyager", "title": "Voyager", "version": __version__}
+
+
 def tool_error(message: str) -> dict[str, Any]:
     """A failed tool call as the agent's model sees it: one line, no prefix."""
     return {"content": [{"type": "text", "text": message}], "isError": True}
@@ -465,6 +375,7 @@ def _default_calls() -> Any:
 def _warm_imports() -> None:
     try:
         import voyager_sessions.mcp.calls  # noqa: F401
+        import voyager_sessions.mcp.tools  # noqa: F401
         from voyager_sessions.api import warm_up
 
         warm_up()

@@ -46,6 +46,7 @@ from voyager_sessions.scan import absent
 from voyager_sessions.ingest.files import Focus, FolderMemory, remembered_folders
 from voyager_sessions.scan.changes import Changes
 from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason, prepared_chunks
+from voyager_sessions.scan.meaning import forget as forget_vectors
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.progress import META_KEY, ScanProgress, Tally
 from voyager_sessions.scan.progress import encode as progress_encode
@@ -832,6 +833,8 @@ class Scan:
             return
         self._force_commit = False
         self.index.commit()  # first the index...
+        # ...then no vector of a session rewritten here (its text changed; the stamps guard the rest)...
+        forget_vectors(self.ddir, [*self.pending_sessions, *self.pending_removed_sessions])
         self.store.commit_scan(  # ...then the rows that describe it
             sources=self.pending_sources,
             removed_sources=self.pending_removed_sources,

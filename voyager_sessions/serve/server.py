@@ -79,6 +79,10 @@ class Server:
             os.environ, enabled=not os.environ.get("VOYAGER_NO_WATCH"), fence_dir=ddir.watch_fence
         )
         self.scans = Scans(ddir, on_done=self._scanned, watcher=self.watcher)
+        from voyager_sessions.api.meaning import background
+
+        # Meaning vectors for what the refreshes bring, in the background (nothing without the model).
+        self.meaning = background(ddir, log=self.log)
         self.pool = ReaderPool(ddir, min(4, max(2, os.cpu_count() or 2)))
         self.backend = ServerBackend(self.pool, self.scans)
         self.stopping = threading.Event()
@@ -106,6 +110,7 @@ class Server:
         ]
         for t in threads:
             t.start()
+        self.meaning.start()
         listener.setblocking(False)
         with selectors.DefaultSelector() as sel:
             sel.register(listener, selectors.EVENT_READ)
@@ -118,6 +123,7 @@ class Server:
         while self._active and time.monotonic() < deadline:
             time.sleep(0.01)
         threads[0].join(max(0.0, deadline - time.monotonic()))
+        self.meaning.stop()
         self.watcher.stop()
         self.pool.close()
         os.close(self._wake_r)
@@ -160,6 +166,8 @@ class Server:
 
     def _scanned(self, outcome: ScanOutcome) -> None:
         summary = outcome.summary
+        if summary is not None and summary.touched:
+            self.meaning.wake()
         if self.verbose and summary is not None and summary.touched:
             self.log(
                 f"+{summary.events_added} events ({summary.new} new, {summary.grown} grown, "
@@ -428,6 +436,7 @@ class Server:
             "refreshes": dict(self.watcher.counts),
             "last_full_pass": self.watcher.last_full,
             "query_parses": query_parses(),
+            "meaning": self.meaning.status(),
             "last_scan": None
             if last is None
             else {

@@ -37,6 +37,12 @@ PREVIEW_WINDOW = 12
 MAX_MATCHES = 500
 
 
+def _meaning_available() -> bool:
+    from voyager_sessions import api
+
+    return api.meaning_available()
+
+
 class SessionHit(msgspec.Struct, kw_only=True):
     """One row of the result list: a session and its best matching event (None for recent sessions)."""
 
@@ -55,6 +61,8 @@ class SessionHit(msgspec.Struct, kw_only=True):
     terms: list[str] = []
     #: The session's project: its git repository, else its working directory.
     project: str | None = None
+    #: How it matched: ``all``, ``partial`` or ``meaning`` (none of the words: found by what it is about).
+    match: str = "all"
 
 
 class Answer(msgspec.Struct, kw_only=True):
@@ -168,6 +176,8 @@ class Backend:
             providers=list(providers),
             repo=project,
             since=since,
+            # A person describes what they look for: meaning too, where the model is installed.
+            meaning=_meaning_available(),
         )
         try:
             result = self.door.search(req) if text else self.door.browse(req)
@@ -188,6 +198,7 @@ class Backend:
                 resume=h.resume,
                 terms=[t.term for t in h.matched_terms or ()],
                 project=h.project,
+                match=h.match,
             )
             for h in result.hits
         ]

@@ -55,7 +55,9 @@ def session_row(row, *, width: int = 80) -> Text:  # noqa: ANN001 - backend.Sess
     head.append(f"{row.provider:<9} ", style="bold magenta")
     head.append(title, style="bold")
     meta = f"  {when(row.when)}"
-    if row.hits:
+    if getattr(row, "match", "all") == "meaning":
+        meta += " · by meaning"
+    elif row.hits:
         meta += f" · {row.hits} hit{'s' if row.hits != 1 else ''}"
     if row.cwd:
         meta += f" · {place(row.cwd)}"

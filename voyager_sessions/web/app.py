@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 from starlette.applications import Starlette
@@ -26,6 +27,16 @@ from voyager_sessions.web.data import EVENT_PAGE, MAX_LIMIT, Library, query_term
 
 STATIC = Path(__file__).with_name("static")
 EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json", "html": "text/html; charset=utf-8"}
+
+
+def attachment(name: str) -> str:
+    """A ``Content-Disposition`` for a download named ``name`` (RFC 6266): an ASCII ``filename`` for old clients
+    and, when the name is not ASCII, ``filename*`` (RFC 8187: UTF-8, percent-encoded) that browsers prefer. A
+    header holds Latin-1 at most: a session named in Chinese must not make the answer fail."""
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name)
+    if plain == name:
+        return f'attachment; filename="{plain}"'
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def _json(doc: Any, status: int = 200) -> Response:
@@ -149,8 +160,13 @@ def build_app(library: Library) -> Starlette:
         return Response(
             data,
             media_type=EXPORT_TYPES[fmt],
-            headers={"content-disposition": f'attachment; filename="{name}{"-redacted" if redact else ""}.{fmt}"'},
+            headers={"content-disposition": attachment(f"{name}{'-redacted' if redact else ''}.{fmt}")},
         )
+
+    def auth(request: Request) -> Response:
+        """204: the token the request carries is this server's (the guard let it through). The page asks before
+        it keeps a token."""
+        return Response(status_code=204)
 
     def highlight_css(request: Request) -> Response:
         return Response(render.pygments_css(), media_type="text/css")
@@ -161,6 +177,7 @@ def build_app(library: Library) -> Starlette:
     routes = [
         Route("/", page("search.html")),
         Route("/session/{sid:path}", page("session.html")),
+        Route("/api/auth", auth),
         Route("/api/search", search),
         Route("/api/sessions", sessions),
         Route("/api/sessions/{sid:path}", session),

@@ -99,6 +99,10 @@ class Library:
 
         ddir, backend = self.ddir, self.backend
         text = req.query.strip()
+        if text and _meaning_here():
+            # A person describes what they look for: meaning too, where the model is installed (a row found by
+            # meaning alone says so).
+            req = msgspec.structs.replace(req, meaning=True)
         result: SearchResult | None = None
         if rows:
             result = (
@@ -107,6 +111,10 @@ class Library:
                 else browse.browse(req, data_dir=ddir, backend=backend)
             )
         facets = browse.facets(req, data_dir=ddir, backend=backend) if with_facets or result is None else None
+        if result is None and req.meaning:
+            # The total the rows' request gives: with meaning it counts the sessions meaning brought in too.
+            result = api.search(msgspec.structs.replace(req, limit=1), data_dir=ddir, backend=backend)
+            result.hits = []
         if result is None:
             assert facets is not None
             result = SearchResult(
@@ -178,6 +186,12 @@ class Library:
         from voyager_sessions.api.sessions import agent_label
 
         return agent_label(provider)
+
+
+def _meaning_here() -> bool:
+    from voyager_sessions.api import meaning_available
+
+    return meaning_available()
 
 
 def query_terms(query: str) -> list[str]:

@@ -1,17 +1,26 @@
 """The security every request to ``voyager web`` passes, as one ASGI middleware around the app.
 
 The server shows everything a person ever pasted into an agent, so a request is answered
-only when all of these hold (else 403, or 405 for a method the app never takes):
+only when all of these hold (else 401, 403, or 405 for a method the app never takes):
 
 - ``Host`` is a loopback name with the server's port (``127.0.0.1``, ``localhost``,
   ``[::1]``): a page on another site that rebinds its DNS name to 127.0.0.1 sends its own
   name and is refused.
 - ``Origin``, when the browser sends one, is ``http://`` + such a host: no other site's
   script may call the API (there is no CORS, so nothing grants it either).
-- It carries the per-start token: the ``voyager-web-<port>`` cookie (HttpOnly,
-  SameSite=Strict: set when the URL printed at start is opened with ``?token=``) or an
-  ``Authorization: Bearer`` header (scripts). A POST (the only state-changing method) needs
-  the token in a header, never the cookie alone.
+- A request for data (``/api/…``, ``/ui/…``, ``/export/…``, anything but the pages' shells
+  and their static files) carries the per-start token in a header: ``Authorization:
+  Bearer TOKEN`` (the page's scripts and other scripts) or ``X-Voyager-Token``. Never a
+  cookie: a browser sends a cookie of 127.0.0.1 to *every* port of 127.0.0.1 (RFC 6265
+  §8.5), so any other server on loopback the browser visits would receive it. The page
+  keeps the token in its origin's storage (``localStorage``, which *is* isolated by port),
+  taken from the fragment of the URL ``voyager web`` opens (``/#token=…``: a fragment is
+  never sent to any server) or typed in when a bookmarked page finds it stale.
+- The shells (``/``, ``/session/<id>``) and their scripts and styles hold no session data:
+  they load without the token, so a bookmark opens and then asks for the token of the
+  server now running. A shell requested with the old ``?token=`` query is sent to the
+  same address with the token moved into the fragment (``303``): it never stays in a URL
+  the server or a log sees again.
 
 Every answer carries a strict Content-Security-Policy (scripts and styles from this server
 only, no inline script, no other origin, no frames), ``nosniff``, ``no-referrer`` and
@@ -21,10 +30,12 @@ only, no inline script, no other origin, no frames), ``nosniff``, ``no-referrer`
 from __future__ import annotations
 
 import hmac
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
+
+from voyager_sessions.core.model import SCHEMA_VERSION
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
@@ -46,9 +57,14 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 READ_METHODS = ("GET", "HEAD")
 
 
-def cookie_name(port: int) -> str:
-    """One cookie per port: two servers on one machine keep their own tokens."""
-    return f"voyager-web-{port}"
+#: What a page's shell needs, none of it data: loaded without the token (see the module's docstring).
+PUBLIC_PREFIXES = ("/static/", "/session/")
+PUBLIC_PATHS = frozenset({"/", "/highlight.css", "/favicon.ico"})
+
+
+def is_public(path: str) -> bool:
+    """True for the shells of the two pages and their static files: nothing there is session data."""
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
 
 class Guard:
@@ -60,7 +76,6 @@ class Guard:
         self.port = port
         self.hosts = {f"{n}:{port}" for n in LOOPBACK_NAMES}
         self.origins = {f"http://{h}" for h in self.hosts}
-        self.cookie = cookie_name(port)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -81,34 +96,39 @@ class Guard:
         if refusal is not None:
             await _plain(send_secured, *refusal)
             return
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        if "token" in query and scope["method"] in READ_METHODS:
-            if not self._is_token(query["token"]):
-                await _plain(send_secured, 403, "wrong token: open the URL `voyager web` printed")
+        path = scope.get("path", "/")
+        read = scope["method"] in READ_METHODS
+        pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        if read and is_public(path):
+            if any(k == "token" for k, _ in pairs):
+                await self._to_fragment(scope, pairs, send_secured)
                 return
-            # Trade the URL's token for a cookie, and drop it from the address bar (and history).
-            rest = urlencode([(k, v) for k, v in parse_qsl(scope["query_string"].decode("latin-1")) if k != "token"])
-            # The path as it came (still percent-encoded), one leading slash: `//host` would leave this origin.
-            path = (scope.get("raw_path") or scope.get("path", "/").encode("utf-8")).decode("latin-1")
-            where = "/" + path.lstrip("/\\") + (f"?{rest}" if rest else "")
-            cookie = f"{self.cookie}={self.token}; HttpOnly; SameSite=Strict; Path=/"
-            await send_secured(
-                {
-                    "type": "http.response.start",
-                    "status": 303,
-                    "headers": [
-                        (b"location", where.encode("latin-1")),
-                        (b"set-cookie", cookie.encode()),
-                        (b"content-length", b"0"),
-                    ],
-                }
-            )
-            await send_secured({"type": "http.response.body", "body": b""})
+            await self.app(scope, receive, send_secured)
             return
-        if not self._authorized(scope, headers):
-            await _plain(send_secured, 403, "forbidden: open the URL `voyager web` printed (it holds the token)")
+        if not self._authorized(headers):
+            await _json(send_secured, 401, NEEDS_TOKEN)
             return
         await self.app(scope, receive, send_secured)
+
+    async def _to_fragment(self, scope: Scope, pairs: list[tuple[str, str]], send: Any) -> None:
+        """``/x?token=T&q=…`` → ``/x?q=…#token=T``: the page takes the token from the fragment (never sent to a
+        server) into its own storage. A wrong token is refused here, so the page never stores one."""
+        token = next(v for k, v in pairs if k == "token")
+        if not self._is_token(token):
+            await _plain(send, 403, "wrong token: open the URL `voyager web` printed")
+            return
+        rest = urlencode([(k, v) for k, v in pairs if k != "token"])
+        # The path as it came (still percent-encoded), one leading slash: `//host` would leave this origin.
+        raw = (scope.get("raw_path") or scope.get("path", "/").encode("utf-8")).decode("latin-1")
+        where = "/" + raw.lstrip("/\\") + (f"?{rest}" if rest else "") + "#token=" + quote(token, safe="")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [(b"location", where.encode("latin-1")), (b"content-length", b"0")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         if headers.get("host", "").lower() not in self.hosts:
@@ -125,19 +145,18 @@ class Guard:
     def _is_token(self, value: str) -> bool:
         return hmac.compare_digest(value.encode("utf-8", "surrogateescape"), self.token.encode())
 
-    def _authorized(self, scope: Scope, headers: dict[str, str]) -> bool:
+    def _authorized(self, headers: dict[str, str]) -> bool:
         auth = headers.get("authorization", "")
         if auth[:7].lower() == "bearer " and self._is_token(auth[7:].strip()):
             return True
-        if scope["method"] not in READ_METHODS:
-            return self._is_token(headers.get("x-voyager-token", ""))  # a POST: the cookie alone is not enough
-        jar = SimpleCookie()
-        try:
-            jar.load(headers.get("cookie", ""))
-        except Exception:  # noqa: BLE001 - a malformed Cookie header is no token
-            return False
-        morsel = jar.get(self.cookie)
-        return morsel is not None and self._is_token(morsel.value)
+        return self._is_token(headers.get("x-voyager-token", ""))
+
+
+#: What a request for data without the token is told (a page shows it and asks for the token).
+NEEDS_TOKEN = (
+    "this needs the token of the `voyager web` now running (each start makes a new one): "
+    "open the URL it printed, or send it as `Authorization: Bearer TOKEN`"
+)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -152,6 +171,22 @@ async def _plain(send: Any, status: int, text: str) -> None:
             "type": "http.response.start",
             "status": status,
             "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _json(send: Any, status: int, error: str) -> None:
+    body = json.dumps({"schema_version": SCHEMA_VERSION, "error": error}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="voyager"'),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -1,13 +1,23 @@
 """Serving the web UI: loopback sockets, a per-start token, uvicorn in the foreground.
 
 :func:`serve` binds 127.0.0.1 (and ::1 on the same port when the machine has IPv6), makes
-a random token, prints the URL that carries it and runs uvicorn on those sockets until
-Ctrl-C or SIGTERM; the sockets are closed when it returns, so nothing listens after the
-command ends. :func:`in_thread` runs the same server beside ``voyager serve``. Nothing here binds any other address.
+a random token, prints the URL that carries it (in its fragment, ``/#token=…``, which no
+browser sends to a server) and runs uvicorn on those sockets until Ctrl-C or SIGTERM; the
+sockets are closed when it returns, so nothing listens after the command ends.
+:func:`in_thread` runs the same server beside ``voyager serve``. Nothing here binds any
+other address. The sockets are bound with ``SO_REUSEADDR``: a restart on the same port
+right after Ctrl-C does not wait out the old connections' TIME_WAIT (on Linux this never
+lets a second server listen on a port in use).
+
+:func:`open_browser` opens the page without the token on any command line (``/proc/*/cmdline``
+is readable by every user, and a browser keeps its argv for its whole life): it writes a
+private redirect file in the data dir and opens that, as Jupyter does.
 """
 
 from __future__ import annotations
 
+import html
+import os
 import secrets
 import socket
 import signal
@@ -15,28 +25,35 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 
 
+#: Connections the kernel queues for the page, and the most its server accepts in one go (connections.py says why).
+BACKLOG = 64
+
+
 def bind_loopback(port: int) -> list[socket.socket]:
     """Listening sockets on 127.0.0.1:``port`` (0: any free port) and, when possible, [::1] on the same port."""
     v4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    v4.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         v4.bind(("127.0.0.1", port))
     except OSError as exc:
         v4.close()
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc} (try another --port)") from None
-    v4.listen(64)
+    v4.listen(BACKLOG)
     socks = [v4]
     if socket.has_ipv6:
         v6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
         try:
+            v6.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             v6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             v6.bind(("::1", v4.getsockname()[1]))
-            v6.listen(64)
+            v6.listen(BACKLOG)
             socks.append(v6)
         except OSError:  # no IPv6 loopback here, or the port is taken on it: IPv4 alone serves
             v6.close()
@@ -61,10 +78,21 @@ def make(ddir: DataDir, port: int, token: str | None = None, pool: Any = None): 
     bound = socks[0].getsockname()[1]
     library = Library(ddir, pool=pool)
     app = Guard(build_app(library), token, bound)
+    from voyager_sessions.web import connections
+
+    connections.quiet_accept_errors()
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", server_header=False, date_header=False
+        app,
+        # A deadline to send a request, a cap on connections (connections.py).
+        http=connections.protocol(connections.connection_cap(), connections.READ_TIMEOUT),
+        backlog=BACKLOG,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+        date_header=False,
     )
-    return socks, uvicorn.Server(config), f"http://127.0.0.1:{bound}/?token={token}", library
+    return socks, uvicorn.Server(config), f"http://127.0.0.1:{bound}/#token={token}", library
 
 
 def serve(ddir: DataDir, port: int, *, announce: Callable[[str], None], open_browser: bool) -> None:
@@ -79,17 +107,48 @@ def serve(ddir: DataDir, port: int, *, announce: Callable[[str], None], open_bro
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, stop)
     announce(url)
+    opened: list[Path] = []
     if open_browser:
-        import webbrowser
-
         # After a moment, so the first request finds uvicorn running; a failure to open is not an error.
-        threading.Timer(0.3, lambda: webbrowser.open(url)).start()
+        threading.Timer(0.3, lambda: opened.append(open_browser_at(ddir, url))).start()
     try:
         server.run(sockets=socks)
     finally:
         for s in socks:
             s.close()
         library.close()
+        for path in opened:
+            path.unlink(missing_ok=True)
+
+
+def redirect_file(ddir: DataDir, url: str) -> Path:
+    """A private (0600) page in the data dir (0700) that sends the browser to ``url``: the token stays in files
+    only this user reads, never in a browser's argv. Replaced if one of this process is left from before."""
+    path = ddir.root / f"web-open-{os.getpid()}.html"
+    page = (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="0;url={html.escape(url, quote=True)}">'
+        "<title>Voyager</title></head><body>"
+        f'<p><a href="{html.escape(url, quote=True)}">Open Voyager</a></p></body></html>'
+    )
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(page)
+    return path
+
+
+def open_browser_at(ddir: DataDir, url: str) -> Path:
+    """Open ``url`` in the browser through :func:`redirect_file` (whose path is returned: remove it when the page
+    stops). A browser that cannot be started is not an error: the URL is printed."""
+    import webbrowser
+
+    path = redirect_file(ddir, url)
+    try:
+        webbrowser.open(path.as_uri())
+    except Exception:  # noqa: BLE001 - no browser here: the printed URL is the way in
+        pass
+    return path
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, resume_in, str_or_none
+from voyager_sessions.ingest.adapters._common import EventCounter, UnknownRecords, epoch, opt, resume_in, str_or_none
 from voyager_sessions.ingest.adapters._vscode import uri_path
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.cursor._messages import sdk_message_events
@@ -44,9 +44,9 @@ MAX_DEPTH = 64
 MAX_NODES = 1_000_000
 
 
-def resume_command(cwd: str | None, chat_id: str) -> str:
+def resume_command(cwd: str | None, chat_id: str) -> str | None:
     """``cursor-agent --resume <chat id>`` (Cursor's CLI docs), in the chat's directory: chats are kept per cwd."""
-    return resume_in(cwd, "cursor-agent", "--resume", chat_id)
+    return resume_in(cwd, "cursor-agent", opt("--resume", chat_id))
 
 
 def _columns(schema: dict[str, frozenset[str]], table: str) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ parts:
 ``emit``        parts, content items and provider rows -> Events (shared by both readers)
 ``signature``   what a rescan remembers per session (typed records in the cursor)
 ``product``     which agent of the family a store belongs to (OpenCode, Kilo Code CLI)
+``calling``     which session is calling an MCP tool now (the manifest's ``running-tool`` caller way)
 
 Anything unrecognised is ``unknown-schema``; a file SQLite cannot read is ``unreadable``.
 Both are reported as a fatal ``Notice`` from ``read`` (never as "0 sessions"), and
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
 from voyager_sessions.ingest.adapters.opencode import signature
+from voyager_sessions.ingest.adapters.opencode.calling import calling_session
 from voyager_sessions.ingest.adapters.opencode.db import read_db
 from voyager_sessions.ingest.adapters.opencode.product import OPENCODE, Product
 from voyager_sessions.ingest.adapters.opencode.schema import MIGRATION_KEY, SHAPES, detect_shape
@@ -40,6 +42,7 @@ __all__ = [
     "SHAPES",
     "OpenCodeAdapter",
     "Product",
+    "calling_session",
     "connect_readonly",
     "detect_shape",
     "probe",

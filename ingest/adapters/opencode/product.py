@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest.adapters._common import resume_in
+from voyager_sessions.ingest.adapters._common import opt, path_arg, resume_in
 from voyager_sessions.ingest.adapters.base import Evidence
 from voyager_sessions.core.model import session_id
 
@@ -44,11 +44,11 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
     def session_id(self, native: str) -> str:
         return session_id(self.name, native)
 
-    def resume(self, directory: str | None, native: str) -> str:
+    def resume(self, directory: str | None, native: str) -> str | None:
         """The shell command that reopens session ``native``; every part is quoted (ids and paths are data)."""
         if directory and self.dir_argument:
-            return resume_in(None, self.binary, directory, "--session", native)
-        return resume_in(directory, self.binary, "--session", native)
+            return resume_in(None, self.binary, path_arg(directory), opt("--session", native))
+        return resume_in(directory, self.binary, opt("--session", native))
 
     def named_db(self, env: Mapping[str, str]) -> Path | None:
         """The database an override variable names, if any."""

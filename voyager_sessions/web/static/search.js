@@ -131,7 +131,9 @@ function row(h, repo) {
   const meta = el("div", { class: "hit-meta muted" },
     el("span", { class: "project", title: project, text: project }),
     el("span", { class: "when", text: when(h.timestamp) }),
-    el("span", { class: "count", text: state.q ? `${h.hit_count} hit${h.hit_count === 1 ? "" : "s"}` : `${h.hit_count} events` }),
+    h.match === "meaning"
+      ? el("span", { class: "count by-meaning", title: "none of the words: found by what the session is about", text: "by meaning" })
+      : el("span", { class: "count", text: state.q ? `${h.hit_count} hit${h.hit_count === 1 ? "" : "s"}` : `${h.hit_count} events` }),
   );
   return el("li", { class: "hit" }, head, meta, h.snippet ? snippet(h.snippet, h.highlights) : null);
 }

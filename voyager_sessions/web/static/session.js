@@ -1,7 +1,7 @@
 // The session view: the whole conversation, fetched and rendered a page of events at a time
 // (so a long session shows at once and fills in behind), matches of the query highlighted
 // with next/previous, permalinks (#seq), the resume command, exports and the checkpoint.
-import { el, getJSON, when } from "/static/common.js";
+import { download, el, getJSON, when } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
 const sid = decodeURIComponent(location.pathname.slice("/session/".length));
@@ -30,10 +30,12 @@ function header(doc) {
     $("copy").addEventListener("click", () => copy(doc.resume));
   }
   const enc = encodeURIComponent(s.session_id);
+  // Buttons, not links: a download needs the token in a header (see common.js).
+  const exp = (href, text, id) => el("button", { type: "button", class: "link", id, "data-href": href, text,
+    onclick: () => download(href).catch((err) => { $("copied").textContent = String(err.message); }) });
   $("exports").replaceChildren(el("span", { class: "muted", text: "export " }),
-    ...[["md", "Markdown"], ["json", "JSON"], ["html", "HTML"]].map(([f, name]) =>
-      el("a", { href: `/export/${f}/${enc}`, download: "", text: name })),
-    el("a", { href: `/export/md/${enc}?redact=1`, download: "", text: "Markdown (redacted)", id: "export-redacted" }));
+    ...[["md", "Markdown"], ["json", "JSON"], ["html", "HTML"]].map(([f, name]) => exp(`/export/${f}/${enc}`, name)),
+    exp(`/export/md/${enc}?redact=1`, "Markdown (redacted)", "export-redacted"));
   if (doc.checkpoint) {
     $("checkpoint").hidden = false;
     $("cp").replaceChildren(...doc.checkpoint.fields.flatMap(([label, , value]) => [

@@ -1,0 +1,204 @@
+"""Meaning beside words: one ranking from the word search and the meaning vectors, and how each row matched.
+
+The rule (measured on the judged set, docs/bench.md):
+
+* **When some session holds every word of the query** (the word result's ``match`` is
+  ``all``), the words decide: their rows come first in their own order, exactly as
+  without meaning, and sessions found by meaning alone follow them. A needle (an
+  identifier, an error code, a two-character CJK pair) is never outranked by a session
+  that does not hold it, and no word row changes place.
+* **When no session holds every word** (``partial``: the query describes rather than
+  quotes), the two rankings are fused by reciprocal rank (k = 60): a session's score is
+  the sum of 1/(60 + rank) over the rankings it is in, so one found by both, or ranked
+  first by either, rises.
+
+Every row says how it matched (``Hit.match``): ``all`` (holds every term), ``partial``
+(holds some) or ``meaning`` (holds none of the words: found by what it is about). The
+query is embedded from its words only (its filters are not text), and the sessions meaning
+may bring in pass the same filters as the word rows (``--provider``, ``since:``, a
+negation …): a session with some event passing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
+
+from voyager_sessions.core.isotime import iso
+from voyager_sessions.core.model import Hit, SearchResult
+from voyager_sessions.search import query as qlang
+from voyager_sessions.search.snippets import make_snippet
+
+if TYPE_CHECKING:
+    from voyager_sessions.search.embed import Matrix, Model
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+
+RRF_K = 60
+#: How deep each ranking is read before fusing (more when the page asked for reaches further).
+DEPTH = 50
+
+Match = Literal["all", "partial", "meaning"]
+
+
+def fuse(words: list[str], every_word: bool, meaning: list[str], *, k: int = RRF_K) -> list[str]:
+    """The fused order of keys (sessions, or event rows keyed by their session) — see the module's rule.
+
+    ``words``: the word ranking's keys, best first (a key may repeat: several events of one session);
+    ``every_word``: its rows hold every term; ``meaning``: sessions by meaning, best first.
+    Returns keys: every word key once per occurrence, then the meaning-only sessions.
+    """
+    word_sessions = set(words)
+    extra = [s for s in meaning if s not in word_sessions]
+    if every_word:
+        return list(words) + extra
+    m_rank = {s: i for i, s in enumerate(meaning)}
+    scored: list[tuple[float, int, str]] = []
+    for i, s in enumerate(words):
+        score = 1.0 / (k + i + 1)
+        if s in m_rank:
+            score += 1.0 / (k + m_rank[s] + 1)
+        scored.append((-score, len(scored), s))
+    for s in extra:
+        scored.append((-1.0 / (k + m_rank[s] + 1), len(scored), s))
+    scored.sort()
+    return [s for _, _, s in scored]
+
+
+def meaning_text(terms: list[str]) -> str:
+    """What of the query is embedded: its positive terms as typed, without quotes or a prefix star."""
+    return " ".join(t.strip('"').rstrip("*") for t in terms if t and not t.startswith("-")).strip()
+
+
+def search_with_meaning(
+    searcher: Searcher,
+    query: str,
+    parsed: qlang.ParsedQuery,
+    opts: SearchOptions,
+    model: Model,
+    matrix: Callable[[], Matrix],
+) -> tuple[SearchResult, bool]:
+    """``query`` ranked by words and meaning together (``opts`` as ``Searcher.search`` takes them), and whether
+    meaning took part (not for a filter-only query, nor with ``sort: recent``: then the rows are the words')."""
+    depth = max(DEPTH, opts.offset + opts.limit)
+    words = searcher.search(query, msgspec.structs.replace(opts, limit=depth, offset=0), parsed=parsed)
+    level = words.match
+    for h in words.hits:
+        h.match = level
+    text = meaning_text(words.terms)
+    if not text or opts.sort == "recent":
+        # Nothing to embed (a filter-only query), or the order asked for is time: the words' rows, paged.
+        words.hits = words.hits[opts.offset : opts.offset + opts.limit]
+        words.offset = opts.offset
+        return words, False
+    vectors = matrix()
+    among = _passing(searcher, parsed, opts)
+    ranked = vectors.rank(model.query(text), depth, among) if len(vectors) else []
+    meaning_ids = [sid for sid, _ in ranked]
+    scores = dict(ranked)
+    word_keys = [h.session_id for h in words.hits]
+    # All the word rows are known when they fit in the depth; otherwise the words fill further than meaning reaches.
+    complete = words.total_exact and words.total <= len(words.hits)
+    every_word = level == "all" and bool(words.hits)
+    if every_word and not complete:
+        meaning_ids = []
+    order = fuse(word_keys, every_word, meaning_ids)
+    by_key: dict[str, list[Hit]] = {}
+    for h in words.hits:
+        by_key.setdefault(h.session_id, []).append(h)
+    rows: list[Hit | str] = []
+    for key in order:
+        queue = by_key.get(key)
+        rows.append(queue.pop(0) if queue else key)
+    page = rows[opts.offset : opts.offset + opts.limit]
+    extra_ids = [r for r in page if isinstance(r, str)]
+    holding = _holding_some(searcher, words.terms, parsed, opts, extra_ids) if extra_ids else set()
+    made = _meaning_hits(searcher, extra_ids, scores, holding, opts)
+    hits = [r if isinstance(r, Hit) else made[r] for r in page]
+    extra_total = sum(1 for r in rows if isinstance(r, str))
+    result = SearchResult(
+        schema_version=words.schema_version,
+        query=words.query,
+        total=words.total + extra_total,
+        offset=opts.offset,
+        hits=hits,
+        match=level,
+        terms=words.terms,
+        total_exact=words.total_exact and complete,
+    )
+    return result, True
+
+
+def _passing(searcher: Searcher, parsed: qlang.ParsedQuery, opts: SearchOptions) -> set[str] | None:
+    """The sessions with an event passing the query's filters and negations and the options' (None: no filter)."""
+    import tantivy
+
+    conj = qlang.conjuncts(parsed.root, tuple(searcher._option_filters(opts)))
+    if not conj.events:
+        return None
+    clauses = [(tantivy.Occur.Must, tantivy.Query.all_query())]
+    for node in conj.events:
+        if isinstance(node, qlang.Not):
+            clauses.append((tantivy.Occur.MustNot, searcher.compiler.node(node.node)))
+        else:
+            clauses.append((tantivy.Occur.Must, searcher.compiler.node(node)))
+    return _sessions_of(searcher, tantivy.Query.boolean_query(clauses))
+
+
+def _holding_some(
+    searcher: Searcher, terms: list[str], parsed: qlang.ParsedQuery, opts: SearchOptions, ids: list[str]
+) -> set[str]:
+    """Which of ``ids`` hold some positive term of the query (they are then ``partial``, not ``meaning``)."""
+    import tantivy
+
+    conj = qlang.conjuncts(parsed.root)
+    positive = [n for n in conj.positive if qlang.matchable(n)]
+    if not positive:
+        return set()
+    any_term = tantivy.Query.boolean_query([(tantivy.Occur.Should, searcher.compiler.node(n)) for n in positive])
+    among = tantivy.Query.term_set_query(searcher.index.schema, "session", list(ids))
+    q = tantivy.Query.boolean_query([(tantivy.Occur.Must, any_term), (tantivy.Occur.Must, among)])
+    return _sessions_of(searcher, q)
+
+
+def _sessions_of(searcher: Searcher, q) -> set[str]:
+    s = searcher.index.index.searcher()
+    agg = s.aggregate(q, {"s": {"terms": {"field": "session", "size": 1_000_000}}})
+    return {b["key"] for b in agg.get("s", {}).get("buckets", [])}
+
+
+def _meaning_hits(
+    searcher: Searcher, ids: list[str], scores: dict[str, float], holding: set[str], opts: SearchOptions
+) -> dict[str, Hit]:
+    """A row for each session meaning brought in: the session's first prompt (else first message) as its snippet."""
+    records = searcher.catalog.sessions_by_id(ids)
+    out: dict[str, Hit] = {}
+    for sid in ids:
+        said = searcher.index.said_events(sid, first=4, last=0)
+        ev = next((e for e in said if e.kind == "user"), said[0] if said else None)
+        rec = records.get(sid)
+        s = rec.session if rec else None
+        snippet, highlights = make_snippet(
+            ev.text if ev else (s.title or "" if s else ""), [], width=opts.snippet_width
+        )
+        out[sid] = Hit(
+            session_id=sid,
+            provider=sid.partition(":")[0],
+            seq=ev.seq if ev else 0,
+            kind=ev.kind if ev else "user",
+            origin=ev.origin if ev else "human",
+            timestamp=iso(ev.ts) if ev else None,
+            cwd=s.cwd if s else None,
+            title=s.title if s else None,
+            snippet=snippet,
+            highlights=highlights,
+            score=round(scores.get(sid, 0.0), 4),
+            resume=s.resume if s else None,
+            match="partial" if sid in holding else "meaning",
+        )
+        if opts.context > 0 and ev is not None:
+            out[sid].context = searcher.index.session_events(
+                sid, lo=max(0, ev.seq - opts.context), hi=ev.seq + opts.context
+            )
+    return out
