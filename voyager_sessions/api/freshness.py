@@ -14,7 +14,8 @@ from typing import Any
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import scan
 from voyager_sessions.scan.background import refresh_budget
-from voyager_sessions.scan.changes import ChangeWatcher, refresh
+from voyager_sessions.scan.changes import ChangeWatcher
+from voyager_sessions.scan.refresh import refresh
 from voyager_sessions.scan.watch import keep_fresh
 
 __all__ = [

@@ -13,7 +13,7 @@ page's owner out. :func:`protocol` is uvicorn's HTTP protocol (h11) with three b
   own (a half-sent head, an idle keep-alive); when every other one is being answered, the newcomer
   is closed. So a flood of half-open connections costs at most the cap, the oldest go first, and
   the owner's connection, whose request arrives whole a moment after it opens, is read before
-  the cap's worth of newer ones could push it out: the server accepts at most ``server.BACKLOG``
+  the cap's worth of newer ones could push it out: the server accepts at most :data:`BACKLOG`
   connections at a time (uvicorn's default, 2048, took every descriptor in one burst), fewer than
   the cap.
 - **no busy loop, no log flood on EMFILE**: below the cap the process keeps descriptors to spare;
@@ -33,8 +33,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from voyager_sessions.web.server import BACKLOG
-
+#: Connections the kernel queues for the page, and the most its server accepts in one go (see above).
+BACKLOG = 64
 #: Seconds a request may take to arrive whole.
 READ_TIMEOUT = 10.0
 #: The cap's bounds, whatever the descriptor limit.

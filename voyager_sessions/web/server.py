@@ -32,12 +32,10 @@ from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 
 
-#: Connections the kernel queues for the page, and the most its server accepts in one go (connections.py says why).
-BACKLOG = 64
-
-
 def bind_loopback(port: int) -> list[socket.socket]:
     """Listening sockets on 127.0.0.1:``port`` (0: any free port) and, when possible, [::1] on the same port."""
+    from voyager_sessions.web.connections import BACKLOG
+
     v4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     v4.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -85,7 +83,7 @@ def make(ddir: DataDir, port: int, token: str | None = None, pool: Any = None): 
         app,
         # A deadline to send a request, a cap on connections (connections.py).
         http=connections.protocol(connections.connection_cap(), connections.READ_TIMEOUT),
-        backlog=BACKLOG,
+        backlog=connections.BACKLOG,
         log_level="warning",
         access_log=False,
         lifespan="off",
