@@ -114,3 +114,32 @@ def test_a_search_reads_how_far_a_scan_got_without_importing_the_scan(indexed):
     mods = _imported("search", "数据", "--json", "--no-refresh")
     assert "voyager_sessions.scan.progress" in mods
     assert not {m for m in mods if m.startswith("voyager_sessions.scan.") and m != "voyager_sessions.scan.progress"}
+
+
+def test_a_search_printing_text_imports_no_click(indexed):
+    """Text goes out through click's echo only inside a click command: a search printing rows loads no click."""
+    mods = _imported("search", "数据", "--no-refresh")
+    assert "click" not in mods and not HEAVY & mods, sorted(({"click"} | HEAVY) & mods)
+    assert "voyager_sessions.cli.present" in mods  # it did print rows as text
+
+
+def test_text_without_click_is_written_as_click_writes_it(monkeypatch):
+    import io
+
+    from voyager_sessions.cli.common import echo
+
+    monkeypatch.delitem(sys.modules, "click")  # as in a search, which never imported it
+    styled = "\x1b[1m数据\x1b[0m row"
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    echo(styled)  # not a terminal: styles dropped, as click.echo drops them
+    echo(styled, color=True)
+    echo("said on stderr", err=True)
+    assert out.getvalue() == "数据 row\n" + styled + "\n" and err.getvalue() == "said on stderr\n"
+    raw = io.BytesIO()
+    ascii_out = io.TextIOWrapper(raw, encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", ascii_out)
+    echo("数据 ok")  # a stream set up as ASCII still gets the text, in UTF-8 (click's rule)
+    assert raw.getvalue() == "数据 ok\n".encode()
+    assert "click" not in sys.modules
