@@ -57,6 +57,7 @@ from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
 
 if TYPE_CHECKING:
+    from voyager_sessions.scan.workers import Pool
     from voyager_sessions.store.state import KnownSources
 
 #: Commit the index and the state after this many added events, so a long first scan
@@ -236,7 +237,7 @@ class Scan:
         self.uncommitted_events = 0
         self._force_commit = False
         self.workers = default_workers() if workers is None else max(1, workers)
-        self.pool = None  # workers.Pool, started by the first plan big enough to need it
+        self.pool: Pool | None = None  # started by the first plan big enough to need it
         self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
         self.t0 = time.monotonic()
         self.budget = budget
@@ -535,10 +536,10 @@ class Scan:
             return None
         from voyager_sessions.scan.workers import Pool
 
-        self.pool = Pool(min(self.workers, len(plan)))
+        pool = self.pool = Pool(min(self.workers, len(plan)))
         if self.spool is not None:
-            self.pool.idle = self._idle
-        return self.pool
+            pool.idle = self._idle
+        return pool
 
     def _hints(self) -> Hints:
         """What adapters that asked for hints get: the working directories of every indexed session, and the
