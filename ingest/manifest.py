@@ -68,7 +68,7 @@ class Agent(NamedTuple):
     homes: Mapping[str, HomeEntries] = _NO_HOMES
     #: Variables the adapter reads that name no home (lists of roots, a file name): cleared for a fake HOME.
     variables: tuple[str, ...] = ()
-    #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``…+zstd``, ``encrypted``.
+    #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``html``, ``…+zstd``, ``encrypted``.
     stores: tuple[str, ...] = ()
     #: Where it keeps its sessions, for the docs' tables (Markdown).
     where: str = ""
@@ -247,14 +247,21 @@ BUILTIN: tuple[Agent, ...] = (
         module="voyager_sessions.ingest.adapters.pi",
         evidence="observed",
         versions=("0.73.1",),
+        evidence_note="Prime Agent documented",
         homes={
             # Pi's agent dir (sessions/ below it); PI_CODING_AGENT_SESSION_DIR names the sessions dir itself and
             # is read beside it unless VOYAGER_PI_HOME is set; Oh My Pi, a fork, writes the same format in ~/.omp.
             "pi": (("VOYAGER_PI_HOME", ""), ("PI_CODING_AGENT_DIR", ""), ("HOME", ".pi/agent")),
             "pi.sessions": (("PI_CODING_AGENT_SESSION_DIR", ""),),
             "omp": (("VOYAGER_OMP_HOME", ""), ("OMP_CODING_AGENT_DIR", ""), ("HOME", ".omp/agent")),
+            # Prime Agent (Prime Intellect's fork; documented, agentsview `pi.go`): its sessions dir itself, flat.
+            "pi.prime": (
+                ("VOYAGER_PRIME_AGENT_HOME", ""),
+                ("PRIME_AGENT_SESSION_DIR", ""),
+                ("HOME", ".prime/agent/sessions"),
+            ),
         },
-        where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`)",
+        where="`~/.pi/agent/sessions/` (and Oh My Pi's `~/.omp/agent/sessions/`, Prime Agent's `~/.prime/agent/sessions/`)",
         resume="`pi --session <id>` in cwd (Oh My Pi: `omp --resume <id>`)",
         binary="pi",
         stores=("jsonl",),
@@ -300,12 +307,16 @@ BUILTIN: tuple[Agent, ...] = (
         module="voyager_sessions.ingest.adapters.kilo",
         evidence="observed",
         versions=("7.7.9",),
+        evidence_note="old VS Code extension documented",
         homes={
             # Kilo Code CLI, OpenCode's fork: the same layout in its own data dir (kilo.db).
             "kilo": (("VOYAGER_KILO_HOME", ""), ("XDG_DATA_HOME", "kilo"), ("HOME", ".local/share/kilo")),
             "kilo.db": (("VOYAGER_KILO_DB", ""),),
+            # The VS Code extension before 2026-04 (a Roo Code fork; agentsview `kilo_legacy.go`): its storage
+            # dir (globalStorage/kilocode.kilo-code) named outright; unset: every editor's.
+            "kilo.vscode": (("VOYAGER_KILO_VSCODE_HOME", ""),),
         },
-        where="`~/.local/share/kilo/kilo.db`",
+        where="`~/.local/share/kilo/kilo.db` (and the old extension's `<User>/globalStorage/kilocode.kilo-code/`)",
         resume="`kilo --session <id>` in cwd",
         binary="kilo",
         stores=("sqlite",),
@@ -427,13 +438,16 @@ BUILTIN: tuple[Agent, ...] = (
         module="voyager_sessions.ingest.adapters.kimi",
         evidence="observed",
         versions=("1.52.0",),
-        evidence_note="Kimi Code documented",
+        evidence_note="Kimi Code, Kimi Work documented",
         homes={
             # Kimi CLI (the Python CLI, up to 1.x) keeps everything in its share dir; Kimi Code replaced it.
             "kimi": (("VOYAGER_KIMI_HOME", ""), ("KIMI_SHARE_DIR", ""), ("HOME", ".kimi")),
             "kimi.code": (("VOYAGER_KIMI_CODE_HOME", ""), ("KIMI_CODE_HOME", ""), ("HOME", ".kimi-code")),
+            # Kimi Work (the desktop app, agentsview `kimi_work_provider.go`): its sessions dir named outright;
+            # unset: the one below the app's data dir (kimi.work_dirs, per platform).
+            "kimi.work": (("VOYAGER_KIMI_WORK_HOME", ""),),
         },
-        where="`~/.kimi/sessions/`, `~/.kimi-code/sessions/`",
+        where="`~/.kimi/sessions/`, `~/.kimi-code/sessions/`, Kimi Work's `<kimi-desktop>/daimon-share/…/sessions/`",
         resume="`kimi -r <id>` / `kimi --session <id>` in cwd",
         binary="kimi",
         stores=("jsonl",),
@@ -466,14 +480,16 @@ BUILTIN: tuple[Agent, ...] = (
     ),
     Agent(
         name="roo",
-        label="Roo Code",
+        label="Roo Code / Zoo Code",
         module="voyager_sessions.ingest.adapters.roo",
         evidence="documented",
         homes={
             # Roo Code's storage dir (globalStorage/rooveterinaryinc.roo-cline) named outright; unset: every editor's.
             "roo": (("VOYAGER_ROO_HOME", ""),),
+            # Zoo Code's (globalStorage/zoocodeorganization.zoo-code; splitrail `zoo_code.rs`), likewise.
+            "roo.zoo": (("VOYAGER_ZOO_CODE_HOME", ""),),
         },
-        where="`<User>/globalStorage/rooveterinaryinc.roo-cline/`",
+        where="`<User>/globalStorage/rooveterinaryinc.roo-cline/` (and Zoo Code's `zoocodeorganization.zoo-code/`)",
         resume="none (IDE)",
         binary=None,
         stores=("json",),
@@ -1072,6 +1088,344 @@ BUILTIN: tuple[Agent, ...] = (
         variables=("VOYAGER_AIDER_ROOTS",),
         stores=("markdown", "json"),
         uses_hints=True,
+    ),
+    # -- documented agents of the turn-4 survey (#39, AGENTS-next.md); evidence: the peer file or package named ----
+    Agent(
+        name="auggie",
+        label="Augment Auggie",
+        module="voyager_sessions.ingest.adapters.auggie",
+        evidence="documented",
+        evidence_note="package code 0.36.0",
+        homes={
+            # Augment's home (sessions/ below it); no variable of its own is documented.
+            "auggie": (("VOYAGER_AUGGIE_HOME", ""), ("HOME", ".augment")),
+        },
+        where="`~/.augment/sessions/<id>.json`",
+        resume="`auggie --resume <id>`",
+        binary="auggie",
+        stores=("json",),
+    ),
+    Agent(
+        name="codebuff",
+        label="Codebuff / Freebuff",
+        module="voyager_sessions.ingest.adapters.codebuff",
+        evidence="documented",
+        evidence_note="agentsview `codebuff.go`",
+        homes={
+            # Codebuff's config dir (projects/ below it; "manicode" is its old name); no variable of its own.
+            "codebuff": (("VOYAGER_CODEBUFF_HOME", ""), ("HOME", ".config/manicode")),
+        },
+        where="`~/.config/manicode/projects/*/chats/<timestamp>/`",
+        resume="none known",
+        stores=("json",),
+    ),
+    Agent(
+        name="forge",
+        label="Forge",
+        module="voyager_sessions.ingest.adapters.forge",
+        evidence="documented",
+        evidence_note="agentsview `forge.go`",
+        homes={
+            # Forge's home (.forge.db in it); no variable of its own is documented.
+            "forge": (("VOYAGER_FORGE_HOME", ""), ("HOME", ".forge")),
+        },
+        where="`~/.forge/.forge.db`",
+        resume="none known",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
+        name="shelley",
+        label="Shelley",
+        module="voyager_sessions.ingest.adapters.shelley",
+        evidence="documented",
+        evidence_note="agentsview `shelley.go`",
+        homes={
+            # Shelley's config dir (shelley.db in it); no variable of its own is documented.
+            "shelley": (("VOYAGER_SHELLEY_HOME", ""), ("HOME", ".config/shelley")),
+        },
+        where="`~/.config/shelley/shelley.db`",
+        resume="none (web UI)",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
+        name="piebald",
+        label="Piebald",
+        module="voyager_sessions.ingest.adapters.piebald",
+        evidence="documented",
+        evidence_note="agentsview `piebald.go`, splitrail `piebald.rs`",
+        homes={
+            # Piebald's data dir (app.db in it), per platform; no variable of its own is documented.
+            "piebald": (("VOYAGER_PIEBALD_HOME", ""), ("XDG_DATA_HOME", "piebald"), ("HOME", ".local/share/piebald")),
+            "piebald.mac": (("VOYAGER_PIEBALD_HOME", ""), ("HOME", "Library/Application Support/piebald")),
+            "piebald.windows": (("VOYAGER_PIEBALD_HOME", ""), ("APPDATA", "piebald")),
+        },
+        where="`~/.local/share/piebald/app.db`",
+        resume="none (desktop)",
+        stores=("sqlite",),
+        probe=True,
+    ),
+    Agent(
+        name="poolside",
+        label="Poolside Agent CLI",
+        module="voyager_sessions.ingest.adapters.poolside",
+        evidence="documented",
+        evidence_note="agentsview `poolside.go`",
+        homes={
+            # Poolside's state dir (trajectories/ below it), per platform; no variable of its own is documented.
+            "poolside": (
+                ("VOYAGER_POOLSIDE_HOME", ""),
+                ("XDG_STATE_HOME", "poolside"),
+                ("HOME", ".local/state/poolside"),
+            ),
+            "poolside.mac": (("VOYAGER_POOLSIDE_HOME", ""), ("HOME", "Library/Application Support/poolside")),
+            "poolside.windows": (("VOYAGER_POOLSIDE_HOME", ""), ("APPDATA", "poolside")),
+        },
+        where="`~/.local/state/poolside/trajectories/trajectory-*.ndjson`",
+        resume="none known",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="openclaude",
+        label="OpenClaude",
+        module="voyager_sessions.ingest.adapters.openclaude",
+        evidence="documented",
+        evidence_note="agentsview `openclaude.go`",
+        homes={
+            # OpenClaude's config dir (projects/ below it); OPENCLAUDE_CONFIG_DIR re-roots it, as Claude Code's does.
+            "openclaude": (("VOYAGER_OPENCLAUDE_HOME", ""), ("OPENCLAUDE_CONFIG_DIR", ""), ("HOME", ".openclaude")),
+        },
+        where="`~/.openclaude/projects/`",
+        resume="`openclaude --resume <id>` in cwd (*verify*)",
+        binary="openclaude",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="cowork",
+        label="Claude Desktop Cowork",
+        module="voyager_sessions.ingest.adapters.cowork",
+        evidence="documented",
+        evidence_note="agentsview `cowork.go`",
+        homes={
+            # Its local-agent-mode-sessions dir named outright; unset: the one in Claude Desktop's user-data dir.
+            "cowork": (("VOYAGER_COWORK_HOME", ""),),
+        },
+        where="`<Claude>/local-agent-mode-sessions/*/*/local_*/.claude/projects/`",
+        resume="none (desktop)",
+        stores=("json", "jsonl"),
+    ),
+    Agent(
+        name="traex",
+        label="TRAE CLI",
+        module="voyager_sessions.ingest.adapters.traex",
+        evidence="documented",
+        evidence_note="agentsview `traex.go`",
+        homes={
+            # TRAE CLI's home (sessions/, archived_sessions/ below it); no variable of its own is documented.
+            "traex": (("VOYAGER_TRAEX_HOME", ""), ("HOME", ".trae/cli")),
+        },
+        where="`~/.trae/cli/sessions/`, `archived_sessions/`",
+        resume="`traex resume <id>`",
+        binary="traex",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="mimocode",
+        label="MiMo Code",
+        module="voyager_sessions.ingest.adapters.mimocode",
+        evidence="documented",
+        evidence_note="agentsview `mimocode.go`",
+        homes={
+            # MiMo Code, an OpenCode fork: OpenCode's layout in its own data dir (mimocode.db, storage/).
+            "mimocode": (
+                ("VOYAGER_MIMOCODE_HOME", ""),
+                ("XDG_DATA_HOME", "mimocode"),
+                ("HOME", ".local/share/mimocode"),
+            ),
+            "mimocode.db": (("VOYAGER_MIMOCODE_DB", ""),),
+        },
+        where="`~/.local/share/mimocode/mimocode.db`, `storage/`",
+        resume="none known",
+        stores=("sqlite", "json"),
+        probe=True,
+    ),
+    Agent(
+        name="icodemate",
+        label="iCodeMate",
+        module="voyager_sessions.ingest.adapters.icodemate",
+        evidence="documented",
+        evidence_note="agentsview `icodemate.go`",
+        homes={
+            # iCodeMate, an OpenCode fork: OpenCode's layout in its own data dir (icodemate.db, storage/).
+            "icodemate": (
+                ("VOYAGER_ICODEMATE_HOME", ""),
+                ("XDG_DATA_HOME", "icodemate"),
+                ("HOME", ".local/share/icodemate"),
+            ),
+            "icodemate.db": (("VOYAGER_ICODEMATE_DB", ""),),
+        },
+        where="`~/.local/share/icodemate/icodemate.db`, `storage/`",
+        resume="none known",
+        stores=("sqlite", "json"),
+        probe=True,
+    ),
+    Agent(
+        name="trae",
+        label="Trae IDE",
+        module="voyager_sessions.ingest.adapters.trae",
+        evidence="documented",
+        evidence_note="agentsview `trae_provider.go`, `trae_layout.go`",
+        homes={
+            # One Trae user dir named outright; unset: every Trae build's (Trae, Trae CN, TRAE SOLO CN).
+            "trae": (("VOYAGER_TRAE_HOME", ""),),
+        },
+        where="`<Trae>/User/{globalStorage,workspaceStorage/*}/state.vscdb`; newer `ModularData/ai-agent/database.db` (encrypted: reported, not read)",
+        resume="none (IDE)",
+        stores=("sqlite", "encrypted"),
+        probe=True,
+    ),
+    Agent(
+        name="positron",
+        label="Positron Assistant",
+        module="voyager_sessions.ingest.adapters.positron",
+        evidence="documented",
+        evidence_note="agentsview `positron_provider.go`",
+        homes={
+            # Positron's user dir named outright; unset: Positron's (paths.vscode_user_dirs, per platform).
+            "positron": (("VOYAGER_POSITRON_HOME", ""),),
+        },
+        where="`<Positron>/User/workspaceStorage/*/chatSessions/`",
+        resume="none (IDE)",
+        stores=("json", "jsonl"),
+        probe=True,
+    ),
+    Agent(
+        name="posit-assistant",
+        label="Posit Assistant",
+        module="voyager_sessions.ingest.adapters.posit_assistant",
+        evidence="documented",
+        evidence_note="agentsview `posit_assistant_provider.go`",
+        homes={
+            # Posit Assistant's dir (workspaces/ below it); no variable of its own is documented.
+            "posit-assistant": (("VOYAGER_POSIT_ASSISTANT_HOME", ""), ("HOME", ".posit/assistant")),
+        },
+        where="`~/.posit/assistant/workspaces/*/<conversation>/`",
+        resume="none (IDE)",
+        stores=("json", "jsonl"),
+    ),
+    Agent(
+        name="qwenpaw",
+        label="QwenPaw (ex-CoPaw)",
+        module="voyager_sessions.ingest.adapters.qwenpaw",
+        evidence="documented",
+        evidence_note="agentsview `qwenpaw.go`; package code 2.2.2.post1",
+        homes={
+            # Its working dir (workspaces/ below it): QWENPAW_WORKING_DIR, else ~/.qwenpaw and the old ~/.copaw.
+            "qwenpaw": (("VOYAGER_QWENPAW_HOME", ""), ("QWENPAW_WORKING_DIR", ""), ("HOME", ".qwenpaw")),
+            "qwenpaw.copaw": (("VOYAGER_QWENPAW_HOME", ""), ("QWENPAW_WORKING_DIR", ""), ("HOME", ".copaw")),
+        },
+        where="`~/.qwenpaw/workspaces/*/sessions/` (and `~/.copaw/`)",
+        resume="none (chat channels)",
+        stores=("json",),
+    ),
+    Agent(
+        name="visualstudio-copilot",
+        label="Visual Studio Copilot",
+        module="voyager_sessions.ingest.adapters.visualstudio_copilot",
+        evidence="documented",
+        evidence_note="agentsview `visualstudio_copilot.go`",
+        homes={
+            # Copilot's OpenTelemetry traces folder in the temp/cache dir, per platform.
+            "visualstudio-copilot": (
+                ("VOYAGER_VISUALSTUDIO_COPILOT_HOME", ""),
+                ("XDG_CACHE_HOME", "VSGitHubCopilotLogs/traces"),
+                ("HOME", ".cache/VSGitHubCopilotLogs/traces"),
+            ),
+            "visualstudio-copilot.mac": (
+                ("VOYAGER_VISUALSTUDIO_COPILOT_HOME", ""),
+                ("HOME", "Library/Caches/VSGitHubCopilotLogs/traces"),
+            ),
+            "visualstudio-copilot.windows": (
+                ("VOYAGER_VISUALSTUDIO_COPILOT_HOME", ""),
+                ("LOCALAPPDATA", "Temp/VSGitHubCopilotLogs/traces"),
+            ),
+        },
+        where="`%LOCALAPPDATA%\\Temp\\VSGitHubCopilotLogs\\traces\\*_VSGitHubCopilot_traces*.jsonl`",
+        resume="none (IDE)",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="gemini-apps",
+        label="Gemini Apps Takeout",
+        module="voyager_sessions.ingest.adapters.gemini_apps",
+        evidence="documented",
+        evidence_note="agentsview `gemini_apps_takeout.go`",
+        homes={
+            # The same imports folder as the ChatGPT and Claude.ai exports; recorded `voyager import` paths come as hints.
+            "gemini-apps": (("VOYAGER_IMPORTS", ""),),
+        },
+        where="`voyager import PATH` (Takeout's `My Activity/Gemini Apps/MyActivity.html`, its folder or zip); `$VOYAGER_IMPORTS`",
+        resume="none (web chat)",
+        stores=("html",),
+        uses_hints=True,
+    ),
+    Agent(
+        name="deepseek-tui",
+        label="DeepSeek TUI / CodeWhale",
+        module="voyager_sessions.ingest.adapters.deepseek_tui",
+        evidence="documented",
+        evidence_note="agentsview `deepseek_tui.go`",
+        homes={
+            # CodeWhale's home (sessions/ below it), then DeepSeek TUI's, the name before; no variable of its own.
+            "deepseek-tui": (("VOYAGER_DEEPSEEK_TUI_HOME", ""), ("HOME", ".codewhale")),
+            "deepseek-tui.legacy": (("VOYAGER_DEEPSEEK_TUI_HOME", ""), ("HOME", ".deepseek")),
+        },
+        where="`~/.codewhale/sessions/<id>.json` (and `~/.deepseek/sessions/`)",
+        resume="none known",
+        stores=("json",),
+    ),
+    Agent(
+        name="qclaw",
+        label="QClaw",
+        module="voyager_sessions.ingest.adapters.qclaw",
+        evidence="documented",
+        evidence_note="agentsview `qclaw.go`",
+        homes={
+            # QClaw's state dir (agents/ below it); no variable of its own is documented.
+            "qclaw": (("VOYAGER_QCLAW_HOME", ""), ("HOME", ".qclaw")),
+        },
+        where="`~/.qclaw/agents/*/sessions/<id>.jsonl`",
+        resume="none (chat channels)",
+        stores=("jsonl",),
+    ),
+    Agent(
+        name="cortex",
+        label="Cortex Code",
+        module="voyager_sessions.ingest.adapters.cortex",
+        evidence="documented",
+        evidence_note="agentsview `cortex.go`",
+        homes={
+            # Cortex Code's dir in Snowflake's (conversations/ below it); no variable of its own is documented.
+            "cortex": (("VOYAGER_CORTEX_HOME", ""), ("HOME", ".snowflake/cortex")),
+        },
+        where="`~/.snowflake/cortex/conversations/<uuid>.json` (+ `.history.jsonl`)",
+        resume="none known",
+        stores=("json", "jsonl"),
+    ),
+    Agent(
+        name="workbuddy",
+        label="WorkBuddy",
+        module="voyager_sessions.ingest.adapters.workbuddy",
+        evidence="documented",
+        evidence_note="agentsview `workbuddy.go`",
+        homes={
+            # WorkBuddy's home (projects/ below it); no variable of its own is documented.
+            "workbuddy": (("VOYAGER_WORKBUDDY_HOME", ""), ("HOME", ".workbuddy")),
+        },
+        where="`~/.workbuddy/projects/*/<session>.jsonl`",
+        resume="none known",
+        stores=("jsonl",),
     ),
 )
 

@@ -12,8 +12,9 @@ which files the result of a call to one of :data:`SUBAGENT_TOOLS` as :data:`SUBA
 which numbers its own events, calls :func:`report_pair`); a report that comes as a notification is
 filed so by the adapter that reads it (:func:`notification_report`).
 
-The tool names here (which tools run a shell command, which start a subagent) are what agents call
-their tools, so this module lives in ``ingest``; it knows no agent's file format.
+The tool names (which tools run a shell command, which start a subagent) are what agents call their
+tools, kept in :mod:`~voyager_sessions.core.toolnames` (read by the display of calls too), so this
+module lives in ``ingest``; it knows no agent's file format.
 """
 
 from __future__ import annotations
@@ -22,41 +23,27 @@ import os
 import re
 import shlex
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
 
 from voyager_sessions.core.model import Kind, Origin
 from voyager_sessions.ingest.jsonl import decode_json, scrub_surrogates
+from voyager_sessions.core.toolnames import SHELL_TOOLS, SUBAGENT_TOOLS, is_shell_tool, is_subagent_tool
 
-#: Tools that run a shell command (or code in an interpreter), by the name agents give them (compared
-#: case-insensitively, so ``Bash``, ``bash`` and ``BASH`` are one tool). A call to one of these is
-#: searched as its command line, what a person remembers and types.
-SHELL_TOOLS: Final = frozenset(
-    {
-        "bash",
-        "shell",
-        "sh",
-        "zsh",
-        "exec",
-        "exec_command",
-        "execute",
-        "execute_bash",
-        "execute_command",
-        "run_command",
-        "run_shell_command",
-        "run_terminal_cmd",
-        "run_in_terminal",
-        "runinterminal",
-        "terminal",
-        "local_shell",
-        "shell_command",
-        "developer__shell",
-        "cmd",
-        "powershell",
-    }
-)
+__all__ = [
+    "SHELL_TOOLS",
+    "SUBAGENT_REPORT",
+    "SUBAGENT_TOOLS",
+    "TOOL_OUTPUT",
+    "arguments_text",
+    "is_shell_tool",
+    "is_subagent_tool",
+    "is_task_notification",
+    "notification_report",
+    "report_pair",
+    "tool_call_text",
+]
 
 #: The argument that holds a shell tool's command line, in the order they are looked for (any case:
 #: ``CommandLine`` is ``commandline``).
@@ -64,23 +51,6 @@ _COMMAND_KEYS: Final = ("command", "cmd", "commandline", "script", "code")
 
 #: Text an agent writes where a call has no arguments: JSON's and Python's spellings of "nothing".
 _NOTHING: Final = frozenset({"", "null", "None", "{}", "[]", '""', "undefined"})
-
-#: Tools that hand a task to a subagent, by the name agents give them (compared case-insensitively):
-#: what such a tool returns, when it is the subagent's answer, is a subagent's report. Not
-#: ``spawn_agent``: Codex's only acknowledges the launch (Cline's, which runs the subagent to the end,
-#: is named by its adapter).
-SUBAGENT_TOOLS: Final = frozenset(
-    {
-        "task",
-        "agent",
-        "invoke_agent",
-        "delegate_task",
-        "delegate",
-        "subagent",
-        "run_subagent",
-        "dispatch_agent",
-    }
-)
 
 #: A subagent's report as its parent session holds it: the answer to the call that started the
 #: subagent (``tool_result``: it pairs with that call's ``call_id``, ``kind:tool`` finds it, and it
@@ -94,42 +64,9 @@ SUBAGENT_REPORT: Final[tuple[Kind, Origin]] = ("tool_result", "agent")
 TOOL_OUTPUT: Final[tuple[Kind, Origin]] = ("tool_result", "tool")
 
 _encode = msgspec.json.encode
-_NO_NAMES: Final[frozenset[str]] = frozenset()
-#: What separates a namespace from a tool's own name: ``file_system.bash``, ``developer__shell``, ``mcp/bash``.
-_NAMESPACE = re.compile(r"\.|__|/")
 #: The argument in which a shell call says why it runs its command (Claude's ``Bash``, Cursor's
 #: ``run_terminal_cmd``): the agent's one line of reason, searched after the command as a comment.
 _REASON_KEYS: Final = ("description", "explanation")
-
-
-def _key(name: str | None) -> str:
-    return name.strip().casefold() if isinstance(name, str) else ""
-
-
-def is_shell_tool(name: str | None, extra: Iterable[str] = ()) -> bool:
-    """True when ``name`` (any case) is a tool that runs a shell command: one of :data:`SHELL_TOOLS`
-    or of ``extra``, the names an adapter knows its agent gives its shell tool beside those. A
-    namespaced name (``file_system.bash``, ``developer__shell``, ``container.exec``) is known by its
-    last part too."""
-    if not isinstance(name, str) or not name:
-        return False
-    return _is_shell(name, extra if isinstance(extra, frozenset) else _NO_NAMES if extra == () else frozenset(extra))
-
-
-@lru_cache(maxsize=1024)
-def _is_shell(name: str, extra: frozenset[str]) -> bool:
-    # Cached: a session calls a handful of tools thousands of times. Hostile names fill the cache, never grow it.
-    key = _key(name)
-    if not key:
-        return False
-    extra_keys = {_key(e) for e in extra}
-    last = _NAMESPACE.split(key)[-1]
-    return key in SHELL_TOOLS or key in extra_keys or last in SHELL_TOOLS or last in extra_keys
-
-
-def is_subagent_tool(name: str | None) -> bool:
-    """True when ``name`` (any case) is a tool that starts a subagent (:data:`SUBAGENT_TOOLS`)."""
-    return _key(name) in SUBAGENT_TOOLS
 
 
 def report_pair(tool: str | None, *, background: bool = False) -> tuple[Kind, Origin]:

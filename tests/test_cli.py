@@ -170,6 +170,12 @@ def test_demo_runs_and_finds_cjk(home, run):
     assert len(blocks) >= 4
     for block in blocks:  # every demo query finds something in the bundled corpus
         assert "(0 hits)" not in block and ("hits)" in block or "(1 hit)" in block), block
+    assert res.stdout.rstrip().split("\n")[-1].startswith("Now open your own history: `voyager ui`")  # the next step
+
+
+def test_help_names_the_picker_and_the_web_page_first(run):
+    quick = run("--help").stdout.split("Quick start:")[1].split("\n\n")[0].split("\n")
+    assert [line.split()[1] for line in quick if line.strip()][:2] == ["ui", "web"]
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq not installed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -28,6 +29,26 @@ def test_stats_and_doctor(corpus, home, run):
     assert doc["health"]["state_db"] == "ok" and doc["health"]["index"] == "ok"
     text = run("doctor").stdout
     assert "cannot use" in text and str(home / ".claude" / "projects") in text
+
+
+def test_doctor_opens_with_a_short_summary(corpus, home, run):
+    """Before every agent's block: which agents left sessions here and how many are indexed, what cannot be used,
+    the index's health; before a first scan, what to run."""
+    text = run("doctor").stdout
+    head = text.split("\n\n", 1)[0].split("\n")
+    assert re.fullmatch(
+        r"Summary: 2 of the \d+ agents Voyager reads left sessions on this machine; none indexed yet\.", head[0]
+    )
+    assert head[1].split() == ["agents", "Claude", "Code,", "Codex", "CLI"]
+    assert "  next       `voyager scan` (or `voyager ui`) indexes them" in head
+    (home / ".claude" / "projects" / "-home-dev-shop" / "junk.jsonl").write_bytes(b"\x00\xff" * 50)
+    run("scan")
+    head = run("doctor").stdout.split("\n\n", 1)[0].split("\n")
+    assert head[0].endswith("left sessions on this machine; 2 sessions, 12 events indexed."), head
+    assert head[1] == "  agents     Claude Code 1, Codex CLI 1"
+    assert head[2] == "  cannot use Claude Code (1)"
+    assert head[3].startswith("  health     index ok, state ok; data in ")
+    assert len(head) <= 6 and not any("next" in line for line in head)
 
 
 # -- format drift: the versions that wrote the user's files, beside the versions Voyager was tested on ----------

@@ -3,8 +3,8 @@
 From the bottom up (docs/architecture.md):
 
 * the **bottom** — ``voyager_sessions`` itself and the ``voyager_sessions/core/`` folder (``model``, ``errors``,
-  ``paths``, ``textsafe``, ``lock``, ``isotime``, ``plural``, ``lastsearch``) — the vocabulary every layer
-  shares; it imports nothing of Voyager's above it;
+  ``paths``, ``textsafe``, ``lock``, ``isotime``, ``plural``, ``lastsearch``, ``wire``, ``remote``, ``toolnames``,
+  ``toolview``) — the vocabulary every layer shares; it imports nothing of Voyager's above it;
 * ``ingest`` (agents' formats), ``search`` (Tantivy, the query language), ``store`` (Voyager's SQL) —
   each the bottom and itself, never one another;
 * ``export``: the renderers of an exported session (Markdown, HTML, redaction), on the bottom alone;
@@ -38,7 +38,20 @@ FOLDERS = {
 
 #: The bottom floor's folder, and the modules it holds (a module added there is a decision: name it here).
 CORE = "core"
-BOTTOM = ("model", "errors", "paths", "textsafe", "lock", "isotime", "plural", "lastsearch", "wire", "remote")
+BOTTOM = (
+    "model",
+    "errors",
+    "paths",
+    "textsafe",
+    "lock",
+    "isotime",
+    "plural",
+    "lastsearch",
+    "wire",
+    "remote",
+    "toolnames",
+    "toolview",
+)
 LAYERS = ("ingest", "search", "store")
 
 #: group -> the groups it may import (itself always).

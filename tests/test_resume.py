@@ -43,7 +43,20 @@ BINARY = {a.name: a.binary for a in manifest.ROWS.values() if a.binary}
 #: (the row's ``resume`` text).
 NO_RESUME = {a.name: a.resume for a in manifest.ROWS.values() if not a.binary}
 #: Resumable agents with no real capture: built by their test module's writer (see SYNTHETIC_WRITERS).
-SYNTHETIC = {"cursor", "kiro", "grok", "crush", "goose", "devin", "iflow", "qoder", "amp"}
+SYNTHETIC = {
+    "cursor",
+    "kiro",
+    "grok",
+    "crush",
+    "goose",
+    "devin",
+    "iflow",
+    "qoder",
+    "amp",
+    "openclaude",
+    "traex",
+    "auggie",
+}
 
 #: Where the captures' agents ran: ``home`` in truth.json, the cwd below it.
 CAPTURE_HOME = "/home/dev"
@@ -322,6 +335,27 @@ def _amp(home: Path, work: Path) -> tuple[str, list[str]]:
     return f"amp:{TID}", ["threads", "continue", TID]
 
 
+def _openclaude(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.support.samples.openclaude import SID, lines, write
+
+    write(home, lines(cwd=str(work)))
+    return f"openclaude:{SID}", ["--resume", SID]
+
+
+def _auggie(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.support.samples.auggie import SID, doc, write
+
+    write(home, doc())  # the file names no directory: Auggie finds a session by id wherever it runs
+    return f"auggie:{SID}", ["--resume", SID]
+
+
+def _traex(home: Path, work: Path) -> tuple[str, list[str]]:
+    from tests.support.samples.traex import SID, rollout, write
+
+    write(home, rollout(cwd=str(work)))
+    return f"traex:{SID}", ["resume", SID]
+
+
 #: provider -> a writer of one session whose working directory is ``work``: (its id, the arguments its agent gets).
 SYNTHETIC_WRITERS = {
     "cursor": _cursor,
@@ -333,6 +367,9 @@ SYNTHETIC_WRITERS = {
     "iflow": _iflow,
     "qoder": _qoder,
     "amp": _amp,
+    "openclaude": _openclaude,
+    "traex": _traex,
+    "auggie": _auggie,
 }
 
 
@@ -353,7 +390,9 @@ def test_resume_hands_a_written_session_to_its_agent(provider: str, home, run, t
     (row,) = [r for r in run.json("list", "--json")["sessions"] if r["session_id"] == sid]
     assert parse_command(row["resume"]) is not None, f"{row['resume']!r} is not in the adapters' quoted shape"
     name, ran_in, pwd, *args = resume_in_subprocess(sid, env, log, tmp_path)
-    assert (name, ran_in, pwd, args) == (BINARY[provider], str(work), str(work), expected)
+    # A session whose files name no directory (Auggie's) is resumed where voyager runs: its agent finds it by id.
+    where = str(work) if row["cwd"] else os.getcwd()
+    assert (name, ran_in, pwd, args) == (BINARY[provider], where, where, expected)
 
 
 # -- what resume says instead --------------------------------------------------------------------------------

@@ -1,10 +1,14 @@
-"""Conversation exports people download (ChatGPT, Claude.ai): where they are, which is which, and their bytes.
+"""Conversation exports people download (ChatGPT, Claude.ai, Gemini Apps): where they are, which is which, their bytes.
 
-Owns what the ``chatgpt`` and ``claude-ai`` adapters share (their adapter class too: ``ExportAdapter``). An export is a
+Owns what the ``chatgpt``, ``claude-ai`` and ``gemini-apps`` adapters share (the first two's adapter class too:
+``ExportAdapter``). A ChatGPT or Claude.ai export is a
 ``conversations.json`` (ChatGPT also shards it as ``conversations-000.json`` …), loose or in
 the ``.zip`` the service mails; both services name the file the same, so the first object
 key that tells them apart decides (``mapping``: ChatGPT; ``chat_messages``: Claude.ai),
-read from the head of the file only. A zip is read in place (``zipfile``), never extracted.
+read from the head of the file only. A Google Takeout of Gemini Apps' activity is an HTML page,
+``My Activity/Gemini Apps/MyActivity.html`` (loose, in the unpacked ``Takeout`` folder, or in the
+Takeout ``.zip``), told by its head naming Gemini Apps in My Activity's cells. A zip is read in
+place (``zipfile``), never extracted.
 A conversation file larger than ``jsondoc.STREAM_JSON_BYTES`` (loose or inflated) is never
 decoded whole: its conversations are read one at a time (``StreamedArray``), so an export of
 any size is indexed in memory bounded by its largest conversation.
@@ -45,12 +49,23 @@ from voyager_sessions.ingest.jsonl import BadLine
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest
 from voyager_sessions.core.model import session_id
 
-ExportKind = Literal["chatgpt", "claude-ai"]
+ExportKind = Literal["chatgpt", "claude-ai", "gemini-apps"]
 #: The conversation files of an export: ``conversations.json`` or ChatGPT's shards.
 CONVERSATIONS = re.compile(r"\Aconversations(?:-\d{1,6})?\.json\Z")
+#: Where a Takeout keeps Gemini Apps' activity page, below the ``Takeout`` folder (any ``.html`` there).
+GEMINI_ACTIVITY = ("My Activity", "Gemini Apps")
 #: How much of a file's head the sniff reads: the first conversation's keys come well before.
 _HEAD = 256 << 10
 _KEY = re.compile(rb'"(mapping|chat_messages)"\s*:')
+#: A My Activity page's cells, and the product Gemini Apps' cells name.
+_ACTIVITY_CELL = re.compile(rb"outer-cell", re.I)
+_GEMINI = re.compile(rb">\s*Gemini Apps\s*<", re.I)
+
+
+def _is_activity_member(name: str) -> bool:
+    """True for a Takeout zip member that is Gemini Apps' activity page (``…/My Activity/Gemini Apps/*.html``)."""
+    parts = name.split("/")
+    return len(parts) >= 3 and tuple(parts[-3:-1]) == GEMINI_ACTIVITY and parts[-1].lower().endswith((".html", ".htm"))
 
 
 def imports_dir(env: Mapping[str, str], provider: ExportKind = "chatgpt") -> Path:
@@ -61,14 +76,21 @@ def imports_dir(env: Mapping[str, str], provider: ExportKind = "chatgpt") -> Pat
 
 
 def _member_names(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
-    """The conversation files in a zip (at any depth), in name order."""
+    """The conversation files in a zip (at any depth; a Takeout's Gemini Apps activity pages), in name order."""
     return sorted(
-        (i for i in archive.infolist() if not i.is_dir() and CONVERSATIONS.match(i.filename.rsplit("/", 1)[-1])),
+        (
+            i
+            for i in archive.infolist()
+            if not i.is_dir()
+            and (CONVERSATIONS.match(i.filename.rsplit("/", 1)[-1]) or _is_activity_member(i.filename))
+        ),
         key=lambda i: i.filename,
     )
 
 
 def _sniff(head: bytes) -> ExportKind | None:
+    if _ACTIVITY_CELL.search(head) and _GEMINI.search(head):
+        return "gemini-apps"
     m = _KEY.search(head)
     body = head[3:] if head.startswith(b"\xef\xbb\xbf") else head  # a byte-order mark some tools write
     if m is None or not body.lstrip().startswith(b"["):
@@ -115,6 +137,19 @@ def _open_member(path: str, name: str) -> Iterator[IO[bytes]]:
             yield _Member(f)  # type: ignore[misc]
     except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, KeyError, EOFError) as exc:
         raise OSError(f"unreadable zip: {exc}") from exc
+
+
+def pieces(path: str) -> list[tuple[str, Callable[[], Any]]]:
+    """The conversation files of the export at ``path``, each named for notices and with an opener (a context
+    manager giving its bytes as a stream): ``path`` itself, or each member of a zip. Raises OSError."""
+    if zipfile.is_zipfile(path):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = [i.filename for i in _member_names(archive)]
+        except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, EOFError) as exc:
+            raise OSError(f"unreadable zip: {exc}") from exc
+        return [(f"{path}!{name}", partial(_open_member, path, name)) for name in names]
+    return [(path, partial(open_regular, path))]
 
 
 def piece_count(path: str) -> int:
@@ -174,18 +209,26 @@ def candidates(env: Mapping[str, str], hints: Hints, provider: ExportKind = "cha
         return
     for entry in entries:
         p = Path(entry.path)
-        if entry.name.endswith((".json", ".zip")):
+        if entry.name.endswith((".json", ".zip", ".html", ".htm")):
             yield p
         elif entry.is_dir(follow_symlinks=False):
             yield from conversation_files(p)
 
 
 def conversation_files(folder: Path) -> list[Path]:
-    """The ``conversations*.json`` files directly in ``folder`` (an unpacked export), in name order."""
+    """The ``conversations*.json`` files directly in ``folder`` (an unpacked export), or the Gemini Apps activity
+    pages of an unpacked Takeout (``folder`` being the ``Takeout`` folder or the one holding it), in name order."""
     try:
-        return sorted(Path(e.path) for e in os.scandir(folder) if CONVERSATIONS.match(e.name))
+        found = sorted(Path(e.path) for e in os.scandir(folder) if CONVERSATIONS.match(e.name))
     except OSError:
         return []
+    for base in (folder, folder / "Takeout"):
+        activity = base.joinpath(*GEMINI_ACTIVITY)
+        try:
+            found += sorted(Path(e.path) for e in os.scandir(activity) if e.name.lower().endswith((".html", ".htm")))
+        except OSError:
+            continue
+    return found
 
 
 def discover(provider: ExportKind, env: Mapping[str, str], hints: Hints) -> Iterator[Source | Notice]:

@@ -123,6 +123,7 @@ class _Line(msgspec.Struct):
     version: Any = None
     summary: Any = None
     customTitle: Any = None
+    aiTitle: Any = None
     message: _Message | None = None
     timestamp: Any = None
     cwd: Any = None
@@ -338,6 +339,11 @@ class ClaudeRead(JsonlSessionRead):
             summary = str_or_none(line.summary)
             if summary:
                 self.facts.line_title = summary.strip()
+            return
+        if kind == "ai-title":  # a title the app generated (Claude Desktop's Cowork writes them): the last one wins
+            generated = str_or_none(line.aiTitle)
+            if generated and generated.strip():
+                self.facts.line_title = generated.strip()
             return
         if kind == "custom-title":  # /rename: the last one wins
             custom = str_or_none(line.customTitle)

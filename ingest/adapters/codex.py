@@ -263,10 +263,13 @@ class _CodexRead(JsonlSessionRead):
     """One pass over one rollout (or its appended tail when resuming)."""
 
     provider = PROVIDER
+    #: What the agent is called in notices, and the program its ``resume`` runs (TRAE CLI's reader changes both).
+    label: ClassVar[str] = "Codex"
+    binary: ClassVar[str] = "codex"
     decode = staticmethod(typed_decoder(_Line, _fitted))
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        state = self._start(source.path, cursor, "Codex")
+        state = self._start(source.path, cursor, self.label)
         p = Path(source.path)
         m = _UUID_IN_NAME.search(p.name)
         self.name_id = m.group(1) if m else p.stem
@@ -280,10 +283,10 @@ class _CodexRead(JsonlSessionRead):
         native = self.facts.native_id
         assert native is not None
         return self.facts.session(
-            PROVIDER,
+            self.provider,
             title=index_title(self.codex_home, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=resume_in(None, "codex", "resume", arg(native)),
+            resume=resume_in(None, self.binary, "resume", arg(native)),
             source=self.path,
         )
 
@@ -481,18 +484,22 @@ class CodexAdapter:
     """Codex CLI rollouts under ``$CODEX_HOME/sessions`` and ``$CODEX_HOME/archived_sessions``."""
 
     name: ClassVar[str] = "codex"
+    #: The manifest home holding ``sessions/`` and ``archived_sessions/``, and the reader of one rollout
+    #: (TRAE CLI, a fork writing the same rollouts under its own home, changes both).
+    home: ClassVar[str] = "codex"
+    reader: ClassVar[type[_CodexRead]] = _CodexRead
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        home = manifest.agent_home("codex", env)
-        return [home / "sessions", home / "archived_sessions"]
+        home = manifest.agent_home(self.home, env)
+        return [home / "sessions", home / "archived_sessions"]  # type: ignore[operator]  # HOME is the last resort
 
     def watch_roots(self, env: Mapping[str, str]) -> list[Path]:
         """What a file-system watcher must see: the rollouts, and the index their titles come from."""
-        return [manifest.agent_home("codex", env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
+        return [manifest.agent_home(self.home, env) / "session_index.jsonl", *self.roots(env)]  # type: ignore[operator]
 
     def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
         """The rollouts where a file-system watcher saw changes (all of them when the title index changed)."""
-        index = manifest.agent_home("codex", env) / "session_index.jsonl"  # type: ignore[operator]
+        index = manifest.agent_home(self.home, env) / "session_index.jsonl"  # type: ignore[operator]
         return self._walk(env, None if focus.hit(os.fspath(index)) else focus)
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
@@ -501,14 +508,14 @@ class CodexAdapter:
     def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         # A thread renamed in session_index.jsonl is seen by the stat pass (the title lives there).
         # As text: with_side_file runs once a rollout on every refresh, and a Path is made text each time.
-        index = os.fspath(manifest.agent_home("codex", env) / "session_index.jsonl")  # type: ignore[operator]
+        index = os.fspath(manifest.agent_home(self.home, env) / "session_index.jsonl")  # type: ignore[operator]
         sides: dict = {}  # one stat of it, however many rollouts
         for root in self.roots(env):
             for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus):
                 yield with_side_file(item, index, sides) if isinstance(item, Source) else item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
-        return _CodexRead(source, cursor).run()
+        return self.reader(source, cursor).run()
 
 
 ADAPTER = CodexAdapter()

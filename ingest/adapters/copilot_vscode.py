@@ -36,8 +36,9 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
@@ -98,16 +99,36 @@ _SILENT_PARTS = frozenset(
 )
 
 
-def user_dirs(env: Mapping[str, str]) -> list[Path]:
-    override = manifest.agent_home("copilot-vscode.app", env)
+@dataclass(frozen=True)
+class ChatApp:
+    """An editor whose chat panel keeps VS Code's chat-session files: Copilot Chat in VS Code, and forks whose
+    own assistant writes the same files (Positron's). Everything that differs between them is one value."""
+
+    #: The provider its sessions are filed under.
+    provider: str
+    #: What its files are called in notices ("VS Code").
+    label: str
+    #: The manifest home naming one user dir outright (authoritative when set).
+    override: str
+    #: The editors (VS Code-family app folders) whose user dirs hold the files.
+    apps: tuple[str, ...]
+    #: Keep only the requests GitHub Copilot answered (VS Code's panel also hosts other extensions' participants).
+    copilot_only: bool
+
+
+COPILOT = ChatApp(provider=PROVIDER, label="VS Code", override="copilot-vscode.app", apps=APPS, copilot_only=True)
+
+
+def user_dirs(env: Mapping[str, str], app: ChatApp = COPILOT) -> list[Path]:
+    override = manifest.agent_home(app.override, env)
     if override is not None:
         return [override]
-    return [d for app in APPS for d in paths.vscode_user_dirs(env, app)]
+    return [d for name in app.apps for d in paths.vscode_user_dirs(env, name)]
 
 
-def _session_files(folder: Path) -> list[Source | Notice]:
+def _session_files(folder: Path, provider: str = PROVIDER) -> list[Source | Notice]:
     """Session files in one container; a ``.json`` is dropped when the same id also has a ``.jsonl``."""
-    return session_files(folder, PROVIDER, ".jsonl", ".json")
+    return session_files(folder, provider, ".jsonl", ".json")
 
 
 def _stem(path: str) -> str:
@@ -267,13 +288,13 @@ class _Tally:
 
 
 def _request_events(
-    requests: Iterable[Any], counter: EventCounter, tally: _Tally, unknown: UnknownRecords
+    requests: Iterable[Any], counter: EventCounter, tally: _Tally, unknown: UnknownRecords, copilot_only: bool = True
 ) -> Iterator[Event]:
     """The events of ``requests`` in order, their facts added to ``tally`` as they are read."""
     for request in requests:
         if not isinstance(request, dict):
             continue
-        who = responder(request)
+        who = responder(request) if copilot_only else None
         if who is not None:
             tally.others[who] = tally.others.get(who, 0) + 1
             continue
@@ -301,11 +322,13 @@ def _request_events(
         tally.model = str_or_none(request.get("modelId")) or tally.model
 
 
-def _session(doc: dict[str, Any], native: str, tally: _Tally, cwd: str | None, source: str) -> Session:
+def _session(
+    doc: dict[str, Any], native: str, tally: _Tally, cwd: str | None, source: str, provider: str = PROVIDER
+) -> Session:
     started = epoch(doc.get("creationDate"))
     return Session(
-        id=session_id(PROVIDER, native),
-        provider=PROVIDER,
+        id=session_id(provider, native),
+        provider=provider,
         native_id=native,
         title=str_or_none(doc.get("customTitle")),
         cwd=cwd,
@@ -320,36 +343,44 @@ def _session(doc: dict[str, Any], native: str, tally: _Tally, cwd: str | None, s
 
 
 def session_items(
-    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords
+    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords, app: ChatApp = COPILOT
 ) -> tuple[list[Session | Event], dict[str, int]]:
     """The Session and Events of one session document, and {responder: requests} that were not Copilot's."""
     tally = _Tally()
     requests = doc.get("requests")
-    counter = EventCounter(session_id(PROVIDER, native), 0)
-    events = list(_request_events(requests if isinstance(requests, list) else (), counter, tally, unknown))
+    counter = EventCounter(session_id(app.provider, native), 0)
+    listed = requests if isinstance(requests, list) else ()
+    events = list(_request_events(listed, counter, tally, unknown, app.copilot_only))
     if not events:
         return [], tally.others
-    return [_session(doc, native, tally, cwd, source), *events], tally.others
+    return [_session(doc, native, tally, cwd, source, app.provider), *events], tally.others
 
 
 def _streamed_items(
-    doc: dict[str, Any], native: str, *, cwd: str | None, source: str, unknown: UnknownRecords, tally: _Tally
+    doc: dict[str, Any],
+    native: str,
+    *,
+    cwd: str | None,
+    source: str,
+    unknown: UnknownRecords,
+    tally: _Tally,
+    app: ChatApp = COPILOT,
 ) -> Iterator[Item]:
     """:func:`session_items` for a document whose ``requests`` are streamed (a large file): the Session as soon
     as the first event is known, each event as it comes, and the Session again when the rest changed it."""
     requests = doc["requests"]
-    counter = EventCounter(session_id(PROVIDER, native), 0)
+    counter = EventCounter(session_id(app.provider, native), 0)
     first: Session | None = None
-    for ev in _request_events(requests, counter, tally, unknown):
+    for ev in _request_events(requests, counter, tally, unknown, app.copilot_only):
         if first is None:
-            first = _session(doc, native, tally, cwd, source)
+            first = _session(doc, native, tally, cwd, source, app.provider)
             yield first
         yield ev
     ended = list(stream_end(requests, source))
     yield from ended
     if first is None or any(n.fatal for n in ended):
         return
-    if (last := _session(doc, native, tally, cwd, source)) != first:
+    if (last := _session(doc, native, tally, cwd, source, app.provider)) != first:
         yield last
 
 
@@ -361,7 +392,7 @@ def _cwd_of(path: Path) -> str | None:
     return None
 
 
-def read_session(source: Source) -> Iterator[Item]:
+def read_session(source: Source, app: ChatApp = COPILOT) -> Iterator[Item]:
     path = source.path
     notices: list[Notice] = []
     if path.endswith(".jsonl"):
@@ -382,7 +413,7 @@ def read_session(source: Source) -> Iterator[Item]:
     if not isinstance(doc, dict) or not ("requests" in doc or "sessionId" in doc):
         yield Notice(source=path, reason="not a chat session (no sessionId, no requests); skipped")
         return
-    unknown = UnknownRecords("VS Code")
+    unknown = UnknownRecords(app.label)
     version = doc.get("version")
     if isinstance(version, int) and not isinstance(version, bool):
         unknown.version = f"(session format {version})"
@@ -390,14 +421,14 @@ def read_session(source: Source) -> Iterator[Item]:
     if isinstance(doc.get("requests"), StreamedArray):
         tally = _Tally()
         said = False  # whether the session had any event (then its Session went out)
-        for item in _streamed_items(doc, native, cwd=cwd, source=path, unknown=unknown, tally=tally):
+        for item in _streamed_items(doc, native, cwd=cwd, source=path, unknown=unknown, tally=tally, app=app):
             yield item
             if isinstance(item, Notice) and item.fatal:
                 return  # caught half-written: read again next scan
             said = said or isinstance(item, Session)
         others = tally.others
     else:
-        produced, others = session_items(doc, native, cwd=cwd, source=path, unknown=unknown)
+        produced, others = session_items(doc, native, cwd=cwd, source=path, unknown=unknown, app=app)
         said = bool(produced)
         yield from produced
     # A session only other participants answered is theirs, not Copilot's: nothing to say. Where
@@ -414,31 +445,38 @@ def read_session(source: Source) -> Iterator[Item]:
 
 
 class CopilotVSCodeAdapter:
-    """Copilot Chat's sessions in VS Code's (and Insiders', VSCodium's) storage; see the module doc."""
+    """Copilot Chat's sessions in VS Code's (and Insiders', VSCodium's) storage; see the module doc.
 
-    name: ClassVar[str] = PROVIDER
+    One instance per :class:`ChatApp`: Copilot Chat in VS Code, and editors that keep the same files (Positron)."""
+
+    name: str = PROVIDER
+
+    def __init__(self, app: ChatApp = COPILOT) -> None:
+        self.app = app
+        self.name = app.provider
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return user_dirs(env)
+        return user_dirs(env, self.app)
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        for user in user_dirs(env):
+        provider = self.app.provider
+        for user in user_dirs(env, self.app):
             in_workspaces: set[str] = set()
             for ws in workspace_dirs(user):
                 if os.path.isdir(ws / "chatSessions"):
-                    for item in _session_files(ws / "chatSessions"):
+                    for item in _session_files(ws / "chatSessions", provider):
                         if isinstance(item, Source):
                             in_workspaces.add(_stem(item.path))
                         yield item
-            yield from _session_files(user / "globalStorage" / "emptyWindowChatSessions")
-            for item in _session_files(user / "globalStorage" / "transferredChatSessions"):
+            yield from _session_files(user / "globalStorage" / "emptyWindowChatSessions", provider)
+            for item in _session_files(user / "globalStorage" / "transferredChatSessions", provider):
                 if isinstance(item, Source) and _stem(item.path) in in_workspaces:
                     continue  # arrived in its new window: that copy is read
                 yield item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         """One session file, whole (a log is replayed from its start: a later entry may rewrite an earlier one)."""
-        return read_session(source)
+        return read_session(source, self.app)
 
 
 def probe(path: str | os.PathLike[str]) -> str:

@@ -17,6 +17,13 @@ events come from one append-only stream in it:
   sessions/<work dir key>/<session>/agents/<agent>/wire.jsonl`` with the session's
   ``state.json`` two levels up; ``main`` is the session, other agents are its subagents.
   The record mapping lives in :mod:`._kimi_code`.
+* **Kimi Work** (the Kimi desktop app's local agent; documented by agentsview's
+  ``kimi_work_provider.go``): a Kimi Code home inside the app's data dir,
+  ``<kimi-desktop>/daimon-share/daimon/runtime/kimi-code/home/sessions/wd_<ws>_<hash>/conv-*/``,
+  each conversation's agents under ``agents/<agent>/wire.jsonl`` as Kimi Code keeps them (an older
+  layout keeps one ``wire.jsonl`` in the ``conv-*`` folder itself, read as Kimi CLI's wire log). Only
+  ``conv-*`` folders are a person's conversations; the app's own runs beside them (``ctitle-*`` titles,
+  ``sklsum-*`` skill summaries, ``dvlt-*``) are not read. The desktop app has no resume command.
 
 Reading: the first read takes the stream whole; the Cursor then remembers the stream
 file, its inode and the byte offset, and when the folder changes (a new turn, a title)
@@ -28,12 +35,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
 
+from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
@@ -136,6 +145,8 @@ class _Layout(msgspec.Struct, frozen=True):
     """What a source folder is: which product wrote it, which session and agent it holds, where its side files are."""
 
     code: bool
+    #: Kimi Work's (the desktop app's): no resume command.
+    work: bool
     native_id: str
     parent: str | None
     folder: Path
@@ -143,13 +154,36 @@ class _Layout(msgspec.Struct, frozen=True):
     home: Path
 
 
+#: Where Kimi Work's sessions sit below the desktop app's data dir.
+WORK_SESSIONS = Path("daimon-share", "daimon", "runtime", "kimi-code", "home", "sessions")
+#: The prefix of the folders of a person's Kimi Work conversations (the app's own runs have others).
+WORK_CONVERSATION = "conv-"
+
+
+def _is_work(folder: Path) -> bool:
+    """True when ``folder`` lies in Kimi Work's sessions (a desktop app's: no resume command)."""
+    if f"{os.sep}{WORK_SESSIONS}{os.sep}" in str(folder):
+        return True
+    named = manifest.agent_home("kimi.work", os.environ)
+    try:
+        return named is not None and folder.resolve().is_relative_to(named.expanduser().resolve())
+    except (OSError, ValueError):
+        return False
+
+
 def layout_of(folder: Path) -> _Layout:
+    layout = _layout_of(folder)
+    return msgspec.structs.replace(layout, work=True) if _is_work(folder) else layout
+
+
+def _layout_of(folder: Path) -> _Layout:
     if folder.parent.name == "agents":
         session_dir = folder.parent.parent
         agent = folder.name
         native = session_dir.name if agent == "main" else f"{session_dir.name}/{agent}"
         return _Layout(
             code=True,
+            work=False,
             native_id=native,
             parent=None if agent == "main" else session_dir.name,
             folder=folder,
@@ -160,6 +194,7 @@ def layout_of(folder: Path) -> _Layout:
         session_dir = folder.parent.parent
         return _Layout(
             code=False,
+            work=False,
             native_id=f"{session_dir.name}/{folder.name}",
             parent=session_dir.name,
             folder=folder,
@@ -168,6 +203,7 @@ def layout_of(folder: Path) -> _Layout:
         )
     return _Layout(
         code=False,
+        work=False,
         native_id=folder.name,
         parent=None,
         folder=folder,
@@ -232,7 +268,7 @@ class _FolderRead(JsonlSessionRead):
             PROVIDER,
             title=title,
             title_source=title_source,
-            resume=resume_command(self.facts.cwd, resume_id, code=lay.code),
+            resume=None if lay.work else resume_command(self.facts.cwd, resume_id, code=lay.code),
             source=self.path,
         )
 
@@ -451,10 +487,16 @@ class KimiAdapter:
             base = manifest.agent_home(home, env)
             if base is not None:
                 roots.append(base / "sessions")
-        return roots
+        return roots + work_dirs(env)
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
-        legacy, code = self.roots(env)
+        legacy, code, *work = self.roots(env)
+        yield from self._legacy(legacy)
+        yield from self._code(code)
+        for sessions in work:
+            yield from self._code(sessions, conversations_only=True)
+
+    def _legacy(self, legacy: Path) -> Iterator[Source | Notice]:
         for wd in _subdirs(legacy):
             if isinstance(wd, Notice):
                 yield wd
@@ -467,6 +509,8 @@ class KimiAdapter:
                 for sub in _subdirs(folder / "subagents", quiet=True):
                     if isinstance(sub, Path):
                         yield from _source(sub, ("meta.json",))
+
+    def _code(self, code: Path, *, conversations_only: bool = False) -> Iterator[Source | Notice]:
         for wd in _subdirs(code):
             if isinstance(wd, Notice):
                 yield wd
@@ -475,6 +519,11 @@ class KimiAdapter:
                 if isinstance(session, Notice):
                     yield session
                     continue
+                if conversations_only:
+                    if not session.name.startswith(WORK_CONVERSATION):
+                        continue  # the desktop app's own runs (titles, skill summaries), not a conversation
+                    # The older layout: one wire log in the conversation's folder itself.
+                    yield from _source(session, ("state.json",))
                 for agent in _subdirs(session / "agents", quiet=True):
                     if isinstance(agent, Path):
                         yield from _source(agent, (), extra=[session / "state.json"])
@@ -510,6 +559,20 @@ def _source(folder: Path, side: tuple[str, ...], extra: list[Path] | None = None
     except OSError:
         return
     yield Source(provider=PROVIDER, path=str(folder), fingerprint=fp, append_only=False)
+
+
+def work_dirs(env: Mapping[str, str]) -> list[Path]:
+    """Kimi Work's sessions dirs: ``$VOYAGER_KIMI_WORK_HOME`` (the sessions dir itself, authoritative), else
+    :data:`WORK_SESSIONS` below the desktop app's data dir (``~/.config/kimi-desktop``, on Linux also
+    ``$XDG_DATA_HOME/kimi-desktop``; macOS's and Windows' user-data dirs)."""
+    named = manifest.agent_home("kimi.work", env)
+    if named is not None:
+        return [named]
+    apps = paths.app_dirs(env, "kimi-desktop")
+    if not sys.platform.startswith(("win", "darwin")):
+        data = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else paths.home(env) / ".local" / "share"
+        apps.append(data / "kimi-desktop")
+    return [app / WORK_SESSIONS for app in apps]
 
 
 ADAPTER = KimiAdapter()

@@ -1,7 +1,11 @@
 """The Pi adapter: ``<pi agent dir>/sessions/--<cwd>--/<time>_<id>.jsonl`` to Sessions and Events.
 
-Owns what Voyager knows about Pi's session files (pi-mono's coding agent, and Oh My Pi,
-its fork, which writes the same format under ``~/.omp/agent``). A file is one session:
+Owns what Voyager knows about Pi's session files (pi-mono's coding agent, and two forks that write
+the same format: Oh My Pi under ``~/.omp/agent``, and Prime Intellect's Prime Agent, flat in
+``~/.prime/agent/sessions/`` or ``$PRIME_AGENT_SESSION_DIR``, documented by agentsview's ``pi.go``:
+its file names need not carry the header's id, its ``parentSession`` is the forked file's path, whose
+header names the parent, and a ``child_usage_attributed`` entry replaces an earlier assistant
+message's usage with one that counts its subagents' too; no resume command is known for it). A file is one session:
 a ``session`` header line (its id, cwd, start time and, for a fork, the file it was
 forked from), then entries that form a tree through ``id``/``parentId``. Branching
 (``/tree``, ``/branch``) adds a second child to an earlier entry instead of rewriting
@@ -25,6 +29,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
+
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     JsonlSessionRead,
@@ -38,8 +44,8 @@ from voyager_sessions.ingest.adapters._common import (
 )
 from voyager_sessions.ingest.adapters._drafts import Draft
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import walk_files
-from voyager_sessions.ingest.jsonl import Record
+from voyager_sessions.ingest.files import open_regular, walk_files
+from voyager_sessions.ingest.jsonl import Record, decode_line
 from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.core.model import Session, session_id
 
@@ -65,17 +71,42 @@ def resume_command(binary: str, cwd: str | None, native_id: str) -> str | None:
     return resume_in(cwd, binary, opt("--session" if binary == "pi" else "--resume", native_id))
 
 
-def _is_omp(path: str) -> bool:
-    """True when ``path`` lies in Oh My Pi's agent dir (resumed with ``omp``, not ``pi``)."""
-    if f"{os.sep}.omp{os.sep}" in path:
+def _under(path: str, marker: str, home: str) -> bool:
+    """True when ``path`` lies below ``marker`` (a default place) or the manifest home ``home`` as set now."""
+    if marker in path:
         return True
-    root = manifest.agent_home("omp", os.environ)
+    root = manifest.agent_home(home, os.environ)
     if root is None:
         return False
     try:
         return Path(path).resolve().is_relative_to(root.expanduser().resolve())
     except (OSError, ValueError):
         return False
+
+
+def _is_prime(path: str) -> bool:
+    """True when ``path`` lies in Prime Agent's sessions dir (no resume command; its forks name files)."""
+    return _under(path, f"{os.sep}.prime{os.sep}agent{os.sep}", "pi.prime")
+
+
+def header_id(path: str) -> str | None:
+    """The ``id`` of the ``session`` header that opens the session file at ``path`` (None if unreadable)."""
+    try:
+        with open_regular(path) as fh:
+            first = fh.readline(1 << 16)
+        header = decode_line(first.rstrip(b"\n"))
+    except (OSError, ValueError, msgspec.DecodeError):
+        return None
+    return str_or_none(header.get("id")) if isinstance(header, dict) and header.get("type") == "session" else None
+
+
+#: Assistant messages whose usage a later ``child_usage_attributed`` entry may replace: the latest kept.
+USAGES_KEPT = 64
+
+
+def _is_omp(path: str) -> bool:
+    """True when ``path`` lies in Oh My Pi's agent dir (resumed with ``omp``, not ``pi``)."""
+    return _under(path, f"{os.sep}.omp{os.sep}", "omp")
 
 
 def render_call(name: str | None, arguments: Any) -> str:
@@ -87,11 +118,23 @@ class _PiRead(JsonlSessionRead):
     """One pass over one session file (or what was appended to it since the cursor)."""
 
     provider = PROVIDER
+    #: Whether the file is Prime Agent's, and the latest assistant messages' usage (entry id -> (in, out)) a
+    #: ``child_usage_attributed`` entry may replace. Class defaults, so that a reader of Pi's format for another
+    #: agent that sets itself up without this ``__init__`` (OpenClaw's) reads it as Pi's.
+    prime: bool = False
+    usages: dict[str, tuple[int, int]] | None = None
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
-        self.binary = "omp" if _is_omp(source.path) else "pi"
-        self._start(source.path, cursor, "Oh My Pi" if self.binary == "omp" else "Pi")
+        self.prime = _is_prime(source.path)
+        self.binary: str | None = None if self.prime else "omp" if _is_omp(source.path) else "pi"
+        label = "Prime Agent" if self.prime else "Oh My Pi" if self.binary == "omp" else "Pi"
+        state = self._start(source.path, cursor, label)
         self.name_id = native_id_of_file(Path(source.path).name)
+        self.usages = {
+            u[0]: (u[1], u[2])
+            for u in state.get("usages") or ()
+            if isinstance(u, list) and len(u) == 3 and isinstance(u[0], str) and all(isinstance(n, int) for n in u[1:])
+        }
 
     # -- session -------------------------------------------------------------------
 
@@ -99,12 +142,18 @@ class _PiRead(JsonlSessionRead):
         native = self.facts.native_id
         assert native is not None
         return self.facts.session(
-            PROVIDER,
+            self.provider,
             title=self.facts.user_title,
             title_source="user",
-            resume=resume_command(self.binary, self.facts.cwd, native),
+            resume=resume_command(self.binary, self.facts.cwd, native) if self.binary else None,
             source=self.path,
         )
+
+    def _state(self) -> dict[str, Any]:
+        state = self.facts.to_state()
+        if self.usages:
+            state["usages"] = [[k, i, o] for k, (i, o) in self.usages.items()]
+        return state
 
     def _establish(self, native_id: str | None) -> Session | None:
         """Fix the session id (the header's, else the file name's); returns the Session to yield first."""
@@ -128,7 +177,11 @@ class _PiRead(JsonlSessionRead):
         if kind == "message":
             message = entry.get("message")
             if isinstance(message, dict):
+                if message.get("role") == "assistant" and isinstance(entry.get("id"), str):
+                    self._remember_usage(entry["id"], message.get("usage"))
                 yield from self._message(message, epoch(message.get("timestamp")) or ts)
+        elif kind == "child_usage_attributed":
+            self._attributed(entry.get("targetId"), entry.get("aggregateUsage"))
         elif kind == "model_change":
             model = str_or_none(entry.get("modelId"))
             if model:
@@ -161,8 +214,11 @@ class _PiRead(JsonlSessionRead):
         facts.cwd = facts.cwd or str_or_none(entry.get("cwd"))
         parent = str_or_none(entry.get("parentSession"))
         if parent and facts.parent is None:
-            # A fork names the file it was forked from; that file's name carries its id.
-            facts.parent = session_id(PROVIDER, native_id_of_file(parent.replace("\\", "/").rsplit("/", 1)[-1]))
+            # A fork names the file it was forked from; that file's name carries its id (Prime Agent's need
+            # not: its header, in the file of that name beside this one, names the parent).
+            name = parent.replace("\\", "/").rsplit("/", 1)[-1]
+            found = header_id(os.path.join(os.path.dirname(self.path), name)) if self.prime else None
+            facts.parent = session_id(self.provider, found or native_id_of_file(name))
         first = self._establish(str_or_none(entry.get("id")))
         if first is not None:
             yield first
@@ -240,10 +296,33 @@ class _PiRead(JsonlSessionRead):
     def _usage(self, usage: Any) -> None:
         if not isinstance(usage, dict):
             return
-        tokens_in = sum(int_or_none(usage.get(k)) or 0 for k in ("input", "cacheRead", "cacheWrite"))
-        tokens_out = int_or_none(usage.get("output")) or 0
+        tokens_in, tokens_out = _tokens(usage)
         self.facts.tokens_in = (self.facts.tokens_in or 0) + tokens_in
         self.facts.tokens_out = (self.facts.tokens_out or 0) + tokens_out
+
+    def _remember_usage(self, entry_id: str, usage: Any) -> None:
+        if self.usages is None:
+            self.usages = {}
+        self.usages[entry_id] = _tokens(usage) if isinstance(usage, dict) else (0, 0)
+        while len(self.usages) > USAGES_KEPT:
+            del self.usages[next(iter(self.usages))]
+
+    def _attributed(self, target: Any, usage: Any) -> None:
+        """Prime Agent's ``child_usage_attributed``: the usage of assistant message ``target`` is now ``usage``
+        (its own and its subagents'). A target not among the latest messages cannot be corrected: skipped."""
+        if not isinstance(target, str) or not self.usages or target not in self.usages or not isinstance(usage, dict):
+            return
+        old_in, old_out = self.usages[target]
+        new_in, new_out = _tokens(usage)
+        self.usages[target] = (new_in, new_out)
+        self.facts.tokens_in = (self.facts.tokens_in or 0) + new_in - old_in
+        self.facts.tokens_out = (self.facts.tokens_out or 0) + new_out - old_out
+
+
+def _tokens(usage: dict[str, Any]) -> tuple[int, int]:
+    """(tokens in, tokens out) of a Pi usage record: input with the cache's reads and writes, and output."""
+    tokens_in = sum(int_or_none(usage.get(k)) or 0 for k in ("input", "cacheRead", "cacheWrite"))
+    return tokens_in, int_or_none(usage.get("output")) or 0
 
 
 class PiAdapter:
@@ -264,6 +343,9 @@ class PiAdapter:
             base = manifest.agent_home(home, env)
             if base is not None:
                 found.append(base / "sessions")
+        prime = manifest.agent_home("pi.prime", env)  # Prime Agent's sessions dir itself (flat)
+        if prime is not None:
+            found.append(prime)
         unique: dict[str, Path] = {}
         for root in found:
             unique.setdefault(os.path.normpath(str(root)), root)

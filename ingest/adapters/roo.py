@@ -10,6 +10,13 @@ written by that parent, so it is not a person's prompt). Peers' samples hold the
 combinations: ``history_item.json`` + ``ui_messages.json``, ``ui_messages.json`` alone, and
 ``history_item.json`` + ``api_conversation_history.json``. No resume command: the IDE
 reopens tasks.
+
+Zoo Code, the community fork that carried on after Roo Code shut down (May 2026), keeps the same
+task folders under ``<User>/globalStorage/zoocodeorganization.zoo-code/tasks/<id>/`` (documented by
+splitrail's ``zoo_code.rs``, which reads them with its Roo parser), in VS Code's forks' user dirs too
+(Windsurf, Positron, Antigravity); ``$VOYAGER_ZOO_CODE_HOME`` names its storage dir outright. Its
+tasks are Roo's sessions read from another folder: a task Zoo carried over from Roo keeps its id,
+and is one session whichever folder holds it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ from voyager_sessions.ingest.jsondoc import read_json_object
 
 PROVIDER = "roo"
 EXTENSION = "rooveterinaryinc.roo-cline"
+ZOO_EXTENSION = "zoocodeorganization.zoo-code"
+#: The editors whose user dirs may hold Zoo Code's tasks: VS Code's family, and forks splitrail finds it in.
+ZOO_APPS = (*paths.VSCODE_APPS, "Windsurf", "Positron", "Antigravity")
 HISTORY_ITEM = "history_item.json"
 
 
@@ -35,6 +45,12 @@ def storage_dirs(env: Mapping[str, str]) -> list[Path]:
     """``$VOYAGER_ROO_HOME`` when set (authoritative), else the extension's dir under every VS Code-family app."""
     named = manifest.agent_home("roo", env)
     return [named] if named is not None else paths.vscode_extension_dirs(EXTENSION, env)
+
+
+def zoo_dirs(env: Mapping[str, str]) -> list[Path]:
+    """``$VOYAGER_ZOO_CODE_HOME`` when set (authoritative), else Zoo Code's dir under every editor it runs in."""
+    named = manifest.agent_home("roo.zoo", env)
+    return [named] if named is not None else paths.vscode_extension_dirs(ZOO_EXTENSION, env, ZOO_APPS)
 
 
 def roo_facts(folder: Path) -> tasks.TaskFacts:
@@ -59,17 +75,20 @@ class RooAdapter:
     name: ClassVar[str] = "roo"
 
     def roots(self, env: Mapping[str, str]) -> list[Path]:
-        return [d / "tasks" for d in storage_dirs(env)]
+        return [d / "tasks" for d in (*storage_dirs(env), *zoo_dirs(env))]
 
     def discover(self, env: Mapping[str, str]) -> Iterator[Source | Notice]:
         for storage in storage_dirs(env):
             yield from tasks.discover_tasks(storage, PROVIDER, "Roo Code", (HISTORY_ITEM,))
+        for storage in zoo_dirs(env):
+            yield from tasks.discover_tasks(storage, PROVIDER, "Zoo Code", (HISTORY_ITEM,))
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         folder = Path(source.path)
+        label = "Zoo Code" if folder.parent.parent.name == ZOO_EXTENSION else "Roo Code"
         if not os.path.isdir(folder):
-            return iter([Notice(source=source.path, reason="not a Roo Code task folder; skipped", fatal=True)])
-        return tasks.TaskRead(source, PROVIDER, "Roo Code", roo_facts(folder)).run()
+            return iter([Notice(source=source.path, reason=f"not a {label} task folder; skipped", fatal=True)])
+        return tasks.TaskRead(source, PROVIDER, label, roo_facts(folder)).run()
 
 
 def probe(path: str) -> str:

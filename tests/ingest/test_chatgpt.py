@@ -108,7 +108,11 @@ def test_what_is_no_export_is_refused_in_one_line(home: Path, tmp_path: Path, ru
     other = tmp_path / "notes.json"
     other.write_text('{"a": 1}')
     res = run("import", str(other))
-    assert res.exit_code == 2 and "not a ChatGPT or Claude.ai export" in res.stderr and "Traceback" not in res.stderr
+    assert (
+        res.exit_code == 2
+        and "not a ChatGPT, Claude.ai or Gemini Apps export" in res.stderr
+        and "Traceback" not in res.stderr
+    )
     res = run("import", str(tmp_path / "nowhere.zip"))
     assert res.exit_code == 2 and "no such file" in res.stderr
 

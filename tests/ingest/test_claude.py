@@ -303,6 +303,13 @@ def test_title_from_a_summary_line_at_the_end_updates_the_session(projects: Path
     assert sessions[0].title is None and sessions[-1].title == "Later title"
 
 
+def test_an_ai_title_line_is_the_generated_title_and_no_unknown_record(projects: Path) -> None:
+    lines = [user(1, "hi"), {"type": "ai-title", "aiTitle": " 配置解析修复 ", "sessionId": SID}]
+    items = read(write(session_file(projects), lines))
+    assert last_session(items).title == "配置解析修复" and last_session(items).title_source == "agent"
+    assert not notices(items)
+
+
 def test_title_from_sessions_index_wins(projects: Path) -> None:
     path = write(session_file(projects), [{"type": "summary", "summary": "old", "leafUuid": "x"}, user(1, "hi")])
     index = {

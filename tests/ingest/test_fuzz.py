@@ -87,6 +87,25 @@ DEPENDS: list[tuple[str, str, str, str]] = [
         ".junie/sessions/index.jsonl",
         "index.jsonl only titles a session: with its events unreadable there is no session to title",
     ),
+    (
+        "reasonix-1.38.11",
+        "*/events.frames",
+        "*/.recovery-cache/*",
+        "the recovery cache is a plain copy of the log's recent messages and is never read: its words are the"
+        " log's (the harness cannot see them inside the log's zstd frames, so it credits them to the cache)",
+    ),
+    (
+        "synthetic-turn4",
+        "*/chat-messages.json",
+        "*/chat-meta.json",
+        "Codebuff's chat-meta.json only counts and quotes the chat: with the messages unreadable there is no session",
+    ),
+    (
+        "synthetic-turn4",
+        "*/local_*/.claude/projects/*.jsonl",
+        "*/local-agent-mode-sessions/*/*/local_*.json",
+        "a Cowork session's card only titles its transcript: with the transcript empty there is no session to title",
+    ),
 ]
 #: Records that are indexed only as what describes the rest (a title): with every other record of the
 #: file lost there is no session for them to describe. By HOME, file pattern and record, and why.

@@ -31,17 +31,20 @@ def test_registered_as_its_own_provider() -> None:
 
 def test_homes_in_order_and_the_overrides_are_authoritative(tmp_path: Path) -> None:
     home = tmp_path / "h"
-    assert ADAPTER.roots({"HOME": str(home)}) == [
+    # The old VS Code extension's task folders are a home of their own (tests/ingest/test_kilo_legacy.py).
+    legacy = {"VOYAGER_KILO_VSCODE_HOME": str(tmp_path / "no-extension")}
+    assert ADAPTER.roots({"HOME": str(home), **legacy}) == [
         home / ".local/share/kilo/kilo.db",
         home / ".local/share/kilo/storage",
+        tmp_path / "no-extension" / "tasks",
     ]
-    xdg = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    xdg = {"HOME": str(home), "XDG_DATA_HOME": str(tmp_path / "xdg"), **legacy}
     assert ADAPTER.roots(xdg)[0] == tmp_path / "xdg" / "kilo" / "kilo.db"
     mine = {**xdg, "VOYAGER_KILO_HOME": str(tmp_path / "mine")}
     assert ADAPTER.roots(mine)[0] == tmp_path / "mine" / "kilo.db"
-    # A database named outright: nothing else is probed, and its absence is said.
+    # A database named outright: nothing else of the store is probed, and its absence is said.
     named = {**mine, "VOYAGER_KILO_DB": str(tmp_path / "nope.db")}
-    assert ADAPTER.roots(named) == [tmp_path / "nope.db"]
+    assert ADAPTER.roots(named) == [tmp_path / "nope.db", tmp_path / "no-extension" / "tasks"]
     (notice,) = ADAPTER.discover(named)
     assert isinstance(notice, Notice) and notice.fatal and notice.reason.startswith("unreadable:")
     # OpenCode's variables are OpenCode's: they never point Kilo at opencode.db.

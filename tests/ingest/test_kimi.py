@@ -13,6 +13,7 @@ import hashlib
 import json
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from tests.support.shell import option_words
 from tests.support.items import append, events, last_session, notices, write
 from voyager_sessions.ingest.adapters.base import Cursor, Partial, Source
-from voyager_sessions.ingest.adapters.kimi import ADAPTER, render_call, resume_command
+from voyager_sessions.ingest.adapters.kimi import WORK_SESSIONS, ADAPTER, render_call, resume_command
 from voyager_sessions.ingest.files import folder_fingerprint
 
 SID = "26047b80-c983-47e1-adc3-bcec443611c4"
@@ -625,3 +626,80 @@ def test_kimi_code_records_of_the_wrong_shape_cost_only_themselves(tmp_path: Pat
     append(session / "agents" / "main" / "wire.jsonl", [{"type": ["turn.prompt"]}, {"type": {"t": 1}}, odd_call])
     items = read(session / "agents" / "main")
     assert got(items)[0] == ("user", "human", "修复登录 PROMPT_KC1") and ("assistant", "agent", "x") in got(items)
+
+
+# -- Kimi Work (the desktop app; documented, agentsview `kimi_work_provider.go`) -----------------------------
+
+WORK = Path(".config/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/wd_proj_9f8e7d6c")
+
+
+def work_main() -> list[dict[str, Any]]:
+    return [
+        {"type": "metadata", "protocol_version": "1.5", "created_at": T1},
+        user_msg(1, "整理会议纪要 PROMPT_KW", {"kind": "user"}),
+        loop(2, {"type": "content.part", "stepUuid": "s1", "part": {"type": "think", "think": "先读文件 THINK_KW"}}),
+        loop(
+            3,
+            {
+                "type": "tool.call",
+                "stepUuid": "s1",
+                "toolCallId": "tw1",
+                "name": "Bash",
+                "args": {"command": "cat 纪要_kw.md"},
+            },
+        ),
+        loop(4, {"type": "tool.result", "toolCallId": "tw1", "result": {"output": "TOOLOUT_KW", "isError": False}}),
+        loop(
+            5,
+            {
+                "type": "content.part",
+                "stepUuid": "s2",
+                "part": {"type": "text", "text": "已整理 REPLY_KW。한국어: 완료"},
+            },
+        ),
+    ]
+
+
+def test_kimi_work_conversations_hold_to_the_contract(home: Path, run) -> None:
+    from tests.support.documented import check_sample
+
+    write(home / WORK / "conv-7a1b" / "agents" / "main" / "wire.jsonl", work_main())
+    # The app's own runs beside the conversations (a title, a skill summary) are not a person's.
+    write(
+        home / WORK / "ctitle-7a1b" / "agents" / "main" / "wire.jsonl",
+        [user_msg(1, "Title this APPRUN_KW", {"kind": "user"})],
+    )
+    write(home / WORK / "sklsum-1" / "wire.jsonl", first_turn("summarise APPRUN2_KW"))
+    markers = {
+        "prompt": ["整理会议纪要 PROMPT_KW"],
+        "thinking": ["THINK_KW"],
+        "call": ["cat 纪要_kw.md"],
+        "result": ["TOOLOUT_KW"],
+        "reply": ["REPLY_KW"],
+        "absent": ["APPRUN_KW", "APPRUN2_KW"],
+    }
+    check_sample(run, home, "kimi", markers)
+    (row,) = run.json("list", "--json")["sessions"]
+    assert row["session_id"] == "kimi:conv-7a1b" and row["resume"] is None  # the desktop app has no command
+
+
+def test_kimi_works_older_layout_is_a_wire_log_in_the_conversation_folder(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    write(home / WORK / "conv-old" / "wire.jsonl", first_turn("旧版 PROMPT_KWOLD"))
+    (source,) = [s for s in ADAPTER.discover({"HOME": str(home)}) if isinstance(s, Source)]
+    items = read(Path(source.path))
+    assert ("user", "human", "旧版 PROMPT_KWOLD") in got(items)
+    assert last_session(items).resume is None and last_session(items).native_id == "conv-old"
+
+
+def test_kimi_works_places(tmp_path: Path) -> None:
+    from voyager_sessions.ingest.adapters.kimi import work_dirs
+
+    roots = work_dirs({"HOME": str(tmp_path)})
+    if sys.platform.startswith("linux"):
+        assert roots == [
+            tmp_path / ".config/kimi-desktop" / WORK_SESSIONS,
+            tmp_path / ".local/share/kimi-desktop" / WORK_SESSIONS,
+        ]
+    assert work_dirs({"HOME": "/h", "VOYAGER_KIMI_WORK_HOME": "/w"}) == [Path("/w")]
+    assert ADAPTER.roots({"HOME": "/h", "VOYAGER_KIMI_WORK_HOME": "/w"})[-1] == Path("/w")

@@ -38,7 +38,7 @@ from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source, discover, fingerprint
 
 #: The store kinds a row may name (a new kind is added here with the docs that explain it).
-STORE_KINDS = {"jsonl", "json", "sqlite", "markdown", "encrypted", "jsonl+zstd", "sqlite+zstd"}
+STORE_KINDS = {"jsonl", "json", "sqlite", "markdown", "html", "encrypted", "jsonl+zstd", "sqlite+zstd"}
 
 #: Where the captures' agents ran (truth.json's ``home``); text files name it in every cwd.
 CAPTURE_HOME = b"/home/dev"

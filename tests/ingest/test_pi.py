@@ -360,3 +360,93 @@ def test_an_entry_whose_type_is_a_list_or_an_object_is_named_not_fatal(root: Pat
     odd[0]["type"], odd[1]["type"] = ["message"], {"t": 1}
     items = read(write(session_file(root), [header(), user("u1", None, 1, "kept"), *odd, user("u2", "u1", 2, "later")]))
     assert [e.text for e in events(items)] == ["kept", "later"] and len(notices(items)) == 1
+
+
+# -- Prime Agent (documented, agentsview `pi.go`): Pi's format, flat in its own sessions dir -------------------
+
+
+def prime_session(home: Path, sid: str, name: str, *entries: dict[str, Any], **head: Any) -> Path:
+    path = home / ".prime/agent/sessions" / name
+    return write(path, [header(sid, **head), *entries])
+
+
+def prime_lines() -> list[dict[str, Any]]:
+    return [
+        user("u1", None, 1, "重构支付模块 PROMPT_PRIME"),
+        assistant(
+            "a1",
+            "u1",
+            2,
+            {"type": "thinking", "thinking": "先读代码 THINK_PRIME"},
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "rg 支付_prime"}},
+        ),
+        message(
+            "r1",
+            "a1",
+            3,
+            role="toolResult",
+            toolCallId="c1",
+            toolName="bash",
+            content=[{"type": "text", "text": "TOOLOUT_PRIME"}],
+        ),
+        assistant("a2", "r1", 4, {"type": "text", "text": "完成了 REPLY_PRIME。日本語: 完了"}),
+    ]
+
+
+def test_prime_agent_sessions_hold_to_the_contract(home: Path, run) -> None:
+    from tests.support.scanning import sessions
+    from tests.support.documented import check_sample
+
+    sid = "7b3c9d2e-1f0a-4b5c-8d7e-6f5a4b3c2d1e"
+    prime_session(home, sid, "2026-12-01T08-03-08-820Z_0a0a0a0a-file-name-differs.jsonl", *prime_lines())
+    markers = {
+        "prompt": ["重构支付模块 PROMPT_PRIME"],
+        "thinking": ["THINK_PRIME"],
+        "call": ["rg 支付_prime"],
+        "result": ["TOOLOUT_PRIME"],
+        "reply": ["REPLY_PRIME"],
+    }
+    check_sample(run, home, "pi", markers)
+    (row,) = sessions(run).values()
+    # The header's id names the session (not the file's), and no resume command is known for Prime Agent.
+    assert (row["session_id"], row["resume"], row["cwd"]) == (f"pi:{sid}", None, CWD)
+
+
+def test_a_prime_fork_names_its_parent_by_the_forked_files_header(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    parent_file = prime_session(home, "parent-header-id", "2026_parent-file.jsonl", *prime_lines())
+    child = prime_session(
+        home, "child-id", "2026_child-file.jsonl", user("u9", None, 9, "fork"), parentSession=str(parent_file)
+    )
+    items = list(ADAPTER.read(Source(provider="pi", path=str(child), fingerprint=fingerprint(child))))
+    assert last_session(items).parent == "pi:parent-header-id"
+    assert last_session(items).resume is None
+
+
+def test_child_usage_attributed_replaces_an_assistant_messages_usage(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    lines = prime_lines()
+    path = prime_session(tmp_path, "u-sid", "x_u-sid.jsonl", *lines)
+    source = Source(provider="pi", path=str(path), fingerprint=fingerprint(path))
+    first = list(ADAPTER.read(source))
+    s = last_session(first)
+    assert (s.tokens_in, s.tokens_out) == (212, 40)
+    attributed = entry(
+        "child_usage_attributed", "x1", "a2", targetId="a1", aggregateUsage={"input": 1000, "output": 300}
+    )
+    append(path, [attributed])
+    items = list(ADAPTER.read(Source(provider="pi", path=str(path), fingerprint=fingerprint(path)), cursor_of(first)))
+    s = last_session(items)
+    assert (s.tokens_in, s.tokens_out) == (1106, 320) and not notices(items)
+    # A target that is not an assistant message it knows changes nothing.
+    append(path, [entry("child_usage_attributed", "x2", "x1", targetId="nope", aggregateUsage={"input": 9})])
+    assert (last_session(list(ADAPTER.read(source))).tokens_in) == 1106
+
+
+def test_prime_agents_place(tmp_path: Path) -> None:
+    roots = ADAPTER.roots({"HOME": str(tmp_path)})
+    assert roots[-1] == tmp_path / ".prime/agent/sessions"
+    assert ADAPTER.roots({"HOME": "/h", "PRIME_AGENT_SESSION_DIR": "/p"})[-1] == Path("/p")
+    assert ADAPTER.roots({"HOME": "/h", "PRIME_AGENT_SESSION_DIR": "/p", "VOYAGER_PRIME_AGENT_HOME": "/v"})[-1] == Path(
+        "/v"
+    )

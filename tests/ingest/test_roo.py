@@ -196,7 +196,10 @@ def test_where_roo_is_looked_for(tmp_path: Path) -> None:
     assert sorted(Path(s.path).name for s in ADAPTER.discover(env) if isinstance(s, Source)) == ["a", "b"]
     named = {**env, "VOYAGER_ROO_HOME": str(storage(home, "Cursor"))}
     assert [Path(s.path).name for s in ADAPTER.discover(named) if isinstance(s, Source)] == ["b"]
-    assert ADAPTER.roots(named) == [storage(home, "Cursor") / "tasks"]
+    assert ADAPTER.roots({**named, "VOYAGER_ZOO_CODE_HOME": "/z"}) == [
+        storage(home, "Cursor") / "tasks",
+        Path("/z/tasks"),
+    ]
     assert storage_dirs({"HOME": "/h", "XDG_CONFIG_HOME": "/x"})[0] == Path("/x/Code/User/globalStorage") / EXT
 
 
@@ -244,3 +247,66 @@ def test_an_unknown_kind_is_named_briefly(tmp_path: Path) -> None:
     folder = write_task(storage(tmp_path), "long", [say(1, "text", "task"), say(2, "x" * 10_000, "?")])
     (notice,) = notices(read(folder))
     assert "say:xxx" in notice.reason and len(notice.reason) < 300
+
+
+# -- Zoo Code (documented, splitrail `zoo_code.rs`): Roo's task folders under its own extension id ---------------
+
+ZOO = "zoocodeorganization.zoo-code"
+
+
+def zoo_task() -> list[dict[str, Any]]:
+    return [
+        say(1767700000000, "text", "给接口加缓存 PROMPT_ZOO"),
+        say(1767700000050, "reasoning", "先看热点 THINK_ZOO"),
+        ask(1767700000100, "command", "redis-cli info 缓存_zoo"),
+        say(1767700000200, "command_output", "TOOLOUT_ZOO used_memory"),
+        say(1767700000300, "user_feedback", "再加过期时间 PROMPT2_ZOO"),
+        say(1767700000400, "completion_result", "已加缓存 REPLY_ZOO。日本語: 完了"),
+    ]
+
+
+def test_zoo_code_tasks_hold_to_the_contract(home: Path, run) -> None:
+    from tests.support.scanning import sessions
+    from tests.support.documented import check_sample
+
+    root = home / ".config" / "Windsurf" / "User" / "globalStorage" / ZOO
+    write_task(
+        root,
+        "zoo-task-1",
+        zoo_task(),
+        {"id": "zoo-task-1", "task": "给接口加缓存 PROMPT_ZOO", "workspace": "/home/dev/api"},
+    )
+    markers = {
+        "prompt": ["给接口加缓存 PROMPT_ZOO", "再加过期时间 PROMPT2_ZOO"],
+        "thinking": ["THINK_ZOO"],
+        "call": ["redis-cli info 缓存_zoo"],
+        "result": ["TOOLOUT_ZOO"],
+        "reply": ["REPLY_ZOO"],
+    }
+    check_sample(run, home, "roo", markers, calls=0)  # the panel's messages name no call ids
+    (row,) = sessions(run).values()
+    assert (row["session_id"], row["cwd"], row["resume"]) == ("roo:zoo-task-1", "/home/dev/api", None)
+
+
+def test_a_task_zoo_carried_over_from_roo_is_one_session(home: Path, run) -> None:
+    from tests.support.scanning import hits, scan
+
+    write_task(storage(home), "same-id", zoo_task())
+    write_task(home / ".config" / "Code" / "User" / "globalStorage" / ZOO, "same-id", zoo_task())
+    assert scan(run)["failed"] == 0
+    assert len({h["session_id"] for h in hits(run, "PROMPT_ZOO")}) == 1
+
+
+def test_where_zoo_is_looked_for(tmp_path: Path) -> None:
+    from voyager_sessions.ingest.adapters.roo import zoo_dirs
+
+    dirs = zoo_dirs({"HOME": str(tmp_path), "XDG_CONFIG_HOME": "/x"})
+    assert Path("/x/Code/User/globalStorage") / ZOO in dirs and Path("/x/Positron/User/globalStorage") / ZOO in dirs
+    assert zoo_dirs({"HOME": "/h", "VOYAGER_ZOO_CODE_HOME": "/z"}) == [Path("/z")]
+    write_task(tmp_path / "z", "t1", zoo_task())
+    found = [
+        s
+        for s in ADAPTER.discover({"HOME": "/nowhere", "VOYAGER_ZOO_CODE_HOME": str(tmp_path / "z")})
+        if isinstance(s, Source)
+    ]
+    assert [Path(s.path).name for s in found] == ["t1"]

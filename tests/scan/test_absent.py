@@ -52,7 +52,7 @@ def test_a_refresh_imports_only_the_agents_that_are_there(home):
     second = _adapters_imported_by_a_scan(data)
     hinted = {"aider", "cecli", "crush", "dsh"}  # they find stores in the working directories of sessions
     # ... and the chat exports ``voyager import`` recorded, which may lie anywhere.
-    hinted |= {"chatgpt", "claude_ai", "_exports", "_drafts"}
+    hinted |= {"chatgpt", "claude_ai", "gemini_apps", "_exports", "_drafts"}
     assert second <= {"claude", "base", "_common"} | hinted, second
     assert "codex" not in second and "gemini" not in second and "cursor" not in second
     # A store that appears later is found by the next scan (its place's ancestor changed).

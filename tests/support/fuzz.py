@@ -184,6 +184,108 @@ def junie_home(home: Path) -> None:
     write(home, events())
 
 
+def turn4_home(home: Path) -> None:
+    """The documented agents of #39 (no capture or peers' sample): one store each, as their test modules write
+    them, in one HOME (every agent finds its own); a session kept as its own file is named by a hex id where the
+    agent allows it, so that the discovery test of test_hostile_stores can copy it under new ids."""
+    import json as _json
+    import shutil as _shutil
+
+    from synth import opencode as so
+    from tests.support.samples import (
+        auggie,
+        codebuff,
+        cortex,
+        cowork,
+        deepseek_tui,
+        forge,
+        opencode_forks,
+        piebald,
+        posit_assistant,
+        positron,
+        qclaw,
+        qwenpaw,
+        shelley,
+        trae,
+        traex,
+        visualstudio_copilot,
+        workbuddy,
+    )
+    from tests.support.samples import openclaude as oc
+    from tests.support.samples import poolside as pool
+    from tests.support.samples.copilot_vscode import rich_session
+    from tests.support.items import write as write_lines
+
+    auggie.write(home, auggie.doc())
+    codebuff.write(codebuff.folder(home), codebuff.chat())
+    (cortex.folder(home) / f"{cortex.SID}.json").write_text(_json.dumps(cortex.doc(), ensure_ascii=False))
+    cowork.write(home)
+    deepseek_tui.write(home, deepseek_tui.doc())
+    forge.write_db(home, [("conv-1", "API", forge.messages())])
+    for fork in opencode_forks.FORKS:
+        storage = opencode_forks.data_dir(home, fork) / "storage"
+        so.write_json_tree(storage, [opencode_forks.conversation()])
+        _shutil.move(storage / "session", storage / "session_diff")
+    db = piebald.Db(piebald.path_of(home))
+    piebald.base(db)
+    db.close()
+    posit_assistant.conversation(
+        posit_assistant.workspace(home) / "conv-9c1e4b7a", posit_assistant.lm(), posit_assistant.tree()
+    )
+    (positron.chat_dir(home) / "rich-9c1e4b7a.json").write_text(_json.dumps(rich_session(), ensure_ascii=False))
+    qclaw.write(home, qclaw.lines())
+    qwenpaw.write(home, ".qwenpaw", "console/s-9c1e4b7a.json", qwenpaw.current(qwenpaw.messages()))
+    shelley.write_db(home, [("c1", "deploy", 1, None)], {"c1": shelley.main_messages()})
+    trae.state_db(trae.workspace(home) / "state.vscdb", [trae.session("s-1", "修复登录 PROMPT_TRAE")])
+    traex.write(home, traex.rollout())
+    one, two = visualstudio_copilot.turn()
+    write_lines(visualstudio_copilot.folder(home) / "a_VSGitHubCopilot_traces.jsonl", [one, two])
+    write_lines(workbuddy.log(home, "s-9c1e4b7a.jsonl"), workbuddy.items())
+    oc.write(home, oc.lines())
+    write_lines(pool.path(home), pool.events())
+
+
+def turn4_variants_home(home: Path) -> None:
+    """The storage variants of #39 beside their agents' captures: Prime Agent's (pi), Kimi Work's (kimi), Kilo's old
+    VS Code extension (kilo), Zoo Code's (roo), and a Gemini Apps Takeout in the imports folder."""
+    from tests.support.items import write as write_lines
+    from tests.support.samples import gemini_apps, kilo_legacy
+
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "prime-1",
+        "timestamp": "2026-12-01T08:03:08.820Z",
+        "cwd": "/home/dev/p",
+    }
+    prompt = {
+        "type": "message",
+        "id": "u1",
+        "parentId": None,
+        "timestamp": "2026-12-01T08:03:09Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "primeprompt 重构"}]},
+    }
+    write_lines(home / ".prime/agent/sessions/2026_prime-1.jsonl", [header, prompt])
+    wire = [
+        {"type": "metadata", "protocol_version": "1.10"},
+        {"timestamp": 1796112502.0, "message": {"type": "TurnBegin", "payload": {"user_input": "kimiworkprompt 整理"}}},
+        {
+            "timestamp": 1796112503.0,
+            "message": {"type": "ContentPart", "payload": {"type": "text", "text": "kimiworkreply 好的"}},
+        },
+    ]
+    write_lines(
+        home / ".config/kimi-desktop/daimon-share/daimon/runtime/kimi-code/home/sessions/wd_p_1/conv-1/wire.jsonl", wire
+    )
+    kilo_legacy.task(home)
+    zoo = home / ".config/Code/User/globalStorage/zoocodeorganization.zoo-code/tasks/zoo-1"
+    zoo.mkdir(parents=True)
+    (zoo / "ui_messages.json").write_text(json.dumps(kilo_legacy.ui(), ensure_ascii=False))
+    folder = home / ".local/share/voyager/imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MyActivity.html").write_text(gemini_apps.activity(), encoding="utf-8")
+
+
 #: HOMEs built here for agents with neither a capture nor a peers' sample.
 SYNTHETIC: dict[str, Callable[[Path], None]] = {
     "synthetic-windsurf": windsurf_home,
@@ -197,6 +299,8 @@ SYNTHETIC: dict[str, Callable[[Path], None]] = {
     "synthetic-warp": warp_home,
     "synthetic-codebuddy": codebuddy_home,
     "synthetic-junie": junie_home,
+    "synthetic-turn4": turn4_home,
+    "synthetic-turn4-variants": turn4_variants_home,
 }
 
 

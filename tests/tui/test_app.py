@@ -123,9 +123,10 @@ async def test_browse_jump_between_matches_and_open_the_whole_session(indexed: P
             await asyncio.sleep(0.05)
         whole = str(app.screen.query_one("#whole").render())
         assert "fixed the guard" in whole and "pytest -q tests/test_migrate.py" in whole
-        await pilot.press("escape")
+        await pilot.press("escape")  # back to the results, not out of the app
         await pilot.pause()
-        assert app.query_one("#results") is not None
+        assert app.is_running and app.screen is app.screen_stack[0] and app.focused is app.query_one("#results")
+        assert app.query_one("#query").value == "parse_config_v2"
 
 
 @sync
@@ -296,3 +297,112 @@ async def test_a_hit_on_the_title_previews_the_start_of_the_session(indexed: Pat
     backend = Backend(indexed, refresh=False)
     timeline = backend.timeline("claude:" + "5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f", around=-2)
     assert timeline.events and timeline.events[0].seq <= 0
+
+
+@sync
+async def test_letters_type_in_the_box_and_act_in_the_results(indexed: Path) -> None:
+    """In the box every printable key types (``f``, ``n``, ``?`` …); ↓ goes down into the results, where the same
+    keys act; ↑ on the first row and Esc go back to the box with the query kept; Esc clears it, then quits."""
+    app = VoyagerApp(Backend(indexed, refresh=False), "", live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        box = app.query_one("#query")
+        await pilot.press(*"fns?")
+        assert box.value == "fns?" and app.screen is app.screen_stack[0]
+        await settle(app, pilot, 2)  # "fns?" was searched for
+        box.value = "数据库"
+        await settle(app, pilot, 3)
+        await pilot.press("down")
+        assert app.focused is app.query_one("#results") and app.query_one("#results").highlighted == 0
+        await pilot.press("s")
+        await settle(app, pilot, 4)
+        assert app.sort == "recent" and box.value == "数据库"
+        await pilot.press("up")  # the first row: back to the box
+        assert app.focused is box and box.value == "数据库"
+        await pilot.press("tab", "escape")  # from the results, Esc goes back to the box
+        assert app.focused is box and box.value == "数据库"
+        await pilot.press("escape")
+        assert box.value == "" and app.is_running
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_value is None and not app.is_running
+
+
+@sync
+async def test_the_footer_shows_the_keys_that_work_where_the_cursor_is(indexed: Path) -> None:
+    app = VoyagerApp(Backend(indexed, refresh=False), "数据库", live=False)
+
+    def shown() -> dict[str, str]:
+        return {k: b.binding.description for k, b in app.screen.active_bindings.items() if b.binding.show}
+
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        keys = shown()
+        assert keys["escape"] == "clear" and keys["enter"] == "resume" and "f" not in keys and "ctrl+p" not in keys
+        await pilot.press("down")
+        keys = shown()
+        assert (
+            keys["escape"] == "back"
+            and keys["f"] == "full"
+            and keys["n"] == "match"
+            and keys["question_mark"] == "keys"
+        )
+        await pilot.press("f")
+        await pilot.pause()
+        keys = shown()
+        assert keys["escape"] == "back" and keys["n"] == "match" and "s" not in keys
+        # Textual's command palette is off: ctrl+p moves the selection instead.
+        assert not app.ENABLE_COMMAND_PALETTE
+
+
+@sync
+async def test_tool_calls_read_as_a_diff_code_and_a_command(home: Path, run) -> None:
+    from tests.support import toolcalls as ts
+
+    write_claude(home, ts.lines(), sid=ts.SID, project=ts.PROJECT)
+    assert run("scan", "-q").exit_code == 0
+    app = VoyagerApp(Backend(Path(os.environ["VOYAGER_HOME"]), refresh=False), "EDITMARK", live=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot, 1)
+        row = result_lines(app)[0]
+        assert "retries) # EDITMARK return conn" in row and "\\n" not in row and '"}' not in row
+        for _ in range(60):
+            if "EDITMARK" in preview_text(app):
+                break
+            await asyncio.sleep(0.05)
+        await pilot.press("down", "f")
+        for _ in range(60):
+            if app.screen.__class__.__name__ == "SessionScreen" and "WRITEMARK" in str(
+                app.screen.query_one("#whole").render()
+            ):
+                break
+            await asyncio.sleep(0.05)
+        whole = str(app.screen.query_one("#whole").render())
+        assert (
+            "✎ /home/dev/ledger/ledger/db.py" in whole
+            and "+     conn = open_pool(url, retries=retries)  # EDITMARK" in whole
+        )
+        assert (
+            "✎ /home/dev/ledger/migrations/0007_ledger.sql (sql)" in whole
+            and "$ pytest -q tests/test_db.py -k BASHMARK" in whole
+        )
+        assert "\\n" not in whole and "\x1b" not in whole and "␛[2J␛]0;pwned␇" in whole
+
+
+@sync
+async def test_a_row_found_by_its_title_shows_the_prompt(tmp_path: Path, monkeypatch) -> None:
+    """A session found by its title shows what was asked in it (which tells more) under the title, not the
+    title again."""
+    from tests.support.captures import Capture
+
+    cap = Capture("gptme-0.35.1", tmp_path, monkeypatch)  # gptme names its sessions: "迁移 TITLE_GPTM…"
+    app = VoyagerApp(Backend(cap.data, refresh=False), cap.truth["turns"][0]["title_marker"], live=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        for _ in range(100):
+            if app.rows and app.rows[0].kind != "title":
+                break
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+        head, excerpt = result_lines(app)[0].split("\n")
+        assert "请运行这个命令并告诉我结果" in excerpt and cap.truth["turns"][0]["title_marker"] not in excerpt

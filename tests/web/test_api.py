@@ -138,6 +138,47 @@ def test_the_session_header_names_the_resume_command_and_query_terms(client):
     assert doc["terms"] == ["migration", "parse config"]
 
 
+def test_a_tool_call_rows_excerpt_reads_without_json_punctuation(client, home, run):
+    """``excerpts``: rows whose excerpt reads otherwise than their hit's snippet (a call's arguments), keyed by
+    session; the hit itself stays what ``--json`` prints."""
+    from tests.support import toolcalls
+    from tests.support.sessions import write_claude
+
+    write_claude(home, toolcalls.lines(), sid=toolcalls.SID, project=toolcalls.PROJECT)
+    assert run("scan", "-q").exit_code == 0
+    doc = client.get("/api/search", params={"q": "EDITMARK"}, headers=AUTH).json()
+    [hit] = doc["result"]["hits"]
+    assert hit["kind"] == "tool_call" and "\\n" in hit["snippet"]
+    shown = doc["excerpts"][hit["session_id"]]
+    assert "\\n" not in shown["snippet"] and "EDITMARK return conn" in shown["snippet"]
+    assert [shown["snippet"][a:b] for a, b in shown["highlights"]] == ["EDITMARK"]
+    plain = client.get("/api/search", params={"q": "parse_config_v2"}, headers=AUTH).json()
+    assert plain["excerpts"] == {}
+
+
+def test_rows_found_by_their_title_ask_for_the_prompt(client, home, run):
+    from tests.support.sessions import claude_session_lines, write_claude
+
+    sid = "5e5e5e5e-0000-4000-8000-00000000717e"
+    lines = claude_session_lines(sid=sid) + [
+        json.dumps({"type": "summary", "summary": "Kestrel migration plan", "leafUuid": "a3"}) + "\n"
+    ]
+    write_claude(home, lines, sid=sid, project="-home-dev-kestrel")
+    assert run("scan", "-q").exit_code == 0
+    rows = client.get("/api/search", params={"q": "kestrel"}, headers=AUTH).json()["result"]["hits"]
+    assert [h["kind"] for h in rows] == ["title"]
+    doc = client.get("/ui/prompts", params={"q": "kestrel", "id": f"claude:{sid}"}, headers=AUTH).json()
+    found = doc["prompts"][f"claude:{sid}"]
+    assert (
+        found["kind"] == "user" and found["snippet"].startswith("我们的数据库迁移失败了") and found["highlights"] == []
+    )
+    # Where the session says the words elsewhere, that event (not the first prompt) is shown, marked.
+    doc = client.get("/ui/prompts", params={"q": "parse_config_v2", "id": f"claude:{sid}"}, headers=AUTH).json()
+    found = doc["prompts"][f"claude:{sid}"]
+    assert found["highlights"] and "parse_config_v2" in found["snippet"]
+    assert client.get("/ui/prompts", params={"q": "kestrel", "id": "claude:nope"}, headers=AUTH).json()["prompts"] == {}
+
+
 def test_an_export_of_a_session_named_beyond_latin_1_downloads(home, run, client):
     """Issue 38: a session whose file name is not Latin-1 answered 500 (a header holds Latin-1 at most). Its
     export is named by RFC 6266's ``filename*`` (UTF-8, percent-encoded), with an ASCII ``filename`` beside."""

@@ -355,6 +355,173 @@ def test_more_sessions_than_a_page(browser, home, run):
         served.stop()
 
 
+# -- the page fits, lands on the match, and answers the keyboard --------------------------------------------
+
+#: What agents' real CLIs wrote (long CJK prompts, an agent name of 16 characters), beside the readable calls.
+PAGE_CAPTURES = ("claude-2.1.328", "codex-0.169.0", "gemini-0.61.0", "gptme-0.35.1", "interpreter-0.4.3")
+SIZES = [(1280, 900), (390, 844)]
+LONG = "x" * 300  # an unbroken word longer than any window
+
+
+@pytest.fixture
+def real(home, run) -> Iterator[Served]:
+    """The captures, the session of tool calls and one whose title, prompt and directory are a 300-character word."""
+    import shutil
+
+    from tests.support import toolcalls
+    from tests.support.captures import CAPTURES
+    from tests.support.sessions import claude_session_lines
+
+    for name in PAGE_CAPTURES:
+        shutil.copytree(
+            CAPTURES / name, home, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns("truth.json")
+        )
+    write_claude(home, toolcalls.lines(), sid=toolcalls.SID, project=toolcalls.PROJECT)
+    long_sid = "4c4c4c4c-0000-4000-8000-00000000f175"
+    lines = [
+        line.replace("parse_config_v2", f"parse_config_v2 {LONG}")
+        for line in claude_session_lines(long_sid, f"/home/dev/{LONG}")
+    ]
+    write_claude(home, lines, sid=long_sid, project="-home-dev-long")
+    assert run("scan", "-q").exit_code == 0
+    served = Served(home / "voyager-data")
+    yield served
+    served.stop()
+
+
+def fits(pg) -> None:  # noqa: ANN001 - a Playwright page
+    assert pg.evaluate("document.documentElement.scrollWidth <= innerWidth"), pg.evaluate(
+        "[document.documentElement.scrollWidth, innerWidth]"
+    )
+
+
+def in_view(pg, selector: str) -> bool:  # noqa: ANN001
+    return pg.locator(selector).evaluate(
+        "m => { const r = m.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }"
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["1280x900", "390x844"])
+def test_both_pages_fit_the_window_and_a_search_lands_on_its_first_match(browser, real, size) -> None:
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    pg = ctx.new_page()
+    pg.goto(real.url)
+    for query, n in (("迁移", 7), ("parse_config_v2", 1)):
+        search(pg, query, n)
+        fits(pg)
+    # Results first: on a phone the filters fold above them; on a wide screen they stand beside.
+    first = pg.locator("#results li.hit").first
+    if size[0] < 700:
+        assert not pg.locator("#filters").evaluate("d => d.open") and first.bounding_box()["y"] < 300
+        pg.click("#filters > summary")
+        expect(pg.locator("#facets [data-facet=provider]").first).to_be_visible()
+        fits(pg)
+    else:
+        expect(pg.locator("#facets [data-facet=provider]").first).to_be_visible()
+    search(pg, "迁移", 7)
+    # The session opened from a search lands on the query's first match, inside the window.
+    first.locator("a.title").click()
+    pg.wait_for_selector("body[data-loaded='1']")
+    expect(pg.locator("#matchinfo")).to_have_text(re.compile(r"^1 / \d+$"))
+    assert "#" not in pg.url  # no event number, and never the title's internal one (#-2)
+    pg.wait_for_timeout(300)  # what content-visibility lays out late must not push the match away
+    assert in_view(pg, "mark.hit.current")
+    fits(pg)
+    # The session of readable tool calls, and the one of a 300-character word: they fit too.
+    for sid, q in (("claude:3c3c3c3c-0000-4000-8000-0000000ed170", "EDITMARK"), ("claude:4c4c4c4c", "parse_config_v2")):
+        pg.goto(f"{real.base}/session/{sid}?q={q}")
+        pg.wait_for_selector("body[data-loaded='1']")
+        expect(pg.locator("#matchinfo")).to_have_text(re.compile(r"^1 / \d+$"))
+        assert in_view(pg, "mark.hit.current")
+        fits(pg)
+    ctx.close()
+
+
+def test_the_keyboard_reaches_a_result_in_two_keys_and_walks_the_matches(browser, real) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    pg.goto(real.url)
+    search(pg, "迁移", 7)
+    titles = pg.locator("#results li.hit a.title")
+    pg.keyboard.press("ArrowDown")  # 1: the first result
+    assert pg.evaluate("document.activeElement.closest('li.hit') !== null")
+    expect(titles.nth(0)).to_be_focused()
+    pg.keyboard.press("j")
+    expect(titles.nth(1)).to_be_focused()
+    pg.keyboard.press("ArrowDown")
+    expect(titles.nth(2)).to_be_focused()
+    pg.keyboard.press("k")
+    pg.keyboard.press("ArrowUp")
+    expect(titles.nth(0)).to_be_focused()
+    pg.keyboard.press("ArrowUp")  # above the first: the box
+    expect(pg.locator("#q")).to_be_focused()
+    pg.locator("#status").click()
+    pg.keyboard.press("/")  # from anywhere on the page, "/" goes to the box
+    expect(pg.locator("#q")).to_be_focused()
+    # Typed and ↓ at once (before the debounce): the rows of what was typed, then the first of them.
+    pg.keyboard.type("PROMPT_T2CLAUcb1bba")  # "/" selected what the box held: this replaces it
+    pg.keyboard.press("ArrowDown")
+    expect(pg.locator("#results")).to_have_attribute("data-q", "PROMPT_T2CLAUcb1bba")
+    expect(titles.nth(0)).to_be_focused()
+    pg.fill("#q", "迁移")
+    expect(pg.locator("#results")).to_have_attribute("data-q", "迁移")
+    pg.keyboard.press("ArrowDown")
+    expected = titles.nth(0).get_attribute("href")
+    pg.keyboard.press("Enter")  # 2: opened
+    pg.wait_for_selector("body[data-loaded='1']")
+    assert pg.url.endswith(expected)
+    expect(pg.locator("#matchinfo")).to_have_text(re.compile(r"^1 / \d+$"))
+    total = int(pg.inner_text("#matchinfo").split("/")[1])
+    assert total >= 2
+    pg.keyboard.press("n")
+    expect(pg.locator("#matchinfo")).to_have_text(f"2 / {total}")
+    assert in_view(pg, "mark.hit.current")
+    pg.keyboard.press("N")
+    pg.keyboard.press("N")
+    expect(pg.locator("#matchinfo")).to_have_text(f"{total} / {total}")
+    pg.keyboard.press("/")
+    expect(pg.locator("#find")).to_be_focused()
+    pg.keyboard.type("n")  # typing in the box types
+    expect(pg.locator("#matchinfo")).to_have_text(f"{total} / {total}")
+    ctx.close()
+
+
+def test_tool_calls_read_as_a_diff_code_a_command_and_fields(browser, real) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    pg.goto(real.url)
+    search(pg, "EDITMARK", 1)
+    row = pg.inner_text("#results li.hit .snippet")
+    assert "EDITMARK return conn" in row and "\\n" not in row and '"}' not in row
+    pg.goto(f"{real.base}/session/claude:3c3c3c3c-0000-4000-8000-0000000ed170")
+    pg.wait_for_selector("body[data-loaded='1']")
+    edit = pg.locator("article[id='1']")
+    assert edit.locator(".file").inner_text() == "/home/dev/ledger/ledger/db.py"
+    removed = [t.rstrip("\n") for t in edit.locator(".diff .del").all_inner_texts()]
+    added = [t.rstrip("\n") for t in edit.locator(".diff .add").all_inner_texts()]
+    assert removed == ["- def connect(url):", "-     conn = open_pool(url)"]
+    assert added == ["+ def connect(url, retries=3):", "+     conn = open_pool(url, retries=retries)  # EDITMARK"]
+    write = pg.locator("article[id='3']")
+    assert write.locator("code.language-sql").count() == 1 and "CREATE TABLE ledger_entries (" in write.inner_text()
+    assert pg.locator("article[id='5'] pre.cmd").inner_text().startswith("$ pytest -q tests/test_db.py -k BASHMARK")
+    assert pg.locator("article[id='7'] dl.fields dt").all_inner_texts() == ["pattern", "path", "output"]
+    assert '"note": |' in pg.locator("article[id='9'] pre.json").inner_text()
+    events = pg.inner_text("#events")
+    assert "\\n" not in events and "␛[2J" in events
+    assert pg.locator("#events script, #events img").count() == 0 and pg.evaluate("window.__pwned") is None
+    ctx.close()
+
+
+def test_a_row_found_by_its_title_shows_the_prompt(browser, real) -> None:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    pg.goto(real.url)
+    search(pg, "TITLE_GPTM28aef3", 1)  # gptme names its sessions; the title says only this
+    expect(pg.locator("#results li.hit .snippet")).to_contain_text("请运行这个命令并告诉我结果")
+    assert "TITLE_GPTM28aef3" not in pg.inner_text("#results li.hit .snippet")
+    ctx.close()
+
+
 class Harvester:
     """Another server on loopback, as any local program (a dev server, a malicious package) may run one: it
     records every request the browser sends it, and serves a page that tries to read Voyager's API."""

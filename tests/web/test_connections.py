@@ -29,7 +29,7 @@ def page(scanned, monkeypatch) -> Iterator[Served]:
     from voyager_sessions.web import connections
 
     monkeypatch.setattr(connections, "READ_TIMEOUT", 0.5)
-    monkeypatch.setattr(connections, "connection_cap", lambda: 12)
+    monkeypatch.setattr(connections, "budget", lambda listeners=2: (12, 64))
     p = Served(scanned)
     yield p
     p.stop()
@@ -135,7 +135,7 @@ def flood_then_owner(scanned: Path, connections: int, nofile: int) -> None:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) in (0, 130)
     said = proc.stderr.read()  # type: ignore[union-attr]
-    assert "Too many open files" not in said and "out of system resource" not in said and "Traceback" not in said
+    assert "Too many open files" not in said and "out of system resource" not in said and "Traceback" not in said, said
 
 
 @pytest.mark.slow

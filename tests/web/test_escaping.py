@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from tests.support.webpage import HOSTILE_SID, TOKEN
+from tests.support.webpage import HOSTILE_SID, PAYLOADS, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 #: The elements the renderer may emit (Markdown's, the folds, Pygments' spans); anything else is live markup.
@@ -43,6 +43,10 @@ TAGS = {
     "s",
     "details",
     "summary",
+    "div",
+    "dl",
+    "dt",
+    "dd",
 }
 ATTRS = {"href", "class", "rel", "target", "start", "title"}
 
@@ -64,6 +68,16 @@ class Markup(HTMLParser):
                 self.bad.append(f"href={value}")
 
 
+def text_of(html: str) -> str:
+    """What a browser would show of ``html`` as text."""
+    parts: list[str] = []
+    parser = HTMLParser()
+    parser.handle_data = parts.append  # type: ignore[method-assign]
+    parser.feed(html)
+    parser.close()
+    return "".join(parts)
+
+
 def live_markup(html: str) -> list[str]:
     parser = Markup()
     parser.feed(html)
@@ -79,6 +93,31 @@ def test_event_html_holds_no_live_markup(client):
         assert live_markup(body) == [], body
     joined = "".join(bodies)
     assert "&lt;script&gt;" in joined and "&lt;img src=x onerror" in joined
+
+
+def test_tool_calls_are_drawn_readably_and_escaped():
+    """An edit, a written file, a command and a known tool's fields, each holding HTML and terminal escapes: the
+    structure is Voyager's, every string from the call is text."""
+    import json
+
+    from voyager_sessions.web.render import tool_call_html
+
+    payload = PAYLOADS[0] + PAYLOADS[1] + "\x1b[2J"
+    calls = [
+        ("Edit", {"file_path": f"/p/{payload}.py", "old_string": payload, "new_string": f"</pre>{payload}"}),
+        ("Write", {"file_path": "/p/page.html", "content": f"<h1>x</h1>{payload}"}),
+        ("Write", {"file_path": '/p/x.py"><script>window.__pwned=1</script>', "content": payload}),
+        ("Bash", {"command": f"echo '{payload}'"}),
+        ("Grep", {"pattern": payload, payload: payload}),
+        ("mcp__x", {"a": payload, "b": [payload, {"c": payload + "\nline"}]}),
+    ]
+    for tool, args in calls:
+        html = tool_call_html(tool, json.dumps(args))
+        assert live_markup(html) == [], html
+        assert "\x1b" not in html and "␛[2J" in html
+        assert "<script>window.__pwned=1</script>" in text_of(html), html  # shown as text
+    diff = tool_call_html("Edit", json.dumps({"file_path": "a.py", "old_string": "a\nb", "new_string": "a\nc"}))
+    assert '<span class="del">- b\n</span><span class="add">+ c\n</span>' in diff
 
 
 def test_markdown_links_only_to_safe_schemes():

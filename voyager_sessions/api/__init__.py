@@ -842,7 +842,7 @@ def _export_kind(path: str) -> str | None:
 
 
 def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str, Any]:
-    """``voyager import PATH``: record a ChatGPT or Claude.ai export (``conversations.json``, its folder, or the
+    """``voyager import PATH``: record a ChatGPT, Claude.ai or Gemini Apps export (``conversations.json``, its folder, or the
     zip) so every later scan reads it; ``forget`` drops it again. A path that is no export is a UserError."""
     import os
 
@@ -859,8 +859,8 @@ def import_export(ddir: DataDir, path: str, *, forget: bool = False) -> dict[str
             raise UserError(f"{path}: cannot read it: {exc.strerror or exc}") from None
         if kind is None:
             raise UserError(
-                f"{path}: not a ChatGPT or Claude.ai export (expected conversations.json, its folder, "
-                "or the export's .zip)"
+                f"{path}: not a ChatGPT, Claude.ai or Gemini Apps export (expected conversations.json, a "
+                "Takeout's My Activity page, their folder, or the export's .zip)"
             )
     ensure_private_dir(ddir.root)
     store = StateStore(ddir.state_db)

@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from voyager_sessions.api.sessions import Exported, Resolved, ResumePlan
 
 
+class Excerpt(msgspec.Struct, frozen=True, kw_only=True):
+    """What a row shows of its session: one event's seq, kind and tool, and its excerpt with the matches marked."""
+
+    seq: int
+    kind: str
+    tool: str | None = None
+    snippet: str
+    highlights: list[tuple[int, int]] = []
+
+
 class Door:
     """Every reading operation of the API for one data dir, typed (see the module's docstring)."""
 
@@ -70,3 +80,34 @@ class Door:
 
     def resume(self, req: SessionRequest) -> ResumePlan:
         return cast("ResumePlan", self._ask("resume", req))
+
+    def title_prompt(self, session_id: str, query: str) -> Excerpt | None:
+        """What a row found by its session's title shows instead of the title again (the prompt tells more): the
+        session's best event for ``query`` that is not its title, else its first prompt (nothing marked), else
+        None. The picker and the web page ask it behind the rows, so typing never waits for it."""
+        from voyager_sessions.core.model import KINDS
+
+        if query.strip():
+            found = self.search(
+                SearchRequest(
+                    query=query.strip(),
+                    limit=1,
+                    session=session_id,
+                    kinds=[k for k in KINDS if k != "title"],
+                    refresh=False,
+                )
+            )
+            hit = next((h for h in found.hits if h.session_id == session_id), None)
+            if hit is not None:
+                return Excerpt(
+                    seq=hit.seq,
+                    kind=hit.kind,
+                    tool=hit.tool,
+                    snippet=hit.snippet,
+                    highlights=[(a, b) for a, b in hit.highlights],
+                )
+        events = self.show(ShowRequest(session=session_id, around=0, window=8)).events
+        first = next((e for e in events if e.kind == "user"), None)
+        if first is None:
+            return None
+        return Excerpt(seq=first.seq, kind=first.kind, snippet=" ".join(first.text.split())[:240])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -140,8 +140,10 @@ def cli() -> None:
 
     \b
     Quick start:
+      voyager ui                 find a session as you type, read it, resume it (Enter)
+      voyager web                the same in your browser (pip install 'voyager-sessions[web]')
+      voyager search "数据库"     search from the shell (add --json for scripts)
       voyager scan               index every coding agent's history (see voyager doctor)
-      voyager search "数据库"     search it (add --json for scripts)
       voyager demo               try it on a bundled sample corpus
       voyager serve --detach     keep the index open: every search answers faster
 
@@ -319,6 +321,9 @@ def doctor(as_json: bool) -> None:
     if as_json:
         emit_json(doc)
         return
+    for line in doctor_summary(reports, health):
+        click.echo(line)
+    click.echo("")
     for r in reports:
         seen = f"observed: {', '.join(r.versions)}" if r.evidence == "observed" else "documented, not yet observed"
         if r.versions_seen:
@@ -345,13 +350,53 @@ def doctor(as_json: bool) -> None:
         click.echo(f"  {k:<15} {v}")
 
 
+def doctor_summary(reports: list[Any], health: dict[str, Any]) -> list[str]:
+    """``voyager doctor``'s first lines: which agents left sessions here and how many are indexed, what Voyager
+    cannot use, the index's health, and where the rest is (every agent below, one block each)."""
+    found = sorted(
+        (r for r in reports if r.sources or r.indexed_sessions), key=lambda r: (-r.indexed_sessions, r.label)
+    )
+    sessions = sum(r.indexed_sessions for r in reports)
+    events = sum(r.indexed_events for r in reports)
+    indexed = f"{count(sessions, 'session')}, {count(events, 'event')} indexed" if sessions else "none indexed yet"
+    out = [
+        f"Summary: {len(found)} of the {len(reports)} agents Voyager reads left sessions on this machine; {indexed}."
+    ]
+
+    def listed(label: str, items: list[str]) -> None:
+        """``items`` after ``label``, as many a line as 100 columns hold (an item is never split)."""
+        line = f"  {label:<10}"
+        for n, item in enumerate(items):
+            piece = f" {item}{',' if n < len(items) - 1 else ''}"
+            if len(line) + len(piece) > 100 and line.strip() != label:
+                out.append(line)
+                line = " " * 12
+            line += piece
+        out.append(line)
+
+    if found:
+        listed("agents", [f"{r.label} {r.indexed_sessions}" if sessions else r.label for r in found])
+    troubled = [r for r in reports if r.problems or r.failed_sources]
+    if troubled:
+        listed("cannot use", [f"{r.label} ({len(r.problems) + len(r.failed_sources)})" for r in troubled])
+    newer = [r for r in reports if r.drift]
+    if newer:
+        listed("newer", [f"{r.label} ({printable(r.drift)})" for r in newer])
+    state = ", ".join(f"{k.removesuffix('_db')} {printable(str(health.get(k)))}" for k in ("index", "state_db"))
+    out.append(f"  health     {state}; data in {printable(str(health.get('data_dir')))}")
+    if found and not sessions:
+        out.append("  next       `voyager scan` (or `voyager ui`) indexes them")
+    out.append("Below: each agent, where Voyager looked, what it found and could not use; then Voyager's health.")
+    return out
+
+
 @cli.command("import")
 @click.argument("path", required=False)
 @click.option("--list", "as_list", is_flag=True, help="List the recorded exports and the imports folder's files.")
 @click.option("--forget", is_flag=True, help="Stop reading PATH (the next scan drops its conversations).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> None:
-    """Read a ChatGPT or Claude.ai data export (conversations.json, its folder, or the .zip) in every scan.
+    """Read a ChatGPT, Claude.ai or Gemini Apps (Takeout) export (conversations.json, MyActivity.html, their folder, or the .zip) in every scan.
 
     \b
     The path is recorded, not copied: run `voyager scan` to index it, and again after you
@@ -382,7 +427,7 @@ def import_cmd(path: str | None, as_list: bool, forget: bool, as_json: bool) -> 
     elif forget:
         click.echo(f"Forgot {printable(result['path'])}: the next `voyager scan` drops its conversations.")
     else:
-        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai"}[result["kind"]]
+        label = {"chatgpt": "ChatGPT", "claude-ai": "Claude.ai", "gemini-apps": "Gemini Apps (Takeout)"}[result["kind"]]
         again = " (already recorded)" if result["already"] else ""
         click.echo(f"Recorded {printable(result['path'])}, a {label} export{again}: `voyager scan` indexes it.")
 
@@ -495,7 +540,10 @@ def demo(keep: bool) -> None:
                 shown_of = f"{len(res.hits)} of " if len(res.hits) < res.total else ""  # the demo shows 3 at most
                 click.echo(f"  ({shown_of}{res.total} {'hit' if res.total == 1 else 'hits'})\n")
         _demo_described(ddir, color)
-        click.echo('Now index your own history: `voyager scan`, then `voyager search "…"`.')
+        click.echo(
+            "Now open your own history: `voyager ui` (it indexes what your agents wrote, then finds as you type;"
+            ' `voyager search "…"` from the shell).'
+        )
         if keep:
             click.echo(f"Demo data kept in {tmp} (VOYAGER_HOME={ddir})", err=True)
     finally:

@@ -22,7 +22,7 @@ from voyager_sessions.core.textsafe import printable as _p
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a server's client renders with this module
 if TYPE_CHECKING:
-    from voyager_sessions.core.model import Event, Hit, SessionRow
+    from voyager_sessions.core.model import Event, Hit, SessionRow, TermHit
 
 _KIND_LABEL = {"tool_call": "tool call", "tool_result": "tool out", "reasoning": "thinking"}
 _HL, _DIM, _BOLD, _RESET = "\x1b[1;33m", "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -40,6 +40,33 @@ def highlight(text: str, spans: list[tuple[int, int]], color: bool) -> str:
         pos = e
     out.append(text[pos:])
     return "".join(out)
+
+
+def _snippet(h: Hit | TermHit, kind: str | None, tool: str | None, color: bool) -> str:
+    """A hit's excerpt as it reads: a tool call's JSON punctuation and escapes undone (``toolview``)."""
+    if kind != "tool_call":
+        return highlight(h.snippet, h.highlights, color)
+    from voyager_sessions.core.toolview import readable_snippet
+
+    text, spans = readable_snippet(kind, tool, h.snippet, h.highlights)
+    return highlight(text, spans, color)
+
+
+#: How ``voyager show`` colours the lines of a tool call (``toolview.styled``'s kinds; the rest stay plain).
+_TOOL_STYLE = {"add": "\x1b[32m", "del": "\x1b[31m", "hunk": "\x1b[36m", "file": _BOLD, "command": _BOLD, "note": _DIM}
+
+
+def tool_call_text(tool: str | None, text: str, *, color: bool) -> str:
+    """A tool call as people read it (``ingest/toolview.py``): an edit as a diff (added lines green, removed
+    red when ``color``), a written file as its content, a shell call as its command, fields labelled."""
+    from voyager_sessions.core import toolview
+
+    out = []
+    for style, line in toolview.styled(toolview.parts(tool, text)):
+        line = _p(line, multiline=True).replace("\n", " ")
+        on = _TOOL_STYLE.get(style) if color else None
+        out.append(on + line + _RESET if on else line)
+    return "\n".join(out)
 
 
 def _short_id(session_id: str) -> str:
@@ -75,13 +102,13 @@ def render_hit(h: Hit, *, color: bool, by_session: bool = False) -> str:
     head = f"{h.provider:<8} {native:<12} {when:<16} {kind:<12} {where}{count}"
     if color:
         head = _BOLD + head + _RESET
-    lines = [head, "    " + highlight(h.snippet, h.highlights, color)]
+    lines = [head, "    " + _snippet(h, h.kind, h.tool, color)]
     if by_session and h.matched_terms and len(h.matched_terms) > 1:
         # Where the session says each term the row's own event does not: why a person's words found it.
         for t in h.matched_terms:
             if t.seq != h.seq:
                 label = _KIND_LABEL.get(t.kind, t.kind)
-                lines.append(f"      {_p(t.term)} (#{t.seq} {label}): " + highlight(t.snippet, t.highlights, color))
+                lines.append(f"      {_p(t.term)} (#{t.seq} {label}): " + _snippet(t, t.kind, None, color))
     if h.context:
         for ev in h.context:
             mark = ">" if ev.seq == h.seq else " "
@@ -114,7 +141,7 @@ def render_group(hits: list[Hit], *, color: bool) -> str:
         if h.exit_code is not None:
             kind += f" exit={h.exit_code}"
         label = f"  #{h.seq:<5} {kind:<12} {_minute(h.timestamp)[11:]}"
-        lines.append(f"{_DIM + label + _RESET if color else label}  {highlight(h.snippet, h.highlights, color)}")
+        lines.append(f"{_DIM + label + _RESET if color else label}  {_snippet(h, h.kind, h.tool, color)}")
         for ev in h.context or ():
             if ev.seq != h.seq:
                 text = _p(" ".join(ev.text.split())[:160])
@@ -154,6 +181,7 @@ def render_timeline(row: SessionRow, events: list[Event], *, color: bool) -> str
             label += f" exit={ev.exit_code}"
         title = f"#{ev.seq} {when} {label} ({ev.origin})"
         out.append(_BOLD + title + _RESET if color else title)
-        out.append("    " + _p(ev.text, multiline=True).replace("\n", "\n    "))
+        body = tool_call_text(ev.tool, ev.text, color=color) if ev.kind == "tool_call" else _p(ev.text, multiline=True)
+        out.append("    " + body.replace("\n", "\n    "))
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -231,8 +231,20 @@ def vscode_user_dirs(
     ``~/Library/Application Support/<App>/User``; Windows ``%APPDATA%\\<App>\\User``. Shared by every
     adapter that reads an editor extension's store (Cline, Roo Code, Cursor, Copilot Chat, …).
     """
+    return [app / "User" for app in app_dirs(env, apps, platform=platform)]
+
+
+def app_dirs(
+    env: Env | None = None, apps: str | Sequence[str] = VSCODE_APPS, *, platform: str | None = None
+) -> list[Path]:
+    """The user-data dir of each desktop (Electron) app in ``apps`` (existing or not), in ``apps`` order.
+
+    Linux and the BSDs ``$XDG_CONFIG_HOME/<App>``, else ``~/.config/<App>``; macOS
+    ``~/Library/Application Support/<App>``; Windows ``%APPDATA%\\<App>``: where VS Code and its forks
+    keep ``User/``, and where Claude Desktop, Kimi's desktop app and the like keep their data.
+    """
     e = _env(env)
-    if isinstance(apps, str):  # one app by name: ``vscode_user_dirs(env, "Cursor")``
+    if isinstance(apps, str):  # one app by name: ``app_dirs(env, "Claude")``
         apps = (apps,)
     plat = sys.platform if platform is None else platform
     if plat == "darwin":
@@ -241,7 +253,7 @@ def vscode_user_dirs(
         base = Path(e["APPDATA"]) if e.get("APPDATA") else home(e) / "AppData" / "Roaming"
     else:
         base = Path(e["XDG_CONFIG_HOME"]).expanduser() if e.get("XDG_CONFIG_HOME") else home(e) / ".config"
-    return [base / app / "User" for app in apps]
+    return [base / app for app in apps]
 
 
 def vscode_extension_dirs(extension: str, env: Env | None = None, apps: Sequence[str] = VSCODE_APPS) -> list[Path]:

@@ -81,8 +81,8 @@ def client_env(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-#: How the names of variables that locate an agent's data end.
-_LOCATION_SUFFIXES = ("_HOME", "_DIR", "_DB", "_FILE", "_ROOT", "_DATA", "_PATH")
+#: How the names of variables that locate an agent's data end (Windows' APPDATA and LOCALAPPDATA name some agents' homes).
+_LOCATION_SUFFIXES = ("_HOME", "_DIR", "_DB", "_FILE", "_ROOT", "_DATA", "_PATH", "APPDATA")
 
 
 def answer_env(environ: Mapping[str, str], agent_variables: Iterable[str]) -> dict[str, str]:

@@ -1,10 +1,23 @@
 """``voyager ui``: find a past session as you type, read it, and go back to work in it.
 
 A Textual app on :class:`~voyager_sessions.tui.backend.Backend`: a search box (the query
-language of ``voyager search``), the matching sessions beside a preview of the selected one
-around its best hit. Searches run in a worker thread, debounced; a keystroke supersedes the
-search in flight (its answer is dropped), so typing never waits. ``Enter`` leaves the UI and
-hands the terminal to the session's agent (see :func:`voyager_sessions.tui.run`).
+language of ``voyager search``), the matching sessions beside (or, below 100 columns, above) a
+preview of the selected one, opened at its first match. Searches run in a worker thread,
+debounced; a keystroke supersedes the search in flight (its answer is dropped), so typing never
+waits. ``Enter`` leaves the UI and hands the terminal to the session's agent (see
+:func:`voyager_sessions.tui.run`).
+
+The keys follow where the cursor is, and the footer always shows the ones that work there:
+
+* in the **search box** every printable key types; ``↓`` (or Tab) goes down into the results,
+  ``Enter`` resumes the selected session, ``Esc`` clears the box (an empty box: clears the
+  filters, then quits);
+* in the **results** letters act on the selected session (``f`` the whole session, ``n``/``N``
+  its matches, ``s`` sort, ``a``/``p``/``t`` filters, ``c`` copy, ``e``/``h``/``o`` export,
+  ``?`` every key); ``↑`` on the first row, ``/`` or ``Esc`` go back to the box, query kept;
+* the **whole session** (``f``): ``Esc`` or ``q`` goes back to the results;
+* anywhere: ``Ctrl-C`` (or ``Ctrl-Q``) quits, ``F1`` lists every key, ``Ctrl-N``/``Ctrl-P`` move
+  the selection. Textual's command palette is off: ``Ctrl-P`` is the app's.
 
 Every string from a session is drawn by :mod:`voyager_sessions.tui.view` as plain text.
 """
@@ -16,12 +29,13 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Container, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -38,27 +52,48 @@ DEBOUNCE = 0.12
 #: Seconds between refreshes that pick up sessions written while the UI is open.
 LIVE_EVERY = 3.0
 
+#: Rows found by their title whose prompt is asked for (more than a screen holds: the rest keep their title).
+PROMPTS = 20
+
+#: Below this many columns the results stack over the preview (as fast-resume does) instead of beside it.
+STACK_BELOW = 100
+
 #: The times ``t`` offers: a ``since:`` value and how the status line says it.
 TIMES: list[tuple[str, str]] = [("1d", "today"), ("7d", "this week"), ("30d", "this month"), ("365d", "this year")]
 
 PLACEHOLDER = 'search your sessions: words, "a phrase", provider:codex, kind:user, since:7d …'
 
 HELP = """\
-Type to search (the query language of `voyager search`; empty: recent sessions).
+Type to search: the query language of `voyager search` (empty: the newest sessions).
+The footer always shows the keys that work where the cursor is.
 
-  ↑ ↓  ctrl+p ctrl+n   move in the results (j k when the results have focus)
+In the search box (every other key types)
+  ↓  Tab               down into the results
+  Enter                resume the selected session in its agent, in its directory
+  Esc                  clear the box; in an empty box, clear the filters, then quit
+
+In the results
+  ↑ ↓  j k             move (↑ on the first row: back to the box)
   Enter                resume the session in its agent, in its directory
-  Tab / shift+Tab      move between the search box, the results and the preview
-  /                    back to the search box
-  n  N                 next / previous match inside the selected session
-  f                    the whole session, full screen (Esc: back)
-  s                    sort: relevance ↔ newest first
+  f                    the whole session, full screen
+  n  N                 next / previous match inside the session
+  s                    sort: best match ↔ newest first
   a  p  t              only one agent, one project, one time span (a list each; Esc: no filter)
   c                    copy the resume command (OSC 52; also shown)
   e  h                 export the session as Markdown / HTML into the current directory
   o                    export HTML and open it in the browser
+  /  Esc               back to the search box (the query is kept)
   ?                    this help
-  Esc  ctrl+q          quit (Esc first leaves a full-screen session)
+
+In the whole session (f)
+  n  N                 next / previous match
+  ↑ ↓  j k  PgUp PgDn  scroll
+  Esc  q               back to the results
+
+Anywhere
+  ctrl+n  ctrl+p       move the selection
+  F1                   this help
+  ctrl+c  ctrl+q       quit
 """
 
 
@@ -71,22 +106,35 @@ def probe(event: str, **facts: object) -> None:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key, one screen."""
+    """Every key, one screen; it scrolls when the terminal is short."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+    BINDINGS = [
+        Binding("escape,q,question_mark,f1", "dismiss", "close"),
+        Binding("ctrl+c,ctrl+q", "app.quit", "quit", priority=True),
+    ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Static { width: auto; max-width: 90%; padding: 1 2; border: round $accent; background: $surface; }
+    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 2; }
+    HelpScreen Static { width: 100%; }
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(HELP))
+        with VerticalScroll(id="help"):
+            yield Static(Text(HELP))
+        yield Footer(show_command_palette=False, compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#help").focus()
 
 
 class PickScreen(ModalScreen[str | None]):
     """Pick one value to narrow the search by (an agent, a project, a time), or none of them (Esc)."""
 
-    BINDINGS = [Binding("escape", "all", "no filter")]
+    BINDINGS = [
+        Binding("escape", "all", "no filter"),
+        Binding("ctrl+c,ctrl+q", "app.quit", "quit", priority=True),
+    ]
     DEFAULT_CSS = """
     PickScreen { align: center middle; }
     PickScreen > OptionList { width: auto; min-width: 40; max-width: 90%; max-height: 80%; border: round $accent; }
@@ -102,6 +150,7 @@ class PickScreen(ModalScreen[str | None]):
         options = [Option(Text(self.everything), id="")]
         options += [Option(Text(label), id=f"v{i}") for i, (label, _) in enumerate(self.choices)]
         yield OptionList(*options)
+        yield Footer(show_command_palette=False, compact=True)
 
     @on(OptionList.OptionSelected)
     def chosen(self, event: OptionList.OptionSelected) -> None:
@@ -112,15 +161,116 @@ class PickScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class SessionScreen(Screen[None]):
-    """One whole session, full screen, with the query's matches marked and ``n``/``N`` between them."""
+class Rendered:
+    """Blocks of text shown one under another (a blank line between), and where each starts on screen.
+
+    The preview and the whole session are one ``Static`` each; to open them at a match, the row a block
+    starts on at the current width is needed: counted (:func:`view.rows`) up to the block asked for, once
+    per width.
+    """
+
+    def __init__(self, blocks: list[Text], seqs: list[int | None]) -> None:
+        self.blocks, self.seqs = blocks, seqs
+        self.text = Text("\n\n").join(blocks)
+        self._width = 0
+        self._starts: list[int] = []
+
+    def start(self, index: int, width: int) -> int:
+        """The screen row block ``index`` starts on, wrapped to ``width`` cells."""
+        if width != self._width:
+            self._width, self._starts = width, [0]
+        while len(self._starts) <= index:
+            i = len(self._starts) - 1
+            self._starts.append(self._starts[-1] + view.rows(self.blocks[i].plain, width) + 1)
+        return self._starts[index]
+
+    def row_of(self, seq: int, width: int) -> int | None:
+        """The row of the first marked match in event ``seq`` (its first line when nothing in it is marked)."""
+        if seq not in self.seqs:
+            return None
+        i = self.seqs.index(seq)
+        return self.start(i, width) + view.first_match_row(self.blocks[i], 0, width)
+
+    def event_row(self, seq: int, width: int) -> int | None:
+        return self.start(self.seqs.index(seq), width) if seq in self.seqs else None
+
+
+def scroll_to_match(scroll: VerticalScroll, body: Static, shown: Rendered, seq: int | None) -> None:
+    """Scroll so that event ``seq``'s first match is on screen: with the event's header above it when both fit,
+    else with two lines of what comes before it."""
+    width = body.content_size.width or body.size.width
+    if seq is None or width <= 0:
+        scroll.scroll_home(animate=False)
+        return
+    match = shown.row_of(seq, width)
+    start = shown.event_row(seq, width)
+    if match is None or start is None:
+        scroll.scroll_home(animate=False)
+        return
+    height = max(scroll.content_size.height or scroll.size.height, 4)
+    y = start - 1 if match - start < height // 2 else match - 2
+    scroll.scroll_to(y=max(y, 0), animate=False)
+
+
+class QueryBox(Input):
+    """The search box: every printable key types; ``Enter`` resumes the selected session (said in the footer)."""
+
+    BINDINGS = [Binding("enter", "submit", "resume", key_display="⏎")]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "submit":
+            return bool(getattr(self.app, "rows", None))
+        return True
+
+
+class ResultList(OptionList):
+    """The matching sessions. With the cursor here, letters act on the selected session (the footer shows
+    them); ``↑`` on the first row, ``/`` and ``Esc`` go back to the search box."""
 
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "back"),
-        Binding("n", "jump(1)", "next match"),
-        Binding("N", "jump(-1)", "previous match"),
-        Binding("j", "scroll(1)", show=False),
-        Binding("k", "scroll(-1)", show=False),
+        Binding("enter", "select", "resume", key_display="⏎"),
+        Binding("f", "app.whole", "full"),
+        Binding("n", "app.jump(1)", "match", group=Binding.Group("match")),
+        Binding("N", "app.jump(-1)", "match", group=Binding.Group("match")),
+        Binding("s", "app.sort", "sort"),
+        Binding("a", "app.agent", "filter", group=Binding.Group("filter")),
+        Binding("p", "app.project", "filter", group=Binding.Group("filter")),
+        Binding("t", "app.time", "filter", group=Binding.Group("filter")),
+        Binding("c", "app.copy", "copy"),
+        # In the help, not the footer (80 columns hold the rest).
+        Binding("e", "app.export('md')", "export", show=False),
+        Binding("h", "app.export('html')", "export", show=False),
+        Binding("o", "app.open_html", "export", show=False),
+        Binding("slash", "app.focus_query", "search", show=False),
+        Binding("escape", "app.focus_query", "back"),
+        Binding("question_mark", "app.help", "keys", key_display="?"),
+        Binding("j", "cursor_down", show=False),
+        Binding("k", "cursor_up", show=False),
+    ]
+
+    def action_cursor_up(self) -> None:
+        if not self.highlighted:
+            self.app.query_one("#query", Input).focus()
+            return
+        super().action_cursor_up()
+
+    def on_resize(self, event: events.Resize) -> None:
+        app = self.app
+        if isinstance(app, VoyagerApp):
+            app.call_after_refresh(app.relayout)  # once the new layout is final
+
+
+class SessionScreen(Screen[None]):
+    """One whole session, full screen, opened at the selected match, with ``n``/``N`` between matches."""
+
+    BINDINGS = [
+        Binding("escape,q", "back", "back"),
+        Binding("n", "jump(1)", "match", group=Binding.Group("match")),
+        Binding("N", "jump(-1)", "match", group=Binding.Group("match")),
+        Binding("j", "scroll(1)", "scroll", group=Binding.Group("scroll")),
+        Binding("k", "scroll(-1)", "scroll", group=Binding.Group("scroll")),
+        Binding("question_mark,f1", "app.help", "keys"),
+        Binding("ctrl+c,ctrl+q", "app.quit", "quit", key_display="^c", priority=True),
     ]
 
     def __init__(self, backend: Backend, row: SessionHit, query: str, pattern: re.Pattern[str] | None) -> None:
@@ -128,47 +278,49 @@ class SessionScreen(Screen[None]):
         self.backend, self.row, self.words, self.pattern = backend, row, query, pattern
         self.matches: list[int] = []
         self.at = -1
+        self.shown: Rendered | None = None
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(Static(Text("loading …"), id="whole"), id="whole-scroll")
-        yield Footer()
+        yield Footer(show_command_palette=False, compact=True)
 
     def on_mount(self) -> None:
+        self.query_one("#whole-scroll").focus()
         self.load()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
 
     @work(thread=True, exclusive=True, group="whole")
     def load(self) -> None:
         tl = self.backend.timeline(self.row.session_id)
         matches = self.backend.matches(self.row.session_id, self.words)
-        self.app.call_from_thread(self.show, tl, matches)
+        # Drawn here, in the worker: a long session costs the UI thread nothing.
+        blocks = [view.header(tl.session)]
+        blocks += [view.event_block(ev, self.pattern, fold=False, current=ev.seq == self.row.seq) for ev in tl.events]
+        self.app.call_from_thread(self.show, Rendered(blocks, [None, *(ev.seq for ev in tl.events)]), matches)
 
-    def show(self, tl, matches: list[int]) -> None:  # noqa: ANN001
+    def show(self, shown: Rendered, matches: list[int]) -> None:
         self.matches = matches
-        body = Text("\n\n").join(
-            [view.header(tl.session)]
-            + [view.event_block(ev, self.pattern, fold=False, current=ev.seq == self.row.seq) for ev in tl.events]
-        )
-        self.events = [ev.seq for ev in tl.events]
-        self.query_one("#whole", Static).update(body)
-        if self.row.seq is not None and self.row.seq in matches:
-            self.at = matches.index(self.row.seq)
-            self.call_after_refresh(self.scroll_to_seq, self.row.seq)
+        self.shown = shown
+        self.query_one("#whole", Static).update(shown.text)
+        seq = self.row.seq if self.row.seq in matches else (matches[0] if matches else None)
+        if seq is not None:
+            self.at = matches.index(seq)
+            self.call_after_refresh(self.goto, seq)
 
-    def scroll_to_seq(self, seq: int) -> None:
-        """Scroll so event ``seq`` is near the top (its line is found in the rendered text)."""
-        whole = self.query_one("#whole", Static)
-        rendered = str(whole.render())
-        m = re.search(rf"^. #{seq} ", rendered, re.M)
-        if m:
-            line = rendered.count("\n", 0, m.start())
-            self.query_one("#whole-scroll", VerticalScroll).scroll_to(y=max(line - 1, 0), animate=False)
+    def goto(self, seq: int) -> None:
+        if self.shown is not None:
+            scroll_to_match(
+                self.query_one("#whole-scroll", VerticalScroll), self.query_one("#whole", Static), self.shown, seq
+            )
 
     def action_jump(self, step: int) -> None:
         if not self.matches:
             self.notify("no match of the query in this session", timeout=2)
             return
         self.at = (self.at + step) % len(self.matches)
-        self.scroll_to_seq(self.matches[self.at])
+        self.goto(self.matches[self.at])
         self.notify(f"match {self.at + 1} of {len(self.matches)}", timeout=1.5)
 
     def action_scroll(self, lines: int) -> None:
@@ -179,35 +331,34 @@ class VoyagerApp(App[tuple[str, str] | None]):
     """The picker. Its return value is what to do after it closes: ``("resume", session_id)`` or None."""
 
     TITLE = "voyager"
+    ENABLE_COMMAND_PALETTE = False  # its ctrl+p is the app's "up"; every action has a key of its own
     CSS = """
     #query { margin: 0 0; }
+    #query.-textual-compact { margin: 0 1; }
     #status { height: 1; color: $text-muted; padding: 0 1; }
     #status.error { color: $error; text-style: bold; }
-    #panes { height: 1fr; }
-    #results { width: 45%; min-width: 30; border: none; }
+    #panes { height: 1fr; layout: horizontal; }
+    #results { width: 50%; min-width: 30; border: none; scrollbar-gutter: stable; }
     #preview { width: 1fr; border-left: vkey $primary; padding: 0 1; }
+    #panes.stacked { layout: vertical; }
+    #panes.stacked #results { width: 100%; height: 45%; min-width: 0; }
+    #panes.stacked #preview { width: 100%; height: 1fr; border-left: none; border-top: hkey $primary; }
+    Footer.-compact FooterLabel { margin: 0 1 0 0; }
+    Footer.-compact KeyGroup.-compact { margin: 0; }
     """
     BINDINGS = [
-        Binding("ctrl+q", "quit", "quit", show=False),
-        Binding("escape", "quit", "quit"),
-        Binding("enter", "resume", "resume"),
-        Binding("down,ctrl+n", "move(1)", show=False, priority=True),
-        Binding("up,ctrl+p", "move(-1)", show=False, priority=True),
-        Binding("j", "move_keys(1)", show=False),
-        Binding("k", "move_keys(-1)", show=False),
-        Binding("n", "jump(1)", "next match"),
-        Binding("N", "jump(-1)", "prev match", show=False),
-        Binding("f", "whole", "full session"),
-        Binding("s", "sort", "sort"),
-        Binding("a", "agent", "agent"),
-        Binding("p", "project", "project", show=False),
-        Binding("t", "time", "time", show=False),
-        Binding("c", "copy", "copy cmd"),
-        Binding("e", "export('md')", "export md", show=False),
-        Binding("h", "export('html')", "export html", show=False),
-        Binding("o", "open_html", "open html", show=False),
-        Binding("slash", "focus_query", show=False),
-        Binding("question_mark", "help", "keys"),
+        Binding("ctrl+n", "move(1)", show=False, priority=True),
+        Binding("ctrl+p", "move(-1)", show=False, priority=True),
+        # In the box (the list has keys of its own for these): ↓ goes down into the results.
+        Binding("down,tab", "into_results", "results", key_display="↓", priority=True),
+        # Esc goes back one level; which level the footer says (check_action picks the one that applies).
+        Binding("escape", "clear_query", "clear"),
+        Binding("escape", "clear_filters", "no filters"),
+        Binding("escape", "leave", "quit"),
+        Binding("escape", "focus_query", "back"),
+        Binding("f1", "app.help", "keys"),
+        Binding("ctrl+c", "quit", "quit", key_display="^c", priority=True),
+        Binding("ctrl+q", "quit", show=False, priority=True),
     ]
 
     def __init__(self, backend: Backend, query: str = "", *, live: bool = True) -> None:
@@ -224,24 +375,59 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.matches: list[int] = []
         self.match_at = -1
         self.shown: str | None = None
-        self._timer = None
+        self.preview_text: Rendered | None = None
+        self._timer: Any = None
+        self._width = 0
+        self._footer = (bool(query), False)
         self.searches = 0  # answers applied (tests wait on it)
 
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.initial, placeholder=PLACEHOLDER, id="query")
+        yield QueryBox(value=self.initial, placeholder=PLACEHOLDER, id="query")
         yield Static("", id="status")
-        with Horizontal(id="panes"):
-            yield OptionList(id="results")
+        with Container(id="panes"):
+            yield ResultList(id="results")
             with VerticalScroll(id="preview"):
                 yield Static(Text(""), id="preview-body")
-        yield Footer()
+        yield Footer(show_command_palette=False, compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#query", Input).focus()
         self.status("opening the index …")
+        self.fit(self.size.width, self.size.height)
         self.call_after_refresh(self.first_frame)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit(event.size.width, event.size.height)
+        self.call_after_refresh(self.relayout)
+
+    def fit(self, width: int, height: int) -> None:
+        """The list over the preview below :data:`STACK_BELOW` columns; a box without borders on short screens."""
+        self.query_one("#panes").set_class(width < STACK_BELOW, "stacked")
+        self.query_one("#query", Input).compact = height < 30
+
+    def relayout(self) -> None:
+        """Draw the rows again for the list's width (the terminal was resized)."""
+        results = self.query_one("#results", ResultList)
+        width = results.scrollable_content_region.width
+        if width == self._width or not self.rows:
+            self._width = width
+            return
+        self._width = width
+        keep = results.highlighted
+        results.clear_options()
+        results.add_options(self._options(width))
+        if keep is not None and keep < len(self.rows):
+            results.highlighted = keep
+
+    def _options(self, width: int) -> list[Option]:
+        agents = view.agent_width(r.provider for r in self.rows)
+        now = time.time()
+        return [
+            Option(view.session_row(r, width=max(width - 1, 20), agent_width=agents, now=now), id=str(i))
+            for i, r in enumerate(self.rows)
+        ]
 
     def first_frame(self) -> None:
         """The screen is drawn: only now start opening the index (a worker holding the GIL would delay the frame)."""
@@ -258,11 +444,39 @@ class VoyagerApp(App[tuple[str, str] | None]):
             self.call_from_thread(self.notify, f"not refreshed: {printable(problem)}", severity="warning")
         self.run_search(self.initial)
 
+    # -- keys: what works where ------------------------------------------------------------------
+
+    def in_box(self) -> bool:
+        return self.screen is self.screen_stack[0] and self.focused is not None and self.focused.id == "query"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Which of the app's bindings apply now (the footer shows those; a key whose binding does not apply
+        goes on to the next one bound to it, or to the focused widget)."""
+        main = self.screen is self.screen_stack[0]
+        box = self.in_box()
+        value = self.query_one("#query", Input).value if box else ""
+        filtered = bool(self.agent or self.project or self.since)
+        if action == "into_results":
+            return box and bool(self.rows)
+        if action == "clear_query":
+            return box and bool(value)
+        if action == "clear_filters":
+            return box and not value and filtered
+        if action == "leave":
+            return box and not value and not filtered
+        if action == "focus_query":
+            return main and not box
+        return True
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.refresh_bindings()
+
     # -- searching -------------------------------------------------------------------------------
 
     @on(Input.Changed, "#query")
     def typed(self, event: Input.Changed) -> None:
         probe("typed", value=event.value)
+        self.workers.cancel_group(self, "prompts")  # the title rows' prompts wait: this keystroke's search first
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE, lambda: self.debounced(event.value))
@@ -287,39 +501,77 @@ class VoyagerApp(App[tuple[str, str] | None]):
         current = self.query_one("#query", Input).value
         if answer.query.strip() != current.strip() and not (answer.query == self.initial and not current):
             return  # the box changed since: the search for what it says now is on its way
+        same = answer.query.strip() == self.answer.query.strip()
+        chosen = self.selected()
+        # The same query again (a refresh, another sort or filter) keeps the selected session; a new one starts
+        # at its best match.
+        keep = chosen.session_id if chosen and same else None
         self.answer = answer
         self.searches += 1
         probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error)
-        results = self.query_one("#results", OptionList)
-        keep = self.selected().session_id if self.selected() else None
+        results = self.query_one("#results", ResultList)
         if answer.error:
             self.status(answer.error, error=True)
             return
         self.rows = answer.rows
         results.clear_options()
-        width = max(results.size.width - 2, 20)
-        results.add_options([Option(view.session_row(r, width=width), id=str(i)) for i, r in enumerate(self.rows)])
+        self._width = results.scrollable_content_region.width
+        results.add_options(self._options(self._width))
+        self.call_after_refresh(self.relayout)  # the list's width may not be final yet (a resize on its way)
         self.status(self.describe(answer))
+        footer = (bool(answer.query), bool(self.rows))
+        if footer != self._footer:
+            # What Esc and ↓ do changed (clear or quit; rows to go down to or none): the footer says so once the rows
+            # are drawn (redrawing it costs milliseconds the answer must not wait for, nor the search's start).
+            self._footer = footer
+            self.call_after_refresh(self.refresh_bindings)
         if not self.rows:
             self.preview(None)
             return
         index = next((i for i, r in enumerate(self.rows) if r.session_id == keep), 0)
         results.highlighted = index
         self.preview(self.rows[index])
+        # The rows one can see first; a keystroke cancels it (typing.cancel_group) before it asks again.
+        titled = [r for r in self.rows[:PROMPTS] if r.kind == "title"]
+        if titled and answer.query.strip():
+            self.fill_prompts(titled, answer.query)
+
+    @work(thread=True, exclusive=True, group="prompts")
+    def fill_prompts(self, rows: list[SessionHit], query: str) -> None:
+        """A row found by its title shows what the session's prompt says instead of the title again."""
+        for row in rows:
+            if get_current_worker().is_cancelled:
+                return
+            found = self.backend.prompt(row.session_id, query)
+            if found is not None:
+                self.call_from_thread(self.show_prompt, row, query, found)
+
+    def show_prompt(self, row: SessionHit, query: str, found: dict[str, Any]) -> None:
+        if row not in self.rows or self.answer.query != query:
+            return
+        for key, value in found.items():
+            setattr(row, key, value)
+        i = self.rows.index(row)
+        agents = view.agent_width(r.provider for r in self.rows)
+        self.query_one("#results", ResultList).replace_option_prompt_at_index(
+            i, view.session_row(row, width=max(self._width - 1, 20), agent_width=agents)
+        )
+        if self.shown == row.session_id:
+            self.preview(row)
 
     def describe(self, answer: Answer) -> str:
         agent = self.narrowed()
         order = "newest first" if self.sort == "recent" else "best match first"
         building = view.indexing(answer.indexing)
         if not answer.query.strip():
-            return f"{answer.total} session{'s' if answer.total != 1 else ''}, newest first{agent}{building} · ? keys"
+            return f"{answer.total} session{'s' if answer.total != 1 else ''}, newest first{agent}{building}"
         if not answer.rows:
             # While the index is built, no match is no answer yet: the session may be in what is still to come.
             return f"no session matches yet{agent}{building}" if building else f"no session matches{agent}"
         found = f"{answer.total} session{'s' if answer.total != 1 else ''}"
         if answer.partial:
             found += f" hold some of the {len(answer.terms)} terms (none holds all), most first"
-        return f"{found} · {order}{agent}{building} · ? keys"
+        return f"{found} · {order}{agent}{building}"
 
     def narrowed(self) -> str:
         """The filters picked from the lists, as the status line names them."""
@@ -353,7 +605,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
     # -- the selection and its preview -----------------------------------------------------------
 
     def selected(self) -> SessionHit | None:
-        results = self.query_one("#results", OptionList)
+        results = self.query_one("#results", ResultList)
         i = results.highlighted
         return self.rows[i] if i is not None and 0 <= i < len(self.rows) else None
 
@@ -374,6 +626,7 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def preview(self, row: SessionHit | None) -> None:
         self.shown = row.session_id if row else None
         if row is None:
+            self.preview_text = None
             self.query_one("#preview-body", Static).update(Text(""))
             return
         self.load_preview(row, self.query_one("#query", Input).value)
@@ -388,16 +641,18 @@ class VoyagerApp(App[tuple[str, str] | None]):
         matches = self.backend.matches(row.session_id, query) if query.strip() else []
         if get_current_worker().is_cancelled:
             return
-        self.call_from_thread(self.show_preview, row, tl, matches)
-
-    def show_preview(self, row: SessionHit, tl, matches: list[int]) -> None:  # noqa: ANN001
-        if self.shown != row.session_id:
+        # Drawn here, in the worker: a session of long tool calls costs the UI thread (and the next keystroke's
+        # answer) nothing.
+        shown = self.draw_preview(row, tl, matches)
+        if get_current_worker().is_cancelled:
             return
-        self.matches = matches
-        self.match_at = matches.index(row.seq) if row.seq in matches else -1
+        self.call_from_thread(self.show_preview, row, shown, matches)
+
+    def draw_preview(self, row: SessionHit, tl: Any, matches: list[int]) -> Rendered:
         pattern = self.pattern()
         blocks = [view.header(tl.session)]
         blocks += [view.event_block(ev, pattern, current=ev.seq == row.seq) for ev in tl.events]
+        seqs: list[int | None] = [None, *(ev.seq for ev in tl.events)]
         if matches:
             blocks.append(
                 Text(
@@ -406,8 +661,26 @@ class VoyagerApp(App[tuple[str, str] | None]):
                     style="dim italic",
                 )
             )
-        self.query_one("#preview-body", Static).update(Text("\n\n").join(blocks))
-        self.query_one("#preview", VerticalScroll).scroll_home(animate=False)
+            seqs.append(None)
+        return Rendered(blocks, seqs)
+
+    def show_preview(self, row: SessionHit, shown: Rendered, matches: list[int]) -> None:
+        if self.shown != row.session_id:
+            return
+        self.matches = matches
+        self.match_at = matches.index(row.seq) if row.seq in matches else -1
+        self.preview_text = shown
+        self.query_one("#preview-body", Static).update(shown.text)
+        target = row.seq if row.seq is not None and row.seq in shown.seqs and row.seq >= 0 else None
+        self.call_after_refresh(self.preview_at, row.session_id, target)
+
+    def preview_at(self, session_id: str, seq: int | None) -> None:
+        """Scroll the preview to event ``seq``'s first match (its top when there is none)."""
+        if self.shown != session_id or self.preview_text is None:
+            return
+        scroll_to_match(
+            self.query_one("#preview", VerticalScroll), self.query_one("#preview-body", Static), self.preview_text, seq
+        )
 
     def pattern(self) -> re.Pattern[str] | None:
         """The query's words, for marking matches in the preview: the terms the engine matched the query by
@@ -420,44 +693,36 @@ class VoyagerApp(App[tuple[str, str] | None]):
     # -- actions -----------------------------------------------------------------------------------
 
     def action_move(self, step: int) -> None:
-        if isinstance(self.screen, (SessionScreen, ModalScreen)):
+        if self.screen is not self.screen_stack[0]:
             return
-        results = self.query_one("#results", OptionList)
+        results = self.query_one("#results", ResultList)
         if results.option_count:
             if step > 0:
                 results.action_cursor_down()
-            else:
+            elif results.highlighted:
                 results.action_cursor_up()
 
-    def action_move_keys(self, step: int) -> None:
-        if self.focused is not None and self.focused.id == "query":
-            return
-        self.action_move(step)
+    def action_into_results(self) -> None:
+        results = self.query_one("#results", ResultList)
+        if results.option_count:
+            results.focus()
+            if results.highlighted is None:
+                results.highlighted = 0
 
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Letter keys type into the search box while it has focus; they act everywhere else."""
-        letters = {
-            "jump",
-            "whole",
-            "sort",
-            "agent",
-            "project",
-            "time",
-            "copy",
-            "export",
-            "open_html",
-            "move_keys",
-            "help",
-            "focus_query",
-        }
-        if action in letters and self.focused is not None and self.focused.id == "query":
-            return False
-        if self.screen is not self.screen_stack[0] and action not in ("copy", "export", "open_html", "help", "quit"):
-            return False  # a pushed screen (the agent list, a whole session) keeps its own keys
-        return True
+    def action_leave(self) -> None:
+        self.exit(None)
+
+    def action_clear_query(self) -> None:
+        self.query_one("#query", Input).value = ""
+
+    def action_clear_filters(self) -> None:
+        self.agent = self.project = self.since = None
+        self.notify("filters cleared", timeout=1.5)
+        self.search(self.query_one("#query", Input).value)
+        self.refresh_bindings()
 
     def action_jump(self, step: int) -> None:
         row = self.selected()
@@ -553,10 +818,11 @@ class VoyagerApp(App[tuple[str, str] | None]):
             webbrowser.open(path.resolve().as_uri())
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
 
     def action_resume(self) -> None:
-        if isinstance(self.screen, (SessionScreen, ModalScreen)):
+        if self.screen is not self.screen_stack[0]:
             return
         row = self.selected()
         if row is not None:

@@ -54,6 +54,8 @@ class SessionHit(msgspec.Struct, kw_only=True):
     hits: int
     seq: int | None = None
     kind: str | None = None
+    #: The tool a tool call hit called (its excerpt is drawn as people read the call).
+    tool: str | None = None
     snippet: str = ""
     highlights: list[tuple[int, int]] = []
     resume: str | None = None
@@ -193,6 +195,7 @@ class Backend:
                 hits=h.hit_count or 1 if text else 0,
                 seq=h.seq if text else None,
                 kind=h.kind if text else None,
+                tool=h.tool if text else None,
                 snippet=h.snippet,
                 highlights=[(a, b) for a, b in h.highlights],
                 resume=h.resume,
@@ -232,6 +235,15 @@ class Backend:
         except VoyagerError:
             return []
         return sorted({h.seq for h in result.hits if h.session_id == session_id})
+
+    def prompt(self, session_id: str, query: str) -> dict[str, Any] | None:
+        """What a row found by the session's title shows instead of the title again (``Door.title_prompt``): the
+        fields of a :class:`SessionHit` to replace, or None."""
+        try:
+            found = self.door.title_prompt(session_id, query)
+        except VoyagerError:
+            return None
+        return None if found is None else msgspec.structs.asdict(found)
 
     def generation(self) -> tuple[object, ...]:
         """What changes when a scan commits (events indexed, the last scan): re-search when it moved."""

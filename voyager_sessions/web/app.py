@@ -20,6 +20,7 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from voyager_sessions.core import toolview
 from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.model import SCHEMA_VERSION
 from voyager_sessions.web import render
@@ -58,6 +59,18 @@ def _error(exc: UserError) -> Response:
     return _json({"schema_version": SCHEMA_VERSION, "error": msg}, 404 if msg.startswith("no session") else 400)
 
 
+def excerpts(hits: list[Any]) -> dict[str, dict[str, Any]]:
+    """Rows whose excerpt reads otherwise than their hit's snippet: a tool call's arguments without JSON's
+    punctuation and escapes (``core/toolview.py``), highlights moved along. Session id → snippet, highlights."""
+    out = {}
+    for h in hits:
+        if h.kind == "tool_call":
+            text, spans = toolview.readable_snippet(h.kind, h.tool, h.snippet, h.highlights)
+            if text != h.snippet:
+                out[h.session_id] = {"snippet": text, "highlights": spans}
+    return out
+
+
 def build_app(library: Library) -> Starlette:
     """The ASGI app over ``library`` (unguarded: :class:`~voyager_sessions.web.guard.Guard` wraps it)."""
 
@@ -71,7 +84,9 @@ def build_app(library: Library) -> Starlette:
         p = request.query_params
         try:
             req, rows = search_request(p, {k: p.getlist(k) for k in p})
-            return _json(library.search(req, rows=rows, with_facets=p.get("facets", "1") != "0"))
+            doc = library.search(req, rows=rows, with_facets=p.get("facets", "1") != "0")
+            doc["excerpts"] = excerpts(doc["result"].hits)
+            return _json(doc)
         except UserError as exc:
             return _error(exc)
 
@@ -121,6 +136,20 @@ def build_app(library: Library) -> Starlette:
         except UserError as exc:
             return _error(exc)
 
+    def ui_prompts(request: Request) -> Response:
+        """For rows found by their session's title (``?id=`` each, up to 100): what the session's prompt says."""
+        q = request.query_params.get("q", "")
+        ids = request.query_params.getlist("id")[:100]
+        prompts = {}
+        for sid in dict.fromkeys(ids):
+            found = library.prompt(sid, q) if q.strip() else None
+            if found is not None:
+                found["snippet"], found["highlights"] = toolview.readable_snippet(
+                    found["kind"], found["tool"], found["snippet"], found["highlights"]
+                )
+                prompts[sid] = found
+        return _json({"schema_version": SCHEMA_VERSION, "prompts": prompts})
+
     def ui_events(request: Request) -> Response:
         """A page of events with their bodies as HTML (escaped, Markdown rendered safely)."""
         try:
@@ -140,7 +169,7 @@ def build_app(library: Library) -> Starlette:
                 "tool": e.tool,
                 "exit_code": e.exit_code,
                 "is_error": e.is_error,
-                "html": render.event_html(e.kind, e.text),
+                "html": render.event_html(e.kind, e.text, e.tool),
             }
             for e in doc["events"]
         ]
@@ -183,6 +212,7 @@ def build_app(library: Library) -> Starlette:
         Route("/api/sessions/{sid:path}", session),
         Route("/ui/session/{sid:path}", ui_session),
         Route("/ui/events/{sid:path}", ui_events),
+        Route("/ui/prompts", ui_prompts),
         Route("/export/{fmt}/{sid:path}", export),
         Route("/highlight.css", highlight_css),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

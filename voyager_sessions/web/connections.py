@@ -8,17 +8,21 @@ page's owner out. :func:`protocol` is uvicorn's HTTP protocol (h11) with three b
 - **a read deadline**: a request must have arrived whole (its head and body) within
   :data:`READ_TIMEOUT` seconds of the connection's start, or of the end of the answer before it
   on a kept-alive connection; else the connection is closed. A request being answered is never cut.
-- **a cap on connections** (:func:`connection_cap`, from the process's descriptor limit): a
+- **a cap on connections** (:func:`budget`, from the descriptors the process has left): a
   connection past it makes room by closing the one that has waited longest for a request of its
   own (a half-sent head, an idle keep-alive); when every other one is being answered, the newcomer
   is closed. So a flood of half-open connections costs at most the cap, the oldest go first, and
   the owner's connection, whose request arrives whole a moment after it opens, is read before
-  the cap's worth of newer ones could push it out: the server accepts at most :data:`BACKLOG`
-  connections at a time (uvicorn's default, 2048, took every descriptor in one burst), fewer than
-  the cap.
-- **no busy loop, no log flood on EMFILE**: below the cap the process keeps descriptors to spare;
-  if it still runs out, asyncio stops accepting for a second (its own rule) and the one line it
-  logs each time is said once a minute (:class:`QuietAccept`).
+  the cap's worth of newer ones could push it out.
+- **a bounded accept burst** (:func:`budget`): asyncio accepts up to the listening socket's backlog
+  in one go and gives each its descriptor before any connection is told it exists (uvicorn's
+  default, 2048, took every descriptor in one burst); on a busy machine a second burst is accepted
+  before the first one's closed connections have let their descriptors go. So the backlog is
+  sized from the descriptors left too: two bursts on each listening socket plus the cap fit in
+  what the process has, with :data:`RESERVED_FDS` kept for the index, SQLite and the rest.
+- **no busy loop, no log flood on EMFILE**: within that budget the process keeps descriptors to
+  spare; if it still runs out, asyncio stops accepting for a second (its own rule) and the one line
+  it logs each time is said once a minute (:class:`QuietAccept`).
 """
 
 from __future__ import annotations
@@ -33,18 +37,18 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: Connections the kernel queues for the page, and the most its server accepts in one go (see above).
-BACKLOG = 64
 #: Seconds a request may take to arrive whole.
 READ_TIMEOUT = 10.0
 #: The cap's bounds, whatever the descriptor limit.
 MIN_CONNECTIONS, MAX_CONNECTIONS = 8, 128
+#: The backlog's bounds (connections the kernel queues, and the most asyncio accepts in one go).
+MIN_BACKLOG, MAX_BACKLOG = 4, 64
 #: Descriptors kept for everything else the process opens (the index's segments, SQLite, the listening sockets).
 RESERVED_FDS = 32
 
 
-def connection_cap() -> int:
-    """How many connections the page may hold: half the descriptors the process has left, within bounds."""
+def _spare_fds() -> int:
+    """Descriptors this process may still open, less the reserve."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         soft = 1 << 20
@@ -52,7 +56,16 @@ def connection_cap() -> int:
         used = len(os.listdir("/proc/self/fd"))
     except OSError:  # not Linux: count on the reserve
         used = RESERVED_FDS
-    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, (soft - used - RESERVED_FDS - BACKLOG) // 2))
+    return soft - used - RESERVED_FDS
+
+
+def budget(listeners: int = 2) -> tuple[int, int]:
+    """``(cap, backlog)`` for ``listeners`` listening sockets, from the descriptors the process has left: at most
+    two accept bursts of ``backlog`` on each socket take a quarter of them, the cap half of the rest."""
+    spare = _spare_fds()
+    backlog = max(MIN_BACKLOG, min(MAX_BACKLOG, spare // (8 * listeners)))
+    cap = max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, (spare - 2 * listeners * backlog) // 2))
+    return cap, backlog
 
 
 def protocol(cap: int, read_timeout: float = READ_TIMEOUT) -> type[H11Protocol]:

@@ -182,6 +182,16 @@ class Library:
         got = sessions.export(ExportRequest(session=ref, redact=redact), data_dir=self.ddir, backend=self.backend)
         return got.doc.timeline.session.session_id, render(got.doc, fmt)
 
+    def prompt(self, session_id: str, q: str) -> dict[str, Any] | None:
+        """What a row found by the session's title shows instead of the title again (``Door.title_prompt``)."""
+        from voyager_sessions.api.door import Door
+
+        try:
+            found = Door(self.ddir, use_server=False, local=self.backend).title_prompt(session_id, q)
+        except UserError:
+            return None
+        return None if found is None else msgspec.structs.asdict(found)
+
     def agent(self, provider: str) -> str:
         from voyager_sessions.api.sessions import agent_label
 

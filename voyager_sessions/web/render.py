@@ -110,12 +110,81 @@ def output(text: str) -> str:
     return f"<details><summary>{lines:,} lines — <code>{first}</code></summary>{body}</details>"
 
 
-def event_html(kind: str, text: str) -> str:
+def _code(text: str, language: str) -> str:
+    """``text`` in a ``<pre><code>``, highlighted by Pygments when ``language`` names a lexer (escaped either way)."""
+    shown = printable(text, multiline=True)
+    spans = _highlight(shown, language, None) if language else ""
+    cls = f' class="language-{escape(language, quote=True)}"' if language else ""
+    return f"<pre><code{cls}>{spans or escape(shown)}</code></pre>"
+
+
+def _folded(body: str, lines: int, summary: str) -> str:
+    """A long block behind a ``<details>`` that says how long it is (open: the reader came for it)."""
+    if lines <= CALL_LINES:
+        return body
+    return f"<details open><summary>{lines:,} lines — {summary}</summary>{body}</details>"
+
+
+#: A tool call's diff or code longer than this many lines is shown in a <details> (open) that says so.
+CALL_LINES = 40
+
+_DIFF_CLASS = {"+": "add", "-": "del", "@": "hunk", "=": "hunk", " ": "keep"}
+
+
+def tool_call_html(tool: str | None, text: str) -> str:
+    """A tool call as people read it (``core/toolview.py``): an edit as a diff, a written file as highlighted code
+    in its language, a shell call as its command, fields labelled, the rest pretty JSON; every string escaped."""
+    from voyager_sessions.core import toolview
+
+    out: list[str] = []
+    fields: list[str] = []
+
+    def flush() -> None:
+        if fields:
+            out.append(f'<dl class="fields">{"".join(fields)}</dl>')
+            fields.clear()
+
+    for part in toolview.parts(tool, text):
+        if isinstance(part, toolview.Field):
+            multi = "\n" in part.text
+            value = f'<dd class="multi">{esc(part.text)}</dd>' if multi else f"<dd>{esc(part.text)}</dd>"
+            fields.append(
+                f"<dt>{esc(part.label)}</dt>{value}" if part.label else f'<dd class="bare">{esc(part.text)}</dd>'
+            )
+            continue
+        flush()
+        if isinstance(part, toolview.Diff):
+            head = f'<div class="file">{esc(part.label)}</div>' if part.label else ""
+            rows = "".join(
+                f'<span class="{_DIFF_CLASS.get(tag, "keep")}">{esc(line if tag in "@=" else f"{tag} {line}")}\n</span>'
+                for tag, line in part.lines
+            )
+            out.append(head + _folded(f'<pre class="diff">{rows}</pre>', len(part.lines), esc(part.label or "diff")))
+        elif isinstance(part, toolview.Code):
+            lang = f' <span class="lang">{esc(part.language)}</span>' if part.language else ""
+            body = part.text[:-1] if part.text.endswith("\n") else part.text
+            out.append(
+                f'<div class="file">{esc(part.label)}{lang}</div>'
+                + _folded(_code(body, part.language), body.count("\n") + 1, esc(part.label))
+            )
+        elif isinstance(part, toolview.Command):
+            out.append(f'<pre class="cmd"><span class="prompt">$ </span>{esc(part.text)}</pre>')
+        elif isinstance(part, toolview.Json):
+            out.append(_folded(f'<pre class="json">{esc(part.text)}</pre>', part.text.count("\n") + 1, "arguments"))
+        elif isinstance(part, toolview.Note):
+            out.append(f'<p class="note">{esc(part.text)}</p>')
+    flush()
+    return f'<div class="call">{"".join(out)}</div>' if out else ""
+
+
+def event_html(kind: str, text: str, tool: str | None = None) -> str:
     """The body of one event as the session view shows it."""
     if kind in PROSE_KINDS:
         return markdown(text)
     if kind == "meta":
         return f"<details><summary>injected context ({len(text):,} chars)</summary><pre>{esc(text)}</pre></details>"
+    if kind == "tool_call":
+        return tool_call_html(tool, text)
     return output(text)
 
 
@@ -125,4 +194,11 @@ def pygments_css() -> str:
         from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
     except ImportError:
         return ""
-    return HtmlFormatter(classprefix="hl-", style="friendly").get_style_defs(".md pre code")
+
+    def defs(style: str) -> str:
+        # The block's own background is the page's (`.body pre`); a style's would box each line of code, and in
+        # the dark scheme a light box hides the text.
+        lines = HtmlFormatter(classprefix="hl-", style=style).get_style_defs(".md pre code").splitlines()
+        return "\n".join(line for line in lines if line.startswith(".md pre code .") and "background" not in line)
+
+    return f"{defs('friendly')}\n@media (prefers-color-scheme: dark) {{\n{defs('github-dark')}\n}}\n"

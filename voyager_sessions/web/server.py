@@ -32,10 +32,9 @@ from voyager_sessions.core.errors import UserError
 from voyager_sessions.core.paths import DataDir
 
 
-def bind_loopback(port: int) -> list[socket.socket]:
-    """Listening sockets on 127.0.0.1:``port`` (0: any free port) and, when possible, [::1] on the same port."""
-    from voyager_sessions.web.connections import BACKLOG
-
+def bind_loopback(port: int, backlog: int) -> list[socket.socket]:
+    """Listening sockets on 127.0.0.1:``port`` (0: any free port) and, when possible, [::1] on the same port; the
+    kernel queues ``backlog`` connections on each (connections.py says how it is sized)."""
     v4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     v4.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -43,7 +42,7 @@ def bind_loopback(port: int) -> list[socket.socket]:
     except OSError as exc:
         v4.close()
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc} (try another --port)") from None
-    v4.listen(BACKLOG)
+    v4.listen(backlog)
     socks = [v4]
     if socket.has_ipv6:
         v6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -51,7 +50,7 @@ def bind_loopback(port: int) -> list[socket.socket]:
             v6.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             v6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             v6.bind(("::1", v4.getsockname()[1]))
-            v6.listen(BACKLOG)
+            v6.listen(backlog)
             socks.append(v6)
         except OSError:  # no IPv6 loopback here, or the port is taken on it: IPv4 alone serves
             v6.close()
@@ -71,19 +70,25 @@ def make(ddir: DataDir, port: int, token: str | None = None, pool: Any = None): 
     from voyager_sessions.web.data import Library
     from voyager_sessions.web.guard import Guard
 
-    token = token or secrets.token_urlsafe(32)
-    socks = bind_loopback(port)
-    bound = socks[0].getsockname()[1]
-    library = Library(ddir, pool=pool)
-    app = Guard(build_app(library), token, bound)
     from voyager_sessions.web import connections
 
+    token = token or secrets.token_urlsafe(32)
+    library = Library(ddir, pool=pool)
+    # Sized once the library holds what it keeps open: the cap and the accept burst fit what is left.
+    cap, backlog = connections.budget()
+    try:
+        socks = bind_loopback(port, backlog)
+    except BaseException:
+        library.close()
+        raise
+    bound = socks[0].getsockname()[1]
+    app = Guard(build_app(library), token, bound)
     connections.quiet_accept_errors()
     config = uvicorn.Config(
         app,
         # A deadline to send a request, a cap on connections (connections.py).
-        http=connections.protocol(connections.connection_cap(), connections.READ_TIMEOUT),
-        backlog=connections.BACKLOG,
+        http=connections.protocol(cap, connections.READ_TIMEOUT),
+        backlog=backlog,
         log_level="warning",
         access_log=False,
         lifespan="off",

@@ -54,7 +54,7 @@ def probe(path: str | os.PathLike[str]) -> str:
     """Name the storage shape at ``path`` (a database file or a ``storage/`` directory), for ``voyager doctor``."""
     p = Path(path)
     if os.path.isdir(p):
-        return "json" if os.path.isdir(p / "session") else "unknown-schema"
+        return "json" if os.path.isdir(p / "session") or os.path.isdir(p / "session_diff") else "unknown-schema"
     if not os.path.isfile(p):
         return "unreadable"
     schema = read_schema(p)
@@ -87,8 +87,9 @@ class OpenCodeAdapter:
         home = self.product.data_dir(env)
         yield from sqlite_source(self.name, home / self.product.db_name)
         storage = home / "storage"
-        if os.path.isdir(storage / "session"):
-            yield Source(provider=self.name, path=str(storage), fingerprint=tree_fingerprint(storage))
+        if any(os.path.isdir(storage / d) for d in self.product.session_dirs):
+            fp = tree_fingerprint(storage, self.product.session_dirs)
+            yield Source(provider=self.name, path=str(storage), fingerprint=fp)
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         """Every session of ``source`` (Session first, then its events, seq from 0).

@@ -237,7 +237,7 @@ class Emitter:
             if not name and url and not url.startswith("data:"):
                 name = url
             yield from self.meta(f"file: {name}" if name else None, ts)
-        elif ptype in NOISE_PARTS:
+        elif isinstance(ptype, str) and ptype in NOISE_PARTS:  # a list or an object is no part type
             return
         else:
             self.ctx.unknown.saw(f"part:{ptype}")

@@ -32,20 +32,25 @@ class Product(msgspec.Struct, frozen=True, kw_only=True):
     db_override: str
     #: The database's file name inside the data dir.
     db_name: str
-    #: The command that reopens a session.
-    binary: str
+    #: The command that reopens a session (None: none is known, and sessions get no resume command).
+    binary: str | None
     #: True: the directory is the command's positional project argument (``opencode <dir> --session``);
     #: False: the command must run in the directory (``cd <dir> && kilo --session``).
     dir_argument: bool
     #: How Voyager knows the format (``doctor`` shows it), and the versions whose real files it was tested on.
     evidence: Evidence = "documented"
     versions: tuple[str, ...] = ()
+    #: The folders of ``storage/`` whose ``<project>/ses_*.json`` describe the JSON tree's sessions, in the
+    #: order they are read (OpenCode's ``session/``; MiMo Code and iCodeMate keep theirs in ``session_diff/``).
+    session_dirs: tuple[str, ...] = ("session",)
 
     def session_id(self, native: str) -> str:
         return session_id(self.name, native)
 
     def resume(self, directory: str | None, native: str) -> str | None:
         """The shell command that reopens session ``native``; every part is quoted (ids and paths are data)."""
+        if self.binary is None:
+            return None
         if directory and self.dir_argument:
             return resume_in(None, self.binary, path_arg(directory), opt("--session", native))
         return resume_in(directory, self.binary, opt("--session", native))

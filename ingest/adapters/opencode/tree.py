@@ -36,17 +36,17 @@ from voyager_sessions.ingest.jsondoc import capped_bytes
 from voyager_sessions.ingest.sqlite import connect_readonly, tables
 from voyager_sessions.core.model import Session
 
-_TREE_DIRS = ("session", "message", "part", "project")
+_TREE_DIRS = ("message", "part", "project")
 
 
-def tree_fingerprint(storage: Path) -> Fingerprint:
+def tree_fingerprint(storage: Path, session_dirs: tuple[str, ...] = ("session",)) -> Fingerprint:
     """A stat summary of the JSON tree that changes when any file under it is added, removed or rewritten.
 
     ``size`` = total bytes, ``mtime_ns`` = newest mtime of any file or directory (a
     deletion touches its directory), ``inode`` = number of files.
     """
     total = newest = count = 0
-    stack = [storage / d for d in _TREE_DIRS]
+    stack = [storage / d for d in (*session_dirs, *_TREE_DIRS)]
     while stack:
         d = stack.pop()
         try:
@@ -68,11 +68,24 @@ def tree_fingerprint(storage: Path) -> Fingerprint:
     return Fingerprint(size=total, mtime_ns=newest, inode=count)
 
 
-def _json_files(d: Path) -> list[Path]:
+def _json_files(d: Path | None) -> list[Path]:
+    if d is None:
+        return []
     try:
         return sorted(p for p in d.iterdir() if p.suffix == ".json" and os.path.isfile(p))
     except OSError:
         return []
+
+
+def _child(base: Path, name: Any, suffix: str = "") -> Path | None:
+    """``base/<name><suffix>`` when ``name`` (an id read from a file) is one plain path component; else None.
+
+    The tree's folders are named after ids its files hold: an id that is not a plain name (a NUL, a slash,
+    ``..``) would name no folder of the tree, or one outside it, and is looked up nowhere.
+    """
+    if not isinstance(name, str) or not name or name in (".", "..") or "\x00" in name or "/" in name or "\\" in name:
+        return None
+    return base / f"{name}{suffix}"
 
 
 def _load_file(p: Path) -> dict[str, Any]:
@@ -105,15 +118,19 @@ def _db_session_ids(db_path: Path) -> set[str]:
 def read_tree(source: Source, product: Product) -> Iterator[Item]:
     storage = Path(source.path)
     ctx = Ctx(source.path, product.label)
-    if not os.path.isdir(storage / "session"):
-        yield Notice(source=source.path, reason="unknown-schema: no session/ directory in the storage tree", fatal=True)
+    session_roots = [storage / d for d in product.session_dirs if os.path.isdir(storage / d)]
+    if not session_roots:
+        wanted = " or ".join(f"{d}/" for d in product.session_dirs)
+        yield Notice(
+            source=source.path, reason=f"unknown-schema: no {wanted} directory in the storage tree", fatal=True
+        )
         return
     superseded = _db_session_ids(storage.parent / product.db_name)
     skipped = 0
     projects: dict[str, str | None] = {}
     session_files: list[Path] = []
     try:
-        project_dirs = sorted(p for p in (storage / "session").iterdir() if os.path.isdir(p))
+        project_dirs = [p for root in session_roots for p in sorted(root.iterdir()) if os.path.isdir(p)]
     except OSError as exc:
         yield Notice(source=source.path, reason=f"unreadable: {exc}", fatal=True)
         return
@@ -144,7 +161,10 @@ def _project(storage: Path, pid: Any, cache: dict[str, str | None]) -> str | Non
     if pid not in cache:
         worktree: str | None = None
         try:
-            proj = _load_file(storage / "project" / f"{pid}.json")
+            path = _child(storage / "project", pid, ".json")
+            if path is None:
+                raise ValueError("not a plain name")
+            proj = _load_file(path)
             wt = _str(proj.get("worktree"))
             worktree = wt if wt and (proj.get("vcs") or ("vcs" not in proj and wt != "/")) else None
         except (OSError, ValueError):
@@ -164,7 +184,7 @@ def _read_session(
 ) -> Iterator[Item]:
     # One session's message headers are loaded to order them; parts stream per message.
     msgs: list[tuple[int | float, str, dict[str, Any]]] = []
-    for mfile in _json_files(storage / "message" / native):
+    for mfile in _json_files(_child(storage / "message", native)):
         try:
             m = _load_file(mfile)
         except (OSError, ValueError) as exc:
@@ -217,7 +237,7 @@ def _read_session(
         ts = secs(created) if created else None
         summary = is_summary(role, m)
         parts = []
-        for pfile in _json_files(storage / "part" / mid):
+        for pfile in _json_files(_child(storage / "part", mid)):
             try:
                 p = _load_file(pfile)
             except (OSError, ValueError) as exc:

@@ -1,5 +1,7 @@
 // The search page: results as you type (debounced), grouped by session, facets, and the
 // query and filters in the URL (history.pushState), so back/forward and bookmarks work.
+// Keys: "/" goes to the box; from the box ↓ goes to the first result (Enter opens it: two keys);
+// ↑/↓ and j/k move through the results, ↑ on the first goes back to the box.
 import { el, getJSON, sessionHref, snippet, when } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +27,7 @@ function urlOf(s) {
 }
 
 let typing = false;
+let focusFirst = false;  // ↓ pressed before the rows of what the box says arrived
 
 // A new history entry per change, except that the keystrokes of one query share one entry
 // (back goes to the previous query, not to each prefix of this one).
@@ -90,10 +93,32 @@ function show(doc) {
     const asked = serial;
     setTimeout(() => { if (asked === serial) load(); }, 3000);  // what is not indexed yet may hold it: ask again
   }
-  $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id])));
+  $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id], doc.excerpts)));
   if (res.hits.length < n) $("results").append(more(res.hits.length));
   $("results").dataset.q = state.q;  // which query the list answers (tests wait for it)
   chips();
+  prompts(res.hits);
+  if (focusFirst) { focusFirst = false; moveTo(rowLinks()[0]); }
+}
+
+// A row found by its session's title shows what the session's prompt says (which tells more) instead of
+// the title again; asked for after the rows show, so typing never waits for it.
+async function prompts(hits) {
+  const titled = hits.filter((h) => h.kind === "title").map((h) => h.session_id);
+  if (!titled.length || !state.q) return;
+  const mine = serial;
+  const p = new URLSearchParams({ q: state.q });
+  for (const id of titled) p.append("id", id);
+  let doc;
+  try { doc = await getJSON(`/ui/prompts?${p}`); } catch { return; }
+  if (mine !== serial) return;
+  for (const li of $("results").querySelectorAll("li.hit")) {
+    const found = doc.prompts[li.dataset.session];
+    if (!found) continue;
+    const old = li.querySelector(".snippet");
+    const shown = snippet(found.snippet, found.highlights);
+    if (old) old.replaceWith(shown); else li.append(shown);
+  }
 }
 
 // The next page of sessions, appended in place of this button.
@@ -110,7 +135,7 @@ function more(offset) {
     try {
       const doc = await getJSON(`/api/search?${p}`);
       if (mine !== serial) return;
-      const rows = doc.result.hits.map((h) => row(h, doc.repos[h.session_id]));
+      const rows = doc.result.hits.map((h) => row(h, doc.repos[h.session_id], doc.excerpts));
       const shown = offset + rows.length;
       item.replaceWith(...rows, ...(shown < doc.result.total && rows.length ? [more(shown)] : []));
       $("status").textContent = `${doc.result.total.toLocaleString()} sessions` + (shown < doc.result.total ? ` (showing ${shown})` : "");
@@ -122,11 +147,12 @@ function more(offset) {
   return item;
 }
 
-function row(h, repo) {
+function row(h, repo, excerpts) {
   const project = repo || h.cwd || "";
+  // The session opens at the query's first match (no event number in the address: a permalink stays one).
   const head = el("div", { class: "hit-head" },
     el("span", { class: `agent agent-${h.provider}`, text: h.provider }),
-    el("a", { class: "title", href: sessionHref(h.session_id, state.q, state.q ? h.seq : null), text: h.title || h.session_id }),
+    el("a", { class: "title", href: sessionHref(h.session_id, state.q, null), text: h.title || h.session_id }),
   );
   const meta = el("div", { class: "hit-meta muted" },
     el("span", { class: "project", title: project, text: project }),
@@ -135,7 +161,55 @@ function row(h, repo) {
       ? el("span", { class: "count by-meaning", title: "none of the words: found by what the session is about", text: "by meaning" })
       : el("span", { class: "count", text: state.q ? `${h.hit_count} hit${h.hit_count === 1 ? "" : "s"}` : `${h.hit_count} events` }),
   );
-  return el("li", { class: "hit" }, head, meta, h.snippet ? snippet(h.snippet, h.highlights) : null);
+  const shown = (excerpts && excerpts[h.session_id]) || h;  // a tool call's arguments as they read
+  return el("li", { class: "hit", "data-session": h.session_id }, head, meta,
+    shown.snippet ? snippet(shown.snippet, shown.highlights) : null);
+}
+
+// Moving through the results with the keyboard: each row's title link takes the focus (Enter follows it).
+function rowLinks() {
+  return Array.from($("results").querySelectorAll("li.hit a.title"));
+}
+
+function moveTo(link) {
+  if (!link) return;
+  link.focus({ preventScroll: true });
+  link.closest("li").scrollIntoView({ block: "nearest" });
+}
+
+function keys(e) {
+  if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+  const t = e.target;
+  const typing = t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement;
+  if (t === $("q")) {
+    if (e.key !== "ArrowDown") return;
+    e.preventDefault();
+    if ($("results").dataset.q !== $("q").value.trim()) {
+      // Typed faster than the debounce: search now, and go to the first row once it is there.
+      clearTimeout(timer);
+      focusFirst = true;
+      go({ q: $("q").value.trim() }, { typed: true });
+    } else moveTo(rowLinks()[0]);
+    return;
+  }
+  if (typing) return;
+  if (e.key === "/") { e.preventDefault(); $("q").focus(); $("q").select(); return; }
+  const links = rowLinks();
+  const at = links.indexOf(t);
+  if (at < 0) return;
+  if (e.key === "ArrowDown" || e.key === "j") { e.preventDefault(); moveTo(links[Math.min(at + 1, links.length - 1)]); }
+  else if (e.key === "ArrowUp" || e.key === "k") {
+    e.preventDefault();
+    if (at === 0) $("q").focus(); else moveTo(links[at - 1]);
+  } else if (e.key === "Escape") { e.preventDefault(); $("q").focus(); }
+}
+
+// Wide screens show the filters beside the results; narrow ones fold them above (results first).
+function foldFilters() {
+  const wide = matchMedia("(min-width: 48.01rem)");
+  const apply = () => { $("filters").open = wide.matches; };
+  wide.addEventListener("change", apply);
+  apply();
 }
 
 function facetList(title, items, key, label = (v) => v) {
@@ -198,6 +272,8 @@ function init() {
     if (e.key === "Enter") { clearTimeout(timer); go({ q: $("q").value.trim() }, { typed: true }); typing = false; }
   });
   $("sort").addEventListener("change", () => go({ sort: $("sort").value }));
+  document.addEventListener("keydown", keys);
+  foldFilters();
   window.addEventListener("popstate", () => {
     state = stateFromURL();
     typing = false;

@@ -1,6 +1,8 @@
 // The session view: the whole conversation, fetched and rendered a page of events at a time
 // (so a long session shows at once and fills in behind), matches of the query highlighted
 // with next/previous, permalinks (#seq), the resume command, exports and the checkpoint.
+// Opened from a search (?q=…), it lands on the query's first match ("1 / N"); n / N (or ↑ ↓
+// beside the box) go from match to match, "/" goes to the box.
 import { download, el, getJSON, when } from "/static/common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -65,13 +67,19 @@ function who(e) {
   return LABEL[e.kind] || e.kind;
 }
 
+// An event's anchor: its number, or for Voyager's own events before the conversation (the title, a checkpoint:
+// negative numbers inside the index) their kind, so no permalink carries an internal number.
+function anchor(e) {
+  return e.seq >= 0 ? String(e.seq) : e.kind;
+}
+
 function article(e) {
   const body = el("div", { class: "body md" });
   body.innerHTML = e.html;  // rendered and escaped by the server (render.py); never raw session text
   const exit = e.exit_code !== undefined && e.exit_code !== null ? el("span", { class: "exit", text: `exit ${e.exit_code}` }) : null;
-  return el("article", { id: String(e.seq), class: `ev k-${e.kind}${e.is_error ? " error" : ""}` },
+  return el("article", { id: anchor(e), class: `ev k-${e.kind}${e.is_error ? " error" : ""}` },
     el("header", {},
-      el("a", { class: "seq", href: `#${e.seq}`, title: "permalink", text: `#${e.seq}` }),
+      el("a", { class: "seq", href: `#${anchor(e)}`, title: "permalink", text: `#${anchor(e)}` }),
       el("span", { class: "who", text: who(e) }), exit,
       el("span", { class: "ts muted", text: e.ts ? when(new Date(e.ts * 1000).toISOString()) : "" })),
     body);
@@ -107,7 +115,9 @@ function highlight(root) {
 
 function rescanMarks() {
   marks = Array.from(document.querySelectorAll("#events mark.hit"));
-  $("matchinfo").textContent = terms.length ? `${current >= 0 ? current + 1 : 0} / ${marks.length}${done ? "" : "+"}` : "";
+  $("matchinfo").textContent = terms.length
+    ? (marks.length ? `${current >= 0 ? current + 1 : "–"} / ${marks.length}${done ? "" : "+"}` : (done ? "no match" : "…"))
+    : "";
 }
 
 function jump(step) {
@@ -131,14 +141,14 @@ function timeline(events) {
   // One tick per human turn: a way to jump through a long session.
   for (const e of events) {
     if (e.kind !== "user") continue;
-    $("timeline").append(el("a", { href: `#${e.seq}`, title: `#${e.seq} ${when(e.ts ? new Date(e.ts * 1000).toISOString() : null)}` }));
+    $("timeline").append(el("a", { href: `#${anchor(e)}`, title: `#${e.seq} ${when(e.ts ? new Date(e.ts * 1000).toISOString() : null)}` }));
   }
 }
 
 async function loadEvents(pending) {
   let start = 0;
-  const wanted = location.hash.slice(1);
-  let first = true;
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  let landed = false;
   while (start !== null && start !== undefined) {
     const doc = await (pending || getJSON(`/ui/events/${encodeURIComponent(sid)}?start=${start}&limit=${PAGE}`));
     // Ask for the next page now: the server renders it while this one is laid out.
@@ -155,13 +165,14 @@ async function loadEvents(pending) {
     done = start === null || start === undefined;
     rescanMarks();
     const target = wanted ? document.getElementById(wanted) : null;
-    if (first && (target || !wanted)) {
-      // Arriving from a hit (#seq) with a query: the current match is the first in or after that event.
-      first = false;
+    if (!landed && (target || !wanted)) {
+      // Opened from a search: land on the query's first match (with a permalink, #seq: the first in or after
+      // that event). Pages come in order, so the first page that holds a match holds the first one.
       const at = target ? marks.findIndex((m) => target.contains(m) ||
         (target.compareDocumentPosition(m) & Node.DOCUMENT_POSITION_FOLLOWING)) : 0;
-      if (params.get("q") && at >= 0 && marks.length) { current = at - 1; jump(1); }
-      else if (target) target.scrollIntoView();
+      if (terms.length && at >= 0 && marks.length) { landed = true; current = at - 1; jump(1); }
+      else if (target) { landed = true; target.scrollIntoView(); }
+      else if (!terms.length || done) landed = true;
     }
     // Let the browser paint (and the reader read) between pages.
     await new Promise((r) => setTimeout(r, 0));
@@ -200,6 +211,15 @@ async function init() {
       history.replaceState(null, "", u);
     }
     jump(e.shiftKey ? -1 : 1);
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+    const t = e.target;
+    if (t === $("find") && e.key === "Escape") { $("find").blur(); return; }
+    if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement) return;
+    if (e.key === "n") { e.preventDefault(); jump(1); }
+    else if (e.key === "N") { e.preventDefault(); jump(-1); }
+    else if (e.key === "/") { e.preventDefault(); $("find").focus(); $("find").select(); }
   });
   window.addEventListener("hashchange", () => {
     const t = document.getElementById(location.hash.slice(1));
