@@ -162,6 +162,97 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
     )
 
 
+class Stages(msgspec.Struct, kw_only=True):
+    """CPU seconds of a first index, stage by stage (each measured by running the stages before it again).
+
+    ``discover``: the stat pass and plan; ``read``: the adapters' reading and mapping, records to
+    Events; ``prepare``: the analyzer's input made (``search.prepare``); ``documents``: the Tantivy
+    documents built; ``writer``: the rest of the scan's own thread (reads' bookkeeping, deletions,
+    adding documents, state rows, commits); ``tantivy``: Tantivy's threads (indexing, merging). The
+    first four run on the main thread alone (``time.thread_time``); the scan is ``--workers 1``.
+    """
+
+    events: int
+    sources: int
+    discover: float
+    read: float
+    prepare: float
+    documents: float
+    writer: float
+    tantivy: float
+
+
+def stages(data_dir: Path, providers: list[str]) -> Stages:
+    """Measure a first index of ``providers`` stage by stage (see :class:`Stages`); ``data_dir`` must not exist."""
+    import threading
+
+    from voyager_sessions.core.paths import DataDir
+    from voyager_sessions.ingest import adapters
+    from voyager_sessions.ingest.files import FolderMemory, remembered_folders
+    from voyager_sessions.ingest.limits import bounded
+    from voyager_sessions.scan import run as run_mod
+    from voyager_sessions.scan.chunks import prepared_chunks
+    from voyager_sessions.search.index import event_document, future_horizon_ms
+    from voyager_sessions.search.prepare import PreparedEvent
+
+    for provider in providers:
+        adapters.get(provider)
+    env = dict(os.environ)
+    scratch = data_dir.with_name(data_dir.name + "-plan")
+    probe = run_mod.Scan(DataDir(scratch), env, providers, False, None, None, workers=1)
+    memory = FolderMemory({})
+    token = remembered_folders.set(memory)
+    t = time.thread_time()
+    plan, _, _ = probe._plan(probe.store.known_sources())
+    discover = time.thread_time() - t
+    remembered_folders.reset(token)
+    probe.index.close()
+    probe.store.close()
+    plan = run_mod.newest_first(plan)
+    sources = [source for source, _ in plan]
+
+    def items(source):
+        return bounded(source, adapters.get(source.provider).read(source, None))
+
+    t = time.thread_time()
+    for source in sources:
+        for _ in items(source):
+            pass
+    read = time.thread_time() - t
+    t = time.thread_time()
+    events = 0
+    for source in sources:
+        for chunk in prepared_chunks(items(source)):
+            events += sum(type(i) is PreparedEvent for i in chunk)
+    prepare = time.thread_time() - t
+    horizon = future_horizon_ms()
+    t = time.thread_time()
+    for source in sources:
+        heads: dict = {}
+        for chunk in prepared_chunks(items(source)):
+            for i in chunk:
+                if type(i) is PreparedEvent:
+                    event_document(i, horizon, heads)
+    documents = time.thread_time() - t
+    main = threading.get_ident()
+    whole0 = cpu_seconds()
+    t = time.thread_time()
+    scanned = run_mod.scan(data_dir, env, providers=providers, workers=1)
+    scan_main = time.thread_time() - t
+    whole = cpu_seconds() - whole0
+    assert threading.get_ident() == main
+    return Stages(
+        events=scanned.events_added or events,
+        sources=len(sources),
+        discover=discover,
+        read=read,
+        prepare=prepare - read,
+        documents=documents - prepare,
+        writer=max(0.0, scan_main - documents - discover),
+        tantivy=max(0.0, whole - scan_main),
+    )
+
+
 def cpu_seconds() -> float:
     """User + system CPU seconds of this process (all its threads) and of its children that have been reaped."""
     import resource
@@ -177,10 +268,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", type=Path, required=True)
     p.add_argument("--provider", action="append", required=True, help="repeatable")
     p.add_argument("--workers", type=int, default=None, help="as voyager scan --workers (default: one per core)")
+    p = sub.add_parser("stages", help="a first index of providers, CPU stage by stage (--workers 1)")
+    p.add_argument("--data-dir", type=Path, required=True)
+    p.add_argument("--provider", action="append", required=True, help="repeatable")
     args = ap.parse_args(argv)
     if args.cmd == "ingest":
         result = ingest(args.data_dir, args.provider, args.workers)
         sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
+    elif args.cmd == "stages":
+        sys.stdout.buffer.write(msgspec.json.encode(stages(args.data_dir, args.provider)) + b"\n")
     return 0
 
 

@@ -295,6 +295,120 @@ def write_scaled_history(
     return written, count
 
 
+class Layout(msgspec.Struct, kw_only=True):
+    """What ``write_layout_history`` wrote: sessions, files and folders, bytes, and the word the newest prompts say."""
+
+    sessions: int
+    files: int
+    bytes: int
+    #: A word only the first prompts of the ``fresh`` newest sessions say (a search a person makes right after a
+    #: first install: for what they were just doing).
+    fresh_word: str
+    fresh: list[str]
+    #: Seconds (epoch) the newest session was last written.
+    newest: float
+
+
+#: The word the newest sessions' first prompts say (no z, q or x in the generated text: it is unique).
+FRESH_WORD = "quixoticzebra"
+
+
+def write_layout_history(
+    count: int, claude_projects: Path, codex_home: Path, *, fresh: int = 10, templates: int = 200, seed: int = 50_000
+) -> Layout:
+    """``count`` short sessions as Claude Code 2.1 and Codex keep them today, for the first-search bench.
+
+    Half are Claude Code sessions in the 2.1 layout: ``<project>/<id>.jsonl`` beside a folder
+    ``<project>/<id>/subagents/`` holding one subagent's transcript (``agent-<aid>.jsonl``, a session of
+    its own for Voyager) and its ``agent-<aid>.meta.json``; the other half Codex rollouts in their
+    date folders: 20,000 files for 10,000 sessions. Sessions are short (4–24 messages, tool outputs of
+    200–800 bytes: many quick sessions, the shape that makes a first index cost per file), each with
+    its own token (``lay<i>``) in its first prompt, over 40 projects, and written a minute apart in
+    time (the file times too), so "newest" means something: the ``fresh`` newest sessions' first
+    prompts also say :data:`FRESH_WORD`.
+    """
+    import os
+    import random
+    import time
+
+    rng = random.Random(seed)
+    placeholder_id = "00000000-0000-4000-c000-000000000000"
+    forms: list[tuple[bytes, bytes, bytes, synth.Conversation]] = []
+    for t in range(templates):
+        messages = int(4 * (6 ** rng.random()))  # 4..24, log-uniform
+        pools = synth.MIXED_POOLS if t % 5 == 4 else synth.LATIN_POOLS
+        conv = synth.generate(
+            seed + t,
+            messages,
+            session_id=placeholder_id,
+            output_bytes=rng.choice((200, 400, 800)),
+            cwd=f"/home/dev/project-{t % 40}",
+            pools=pools,
+        )
+        sub = synth.generate(seed + 10_000 + t, 4, session_id=placeholder_id, output_bytes=400, cwd=conv.cwd)
+        forms.append(
+            (
+                b"".join(synth.claude_lines(conv)),
+                b"".join(synth.codex_lines(conv)),
+                b"".join(synth.claude_lines(sub)),
+                conv,
+            )
+        )
+    # The newest session was written a minute ago; session i was written (count - i) minutes ago.
+    now = time.time()
+    newest = now - 60
+    written = files = 0
+    made: set[Path] = set()
+    fresh_ids: list[str] = []
+
+    def put(path: Path, data: bytes, when: float) -> None:
+        nonlocal written, files
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        os.utime(path, (when, when))
+        written += len(data)
+        files += 1
+
+    for i in range(count):
+        claude, codex, sub, conv = forms[i % templates]
+        when = newest - (count - 1 - i) * 60
+        sid = f"00000000-0000-4000-c000-{i:012d}"
+        marker = f"lay{i} " + (f"{FRESH_WORD} " if i >= count - fresh else "")
+        first_text = conv.turns[0].text.encode()[:40] if conv.turns and conv.turns[0].text else b""
+        if i % 2 == 0:
+            project = synth.claude_project_dir(claude_projects, conv.cwd)
+            data = claude.replace(placeholder_id.encode(), sid.encode())
+            if first_text and first_text in data:
+                data = data.replace(first_text, marker.encode() + first_text, 1)
+            aid = f"a{i:016x}"
+            agent = sub.replace(placeholder_id.encode(), sid.encode()).replace(
+                b'"isSidechain":false', b'"isSidechain":true,"agentId":"' + aid.encode() + b'"'
+            )
+            meta = msgspec.json.encode(
+                {"agentType": "general-purpose", "description": "subtask", "spawnDepth": 1, "finished": True}
+            )
+            put(project / sid / "subagents" / f"agent-{aid}.jsonl", agent, when - 30)
+            put(project / sid / "subagents" / f"agent-{aid}.meta.json", meta, when - 30)
+            put(project / f"{sid}.jsonl", data, when)
+            os.utime(project / sid / "subagents", (when - 30, when - 30))
+            os.utime(project / sid, (when - 30, when - 30))
+            if i >= count - fresh:
+                fresh_ids.append(f"claude:{sid}")
+        else:
+            rollout = synth.codex_rollout_path(codex_home, msgspec.structs.replace(conv, id=sid, started=when - 600))
+            data = codex.replace(placeholder_id.encode(), sid.encode())
+            if first_text and first_text in data:
+                # Codex writes a prompt twice (a response item, an event): both say it.
+                data = data.replace(first_text, marker.encode() + first_text)
+            put(rollout, data, when)
+            if i >= count - fresh:
+                fresh_ids.append(f"codex:{sid}")
+    return Layout(sessions=count, files=files, bytes=written, fresh_word=FRESH_WORD, fresh=fresh_ids, newest=newest)
+
+
 # ---------------------------------------------------------------------------
 # Many tiny sources (rescan_noop)
 # ---------------------------------------------------------------------------

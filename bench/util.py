@@ -214,27 +214,38 @@ def cli_env(extra: Mapping[str, str], pycache: Path) -> dict[str, str]:
     return env
 
 
-def install_wheel(work: Path) -> list[str]:
-    """Build a wheel of this checkout and install it, not editable, into a new venv under ``work``.
+def install_wheel(work: Path, commit: str | None = None) -> list[str]:
+    """Build a wheel of this checkout (or of ``commit`` of its repository) and install it, not editable, into a
+    new venv under ``work``.
 
     That is what ``pip install .`` or ``pipx install .`` gives a user: no editable-install
     finder in ``site``, modules compiled at install time. The venv sees this interpreter's
     site-packages for the dependencies (a ``.pth`` line, as tests/test_packaging.py does),
     so nothing is downloaded. Returns the command that runs its ``voyager`` script; raises
-    ``subprocess.CalledProcessError`` when pip cannot build or install.
+    ``subprocess.CalledProcessError`` when pip (or ``git archive``) cannot build or install.
     """
     import shutil
     import site
     import venv
 
     src = work / "src"
-    shutil.copytree(
-        REPO_ROOT,
-        src,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache"
-        ),
-    )
+    if commit is None:
+        shutil.copytree(
+            REPO_ROOT,
+            src,
+            ignore=shutil.ignore_patterns(
+                ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache"
+            ),
+        )
+    else:
+        src.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "archive", "--format=tar", commit],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True, timeout=300)
     wheels = work / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],

@@ -92,6 +92,7 @@ def walk_files(
     skip_dir: Callable[[str], bool] | None = None,
     focus: Focus | None = None,
     memory: FolderMemory | None = None,
+    canary: Callable[[str], str] | None = None,
 ) -> Iterator[Source | Notice]:
     """Yield a Source for every regular file under ``root`` whose name ends with ``suffix`` (and starts
     with ``name_prefix``, or satisfies ``match`` when given), and a Notice for every place that could not
@@ -110,6 +111,13 @@ def walk_files(
     :class:`FolderMemory`): its entries are the remembered ones, every session file among
     them is still statted (an append changes no folder), and the other regular files are
     not looked at.
+
+    ``canary(name)`` names, for a subfolder ``name``, the session file beside it that is
+    written before anything under it can change (Claude Code's ``<id>.jsonl`` for its
+    ``<id>/subagents/``: a subagent runs when its session's transcript says so). A subfolder
+    whose canary is quiet (:attr:`FolderMemory.quiet`: unchanged since the last scan read
+    it, and idle for long) is not walked, and its sources are not yielded: the scan counts
+    the ones it read there last as seen, unchanged.
     """
     wanted = match or (lambda name: name.endswith(suffix) and name.startswith(name_prefix))
     # The per-entry loop below is the stat pass of every refresh (10,000 files: most of a
@@ -164,6 +172,10 @@ def walk_files(
             continue
         remembered = whole and listing is None and memory is not None
         subdirs: list[tuple[str, bool, os.stat_result]] = []
+        # With a canary: this folder's session files' stats, and its subfolders, walked only if their canary says so.
+        quiet = memory.quiet if canary is not None and memory is not None and whole else None
+        here: dict[str, os.stat_result] = {}
+        candidates: list[tuple[str, str, os.stat_result]] = []
         for name in names:
             named = False  # the name is known to be a session file's
             if remembered:
@@ -206,6 +218,9 @@ def walk_files(
                 walked.add(key)
                 if wanted(name):
                     yield Notice(source=path, reason="a directory named like a session file; looked inside it")
+                if quiet is not None and not link:
+                    candidates.append((name, path, st))
+                    continue
                 subdirs.append((path, whole or focus is None or os.path.normpath(path) in focus.changed, st))
                 continue
             if named:
@@ -229,6 +244,8 @@ def walk_files(
             if key in yielded:
                 continue  # a second path (a link) to a file already found
             yielded.add(key)
+            if quiet is not None and not link:
+                here[name] = st
             yield Source(
                 provider=provider,
                 path=os.path.realpath(path) if link else path,
@@ -236,10 +253,21 @@ def walk_files(
                 append_only=append_only,
                 empty_ok=empty_ok,
             )
+        for name, path, st in candidates:  # every session file here is statted now: the canaries too
+            assert quiet is not None and canary is not None
+            witness = here.get(canary(name))
+            if witness is None or not quiet(path, prefix + canary(name), witness, wanted):
+                subdirs.append((path, True, st))
         if listing is not None:
             assert memory is not None
             memory.learn(d, d_st, listing)
+        if candidates:
+            subdirs.sort(key=_first)
         stack.extend(reversed(subdirs))
+
+
+def _first(entry: tuple) -> str:
+    return entry[0]
 
 
 #: The :class:`FolderMemory` a scan lends every walk of its discovery (None: every folder is listed).
@@ -282,11 +310,25 @@ class FolderMemory:
         self.learned: dict[str, tuple[str, int, int, str]] = {}
         #: Folders found gone from a folder listed again: their listings (and those under them) to forget.
         self.forgotten: list[str] = []
+        #: ``quiet(folder, canary, canary_stat, wanted)``: True when the canary says nothing under ``folder`` can
+        #: have changed since the last scan read it all (``wanted(name)``: a session file's name), and the caller
+        #: counts the sources there as seen, unchanged; set by the scan (it knows what it read), None to walk all.
+        self.quiet: Callable[[str, str, os.stat_result, Callable[[str], bool]], bool] | None = None
 
     def names(self, folder: str, st: os.stat_result) -> list[str] | None:
         """``folder``'s remembered listing, if it still holds (``st``: the folder's stat, taken by the walk)."""
         row = self._rows.get(folder)
         if row is None or row[1] != st.st_ctime_ns or row[2] != st.st_ino or not self.enabled:
+            return None
+        try:
+            return _decode_names(row[3])
+        except msgspec.DecodeError:
+            return None
+
+    def listed(self, folder: str) -> list[str] | None:
+        """``folder``'s entries as its last remembered listing holds them (folders "/"-prefixed), or None."""
+        row = self._rows.get(folder)
+        if row is None:
             return None
         try:
             return _decode_names(row[3])

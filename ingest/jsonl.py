@@ -152,6 +152,8 @@ class Record(msgspec.Struct, frozen=True):
     end: int
     complete: bool
     lineno: int
+    #: The line's bytes as read (without its newline): a cursor after it hashes them without reading them again.
+    raw: bytes | None = None
 
 
 def line_hash(line: bytes) -> str:
@@ -230,7 +232,7 @@ def read_records(
                             where=f"line {lineno}",
                         )
                 else:
-                    line = b"".join(pending) + piece if pending else piece
+                    line = raw = b"".join(pending) + piece if pending else piece
                     if at_start and line.startswith(_BOM):
                         line = line[len(_BOM) :]
                     # An object's line is decoded as it is (no stripped copy of every line): a decoder
@@ -244,7 +246,7 @@ def read_records(
                             if bad <= MAX_NAMED_BAD_LINES:
                                 yield Notice(source=path, reason=f"{exc}; line skipped", where=f"line {lineno}")
                         else:
-                            yield Record(value, start, pos, True, lineno)
+                            yield Record(value, start, pos, True, lineno, raw)
                 at_start = False
                 if pending_len or pending or oversize:
                     pending, pending_len, oversize = [], 0, False
@@ -333,7 +335,8 @@ def cursor_after(
     """
     if record is None:
         return Cursor(offset=0, next_seq=0, tail_hash="", tail_start=0, session=session, state=state or {})
-    data = _read_span(path, record.start, record.end) or b""
+    # The line as read when it was (a file rewritten since shows at the next scan, when the hash is checked).
+    data = record.raw if record.raw is not None else _read_span(path, record.start, record.end) or b""
     return Cursor(
         offset=record.end,
         next_seq=next_seq,

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from voyager_sessions.core.paths import Env, resolve_home
 
@@ -40,12 +40,17 @@ Evidence = Literal["observed", "documented"]
 HomeEntries = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Agent:
-    """One agent Voyager reads. Only ``name``, ``label`` and ``module`` are required.
+#: The homes of an agent that names none.
+_NO_HOMES: Mapping[str, HomeEntries] = MappingProxyType({})
 
-    A frozen dataclass, not a msgspec Struct: the manifest is read by ``voyager --help`` (the ``--provider``
-    choices), which must load no engine (tests/test_cli.py), and it is never encoded or decoded.
+
+class Agent(NamedTuple):
+    """One agent Voyager reads. Only ``name``, ``label`` and ``module`` are required (give the rest by name).
+
+    A named tuple, not a msgspec Struct: the manifest is read by ``voyager --help`` (the ``--provider``
+    choices), which must load no engine (tests/test_cli.py), and it is never encoded or decoded. Nor a
+    dataclass: every ``voyager search`` reads the manifest, and ``dataclasses`` imports ``inspect`` (with
+    ``ast`` and ``dis``), a sixth of a search's start-up (tests/cli/test_startup_imports.py).
     """
 
     #: The provider name: ``provider:`` in queries, ``--provider``, the ``provider`` of every session.
@@ -60,7 +65,7 @@ class Agent:
     #: A qualifier of the evidence for the docs, e.g. "CLI; VS Code extension documented".
     evidence_note: str = ""
     #: Home name -> its entries (see ``HomeEntries``). Home names are global: ``<agent>`` or ``<agent>.<surface>``.
-    homes: dict[str, HomeEntries] = field(default_factory=dict)
+    homes: Mapping[str, HomeEntries] = _NO_HOMES
     #: Variables the adapter reads that name no home (lists of roots, a file name): cleared for a fake HOME.
     variables: tuple[str, ...] = ()
     #: The kinds of store it keeps: ``jsonl``, ``json``, ``sqlite``, ``markdown``, ``html``, ``…+zstd``, ``encrypted``.
@@ -93,9 +98,10 @@ class Agent:
 Caller = tuple[str, ...]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Mcp:
+class Mcp(NamedTuple):
     """An agent as an MCP client: where ``voyager mcp install`` registers Voyager, and what it tells the server.
+
+    A named tuple, as ``Agent`` is (give the fields by name): no ``dataclasses`` on a search's start-up.
 
     ``voyager mcp install`` edits the file ``config`` names; ``voyager mcp`` reads ``client`` and ``caller`` to
     say only what is true to the agent connected (docs/serve.md: the caller's own session).

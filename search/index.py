@@ -203,6 +203,13 @@ class SearchIndex:
             self.index_id = None
         self._writer: tantivy.IndexWriter | None = None
         self._broken = False  # a write failed: closing must not raise again over the first error
+        # An index that held nothing when its writer started (a first index, a rebuild) holds, of a session, only
+        # what this writer added: deleting one it never added is a no-op, and Tantivy would run each such deletion
+        # as a query over the new segment at commit (a first index of 15,000 sessions asks 15,000 of them).
+        self._was_empty = False
+        self._added: set[str] = set()
+        # The head document of each (session, kind, origin) (see ``event_document``), kept across batches.
+        self._heads: dict[tuple[str, str, str], tantivy.Document] = {}
 
     # -- reading ---------------------------------------------------------------
 
@@ -240,7 +247,13 @@ class SearchIndex:
                 if "lock" in str(exc).lower():
                     raise IndexBusy(str(exc)) from exc
                 raise
+            self._was_empty = self.index.searcher().num_docs == 0
+            self._added = set()
         return self._writer
+
+    def _holds(self, session_id: str) -> bool:
+        """False when the index cannot hold documents of ``session_id`` (see ``_was_empty``)."""
+        return not self._was_empty or session_id in self._added
 
     @_writes
     def add_events(self, events: Iterable[Event]) -> int:
@@ -266,9 +279,15 @@ class SearchIndex:
         source's modification time proves, see ``event_document``)."""
         add = self.writer().add_document
         horizon = future_horizon_ms() if horizon_ms is None else min(horizon_ms, future_horizon_ms())
-        heads: dict[tuple[str, str, str], tantivy.Document] = {}
+        heads = self._heads
+        if len(heads) > 4096:
+            heads.clear()
         n = 0
+        session = None
         for ev in events:
+            if ev.session != session:
+                session = ev.session
+                self._added.add(session)
             add(event_document(ev, horizon, heads))
             n += 1
         return n
@@ -280,6 +299,8 @@ class SearchIndex:
         Its checkpoint and title events (seq < 0) are kept unless ``keep_checkpoint`` is false (the session is gone).
         """
         w = self.writer()
+        if not self._holds(session_id):
+            return
         if not keep_checkpoint and (from_seq is None or from_seq <= 0):
             w.delete_documents_by_term("session", session_id)
             return
@@ -330,7 +351,10 @@ class SearchIndex:
 
     @_writes
     def _delete_kind(self, session_id: str, kind: str) -> None:
-        self.writer().delete_documents_by_query(
+        w = self.writer()
+        if not self._holds(session_id):
+            return
+        w.delete_documents_by_query(
             tantivy.Query.boolean_query(
                 [
                     (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "session", session_id)),

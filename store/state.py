@@ -245,6 +245,8 @@ _SESSION_COLS = (
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
 _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
 _decode_sessions = msgspec.json.Decoder(list[str]).decode
+_encode_names = msgspec.json.encode
+_session_columns = operator.attrgetter(*_SESSION_COLS)
 
 
 def _row_to_session(row: sqlite3.Row | tuple[Any, ...]) -> SessionRecord:
@@ -380,6 +382,10 @@ class KnownSources:
         if path not in self._full:
             self._full[path] = self._store.source(path)
         return self._full[path]
+
+    def retry_paths(self) -> list[str]:
+        """The paths of the loaded rows whose last read is to be retried."""
+        return [path for path, row in self._rows.items() if row is not None and row[6] == "retry"]
 
     def gone(
         self, providers: set[str], seen: set[str], kept: Callable[[str, str], bool] = lambda provider, path: False
@@ -606,25 +612,37 @@ class StateStore:
         removed_sources: Iterable[str] = (),
         sessions: Iterable[SessionRecord] = (),
         removed_sessions: Iterable[str] = (),
+        meta: Callable[[int], dict[str, str | None]] | None = None,
     ) -> None:
-        """Record, in one transaction, what an index commit that already happened contains."""
+        """Record, in one transaction, what an index commit that already happened contains.
+
+        ``meta``, given how many sessions the table then holds, returns ``meta`` rows to write in the same
+        transaction (None deletes one): what a scan says of the commit, true of exactly this state.
+        """
         with transaction(self.conn) as db:
             db.executemany("DELETE FROM sources WHERE path = ?", [(p,) for p in removed_sources])
             db.executemany("DELETE FROM sessions WHERE id = ?", [(s,) for s in removed_sessions])
+            at, astuple, names = _SESSIONS_AT, msgspec.structs.astuple, _encode_names
+            rows = []
+            for s in sources:
+                row = astuple(s)  # the fields are the columns, in order; the sessions go as JSON text
+                rows.append((*row[:at], names(row[at]).decode(), *row[at + 1 :]))
             db.executemany(
                 f"INSERT OR REPLACE INTO sources ({', '.join(_SOURCE_COLS)}) VALUES ({', '.join('?' * len(_SOURCE_COLS))})",
-                [
-                    tuple(
-                        msgspec.json.encode(s.sessions).decode() if c == "sessions" else getattr(s, c)
-                        for c in _SOURCE_COLS
-                    )
-                    for s in sources
-                ],
+                rows,
             )
+            columns = _session_columns
             db.executemany(
                 f"INSERT OR REPLACE INTO sessions ({_RECORD_COLS}) VALUES ({', '.join('?' * (len(_SESSION_COLS) + 2))})",
-                [tuple(getattr(r.session, c) for c in _SESSION_COLS) + (active(r), r.events) for r in sessions],
+                [(*columns(r.session), active(r), r.events) for r in sessions],
             )
+            if meta is not None:
+                count = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+                for key, value in meta(count).items():
+                    if value is None:
+                        db.execute("DELETE FROM meta WHERE key = ?", (key,))
+                    else:
+                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def record_scan(self, started: float, summary: bytes) -> None:
         with transaction(self.conn) as db:

@@ -61,6 +61,7 @@ SCAN_FIELDS = {
     "skipped",
     "seconds",
     "providers",
+    "remaining",
 }
 
 
@@ -71,7 +72,18 @@ def test_schema_version_is_1():
 def test_search_document(corpus, run):
     run("scan")
     doc = run.json("search", "--json", "-C", "1", "数据库")
-    assert set(doc) == {"schema_version", "query", "total", "offset", "hits", "match", "terms", "total_exact"}
+    assert set(doc) == {
+        "schema_version",
+        "query",
+        "total",
+        "offset",
+        "hits",
+        "match",
+        "terms",
+        "total_exact",
+        "indexing",
+    }
+    assert doc["indexing"] is None  # a whole index: nothing is still being built
     assert doc["match"] == "all" and doc["terms"] == ["数据库"]
     hit = doc["hits"][0]
     assert hit["matched_terms"] is None  # only session rows say which terms they hold
@@ -109,7 +121,7 @@ def test_list_show_scan_documents(corpus, run):
     scan_doc = json.loads(run("scan", "--json").stdout)
     assert set(scan_doc) == SCAN_FIELDS
     doc = run.json("list", "--json")
-    assert set(doc) == {"schema_version", "total", "sessions"}
+    assert set(doc) == {"schema_version", "total", "sessions", "indexing"}
     assert set(doc["sessions"][0]) == SESSION_FIELDS
     tl = run.json("show", "--json", doc["sessions"][0]["session_id"])
     assert set(tl) == {"schema_version", "session", "events"}

@@ -13,6 +13,7 @@ from bench.context import Context
 from bench.model import ScenarioResult
 from bench.scenarios.checkpoint import checkpoint
 from bench.scenarios.cli_search import cli_search
+from bench.scenarios.first_search import first_search
 from bench.scenarios.ingest import append_one, ingest_5000
 from bench.scenarios.ingest_formats import ingest_formats
 from bench.scenarios.history_scale import history_100k
@@ -24,6 +25,7 @@ from bench.scenarios.redaction import redaction
 from bench.scenarios.mcp import mcp_start
 from bench.scenarios.rescan import rescan_noop
 from bench.scenarios.search import baseline, search
+from bench.scenarios.startup import startup
 from bench.scenarios.web_search import web_search
 from bench.scenarios.ui import ui
 
@@ -40,12 +42,14 @@ SCENARIOS: dict[str, Scenario] = {
     "baseline": baseline,
     "ingest_formats": ingest_formats,
     "cli_search": cli_search,
+    "startup": startup,
     "judged": judged,
     "meaning": meaning,
     "redaction": redaction,
     "web_search": web_search,
     "ui": ui,
     "mcp_start": mcp_start,
+    "first_search": first_search,
     "history_100k": history_100k,
     "hostile_scale": hostile_scale,
 }

@@ -235,7 +235,8 @@ class _ServedRun:
 def _refreshes(res: ScenarioResult, homes: ProviderHomes, data: Path, n: int, g: str) -> None:
     from voyager_sessions import api
     from voyager_sessions.scan import scan
-    from voyager_sessions.scan.changes import ChangeWatcher, refresh
+    from voyager_sessions.scan.changes import ChangeWatcher
+    from voyager_sessions.scan.refresh import refresh
 
     env = homes.env()
     scan(data, env, providers=PROVIDERS)  # settles anything left over by an earlier run

@@ -90,8 +90,9 @@ def rescan_noop(ctx: Context) -> ScenarioResult:
 
 
 def _watched_noop(data_dir: Path, env: dict[str, str], *, reps: int) -> tuple[list[float], str]:
-    """CPU times of refreshes told by a file-system watcher that nothing changed (``scan.changes.refresh``)."""
-    from voyager_sessions.scan.changes import ChangeWatcher, refresh
+    """CPU times of refreshes told by a file-system watcher that nothing changed (``scan.refresh.refresh``)."""
+    from voyager_sessions.scan.changes import ChangeWatcher
+    from voyager_sessions.scan.refresh import refresh
 
     watcher = ChangeWatcher(env, ["claude", "codex"]).start()
     try:

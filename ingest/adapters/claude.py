@@ -481,12 +481,17 @@ class ClaudeAdapter:
 
     def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds
+        nested = os.sep + "subagents"
         for root in self.roots(env):
-            for item in walk_files(root, ".jsonl", self.name, focus=focus):
+            # A session's subagents run only after its transcript says so: ``<id>.jsonl`` is the canary of
+            # ``<id>/`` (a refresh need not walk the folder of a session long idle: see scan.settled).
+            for item in walk_files(root, ".jsonl", self.name, focus=focus, canary=_transcript_of):
                 if isinstance(item, Source):
-                    # A session renamed in its project's sessions-index.json is seen by the stat pass.
-                    # (Joined by hand: this runs once per session on every refresh.)
-                    item = with_side_file(item, item.path.rpartition(os.sep)[0] + os.sep + "sessions-index.json", sides)
+                    folder = item.path.rpartition(os.sep)[0]
+                    if not folder.endswith(nested):  # the index is the project's: a subagents folder has none
+                        # A session renamed in its project's sessions-index.json is seen by the stat pass.
+                        # (Joined by hand: this runs once per session on every refresh.)
+                        item = with_side_file(item, folder + os.sep + "sessions-index.json", sides)
                 yield item
 
     def discover_changed(self, env: Mapping[str, str], focus: Focus) -> Iterator[Source | Notice]:
@@ -495,6 +500,11 @@ class ClaudeAdapter:
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return ClaudeRead(source, cursor).run()
+
+
+def _transcript_of(folder: str) -> str:
+    """The transcript beside a session's folder (``<id>/`` holds the subagents of ``<id>.jsonl``)."""
+    return folder + ".jsonl"
 
 
 ADAPTER = ClaudeAdapter()

@@ -2,7 +2,7 @@
 
 Every step mutates the agents' stores while a :class:`ChangeWatcher` runs (or while it is
 disabled, so every refresh is the full stat pass), refreshes through
-:func:`~voyager_sessions.scan.changes.refresh`, and compares the index and the sessions
+:func:`~voyager_sessions.scan.refresh.refresh`, and compares the index and the sessions
 table with a scan from scratch of the same stores.
 """
 
@@ -19,7 +19,8 @@ from tests.support.sessions import CLAUDE_SID, claude_session_lines, codex_sessi
 from tests.support.store_changes import create_and_change_opencode
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.scan import scan
-from voyager_sessions.scan.changes import ChangeWatcher, refresh
+from voyager_sessions.scan.changes import ChangeWatcher
+from voyager_sessions.scan.refresh import refresh
 
 pytest.importorskip("watchfiles")
 

@@ -47,7 +47,9 @@ def _indexed() -> tuple[Counter, int]:
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_points_then_rescan(home):
+@pytest.mark.parametrize("phased", [False, True], ids=["one-pass", "words-then-tools"])
+def test_sigkill_at_random_points_then_rescan(home, phased, monkeypatch):
+    """With ``phased``, every scan runs in two phases (tool output held in a spool): kills land in both."""
     rng = random.Random(20261130)
     projects = home / ".claude" / "projects"
     codex = home / ".codex"
@@ -57,6 +59,9 @@ def test_sigkill_at_random_points_then_rescan(home):
         convs.append(conv)
         (synth.write_claude if i % 2 == 0 else synth.write_codex)(conv, projects if i % 2 == 0 else codex)
     env = dict(os.environ, VOYAGER_COMMIT_EVERY_EVENTS="40")
+    if phased:
+        env["VOYAGER_PHASE_MIN_BYTES"] = "0"
+        monkeypatch.setenv("VOYAGER_PHASE_MIN_BYTES", "0")  # the repairs below too
     exe = [sys.executable, "-m", "voyager_sessions", "scan", "-q"]
     subprocess.run(exe, env=env, check=True, timeout=120)
     killed_mid_scan = 0
@@ -87,7 +92,7 @@ def test_sigkill_at_random_points_then_rescan(home):
             killed_mid_scan += 1
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
-        scan(data_dir(), env)  # the repair
+        scan(data_dir(), env)  # the repair (in two phases too, with ``phased``)
         seen, dup = _indexed()
         assert dup == 0, f"trial {trial}: {dup} duplicated (session, seq)"
         assert seen == _expected(env), f"trial {trial}: index differs from the sources"

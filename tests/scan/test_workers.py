@@ -7,7 +7,6 @@ cannot pass for parallel reading.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -21,9 +20,8 @@ import msgspec
 import pytest
 
 import synth
-from synth import opencode as synth_opencode
+from tests.support.mixed import Corpus, index_contents, scan_each
 from tests.support.run import sha256_tree
-from tests.support.sessions import claude_session_lines, codex_session_lines, write_claude, write_codex
 from voyager_sessions.core.model import Event
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.ingest import adapters as registry
@@ -48,137 +46,10 @@ def pools(monkeypatch) -> list[int]:
     return started
 
 
-# -- a mixed corpus, and what a scan left behind ------------------------------------
-
-
-class Corpus:
-    """Claude Code and Codex files, an OpenCode SQLite database and an OpenCode JSON tree under one HOME."""
-
-    def __init__(self, home: Path, monkeypatch) -> None:
-        self.home = home
-        self.projects = home / ".claude" / "projects"
-        self.codex = home / ".codex"
-        self.db = home / "oc-home" / "opencode.db"
-        self.db.parent.mkdir()
-        self.storage = home / "oc-home" / "storage"
-        monkeypatch.setenv("VOYAGER_OPENCODE_HOME", str(self.db.parent))
-        self.claude = [synth.generate(seed=300 + i, messages=20 + 15 * i, output_bytes=600) for i in range(4)]
-        self.codex_convs = [synth.generate(seed=400 + i, messages=25 + 10 * i) for i in range(3)]
-        for conv in self.claude:
-            synth.write_claude(conv, self.projects)
-        for conv in self.codex_convs:
-            synth.write_codex(conv, self.codex)
-        write_claude(home, claude_session_lines())  # CJK prompt, tool error, thinking
-        write_codex(home, codex_session_lines())
-        bad = synth.write_claude(synth.generate(seed=500, messages=12), self.projects)
-        with open(bad, "ab") as fh:  # a torn line and garbage: named, the rest kept
-            fh.write(b'{"type": "user", "message": \n\x00\x00garbage\n')
-        (self.projects / "-home-dev-empty").mkdir()
-        (self.projects / "-home-dev-empty" / "empty.jsonl").write_bytes(b"")
-        self.oc = [
-            synth.generate(seed=600 + i, messages=14 + 4 * i, session_id=f"ses_{i:04d}mixedcorpus") for i in range(4)
-        ]
-        synth_opencode.write_v1(self.db, self.oc)
-        tree = [synth.generate(seed=700 + i, messages=10, session_id=f"ses_{i:04d}jsontree") for i in range(2)]
-        synth_opencode.write_json_tree(self.storage, tree)
-
-    def change(self) -> None:
-        """What happens between two scans: a session grows, one is rewritten, one is deleted, rows change, one is new."""
-        grown = self.claude[1]
-        more = synth.generate(seed=901, messages=9, session_id=grown.id)
-        self.claude[1] = msgspec.structs.replace(grown, turns=grown.turns + more.turns)
-        with open(synth.write_claude(self.claude[1], self.projects), "ab") as fh:
-            fh.write(b"{not json at all}\n")  # named in a notice, in its place in the stream
-        old = self.codex_convs[0]
-        self.codex_convs[0] = synth.generate(seed=902, messages=18, session_id=old.id)
-        path = synth.write_codex(self.codex_convs[0], self.codex)
-        os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))  # rewritten, not only grown
-        gone = next(self.projects.rglob(f"{self.claude[3].id}.jsonl"))
-        gone.unlink()
-        synth.write_claude(synth.generate(seed=903, messages=16), self.projects)
-        conn = sqlite3.connect(self.db)
-        conn.execute(
-            "UPDATE session SET title = 'retitled zanzibar', time_updated = time_updated + 1 "
-            "WHERE id = 'ses_0001mixedcorpus'"
-        )
-        conn.execute("DELETE FROM session WHERE id = 'ses_0003mixedcorpus'")
-        conn.commit()
-        conn.close()
-        w = synth_opencode.V1Writer(synth_opencode.connect(self.db))
-        synth_opencode.add_v1(w, synth.generate(seed=904, messages=12, session_id="ses_0009mixedcorpus"))
-        # A new turn at the end of a session: only its tail is read again (the adapter's Partial).
-        last = w.conn.execute(
-            "SELECT max(time_created) FROM message WHERE session_id = 'ses_0002mixedcorpus'"
-        ).fetchone()[0]
-        w.message("ses_0002mixedcorpus", "msg_zzzz0001", {"role": "user", "time": {"created": last + 1}}, last + 1)
-        w.part(
-            "ses_0002mixedcorpus",
-            "msg_zzzz0001",
-            "prt_zzzz0001",
-            {"type": "text", "text": "late quasar question"},
-            last + 1,
-        )
-        w.conn.execute("UPDATE session SET time_updated = ? WHERE id = 'ses_0002mixedcorpus'", (last + 1,))
-        w.conn.commit()
-        w.conn.close()
-
-
-def _state(data: Path) -> dict:
-    """Every state row but the times it was written."""
-    conn = sqlite3.connect(DataDir(data).state_db)
-    conn.row_factory = sqlite3.Row
-    out = {}
-    for table, key in (("sources", "path"), ("sessions", "id")):
-        rows = conn.execute(f"SELECT * FROM {table} ORDER BY {key}").fetchall()
-        out[table] = [{k: r[k] for k in r.keys() if k != "indexed_at"} for r in rows]
-    conn.close()
-    return out
-
-
-def _index(data: Path) -> list[tuple]:
-    """Every stored event of the index, and what a few searches find (the analyzed body is not stored)."""
-    from voyager_sessions.api import SearchRequest, search
-
-    ix = SearchIndex(DataDir(data).index, create=False)
-    events = sorted(msgspec.json.encode(e) for sid in ix.iter_session_ids() for e in ix.session_events(sid))
-    found = []
-    for q in (
-        "数据库",
-        "ERR_VOYAGER_00012",
-        '"self.conn"',
-        "インデックス",
-        "retitled zanzibar",
-        "kind:tool pytest",
-        "quasar",
-    ):
-        res = search(SearchRequest(query=q, limit=1000, refresh=False), data_dir=data)
-        # Which hits make the first 1,000 depends on scores, and deleted documents weigh in them until a
-        # merge: an index repaired by a rescan ranks alike but not identically. Compare all hits or none.
-        hits = sorted((h.session_id, h.seq) for h in res.hits) if res.total <= 1000 else None
-        found.append((q, res.total, hits))
-    return events + [msgspec.json.encode(found)]
-
-
-def _summary(s) -> dict:
-    d = msgspec.structs.asdict(s)
-    d.pop("seconds")
-    d["skipped"] = [msgspec.structs.asdict(k) for k in s.skipped]
-    return d
-
-
-def _scan_all(home: Path, counts: tuple[int, ...], tag: str) -> dict[int, tuple]:
-    out = {}
-    for n in counts:
-        data = home / f"data-{n}"
-        summary = scan(data, workers=n)
-        out[n] = (_summary(summary), _index(data), _state(data))
-    return out
-
-
-def test_any_worker_count_leaves_the_same_index_and_state(home, monkeypatch, pools):
+def test_any_worker_count_leaves_the_same_index_andstate_rows(home, monkeypatch, pools):
     corpus = Corpus(home, monkeypatch)
     counts = (1, 2, 3)
-    first = _scan_all(home, counts, "first")
+    first = scan_each(home, counts, "first")
     assert pools == [2, 3]  # workers=1 reads in-process; the others really ran a pool
     summary = first[1][0]
     assert summary["events_added"] > 500 and summary["providers"] == {"claude": 6, "codex": 4, "opencode": 6}
@@ -191,7 +62,7 @@ def test_any_worker_count_leaves_the_same_index_and_state(home, monkeypatch, poo
     seen: list[str] = []
     take = SourceRead.take
     monkeypatch.setattr(SourceRead, "take", lambda self, item: (seen.append(type(item).__name__), take(self, item))[1])
-    second = _scan_all(home, counts, "second")
+    second = scan_each(home, counts, "second")
     # What the writer took covers every kind of item: a session's tail re-read (Partial), untouched sessions of
     # a database (Unchanged), cursors, notices.
     assert {"Partial", "Unchanged", "Cursor", "Notice", "Session", "PreparedEvent"} <= set(seen)
@@ -205,9 +76,9 @@ def test_spawned_workers_read_the_same(home, monkeypatch, pools):
     """Where fork is not used (macOS, Windows), workers start from a fresh interpreter: same results."""
     Corpus(home, monkeypatch)
     monkeypatch.setenv("VOYAGER_WORKER_START", "spawn")
-    spawned = _scan_all(home, (2,), "spawn")
+    spawned = scan_each(home, (2,), "spawn")
     monkeypatch.delenv("VOYAGER_WORKER_START")
-    here = _scan_all(home, (1,), "here")
+    here = scan_each(home, (1,), "here")
     assert pools == [2]
     assert spawned[2] == here[1]
 
@@ -234,7 +105,7 @@ def test_provider_files_are_only_read_by_workers(home, monkeypatch, pools):
 
 
 def _die_on(monkeypatch, victim: Path, after: int = 0) -> None:
-    dying = dataclasses.replace(manifest.row("claude"), module="tests.scan._dying_adapter")
+    dying = manifest.row("claude")._replace(module="tests.scan._dying_adapter")
     monkeypatch.setitem(manifest.ROWS, "claude", dying)
     monkeypatch.setenv("VOYAGER_TEST_DIE_ON", victim.name)
     monkeypatch.setenv("VOYAGER_TEST_DIE_AFTER", str(after))
@@ -273,7 +144,7 @@ def test_a_killed_worker_costs_its_source_only(home, monkeypatch, pools, after):
     assert again.failed == 0 and again.changed == 1 and again.new == 0
     monkeypatch.setenv("VOYAGER_HOME", str(home / "reference"))
     scan(home / "reference", workers=1)
-    assert _index(home / "data") == _index(home / "reference")
+    assert index_contents(home / "data") == index_contents(home / "reference")
 
 
 @pytest.mark.parametrize("replacements", [0, 8], ids=["none-left", "replaced"])
@@ -285,6 +156,7 @@ def test_workers_that_keep_dying_cost_only_their_sources(home, monkeypatch, pool
         synth.write_claude(c, home / ".claude" / "projects")
     _die_on(monkeypatch, Path(".jsonl"))
     monkeypatch.setattr(workers_mod, "MAX_REPLACEMENTS", replacements)
+    monkeypatch.setattr(workers_mod, "BATCH_JOBS", 2)  # batches of two: some sources are never handed over
     summary = scan(home / "data", workers=2)
     lost = [k for k in summary.skipped if "worker process" in k.reason]
     assert pools == [2]
@@ -292,8 +164,8 @@ def test_workers_that_keep_dying_cost_only_their_sources(home, monkeypatch, pool
         assert len(lost) == 2 and summary.new == 10  # the two forked workers' first sources
     else:
         assert len(lost) == 12 and summary.failed == 12
-        # The sources handed to the two workers before they died, then the ones no worker was left for.
-        assert sum("no worker process was left" in k.reason for k in lost) == 12 - 2 * workers_mod.IN_FLIGHT
+        # The sources handed to the two workers before they died (in batches), then the ones no worker was left for.
+        assert 0 < sum("no worker process was left" in k.reason for k in lost) < 12
     monkeypatch.delenv("VOYAGER_TEST_DIE_ON")
     again = scan(home / "data", workers=2)
     assert again.failed == 0 and again.changed + again.new == len(lost)
@@ -431,22 +303,34 @@ def test_chunks_stay_small_however_big_the_session(tmp_path):
 
 
 def test_a_worker_holds_a_few_sources_at_most(home, monkeypatch, pools):
-    """The writer hands a worker ``IN_FLIGHT`` sources at most before it took the first one's results."""
-    for i in range(20):
-        synth.write_claude(synth.generate(seed=1200 + i, messages=6), home / ".claude" / "projects")
-    most = 0
+    """The writer hands a worker ``IN_FLIGHT`` batches at most before it took the first one's results, each batch
+    consecutive sources of ``BATCH_BYTES`` to read at most (or one larger source)."""
+    sizes = []
+    for i in range(40):
+        path = synth.write_claude(
+            synth.generate(seed=1200 + i, messages=6 if i % 10 else 200, output_bytes=2000),
+            home / ".claude" / "projects",
+        )
+        sizes.append(path.stat().st_size)
+    monkeypatch.setattr(workers_mod, "BATCH_BYTES", 3 * min(sizes))
+    most_batches = 0
+    batches: list[list[int]] = []
     real_send = workers_mod._Worker.send
 
-    def send(self, job):
-        nonlocal most
-        sent = real_send(self, job)
-        most = max(most, self.load)
+    def send(self, jobs):
+        nonlocal most_batches
+        sent = real_send(self, jobs)
+        most_batches = max(most_batches, len(self.batches))
+        batches.append([workers_mod.job_cost(j) for j in jobs])
         return sent
 
     monkeypatch.setattr(workers_mod._Worker, "send", send)
     summary = scan(home / "data", workers=2)
-    assert pools == [2] and summary.new == 20
-    assert most == workers_mod.IN_FLIGHT
+    assert pools == [2] and summary.new == 40
+    assert most_batches == workers_mod.IN_FLIGHT
+    assert max(len(b) for b in batches) > 1  # small sources travel together
+    assert all(len(b) == 1 or sum(b) <= workers_mod.BATCH_BYTES for b in batches)
+    assert sum(len(b) for b in batches) == 40
 
 
 def test_a_small_refresh_reads_in_process(home, monkeypatch):

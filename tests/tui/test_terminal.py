@@ -231,7 +231,10 @@ def test_keys_follow_the_cursor_and_esc_goes_back_one_level(captured) -> None:
     t.start(command("ui"), 80, 24)
     t.wait_for("sessions, newest first")
     t.keys("TOOLPROMPT", literal=True)
-    screen = t.wait_for("1 session · best match first")
+    # The footer is redrawn right after the rows (a moment later on a busy machine): wait for the box's keys.
+    screen = t.wait_until(
+        lambda s: "1 session · best match first" in s and "esc clear" in s.rstrip("\n").split("\n")[-1]
+    )
     footer = screen.rstrip("\n").split("\n")[-1]
     assert "↓ results" in footer and "esc clear" in footer and "f1 keys" in footer, footer
     t.keys("Down")  # into the results: the footer names the keys that act there

@@ -31,6 +31,7 @@ import msgspec
 from voyager_sessions.core.errors import StoreError, UserError, VoyagerError
 from voyager_sessions.core.model import (
     SCHEMA_VERSION,
+    Indexing,
     MeaningReady,
     SearchResult,
     SessionList,
@@ -241,7 +242,7 @@ def _excluding(parsed: ParsedQuery, session_ids: list[str]) -> ParsedQuery:
 def warm_up() -> None:
     """Import what a first search needs, ahead of it (a front end that waits for its first request, such as
     ``voyager mcp`` after its handshake, runs this in the background so that request pays less)."""
-    import voyager_sessions.scan  # noqa: F401
+    import voyager_sessions.scan.run  # noqa: F401
     import voyager_sessions.search.engine  # noqa: F401
 
 
@@ -298,6 +299,20 @@ class Reader:
     def reload(self) -> None:
         """See what was committed since this reader opened (a server calls it after a scan)."""
         self.index.index.reload()
+
+    def indexing(self) -> Indexing | None:
+        """How far the index is built while a scan is building it (or one stopped before the end); None when whole."""
+        from voyager_sessions.scan import progress
+
+        record = progress.decode(self.state.get_meta(progress.META_KEY))
+        if record is None:
+            return None
+        return Indexing(
+            sessions_done=record.sessions_done,
+            sessions_total=max(record.sessions_total, record.sessions_done),
+            sessions_words=max(record.sessions_words, record.sessions_done),
+            running=progress.building(record, self.ddir.lock),
+        )
 
     # -- the documents ------------------------------------------------------------
 
@@ -377,7 +392,12 @@ class Reader:
 
     def list_sessions(self, *, provider: str | None = None, limit: int | None = 50, offset: int = 0) -> SessionList:
         total, recs = self.state.list_sessions(provider=provider, limit=limit, offset=offset)
-        return SessionList(schema_version=SCHEMA_VERSION, total=total, sessions=[session_row(r) for r in recs])
+        return SessionList(
+            schema_version=SCHEMA_VERSION,
+            total=total,
+            sessions=[session_row(r) for r in recs],
+            indexing=self.indexing(),
+        )
 
     def resolve(self, ref: str) -> SessionRecord:
         """The one session ``ref`` names (id, native id or unambiguous prefix), or a one-line UserError."""
@@ -474,16 +494,26 @@ class LocalBackend:
     ``progress``: the scan's progress callback (the CLI draws a bar on its own terminal).
     """
 
-    def __init__(self, progress: Callable[[int, int, int], None] | None = None) -> None:
+    def __init__(self, progress: Callable[[Any], None] | None = None) -> None:
         self.progress = progress
 
     def reader(self, ddir: Path) -> AbstractContextManager[Reader]:
         return reader(ddir)
 
     def refresh(self, ddir: Path, notice: Notice) -> None:
+        """The refresh before a search: a scan with a budget; what it leaves, a scan in the background reads."""
         from voyager_sessions.scan import scan
+        from voyager_sessions.scan.background import continue_scan, refresh_budget
 
-        scan(ddir, None, progress=self.progress, on_notice=lambda n: notice(notice_text(n), not n.repair))
+        summary = scan(
+            ddir,
+            None,
+            progress=self.progress,
+            on_notice=lambda n: notice(notice_text(n), not n.repair),
+            budget=refresh_budget(),
+        )
+        if summary.remaining:
+            continue_scan(ddir)
 
 
 class LentBackend:
@@ -589,6 +619,9 @@ def search(
             meaning = False
     with backend.reader(ddir.root) as r:  # "no index yet" when there is none
         result = r.search_meaning(text, opts, parsed) if meaning else r.search(text, opts, parsed)
+        indexing = r.indexing()
+    if indexing is not None:
+        result = msgspec.structs.replace(result, indexing=indexing)
     if req.remember:
         from voyager_sessions.core.lastsearch import remember
 
@@ -617,6 +650,13 @@ def stats(req: StatsRequest, *, data_dir: DataDir | Path | None = None, backend:
     ddir = _where(data_dir)
     with (backend or LocalBackend()).reader(ddir.root) as r:
         return r.stats()
+
+
+def indexing(*, data_dir: DataDir | Path | None = None, backend: Backend | None = None) -> Indexing | None:
+    """How far the index is built while a scan is building it (or one stopped before the end); None when whole."""
+    ddir = _where(data_dir)
+    with (backend or LocalBackend()).reader(ddir.root) as r:
+        return r.indexing()
 
 
 class Refused(VoyagerError):

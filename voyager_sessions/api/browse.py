@@ -102,8 +102,14 @@ def browse(
     ddir = _where(data_dir)
     with (backend or LocalBackend()).reader(ddir.root) as r:
         total, recs = _browsed(r, req, limit=req.limit, offset=req.offset)
+        indexing = r.indexing()
     return SearchResult(
-        schema_version=SCHEMA_VERSION, query="", total=total, offset=req.offset, hits=[session_hit(x) for x in recs]
+        schema_version=SCHEMA_VERSION,
+        query="",
+        total=total,
+        offset=req.offset,
+        hits=[session_hit(x) for x in recs],
+        indexing=indexing,
     )
 
 

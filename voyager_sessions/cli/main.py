@@ -19,6 +19,13 @@ Start-up runs with the cyclic garbage collector off, and what it imported is the
 frozen out of later collections (:func:`_started`): imports allocate a lot and free
 nothing, so collecting during them, and walking all of it again in the interpreter's
 final collections at exit, is wasted work (about 10 ms of a 60 ms search).
+
+msgspec imports ``typing_extensions`` whenever it is installed (for its ``get_type_hints``;
+the picker's and the watcher's libraries install it), and that brings ``inspect``, ``ast``
+and ``dis`` with it: a third of a search's imports. Voyager's Structs need nothing of it
+(the standard ``typing`` reads their annotations alike), so in this process msgspec's import
+of it is refused (:func:`_lean_msgspec`); any other library (Textual in the picker) still gets it. ``tests/cli/test_startup_imports.py`` lists what a
+search imports.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``); always exits."""
     collecting = gc.isenabled()
     gc.disable()
+    _lean_msgspec()
     args = sys.argv[1:] if argv is None else list(argv)
     if not args and argv is None and sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get(COMPLETE_VAR):
         argv = args = ["ui"]  # `voyager` alone on a terminal opens the picker; on a pipe it prints help as before
@@ -53,6 +61,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
             _forward(args[0], params)
             if args[0] == "search":
                 _search(params, collecting)
+    if args[:1] == ["ui"] and not os.environ.get(COMPLETE_VAR) and not any(a.startswith("-") for a in args[1:]):
+        _ui(args[1:], collecting)
     if args == ["mcp"] and not os.environ.get(COMPLETE_VAR):
         _mcp()
     from voyager_sessions.cli.app import main as cli_main
@@ -129,6 +139,46 @@ def _started(collecting: bool) -> None:
     gc.freeze()
     if collecting:
         gc.enable()
+
+
+def _ui(query: list[str], collecting: bool) -> NoReturn:
+    """``voyager ui [QUERY]`` (and ``voyager`` alone on a terminal) without click: the picker's first frame waits
+    for nothing it does not draw (click and its command tree were a tenth of it); errors reported as click does."""
+    from voyager_sessions.cli.common import private_umask
+
+    private_umask()
+    try:
+        try:
+            from voyager_sessions.cli.picker import open_picker
+        finally:
+            _started(collecting)
+        open_picker(query)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported below exactly as click reports it
+        failure: BaseException = exc
+    else:
+        sys.exit(0)
+    from voyager_sessions.cli.app import exit_as_command_error
+
+    exit_as_command_error(failure)
+
+
+class _Unseen:
+    """An import finder that tells msgspec, and only msgspec, that ``typing_extensions`` is not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "typing_extensions":
+            frame = sys._getframe(1)
+            while frame is not None:
+                if frame.f_globals.get("__name__") == "msgspec._utils":
+                    raise ModuleNotFoundError("typing_extensions is left out of Voyager's start-up", name=name)
+                frame = frame.f_back  # type: ignore[assignment]
+        return None
+
+
+def _lean_msgspec() -> None:
+    """Whenever this process imports msgspec, without ``typing_extensions`` (see the module's docstring)."""
+    if "msgspec" not in sys.modules and not any(isinstance(f, _Unseen) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Unseen())
 
 
 def _search(params: dict, collecting: bool) -> NoReturn:

@@ -24,7 +24,7 @@ import json
 import sys
 
 from voyager_sessions.core import plural
-from voyager_sessions.core.errors import EXIT_NONE, EXIT_OK
+from voyager_sessions.core.errors import EXIT_BUSY, EXIT_NONE, EXIT_OK
 from voyager_sessions.core.textsafe import escape_json_controls
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the server's client pays for imports
@@ -163,6 +163,8 @@ def render(cmd: str, fields: Mapping[str, Any], result: Any, view: View, out: Wr
     if view.as_json:
         out.raw(escape_json_controls(body if body is not None else _encode(doc)) + b"\n")
         if cmd == "list":
+            if doc.indexing:
+                out.text(indexing_line(doc.indexing), err=True)
             return EXIT_OK if doc.sessions else EXIT_NONE
         return EXIT_OK
     if cmd == "list":
@@ -171,6 +173,8 @@ def render(cmd: str, fields: Mapping[str, Any], result: Any, view: View, out: Wr
         for row in doc.sessions:
             out.text(render_row(row))
         out.text(f"{fields['offset'] + len(doc.sessions)} of {plural.count(doc.total, 'session')}", err=True)
+        if doc.indexing:
+            out.text(indexing_line(doc.indexing), err=True)
         return EXIT_OK if doc.sessions else EXIT_NONE
     if cmd == "show":
         from voyager_sessions.cli.render import render_timeline
@@ -207,6 +211,8 @@ def _search(fields: Mapping[str, Any], doc: Any, body: bytes | None, view: View,
             f"voyager: no session holds all {len(doc.terms)} terms; showing the sessions that hold the most first",
             err=True,
         )
+    if doc.indexing:
+        out.text(indexing_line(doc.indexing), err=True)
     meaning: Any = getattr(doc, "meaning", None)  # with --meaning only (a decoded document's None, a result's UNSET)
     ready: int | None = getattr(meaning, "sessions_ready", None)
     total: int | None = getattr(meaning, "sessions_total", None)
@@ -223,7 +229,10 @@ def _search(fields: Mapping[str, Any], doc: Any, body: bytes | None, view: View,
         spans = hit_spans(body) if body is not None else (_encode(h) for h in doc.hits)
         out.raw(b"".join(escape_json_controls(hit) + b"\n" for hit in spans))
     elif not doc.hits:
-        out.text("No matches." if doc.total == 0 else f"No hits on this page ({doc.total} in all).", err=True)
+        if doc.total == 0:
+            out.text("No matches yet." if doc.indexing else "No matches.", err=True)
+        else:
+            out.text(f"No hits on this page ({doc.total} in all).", err=True)
     else:
         from voyager_sessions.cli.render import render_group, render_hit
 
@@ -240,7 +249,26 @@ def _search(fields: Mapping[str, Any], doc: Any, body: bytes | None, view: View,
         at_least = "+" if doc.total_exact is False else ""
         more = f"; next page: --offset {shown_to}" if shown_to < doc.total or at_least else ""
         out.text(f"{doc.offset + 1}-{shown_to} of {doc.total}{at_least} {noun}{more}", err=True)
-    return EXIT_OK if doc.total else EXIT_NONE
+    if doc.total:
+        return EXIT_OK
+    # "Nothing matched" is an answer only from a whole index: while one is being built, the match may be in
+    # what is not indexed yet (exit 3, as when another scan holds the index).
+    return EXIT_BUSY if doc.indexing else EXIT_NONE
+
+
+def indexing_line(ix: Any) -> str:
+    """The line a search answered from an index still being built writes on stderr (``indexing`` in its JSON)."""
+    done, total, words = ix.sessions_done, ix.sessions_total, ix.sessions_words  # a Doc or the model's Struct
+    said = f" (what was said in {words:,})" if words > done else ""
+    if ix.running:
+        return (
+            f"voyager: still indexing: searched {done:,} of {total:,} sessions{said} so far; "
+            "search again for the rest (`voyager scan` shows the progress)"
+        )
+    return (
+        f"voyager: the index is incomplete: {done:,} of {total:,} sessions{said} were indexed when its scan stopped; "
+        "`voyager scan` goes on with it"
+    )
 
 
 def _by_session(hits: list[Any]) -> list[list[Any]]:

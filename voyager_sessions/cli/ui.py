@@ -1,17 +1,14 @@
 """``voyager ui``: the click command that opens the terminal picker (:mod:`voyager_sessions.tui`).
 
 Loaded only when ``ui`` runs (``LAZY_COMMANDS`` in :mod:`voyager_sessions.cli.app`); ``voyager``
-with no arguments on a terminal runs it too (:mod:`voyager_sessions.cli.main`). Textual is imported
-here and nowhere on the ``voyager search`` path.
+with no arguments on a terminal opens the picker too, and ``voyager ui`` without options does so without
+click (:mod:`voyager_sessions.cli.main`); both through :mod:`voyager_sessions.cli.picker`. Textual is
+imported there and nowhere on the ``voyager search`` path.
 """
 
 from __future__ import annotations
 
-import sys
-
 import click
-
-from voyager_sessions.cli.common import UserError, data_dir
 
 
 @click.command()
@@ -21,12 +18,6 @@ def ui(query: tuple[str, ...]) -> None:
 
     QUERY, if given, is typed into the search box. Keys: ? in the app.
     """
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UserError("voyager ui needs a terminal (for scripts: voyager search … --json)")
-    try:
-        import textual  # noqa: F401
-    except ImportError:
-        raise UserError("voyager ui needs Textual: pip install textual (it comes with voyager-sessions)") from None
-    from voyager_sessions import tui
+    from voyager_sessions.cli.picker import open_picker
 
-    tui.run(data_dir(), " ".join(query))
+    open_picker(query)

@@ -159,6 +159,22 @@ class TermHit(msgspec.Struct, kw_only=True):
 MatchLevel = Literal["all", "partial"]
 
 
+class Indexing(msgspec.Struct, kw_only=True):
+    """How far the index a search answered from is built, while a scan is still building it (or one stopped).
+
+    The search answered from what was committed: the sessions counted in ``sessions_done`` whole, and the
+    prompts and replies of ``sessions_words`` (a long first scan indexes what people and agents wrote first,
+    tool output after). ``sessions_total`` counts the sessions known so far; it grows when a source not read
+    yet turns out to hold several. ``running``: a scan is building it now (else one stopped before the end:
+    the next scan, or the next search's refresh, goes on with it).
+    """
+
+    sessions_done: int
+    sessions_total: int
+    sessions_words: int
+    running: bool
+
+
 class MeaningReady(msgspec.Struct, kw_only=True):
     """How much of the history meaning could search (``--meaning``): sessions with a vector of their current
     text, of all sessions with events. Vectors are computed in the background; a search never waits for them."""
@@ -182,6 +198,8 @@ class SearchResult(msgspec.Struct, kw_only=True):
     #: False when ``total`` counts only part of the matches (a broad query ranked without visiting them all,
     #: ``search.tiers``): then it is a lower bound.
     total_exact: bool = True
+    #: Set while the index is still being built: the search saw only what is indexed so far (see ``Indexing``).
+    indexing: Indexing | None = None
     #: With ``--meaning`` only (absent otherwise): how many sessions meaning could rank.
     meaning: MeaningReady | msgspec.UnsetType = msgspec.UNSET
 
@@ -229,6 +247,8 @@ class SessionList(msgspec.Struct, kw_only=True):
     schema_version: int
     total: int
     sessions: list[SessionRow]
+    #: Set while the index is still being built: the list holds only what is indexed so far (see ``Indexing``).
+    indexing: Indexing | None = None
 
 
 class Timeline(msgspec.Struct, kw_only=True):

@@ -68,7 +68,8 @@ class DataDir:
     (checkpoints: not derived from the sources, so never reset with the index),
     ``checkpoints/`` (Markdown hand-offs, derived output), ``meaning.db`` (meaning vectors,
     derived from the index by the optional embedding model), ``scan.lock`` (the one-writer
-    lock), ``last-search.json`` (the first hit of the last ``voyager search``, which
+    lock), ``scan-spool`` (a long scan's tool output while it indexes what was said first),
+    ``scan.log`` (the stderr of a scan a search left running in the background), ``last-search.json`` (the first hit of the last ``voyager search``, which
     ``voyager resume -`` reopens), and the resident server's ``serve.sock`` (its socket),
     ``serve.lock`` (held while it runs: one server per data dir), ``serve.log`` (its
     stderr when detached) and ``watch-fence/`` (the file its file-system watcher touches to
@@ -113,6 +114,14 @@ class DataDir:
     @property
     def lock(self) -> Path:
         return self.root / "scan.lock"
+
+    @property
+    def spool(self) -> Path:
+        return self.root / "scan-spool"
+
+    @property
+    def scan_log(self) -> Path:
+        return self.root / "scan.log"
 
     @property
     def socket(self) -> Path:

@@ -7,7 +7,21 @@ only code that moves data between them: :mod:`.plan` decides what to read,
 :mod:`.chunks` carries their streams back. See :func:`scan`.
 """
 
-from voyager_sessions.scan.run import scan
-from voyager_sessions.scan.summary import ScanSummary, Skipped
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["ScanSummary", "Skipped", "scan"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: a search reads how far a scan has got (``.progress``) without importing the scan.
+    if name == "scan":
+        from voyager_sessions.scan.run import scan
+
+        return scan
+    if name in ("ScanSummary", "Skipped"):
+        from voyager_sessions.scan import summary
+
+        return getattr(summary, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

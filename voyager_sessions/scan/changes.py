@@ -31,8 +31,10 @@ catches). Agents whose sources are found through hints (Aider, Crush, DeepSeek H
 imported exports) have no store to watch: every refresh runs their discovery.
 ``status`` says which of these holds, for ``voyager watch`` and ``voyager serve status``.
 
-The hook for a refresh is :func:`refresh`: one call per refresh, with the caller's own
-watcher, that falls back by itself and runs no scan when nothing changed.
+The hook for a refresh is :func:`voyager_sessions.scan.refresh.refresh`: one call per refresh,
+with the caller's own watcher, that falls back by itself and runs no scan when nothing changed.
+(It lives beside this module, not in it: a refresh runs the scan, and the scan takes this
+module's change set, so one module holding both would make the two import each other.)
 """
 
 from __future__ import annotations
@@ -42,15 +44,12 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 if TYPE_CHECKING:
     from voyager_sessions.scan.inotify import Place
-    from voyager_sessions.scan.quiet import QuietCheck
-    from voyager_sessions.scan.run import NoticeFn, ProgressFn
-    from voyager_sessions.scan.summary import ScanSummary
 
 #: Paths kept between two scans before the watcher gives up and asks for a full pass.
 MAX_CHANGES = 20_000
@@ -186,6 +185,10 @@ def watch_places(env: Mapping[str, str], providers: Iterable[str]) -> tuple[dict
     return folders, unwatched, missing
 
 
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
 class _Deadline:
     """The ``stop_event`` the watcher's Rust loop asks after each step: how a take waits for its fence.
 
@@ -245,7 +248,9 @@ class ChangeWatcher:
         self._lost: set[str] = set()  # agents whose watches a folder created since did not fit
         self._roots: set[str] = set()
         self._last_full: float | None = None  # no full pass yet: what changed before the start is unknown
-        self._quiet: dict[str, QuietCheck] = {}  # data dir -> its check (quiet.py imported when first needed)
+        #: What a refresh keeps with this watcher for one data dir (its no-change test: ``scan.refresh``),
+        #: closed when the watcher stops.
+        self.kept: dict[str, _Closable] = {}
 
     # -- life ------------------------------------------------------------------------
 
@@ -361,9 +366,9 @@ class ChangeWatcher:
                 except Exception:  # noqa: BLE001 - closing a watcher that failed must not hide why
                     pass
                 self._notify = None
-            for check in self._quiet.values():
-                check.close()
-            self._quiet.clear()
+            for kept in self.kept.values():
+                kept.close()
+            self.kept.clear()
             if self._own_fence and self._fence_dir is not None:
                 import shutil
 
@@ -502,73 +507,3 @@ class ChangeWatcher:
         own, self._own_fence = self._own_fence, False  # the fence folder stays for the new start
         self.start()
         self._own_fence = own
-
-    def quiet(self, data_dir: Path) -> QuietCheck:
-        """The no-change test of ``data_dir``'s refreshes (kept between refreshes: it caches the state's view)."""
-        from voyager_sessions.scan.quiet import QuietCheck
-
-        key = os.fspath(data_dir)
-        check = self._quiet.get(key)
-        if check is None:
-            check = self._quiet[key] = QuietCheck(Path(data_dir))
-        return check
-
-
-def refresh(
-    data_dir: Path,
-    env: Mapping[str, str],
-    watcher: ChangeWatcher | None,
-    *,
-    periodic: bool = True,
-    providers: list[str] | None = None,
-    keep_missing: bool = False,
-    wait: float = 0.0,
-    progress: ProgressFn | None = None,
-    on_notice: NoticeFn | None = None,
-    rebuild: bool = False,
-    workers: int | None = None,
-) -> ScanSummary:
-    """One refresh of ``data_dir``: only what ``watcher`` saw change, or everything when it cannot say.
-
-    The hook for ``voyager watch`` and a server's refreshes: pass the same started watcher
-    to every call (None, or one that cannot watch, makes it a plain full scan; ``periodic``
-    as :meth:`ChangeWatcher.take` says). A fenced
-    change set that is empty, where :class:`~voyager_sessions.scan.quiet.QuietCheck` finds
-    nothing else to do, runs no scan at all (an empty summary). A scan that fails gives its
-    change set back, so nothing is lost.
-    """
-    from voyager_sessions.ingest import adapters as registry
-    from voyager_sessions.scan.run import scan
-    from voyager_sessions.scan.summary import ScanSummary
-
-    t0 = time.perf_counter()
-    changes = watcher.take(periodic=periodic) if watcher is not None else None
-    if (
-        changes is not None
-        and watcher is not None
-        and not rebuild
-        and not keep_missing
-        and watcher.quiet(data_dir).nothing_to_do(changes, providers or registry.PROVIDERS, env)
-    ):
-        watcher.counts["quiet"] += 1
-        return ScanSummary(seconds=round(time.perf_counter() - t0, 6))
-    try:
-        summary = scan(
-            data_dir,
-            env,
-            changes=changes,
-            providers=providers,
-            keep_missing=keep_missing,
-            wait=wait,
-            progress=progress,
-            on_notice=on_notice,
-            rebuild=rebuild,
-            workers=workers,
-        )
-    except BaseException:
-        if watcher is not None:
-            watcher.give_back(changes)
-        raise
-    if watcher is not None:
-        watcher.quiet(data_dir).saw_index()  # its own commits are no news to the next refresh
-    return summary

@@ -178,7 +178,7 @@ _MSGPACK = b"M"
 _PICKLE = b"P"
 _encoder = msgspec.msgpack.Encoder()
 _chunk_decoder = msgspec.msgpack.Decoder(Chunk)
-_job_decoder = msgspec.msgpack.Decoder(Job)
+_jobs_decoder = msgspec.msgpack.Decoder(list[Job])
 
 
 def encode(value: Chunk | Job) -> bytes:
@@ -191,12 +191,22 @@ def encode(value: Chunk | Job) -> bytes:
         return _PICKLE + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def encode_jobs(jobs: list[Job]) -> bytes:
+    """A batch of jobs as bytes for a pipe (as :func:`encode`)."""
+    try:
+        return _MSGPACK + _encoder.encode(jobs)
+    except Exception:  # text msgpack cannot hold: keep it exactly
+        import pickle
+
+        return _PICKLE + pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def decode_chunk(data: bytes) -> Chunk:
     return _decode(data, _chunk_decoder)
 
 
-def decode_job(data: bytes) -> Job:
-    return _decode(data, _job_decoder)
+def decode_jobs(data: bytes) -> list[Job]:
+    return _decode(data, _jobs_decoder)
 
 
 _T = TypeVar("_T")

@@ -10,6 +10,19 @@ that describe it. A crash in between leaves old fingerprints behind, so the next
 re-reads those sources and replaces (never duplicates) their documents. A source that
 fails before producing anything keeps what was indexed from it before. A source no
 longer discovered takes its sessions out of the index (unless ``keep_missing``).
+
+A long scan is searchable while it runs, in the order people search: sources are read
+newest first, and the index is committed soon after reading starts and then at growing
+intervals (``FIRST_COMMIT_S`` … ``COMMIT_MAX_S``), each commit recording how far the scan
+has got (:mod:`.progress`) for any process that searches meanwhile. A plan big enough
+(``PHASE_MIN_BYTES``) runs in two phases over one read of each source: first every
+source's prompts, replies and reasoning, with its tool calls and outputs held in a spool
+(:mod:`.spool`), then the tool output. While a source's tool output waits, its state row
+is the one it had before this scan (a new source gets a row that matches no file), naming
+the sessions it holds now as well: a crash then re-reads it as changed or grown, exactly
+as if the scan had not read it. A ``budget`` (the refresh before a search) stops reading
+once it is spent and a large part of the plan is left (``HANDOVER_*``): what was read is
+committed, and the summary says how many sources remain for a scan to continue with.
 """
 
 from __future__ import annotations
@@ -18,7 +31,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -35,6 +48,11 @@ from voyager_sessions.scan.changes import Changes
 from voyager_sessions.scan.chunks import AdapterFailed, Prepared, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.meaning import forget as forget_vectors
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
+from voyager_sessions.scan.progress import META_KEY, ScanProgress, Tally
+from voyager_sessions.scan.progress import encode as progress_encode
+from voyager_sessions.scan.settled import META_KEY as SETTLED_KEY
+from voyager_sessions.scan.settled import Settled, full_walk_due
+from voyager_sessions.scan.spool import PhasedIndex, Spool
 from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
 from voyager_sessions.store.db import StoreDamaged, quick_check, set_aside
@@ -48,6 +66,23 @@ if TYPE_CHECKING:
 #: makes progress durable and keeps the writer's memory bounded
 #: (``VOYAGER_COMMIT_EVERY_EVENTS`` overrides it).
 COMMIT_EVERY_EVENTS = 200_000
+
+#: A long scan's first commit comes this soon after it starts reading (seconds), and each next one
+#: twice as long after the last, up to ``COMMIT_MAX_S``: the newest sessions are searchable within a
+#: second, and a long scan does not make a segment (Tantivy's unit of a commit) every few moments.
+FIRST_COMMIT_S = 0.3
+COMMIT_MAX_S = 8.0
+
+#: A plan with at least this many bytes to read, read by workers, is read in two phases, what people and
+#: agents wrote first, the tool output after (``VOYAGER_PHASE_MIN_BYTES`` overrides it, workers or not; 0 always).
+PHASE_MIN_BYTES = 32 << 20
+
+#: A budgeted scan (the refresh before a search) stops reading once its budget is spent, unless what is
+#: left is small: fewer bytes than this and fewer sources than ``HANDOVER_MIN_SOURCES`` are read anyway.
+HANDOVER_MIN_BYTES = 8 << 20
+HANDOVER_MIN_SOURCES = 400
+#: However long discovery took, a budgeted scan reads this long at least (the newest sessions make the answer).
+BUDGET_MIN_READ_S = 0.25
 
 #: Worker processes are started only when a plan holds at least this many bytes to read
 #: (``VOYAGER_WORKERS_MIN_BYTES`` overrides it; 0 always starts them). Measured on 2 idle
@@ -66,8 +101,14 @@ POOL_MIN_BYTES_SPAWNED = 32 << 20
 #: measured here: this machine has 2).
 POOL_ONE_SOURCE_CORES = 3
 
-ProgressFn = Callable[[int, int, int], None]  # (sources done, sources total, events added)
+ProgressFn = Callable[[ScanProgress], None]
 NoticeFn = Callable[[Notice], None]
+
+
+def _spool_max() -> int:
+    from voyager_sessions.scan.spool import spool_max_bytes
+
+    return spool_max_bytes()
 
 
 def _commit_every() -> int:
@@ -75,6 +116,13 @@ def _commit_every() -> int:
         return max(1, int(os.environ.get("VOYAGER_COMMIT_EVERY_EVENTS", COMMIT_EVERY_EVENTS)))
     except ValueError:
         return COMMIT_EVERY_EVENTS
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return max(0, int(os.environ.get(name, default)))
+    except ValueError:
+        return default
 
 
 def _pool_min_bytes() -> int:
@@ -107,6 +155,7 @@ def scan(
     rebuild: bool = False,
     workers: int | None = None,
     changes: Changes | None = None,
+    budget: float | None = None,
 ) -> ScanSummary:
     """Bring the index in ``data_dir`` up to date with every provider's sources.
 
@@ -114,7 +163,9 @@ def scan(
     cannot be read is rebuilt the same way, with a notice. ``workers`` is how many
     processes may read sources (default: one per core); 1 reads everything in this one.
     ``changes`` (from a :class:`~voyager_sessions.scan.changes.ChangeWatcher`) limits the
-    stat pass to what changed; None stats every source.
+    stat pass to what changed; None stats every source. ``budget`` (seconds from the
+    start): stop reading once it is spent if much is left (the summary's ``remaining``
+    says how many sources were not read; a next scan reads them).
     Raises :class:`~voyager_sessions.core.lock.ScanBusy` if another scan holds the writer for
     longer than ``wait`` seconds.
     """
@@ -134,6 +185,7 @@ def scan(
                 rebuild=rebuild,
                 workers=workers,
                 changes=changes,
+                budget=budget,
             ).run()
         except StoreDamaged as exc:
             if exc.path != ddir.state_db:
@@ -172,6 +224,7 @@ class Scan:
         rebuild: bool = False,
         workers: int | None = None,
         changes: Changes | None = None,
+        budget: float | None = None,
     ) -> None:
         from voyager_sessions.store.state import StateStore
 
@@ -222,6 +275,29 @@ class Scan:
         self.workers = default_workers() if workers is None else max(1, workers)
         self.pool: Pool | None = None  # started by the first plan big enough to need it
         self.may_fork = True  # until the first plan is read: Tantivy's indexing threads start with the first write
+        self.t0 = time.monotonic()
+        self.budget = budget
+        self.remaining = 0  # sources of the plan a spent budget left unread
+        self.commit_every = _commit_every()
+        self.commit_interval = FIRST_COMMIT_S
+        self.next_commit = float("inf")  # set when reading starts
+        self.reading_since = self.t0
+        self.tally = Tally()
+        # How far a long scan has got is committed with the index (meta ``indexing``); a full scan that reads its
+        # whole plan deletes the record, whoever wrote it.
+        # A first index (the sessions table empty): no session is known but those this scan reads.
+        self.first_index = self.store.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
+        self.read_ids: set[str] = set()  # the sessions this scan read (a first index only)
+        self.recorded = self.store.get_meta(META_KEY) is not None
+        self.wrote_record = False
+        self.whole = providers is None and changes is None
+        # The two phases (words first, tool output after): the index a source's read writes through, the spool,
+        # and the final state rows of the sources whose tool output waits there (by source number).
+        self.writes: Any = self.index
+        self.spool: Spool | None = None
+        self.source_no = 0
+        self.awaiting: dict[int, tuple[Any, int]] = {}
+        self.drained: dict[int, int] = {}  # frames read back from the spool, per source number
 
     def _open_index(self, rebuild: bool) -> SearchIndex:
         """The index, writable; made anew when asked, or when the one on disk cannot be read (it is derived data)."""
@@ -257,21 +333,35 @@ class Scan:
             lazy = self.changes is not None
             stored = self.store.count_sources() if lazy else 0
             known = self.store.known_sources(lazy=lazy)
-            # The folder listings the last scans remembered: a folder that did not change is not listed again.
+            # The folder listings the last scans remembered: a folder that did not change is not listed again,
+            # and one whose canary is quiet is not walked (scan.settled), but at a full walk now and then.
             memory = FolderMemory(self.store.folders())
+            full_walk = self.changes is None and full_walk_due(self.store.get_meta(SETTLED_KEY))
+            settled = Settled(known, memory) if not full_walk and not lazy else None
+            memory.quiet = settled
             token = remembered_folders.set(memory)
             try:
                 plan, seen, scanned = self._plan(known)
             finally:
                 remembered_folders.reset(token)
-            self._read_all(plan, 0, len(plan))
-            # Sessions read just now may name working directories that lead an adapter which asked
-            # for hints (Aider) to histories not found before: one more discovery for those only.
-            token = remembered_folders.set(memory)
-            try:
-                more = self._plan_hinted(seen)
-            finally:
-                remembered_folders.reset(token)
+            if settled is not None and settled.seen:
+                # Sources in folders not walked: as the last scan read them (seen, unchanged).
+                seen.update(settled.seen)
+                self.summary.unchanged += len(settled.seen)
+            if full_walk:
+                self.store.set_meta(SETTLED_KEY, str(time.time_ns()))
+            plan = newest_first(plan)
+            self._start_reading(plan)
+            self._read_all(plan)
+            more: list[tuple[Source, Why]] = []
+            if not self.remaining:
+                # Sessions read just now may name working directories that lead an adapter which asked
+                # for hints (Aider) to histories not found before: one more discovery for those only.
+                token = remembered_folders.set(memory)
+                try:
+                    more = newest_first(self._plan_hinted(seen))
+                finally:
+                    remembered_folders.reset(token)
             if memory.changed:
                 # A write only when some folder changed (a no-op scan still writes nothing): what the
                 # file system holds, true whatever the index commits below (they need no order).
@@ -279,7 +369,9 @@ class Scan:
                     self.store.save_folders(memory.learned.values(), memory.forgotten)
                 except VoyagerError:  # a full disk, a busy database: those folders are listed again next time
                     pass
-            self._read_all(more, len(plan), len(plan) + len(more))
+            if more:
+                self._plan_sizes(more)
+                self._read_all(more)
             self.summary.sources = len(seen)
             gone = [] if self.keep_missing else known.gone(scanned, seen, self._kept)
             read = {source.path for source, _ in plan} | {source.path for source, _ in more}
@@ -298,11 +390,17 @@ class Scan:
                 self._rederive()
             if self.reset:
                 self._mirror_checkpoints()
-            self._commit()
+            if self.spool is not None:
+                self._commit()  # every source's words are searchable now
+                self._drain()
+            self._commit(last=True)
         finally:
             if self.pool is not None:
                 self.pool.close()
+            if self.spool is not None:
+                self.spool.close()
             self.index.close()
+        self.summary.remaining = self.remaining
         self.summary.seconds = round(time.time() - t0, 3)
         self.summary.providers = {p: s for p, s, _ in self.store.counts()}
         self.summary.sessions = sum(self.summary.providers.values())
@@ -311,15 +409,127 @@ class Scan:
             self.store.record_scan(t0, msgspec.json.encode(self.summary))
         return self.summary
 
-    def _read_all(self, plan: list[tuple[Source, Why]], before: int, total: int) -> None:
-        """Read ``plan``'s sources in order; ``before`` were read by an earlier plan of this scan (for progress)."""
-        commit_every = _commit_every()
-        for done, (source, why, cursor, items) in enumerate(self._reads(plan), start=before + 1):
-            self._read(source, why, self.known.get(source.path), cursor, items)
-            if self.uncommitted_events >= commit_every:
+    def _start_reading(self, plan: list[tuple[Source, Why]]) -> None:
+        """Size the plan, choose its phases, and start the clock of the commits."""
+        self.work: dict[str, tuple[int, int, bool]] = {}  # path -> (bytes to read, sessions it stands for, new)
+        total = self._plan_sizes(plan)
+        if (
+            plan
+            and self.budget is None
+            and total >= _env_int("VOYAGER_PHASE_MIN_BYTES", PHASE_MIN_BYTES)
+            and ("VOYAGER_PHASE_MIN_BYTES" in os.environ or self._will_pool(plan))
+        ):
+            from voyager_sessions.scan import spool
+
+            spool.clear(self.ddir.root)
+            self.spool = Spool(self.ddir.spool)
+            self.writes = PhasedIndex(self.index, self.spool)
+            self.tally.phase = "words"
+            self.spool_max = _spool_max()
+        self.reading_since = time.monotonic()
+        self.next_commit = self.reading_since + FIRST_COMMIT_S
+
+    def _plan_sizes(self, plan: list[tuple[Source, Why]]) -> int:
+        """Record what reading ``plan`` amounts to (bytes, sessions) for progress and budget; its bytes."""
+        total = sessions = new = 0
+        for source, why in plan:
+            old = self.known.get(source.path)
+            nbytes = _bytes_to_read(source, why, old, resume_cursor(source, why, old))
+            expected = len(old.sessions) if old is not None and old.sessions else 1
+            self.work[source.path] = (nbytes, expected, old is None)
+            total += nbytes
+            sessions += expected
+            new += old is None
+        self.tally.planned(len(plan), total, sessions, new)
+        return total
+
+    def _read_all(self, plan: list[tuple[Source, Why]]) -> None:
+        """Read ``plan``'s sources in order, committing as the clock says; stop early when a budget is spent."""
+        left_bytes = sum(self.work[source.path][0] for source, _ in plan)
+        left = len(plan)
+        for source, why, cursor, items in self._reads(plan):
+            if self._budget_spent(left, left_bytes):
+                self.remaining = left
+                break
+            nbytes, expected, new = self.work[source.path]
+            self.source_no += 1
+            if self.spool is not None:
+                self.writes.source = self.source_no
+            sessions = self._read(source, why, self.known.get(source.path), cursor, items)
+            left -= 1
+            left_bytes -= nbytes
+            self.tally.read_one(nbytes, expected, sessions, new)
+            if self.spool is not None and self.spool.bytes >= self.spool_max:
+                self._commit()
+                self._drain()  # the spool is full: the tool output of what was read so far, then on with the words
+                self.spool.reset()
+                self.tally.phase = "words"
+            elif self._due():
                 self._commit()
             if self.progress:
-                self.progress(done, total, self.summary.events_added)
+                self.progress(self.tally.now(self.summary.events_added))
+
+    def _budget_spent(self, left: int, left_bytes: int) -> bool:
+        """True when the budget is spent and what is left is worth handing to a scan of its own.
+
+        However long discovery took, the budget leaves reading ``BUDGET_MIN_READ_S`` at least: a search
+        that waited for the stat pass gets the newest sessions in its answer.
+        """
+        if self.budget is None:
+            return False
+        now = time.monotonic()
+        if now - self.t0 < self.budget or now - self.reading_since < min(self.budget, BUDGET_MIN_READ_S):
+            return False
+        return left_bytes >= _env_int("VOYAGER_HANDOVER_MIN_BYTES", HANDOVER_MIN_BYTES) or left >= HANDOVER_MIN_SOURCES
+
+    def _due(self) -> bool:
+        """True when the index should be committed now: enough events, or the clock."""
+        if self.uncommitted_events >= self.commit_every:
+            return True
+        return time.monotonic() >= self.next_commit
+
+    def _drain(self) -> None:
+        """The tools phase: the spool's tool output into the index, each source's final row once all of it is in."""
+        assert self.spool is not None
+        self.tally.phase = "tools"
+        while self._drain_one():
+            if self._due():
+                self._commit()
+
+    def _drain_one(self) -> bool:
+        """One frame of the spool into the index (False when none is waiting); a source whose read is over and
+        whose every frame is in goes to its final row."""
+        spool = self.spool
+        frame = spool.next_frame() if spool is not None else None
+        if frame is None:
+            return False
+        no, events = frame
+        if events:
+            self.uncommitted_events += self.index.add_prepared(events, self.writes.horizons.get(no))
+        drained = self.drained[no] = self.drained.get(no, 0) + 1
+        if no in self.awaiting and drained >= self.writes.frames.get(no, 0):
+            self._tools_done(no)
+        return True
+
+    def _idle(self) -> bool:
+        """While the writer waits for a worker: tool output that waits in the spool goes into the index meanwhile
+        (words still come first; no core idles). False when there is none."""
+        if not self._drain_one():
+            return False
+        if self._due():
+            self._commit()
+        return True
+
+    def _tools_done(self, no: int) -> None:
+        """Source number ``no``'s tool output is all in the index: its final state row goes with the next commit."""
+        row, sessions = self.awaiting.pop(no)
+        self.pending_sources.append(row)
+        self.tally.waiting_tools = max(0, self.tally.waiting_tools - sessions)
+        self.tally.tools_done += sessions
+        if self._due():
+            self._commit()
+        if self.progress:
+            self.progress(self.tally.now(self.summary.events_added))
 
     def _reads(self, plan: list[tuple[Source, Why]]) -> Iterator[tuple[Source, Why, Cursor | None, Iterator[Prepared]]]:
         """Each planned source, in plan order, with its cursor and its stream of prepared items."""
@@ -339,6 +549,19 @@ class Scan:
             source, why = plan[job.id]
             yield source, why, job.cursor, items
 
+    def _will_pool(self, plan: list[tuple[Source, Why]]) -> bool:
+        """True when ``plan`` (this scan's first) will be read by workers.
+
+        Only then does a long plan run in two phases: with one process, the Python thread and Tantivy's take
+        turns, the words phase giving Tantivy little and the tools phase Python little (the 300-session history:
+        +53 % wall, +9 % CPU); with workers, the writer reads tool output back whenever it waits for them (+11 %
+        wall). ``VOYAGER_PHASE_MIN_BYTES`` set forces the phases either way (the tests).
+        """
+        if self.workers <= 1 or not plan or self.budget is not None or not self.may_fork:
+            return False
+        work = [self.work[source.path][0] for source, _ in plan]
+        return _worth_workers(work, default_workers())
+
     def _pool(self, plan: list[tuple[Source, Why]], cursors: list[Cursor | None]) -> Pool | None:
         """The worker pool for ``plan``, or None to read it here: one worker, or too little to read to be worth it.
 
@@ -348,6 +571,10 @@ class Scan:
         first, self.may_fork = self.may_fork, False
         if self.pool is not None or not first or self.workers <= 1 or not plan:
             return self.pool
+        if self.budget is not None:
+            # A refresh with a budget reads here: a worker's start and its batches would hold back the first
+            # sources it reads (the newest, the answer), and what the budget leaves goes to a scan of its own.
+            return None
         work = [
             _bytes_to_read(source, why, self.known.get(source.path), cursor)
             for (source, why), cursor in zip(plan, cursors)
@@ -356,8 +583,10 @@ class Scan:
             return None
         from voyager_sessions.scan.workers import Pool
 
-        self.pool = Pool(min(self.workers, len(plan)))
-        return self.pool
+        pool = self.pool = Pool(min(self.workers, len(plan)))
+        if self.spool is not None:
+            pool.idle = self._idle
+        return pool
 
     def _hints(self) -> Hints:
         """What adapters that asked for hints get: the working directories of every indexed session, and the
@@ -505,7 +734,8 @@ class Scan:
 
     def _read(
         self, source: Source, why: Why, old: SourceState | None, cursor: Cursor | None, items: Iterator[Prepared]
-    ) -> None:
+    ) -> int:
+        """Read one source and queue what it amounts to for the next commit; how many sessions it holds."""
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
         read = SourceRead(
@@ -513,7 +743,7 @@ class Scan:
             why,
             old,
             cursor,
-            self.index,
+            self.writes,
             prior,
             self.notice,
             elsewhere=self._session_elsewhere,
@@ -530,13 +760,18 @@ class Scan:
             read.fail(exc.reason, transient=True)
         except Exception as exc:
             read.fail(failure_reason(exc))
-        self._apply(read.finish())
+        out = read.finish()
+        self._apply(out, old)
+        no = self.source_no
+        if no in self.awaiting and self.drained.get(no, 0) >= self.writes.frames.get(no, 0):
+            self._tools_done(no)  # its tool output went in while it was read (the writer waited for a worker)
+        return len(out.sessions) if not out.failed else len(old_sessions)
 
     def _session_elsewhere(self, sid: str) -> SessionRecord | None:
         """A session as another source left it: queued by this scan, else as stored (None when new)."""
         pending = self.pending_sessions.get(sid)
-        if pending is not None:
-            return pending
+        if pending is not None or (self.first_index and sid not in self.read_ids):
+            return pending  # a first index: the table holds only what this scan read (no query a session)
         return self.store.sessions_by_id([sid]).get(sid)
 
     def _newer_elsewhere(self, source: Source, sess: Session, known: Session | None) -> bool:
@@ -556,10 +791,22 @@ class Scan:
             mtime = row.mtime_ns
         return theirs > mine or mtime > source.fingerprint.mtime_ns
 
-    def _apply(self, out: SourceOutcome) -> None:
-        """Count what one read did and queue its rows for the next commit."""
+    def _apply(self, out: SourceOutcome, old: SourceState | None = None) -> None:
+        """Count what one read did and queue its rows for the next commit.
+
+        In the words phase a source whose tool output waits in the spool is committed with the row it
+        had before (see :func:`waiting_row`); its own row waits until that output is in the index.
+        """
         row = out.state_row
-        self.pending_sources.append(row)
+        no = self.source_no
+        held = self.spool is not None and self.writes.held.get(no, 0) > 0
+        if held:
+            self.awaiting[no] = (row, len(out.sessions) if not out.failed else 0)
+            self.tally.waiting_tools += len(out.sessions) if not out.failed else 0
+            self.tally.tools_total += len(out.sessions) if not out.failed else 0
+            self.pending_sources.append(waiting_row(row, old, [r.session.id for r in out.sessions]))
+        else:
+            self.pending_sources.append(row)
         self.read_mtimes[row.path] = row.mtime_ns
         if out.failed:
             self.summary.failed += 1
@@ -577,6 +824,8 @@ class Scan:
             self.summary.changed += 1
         self.pending_removed_sessions.extend(out.removed_sessions)
         self.rederive.update(out.removed_sessions)  # another source may hold them still
+        if self.first_index:
+            self.read_ids.update(r.session.id for r in out.sessions)
         for r in out.sessions:
             self.pending_sessions[r.session.id] = r
             if r.session.cwd:
@@ -593,7 +842,7 @@ class Scan:
                 self.rederive.add(sid)
         prior = self.store.sessions_by_id(orphans)
         # The checkpoint mirror stays: checkpoints.db still holds it, and it is searchable state.
-        self.index.delete_sessions(orphans, titles=True)
+        self.writes.delete_sessions(orphans, titles=True)
         self.summary.events_removed += sum(r.events for r in prior.values())
         self.summary.removed += 1
         self.pending_removed_sources.append(old.path)
@@ -617,7 +866,13 @@ class Scan:
             except Exception as exc:  # an adapter bug costs its agent, as in discovery
                 self._discovery_failed(provider, exc)
         self.fresh_reads.update(source.path for source, _ in plan)
-        self._read_all(plan, 0, len(plan))
+        self._plan_sizes(plan)
+        # Read whole, budget or not: until they are, the index holds the removed source's copy of those sessions.
+        budget, self.budget = self.budget, None
+        try:
+            self._read_all(plan)
+        finally:
+            self.budget = budget
         self._commit()
 
     def _mirror_checkpoints(self) -> None:
@@ -660,8 +915,31 @@ class Scan:
 
     # -- commits ---------------------------------------------------------------------
 
-    def _commit(self) -> None:
-        if not (self.pending_sources or self.pending_removed_sources or self.pending_sessions or self._force_commit):
+    def _commit(self, *, last: bool = False) -> None:
+        """Commit the index, then the state rows that describe it (and how far a long scan has got).
+
+        ``last``: the scan's final commit. A scan that leaves its plan unfinished (a spent budget)
+        records how far it got; a full one that read its plan deletes any record of an unfinished scan.
+        """
+        record: Callable[[int], dict[str, str | None]] | None = None
+        if not last or self.remaining:
+            self.recorded = self.wrote_record = True
+
+            def record(sessions: int) -> dict[str, str | None]:
+                return {META_KEY: progress_encode(self.tally.record(sessions)).decode()}
+
+        elif self.recorded and (self.whole or self.wrote_record):
+            self.recorded = False
+
+            def record(sessions: int) -> dict[str, str | None]:
+                return {META_KEY: None}
+
+        nothing = not (
+            self.pending_sources or self.pending_removed_sources or self.pending_sessions or self._force_commit
+        )
+        if nothing and (record is None or not last):
+            if not last:
+                self._schedule()
             return
         self._force_commit = False
         self.index.commit()  # first the index...
@@ -672,12 +950,44 @@ class Scan:
             removed_sources=self.pending_removed_sources,
             sessions=self.pending_sessions.values(),
             removed_sessions=self.pending_removed_sessions,
+            meta=record,
         )
         self.pending_sources = []
         self.pending_sessions = {}
         self.pending_removed_sources = []
         self.pending_removed_sessions = []
         self.uncommitted_events = 0
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """The next commit by the clock: twice as long after this one as the last wait, up to ``COMMIT_MAX_S``."""
+        self.commit_interval = min(self.commit_interval * 2, COMMIT_MAX_S)
+        self.next_commit = time.monotonic() + self.commit_interval
+
+
+def newest_first(plan: list[tuple[Source, Why]]) -> list[tuple[Source, Why]]:
+    """``plan`` in the order people search: the source written last first (ties by path, so scans are deterministic).
+
+    A first index is searchable while it is built; the sessions someone looks for first are the ones they
+    were just working in.
+    """
+    return sorted(plan, key=lambda p: (-max(p[0].fingerprint.mtime_ns, p[0].fingerprint.wal_mtime_ns), p[0].path))
+
+
+def waiting_row(row: Any, old: Any, sessions: list[str]) -> Any:
+    """The state row a source keeps while its tool output waits in the spool: a crash then re-reads it.
+
+    It is the row of the last read before this scan (its fingerprint and cursor: the next scan reads it again
+    as changed or grown from there, replacing what this one indexed), or for a new source one whose fingerprint
+    no file has; either way naming the sessions it holds now as well as before, so that a source gone by then
+    takes them all out of the index.
+    """
+    if old is not None:
+        named = list(dict.fromkeys([*old.sessions, *sessions]))
+        return msgspec.structs.replace(old, sessions=named, indexed_at=row.indexed_at)
+    return msgspec.structs.replace(
+        row, size=0, mtime_ns=0, inode=0, wal_size=0, wal_mtime_ns=0, cursor=None, status="ok", detail=None
+    )
 
 
 def _read_here(source: Source, cursor: Cursor | None) -> Iterator[Prepared]:

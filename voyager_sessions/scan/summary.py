@@ -34,6 +34,8 @@ class ScanSummary(msgspec.Struct, kw_only=True):
     skipped: list[Skipped] = []
     seconds: float = 0.0
     providers: dict[str, int] = {}
+    #: Sources not read because the scan's budget was spent (the refresh before a search): a next scan reads them.
+    remaining: int = 0
 
     @property
     def touched(self) -> int:

@@ -8,10 +8,15 @@ the chunks, builds documents, deletes and replaces, commits and writes state, ex
 as when it reads a source itself.
 
 Order and memory: the writer takes sources in plan order, so results, notices and
-commit points do not depend on how many workers ran. A worker holds at most
-``IN_FLIGHT`` sources handed to it and not yet taken by the writer; what it has read
-ahead waits in its pipe (grown to 1 MiB where Linux allows; a worker that filled it
-blocks), so a worker's memory is its adapter's plus a chunk, a huge session included.
+commit points do not depend on how many workers ran. Sources are handed over in batches
+of consecutive sources of the plan (``BATCH_BYTES`` to read at most, or one source larger
+than that), and a worker sends what it read of small sources together (``OUT_BYTES`` a
+message): a first index of 15,000 small sessions is then not 30,000 pipe messages, each a
+wake-up of the other side (on a loaded machine most of the writer's time went there). A
+worker holds at most ``IN_FLIGHT`` batches handed to it and not yet taken by the writer;
+what it has read ahead waits in its pipe (grown to 1 MiB where Linux allows; a worker that
+filled it blocks), so a worker's memory is its adapter's plus a message, a huge session
+included.
 
 Workers read and never write: they are forked where the platform forks cheaply (Linux),
 and drop every inherited descriptor but their two pipes first (the writer lock, the
@@ -31,10 +36,11 @@ import gc
 import itertools
 import os
 import signal
+import struct
 import sys
 import warnings
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.core.errors import VoyagerError
@@ -47,8 +53,9 @@ from voyager_sessions.scan.chunks import (
     WorkerLost,
     chunk_of,
     decode_chunk,
-    decode_job,
+    decode_jobs,
     encode,
+    encode_jobs,
     failure_reason,
     prepared_chunks,
 )
@@ -56,11 +63,19 @@ from voyager_sessions.scan.chunks import (
 if TYPE_CHECKING:  # multiprocessing is imported when a pool starts, not by every scan that imports this
     from multiprocessing.connection import Connection
 
-#: Sources a worker may hold at once (being read, or read and waiting for the writer).
-IN_FLIGHT = 3
+#: Batches a worker may hold at once (being read, or read and waiting for the writer).
+IN_FLIGHT = 2
+#: A batch: consecutive sources of the plan with at most this many bytes to read together (a larger source goes
+#: alone), and at most ``BATCH_JOBS`` of them.
+BATCH_BYTES = 1 << 20
+BATCH_JOBS = 64
+#: A worker's chunks of small sources travel together, in messages of about this many bytes.
+OUT_BYTES = 256 << 10
 #: Workers a scan may start in place of ones that died, beyond its first: past that, the
 #: sources left are named as not read (and read again by the next scan), never lost.
 MAX_REPLACEMENTS = 8
+_LENGTH = struct.Struct("<I")
+
 #: Bytes a worker's answer pipe holds (Linux lets a pipe grow to 1 MiB unprivileged): a few
 #: chunks, so a worker goes on reading while the writer applies what it sent before.
 PIPE_BYTES = 1 << 20
@@ -83,10 +98,40 @@ def worker_main(jobs: Connection, out: Connection, parent: int, forked: bool) ->
     from voyager_sessions.ingest import adapters as registry
 
     for data in _job_inbox(jobs):
+        outbox = _Outbox(out)
         try:
-            _run(decode_job(data), out, registry)
+            for job in decode_jobs(data):
+                _run(job, outbox, registry)
+                outbox.job_done()
+            outbox.flush()
         except OSError:
             return  # the pipe broke: the writer stopped listening
+
+
+class _Outbox:
+    """A worker's answer pipe, its small messages sent together: length-prefixed chunks, ``OUT_BYTES`` a message."""
+
+    def __init__(self, out: Connection) -> None:
+        self.out = out
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def send_bytes(self, data: bytes) -> None:
+        self.parts.append(_LENGTH.pack(len(data)))
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size >= OUT_BYTES:
+            self.flush()
+
+    def job_done(self) -> None:
+        """A job's last chunk is in: sent once enough has gathered (the batch's end sends the rest)."""
+        if self.size >= OUT_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            self.out.send_bytes(b"".join(self.parts))
+            self.parts, self.size = [], 0
 
 
 def _job_inbox(jobs: Connection) -> Iterator[bytes]:
@@ -113,7 +158,7 @@ def _job_inbox(jobs: Connection) -> Iterator[bytes]:
         yield data
 
 
-def _run(job: Job, out: Connection, registry: Any) -> None:
+def _run(job: Job, out: _Outbox, registry: Any) -> None:
     """Read one job's source and send its chunks, the last with ``end``; a failed pipe propagates (the writer is gone)."""
     send = out.send_bytes
     try:
@@ -231,18 +276,41 @@ class _Worker:
         self.jobs = jobs_w
         self.out = out_r
         self.load = 0  # sources handed over and not yet taken
+        self.batches: deque[int] = deque()  # sources of each batch handed over not yet taken, oldest first
+        self.inbox: deque[bytes] = deque()  # chunks received and not yet taken
         self.dead = False  # known dead: its pipe ended
         self.broken = False  # its job pipe broke: dead, or dying, and not yet known so
 
-    def send(self, job: Job) -> bool:
-        """Hand ``job`` over; False when the worker is gone (its pipe is broken): it gets no more jobs."""
+    def send(self, jobs: list[Job]) -> bool:
+        """Hand ``jobs`` over as one batch; False when the worker is gone (its pipe is broken): it gets no more."""
         try:
-            self.jobs.send_bytes(encode(job))
+            self.jobs.send_bytes(encode_jobs(jobs))
         except OSError:
             self.broken = True
             return False
-        self.load += 1
+        self.load += len(jobs)
+        self.batches.append(len(jobs))
         return True
+
+    def took(self) -> None:
+        """The writer took one source's results."""
+        self.load -= 1
+        if self.batches:
+            self.batches[0] -= 1
+            if self.batches[0] <= 0:
+                self.batches.popleft()
+
+    def receive(self) -> bytes:
+        """The next chunk's bytes from this worker (EOFError/OSError when it is gone)."""
+        if not self.inbox:
+            data = memoryview(self.out.recv_bytes())
+            at, end, unpack, size = 0, len(data), _LENGTH.unpack_from, _LENGTH.size
+            while at < end:
+                (n,) = unpack(data, at)
+                at += size
+                self.inbox.append(bytes(data[at : at + n]))
+                at += n
+        return self.inbox.popleft()
 
     def died(self) -> str:
         """Mark the worker dead and say how it ended, for the notice."""
@@ -302,6 +370,8 @@ class Pool:
         self.ctx = mp.get_context(self.method)
         self.workers: list[_Worker] = []
         self.replacements = 0
+        #: Work the writer does while it waits for a worker (True: it did some, and may do more); None: wait.
+        self.idle: Callable[[], bool] | None = None
         if self.method == "fork" and sys.platform.startswith("linux"):
             _prctl()
         try:
@@ -320,48 +390,70 @@ class Pool:
         pending = iter(jobs)
         queue: deque[tuple[Job, _Worker]] = deque()
         more = True
+        ahead: list[Job] = []  # a job taken from ``pending`` that did not fit the last batch
+
+        def next_batch() -> list[Job]:
+            nonlocal more
+            batch: list[Job] = []
+            cost = 0
+            while len(batch) < BATCH_JOBS:
+                job = ahead.pop() if ahead else next(pending, None)
+                if job is None:
+                    more = False
+                    break
+                c = job_cost(job)
+                if batch and cost + c > BATCH_BYTES:
+                    ahead.append(job)
+                    break
+                batch.append(job)
+                cost += c
+                if cost >= BATCH_BYTES:
+                    break
+            return batch
 
         def fill() -> None:
             nonlocal more, pending
-            while more:
+            while more or ahead:
                 for i, w in enumerate(self.workers):
                     if w.broken and w.load == 0 and self.replacements < MAX_REPLACEMENTS:
                         self.workers[i] = self._fresh(w)  # gone with nothing of ours: replace it now
-                ready = [w for w in self.workers if not w.dead and not w.broken and w.load < IN_FLIGHT]
+                ready = [w for w in self.workers if not w.dead and not w.broken and len(w.batches) < IN_FLIGHT]
                 if not ready:
                     return
-                job = next(pending, None)
-                if job is None:
-                    more = False
+                batch = next_batch()
+                if not batch:
                     return
                 for worker in sorted(ready, key=lambda w: w.load):
-                    if worker.send(job):
-                        queue.append((job, worker))
+                    if worker.send(batch):
+                        queue.extend((job, worker) for job in batch)
                         break
                 else:  # every ready worker broke on the way: start over with their replacements
-                    pending = itertools.chain([job], pending)
+                    pending = itertools.chain(batch, pending)
+                    more = True
 
         fill()
         while queue:
             job, worker = queue.popleft()
-            stream = _Stream(job, worker)
+            stream = _Stream(job, worker, self.idle)
             yield job, iter(stream)
             stream.drain()
-            worker.load -= 1
+            worker.took()
             if (worker.dead or (worker.broken and worker.load == 0)) and self.replacements < MAX_REPLACEMENTS:
                 self._replace(worker, queue)
             fill()
-        for job in pending:  # no worker is left to read them: say so for each, lose none
+        for job in itertools.chain(ahead, pending):  # no worker is left to read them: say so for each, lose none
             yield job, _unread()
 
     def _replace(self, dead: _Worker, queue: deque[tuple[Job, _Worker]]) -> None:
         """Start a worker in place of ``dead`` and hand it the sources it held (none was taken yet)."""
         fresh = self._fresh(dead)
         self.workers[self.workers.index(dead)] = fresh
+        held = [job for job, worker in queue if worker is dead]
+        if held and not fresh.send(held):  # the new one died at once: let its streams say so
+            fresh.load += len(held)
+            fresh.batches.append(len(held))
         for i, (job, worker) in enumerate(queue):
             if worker is dead:
-                if not fresh.send(job):  # the new one died at once: let its stream say so
-                    fresh.load += 1
                 queue[i] = (job, fresh)
 
     def _fresh(self, dead: _Worker) -> _Worker:
@@ -388,6 +480,13 @@ class Pool:
         self.close()
 
 
+def job_cost(job: Job) -> int:
+    """About how many bytes reading ``job`` costs (what ``BATCH_BYTES`` counts), a few KiB at least a source."""
+    fp = job.source.fingerprint
+    offset = job.cursor.offset if job.cursor is not None else 0
+    return max(4096, fp.size - offset + fp.wal_size)
+
+
 def _unread() -> Iterator[Prepared]:
     raise WorkerLost("no worker process was left to read it (they kept dying)")
     yield  # a generator: the error comes when the writer starts reading
@@ -396,10 +495,11 @@ def _unread() -> Iterator[Prepared]:
 class _Stream:
     """The chunks of one job, read from its worker's pipe, as items."""
 
-    def __init__(self, job: Job, worker: _Worker) -> None:
+    def __init__(self, job: Job, worker: _Worker, idle: Callable[[], bool] | None = None) -> None:
         self.job = job
         self.worker = worker
         self.done = False
+        self.idle = idle
 
     def __iter__(self) -> Iterator[Prepared]:
         while not self.done:
@@ -417,7 +517,12 @@ class _Stream:
             self.done = True
             raise WorkerLost("the worker process reading it had died")
         try:
-            data = self.worker.out.recv_bytes()
+            if self.idle is not None and not self.worker.inbox:
+                # Nothing from the worker yet: do what is waiting here rather than wait (as long as there is some).
+                out = self.worker.out
+                while not out.poll(0) and self.idle():
+                    pass
+            data = self.worker.receive()
         except (EOFError, OSError):
             self.done = True
             raise WorkerLost(self.worker.died()) from None

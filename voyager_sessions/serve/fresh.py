@@ -59,6 +59,8 @@ class Scans:
         self._cond = threading.Condition()
         self._started = 0
         self._running = False
+        self._running_since = 0.0
+        self._unfinished = False  # the last scan left part of its plan (a budget): the next one is a full one
         self._last: ScanOutcome | None = None
         self.count = 0
 
@@ -72,12 +74,19 @@ class Scans:
         counts = getattr(self._watcher, "counts", None) or {}
         return counts.get("watched", 0)
 
-    def fresh(self, *, watched: bool = False) -> ScanOutcome:
+    def fresh(
+        self, *, watched: bool = False, patience: float | None = None, budget: float | None = None
+    ) -> ScanOutcome | None:
         """The outcome of a refresh that started after this call: run one, or wait for the one about to run.
 
         Any refresh serves any caller: each one's change set is fenced (see ``ChangeWatcher.take``),
         so it holds every write made before it started. ``watched``: the keep-fresh loop's refresh, the
         one that may be the watcher's periodic full stat pass (a request's never is).
+
+        A request's (``patience``, ``budget``): a scan already running for ``patience`` seconds is a long
+        one (a first index), and the request answers from what it has committed (None) rather than wait
+        for it and one more; a scan the request starts stops reading after ``budget`` seconds if much is
+        left, and the rest is read at once by a full scan in a thread of its own.
         """
         with self._cond:
             wanted = self._started + 1
@@ -87,31 +96,56 @@ class Scans:
                     return last
                 if not self._running:
                     self._running = True
+                    self._running_since = time.monotonic()
                     self._started += 1
                     number = self._started
+                    full, self._unfinished = self._unfinished, False
                     break
-                self._cond.wait()
+                if patience is None:
+                    self._cond.wait()
+                    continue
+                waited = time.monotonic() - self._running_since
+                if waited >= patience:
+                    return None
+                self._cond.wait(patience - waited)
         outcome = ScanOutcome(number=number, started=time.time())
         t0 = time.perf_counter()
+        args: dict[str, Any] = {"budget": budget} if budget is not None else {}
         try:
-            if self._watcher is not None:
+            if self._watcher is not None and not full:
                 from voyager_sessions.api.freshness import refresh
 
                 outcome.summary = refresh(
-                    self._ddir.root, os.environ, self._watcher, periodic=watched, on_notice=outcome.notices.append
+                    self._ddir.root,
+                    os.environ,
+                    self._watcher,
+                    periodic=watched,
+                    on_notice=outcome.notices.append,
+                    **args,
                 )
             else:
-                outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append)
+                if self._watcher is not None:
+                    self._watcher.take(periodic=True)  # a full stat pass sees whatever it had seen change
+                outcome.summary = self._scan(self._ddir.root, on_notice=outcome.notices.append, **args)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting request, which reports it
             outcome.error = exc
         outcome.seconds = time.perf_counter() - t0
+        unfinished = outcome.error is None and getattr(outcome.summary, "remaining", 0) > 0
         with self._cond:
             self._last = outcome
             self._running = False
+            self._unfinished = self._unfinished or unfinished
             self.count += 1
             self._cond.notify_all()
         self._on_done(outcome)
+        if unfinished:
+            # The rest of a plan the budget left: read now, in full (the watcher saw none of it change).
+            threading.Thread(target=self.fresh, kwargs={"watched": True}, name="voyager-scan-rest", daemon=True).start()
         return outcome
+
+
+#: A request does not wait for a scan that has been running this long (seconds): a first index, say.
+LONG_SCAN_S = 1.0
 
 
 class ServerBackend:
@@ -128,7 +162,11 @@ class ServerBackend:
         """A search's refresh: a scan that started after this request, its skip notices reported to ``notice``."""
         from voyager_sessions.api import notice_text
 
-        outcome = self.scans.fresh()
+        from voyager_sessions.api.freshness import refresh_budget
+
+        outcome = self.scans.fresh(patience=LONG_SCAN_S, budget=refresh_budget())
+        if outcome is None:
+            return  # a long scan is building the index: answer from what it has committed (the result says so)
         for skipped in outcome.notices:
             notice(notice_text(skipped), not skipped.repair)
         if outcome.error is not None:
@@ -140,6 +178,7 @@ def scan_for_keep_fresh(scans: Scans) -> Callable[[], Any]:
 
     def run() -> Any:
         outcome = scans.fresh(watched=True)
+        assert outcome is not None  # no patience: it waits
         if outcome.error is None:
             return outcome.summary
         if isinstance(outcome.error, VoyagerError):

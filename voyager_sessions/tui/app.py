@@ -563,14 +563,16 @@ class VoyagerApp(App[tuple[str, str] | None]):
     def describe(self, answer: Answer) -> str:
         agent = self.narrowed()
         order = "newest first" if self.sort == "recent" else "best match first"
+        building = view.indexing(answer.indexing)
         if not answer.query.strip():
-            return f"{answer.total} session{'s' if answer.total != 1 else ''}, newest first{agent}"
+            return f"{answer.total} session{'s' if answer.total != 1 else ''}, newest first{agent}{building}"
         if not answer.rows:
-            return f"no session matches{agent}"
+            # While the index is built, no match is no answer yet: the session may be in what is still to come.
+            return f"no session matches yet{agent}{building}" if building else f"no session matches{agent}"
         found = f"{answer.total} session{'s' if answer.total != 1 else ''}"
         if answer.partial:
             found += f" hold some of the {len(answer.terms)} terms (none holds all), most first"
-        return f"{found} · {order}{agent}"
+        return f"{found} · {order}{agent}{building}"
 
     def narrowed(self) -> str:
         """The filters picked from the lists, as the status line names them."""

@@ -24,7 +24,7 @@ import msgspec
 
 from voyager_sessions.core.errors import Busy, VoyagerError
 from voyager_sessions.api.door import Door
-from voyager_sessions.core.model import Timeline
+from voyager_sessions.core.model import Indexing, Timeline
 from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
@@ -78,6 +78,8 @@ class Answer(msgspec.Struct, kw_only=True):
     partial: bool = False
     #: The query's terms, as a session must hold them (what the preview marks).
     terms: list[str] = []
+    #: Set while the index is still being built: how far (what the status line says, and no match is no answer).
+    indexing: Indexing | None = None
 
 
 class Backend:
@@ -204,7 +206,12 @@ class Backend:
             for h in result.hits
         ]
         return Answer(
-            query=query, rows=rows, total=result.total, partial=result.match == "partial", terms=list(result.terms)
+            query=query,
+            rows=rows,
+            total=result.total,
+            partial=result.match == "partial",
+            terms=list(result.terms),
+            indexing=result.indexing,
         )
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Timeline:

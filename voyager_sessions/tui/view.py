@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -285,6 +286,16 @@ def header(session) -> Text:  # noqa: ANN001 - model.SessionRow
         out.append("\n$ ", style="dim")
         out.append(printable(session.resume), style="cyan")
     return out
+
+
+def indexing(ix: Any) -> str:
+    """The status line's part saying the index is still being built (``SearchResult.indexing``), or ""."""
+    if ix is None:
+        return ""
+    said = f", what was said in {ix.sessions_words:,}" if ix.sessions_words > ix.sessions_done else ""
+    if ix.running:
+        return f" · indexing: {ix.sessions_done:,} of {ix.sessions_total:,} sessions searched{said}"
+    return f" · index incomplete: {ix.sessions_done:,} of {ix.sessions_total:,} sessions (voyager scan goes on)"
 
 
 def rows(text: str, width: int) -> int:

@@ -125,7 +125,13 @@ class Library:
             "result": result,
             "facets": facets if with_facets else None,
             "repos": {h.session_id: h.project for h in result.hits},
+            # While the index is built: how far (the page's status line says so); on the result too.
+            "indexing": result.indexing if rows else self.indexing(),
         }
+
+    def indexing(self) -> Any:
+        """How far the index is built while a scan is building it (None when whole): the page's second request."""
+        return api.indexing(data_dir=self.ddir, backend=self.backend)
 
     def sessions(self, *, provider: str | None, limit: int, offset: int) -> Any:
         """``voyager list --json``'s document."""

@@ -74,13 +74,25 @@ async function load() {
   } catch { /* the results stand without their counts */ }
 }
 
+// While the index is built: how far it is (and that no match is no answer yet).
+function building(ix) {
+  if (!ix) return "";
+  const of = `${ix.sessions_done.toLocaleString()} of ${ix.sessions_total.toLocaleString()} sessions`;
+  const said = ix.sessions_words > ix.sessions_done ? `, what was said in ${ix.sessions_words.toLocaleString()}` : "";
+  return ix.running ? ` · still indexing: ${of} searched${said}` : ` · the index is incomplete: ${of} (voyager scan goes on)`;
+}
+
 function show(doc) {
   const res = doc.result;
   const n = res.total;
   const atLeast = res.total_exact === false ? "+" : "";  // a common word: at least this many (docs/json.md)
-  $("status").textContent = state.q
-    ? `${n.toLocaleString()}${atLeast} session${n === 1 && !atLeast ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : "")
-    : `${n.toLocaleString()} most recent sessions`;
+  $("status").textContent = (state.q
+    ? (n === 0 && doc.indexing ? "no match yet" : `${n.toLocaleString()}${atLeast} session${n === 1 && !atLeast ? "" : "s"} match` + (res.hits.length < n ? ` (showing ${res.hits.length})` : ""))
+    : `${n.toLocaleString()} most recent sessions`) + building(doc.indexing);
+  if (doc.indexing && doc.indexing.running && n === 0) {
+    const asked = serial;
+    setTimeout(() => { if (asked === serial) load(); }, 3000);  // what is not indexed yet may hold it: ask again
+  }
   $("results").replaceChildren(...res.hits.map((h) => row(h, doc.repos[h.session_id], doc.excerpts)));
   if (res.hits.length < n) $("results").append(more(res.hits.length));
   $("results").dataset.q = state.q;  // which query the list answers (tests wait for it)

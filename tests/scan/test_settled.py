@@ -1,0 +1,144 @@
+"""A refresh does not walk a Claude Code session's subagents folder while the session's transcript is quiet.
+
+Subagents run when their session's transcript says so first, so the transcript is the folder's
+canary: unchanged since the last scan and idle for ``SETTLE_S``, with nothing under the folder
+newer than it, the folder is not walked (its sources count as seen, unchanged). A full walk
+every ``FULL_WALK_S`` catches what no canary announces (a file copied or deleted by hand).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import synth
+from voyager_sessions.core.paths import DataDir
+from voyager_sessions.scan import scan, settled
+from voyager_sessions.store.state import StateStore
+
+OLD = time.time() - 3 * 3600  # idle for hours
+
+
+def _session(home: Path, i: int, *, when: float = OLD) -> tuple[Path, Path]:
+    """A Claude Code session with one subagent transcript in ``<id>/subagents/``, both last written at ``when``."""
+    conv = synth.generate(seed=4000 + i, messages=6, output_bytes=200)
+    parent = synth.write_claude(conv, home / ".claude" / "projects")
+    sub = synth.generate(seed=4100 + i, messages=4, output_bytes=200, session_id=conv.id, cwd=conv.cwd)
+    agent = parent.with_suffix("") / "subagents" / f"agent-a{i:04x}.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_bytes(b"".join(synth.claude_lines(sub)).replace(b'"isSidechain":false', b'"isSidechain":true'))
+    os.utime(agent, (when - 60, when - 60))
+    os.utime(parent, (when, when))
+    return parent, agent
+
+
+def _walked(monkeypatch) -> list[str]:
+    """The folders the walk lists or looks into."""
+    seen: list[str] = []
+    real = os.listdir
+
+    def spy(path="."):
+        seen.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", spy)
+    return seen
+
+
+def _full_walk_long_ago(data: Path) -> None:
+    store = StateStore(DataDir(data).state_db)
+    store.set_meta(settled.META_KEY, str(time.time_ns() - 2 * settled.FULL_WALK_S * 1_000_000_000))
+    store.close()
+
+
+@pytest.fixture
+def data(monkeypatch) -> Path:
+    # The folders were made a moment ago: remember their listings at once (the 3 s guard against a listing
+    # racing a change is not what these tests are about).
+    from voyager_sessions.ingest.files import FolderMemory
+
+    monkeypatch.setattr(FolderMemory, "SETTLED_NS", 0)
+    return Path(os.environ["VOYAGER_HOME"])
+
+
+def test_a_quiet_sessions_subagents_are_not_walked_and_stay(home, data, monkeypatch):
+    parents = [_session(home, i) for i in range(3)]
+    first = scan(data)
+    assert first.new == 6
+    walked = _walked(monkeypatch)
+    again = scan(data)
+    assert again.unchanged == 6 and again.sources == 6 and not again.touched and again.removed == 0
+    assert not [w for w in walked if w.endswith("subagents")], walked  # no subagents folder looked into
+    # ... and its transcripts are still what a search finds: nothing was taken out of the index.
+    from voyager_sessions.api import SearchRequest, search
+
+    assert search(SearchRequest(query="kind:user", sessions=True, limit=50, refresh=False), data_dir=data).total == 6
+    assert parents
+
+
+def test_a_session_that_moved_has_its_subagents_walked(home, data, monkeypatch):
+    parent, agent = _session(home, 0)
+    scan(data)
+    # The session starts another subagent: its transcript says so first, then the subagent's file appears.
+    with open(parent, "ab") as fh:
+        fh.write(b"\n")
+    extra = agent.with_name("agent-b0001.jsonl")
+    extra.write_bytes(agent.read_bytes())
+    found = scan(data)
+    assert found.new == 1 and found.grown + found.changed == 1
+
+
+def test_a_subagent_newer_than_its_session_is_looked_at(home, data):
+    """A background subagent that wrote after its session last did may still be running: always statted."""
+    parent, agent = _session(home, 0)
+    os.utime(agent, (OLD + 60, OLD + 60))
+    scan(data)
+    with open(agent, "ab") as fh:
+        fh.write(agent.read_bytes().splitlines(keepends=True)[-1])
+    os.utime(agent, (OLD + 120, OLD + 120))
+    again = scan(data)
+    assert again.grown + again.changed == 1
+
+
+def test_a_session_written_lately_has_its_subagents_looked_at(home, data):
+    parent, agent = _session(home, 0, when=time.time() - 5)  # idle for seconds only
+    scan(data)
+    with open(agent, "ab") as fh:
+        fh.write(agent.read_bytes().splitlines(keepends=True)[-1])
+    os.utime(agent, (time.time() - 70, time.time() - 70))  # still older than its session
+    again = scan(data)
+    assert again.grown + again.changed == 1
+
+
+def test_the_full_walk_finds_what_no_canary_announced(home, data):
+    parent, agent = _session(home, 0)
+    _, gone = _session(home, 1)
+    scan(data)
+    # By hand: a subagent transcript grows and another is deleted, their sessions untouched.
+    with open(agent, "ab") as fh:
+        fh.write(agent.read_bytes().splitlines(keepends=True)[-1])
+    os.utime(agent, (OLD - 30, OLD - 30))
+    gone.unlink()
+    quiet = scan(data)
+    assert not quiet.touched  # not walked: not seen yet
+    _full_walk_long_ago(data)
+    full = scan(data)
+    assert full.grown + full.changed == 1 and full.removed == 1
+
+
+def test_a_transcript_read_without_its_subagents_does_not_quiet_their_folder(home, data, monkeypatch):
+    """A scan stopped by its budget right after a session's transcript, before its subagent: the next scan finds
+    the subagent, though the transcript is as it was read and long idle."""
+    from voyager_sessions.scan import run as run_mod
+
+    parent, agent = _session(home, 0)
+    real = run_mod.Scan._budget_spent
+    monkeypatch.setattr(run_mod.Scan, "_budget_spent", lambda self, left, left_bytes: self.source_no >= 1)
+    first = scan(data, budget=0.0)
+    assert first.new == 1 and first.remaining == 1  # the transcript (newest), not its subagent
+    monkeypatch.setattr(run_mod.Scan, "_budget_spent", real)
+    rest = scan(data)
+    assert rest.new == 1 and rest.remaining == 0

@@ -1,0 +1,112 @@
+"""Folders a refresh need not walk: the session file written before anything in them changes says they are quiet.
+
+A Claude Code session keeps its subagents' transcripts in ``<id>/subagents/``, beside its
+own ``<id>.jsonl``: at 10,000 sessions a refresh statted 25,000 files and folders where
+15,000 were subagent transcripts and their folders. A subagent runs only when its session
+says so in its own transcript first (the call that starts or resumes it), so that transcript
+is the folder's *canary* (``walk_files(canary=…)``): when it has not changed since the last
+scan read it, and had then been idle for ``SETTLE_S`` while nothing under the folder was
+newer than it, nothing there can have changed, and the folder is not walked — its sessions
+are the ones the last scan read, as they were (:class:`Settled`, which answers
+``FolderMemory.quiet`` from the scan's state rows and hands the scan their paths). The folder
+must also have been read whole: every session file its remembered listings name has a state
+row (a scan stopped by its budget, or killed, may have read a transcript and not yet what is
+under it; a folder never listed is walked).
+
+One case is left: a subagent started in the background that keeps running, silent for
+``SETTLE_S``, while its session is idle too, and writes again: it shows when its session
+writes (a background subagent's end is reported in its session's transcript), or at the
+next full walk. Every ``FULL_WALK_S`` a refresh walks every folder (the time of the last one
+is kept in ``state.db``), which also finds files deleted or copied there by hand.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: A canary idle this long (seconds) at the last scan, with nothing under its folder newer, makes the folder quiet.
+SETTLE_S = 600
+#: A refresh walks every folder again when the last full walk is this old (seconds).
+FULL_WALK_S = 900
+#: The ``meta`` key holding when the last full walk was (ns since the epoch).
+META_KEY = "full_walk_ns"
+
+
+class Settled:
+    """``FolderMemory.quiet`` from the state rows ``known`` (a ``store.state.KnownSources``): see the module."""
+
+    def __init__(self, known: Any, memory: Any, now_ns: int | None = None) -> None:
+        self.known = known
+        self.memory = memory
+        self.fresh: dict[str, tuple[Any, ...]] = known.fresh
+        self.boundary = (time.time_ns() if now_ns is None else now_ns) - SETTLE_S * 1_000_000_000
+        self._paths: list[str] | None = None
+        # The rows to read again (loaded with the agent's rows, before its walk): a folder holding one is walked.
+        self._retry: list[str] | None = None
+        #: Folders not walked, and the sources in them (seen, unchanged: the scan takes them).
+        self.skipped = 0
+        self.seen: list[str] = []
+
+    def __call__(self, folder: str, canary: str, st: os.stat_result, wanted: Callable[[str], bool]) -> bool:
+        row = self.fresh.get(canary)
+        if row is None or row[1] != st.st_size or row[2] != st.st_mtime_ns or row[3] != st.st_ino:
+            return False  # the session changed (or is new): what is under it may have too
+        if st.st_mtime_ns > self.boundary:
+            return False  # written lately: its subagents may still be at work
+        paths = self._under(folder)
+        if paths is None or not self._all_read(folder, wanted):
+            return False
+        newest = st.st_mtime_ns
+        fresh = self.fresh
+        for p in paths:
+            if fresh[p][2] > newest:
+                return False  # a subagent that wrote after its session last did may still be running
+        self.skipped += 1
+        self.seen.extend(paths)
+        return True
+
+    def _all_read(self, folder: str, wanted: Callable[[str], bool]) -> bool:
+        """True when every session file the remembered listings under ``folder`` name has a state row: the last
+        scan read all of it (one stopped by its budget, or killed, may have read the transcript and not its
+        subagents; a folder never listed, or listed again since, is walked)."""
+        fresh, listed, sep = self.fresh, self.memory.listed, os.sep
+        stack = [folder]
+        while stack:
+            here = stack.pop()
+            names = listed(here)
+            if names is None:
+                return False
+            for name in names:
+                if name[0] == "/":
+                    stack.append(here + sep + name[1:])
+                elif wanted(name) and here + sep + name not in fresh:
+                    return False
+        return True
+
+    def _under(self, folder: str) -> list[str] | None:
+        """The paths of the state rows under ``folder``; None when one of them is to be read again."""
+        prefix = folder.rstrip(os.sep) + os.sep
+        if self._paths is None:
+            self._paths = sorted(self.fresh)
+            self._retry = sorted(self.known.retry_paths())
+        paths = self._paths
+        i = bisect.bisect_left(paths, prefix)
+        j = bisect.bisect_left(paths, prefix[:-1] + chr(ord(prefix[-1]) + 1), i)
+        if self._retry:
+            k = bisect.bisect_left(self._retry, prefix)
+            if k < len(self._retry) and self._retry[k].startswith(prefix):
+                return None
+        return paths[i:j]
+
+
+def full_walk_due(last_ns: str | None, now_ns: int | None = None) -> bool:
+    """True when the last full walk (the ``meta`` value, ns) is ``FULL_WALK_S`` old or unknown."""
+    now = time.time_ns() if now_ns is None else now_ns
+    try:
+        return now - int(last_ns or 0) >= FULL_WALK_S * 1_000_000_000
+    except ValueError:
+        return True
