@@ -4,6 +4,7 @@ whichever read or source brought each, and every title is indexed once."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 from tests.support.sessions import (
@@ -128,8 +129,11 @@ def test_user_title_wins_across_sources(home, run) -> None:
     read after the one with it, keeps the person's title, and the title is indexed once."""
     lines = claude_session_lines()
     rename = json_line({"type": "custom-title", "customTitle": "Migration hotfix", "sessionId": CLAUDE_SID})
-    write_claude(home, [*lines, rename], project="-a-first")
-    write_claude(home, lines, project="-b-copy")
+    first = write_claude(home, [*lines, rename], project="-a-first")
+    copy = write_claude(home, lines, project="-b-copy")
+    # Newest first: the renamed one is read first when it is the newer file.
+    os.utime(copy, (copy.stat().st_atime, copy.stat().st_mtime - 60))
+    os.utime(first, (first.stat().st_atime, copy.stat().st_mtime + 30))
     scan(data_dir())
     sid = f"claude:{CLAUDE_SID}"
     assert (_sessions(run)[sid]["title"], _sessions(run)[sid]["title_source"]) == ("Migration hotfix", "user")

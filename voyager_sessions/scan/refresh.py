@@ -45,6 +45,7 @@ def refresh(
     on_notice: NoticeFn | None = None,
     rebuild: bool = False,
     workers: int | None = None,
+    budget: float | None = None,
 ) -> ScanSummary:
     """One refresh of ``data_dir``: only what ``watcher`` saw change, or everything when it cannot say.
 
@@ -79,6 +80,7 @@ def refresh(
             on_notice=on_notice,
             rebuild=rebuild,
             workers=workers,
+            budget=budget,
         )
     except BaseException:
         if watcher is not None:

@@ -776,10 +776,16 @@ class Scan:
 
     def _newer_elsewhere(self, source: Source, sess: Session, known: Session | None) -> bool:
         """True when the copy of ``sess`` the index holds (``known``) came from another live source and is newer than
-        the one ``source`` holds: last active later, or as late but written by a source file modified since."""
+        the one ``source`` holds: last active later, or as late but written by a source file modified since. A copy
+        that holds no events never hides another."""
         other = known.source if known is not None else None
         if known is None or not other or other == source.path or other in self.gone_paths:
             return False
+        held = self._session_elsewhere(sess.id)
+        if held is not None and held.events == 0:
+            return (
+                False  # a copy that holds nothing never hides one that may (it costs only itself, read first or last)
+            )
         theirs, mine = known.updated or known.started, sess.updated or sess.started
         if theirs is None or mine is None or theirs < mine:
             return False
@@ -854,7 +860,14 @@ class Scan:
         self._commit()  # the rows of this scan's reads, so that the holders are found among them
         sids, self.rederive = self.rederive, set()
         holders = self.store.sources_holding(sids)
-        wanted = {path: provider for path, provider in holders.items() if path not in self.gone_paths}
+        # A source whose tool output waits in the spool keeps a row naming what it held before as well (waiting_row):
+        # what it holds now is its final row's list.
+        final = {row.path: set(row.sessions) for row, _ in self.awaiting.values()}
+        wanted = {
+            path: provider
+            for path, provider in holders.items()
+            if path not in self.gone_paths and (path not in final or final[path] & sids)
+        }
         plan: list[tuple[Source, Why]] = []
         for provider in sorted(set(wanted.values())):
             try:
