@@ -179,6 +179,7 @@ def test_help_names_the_picker_and_the_web_page_first(run):
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq not installed")
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_real_subprocess_json_through_jq(corpus):
     env = dict(os.environ)
     assert run_subprocess("scan", "-q", env=env).returncode == 0

@@ -666,6 +666,7 @@ needs_chromium = pytest.mark.skipif(
 
 
 @needs_chromium
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_html_in_a_real_browser(demo, run, tmp_path: Path) -> None:
     page = tmp_path / "claude-config.html"
     assert run("export", DEMO["claude-config"], "-o", str(page)).exit_code == 0

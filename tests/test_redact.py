@@ -593,6 +593,7 @@ def _best_of_three(text: str) -> float:
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_linear_on_hostile_text(name: str) -> None:
     """Work grows with the text, not faster: eight times the text takes about eight times as long.
 

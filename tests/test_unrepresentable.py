@@ -174,6 +174,7 @@ def test_a_session_folder_whose_name_is_not_utf8_costs_only_its_sessions(tmp_pat
     assert os.listdir(bad_dir) == [os.fsencode(bad.name)]  # read-only: nothing made beside it
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_an_agents_variable_naming_a_folder_that_is_not_utf8_costs_only_that_agent(tmp_path: Path) -> None:
     """``CODEX_HOME`` set to a folder whose name is not UTF-8: the scan reads every other agent (the memory of
     absent places is text: such a place is not kept, and ended the whole scan with exit 2), again and again;

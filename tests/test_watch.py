@@ -13,6 +13,7 @@ from tests.support.run import voyager_exe
 from tests.support.sessions import claude_session_lines, write_claude
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_watch_picks_up_an_appended_message(home, tmp_path):
     lines = claude_session_lines()
     path = write_claude(home, lines[:3])

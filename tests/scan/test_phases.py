@@ -178,6 +178,7 @@ def test_a_budget_stops_reading_and_the_next_scan_goes_on(home, monkeypatch):
     assert StateStore(DataDir(data).state_db).get_meta(progress.META_KEY) is None
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_the_first_search_hands_the_rest_to_a_scan_in_the_background(home, monkeypatch):
     """Through the CLI as a person runs it: an answer now, the rest indexed behind it by a process of its own."""
     marked_history(home, 10)
@@ -213,6 +214,7 @@ def test_the_first_search_hands_the_rest_to_a_scan_in_the_background(home, monke
     assert data.scan_log.stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_full_spool_is_drained_and_the_words_go_on(home, monkeypatch):
     """A spool that reaches its size is read back into the index, emptied, and the next sources' words follow."""
     for i in range(4):

@@ -11,6 +11,8 @@ into a fresh data dir.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import shutil
 from pathlib import Path
@@ -75,6 +77,7 @@ def _fresh(run: Run, home: Path, monkeypatch, imports: Path) -> dict[str, Any]:
         monkeypatch.setenv("VOYAGER_HOME", str(home / "voyager-data"))
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_the_index_holds_the_newest_copy_and_follows_every_deletion(home: Path, run: Run, monkeypatch) -> None:
     imports = home / "exports"
     monkeypatch.setenv("VOYAGER_IMPORTS", str(imports))

@@ -184,6 +184,7 @@ def _wrong_version(conn):
     ],
     ids=lambda x: getattr(x, "__name__", str(x)),
 )
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_broken_server_costs_little_and_changes_nothing(scanned_module, behave, bound):
     env = {**scanned_module, "VOYAGER_SERVER_WAIT_MS": "50"}
     path = str(DataDir(env["VOYAGER_HOME"]).socket)
@@ -226,6 +227,7 @@ def test_a_stopped_server_costs_the_ack_timeout_then_answers_again(served):
     assert got is not None and json.loads(got[1])["index_events"] > 0
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_socket_path_of_any_length_works(tmp_path):
     # sun_path holds ~107 bytes; a deep data dir is reached through /proc/self/fd on Linux.
     if not hasattr(os, "O_PATH"):

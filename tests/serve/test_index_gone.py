@@ -31,6 +31,7 @@ def _segments(index: Path) -> list[Path]:
     return sorted(p for p in index.iterdir() if p.suffix in (".idx", ".store", ".term"))
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_served_search_rebuilds_an_index_deleted_damaged_or_replaced_under_it(tmp_path: Path) -> None:
     env = scanned_env(tmp_path / "a")
     expected = cli(env, *QUERY, server=False)

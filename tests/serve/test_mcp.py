@@ -144,10 +144,12 @@ def _check_tools(env: dict) -> None:
         assert rpc.close() == 0
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_mcp_tools_answer_as_the_cli_does(corpus_env):
     _check_tools(corpus_env)
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_mcp_uses_the_server_when_one_runs(corpus_env):
     server = ServerProcess(corpus_env)
     try:
@@ -176,6 +178,7 @@ def _meaning_caught_up(server) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_the_sdk_client_talks_to_it(corpus_env):
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -319,6 +322,7 @@ def _opencode_calling(env: dict[str, str], arguments: dict) -> str:
 
 
 @pytest.mark.parametrize("how", sorted(CALLERS))
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_the_callers_own_session_is_left_out(corpus_env, how):
     env = dict(corpus_env)
     meta = None

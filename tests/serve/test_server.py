@@ -136,6 +136,7 @@ def test_a_slow_client_does_not_hold_up_the_others(served):
             s.close()
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_second_server_on_the_same_data_dir_refuses_to_start(served):
     env, server = served
     got = cli(env, "serve")
@@ -147,6 +148,7 @@ def test_a_second_server_on_the_same_data_dir_refuses_to_start(served):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_signal_stops_it_cleanly(served, sig):
     env, server = served
     ddir = server.ddir
@@ -337,6 +339,7 @@ def test_another_user_cannot_connect(served):
     _works(env, server)
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_status_stop_and_detach(tmp_path):
     env = scanned_env(tmp_path)
     none = cli(env, "serve", "status")
@@ -369,6 +372,7 @@ def test_status_stop_and_detach(tmp_path):
     assert cli(env, "serve", "status").code == 1
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_other_processes_scanning_and_rebuilding_meanwhile(served):
     env, server = served
     home = Path(env["HOME"])
@@ -393,6 +397,7 @@ def test_other_processes_scanning_and_rebuilding_meanwhile(served):
     assert server.proc.poll() is None
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_relative_data_dir_is_served_and_named_as_the_client_names_it(tmp_path):
     env = make_env(tmp_path)
     write_corpus(env)
@@ -426,6 +431,7 @@ def test_a_relative_data_dir_is_served_and_named_as_the_client_names_it(tmp_path
         assert run("serve", "stop").returncode == 0
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_another_build_or_changed_code_is_left_to_the_client(served):
     env, server = served
     request = json.loads(_request(env, "search", SEARCH_ARGS))
@@ -446,6 +452,7 @@ def test_another_build_or_changed_code_is_left_to_the_client(served):
         os.utime(path, (st.st_atime, st.st_mtime))
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_request_nested_too_deeply_gets_its_error_line(served):
     """100,000 levels of nesting used to raise RecursionError in the server: the connection closed unanswered."""
     env, server = served
@@ -461,6 +468,7 @@ def test_a_request_nested_too_deeply_gets_its_error_line(served):
     _works(env, server)
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_web_page_request_is_checked_like_any_other(served):
     """The ``web`` op (``voyager web`` beside a server): a bad port is refused, another build is left to the
     client (it serves its own page), and a page is served while the connection is held, closed when it is not."""

@@ -12,6 +12,7 @@ from voyager_sessions.core.paths import DataDir, data_dir
 from voyager_sessions.store.state import StateStore
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_long_lived_connection_survives_other_processes(home):
     # Opening the database again in the same process used to open() and close() the file,
     # which drops every POSIX lock the process holds on it; another process closing its

@@ -64,6 +64,7 @@ def _bad_pages(path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [_bad_header, _bad_pages], ids=["header", "pages"])
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_damaged_state_db_is_set_aside_and_rebuilt_by_the_next_search(home: Path, damage) -> None:
     _scanned(home)
     state = _state(home)

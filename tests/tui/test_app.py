@@ -71,6 +71,7 @@ async def test_empty_query_lists_recent_sessions_then_typing_searches(indexed: P
 
 
 @sync
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 async def test_a_query_error_is_one_line_under_the_box(indexed: Path) -> None:
     app = VoyagerApp(Backend(indexed, refresh=False), live=False)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -98,6 +99,7 @@ async def test_hostile_text_is_shown_as_stand_ins_never_interpreted(indexed: Pat
 
 
 @sync
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 async def test_browse_jump_between_matches_and_open_the_whole_session(indexed: Path) -> None:
     app = VoyagerApp(Backend(indexed, refresh=False), "parse_config_v2", live=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -234,6 +236,7 @@ async def test_words_said_in_different_events_find_their_session(indexed: Path) 
 
 
 @sync
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 async def test_project_and_time_filters_from_a_list(indexed: Path) -> None:
     """``p`` narrows to one project (a list of working directories), ``t`` to a time span; Esc clears each."""
     app = VoyagerApp(Backend(indexed, refresh=False), "", live=False)
@@ -300,6 +303,7 @@ async def test_a_hit_on_the_title_previews_the_start_of_the_session(indexed: Pat
 
 
 @sync
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 async def test_letters_type_in_the_box_and_act_in_the_results(indexed: Path) -> None:
     """In the box every printable key types (``f``, ``n``, ``?`` …); ↓ goes down into the results, where the same
     keys act; ↑ on the first row and Esc go back to the box with the query kept; Esc clears it, then quits."""
@@ -356,6 +360,7 @@ async def test_the_footer_shows_the_keys_that_work_where_the_cursor_is(indexed: 
 
 
 @sync
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 async def test_tool_calls_read_as_a_diff_code_and_a_command(home: Path, run) -> None:
     from tests.support import toolcalls as ts
 

@@ -30,6 +30,7 @@ async def _look(data: Path, typed: str) -> tuple[str, str]:
         return first, _status(app)
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_the_status_line_says_the_index_is_still_being_built(home, monkeypatch):
     marked_history(home, 6)
     data = Path(os.environ["VOYAGER_HOME"])

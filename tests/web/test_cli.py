@@ -217,6 +217,7 @@ def test_serve_web_is_foreground_only(scanned, run):
 # -- beside a running `voyager serve` ---------------------------------------------------------
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
     from tests.support.serving import ServerProcess
 
@@ -256,6 +257,7 @@ def test_web_asks_a_running_server_for_the_page_and_gives_it_back(scanned, run):
         server.stop()
 
 
+@pytest.mark.slow  # ~2 s: in the slow run, so the default run keeps to its budget
 def test_a_page_lent_by_a_server_that_stops_stops_with_it_and_the_command_says_so(scanned):
     from tests.support.serving import ServerProcess
 
