@@ -119,6 +119,7 @@ class SearchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # The session-attribute filters: a row each in core.filters (their help, and all that reads them).
     repo: Annotated[str | None, described(BY_NAME["repo"].help, cli=("--repo",), web="project")] = None
     cwd: Annotated[str | None, described(BY_NAME["cwd"].help, cli=("--cwd",))] = None
+    branch: Annotated[str | None, described(BY_NAME["branch"].help, cli=("--branch",))] = None
     session: Annotated[str | None, described("Only this session (id, native id or prefix).", cli=("--session",))] = None
     since: Annotated[str | None, described("Newer than: 7d, 12h, 2026-11-01, yesterday …", cli=("--since",))] = None
     until: Annotated[str | None, described("Older than: a date, or 7d …", cli=("--until",))] = None

@@ -47,6 +47,7 @@ SESSION_FILTERS: tuple[SessionFilter, ...] = (
         "Only sessions whose project (git repository, else working directory) contains this.",
     ),
     SessionFilter("cwd", ("cwd",), "PATH", "/home/me/project", "Only sessions whose working directory contains this."),
+    SessionFilter("branch", ("git_branch",), "NAME", "feature/x", "Only sessions whose git branch contains this."),
 )
 
 #: Name -> filter.
