@@ -29,7 +29,8 @@ from voyager_sessions.search.plan import (
 from voyager_sessions.search.syntax import KIND_ALIASES, And, Filter, Node, Not, Or, ParsedQuery, QueryError, Text
 from voyager_sessions.search.syntax import parse_time
 
-#: Resolves a cwd/repo/session filter to the session ids it admits.
+#: Resolves a session-level filter (``session:``, a session attribute's: ``core.filters``) to the session ids it
+#: admits.
 SessionResolver = Callable[[str, str], list[str]]
 
 #: Score added to events of a session whose title contains the query's words.

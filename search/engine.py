@@ -3,7 +3,7 @@
 :class:`Searcher` knows Tantivy and the query language and nothing else: the caller
 hands it an open :class:`~voyager_sessions.search.index.SearchIndex`, a
 :class:`SessionCatalog` (what it needs to know about sessions: their metadata for hits,
-and which ones a ``session:``, ``cwd:``, ``repo:`` filter or a title names) and the
+and which ones a ``session:`` filter, a session-attribute filter such as ``repo:`` or a title names) and the
 provider names the ``provider:`` filter accepts. The application layer
 (:mod:`voyager_sessions.api`) wires it to the state store.
 """
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 import msgspec
 
+from voyager_sessions.core.filters import BY_NAME
 from voyager_sessions.core.model import SCHEMA_VERSION, Event, Hit, SearchResult, SessionRecord, TermHit, iso
 from voyager_sessions.search import plan as planner
 from voyager_sessions.search.compiler import TITLE_BOOST, Compiler, Spread
@@ -48,8 +49,9 @@ class SessionCatalog(Protocol):
         """Ids of the sessions ``ref`` names: an id, a native id or a prefix of either."""
         ...
 
-    def session_ids_where(self, *, cwd: str | None = None, repo: str | None = None) -> list[str]:
-        """Ids of the sessions whose cwd (or repo) contains the text."""
+    def session_ids_where(self, columns: Sequence[str], text: str) -> list[str]:
+        """Ids of the sessions one of whose attributes ``columns`` contains ``text``, case-insensitively (a
+        session-attribute filter: ``core.filters``)."""
         ...
 
     def session_ids_titled(self, words: list[str], limit: int = 1000) -> list[str]:
@@ -83,9 +85,7 @@ class Searcher:
     def _resolve(self, field: str, value: str) -> list[str]:
         if field == "session":
             return self.catalog.resolve_session(value, limit=100_000)
-        if field == "cwd":
-            return self.catalog.session_ids_where(cwd=value)
-        return self.catalog.session_ids_where(repo=value)
+        return self.catalog.session_ids_where(BY_NAME[field].columns, value)
 
     def search(
         self, query: str, opts: SearchOptions | None = None, *, parsed: ParsedQuery | None = None

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from voyager_sessions.core.filters import SESSION_FILTERS
 from voyager_sessions.core.model import KINDS
 from voyager_sessions.search.analyzer import MIN_PART, SOLO_FROM, positioned
 from voyager_sessions.search.snippets import Phrase
@@ -53,12 +54,15 @@ TITLE_WORDS = 8
 
 
 class SearchOptions(msgspec.Struct, kw_only=True):
+    """A search's filters and paging as the engine takes them (``api`` fills them from its ``SearchRequest``)."""
+
     limit: int = 20
     offset: int = 0
     providers: list[str] = []
     kinds: list[str] = []
-    repo: str | None = None
-    cwd: str | None = None
+    #: The session-attribute filters given (``core.filters``: ``repo``, ``cwd`` …), by name: the text each
+    #: must contain.
+    where: dict[str, str] = {}
     session: str | None = None
     since: str | None = None
     until: str | None = None
@@ -178,7 +182,10 @@ def option_filters(opts: SearchOptions) -> list[Node]:
         if values:
             alts = [filter_node(field, v) for v in values]
             filters.append(alts[0] if len(alts) == 1 else Or(tuple(alts)))
-    for name in ("repo", "cwd", "session", "since", "until"):
+    for f in SESSION_FILTERS:  # in the table's order
+        if opts.where.get(f.name):
+            filters.append(filter_node(f.name, opts.where[f.name]))
+    for name in ("session", "since", "until"):
         value = getattr(opts, name)
         if value:
             filters.append(filter_node(name, value))

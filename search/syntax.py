@@ -5,8 +5,8 @@ Syntax (documented in the README):
 * ``word word``: every term must match (AND); ``"exact phrase"``; ``-word`` or ``NOT word``
   excludes; ``a OR b``; parentheses group; ``tensor*`` is a prefix.
 * ``provider:codex``, ``kind:tool_result`` (aliases ``tool``, ``user``, ``assistant``,
-  ``reasoning``, ``meta``, ``checkpoint``), ``repo:``, ``cwd:``, ``session:<id prefix>``,
-  ``since:2026-11-01`` / ``since:7d``, ``until:`` filter.
+  ``reasoning``, ``meta``, ``checkpoint``), the session attributes' ``repo:``, ``cwd:`` … (one row each
+  in ``core.filters``), ``session:<id prefix>``, ``since:2026-11-01`` / ``since:7d``, ``until:`` filter.
 * Anything else with a colon (``TypeError:``, ``http://x``) is plain text.
 
 Edge punctuation of an unquoted word (``TypeError:``, ``'NoneType'``) is dropped so a pasted
@@ -26,9 +26,10 @@ import time
 import msgspec
 from datetime import datetime, timedelta
 
+from voyager_sessions.core.filters import SESSION_FILTERS
 from voyager_sessions.core.model import KINDS
 
-FILTER_FIELDS = ("provider", "kind", "repo", "cwd", "session", "since", "until")
+FILTER_FIELDS = ("provider", "kind", *(f.name for f in SESSION_FILTERS), "session", "since", "until")
 
 KIND_ALIASES: dict[str, tuple[str, ...]] = {
     "tool": ("tool_call", "tool_result"),
@@ -220,8 +221,7 @@ def _word_tok(word: str, alone: bool) -> _Tok:
 _EXAMPLES = {
     "provider": "codex",
     "kind": "tool_result",
-    "repo": "voyager",
-    "cwd": "/home/me/project",
+    **{f.name: f.example for f in SESSION_FILTERS},
     "session": "3f2a",
     "since": "7d",
     "until": "2026-11-01",

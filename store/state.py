@@ -243,6 +243,10 @@ _SESSION_COLS = (
     "agent_version",
 )
 _SOURCE_COLS = tuple(SourceState.__struct_fields__)
+
+#: The sessions' text attributes a session-attribute filter (``core.filters``) may look in: the columns
+#: ``session_ids_where`` turns into SQL, and no other.
+MATCHABLE = frozenset({"title", "cwd", "git_branch", "git_repo", "model"})
 _SESSIONS_AT = _SOURCE_COLS.index("sessions")  # stored as JSON text
 _decode_sessions = msgspec.json.Decoder(list[str]).decode
 _encode_names = msgspec.json.encode
@@ -784,19 +788,15 @@ class StateStore:
         ).fetchall()
         return [r[0] for r in rows]
 
-    def session_ids_where(self, *, cwd: str | None = None, repo: str | None = None) -> list[str]:
-        """Ids of sessions whose cwd (or git repo) contains the given text, case-insensitively."""
-        clauses, args = [], []
-        if cwd:
-            clauses.append("instr(lower(coalesce(cwd, '')), lower(?)) > 0")
-            args.append(cwd)
-        if repo:
-            clauses.append(
-                "(instr(lower(coalesce(git_repo, '')), lower(?)) > 0 OR instr(lower(coalesce(cwd, '')), lower(?)) > 0)"
-            )
-            args.extend([repo, repo])
-        sql = "SELECT id FROM sessions" + (" WHERE " + " AND ".join(clauses) if clauses else "")
-        return [r[0] for r in self.conn.execute(sql, args)]
+    def session_ids_where(self, columns: Sequence[str], text: str) -> list[str]:
+        """Ids of sessions one of whose ``columns`` (of :data:`MATCHABLE`) contains ``text``, case-insensitively:
+        what a session-attribute filter (``core.filters``: ``repo:`` looks in ``git_repo`` and ``cwd``) keeps."""
+        unknown = [c for c in columns if c not in MATCHABLE]
+        if unknown or not columns:
+            raise ValueError(f"not a session attribute a filter can match: {unknown or columns!r}")
+        contains = " OR ".join(f"instr(lower(coalesce({c}, '')), lower(?)) > 0" for c in columns)
+        sql = f"SELECT id FROM sessions WHERE {contains if len(columns) == 1 else f'({contains})'}"
+        return [r[0] for r in self.conn.execute(sql, [text] * len(columns))]
 
     def session_projects(self, ids: Iterable[str]) -> dict[str, str | None]:
         """Each of ``ids``' project: its git repository, else its working directory (what a UI groups by).

@@ -52,6 +52,7 @@ BOTTOM = (
     "reports",
     "toolnames",
     "toolview",
+    "filters",
 )
 LAYERS = ("ingest", "search", "store")
 

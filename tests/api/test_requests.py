@@ -146,15 +146,37 @@ def test_a_bad_web_parameter_is_named_as_the_page_names_it() -> None:
 
 
 def test_the_engine_takes_every_search_option_from_the_request_by_name() -> None:
-    """A filter is a field of ``SearchRequest`` and of the engine's ``SearchOptions`` under one name: the API
-    hands it on without a line of its own (``api._search_options``)."""
+    """A filter is a field of ``SearchRequest`` and of the engine's ``SearchOptions`` under one name, or a
+    session-attribute filter of ``core.filters`` the engine takes in ``where``: the API hands either on without
+    a line of its own (``api._search_options``)."""
     from voyager_sessions import api
+    from voyager_sessions.core.filters import SESSION_FILTERS
     from voyager_sessions.search.engine import SearchOptions
 
-    assert set(SearchOptions.__struct_fields__) <= set(rq.SearchRequest.__struct_fields__)
-    req = rq.SearchRequest(query="x", providers=["codex"], kinds=["user"], repo="r", cwd="c", session="s", since="7d")
+    shared = set(SearchOptions.__struct_fields__) - {"where"}
+    assert shared <= set(rq.SearchRequest.__struct_fields__)
+    given = {f.name: f"v-{f.name}" for f in SESSION_FILTERS}
+    req = rq.SearchRequest(query="x", providers=["codex"], kinds=["user"], session="s", since="7d", **given)
     opts = api._search_options(req)
-    assert all(getattr(opts, f) == getattr(req, f) for f in SearchOptions.__struct_fields__)
+    assert all(getattr(opts, f) == getattr(req, f) for f in shared)
+    assert opts.where == given
+    assert api._search_options(rq.SearchRequest(query="x")).where == {}
+
+
+def test_every_session_attribute_filter_is_a_request_field_the_command_line_spells() -> None:
+    """A row of ``core.filters`` is a ``SearchRequest`` field of its name: a text, described as the table's help,
+    ``--name`` on the command line (and so in every other front end, which derive from the field)."""
+    from voyager_sessions.core.filters import SESSION_FILTERS
+
+    fields = _fields(rq.SearchRequest)
+    cli = rq.spelled(rq.SearchRequest, "cli")
+    for f in SESSION_FILTERS:
+        assert f.name in fields, f.name
+        t = fields[f.name].type
+        assert isinstance(t, msgspec.inspect.Metadata) and (t.extra_json_schema or {}).get("description") == f.help
+        assert fields[f.name].default is None, f.name
+        assert getattr(msgspec.convert({f.name: "text"}, rq.SearchRequest), f.name) == "text"
+        assert cli[f.name] == (f"--{f.name}",), f.name
 
 
 def _doc(path: str) -> str:
@@ -172,7 +194,13 @@ def test_the_readme_names_every_search_option() -> None:
 
 
 def test_the_web_docs_name_every_search_parameter() -> None:
+    """docs/web.md names each parameter of ``/api/search``; a session-attribute filter's (``core.filters``) under
+    its own name it may leave to docs/query.md's list of filters, which the line points to."""
+    from voyager_sessions.core.filters import BY_NAME
+
     web = _doc("docs/web.md")
     line = next(x for x in web.splitlines() if x.startswith("| `GET /api/search?"))
+    assert "(query.md)" in line and "session-attribute filter" in line
+    filters = next(x for x in _doc("docs/query.md").splitlines() if x.startswith("**Filters** (`name:value`)"))
     for field, param in rq.spelled(rq.SearchRequest, "web").items():
-        assert f"{param}=" in line, (field, param)
+        assert f"{param}=" in line or (field in BY_NAME and param == field and f"`{field}`" in filters), (field, param)

@@ -31,6 +31,7 @@ SEARCH_MODULES = {
     "voyager_sessions.cli.reading",
     "voyager_sessions.core",
     "voyager_sessions.core.errors",
+    "voyager_sessions.core.filters",
     "voyager_sessions.core.isotime",
     "voyager_sessions.core.lastsearch",
     "voyager_sessions.core.model",

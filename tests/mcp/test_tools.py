@@ -94,7 +94,10 @@ def test_arguments_map_to_fields_by_the_same_spellings() -> None:
 
 
 def test_the_filters_are_the_fields_that_narrow() -> None:
-    assert set(tools.filters("search")) == {"provider", "kind", "repo", "cwd", "session", "since", "until"}
+    from voyager_sessions.core.filters import BY_NAME
+
+    assert set(tools.filters("search")) == {"provider", "kind", "session", "since", "until", *BY_NAME}
+    assert {"repo", "cwd"} <= set(BY_NAME)
 
 
 def test_a_bad_argument_is_named_as_the_agent_spelled_it(tmp_path) -> None:

@@ -82,7 +82,7 @@ def _grouped(reader, query: str, **opts) -> set[str]:
         ("rollback", {"providers": ["codex"]}),
         ("deploy -rollback", {}),
         ("quokka rollback", {}),
-        ("deploy", {"repo": "acme/p1"}),
+        ("deploy", {"where": {"repo": "acme/p1"}}),  # --repo acme/p1
     ],
 )
 def test_the_facets_name_every_session_a_grouped_search_lists(reader, query, opts):

@@ -229,3 +229,31 @@ def test_a_state_db_left_by_the_build_before_active_stamps_migrates_forward(tmp_
     assert db.execute("PRAGMA user_version").fetchone()[0] == len(state.MIGRATIONS)
     assert db.execute("SELECT events, active FROM sessions WHERE id = 'codex:d'").fetchone() == (1, 5.0)  # recomputed
     db.close()
+
+
+def test_a_session_attribute_filter_keeps_the_sessions_one_of_its_columns_contains_the_text_in(tmp_path):
+    """``session_ids_where`` (what ``repo:``, ``cwd:`` … resolve to): any of the columns contains the text,
+    case-insensitively, a missing attribute never does; it turns only the columns it knows into SQL, and every
+    column of ``core.filters`` is one of them."""
+    from voyager_sessions.core.filters import SESSION_FILTERS
+    from voyager_sessions.core.model import Session, SessionRecord
+    from voyager_sessions.store.state import MATCHABLE
+
+    rows = [
+        Session(id="p:1", provider="p", native_id="1", cwd="/home/me/Voyager", git_repo=None),
+        Session(id="p:2", provider="p", native_id="2", cwd="/tmp/x", git_repo="github.com/me/voyager"),
+        Session(id="p:3", provider="p", native_id="3", cwd=None, git_repo=None, git_branch="Feature/VOY-1"),
+        Session(id="p:4", provider="p", native_id="4", cwd="/srv/100%_done", git_branch="main"),
+    ]
+    store = StateStore(tmp_path / "state.db")
+    store.commit_scan(sessions=[SessionRecord(session=s, events=1) for s in rows])
+    assert sorted(store.session_ids_where(("git_repo", "cwd"), "VOYAGER")) == ["p:1", "p:2"]
+    assert store.session_ids_where(("cwd",), "voyager") == ["p:1"]
+    assert store.session_ids_where(("git_branch",), "voy-1") == ["p:3"]
+    assert store.session_ids_where(("cwd",), "%_") == ["p:4"]  # the text as typed, not a LIKE pattern
+    assert store.session_ids_where(("git_branch",), "nowhere") == []
+    for bad in (("cwd; DROP TABLE sessions",), ("native_id",), ()):
+        with pytest.raises(ValueError):
+            store.session_ids_where(bad, "x")
+    assert all(set(f.columns) <= MATCHABLE and f.columns for f in SESSION_FILTERS)
+    store.close()

@@ -9,7 +9,7 @@ class NoCatalog:
     def resolve_session(self, ref, limit=50):
         return []
 
-    def session_ids_where(self, *, cwd=None, repo=None):
+    def session_ids_where(self, columns, text):
         return []
 
     def session_ids_titled(self, words, limit=1000):

@@ -60,6 +60,21 @@ def test_search_filters_narrow_the_grouped_results(client):
     assert ids(q="connection OR parse_config_v2", since="2026-11-21") == {"codex"}
 
 
+def test_the_branch_parameter_is_the_branch_filter(client):
+    """``branch=`` (derived from ``SearchRequest.branch``, nothing of the page's own) keeps the sessions whose git
+    branch contains it: the corpus' Claude session is on main, the hostile one on a branch of markup."""
+
+    def ids(**params):
+        doc = client.get("/api/search", params={"q": "parse_config_v2", **params}, headers=AUTH).json()
+        return {h["session_id"] for h in doc["result"]["hits"]}
+
+    both = ids()
+    assert f"claude:{HOSTILE_SID}" in both and len(both) == 2
+    assert ids(branch="MAIN") == both - {f"claude:{HOSTILE_SID}"}
+    assert ids(branch="</script>") == {f"claude:{HOSTILE_SID}"}
+    assert ids(branch="no-such-branch") == set()
+
+
 def test_a_cjk_query_finds_its_session(client):
     hits = client.get("/api/search", params={"q": "数据库"}, headers=AUTH).json()["result"]["hits"]
     assert hits and all(h["provider"] == "claude" for h in hits)

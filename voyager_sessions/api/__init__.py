@@ -569,10 +569,19 @@ def _where(data_dir: DataDir | Path | None) -> DataDir:
 
 def _search_options(req: SearchRequest) -> SearchOptions:
     """``req``'s filters and paging as the engine takes them (``search.engine.SearchOptions``): every field the
-    two share, by name, so a filter added to both needs nothing here."""
+    two share, by name, and the session-attribute filters (``core.filters``) given, so a filter added to both
+    (or to that table) needs nothing here."""
     from voyager_sessions.search.engine import SearchOptions
 
-    return SearchOptions(**{name: getattr(req, name) for name in SearchOptions.__struct_fields__})
+    shared = {name: getattr(req, name) for name in SearchOptions.__struct_fields__ if name != "where"}
+    return SearchOptions(**shared, where=_session_filters(req))
+
+
+def _session_filters(req: SearchRequest) -> dict[str, str]:
+    """The session-attribute filters ``req`` gives (``core.filters``), by name."""
+    from voyager_sessions.core.filters import SESSION_FILTERS
+
+    return {f.name: value for f in SESSION_FILTERS if (value := getattr(req, f.name))}
 
 
 def search(
@@ -590,7 +599,7 @@ def search(
     what is indexed.
     """
     text = req.query.strip()
-    if not text and not any([req.providers, req.kinds, req.repo, req.cwd, req.session, req.since, req.until]):
+    if not text and not any([req.providers, req.kinds, _session_filters(req), req.session, req.since, req.until]):
         raise UserError('nothing to search for: give a query, e.g. voyager search "connection refused"')
     parsed = _excluding(parse_query(text), req.exclude_sessions)  # the one parse of this request
     ddir = _where(data_dir)

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, overload
 import msgspec
 
 from voyager_sessions.core.errors import MAX_INT
+from voyager_sessions.core.filters import BY_NAME
 
 #: The field's own name, for a front end that spells it as the API does.
 SAME = "="
@@ -115,15 +116,10 @@ class SearchRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             web="kind",
         ),
     ] = []
-    repo: Annotated[
-        str | None,
-        described(
-            "Only sessions whose project (git repository, else working directory) contains this.",
-            cli=("--repo",),
-            web="project",
-        ),
-    ] = None
-    cwd: Annotated[str | None, described("Only sessions whose working directory contains this.", cli=("--cwd",))] = None
+    # The session-attribute filters: a row each in core.filters (their help, and all that reads them).
+    repo: Annotated[str | None, described(BY_NAME["repo"].help, cli=("--repo",), web="project")] = None
+    cwd: Annotated[str | None, described(BY_NAME["cwd"].help, cli=("--cwd",))] = None
+    branch: Annotated[str | None, described(BY_NAME["branch"].help, cli=("--branch",))] = None
     session: Annotated[str | None, described("Only this session (id, native id or prefix).", cli=("--session",))] = None
     since: Annotated[str | None, described("Newer than: 7d, 12h, 2026-11-01, yesterday …", cli=("--since",))] = None
     until: Annotated[str | None, described("Older than: a date, or 7d …", cli=("--until",))] = None

@@ -37,6 +37,7 @@ from voyager_sessions.cli.common import (
     run_scan,
     use_color,
 )
+from voyager_sessions.core.filters import SESSION_FILTERS
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.core.plural import count
 from voyager_sessions.core.textsafe import printable
@@ -289,18 +290,21 @@ def _click_params(name: str) -> list[click.Parameter]:
     return [*arguments, *map(_click_option, options)]
 
 
-@cli.command(params=_click_params("search"))
-def search(**params: object) -> None:
-    """Search everything your agents said, ran or saw.
+SEARCH_HELP = f"""Search everything your agents said, ran or saw.
 
-    \b
-    Words must all match; "quoted phrase"; -word excludes; a OR b; (groups);
-    prefix*; filters provider: kind: repo: cwd: session: since: until:
-    Examples:
-      voyager search 数据库 --provider codex
-      voyager search '"connection refused"' kind:tool since:7d
-      voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
-    """
+\b
+Words must all match; "quoted phrase"; -word excludes; a OR b; (groups);
+prefix*; filters provider: kind: {" ".join(f.name + ":" for f in SESSION_FILTERS)} session: since: until:
+Examples:
+  voyager search 数据库 --provider codex
+  voyager search '"connection refused"' kind:tool since:7d
+  voyager search ERR_CONN_REFUSED_42 --json | jq '.hits[0].resume'
+"""
+
+
+@cli.command(params=_click_params("search"), help=SEARCH_HELP)
+def search(**params: object) -> None:
+    """``voyager search`` (its help: ``SEARCH_HELP``, which names the session-attribute filters of the table)."""
     reading.search_command(**params)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from voyager_sessions.cli.argv import Option, Positional
 from voyager_sessions.core.errors import MAX_INT
+from voyager_sessions.core.filters import SESSION_FILTERS
 
 #: The positional words of the query (click: an argument with ``nargs=-1``).
 QUERY_PARAM = "query"
@@ -46,13 +47,8 @@ SEARCH_OPTIONS: tuple[Option, ...] = (
         help="Only events of these kinds: user, assistant, reasoning, tool (tool_call, tool_result), meta, checkpoint, "
         "title.",
     ),
-    Option(
-        ("--repo",),
-        "repo",
-        "text",
-        help="Only sessions whose project (git repository, else working directory) contains this.",
-    ),
-    Option(("--cwd",), "cwd", "text", help="Only sessions whose working directory contains this."),
+    # The session-attribute filters (--repo, --cwd …): one row each in core.filters.
+    *(Option((f"--{f.name}",), f.name, "text", help=f.help) for f in SESSION_FILTERS),
     Option(("--session",), "session", "text", help="Only this session (id, native id or prefix)."),
     Option(("--since",), "since", "text", help="Newer than: 7d, 12h, 2026-11-01, yesterday …"),
     Option(("--until",), "until", "text", help="Older than: a date, or 7d …"),

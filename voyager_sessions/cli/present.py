@@ -25,6 +25,7 @@ import sys
 
 from voyager_sessions.core import plural
 from voyager_sessions.core.errors import EXIT_BUSY, EXIT_NONE, EXIT_OK
+from voyager_sessions.core.filters import SESSION_FILTERS
 from voyager_sessions.core.textsafe import escape_json_controls
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: the server's client pays for imports
@@ -83,8 +84,7 @@ def request(cmd: str, params: Mapping[str, Any], color: Callable[[str], bool]) -
             "offset": params["offset"],
             "providers": list(params["providers"]),
             "kinds": list(params["kinds"]),
-            "repo": params["repo"],
-            "cwd": params["cwd"],
+            **{f.name: params[f.name] for f in SESSION_FILTERS},
             "session": params["session"],
             "since": params["since"],
             "until": params["until"],

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from voyager_sessions.api import requests as rq
+from voyager_sessions.core.filters import SESSION_FILTERS
 
 #: Reading tool -> (its request Struct, the API operation it runs).
 READING: dict[str, tuple[type[msgspec.Struct], str]] = {
@@ -98,6 +99,9 @@ def filters(tool: str) -> list[str]:
 
 # -- what the tools say -----------------------------------------------------------------------
 
+#: The session-attribute filters as the description spells them (``repo:NAME cwd:PATH``).
+_ATTRIBUTES = " ".join(f"{f.name}:{f.metavar}" for f in SESSION_FILTERS)
+
 SEARCH_DESCRIPTION = """\
 Search the past sessions of every coding agent on this machine: prompts, replies, reasoning, tool calls \
 and their outputs. Use it to recall what was decided, tried, run or seen before ("what did we decide \
@@ -107,7 +111,7 @@ Phrase the query as the words likely to appear in that session, not as a questio
 terms (names, identifiers, error text, file paths) work best; all words must match, so drop filler. \
 Syntax: "an exact phrase"; -word or NOT word excludes; a OR b; (groups); prefix*; identifiers, paths \
 and pasted error lines work as typed; filters inside the query: provider:codex kind:tool_result \
-repo:NAME cwd:PATH session:ID since:7d until:2026-11-01. kind is user, assistant, reasoning, \
+{attributes} session:ID since:7d until:2026-11-01. kind is user, assistant, reasoning, \
 tool_call, tool_result (tool = both), meta or checkpoint. If nothing matches, try fewer or other words. \
 Where Voyager's meaning model is installed, a description in any language also finds the session \
 ("the time the nightly export timed out after the bucket moved"): sessions found by meaning alone come \
@@ -173,7 +177,7 @@ def tool_list(caller: Caller) -> list[dict[str, Any]]:
         {
             "name": "search",
             "title": "Search past agent sessions",
-            "description": SEARCH_DESCRIPTION.format(own=own_session(caller)),
+            "description": SEARCH_DESCRIPTION.format(own=own_session(caller), attributes=_ATTRIBUTES),
             "inputSchema": input_schema("search"),
             "annotations": read_only,
         },
