@@ -8,17 +8,14 @@ being written by the agent: it is decoded if it already parses (so a finished fi
 that lacks a final newline loses nothing) but it is never counted as consumed, so the
 next scan reads it again and the pipeline replaces what it produced.
 
-``decode_line`` is that lenient decoding of one line; ``decode_json`` the strict one for
-JSON kept inside a record (tool arguments, a column, a side file's lines), which every
-adapter uses so that a value nested too deeply is bad JSON like any other.
+``decode_line`` (that lenient decoding of one line) and ``decode_json`` (the strict one for JSON kept
+inside a record) live in ``jsonvalue``, below this module and ``jsonstream``; they are named here too.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,6 +23,13 @@ import msgspec
 
 from voyager_sessions.ingest.adapters.base import Cursor, Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
+
+# Named here too, for the readers that take them with the lines (their home is jsonvalue).
+from voyager_sessions.ingest.jsonvalue import BadLine as BadLine
+from voyager_sessions.ingest.jsonvalue import TooDeep as TooDeep
+from voyager_sessions.ingest.jsonvalue import decode_json as decode_json
+from voyager_sessions.ingest.jsonvalue import decode_line as decode_line
+from voyager_sessions.ingest.jsonvalue import scrub_surrogates as scrub_surrogates
 
 _CHUNK = 1 << 20
 #: Name at most this many bad lines per file; the rest are counted in one summary notice.
@@ -35,17 +39,6 @@ MAX_NAMED_BAD_LINES = 5
 #: decoder needs the whole line at once. ``VOYAGER_MAX_LINE_BYTES`` changes it.
 MAX_LINE_BYTES = 64 << 20
 _BOM = b"\xef\xbb\xbf"
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-_decode = msgspec.json.Decoder().decode
-
-
-class BadLine(ValueError):
-    """A line that is not a JSON record; the message says why, in a few words."""
-
-
-class TooDeep(BadLine):
-    """JSON nested more deeply than the decoders can follow (``jsondoc`` flattens such a document)."""
 
 
 def env_cap(var: str, default: int) -> int:
@@ -59,46 +52,6 @@ def env_cap(var: str, default: int) -> int:
 
 def max_line_bytes() -> int:
     return env_cap("VOYAGER_MAX_LINE_BYTES", MAX_LINE_BYTES)
-
-
-def decode_line(line: bytes) -> Any:
-    """One JSON value from ``line``, as leniently as the data allows; :class:`BadLine` when it is none.
-
-    The fast path is msgspec. What it refuses is tried again with the standard
-    library on text decoded with U+FFFD for invalid UTF-8: that reads lone UTF-16
-    surrogate escapes (``"\\ud83d"``, what ``JSON.stringify`` writes when a string is cut
-    inside an emoji), which are then replaced by U+FFFD too. A value nested too deeply
-    for either decoder is refused, never a crash.
-    """
-    try:
-        return _decode(line)
-    except RecursionError:
-        raise TooDeep("nested too deeply") from None
-    except msgspec.DecodeError as exc:
-        first = exc
-    if b"\x00" in line:
-        raise BadLine("binary data (NUL bytes, what a crash or power loss leaves), not JSON")
-    try:
-        value = json.loads(line.decode("utf-8", "replace"))
-    except RecursionError:
-        raise TooDeep("nested too deeply") from None
-    except ValueError:
-        raise BadLine(f"malformed JSON: {_short(first)}") from None
-    return scrub_surrogates(value)
-
-
-def decode_json(data: str | bytes) -> Any:
-    """``data`` decoded as JSON, strictly and fast, for JSON kept inside a record: tool arguments, a database
-    column, a side file.
-
-    Bad JSON raises ``msgspec.DecodeError`` (a ``ValueError``), and so does a value nested too
-    deeply to decode: as the ``RecursionError`` msgspec raises it would escape the adapter and
-    cost the whole source, not the one value.
-    """
-    try:
-        return _decode(data)
-    except RecursionError:
-        raise msgspec.DecodeError("JSON nested too deeply") from None
 
 
 def typed_decoder(shape: Any, fit: Callable[[Any], Any] | None = None) -> Callable[[bytes], Any]:
@@ -125,23 +78,6 @@ def typed_decoder(shape: Any, fit: Callable[[Any], Any] | None = None) -> Callab
             return value if fit is None else fit(value)
 
     return decode
-
-
-def scrub_surrogates(value: Any, depth: int = 0) -> Any:
-    """``value`` with every lone surrogate in its strings (keys included) replaced by U+FFFD."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return _SURROGATE.sub("\ufffd", value)
-        return value
-    if depth > 2000:
-        return value
-    if isinstance(value, list):
-        return [scrub_surrogates(v, depth + 1) for v in value]
-    if isinstance(value, dict):
-        return {scrub_surrogates(k, depth + 1): scrub_surrogates(v, depth + 1) for k, v in value.items()}
-    return value
 
 
 class Record(msgspec.Struct, frozen=True):
@@ -319,11 +255,6 @@ def read_records(
         yield Notice(source=path, reason="empty file: nothing to index yet")
     if bad > MAX_NAMED_BAD_LINES:
         yield Notice(source=path, reason=f"{bad} lines skipped in all ({bad - MAX_NAMED_BAD_LINES} not named)")
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def cursor_after(

@@ -31,12 +31,13 @@ where the walk needs it to be raises :class:`Malformed` after the pieces before.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Iterator
 from typing import Protocol
 
 import msgspec
+
+from voyager_sessions.ingest.jsonvalue import BadLine, decode_line
 
 #: Bytes read at a time.
 WINDOW = 64 << 10
@@ -413,15 +414,9 @@ class _Walk:
 
 
 def _key(raw: bytes) -> object:
-    """A member's name (a JSON string's text), read as leniently as ``jsonl.decode_line`` reads a line (which
-    this module cannot import: jsonl walks its long lines with this one); None when it is not JSON."""
     try:
-        return msgspec.json.decode(raw)
-    except (msgspec.DecodeError, RecursionError):
-        pass
-    try:
-        return json.loads(raw.decode("utf-8", "replace"))
-    except (ValueError, RecursionError):
+        return decode_line(raw)
+    except BadLine:
         return None
 
 
