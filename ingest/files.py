@@ -217,17 +217,11 @@ def walk_files(
             if is_dir(mode):
                 if skip_dir is not None and skip_dir(name):
                     continue
-                if link and unstatted:
-                    _settle_walked(unstatted, walked)
-                key = (st.st_dev, st.st_ino)
-                if key in walked:
-                    if link:
-                        yield Notice(
-                            source=path,
-                            reason="symlink to a directory already walked (a loop?); not followed again",
-                        )
+                first, notice = _enter(path, st, link, walked, unstatted)
+                if notice is not None:
+                    yield notice
+                if not first:
                     continue
-                walked.add(key)
                 if wanted(name):
                     yield Notice(source=path, reason="a directory named like a session file; looked inside it")
                 if quiet is not None and not link:
@@ -287,17 +281,11 @@ def walk_files(
                     continue
                 if not is_dir(cst.st_mode) or (skip_dir is not None and skip_dir(name)):
                     continue
-                if link and unstatted:
-                    _settle_walked(unstatted, walked)
-                key = (cst.st_dev, cst.st_ino)
-                if key in walked:
-                    if link:
-                        yield Notice(
-                            source=path,
-                            reason="symlink to a directory already walked (a loop?); not followed again",
-                        )
+                first, notice = _enter(path, cst, link, walked, unstatted)
+                if notice is not None:
+                    yield notice
+                if not first:
                     continue
-                walked.add(key)
             subdirs.append((path, True, cst))
         if listing is not None:
             assert memory is not None
@@ -309,6 +297,24 @@ def walk_files(
 
 def _first(entry: tuple) -> str:
     return entry[0]
+
+
+def _enter(
+    path: str, st: os.stat_result, link: bool, walked: set[tuple[int, int]], unstatted: list[str]
+) -> tuple[bool, Notice | None]:
+    """Whether the folder met at ``path`` (``st``: what it is, through ``link`` or not) is new to this walk, now
+    counted as walked; and the notice a symlink to one walked already gets (a loop, or a second path to it)."""
+    if link and unstatted:
+        _settle_walked(unstatted, walked)
+    key = (st.st_dev, st.st_ino)
+    if key in walked:
+        if link:
+            return False, Notice(
+                source=path, reason="symlink to a directory already walked (a loop?); not followed again"
+            )
+        return False, None
+    walked.add(key)
+    return True, None
 
 
 def _settle_walked(unstatted: list[str], walked: set[tuple[int, int]]) -> None:
