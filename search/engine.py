@@ -660,7 +660,7 @@ class Searcher:
             ev: Event | None = None
             b = self._best_in(searcher, sp.plain, sid) if sid in together else None
             if b is None:
-                b = self._best_in(searcher, any_term, sid)
+                b = self._best_in(searcher, any_term, sid, each=sp.terms)
             if b is not None:
                 ev = _doc_event(searcher, b[1])
             if ev is None:
@@ -692,10 +692,19 @@ class Searcher:
         return result(hits)
 
     def _best_in(
-        self, searcher: tantivy.Searcher, q: tantivy.Query, session_id: str
+        self,
+        searcher: tantivy.Searcher,
+        q: tantivy.Query,
+        session_id: str,
+        *,
+        each: Sequence[tantivy.Query] | None = None,
     ) -> tuple[float, tantivy.DocAddress] | None:
-        """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
-        res = searcher.search(self.compiler.in_session(q, session_id), limit=1, count=False, weight_by_field="w")
+        """The best-scoring event of ``q`` in session ``session_id``, as (score, address); ``each``: the clauses
+        ``q`` is any of, looked for in the session clause by clause (``Compiler.any_in_session``: the same answer)."""
+        within = (
+            self.compiler.in_session(q, session_id) if each is None else self.compiler.any_in_session(each, session_id)
+        )
+        res = searcher.search(within, limit=1, count=False, weight_by_field="w")
         if not res.hits:
             return None
         score, addr = res.hits[0]

@@ -133,9 +133,9 @@ def test_meaning_reads_only_the_word_rows_its_page_shows(tmp_path, monkeypatch, 
     read: list[str] = []
     real = Searcher._best_in
 
-    def spy(self, s, q, sid):
+    def spy(self, s, q, sid, **kw):
         read.append(sid)
-        return real(self, s, q, sid)
+        return real(self, s, q, sid, **kw)
 
     monkeypatch.setattr(Searcher, "_best_in", spy)
     extra: set[str] = set()  # the rows meaning alone brings in

@@ -670,9 +670,9 @@ def test_rows_read_only_where_asked_are_the_rows_read_everywhere(varied, query, 
     read: list[str] = []
     real = Searcher._best_in
 
-    def spy(self, s, q, sid):
+    def spy(self, s, q, sid, **kw):
         read.append(sid)
-        return real(self, s, q, sid)
+        return real(self, s, q, sid, **kw)
 
     monkeypatch.setattr(Searcher, "_best_in", spy)
     full = searcher.search(query, opts)
@@ -704,3 +704,25 @@ def test_rows_read_only_where_asked_are_the_rows_read_everywhere(varied, query, 
             assert got == want
         else:
             assert (got.score, got.snippet, got.matched_terms, got.hit_count) == (want.score, "", None, None)
+
+
+@pytest.mark.parametrize("words", [["alpha", "beta"], WORDS, ["sigma", "alpha", "zzqx", "kappa"]])
+def test_any_term_in_one_session_clause_by_clause_ranks_as_the_union_does(varied, words):
+    """``Compiler.any_in_session`` (each term narrowed to the session, then their union) matches the events
+    ``in_session(any_of(terms))`` matches, with the same scores to the bit and in the same order, ties included:
+    a session's row is the same event either way."""
+    from voyager_sessions.search.syntax import parse
+
+    searcher, events = varied
+    s = searcher.index.searcher()
+    c = searcher.compiler
+    qs = [c.node(parse(w).root) for w in words]
+    compared = 0
+    for sid in sorted({ev.session for ev in events}):
+        union = s.search(c.in_session(c.any_of(qs), sid), limit=100, count=False, weight_by_field="w").hits
+        each = s.search(c.any_in_session(qs, sid), limit=100, count=False, weight_by_field="w").hits
+        assert [(score, a.segment_ord, a.doc) for score, a in each] == [
+            (score, a.segment_ord, a.doc) for score, a in union
+        ], sid
+        compared += len(union)
+    assert compared > 100
