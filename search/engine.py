@@ -635,7 +635,7 @@ class Searcher:
         # while the best events are looked up (on the second core where there is one).
         any_term = self.compiler.any_of(sp.terms)
         counted = sessions.later(
-            lambda: sessions.evidence(searcher, self.compiler.restricted(any_term, page), weights=False)
+            lambda: sessions.evidence(searcher, self.compiler.any_among(sp.terms, page), weights=False)
         )
         phrases_all = phrases(sp.parsed.texts)
         term_phrases = [phrases(positive_texts(n)) for n in sp.positive]

@@ -180,7 +180,6 @@ def _holding_some(
     searcher: Searcher, terms: list[str], parsed: ParsedQuery, opts: SearchOptions, ids: list[str]
 ) -> set[str]:
     """Which of ``ids`` hold some positive term of the query (they are then ``partial``, not ``meaning``)."""
-    import tantivy
 
     s = searcher.index.searcher()
     # The terms as the word search matched them (a CJK description: its pairs of characters).
@@ -188,10 +187,8 @@ def _holding_some(
     positive = plan.positive
     if not positive:
         return set()
-    any_term = searcher.compiler.any_of([q for q in map(searcher.compiler.node, positive) if q is not None])
-    among = tantivy.Query.term_set_query(searcher.index.schema, "session", list(ids))
-    q = tantivy.Query.boolean_query([(tantivy.Occur.Must, any_term), (tantivy.Occur.Must, among)])
-    return _sessions_of(searcher, q)
+    each = [q for q in map(searcher.compiler.node, positive) if q is not None]
+    return _sessions_of(searcher, searcher.compiler.any_among(each, ids))
 
 
 def _sessions_of(searcher: Searcher, q: tantivy.Query) -> set[str]:

@@ -726,3 +726,27 @@ def test_any_term_in_one_session_clause_by_clause_ranks_as_the_union_does(varied
         ], sid
         compared += len(union)
     assert compared > 100
+
+
+@pytest.mark.parametrize("words", [["alpha", "beta"], WORDS, ["sigma", "zzqx"]])
+def test_any_term_among_sessions_clause_by_clause_matches_as_the_union_does(varied, words):
+    """``Compiler.any_among`` (each term narrowed to the sessions, then their union) matches the events
+    ``restricted(any_of(terms), ids)`` matches, scored alike: the same counts per session (``hit_count``)."""
+    from voyager_sessions.search import sessions
+    from voyager_sessions.search.syntax import parse
+
+    searcher, events = varied
+    s = searcher.index.searcher()
+    c = searcher.compiler
+    qs = [c.node(parse(w).root) for w in words]
+    ids = sorted({ev.session for ev in events})[::3]
+    union = s.search(c.restricted(c.any_of(qs), ids), limit=10_000, count=True, weight_by_field="w")
+    each = s.search(c.any_among(qs, ids), limit=10_000, count=True, weight_by_field="w")
+    assert [(score, a.segment_ord, a.doc) for score, a in each.hits] == [
+        (score, a.segment_ord, a.doc) for score, a in union.hits
+    ]
+    assert len(union.hits) > 20
+    assert (
+        sessions.evidence(s, c.any_among(qs, ids)).counts
+        == sessions.evidence(s, c.restricted(c.any_of(qs), ids)).counts
+    )
