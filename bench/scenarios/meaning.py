@@ -228,7 +228,7 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
         )
         return
     ready = _synthetic_vectors(data)
-    # The CLI as a user's install runs it (a wheel: no editable-install finder at start-up, ~10 ms a process), and
+    # The CLI as a user's install runs it (a wheel: no editable-install finder at start-up, ~7 ms of CPU a process), and
     # in full runs the checkout's editable one beside it; each has a server of its own (a server answers its own
     # build only), on a copy of the same data dir, and their searches alternate.
     builds: dict[str, tuple[list[str], Path]] = {"checkout": (voyager_command(), data)}
