@@ -14,13 +14,13 @@ inside a record) live in ``jsonvalue``, below this module and ``jsonstream``; th
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
 
+from voyager_sessions.core.digest import blake2b
 from voyager_sessions.ingest.adapters.base import Cursor, Notice
 from voyager_sessions.ingest.files import open_regular, read_notice
 
@@ -94,7 +94,7 @@ class Record(msgspec.Struct, frozen=True):
 
 def line_hash(line: bytes) -> str:
     """A short, stable hash of one line, used to detect that a file was rewritten."""
-    return hashlib.blake2b(line, digest_size=12).hexdigest()
+    return blake2b(line, digest_size=12).hexdigest()
 
 
 def _read_span(path: str, start: int, end: int) -> bytes | None:

@@ -39,7 +39,6 @@ detection every multi-session store shares.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import stat
@@ -47,6 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+from voyager_sessions.core.digest import blake2b
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
 from voyager_sessions.ingest.files import open_regular
 
@@ -213,7 +213,7 @@ def sqlite_source(
 
 def digest(*values: object) -> str:
     """A short, stable digest of row values (what a session's signature keeps of a row)."""
-    return hashlib.blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+    return blake2b(repr(values).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 class SessionSignatures:

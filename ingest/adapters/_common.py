@@ -21,7 +21,6 @@ rewritten in place must yield so that an added turn costs what it adds
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sqlite3
@@ -35,6 +34,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
 
 import msgspec
 
+from voyager_sessions.core.digest import blake2b
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.files import walk_files
@@ -838,7 +838,7 @@ def reread_delta(session: str, events: list[Event], before: Any) -> tuple[list[A
     known: int | None = None
     if isinstance(before, (list, tuple)) and len(before) == 2 and isinstance(before[1], str):
         known = int_or_none(before[0])
-    digest = hashlib.blake2b(digest_size=12)
+    digest = blake2b(digest_size=12)
     prefix = digest.hexdigest() if known == 0 else None
     for i, ev in enumerate(events, start=1):
         digest.update(_encode_event(ev))
@@ -936,7 +936,7 @@ class DeltaStream:
         if isinstance(before, (list, tuple)) and len(before) == 2 and isinstance(before[1], str):
             self.known = int_or_none(before[0])
             self.expect = before[1]
-        self.digest = hashlib.blake2b(digest_size=12)
+        self.digest = blake2b(digest_size=12)
         self.count = 0
         self.held: list[Event] = []
         self.held_chars = 0

@@ -30,13 +30,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, ClassVar, Literal
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal
 
 from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
@@ -48,6 +47,9 @@ from voyager_sessions.ingest.jsondoc import StreamedArray, decode_document, stre
 from voyager_sessions.ingest.jsonl import BadLine
 from voyager_sessions.ingest.sqlite import SessionSignatures, digest
 from voyager_sessions.core.model import session_id
+
+if TYPE_CHECKING:
+    import zipfile
 
 ExportKind = Literal["chatgpt", "claude-ai", "gemini-apps"]
 #: The conversation files of an export: ``conversations.json`` or ChatGPT's shards.
@@ -100,6 +102,8 @@ def _sniff(head: bytes) -> ExportKind | None:
 
 def kind_of(path: str | os.PathLike[str]) -> ExportKind | None:
     """Which service's export the file at ``path`` is (a ``.json`` or a ``.zip``), or None. Raises OSError."""
+    import zipfile  # here: zipfile brings shutil, bz2 and lzma, ~3 ms of a refresh that opens no export
+
     if not stat.S_ISREG(os.stat(path).st_mode):
         return None  # a FIFO or a device would block the zip check's open
     if zipfile.is_zipfile(path):
@@ -145,6 +149,8 @@ class _Member:
         return data
 
     def _read(self, n: int) -> bytes:
+        import zipfile
+
         try:
             return self.f.read(n)
         except (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError) as exc:
@@ -153,6 +159,8 @@ class _Member:
 
 @contextmanager
 def _open_member(path: str, name: str) -> Iterator[_Member]:
+    import zipfile
+
     try:
         with zipfile.ZipFile(path) as archive, archive.open(name) as f:
             yield _Member(f, archive.getinfo(name).compress_size)
@@ -163,6 +171,8 @@ def _open_member(path: str, name: str) -> Iterator[_Member]:
 def pieces(path: str) -> list[tuple[str, Callable[[], Any]]]:
     """The conversation files of the export at ``path``, each named for notices and with an opener (a context
     manager giving its bytes as a stream): ``path`` itself, or each member of a zip. Raises OSError."""
+    import zipfile
+
     if zipfile.is_zipfile(path):
         try:
             with zipfile.ZipFile(path) as archive:
@@ -175,6 +185,8 @@ def pieces(path: str) -> list[tuple[str, Callable[[], Any]]]:
 
 def piece_count(path: str) -> int:
     """How many conversation files the export at ``path`` holds (1 for a loose file, or a zip that is not one)."""
+    import zipfile
+
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
@@ -189,6 +201,8 @@ def documents(path: str) -> Iterator[tuple[str, bytes | StreamedArray] | Notice]
     notices, one at a time: its bytes when it is at most ``jsondoc.STREAM_JSON_BYTES``, else a
     ``StreamedArray`` of its conversations, read one at a time (a download of years of chats is
     indexed whatever its size, in bounded memory); an unreadable piece is a Notice. Raises OSError."""
+    import zipfile
+
     threshold = jsondoc.STREAM_JSON_BYTES
     if not zipfile.is_zipfile(path):
         if os.stat(path).st_size > threshold:

@@ -146,3 +146,15 @@ def test_text_without_click_is_written_as_click_writes_it(monkeypatch):
     echo("数据 ok")  # a stream set up as ASCII still gets the text, in UTF-8 (click's rule)
     assert raw.getvalue() == "数据 ok\n".encode()
     assert "click" not in sys.modules
+
+
+#: Standard modules only a refresh that finds something to read, or to continue, needs: a refresh that finds
+#: nothing changed must not pay for them (OpenSSL's hashes, zip and its compressors, starting a process).
+REFRESH_UNNEEDED = {"_hashlib", "hashlib", "zipfile", "shutil", "bz2", "lzma", "subprocess"}
+
+
+def test_a_refresh_that_finds_nothing_changed_imports_no_reading_machinery(indexed):
+    assert _imported("search", "数据", "--json")  # the first refresh may have something to settle
+    mods = _imported("search", "数据", "--json")
+    assert "voyager_sessions.scan.run" in mods  # it did refresh
+    assert not REFRESH_UNNEEDED & mods, sorted(REFRESH_UNNEEDED & mods)

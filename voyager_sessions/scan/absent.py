@@ -14,12 +14,13 @@ as before. The memory is one JSON value in the state store, rewritten only when 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
 import msgspec
 
+from voyager_sessions.core.digest import blake2b
 from voyager_sessions.ingest.adapters.base import Adapter, uses_hints
 from voyager_sessions.ingest.manifest import agent_variables
 
@@ -47,7 +48,7 @@ class Memory(msgspec.Struct):
 def env_digest(env: Mapping[str, str]) -> str:
     """A digest of every variable that can move an agent's store (a change means: look again everywhere)."""
     keys = sorted(set(agent_variables()) | set(_ENV_KEYS))
-    h = hashlib.blake2b(digest_size=12)
+    h = blake2b(digest_size=12)
     for key in keys:
         h.update(f"{key}={env.get(key, '')}\0".encode("utf-8", "surrogatepass"))
     return h.hexdigest()

@@ -15,7 +15,6 @@ dir (private, like every file there).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,6 +63,8 @@ def continue_scan(data_dir: Path, env: Mapping[str, str] | None = None) -> int |
         log = open_private(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     except Exception:  # noqa: BLE001 - a data dir that cannot take a log cannot take a scan either
         return None
+    import subprocess  # here, not at the top: a refresh that finds nothing to continue never starts one (~4 ms)
+
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "voyager_sessions", "scan", "-q", "--wait", str(WAIT_S)],
