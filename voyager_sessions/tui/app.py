@@ -24,6 +24,7 @@ Every string from a session is drawn by :mod:`voyager_sessions.tui.view` as plai
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -99,11 +100,20 @@ Anywhere
 
 
 def probe(event: str, **facts: object) -> None:
-    """Append a timing event to ``$VOYAGER_UI_PROBE`` when set (the bench measures the picker from outside)."""
+    """Append a timing event to ``$VOYAGER_UI_PROBE`` when set (the bench measures the picker from outside): the
+    wall clock and this process's CPU time (which a busy machine does not stretch)."""
     path = os.environ.get("VOYAGER_UI_PROBE")
     if path:
+        line = {"event": event, "t": time.time(), "cpu": round(time.process_time(), 4), **facts}
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"event": event, "t": time.time(), **facts}, ensure_ascii=False) + "\n")
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _same_rows(a: Answer, b: Answer) -> bool:
+    """The two answers list the same sessions, matched the same way, of the same total (nothing to redraw)."""
+    return a.total == b.total and [(r.session_id, r.seq, r.match) for r in a.rows] == [
+        (r.session_id, r.seq, r.match) for r in b.rows
+    ]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -439,11 +449,31 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     @work(thread=True, exclusive=True, group="search")
     def start(self) -> None:
-        """The first refresh and search, off the UI thread (the first frame never waits for the index)."""
+        """The first search and refresh, off the UI thread (the first frame never waits for the index).
+
+        Where there is an index, the rows come from it at once and the refresh (a stat of every source, the
+        scan's imports: tens to hundreds of milliseconds) runs behind them; the box is searched again if it
+        brought something. Without one, the refresh builds it first (searchable while it is built)."""
+        indexed = self.backend.has_index()
+        if indexed:
+            self.run_search(self.initial)
+        try:
+            before = self.backend.generation() if indexed else None
+        except Exception:  # noqa: BLE001 - an index mid-way: the refresh and the search behind it say what is wrong
+            before = None
         problem = self.backend.refresh()
         if problem:
             self.call_from_thread(self.notify, f"not refreshed: {printable(problem)}", severity="warning")
-        self.run_search(self.initial)
+        if not indexed:
+            self.run_search(self.initial)
+            return
+        try:
+            changed = before is None or self.backend.generation() != before
+        except Exception:  # noqa: BLE001 - as above
+            changed = True
+        if changed:
+            # Whatever the box says by now (a keystroke since cancelled this worker, not what the refresh brought).
+            self.call_from_thread(lambda: self.search(self.query_one("#query", Input).value))
 
     # -- keys: what works where ------------------------------------------------------------------
 
@@ -491,26 +521,46 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.run_search(query)
 
     def run_search(self, query: str) -> None:
-        """Ask the backend (in a worker) and hand the answer to the UI thread unless a newer search replaced it."""
+        """Ask the backend (in a worker) and hand the answer to the UI thread unless a newer search replaced it.
+
+        Words first, meaning fused in when ready: where the meaning model is installed, the words' rows are shown
+        as soon as they are found, then the same query ranked by words and meaning replaces them if it differs
+        (embedding the query, and loading the model for the first one, never holds up the rows). Where every
+        word is in some session, the words' rows keep their places and meaning's follow them (``search.fusion``).
+        """
         providers = (self.agent,) if self.agent else ()
-        answer = self.backend.search(query, sort=self.sort, providers=providers, project=self.project, since=self.since)
+        sort, project, since = self.sort, self.project, self.since
+
+        def ask(meaning: bool) -> Answer:
+            return self.backend.search(
+                query, sort=sort, providers=providers, project=project, since=since, meaning=meaning
+            )
+
+        answer = ask(False)
         if get_current_worker().is_cancelled:
             return
         self.call_from_thread(self.show_answer, answer)
+        if answer.error or not self.backend.fuses(query, sort):
+            return
+        fused = ask(True)
+        if get_current_worker().is_cancelled or fused.error or _same_rows(fused, answer):
+            return
+        self.call_from_thread(functools.partial(self.show_answer, fused, fused=True))
 
-    def show_answer(self, answer: Answer) -> None:
+    def show_answer(self, answer: Answer, *, fused: bool = False) -> None:
+        """Put ``answer``'s rows on the screen (``fused``: the same query's rows with meaning, after its words')."""
         current = self.query_one("#query", Input).value
         if answer.query.strip() != current.strip() and not (answer.query == self.initial and not current):
             return  # the box changed since: the search for what it says now is on its way
         same = answer.query.strip() == self.answer.query.strip()
         chosen = self.selected()
+        results = self.query_one("#results", ResultList)
         # The same query again (a refresh, another sort or filter) keeps the selected session; a new one starts
-        # at its best match.
-        keep = chosen.session_id if chosen and same else None
+        # at its best match, and so does meaning fused in while the best word row is still the one selected.
+        keep = chosen.session_id if chosen and same and not (fused and results.highlighted == 0) else None
         self.answer = answer
         self.searches += 1
-        probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error)
-        results = self.query_one("#results", ResultList)
+        probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error, fused=fused)
         if answer.error:
             self.status(answer.error, error=True)
             return
@@ -531,7 +581,9 @@ class VoyagerApp(App[tuple[str, str] | None]):
             return
         index = next((i for i, r in enumerate(self.rows) if r.session_id == keep), 0)
         results.highlighted = index
-        self.preview(self.rows[index])
+        row = self.rows[index]
+        if not (fused and chosen and (chosen.session_id, chosen.seq) == (row.session_id, row.seq)):
+            self.preview(row)  # (meaning fused in around the row shown: its preview stays as it is)
         # The rows one can see first; a keystroke cancels it (typing.cancel_group) before it asks again.
         titled = [r for r in self.rows[:PROMPTS] if r.kind == "title"]
         if titled and answer.query.strip():

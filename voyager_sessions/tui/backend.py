@@ -127,6 +127,10 @@ class Backend:
         self._local = api.LentBackend(self._open_reader)
         self.door.local = self._local
 
+    def has_index(self) -> bool:
+        """There is an index to answer from (a server's, or the one in the data dir)."""
+        return self.ddir.has_index()
+
     def refresh(self) -> str | None:
         """Index what changed since the last look; a one-line reason when it could not (never raises).
 
@@ -162,13 +166,17 @@ class Backend:
         providers: tuple[str, ...] = (),
         project: str | None = None,
         since: str | None = None,
+        meaning: bool | None = None,
     ) -> Answer:
         """Sessions matching ``query`` (the newest sessions the filters keep when it is empty), or the query's
         one-line error. ``providers``, ``project`` and ``since`` narrow it as ``--provider``, ``--repo`` (a
-        project: the git repository, else the working directory) and ``--since`` do."""
+        project: the git repository, else the working directory) and ``--since`` do. ``meaning``: rank by
+        meaning beside the words (None: where the model is installed, :meth:`fuses`)."""
         from voyager_sessions.api import SearchRequest
 
         text = query.strip()
+        if meaning is None:
+            meaning = self.fuses(query, sort)
         req = SearchRequest(
             query=text,
             limit=ROWS,
@@ -178,8 +186,7 @@ class Backend:
             providers=list(providers),
             repo=project,
             since=since,
-            # A person describes what they look for: meaning too, where the model is installed.
-            meaning=_meaning_available(),
+            meaning=meaning,
         )
         try:
             result = self.door.search(req) if text else self.door.browse(req)
@@ -213,6 +220,12 @@ class Backend:
             terms=list(result.terms),
             indexing=result.indexing,
         )
+
+    def fuses(self, query: str, sort: str = "relevance") -> bool:
+        """Whether a search for ``query`` ranks by meaning too: a person describes what they look for, so where
+        the model is installed, for words ranked by relevance (an empty box lists the newest sessions, and the
+        newest-first order is the words' alone)."""
+        return bool(query.strip()) and sort != "recent" and _meaning_available()
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Timeline:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""
