@@ -491,3 +491,24 @@ async def test_words_first_then_meaning_fused_in(indexed: Path) -> None:
         app.query_one("#query").value = "数据库 TypeError"
         await settle(app, pilot, before + 1)
         assert [m for _, m in asked] == [False, True] and drawn == [["claude"]]
+
+
+def test_the_timing_probe_writes_the_wall_clock_and_cpu_time(tmp_path: Path, monkeypatch) -> None:
+    """What the bench reads (``bench/scenarios/ui.py``): one JSON line an event, with the wall clock and the
+    process's CPU time; nothing at all when ``$VOYAGER_UI_PROBE`` is not set."""
+    import json
+    import time
+
+    from voyager_sessions.tui.app import probe
+
+    path = tmp_path / "probe.jsonl"
+    monkeypatch.delenv("VOYAGER_UI_PROBE", raising=False)
+    probe("frame")
+    assert not path.exists()
+    monkeypatch.setenv("VOYAGER_UI_PROBE", str(path))
+    probe("frame")
+    probe("answer", query="迁移", rows=3)
+    frame, answer = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert frame["event"] == "frame" and abs(frame["t"] - time.time()) < 600
+    assert 0 < frame["cpu"] <= time.process_time()
+    assert answer["query"] == "迁移" and answer["rows"] == 3

@@ -109,11 +109,11 @@ def probe(event: str, **facts: object) -> None:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def _same_rows(a: Answer, b: Answer) -> bool:
-    """The two answers list the same sessions, matched the same way, of the same total (nothing to redraw)."""
-    return a.total == b.total and [(r.session_id, r.seq, r.match) for r in a.rows] == [
-        (r.session_id, r.seq, r.match) for r in b.rows
-    ]
+def _listing(answer: Answer) -> tuple[int, list[tuple[str, int | None, str]]]:
+    """What an answer lists: its total, and each row's session, event and how it matched (two answers that list
+    the same need not be drawn twice). Taken before the rows are shown: a row found by its title is then given
+    its prompt's event in place (``show_prompt``)."""
+    return answer.total, [(r.session_id, r.seq, r.match) for r in answer.rows]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -395,9 +395,12 @@ class VoyagerApp(App[tuple[str, str] | None]):
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield QueryBox(value=self.initial, placeholder=PLACEHOLDER, id="query")
-        yield Static("", id="status")
-        with Container(id="panes"):
+        # Laid out for the terminal's size from the start (``fit`` on mount then changes nothing: styling and
+        # laying out the screen twice before its first frame cost a tenth of the app's start).
+        width, height = self.size
+        yield QueryBox(value=self.initial, placeholder=PLACEHOLDER, id="query", compact=height < 30)
+        yield Static("opening the index …", id="status")
+        with Container(id="panes", classes="stacked" if width < STACK_BELOW else ""):
             yield ResultList(id="results")
             with VerticalScroll(id="preview"):
                 yield Static(Text(""), id="preview-body")
@@ -405,7 +408,6 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     def on_mount(self) -> None:
         self.query_one("#query", Input).focus()
-        self.status("opening the index …")
         self.fit(self.size.width, self.size.height)
         self.call_after_refresh(self.first_frame)
 
@@ -539,11 +541,12 @@ class VoyagerApp(App[tuple[str, str] | None]):
         answer = ask(False)
         if get_current_worker().is_cancelled:
             return
+        listed = _listing(answer)
         self.call_from_thread(self.show_answer, answer)
         if answer.error or not self.backend.fuses(query, sort):
             return
         fused = ask(True)
-        if get_current_worker().is_cancelled or fused.error or _same_rows(fused, answer):
+        if get_current_worker().is_cancelled or fused.error or _listing(fused) == listed:
             return
         self.call_from_thread(functools.partial(self.show_answer, fused, fused=True))
 
