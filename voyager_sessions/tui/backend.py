@@ -7,8 +7,9 @@ events of one session around a hit, the seqs of a session's events that match th
 (:mod:`voyager_sessions.api`), typed, through ``api.ask``: answered by ``voyager serve`` when one runs
 for the data dir (the index is already open and fresh there), otherwise in this process on one
 reader kept open for the app's life (``api.LentBackend``). A refresh —
-the cheap stat pass ``voyager search`` makes — runs before the first search and then
-periodically, so sessions appended while the UI is open appear without restarting it.
+the cheap stat pass ``voyager search`` makes — runs right behind the first search (before it
+when there is no index yet) and then periodically, so sessions appended while the UI is open
+appear without restarting it.
 
 The lent reader serialises its requests: Textual's thread workers may overlap when a keystroke
 supersedes a running search, and the reader is one connection.
