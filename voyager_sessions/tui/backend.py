@@ -17,6 +17,7 @@ supersedes a running search, and the reader is one connection.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ import msgspec
 
 from voyager_sessions.core.errors import Busy, VoyagerError
 from voyager_sessions.api.door import Door
-from voyager_sessions.core.model import Indexing, Timeline
+from voyager_sessions.core.model import Indexing, MeaningReady, Timeline
 from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
@@ -36,6 +37,10 @@ PREVIEW_WINDOW = 12
 
 #: Most matches inside one session ``n``/``N`` walk through.
 MAX_MATCHES = 500
+
+#: Seconds a search with meaning that found no session with a vector is believed (vectors are computed in the
+#: background, by ``voyager serve`` or ``voyager scan --meaning``): until then queries are searched by words alone.
+NO_VECTORS_FOR = 10.0
 
 
 def _meaning_available() -> bool:
@@ -104,6 +109,8 @@ class Backend:
         #: one at a time.
         self._local = api.LentBackend(self._open_reader)
         self.door = Door(self.ddir, use_server=use_server, local=self._local)
+        #: When a search with meaning last found no session with a vector (meaning could rank nothing), or None.
+        self._no_vectors: float | None = None
 
     @property
     def served(self) -> bool:
@@ -193,6 +200,8 @@ class Backend:
             result = self.door.search(req) if text else self.door.browse(req)
         except VoyagerError as exc:
             return Answer(query=query, error=str(exc))
+        if meaning and isinstance(result.meaning, MeaningReady):
+            self._no_vectors = time.monotonic() if result.meaning.sessions_ready == 0 else None
         rows = [
             SessionHit(
                 session_id=h.session_id,
@@ -225,8 +234,11 @@ class Backend:
     def fuses(self, query: str, sort: str = "relevance") -> bool:
         """Whether a search for ``query`` ranks by meaning too: a person describes what they look for, so where
         the model is installed, for words ranked by relevance (an empty box lists the newest sessions, and the
-        newest-first order is the words' alone)."""
-        return bool(query.strip()) and sort != "recent" and _meaning_available()
+        newest-first order is the words' alone), and unless no session had a vector a moment ago (then meaning
+        would rank nothing: the second search would only cost the next keystroke's answer its time)."""
+        if not query.strip() or sort == "recent" or not _meaning_available():
+            return False
+        return self._no_vectors is None or time.monotonic() - self._no_vectors > NO_VECTORS_FOR
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Timeline:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""
