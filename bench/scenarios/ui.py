@@ -143,39 +143,20 @@ def ui(ctx: Context) -> ScenarioResult:
                 frame_cpu.append(frame["cpu"] * 1000)
             if attempt and first and started:
                 firsts.append((first["t"] - started) * 1000)
-        if frames:
-            res.metrics.append(
-                Metric(
-                    name="first frame after start (median of 3)",
-                    value=round(statistics.median(frames), 1),
-                    unit="ms",
-                    group=group,
-                    target=Target(op="<=", value=TARGET_FRAME_MS),
-                )
-            )
-        if frame_cpu:
-            res.metrics.append(
-                Metric(
-                    name="first frame after start, CPU of the process (median of 3)",
-                    value=round(statistics.median(frame_cpu), 1),
-                    unit="ms",
-                    group=group,
-                )
-            )
+
+        def median_of(name: str, samples: list[float], target: Target | None = None) -> None:
+            if samples:
+                value = round(statistics.median(samples), 1)
+                res.metrics.append(Metric(name=name, value=value, unit="ms", group=group, target=target))
+
+        median_of("first frame after start (median of 3)", frames, Target(op="<=", value=TARGET_FRAME_MS))
+        median_of("first frame after start, CPU of the process (median of 3)", frame_cpu)
         if first is not None and not first.get("rows"):
             res.notes.append(
                 "the first answer (the newest sessions) had no rows: this corpus is an index without sessions in "
                 "the state database, so 'recent sessions shown' times an empty list"
             )
-        if firsts:
-            res.metrics.append(
-                Metric(
-                    name="recent sessions shown after start (median of 3)",
-                    value=round(statistics.median(firsts), 1),
-                    unit="ms",
-                    group=group,
-                )
-            )
+        median_of("recent sessions shown after start (median of 3)", firsts)
         latencies: list[float] = []
         typed = 0
         unanswered: list[str] = []
