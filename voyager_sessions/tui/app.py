@@ -342,6 +342,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
     """The picker. Its return value is what to do after it closes: ``("resume", session_id)`` or None."""
 
     TITLE = "voyager"
+    #: Below :data:`STACK_BELOW` columns the screen has the class ``-stacked``: the list over the preview.
+    HORIZONTAL_BREAKPOINTS = [(0, "-stacked"), (STACK_BELOW, "-beside")]
     ENABLE_COMMAND_PALETTE = False  # its ctrl+p is the app's "up"; every action has a key of its own
     CSS = """
     #query { margin: 0 0; }
@@ -351,9 +353,9 @@ class VoyagerApp(App[tuple[str, str] | None]):
     #panes { height: 1fr; layout: horizontal; }
     #results { width: 50%; min-width: 30; border: none; scrollbar-gutter: stable; }
     #preview { width: 1fr; border-left: vkey $primary; padding: 0 1; }
-    #panes.stacked { layout: vertical; }
-    #panes.stacked #results { width: 100%; height: 45%; min-width: 0; }
-    #panes.stacked #preview { width: 100%; height: 1fr; border-left: none; border-top: hkey $primary; }
+    Screen.-stacked #panes { layout: vertical; }
+    Screen.-stacked #results { width: 100%; height: 45%; min-width: 0; }
+    Screen.-stacked #preview { width: 100%; height: 1fr; border-left: none; border-top: hkey $primary; }
     Footer.-compact FooterLabel { margin: 0 1 0 0; }
     Footer.-compact KeyGroup.-compact { margin: 0; }
     """
@@ -395,13 +397,15 @@ class VoyagerApp(App[tuple[str, str] | None]):
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        # Laid out for the terminal's size from the start (``fit`` on mount then changes nothing): below 100
-        # columns or 30 lines the screen was styled and laid out twice before its first frame (at 80x24, 8% of
-        # the Python calls from App.run to it).
+        # Fitted to the terminal from the start (the breakpoint class as the screen's resize will set it, the box
+        # as ``fit`` will): below 100 columns or 30 lines the screen was otherwise styled and laid out twice before
+        # its first frame (at 80x24, 8% of the Python calls from App.run to it; 21% with the class set by the
+        # screen's first resize).
         width, height = self.size
+        self.screen.add_class("-stacked" if width < STACK_BELOW else "-beside")
         yield QueryBox(value=self.initial, placeholder=PLACEHOLDER, id="query", compact=height < 30)
         yield Static("opening the index …", id="status")
-        with Container(id="panes", classes="stacked" if width < STACK_BELOW else ""):
+        with Container(id="panes"):
             yield ResultList(id="results")
             with VerticalScroll(id="preview"):
                 yield Static(Text(""), id="preview-body")
@@ -417,8 +421,9 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.call_after_refresh(self.relayout)
 
     def fit(self, width: int, height: int) -> None:
-        """The list over the preview below :data:`STACK_BELOW` columns; a box without borders on short screens."""
-        self.query_one("#panes").set_class(width < STACK_BELOW, "stacked")
+        """A box without borders on short screens. (The list goes over the preview below :data:`STACK_BELOW`
+        columns by the screen's breakpoint class, set when the screen itself is resized: set here, on the app's
+        resize, it laid the screen out stacked at its old width first, rows and all, for a frame or more.)"""
         self.query_one("#query", Input).compact = height < 30
 
     def relayout(self) -> None:
