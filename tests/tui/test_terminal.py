@@ -304,9 +304,9 @@ def test_a_resize_lays_the_rows_out_again_and_the_help_scrolls(captured) -> None
         heads = [line for line in results if line.strip() and not line.startswith("   ")]
         excerpts = excerpt_lines(results)
         # Every line is a row's head (its agent first) or its excerpt: no row laid out for 160 columns wraps; and
-        # every head ends with its age and project. (A screen caught while the layout settles can show rows laid
-        # out wider than the list, neither age nor project on screen: seen in 2 of 4 full slow runs under load 5
-        # since the refresh runs behind the first rows, competing with the resize; the rows are laid out again.)
+        # every head ends with its age and project. (Rows laid out wider than the list show neither: the picker
+        # once stacked the panes on the app's resize, before the screen had its new width, and laid the rows out
+        # for that moment's layout; a screen caught then failed the assertion below in 2 of 4 slow runs.)
         agents = ("claude", "codex", "gemini", "open-interpreter")
         return (
             bool(heads and excerpts)
