@@ -50,13 +50,13 @@ class Sizes:
                 search_events=(10_000, 100_000),
                 query_reps=12,
                 cli_reps=3,
-                baseline_query_budget_s=1.0,
-                cli_search_reps=8,
+                baseline_query_budget_s=0.5,
+                cli_search_reps=4,
                 cli_append_rounds=5,
                 history_sessions=150,
-                history_runs=2,
+                history_runs=1,
                 big_session_mb=40,
-                big_runs=2,
+                big_runs=1,
             )
         return cls(
             ingest_messages=5000,
