@@ -51,7 +51,7 @@ class Sizes:
                 query_reps=12,
                 cli_reps=3,
                 baseline_query_budget_s=0.5,
-                cli_search_reps=4,
+                cli_search_reps=3,
                 cli_append_rounds=5,
                 history_sessions=150,
                 history_runs=1,

@@ -44,6 +44,23 @@ class Floors(msgspec.Struct, kw_only=True):
     about_meaning: str = ""
 
 
+class Embedded(msgspec.Struct, kw_only=True):
+    """What ``voyager scan --meaning`` did to the judged corpus: its seconds and the check of its result."""
+
+    seconds: float
+    check: Check
+
+
+class Fresh(msgspec.Struct, kw_only=True):
+    """The judged corpus as a fresh history made searchable by meaning: ``voyager scan`` into an empty data dir,
+    then ``voyager scan --meaning`` (the meaning scenario reports it in ``--quick`` rather than make another)."""
+
+    sessions: int
+    scan_s: float
+    meaning_s: float
+    check: Check
+
+
 def load_floors(path: Path = FLOOR_PATH) -> Floors:
     return msgspec.json.decode(path.read_bytes(), type=Floors)
 
@@ -156,7 +173,8 @@ def judged(ctx: Context) -> ScenarioResult:
     proc = subprocess.run(
         [*voyager_command(), "scan"], env=child_env(env), capture_output=True, timeout=600, check=False
     )
-    res.metrics.append(Metric(name="voyager scan", value=round(time.perf_counter() - t, 2), unit="s"))
+    scan_s = round(time.perf_counter() - t, 2)
+    res.metrics.append(Metric(name="voyager scan", value=scan_s, unit="s"))
     from voyager_sessions.api import reader
 
     with reader(data_dir) as r:
@@ -188,9 +206,14 @@ def judged(ctx: Context) -> ScenarioResult:
     # sessions whatever the engine does with several words), through `voyager search` too.
     firsts = [next(q for q in queries if q.cls == c) for c in CLASSES]
     probes = firsts + [msgspec.structs.replace(q, id=f"{q.id}:first-word", query=q.query.split()[0]) for q in firsts]
-    meaning = _with_meaning(res, env, data_dir, queries, by_id, probes, floors)
-    if meaning is not None:
+    with_meaning = _with_meaning(res, env, data_dir, queries, by_id, probes, floors)
+    meaning = None
+    if with_meaning is not None:
+        meaning, embedded = with_meaning
         ctx.cache["judged-meaning"] = (data_dir, written)  # the meaning scenario's needles read it too
+        ctx.cache["judged-fresh"] = Fresh(
+            sessions=len(written.sessions), scan_s=scan_s, meaning_s=embedded.seconds, check=embedded.check
+        )
     _cli_probes(res, env, data_dir, probes, by_id, meaning)
     return res
 
@@ -288,9 +311,9 @@ def _with_meaning(
     by_id: dict[str, str],
     probes: list[JudgedQuery],
     floors: Floors,
-) -> dict[str, list[str]] | None:
+) -> tuple[dict[str, list[str]], Embedded] | None:
     """The same queries with ``--meaning`` (``voyager scan --meaning`` first), where the model is installed;
-    the probes' ranking with meaning, in-process (None without the model)."""
+    the probes' ranking with meaning, in-process, and what the scan did (None without the model)."""
     from voyager_sessions.search.embed import INSTALL_HINT, available
 
     if not available():
@@ -300,14 +323,16 @@ def _with_meaning(
     proc = subprocess.run(
         [*voyager_command(), "scan", "--meaning", "-q"], env=child_env(env), capture_output=True, timeout=1800
     )
-    res.metrics.append(Metric(name="voyager scan --meaning", value=round(time.perf_counter() - t, 2), unit="s"))
-    res.checks.append(
-        Check(
+    embedded = Embedded(
+        seconds=round(time.perf_counter() - t, 2),
+        check=Check(
             name="voyager scan --meaning embedded every judged session",
             ok=proc.returncode == 0 and f"{len(by_id)} of {len(by_id)} sessions searchable".encode() in proc.stdout,
             detail=None if proc.returncode == 0 else proc.stderr.decode(errors="replace")[-300:],
-        )
+        ),
     )
+    res.metrics.append(Metric(name="voyager scan --meaning", value=embedded.seconds, unit="s"))
+    res.checks.append(embedded.check)
     t = time.perf_counter()
     rejected: list[str] = []
     ranked = _voyager_ranked(data_dir, queries, by_id, rejected, meaning=True)
@@ -320,4 +345,4 @@ def _with_meaning(
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager --meaning", queries, ranks))
     _report(res, scores, None, floors.voyager_meaning, ", with meaning")
-    return probe_ranked
+    return probe_ranked, embedded
