@@ -47,15 +47,15 @@ class Sizes:
                 checkpoint_saves=1000,
                 checkpoint_loads=10_000,
                 checkpoint_opens=5,
-                search_events=(10_000, 100_000),
+                search_events=(10_000, 50_000),
                 query_reps=12,
                 cli_reps=3,
                 baseline_query_budget_s=0.5,
                 cli_search_reps=3,
                 cli_append_rounds=5,
-                history_sessions=150,
+                history_sessions=100,
                 history_runs=1,
-                big_session_mb=40,
+                big_session_mb=20,
                 big_runs=1,
             )
         return cls(

@@ -1,6 +1,6 @@
 """first_search: a new user's first minute on a big history, beside fast-resume, on the Claude Code 2.1 layout.
 
-The corpus (``corpus.write_layout_history``): 10,000 short sessions (quick: 1,000), half Claude
+The corpus (``corpus.write_layout_history``): 10,000 short sessions (quick: 500), half Claude
 Code sessions each with a subagent folder (``<id>/subagents/agent-*.jsonl`` and its
 ``.meta.json``), half Codex rollouts: 20,000 files. Written once and cached like
 ``history_100k``'s (``VOYAGER_BENCH_CACHE``); the quick run writes its own.
@@ -45,7 +45,7 @@ from bench.scenarios.history_scale import _cache_root
 from bench.util import ProviderHomes, child_env, cli_env, mb, run_child, voyager_command
 
 FULL_SESSIONS = 10_000
-QUICK_SESSIONS = 1_000
+QUICK_SESSIONS = 500
 #: The issue's targets, as ratios to fast-resume's time (lower is better).
 FIRST_SEARCH_TARGET = 1.5
 FIRST_INDEX_TARGET = 4.0
