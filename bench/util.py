@@ -270,11 +270,14 @@ def install_wheel(work: Path, commit: str | None = None) -> list[str]:
     ).stdout.strip()
     deps = [p for p in [*site.getsitepackages(), site.getusersitepackages()] if Path(p).exists()]
     Path(purelib, "deps.pth").write_text("\n".join(deps) + "\n")
+    # Without PYTHONPATH: pip asks the venv's interpreter what is installed, and a checkout on its path (the bench run
+    # with PYTHONPATH=.) would read as voyager-sessions installed already, leaving the venv without it.
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)],
         check=True,
         capture_output=True,
         timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     return [str(env_dir / "bin" / "voyager")]
 

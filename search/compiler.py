@@ -278,6 +278,25 @@ class Compiler:
         """``q`` within one session's events."""
         return self.both(q, tantivy.Query.term_query(self.schema, "session", session_id))
 
+    def any_among(self, qs: Sequence[tantivy.Query], ids: Sequence[str]) -> tantivy.Query:
+        """``restricted(any_of(qs), ids)``, the same matches and scores, each of ``qs`` narrowed to the sessions
+        first (see ``any_in_session``: a few sessions' events, not a union of common terms, drive the search)."""
+        t = tantivy
+        among = t.Query.const_score_query(t.Query.term_set_query(self.schema, "session", list(ids)), 0.0)
+        return self.any_of([t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Must, among)]) for q in qs])
+
+    def any_in_session(self, qs: Sequence[tantivy.Query], session_id: str) -> tantivy.Query:
+        """``in_session(any_of(qs), session_id)``, the same matches and the same scores, each of ``qs`` narrowed to
+        the session first: a union inside an intersection reads its clauses' postings a window of documents at a
+        time, so a union of common terms (a CJK description's pairs of characters) cost ~1.2 ms a session at
+        10,000 sessions, and a session's own few events found in each clause cost ~0.25 ms. Narrowed with a
+        score of 0 (adding 0 changes no float), then the session's term outside, as ``in_session`` adds it."""
+        t = tantivy
+        session = t.Query.term_query(self.schema, "session", session_id)
+        within = t.Query.const_score_query(session, 0.0)
+        each = [t.Query.boolean_query([(t.Occur.Must, q), (t.Occur.Must, within)]) for q in qs]
+        return self.both(self.any_of(each), session)
+
     def in_kinds(
         self, q: tantivy.Query, kinds: tuple[str, ...], *, negate: bool, said: tantivy.Query | None = None
     ) -> tantivy.Query:

@@ -88,10 +88,20 @@ class Searcher:
         return self.catalog.session_ids_where(BY_NAME[field].columns, value)
 
     def search(
-        self, query: str, opts: SearchOptions | None = None, *, parsed: ParsedQuery | None = None
+        self,
+        query: str,
+        opts: SearchOptions | None = None,
+        *,
+        parsed: ParsedQuery | None = None,
+        rows: RowsWanted | None = None,
     ) -> SearchResult:
         """Answer ``query`` (``parsed``: it was parsed already); a QueryError when it is malformed, IndexDamaged
         when Tantivy cannot read the index.
+
+        ``rows`` (meaning search's fusion, which reads the word ranking deeper than it shows): told the ranked
+        sessions of a several-term ``--sessions`` search as bare rows (session id, score and ``match`` only), it
+        names those whose rows are read (their event, snippets, ``matched_terms``, ``hit_count``); the others stay
+        bare. Each row is read alone, so a row read is the same either way. Any other search reads every row.
 
         A query of one term (a word, a phrase, a CJK run, an ``a OR b``), with any filters and
         negations, matches the events that hold it, as it always has. A query of several terms
@@ -119,7 +129,7 @@ class Searcher:
             if plan.matching == "sessions":
                 spread = self.compiler.spread(plan, strict, q, titled)
                 if opts.sessions:
-                    return self._spread_sessions(query, spread, opts)
+                    return self._spread_sessions(query, spread, opts, rows)
                 return self._spread_events(query, spread, opts)
             result = self._search(query, plan.parsed, q, opts, title_boosted=q is not strict)
             result.terms = list(plan.terms)
@@ -464,7 +474,9 @@ class Searcher:
             start += n
         return out
 
-    def _spread_sessions(self, query: str, sp: Spread, opts: SearchOptions) -> SearchResult:
+    def _spread_sessions(
+        self, query: str, sp: Spread, opts: SearchOptions, wanted: RowsWanted | None = None
+    ) -> SearchResult:
         """``--sessions`` for a query of several terms: sessions ranked by how well they hold the terms.
 
         Each row is the session's best event (one holding every term where there is one), its
@@ -479,7 +491,7 @@ class Searcher:
         breadths = sp.breadths
         broad = [b >= WIDE for b in breadths]
         if opts.sort != "recent" and all(broad) and not sp.titled:
-            fast = self._together_first(query, searcher, sp, opts, terms)
+            fast = self._together_first(query, searcher, sp, opts, terms, wanted)
             if fast is not None:
                 return fast
         cov = sessions.cover(searcher, sp.terms, weights=True, broad=broad, together=sp.plain, breadths=breadths)
@@ -520,10 +532,18 @@ class Searcher:
                 order = sorted(ranked, key=lambda sid: (weight[sid], scores[sid]), reverse=True)
             order = self._recent_first_among_ties(order, rank, window=(opts.offset, want))
         page = order[opts.offset : opts.offset + opts.limit]
-        return self._session_rows(query, searcher, sp, opts, terms, cov, scores, page, total=len(cov.chosen))
+        return self._session_rows(
+            query, searcher, sp, opts, terms, cov, scores, page, total=len(cov.chosen), wanted=wanted
+        )
 
     def _together_first(
-        self, query: str, searcher: tantivy.Searcher, sp: Spread, opts: SearchOptions, terms: list[str]
+        self,
+        query: str,
+        searcher: tantivy.Searcher,
+        sp: Spread,
+        opts: SearchOptions,
+        terms: list[str],
+        wanted: RowsWanted | None = None,
     ) -> SearchResult | None:
         """``--sessions`` for several words each said in a large share of all events, none of them in a title.
 
@@ -561,7 +581,7 @@ class Searcher:
         )
         scores = sessions.score(cov, searcher.num_docs, together=set(page), titled=set())
         return self._session_rows(
-            query, searcher, sp, opts, terms, cov, scores, page, total=len(together.counts), exact=False
+            query, searcher, sp, opts, terms, cov, scores, page, total=len(together.counts), exact=False, wanted=wanted
         )
 
     def _session_rows(
@@ -577,29 +597,45 @@ class Searcher:
         *,
         total: int,
         exact: bool = True,
+        wanted: RowsWanted | None = None,
     ) -> SearchResult:
-        """The rows of a page of sessions ``page`` of a several-term ``--sessions`` search."""
+        """The rows of a page of sessions ``page`` of a several-term ``--sessions`` search (``wanted``: see
+        :meth:`search`)."""
         from voyager_sessions.search import sessions
 
         together = cov.together
-        if not page:
+
+        def result(hits: list[Hit]) -> SearchResult:
             return SearchResult(
                 schema_version=SCHEMA_VERSION,
                 query=query,
                 total=total,
                 offset=opts.offset,
-                hits=[],
+                hits=hits,
                 match=cov.match,
                 terms=terms,
                 total_exact=exact,
             )
+
+        if not page:
+            return result([])
+        bare: dict[str, Hit] = {}
+        order_of_page = page
+        if wanted is not None:
+            bare = {sid: _bare_hit(sid, scores[sid], cov.match) for sid in page}
+            read = set(wanted(result(list(bare.values()))))
+            for sid in read:
+                bare.pop(sid, None)
+            page = [sid for sid in page if sid not in bare]
+            if not page:
+                return result(list(bare.values()))
         # Per term, the event of each page session that says it best (by the event ranking: BM25 x kind weight):
         # one small search a (session, term), cheaper than ranking all their events at once.
         # hit_count: the page's sessions' events that say any term (counted over those sessions only), aggregated
         # while the best events are looked up (on the second core where there is one).
         any_term = self.compiler.any_of(sp.terms)
         counted = sessions.later(
-            lambda: sessions.evidence(searcher, self.compiler.restricted(any_term, page), weights=False)
+            lambda: sessions.evidence(searcher, self.compiler.any_among(sp.terms, page), weights=False)
         )
         phrases_all = phrases(sp.parsed.texts)
         term_phrases = [phrases(positive_texts(n)) for n in sp.positive]
@@ -624,7 +660,7 @@ class Searcher:
             ev: Event | None = None
             b = self._best_in(searcher, sp.plain, sid) if sid in together else None
             if b is None:
-                b = self._best_in(searcher, any_term, sid)
+                b = self._best_in(searcher, any_term, sid, each=sp.terms)
             if b is not None:
                 ev = _doc_event(searcher, b[1])
             if ev is None:
@@ -650,22 +686,25 @@ class Searcher:
         for h, th in zip(hits, matched):
             h.hit_count = counts.get(h.session_id, len(th))
             h.matched_terms = th
-        return SearchResult(
-            schema_version=SCHEMA_VERSION,
-            query=query,
-            total=total,
-            offset=opts.offset,
-            hits=hits,
-            match=cov.match,
-            terms=terms,
-            total_exact=exact,
-        )
+        if bare:  # the rows read, and the bare ones, in the ranking's order
+            read_rows = {h.session_id: h for h in hits}
+            hits = [bare.get(sid) or read_rows[sid] for sid in order_of_page if sid in bare or sid in read_rows]
+        return result(hits)
 
     def _best_in(
-        self, searcher: tantivy.Searcher, q: tantivy.Query, session_id: str
+        self,
+        searcher: tantivy.Searcher,
+        q: tantivy.Query,
+        session_id: str,
+        *,
+        each: Sequence[tantivy.Query] | None = None,
     ) -> tuple[float, tantivy.DocAddress] | None:
-        """The best-scoring event of ``q`` in session ``session_id``, as (score, address)."""
-        res = searcher.search(self.compiler.in_session(q, session_id), limit=1, count=False, weight_by_field="w")
+        """The best-scoring event of ``q`` in session ``session_id``, as (score, address); ``each``: the clauses
+        ``q`` is any of, looked for in the session clause by clause (``Compiler.any_in_session``: the same answer)."""
+        within = (
+            self.compiler.in_session(q, session_id) if each is None else self.compiler.any_in_session(each, session_id)
+        )
+        res = searcher.search(within, limit=1, count=False, weight_by_field="w")
         if not res.hits:
             return None
         score, addr = res.hits[0]
@@ -729,6 +768,29 @@ class Searcher:
                 )
             hits.append(hit)
         return hits
+
+
+#: Told a search's ranked sessions as bare rows, which of them to read rows for (see ``Searcher.search``).
+RowsWanted = Callable[[SearchResult], Collection[str]]
+
+
+def _bare_hit(session_id: str, score: float, match: Literal["all", "partial"]) -> Hit:
+    """A ranked session's row before it is read: its id, provider, score and match level only."""
+    return Hit(
+        session_id=session_id,
+        provider=session_id.partition(":")[0],
+        seq=0,
+        kind="",
+        origin="",
+        timestamp=None,
+        cwd=None,
+        title=None,
+        snippet="",
+        highlights=[],
+        score=round(float(score), 4),
+        resume=None,
+        match=match,
+    )
 
 
 def _rows_say(result: SearchResult, terms: list[str]) -> None:

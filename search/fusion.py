@@ -83,44 +83,46 @@ def search_with_meaning(
     matrix: Callable[[], Matrix],
 ) -> tuple[SearchResult, bool]:
     """``query`` ranked by words and meaning together (``opts`` as ``Searcher.search`` takes them), and whether
-    meaning took part (not for a filter-only query, nor with ``sort: recent``: then the rows are the words')."""
+    meaning took part (not for a filter-only query, nor with ``sort: recent``: then the rows are the words').
+
+    Of the word ranking, read as deep as :data:`DEPTH`, only the rows the fused page shows are read (their
+    events, snippets and terms): the others count for their place only (at 10,000 sessions reading them was a
+    third of a served search with meaning, docs/bench.md).
+    """
     depth = max(DEPTH, opts.offset + opts.limit)
-    words = searcher.search(query, msgspec.structs.replace(opts, limit=depth, offset=0), parsed=parsed)
-    level = words.match
-    for h in words.hits:
-        h.match = level
     # The query as typed (a CJK sentence the words matched as its pairs of characters is embedded whole).
     text = meaning_text(planner.make(parsed, opts).terms)
     if not text or opts.sort == "recent":
         # Nothing to embed (a filter-only query), or the order asked for is time: the words' rows, paged.
+        words = searcher.search(query, msgspec.structs.replace(opts, limit=depth, offset=0), parsed=parsed)
+        for h in words.hits:
+            h.match = words.match
         words.hits = words.hits[opts.offset : opts.offset + opts.limit]
         words.offset = opts.offset
         return words, False
-    vectors = matrix()
-    among = _passing(searcher, parsed, opts)
-    ranked = vectors.rank(model.query(text), depth, among) if len(vectors) else []
-    meaning_ids = [sid for sid, _ in ranked]
-    scores = dict(ranked)
-    word_keys = [h.session_id for h in words.hits]
-    # All the word rows are known when they fit in the depth; otherwise the words fill further than meaning reaches.
-    complete = words.total_exact and words.total <= len(words.hits)
-    every_word = level == "all" and bool(words.hits)
-    if every_word and not complete:
-        meaning_ids = []
-    order = fuse(word_keys, every_word, meaning_ids)
-    by_key: dict[str, list[Hit]] = {}
+    ranked: list[list[tuple[str, float]]] = []  # the meaning ranking, once worked out
+
+    def meaning() -> list[tuple[str, float]]:
+        if not ranked:
+            vectors = matrix()
+            among = _passing(searcher, parsed, opts)
+            ranked.append(vectors.rank(model.query(text), depth, among) if len(vectors) else [])
+        return ranked[0]
+
+    def shown(words: SearchResult) -> set[str]:
+        """The word rows the fused page shows (told the word ranking before its rows are read)."""
+        return {r.session_id for r in _fused(words, meaning(), opts)[0] if isinstance(r, Hit)}
+
+    words = searcher.search(query, msgspec.structs.replace(opts, limit=depth, offset=0), parsed=parsed, rows=shown)
+    level = words.match
     for h in words.hits:
-        by_key.setdefault(h.session_id, []).append(h)
-    rows: list[Hit | str] = []
-    for key in order:
-        queue = by_key.get(key)
-        rows.append(queue.pop(0) if queue else key)
-    page = rows[opts.offset : opts.offset + opts.limit]
+        h.match = level
+    scores = dict(meaning())
+    page, extra_total, complete = _fused(words, meaning(), opts)
     extra_ids = [r for r in page if isinstance(r, str)]
     holding = _holding_some(searcher, words.terms, parsed, opts, extra_ids) if extra_ids else set()
     made = _meaning_hits(searcher, extra_ids, scores, holding, opts)
     hits = [r if isinstance(r, Hit) else made[r] for r in page]
-    extra_total = sum(1 for r in rows if isinstance(r, str))
     result = SearchResult(
         schema_version=words.schema_version,
         query=words.query,
@@ -132,6 +134,30 @@ def search_with_meaning(
         total_exact=words.total_exact and complete,
     )
     return result, True
+
+
+def _fused(
+    words: SearchResult, meaning: list[tuple[str, float]], opts: SearchOptions
+) -> tuple[list[Hit | str], int, bool]:
+    """The fused page (a word row, or the id of a session meaning alone brought in), how many sessions meaning
+    adds in all, and whether every word row was known (see the module's rule)."""
+    meaning_ids = [sid for sid, _ in meaning]
+    word_keys = [h.session_id for h in words.hits]
+    # All the word rows are known when they fit in the depth; otherwise the words fill further than meaning reaches.
+    complete = words.total_exact and words.total <= len(words.hits)
+    every_word = words.match == "all" and bool(words.hits)
+    if every_word and not complete:
+        meaning_ids = []
+    order = fuse(word_keys, every_word, meaning_ids)
+    by_key: dict[str, list[Hit]] = {}
+    for h in words.hits:
+        by_key.setdefault(h.session_id, []).append(h)
+    rows: list[Hit | str] = []
+    for key in order:
+        queue = by_key.get(key)
+        rows.append(queue.pop(0) if queue else key)
+    extra_total = sum(1 for r in rows if isinstance(r, str))
+    return rows[opts.offset : opts.offset + opts.limit], extra_total, complete
 
 
 def _passing(searcher: Searcher, parsed: ParsedQuery, opts: SearchOptions) -> set[str] | None:
@@ -154,7 +180,6 @@ def _holding_some(
     searcher: Searcher, terms: list[str], parsed: ParsedQuery, opts: SearchOptions, ids: list[str]
 ) -> set[str]:
     """Which of ``ids`` hold some positive term of the query (they are then ``partial``, not ``meaning``)."""
-    import tantivy
 
     s = searcher.index.searcher()
     # The terms as the word search matched them (a CJK description: its pairs of characters).
@@ -162,10 +187,8 @@ def _holding_some(
     positive = plan.positive
     if not positive:
         return set()
-    any_term = searcher.compiler.any_of([q for q in map(searcher.compiler.node, positive) if q is not None])
-    among = tantivy.Query.term_set_query(searcher.index.schema, "session", list(ids))
-    q = tantivy.Query.boolean_query([(tantivy.Occur.Must, any_term), (tantivy.Occur.Must, among)])
-    return _sessions_of(searcher, q)
+    each = [q for q in map(searcher.compiler.node, positive) if q is not None]
+    return _sessions_of(searcher, searcher.compiler.any_among(each, ids))
 
 
 def _sessions_of(searcher: Searcher, q: tantivy.Query) -> set[str]:

@@ -196,6 +196,17 @@ def m010_active(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS sessions_active ON sessions(active DESC)")
 
 
+@migration
+def m011_fresh_index(db: sqlite3.Connection) -> None:
+    # Every refresh compares each agent's sources with the stat columns of their rows (KnownSources): read from
+    # this covering index, not row by row from the table, whose rows hold the sessions and cursors too. At
+    # 15,000 sources, 14 ms instead of 22-30 ms a refresh (a fresh connection, as a search process has).
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS sources_fresh ON sources"
+        "(provider, path, size, mtime_ns, inode, wal_size, wal_mtime_ns, status)"
+    )
+
+
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
 #: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
 #: could not be used: not read again until it changes).
@@ -488,6 +499,8 @@ class StateStore:
         self._lendable = lendable
         self._titles_cache: _Titles | None = None
         self._titles_asked: int | None = None  # the data_version of the last ask the cache did not answer
+        self._recency: tuple[int, dict[str, float]] | None = None  # (data_version, every session's ``active``)
+        self._recency_asked: int | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -684,6 +697,9 @@ class StateStore:
         whole records (2,300 of them took 18 ms)."""
         ids = list(dict.fromkeys(ids))
         out: dict[str, float] = {}
+        every = self._every_recency(len(ids)) if self._lendable else None
+        if every is not None:
+            return {sid: every[sid] for sid in ids if sid in every}
         if len(ids) > 1000 and 2 * len(ids) > self.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]:
             # Most of the table: every row read once beats a lookup an id (2,300 of 2,400: 1.2 ms, not 3).
             wanted = set(ids)
@@ -697,6 +713,25 @@ class StateStore:
             for sid, active in self.conn.execute(sql, chunk):
                 out[sid] = active or 0.0
         return out
+
+    def _every_recency(self, asked: int) -> dict[str, float] | None:
+        """A long-lived reader's (``lendable``: the server's) copy of every session's ``active``, or None where it
+        has none to answer from: a search at 10,000 sessions breaking a tie between thousands of sessions read
+        their recency a chunk of ids at a time (11 ms of a 90 ms search), from this copy it takes a dictionary
+        lookup each. Read (5 ms at 10,000 sessions) at the second ask of more than a few ids after another
+        connection commits, not the first: an agent appending all the while makes every search the first after a
+        commit (as the titles' copy, ``session_ids_titled``)."""
+        version = self.data_version()
+        if self._recency is not None and self._recency[0] == version:
+            return self._recency[1]
+        if asked <= 50:
+            return None
+        if self._recency_asked != version:
+            self._recency_asked = version
+            return None
+        every = {sid: active or 0.0 for sid, active in self.conn.execute("SELECT id, active FROM sessions")}
+        self._recency = (version, every)
+        return every
 
     def newest(self, ids: Collection[str], n: int) -> list[str]:
         """The ``n`` most recently active of the sessions ``ids`` (by :meth:`latest_of`), newest first, equal ones

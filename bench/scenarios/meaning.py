@@ -12,7 +12,13 @@
 * **A served search with meaning**: ``write_scaled_history`` sessions (quick 500, full
   10,000) scanned, a vector stored for every session, ``voyager serve`` running, then
   ``voyager search -m QUERY --sessions --no-refresh`` timed through the CLI (process
-  start included), plain ``voyager search`` beside it. The stored vectors are random
+  start included), plain ``voyager search`` beside it. In full runs the CLI timed against
+  the targets is a wheel of this checkout installed as a user installs it
+  (``bench.util.install_wheel``: no editable-install finder at start-up, modules compiled),
+  the checkout's editable install beside it (each with a server of its own on a copy of
+  the data dir, their searches alternating); quick runs time the checkout's alone. Beside
+  the wall times: the client process's CPU and the server's mean answer time (from
+  ``voyager serve status``), which say where a search's time goes. The stored vectors are random
   unit vectors, not the model's: embedding 10,000 sessions would take the bench an
   hour, and what a search costs (the query's embedding, the matrix scored, the rows
   read) does not depend on their values.
@@ -225,9 +231,11 @@ def _synthetic_vectors(data: Path) -> int:
 
 
 def _served(ctx: Context, res: ScenarioResult) -> None:
+    import shutil
+
     from bench.corpus import write_scaled_history
     from bench.scenarios.cli_search import Server
-    from bench.util import ProviderHomes
+    from bench.util import ProviderHomes, install_wheel
 
     n = 500 if ctx.quick else 10_000
     reps = 3 if ctx.quick else 15
@@ -237,7 +245,6 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
     # 100: what a served search costs does not depend on how many of them are alike).
     write_scaled_history(n, homes.claude_projects, Path(homes.codex), templates=min(400, n // 5))
     data = root / "data"
-    env = cli_env(homes.env(data), ctx.dir("pycache"))
     scan = subprocess.run(
         [*voyager_command(), "scan", "-q"], env=child_env(homes.env(data)), capture_output=True, timeout=3600
     )
@@ -247,39 +254,80 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
         )
         return
     ready = _synthetic_vectors(data)
+    # The CLI as a user's install runs it (a wheel: no editable-install finder at start-up, ~7 ms of CPU a process), and
+    # in full runs the checkout's editable one beside it; each has a server of its own (a server answers its own
+    # build only), on a copy of the same data dir, and their searches alternate.
+    builds: dict[str, tuple[list[str], Path]] = {"checkout": (voyager_command(), data)}
+    if not ctx.quick:
+        try:
+            installed = install_wheel(ctx.dir("meaning-served-wheel"))
+        except (subprocess.CalledProcessError, OSError) as exc:
+            res.notes.append(f"served search: no wheel could be built ({exc}); the checkout's CLI alone is timed")
+        else:
+            copy = root / "data-installed"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(data, copy, ignore=shutil.ignore_patterns("*.sock", "*.lock"))
+            builds = {"installed": (installed, copy), **builds}
+    timed = next(iter(builds))  # what the targets are held to: the installed CLI where there is one
     queries = (
         [*DESCRIPTIONS[:3], "hist42", "retry backoff cache"]
         if ctx.quick
         else [*DESCRIPTIONS, "hist42", "retry backoff cache"]
     )
     g = f"served search, {n:,} sessions ({ready:,} with a vector)"
-    server = Server(env, data)
+    labels: tuple[tuple[str, list[str]], ...] = (("with meaning", ["-m"]), ("words only", []))
+    envs = {name: cli_env(homes.env(d), ctx.dir(f"pycache-{name}")) for name, (_, d) in builds.items()}
+    servers: dict[str, Server] = {}
+    walls: dict[tuple[str, str], list[float]] = {(b, label): [] for b in builds for label, _ in labels}
+    cpus: dict[tuple[str, str], list[float]] = {k: [] for k in walls}
+    answered: dict[tuple[str, str], list[float]] = {k: [0.0, 0.0] for k in walls}  # server seconds, answers
+    same = True
     try:
-        walls: dict[str, list[float]] = {"with meaning": [], "words only": []}
-        same = True
+        for name, (cmd, d) in builds.items():
+            servers[name] = Server(envs[name], d, command=cmd)
         for q in queries:
-            for label, extra in (("with meaning", ["-m"]), ("words only", [])):
-                cmd = [*voyager_command(), "search", q, "--sessions", "--no-refresh", "--json", *extra]
-                first = subprocess.run(cmd, env=env, capture_output=True, timeout=300)  # warm (the model loads once)
+            for label, extra in labels:
+                firsts = {}
+                for name, (cmd, _) in builds.items():  # warm (the model loads once)
+                    firsts[name] = _timed(
+                        [*cmd, "search", q, "--sessions", "--no-refresh", "--json", *extra], envs[name]
+                    )[2]
+                same = same and len(set(firsts.values())) == 1
+                before = {name: servers[name].status() for name in builds}
                 for _ in range(reps):
-                    t = time.perf_counter()
-                    proc = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
-                    walls[label].append(time.perf_counter() - t)
-                    same = same and proc.stdout == first.stdout
-        status = server.status()
+                    for name, (cmd, _) in builds.items():
+                        wall, cpu, out = _timed(
+                            [*cmd, "search", q, "--sessions", "--no-refresh", "--json", *extra], envs[name]
+                        )
+                        walls[(name, label)].append(wall)
+                        cpus[(name, label)].append(cpu)
+                        same = same and out == firsts[name]
+                for name in builds:
+                    after = servers[name].status()
+                    answered[(name, label)][0] += _answer_seconds(after) - _answer_seconds(before[name])
+                    answered[(name, label)][1] += after.get("answered", 0) - before[name].get("answered", 0)
+        statuses = {name: s.status() for name, s in servers.items()}
     finally:
-        server.stop()
-    res.checks.append(Check(name=f"{g}: repeated searches answer the same bytes", ok=same))
-    asked = len(queries) * 2 * (reps + 1)
+        for s in servers.values():
+            s.stop()
+    res.checks.append(Check(name=f"{g}: repeated searches answer the same bytes, every build alike", ok=same))
+    asked = len(queries) * len(labels) * (reps + 1)
     res.metrics.append(  # a search the server was too busy for runs in its client (same bytes, checked above)
-        Metric(name="searches left to their client", value=asked - status.get("answered", 0), unit="", group=g)
+        Metric(
+            name="searches left to their client",
+            value=sum(asked - st.get("answered", 0) for st in statuses.values()),
+            unit="",
+            group=g,
+        )
     )
-    for label, samples in walls.items():
+    for (name, label), samples in walls.items():
         qs = Quantiles.of(samples)
-        target = label == "with meaning" and n >= 10_000
+        target = name == timed and label == "with meaning" and n >= 10_000
+        how = f"{label}, {'installed' if name == 'installed' else 'checkout (editable install)'} CLI"
+        seconds, count = answered[(name, label)]
         res.metrics += [
             Metric(
-                name=f"{label}, CLI wall p50",
+                name=f"{how}, wall p50",
                 value=ms(qs.p50),
                 unit="ms",
                 group=g,
@@ -287,14 +335,43 @@ def _served(ctx: Context, res: ScenarioResult) -> None:
                 met=(ms(qs.p50) <= TARGET_P50_MS) if target else None,
             ),
             Metric(
-                name=f"{label}, CLI wall p95",
+                name=f"{how}, wall p95",
                 value=ms(qs.p95),
                 unit="ms",
                 group=g,
                 target=Target(op="<=", value=TARGET_P95_MS) if target else None,
                 met=(ms(qs.p95) <= TARGET_P95_MS) if target else None,
             ),
+            Metric(
+                name=f"{how}, the client's CPU p50",
+                value=ms(statistics.median(cpus[(name, label)])),
+                unit="ms",
+                group=g,
+            ),
+            Metric(
+                name=f"{how}, the server's answer (wall, mean)",
+                value=ms(seconds / count) if count else None,
+                unit="ms",
+                group=g,
+            ),
         ]
+
+
+def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Wall seconds, CPU seconds (the process's own) and stdout of one command."""
+    import resource
+
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), proc.stdout
+
+
+def _answer_seconds(status: dict) -> float:
+    """The seconds a server spent answering (``voyager serve status``: mean answer times answers)."""
+    return (status.get("mean_answer_ms") or 0.0) * status.get("answered", 0) / 1000.0
 
 
 def _memory(ctx: Context, res: ScenarioResult) -> None:

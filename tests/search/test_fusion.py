@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from voyager_sessions.search.embed import BUDGET, PER_MESSAGE, session_text
 from voyager_sessions.search.fusion import fuse, meaning_text
 
@@ -66,3 +68,96 @@ def test_the_install_hint_is_said_the_same_everywhere():
     from voyager_sessions.search.embed import INSTALL_HINT
 
     assert front == INSTALL_HINT
+
+
+def _varied_searcher(root):
+    """30 sessions whose events draw words from their own subsets of six: many hold some words of a query."""
+    import random
+
+    from tests.support.nocatalog import NoCatalog
+    from voyager_sessions.core.model import Event
+    from voyager_sessions.search.engine import Searcher
+    from voyager_sessions.search.index import SearchIndex
+
+    words = ["alpha", "beta", "gamma", "delta", "kappa", "sigma"]
+    rng = random.Random(34)
+    index = SearchIndex(root / "index")
+    events = []
+    for s in range(30):
+        vocab = rng.sample(words, rng.randint(3, len(words)))
+        for seq in range(rng.randint(2, 12)):
+            kind = rng.choice(["user", "assistant", "tool_result"])
+            events.append(
+                Event(
+                    session=f"claude:f{s:03d}",
+                    seq=seq,
+                    kind=kind,
+                    origin={"user": "human", "tool_result": "tool"}.get(kind, "agent"),
+                    text=" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 5))),
+                    ts=1_700_000_000.0 + s * 100 + seq,
+                )
+            )
+    index.add_events(events)
+    index.commit()
+    return Searcher(index, NoCatalog(), ["claude"]), sorted({e.session for e in events})
+
+
+class _FakeModel:
+    """A query vector made from the query's text (the same text, the same vector): what fusion needs of the model."""
+
+    def query(self, text):
+        import numpy as np
+
+        from voyager_sessions.search.embed import DIM
+
+        v = np.random.default_rng(sum(map(ord, text))).standard_normal(DIM).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+
+@pytest.mark.parametrize(("limit", "offset"), [(5, 0), (4, 6), (20, 0)])
+@pytest.mark.parametrize("query", ["alpha beta", "alpha beta gamma delta kappa sigma", "kappa -gamma sigma"])
+def test_meaning_reads_only_the_word_rows_its_page_shows(tmp_path, monkeypatch, query, limit, offset):
+    """The word ranking is read DEPTH deep, but only the word rows that reach the fused page are read (their
+    events, snippets, terms): the answer is the one reading every row gives, for fewer lookups."""
+    np = pytest.importorskip("numpy")
+    from voyager_sessions.search import fusion
+    from voyager_sessions.search.embed import DIM, Matrix, encode
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+    from voyager_sessions.search.syntax import parse
+
+    searcher, ids = _varied_searcher(tmp_path)
+    vecs = np.random.default_rng(7).standard_normal((len(ids) + 5, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    matrix = Matrix([*ids, *(f"claude:only-meaning-{i}" for i in range(5))], encode(vecs))
+    opts = SearchOptions(limit=limit, offset=offset, sessions=True)
+    read: list[str] = []
+    real = Searcher._best_in
+
+    def spy(self, s, q, sid, **kw):
+        read.append(sid)
+        return real(self, s, q, sid, **kw)
+
+    monkeypatch.setattr(Searcher, "_best_in", spy)
+    extra: set[str] = set()  # the rows meaning alone brings in
+    made = fusion._meaning_hits
+
+    def meaning_rows(s, ids, *rest):
+        extra.update(ids)
+        return made(s, ids, *rest)
+
+    monkeypatch.setattr(fusion, "_meaning_hits", meaning_rows)
+    lazy, used = fusion.search_with_meaning(searcher, query, parse(query), opts, _FakeModel(), lambda: matrix)
+    lazy_reads = set(read)
+    read.clear()
+    search = Searcher.search
+    monkeypatch.setattr(Searcher, "search", lambda self, q, o, parsed, rows=None: search(self, q, o, parsed=parsed))
+    every, _ = fusion.search_with_meaning(searcher, query, parse(query), opts, _FakeModel(), lambda: matrix)
+    assert used and lazy == every
+    word_rows = {h.session_id for h in lazy.hits} - extra
+    assert lazy_reads == word_rows  # the page's word rows, and none other (none: a page of meaning's rows only)
+    assert set(read) >= lazy_reads
+    ranked = searcher.search(query, SearchOptions(limit=fusion.DEPTH, sessions=True), parse(query))
+    if len(ranked.hits) > len(word_rows):  # word rows the page does not show: reading every row read them too
+        assert len(set(read)) > len(lazy_reads)
+    if (query, limit) == ("alpha beta", 5):
+        assert len(ranked.hits) > limit  # not vacuous

@@ -648,3 +648,105 @@ def test_a_partial_event_page_is_the_slice_of_the_whole_ranking(varied, offset, 
     assert ranks(page.hits) == ranks(whole.hits)[offset : offset + limit] and page.hits
     assert {(h.session_id, h.seq) for h in page.hits} <= {(h.session_id, h.seq) for h in whole.hits}
     assert page.total == whole.total
+
+
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize(
+    "query", ["alpha beta", "alpha beta gamma delta kappa sigma", "kappa sigma", "beta -gamma delta", "alpha zzqx"]
+)
+def test_rows_read_only_where_asked_are_the_rows_read_everywhere(varied, query, wide, monkeypatch):
+    """``Searcher.search(rows=…)`` (meaning's fusion reads the word ranking deeper than it shows): told the ranked
+    sessions as bare rows, the rows it names are read exactly as a search reading every row reads them, in the
+    same places; the others stay bare (the session, its score and nothing read), and the order, total and match
+    level are the same. A search of another kind reads every row."""
+    from voyager_sessions.core.model import SearchResult
+    from voyager_sessions.search import tiers
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+
+    if wide:
+        monkeypatch.setattr(tiers, "WIDE", 1)  # every word common: the together-first page where it fills
+    searcher, _ = varied
+    opts = SearchOptions(limit=12, sessions=True)
+    read: list[str] = []
+    real = Searcher._best_in
+
+    def spy(self, s, q, sid, **kw):
+        read.append(sid)
+        return real(self, s, q, sid, **kw)
+
+    monkeypatch.setattr(Searcher, "_best_in", spy)
+    full = searcher.search(query, opts)
+    assert len(full.hits) >= 6, query  # the corpus has the sessions to leave some bare
+    told: list[SearchResult] = []
+
+    def every_third(bare: SearchResult) -> set[str]:
+        told.append(bare)
+        return {h.session_id for h in bare.hits[::3]}
+
+    read.clear()
+    some = searcher.search(query, opts, rows=every_third)
+    if query == "alpha zzqx":  # one term said anywhere: searched as that term alone, every row read as always
+        assert not told and some == full
+        return
+    assert len(told) == 1
+    wanted = {h.session_id for h in told[0].hits[::3]}
+    assert set(read) == wanted  # no other session's events were looked up
+    assert [h.session_id for h in told[0].hits] == [h.session_id for h in full.hits]
+    assert (some.total, some.match, some.total_exact, some.terms) == (
+        full.total,
+        full.match,
+        full.total_exact,
+        full.terms,
+    )
+    assert [h.session_id for h in some.hits] == [h.session_id for h in full.hits]
+    for got, want in zip(some.hits, full.hits):
+        if got.session_id in wanted:
+            assert got == want
+        else:
+            assert (got.score, got.snippet, got.matched_terms, got.hit_count) == (want.score, "", None, None)
+
+
+@pytest.mark.parametrize("words", [["alpha", "beta"], WORDS, ["sigma", "alpha", "zzqx", "kappa"]])
+def test_any_term_in_one_session_clause_by_clause_ranks_as_the_union_does(varied, words):
+    """``Compiler.any_in_session`` (each term narrowed to the session, then their union) matches the events
+    ``in_session(any_of(terms))`` matches, with the same scores to the bit and in the same order, ties included:
+    a session's row is the same event either way."""
+    from voyager_sessions.search.syntax import parse
+
+    searcher, events = varied
+    s = searcher.index.searcher()
+    c = searcher.compiler
+    qs = [c.node(parse(w).root) for w in words]
+    compared = 0
+    for sid in sorted({ev.session for ev in events}):
+        union = s.search(c.in_session(c.any_of(qs), sid), limit=100, count=False, weight_by_field="w").hits
+        each = s.search(c.any_in_session(qs, sid), limit=100, count=False, weight_by_field="w").hits
+        assert [(score, a.segment_ord, a.doc) for score, a in each] == [
+            (score, a.segment_ord, a.doc) for score, a in union
+        ], sid
+        compared += len(union)
+    assert compared > 100
+
+
+@pytest.mark.parametrize("words", [["alpha", "beta"], WORDS, ["sigma", "zzqx"]])
+def test_any_term_among_sessions_clause_by_clause_matches_as_the_union_does(varied, words):
+    """``Compiler.any_among`` (each term narrowed to the sessions, then their union) matches the events
+    ``restricted(any_of(terms), ids)`` matches, scored alike: the same counts per session (``hit_count``)."""
+    from voyager_sessions.search import sessions
+    from voyager_sessions.search.syntax import parse
+
+    searcher, events = varied
+    s = searcher.index.searcher()
+    c = searcher.compiler
+    qs = [c.node(parse(w).root) for w in words]
+    ids = sorted({ev.session for ev in events})[::3]
+    union = s.search(c.restricted(c.any_of(qs), ids), limit=10_000, count=True, weight_by_field="w")
+    each = s.search(c.any_among(qs, ids), limit=10_000, count=True, weight_by_field="w")
+    assert [(score, a.segment_ord, a.doc) for score, a in each.hits] == [
+        (score, a.segment_ord, a.doc) for score, a in union.hits
+    ]
+    assert len(union.hits) > 20
+    assert (
+        sessions.evidence(s, c.any_among(qs, ids)).counts
+        == sessions.evidence(s, c.restricted(c.any_of(qs), ids)).counts
+    )

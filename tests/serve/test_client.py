@@ -70,6 +70,8 @@ def test_forwarding_imports_only_the_standard_library(served_module, argv):
     # -X importtime lists every import the process made, the interpreter's own start included.
     imported = {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
     assert "voyager_sessions.core.remote" in imported
+    # typing costs a couple of milliseconds of every search a server answers: nothing on the way needs it.
+    assert "typing" not in imported, argv
     assert not {m for m in imported if m.split(".")[0] in ("tantivy", "msgspec", "click")}, argv
     assert server.status()["answered"] == before + 1
     assert proc.stdout == cli(env, *argv, server=False).out

@@ -133,6 +133,43 @@ def test_latest_of_is_when_each_session_was_last_active(tmp_path):
     assert store.latest_of(many) == {sid: want[sid] for sid in many}
 
 
+def test_a_long_lived_reader_knows_when_sessions_were_active_as_a_one_shot_one_does(tmp_path):
+    """The server's readers keep every session's recency in memory (read at the second ask after a commit, and
+    again after the next): ``latest_of`` and ``newest`` answer as a one-shot reader's lookups do, never stale."""
+    from voyager_sessions.core.model import Session, SessionRecord
+
+    def records(shift: float) -> list[SessionRecord]:
+        return [
+            SessionRecord(
+                session=Session(
+                    id=f"p:{i:04d}",
+                    provider="p",
+                    native_id=str(i),
+                    started=None if i % 5 == 0 else 1_600_000_000.0 + i,
+                    updated=None if i % 3 == 0 else 1_700_000_000.0 + shift * i,
+                ),
+                events=1,
+            )
+            for i in range(400)
+        ]
+
+    path = tmp_path / "state.db"
+    writer = StateStore(path)
+    writer.commit_scan(sessions=records(1.0))
+    oneshot, kept = StateStore(path), StateStore(path, lendable=True)
+    asks = [[f"p:{i:04d}" for i in range(0, 400, k)] + ["p:gone"] for k in (1, 3, 7, 40)]
+    for shift in (1.0, -1.0):  # then another connection commits: every session's recency changes
+        if shift < 0:
+            writer.commit_scan(sessions=records(shift))
+        for ids in asks * 2:  # the first ask of many ids after a commit is looked up; the next reads them all
+            assert kept.latest_of(ids) == oneshot.latest_of(ids)
+            assert kept.newest(ids, 10) == oneshot.newest(ids, 10)
+        assert kept._recency is not None and kept._recency[0] == kept.data_version()  # answered from the copy
+    assert oneshot._recency is None  # a one-shot reader keeps none
+    for store in (writer, oneshot, kept):
+        store.close()
+
+
 def test_newest_is_the_head_of_the_sessions_ordered_by_recency(tmp_path, monkeypatch):
     """``newest(ids, n)`` is the first ``n`` of ``ids`` ordered by ``latest_of`` (newest first, equal ones by id,
     ids not stored as never active), whether it looks the ids up (few, or sparse among all sessions) or walks
@@ -257,3 +294,16 @@ def test_a_session_attribute_filter_keeps_the_sessions_one_of_its_columns_contai
             store.session_ids_where(bad, "x")
     assert all(set(f.columns) <= MATCHABLE and f.columns for f in SESSION_FILTERS)
     store.close()
+
+
+def test_a_refresh_reads_the_stat_columns_from_the_covering_index(tmp_path):
+    """The rows every refresh compares with come from ``sources_fresh`` alone, never row by row from the table."""
+    from voyager_sessions.store import state
+
+    store = StateStore(tmp_path / "state.db")
+    try:
+        sql = state._FRESH_SQL + " WHERE provider = ? AND status != 'retry'"
+        plan = " ".join(row[-1] for row in store.conn.execute("EXPLAIN QUERY PLAN " + sql, ("claude",)))
+        assert "COVERING INDEX sources_fresh" in plan, plan
+    finally:
+        store.close()

@@ -14,7 +14,10 @@ them: they are written as ``\\u00XX`` escapes instead.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a server's client imports this
+if TYPE_CHECKING:
+    from typing import Any
 
 #: C0 controls become the Unicode "control pictures" (␀ … ␟), DEL becomes ␡, C1 controls
 #: (U+0080 … U+009F, CSI among them) the replacement character: all visible, all one wide.
