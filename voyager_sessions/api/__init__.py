@@ -288,6 +288,10 @@ class Reader:
             self.state = StateStore(ddir.state_db, lendable=shared)
         self.searcher = Searcher(self.index, self.state, provider_names())
         self._shared = shared
+        if shared:  # a server's: its aggregations by session are keyed by the integer key (search.sessions.KeyMap)
+            from voyager_sessions.search.sessions import keep_keys
+
+            keep_keys()
         self._vector_store: VectorStore | None = None  # opened on the first meaning search
         self._matrix: tuple[tuple[int, int], Matrix] | None = None  # (the databases' data versions, their vectors)
 
