@@ -327,9 +327,13 @@ class SearchIndex:
         Tantivy holds every delete operation until the commit, ~1.5 KB each: an export of 160,000
         conversations read anew held a quarter of a gigabyte of them. ``titles``: their title events go too.
         """
-        if not session_ids:
+        self.writer()
+        # Into an index that was empty, only sessions added since can have documents: a first index asked
+        # to replace 15,000 sessions before adding them spent 3.6 s of its 30 s CPU in deletes of nothing.
+        held = [sid for sid in session_ids if self._holds(sid)]
+        if not held:
             return
-        sessions = tantivy.Query.term_set_query(self.schema, "session", list(session_ids))
+        sessions = tantivy.Query.term_set_query(self.schema, "session", held)
         if not keep_checkpoint:
             self.writer().delete_documents_by_query(sessions)
             return

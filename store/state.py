@@ -196,6 +196,17 @@ def m010_active(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS sessions_active ON sessions(active DESC)")
 
 
+@migration
+def m011_fresh_index(db: sqlite3.Connection) -> None:
+    # Every refresh compares each agent's sources with the stat columns of their rows (KnownSources): read from
+    # this covering index, not row by row from the table, whose rows hold the sessions and cursors too. At
+    # 15,000 sources, 14 ms instead of 22-30 ms a refresh (a fresh connection, as a search process has).
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS sources_fresh ON sources"
+        "(provider, path, size, mtime_ns, inode, wal_size, wal_mtime_ns, status)"
+    )
+
+
 #: How the last read of a source went: ``ok``; ``retry`` (a failure that may pass: a lock, a
 #: permission, an I/O error; read again even if unchanged); ``error`` (the content itself
 #: could not be used: not read again until it changes).

@@ -294,3 +294,16 @@ def test_a_session_attribute_filter_keeps_the_sessions_one_of_its_columns_contai
             store.session_ids_where(bad, "x")
     assert all(set(f.columns) <= MATCHABLE and f.columns for f in SESSION_FILTERS)
     store.close()
+
+
+def test_a_refresh_reads_the_stat_columns_from_the_covering_index(tmp_path):
+    """The rows every refresh compares with come from ``sources_fresh`` alone, never row by row from the table."""
+    from voyager_sessions.store import state
+
+    store = StateStore(tmp_path / "state.db")
+    try:
+        sql = state._FRESH_SQL + " WHERE provider = ? AND status != 'retry'"
+        plan = " ".join(row[-1] for row in store.conn.execute("EXPLAIN QUERY PLAN " + sql, ("claude",)))
+        assert "COVERING INDEX sources_fresh" in plan, plan
+    finally:
+        store.close()
