@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -160,7 +161,7 @@ def render(result: BenchResult) -> str:
     ]
     for s in result.scenarios:
         out.append("")
-        out.append(f"== {s.name} ({s.seconds:.1f} s): {s.description}")
+        out.append(f"== {s.name} ({s.seconds:.1f} s, CPU {s.cpu_seconds:.1f} s): {s.description}")
         if s.error:
             out.append(f"    ERROR: {s.error.strip().splitlines()[-1]}")
         group = object()
@@ -187,23 +188,30 @@ def render(result: BenchResult) -> str:
 # -- running ------------------------------------------------------------------------
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it has reaped (a child not yet reaped is not counted)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run(names: list[str], ctx: Context) -> list[ScenarioResult]:
     results = []
     for i, name in enumerate(names, start=1):
         print(f"[{i}/{len(names)}] {name} …", file=sys.stderr, flush=True)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _cpu()
         try:
             res = SCENARIOS[name](ctx)
         except Exception:  # noqa: BLE001 - one broken scenario must not hide the others' numbers
             res = ScenarioResult(name=name, description="(raised)", error=traceback.format_exc())
             print(res.error, file=sys.stderr)
         res.seconds = round(time.perf_counter() - t0, 2)
+        res.cpu_seconds = round(_cpu() - cpu0, 2)
         for m in res.metrics:
             if m.target is not None and m.value is not None:
                 m.met = m.target.met(m.value)
         failed = sum(not c.ok for c in res.checks)
         print(
-            f"[{i}/{len(names)}] {name}: {res.seconds:.1f} s"
+            f"[{i}/{len(names)}] {name}: {res.seconds:.1f} s (CPU {res.cpu_seconds:.1f} s)"
             + (f", {failed} check(s) FAILED" if failed else "")
             + (", ERROR" if res.error else ""),
             file=sys.stderr,

@@ -120,7 +120,9 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> IngestRun:
+def ingest(
+    data_dir: Path, providers: list[str], workers: int | None = None, env: dict[str, str] | None = None
+) -> IngestRun:
     from voyager_sessions.ingest import adapters
     from voyager_sessions.scan import scan
     from voyager_sessions.scan import workers as _workers  # noqa: F401 - import cost stays out of the timing
@@ -139,7 +141,7 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
     with ChildMemory() as memory:
         cpu0 = cpu_seconds()
         t0 = time.perf_counter()
-        summary = scan(data_dir, dict(os.environ), providers=providers, workers=workers)
+        summary = scan(data_dir, dict(os.environ) if env is None else env, providers=providers, workers=workers)
         seconds = time.perf_counter() - t0
         cpu = cpu_seconds() - cpu0
     return IngestRun(
@@ -160,6 +162,45 @@ def ingest(data_dir: Path, providers: list[str], workers: int | None = None) -> 
         peak_anon_kb=memory.peak_anon,
         cpu_seconds=cpu,
     )
+
+
+class ScanJob(msgspec.Struct, kw_only=True):
+    """One scan of ``ingest-each``: a provider's sources, found through ``env``, into an empty ``data_dir``."""
+
+    data_dir: str
+    provider: str
+    env: dict[str, str]
+
+
+def can_reset_peak_rss() -> bool:
+    """Whether a process can start its peak RSS (VmHWM) afresh: Linux's ``/proc/self/clear_refs``."""
+    return os.access("/proc/self/clear_refs", os.W_OK)
+
+
+def _reset_peak_rss() -> None:
+    """Free what the previous scan left (collected, returned to the system), then start VmHWM afresh."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    with open("/proc/self/clear_refs", "w") as fh:  # "5": reset the peak resident set to the current one
+        fh.write("5")
+
+
+def ingest_each(jobs: list[ScanJob]) -> list[IngestRun]:
+    """``ingest`` of each job in turn, in this one process: each one's peak RSS measured from its own start
+    (:func:`_reset_peak_rss`), its CPU and wall its own. For many small scans whose process start and imports
+    would cost more than the scans (``hostile_scale``); Linux only (:func:`can_reset_peak_rss`)."""
+    out = []
+    for job in jobs:
+        _reset_peak_rss()
+        out.append(ingest(Path(job.data_dir), [job.provider], env=job.env))
+    return out
 
 
 class Stages(msgspec.Struct, kw_only=True):
@@ -268,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", type=Path, required=True)
     p.add_argument("--provider", action="append", required=True, help="repeatable")
     p.add_argument("--workers", type=int, default=None, help="as voyager scan --workers (default: one per core)")
+    sub.add_parser("ingest-each", help="full scans of the ScanJobs given as JSON on stdin, one after another")
     p = sub.add_parser("stages", help="a first index of providers, CPU stage by stage (--workers 1)")
     p.add_argument("--data-dir", type=Path, required=True)
     p.add_argument("--provider", action="append", required=True, help="repeatable")
@@ -275,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "ingest":
         result = ingest(args.data_dir, args.provider, args.workers)
         sys.stdout.buffer.write(msgspec.json.encode(result) + b"\n")
+    elif args.cmd == "ingest-each":
+        jobs = msgspec.json.decode(sys.stdin.buffer.read(), type=list[ScanJob])
+        sys.stdout.buffer.write(msgspec.json.encode(ingest_each(jobs)) + b"\n")
     elif args.cmd == "stages":
         sys.stdout.buffer.write(msgspec.json.encode(stages(args.data_dir, args.provider)) + b"\n")
     return 0

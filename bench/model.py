@@ -90,6 +90,9 @@ class ScenarioResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     name: str
     description: str
     seconds: float = 0.0
+    #: CPU seconds (user + system) of the bench and the children it reaped while the scenario ran: what it
+    #: cost, where the wall time also says how busy the machine was.
+    cpu_seconds: float = 0.0
     metrics: list[Metric] = []
     checks: list[Check] = []
     queries: list[QueryStat] = []

@@ -174,11 +174,13 @@ def child_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def run_child(args: list[str], env: Mapping[str, str], *, timeout: float = 600) -> bytes:
-    """Run ``python -m bench.child ARGS`` and return its stdout; raise with its stderr on failure."""
+def run_child(args: list[str], env: Mapping[str, str], *, timeout: float = 600, stdin: bytes | None = None) -> bytes:
+    """Run ``python -m bench.child ARGS`` (``stdin`` on its standard input) and return its stdout; raise with its
+    stderr on failure."""
     proc = subprocess.run(
         [sys.executable, "-m", "bench.child", *args],
         env=child_env(env),
+        input=stdin,
         capture_output=True,
         timeout=timeout,
         cwd=str(REPO_ROOT),

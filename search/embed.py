@@ -210,13 +210,14 @@ class Matrix:
     DENSE_ROWS = 40_000
 
     def __init__(self, ids: list[str], vecs: list[bytes]) -> None:
+        self.ids = ids
+        self.dense: np.ndarray | None = None
+        if not ids:
+            # No session has a vector yet: nothing to rank, and numpy (~60 ms to import) is not loaded for it.
+            return
         import numpy as np
 
-        self.ids = ids
-        if ids:
-            self.rows = np.frombuffer(b"".join(vecs), dtype=np.int8).reshape(len(ids), DIM)
-        else:
-            self.rows = np.zeros((0, DIM), dtype=np.int8)
+        self.rows = np.frombuffer(b"".join(vecs), dtype=np.int8).reshape(len(ids), DIM)
         norms = np.sqrt(np.einsum("ij,ij->i", self.rows, self.rows, dtype=np.float32))
         empty = norms == 0  # a session with nothing said: never ranked
         norms[empty] = 1.0
@@ -246,6 +247,8 @@ class Matrix:
         return self._usable
 
     def nbytes(self) -> int:
+        if not self.ids:
+            return 0
         return int(self.rows.nbytes + self.inv.nbytes + (self.dense.nbytes if self.dense is not None else 0))
 
     def rank(self, query: np.ndarray, n: int, among: set[str] | None = None) -> list[tuple[str, float]]:

@@ -407,3 +407,35 @@ def test_the_command_runs_with_collection_on(home, monkeypatch):
     with pytest.raises(SystemExit):
         _click_main(["search", "x"])
     assert seen == [True, True] and gc.isenabled()
+
+
+def test_the_picker_imports_textual_with_collection_off_and_runs_with_it_on(home, monkeypatch):
+    # `voyager ui`'s fast path: Textual and the app are imported before the collector runs again (it ran ~95
+    # times in their import), and the app itself runs with it on.
+    pytest.importorskip("textual")
+    import io
+
+    from voyager_sessions import tui
+    from voyager_sessions.cli import picker
+
+    seen: list[tuple[str, bool]] = []
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def loaded_with(loaded):  # noqa: ANN001, ANN202
+        def recording() -> None:
+            seen.append(("loaded", gc.isenabled()))
+            loaded()
+
+        return recording
+
+    opened = picker.open_picker
+    monkeypatch.setattr(picker, "open_picker", lambda query, loaded: opened(query, loaded=loaded_with(loaded)))
+    monkeypatch.setattr(tui, "run", lambda ddir, query: seen.append((f"run {query}", gc.isenabled())))
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    with pytest.raises(SystemExit) as exc:
+        fast_main(["ui", "迁移"])
+    assert exc.value.code == 0 and seen == [("loaded", False), ("run 迁移", True)] and gc.isenabled()

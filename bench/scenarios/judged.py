@@ -6,7 +6,7 @@ child process whose HOME points at it, nothing overridden. Every query of
 ``bench/judged/queries.json`` then runs through the application API exactly as
 ``voyager search QUERY --sessions --json`` runs it (``Reader.search`` with
 ``SearchOptions(sessions=True)``; one query per class also through the CLI, which must
-give the same sessions in the same order). The rank of the one target among the first
+give the same sessions in the same order: the CLI's runs go to one ``voyager serve``). The rank of the one target among the first
 ten sessions gives S@1, S@5 and MRR@10 per class.
 
 Quality does not depend on the machine's load, so unlike timings it is enforced: each
@@ -42,6 +42,23 @@ class Floors(msgspec.Struct, kw_only=True):
     #: The same with ``--meaning`` (checked where the model is installed), and where they came from.
     voyager_meaning: dict[str, dict[str, float]] = {}
     about_meaning: str = ""
+
+
+class Embedded(msgspec.Struct, kw_only=True):
+    """What ``voyager scan --meaning`` did to the judged corpus: its seconds and the check of its result."""
+
+    seconds: float
+    check: Check
+
+
+class Fresh(msgspec.Struct, kw_only=True):
+    """The judged corpus as a fresh history made searchable by meaning: ``voyager scan`` into an empty data dir,
+    then ``voyager scan --meaning`` (the meaning scenario reports it in ``--quick`` rather than make another)."""
+
+    sessions: int
+    scan_s: float
+    meaning_s: float
+    check: Check
 
 
 def load_floors(path: Path = FLOOR_PATH) -> Floors:
@@ -156,7 +173,8 @@ def judged(ctx: Context) -> ScenarioResult:
     proc = subprocess.run(
         [*voyager_command(), "scan"], env=child_env(env), capture_output=True, timeout=600, check=False
     )
-    res.metrics.append(Metric(name="voyager scan", value=round(time.perf_counter() - t, 2), unit="s"))
+    scan_s = round(time.perf_counter() - t, 2)
+    res.metrics.append(Metric(name="voyager scan", value=scan_s, unit="s"))
     from voyager_sessions.api import reader
 
     with reader(data_dir) as r:
@@ -178,30 +196,80 @@ def judged(ctx: Context) -> ScenarioResult:
     if rejected:
         res.notes.append(f"voyager rejected {len(rejected)} queries as malformed: {' '.join(rejected)}")
     res.metrics.append(Metric(name="queries, in-process", value=round(time.perf_counter() - t, 2), unit="s"))
-    # The in-process path must be the CLI's: one query per class, and its first word alone (which finds
-    # sessions whatever the engine does with several words), through `voyager search` too.
-    firsts = [next(q for q in queries if q.cls == c) for c in CLASSES]
-    probes = firsts + [msgspec.structs.replace(q, id=f"{q.id}:first-word", query=q.query.split()[0]) for q in firsts]
-    probe_ranked = _voyager_ranked(data_dir, probes, by_id, [])
-    differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id) != probe_ranked[q.id]]
-    found = sum(bool(probe_ranked[q.id]) for q in probes)
-    res.checks.append(
-        Check(
-            name=f"`voyager search --sessions --json` ranks as the in-process API does ({len(probes)} "
-            f"probes, {found} finding sessions)",
-            ok=not differ and found > 0,
-            detail=None if not differ and found else f"differ: {differ}, finding: {found}",
-        )
-    )
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager", queries, ranks))
     fr_scores = _fast_resume(ctx, res, written, queries, by_id)
 
     floors = load_floors()
     _report(res, scores, fr_scores, floors.voyager, "")
-    if _with_meaning(res, env, data_dir, queries, by_id, probes, floors):
+    # The in-process path must be the CLI's: one query per class, and its first word alone (which finds
+    # sessions whatever the engine does with several words), through `voyager search` too.
+    firsts = [next(q for q in queries if q.cls == c) for c in CLASSES]
+    probes = firsts + [msgspec.structs.replace(q, id=f"{q.id}:first-word", query=q.query.split()[0]) for q in firsts]
+    with_meaning = _with_meaning(res, env, data_dir, queries, by_id, probes, floors)
+    meaning = None
+    if with_meaning is not None:
+        meaning, embedded = with_meaning
         ctx.cache["judged-meaning"] = (data_dir, written)  # the meaning scenario's needles read it too
+        ctx.cache["judged-fresh"] = Fresh(
+            sessions=len(written.sessions), scan_s=scan_s, meaning_s=embedded.seconds, check=embedded.check
+        )
+    _cli_probes(res, env, data_dir, probes, by_id, meaning)
     return res
+
+
+def _cli_probes(
+    res: ScenarioResult,
+    env: dict[str, str],
+    data_dir: Path,
+    probes: list[JudgedQuery],
+    by_id: dict[str, str],
+    meaning: dict[str, list[str]] | None,
+) -> None:
+    """The probes through ``voyager search --sessions --json`` (and ``--meaning``'s, ranked in-process as
+    ``meaning``), checked against the API's ranking.
+
+    The CLI runs go to one ``voyager serve`` on the data dir, started once every session has its vector (so
+    its background embedder finds nothing to do): the command, its options and its JSON are the CLI's, and no
+    probe pays for opening the index and loading the model again. Where no server starts, each runs alone.
+    """
+    from bench.scenarios.cli_search import Server
+
+    words = _voyager_ranked(data_dir, probes, by_id, [])  # now: the index as the CLI sees it
+    server: Server | None = None
+    try:
+        server = Server(child_env(env), data_dir)
+    except (OSError, RuntimeError) as exc:
+        res.notes.append(f"CLI probes: each in its own process (no server: {exc})")
+    try:
+        before = server.status().get("answered", 0) if server else 0
+        differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id) != words[q.id]]
+        found = sum(bool(words[q.id]) for q in probes)
+        res.checks.append(
+            Check(
+                name=f"`voyager search --sessions --json` ranks as the in-process API does ({len(probes)} "
+                f"probes, {found} finding sessions)",
+                ok=not differ and found > 0,
+                detail=None if not differ and found else f"differ: {differ}, finding: {found}",
+            )
+        )
+        if meaning is not None:
+            differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id, meaning=True) != meaning[q.id]]
+            res.checks.append(
+                Check(
+                    name=f"`voyager search --sessions --meaning --json` ranks as the in-process API does "
+                    f"({len(probes)} probes)",
+                    ok=not differ,
+                    detail=None if not differ else f"differ: {differ}",
+                )
+            )
+        if server:
+            answered = server.status().get("answered", 0) - before
+            asked = len(probes) * (2 if meaning is not None else 1)
+            res.notes.append(f"CLI probes: {answered} of {asked} answered by `voyager serve`")
+    finally:
+        if server:
+            server.stop()
 
 
 def _report(
@@ -243,42 +311,38 @@ def _with_meaning(
     by_id: dict[str, str],
     probes: list[JudgedQuery],
     floors: Floors,
-) -> bool:
+) -> tuple[dict[str, list[str]], Embedded] | None:
     """The same queries with ``--meaning`` (``voyager scan --meaning`` first), where the model is installed;
-    whether they ran."""
+    the probes' ranking with meaning, in-process, and what the scan did (None without the model)."""
     from voyager_sessions.search.embed import INSTALL_HINT, available
 
     if not available():
         res.notes.append(f"meaning: not measured, the model is not installed ({INSTALL_HINT})")
-        return False
+        return None
     t = time.perf_counter()
     proc = subprocess.run(
         [*voyager_command(), "scan", "--meaning", "-q"], env=child_env(env), capture_output=True, timeout=1800
     )
-    res.metrics.append(Metric(name="voyager scan --meaning", value=round(time.perf_counter() - t, 2), unit="s"))
-    res.checks.append(
-        Check(
+    embedded = Embedded(
+        seconds=round(time.perf_counter() - t, 2),
+        check=Check(
             name="voyager scan --meaning embedded every judged session",
             ok=proc.returncode == 0 and f"{len(by_id)} of {len(by_id)} sessions searchable".encode() in proc.stdout,
             detail=None if proc.returncode == 0 else proc.stderr.decode(errors="replace")[-300:],
-        )
+        ),
     )
+    res.metrics.append(Metric(name="voyager scan --meaning", value=embedded.seconds, unit="s"))
+    res.checks.append(embedded.check)
     t = time.perf_counter()
     rejected: list[str] = []
     ranked = _voyager_ranked(data_dir, queries, by_id, rejected, meaning=True)
     res.metrics.append(
         Metric(name="queries with meaning, in-process", value=round(time.perf_counter() - t, 2), unit="s")
     )
-    probe_ranked = _voyager_ranked(data_dir, probes, by_id, [], meaning=True)
-    differ = [q.id for q in probes if _cli_ranked(env, q.query, by_id, meaning=True) != probe_ranked[q.id]]
-    res.checks.append(
-        Check(
-            name=f"`voyager search --sessions --meaning --json` ranks as the in-process API does ({len(probes)} probes)",
-            ok=not differ,
-            detail=None if not differ else f"differ: {differ}",
-        )
-    )
+    # A probe that is one of the queries was ranked just now; only the first-word probes are new.
+    probe_ranked = {q.id: ranked[q.id] for q in probes if q.id in ranked}
+    probe_ranked |= _voyager_ranked(data_dir, [q for q in probes if q.id not in ranked], by_id, [], meaning=True)
     scores, ranks = _scores(queries, ranked)
     res.notes.append(_rank_note("voyager --meaning", queries, ranks))
     _report(res, scores, None, floors.voyager_meaning, ", with meaning")
-    return True
+    return probe_ranked, embedded

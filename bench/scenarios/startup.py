@@ -24,6 +24,7 @@ from pathlib import Path
 from bench import corpus
 from bench.context import Context
 from bench.model import Check, Metric, Reference, ScenarioResult, Target
+from bench.scenarios.search import installed_command
 from bench.util import ProviderHomes, cli_env, install_wheel
 
 #: The release before issue 37's work: main as it stood when it began.
@@ -50,8 +51,13 @@ def startup(ctx: Context) -> ScenarioResult:
     homes = ProviderHomes.under(ctx.dir("startup") / "homes")
     layout = corpus.write_layout_history(300, homes.claude_projects, Path(homes.codex))
     builds: dict[str, list[str]] = {}
+    # This checkout's wheel is the one `search` and `cli_search` time (built once a run, here when run alone).
+    this = installed_command(ctx)
+    if this is None:
+        res.notes.append(f"not measured: {ctx.cache.get('installed_note', 'no wheel of this checkout')}")
+        return res
+    builds["this"] = this
     try:
-        builds["this"] = install_wheel(ctx.dir("startup-this"))
         builds["previous"] = install_wheel(ctx.dir("startup-previous"), previous)
     except (subprocess.CalledProcessError, OSError) as exc:
         res.notes.append(f"not measured: a wheel could not be built ({exc})")

@@ -5,7 +5,7 @@ the grouped search of one page of 50 sessions) and the facets (``…&limit=0``: 
 matching session counted by agent, project and week, from aggregations, no row read;
 ``search/facets.py``). Both are timed here in process through
 ``voyager_sessions.web.data.Library`` (what the handlers call), without HTTP, for the query
-mix of ``search`` (its corpora are reused: 1M events in the full run, 100k at most with
+mix of ``search`` (its corpora are reused: 1M events in the full run, 50k at most with
 ``--quick``). The issue's target: ≤ 100 ms p95 at 1M events, for each of the two; the
 keystroke (rows, then facets, on one core) is reported beside them.
 """

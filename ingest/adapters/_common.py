@@ -5,9 +5,9 @@ title in a side file), so adapters share the same small machinery: parse ISO-860
 epoch stamps without choking on provider quirks (``parse_ts``, ``epoch``), join text
 blocks, render a command readably, build a resume command with every word quoted
 (``resume_in``), accumulate what is known about the session as records stream past
-(``SessionFacts``, small enough to live in a ``Cursor``), number events
-(``EventCounter``, which also files every subagent's report by the one rule of ``toolcall``;
-``SessionEvents`` for a session mapped whole), read side files
+(``SessionFacts``, small enough to live in a ``Cursor``), read an OpenAI-style ``tool_calls``
+list (``openai_tool_calls``), number events (``EventCounter``, which also files every subagent's
+report by the one rule of ``toolcall``; ``SessionEvents`` for a session mapped whole), read side files
 once per change rather than once per source (``cached_by_stat``), count records
 of kinds the adapter does not know so that a format change is reported, never
 silent (``UnknownRecords``), the read loop of an append-only JSONL session
@@ -271,6 +271,42 @@ def int_or_none(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and -(1 << 63) <= value < (1 << 63):
         return value
     return None
+
+
+class ToolCall(NamedTuple):
+    """One call of an OpenAI-style ``tool_calls`` list, as :func:`openai_tool_calls` reads it."""
+
+    #: The tool's name (the call's own ``name``, else its ``function.name``), or None.
+    name: str | None
+    #: The arguments as written: a JSON string, an object, or anything else (``toolcall.tool_call_text`` reads
+    #: them all); None when the call has none.
+    arguments: Any
+    #: The call's ``id`` (what the tool's result names as its ``tool_call_id``), or None.
+    id: str | None
+    #: The call's object itself, for what an agent adds to the shape (another id key, say).
+    raw: dict[str, Any]
+
+
+def openai_tool_calls(calls: Any, unknown: UnknownRecords | None = None) -> Iterator[ToolCall]:
+    """The calls of an OpenAI-style ``tool_calls`` list (``[{"id", "type": "function", "function": {"name",
+    "arguments"}}]``, and the flat ``{"id", "name", "arguments"}`` some agents write), in order.
+
+    The one reading of the shape a dozen agents keep (they record the chat-completions messages they sent):
+    the name is the call's ``name`` or else ``function.name``; the arguments the call's ``arguments`` when it
+    has that key, else ``function.arguments``, as written; the id is ``id``. A value that is not a list holds
+    no call; an entry that is not an object names no tool and holds no argument (nothing to find): it is
+    skipped, and counted in ``unknown`` (as ``tool_call:not-object``) when one is given.
+    """
+    for call in calls if isinstance(calls, list) else ():
+        if not isinstance(call, dict):
+            if unknown is not None:
+                unknown.saw("tool_call:not-object")
+            continue
+        fn = call.get("function")
+        fn = fn if isinstance(fn, dict) else {}
+        name = str_or_none(call.get("name")) or str_or_none(fn.get("name"))
+        arguments = call["arguments"] if "arguments" in call else fn.get("arguments")
+        yield ToolCall(name, arguments, str_or_none(call.get("id")), call)
 
 
 _RELEASE = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]{1,20})?")

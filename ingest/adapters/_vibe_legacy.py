@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    JsonlSessionRead,
-    SessionFacts,
-    UnknownRecords,
     as_dict,
     cached_by_stat,
+    EventCounter,
     int_or_none,
     join_text,
+    JsonlSessionRead,
+    openai_tool_calls,
     parse_ts,
+    SessionFacts,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters._vibe_common import LABEL, META, PROVIDER, model_of, resume_command, title_of
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
@@ -99,9 +100,9 @@ class MessageMapper:
             kind, origin = said_as
             if (ev := c.make(kind, origin, join_text(msg.get("content")))) is not None:
                 yield ev
-            calls = msg.get("tool_calls")
-            for call in calls if isinstance(calls, list) else ():
-                if isinstance(call, dict) and (ev := self._call(call)) is not None:
+            for call in openai_tool_calls(msg.get("tool_calls")):
+                text = tool_call_text(call.name, call.arguments, _SHELL_TOOLS)
+                if (ev := c.make("tool_call", "agent", text, tool=call.name, call_id=call.id)) is not None:
                     yield ev
         elif role == "tool":
             result = as_dict(msg.get("tool_result"))
@@ -124,12 +125,6 @@ class MessageMapper:
             return  # the system prompt: Vibe keeps it in meta.json, never a turn of the conversation
         else:
             self.unknown.saw(f"message role {role!r}" if isinstance(role, str) else "message without a role")
-
-    def _call(self, call: dict[str, Any]) -> Event | None:
-        fn = as_dict(call.get("function"))
-        name = str_or_none(fn.get("name"))
-        text = tool_call_text(name, fn.get("arguments"), _SHELL_TOOLS)
-        return self.counter.make("tool_call", "agent", text, tool=name, call_id=str_or_none(call.get("id")))
 
 
 def facts_from_meta(meta: dict[str, Any], folder: Path | None) -> SessionFacts:

@@ -37,13 +37,14 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    UnknownRecords,
     as_dict,
+    EventCounter,
     int_or_none,
     list_or_empty,
+    openai_tool_calls,
     resume_in,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, json_value, number
 from voyager_sessions.ingest.adapters.aider import AiderRead, _Finder, extra_roots
@@ -301,14 +302,12 @@ class _FolderRead:
         elif role == "assistant":
             yield ("reasoning", "agent", str_or_none(message.get("reasoning_content")), {})
             yield ("assistant", "agent", text, {})
-            for call in list_or_empty(message.get("tool_calls")):
-                fn = as_dict(as_dict(call).get("function"))
-                name = str_or_none(fn.get("name"))
+            for call in openai_tool_calls(message.get("tool_calls")):
                 yield (
                     "tool_call",
                     "agent",
-                    tool_call_text(name, fn.get("arguments"), SHELL_TOOLS),
-                    {"tool": name, "call_id": str_or_none(as_dict(call).get("id"))},
+                    tool_call_text(call.name, call.arguments, SHELL_TOOLS),
+                    {"tool": call.name, "call_id": call.id},
                 )
         elif role == "tool":
             output, code = _tool_text(content)

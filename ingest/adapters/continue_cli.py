@@ -31,20 +31,21 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    UnknownRecords,
     as_dict,
     cached_by_stat,
-    epoch,
-    int_or_none,
-    join_text,
-    list_or_empty,
     doc_with_list,
     document_items,
+    epoch,
+    EventCounter,
+    int_or_none,
+    join_text,
     json_sessions,
+    list_or_empty,
+    openai_tool_calls,
     opt,
     resume_in,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
@@ -218,12 +219,11 @@ class _SessionRead:
         # A state whose call the message does not list (older files) still carries the call.
         listed = {c.get("id") for c in calls}
         calls += [as_dict(s.get("toolCall")) | {"id": k} for k, s in states.items() if k not in listed]
-        for call in calls:
-            fn = as_dict(call.get("function"))
-            name = str_or_none(fn.get("name"))
-            call_id = str_or_none(call.get("id"))
+        for call in openai_tool_calls(calls):
+            name, call_id = call.name, call.id
             state = states.get(call_id, {}) if call_id else {}
-            args = state.get("parsedArgs") if isinstance(state.get("parsedArgs"), dict) else fn.get("arguments")
+            # The arguments as Continue parsed them, when its state for the call kept them.
+            args = state.get("parsedArgs") if isinstance(state.get("parsedArgs"), dict) else call.arguments
             if (
                 ev := counter.make(
                     "tool_call", "agent", tool_call_text(name, args, SHELL_TOOLS), tool=name, call_id=call_id

@@ -32,16 +32,17 @@ from typing import Any, ClassVar
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
     EventCounter,
-    JsonlSessionRead,
-    SessionFacts,
-    UnknownRecords,
     int_or_none,
     join_text,
+    JsonlSessionRead,
+    openai_tool_calls,
+    opt,
     parse_ts,
     release,
-    opt,
     resume_in,
+    SessionFacts,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source
 from voyager_sessions.ingest.files import walk_files, with_side_file
@@ -420,19 +421,15 @@ def read_legacy(source: Source) -> Iterator[Item]:
             drafts.append(("user", "human", text, {}))
         elif role == "assistant":
             drafts.append(("assistant", "agent", text, {}))
-            calls = message.get("tool_calls")
-            for call in calls if isinstance(calls, list) else ():
-                function = call.get("function") if isinstance(call, dict) else None
-                if isinstance(function, dict):
-                    name = str_or_none(function.get("name"))
-                    drafts.append(
-                        (
-                            "tool_call",
-                            "agent",
-                            render_call(name, function.get("arguments")),
-                            {"tool": name, "call_id": str_or_none(call.get("id"))},
-                        )
+            for call in openai_tool_calls(message.get("tool_calls")):
+                drafts.append(
+                    (
+                        "tool_call",
+                        "agent",
+                        render_call(call.name, call.arguments),
+                        {"tool": call.name, "call_id": call.id},
                     )
+                )
         elif role == "tool":
             drafts.append(("tool_result", "tool", text, {"call_id": str_or_none(message.get("tool_call_id"))}))
         elif role != "system":  # the system prompt is not indexed

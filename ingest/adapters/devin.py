@@ -33,18 +33,18 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    UnknownRecords,
     as_dict,
-    epoch,
-    join_text,
-    list_or_empty,
     changed_sessions,
+    epoch,
+    EventCounter,
+    join_text,
     json_column,
-    read_database,
+    openai_tool_calls,
     opt,
+    read_database,
     resume_in,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, number
 from voyager_sessions.ingest.toolcall import tool_call_text
@@ -189,18 +189,12 @@ def _message(message: dict[str, Any], ts: float | None, unknown: UnknownRecords)
         thinking = message.get("reasoning_content") or message.get("thinking")
         yield ("reasoning", "agent", thinking if isinstance(thinking, str) else None, {"ts": ts})
         yield ("assistant", "agent", text, {"ts": ts})
-        for call in list_or_empty(message.get("tool_calls")):
-            if not isinstance(call, dict):
-                unknown.saw("tool_call:not-object")
-                continue
-            fn = as_dict(call.get("function"))
-            name = str_or_none(call.get("name")) or str_or_none(fn.get("name"))
-            args = call["arguments"] if "arguments" in call else fn.get("arguments")
+        for call in openai_tool_calls(message.get("tool_calls"), unknown):
             yield (
                 "tool_call",
                 "agent",
-                tool_call_text(name, args, SHELL_TOOLS),
-                {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
+                tool_call_text(call.name, call.arguments, SHELL_TOOLS),
+                {"ts": ts, "tool": call.name, "call_id": call.id},
             )
     elif role == "tool":
         code = exit_of(text)

@@ -43,16 +43,17 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    UnknownRecords,
     compact_json,
     epoch,
+    EventCounter,
     int_or_none,
     join_text,
-    read_database,
+    openai_tool_calls,
     opt,
+    read_database,
     resume_in,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Partial, Source, Unchanged
 from voyager_sessions.ingest.jsonl import BadLine, decode_line
@@ -308,19 +309,14 @@ class _SessionRead:
         kind, origin = said_as
         if (ev := make(kind, origin, text, ts=ts)) is not None:
             yield ev
-        calls = _json(row["tool_calls"])
-        for call in calls if isinstance(calls, list) else ():
-            if not isinstance(call, dict):
-                continue
-            fn = inner if isinstance(inner := call.get("function"), dict) else call
-            name = str_or_none(fn.get("name"))
+        for call in openai_tool_calls(_json(row["tool_calls"])):
             ev = make(
                 "tool_call",
                 "agent",
-                render_call(name, fn.get("arguments")),
+                render_call(call.name, call.arguments),  # Hermes' own rendering of its tools' arguments
                 ts=ts,
-                tool=name,
-                call_id=str_or_none(call.get("id")) or str_or_none(call.get("call_id")),
+                tool=call.name,
+                call_id=call.id or str_or_none(call.raw.get("call_id")),  # Hermes also writes ``call_id``
             )
             if ev is not None:
                 yield ev

@@ -46,12 +46,13 @@ from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters import _kimi_code
 from voyager_sessions.ingest.adapters._common import (
-    JsonlSessionRead,
     as_dict,
     cached_by_stat,
     compact_json,
     epoch,
     int_or_none,
+    JsonlSessionRead,
+    openai_tool_calls,
     opt,
     resume_in,
     str_or_none,
@@ -415,17 +416,13 @@ class _FolderRead(JsonlSessionRead):
                     if isinstance(part, dict) and part.get("type") == "think":
                         yield ("reasoning", "agent", part.get("think"), {})
             yield ("assistant", "agent", parts_text(content), {})
-            calls = rec.get("tool_calls")
-            for call in calls if isinstance(calls, list) else ():
-                if isinstance(call, dict):
-                    fn = as_dict(call.get("function"))
-                    name = str_or_none(fn.get("name"))
-                    yield (
-                        "tool_call",
-                        "agent",
-                        render_call(name, fn.get("arguments")),
-                        {"tool": name, "call_id": str_or_none(call.get("id"))},
-                    )
+            for call in openai_tool_calls(rec.get("tool_calls")):
+                yield (
+                    "tool_call",
+                    "agent",
+                    render_call(call.name, call.arguments),
+                    {"tool": call.name, "call_id": call.id},
+                )
         elif role == "tool":
             yield (
                 "tool_result",

@@ -37,18 +37,19 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
-    DeltaStream,
-    EventCounter,
-    UnknownRecords,
     as_dict,
     compact_json,
+    DeltaStream,
     epoch,
+    EventCounter,
     int_or_none,
     join_text,
     list_or_empty,
+    openai_tool_calls,
     release,
     reread_delta,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters._drafts import json_value
 from voyager_sessions.ingest.toolcall import tool_call_text
@@ -197,17 +198,14 @@ class _Run:
                 said.append(thought)
                 self.add("reasoning", "agent", thought, ts)
         self.add("assistant", "agent", _text(msg.get("content")), ts)
-        for call in list_or_empty(msg.get("tool_calls")):
-            call = as_dict(call)
-            fn = as_dict(call.get("function"))
-            name = str_or_none(fn.get("name"))
+        for call in openai_tool_calls(msg.get("tool_calls")):
             self.add(
                 "tool_call",
                 "agent",
-                tool_call_text(name, fn.get("arguments"), _SHELL_TOOLS),
+                tool_call_text(call.name, call.arguments, _SHELL_TOOLS),
                 ts,
-                tool=name,
-                call_id=str_or_none(call.get("id")),
+                tool=call.name,
+                call_id=call.id,
             )
 
     def tool(self, msg: dict[str, Any], extra: dict[str, Any], ts: float | None) -> None:

@@ -28,18 +28,17 @@ from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    UnknownRecords,
-    as_dict,
-    epoch,
-    join_text,
-    list_or_empty,
     doc_with_list,
     document_items,
+    epoch,
+    EventCounter,
+    join_text,
     json_sessions,
+    openai_tool_calls,
     opt,
     resume_in,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.toolcall import tool_call_text
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
@@ -154,17 +153,13 @@ class _SessionRead:
         elif role == "assistant":
             drafts.append(("reasoning", "agent", str_or_none(message.get("reasoning")), {}))
             drafts.append(("assistant", "agent", text, {}))
-            for call in list_or_empty(message.get("tool_calls")):
-                if not isinstance(call, dict):
-                    continue
-                fn = as_dict(call.get("function"))
-                name = str_or_none(fn.get("name"))
+            for call in openai_tool_calls(message.get("tool_calls")):
                 drafts.append(
                     (
                         "tool_call",
                         "agent",
-                        tool_call_text(name, fn.get("arguments"), SHELL_TOOLS),
-                        {"tool": name, "call_id": str_or_none(call.get("id"))},
+                        tool_call_text(call.name, call.arguments, SHELL_TOOLS),
+                        {"tool": call.name, "call_id": call.id},
                     )
                 )
         elif role == "tool":

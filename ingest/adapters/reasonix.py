@@ -39,17 +39,17 @@ import msgspec
 
 from voyager_sessions.ingest import manifest, zstd
 from voyager_sessions.ingest.adapters._common import (
-    EventCounter,
-    SessionFacts,
-    UnknownRecords,
     as_dict,
     epoch,
+    EventCounter,
     int_or_none,
-    list_or_empty,
-    parse_ts,
+    openai_tool_calls,
     opt,
+    parse_ts,
     resume_in,
+    SessionFacts,
     str_or_none,
+    UnknownRecords,
 )
 from voyager_sessions.ingest.adapters._drafts import Draft, exit_code, number
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
@@ -264,16 +264,12 @@ class _LogRead:
         elif role == "assistant":
             yield ("reasoning", "agent", str_or_none(message.get("reasoning_content")), {"ts": ts})
             yield ("assistant", "agent", text, {"ts": ts})
-            for call in list_or_empty(message.get("tool_calls")):
-                call = as_dict(call)
-                fn = as_dict(call.get("function"))
-                name = str_or_none(call.get("name")) or str_or_none(fn.get("name"))
-                args = call["arguments"] if "arguments" in call else fn.get("arguments")
+            for call in openai_tool_calls(message.get("tool_calls")):
                 yield (
                     "tool_call",
                     "agent",
-                    tool_call_text(name, args, SHELL_TOOLS),
-                    {"ts": ts, "tool": name, "call_id": str_or_none(call.get("id"))},
+                    tool_call_text(call.name, call.arguments, SHELL_TOOLS),
+                    {"ts": ts, "tool": call.name, "call_id": call.id},
                 )
         elif role == "tool":
             execution = as_dict(message.get("tool_execution"))

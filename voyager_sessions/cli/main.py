@@ -148,11 +148,11 @@ def _ui(query: list[str], collecting: bool) -> NoReturn:
 
     private_umask()
     try:
-        try:
-            from voyager_sessions.cli.picker import open_picker
-        finally:
-            _started(collecting)
-        open_picker(query)
+        from voyager_sessions.cli.picker import open_picker
+
+        # Textual and the app are imported before the collector runs again (it ran ~95 times in their import,
+        # ~30 ms of CPU), and frozen out of the app's own collections.
+        open_picker(query, loaded=lambda: _started(collecting))
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported below exactly as click reports it
         failure: BaseException = exc
     else:

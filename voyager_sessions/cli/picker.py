@@ -7,13 +7,14 @@ importing it and building the command tree is time the picker's first frame woul
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from voyager_sessions.cli.common import UserError, data_dir
 
 
-def open_picker(query: Sequence[str]) -> None:
-    """Open the picker with ``query`` typed in (a UserError when there is no terminal or no Textual)."""
+def open_picker(query: Sequence[str], *, loaded: Callable[[], None] = lambda: None) -> None:
+    """Open the picker with ``query`` typed in (a UserError when there is no terminal or no Textual); ``loaded``
+    is called once Textual and the app are imported (the fast path's start-up ends there: ``cli.main``)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UserError("voyager ui needs a terminal (for scripts: voyager search … --json)")
     try:
@@ -21,5 +22,7 @@ def open_picker(query: Sequence[str]) -> None:
     except ImportError:
         raise UserError("voyager ui needs Textual: pip install textual (it comes with voyager-sessions)") from None
     from voyager_sessions import tui
+    from voyager_sessions.tui import app  # noqa: F401  (what the first frame needs, imported here: see ``loaded``)
 
+    loaded()
     tui.run(data_dir(), " ".join(query))

@@ -24,6 +24,7 @@ Every string from a session is drawn by :mod:`voyager_sessions.tui.view` as plai
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -99,11 +100,20 @@ Anywhere
 
 
 def probe(event: str, **facts: object) -> None:
-    """Append a timing event to ``$VOYAGER_UI_PROBE`` when set (the bench measures the picker from outside)."""
+    """Append a timing event to ``$VOYAGER_UI_PROBE`` when set (the bench measures the picker from outside): the
+    wall clock and this process's CPU time (which a busy machine does not stretch)."""
     path = os.environ.get("VOYAGER_UI_PROBE")
     if path:
+        line = {"event": event, "t": time.time(), "cpu": round(time.process_time(), 4), **facts}
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"event": event, "t": time.time(), **facts}, ensure_ascii=False) + "\n")
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _listing(answer: Answer) -> tuple[int, list[tuple[str, int | None, str]]]:
+    """What an answer lists: its total, and each row's session, event and how it matched (two answers that list
+    the same need not be drawn twice). Taken before the rows are shown: a row found by its title is then given
+    its prompt's event in place (``show_prompt``)."""
+    return answer.total, [(r.session_id, r.seq, r.match) for r in answer.rows]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -332,6 +342,8 @@ class VoyagerApp(App[tuple[str, str] | None]):
     """The picker. Its return value is what to do after it closes: ``("resume", session_id)`` or None."""
 
     TITLE = "voyager"
+    #: Below :data:`STACK_BELOW` columns the screen has the class ``-stacked``: the list over the preview.
+    HORIZONTAL_BREAKPOINTS = [(0, "-stacked"), (STACK_BELOW, "-beside")]
     ENABLE_COMMAND_PALETTE = False  # its ctrl+p is the app's "up"; every action has a key of its own
     CSS = """
     #query { margin: 0 0; }
@@ -341,9 +353,9 @@ class VoyagerApp(App[tuple[str, str] | None]):
     #panes { height: 1fr; layout: horizontal; }
     #results { width: 50%; min-width: 30; border: none; scrollbar-gutter: stable; }
     #preview { width: 1fr; border-left: vkey $primary; padding: 0 1; }
-    #panes.stacked { layout: vertical; }
-    #panes.stacked #results { width: 100%; height: 45%; min-width: 0; }
-    #panes.stacked #preview { width: 100%; height: 1fr; border-left: none; border-top: hkey $primary; }
+    Screen.-stacked #panes { layout: vertical; }
+    Screen.-stacked #results { width: 100%; height: 45%; min-width: 0; }
+    Screen.-stacked #preview { width: 100%; height: 1fr; border-left: none; border-top: hkey $primary; }
     Footer.-compact FooterLabel { margin: 0 1 0 0; }
     Footer.-compact KeyGroup.-compact { margin: 0; }
     """
@@ -385,8 +397,14 @@ class VoyagerApp(App[tuple[str, str] | None]):
     # -- layout ----------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield QueryBox(value=self.initial, placeholder=PLACEHOLDER, id="query")
-        yield Static("", id="status")
+        # Fitted to the terminal from the start (the breakpoint class as the screen's resize will set it, the box
+        # as ``fit`` will): below 100 columns or 30 lines the screen was otherwise styled and laid out twice before
+        # its first frame (at 80x24, 8% of the Python calls from App.run to it; 21% with the class set by the
+        # screen's first resize).
+        width, height = self.size
+        self.screen.add_class("-stacked" if width < STACK_BELOW else "-beside")
+        yield QueryBox(value=self.initial, placeholder=PLACEHOLDER, id="query", compact=height < 30)
+        yield Static("opening the index …", id="status")
         with Container(id="panes"):
             yield ResultList(id="results")
             with VerticalScroll(id="preview"):
@@ -395,7 +413,6 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     def on_mount(self) -> None:
         self.query_one("#query", Input).focus()
-        self.status("opening the index …")
         self.fit(self.size.width, self.size.height)
         self.call_after_refresh(self.first_frame)
 
@@ -404,8 +421,9 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.call_after_refresh(self.relayout)
 
     def fit(self, width: int, height: int) -> None:
-        """The list over the preview below :data:`STACK_BELOW` columns; a box without borders on short screens."""
-        self.query_one("#panes").set_class(width < STACK_BELOW, "stacked")
+        """A box without borders on short screens. (The list goes over the preview below :data:`STACK_BELOW`
+        columns by the screen's breakpoint class, set when the screen itself is resized: set here, on the app's
+        resize, it laid the screen out stacked at its old width first, rows and all, for a frame or more.)"""
         self.query_one("#query", Input).compact = height < 30
 
     def relayout(self) -> None:
@@ -439,11 +457,31 @@ class VoyagerApp(App[tuple[str, str] | None]):
 
     @work(thread=True, exclusive=True, group="search")
     def start(self) -> None:
-        """The first refresh and search, off the UI thread (the first frame never waits for the index)."""
+        """The first search and refresh, off the UI thread (the first frame never waits for the index).
+
+        Where there is an index, the rows come from it at once and the refresh (a stat of every source, the
+        scan's imports: tens to hundreds of milliseconds) runs behind them; the box is searched again if it
+        brought something. Without one, the refresh builds it first (searchable while it is built)."""
+        indexed = self.backend.has_index()
+        if indexed:
+            self.run_search(self.initial)
+        try:
+            before = self.backend.generation() if indexed else None
+        except Exception:  # noqa: BLE001 - an index mid-way: the refresh and the search behind it say what is wrong
+            before = None
         problem = self.backend.refresh()
         if problem:
             self.call_from_thread(self.notify, f"not refreshed: {printable(problem)}", severity="warning")
-        self.run_search(self.initial)
+        if not indexed:
+            self.run_search(self.initial)
+            return
+        try:
+            changed = before is None or self.backend.generation() != before
+        except Exception:  # noqa: BLE001 - as above
+            changed = True
+        if changed:
+            # Whatever the box says by now (a keystroke since cancelled this worker, not what the refresh brought).
+            self.call_from_thread(lambda: self.search(self.query_one("#query", Input).value))
 
     # -- keys: what works where ------------------------------------------------------------------
 
@@ -491,26 +529,47 @@ class VoyagerApp(App[tuple[str, str] | None]):
         self.run_search(query)
 
     def run_search(self, query: str) -> None:
-        """Ask the backend (in a worker) and hand the answer to the UI thread unless a newer search replaced it."""
+        """Ask the backend (in a worker) and hand the answer to the UI thread unless a newer search replaced it.
+
+        Words first, meaning fused in when ready: where the meaning model is installed, the words' rows are shown
+        as soon as they are found, then the same query ranked by words and meaning replaces them if it differs
+        (embedding the query, and loading the model for the first one, never holds up the rows). Where every
+        word is in some session, the words' rows keep their places and meaning's follow them (``search.fusion``).
+        """
         providers = (self.agent,) if self.agent else ()
-        answer = self.backend.search(query, sort=self.sort, providers=providers, project=self.project, since=self.since)
+        sort, project, since = self.sort, self.project, self.since
+
+        def ask(meaning: bool) -> Answer:
+            return self.backend.search(
+                query, sort=sort, providers=providers, project=project, since=since, meaning=meaning
+            )
+
+        answer = ask(False)
         if get_current_worker().is_cancelled:
             return
+        listed = _listing(answer)
         self.call_from_thread(self.show_answer, answer)
+        if answer.error or not self.backend.fuses(query, sort):
+            return
+        fused = ask(True)
+        if get_current_worker().is_cancelled or fused.error or _listing(fused) == listed:
+            return
+        self.call_from_thread(functools.partial(self.show_answer, fused, fused=True))
 
-    def show_answer(self, answer: Answer) -> None:
+    def show_answer(self, answer: Answer, *, fused: bool = False) -> None:
+        """Put ``answer``'s rows on the screen (``fused``: the same query's rows with meaning, after its words')."""
         current = self.query_one("#query", Input).value
         if answer.query.strip() != current.strip() and not (answer.query == self.initial and not current):
             return  # the box changed since: the search for what it says now is on its way
         same = answer.query.strip() == self.answer.query.strip()
         chosen = self.selected()
+        results = self.query_one("#results", ResultList)
         # The same query again (a refresh, another sort or filter) keeps the selected session; a new one starts
-        # at its best match.
-        keep = chosen.session_id if chosen and same else None
+        # at its best match, and so does meaning fused in while the best word row is still the one selected.
+        keep = chosen.session_id if chosen and same and not (fused and results.highlighted == 0) else None
         self.answer = answer
         self.searches += 1
-        probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error)
-        results = self.query_one("#results", ResultList)
+        probe("answer", query=answer.query, rows=len(answer.rows), error=answer.error, fused=fused)
         if answer.error:
             self.status(answer.error, error=True)
             return
@@ -531,7 +590,9 @@ class VoyagerApp(App[tuple[str, str] | None]):
             return
         index = next((i for i, r in enumerate(self.rows) if r.session_id == keep), 0)
         results.highlighted = index
-        self.preview(self.rows[index])
+        row = self.rows[index]
+        if not (fused and chosen and (chosen.session_id, chosen.seq) == (row.session_id, row.seq)):
+            self.preview(row)  # (meaning fused in around the row shown: its preview stays as it is)
         # The rows one can see first; a keystroke cancels it (typing.cancel_group) before it asks again.
         titled = [r for r in self.rows[:PROMPTS] if r.kind == "title"]
         if titled and answer.query.strip():

@@ -7,8 +7,9 @@ events of one session around a hit, the seqs of a session's events that match th
 (:mod:`voyager_sessions.api`), typed, through ``api.ask``: answered by ``voyager serve`` when one runs
 for the data dir (the index is already open and fresh there), otherwise in this process on one
 reader kept open for the app's life (``api.LentBackend``). A refresh —
-the cheap stat pass ``voyager search`` makes — runs before the first search and then
-periodically, so sessions appended while the UI is open appear without restarting it.
+the cheap stat pass ``voyager search`` makes — runs right behind the first search (before it
+when there is no index yet) and then periodically, so sessions appended while the UI is open
+appear without restarting it.
 
 The lent reader serialises its requests: Textual's thread workers may overlap when a keystroke
 supersedes a running search, and the reader is one connection.
@@ -16,6 +17,7 @@ supersedes a running search, and the reader is one connection.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ import msgspec
 
 from voyager_sessions.core.errors import Busy, VoyagerError
 from voyager_sessions.api.door import Door
-from voyager_sessions.core.model import Indexing, Timeline
+from voyager_sessions.core.model import Indexing, MeaningReady, Timeline
 from voyager_sessions.core.paths import DataDir
 
 #: Rows the result list shows (one per session).
@@ -35,6 +37,10 @@ PREVIEW_WINDOW = 12
 
 #: Most matches inside one session ``n``/``N`` walk through.
 MAX_MATCHES = 500
+
+#: Seconds a search with meaning that found no session with a vector is believed (vectors are computed in the
+#: background, by ``voyager serve`` or ``voyager scan --meaning``): until then queries are searched by words alone.
+NO_VECTORS_FOR = 10.0
 
 
 def _meaning_available() -> bool:
@@ -103,6 +109,8 @@ class Backend:
         #: one at a time.
         self._local = api.LentBackend(self._open_reader)
         self.door = Door(self.ddir, use_server=use_server, local=self._local)
+        #: When a search with meaning last found no session with a vector (meaning could rank nothing), or None.
+        self._no_vectors: float | None = None
 
     @property
     def served(self) -> bool:
@@ -126,6 +134,10 @@ class Backend:
                 reader.close()
         self._local = api.LentBackend(self._open_reader)
         self.door.local = self._local
+
+    def has_index(self) -> bool:
+        """There is an index to answer from (a server's, or the one in the data dir)."""
+        return self.ddir.has_index()
 
     def refresh(self) -> str | None:
         """Index what changed since the last look; a one-line reason when it could not (never raises).
@@ -162,13 +174,17 @@ class Backend:
         providers: tuple[str, ...] = (),
         project: str | None = None,
         since: str | None = None,
+        meaning: bool | None = None,
     ) -> Answer:
         """Sessions matching ``query`` (the newest sessions the filters keep when it is empty), or the query's
         one-line error. ``providers``, ``project`` and ``since`` narrow it as ``--provider``, ``--repo`` (a
-        project: the git repository, else the working directory) and ``--since`` do."""
+        project: the git repository, else the working directory) and ``--since`` do. ``meaning``: rank by
+        meaning beside the words (None: where the model is installed, :meth:`fuses`)."""
         from voyager_sessions.api import SearchRequest
 
         text = query.strip()
+        if meaning is None:
+            meaning = self.fuses(query, sort)
         req = SearchRequest(
             query=text,
             limit=ROWS,
@@ -178,13 +194,14 @@ class Backend:
             providers=list(providers),
             repo=project,
             since=since,
-            # A person describes what they look for: meaning too, where the model is installed.
-            meaning=_meaning_available(),
+            meaning=meaning,
         )
         try:
             result = self.door.search(req) if text else self.door.browse(req)
         except VoyagerError as exc:
             return Answer(query=query, error=str(exc))
+        if meaning and isinstance(result.meaning, MeaningReady):
+            self._no_vectors = time.monotonic() if result.meaning.sessions_ready == 0 else None
         rows = [
             SessionHit(
                 session_id=h.session_id,
@@ -213,6 +230,15 @@ class Backend:
             terms=list(result.terms),
             indexing=result.indexing,
         )
+
+    def fuses(self, query: str, sort: str = "relevance") -> bool:
+        """Whether a search for ``query`` ranks by meaning too: a person describes what they look for, so where
+        the model is installed, for words ranked by relevance (an empty box lists the newest sessions, and the
+        newest-first order is the words' alone), and unless no session had a vector a moment ago (then meaning
+        would rank nothing: the second search would only cost the next keystroke's answer its time)."""
+        if not query.strip() or sort == "recent" or not _meaning_available():
+            return False
+        return self._no_vectors is None or time.monotonic() - self._no_vectors > NO_VECTORS_FOR
 
     def timeline(self, session_id: str, around: int | None = None, window: int = PREVIEW_WINDOW) -> Timeline:
         """The session's events (a window around seq ``around``, or all): the API's Timeline document."""
