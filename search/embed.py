@@ -212,6 +212,8 @@ class Matrix:
     def __init__(self, ids: list[str], vecs: list[bytes]) -> None:
         self.ids = ids
         self.dense: np.ndarray | None = None
+        self.unusable: np.ndarray | None = None  # rows never ranked (see ``usable``); None: every row ranks
+        self._usable = len(ids)
         if not ids:
             # No session has a vector yet: nothing to rank, and numpy (~60 ms to import) is not loaded for it.
             return
@@ -226,12 +228,12 @@ class Matrix:
         self.empty = empty
         # Up to DENSE_ROWS sessions the rows are also kept as floats (15 MB at 10,000): one BLAS product a query.
         self.dense = self.rows.astype(np.float32) if len(ids) <= self.DENSE_ROWS else None
-        self.unusable: np.ndarray | None = None  # rows never ranked (see ``usable``); None: every row ranks
-        self._usable = len(ids)
 
     def usable(self, keep: Sequence[bool]) -> Matrix:
         """These rows with only those where ``keep`` is true ranked (a vector whose session changed since it was
         computed), sharing their arrays: a reader keeps the rows while only the sessions' stamps move."""
+        if not self.ids:
+            return self  # nothing to mask (and numpy not loaded for it)
         import copy
 
         import numpy as np
