@@ -212,6 +212,8 @@ class Matrix:
     def __init__(self, ids: list[str], vecs: list[bytes]) -> None:
         self.ids = ids
         self.dense: np.ndarray | None = None
+        self.unusable: np.ndarray | None = None  # rows never ranked (see ``usable``); None: every row ranks
+        self._usable = len(ids)
         if not ids:
             # No session has a vector yet: nothing to rank, and numpy (~60 ms to import) is not loaded for it.
             return
@@ -227,8 +229,24 @@ class Matrix:
         # Up to DENSE_ROWS sessions the rows are also kept as floats (15 MB at 10,000): one BLAS product a query.
         self.dense = self.rows.astype(np.float32) if len(ids) <= self.DENSE_ROWS else None
 
+    def usable(self, keep: Sequence[bool]) -> Matrix:
+        """These rows with only those where ``keep`` is true ranked (a vector whose session changed since it was
+        computed), sharing their arrays: a reader keeps the rows while only the sessions' stamps move."""
+        if not self.ids:
+            return self  # nothing to mask (and numpy not loaded for it)
+        import copy
+
+        import numpy as np
+
+        out = copy.copy(self)
+        mask = np.fromiter(keep, dtype=bool, count=len(self.ids))
+        out.unusable = None if mask.all() else ~mask
+        out._usable = int(mask.sum())
+        return out
+
     def __len__(self) -> int:
-        return len(self.ids)
+        """How many rows rank (the usable vectors)."""
+        return self._usable
 
     def nbytes(self) -> int:
         if not self.ids:
@@ -251,10 +269,18 @@ class Matrix:
                 scores[lo : lo + len(block)] = block @ q
         scores *= self.inv
         scores[self.empty] = -np.inf
+        if self.unusable is not None:
+            scores[self.unusable] = -np.inf
         if among is not None:
             mask = np.fromiter((sid in among for sid in self.ids), dtype=bool, count=len(self.ids))
             scores[~mask] = -np.inf
-        k = min(n, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        k = min(n, int(np.isfinite(scores).sum()))
+        if k == 0:
+            return []
+        # The k best, equal scores by session id (not as the partition left them, nor by row: the same answer
+        # whatever rows are beside them and in whatever order a reader read them).
+        least = scores[np.argpartition(-scores, k - 1)[k - 1]]
+        top = np.flatnonzero(scores >= least).tolist()
+        ids = self.ids
+        best = sorted(zip((-scores[top]).tolist(), [ids[i] for i in top]))[:k]
+        return [(sid, -score) for score, sid in best]

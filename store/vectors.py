@@ -21,7 +21,7 @@ encoding); nothing here imports numpy.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from voyager_sessions.core.errors import StoreError
@@ -154,16 +154,31 @@ class VectorStore:
 
     def fresh(self, model: str) -> tuple[list[str], list[bytes]]:
         """Every usable vector of ``model`` (its stamp is still its session's): session ids and vectors' bytes."""
-        known = self._sessions()
+        ids, stamps, vecs = self.every(model)
+        keep = self.usable(ids, stamps)
+        return [sid for sid, ok in zip(ids, keep) if ok], [vec for vec, ok in zip(vecs, keep) if ok]
+
+    def every(self, model: str) -> tuple[list[str], list[Stamp], list[bytes]]:
+        """Every stored vector of ``model``, usable or not: session ids, the stamps they were computed at, bytes
+        (what changes only with ``meaning.db``: a reader keeps it while only ``state.db`` moves, see ``usable``)."""
         ids: list[str] = []
+        stamps: list[Stamp] = []
         vecs: list[bytes] = []
-        rows = self.conn.execute("SELECT session_id, events, updated, vec FROM vectors WHERE model = ?", (model,))
+        rows = self.conn.execute(
+            "SELECT session_id, events, updated, vec FROM vectors WHERE model = ? ORDER BY rowid", (model,)
+        )
         for sid, events, updated, vec in rows:
-            now = known.get(sid)
-            if now is not None and now[0] == (events, updated):
-                ids.append(sid)
-                vecs.append(vec)
-        return ids, vecs
+            ids.append(sid)
+            stamps.append((events, updated))
+            vecs.append(vec)
+        return ids, stamps, vecs
+
+    def usable(self, ids: Sequence[str], stamps: Sequence[Stamp]) -> list[bool]:
+        """Per vector (its session ``ids[i]``, computed at ``stamps[i]``): whether that is still its session's
+        stamp, in a session with events."""
+        rows = self.state.execute("SELECT id, events, updated FROM sessions WHERE events > 0")
+        known = {sid: (events, updated) for sid, events, updated in rows}
+        return [known.get(sid) == stamp for sid, stamp in zip(ids, stamps)]
 
     def counts(self, model: str) -> tuple[int, int]:
         """(sessions with a usable vector of ``model``, sessions with events the state knows)."""

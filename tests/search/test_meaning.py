@@ -353,3 +353,100 @@ def test_the_demo_finds_its_described_session(home, run):
 def test_without_the_model_the_demo_says_how_to_get_it(home, run, no_model):
     out = run("demo").stdout
     assert f"(a session described in other words: {embed.INSTALL_HINT})" in out
+
+
+@needs_model
+def test_a_servers_reader_reads_the_vectors_again_only_when_they_change(described, run, home, monkeypatch):
+    """A long-lived reader (the server's) reads the stored vectors again only when meaning.db changes: a scan that
+    only adds a session (state.db moves) costs it the sessions' stamps alone, and the new session counts as not
+    ready; a session that changed stops ranking (the scan dropped its vector), and ranks again once its new
+    vector is written; every answer as a reader opened at that moment gives it."""
+    from voyager_sessions.api import Reader
+    from voyager_sessions.core.paths import DataDir
+    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.search.syntax import parse as parse_query
+    from voyager_sessions.store.vectors import VectorStore
+
+    opened: list[VectorStore] = []
+    real = VectorStore.every
+    monkeypatch.setattr(VectorStore, "every", lambda self, model: opened.append(self) or real(self, model))
+    ddir = DataDir(home / "voyager-data")
+    reader = Reader(ddir, shared=True)
+    opts = SearchOptions(limit=10, sessions=True)
+    query = "phones logging people out, token renewal race"
+    q = embed.model().query(query)
+    reads: list[int] = []
+
+    def by_meaning() -> tuple[list[str], int | None, int | None]:
+        res = reader.search_meaning(query, opts, parse_query(query))  # what reads the matrix, as a server does
+        assert res.meaning is not None
+        ranked = reader.meaning_matrix().rank(q, 6)
+        fresh = Reader(ddir)
+        try:
+            assert ranked == fresh.meaning_matrix().rank(q, 6)
+        finally:
+            fresh.close()
+        reads[:] = [1 for store in opened if store is reader._vector_store]  # the long-lived reader's reads
+        return [sid for sid, _ in ranked], res.meaning.sessions_ready, res.meaning.sessions_total
+
+    def rewrite(key: str, turns: list[tuple[str, str]], t0: float) -> None:
+        conv = synth.Conversation(
+            id=synth.det_uuid("meaning-test", key),
+            cwd=f"/home/dev/{key}",
+            title=None,
+            model="m",
+            started=t0,
+            turns=[synth.Turn(role=role, text=text, ts=t0 + 1 + i) for i, (role, text) in enumerate(turns)],
+        )
+        synth.write_claude(conv, home / ".claude" / "projects")
+
+    try:
+        ids, ready, total = by_meaning()
+        assert _sid("login") in ids and (ready, total) == (5, 5) and len(reads) == 1
+        assert by_meaning() == (ids, 5, 5) and len(reads) == 1  # nothing changed: nothing read
+        rewrite("new", [("user", "Rename the staging bucket."), ("assistant", "Renamed.")], 1_780_009_000.0)
+        assert run("scan", "-q").exit_code == 0  # state.db moves; meaning.db does not
+        reader.reload()
+        assert by_meaning() == (ids, 5, 6) and len(reads) == 1
+        login = [("user", SESSIONS["login"][1]), ("assistant", SESSIONS["login"][2])]
+        rewrite("login", [*login, ("user", "Now write the release notes.")], 1_780_001_000.0)
+        assert run("scan", "-q").exit_code == 0  # the changed session's vector is dropped
+        reader.reload()
+        ids, ready, total = by_meaning()
+        assert _sid("login") not in ids and (ready, total) == (4, 6) and len(reads) == 2
+        assert run("scan", "--meaning", "-q").exit_code == 0  # its new vector (and the new session's)
+        ids, ready, total = by_meaning()
+        assert _sid("login") in ids and (ready, total) == (6, 6) and len(reads) == 3
+    finally:
+        reader.close()
+
+
+def test_a_matrix_ranks_its_usable_rows_as_a_matrix_of_those_rows_alone():
+    """``Matrix.usable``: the rows left out never rank and are not counted; the others rank exactly as in a
+    matrix made of them alone, equal scores by session id whatever rows are beside them."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    vecs = rng.standard_normal((40, embed.DIM)).astype(np.float32)
+    vecs[7] = vecs[3]  # equal scores: ranked in row order
+    vecs[20] = vecs[3]
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    ids = [f"s{i}" for i in range(40)]
+    keep = [i % 4 != 1 for i in range(40)]
+    whole = embed.Matrix(ids, embed.encode(vecs))
+    part = whole.usable(keep)
+    alone = embed.Matrix([s for s, k in zip(ids, keep) if k], embed.encode(vecs[np.array(keep)]))
+    assert len(whole) == 40 and len(part) == len(alone) == 30
+
+    def same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+        # The same rows; scores to float32's precision (BLAS sums a row differently where it sits in the array).
+        return [s for s, _ in a] == [s for s, _ in b] and np.allclose([x for _, x in a], [x for _, x in b], atol=1e-6)
+
+    for q in (vecs[3], vecs[10], rng.standard_normal(embed.DIM).astype(np.float32)):
+        for n in (1, 2, 5, 40):
+            assert same(part.rank(q, n), alone.rank(q, n))
+            among = {f"s{i}" for i in range(0, 40, 3)}
+            assert same(part.rank(q, n, among), alone.rank(q, n, among))
+    top = [sid for sid, _ in part.rank(vecs[3], 3)]
+    assert top == ["s20", "s3", "s7"]  # the three equal ones, by id
+    assert len(whole.usable([True] * 40)) == 40 and whole.usable([True] * 40).unusable is None

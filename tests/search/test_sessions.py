@@ -750,3 +750,64 @@ def test_any_term_among_sessions_clause_by_clause_matches_as_the_union_does(vari
         sessions.evidence(s, c.any_among(qs, ids)).counts
         == sessions.evidence(s, c.restricted(c.any_of(qs), ids)).counts
     )
+
+
+# -- a server's aggregations keyed by the integer session key (search.sessions.KeyMap) ---------------
+
+
+@pytest.mark.parametrize("mode", [[], ["sessions"]])
+@pytest.mark.parametrize(
+    "query", ["alpha beta", "alpha beta gamma", "kappa sigma", "alpha beta gamma delta kappa", "beta -gamma delta"]
+)
+def test_aggregating_by_session_key_changes_nothing(varied, query, mode, monkeypatch):
+    """A server's readers aggregate by ``sk`` and map the keys back to ids: the same hits, scores, totals and
+    matched terms as aggregating by the id's strings, on every page, with and without looking within the
+    narrowest term's sessions."""
+    import msgspec
+
+    from voyager_sessions.search import sessions
+    from voyager_sessions.search.engine import SearchOptions
+
+    searcher, _ = varied
+    for narrow in (0, 500):
+        monkeypatch.setattr(sessions, "NARROW_SESSIONS", narrow)
+        for offset, limit in ((0, 50), (0, 3), (3, 4)):
+            opts = SearchOptions(limit=limit, offset=offset, sessions=bool(mode))
+            monkeypatch.setattr(sessions, "KEYS", None)
+            by_id = msgspec.json.encode(searcher.search(query, opts))
+            keys = sessions.KeyMap()
+            monkeypatch.setattr(sessions, "KEYS", keys)
+            by_key = msgspec.json.encode(searcher.search(query, opts))
+            assert by_key == by_id
+            assert keys._ids  # not vacuous: the keys were aggregated and mapped
+
+
+def test_the_key_map_learns_sessions_committed_after_it(tmp_path, monkeypatch):
+    """Keys a map lacks (sessions committed after it learnt the index) are learnt from the index itself, with
+    no catalog (``NoCatalog``: sessions indexed before their state rows); each id is hashed once."""
+    from voyager_sessions.core.model import Event
+    from voyager_sessions.search import index as ix, sessions
+    from voyager_sessions.search.engine import Searcher, SearchOptions
+
+    index = ix.SearchIndex(tmp_path / "index")
+
+    def add(sid: str) -> None:
+        index.add_events(
+            [Event(session=sid, seq=i, kind="user", origin="human", text="alpha beta", ts=1.7e9 + i) for i in range(2)]
+        )
+        index.commit()
+        index.index.reload()
+
+    add("claude:one")
+    keys = sessions.KeyMap()
+    monkeypatch.setattr(sessions, "KEYS", keys)
+    searcher = Searcher(index, NoCatalog(), ["claude"])
+    opts = SearchOptions(limit=10, sessions=True)
+    assert [h.session_id for h in searcher.search("alpha beta", opts).hits] == ["claude:one"]
+    hashed: list[str] = []
+    real = ix.session_key.__wrapped__
+    monkeypatch.setattr(ix.session_key, "__wrapped__", lambda sid: hashed.append(sid) or real(sid))
+    add("claude:two")
+    assert {h.session_id for h in searcher.search("alpha beta", opts).hits} == {"claude:one", "claude:two"}
+    assert hashed == ["claude:two"]
+    assert sorted(keys._ids.values()) == ["claude:one", "claude:two"]
