@@ -11,6 +11,8 @@ to its submodule is not an edge of its own.
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 from pathlib import Path
 
@@ -133,6 +135,7 @@ def graph_of(folders: dict[str, Path]) -> dict[str, set[str]]:
     return {name: imports(name, path, known) for name, path in known.items()}
 
 
+@pytest.mark.slow
 def test_no_module_of_voyager_imports_itself_around_a_circle():
     graph = graph_of(FOLDERS)
     assert len(graph) > 150  # the walk found the project (ingest, search and store included)

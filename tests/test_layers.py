@@ -73,6 +73,7 @@ def test_a_layer_never_imports_the_layers_above_or_beside_it(layer):
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_only_search_imports_tantivy():
     bad = [
         str(p.relative_to(ROOT))
@@ -155,6 +156,7 @@ def _serving_modules() -> list[Path]:
     return sorted({*(app / "serve").rglob("*.py"), *(app / "mcp").rglob("*.py")})
 
 
+@pytest.mark.slow
 def test_the_server_and_the_mcp_server_import_no_cli_code_and_no_click():
     modules = _serving_modules()
     assert any(p.parent.name == "serve" for p in modules) and any(p.parent.name == "mcp" for p in modules)

@@ -110,6 +110,7 @@ def test_the_bar_on_a_terminal(home):
     assert b"Scanned 400 sources" in out
 
 
+@pytest.mark.slow
 def test_a_scan_while_another_builds_the_index_follows_it(home, monkeypatch):
     """A search left a scan building the index in the background: ``voyager scan`` waits for it, then scans."""
     _corpus(home, 6)

@@ -188,6 +188,7 @@ def _dense_cline(home: Path, values: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_document_of_many_small_values_below_the_threshold_is_streamed_not_decoded_whole(home, run, monkeypatch):
     """Ten million ``[]`` are 30 MB of text and 800 MB of Python lists: below STREAM_JSON_BYTES a document whose
     decoded form is estimated past WHOLE_COST (here lowered) is streamed, with the events a whole read gives."""

@@ -343,6 +343,7 @@ def test_the_background_embedder_catches_up_in_a_child_process(home, run):
 
 
 @needs_model
+@pytest.mark.slow
 def test_the_demo_finds_its_described_session(home, run):
     out = run("demo").stdout
     described = out[out.index("voyager search -m") :]

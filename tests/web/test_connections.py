@@ -51,6 +51,7 @@ def closed(sock: socket.socket, within: float = 30.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_a_request_that_never_arrives_whole_is_closed(page: Served) -> None:
     """A head sent half (or nothing at all), a body promised and never sent: each is closed at the deadline, with no
     answer; a request that arrives whole is answered, and a kept-alive connection that then sends half of its next
