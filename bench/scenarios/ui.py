@@ -159,6 +159,7 @@ def ui(ctx: Context) -> ScenarioResult:
             )
         median_of("recent sessions shown after start (median of 3)", firsts)
         latencies: list[float] = []
+        by_query: dict[str, list[float]] = {}
         typed = 0
         unanswered: list[str] = []
         box = ""  # what the search box holds
@@ -191,6 +192,7 @@ def ui(ctx: Context) -> ScenarioResult:
                 start = _wait(probe, lambda ev, q=q: ev["event"] == "search" and ev["query"] == q, timeout=1)
                 if ans and start:
                     latencies.append((ans["t"] - start["t"]) * 1000)
+                    by_query.setdefault(q, []).append(latencies[-1])
                 else:
                     unanswered.append(q)
         res.checks.append(
@@ -206,6 +208,9 @@ def ui(ctx: Context) -> ScenarioResult:
                 f"the tmux server went away {relaunched} time(s) while typing; the picker was started again"
             )
         if latencies:
+            # Which query sets the p95 (in the quick run, 8 queries: the slowest one).
+            slowest = sorted(by_query.items(), key=lambda kv: -max(kv[1]))[:3]
+            res.notes.append("slowest typed queries: " + ", ".join(f"{k!r} {max(v):.0f} ms" for k, v in slowest))
             q = Quantiles.of(latencies)
             res.metrics.append(
                 Metric(

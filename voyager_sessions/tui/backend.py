@@ -308,6 +308,8 @@ class Backend:
 
 
 def _refresh_scan(root: Path) -> None:
-    from voyager_sessions.api import LocalBackend
+    """The refresh, in a process of its own: on a thread here it held the interpreter's lock while the person typed
+    (see :mod:`voyager_sessions.api.apart`)."""
+    from voyager_sessions.api.apart import refresh_apart
 
-    LocalBackend().refresh(root, lambda text, quiet_ok: None)  # skipped pieces: `voyager doctor` names them
+    refresh_apart(root)
