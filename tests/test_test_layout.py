@@ -4,6 +4,8 @@ deleted on its own."""
 
 from __future__ import annotations
 
+import pytest
+
 import ast
 from pathlib import Path
 
@@ -28,6 +30,7 @@ def _imported(path: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_tests_import_only_the_support_package():
     bad = {
         str(p.relative_to(TESTS)): sorted(n for n in found if not n.startswith("tests.support") and n != "tests")

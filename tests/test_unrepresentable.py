@@ -39,6 +39,7 @@ def _one_line(res) -> None:  # noqa: ANN001
     assert "internal error" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
 
 
+@pytest.mark.slow
 def test_a_nul_in_a_codex_id_is_one_line_from_resume_and_its_print(tmp_path: Path) -> None:
     home = tmp_path / "home"
     work = tmp_path / "work"

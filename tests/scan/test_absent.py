@@ -44,6 +44,7 @@ def _adapters_imported_by_a_scan(data: Path) -> set[str]:
     return set(json.loads(out.stdout))
 
 
+@pytest.mark.slow
 def test_a_refresh_imports_only_the_agents_that_are_there(home):
     write_claude(home, claude_session_lines())
     data = home / "voyager-data"

@@ -109,6 +109,7 @@ def _fill(mnt: Path) -> Path:
     return filler
 
 
+@pytest.mark.slow
 def test_on_a_really_full_disk(home, small_disk):
     env = dict(os.environ, VOYAGER_HOME=str(small_disk / "voyager"))
     session = write_claude(home, claude_session_lines())

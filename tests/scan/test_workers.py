@@ -46,6 +46,7 @@ def pools(monkeypatch) -> list[int]:
     return started
 
 
+@pytest.mark.slow
 def test_any_worker_count_leaves_the_same_index_andstate_rows(home, monkeypatch, pools):
     corpus = Corpus(home, monkeypatch)
     counts = (1, 2, 3)

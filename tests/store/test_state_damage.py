@@ -100,6 +100,7 @@ def test_a_damaged_state_db_is_set_aside_and_rebuilt_by_the_next_search(home: Pa
     assert again.returncode == 0 and _found(again) == SESSIONS and "state.db" not in again.stderr
 
 
+@pytest.mark.slow
 def test_scan_rebuild_finds_damage_no_query_would_meet(home: Path) -> None:
     """A damaged page a scan does not read is found by ``scan --rebuild`` (SQLite's quick check) and set aside."""
     _scanned(home)

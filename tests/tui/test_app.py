@@ -140,6 +140,7 @@ async def test_enter_returns_the_session_to_resume(indexed: Path) -> None:
     assert app.return_value == ("resume", "codex:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
 
 
+@pytest.mark.slow
 @sync
 async def test_sort_agent_filter_copy_and_export(indexed: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -88,6 +88,7 @@ def test_web_serves_loopback_with_a_token_and_stops_with_the_command(scanned):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
+@pytest.mark.slow
 def test_a_restart_on_the_same_port_right_after_ctrl_c(scanned):
     """Issue 38: a connection the server closed sits in TIME_WAIT for a minute; without SO_REUSEADDR a new
     `voyager web --port N` right after Ctrl-C could not listen on N until it passed."""
@@ -107,6 +108,7 @@ def test_a_restart_on_the_same_port_right_after_ctrl_c(scanned):
         assert "cannot listen" not in proc.stderr.read()
 
 
+@pytest.mark.slow
 def test_the_browser_is_opened_without_the_token_on_its_command_line(scanned, tmp_path):
     """Issue 38: `/proc/*/cmdline` is readable by every user, and a browser keeps its argv for its whole life.
     The browser (here a stub named by $BROWSER, as Python's webbrowser reads it) is handed a private file in
@@ -178,6 +180,7 @@ def test_a_taken_port_is_one_line(scanned, run):
     assert res.exit_code == 2 and "cannot listen on 127.0.0.1" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_serve_web_serves_the_page_beside_the_service_and_stops_with_it(scanned):
     proc = subprocess.Popen(
         [*voyager_exe(), "serve", "--web", "-q"], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
@@ -274,6 +277,7 @@ def test_a_page_lent_by_a_server_that_stops_stops_with_it_and_the_command_says_s
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_killed_command_s_page_is_closed_by_the_server(scanned):
     from tests.support.serving import ServerProcess
 
