@@ -72,31 +72,13 @@ def test_the_install_hint_is_said_the_same_everywhere():
 
 def _varied_searcher(root):
     """30 sessions whose events draw words from their own subsets of six: many hold some words of a query."""
-    import random
-
-    from tests.support.nocatalog import NoCatalog
-    from voyager_sessions.core.model import Event
+    from tests.support.nocatalog import NoCatalog, varied_events
     from voyager_sessions.search.engine import Searcher
     from voyager_sessions.search.index import SearchIndex
 
     words = ["alpha", "beta", "gamma", "delta", "kappa", "sigma"]
-    rng = random.Random(34)
     index = SearchIndex(root / "index")
-    events = []
-    for s in range(30):
-        vocab = rng.sample(words, rng.randint(3, len(words)))
-        for seq in range(rng.randint(2, 12)):
-            kind = rng.choice(["user", "assistant", "tool_result"])
-            events.append(
-                Event(
-                    session=f"claude:f{s:03d}",
-                    seq=seq,
-                    kind=kind,
-                    origin={"user": "human", "tool_result": "tool"}.get(kind, "agent"),
-                    text=" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 5))),
-                    ts=1_700_000_000.0 + s * 100 + seq,
-                )
-            )
+    events = varied_events(34, 30, "f", words, least_words=3, events=(2, 12), most_words=5)
     index.add_events(events)
     index.commit()
     return Searcher(index, NoCatalog(), ["claude"]), sorted({e.session for e in events})

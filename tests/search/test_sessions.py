@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.nocatalog import NoCatalog
+from tests.support.nocatalog import NoCatalog, varied_events
 from tests.support.run import search_json
 from tests.support.sessions import write_turn_sessions
 
@@ -377,29 +377,11 @@ WORDS = ["alpha", "beta", "gamma", "delta", "kappa", "sigma"]
 def varied(tmp_path_factory):
     """40 sessions, each drawing its events' words from its own subset of WORDS (four to six of them): many hold
     some of a query's words and not others, so totals are counted over some sessions and left out of others."""
-    import random
-
-    from voyager_sessions.core.model import Event
     from voyager_sessions.search.engine import Searcher
     from voyager_sessions.search.index import SearchIndex
 
-    rng = random.Random(11)
     index = SearchIndex(tmp_path_factory.mktemp("varied") / "index")
-    events = []
-    for s in range(40):
-        vocab = rng.sample(WORDS, rng.randint(4, len(WORDS)))
-        for seq in range(rng.randint(3, 30)):
-            kind = rng.choice(["user", "assistant", "tool_result"])
-            events.append(
-                Event(
-                    session=f"claude:v{s:03d}",
-                    seq=seq,
-                    kind=kind,
-                    origin={"user": "human", "tool_result": "tool"}.get(kind, "agent"),
-                    text=" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6))),
-                    ts=1_700_000_000.0 + s * 100 + seq,
-                )
-            )
+    events = varied_events(11, 40, "v", WORDS, least_words=4, events=(3, 30), most_words=6)
     index.add_events(events)
     index.commit()
     return Searcher(index, NoCatalog(), ["claude"]), events

@@ -24,3 +24,38 @@ class NoCatalog:
     def newest(self, ids, n):
         latest = self.latest_of(ids)  # what a test may patch
         return sorted(ids, key=lambda sid: (-latest.get(sid, 0.0), sid))[:n]
+
+
+def varied_events(
+    seed: int,
+    sessions: int,
+    prefix: str,
+    words: list[str],
+    *,
+    least_words: int,
+    events: tuple[int, int],
+    most_words: int,
+) -> list:
+    """Sessions each drawing their events' words from their own random subset of ``words`` (``least_words`` of
+    them at least), ``events`` (least, most) events a session, 1 to ``most_words`` words an event: many hold some words of a query and not others. Deterministic for ``seed``."""
+    import random
+
+    from voyager_sessions.core.model import Event
+
+    rng = random.Random(seed)
+    out = []
+    for s in range(sessions):
+        vocab = rng.sample(words, rng.randint(least_words, len(words)))
+        for seq in range(rng.randint(*events)):
+            kind = rng.choice(["user", "assistant", "tool_result"])
+            out.append(
+                Event(
+                    session=f"claude:{prefix}{s:03d}",
+                    seq=seq,
+                    kind=kind,
+                    origin={"user": "human", "tool_result": "tool"}.get(kind, "agent"),
+                    text=" ".join(rng.choice(vocab) for _ in range(rng.randint(1, most_words))),
+                    ts=1_700_000_000.0 + s * 100 + seq,
+                )
+            )
+    return out
