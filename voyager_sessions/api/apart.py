@@ -17,7 +17,6 @@ costs a re-read, and it ends within its budget anyway). It answers by exit code:
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -33,7 +32,6 @@ def refresh_apart(data_dir: Path) -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=dict(os.environ),
         start_new_session=True,
         close_fds=True,
         check=False,
