@@ -279,7 +279,10 @@ def header(session) -> Text:  # noqa: ANN001 - model.SessionRow
     out = Text()
     out.append(f"{printable(session.provider)} ", style="bold magenta")
     out.append(printable(session.title or "(untitled)"), style="bold")
-    out.append(f"\n{when(session.updated or session.started)}  {session.events} events", style="dim")
+    out.append(
+        f"\n{when(session.updated or session.started)}  {session.events} event{'' if session.events == 1 else 's'}",
+        style="dim",
+    )
     if session.cwd:
         out.append(f"  {printable(session.cwd)}", style="dim")
     if session.resume:
