@@ -157,6 +157,87 @@ def wipe(path: Path) -> None:
             p.unlink()
 
 
+#: Tantivy's lock around opening a reader and collecting files after a commit (``.tantivy-meta.lock``).
+META_LOCK_FILE = ".tantivy-meta.lock"
+#: How long to wait for it before saying who holds it: a running holder keeps it for milliseconds.
+META_LOCK_WAIT = 5.0
+
+
+def wait_for_meta_lock(path: Path, wait: float | None = None) -> None:
+    """Return once Tantivy's meta lock in index directory ``path`` is free (or absent); :class:`Busy` naming its
+    holder when it stays held for ``wait`` seconds (:data:`META_LOCK_WAIT`).
+
+    Tantivy takes that lock blocking, with no timeout, to open or reload a reader and to collect files after a
+    commit: a process stopped while it held the lock (Ctrl-Z on ``voyager serve``, a debugger) would hang every
+    other Voyager process on the index for as long as it stays stopped. The probe costs an open and two flock
+    calls when the lock is free; a holder that takes it in the moment after the probe is waited for as before.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock here: Tantivy locks another way, and waits as it does
+        return
+    lock = path / META_LOCK_FILE
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return  # not made yet: nobody holds it
+    try:
+        deadline = time.monotonic() + (META_LOCK_WAIT if wait is None else wait)
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise Busy(meta_lock_held(lock)) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+                continue
+            except OSError:
+                return  # a file system without flock: Tantivy's own lock is all there is
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return
+    finally:
+        os.close(fd)
+
+
+def meta_lock_held(lock: Path) -> str:
+    """The one line for a meta lock held too long: which process holds it (``/proc/locks``) and if it is stopped."""
+    pid = _flock_holder(lock)
+    if pid is None:
+        return f"the search index in {lock.parent} is locked by another process that does not let go"
+    state = _process_state(pid)
+    if state in ("T", "t"):
+        return f"the search index is locked by process {pid}, which is stopped: `kill -CONT {pid}` lets it go on"
+    return f"the search index is locked by process {pid}, which has held it for over {META_LOCK_WAIT:g} s"
+
+
+def _flock_holder(lock: Path) -> int | None:
+    try:
+        st = os.stat(lock)
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 4242 fd:01:131 0 EOF"; a waiter's line has "->" after the number
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == where and parts[4].isdigit():
+            return int(parts[4]) or None
+    return None
+
+
+def _process_state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    rest = stat[stat.rfind(b")") + 1 :].split()
+    return rest[0].decode("ascii", "replace") if rest else None
+
+
 class SearchIndex:
     """An opened index: ``searcher()`` for reads, ``writer()`` for the one writer of this process."""
 
@@ -181,6 +262,7 @@ class SearchIndex:
             # An index written by an incompatible Voyager: start over (sources are the truth;
             # the new index gets a new id, so the scan state is dropped too).
             wipe(self.path)
+        wait_for_meta_lock(self.path)
         try:
             self.index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
             self.index.register_tokenizer(TOKENIZER_NAME, analyzer())
@@ -367,9 +449,15 @@ class SearchIndex:
             )
         )
 
+    def reload(self) -> None:
+        """See what was committed since this index was opened or last reloaded."""
+        wait_for_meta_lock(self.path)
+        self.index.reload()
+
     @_writes
     def commit(self) -> None:
         if self._writer is not None:
+            wait_for_meta_lock(self.path)  # the commit collects files under the lock
             self._writer.commit()
             self.index.reload()
 

@@ -215,7 +215,7 @@ def test_a_stopped_server_costs_the_ack_timeout_then_answers_again(served):
     env, server = served
     path = str(server.ddir.socket)
     request = client.base_request("stats", env["VOYAGER_HOME"], {}, environ=env)
-    server.signal(signal.SIGSTOP)
+    server.pause()
     try:
         t0 = time.perf_counter()
         assert client.exchange(path, request) is None

@@ -128,6 +128,24 @@ class ServerProcess:
     def signal(self, sig: int) -> None:
         self.proc.send_signal(sig)
 
+    def pause(self) -> None:
+        """SIGSTOP the server outside the index's meta lock, as it is between two requests: a server stopped while
+        it holds the lock makes every reader say who holds it (``tests/search/test_meta_lock.py``), which is
+        another test. The lock is held here while the signal lands, so the server is stopped without it."""
+        import fcntl
+
+        from voyager_sessions.search.index import META_LOCK_FILE
+
+        fd = os.open(self.ddir.index / META_LOCK_FILE, os.O_RDONLY | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self.proc.send_signal(signal.SIGSTOP)
+            deadline = time.monotonic() + 10
+            while not _stopped(self.proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.005)
+        finally:
+            os.close(fd)
+
     def stop(self, timeout: float = 20.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -146,3 +164,22 @@ def scanned_env(root: Path) -> dict[str, str]:
     write_corpus(env)
     assert cli(env, "scan", "-q", server=False).code == 0
     return env
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of process ``pid`` is stopped ("T" in ``/proc``); True after a moment where there is no
+    ``/proc`` to ask."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        time.sleep(0.2)
+        return True
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_bytes()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        rest = stat[stat.rfind(b")") + 1 :].split()
+        if not rest or rest[0] not in (b"T", b"t"):
+            return False
+    return True

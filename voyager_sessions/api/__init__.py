@@ -314,7 +314,7 @@ class Reader:
 
     def reload(self) -> None:
         """See what was committed since this reader opened (a server calls it after a scan)."""
-        self.index.index.reload()
+        self.index.reload()
 
     def indexing(self) -> Indexing | None:
         """How far the index is built while a scan is building it (or one stopped before the end); None when whole."""
