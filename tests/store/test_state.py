@@ -96,6 +96,7 @@ def test_a_long_lived_reader_finds_titled_sessions_as_a_one_shot_one_does(tmp_pa
     oneshot, kept = StateStore(path), StateStore(path, lendable=True)
     queries = [["tokenizer"], ["TOKENIZER", "fix"], ["%"], ["_"], ["\\"], ["数据"], ["the"], ["the", "1"], [""], ["zz"]]
     queries += [["aB" * 26_000], ["ab" * 26_000, "TAIL"], ["ab" * 26_000 + "x"], ["支付" * 9_000]]
+    queries += [["the", "zz", "fix"], ["tokenizer", "fix", "pass"], ["bulk", "title", "nowhere"], ["title", "the"]]
     kept.session_ids_titled(["warm"])  # the first ask after a commit is the query's; the second reads the titles
     for words in queries:
         assert kept.session_ids_titled(words) == oneshot.session_ids_titled(words), words
