@@ -54,7 +54,8 @@ import os
 import threading
 from collections import Counter
 from operator import add
-from collections.abc import Callable, Iterable, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -64,7 +65,7 @@ from voyager_sessions.search import parts
 
 if TYPE_CHECKING:
     import tantivy
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 
@@ -209,13 +210,29 @@ def keep_keys() -> None:
 
 
 _pool: ThreadPoolExecutor | None = None
+#: Per searching thread: work of its search running beside it on another thread (``beside``).
+_beside = threading.local()
+
+
+@contextmanager
+def beside(work: Future[Any]) -> Iterator[None]:
+    """While ``work`` runs (a search with meaning's query embedding, on a thread of its own), this thread's
+    searches run :func:`each`'s jobs on this thread alone: the embedding has the second core, and two aggregation
+    threads beside it were three busy threads on two cores (docs/bench.md). Once it is done, they are two again."""
+    _beside.work = work
+    try:
+        yield
+    finally:
+        _beside.work = None
 
 
 def each(fn: Callable[[int], T], items: Sized) -> list[T]:
     """``fn`` over the indices of ``items``, on two threads where the machine has two cores (a query's terms are
-    aggregated, and their best events looked up, independently: the costliest parts of a several-term query)."""
+    aggregated, and their best events looked up, independently: the costliest parts of a several-term query), on
+    the calling thread alone while work of its search runs beside it (:func:`beside`)."""
     indices = range(len(items))
-    pool = _threads() if len(indices) >= 2 else None
+    work: Future[Any] | None = getattr(_beside, "work", None)
+    pool = _threads() if len(indices) >= 2 and (work is None or work.done()) else None
     if pool is None:
         return [fn(i) for i in indices]
     # The calling thread takes the first (and is not idle when the pool is busy with another search). Called

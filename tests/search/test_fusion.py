@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
 import pytest
 
 from voyager_sessions.search.embed import BUDGET, PER_MESSAGE, session_text
@@ -143,3 +146,61 @@ def test_meaning_reads_only_the_word_rows_its_page_shows(tmp_path, monkeypatch, 
         assert len(set(read)) > len(lazy_reads)
     if (query, limit) == ("alpha beta", 5):
         assert len(ranked.hits) > limit  # not vacuous
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the embedding runs beside the words on a second core")
+def test_the_query_is_embedded_on_a_thread_of_its_own_while_the_words_are_ranked(tmp_path, monkeypatch):
+    """The word ranking waits (here) until the query's embedding has started: it can only have started beside it,
+    on another thread; the answer is the one of an embedding done when the ranking asks for it."""
+    np = pytest.importorskip("numpy")
+    from voyager_sessions.search import fusion, sessions
+    from voyager_sessions.search.embed import DIM, Matrix, encode
+    from voyager_sessions.search.engine import SearchOptions
+    from voyager_sessions.search.syntax import parse
+
+    searcher, ids = _varied_searcher(tmp_path)
+    vecs = np.random.default_rng(3).standard_normal((len(ids), DIM)).astype(np.float32)
+    matrix = Matrix(ids, encode(vecs / np.linalg.norm(vecs, axis=1, keepdims=True)))
+    started = threading.Event()
+    threads: list[int] = []
+
+    class Model(_FakeModel):
+        def query(self, text):
+            threads.append(threading.get_ident())
+            started.set()
+            return super().query(text)
+
+    cover = sessions.cover
+    waited: list[bool] = []
+
+    def ranking(*a, **kw):
+        waited.append(started.wait(10))
+        return cover(*a, **kw)
+
+    query, opts = "alpha beta gamma delta kappa sigma", SearchOptions(limit=10, sessions=True)
+    monkeypatch.setattr(sessions, "cover", ranking)
+    beside, _ = fusion.search_with_meaning(searcher, query, parse(query), opts, Model(), lambda: matrix)
+    assert waited == [True] and threads and threads[0] != threading.get_ident()
+    monkeypatch.setattr(sessions, "cover", cover)
+    monkeypatch.setattr(fusion, "_embed_beside", lambda model, text: None)  # embedded when the ranking asks
+    after, _ = fusion.search_with_meaning(searcher, query, parse(query), opts, Model(), lambda: matrix)
+    assert threads[-1] == threading.get_ident() and beside == after
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="two aggregation threads need two cores")
+def test_while_work_runs_beside_a_search_its_aggregations_keep_to_its_thread():
+    from concurrent.futures import Future
+
+    from voyager_sessions.search import sessions
+
+    work: Future[None] = Future()
+    with sessions.beside(work):
+        assert set(sessions.each(lambda i: threading.get_ident(), range(6))) == {threading.get_ident()}
+        work.set_result(None)
+        seen: set[int] = set()
+
+        def job(i: int) -> None:
+            seen.add(threading.get_ident())
+
+        sessions.each(job, range(6))
+        assert len(seen) >= 2  # the calling thread takes the first job, the pool the others
