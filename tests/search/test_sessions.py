@@ -793,3 +793,48 @@ def test_the_key_map_learns_sessions_committed_after_it(tmp_path, monkeypatch):
     assert {h.session_id for h in searcher.search("alpha beta", opts).hits} == {"claude:one", "claude:two"}
     assert hashed == ["claude:two"]
     assert sorted(keys._ids.values()) == ["claude:one", "claude:two"]
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_weights_aggregated_kind_by_kind_are_the_heaviest_kind_in_each_session(varied, keyed, monkeypatch):
+    """A term's evidence with kind weights, from one aggregation by kind then by session (``_by_kind``): per
+    session the events saying it and the heaviest kind among them, as a brute force over the events finds them
+    and as the per-bucket ``max`` gives them; when Tantivy refuses its buckets, the ``max`` answers from then on."""
+    import tantivy
+
+    from voyager_sessions.search import parts, sessions
+    from voyager_sessions.search.index import KIND_WEIGHTS
+
+    searcher, events = varied
+    monkeypatch.setattr(sessions, "KEYS", sessions.KeyMap() if keyed else None)
+    monkeypatch.setattr(sessions, "_BY_KIND", [True])
+    s = searcher.index.searcher()
+    for word in WORDS[:3]:
+        q = tantivy.Query.term_query(parts.schema(), "body", word)
+        counts: dict[str, int] = {}
+        heaviest: dict[str, int] = {}
+        for ev in events:
+            if word in ev.text.split():
+                counts[ev.session] = counts.get(ev.session, 0) + 1
+                heaviest[ev.session] = max(heaviest.get(ev.session, 0), KIND_WEIGHTS[ev.kind])
+        assert len(set(heaviest.values())) > 1  # not vacuous: sessions differ in their heaviest kind
+        by_kind = sessions.evidence(s, q, weights=True)
+        assert by_kind.counts == counts and by_kind.weights == heaviest
+        monkeypatch.setattr(sessions, "_BY_KIND", [False])
+        assert sessions.evidence(s, q, weights=True) == by_kind  # the max of each bucket
+        monkeypatch.setattr(sessions, "_BY_KIND", [True])
+
+    class Refusing:
+        """A searcher whose aggregation by kind makes too many buckets (a history of sessions beyond count)."""
+
+        def __getattr__(self, name):
+            return getattr(s, name)
+
+        def aggregate(self, query, spec):
+            if "k" in spec:
+                raise ValueError("Aborting aggregation because bucket limit was exceeded")
+            return s.aggregate(query, spec)
+
+    q = tantivy.Query.term_query(parts.schema(), "body", WORDS[0])
+    assert sessions.evidence(Refusing(), q, weights=True) == sessions.evidence(s, q, weights=True)
+    assert sessions._BY_KIND == [False]
