@@ -3,8 +3,8 @@
 From the bottom up (docs/architecture.md):
 
 * the **bottom** — ``voyager_sessions`` itself and the ``voyager_sessions/core/`` folder (``model``, ``errors``,
-  ``paths``, ``textsafe``, ``lock``, ``isotime``, ``plural``, ``lastsearch``, ``wire``, ``remote``, ``toolnames``,
-  ``toolview``, ``digest``) — the vocabulary every layer shares; it imports nothing of Voyager's above it;
+  ``paths``, ``textsafe``, ``lock``, ``isotime``, ``plural``, ``lastsearch``, ``wire``, ``remote``, ``jsontext``,
+  ``toolnames``, ``toolview``, ``digest``) — the vocabulary every layer shares; it imports nothing of Voyager's above it;
 * ``ingest`` (agents' formats), ``search`` (Tantivy, the query language), ``store`` (Voyager's SQL) —
   each the bottom and itself, never one another;
 * ``export``: the renderers of an exported session (Markdown, HTML, redaction), on the bottom alone;
@@ -49,6 +49,7 @@ BOTTOM = (
     "lastsearch",
     "wire",
     "remote",
+    "jsontext",
     "reports",
     "toolnames",
     "toolview",

@@ -33,6 +33,7 @@ SEARCH_MODULES = {
     "voyager_sessions.core.errors",
     "voyager_sessions.core.filters",
     "voyager_sessions.core.isotime",
+    "voyager_sessions.core.jsontext",
     "voyager_sessions.core.lastsearch",
     "voyager_sessions.core.model",
     "voyager_sessions.core.paths",

@@ -20,10 +20,9 @@ which :mod:`voyager_sessions.cli.render` reads as it reads the model's Structs.
 
 from __future__ import annotations
 
-import json
 import sys
 
-from voyager_sessions.core import plural
+from voyager_sessions.core import jsontext, plural
 from voyager_sessions.core.errors import EXIT_BUSY, EXIT_NONE, EXIT_OK
 from voyager_sessions.core.filters import SESSION_FILTERS
 from voyager_sessions.core.textsafe import escape_json_controls
@@ -45,7 +44,7 @@ class Doc(dict):
 
 def decode(body: bytes) -> Any:
     """A result document's JSON as :class:`Doc` objects (and lists, strings, numbers)."""
-    return json.loads(body, object_hook=Doc)
+    return jsontext.loads(body, object_hook=Doc)
 
 
 class View:
@@ -282,26 +281,25 @@ def _by_session(hits: list[Any]) -> list[list[Any]]:
 def hit_spans(body: bytes) -> Iterator[bytes]:
     """The bytes of each element of the top-level ``hits`` array of a search document, as they are in ``body``."""
     text = body.decode("utf-8")
-    decoder = json.JSONDecoder()
     pos = _skip(text, 0)
     if text[pos : pos + 1] != "{":
         raise ValueError("a search document is a JSON object")
     pos = _skip(text, pos + 1)
     while text[pos : pos + 1] != "}":
-        key, pos = decoder.raw_decode(text, pos)
+        key, pos = jsontext.raw_decode(text, pos)
         pos = _skip(text, pos)
         if text[pos : pos + 1] != ":":
             raise ValueError("malformed search document")
         pos = _skip(text, pos + 1)
         if key != "hits":
-            _, pos = decoder.raw_decode(text, pos)
+            _, pos = jsontext.raw_decode(text, pos)
         else:
             if text[pos : pos + 1] != "[":
                 raise ValueError("hits is not a list")
             pos = _skip(text, pos + 1)
             while text[pos : pos + 1] != "]":
                 start = pos
-                _, pos = decoder.raw_decode(text, pos)
+                _, pos = jsontext.raw_decode(text, pos)
                 yield text[start:pos].encode("utf-8")
                 pos = _skip(text, pos)
                 if text[pos : pos + 1] == ",":

@@ -14,9 +14,9 @@ itself, with nothing printed twice.
 from __future__ import annotations
 
 import _socket  # the C module: ``socket`` spends milliseconds building enums this client never uses
-import json
 import os
 
+from voyager_sessions.core import jsontext
 from voyager_sessions.core import wire as protocol
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every `voyager search` pays for imports
@@ -92,7 +92,7 @@ def hold(
 def _send(path: str, request: Mapping[str, Any], ack_timeout: float) -> _socket.socket | None:
     """A connection to the server at ``path`` with ``request`` sent on it, or None if it cannot be made."""
     # ASCII with \u escapes: a lone surrogate (an undecodable byte of argv) reaches the server unchanged.
-    line = json.dumps(request, separators=(",", ":")).encode("ascii") + b"\n"
+    line = jsontext.dumps(request).encode("ascii") + b"\n"
     try:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     except OSError:
@@ -129,7 +129,7 @@ def _header(sock: _socket.socket, idle_timeout: float) -> tuple[dict[str, Any], 
             break
         if len(data) > protocol.MAX_REQUEST_BYTES:
             return None
-    header = json.loads(data[start:end])
+    header = jsontext.loads(data[start:end])
     if not isinstance(header, dict) or header.get("v") != protocol.VERSION:
         return None
     if ("body" in header or "failure" in header) and not _well_formed(header):
