@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+_string: Callable[[str], str] | None
+_make_scanner: Any
 try:
     from _json import encode_basestring_ascii as _string
-    from _json import make_scanner as _make_scanner
+    from _json import make_scanner as _make_scanner  # typeshed types it by json.JSONDecoder, which it reads
 except ImportError:  # an interpreter without CPython's accelerator: the json package does it all
     _string = None
 
