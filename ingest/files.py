@@ -262,7 +262,7 @@ def walk_files(
         for name, path, cst in candidates:  # every session file here is statted now: the canaries too
             assert quiet is not None and canary is not None
             witness = here.get(canary(name))
-            if witness is not None and quiet(path, prefix + canary(name), witness, wanted):
+            if witness is not None and quiet(path, prefix + canary(name), witness):
                 if cst is None:
                     unstatted.append(path)
                 continue
@@ -355,39 +355,49 @@ class FolderMemory:
 
     Listings are stored by the scan (``store.state``), as ``(path, ctime_ns, inode,
     names)`` rows, names a JSON list in walk order with every entry that is not a regular
-    file marked by a leading "/" (no name holds one).
+    file marked by a leading "/" (no name holds one). ``rows`` holds them all, or, with
+    ``load`` (a folder's row, or None), those asked for so far: a refresh whose quiet folders
+    are not walked asks for a hundred of 10,000 (reading them all was ~10 % of its CPU).
     """
 
     #: How long before the walk a folder's last change must be for its listing to be remembered.
     SETTLED_NS = 3_000_000_000
 
-    def __init__(self, rows: dict[str, tuple[str, int, int, str]], *, now_ns: int | None = None) -> None:
+    def __init__(
+        self,
+        rows: dict[str, tuple[str, int, int, str]],
+        *,
+        now_ns: int | None = None,
+        load: Callable[[str], tuple[str, int, int, str] | None] | None = None,
+    ) -> None:
         self._rows = rows
+        self._load = load
+        self._absent: set[str] = set()  # folders ``load`` had no row for
         self._boundary = (time.time_ns() if now_ns is None else now_ns) - self.SETTLED_NS
         self.enabled = os.name != "nt"
         #: Listings learned by this scan's walks, rows to store.
         self.learned: dict[str, tuple[str, int, int, str]] = {}
         #: Folders found gone from a folder listed again: their listings (and those under them) to forget.
         self.forgotten: list[str] = []
-        #: ``quiet(folder, canary, canary_stat, wanted)``: True when the canary says nothing under ``folder`` can
-        #: have changed since the last scan read it all (``wanted(name)``: a session file's name), and the caller
-        #: counts the sources there as seen, unchanged; set by the scan (it knows what it read), None to walk all.
-        self.quiet: Callable[[str, str, os.stat_result, Callable[[str], bool]], bool] | None = None
+        #: ``quiet(folder, canary, canary_stat)``: True when the canary says nothing under ``folder`` can have
+        #: changed since the last scan read it all, and the caller counts the sources there as seen, unchanged; set by
+        #: the scan (it knows what it read), None to walk all.
+        self.quiet: Callable[[str, str, os.stat_result], bool] | None = None
+
+    def _row(self, folder: str) -> tuple[str, int, int, str] | None:
+        row = self._rows.get(folder)
+        if row is None and self._load is not None and folder not in self._absent:
+            row = self._load(folder)
+            if row is None:
+                self._absent.add(folder)
+            else:
+                self._rows[folder] = row
+        return row
 
     def names(self, folder: str, st: os.stat_result) -> list[str] | None:
         """``folder``'s remembered listing, if it still holds (``st``: the folder's stat, taken by the walk)."""
-        row = self._rows.get(folder)
+        row = self._row(folder)
         if row is None or row[1] != st.st_ctime_ns or row[2] != st.st_ino or not self.enabled:
-            return None
-        try:
-            return _decode_names(row[3])
-        except msgspec.DecodeError:
-            return None
-
-    def listed(self, folder: str) -> list[str] | None:
-        """``folder``'s entries as its last remembered listing holds them (folders "/"-prefixed), or None."""
-        row = self._rows.get(folder)
-        if row is None:
             return None
         try:
             return _decode_names(row[3])
@@ -396,7 +406,7 @@ class FolderMemory:
 
     def learn(self, folder: str, st: os.stat_result, listing: list[str]) -> None:
         """Remember ``folder``'s ``listing`` (if it has settled), and forget the folders no longer in it."""
-        old = self._rows.get(folder)
+        old = self._row(folder)
         if old is not None:
             try:
                 before = {n for n in _decode_names(old[3]) if n[0] == "/"}
@@ -413,6 +423,7 @@ class FolderMemory:
                 folder.encode("utf-8")
             except UnicodeEncodeError:
                 self._rows.pop(folder, None)
+                self._absent.add(folder)
                 self.learned.pop(folder, None)
                 return
             self.learned[folder] = self._rows[folder] = row

@@ -579,6 +579,13 @@ class StateStore:
         rows = self.conn.execute("SELECT path, ctime_ns, inode, names FROM folders").fetchall()
         return dict(zip(map(_first, rows), rows))
 
+    def folder(self, path: str) -> tuple[str, int, int, str] | None:
+        """One remembered folder listing, as :meth:`folders` gives it, or None."""
+        row: tuple[str, int, int, str] | None = self.conn.execute(
+            "SELECT path, ctime_ns, inode, names FROM folders WHERE path = ?", (path,)
+        ).fetchone()
+        return row
+
     def save_folders(self, learned: Iterable[tuple[str, int, int, str]], forgotten: Iterable[str]) -> None:
         """Remember the ``learned`` listings (rows as :meth:`folders` gives them) and forget every listing
         of a ``forgotten`` folder or of a folder under one (it is gone)."""

@@ -333,10 +333,14 @@ class Scan:
             stored = self.store.count_sources() if lazy else 0
             known = self.store.known_sources(lazy=lazy)
             # The folder listings the last scans remembered: a folder that did not change is not listed again,
-            # and one whose canary is quiet is not walked (scan.settled), but at a full walk now and then.
-            memory = FolderMemory(self.store.folders())
+            # and one whose canary is quiet is not walked (scan.settled), but at a full walk now and then, and
+            # while a scan that left its plan unfinished may have read a session and not its folder (its record).
             full_walk = self.changes is None and full_walk_due(self.store.get_meta(SETTLED_KEY))
-            settled = Settled(known, memory) if not full_walk and not lazy else None
+            settled = Settled(known) if not full_walk and not lazy and not self.recorded else None
+            # Quiet folders are not walked: their listings are read as the walk asks for them, not all at once.
+            memory = (
+                FolderMemory({}, load=self.store.folder) if settled is not None else FolderMemory(self.store.folders())
+            )
             memory.quiet = settled
             token = remembered_folders.set(memory)
             try:
