@@ -357,7 +357,9 @@ class KnownSources:
         self.fresh.update(zip(map(_first, rows), rows))
         paths = self._paths.setdefault(provider, set())
         paths.update(map(_first, rows))
-        for row in conn.execute(_ROW_SQL + " WHERE provider = ? AND status = 'retry'", (provider,)):
+        # Through the index on status (rows to retry are few): by the agent's, every row of it was looked at
+        # (``+`` keeps the planner off it), ~2 ms a refresh at 10,000 Claude Code sources.
+        for row in conn.execute(_ROW_SQL + " WHERE +provider = ? AND status = 'retry'", (provider,)):
             self._rows[row[0]] = row
             paths.add(row[0])
 
