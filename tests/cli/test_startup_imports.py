@@ -163,6 +163,8 @@ def test_a_refresh_that_finds_nothing_changed_imports_no_reading_machinery(index
     adapters = "voyager_sessions.ingest.adapters."
     assert {adapters + "claude", adapters + "codex"} <= mods
     assert not {adapters + "_claude_read", adapters + "_codex_read"} & mods
+    # DeepSeek Harness's adapter looks in every session's folder (hints), and decompresses nothing there.
+    assert adapters + "dsh" in mods and not {"voyager_sessions.ingest.zstd", "zstandard"} & mods
 
 
 def test_a_refresh_that_finds_a_change_reads_it_with_the_format_s_reader(corpus):
