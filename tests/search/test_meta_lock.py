@@ -8,48 +8,17 @@ them is what a user's machine would say.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
+from tests.support.locks import holder
 from tests.support.serving import cli, scanned_env
 from voyager_sessions.core.errors import Busy
 from voyager_sessions.core.paths import DataDir
 from voyager_sessions.search.index import META_LOCK_FILE, wait_for_meta_lock
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and flock as Linux has them")
-
-
-@contextmanager
-def holder(lock: Path, *, stop: bool) -> Iterator[int]:
-    """A child process that takes the flock on ``lock`` (as Tantivy does), then stops itself or sleeps; its pid."""
-    import fcntl
-
-    ready_r, ready_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            os.write(ready_w, b"x")
-            if stop:
-                os.kill(os.getpid(), signal.SIGSTOP)
-            signal.pause()
-        finally:
-            os._exit(0)
-    os.close(ready_w)
-    try:
-        assert os.read(ready_r, 1) == b"x"
-        yield pid
-    finally:
-        os.close(ready_r)
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
 
 
 def test_a_stopped_holder_is_named_and_the_lock_is_waited_for_no_longer(tmp_path):

@@ -89,7 +89,11 @@ class ReaderPool:
         if pooled.signature == signature:
             return pooled
         if pooled.signature[:2] == signature[:2]:
-            pooled.reader.reload()  # the same index, new commits
+            try:
+                pooled.reader.reload()  # the same index, new commits
+            except BaseException:  # the index's meta lock held too long (search.index.wait_for_meta_lock), say
+                self._discard(pooled)
+                raise
             pooled.signature = signature
             return pooled
         self._discard(pooled)  # rebuilt: another index in the same place
