@@ -93,6 +93,7 @@ def walk_files(
     focus: Focus | None = None,
     memory: FolderMemory | None = None,
     canary: Callable[[str], str] | None = None,
+    side: Callable[[str], tuple[int, int]] | None = None,
 ) -> Iterator[Source | Notice]:
     """Yield a Source for every regular file under ``root`` whose name ends with ``suffix`` (and starts
     with ``name_prefix``, or satisfies ``match`` when given), and a Notice for every place that could not
@@ -120,6 +121,12 @@ def walk_files(
     the ones it read there last as seen, unchanged. When the folder holding it is remembered
     unchanged, such a subfolder is not even statted (the listing says it is no regular file;
     its canary is asked first): at 10,000 Claude Code sessions a third of a refresh's stats.
+
+    ``side(folder)`` (an adapter whose sources are the files as found, each fingerprint with the
+    ``wal_size``/``wal_mtime_ns`` its folder's side file gives it: :func:`with_side_file`) lets the walk
+    ask the scan itself whether a file is unchanged (:attr:`FolderMemory.known`, with the fingerprint it
+    would yield): one that is is counted there, not yielded. Nearly every file of a refresh is, and
+    making, handing on and comparing a Source for each was most of the stat pass's Python.
     """
     wanted = match or (lambda name: name.endswith(suffix) and name.startswith(name_prefix))
     # The per-entry loop below is the stat pass of every refresh (10,000 files: most of a
@@ -133,6 +140,7 @@ def walk_files(
         memory = None
     elif memory is None:
         memory = remembered_folders.get()
+    known = memory.known if memory is not None and side is not None else None
     try:
         root_st = os.stat(root)
     except OSError:
@@ -181,6 +189,7 @@ def walk_files(
         quiet = memory.quiet if canary is not None and memory is not None and whole else None
         here: dict[str, os.stat_result] = {}
         candidates: list[tuple[str, str, os.stat_result | None]] = []
+        stamp: tuple[int, int] | None = None  # this folder's side file's (size, mtime_ns), once a file asks
         for name in names:
             named = False  # the name is known to be a session file's
             if remembered:
@@ -252,6 +261,12 @@ def walk_files(
             yielded.add(key)
             if quiet is not None and not link:
                 here[name] = st
+            if known is not None and not link:
+                if stamp is None:
+                    assert side is not None
+                    stamp = side(prefix[:-1])  # the folder as a source's path names it
+                if known(path, st.st_size, st.st_mtime_ns, st.st_ino, stamp[0], stamp[1]):
+                    continue  # as the last scan read it: counted by the scan, no Source made
             yield Source(
                 provider=provider,
                 path=os.path.realpath(path) if link else path,
@@ -383,6 +398,10 @@ class FolderMemory:
         #: changed since the last scan read it all, and the caller counts the sources there as seen, unchanged; set by
         #: the scan (it knows what it read), None to walk all.
         self.quiet: Callable[[str, str, os.stat_result], bool] | None = None
+        #: ``known(path, size, mtime_ns, inode, wal_size, wal_mtime_ns)``: True when the source with that fingerprint
+        #: is as the last scan read it, and the caller counted it (a walk given ``side`` then yields no Source for
+        #: it); set by the scan, None to yield every source.
+        self.known: Callable[[str, int, int, int, int, int], bool] | None = None
 
     def _row(self, folder: str) -> tuple[str, int, int, str] | None:
         row = self._rows.get(folder)
@@ -490,6 +509,20 @@ def subdirs(root: Path) -> Iterator[Path | Notice]:
                 yield Path(entry.path)
         except OSError:
             continue
+
+
+def side_stamp(side: str, seen: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """What :func:`with_side_file` puts into a fingerprint from ``side``: its (size, mtime_ns), or (0, 0) when it is
+    missing; ``seen`` memoises it across one discovery (the ``side`` of :func:`walk_files`)."""
+    got = seen.get(side)
+    if got is None:
+        try:
+            st = os.stat(side)
+            got = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            got = (0, 0)
+        seen[side] = got
+    return got
 
 
 def with_side_file(source: Source, side: Path | str, seen: dict[str, os.stat_result | None] | None = None) -> Source:

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import Focus, walk_files, with_side_file
+from voyager_sessions.ingest.files import Focus, side_stamp, walk_files, with_side_file
 
 PROVIDER = "claude"
 
@@ -36,11 +36,16 @@ class ClaudeAdapter:
 
     def _walk(self, env: Mapping[str, str], focus: Focus | None) -> Iterator[Source | Notice]:
         sides: dict = {}  # one stat of each project's index, however many sessions it holds
+        stamps: dict[str, tuple[int, int]] = {}
         nested = os.sep + "subagents"
+
+        def side(folder: str) -> tuple[int, int]:  # what with_side_file below gives a source in ``folder``
+            return (0, 0) if folder.endswith(nested) else side_stamp(folder + os.sep + "sessions-index.json", stamps)
+
         for root in self.roots(env):
             # A session's subagents run only after its transcript says so: ``<id>.jsonl`` is the canary of
             # ``<id>/`` (a refresh need not walk the folder of a session long idle: see scan.settled).
-            for item in walk_files(root, ".jsonl", self.name, focus=focus, canary=_transcript_of):
+            for item in walk_files(root, ".jsonl", self.name, focus=focus, canary=_transcript_of, side=side):
                 if isinstance(item, Source):
                     folder = item.path.rpartition(os.sep)[0]
                     if not folder.endswith(nested):  # the index is the project's: a subagents folder has none

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.files import Focus, walk_files, with_side_file
+from voyager_sessions.ingest.files import Focus, side_stamp, walk_files, with_side_file
 
 PROVIDER = "codex"
 
@@ -50,8 +50,13 @@ class CodexAdapter:
         # As text: with_side_file runs once a rollout on every refresh, and a Path is made text each time.
         index = os.fspath(manifest.agent_dir(self.home, env) / "session_index.jsonl")
         sides: dict = {}  # one stat of it, however many rollouts
+        stamps: dict[str, tuple[int, int]] = {}
+
+        def side(folder: str) -> tuple[int, int]:  # what with_side_file below gives every rollout
+            return side_stamp(index, stamps)
+
         for root in self.roots(env):
-            for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus):
+            for item in walk_files(root, ".jsonl", self.name, name_prefix="rollout-", focus=focus, side=side):
                 yield with_side_file(item, index, sides) if isinstance(item, Source) else item
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:

@@ -169,3 +169,40 @@ def test_a_remembered_folder_is_walked_from_its_listing(tmp_path: Path) -> None:
     assert memory.learned[str(tmp_path / "p")][3] == '["a.jsonl","note.txt","/sub"]'
     again = list(walk_files(tmp_path, ".jsonl", "claude", memory=FolderMemory(memory.learned)))
     assert again == first and [Path(s.path).name for s in again if isinstance(s, Source)] == ["a.jsonl", "b.jsonl"]
+
+
+def test_a_walk_given_side_asks_the_scan_whether_a_file_is_unchanged(tmp_path: Path) -> None:
+    """With ``side`` (the stamp a folder's side file gives its sources), a file the scan says is unchanged
+    (``FolderMemory.known``, asked with the fingerprint the adapter would hand on) is not yielded; every other is,
+    as without; and without ``side`` nothing is asked."""
+    from voyager_sessions.ingest.files import FolderMemory, side_stamp, with_side_file
+
+    for folder in ("p", "q"):
+        (tmp_path / folder).mkdir()
+        for name in ("a.jsonl", "b.jsonl"):
+            (tmp_path / folder / name).write_text("{}\n")
+    (tmp_path / "p" / "index.json").write_text('{"titles": 1}')
+    stamps: dict[str, tuple[int, int]] = {}
+
+    def side(folder: str) -> tuple[int, int]:
+        return side_stamp(folder + os.sep + "index.json", stamps)
+
+    def handed_on(found: list) -> list:  # what the adapter makes of the walk's sources (Claude Code's, Codex's)
+        sides: dict = {}
+        return [with_side_file(s, Path(s.path).parent / "index.json", sides) for s in found if isinstance(s, Source)]
+
+    everything = handed_on(list(walk_files(tmp_path, ".jsonl", "claude")))
+    assert len(everything) == 4 and everything[0].fingerprint.wal_size == len('{"titles": 1}')
+    asked: list[tuple] = []
+    keep = {str(tmp_path / "p" / "a.jsonl"), str(tmp_path / "q" / "b.jsonl")}
+    memory = FolderMemory({})
+    memory.known = lambda path, *fp: asked.append((path, *fp)) or path in keep
+    rest = handed_on(list(walk_files(tmp_path, ".jsonl", "claude", memory=memory, side=side)))
+    assert rest == [s for s in everything if s.path not in keep]
+    # Each file was asked with the fingerprint the adapter hands on for it (the side file's stamp included).
+    by_path = {s.path: s.fingerprint for s in everything}
+    assert sorted(asked) == sorted(
+        (p, f.size, f.mtime_ns, f.inode, f.wal_size, f.wal_mtime_ns) for p, f in by_path.items()
+    )
+    asked.clear()
+    assert handed_on(list(walk_files(tmp_path, ".jsonl", "claude", memory=memory))) == everything and not asked

@@ -342,11 +342,16 @@ class Scan:
                 FolderMemory({}, load=self.store.folder) if settled is not None else FolderMemory(self.store.folders())
             )
             memory.quiet = settled
+            # A walk that can asks here whether a file is unchanged, and yields no Source for one that is.
+            memory.known, found_unchanged = self._unchanged_test(known)
             token = remembered_folders.set(memory)
             try:
                 plan, seen, scanned = self._plan(known)
             finally:
                 remembered_folders.reset(token)
+                memory.known = None
+            seen.update(found_unchanged)
+            self.summary.unchanged += len(found_unchanged)
             if settled is not None and settled.seen:
                 # Sources in folders not walked: as the last scan read them (seen, unchanged).
                 seen.update(settled.seen)
@@ -676,6 +681,23 @@ class Scan:
                 source=name, reason=f"adapter error while looking for sessions: {type(exc).__name__}: {exc}", fatal=True
             )
         )
+
+    @staticmethod
+    def _unchanged_test(known: KnownSources) -> tuple[Callable[[str, int, int, int, int, int], bool], list[str]]:
+        """``FolderMemory.known`` for this scan, and the list of the paths it found unchanged (what :meth:`_take` does
+        for a Source, without one: at 10,000 sources, ~10 % of a no-op refresh's CPU went to making, handing on
+        and taking them)."""
+        fresh_get = known.fresh.get  # rows to retry are not there: one comparison says "need not be read again"
+        found: list[str] = []
+        add = found.append
+
+        def unchanged(path: str, size: int, mtime_ns: int, inode: int, wal_size: int, wal_mtime_ns: int) -> bool:
+            if fresh_get(path) == (path, size, mtime_ns, inode, wal_size, wal_mtime_ns):
+                add(path)
+                return True
+            return False
+
+        return unchanged, found
 
     def _take(self, items: Iterable[Source | Notice], plan: list[tuple[Source, Why]], seen: set[str]) -> None:
         """Plan what one discovery found: :meth:`_consider` for each item but the unchanged sources.
