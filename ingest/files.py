@@ -276,8 +276,8 @@ def walk_files(
             )
         for name, path, cst in candidates:  # every session file here is statted now: the canaries too
             assert quiet is not None and canary is not None
-            witness = here.get(canary(name))
-            if witness is not None and quiet(path, prefix + canary(name), witness):
+            witness = here.get(beside := canary(name))
+            if witness is not None and quiet(path, prefix + beside, witness):
                 if cst is None:
                     unstatted.append(path)
                 continue

@@ -27,7 +27,7 @@ is kept in ``state.db``), which also finds files deleted or copied there by hand
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 import os
 import time
 from typing import Any
@@ -62,30 +62,34 @@ class Settled:
         newest = st.st_mtime_ns
         if newest > self.boundary:
             return False  # written lately: its subagents may still be at work
-        paths = self._under(folder)
+        # The rows under the folder: a slice of every row's path, sorted once (each agent's rows come in path
+        # order: runs merged, not sorted); none of them to be read again. (Inline: it runs once a session.)
+        paths = self._paths
         if paths is None:
+            paths = self._paths = sorted(fresh)
+            self._retry = sorted(self.known.retry_paths())
+        prefix = folder + _SEP
+        i = bisect_left(paths, prefix)
+        under = paths[i : bisect_left(paths, folder + _AFTER_SEP, i)]
+        if self._retry and _holds(self._retry, prefix):
             return False
-        for p in paths:
+        for p in under:
             if fresh[p][2] > newest:
                 return False  # a subagent that wrote after its session last did may still be running
         self.skipped += 1
-        self.seen.extend(paths)
+        self.seen.extend(under)
         return True
 
-    def _under(self, folder: str) -> list[str] | None:
-        """The paths of the state rows under ``folder``; None when one of them is to be read again."""
-        prefix = folder.rstrip(os.sep) + os.sep
-        if self._paths is None:
-            self._paths = sorted(self.fresh)  # each agent's rows come in path order: runs merged, not sorted
-            self._retry = sorted(self.known.retry_paths())
-        paths = self._paths
-        i = bisect.bisect_left(paths, prefix)
-        j = bisect.bisect_left(paths, prefix[:-1] + chr(ord(prefix[-1]) + 1), i)
-        if self._retry:
-            k = bisect.bisect_left(self._retry, prefix)
-            if k < len(self._retry) and self._retry[k].startswith(prefix):
-                return None
-        return paths[i:j]
+
+def _holds(paths: list[str], prefix: str) -> bool:
+    """True when one of ``paths`` (sorted) starts with ``prefix``."""
+    k = bisect_left(paths, prefix)
+    return k < len(paths) and paths[k].startswith(prefix)
+
+
+_SEP = os.sep
+#: The character after the separator: every path under ``folder`` sorts before ``folder + _AFTER_SEP``.
+_AFTER_SEP = chr(ord(os.sep) + 1)
 
 
 def full_walk_due(last_ns: str | None, now_ns: int | None = None) -> bool:
