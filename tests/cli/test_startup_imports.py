@@ -158,6 +158,8 @@ def test_a_refresh_that_finds_nothing_changed_imports_no_reading_machinery(index
     mods = _imported("search", "数据", "--json")
     assert "voyager_sessions.scan.run" in mods  # it did refresh
     assert not REFRESH_UNNEEDED & mods, sorted(REFRESH_UNNEEDED & mods)
+    # Nor the scan's own reading: a source's read into rows, its events' chunks.
+    assert not {"voyager_sessions.scan.source_read", "voyager_sessions.scan.chunks"} & mods
     # Claude Code's and Codex's adapters found their sessions (the stat pass), and read none: their formats' readers
     # (Structs, the reading kit) are loaded only for a file that changed.
     adapters = "voyager_sessions.ingest.adapters."

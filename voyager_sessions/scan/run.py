@@ -45,17 +45,17 @@ from voyager_sessions.core.paths import DataDir, ensure_private_dir
 from voyager_sessions.scan import absent
 from voyager_sessions.ingest.files import Focus, FolderMemory, remembered_folders
 from voyager_sessions.scan.changes import Changes
-from voyager_sessions.scan.chunks import AdapterFailed, Prepared, WorkerLost, failure_reason, prepared_chunks
 from voyager_sessions.scan.plan import Why, classify, resume_cursor
 from voyager_sessions.scan.progress import META_KEY, ScanProgress, Tally
 from voyager_sessions.scan.progress import encode as progress_encode
 from voyager_sessions.scan.settled import META_KEY as SETTLED_KEY
 from voyager_sessions.scan.settled import Settled, full_walk_due
-from voyager_sessions.scan.source_read import SourceOutcome, SourceRead
 from voyager_sessions.scan.summary import ScanSummary, Skipped
 from voyager_sessions.store.db import StoreDamaged, quick_check, set_aside
 
 if TYPE_CHECKING:
+    from voyager_sessions.scan.chunks import Prepared
+    from voyager_sessions.scan.source_read import SourceOutcome
     from voyager_sessions.scan.spool import Spool
     from voyager_sessions.scan.workers import Pool
     from voyager_sessions.search.index import SearchIndex
@@ -761,6 +761,10 @@ class Scan:
         self, source: Source, why: Why, old: SourceState | None, cursor: Cursor | None, items: Iterator[Prepared]
     ) -> int:
         """Read one source and queue what it amounts to for the next commit; how many sessions it holds."""
+        # Here, not at the top: a refresh that finds nothing changed reads nothing (~1 ms of imports).
+        from voyager_sessions.scan.chunks import AdapterFailed, WorkerLost, failure_reason
+        from voyager_sessions.scan.source_read import SourceRead
+
         old_sessions = list(old.sessions) if old is not None else []
         prior = self.store.sessions_by_id(old_sessions) if old_sessions else {}
         read = SourceRead(
@@ -1033,6 +1037,8 @@ def waiting_row(row: Any, old: Any, sessions: list[str]) -> Any:
 
 def _read_here(source: Source, cursor: Cursor | None) -> Iterator[Prepared]:
     """``source``'s items, read in this process, its events prepared (what a worker would send)."""
+    from voyager_sessions.scan.chunks import prepared_chunks
+
     adapter = registry.get(source.provider)
     for chunk in prepared_chunks(bounded(source, adapter.read(source, cursor))):
         yield from chunk
