@@ -301,6 +301,13 @@ _FRESH_SQL = f"SELECT {', '.join(_FINGERPRINT_COLS)} FROM sources"
 #: The same with the two columns a row read on its own is judged by (retry rows, rows asked for by key).
 _ROW_SQL = f"SELECT {', '.join(_FINGERPRINT_COLS)}, status, provider FROM sources"
 _first = operator.itemgetter(0)
+#: The agents that have sources, one index seek each (``SELECT DISTINCT provider`` read every entry of the index:
+#: ~0.7 ms a refresh at 15,000 sources; a dozen agents take microseconds this way).
+_PROVIDERS_SQL = (
+    "WITH RECURSIVE p(name) AS (SELECT min(provider) FROM sources UNION ALL "
+    "SELECT (SELECT min(provider) FROM sources WHERE provider > p.name) FROM p WHERE p.name IS NOT NULL) "
+    "SELECT name FROM p WHERE name IS NOT NULL"
+)
 
 
 #: What to do about a damaged ``state.db``: it is derived data (see ``voyager_sessions.scan.run.scan``).
@@ -344,7 +351,7 @@ class KnownSources:
         self._whole: set[str] = set()  # the providers loaded whole
         if not lazy:
             # Every row, an agent at a time: then a path with none is known new without a query (a first scan).
-            for (provider,) in store.conn.execute("SELECT DISTINCT provider FROM sources").fetchall():
+            for (provider,) in store.conn.execute(_PROVIDERS_SQL).fetchall():
                 self.load_provider(provider)
 
     def load_provider(self, provider: str) -> None:
