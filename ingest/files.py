@@ -372,11 +372,15 @@ class FolderMemory:
     names)`` rows, names a JSON list in walk order with every entry that is not a regular
     file marked by a leading "/" (no name holds one). ``rows`` holds them all, or, with
     ``load`` (a folder's row, or None), those asked for so far: a refresh whose quiet folders
-    are not walked asks for a hundred of 10,000 (reading them all was ~10 % of its CPU).
+    are not walked asks for a hundred of 10,000 (reading them all was ~10 % of its CPU). A
+    row asked for alone costs ~4x its share of reading them all, so past :data:`LAZY_MAX`
+    asks (a walk of many folders: years of Codex's day folders) ``load_all`` reads the rest.
     """
 
     #: How long before the walk a folder's last change must be for its listing to be remembered.
     SETTLED_NS = 3_000_000_000
+    #: How many rows are read one by one before the rest are read at once.
+    LAZY_MAX = 256
 
     def __init__(
         self,
@@ -384,9 +388,12 @@ class FolderMemory:
         *,
         now_ns: int | None = None,
         load: Callable[[str], tuple[str, int, int, str] | None] | None = None,
+        load_all: Callable[[], dict[str, tuple[str, int, int, str]]] | None = None,
     ) -> None:
         self._rows = rows
         self._load = load
+        self._load_all = load_all
+        self._asked = 0
         self._absent: set[str] = set()  # folders ``load`` had no row for
         self._boundary = (time.time_ns() if now_ns is None else now_ns) - self.SETTLED_NS
         self.enabled = os.name != "nt"
@@ -406,6 +413,13 @@ class FolderMemory:
     def _row(self, folder: str) -> tuple[str, int, int, str] | None:
         row = self._rows.get(folder)
         if row is None and self._load is not None and folder not in self._absent:
+            self._asked += 1
+            if self._asked > self.LAZY_MAX and self._load_all is not None:
+                for path, stored in self._load_all().items():
+                    if path not in self._absent:  # (a row dropped this scan stays dropped; one learned stays)
+                        self._rows.setdefault(path, stored)
+                self._load = None
+                return self._rows.get(folder)
             row = self._load(folder)
             if row is None:
                 self._absent.add(folder)

@@ -206,3 +206,39 @@ def test_a_walk_given_side_asks_the_scan_whether_a_file_is_unchanged(tmp_path: P
     )
     asked.clear()
     assert handed_on(list(walk_files(tmp_path, ".jsonl", "claude", memory=memory))) == everything and not asked
+
+
+def test_a_folder_memory_reads_rows_as_asked_then_all_at_once(tmp_path: Path, monkeypatch) -> None:
+    """With ``load``, a listing is read when the walk asks for it; past ``LAZY_MAX`` asks the rest are read at once
+    (``load_all``), and a listing learned meanwhile is not replaced by the stored one."""
+    from voyager_sessions.ingest.files import FolderMemory
+
+    folders = []
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "s.jsonl").write_text("{}\n")
+        folders.append(str(tmp_path / name))
+    stats = {f: os.stat(f) for f in folders}
+    stored = {f: (f, stats[f].st_ctime_ns, stats[f].st_ino, '["s.jsonl"]') for f in folders}
+    asked: list[str] = []
+    bulk: list[int] = []
+
+    def load(folder: str):
+        asked.append(folder)
+        return stored.get(folder)
+
+    def load_all():
+        bulk.append(1)
+        return dict(stored)
+
+    monkeypatch.setattr(FolderMemory, "LAZY_MAX", 2)
+    settled = max(s.st_ctime_ns for s in stats.values()) + FolderMemory.SETTLED_NS + 1
+    memory = FolderMemory({}, load=load, load_all=load_all, now_ns=settled)
+    memory.learn(folders[3], stats[folders[3]], ["s.jsonl", "t.jsonl"])  # listed again: its old row asked for
+    assert memory.names(folders[0], stats[folders[0]]) == ["s.jsonl"]
+    assert asked == [folders[3], folders[0]] and not bulk
+    assert memory.names(str(tmp_path / "none"), stats[folders[0]]) is None  # the third ask: all at once
+    assert bulk == [1] and len(asked) == 2
+    assert memory.names(folders[1], stats[folders[1]]) == ["s.jsonl"] and len(asked) == 2
+    assert memory.names(folders[3], stats[folders[3]]) == ["s.jsonl", "t.jsonl"]  # the learned listing stays
+    assert memory.learned[folders[3]][3] == '["s.jsonl","t.jsonl"]'

@@ -339,7 +339,9 @@ class Scan:
             settled = Settled(known) if not full_walk and not lazy and not self.recorded else None
             # Quiet folders are not walked: their listings are read as the walk asks for them, not all at once.
             memory = (
-                FolderMemory({}, load=self.store.folder) if settled is not None else FolderMemory(self.store.folders())
+                FolderMemory({}, load=self.store.folder, load_all=self.store.folders)
+                if settled is not None
+                else FolderMemory(self.store.folders())
             )
             memory.quiet = settled
             # A walk that can asks here whether a file is unchanged, and yields no Source for one that is.
