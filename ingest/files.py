@@ -93,6 +93,7 @@ def walk_files(
     focus: Focus | None = None,
     memory: FolderMemory | None = None,
     canary: Callable[[str], str] | None = None,
+    side: Callable[[str], tuple[int, int]] | None = None,
 ) -> Iterator[Source | Notice]:
     """Yield a Source for every regular file under ``root`` whose name ends with ``suffix`` (and starts
     with ``name_prefix``, or satisfies ``match`` when given), and a Notice for every place that could not
@@ -120,6 +121,12 @@ def walk_files(
     the ones it read there last as seen, unchanged. When the folder holding it is remembered
     unchanged, such a subfolder is not even statted (the listing says it is no regular file;
     its canary is asked first): at 10,000 Claude Code sessions a third of a refresh's stats.
+
+    ``side(folder)`` (an adapter whose sources are the files as found, each fingerprint with the
+    ``wal_size``/``wal_mtime_ns`` its folder's side file gives it: :func:`with_side_file`) lets the walk
+    ask the scan itself whether a file is unchanged (:attr:`FolderMemory.known`, with the fingerprint it
+    would yield): one that is is counted there, not yielded. Nearly every file of a refresh is, and
+    making, handing on and comparing a Source for each was most of the stat pass's Python.
     """
     wanted = match or (lambda name: name.endswith(suffix) and name.startswith(name_prefix))
     # The per-entry loop below is the stat pass of every refresh (10,000 files: most of a
@@ -133,6 +140,7 @@ def walk_files(
         memory = None
     elif memory is None:
         memory = remembered_folders.get()
+    known = memory.known if memory is not None and side is not None else None
     try:
         root_st = os.stat(root)
     except OSError:
@@ -181,6 +189,7 @@ def walk_files(
         quiet = memory.quiet if canary is not None and memory is not None and whole else None
         here: dict[str, os.stat_result] = {}
         candidates: list[tuple[str, str, os.stat_result | None]] = []
+        stamp: tuple[int, int] | None = None  # this folder's side file's (size, mtime_ns), once a file asks
         for name in names:
             named = False  # the name is known to be a session file's
             if remembered:
@@ -252,6 +261,12 @@ def walk_files(
             yielded.add(key)
             if quiet is not None and not link:
                 here[name] = st
+            if known is not None and not link:
+                if stamp is None:
+                    assert side is not None
+                    stamp = side(prefix[:-1])  # the folder as a source's path names it
+                if known(path, st.st_size, st.st_mtime_ns, st.st_ino, stamp[0], stamp[1]):
+                    continue  # as the last scan read it: counted by the scan, no Source made
             yield Source(
                 provider=provider,
                 path=os.path.realpath(path) if link else path,
@@ -261,8 +276,8 @@ def walk_files(
             )
         for name, path, cst in candidates:  # every session file here is statted now: the canaries too
             assert quiet is not None and canary is not None
-            witness = here.get(canary(name))
-            if witness is not None and quiet(path, prefix + canary(name), witness, wanted):
+            witness = here.get(beside := canary(name))
+            if witness is not None and quiet(path, prefix + beside, witness):
                 if cst is None:
                     unstatted.append(path)
                 continue
@@ -355,39 +370,67 @@ class FolderMemory:
 
     Listings are stored by the scan (``store.state``), as ``(path, ctime_ns, inode,
     names)`` rows, names a JSON list in walk order with every entry that is not a regular
-    file marked by a leading "/" (no name holds one).
+    file marked by a leading "/" (no name holds one). ``rows`` holds them all, or, with
+    ``load`` (a folder's row, or None), those asked for so far: a refresh whose quiet folders
+    are not walked asks for a hundred of 10,000 (reading them all was ~10 % of its CPU). A
+    row asked for alone costs ~4x its share of reading them all, so past :data:`LAZY_MAX`
+    asks (a walk of many folders: years of Codex's day folders) ``load_all`` reads the rest.
     """
 
     #: How long before the walk a folder's last change must be for its listing to be remembered.
     SETTLED_NS = 3_000_000_000
+    #: How many rows are read one by one before the rest are read at once.
+    LAZY_MAX = 256
 
-    def __init__(self, rows: dict[str, tuple[str, int, int, str]], *, now_ns: int | None = None) -> None:
+    def __init__(
+        self,
+        rows: dict[str, tuple[str, int, int, str]],
+        *,
+        now_ns: int | None = None,
+        load: Callable[[str], tuple[str, int, int, str] | None] | None = None,
+        load_all: Callable[[], dict[str, tuple[str, int, int, str]]] | None = None,
+    ) -> None:
         self._rows = rows
+        self._load = load
+        self._load_all = load_all
+        self._asked = 0
+        self._absent: set[str] = set()  # folders ``load`` had no row for
         self._boundary = (time.time_ns() if now_ns is None else now_ns) - self.SETTLED_NS
         self.enabled = os.name != "nt"
         #: Listings learned by this scan's walks, rows to store.
         self.learned: dict[str, tuple[str, int, int, str]] = {}
         #: Folders found gone from a folder listed again: their listings (and those under them) to forget.
         self.forgotten: list[str] = []
-        #: ``quiet(folder, canary, canary_stat, wanted)``: True when the canary says nothing under ``folder`` can
-        #: have changed since the last scan read it all (``wanted(name)``: a session file's name), and the caller
-        #: counts the sources there as seen, unchanged; set by the scan (it knows what it read), None to walk all.
-        self.quiet: Callable[[str, str, os.stat_result, Callable[[str], bool]], bool] | None = None
+        #: ``quiet(folder, canary, canary_stat)``: True when the canary says nothing under ``folder`` can have
+        #: changed since the last scan read it all, and the caller counts the sources there as seen, unchanged; set by
+        #: the scan (it knows what it read), None to walk all.
+        self.quiet: Callable[[str, str, os.stat_result], bool] | None = None
+        #: ``known(path, size, mtime_ns, inode, wal_size, wal_mtime_ns)``: True when the source with that fingerprint
+        #: is as the last scan read it, and the caller counted it (a walk given ``side`` then yields no Source for
+        #: it); set by the scan, None to yield every source.
+        self.known: Callable[[str, int, int, int, int, int], bool] | None = None
+
+    def _row(self, folder: str) -> tuple[str, int, int, str] | None:
+        row = self._rows.get(folder)
+        if row is None and self._load is not None and folder not in self._absent:
+            self._asked += 1
+            if self._asked > self.LAZY_MAX and self._load_all is not None:
+                for path, stored in self._load_all().items():
+                    if path not in self._absent:  # (a row dropped this scan stays dropped; one learned stays)
+                        self._rows.setdefault(path, stored)
+                self._load = None
+                return self._rows.get(folder)
+            row = self._load(folder)
+            if row is None:
+                self._absent.add(folder)
+            else:
+                self._rows[folder] = row
+        return row
 
     def names(self, folder: str, st: os.stat_result) -> list[str] | None:
         """``folder``'s remembered listing, if it still holds (``st``: the folder's stat, taken by the walk)."""
-        row = self._rows.get(folder)
+        row = self._row(folder)
         if row is None or row[1] != st.st_ctime_ns or row[2] != st.st_ino or not self.enabled:
-            return None
-        try:
-            return _decode_names(row[3])
-        except msgspec.DecodeError:
-            return None
-
-    def listed(self, folder: str) -> list[str] | None:
-        """``folder``'s entries as its last remembered listing holds them (folders "/"-prefixed), or None."""
-        row = self._rows.get(folder)
-        if row is None:
             return None
         try:
             return _decode_names(row[3])
@@ -396,7 +439,7 @@ class FolderMemory:
 
     def learn(self, folder: str, st: os.stat_result, listing: list[str]) -> None:
         """Remember ``folder``'s ``listing`` (if it has settled), and forget the folders no longer in it."""
-        old = self._rows.get(folder)
+        old = self._row(folder)
         if old is not None:
             try:
                 before = {n for n in _decode_names(old[3]) if n[0] == "/"}
@@ -413,6 +456,7 @@ class FolderMemory:
                 folder.encode("utf-8")
             except UnicodeEncodeError:
                 self._rows.pop(folder, None)
+                self._absent.add(folder)
                 self.learned.pop(folder, None)
                 return
             self.learned[folder] = self._rows[folder] = row
@@ -479,6 +523,20 @@ def subdirs(root: Path) -> Iterator[Path | Notice]:
                 yield Path(entry.path)
         except OSError:
             continue
+
+
+def side_stamp(side: str, seen: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """What :func:`with_side_file` puts into a fingerprint from ``side``: its (size, mtime_ns), or (0, 0) when it is
+    missing; ``seen`` memoises it across one discovery (the ``side`` of :func:`walk_files`)."""
+    got = seen.get(side)
+    if got is None:
+        try:
+            st = os.stat(side)
+            got = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            got = (0, 0)
+        seen[side] = got
+    return got
 
 
 def with_side_file(source: Source, side: Path | str, seen: dict[str, os.stat_result | None] | None = None) -> Source:

@@ -301,6 +301,13 @@ _FRESH_SQL = f"SELECT {', '.join(_FINGERPRINT_COLS)} FROM sources"
 #: The same with the two columns a row read on its own is judged by (retry rows, rows asked for by key).
 _ROW_SQL = f"SELECT {', '.join(_FINGERPRINT_COLS)}, status, provider FROM sources"
 _first = operator.itemgetter(0)
+#: The agents that have sources, one index seek each (``SELECT DISTINCT provider`` read every entry of the index:
+#: ~0.7 ms a refresh at 15,000 sources; a dozen agents take microseconds this way).
+_PROVIDERS_SQL = (
+    "WITH RECURSIVE p(name) AS (SELECT min(provider) FROM sources UNION ALL "
+    "SELECT (SELECT min(provider) FROM sources WHERE provider > p.name) FROM p WHERE p.name IS NOT NULL) "
+    "SELECT name FROM p WHERE name IS NOT NULL"
+)
 
 
 #: What to do about a damaged ``state.db``: it is derived data (see ``voyager_sessions.scan.run.scan``).
@@ -344,7 +351,7 @@ class KnownSources:
         self._whole: set[str] = set()  # the providers loaded whole
         if not lazy:
             # Every row, an agent at a time: then a path with none is known new without a query (a first scan).
-            for (provider,) in store.conn.execute("SELECT DISTINCT provider FROM sources").fetchall():
+            for (provider,) in store.conn.execute(_PROVIDERS_SQL).fetchall():
                 self.load_provider(provider)
 
     def load_provider(self, provider: str) -> None:
@@ -357,7 +364,9 @@ class KnownSources:
         self.fresh.update(zip(map(_first, rows), rows))
         paths = self._paths.setdefault(provider, set())
         paths.update(map(_first, rows))
-        for row in conn.execute(_ROW_SQL + " WHERE provider = ? AND status = 'retry'", (provider,)):
+        # Through the index on status (rows to retry are few): by the agent's, every row of it was looked at
+        # (``+`` keeps the planner off it), ~2 ms a refresh at 10,000 Claude Code sources.
+        for row in conn.execute(_ROW_SQL + " WHERE +provider = ? AND status = 'retry'", (provider,)):
             self._rows[row[0]] = row
             paths.add(row[0])
 
@@ -583,6 +592,13 @@ class StateStore:
         """Every remembered folder listing: path -> (path, ctime_ns, inode, names as JSON), as stored."""
         rows = self.conn.execute("SELECT path, ctime_ns, inode, names FROM folders").fetchall()
         return dict(zip(map(_first, rows), rows))
+
+    def folder(self, path: str) -> tuple[str, int, int, str] | None:
+        """One remembered folder listing, as :meth:`folders` gives it, or None."""
+        row: tuple[str, int, int, str] | None = self.conn.execute(
+            "SELECT path, ctime_ns, inode, names FROM folders WHERE path = ?", (path,)
+        ).fetchone()
+        return row
 
     def save_folders(self, learned: Iterable[tuple[str, int, int, str]], forgotten: Iterable[str]) -> None:
         """Remember the ``learned`` listings (rows as :meth:`folders` gives them) and forget every listing

@@ -8,7 +8,7 @@ session and keeps, under ``<Claude>/local-agent-mode-sessions/<orgId>/<workspace
   ``userSelectedFolders``, the model;
 * ``local_<uuid>/.claude/projects/<encoded dir>/<cliSessionId>.jsonl``, that session's transcript in
   Claude Code's format (and its subagents under ``<cliSessionId>/subagents/**/agent-*.jsonl``), read
-  by :class:`~.claude.ClaudeRead`. The encoded folder's name differs between app versions, so only
+  by :class:`~._claude_read.ClaudeRead`. The encoded folder's name differs between app versions, so only
   ``.claude/projects`` of each ``local_<uuid>/`` is walked, never the rest of that folder (the work's
   outputs, which can be large); ``skills-plugin/`` beside the sessions is the app's, not a session.
 
@@ -38,7 +38,7 @@ from voyager_sessions.core import paths
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import cached_by_stat, epoch, str_or_none
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.adapters.claude import ClaudeRead
+from voyager_sessions.ingest.adapters._claude_read import ClaudeRead
 from voyager_sessions.ingest.files import subdirs, walk_files, with_side_file
 from voyager_sessions.ingest.jsondoc import read_json_object
 from voyager_sessions.core.model import Session, TitleSource

@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from voyager_sessions.ingest import manifest
-from voyager_sessions.ingest import zstd
 from voyager_sessions.ingest.adapters._common import (
     DeltaStream,
     EventCounter,
@@ -204,6 +203,8 @@ class _DshRead:
 
     def run(self, cursor: Cursor | None) -> Iterator[Item]:
         if self.path.endswith(".zstd"):
+            from voyager_sessions.ingest import zstd  # not at the top: every refresh imports this adapter (hints)
+
             if not zstd.available():
                 yield zstd.missing_notice(self.path, LABEL, fatal=True)
                 return
@@ -248,6 +249,8 @@ class _DshRead:
             yield Cursor(offset=0, next_seq=delta.count, tail_hash="", session=final.id, state={"history": kept})
 
     def _zstd_records(self) -> Iterator[Any]:
+        from voyager_sessions.ingest import zstd
+
         for item in zstd.stream_lines(self.path):
             if isinstance(item, Notice):
                 yield item
@@ -496,9 +499,12 @@ class DshAdapter:
                     elif os.path.exists(item.path + ".zstd"):
                         continue  # the same session in both encodings: the compressed log is the session
                 yield item
-            if compressed and not zstd.available():
-                yield zstd.missing_notice(str(root), LABEL, fatal=False, detail=f"{compressed} session logs found")
-                compressed = 0
+            if compressed:  # zstd imported only when there is something to decompress (every refresh runs this)
+                from voyager_sessions.ingest import zstd
+
+                if not zstd.available():
+                    yield zstd.missing_notice(str(root), LABEL, fatal=False, detail=f"{compressed} session logs found")
+                    compressed = 0
 
     def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
         return _DshRead(source).run(cursor)

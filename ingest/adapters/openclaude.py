@@ -7,7 +7,7 @@ What is OpenClaude's own is only its home (``$OPENCLAUDE_CONFIG_DIR`` re-roots
 ``~/.openclaude``, as ``CLAUDE_CONFIG_DIR`` does Claude Code's), its ids (``openclaude:`` sessions never
 collide with Claude Code's) and its resume command, ``openclaude --resume <id>`` in the
 session's directory (a fork keeping Claude Code's flag; *verify*). Everything else is
-:class:`~.claude.ClaudeRead`'s. Not run here: the npm package is not on this machine's registry.
+:class:`~._claude_read.ClaudeRead`'s. Not run here: the npm package is not on this machine's registry.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import ClassVar
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import opt, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Source
-from voyager_sessions.ingest.adapters.claude import ClaudeAdapter, ClaudeRead
+from voyager_sessions.ingest.adapters._claude_read import ClaudeRead
+from voyager_sessions.ingest.adapters.claude import ClaudeAdapter
 
 PROVIDER = "openclaude"
 LABEL = "OpenClaude"

@@ -6,7 +6,7 @@ the places (``~/.qoder/projects`` and QoderWork's ``~/.qoderwork/projects``), a
 ``runtime-config`` head line (model tier, reasoning effort: no conversation), subagents under
 ``<sessionId>/subagents/*.jsonl`` whatever their names, billing fields on assistant lines
 (credits; token counts there read 0 and are kept as written), and the resume command
-``qodercli -r <id>``. Everything else is :class:`~.claude.ClaudeRead`'s. Not run here: the CLI
+``qodercli -r <id>``. Everything else is :class:`~._claude_read.ClaudeRead`'s. Not run here: the CLI
 asks for a Qoder login even for custom models. ``<sessionId>/state.json`` is run state, not
 read. iFlow CLI's users were moved to Qoder in 2026.
 """
@@ -20,7 +20,7 @@ from typing import ClassVar
 from voyager_sessions.ingest import manifest
 from voyager_sessions.ingest.adapters._common import opt, resume_in
 from voyager_sessions.ingest.adapters.base import Cursor, Item, Notice, Source
-from voyager_sessions.ingest.adapters.claude import ClaudeRead, _Line
+from voyager_sessions.ingest.adapters._claude_read import ClaudeRead, _Line
 from voyager_sessions.ingest.files import walk_files
 
 PROVIDER = "qoder"

@@ -7,20 +7,23 @@ parser unchanged (``session_meta``, ``response_item``, ``event_msg``, ``turn_con
 its own is documented), with the dated ``sessions/YYYY/MM/DD/`` tree and the flat
 ``archived_sessions/`` that ``traex archive`` moves a rollout to. It keeps no ``session_index.jsonl``
 (its ``history.jsonl`` repeats prompts, like Codex's: not read). Everything is
-:class:`~.codex._CodexRead`'s; what is TRAE's is its ids (``traex:`` sessions never collide with
+:class:`~._codex_read.CodexRead`'s; what is TRAE's is its ids (``traex:`` sessions never collide with
 Codex's), its label and ``traex resume <id>``. Not run here: the CLI needs a TRAE login.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
-from voyager_sessions.ingest.adapters.codex import CodexAdapter, _CodexRead
+from voyager_sessions.ingest.adapters._codex_read import CodexRead
+from voyager_sessions.ingest.adapters.base import Cursor, Item, Source
+from voyager_sessions.ingest.adapters.codex import CodexAdapter
 
 PROVIDER = "traex"
 
 
-class TraeXRead(_CodexRead):
+class TraeXRead(CodexRead):
     """A TRAE CLI rollout: Codex's reader with TRAE's ids, label and program."""
 
     provider = PROVIDER
@@ -33,7 +36,9 @@ class TraeXAdapter(CodexAdapter):
 
     name: ClassVar[str] = PROVIDER
     home: ClassVar[str] = PROVIDER
-    reader: ClassVar[type[_CodexRead]] = TraeXRead
+
+    def read(self, source: Source, cursor: Cursor | None = None) -> Iterator[Item]:
+        return TraeXRead(source, cursor).run()
 
 
 ADAPTER = TraeXAdapter()

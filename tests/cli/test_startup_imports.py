@@ -159,3 +159,18 @@ def test_a_refresh_that_finds_nothing_changed_imports_no_reading_machinery(index
     mods = _imported("search", "数据", "--json")
     assert "voyager_sessions.scan.run" in mods  # it did refresh
     assert not REFRESH_UNNEEDED & mods, sorted(REFRESH_UNNEEDED & mods)
+    # Nor the scan's own reading: a source's read into rows, its events' chunks.
+    assert not {"voyager_sessions.scan.source_read", "voyager_sessions.scan.chunks"} & mods
+    # Claude Code's and Codex's adapters found their sessions (the stat pass), and read none: their formats' readers
+    # (Structs, the reading kit) are loaded only for a file that changed.
+    adapters = "voyager_sessions.ingest.adapters."
+    assert {adapters + "claude", adapters + "codex"} <= mods
+    assert not {adapters + "_claude_read", adapters + "_codex_read"} & mods
+    # DeepSeek Harness's adapter looks in every session's folder (hints), and decompresses nothing there.
+    assert adapters + "dsh" in mods and not {"voyager_sessions.ingest.zstd", "zstandard"} & mods
+
+
+def test_a_refresh_that_finds_a_change_reads_it_with_the_format_s_reader(corpus):
+    """The other side: the reader is imported when a file changed (here: none was indexed yet)."""
+    mods = _imported("search", "数据", "--json")
+    assert {"voyager_sessions.ingest.adapters._claude_read", "voyager_sessions.ingest.adapters._codex_read"} <= mods

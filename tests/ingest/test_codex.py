@@ -14,7 +14,8 @@ from tests.support.captures import Capture
 from tests.support.items import append, cursor_of, events, last_session, notices, write
 from voyager_sessions.core.model import Event, Session
 from voyager_sessions.ingest.adapters.base import Cursor, Notice, Source, fingerprint
-from voyager_sessions.ingest.adapters.codex import ADAPTER, parse_output, render_call
+from voyager_sessions.ingest.adapters._codex_read import parse_output, render_call
+from voyager_sessions.ingest.adapters.codex import ADAPTER
 
 SID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 CWD = "/home/dev/payments"

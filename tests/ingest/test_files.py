@@ -169,3 +169,76 @@ def test_a_remembered_folder_is_walked_from_its_listing(tmp_path: Path) -> None:
     assert memory.learned[str(tmp_path / "p")][3] == '["a.jsonl","note.txt","/sub"]'
     again = list(walk_files(tmp_path, ".jsonl", "claude", memory=FolderMemory(memory.learned)))
     assert again == first and [Path(s.path).name for s in again if isinstance(s, Source)] == ["a.jsonl", "b.jsonl"]
+
+
+def test_a_walk_given_side_asks_the_scan_whether_a_file_is_unchanged(tmp_path: Path) -> None:
+    """With ``side`` (the stamp a folder's side file gives its sources), a file the scan says is unchanged
+    (``FolderMemory.known``, asked with the fingerprint the adapter would hand on) is not yielded; every other is,
+    as without; and without ``side`` nothing is asked."""
+    from voyager_sessions.ingest.files import FolderMemory, side_stamp, with_side_file
+
+    for folder in ("p", "q"):
+        (tmp_path / folder).mkdir()
+        for name in ("a.jsonl", "b.jsonl"):
+            (tmp_path / folder / name).write_text("{}\n")
+    (tmp_path / "p" / "index.json").write_text('{"titles": 1}')
+    stamps: dict[str, tuple[int, int]] = {}
+
+    def side(folder: str) -> tuple[int, int]:
+        return side_stamp(folder + os.sep + "index.json", stamps)
+
+    def handed_on(found: list) -> list:  # what the adapter makes of the walk's sources (Claude Code's, Codex's)
+        sides: dict = {}
+        return [with_side_file(s, Path(s.path).parent / "index.json", sides) for s in found if isinstance(s, Source)]
+
+    everything = handed_on(list(walk_files(tmp_path, ".jsonl", "claude")))
+    assert len(everything) == 4 and everything[0].fingerprint.wal_size == len('{"titles": 1}')
+    asked: list[tuple] = []
+    keep = {str(tmp_path / "p" / "a.jsonl"), str(tmp_path / "q" / "b.jsonl")}
+    memory = FolderMemory({})
+    memory.known = lambda path, *fp: asked.append((path, *fp)) or path in keep
+    rest = handed_on(list(walk_files(tmp_path, ".jsonl", "claude", memory=memory, side=side)))
+    assert rest == [s for s in everything if s.path not in keep]
+    # Each file was asked with the fingerprint the adapter hands on for it (the side file's stamp included).
+    by_path = {s.path: s.fingerprint for s in everything}
+    assert sorted(asked) == sorted(
+        (p, f.size, f.mtime_ns, f.inode, f.wal_size, f.wal_mtime_ns) for p, f in by_path.items()
+    )
+    asked.clear()
+    assert handed_on(list(walk_files(tmp_path, ".jsonl", "claude", memory=memory))) == everything and not asked
+
+
+def test_a_folder_memory_reads_rows_as_asked_then_all_at_once(tmp_path: Path, monkeypatch) -> None:
+    """With ``load``, a listing is read when the walk asks for it; past ``LAZY_MAX`` asks the rest are read at once
+    (``load_all``), and a listing learned meanwhile is not replaced by the stored one."""
+    from voyager_sessions.ingest.files import FolderMemory
+
+    folders = []
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "s.jsonl").write_text("{}\n")
+        folders.append(str(tmp_path / name))
+    stats = {f: os.stat(f) for f in folders}
+    stored = {f: (f, stats[f].st_ctime_ns, stats[f].st_ino, '["s.jsonl"]') for f in folders}
+    asked: list[str] = []
+    bulk: list[int] = []
+
+    def load(folder: str):
+        asked.append(folder)
+        return stored.get(folder)
+
+    def load_all():
+        bulk.append(1)
+        return dict(stored)
+
+    monkeypatch.setattr(FolderMemory, "LAZY_MAX", 2)
+    settled = max(s.st_ctime_ns for s in stats.values()) + FolderMemory.SETTLED_NS + 1
+    memory = FolderMemory({}, load=load, load_all=load_all, now_ns=settled)
+    memory.learn(folders[3], stats[folders[3]], ["s.jsonl", "t.jsonl"])  # listed again: its old row asked for
+    assert memory.names(folders[0], stats[folders[0]]) == ["s.jsonl"]
+    assert asked == [folders[3], folders[0]] and not bulk
+    assert memory.names(str(tmp_path / "none"), stats[folders[0]]) is None  # the third ask: all at once
+    assert bulk == [1] and len(asked) == 2
+    assert memory.names(folders[1], stats[folders[1]]) == ["s.jsonl"] and len(asked) == 2
+    assert memory.names(folders[3], stats[folders[3]]) == ["s.jsonl", "t.jsonl"]  # the learned listing stays
+    assert memory.learned[folders[3]][3] == '["s.jsonl","t.jsonl"]'

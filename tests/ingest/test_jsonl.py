@@ -158,7 +158,7 @@ def _outcome(decode, line: bytes):
 def test_a_typed_decode_sees_what_the_lenient_decoder_sees():
     """Claude Code's typed decoder: on every hostile line, the same BadLine, or the same value as the lenient
     decoder's fitted to the reader's Struct (a field of the wrong type read as absent), or the same non-object."""
-    from voyager_sessions.ingest.adapters.claude import _fitted, _Line
+    from voyager_sessions.ingest.adapters._claude_read import _fitted, _Line
     from voyager_sessions.ingest.jsonl import decode_line, typed_decoder
 
     typed = typed_decoder(_Line, _fitted)
@@ -176,7 +176,7 @@ def test_a_typed_decode_sees_what_the_lenient_decoder_sees():
 def test_a_mistyped_line_reads_as_its_fields_absent():
     """What the typed decode refuses is fitted by the reader's rule, never lost: a message that is not an
     object is no message, content of no known type no content, a block that is not an object no block."""
-    from voyager_sessions.ingest.adapters.claude import _Block, _fitted
+    from voyager_sessions.ingest.adapters._claude_read import _Block, _fitted
 
     fitted = _fitted({"type": "user", "message": "not an object", "cwd": "/x"})
     assert fitted.message is None and fitted.cwd == "/x"
@@ -189,7 +189,7 @@ def test_a_mistyped_line_reads_as_its_fields_absent():
 @pytest.mark.parametrize("name", ["5f1c2a9e-7b3d-4c21-9e8f-0a1b2c3d4e5f.jsonl", "agent-a1b2c3.jsonl"])
 def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypatch, name: str) -> None:
     from tests.support.sessions import claude_session_lines
-    from voyager_sessions.ingest.adapters import claude
+    from voyager_sessions.ingest.adapters import _claude_read, claude
     from voyager_sessions.ingest.adapters.base import Source, fingerprint
     from voyager_sessions.ingest.jsonl import decode_line
 
@@ -197,7 +197,9 @@ def test_the_claude_adapter_reads_the_same_typed_or_not(tmp_path: Path, monkeypa
     p.write_bytes("".join(claude_session_lines()).encode() + b"\n".join(_HOSTILE_LINES) + b"\n")
     source = Source(provider="claude", path=str(p), fingerprint=fingerprint(p), append_only=True)
     typed = list(claude.ADAPTER.read(source))
-    monkeypatch.setattr(claude.ClaudeRead, "decode", staticmethod(lambda line: claude._fitted(decode_line(line))))
+    monkeypatch.setattr(
+        _claude_read.ClaudeRead, "decode", staticmethod(lambda line: _claude_read._fitted(decode_line(line)))
+    )
     lenient = list(claude.ADAPTER.read(source))
     assert typed == lenient
     assert sum(type(i).__name__ == "Event" for i in typed) >= 8

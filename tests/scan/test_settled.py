@@ -175,3 +175,60 @@ def test_a_link_to_a_quiet_folder_is_still_named_as_one_already_walked(home, dat
     again = scan(data)
     assert again.new == 0 and again.unchanged == 2 and again.removed == 0
     assert any("already walked" in s.reason for s in again.skipped), again.skipped
+
+
+def _forget_row(data: Path, path: Path) -> None:
+    """As if the last scan never read ``path`` (killed between a session's transcript and its subagent)."""
+    store = StateStore(DataDir(data).state_db)
+    store.conn.execute("DELETE FROM sources WHERE path = ?", (str(path),))
+    store.conn.commit()
+    store.close()
+
+
+def test_while_an_unfinished_scan_is_recorded_every_folder_is_walked(home, data):
+    """A scan killed after a commit left a transcript read and its subagent not, and its record of how far it got:
+    the next refresh walks the quiet folder too, finds the subagent, and (its plan read) removes the record."""
+    from voyager_sessions.scan.progress import META_KEY
+
+    parent, agent = _session(home, 0)
+    scan(data)
+    _forget_row(data, agent)
+    store = StateStore(DataDir(data).state_db)
+    store.set_meta(META_KEY, '{"sessions_done": 1, "sessions_total": 2}')
+    store.close()
+    found = scan(data)
+    assert found.new == 1 and found.unchanged == 1
+    store = StateStore(DataDir(data).state_db, readonly=True)
+    assert store.get_meta(META_KEY) is None
+    store.close()
+
+
+def test_without_a_record_the_rows_are_trusted(home, data):
+    """The other side of the test above: no record of an unfinished scan, the folder is quiet, its rows are what it
+    holds (a subagent missing from them shows at the next full walk)."""
+    parent, agent = _session(home, 0)
+    scan(data)
+    _forget_row(data, agent)
+    quiet = scan(data)
+    assert quiet.new == 0 and quiet.unchanged == 1
+    _full_walk_long_ago(data)
+    assert scan(data).new == 1
+
+
+def test_a_quiet_refresh_reads_only_the_listings_its_walk_asks_for(home, data, monkeypatch):
+    """The listings of quiet folders (two a Claude Code session with subagents) are not read from state.db."""
+    parents = [_session(home, i)[0] for i in range(3)]
+    scan(data)
+    asked: list[str] = []
+    real = StateStore.folder
+
+    def spy(self, path):
+        asked.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(StateStore, "folder", spy)
+    monkeypatch.setattr(StateStore, "folders", lambda self: pytest.fail("every listing read"))
+    again = scan(data)
+    assert again.unchanged == 6 and not again.touched
+    quiet = {str(p.with_suffix("")) for p in parents}
+    assert asked and not [p for p in asked if p in quiet or p.startswith(tuple(q + os.sep for q in quiet))], asked

@@ -9,9 +9,14 @@ scan read it, and had then been idle for ``SETTLE_S`` while nothing under the fo
 newer than it, nothing there can have changed, and the folder is not walked — its sessions
 are the ones the last scan read, as they were (:class:`Settled`, which answers
 ``FolderMemory.quiet`` from the scan's state rows and hands the scan their paths). The folder
-must also have been read whole: every session file its remembered listings name has a state
-row (a scan stopped by its budget, or killed, may have read a transcript and not yet what is
-under it; a folder never listed is walked).
+must also have been read whole, and the state rows say so unless a scan left its plan
+unfinished: one stopped by its budget, or killed, may have committed a transcript and not yet
+what is under it. Such a scan leaves its record of how far it got (``scan.progress``,
+committed with every commit but a finished scan's last), and while one is there the scan
+quiets no folder (``run``), so the next one walks them all and reads what was left; the scan
+that finishes its plan removes the record. (The check was once made folder by folder against
+the remembered listings: at 10,000 sessions two listings decoded a session on every refresh,
+and every listing read from ``state.db`` for it, ~20 % of a no-op refresh's CPU.)
 
 One case is left: a subagent started in the background that keeps running, silent for
 ``SETTLE_S``, while its session is idle too, and writes again: it shows when its session
@@ -22,10 +27,9 @@ is kept in ``state.db``), which also finds files deleted or copied there by hand
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 #: A canary idle this long (seconds) at the last scan, with nothing under its folder newer, makes the folder quiet.
@@ -39,9 +43,8 @@ META_KEY = "full_walk_ns"
 class Settled:
     """``FolderMemory.quiet`` from the state rows ``known`` (a ``store.state.KnownSources``): see the module."""
 
-    def __init__(self, known: Any, memory: Any, now_ns: int | None = None) -> None:
+    def __init__(self, known: Any, now_ns: int | None = None) -> None:
         self.known = known
-        self.memory = memory
         self.fresh: dict[str, tuple[Any, ...]] = known.fresh
         self.boundary = (time.time_ns() if now_ns is None else now_ns) - SETTLE_S * 1_000_000_000
         self._paths: list[str] | None = None
@@ -51,56 +54,42 @@ class Settled:
         self.skipped = 0
         self.seen: list[str] = []
 
-    def __call__(self, folder: str, canary: str, st: os.stat_result, wanted: Callable[[str], bool]) -> bool:
-        row = self.fresh.get(canary)
+    def __call__(self, folder: str, canary: str, st: os.stat_result) -> bool:
+        fresh = self.fresh
+        row = fresh.get(canary)
         if row is None or row[1] != st.st_size or row[2] != st.st_mtime_ns or row[3] != st.st_ino:
             return False  # the session changed (or is new): what is under it may have too
-        if st.st_mtime_ns > self.boundary:
-            return False  # written lately: its subagents may still be at work
-        paths = self._under(folder)
-        if paths is None or not self._all_read(folder, wanted):
-            return False
         newest = st.st_mtime_ns
-        fresh = self.fresh
-        for p in paths:
+        if newest > self.boundary:
+            return False  # written lately: its subagents may still be at work
+        # The rows under the folder: a slice of every row's path, sorted once (each agent's rows come in path
+        # order: runs merged, not sorted); none of them to be read again. (Inline: it runs once a session.)
+        paths = self._paths
+        if paths is None:
+            paths = self._paths = sorted(fresh)
+            self._retry = sorted(self.known.retry_paths())
+        prefix = folder + _SEP
+        i = bisect_left(paths, prefix)
+        under = paths[i : bisect_left(paths, folder + _AFTER_SEP, i)]
+        if self._retry and _holds(self._retry, prefix):
+            return False
+        for p in under:
             if fresh[p][2] > newest:
                 return False  # a subagent that wrote after its session last did may still be running
         self.skipped += 1
-        self.seen.extend(paths)
+        self.seen.extend(under)
         return True
 
-    def _all_read(self, folder: str, wanted: Callable[[str], bool]) -> bool:
-        """True when every session file the remembered listings under ``folder`` name has a state row: the last
-        scan read all of it (one stopped by its budget, or killed, may have read the transcript and not its
-        subagents; a folder never listed, or listed again since, is walked)."""
-        fresh, listed, sep = self.fresh, self.memory.listed, os.sep
-        stack = [folder]
-        while stack:
-            here = stack.pop()
-            names = listed(here)
-            if names is None:
-                return False
-            for name in names:
-                if name[0] == "/":
-                    stack.append(here + sep + name[1:])
-                elif wanted(name) and here + sep + name not in fresh:
-                    return False
-        return True
 
-    def _under(self, folder: str) -> list[str] | None:
-        """The paths of the state rows under ``folder``; None when one of them is to be read again."""
-        prefix = folder.rstrip(os.sep) + os.sep
-        if self._paths is None:
-            self._paths = sorted(self.fresh)
-            self._retry = sorted(self.known.retry_paths())
-        paths = self._paths
-        i = bisect.bisect_left(paths, prefix)
-        j = bisect.bisect_left(paths, prefix[:-1] + chr(ord(prefix[-1]) + 1), i)
-        if self._retry:
-            k = bisect.bisect_left(self._retry, prefix)
-            if k < len(self._retry) and self._retry[k].startswith(prefix):
-                return None
-        return paths[i:j]
+def _holds(paths: list[str], prefix: str) -> bool:
+    """True when one of ``paths`` (sorted) starts with ``prefix``."""
+    k = bisect_left(paths, prefix)
+    return k < len(paths) and paths[k].startswith(prefix)
+
+
+_SEP = os.sep
+#: The character after the separator: every path under ``folder`` sorts before ``folder + _AFTER_SEP``.
+_AFTER_SEP = chr(ord(os.sep) + 1)
 
 
 def full_walk_due(last_ns: str | None, now_ns: int | None = None) -> bool:
