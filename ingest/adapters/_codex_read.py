@@ -23,9 +23,10 @@ refresh that finds nothing changed never loads the format's Structs and the read
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import msgspec
@@ -221,12 +222,19 @@ def _provenances(item: _Item) -> list[str | None]:
     return out
 
 
-def codex_home_of(path: Path) -> Path | None:
-    """The ``$CODEX_HOME`` a rollout lives in: the parent of its ``sessions``/``archived_sessions`` dir."""
-    for ancestor in path.parents:
-        if ancestor.name in ("sessions", "archived_sessions"):
-            return ancestor.parent
-    return None
+@lru_cache(maxsize=1024)
+def session_index_of(folder: str) -> str | None:
+    """``$CODEX_HOME/session_index.jsonl`` for a rollout in ``folder``: beside the ``sessions``/``archived_sessions``
+    dir above it (None when there is none). Strings, not ``pathlib``, and once a folder: a first index reads
+    thousands of rollouts from the same few dated folders, and walking a Path's parents cost ~60 µs a rollout."""
+    head = folder
+    while True:
+        parent, name = os.path.split(head)
+        if name in ("sessions", "archived_sessions"):
+            return os.path.join(parent, "session_index.jsonl")
+        if parent == head:
+            return None
+        head = parent
 
 
 def _load_session_index(path: str) -> dict[str, str]:
@@ -244,11 +252,12 @@ def _load_session_index(path: str) -> dict[str, str]:
     return names
 
 
-def index_title(codex_home: Path | None, native_id: str) -> str | None:
-    """The thread name ``$CODEX_HOME/session_index.jsonl`` gives a session, if any (absence is fine)."""
-    if codex_home is None:
+def index_title(index_file: str | None, native_id: str) -> str | None:
+    """The thread name ``$CODEX_HOME/session_index.jsonl`` (``index_file``, see :func:`session_index_of`) gives a
+    session, if any (absence is fine)."""
+    if index_file is None:
         return None
-    names: dict[str, str] = cached_by_stat(str(codex_home / "session_index.jsonl"), _load_session_index, {})
+    names: dict[str, str] = cached_by_stat(index_file, _load_session_index, {})
     return names.get(native_id)
 
 
@@ -272,10 +281,11 @@ class CodexRead(JsonlSessionRead):
 
     def __init__(self, source: Source, cursor: Cursor | None) -> None:
         state = self._start(source.path, cursor, self.label)
-        p = Path(source.path)
-        m = _UUID_IN_NAME.search(p.name)
-        self.name_id = m.group(1) if m else p.stem
-        self.codex_home = codex_home_of(p)
+        folder, name = os.path.split(source.path)
+        m = _UUID_IN_NAME.search(name)
+        self.name_id = m.group(1) if m else os.path.splitext(name)[0]
+        self.index_file = session_index_of(folder)
+        self._resume: tuple[str, str | None] | None = None  # (native id, its command): a read describes it twice
         #: Where prompts come from: "event" (user_message events), "response" (older
         #: rollouts without them), or None until the first prompt forces a decision.
         self.prompts: str | None = state.get("prompts")
@@ -284,11 +294,13 @@ class CodexRead(JsonlSessionRead):
     def _session(self) -> Session:
         native = self.facts.native_id
         assert native is not None
+        if self._resume is None or self._resume[0] != native:
+            self._resume = (native, resume_in(None, self.binary, "resume", arg(native)))
         return self.facts.session(
             self.provider,
-            title=index_title(self.codex_home, native),
+            title=index_title(self.index_file, native),
             title_source="user",  # session_index.jsonl holds the names people give threads
-            resume=resume_in(None, self.binary, "resume", arg(native)),
+            resume=self._resume[1],
             source=self.path,
         )
 

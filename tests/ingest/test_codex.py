@@ -600,3 +600,16 @@ def test_an_mcp_call_keeps_its_server_in_the_tool_name(tmp_path: Path, monkeypat
     call = next(e for e in events if e.get("tool") == "mcp__voyager__search")
     assert result["call_id"] == call["call_id"]
     assert any(h["seq"] == call["seq"] for h in c.hits("mcp__voyager__search"))
+
+
+def test_the_session_index_is_found_above_any_depth_of_dated_folders() -> None:
+    """``session_index_of`` (strings, cached a folder) names the file beside the nearest ``sessions`` or
+    ``archived_sessions`` folder above a rollout's folder, as the ``pathlib`` walk it replaced did."""
+    from voyager_sessions.ingest.adapters._codex_read import session_index_of
+
+    assert session_index_of("/h/.codex/sessions/2026/11/03") == "/h/.codex/session_index.jsonl"
+    assert session_index_of("/h/.codex/archived_sessions") == "/h/.codex/session_index.jsonl"
+    assert session_index_of("/h/sessions/x/sessions/2026") == "/h/sessions/x/session_index.jsonl"  # the nearest
+    assert session_index_of("sessions/2026") == "session_index.jsonl"
+    assert session_index_of("/h/.codex/elsewhere") is None
+    assert session_index_of("/") is None and session_index_of("") is None
