@@ -232,3 +232,30 @@ def test_a_quiet_refresh_reads_only_the_listings_its_walk_asks_for(home, data, m
     assert again.unchanged == 6 and not again.touched
     quiet = {str(p.with_suffix("")) for p in parents}
     assert asked and not [p for p in asked if p in quiet or p.startswith(tuple(q + os.sep for q in quiet))], asked
+
+
+def test_a_partial_scan_leaves_an_unfinished_scans_record_as_it_found_it(home, data, monkeypatch):
+    """A scan of one agent that commits part-way (recording its own progress) puts back the record of an unfinished
+    scan it found: the folder that scan left unread is still walked by the next refresh, and its subagent found."""
+    from voyager_sessions.scan.progress import META_KEY
+
+    parent, agent = _session(home, 0)
+    for i in range(3):
+        synth.write_codex(synth.generate(seed=4200 + i, messages=4, output_bytes=100), home / ".codex")
+    scan(data, providers=["claude"])
+    _forget_row(data, agent)
+    unfinished = '{"sessions_done": 1, "sessions_total": 2}'
+    store = StateStore(DataDir(data).state_db)
+    store.set_meta(META_KEY, unfinished)
+    store.close()
+    monkeypatch.setenv("VOYAGER_COMMIT_EVERY_EVENTS", "1")  # a commit after every source: progress recorded
+    codex = scan(data, providers=["codex"])
+    assert codex.new == 3
+    store = StateStore(DataDir(data).state_db)
+    assert store.get_meta(META_KEY) == unfinished
+    store.close()
+    found = scan(data)
+    assert found.new == 1 and found.unchanged == 4
+    store = StateStore(DataDir(data).state_db)
+    assert store.get_meta(META_KEY) is None  # a whole scan that read its plan: the record is gone
+    store.close()

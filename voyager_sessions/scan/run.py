@@ -287,7 +287,9 @@ class Scan:
         # A first index (the sessions table empty): no session is known but those this scan reads.
         self.first_index = self.store.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
         self.read_ids: set[str] = set()  # the sessions this scan read (a first index only)
-        self.recorded = self.store.get_meta(META_KEY) is not None
+        #: Another scan's record of a plan it left unfinished, as this scan found it (see ``_commit``).
+        self.inherited = self.store.get_meta(META_KEY)
+        self.recorded = self.inherited is not None
         self.wrote_record = False
         self.whole = providers is None and changes is None
         # The two phases (words first, tool output after): the index a source's read writes through, the spool,
@@ -963,7 +965,10 @@ class Scan:
         """Commit the index, then the state rows that describe it (and how far a long scan has got).
 
         ``last``: the scan's final commit. A scan that leaves its plan unfinished (a spent budget)
-        records how far it got; a full one that read its plan deletes any record of an unfinished scan.
+        records how far it got; a full one that read its plan deletes any record of an unfinished scan. A
+        partial one (some agents, a watcher's change set) that recorded its own progress over another scan's
+        record puts that record back at the end: the other's plan is no more finished than it was, and while
+        the record is there no folder counts as quiet (``scan.settled``).
         """
         record: Callable[[int], dict[str, str | None]] | None = None
         if not last or self.remaining:
@@ -973,10 +978,11 @@ class Scan:
                 return {META_KEY: progress_encode(self.tally.record(sessions)).decode()}
 
         elif self.recorded and (self.whole or self.wrote_record):
-            self.recorded = False
+            kept = None if self.whole else self.inherited
+            self.recorded = kept is not None
 
             def record(sessions: int) -> dict[str, str | None]:
-                return {META_KEY: None}
+                return {META_KEY: kept}
 
         nothing = not (
             self.pending_sources or self.pending_removed_sources or self.pending_sessions or self._force_commit
