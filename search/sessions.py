@@ -53,7 +53,7 @@ import math
 import os
 import threading
 from collections import Counter
-from operator import add
+from operator import add, itemgetter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from itertools import chain
@@ -131,6 +131,11 @@ class Coverage(msgspec.Struct):
         return [by[w] for w in sorted(by, reverse=True)]
 
 
+#: A terms aggregation's bucket's key and its count of events.
+_KEY = itemgetter("key")
+_COUNT = itemgetter("doc_count")
+
+
 def evidence(
     searcher: tantivy.Searcher, query: tantivy.Query, *, weights: bool = False, weight: int = 0
 ) -> TermEvidence:
@@ -149,10 +154,12 @@ def _evidence(
             return by_kind
         spec["aggs"] = {"w": {"max": {"field": "w"}}}
     buckets = parts.buckets(parts.aggregate(searcher, query, {"s": spec}), "s")
-    ids = [b["key"] for b in buckets] if keys is None else keys.ids(searcher, [b["key"] for b in buckets])
+    # A bucket per session (10,000 for a word every session says): each field read by a C-level map.
+    found = list(map(_KEY, buckets))
+    ids = found if keys is None else keys.ids(searcher, found)
     if ids is None:  # a key no session id of this index hashes to (never, but then the ids are asked for)
         return _evidence(searcher, query, weights, weight, None)
-    counts = dict(zip(ids, [b["doc_count"] for b in buckets]))
+    counts = dict(zip(ids, map(_COUNT, buckets)))
     if not weights:
         return TermEvidence(counts, weight=weight)
     return TermEvidence(counts, weights=dict(zip(ids, [int((b.get("w") or {}).get("value") or 0) for b in buckets])))
@@ -187,8 +194,8 @@ def _by_kind(
     # Lightest kind first: a heavier kind's weight overwrites it. Whole lists at a time (C-level dict updates).
     for level in sorted((res.get("k") or {}).get("buckets", []), key=lambda b: int(b["key"])):
         buckets = (level.get("s") or {}).get("buckets", [])
-        found = [b["key"] for b in buckets]
-        said = [b["doc_count"] for b in buckets]
+        found = list(map(_KEY, buckets))
+        said = list(map(_COUNT, buckets))
         best.update(dict.fromkeys(found, int(level["key"])))
         if counts:
             get = counts.get
@@ -215,18 +222,28 @@ class KeyMap:
         self._known: set[str] = set()  # the ids in _ids: an id is hashed once
         self._lock = threading.Lock()
 
-    def ids(self, searcher: tantivy.Searcher, keys: list[int]) -> list[str] | None:
+    def ids(self, searcher: tantivy.Searcher, keys: Sequence[int]) -> Sequence[str] | None:
         """The ids of ``keys`` (session keys of ``searcher``'s index), in order; None if some key is none's."""
-        get = self._ids.get
-        found = list(map(get, keys))
-        if None in found:
-            with self._lock:  # the other thread of the same search may have learnt them meanwhile
-                if None in map(get, keys):
-                    self._learn(searcher)
-            found = list(map(get, keys))
-            if None in found:
-                return None
-        return cast("list[str]", found)
+        try:
+            return self._lookup(keys)
+        except KeyError:
+            pass
+        with self._lock:  # the other thread of the same search may have learnt them meanwhile
+            try:
+                return self._lookup(keys)
+            except KeyError:
+                self._learn(searcher)
+        try:
+            return self._lookup(keys)
+        except KeyError:
+            return None
+
+    def _lookup(self, keys: Sequence[int]) -> Sequence[str]:
+        """The ids of ``keys``; KeyError if one is missing. One ``itemgetter`` call for the lot: 10,000 keys in
+        about half the time of a ``get`` each and a scan of the result for misses (0.6 -> 0.3 ms)."""
+        if len(keys) > 1:
+            return cast("tuple[str, ...]", itemgetter(*keys)(self._ids))
+        return [self._ids[k] for k in keys]  # itemgetter of one key gives that value, of none raises TypeError
 
     def _learn(self, searcher: tantivy.Searcher) -> None:
         """Every session id of ``searcher``'s index, by its key."""
