@@ -413,6 +413,9 @@ class FolderMemory:
     def _row(self, folder: str) -> tuple[str, int, int, str] | None:
         row = self._rows.get(folder)
         if row is None and self._load is not None and folder not in self._absent:
+            if not folder.isascii() and not _utf8(folder):  # no row of text can name it (see ``learn``)
+                self._absent.add(folder)
+                return None
             self._asked += 1
             if self._asked > self.LAZY_MAX and self._load_all is not None:
                 for path, stored in self._load_all().items():

@@ -242,3 +242,23 @@ def test_a_folder_memory_reads_rows_as_asked_then_all_at_once(tmp_path: Path, mo
     assert memory.names(folders[1], stats[folders[1]]) == ["s.jsonl"] and len(asked) == 2
     assert memory.names(folders[3], stats[folders[3]]) == ["s.jsonl", "t.jsonl"]  # the learned listing stays
     assert memory.learned[folders[3]][3] == '["s.jsonl","t.jsonl"]'
+
+
+def test_a_folder_named_with_bytes_that_are_not_utf8_is_never_asked_for_its_row(tmp_path):
+    """Its name (undecodable bytes as surrogates) cannot be a row of text: asking the state store for it would raise
+    UnicodeEncodeError from SQLite and cost the agent its whole discovery. It counts as one with no row."""
+    from voyager_sessions.ingest.files import FolderMemory
+
+    bad = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9")
+    asked: list[str] = []
+
+    def load(folder: str):
+        asked.append(folder)
+        folder.encode("utf-8")  # as SQLite's binding does
+        return None
+
+    memory = FolderMemory({}, load=load, load_all=dict)
+    st = os.stat(tmp_path)
+    assert memory.names(bad, st) is None and memory.names(bad, st) is None
+    assert asked == []
+    assert memory.names(str(tmp_path), st) is None and asked == [str(tmp_path)]
