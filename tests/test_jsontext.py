@@ -130,3 +130,34 @@ def test_the_client_modules_import_neither_json_nor_re():
     proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["start:", "added:"]
+
+
+MALFORMED = ["", "   ", "{", "{not json", '{"a":}', '{"a" 1}', "[1,]", '{"a":1} x', "nul", "tru", '"\\x"', "[1] [2]"]
+
+
+def test_malformed_json_is_json_s_error_in_a_process_that_never_imported_json():
+    """The C scanner makes its messages from ``json.decoder``, looked up in sys.modules only: where nothing imported
+    it (a server's client, which is the point of this module) it raised SystemError, and a server that answered
+    garbage cost the client a traceback instead of its own answer (tests/serve/test_client.py). Each error here is
+    the ValueError json.loads raises, type and message, each in a process of its own (the first error that imports
+    json would hide the next)."""
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from voyager_sessions.core import jsontext\n"
+        "assert 'json' not in sys.modules and 'json.decoder' not in sys.modules\n"
+        "try:\n"
+        "    jsontext.loads(sys.argv[1].encode() if sys.argv[2] == 'bytes' else sys.argv[1])\n"
+        "except ValueError as exc:\n"
+        "    print(type(exc).__name__, exc, sep=': ')\n"
+    )
+    for text in MALFORMED:
+        for kind in ("str", "bytes"):
+            with pytest.raises(ValueError) as caught:
+                json.loads(text.encode() if kind == "bytes" else text)
+            proc = subprocess.run(
+                [sys.executable, "-I", "-S", "-c", code, text, kind], capture_output=True, text=True, timeout=60
+            )
+            assert proc.returncode == 0, (text, proc.stderr)
+            assert proc.stdout == f"{type(caught.value).__name__}: {caught.value}\n", text

@@ -64,6 +64,13 @@ def raw_decode(text: str, pos: int = 0, object_hook: Callable[[dict[str, Any]], 
         import json  # only to say what is wrong, as json.loads says it
 
         raise json.JSONDecodeError("Expecting value", text, err.value) from None
+    except SystemError:
+        # The C scanner builds its other errors from ``json.decoder``, which it looks up in sys.modules only: in a
+        # process that never imported it (a server's client) it raises SystemError instead. The json package
+        # reads the text again and says what json.loads would.
+        import json
+
+        return json.JSONDecoder(object_hook=object_hook).raw_decode(text, pos)
 
 
 def loads(data: str | bytes | bytearray, object_hook: Callable[[dict[str, Any]], Any] | None = None) -> Any:
