@@ -16,7 +16,10 @@ wake-up of the other side (on a loaded machine most of the writer's time went th
 worker holds at most ``IN_FLIGHT`` batches handed to it and not yet taken by the writer;
 what it has read ahead waits in its pipe (grown to 1 MiB where Linux allows; a worker that
 filled it blocks), so a worker's memory is its adapter's plus a message, a huge session
-included.
+included. While the writer commits (a tenth of a second to most of a second, in which it takes
+nothing), a thread of the writer's takes the workers' messages off their pipes into memory,
+``ASIDE_BYTES`` a worker at most (:meth:`Pool.aside`): a pipe holds ~40 ms of a worker's answers
+on small sessions, so without it the workers stopped at every commit.
 
 Workers read and never write: they are forked where the platform forks cheaply (Linux),
 and drop every inherited descriptor but their two pipes first (the writer lock, the
@@ -64,7 +67,9 @@ from voyager_sessions.scan.chunks import (
 if TYPE_CHECKING:  # multiprocessing is imported when a pool starts, not by every scan that imports this
     from multiprocessing.connection import Connection
 
-#: Batches a worker may hold at once (being read, or read and waiting for the writer).
+#: Batches a worker may hold at once (being read, or read and waiting for the writer). Eight: a batch of small
+#: sessions is ~20 ms of a worker's work, and with two a worker ran out of sources during a commit (the writer
+#: hands out more only as it takes results). What a worker has read waits in its pipe or ``ASIDE_BYTES``.
 IN_FLIGHT = 8
 #: A batch: consecutive sources of the plan with at most this many bytes to read together (a larger source goes
 #: alone), and at most ``BATCH_JOBS`` of them.
