@@ -456,7 +456,7 @@ def test_a_worker_reads_on_while_the_writer_commits(home, monkeypatch):
     from voyager_sessions.scan.chunks import Job, prepared_chunks
 
     monkeypatch.setattr(workers_mod, "ASIDE_BYTES", 3 * workers_mod.PIPE_BYTES)
-    long = write_big_session(home / "projects", 12 << 20)  # more chunks than the pipe and the aside hold together
+    long = write_big_session(home / "projects", 8 << 20)  # more chunks than the pipe and the aside hold together
     source = Source(provider="claude", path=str(long), fingerprint=fingerprint(long), append_only=True)
     expected = [
         (type(x).__name__, getattr(x, "seq", None))
