@@ -157,7 +157,10 @@ def test_workers_that_keep_dying_cost_only_their_sources(home, monkeypatch, pool
         synth.write_claude(c, home / ".claude" / "projects")
     _die_on(monkeypatch, Path(".jsonl"))
     monkeypatch.setattr(workers_mod, "MAX_REPLACEMENTS", replacements)
-    monkeypatch.setattr(workers_mod, "BATCH_JOBS", 2)  # batches of two: some sources are never handed over
+    monkeypatch.setattr(
+        workers_mod, "BATCH_JOBS", 2
+    )  # batches of two, two a worker: some sources are never handed over
+    monkeypatch.setattr(workers_mod, "IN_FLIGHT", 2)
     summary = scan(home / "data", workers=2)
     lost = [k for k in summary.skipped if "worker process" in k.reason]
     assert pools == [2]
@@ -442,3 +445,60 @@ def test_when_workers_are_worth_starting(monkeypatch):
     assert _worth_workers([POOL_MIN_BYTES * 2, mb], cores=4)  # with cores to spare, one session is piped through
     monkeypatch.setenv("VOYAGER_WORKERS_MIN_BYTES", "0")
     assert _worth_workers([1], cores=2)  # forced
+
+
+def test_a_worker_reads_on_while_the_writer_commits(home, monkeypatch):
+    """While the writer commits it takes nothing; a thread takes the worker's answers aside meanwhile, so the worker
+    goes on reading past what its pipe holds, ``ASIDE_BYTES`` at most (and one message); the writer then takes
+    them in order, the same items as a read in-process."""
+    from bench.scenarios.ingest_scale import write_big_session
+    from voyager_sessions.ingest.adapters.base import Source, fingerprint
+    from voyager_sessions.scan.chunks import Job, prepared_chunks
+
+    monkeypatch.setattr(workers_mod, "ASIDE_BYTES", 3 * workers_mod.PIPE_BYTES)
+    long = write_big_session(home / "projects", 8 << 20)  # more chunks than the pipe and the aside hold together
+    source = Source(provider="claude", path=str(long), fingerprint=fingerprint(long), append_only=True)
+    expected = [
+        (type(x).__name__, getattr(x, "seq", None))
+        for c in prepared_chunks(registry.get("claude").read(source))
+        for x in c
+    ]
+    got: list[tuple[str, int | None]] = []
+    with workers_mod.Pool(1) as pool:
+        worker = pool.workers[0]
+        for _job, items in pool.run([Job(id=0, source=source)]):
+            first = next(items)
+            got.append((type(first).__name__, getattr(first, "seq", None)))
+            with pool.aside():  # the writer commits: it takes nothing for a while
+                deadline = time.monotonic() + 60
+                while worker.aside_bytes < 2 * workers_mod.PIPE_BYTES and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(0.3)  # the worker blocks again once the aside is full
+                held = worker.aside_bytes
+            assert 2 * workers_mod.PIPE_BYTES <= held, "the worker stopped reading while the writer committed"
+            assert held <= workers_mod.ASIDE_BYTES + workers_mod.OUT_BYTES + 2 * PREPARE_MESSAGE
+            got.extend((type(x).__name__, getattr(x, "seq", None)) for x in items)
+    assert worker.aside_bytes == 0 and not worker.aside
+    assert got == expected and len(got) > 1000
+
+
+#: A message's most: a chunk of ``PREPARE_BATCH_CHARS`` characters (stored and prepared) past ``OUT_BYTES``.
+PREPARE_MESSAGE = 4 * 128 * 1024 * 4
+
+
+def test_commits_while_workers_read_leave_the_same_index(home, monkeypatch, pools):
+    """Commits every few events while the workers read (their answers taken aside meanwhile): the index and the
+    state rows are those of one process reading everything itself."""
+    Corpus(home, monkeypatch)
+    monkeypatch.setenv("VOYAGER_COMMIT_EVERY_EVENTS", "60")
+    took: list[int] = []
+    real = workers_mod._take_aside
+
+    def take_aside(workers, stop):
+        real(workers, stop)
+        took.append(sum(len(w.aside) for w in workers))
+
+    monkeypatch.setattr(workers_mod, "_take_aside", take_aside)
+    out = scan_each(home, (1, 2), "commits")
+    assert pools == [2] and len(took) >= 3  # the writer committed while its workers held sources
+    assert out[2] == out[1]

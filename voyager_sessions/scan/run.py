@@ -27,6 +27,7 @@ committed, and the summary says how many sources remain for a scan to continue w
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -995,16 +996,18 @@ class Scan:
         # Here, not at the top: a refresh that finds nothing changed never commits, and starts ~5 ms sooner without it.
         from voyager_sessions.scan.meaning import forget as forget_vectors
 
-        self.index.commit()  # first the index...
-        # ...then no vector of a session rewritten here (its text changed; the stamps guard the rest)...
-        forget_vectors(self.ddir, [*self.pending_sessions, *self.pending_removed_sessions])
-        self.store.commit_scan(  # ...then the rows that describe it
-            sources=self.pending_sources,
-            removed_sources=self.pending_removed_sources,
-            sessions=self.pending_sessions.values(),
-            removed_sessions=self.pending_removed_sessions,
-            meta=record,
-        )
+        # The workers go on reading meanwhile: their answers are taken off their pipes aside (workers.Pool.aside).
+        with self.pool.aside() if self.pool is not None else contextlib.nullcontext():
+            self.index.commit()  # first the index...
+            # ...then no vector of a session rewritten here (its text changed; the stamps guard the rest)...
+            forget_vectors(self.ddir, [*self.pending_sessions, *self.pending_removed_sessions])
+            self.store.commit_scan(  # ...then the rows that describe it
+                sources=self.pending_sources,
+                removed_sources=self.pending_removed_sources,
+                sessions=self.pending_sessions.values(),
+                removed_sessions=self.pending_removed_sessions,
+                meta=record,
+            )
         self.pending_sources = []
         self.pending_sessions = {}
         self.pending_removed_sources = []

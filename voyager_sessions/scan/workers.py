@@ -16,7 +16,10 @@ wake-up of the other side (on a loaded machine most of the writer's time went th
 worker holds at most ``IN_FLIGHT`` batches handed to it and not yet taken by the writer;
 what it has read ahead waits in its pipe (grown to 1 MiB where Linux allows; a worker that
 filled it blocks), so a worker's memory is its adapter's plus a message, a huge session
-included.
+included. While the writer commits (a tenth of a second to most of a second, in which it takes
+nothing), a thread of the writer's takes the workers' messages off their pipes into memory,
+``ASIDE_BYTES`` a worker at most (:meth:`Pool.aside`): a pipe holds ~40 ms of a worker's answers
+on small sessions, so without it the workers stopped at every commit.
 
 Workers read and never write: they are forked where the platform forks cheaply (Linux),
 and drop every inherited descriptor but their two pipes first (the writer lock, the
@@ -31,6 +34,7 @@ kernel's parent-death signal, and exits.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import itertools
@@ -63,8 +67,10 @@ from voyager_sessions.scan.chunks import (
 if TYPE_CHECKING:  # multiprocessing is imported when a pool starts, not by every scan that imports this
     from multiprocessing.connection import Connection
 
-#: Batches a worker may hold at once (being read, or read and waiting for the writer).
-IN_FLIGHT = 2
+#: Batches a worker may hold at once (being read, or read and waiting for the writer). Eight: a batch of small
+#: sessions is ~20 ms of a worker's work, and with two a worker ran out of sources during a commit (the writer
+#: hands out more only as it takes results). What a worker has read waits in its pipe or ``ASIDE_BYTES``.
+IN_FLIGHT = 8
 #: A batch: consecutive sources of the plan with at most this many bytes to read together (a larger source goes
 #: alone), and at most ``BATCH_JOBS`` of them.
 BATCH_BYTES = 1 << 20
@@ -75,6 +81,10 @@ OUT_BYTES = 256 << 10
 #: sources left are named as not read (and read again by the next scan), never lost.
 MAX_REPLACEMENTS = 8
 _LENGTH = struct.Struct("<I")
+
+#: While the writer commits (it takes no chunk then), a thread of its own takes the workers' answers off their
+#: pipes into memory, at most this many bytes a worker, so they go on reading (see :meth:`Pool.aside`).
+ASIDE_BYTES = 16 << 20
 
 #: Bytes a worker's answer pipe holds (Linux lets a pipe grow to 1 MiB unprivileged): a few
 #: chunks, so a worker goes on reading while the writer applies what it sent before.
@@ -278,6 +288,8 @@ class _Worker:
         self.load = 0  # sources handed over and not yet taken
         self.batches: deque[int] = deque()  # sources of each batch handed over not yet taken, oldest first
         self.inbox: deque[bytes] = deque()  # chunks received and not yet taken
+        self.aside: deque[bytes] = deque()  # messages taken off the pipe while the writer committed, not yet split
+        self.aside_bytes = 0
         self.dead = False  # known dead: its pipe ended
         self.broken = False  # its job pipe broke: dead, or dying, and not yet known so
 
@@ -303,7 +315,12 @@ class _Worker:
     def receive(self) -> bytes:
         """The next chunk's bytes from this worker (EOFError/OSError when it is gone)."""
         if not self.inbox:
-            data = memoryview(self.out.recv_bytes())
+            if self.aside:
+                message = self.aside.popleft()
+                self.aside_bytes -= len(message)
+            else:
+                message = self.out.recv_bytes()
+            data = memoryview(message)
             at, end, unpack, size = 0, len(data), _LENGTH.unpack_from, _LENGTH.size
             while at < end:
                 (n,) = unpack(data, at)
@@ -311,6 +328,10 @@ class _Worker:
                 self.inbox.append(bytes(data[at : at + n]))
                 at += n
         return self.inbox.popleft()
+
+    def waiting(self) -> bool:
+        """True when chunks of this worker's are here, received and not yet taken."""
+        return bool(self.inbox or self.aside)
 
     def died(self) -> str:
         """Mark the worker dead and say how it ended, for the notice."""
@@ -444,6 +465,28 @@ class Pool:
         for job in itertools.chain(ahead, pending):  # no worker is left to read them: say so for each, lose none
             yield job, _unread()
 
+    @contextlib.contextmanager
+    def aside(self) -> Iterator[None]:
+        """While the writer does something else for a while (a commit: Tantivy's and SQLite's writes let go of
+        the interpreter), a thread takes the workers' answers off their pipes, so a worker does not stop reading
+        once its pipe is full (1 MiB: ~100 of the small sessions of a first index, ~40 ms of a worker's work;
+        a commit takes 0.1-0.7 s). At most ``ASIDE_BYTES`` a worker; the writer takes them in order as before.
+        """
+        live = [w for w in self.workers if not w.dead and not w.broken and w.load > 0]
+        if not live:
+            yield
+            return
+        import threading
+
+        stop = threading.Event()
+        thread = threading.Thread(target=_take_aside, args=(live, stop), name="voyager-scan-aside", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
     def _replace(self, dead: _Worker, queue: deque[tuple[Job, _Worker]]) -> None:
         """Start a worker in place of ``dead`` and hand it the sources it held (none was taken yet)."""
         fresh = self._fresh(dead)
@@ -478,6 +521,31 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _take_aside(workers: list[_Worker], stop: Any) -> None:
+    """Take whole messages off ``workers``' pipes into their ``aside`` queues until ``stop`` is set.
+
+    A pipe that ends (the worker died) is left alone here: the writer finds its end when it gets there,
+    as it would have without this thread. Only whole messages are taken (``recv_bytes`` reads one whole).
+    """
+    from multiprocessing.connection import wait
+
+    open_: dict[Any, _Worker] = {w.out: w for w in workers}
+    while open_ and not stop.is_set():
+        room = [conn for conn, w in open_.items() if w.aside_bytes < ASIDE_BYTES]
+        if not room:
+            stop.wait(0.01)
+            continue
+        for conn in wait(room, timeout=0.01):
+            worker = open_[conn]
+            try:
+                message = worker.out.recv_bytes()
+            except (EOFError, OSError):
+                del open_[conn]
+                continue
+            worker.aside.append(message)
+            worker.aside_bytes += len(message)
 
 
 def job_cost(job: Job) -> int:
@@ -517,7 +585,7 @@ class _Stream:
             self.done = True
             raise WorkerLost("the worker process reading it had died")
         try:
-            if self.idle is not None and not self.worker.inbox:
+            if self.idle is not None and not self.worker.waiting():
                 # Nothing from the worker yet: do what is waiting here rather than wait (as long as there is some).
                 out = self.worker.out
                 while not out.poll(0) and self.idle():
