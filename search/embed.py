@@ -64,11 +64,11 @@ def _loading_with(defaults: dict[str, str]) -> Iterator[None]:
 def numpy() -> Any:
     """The numpy module, loaded the first time with its BLAS on one thread (:data:`_NUMPY_ENV`): Voyager's every
     import of numpy goes through here (or through the model's, which loads it alike)."""
-    if "numpy" not in sys.modules:
+    if "numpy" in sys.modules:
+        import numpy as np
+    else:
         with _loading_with(_NUMPY_ENV):
-            import numpy as np  # noqa: F401 - loaded here, with its BLAS on one thread
-    import numpy as np
-
+            import numpy as np
     return np
 
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from tests.support.nocatalog import sessions_read
 from voyager_sessions.search.embed import BUDGET, PER_MESSAGE, session_text
 from voyager_sessions.search.fusion import fuse, meaning_text
 
@@ -115,14 +116,7 @@ def test_meaning_reads_only_the_word_rows_its_page_shows(tmp_path, monkeypatch, 
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     matrix = Matrix([*ids, *(f"claude:only-meaning-{i}" for i in range(5))], encode(vecs))
     opts = SearchOptions(limit=limit, offset=offset, sessions=True)
-    read: list[str] = []
-    real = Searcher._best_in
-
-    def spy(self, s, q, sid, **kw):
-        read.append(sid)
-        return real(self, s, q, sid, **kw)
-
-    monkeypatch.setattr(Searcher, "_best_in", spy)
+    read = sessions_read(monkeypatch)
     extra: set[str] = set()  # the rows meaning alone brings in
     made = fusion._meaning_hits
 

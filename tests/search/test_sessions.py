@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.nocatalog import NoCatalog, varied_events
+from tests.support.nocatalog import NoCatalog, sessions_read, varied_events
 from tests.support.run import search_json
 from tests.support.sessions import write_turn_sessions
 
@@ -643,20 +643,13 @@ def test_rows_read_only_where_asked_are_the_rows_read_everywhere(varied, query, 
     level are the same. A search of another kind reads every row."""
     from voyager_sessions.core.model import SearchResult
     from voyager_sessions.search import tiers
-    from voyager_sessions.search.engine import Searcher, SearchOptions
+    from voyager_sessions.search.engine import SearchOptions
 
     if wide:
         monkeypatch.setattr(tiers, "WIDE", 1)  # every word common: the together-first page where it fills
     searcher, _ = varied
     opts = SearchOptions(limit=12, sessions=True)
-    read: list[str] = []
-    real = Searcher._best_in
-
-    def spy(self, s, q, sid, **kw):
-        read.append(sid)
-        return real(self, s, q, sid, **kw)
-
-    monkeypatch.setattr(Searcher, "_best_in", spy)
+    read = sessions_read(monkeypatch)
     full = searcher.search(query, opts)
     assert len(full.hits) >= 6, query  # the corpus has the sessions to leave some bare
     told: list[SearchResult] = []

@@ -59,3 +59,19 @@ def varied_events(
                 )
             )
     return out
+
+
+def sessions_read(monkeypatch) -> list[str]:
+    """The sessions whose best event a search looks up (``Searcher._best_in``), appended as it does: a list the
+    test reads and clears between searches."""
+    from voyager_sessions.search.engine import Searcher
+
+    read: list[str] = []
+    real = Searcher._best_in
+
+    def spy(self, s, q, sid, **kw):
+        read.append(sid)
+        return real(self, s, q, sid, **kw)
+
+    monkeypatch.setattr(Searcher, "_best_in", spy)
+    return read
